@@ -1,0 +1,68 @@
+"""Domain types shared by the store, rendering and use-cases: a card and its explicit states."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.kandev.models import Answer, Bundle
+
+
+class CardState(StrEnum):
+    """pending -> answered | rejected | ended | unavailable (the last four are terminal)."""
+
+    PENDING = "pending"
+    ANSWERED = "answered"
+    REJECTED = "rejected"
+    ENDED = "ended"
+    UNAVAILABLE = "unavailable"
+
+    @property
+    def terminal(self) -> bool:
+        return self is not CardState.PENDING
+
+
+class CardOutcome(BaseModel):
+    """What ended a card: who/where, with which answers or reason, and when."""
+
+    model_config = ConfigDict(frozen=True)
+
+    state: CardState
+    via: Literal["slack", "kandev"] = "kandev"
+    by_user: str | None = None  # Slack user id when answered/rejected in Slack by a known user
+    answers: list[Answer] = Field(default_factory=list)
+    reason: str = ""
+    at: datetime
+
+
+class TaskInfo(BaseModel):
+    """What a card shows about the task a bundle belongs to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    title: str = ""
+    workspace_id: str = ""
+    workspace_name: str = ""
+
+
+class Card(BaseModel):
+    """A posted (or being-posted) Slack card for one bundle, as the store keeps it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pending_id: str
+    task_id: str
+    session_id: str = ""
+    workspace_id: str = ""
+    channel: str
+    ts: str | None = None  # None while the claim is taken but the message is not posted yet
+    state: CardState = CardState.PENDING
+    bundle: Bundle
+    task: TaskInfo
+    outcome: CardOutcome | None = None
+    created_at: datetime
+    updated_at: datetime

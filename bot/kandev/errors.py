@@ -1,0 +1,43 @@
+"""The small exception hierarchy of the Kandev client."""
+
+from __future__ import annotations
+
+
+class KandevError(Exception):
+    """Base class of every error the Kandev client raises."""
+
+
+class KandevUnavailable(KandevError):
+    """Kandev could not be reached, or answered 5xx / 503 "starting", after bounded retries."""
+
+
+class KandevAuthError(KandevError):
+    """401: KANDEV_TOKEN missing or invalid."""
+
+    def __init__(self, message: str = "KANDEV_TOKEN missing or invalid (Kandev answered 401)"):
+        super().__init__(message)
+
+
+class KandevProtocolError(KandevError):
+    """Kandev answered something that does not match the contract (bad JSON, unknown shape)."""
+
+
+class KandevToolError(KandevError):
+    """An MCP tool call returned ``isError: true`` (``backend error [CODE]: message``)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class KandevValidationError(KandevToolError):
+    """``VALIDATION_ERROR`` (or a schema violation) from a tool."""
+
+
+class KandevNotFoundError(KandevToolError):
+    """``NOT_FOUND`` from a tool."""
+
+
+class KandevConflictError(KandevToolError):
+    """``CONFLICT`` from a tool."""

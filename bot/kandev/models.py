@@ -1,0 +1,125 @@
+"""Typed models of what Kandev sends and receives (the wire, as verified in kandev-api.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Option(_Wire):
+    option_id: str
+    label: str
+    description: str = ""
+
+
+class Question(_Wire):
+    question_id: str
+    title: str = ""
+    prompt: str = ""
+    status: str = "pending"
+    options: list[Option] = Field(default_factory=list)
+
+    def option(self, option_id: str) -> Option | None:
+        return next((o for o in self.options if o.option_id == option_id), None)
+
+
+class Bundle(_Wire):
+    """One clarification request (1-4 questions sharing a pending_id)."""
+
+    pending_id: str
+    task_id: str
+    session_id: str = ""
+    created_at: datetime
+    age_seconds: int = 0
+    context: str = ""
+    questions: list[Question] = Field(default_factory=list)
+
+    def question(self, question_id: str) -> Question | None:
+        return next((q for q in self.questions if q.question_id == question_id), None)
+
+
+class Answer(_Wire):
+    """One answer entry: selected option ids and/or free text for one question."""
+
+    question_id: str
+    selected_options: list[str] = Field(default_factory=list)
+    custom_text: str = ""
+
+
+class Resolution(_Wire):
+    """How a bundle was resolved (the winner's resolution, as Kandev reports it)."""
+
+    status: Literal["answered", "rejected"]
+    answers: list[Answer] = Field(default_factory=list)
+    reject_reason: str = ""
+    responded_at: datetime | None = None
+
+
+FinalStatus = Literal["pending", "answered", "rejected", "cancelled", "expired", "unknown"]
+
+
+class FinalState(_Wire):
+    """How a bundle that left the active list ended, read from the task conversation."""
+
+    status: FinalStatus
+    answers: list[Answer] = Field(default_factory=list)
+
+
+class Task(_Wire):
+    id: str
+    title: str = ""
+    workspace_id: str = ""
+    description: str = ""
+
+
+class Workspace(_Wire):
+    id: str
+    name: str = ""
+
+
+# ---- outcomes of an answer/reject call -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Won:
+    """This call claimed the bundle; ``resolution`` is what was recorded."""
+
+    resolution: Resolution
+
+
+@dataclass(frozen=True)
+class Lost:
+    """Someone else claimed it first; ``resolution`` is the winner's."""
+
+    resolution: Resolution
+
+
+@dataclass(frozen=True)
+class NotActive:
+    """409: no longer active and nobody won (cancelled, expired, superseded, ended)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """400: Kandev refused the submission (checked before any claim)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class NotFound:
+    """404: unknown id, or not visible to this token."""
+
+    message: str
+
+
+Outcome = Won | Lost | NotActive | Invalid | NotFound
