@@ -1,0 +1,83 @@
+"""The words the bot says to one person (ephemeral messages, modal errors). Pure."""
+
+from __future__ import annotations
+
+from bot import cards
+from bot.domain import CardOutcome, CardState
+from bot.kandev.models import Bundle
+
+#: Kandev's limit for free text and reasons, in code points after stripping.
+MAX_TEXT = 2000
+
+
+def _choice(bundle: Bundle, outcome: CardOutcome) -> str:
+    if outcome.state is CardState.REJECTED:
+        return "rejected" + (f" (“{outcome.reason}”)" if outcome.reason else "")
+    return cards.answers_summary(bundle, outcome.answers) or "an answer"
+
+
+def lost_message(bundle: Bundle, winner: CardOutcome) -> str:
+    who = f"<@{winner.by_user}>" if winner.by_user else "Someone in Kandev"
+    return (
+        f"{who} answered first: {_choice(bundle, winner)}. Your answer was not sent; "
+        "the card shows the answer the agent received."
+    )
+
+
+def already_answered_message(bundle: Bundle, outcome: CardOutcome) -> str:
+    return f"You already answered this: {_choice(bundle, outcome)}."
+
+
+def resolved_already_message(bundle: Bundle, outcome: CardOutcome) -> str:
+    return "This question is closed. " + cards.outcome_line(outcome, bundle)
+
+
+def ended_message() -> str:
+    return (
+        "The agent no longer needs this answer (the question was cancelled, expired or the "
+        "agent moved on). Nothing was sent."
+    )
+
+
+def unavailable_message() -> str:
+    return (
+        "Kandev no longer shows this question to the bot (it may have been deleted, or the "
+        "bot's Kandev token cannot see it). Nothing was sent."
+    )
+
+
+def not_recorded_message() -> str:
+    return (
+        "Your answer was *not* recorded: Kandev cannot be reached right now. "
+        "The question is still open — please try again in a moment."
+    )
+
+
+def invalid_message(detail: str) -> str:
+    return f"Kandev refused this answer: {detail}"
+
+
+def too_long_message(length: int) -> str:
+    return f"Your text is {length:,} characters; Kandev accepts at most {MAX_TEXT:,}."
+
+
+def forbidden_message() -> str:
+    return (
+        "You are not on the list of people who may answer this agent's questions. "
+        "Ask someone on the team that owns this workspace."
+    )
+
+
+def wrong_channel_message(channel: str) -> str:
+    return f"This question can only be answered from its card in <#{channel}>."
+
+
+def unknown_bundle_message() -> str:
+    return (
+        "This message is not an open agent question the bot knows about "
+        "(it may have been answered and cleaned up)."
+    )
+
+
+def not_a_card_message() -> str:
+    return "“Reject agent question” only works on Kandev question cards posted by this app."

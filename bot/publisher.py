@@ -1,0 +1,207 @@
+"""Slack writes for cards, made durable: the outbox worker.
+
+Every post and every card edit is first recorded in the store's outbox (deduplicated by key:
+one post per bundle, one edit per state change), then performed by this worker. A card is
+always rendered from the store's current state at the moment of writing, so a late or retried
+write never shows a stale state. Rate limits are honoured (Retry-After) per channel without
+blocking other channels, posts are paced per channel (~1/s, Slack's limit), and edits are taken
+before posts so a backlog of new cards never starves edits.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from bot import cards
+from bot.domain import Card, CardState
+from bot.health import Health
+from bot.slack.gateway import Message, SlackError, SlackGateway
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+POST = "post"
+UPDATE = "update"
+
+#: Seconds between two posts to one channel (Slack allows about one message per second).
+POST_SPACING_S = 1.0
+#: How long a worker holds an outbox row before another replica may take it.
+LEASE_S = 60.0
+MAX_BACKOFF_S = 60.0
+
+
+def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
+    rendered = cards.render_card(
+        card.bundle,
+        card.task,
+        card.state,
+        card.outcome,
+        kandev_url=kandev_url,
+        now=now or datetime.now(UTC),
+    )
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+class Publisher:
+    """Performs the outbox's Slack writes; wake() it after enqueueing."""
+
+    def __init__(
+        self,
+        store: Store,
+        slack: SlackGateway,
+        *,
+        kandev_url: str,
+        health: Health,
+        on_card_changed: Callable[[Card], None] | None = None,
+        post_spacing_s: float = POST_SPACING_S,
+    ):
+        self.store = store
+        self.slack = slack
+        self.kandev_url = kandev_url
+        self.health = health
+        self.on_card_changed = on_card_changed
+        self.post_spacing_s = post_spacing_s
+        self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
+        self._wake = threading.Event()
+        self._next_post: dict[str, float] = {}
+        self._blocked_until: dict[str, float] = {}
+
+    # ---- enqueueing (called by use-cases) ------------------------------------------------
+
+    def enqueue_post(self, card: Card) -> None:
+        self.store.outbox_put(
+            POST, f"post:{card.pending_id}", {"pending_id": card.pending_id}, channel=card.channel
+        )
+        self._wake.set()
+
+    def enqueue_update(self, card: Card) -> None:
+        """Schedule the edit of a card to its (new) state; once per state."""
+        self.store.outbox_put(
+            UPDATE,
+            f"update:{card.pending_id}:{card.state.value}",
+            {"pending_id": card.pending_id},
+            channel=card.channel,
+        )
+        self._wake.set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    # ---- the worker ----------------------------------------------------------------------
+
+    def run(self, stop: threading.Event, idle_wait_s: float = 1.0) -> None:
+        while not stop.is_set():
+            try:
+                worked = self.work_once()
+            except Exception:  # a store outage must not kill the worker
+                log.exception("outbox worker failed; retrying")
+                self.health.problem("outbox", "store error while processing the outbox")
+                worked = False
+            if not worked:
+                self._wake.wait(idle_wait_s)
+                self._wake.clear()
+
+    def work_once(self, limit: int = 20) -> bool:
+        """Process the due outbox items; True when something was done."""
+        items = self.store.outbox_take(
+            datetime.now(UTC), limit=limit, worker_id=self.worker_id, lease_s=LEASE_S
+        )
+        if not items:
+            return False
+        # Edits first: a backlog of new cards never starves the edits of existing ones.
+        items.sort(key=lambda it: (it.kind != UPDATE, it.id))
+        for item in items:
+            self._process(item)
+        self.health.clear("outbox")
+        return True
+
+    def _process(self, item) -> None:
+        now = time.monotonic()
+        channel = item.channel or ""
+        wait = max(self._blocked_until.get(channel, 0.0), 0.0) - now
+        if item.kind == POST:
+            wait = max(wait, self._next_post.get(channel, 0.0) - now)
+        if wait > 0:
+            self._defer(item, wait, error=None)
+            return
+        card = self.store.get(item.payload["pending_id"])
+        if card is None:
+            self.store.outbox_done(item.id)
+            return
+        try:
+            if item.kind == POST:
+                self._post(card, item)
+            else:
+                self._update(card)
+        except SlackError as exc:
+            self._failed(item, card, exc)
+            return
+        self.store.outbox_done(item.id)
+        self.health.clear("slack")
+
+    def _post(self, card: Card, item) -> None:
+        if card.ts:
+            return  # already posted (e.g. by another replica)
+        if item.attempts > 0:
+            # An earlier attempt may have reached Slack before the process died: look first.
+            oldest = (card.created_at - timedelta(minutes=1)).timestamp()
+            found = self.slack.find_card(card.channel, card.pending_id, oldest)
+            if found:
+                self.store.mark_posted(card.pending_id, card.channel, found)
+                self._after_post(card.pending_id)
+                return
+        self._next_post[card.channel] = time.monotonic() + self.post_spacing_s
+        ts = self.slack.post_card(
+            card.channel, card_message(card, self.kandev_url), card.pending_id
+        )
+        self.store.mark_posted(card.pending_id, card.channel, ts)
+        self._after_post(card.pending_id)
+
+    def _after_post(self, pending_id: str) -> None:
+        posted = self.store.get(pending_id)
+        if posted is None:
+            return
+        if posted.state is not CardState.PENDING:
+            # Resolved while it was being posted: make sure the edit follows.
+            self.enqueue_update(posted)
+        self._changed(posted)
+
+    def _update(self, card: Card) -> None:
+        if not card.ts:
+            return  # the post renders the current state when it happens
+        self.slack.update_card(card.channel, card.ts, card_message(card, self.kandev_url))
+        self._changed(card)
+
+    def _changed(self, card: Card) -> None:
+        if self.on_card_changed is not None:
+            try:
+                self.on_card_changed(card)
+            except Exception:
+                log.exception("card-changed hook failed")
+
+    def _failed(self, item, card: Card, exc: SlackError) -> None:
+        if exc.rate_limited:
+            delay = max(exc.retry_after or 1.0, 0.5)
+            self._blocked_until[card.channel] = time.monotonic() + delay
+            self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
+            self._defer(item, delay, error=exc.error)
+        elif exc.transient:
+            delay = min(2.0 ** max(item.attempts, 0), MAX_BACKOFF_S)
+            self.health.problem("slack", f"{exc.method} failed ({exc.error}); retrying")
+            self._defer(item, delay, error=exc.error)
+        else:
+            log.error("giving up on %s for %s: %s", item.kind, card.pending_id, exc.error)
+            self.store.audit(
+                card.pending_id, None, f"slack_{item.kind}", "bot", "failed", exc.error
+            )
+            self.store.outbox_done(item.id)
+
+    def _defer(self, item, delay_s: float, *, error: str | None) -> None:
+        self.store.outbox_retry(
+            item.id, datetime.now(UTC) + timedelta(seconds=delay_s), error or "paced"
+        )

@@ -1,0 +1,218 @@
+"""The Slack Web API edge: every call the bot makes to Slack goes through here.
+
+The gateway turns slack-sdk's ``SlackApiError`` into a small exception hierarchy the use-cases
+understand (rate limited with Retry-After / failed with Slack's error code) and keeps request
+shapes in one place.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+from slack_sdk.webhook import WebhookClient
+
+log = logging.getLogger(__name__)
+
+#: ``event_type`` of the message metadata that names the bundle a card belongs to.
+CARD_EVENT_TYPE = "kandev_question"
+
+
+class SlackError(Exception):
+    """A Slack Web API call failed."""
+
+    def __init__(self, method: str, error: str, *, retry_after: float | None = None):
+        super().__init__(f"{method}: {error}")
+        self.method = method
+        self.error = error
+        self.retry_after = retry_after
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.retry_after is not None
+
+    @property
+    def transient(self) -> bool:
+        """Worth retrying later (rate limit, server or network trouble)."""
+        return self.rate_limited or self.error in _TRANSIENT
+
+
+_TRANSIENT = {
+    "ratelimited",
+    "internal_error",
+    "fatal_error",
+    "service_unavailable",
+    "request_timeout",
+    "connection_error",
+    "http_5xx",
+}
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message as it is to be posted or updated."""
+
+    text: str
+    blocks: list[dict[str, Any]]
+
+
+def make_web_client(
+    token: str, base_url: str, *, rate_limit_retries: int = 0, timeout: int = 10
+) -> WebClient:
+    """A WebClient pointed at ``base_url`` with retries for connection and server errors.
+
+    ``rate_limit_retries`` > 0 makes the client sleep Retry-After itself; keep it 0 where the
+    caller must not block (listener threads, the outbox worker that reschedules instead).
+    """
+    handlers = [
+        ConnectionErrorRetryHandler(max_retry_count=2),
+        ServerErrorRetryHandler(max_retry_count=2),
+    ]
+    if rate_limit_retries:
+        handlers.append(RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
+    return WebClient(token=token, base_url=base_url, timeout=timeout, retry_handlers=handlers)
+
+
+class SlackGateway:
+    """Typed wrappers over the Web API methods the bot uses."""
+
+    def __init__(self, client: WebClient):
+        self.client = client
+        self._group_cache: dict[str, tuple[float, frozenset[str]]] = {}
+        self._lock = threading.Lock()
+
+    # ---- messages ------------------------------------------------------------------------
+
+    def post_card(self, channel: str, message: Message, pending_id: str) -> str:
+        """Post a card; returns its ts. The message metadata names the bundle (crash recovery)."""
+        resp = self._call(
+            "chat.postMessage",
+            channel=channel,
+            text=message.text,
+            blocks=message.blocks,
+            metadata={"event_type": CARD_EVENT_TYPE, "event_payload": {"pending_id": pending_id}},
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return str(resp["ts"])
+
+    def update_card(self, channel: str, ts: str, message: Message) -> None:
+        self._call("chat.update", channel=channel, ts=ts, text=message.text, blocks=message.blocks)
+
+    def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
+        """The ts of a card for ``pending_id`` already in ``channel`` (posted before a crash)."""
+        cursor = None
+        for _ in range(20):
+            resp = self._call(
+                "conversations.history",
+                channel=channel,
+                oldest=f"{oldest:.6f}",
+                limit=200,
+                include_all_metadata=True,
+                cursor=cursor,
+            )
+            for msg in resp.get("messages") or []:
+                meta = msg.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                if meta.get("event_type") == CARD_EVENT_TYPE and payload.get("pending_id") == (
+                    pending_id
+                ):
+                    return str(msg["ts"])
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return None
+        return None
+
+    def post_ephemeral(
+        self, channel: str, user: str, text: str, blocks: list | None = None
+    ) -> None:
+        kwargs: dict[str, Any] = {"channel": channel, "user": user, "text": text}
+        if blocks:
+            kwargs["blocks"] = blocks
+        self._call("chat.postEphemeral", **kwargs)
+
+    def respond(
+        self,
+        response_url: str,
+        text: str,
+        blocks: list | None = None,
+        *,
+        replace_original: bool = False,
+    ) -> None:
+        """Answer through an interaction's response_url (ephemeral unless replacing)."""
+        hook = WebhookClient(response_url, timeout=10)
+        kwargs: dict[str, Any] = {"text": text, "response_type": "ephemeral"}
+        if blocks:
+            kwargs["blocks"] = blocks
+        if replace_original:
+            kwargs["replace_original"] = True
+        try:
+            resp = hook.send(**kwargs)
+        except (OSError, SlackRequestError) as exc:
+            raise SlackError("response_url", "connection_error") from exc
+        if resp.status_code >= 400:
+            raise SlackError("response_url", f"http_{resp.status_code}: {resp.body}")
+
+    def permalink(self, channel: str, ts: str) -> str | None:
+        try:
+            return str(self._call("chat.getPermalink", channel=channel, message_ts=ts)["permalink"])
+        except SlackError as exc:
+            log.warning("no permalink for %s/%s: %s", channel, ts, exc.error)
+            return None
+
+    # ---- views ---------------------------------------------------------------------------
+
+    def open_view(self, trigger_id: str, view: dict) -> str:
+        return str(self._call("views.open", trigger_id=trigger_id, view=view)["view"]["id"])
+
+    def update_view(self, view_id: str, view: dict) -> None:
+        self._call("views.update", view_id=view_id, view=view)
+
+    def publish_home(self, user_id: str, view: dict) -> None:
+        self._call("views.publish", user_id=user_id, view=view)
+
+    # ---- users ---------------------------------------------------------------------------
+
+    def group_members(self, group_id: str, ttl: float = 60.0) -> frozenset[str]:
+        """Members of a user group (cached for ``ttl`` seconds)."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._group_cache.get(group_id)
+            if hit and now - hit[0] < ttl:
+                return hit[1]
+        resp = self._call("usergroups.users.list", usergroup=group_id)
+        members = frozenset(resp.get("users") or [])
+        with self._lock:
+            self._group_cache[group_id] = (now, members)
+        return members
+
+    # ---- plumbing ------------------------------------------------------------------------
+
+    def _call(self, method: str, **params: Any) -> Any:
+        params = {k: v for k, v in params.items() if v is not None}
+        try:
+            # slack-sdk's typed methods pick the encoding Slack expects (JSON or form) per method.
+            return getattr(self.client, method.replace(".", "_"))(**params)
+        except SlackApiError as exc:
+            resp = exc.response
+            error = str(resp.get("error") or f"http_{resp.status_code}")
+            retry_after = None
+            if resp.status_code == 429:
+                raw = resp.headers.get("Retry-After") or resp.headers.get("retry-after") or "1"
+                retry_after = float(raw[0] if isinstance(raw, list) else raw)
+                error = "ratelimited"
+            elif resp.status_code >= 500:
+                error = "http_5xx"
+            raise SlackError(method, error, retry_after=retry_after) from exc
+        except (OSError, SlackRequestError) as exc:
+            raise SlackError(method, "connection_error") from exc

@@ -1,0 +1,195 @@
+"""Kandev -> Slack: discover new bundles, post their cards, notice bundles resolved elsewhere.
+
+Push hints (Kandev's WebSocket) only wake the loop; the paged active list is the source of
+truth, polled every ``poll_interval`` seconds and right after every hint or reconnect.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from bot.domain import Card, CardOutcome, CardState, TaskInfo
+from bot.health import Health
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
+from bot.kandev.models import Bundle, FinalState
+from bot.publisher import Publisher
+from bot.routing import Routing
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+#: A bundle missing from the active list whose messages still say "pending" is ended only after
+#: it stayed missing this long (guards against a list taken mid-change).
+PENDING_GRACE_S = 10.0
+#: An answer submitted from Slack within this window owns the card's resolution.
+SUBMISSION_GRACE_S = 30.0
+
+
+@dataclass
+class SyncReport:
+    listed: int = 0
+    posted: list[str] = field(default_factory=list)
+    resolved: list[str] = field(default_factory=list)
+
+
+def outcome_from_final(final: FinalState, at: datetime) -> CardOutcome | None:
+    """The card outcome for a bundle that left the active list (None: not decided yet)."""
+    if final.status == "answered":
+        return CardOutcome(state=CardState.ANSWERED, via="kandev", answers=final.answers, at=at)
+    if final.status == "rejected":
+        return CardOutcome(state=CardState.REJECTED, via="kandev", at=at)
+    if final.status in ("cancelled", "expired"):
+        return CardOutcome(state=CardState.ENDED, via="kandev", at=at)
+    if final.status == "unknown":
+        return CardOutcome(state=CardState.UNAVAILABLE, via="kandev", at=at)
+    return None
+
+
+class SyncEngine:
+    def __init__(
+        self,
+        kandev: KandevClient,
+        store: Store,
+        routing: Routing,
+        publisher: Publisher,
+        health: Health,
+        *,
+        poll_interval: float = 5.0,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.kandev = kandev
+        self.store = store
+        self.routing = routing
+        self.publisher = publisher
+        self.health = health
+        self.poll_interval = poll_interval
+        self.clock = clock
+        self._wake = threading.Event()
+        self._missing_since: dict[str, float] = {}
+
+    def wake(self, *_args: object) -> None:
+        self._wake.set()
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self._wake.clear()
+            try:
+                self.reconcile_once()
+                self.health.clear("kandev")
+                self.health.synced()
+            except KandevAuthError as exc:
+                self.health.problem("kandev", str(exc))
+                log.error("%s", exc)
+            except KandevUnavailable as exc:
+                self.health.problem("kandev", f"unreachable: {exc}")
+                log.warning("Kandev unavailable: %s", exc)
+            except Exception as exc:
+                self.health.problem("sync", f"{type(exc).__name__}: {exc}")
+                log.exception("sync cycle failed")
+            self._wake.wait(self.poll_interval)
+
+    def reconcile_once(self) -> SyncReport:
+        report = SyncReport()
+        started = self.clock()
+        bundles = self.kandev.list_pending()
+        report.listed = len(bundles)
+        active = {b.pending_id for b in bundles}
+        for bundle in bundles:
+            self._missing_since.pop(bundle.pending_id, None)
+            if self.store.get(bundle.pending_id) is None and self._post_new(bundle):
+                report.posted.append(bundle.pending_id)
+        self._recover_unposted()
+        for card in self.store.pending():
+            if card.pending_id in active or card.created_at >= started:
+                continue
+            if self._resolve_elsewhere(card):
+                report.resolved.append(card.pending_id)
+        return report
+
+    # ---- new bundles ---------------------------------------------------------------------
+
+    def _post_new(self, bundle: Bundle) -> bool:
+        task = self.task_info(bundle.task_id)
+        route = self.routing.route_for(task.workspace_id, task.workspace_name)
+        claimed = self.store.claim(
+            bundle.pending_id,
+            task_id=bundle.task_id,
+            session_id=bundle.session_id,
+            workspace_id=task.workspace_id,
+            channel=route.channel,
+            bundle=bundle,
+            task=task,
+        )
+        if not claimed:
+            return False  # another replica (or an earlier cycle) has it
+        card = self.store.get(bundle.pending_id)
+        if card is not None:
+            self.publisher.enqueue_post(card)
+            self.store.audit(bundle.pending_id, None, "post", "kandev", "queued", route.channel)
+        return True
+
+    def _recover_unposted(self) -> None:
+        """Claims that never got an outbox entry (a crash between the two) are queued again."""
+        for card in self.store.unposted(older_than_s=30):
+            self.publisher.enqueue_post(card)
+
+    def task_info(self, task_id: str) -> TaskInfo:
+        try:
+            task = self.kandev.task(task_id)
+        except KandevUnavailable:
+            raise
+        except KandevError as exc:
+            log.warning("task %s not readable: %s", task_id, exc)
+            return TaskInfo(task_id=task_id)
+        name = ""
+        try:
+            name = next((w.name for w in self.kandev.workspaces() if w.id == task.workspace_id), "")
+        except KandevUnavailable:
+            raise
+        except KandevError as exc:
+            log.warning("workspaces not readable: %s", exc)
+        return TaskInfo(
+            task_id=task_id, title=task.title, workspace_id=task.workspace_id, workspace_name=name
+        )
+
+    # ---- bundles that left the active list -----------------------------------------------
+
+    def _resolve_elsewhere(self, card: Card) -> bool:
+        if self.store.submission_in_flight(card.pending_id, within_s=SUBMISSION_GRACE_S):
+            return False  # a Slack answer is being recorded; the answer use-case owns this card
+        try:
+            final = self.kandev.final_state(card.task_id, card.pending_id)
+        except KandevUnavailable:
+            raise
+        except KandevError as exc:
+            log.warning("final state of %s not readable: %s", card.pending_id, exc)
+            final = FinalState(status="unknown")
+        now = self.clock()
+        outcome = outcome_from_final(final, now)
+        if outcome is None:
+            first = self._missing_since.setdefault(card.pending_id, time.monotonic())
+            if time.monotonic() - first < PENDING_GRACE_S:
+                return False
+            outcome = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
+        self._missing_since.pop(card.pending_id, None)
+        outcome = self._attribute(card, outcome)
+        if not self.store.transition(card.pending_id, outcome):
+            return False
+        self.store.audit(card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced")
+        updated = self.store.get(card.pending_id)
+        if updated is not None:
+            self.publisher.enqueue_update(updated)
+        return True
+
+    def _attribute(self, card: Card, outcome: CardOutcome) -> CardOutcome:
+        """An answer that a Slack user won shows their name, even if sync notices it first."""
+        won = self.store.won_submission(card.pending_id)
+        if won is None or outcome.state not in (CardState.ANSWERED, CardState.REJECTED):
+            return outcome
+        return outcome.model_copy(update={"via": "slack", "by_user": won.user})

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs and run it (lint + all tests).
+# The real Kandev runtime is fetched from npm by the test fixtures on first use
+# (cached in .cache/kandev-runtime). Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/pip install --quiet --disable-pip-version-check -e '.[test]'
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+exec .venv/bin/pytest "$@"
