@@ -1,0 +1,294 @@
+"""`kandev-slack check`: verify Kandev, the Slack tokens and the channels before running.
+
+Each check yields :class:`Finding` lines; nothing here prints. No finding ever carries a token:
+every detail passes through :func:`redact` with the configured secrets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.config import Mode, Settings
+from bot.kandev.models import ProbeResult, Workspace
+from bot.routing import Routing
+
+SLACK_TIMEOUT = 10
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the check report. ``warning`` marks an ok line that could not be verified."""
+
+    ok: bool
+    name: str
+    detail: str
+    warning: bool = False
+
+    @property
+    def status(self) -> str:
+        if not self.ok:
+            return "FAIL"
+        return "warn" if self.warning else "ok"
+
+    def line(self) -> str:
+        return f"{self.status:<5}{self.name:<24} {self.detail}".rstrip()
+
+
+class KandevCheckTarget(Protocol):
+    """What the check needs from the Kandev client."""
+
+    def probe(self) -> ProbeResult: ...
+
+    def workspaces(self) -> list[Workspace]: ...
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+# ---- Kandev -------------------------------------------------------------------------------
+
+
+def kandev_findings(kandev: KandevCheckTarget, settings: Settings) -> list[Finding]:
+    """Reachability, readiness, auth, MCP and version of Kandev, then the routes' workspaces."""
+    url = settings.kandev_url
+    try:
+        probe = kandev.probe()
+    except Exception as exc:  # the check reports any failure as a finding, never a traceback
+        return [Finding(False, "kandev reachable", f"{url}: {_exception_text(exc)}")]
+    if not probe.reachable:
+        return [Finding(False, "kandev reachable", probe.detail or f"cannot reach {url}")]
+    found = [Finding(True, "kandev reachable", url)]
+    if not probe.ready:
+        found.append(Finding(False, "kandev ready", probe.detail or "Kandev is not ready yet"))
+        return found
+    found.append(Finding(True, "kandev ready", "the API answers"))
+    if probe.auth_ok is False:
+        which = "the token set was refused" if probe.token_sent else "no KANDEV_TOKEN is set"
+        found.append(
+            Finding(
+                False,
+                "kandev auth",
+                f"KANDEV_TOKEN missing or invalid (Kandev answered 401; {which}); mint a "
+                "personal access token in Kandev and put it in KANDEV_TOKEN",
+            )
+        )
+        return found
+    if probe.auth_ok is None:
+        found.append(Finding(False, "kandev api", probe.detail or "unexpected answer"))
+        return found
+    how = "KANDEV_TOKEN accepted" if probe.token_sent else "no token needed (auth is off)"
+    found.append(Finding(True, "kandev auth", how))
+    if probe.mcp_ok is False:
+        found.append(Finding(False, "kandev mcp", probe.detail or "the MCP endpoint failed"))
+        return found
+    found.append(Finding(True, "kandev mcp", "session initialised"))
+    if probe.version:
+        found.append(Finding(True, "kandev version", probe.version))
+    else:
+        found.append(Finding(True, "kandev version", "not reported by this server", warning=True))
+    found += routing_findings(kandev, settings.routing)
+    return found
+
+
+def routing_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Finding]:
+    """Whether every route names a known workspace (and every workspace has a channel)."""
+    if not routing.rules and routing.default_channel:
+        return []
+    try:
+        workspaces = kandev.workspaces()
+    except Exception as exc:  # reported as a finding
+        return [Finding(False, "routing", f"cannot list Kandev workspaces: {_exception_text(exc)}")]
+    problems = routing.validate_workspaces(workspaces)
+    if problems:
+        return [Finding(False, "routing", p) for p in problems]
+    count = len(routing.rules)
+    return [Finding(True, "routing", f"{count} route(s) match Kandev workspaces")]
+
+
+# ---- Slack --------------------------------------------------------------------------------
+
+
+def _scopes(response: Any) -> set[str] | None:
+    headers = {k.lower(): v for k, v in (getattr(response, "headers", None) or {}).items()}
+    raw = headers.get("x-oauth-scopes")
+    if raw is None:
+        return None
+    if isinstance(raw, list):
+        raw = ",".join(raw)
+    return {s.strip() for s in str(raw).split(",") if s.strip()}
+
+
+def _slack_error(exc: Exception) -> str:
+    if isinstance(exc, SlackApiError):
+        data = exc.response.data if isinstance(exc.response.data, dict) else {}
+        error = data.get("error") or f"HTTP {exc.response.status_code}"
+        needed = data.get("needed")
+        return f"{error} (needs scope {needed})" if needed else str(error)
+    return _exception_text(exc)
+
+
+def _exception_text(exc: BaseException) -> str:
+    text = str(exc).strip() or exc.__class__.__name__
+    return text if len(text) <= 300 else text[:297] + "…"
+
+
+_TOKEN_REFUSED = {
+    "invalid_auth",
+    "not_authed",
+    "token_revoked",
+    "account_inactive",
+    "token_expired",
+}
+
+
+def slack_findings(
+    settings: Settings, mode: Mode, make_client: Callable[[str], WebClient] | None = None
+) -> list[Finding]:
+    """auth.test with the bot token, the app token (Socket Mode), and every configured channel."""
+    client_for = make_client or (
+        lambda token: WebClient(token=token, base_url=settings.slack_api_url, timeout=SLACK_TIMEOUT)
+    )
+    bot = client_for(settings.slack_bot_token.get_secret_value())
+    try:
+        auth = bot.auth_test()
+    except SlackApiError as exc:
+        error = _slack_error(exc)
+        fix = (
+            "; copy the Bot User OAuth Token (xoxb-…) again into SLACK_BOT_TOKEN"
+            if error in _TOKEN_REFUSED
+            else ""
+        )
+        return [Finding(False, "slack auth", f"Slack refused SLACK_BOT_TOKEN: {error}{fix}")]
+    except (SlackClientError, OSError) as exc:
+        return [
+            Finding(
+                False,
+                "slack auth",
+                f"cannot reach SLACK_API_URL {settings.slack_api_url}: {_slack_error(exc)}",
+            )
+        ]
+    bot_name = auth.get("user") or "the bot"
+    found = [
+        Finding(
+            True,
+            "slack auth",
+            f"team {auth.get('team', '?')} ({auth.get('team_id', '?')}), "
+            f"bot @{bot_name} ({auth.get('user_id', '?')})",
+        )
+    ]
+    scopes = _scopes(auth)
+    if scopes is not None:
+        if "chat:write" in scopes:
+            found.append(Finding(True, "slack scopes", ", ".join(sorted(scopes))))
+        else:
+            found.append(
+                Finding(
+                    False,
+                    "slack scopes",
+                    "the bot token lacks chat:write; add it under OAuth & Permissions and "
+                    "reinstall the app",
+                )
+            )
+    found += _app_token_findings(settings, mode, client_for)
+    for channel in settings.routing.channels():
+        found.append(_channel_finding(bot, channel, scopes, bot_name))
+    return found
+
+
+def _app_token_findings(
+    settings: Settings, mode: Mode, client_for: Callable[[str], WebClient]
+) -> list[Finding]:
+    if settings.slack_app_token is None:
+        return [
+            Finding(
+                True,
+                "slack mode",
+                f"HTTP mode: Slack must reach POST /slack/events on this server (PORT "
+                f"{settings.port}); set SLACK_APP_TOKEN for Socket Mode",
+            )
+        ]
+    found = [Finding(True, "slack app token", "SLACK_APP_TOKEN is an app-level token (xapp-…)")]
+    if mode != "socket":
+        found.append(Finding(True, "slack mode", "HTTP mode (--http): SLACK_APP_TOKEN is unused"))
+        return found
+    app_token = settings.slack_app_token.get_secret_value()
+    try:
+        client_for(app_token).apps_connections_open(app_token=app_token)
+    except SlackApiError as exc:
+        error = _slack_error(exc)
+        fix = {
+            "invalid_auth": "; create a new app-level token and put it in SLACK_APP_TOKEN",
+            "not_allowed_token_type": "; SLACK_APP_TOKEN must be an app-level token (xapp-…)",
+        }.get(error, "")
+        if error.startswith("missing_scope"):
+            fix = "; give the app-level token the connections:write scope"
+        found.append(
+            Finding(False, "slack socket mode", f"apps.connections.open refused: {error}{fix}")
+        )
+    except (SlackClientError, OSError) as exc:
+        found.append(
+            Finding(
+                False, "slack socket mode", f"apps.connections.open failed: {_slack_error(exc)}"
+            )
+        )
+    else:
+        found.append(
+            Finding(True, "slack socket mode", "apps.connections.open works with SLACK_APP_TOKEN")
+        )
+    return found
+
+
+def _channel_finding(
+    bot: WebClient, channel_id: str, scopes: set[str] | None, bot_name: str
+) -> Finding:
+    name = f"slack channel {channel_id}"
+    try:
+        info = bot.conversations_info(channel=channel_id)
+    except SlackApiError as exc:
+        error = _slack_error(exc)
+        if error.startswith("missing_scope"):
+            return Finding(
+                True,
+                name,
+                f"not verified: the bot token lacks the scope to read channels ({error}); "
+                f"make sure @{bot_name} is a member",
+                warning=True,
+            )
+        if error == "channel_not_found":
+            return Finding(
+                False,
+                name,
+                f"channel not found (or it is private and @{bot_name} is not in it); check the "
+                f"id, then /invite @{bot_name}",
+            )
+        return Finding(False, name, f"conversations.info failed: {error}")
+    except (SlackClientError, OSError) as exc:
+        return Finding(False, name, f"conversations.info failed: {_slack_error(exc)}")
+    data = info.get("channel") or {}
+    label = f"#{data['name']}" if data.get("name") else channel_id
+    if data.get("is_archived"):
+        return Finding(False, name, f"{label} is archived; unarchive it or pick another channel")
+    if data.get("is_member") or data.get("is_im"):
+        return Finding(True, name, f"{label}: @{bot_name} is a member and can post")
+    if not data.get("is_private") and scopes is not None and "chat:write.public" in scopes:
+        return Finding(True, name, f"{label}: not a member, can post (chat:write.public)")
+    return Finding(False, name, f"{label}: @{bot_name} is not a member; /invite @{bot_name} there")
+
+
+# ---- everything ---------------------------------------------------------------------------
+
+
+def run_checks(settings: Settings, mode: Mode, kandev: KandevCheckTarget) -> list[Finding]:
+    """All findings, Kandev first, with every secret redacted from every detail."""
+    findings = kandev_findings(kandev, settings) + slack_findings(settings, mode)
+    secrets = settings.secret_values()
+    return [replace(f, detail=redact(f.detail, secrets)) for f in findings]
