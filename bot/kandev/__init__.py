@@ -1,0 +1,60 @@
+"""The Kandev client: ``KandevClient`` (REST + MCP), ``KandevHints`` (WebSocket push hints)."""
+
+from bot.kandev.client import KandevClient, Transport
+from bot.kandev.errors import (
+    KandevAuthError,
+    KandevConflictError,
+    KandevError,
+    KandevNotFoundError,
+    KandevProtocolError,
+    KandevToolError,
+    KandevUnavailable,
+    KandevValidationError,
+)
+from bot.kandev.hints import KandevHints
+from bot.kandev.models import (
+    Answer,
+    Bundle,
+    FinalState,
+    Invalid,
+    Lost,
+    NotActive,
+    NotFound,
+    Option,
+    Outcome,
+    ProbeResult,
+    Question,
+    Resolution,
+    Task,
+    Won,
+    Workspace,
+)
+
+__all__ = [
+    "Answer",
+    "Bundle",
+    "FinalState",
+    "Invalid",
+    "KandevAuthError",
+    "KandevClient",
+    "KandevConflictError",
+    "KandevError",
+    "KandevHints",
+    "KandevNotFoundError",
+    "KandevProtocolError",
+    "KandevToolError",
+    "KandevUnavailable",
+    "KandevValidationError",
+    "Lost",
+    "NotActive",
+    "NotFound",
+    "Option",
+    "Outcome",
+    "ProbeResult",
+    "Question",
+    "Resolution",
+    "Task",
+    "Transport",
+    "Won",
+    "Workspace",
+]

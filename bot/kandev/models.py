@@ -123,3 +123,26 @@ class NotFound:
 
 
 Outcome = Won | Lost | NotActive | Invalid | NotFound
+
+
+# ---- health of the connection (``kandev-slack check``) --------------------------------
+
+
+class ProbeResult(BaseModel):
+    """What ``KandevClient.probe()`` found. ``None`` means "not checked" (an earlier step
+    failed). ``version`` comes from ``/health`` (``None`` if Kandev did not say)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str
+    reachable: bool
+    ready: bool = False
+    auth_ok: bool | None = None
+    mcp_ok: bool | None = None
+    version: str | None = None
+    token_sent: bool = False
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.reachable and self.ready and bool(self.auth_ok) and bool(self.mcp_ok)

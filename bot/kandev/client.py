@@ -1,0 +1,248 @@
+"""KandevClient: the one object the app uses to talk to Kandev (thread-safe, closable)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.kandev import conversation, respond
+from bot.kandev.cache import TtlCache
+from bot.kandev.errors import KandevNotFoundError, KandevProtocolError
+from bot.kandev.http import KandevHttp
+from bot.kandev.mcp import McpSession
+from bot.kandev.models import (
+    Answer,
+    Bundle,
+    FinalState,
+    Outcome,
+    ProbeResult,
+    Task,
+    Workspace,
+)
+from bot.kandev.probe import probe
+
+Transport = Literal["rest", "mcp"]
+
+LIST_PENDING_TOOL = "list_pending_questions_kandev"
+ANSWER_TOOL = "answer_question_kandev"
+CONVERSATION_TOOL = "get_task_conversation_kandev"
+MAX_PAGE_SIZE = 200
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class _PendingPage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    bundles: list[Bundle] = Field(default_factory=list)
+    next_cursor: str = ""
+
+
+class _WorkspaceList(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    workspaces: list[Workspace] = Field(default_factory=list)
+
+
+class KandevClient:
+    """Reads pending bundles, answers them (REST or MCP), and looks up how they ended.
+
+    Raises :class:`~bot.kandev.errors.KandevUnavailable` when Kandev cannot be reached after
+    bounded retries and :class:`~bot.kandev.errors.KandevAuthError` on a 401.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 10.0,
+        retry_attempts: int = 5,
+        retry_max_wait: float = 4.0,
+        cache_ttl: float = 45.0,
+        conversation_page_size: int = 100,
+        conversation_max_pages: int = 50,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        self._http = KandevHttp(
+            base_url,
+            token,
+            timeout=timeout,
+            retry_attempts=retry_attempts,
+            retry_max_wait=retry_max_wait,
+            transport=transport,
+        )
+        self._mcp = McpSession(self._http)
+        self._tasks: TtlCache[Task] = TtlCache(cache_ttl)
+        self._workspaces: TtlCache[list[Workspace]] = TtlCache(cache_ttl)
+        self._conversation_page_size = conversation_page_size
+        self._conversation_max_pages = conversation_max_pages
+
+    @property
+    def base_url(self) -> str:
+        return self._http.base_url
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> KandevClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ---- discovery -----------------------------------------------------------------
+
+    def list_pending(
+        self,
+        workspace_id: str | None = None,
+        created_since: datetime | None = None,
+        page_size: int = MAX_PAGE_SIZE,
+    ) -> list[Bundle]:
+        """Every active bundle (oldest first), following ``next_cursor`` across all pages."""
+        arguments: dict[str, Any] = {"limit": max(1, min(page_size, MAX_PAGE_SIZE))}
+        if workspace_id:
+            arguments["workspace_id"] = workspace_id
+        if created_since is not None:
+            arguments["created_since"] = rfc3339(created_since)
+        bundles: list[Bundle] = []
+        seen_cursors: set[str] = set()
+        while True:
+            page = _validate(_PendingPage, self._mcp.call_tool_json(LIST_PENDING_TOOL, arguments))
+            bundles.extend(page.bundles)
+            if not page.next_cursor:
+                return bundles
+            if page.next_cursor in seen_cursors:
+                raise KandevProtocolError(f"{LIST_PENDING_TOOL} repeated cursor {page.next_cursor}")
+            seen_cursors.add(page.next_cursor)
+            arguments["cursor"] = page.next_cursor
+
+    # ---- answering -----------------------------------------------------------------
+
+    def answer(
+        self, pending_id: str, answers: list[Answer], *, transport: Transport = "rest"
+    ) -> Outcome:
+        """Answer every question of a bundle (one :class:`Answer` per question)."""
+        return self._submit(pending_id, respond.Submission.answer(answers), transport)
+
+    def reject(
+        self, pending_id: str, reason: str = "", *, transport: Transport = "rest"
+    ) -> Outcome:
+        """Reject a whole bundle (Kandev hands ``reason`` to the agent; it is not stored)."""
+        return self._submit(pending_id, respond.Submission.reject(reason), transport)
+
+    def _submit(
+        self, pending_id: str, submission: respond.Submission, transport: Transport
+    ) -> Outcome:
+        if transport == "rest":
+            exchange = self._http.request(
+                "POST",
+                f"/api/v1/clarification/{quote(pending_id, safe='')}/respond",
+                json=submission.rest_body(),
+            )
+            outcome = respond.outcome_from_rest(
+                exchange.response.status_code, exchange.response.text
+            )
+            maybe_duplicate = exchange.maybe_duplicate
+        elif transport == "mcp":
+            result = self._mcp.call_tool(ANSWER_TOOL, submission.tool_arguments(pending_id))
+            outcome = respond.outcome_from_tool(result)
+            maybe_duplicate = result.maybe_duplicate
+        else:
+            raise ValueError(f"unknown transport {transport!r} (use 'rest' or 'mcp')")
+        return respond.settle(outcome, submission, maybe_duplicate=maybe_duplicate)
+
+    # ---- after the fact -------------------------------------------------------------
+
+    def final_state(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> FinalState:
+        """How a bundle ended, from its task's clarification messages (newest pages first).
+
+        Without ``session_id`` Kandev reads the task's primary (else latest) session. An unknown
+        task, or a bundle not found in the conversation, gives status ``unknown``.
+        """
+        arguments: dict[str, Any] = {
+            "task_id": task_id,
+            "message_types": [conversation.CLARIFICATION_TYPE],
+            "sort": "desc",
+            "limit": self._conversation_page_size,
+        }
+        if session_id:
+            arguments["session_id"] = session_id
+        found: list[conversation.ClarificationMeta] = []
+        for _ in range(self._conversation_max_pages):
+            try:
+                data = self._mcp.call_tool_json(CONVERSATION_TOOL, arguments)
+            except KandevNotFoundError:
+                return FinalState(status="unknown")
+            page = _validate(conversation.ConversationPage, data)
+            found.extend(conversation.bundle_messages(page.messages, pending_id))
+            if conversation.is_complete(found) or not page.has_more or not page.cursor:
+                break
+            arguments["before"] = page.cursor
+        return conversation.final_state(found)
+
+    # ---- lookups (cached) ------------------------------------------------------------
+
+    def task(self, task_id: str) -> Task:
+        """The task (title, workspace id); cached for ``cache_ttl`` seconds."""
+        return self._tasks.get_or_load(task_id, lambda: self._load_task(task_id))
+
+    def workspaces(self) -> list[Workspace]:
+        """Every workspace visible to the token; cached for ``cache_ttl`` seconds."""
+        return list(self._workspaces.get_or_load("all", self._load_workspaces))
+
+    def workspace(self, workspace_id: str) -> Workspace | None:
+        return next((w for w in self.workspaces() if w.id == workspace_id), None)
+
+    def task_url(self, task_id: str, session_id: str | None = None) -> str:
+        """Deep link to the task in Kandev's web UI."""
+        url = f"{self.base_url}/t/{quote(task_id, safe='')}"
+        return f"{url}?sessionId={quote(session_id, safe='')}" if session_id else url
+
+    def _load_task(self, task_id: str) -> Task:
+        response = self._http.request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}").response
+        if response.status_code == 404:
+            raise KandevNotFoundError("NOT_FOUND", f"task {task_id} not found")
+        return _validate(Task, _json_200(response))
+
+    def _load_workspaces(self) -> list[Workspace]:
+        response = self._http.request("GET", "/api/v1/workspaces").response
+        return _validate(_WorkspaceList, _json_200(response)).workspaces
+
+    # ---- health ----------------------------------------------------------------------
+
+    def probe(self, *, timeout: float = 5.0) -> ProbeResult:
+        """Reachable? ready? token accepted (REST and MCP)? version? — see ``probe.py``."""
+        return probe(self._http, McpSession(self._http), timeout=timeout)
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC RFC3339 with whole seconds, rounded down (``created_since`` is inclusive)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _json_200(response: httpx.Response) -> Any:
+    if response.status_code != 200:
+        raise KandevProtocolError(
+            f"{response.request.method} {response.request.url.path} answered HTTP "
+            f"{response.status_code}: {response.text[:200]}"
+        )
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise KandevProtocolError(f"non-JSON reply: {response.text[:200]!r}") from exc
+
+
+def _validate(model: type[M], data: Any) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise KandevProtocolError(f"unexpected {model.__name__} shape: {exc}") from exc

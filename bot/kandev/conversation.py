@@ -1,0 +1,102 @@
+"""How a bundle ended, read from its task's ``clarification_request`` messages.
+
+Kandev records one conversation message per question of a bundle, with ``metadata.pending_id``,
+``metadata.question_id``, ``metadata.status`` (pending/answered/rejected/cancelled/expired) and,
+once answered, ``metadata.response`` (``question_id``, ``selected_options``, ``custom_text``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.kandev.models import Answer, FinalState
+
+CLARIFICATION_TYPE = "clarification_request"
+
+# When the questions of one bundle disagree, the most decisive status wins.
+_PRECEDENCE = ("answered", "rejected", "cancelled", "expired", "pending")
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    question_id: str = ""
+    selected_options: list[str] = Field(default_factory=list)
+    custom_text: str = ""
+
+
+class ClarificationMeta(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    pending_id: str = ""
+    question_id: str = ""
+    question_index: int = 0
+    question_total: int = 0
+    status: str = ""
+    response: _Response | None = None
+
+
+class ConversationMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = ""
+    type: str = ""
+    metadata: ClarificationMeta = Field(default_factory=ClarificationMeta)
+
+
+class ConversationPage(BaseModel):
+    """One page of ``get_task_conversation_kandev``.
+
+    The type filter is applied after paging, so a page may be empty while ``has_more`` is true;
+    ``cursor`` is the id of the last message of the unfiltered page.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    messages: list[ConversationMessage] = Field(default_factory=list)
+    has_more: bool = False
+    cursor: str = ""
+
+
+def bundle_messages(
+    messages: list[ConversationMessage], pending_id: str
+) -> list[ClarificationMeta]:
+    """The clarification metadata of ``pending_id``'s questions, in question order."""
+    found = [
+        m.metadata
+        for m in messages
+        if m.type == CLARIFICATION_TYPE and m.metadata.pending_id == pending_id
+    ]
+    return sorted(found, key=lambda md: md.question_index)
+
+
+def is_complete(found: list[ClarificationMeta]) -> bool:
+    """Whether every question of the bundle has been seen."""
+    return bool(found) and len({md.question_id for md in found}) >= max(
+        md.question_total for md in found
+    )
+
+
+def final_state(found: list[ClarificationMeta]) -> FinalState:
+    """The bundle's final state from the metadata of its questions (``unknown`` if none)."""
+    found = sorted(found, key=lambda md: md.question_index)
+    statuses = {md.status for md in found}
+    status = next((s for s in _PRECEDENCE if s in statuses), "unknown")
+    if status != "answered":
+        return FinalState(status=status)
+    answers = [
+        Answer(
+            question_id=md.response.question_id or md.question_id,
+            selected_options=md.response.selected_options,
+            custom_text=md.response.custom_text,
+        )
+        for md in found
+        if md.status == "answered" and md.response is not None
+    ]
+    return FinalState(status="answered", answers=answers)
+
+
+def parse_page(data: Any) -> ConversationPage:
+    return ConversationPage.model_validate(data)

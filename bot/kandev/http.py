@@ -1,0 +1,178 @@
+"""HTTP transport to Kandev: one pooled httpx client, bearer auth and bounded retries.
+
+Every request of the Kandev client (REST and MCP alike) goes through :meth:`KandevHttp.request`:
+
+- network errors, 5xx answers and 503 ``{"status":"starting"}`` are retried with capped
+  exponential backoff (tenacity), then become :class:`KandevUnavailable`;
+- a 401 becomes :class:`KandevAuthError` at once;
+- every other answer (2xx, 4xx) is handed back to the caller to interpret.
+
+Retrying is safe for everything the bot sends (reads, MCP session set-up, and answers: a repeated
+answer either wins or reports the winner). The returned :class:`Exchange` says whether an earlier
+attempt may already have reached Kandev, so the answer path can recognise its own first attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
+
+from bot.kandev.errors import KandevAuthError, KandevUnavailable
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "kandev-slack"
+
+# Failures after which the request may already have been processed by Kandev.
+_MAYBE_DELIVERED_ERRORS = (
+    httpx.ReadTimeout,
+    httpx.ReadError,
+    httpx.RemoteProtocolError,
+    httpx.WriteError,
+    httpx.WriteTimeout,
+)
+_MAYBE_DELIVERED_STATUSES = frozenset({502, 504})
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A final (non-retried) answer from Kandev."""
+
+    response: httpx.Response
+    maybe_duplicate: bool = False
+    """True when an earlier attempt of this same request may have been processed by Kandev."""
+
+
+class _Retryable(Exception):
+    """An attempt that failed in a way worth retrying."""
+
+    def __init__(self, reason: str, *, maybe_delivered: bool):
+        super().__init__(reason)
+        self.reason = reason
+        self.maybe_delivered = maybe_delivered
+
+
+def auth_headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+class KandevHttp:
+    """A thread-safe HTTP client for one Kandev server."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 10.0,
+        retry_attempts: int = 5,
+        retry_max_wait: float = 4.0,
+        retry_initial_wait: float = 0.25,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        if retry_attempts < 1:
+            raise ValueError("retry_attempts must be >= 1")
+        self.base_url = base_url.rstrip("/")
+        self.token = token or None
+        self._retry_attempts = retry_attempts
+        self._retry_max_wait = retry_max_wait
+        self._retry_initial_wait = retry_initial_wait
+        self._client = httpx.Client(
+            base_url=self.base_url,
+            headers={"User-Agent": USER_AGENT, **auth_headers(self.token)},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
+        retry: bool = True,
+    ) -> Exchange:
+        """Send a request, retrying transient failures; see the module docstring."""
+        maybe_delivered = False
+
+        def attempt() -> httpx.Response:
+            nonlocal maybe_delivered
+            try:
+                response = self._client.request(
+                    method,
+                    path,
+                    json=json,
+                    params=params,
+                    headers=headers,
+                    timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+                )
+            except httpx.TransportError as exc:
+                delivered = isinstance(exc, _MAYBE_DELIVERED_ERRORS)
+                maybe_delivered = maybe_delivered or delivered
+                raise _Retryable(f"{type(exc).__name__}: {exc}", maybe_delivered=delivered) from exc
+            if response.status_code >= 500:
+                delivered = response.status_code in _MAYBE_DELIVERED_STATUSES
+                maybe_delivered = maybe_delivered or delivered
+                raise _Retryable(
+                    f"HTTP {response.status_code}: {response.text[:200]}",
+                    maybe_delivered=delivered,
+                )
+            return response
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self._retry_attempts if retry else 1),
+            wait=wait_exponential(multiplier=self._retry_initial_wait, max=self._retry_max_wait)
+            + wait_random(0, self._retry_initial_wait / 2),
+            retry=retry_if_exception_type(_Retryable),
+            before_sleep=self._log_retry(method, path),
+            reraise=True,
+        )
+        attempts = 0
+        try:
+            for attempt_ctx in retrying:
+                with attempt_ctx:
+                    attempts += 1
+                    response = attempt()
+        except _Retryable as exc:
+            raise KandevUnavailable(
+                f"Kandev at {self.base_url} is unavailable ({method} {path}: {exc.reason}; "
+                f"{attempts} attempt(s))"
+            ) from exc.__cause__
+        if response.status_code == 401:
+            raise KandevAuthError(
+                "KANDEV_TOKEN missing or invalid (Kandev answered 401 to "
+                f"{method} {path}; {'a token was sent' if self.token else 'no token was sent'})"
+            )
+        # Only failed (earlier) attempts set maybe_delivered.
+        return Exchange(response=response, maybe_duplicate=maybe_delivered)
+
+    @staticmethod
+    def _log_retry(method: str, path: str):
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            log.warning(
+                "Kandev %s %s failed (attempt %d): %s; retrying",
+                method,
+                path,
+                state.attempt_number,
+                getattr(exc, "reason", exc),
+            )
+
+        return before_sleep

@@ -1,0 +1,165 @@
+"""Answering a bundle: request bodies and the mapping of Kandev's replies to an Outcome.
+
+Both transports produce the same :data:`~bot.kandev.models.Outcome`:
+
+========================  ===================================  ==============
+REST respond              MCP ``answer_question_kandev``       Outcome
+========================  ===================================  ==============
+200 ``claimed: true``     ``claimed: true``                    Won
+200 ``claimed: false``    ``claimed: false``                   Lost (winner)
+400                       ``[VALIDATION_ERROR]`` / schema      Invalid
+404                       ``[NOT_FOUND]``                      NotFound
+409 ``not_active``        ``[CONFLICT]``                       NotActive
+========================  ===================================  ==============
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.kandev.errors import (
+    KandevConflictError,
+    KandevNotFoundError,
+    KandevProtocolError,
+    KandevValidationError,
+)
+from bot.kandev.mcp_wire import ToolResult
+from bot.kandev.models import Answer, Invalid, Lost, NotActive, NotFound, Outcome, Resolution, Won
+
+
+class Submission(BaseModel):
+    """What we send: answers (one per question) or a rejection."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answers: list[Answer] = Field(default_factory=list)
+    rejected: bool = False
+    reject_reason: str = ""
+
+    @classmethod
+    def answer(cls, answers: list[Answer]) -> Submission:
+        return cls(answers=list(answers))
+
+    @classmethod
+    def reject(cls, reason: str = "") -> Submission:
+        return cls(rejected=True, reject_reason=reason)
+
+    def rest_body(self) -> dict[str, Any]:
+        return {
+            "answers": [a.model_dump() for a in self.answers],
+            "rejected": self.rejected,
+            "reject_reason": self.reject_reason,
+        }
+
+    def tool_arguments(self, pending_id: str) -> dict[str, Any]:
+        if self.rejected:
+            return {"pending_id": pending_id, "rejected": True, "reject_reason": self.reject_reason}
+        return {"pending_id": pending_id, "answers": [a.model_dump() for a in self.answers]}
+
+    def matches(self, resolution: Resolution) -> bool:
+        """Whether ``resolution`` is what this submission would have recorded.
+
+        Kandev trims free text and does not keep a rejection's reason, so neither is compared
+        for rejections, and text is compared trimmed.
+        """
+        if self.rejected:
+            return resolution.status == "rejected"
+        if resolution.status != "answered":
+            return False
+        return _answer_set(self.answers) == _answer_set(resolution.answers)
+
+
+def _answer_set(answers: list[Answer]) -> set[tuple[str, tuple[str, ...], str]]:
+    return {(a.question_id, tuple(a.selected_options), a.custom_text.strip()) for a in answers}
+
+
+class _ResponsePayload(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    answers: list[Answer] | None = None
+    rejected: bool = False
+    reject_reason: str = ""
+    responded_at: datetime | None = None
+
+
+class _RespondReply(BaseModel):
+    """The success envelope shared by REST respond and ``answer_question_kandev``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    claimed: bool
+    status: Literal["answered", "rejected"]
+    response: _ResponsePayload = Field(default_factory=_ResponsePayload)
+
+    def outcome(self) -> Won | Lost:
+        resolution = Resolution(
+            status=self.status,
+            answers=self.response.answers or [],
+            reject_reason=self.response.reject_reason,
+            responded_at=self.response.responded_at,
+        )
+        return Won(resolution) if self.claimed else Lost(resolution)
+
+
+def _parse_reply(data: Any, source: str) -> Won | Lost:
+    try:
+        return _RespondReply.model_validate(data).outcome()
+    except ValidationError as exc:
+        raise KandevProtocolError(f"unexpected {source} reply: {data!r:.300}") from exc
+
+
+def _error_message(body: str) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.strip()
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        return data["error"]
+    return body.strip()
+
+
+def outcome_from_rest(status_code: int, body: str) -> Outcome:
+    """Map a REST respond answer (any status but 401 and 5xx, handled by the transport)."""
+    if status_code == 200:
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise KandevProtocolError(f"respond answered non-JSON 200: {body[:200]!r}") from exc
+        return _parse_reply(data, "respond")
+    message = _error_message(body)
+    if status_code == 400:
+        return Invalid(message)
+    if status_code == 404:
+        return NotFound(message)
+    if status_code == 409:
+        return NotActive(message)
+    raise KandevProtocolError(f"respond answered HTTP {status_code}: {body[:200]!r}")
+
+
+def outcome_from_tool(result: ToolResult) -> Outcome:
+    """Map an ``answer_question_kandev`` result; unknown tool error codes are raised."""
+    if not result.is_error:
+        return _parse_reply(result.json(), "answer_question_kandev")
+    error = result.error()
+    if isinstance(error, KandevValidationError):
+        return Invalid(error.message)
+    if isinstance(error, KandevNotFoundError):
+        return NotFound(error.message)
+    if isinstance(error, KandevConflictError):
+        return NotActive(error.message)
+    raise error
+
+
+def settle(outcome: Outcome, submission: Submission, *, maybe_duplicate: bool) -> Outcome:
+    """Recognise our own earlier attempt: after an ambiguous retry, a Lost whose winner is
+    exactly what we submitted was (almost certainly) our first attempt winning → Won."""
+    if maybe_duplicate and isinstance(outcome, Lost) and submission.matches(outcome.resolution):
+        resolution = outcome.resolution
+        if submission.rejected:
+            resolution = resolution.model_copy(update={"reject_reason": submission.reject_reason})
+        return Won(resolution)
+    return outcome

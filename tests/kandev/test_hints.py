@@ -1,0 +1,170 @@
+"""WebSocket hints: message classification, and the listener against a local fake /ws server."""
+
+import json
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+from websockets.sync.server import ServerConnection, serve
+
+from bot.kandev.hints import KandevHints, NewPending, Resolved, parse_hint, ws_url
+
+
+def note(action: str, payload: dict, **extra) -> dict:
+    return {"type": "notification", "action": action, "payload": payload, **extra}
+
+
+def test_parse_hint():
+    requested = note(
+        "session.clarification_requested",
+        {"occurrence_id": "p1", "task_id": "t", "session_id": "s"},
+        id="p1",
+    )
+    assert parse_hint(requested) == NewPending("p1")
+    assert parse_hint({**requested, "payload": {}}) == NewPending("p1")
+    resolved = note("session.pending_action_changed", {"pending_action": None, "session_id": "s"})
+    assert parse_hint(resolved) == Resolved("s")
+    raised = note("session.pending_action_changed", {"pending_action": "clarification"})
+    assert parse_hint(raised) is None
+    assert parse_hint(note("session.pending_action_changed", {})) is None
+    assert parse_hint(note("task.updated", {"id": "t"})) is None
+    assert parse_hint({"type": "response", "action": "user.subscribe"}) is None
+    assert parse_hint("garbage") is None
+
+
+def test_ws_url():
+    assert ws_url("http://127.0.0.1:38429") == "ws://127.0.0.1:38429/ws"
+    assert ws_url("https://kandev.example.com/base/") == "wss://kandev.example.com/base/ws"
+
+
+class FakeWs:
+    """A /ws that answers user.subscribe and then runs one script per connection."""
+
+    def __init__(self, scripts: list[Callable[[ServerConnection], None]], status: int = 101):
+        self.scripts = scripts
+        self.status = status
+        self.connections: list[dict] = []
+        self.server = serve(self._handle, "127.0.0.1", 0, process_request=self._check)
+        self.port = self.server.socket.getsockname()[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def _check(self, connection, request):
+        self.connections.append(
+            {"path": request.path, "authorization": request.headers.get("Authorization")}
+        )
+        if self.status != 101:
+            return connection.respond(self.status, "nope\n")
+        return None
+
+    def _handle(self, ws: ServerConnection) -> None:
+        request = json.loads(ws.recv())
+        assert request["action"] == "user.subscribe" and request["type"] == "request"
+        ws.send(json.dumps({"id": request["id"], "type": "response", "payload": {"success": True}}))
+        script = self.scripts.pop(0) if self.scripts else (lambda ws: ws.recv())
+        script(ws)
+
+    def close(self):
+        self.server.shutdown()
+
+
+def wait_for(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.01)
+    raise AssertionError("condition not met in time")
+
+
+def test_listener_dispatches_hints_and_reconnects_after_a_drop():
+    def first(ws):
+        ws.send("not json")
+        ws.send(json.dumps(note("task.updated", {"id": "t"})))
+        ws.send(json.dumps(note("session.clarification_requested", {"occurrence_id": "p1"})))
+        ws.send(json.dumps(note("session.pending_action_changed", {"pending_action": None})))
+        time.sleep(0.1)
+        ws.close()  # the server drops us: the client must reconnect and say so
+
+    server = FakeWs([first])
+    events: list[tuple] = []
+    hints = KandevHints(
+        f"http://127.0.0.1:{server.port}",
+        "kandev_pat_secret",
+        on_new_pending=lambda pid: events.append(("new", pid)),
+        on_resolved=lambda: events.append(("resolved",)),
+        on_connected=lambda: events.append(("connected",)),
+        backoff_initial=0.05,
+    )
+    try:
+        hints.start()
+        wait_for(lambda: events.count(("connected",)) == 2)
+        assert events == [("connected",), ("new", "p1"), ("resolved",), ("connected",)]
+        assert hints.connected and hints.connections == 2
+        assert server.connections[0] == {
+            "path": "/ws",
+            "authorization": "Bearer kandev_pat_secret",
+        }
+    finally:
+        started = time.monotonic()
+        hints.stop()
+        server.close()
+    assert time.monotonic() - started < 3
+    assert not hints.connected
+
+
+def test_a_failing_callback_does_not_stop_the_listener():
+    def script(ws):
+        ws.send(json.dumps(note("session.clarification_requested", {"occurrence_id": "p1"})))
+        ws.send(json.dumps(note("session.clarification_requested", {"occurrence_id": "p2"})))
+        ws.recv()
+
+    server = FakeWs([script])
+    seen: list[str] = []
+
+    def on_new(pid):
+        seen.append(pid)
+        raise RuntimeError("boom")
+
+    hints = KandevHints(f"http://127.0.0.1:{server.port}", None, on_new, lambda: None, lambda: None)
+    try:
+        hints.start()
+        wait_for(lambda: seen == ["p1", "p2"])
+        assert server.connections[0]["authorization"] is None
+    finally:
+        hints.stop()
+        server.close()
+
+
+@pytest.mark.parametrize("status", [401, 503])
+def test_refused_connections_are_retried_with_backoff_until_stopped(status):
+    server = FakeWs([], status=status)
+    connected: list[bool] = []
+    hints = KandevHints(
+        f"http://127.0.0.1:{server.port}",
+        "bad",
+        lambda pid: None,
+        lambda: None,
+        lambda: connected.append(True),
+        backoff_initial=0.02,
+        backoff_max=0.1,
+    )
+    try:
+        hints.start()
+        wait_for(lambda: len(server.connections) >= 3)
+        assert not connected and not hints.connected
+    finally:
+        hints.stop()
+        server.close()
+
+
+def test_nothing_listening_keeps_retrying_and_stops_promptly(unused_port):
+    hints = KandevHints(
+        f"http://127.0.0.1:{unused_port}", None, lambda p: None, lambda: None, lambda: None
+    )
+    hints.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    hints.stop()
+    assert time.monotonic() - started < 2

@@ -1,0 +1,84 @@
+"""The HTTP transport: bearer auth, bounded retries, 401 and unavailability."""
+
+import httpx
+import pytest
+import respx
+
+from bot.kandev.errors import KandevAuthError, KandevUnavailable
+from bot.kandev.http import KandevHttp
+
+BASE = "http://kandev.test"
+
+
+def make(**kw) -> KandevHttp:
+    return KandevHttp(
+        BASE, kw.pop("token", None), retry_initial_wait=0.001, retry_max_wait=0.01, **kw
+    )
+
+
+@respx.mock
+def test_sends_the_bearer_token_only_when_set():
+    route = respx.get(f"{BASE}/api/v1/workspaces").respond(200, json={})
+    make(token="kandev_pat_x").request("GET", "/api/v1/workspaces")
+    make().request("GET", "/api/v1/workspaces")
+    assert route.calls[0].request.headers["Authorization"] == "Bearer kandev_pat_x"
+    assert "Authorization" not in route.calls[1].request.headers
+
+
+@respx.mock
+def test_retries_starting_and_5xx_then_returns_the_answer():
+    route = respx.get(f"{BASE}/x").mock(
+        side_effect=[
+            httpx.Response(503, json={"status": "starting"}),
+            httpx.Response(500, json={"error": "claim error"}),
+            httpx.Response(200, json={"ok": True}),
+        ]
+    )
+    exchange = make().request("GET", "/x")
+    assert exchange.response.json() == {"ok": True}
+    assert route.call_count == 3
+    assert not exchange.maybe_duplicate
+
+
+@respx.mock
+def test_gives_up_with_kandev_unavailable_after_the_bounded_attempts():
+    route = respx.get(f"{BASE}/x").mock(side_effect=httpx.ConnectError("refused"))
+    with pytest.raises(KandevUnavailable, match="3 attempt"):
+        make(retry_attempts=3).request("GET", "/x")
+    assert route.call_count == 3
+
+
+@respx.mock
+def test_retry_false_means_one_attempt():
+    route = respx.get(f"{BASE}/x").respond(503, json={"status": "starting"})
+    with pytest.raises(KandevUnavailable, match="503"):
+        make().request("GET", "/x", retry=False)
+    assert route.call_count == 1
+
+
+@respx.mock
+def test_401_is_an_auth_error_at_once():
+    route = respx.get(f"{BASE}/x").respond(401, json={"error": "authentication required"})
+    with pytest.raises(KandevAuthError, match="KANDEV_TOKEN missing or invalid"):
+        make().request("GET", "/x")
+    assert route.call_count == 1
+
+
+@respx.mock
+def test_4xx_are_returned_to_the_caller():
+    respx.post(f"{BASE}/x").respond(409, json={"code": "not_active"})
+    assert make().request("POST", "/x", json={}).response.status_code == 409
+
+
+@respx.mock
+def test_flags_a_possible_duplicate_after_a_read_timeout_but_not_after_a_refused_connect():
+    respx.post(f"{BASE}/a").mock(side_effect=[httpx.ReadTimeout("slow"), httpx.Response(200)])
+    respx.post(f"{BASE}/b").mock(side_effect=[httpx.ConnectError("no"), httpx.Response(200)])
+    assert make().request("POST", "/a").maybe_duplicate
+    assert not make().request("POST", "/b").maybe_duplicate
+
+
+def test_nothing_listening_is_unavailable(unused_port):
+    http = KandevHttp(f"http://127.0.0.1:{unused_port}", retry_attempts=2, retry_max_wait=0.01)
+    with pytest.raises(KandevUnavailable, match="ConnectError"):
+        http.request("GET", "/health")
