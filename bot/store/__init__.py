@@ -1,0 +1,28 @@
+"""Durable state of kandev-slack (SQLAlchemy Core; SQLite by default, PostgreSQL for replicas).
+
+Use :class:`Store`; everything else here is the typed rows it returns and a few helpers.
+"""
+
+from bot.store.errors import StoreError
+from bot.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, migrate
+from bot.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
+from bot.store.store import Store
+from bot.store.types import utc_now
+from bot.store.url import DEFAULT_DATABASE_URL, display_url, normalize_url
+
+__all__ = [
+    "DEFAULT_DATABASE_URL",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "AuditEntry",
+    "Migration",
+    "OutboxItem",
+    "OutboxStatus",
+    "Store",
+    "StoreError",
+    "Submission",
+    "display_url",
+    "migrate",
+    "normalize_url",
+    "utc_now",
+]

@@ -1,0 +1,189 @@
+"""Cards: the atomic posting claim, the Slack message it became, and its state machine."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+
+from bot.domain import Card, CardOutcome, CardState, TaskInfo
+from bot.kandev.models import Bundle
+from bot.store.base import StoreBase, insert_unless_exists
+from bot.store.schema import cards
+
+
+def _card(row: Any) -> Card:
+    return Card(
+        pending_id=row.pending_id,
+        task_id=row.task_id,
+        session_id=row.session_id,
+        workspace_id=row.workspace_id,
+        channel=row.channel,
+        ts=row.ts,
+        state=CardState(row.state),
+        bundle=Bundle.model_validate_json(row.bundle_json),
+        task=TaskInfo.model_validate_json(row.task_json),
+        outcome=CardOutcome.model_validate_json(row.outcome_json) if row.outcome_json else None,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+class CardsMixin(StoreBase):
+    def claim(
+        self,
+        pending_id: str,
+        *,
+        task_id: str,
+        session_id: str = "",
+        workspace_id: str = "",
+        channel: str,
+        bundle: Bundle,
+        task: TaskInfo,
+    ) -> bool:
+        """Claim ``pending_id`` for posting in ``channel``: True for exactly one caller ever.
+
+        One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive
+        across threads, processes and replicas. The card starts ``pending`` with ``ts`` NULL.
+        """
+        now = self._now()
+        with self._write() as conn:
+            stmt = insert_unless_exists(conn, cards, "pending_id").values(
+                pending_id=pending_id,
+                task_id=task_id,
+                session_id=session_id,
+                workspace_id=workspace_id,
+                channel=channel,
+                ts=None,
+                state=CardState.PENDING.value,
+                bundle_json=bundle.model_dump_json(),
+                task_json=task.model_dump_json(),
+                outcome_json=None,
+                claimed_at=now,
+                posted_at=None,
+                resolved_at=None,
+                created_at=now,
+                updated_at=now,
+            )
+            return conn.execute(stmt.returning(cards.c.pending_id)).first() is not None
+
+    def mark_posted(self, pending_id: str, channel: str, ts: str) -> bool:
+        """Record the Slack message a claim became; False when there is no such card."""
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(cards)
+                .where(cards.c.pending_id == pending_id)
+                .values(channel=channel, ts=ts, posted_at=now, updated_at=now)
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def reclaim_unposted(self, pending_id: str, older_than_s: float) -> bool:
+        """Take over an unfinished claim (ts still NULL, claimed over ``older_than_s`` ago).
+
+        Compare-and-set on ``claimed_at``: among replicas recovering the same claim, exactly
+        one gets True and should reconcile it (look for the message, else post it).
+        """
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(cards)
+                .where(
+                    cards.c.pending_id == pending_id,
+                    cards.c.ts.is_(None),
+                    cards.c.claimed_at <= now - timedelta(seconds=older_than_s),
+                )
+                .values(claimed_at=now, updated_at=now)
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def release_claim(self, pending_id: str) -> bool:
+        """Forget a claim that never became a message (ts NULL), so it can be claimed again."""
+        with self._write() as conn:
+            stmt = delete(cards).where(cards.c.pending_id == pending_id, cards.c.ts.is_(None))
+            return conn.execute(stmt).rowcount == 1
+
+    def transition(
+        self, pending_id: str, to: CardOutcome, expected: CardState = CardState.PENDING
+    ) -> bool:
+        """Move the card from ``expected`` to ``to.state``, recording ``to``: compare-and-set.
+
+        One ``UPDATE ... WHERE state = expected``; of concurrent callers exactly one wins.
+        """
+        if to.state is CardState.PENDING:
+            raise ValueError("a card cannot transition back to pending")
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(cards)
+                .where(cards.c.pending_id == pending_id, cards.c.state == expected.value)
+                .values(
+                    state=to.state.value,
+                    outcome_json=to.model_dump_json(),
+                    resolved_at=now,
+                    updated_at=now,
+                )
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def update_bundle(self, pending_id: str, bundle: Bundle) -> bool:
+        """Replace the bundle as posted (e.g. after re-rendering); False when unknown."""
+        with self._write() as conn:
+            stmt = (
+                update(cards)
+                .where(cards.c.pending_id == pending_id)
+                .values(bundle_json=bundle.model_dump_json(), updated_at=self._now())
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def get(self, pending_id: str) -> Card | None:
+        with self._read() as conn:
+            row = conn.execute(select(cards).where(cards.c.pending_id == pending_id)).first()
+        return _card(row) if row else None
+
+    def by_message(self, channel: str, ts: str) -> Card | None:
+        """The card posted as message ``ts`` in ``channel`` (how Slack actions find their card)."""
+        with self._read() as conn:
+            row = conn.execute(
+                select(cards).where(cards.c.channel == channel, cards.c.ts == ts)
+            ).first()
+        return _card(row) if row else None
+
+    def unposted(self, older_than_s: float = 0) -> list[Card]:
+        """Claims whose message is not recorded (ts NULL), claimed at least ``older_than_s`` ago."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(cards.c.ts.is_(None), cards.c.claimed_at <= self._ago(older_than_s))
+                .order_by(cards.c.claimed_at, cards.c.pending_id)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def pending(self) -> list[Card]:
+        """Cards in state pending (posted or not), oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(cards.c.state == CardState.PENDING.value)
+                .order_by(cards.c.created_at, cards.c.pending_id)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def recent_resolved(self, limit: int = 20) -> list[Card]:
+        """Cards in a terminal state, most recently resolved first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(cards.c.state != CardState.PENDING.value)
+                .order_by(cards.c.resolved_at.desc(), cards.c.pending_id)
+                .limit(limit)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def count(self, state: CardState | None = None) -> int:
+        stmt = select(func.count()).select_from(cards)
+        if state is not None:
+            stmt = stmt.where(cards.c.state == state.value)
+        with self._read() as conn:
+            return int(conn.scalar(stmt) or 0)

@@ -1,0 +1,95 @@
+"""Schema versions: an ordered list of steps, applied once each, recorded in ``schema_version``.
+
+``migrate`` runs at every start-up. It is idempotent (applied steps are skipped) and safe when
+several processes start at once: on PostgreSQL the whole upgrade runs in one transaction under a
+transaction-scoped advisory lock (per schema); on SQLite under ``BEGIN IMMEDIATE``. DDL is
+transactional on both, so a failed step leaves the previous version intact.
+
+Rule for future changes: a step is never edited once released. To change a table, add a step
+(ALTER ...) and, if the step that created it uses the live definition from schema.py, freeze a
+copy of the old definition for that earlier step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, Table, func, insert, select, text
+from sqlalchemy.engine import Connection
+
+from bot.store.engine import WRITE_OPTION
+from bot.store.errors import StoreError
+from bot.store.schema import audit_log, cards, outbox, schema_version, submissions
+from bot.store.types import utc_now
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    apply: Callable[[Connection], None]
+
+
+def _create(*tables: Table) -> Callable[[Connection], None]:
+    def apply(conn: Connection) -> None:
+        for table in tables:
+            table.create(conn)
+
+    return apply
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "cards and audit log", _create(cards, audit_log)),
+    Migration(2, "answer submissions", _create(submissions)),
+    Migration(3, "outbox of pending Slack writes", _create(outbox)),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+_PG_LOCK_SQL = text(
+    "SELECT pg_advisory_xact_lock("
+    "hashtext('kandev-slack schema ' || coalesce(current_schema(), '')))"
+)
+
+
+def _check_order(steps: Sequence[Migration]) -> None:
+    versions = [step.version for step in steps]
+    if versions != sorted(set(versions)) or (versions and versions[0] < 1):
+        raise ValueError(f"migration versions must be increasing from 1, got {versions}")
+
+
+def current_version(conn: Connection) -> int:
+    """The applied schema version (0 for an empty database)."""
+    if not conn.dialect.has_table(conn, schema_version.name):
+        return 0
+    return int(conn.scalar(select(func.max(schema_version.c.version))) or 0)
+
+
+def migrate(engine: Engine, steps: Sequence[Migration] = MIGRATIONS) -> int:
+    """Bring the database up to the last of ``steps``; return the resulting version."""
+    _check_order(steps)
+    target = steps[-1].version if steps else 0
+    with engine.connect() as conn:
+        conn.execution_options(**{WRITE_OPTION: True})
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(_PG_LOCK_SQL)
+            schema_version.create(conn, checkfirst=True)
+            version = current_version(conn)
+            if version > target:
+                raise StoreError(
+                    f"the database has schema version {version}, newer than this kandev-slack "
+                    f"supports ({target}); upgrade kandev-slack or use another DATABASE_URL"
+                )
+            for step in steps:
+                if step.version <= version:
+                    continue
+                step.apply(conn)
+                conn.execute(
+                    insert(schema_version).values(
+                        version=step.version, description=step.description, applied_at=utc_now()
+                    )
+                )
+                version = step.version
+    return version

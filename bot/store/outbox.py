@@ -1,0 +1,185 @@
+"""The outbox: Slack writes kept durably until done, leased so two replicas never share one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, delete, func, or_, select, update
+
+from bot.store.base import StoreBase, insert_unless_exists
+from bot.store.records import OutboxItem, OutboxStatus
+from bot.store.schema import outbox
+from bot.store.types import require_aware
+
+_PENDING = OutboxStatus.PENDING.value
+
+
+def _item(row: Any) -> OutboxItem:
+    return OutboxItem(
+        id=row.id,
+        kind=row.kind,
+        key=row.dedupe_key,
+        channel=row.channel,
+        payload=json.loads(row.payload_json),
+        status=OutboxStatus(row.status),
+        attempts=row.attempts,
+        not_before=row.not_before,
+        lease_owner=row.lease_owner,
+        lease_until=row.lease_until,
+        last_error=row.last_error,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        finished_at=row.finished_at,
+    )
+
+
+class OutboxMixin(StoreBase):
+    def outbox_put(
+        self,
+        kind: str,
+        key: str | None,
+        payload: dict[str, Any],
+        channel: str | None = None,
+        not_before: datetime | None = None,
+    ) -> int | None:
+        """Enqueue a write; returns its id, or None when ``key`` was enqueued before.
+
+        A key stays taken after its row is done (so a redelivered event cannot repeat an
+        edit) until :meth:`outbox_purge` removes the row. ``key=None`` never deduplicates.
+        """
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                insert_unless_exists(conn, outbox, "dedupe_key")
+                .values(
+                    kind=kind,
+                    dedupe_key=key,
+                    channel=channel,
+                    payload_json=json.dumps(payload),
+                    status=_PENDING,
+                    attempts=0,
+                    not_before=now if not_before is None else require_aware(not_before),
+                    lease_owner=None,
+                    lease_until=None,
+                    last_error="",
+                    created_at=now,
+                    updated_at=now,
+                    finished_at=None,
+                )
+                .returning(outbox.c.id)
+            )
+            new_id = conn.execute(stmt).scalar_one_or_none()
+        return None if new_id is None else int(new_id)
+
+    def outbox_take(
+        self,
+        now: datetime | None,
+        limit: int,
+        worker_id: str,
+        lease_s: float = 30.0,
+        kinds: Collection[str] | None = None,
+    ) -> list[OutboxItem]:
+        """Lease up to ``limit`` due items (not_before <= now, no live lease) to ``worker_id``
+        for ``lease_s`` seconds, oldest due first.
+
+        In one transaction: ``SELECT ... FOR UPDATE SKIP LOCKED`` picks the ids (on PostgreSQL
+        concurrent takers skip each other's rows; on SQLite ``BEGIN IMMEDIATE`` serialises
+        them), then one ``UPDATE ... RETURNING`` leases exactly those. An item whose lease ran
+        out (its worker died) is due again.
+        """
+        now = self._now() if now is None else require_aware(now)
+        due = and_(
+            outbox.c.status == _PENDING,
+            outbox.c.not_before <= now,
+            or_(outbox.c.lease_until.is_(None), outbox.c.lease_until <= now),
+        )
+        if kinds is not None:
+            due = and_(due, outbox.c.kind.in_(list(kinds)))
+        chosen = (
+            select(outbox.c.id)
+            .where(due)
+            .order_by(outbox.c.not_before, outbox.c.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        with self._write() as conn:
+            ids = list(conn.scalars(chosen))
+            if not ids:
+                return []
+            rows = conn.execute(
+                update(outbox)
+                .where(outbox.c.id.in_(ids))
+                .values(
+                    lease_owner=worker_id,
+                    lease_until=now + timedelta(seconds=lease_s),
+                    attempts=outbox.c.attempts + 1,
+                    updated_at=now,
+                )
+                .returning(*outbox.c)
+            ).all()
+        return sorted((_item(row) for row in rows), key=lambda item: (item.not_before, item.id))
+
+    def outbox_done(self, item_id: int) -> bool:
+        """The write happened: the item is finished for good (its key stays taken)."""
+        return self._finish(item_id, OutboxStatus.DONE, error=None)
+
+    def outbox_fail(self, item_id: int, error: str) -> bool:
+        """The write can never succeed (e.g. channel_not_found): stop retrying it."""
+        return self._finish(item_id, OutboxStatus.FAILED, error=error)
+
+    def outbox_retry(self, item_id: int, not_before: datetime, error: str) -> bool:
+        """Give the lease back and try again at ``not_before`` (e.g. now + Retry-After)."""
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.id == item_id, outbox.c.status == _PENDING)
+                .values(
+                    not_before=require_aware(not_before),
+                    last_error=error,
+                    lease_owner=None,
+                    lease_until=None,
+                    updated_at=self._now(),
+                )
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def outbox_get(self, item_id: int) -> OutboxItem | None:
+        with self._read() as conn:
+            row = conn.execute(select(outbox).where(outbox.c.id == item_id)).first()
+        return _item(row) if row else None
+
+    def outbox_pending_count(self) -> int:
+        """Items not yet done or failed (leased ones included)."""
+        with self._read() as conn:
+            stmt = select(func.count()).select_from(outbox).where(outbox.c.status == _PENDING)
+            return int(conn.scalar(stmt) or 0)
+
+    def outbox_purge(self, older_than_s: float) -> int:
+        """Delete done/failed items finished over ``older_than_s`` ago (frees their keys)."""
+        with self._write() as conn:
+            stmt = delete(outbox).where(
+                outbox.c.status != _PENDING, outbox.c.finished_at <= self._ago(older_than_s)
+            )
+            return int(conn.execute(stmt).rowcount)
+
+    def _finish(self, item_id: int, status: OutboxStatus, error: str | None) -> bool:
+        now = self._now()
+        values: dict[str, Any] = {
+            "status": status.value,
+            "lease_owner": None,
+            "lease_until": None,
+            "finished_at": now,
+            "updated_at": now,
+        }
+        if error is not None:
+            values["last_error"] = error
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.id == item_id, outbox.c.status == _PENDING)
+                .values(**values)
+            )
+            return conn.execute(stmt).rowcount == 1

@@ -1,0 +1,101 @@
+"""The tables, as of the newest schema version (see migrations.py for how they come to be)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from bot.store.types import UTCDateTime
+
+metadata = MetaData()
+
+# A big integer on PostgreSQL; on SQLite only INTEGER PRIMARY KEY is the auto-incrementing rowid.
+_Id = BigInteger().with_variant(Integer(), "sqlite")
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("description", String, nullable=False),
+    Column("applied_at", UTCDateTime, nullable=False),
+)
+
+cards = Table(
+    "cards",
+    metadata,
+    Column("pending_id", String, primary_key=True),  # the unique key of the posting claim
+    Column("task_id", String, nullable=False),
+    Column("session_id", String, nullable=False),
+    Column("workspace_id", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("ts", String),  # NULL while claimed but not (known to be) posted
+    Column("state", String, nullable=False),
+    Column("bundle_json", Text, nullable=False),
+    Column("task_json", Text, nullable=False),
+    Column("outcome_json", Text),
+    Column("claimed_at", UTCDateTime, nullable=False),
+    Column("posted_at", UTCDateTime),
+    Column("resolved_at", UTCDateTime),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint("channel", "ts", name="uq_cards_message"),
+    Index("ix_cards_state_created", "state", "created_at"),
+)
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", _Id, primary_key=True, autoincrement=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("pending_id", String),
+    Column("user_id", String, nullable=False),
+    Column("action", String, nullable=False),
+    Column("source", String, nullable=False),
+    Column("result", String, nullable=False),
+    Column("detail", Text, nullable=False),
+    Index("ix_audit_log_pending", "pending_id", "id"),
+)
+
+submissions = Table(
+    "submissions",
+    metadata,
+    Column("submission_key", String, primary_key=True),
+    Column("pending_id", String, nullable=False),
+    Column("user_id", String, nullable=False),
+    Column("payload_json", Text, nullable=False),
+    Column("result_json", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("leased_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Index("ix_submissions_pending", "pending_id"),
+    Index("ix_submissions_unfinished", "finished_at", "leased_at"),
+)
+
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", _Id, primary_key=True, autoincrement=True),
+    Column("kind", String, nullable=False),
+    Column("dedupe_key", String, unique=True),  # NULL: never deduplicated
+    Column("channel", String),
+    Column("payload_json", Text, nullable=False),
+    Column("status", String, nullable=False),  # pending | done | failed
+    Column("attempts", Integer, nullable=False),
+    Column("not_before", UTCDateTime, nullable=False),
+    Column("lease_owner", String),
+    Column("lease_until", UTCDateTime),
+    Column("last_error", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Index("ix_outbox_due", "status", "not_before"),
+)

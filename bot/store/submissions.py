@@ -1,0 +1,98 @@
+"""Submissions: a lease per distinct answer so each one reaches Kandev once across replicas."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+
+from bot.store.base import StoreBase, insert_unless_exists
+from bot.store.records import Submission
+from bot.store.schema import submissions
+
+
+def _submission(row: Any) -> Submission:
+    return Submission(
+        submission_key=row.submission_key,
+        pending_id=row.pending_id,
+        user=row.user_id,
+        payload_json=row.payload_json,
+        result_json=row.result_json,
+        created_at=row.created_at,
+        leased_at=row.leased_at,
+        finished_at=row.finished_at,
+    )
+
+
+class SubmissionsMixin(StoreBase):
+    def begin_submission(
+        self, pending_id: str, submission_key: str, user: str, payload_json: str
+    ) -> bool:
+        """Record a submission before calling Kandev: True for the first caller with this key.
+
+        ``submission_key`` identifies one distinct submission (e.g. the Slack action/view id
+        plus the answers); a redelivery or a second replica gets False and must not call Kandev.
+        """
+        now = self._now()
+        with self._write() as conn:
+            stmt = insert_unless_exists(conn, submissions, "submission_key").values(
+                submission_key=submission_key,
+                pending_id=pending_id,
+                user_id=user,
+                payload_json=payload_json,
+                result_json=None,
+                created_at=now,
+                leased_at=now,
+                finished_at=None,
+            )
+            return conn.execute(stmt.returning(submissions.c.submission_key)).first() is not None
+
+    def finish_submission(self, submission_key: str, result_json: str) -> bool:
+        """Record what Kandev answered; False when unknown or already finished."""
+        with self._write() as conn:
+            stmt = (
+                update(submissions)
+                .where(
+                    submissions.c.submission_key == submission_key,
+                    submissions.c.finished_at.is_(None),
+                )
+                .values(result_json=result_json, finished_at=self._now())
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def get_submission(self, submission_key: str) -> Submission | None:
+        with self._read() as conn:
+            row = conn.execute(
+                select(submissions).where(submissions.c.submission_key == submission_key)
+            ).first()
+        return _submission(row) if row else None
+
+    def unfinished_submissions(self, older_than_s: float = 0) -> list[Submission]:
+        """Submissions without a result whose lease is at least ``older_than_s`` old."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(submissions)
+                .where(
+                    submissions.c.finished_at.is_(None),
+                    submissions.c.leased_at <= self._ago(older_than_s),
+                )
+                .order_by(submissions.c.leased_at, submissions.c.submission_key)
+            ).all()
+        return [_submission(row) for row in rows]
+
+    def reclaim_submission(self, submission_key: str, older_than_s: float) -> bool:
+        """Take over an unfinished submission whose lease is ``older_than_s`` old (crash
+        recovery): compare-and-set on the lease, so exactly one replica reconciles it."""
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(submissions)
+                .where(
+                    submissions.c.submission_key == submission_key,
+                    submissions.c.finished_at.is_(None),
+                    submissions.c.leased_at <= now - timedelta(seconds=older_than_s),
+                )
+                .values(leased_at=now)
+            )
+            return conn.execute(stmt).rowcount == 1

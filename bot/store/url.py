@@ -1,0 +1,84 @@
+"""DATABASE_URL handling: normalise to the drivers we ship, and create SQLite files as 0600."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from bot.store.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DATABASE_URL = "sqlite:///kandev-slack.db"
+
+_POSTGRES_ALIASES = {"postgres", "postgresql", "postgresql+psycopg"}
+
+
+def normalize_url(url: str | URL) -> URL:
+    """Parse ``url``; ``postgres://`` and ``postgresql://`` become ``postgresql+psycopg://``.
+
+    Only SQLite (``sqlite://``, ``sqlite+pysqlite://``) and PostgreSQL via psycopg 3 are
+    supported; anything else is a :class:`StoreError` whose message hides the password.
+    """
+    if isinstance(url, str):
+        try:
+            parsed = make_url(url.strip())
+        except ArgumentError:
+            raise StoreError(
+                "DATABASE_URL is not a database URL; use sqlite:///path/to/file.db "
+                "or postgresql://user@host/dbname"
+            ) from None
+    else:
+        parsed = url
+    if parsed.drivername in _POSTGRES_ALIASES:
+        return parsed.set(drivername="postgresql+psycopg")
+    if parsed.drivername in {"sqlite", "sqlite+pysqlite"}:
+        return parsed
+    raise StoreError(
+        f"DATABASE_URL {display_url(parsed)} is not supported; "
+        "use sqlite:///path/to/file.db or postgresql://user@host/dbname"
+    )
+
+
+def display_url(url: URL) -> str:
+    """The URL as it may appear in logs and messages: the password replaced by ``***``."""
+    return url.render_as_string(hide_password=True)
+
+
+def is_sqlite_memory(url: URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
+def prepare_sqlite_file(url: URL) -> None:
+    """Create the database file readable and writable by its owner only (0600), if it is new.
+
+    SQLite itself would create it with the process umask (usually world-readable); it creates
+    its ``-wal``/``-shm`` companions with the main file's mode, so they stay private too.
+    An existing file is left as it is, with a warning when others can read it.
+    """
+    if is_sqlite_memory(url) or url.database is None:
+        return
+    path = Path(url.database)
+    if not path.parent.exists():
+        raise StoreError(
+            f"DATABASE_URL points into {path.parent}, which does not exist; create the "
+            "directory or choose another path"
+        )
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            log.warning(
+                "database file %s has mode %o; others can read it (chmod 600 %s)", path, mode, path
+            )
+        return
+    try:
+        os.fchmod(fd, 0o600)  # exactly 0600 whatever the umask
+    finally:
+        os.close(fd)

@@ -1,0 +1,120 @@
+"""Schema versioning: fresh create, idempotent reopen, upgrade, refusal of newer, concurrency."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, insert, inspect, select
+from sqlalchemy.engine import Connection
+
+from bot.store import MIGRATIONS, SCHEMA_VERSION, Migration, Store, StoreError, migrate
+from bot.store.engine import make_engine
+from bot.store.schema import audit_log, schema_version
+from bot.store.url import normalize_url
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    engine = make_engine(normalize_url(db_url))
+    yield engine
+    engine.dispose()
+
+
+def _versions(engine: Engine) -> list[tuple[int, datetime]]:
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(schema_version.c.version, schema_version.c.applied_at).order_by("version")
+        ).all()
+    return [(row.version, row.applied_at) for row in rows]
+
+
+def test_fresh_database_gets_every_version(
+    engine: Engine, open_store: Callable[..., Store]
+) -> None:
+    store = open_store()
+    assert store.schema_version() == SCHEMA_VERSION == MIGRATIONS[-1].version
+    versions = _versions(engine)
+    assert [v for v, _ in versions] == [m.version for m in MIGRATIONS]
+    assert all(at.tzinfo is UTC for _, at in versions)
+    assert {"cards", "audit_log", "submissions", "outbox"} <= set(inspect(engine).get_table_names())
+
+
+def test_reopening_is_a_no_op(engine: Engine, open_store: Callable[..., Store]) -> None:
+    open_store().close()
+    before = _versions(engine)
+    store = open_store()
+    assert _versions(engine) == before
+    assert migrate(engine) == SCHEMA_VERSION
+    assert _versions(engine) == before
+    assert store.schema_version() == SCHEMA_VERSION
+
+
+def test_upgrade_from_an_older_version_keeps_the_data(
+    engine: Engine, open_store: Callable[..., Store]
+) -> None:
+    assert migrate(engine, MIGRATIONS[:1]) == 1
+    assert "outbox" not in inspect(engine).get_table_names()
+    with engine.begin() as conn:
+        conn.execute(
+            insert(audit_log).values(
+                at=datetime(2029, 1, 1, tzinfo=UTC),
+                pending_id="p-old",
+                user_id="U1",
+                action="answer",
+                source="button",
+                result="won",
+                detail="",
+            )
+        )
+    store = open_store()
+    assert store.schema_version() == SCHEMA_VERSION
+    assert [v for v, _ in _versions(engine)] == [m.version for m in MIGRATIONS]
+    [entry] = store.audit_entries("p-old")
+    assert (entry.user, entry.result, entry.at) == ("U1", "won", datetime(2029, 1, 1, tzinfo=UTC))
+    assert store.outbox_put("post", "k", {}) is not None  # the upgrade's tables work
+
+
+def test_a_newer_database_is_refused(engine: Engine, open_store: Callable[..., Store]) -> None:
+    open_store().close()
+    with engine.begin() as conn:
+        conn.execute(
+            insert(schema_version).values(
+                version=SCHEMA_VERSION + 5, description="future", applied_at=datetime.now(UTC)
+            )
+        )
+    with pytest.raises(StoreError, match="newer than this kandev-slack supports"):
+        open_store()
+
+
+def test_a_failing_step_changes_nothing(engine: Engine) -> None:
+    assert migrate(engine, MIGRATIONS[:2]) == 2
+
+    def half_done(conn: Connection) -> None:
+        Table("half_done", MetaData(), Column("id", Integer, primary_key=True)).create(conn)
+        raise RuntimeError("step failed")
+
+    steps = [*MIGRATIONS[:2], Migration(3, "broken", half_done)]
+    with pytest.raises(RuntimeError, match="step failed"):
+        migrate(engine, steps)
+    tables = set(inspect(engine).get_table_names())
+    assert "half_done" not in tables
+    assert "outbox" not in tables
+    assert [v for v, _ in _versions(engine)] == [1, 2]
+
+
+def test_steps_must_be_ordered(engine: Engine) -> None:
+    with pytest.raises(ValueError, match="increasing"):
+        migrate(engine, [MIGRATIONS[1], MIGRATIONS[0]])
+
+
+def test_concurrent_start_ups_create_the_schema_once(db_url: str, engine: Engine) -> None:
+    def start() -> int:
+        with Store(db_url) as store:
+            return store.schema_version()
+
+    with ThreadPoolExecutor(6) as pool:
+        assert list(pool.map(lambda _: start(), range(6))) == [SCHEMA_VERSION] * 6
+    assert [v for v, _ in _versions(engine)] == [m.version for m in MIGRATIONS]
