@@ -255,7 +255,7 @@ def test_socket_mode_needs_the_app_token() -> None:
 
 
 def test_resolve_mode_names_the_missing_variable() -> None:
-    settings = Settings(slack_bot_token=BOT, kandev_slack_channel="C0AB12")
+    settings = Settings.model_validate({"slack_bot_token": BOT, "kandev_slack_channel": "C0AB12"})
     with pytest.raises(ConfigError) as caught:
         resolve_mode(settings, "socket")
     assert caught.value.problems[0].startswith("SLACK_APP_TOKEN is not set")
