@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from bot import messages
@@ -23,7 +23,7 @@ from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import Answer, Invalid, Lost, NotActive, NotFound, Outcome, Resolution, Won
 from bot.publisher import Publisher
 from bot.routing import Routing
-from bot.store import Store
+from bot.store import Store, Submission
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,26 @@ class Verdict:
         return self.kind == "won"
 
 
+def won_submission(store: Store, pending_id: str) -> Submission | None:
+    """The Slack submission that won this bundle in Kandev, if one did."""
+    for sub in store.submissions_for(pending_id):
+        if sub.result_json and json.loads(sub.result_json).get("kind") == "won":
+            return sub
+    return None
+
+
+def submission_in_flight(store: Store, pending_id: str, within_s: float) -> bool:
+    """A Slack submission for this bundle is on its way to Kandev right now."""
+    horizon = datetime.now(UTC) - timedelta(seconds=within_s)
+    return any(
+        not sub.finished and sub.leased_at >= horizon for sub in store.submissions_for(pending_id)
+    )
+
+
+def submission_reason(sub: Submission) -> str:
+    return str(json.loads(sub.payload_json).get("reason") or "")
+
+
 class AnswerService:
     def __init__(
         self,
@@ -113,12 +133,16 @@ class AnswerService:
 
     def may_act(self, card: Card, user_id: str) -> bool:
         route = self.routing.route_for(card.workspace_id, card.task.workspace_name)
-        if not route.answerers:
+        if route is None:
+            return False  # no route at all: nobody is configured to answer this workspace
+        if not route.answerers or user_id in route.answerers:
             return True
-        groups = {g for g in route.answerers if g.startswith("S") and self._in_group(g, user_id)}
+        groups = {g for g in route.user_group_ids if self._in_group(g, user_id)}
         return route.may_answer(user_id, groups)
 
-    def precheck(self, card: Card | None, user_id: str, channel: str | None) -> Verdict | None:
+    def precheck(
+        self, card: Card | None, user_id: str, channel: str | None, *, action: str = "answer"
+    ) -> Verdict | None:
         """Why this user cannot act on this card now (None: go ahead)."""
         if card is None:
             return Verdict("unknown_bundle", messages.unknown_bundle_message())
@@ -194,7 +218,7 @@ class AnswerService:
                 result = self._outcome(res, now, by_user=attempt.user_id, reason=attempt.reason)
                 return Verdict("won", "", self._resolve(card, result, force=True))
             case Lost(resolution=res):
-                earlier = self.store.won_submission(card.pending_id)
+                earlier = won_submission(self.store, card.pending_id)
                 if earlier is not None and earlier.user == attempt.user_id:
                     result = self._outcome(res, now, by_user=attempt.user_id)
                     updated = self._resolve(card, result)
@@ -285,7 +309,7 @@ class AnswerService:
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
             sub = self.store.get_submission(key)
-            if sub is None or sub.result is not None:
+            if sub is None or sub.finished:
                 break
             time.sleep(0.05)
         return Verdict("duplicate", "", self.store.get(card.pending_id) or card)

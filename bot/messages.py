@@ -81,3 +81,7 @@ def unknown_bundle_message() -> str:
 
 def not_a_card_message() -> str:
     return "“Reject agent question” only works on Kandev question cards posted by this app."
+
+
+def tampered_message() -> str:
+    return "That button or form was not made by this app for this question; nothing was sent."

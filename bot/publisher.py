@@ -33,6 +33,8 @@ POST_SPACING_S = 1.0
 #: How long a worker holds an outbox row before another replica may take it.
 LEASE_S = 60.0
 MAX_BACKOFF_S = 60.0
+#: ``last_error`` values that prove an earlier take of a post did not reach Slack.
+_NOT_SENT = ("", "paced", "ratelimited")
 
 
 def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
@@ -147,8 +149,8 @@ class Publisher:
     def _post(self, card: Card, item) -> None:
         if card.ts:
             return  # already posted (e.g. by another replica)
-        if item.attempts > 0:
-            # An earlier attempt may have reached Slack before the process died: look first.
+        if item.last_error not in _NOT_SENT:
+            # An earlier attempt may have reached Slack before it failed or the process died.
             oldest = (card.created_at - timedelta(minutes=1)).timestamp()
             found = self.slack.find_card(card.channel, card.pending_id, oldest)
             if found:
@@ -156,6 +158,7 @@ class Publisher:
                 self._after_post(card.pending_id)
                 return
         self._next_post[card.channel] = time.monotonic() + self.post_spacing_s
+        self.store.outbox_note(item.id, "posting")
         ts = self.slack.post_card(
             card.channel, card_message(card, self.kandev_url), card.pending_id
         )

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from bot.answers import submission_in_flight, submission_reason, won_submission
 from bot.domain import Card, CardOutcome, CardState, TaskInfo
 from bot.health import Health
 from bot.kandev.client import KandevClient
@@ -62,6 +63,7 @@ class SyncEngine:
         *,
         poll_interval: float = 5.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        before_sync: Callable[[], object] | None = None,
     ):
         self.kandev = kandev
         self.store = store
@@ -72,6 +74,7 @@ class SyncEngine:
         self.clock = clock
         self._wake = threading.Event()
         self._missing_since: dict[str, float] = {}
+        self._before_sync = before_sync
 
     def wake(self, *_args: object) -> None:
         self._wake.set()
@@ -96,6 +99,8 @@ class SyncEngine:
 
     def reconcile_once(self) -> SyncReport:
         report = SyncReport()
+        if self._before_sync is not None:
+            self._before_sync()
         started = self.clock()
         bundles = self.kandev.list_pending()
         report.listed = len(bundles)
@@ -117,6 +122,13 @@ class SyncEngine:
     def _post_new(self, bundle: Bundle) -> bool:
         task = self.task_info(bundle.task_id)
         route = self.routing.route_for(task.workspace_id, task.workspace_name)
+        if route is None:
+            self.health.problem(
+                "routing",
+                f"no channel for workspace {task.workspace_name or task.workspace_id!r}: "
+                "add a [[route]] or a default channel",
+            )
+            return False
         claimed = self.store.claim(
             bundle.pending_id,
             task_id=bundle.task_id,
@@ -161,7 +173,7 @@ class SyncEngine:
     # ---- bundles that left the active list -----------------------------------------------
 
     def _resolve_elsewhere(self, card: Card) -> bool:
-        if self.store.submission_in_flight(card.pending_id, within_s=SUBMISSION_GRACE_S):
+        if submission_in_flight(self.store, card.pending_id, SUBMISSION_GRACE_S):
             return False  # a Slack answer is being recorded; the answer use-case owns this card
         try:
             final = self.kandev.final_state(card.task_id, card.pending_id)
@@ -189,7 +201,10 @@ class SyncEngine:
 
     def _attribute(self, card: Card, outcome: CardOutcome) -> CardOutcome:
         """An answer that a Slack user won shows their name, even if sync notices it first."""
-        won = self.store.won_submission(card.pending_id)
+        won = won_submission(self.store, card.pending_id)
         if won is None or outcome.state not in (CardState.ANSWERED, CardState.REJECTED):
             return outcome
-        return outcome.model_copy(update={"via": "slack", "by_user": won.user})
+        update: dict[str, object] = {"via": "slack", "by_user": won.user}
+        if outcome.state is CardState.REJECTED:
+            update["reason"] = submission_reason(won)
+        return outcome.model_copy(update=update)

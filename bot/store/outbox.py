@@ -146,6 +146,17 @@ class OutboxMixin(StoreBase):
             )
             return conn.execute(stmt).rowcount == 1
 
+    def outbox_note(self, item_id: int, note: str) -> bool:
+        """Record progress on a leased item (e.g. "posting" just before a Slack write) so a
+        worker that takes it over after a crash knows the write may already have happened."""
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.id == item_id, outbox.c.status == _PENDING)
+                .values(last_error=note, updated_at=self._now())
+            )
+            return conn.execute(stmt).rowcount == 1
+
     def outbox_get(self, item_id: int) -> OutboxItem | None:
         with self._read() as conn:
             row = conn.execute(select(outbox).where(outbox.c.id == item_id)).first()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from bot.store.base import StoreBase, insert_unless_exists
 from bot.store.records import Submission
@@ -94,5 +94,24 @@ class SubmissionsMixin(StoreBase):
                     submissions.c.leased_at <= now - timedelta(seconds=older_than_s),
                 )
                 .values(leased_at=now)
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def submissions_for(self, pending_id: str) -> list[Submission]:
+        """Every submission recorded for one bundle, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(submissions)
+                .where(submissions.c.pending_id == pending_id)
+                .order_by(submissions.c.created_at, submissions.c.submission_key)
+            ).all()
+        return [_submission(row) for row in rows]
+
+    def drop_submission(self, submission_key: str) -> bool:
+        """Forget an unfinished submission that never reached Kandev (so it may be retried)."""
+        with self._write() as conn:
+            stmt = delete(submissions).where(
+                submissions.c.submission_key == submission_key,
+                submissions.c.finished_at.is_(None),
             )
             return conn.execute(stmt).rowcount == 1

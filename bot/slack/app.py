@@ -1,0 +1,30 @@
+"""The Bolt app: Slack's requests in, thin listeners registered from bot/slack/listeners."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.slack.listeners import register_listeners
+from bot.slack.services import Services
+
+log = logging.getLogger(__name__)
+
+
+def build_bolt_app(
+    client: WebClient, services: Services, *, signing_secret: str | None, socket_mode: bool
+) -> App:
+    """A Bolt App over ``client`` (whose base_url is SLACK_API_URL). Constructing it calls
+    ``auth.test``, so a bad bot token fails here, at start-up."""
+    app = App(
+        client=client,
+        signing_secret=signing_secret or "",
+        # Socket Mode envelopes are not signed; HTTP requests always are (Bolt verifies).
+        request_verification_enabled=not socket_mode,
+        process_before_response=False,
+        logger=logging.getLogger("bot.slack.bolt"),
+    )
+    register_listeners(app, services)
+    return app

@@ -1,0 +1,142 @@
+"""Button clicks on cards (and on the listing / App Home): parse, ack, delegate."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App
+
+from bot.answers import Attempt
+from bot.cards import ids
+from bot.cards.ids import CodecError, ModalOrigin, parse_button_value
+from bot.cards.modals import build_answer_modal, build_other_modal, build_reject_modal
+from bot.domain import Card
+from bot.kandev.models import Answer
+from bot.messages import tampered_message, unknown_bundle_message
+from bot.slack.gateway import SlackError
+from bot.slack.payloads import BlockAction, PayloadError, parse
+from bot.slack.services import Services
+
+log = logging.getLogger(__name__)
+
+
+def register(app: App, svc: Services) -> None:
+    app.action(ids.ACTION_OPTION_PATTERN)(_option_clicked(svc))
+    app.action(ids.ACTION_OTHER)(_modal_opener(svc, "other"))
+    app.action(ids.ACTION_ANSWER_MODAL)(_modal_opener(svc, "answer"))
+    app.action(ids.ACTION_REJECT)(_modal_opener(svc, "reject"))
+    app.action(ids.ACTION_OPEN)(_link_clicked)
+
+
+def _link_clicked(ack: Ack) -> None:
+    """A URL button still sends an action; Slack only needs the ack."""
+    ack()
+
+
+def locate(svc: Services, click: BlockAction) -> tuple[Card | None, ModalOrigin, str]:
+    """The card a click is about, where it came from, and why not if it cannot be trusted.
+
+    On a card message the card is found by (channel, ts) in the store; the button's value must
+    name the same bundle (a tampered value is refused). Elsewhere (listing, App Home) the value
+    names the bundle.
+    """
+    try:
+        value = parse_button_value(click.action.value)
+    except CodecError:
+        return None, "card", tampered_message()
+    if click.on_message:
+        card = svc.card_at(click.channel_id, click.container.message_ts)
+        if card is None:
+            return None, "card", unknown_bundle_message()
+        if card.pending_id != value.pending_id:
+            return None, "card", tampered_message()
+        return card, "card", ""
+    origin: ModalOrigin = "home" if click.container.type == "view" else "list"
+    card = svc.answers.card(value.pending_id)
+    return card, origin, "" if card is not None else unknown_bundle_message()
+
+
+def _option_clicked(svc: Services):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        try:
+            click = parse(BlockAction, body)
+        except PayloadError as exc:
+            log.warning("refused a malformed click: %s", exc)
+            return
+        card, _origin, problem = locate(svc, click)
+        channel = click.channel_id or None
+        if card is None:
+            svc.tell(click.user_id, problem, channel=channel, response_url=click.response_url)
+            return
+        value = parse_button_value(click.action.value)
+        question = card.bundle.question(value.question_id)
+        if question is None or question.option(value.option_id) is None:
+            svc.tell(click.user_id, tampered_message(), channel=channel)
+            return
+        attempt = Attempt(
+            pending_id=card.pending_id,
+            user_id=click.user_id,
+            action="answer",
+            source="button",
+            answers=(Answer(question_id=question.question_id, selected_options=[value.option_id]),),
+            channel=channel if click.on_message else None,
+        )
+        verdict = svc.answers.submit(attempt)
+        svc.tell_verdict(click.user_id, verdict, channel=channel, response_url=click.response_url)
+
+    return handle
+
+
+def _modal_opener(svc: Services, kind: str):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        try:
+            click = parse(BlockAction, body)
+        except PayloadError as exc:
+            log.warning("refused a malformed click: %s", exc)
+            return
+        card, origin, problem = locate(svc, click)
+        channel = click.channel_id or None
+        if card is None:
+            svc.tell(click.user_id, problem, channel=channel, response_url=click.response_url)
+            return
+        refusal = svc.answers.precheck(
+            card, click.user_id, channel if click.on_message else None, action=kind
+        )
+        if refusal is not None:
+            svc.tell_verdict(
+                click.user_id, refusal, channel=channel, response_url=click.response_url
+            )
+            return
+        view = build_modal(svc, card, kind, origin=origin, response_url=click.response_url)
+        try:
+            svc.slack.open_view(click.trigger_id, view)
+        except SlackError as exc:
+            log.warning("could not open the %s modal: %s", kind, exc.error)
+            svc.tell(
+                click.user_id,
+                "Slack did not open the form in time; please click again.",
+                channel=channel,
+                response_url=click.response_url,
+            )
+
+    return handle
+
+
+def build_modal(
+    svc: Services, card: Card, kind: str, *, origin: ModalOrigin, response_url: str = ""
+) -> dict[str, Any]:
+    common: dict[str, Any] = {
+        "kandev_url": svc.kandev_public_url,
+        "channel": card.channel,
+        "ts": card.ts or "",
+        "origin": origin,
+        "response_url": response_url,
+    }
+    if kind == "reject":
+        return build_reject_modal(card.bundle, card.task, **common)
+    if kind == "other" and len(card.bundle.questions) == 1:
+        return build_other_modal(card.bundle, card.task, card.bundle.questions[0], **common)
+    return build_answer_modal(card.bundle, card.task, **common)

@@ -1,0 +1,118 @@
+"""Typed views of the Slack interaction payloads the listeners read (extra fields ignored).
+
+Parsing raises ``PayloadError`` with a short reason when a payload lacks what we need, so a
+malformed or forged payload is refused cleanly instead of crashing a listener.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class PayloadError(ValueError):
+    """An interaction payload that does not have the shape Slack sends."""
+
+
+class _P(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _User(_P):
+    id: str = Field(min_length=1)
+
+
+class _Container(_P):
+    type: str = ""
+    channel_id: str = ""
+    message_ts: str = ""
+    is_ephemeral: bool = False
+    view_id: str = ""
+
+
+class _Channel(_P):
+    id: str = ""
+
+
+class _Action(_P):
+    action_id: str = Field(min_length=1)
+    block_id: str = ""
+    value: str = ""
+
+
+class BlockAction(_P):
+    """A ``block_actions`` payload reduced to the one action that was clicked."""
+
+    user: _User
+    trigger_id: str = ""
+    response_url: str = ""
+    container: _Container = _Container()
+    channel: _Channel | None = None
+    actions: list[_Action] = Field(min_length=1)
+
+    @property
+    def user_id(self) -> str:
+        return self.user.id
+
+    @property
+    def action(self) -> _Action:
+        return self.actions[0]
+
+    @property
+    def channel_id(self) -> str:
+        return self.container.channel_id or (self.channel.id if self.channel else "")
+
+    @property
+    def on_message(self) -> bool:
+        """Clicked on a (non-ephemeral) message: a card, recognised by (channel, ts)."""
+        return self.container.type == "message" and not self.container.is_ephemeral
+
+
+class _View(_P):
+    id: str = ""
+    callback_id: str = ""
+    private_metadata: str = ""
+    state: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def values(self) -> dict[str, dict[str, dict[str, Any]]]:
+        values = self.state.get("values") or {}
+        return values if isinstance(values, dict) else {}
+
+
+class ViewSubmission(_P):
+    user: _User
+    view: _View
+
+    @property
+    def user_id(self) -> str:
+        return self.user.id
+
+
+class _Message(_P):
+    ts: str = Field(min_length=1)
+
+
+class MessageShortcut(_P):
+    user: _User
+    callback_id: str = ""
+    trigger_id: str = ""
+    response_url: str = ""
+    channel: _Channel
+    message: _Message
+
+    @property
+    def user_id(self) -> str:
+        return self.user.id
+
+
+def parse(model: type[_P], body: Any):
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise PayloadError(
+            f"{model.__name__}: {where or 'payload'} {first.get('msg', '')}"
+        ) from exc
