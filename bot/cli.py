@@ -52,6 +52,9 @@ def _run(settings: Settings, mode: Mode) -> int:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Per-request lines of the HTTP clients would drown the bot's own log.
+    for noisy in ("httpx", "httpcore", "slack_sdk.web.base_client", "websockets"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         from bot.app import main_run
     except ModuleNotFoundError as exc:

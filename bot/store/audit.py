@@ -8,12 +8,15 @@ from bot.store.base import StoreBase
 from bot.store.records import AuditEntry
 from bot.store.schema import audit_log
 
+#: The ``user`` of entries the bot itself made (posting, syncing).
+SYSTEM_USER = "bot"
+
 
 class AuditMixin(StoreBase):
     def audit(
         self,
         pending_id: str | None,
-        user: str,
+        user: str | None,
         action: str,
         source: str,
         result: str,
@@ -31,7 +34,7 @@ class AuditMixin(StoreBase):
                 .values(
                     at=self._now(),
                     pending_id=pending_id,
-                    user_id=user,
+                    user_id=user or SYSTEM_USER,
                     action=action,
                     source=source,
                     result=result,
