@@ -1,0 +1,67 @@
+"""Real-Kandev fixtures (see tests/harness/). Kandev starts only for tests that ask for it.
+
+- ``kandev_runtime`` (session): the installed runtime directory (npm, cached under .cache/).
+- ``kandev`` (session): a running Kandev without auth, shared by every test.
+- ``kandev_auth`` (session): a running Kandev with auth on; its PAT is ``kandev_auth.token``.
+- ``kandev_factory`` (session): ``kandev_factory(auth=False)`` starts a private server, e.g. for
+  tests that stop or restart it; all are closed at the end of the session.
+- ``seed`` (function): seeds bundles on ``kandev`` and deletes its tasks after the test.
+
+Tests using any of these get the ``kandev`` marker automatically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness.kandev_runtime import ensure_runtime
+from tests.harness.kandev_server import KandevServer
+from tests.harness.seeder import Seeder
+
+KANDEV_FIXTURES = frozenset({"kandev_runtime", "kandev", "kandev_auth", "kandev_factory", "seed"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if KANDEV_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.kandev)
+
+
+@pytest.fixture(scope="session")
+def kandev_runtime() -> Path:
+    return ensure_runtime()
+
+
+@pytest.fixture(scope="session")
+def kandev_factory(kandev_runtime: Path) -> Iterator[Callable[..., KandevServer]]:
+    servers: list[KandevServer] = []
+
+    def start(*, auth: bool = False) -> KandevServer:
+        server = KandevServer(kandev_runtime, auth=auth)
+        servers.append(server)
+        return server.start()
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def kandev(kandev_factory: Callable[..., KandevServer]) -> KandevServer:
+    return kandev_factory()
+
+
+@pytest.fixture(scope="session")
+def kandev_auth(kandev_factory: Callable[..., KandevServer]) -> KandevServer:
+    return kandev_factory(auth=True)
+
+
+@pytest.fixture
+def seed(kandev: KandevServer) -> Iterator[Seeder]:
+    kandev.start()  # a no-op unless an earlier test left the shared server stopped
+    seeder = Seeder(kandev)
+    yield seeder
+    seeder.cleanup()

@@ -1,0 +1,426 @@
+"""A scripted ACP agent for Kandev's ``KANDEV_MOCK_AGENT=only`` mode (stdlib only).
+
+Kandev launches it as the ``mock-agent`` executable and speaks ACP to it: newline-delimited
+JSON-RPC 2.0 over stdin/stdout. On ``session/prompt`` the agent looks for a spec line in the
+prompt text (the task description)::
+
+    KANDEV-MOCK-SPEC <marker> <base64 of {"questions": [...], "context": "..."}>
+
+and, if found, calls the ``ask_user_question_kandev`` MCP tool on the session's MCP server with
+those questions. That call blocks until the bundle is resolved. What the agent learns is kept,
+rewritten atomically, in ``<results_dir>/<marker>.json``::
+
+    {"marker", "task_id", "tool": {"is_error", "text", "parsed", "raw"} | null,
+     "prompts": [later prompt texts], "errors": [failures], "updated_at"}
+
+``prompts`` holds prompts without a spec that arrive in the same ACP session, e.g. the answer
+Kandev sends as a new prompt after it relaunched the agent, or its "declined" note after a cancel.
+A turn ends with ``end_turn``; a ``session/cancel`` ends the open turn at once with
+``cancelled`` (Kandev's shutdown waits for that). When the question ended unanswered, the reply
+waits up to a second for stdin to close, because that usually means Kandev is tearing the session
+down and a reply in the middle of it stalls agentctl for 5 s. Everything is logged to a file;
+stdout carries only protocol messages.
+
+Run as ``python mock_agent.py --results-dir DIR --log FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import json
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+SPEC_PATTERN = re.compile(r"KANDEV-MOCK-SPEC (?P<marker>[A-Za-z0-9_-]+) (?P<spec>[A-Za-z0-9+/=]+)")
+TASK_ID_PATTERN = re.compile(r"Kandev Task ID: (?P<task_id>[0-9a-fA-F-]{36})")
+MCP_PROTOCOL_VERSION = "2025-06-18"
+TOOL_TIMEOUT_SECONDS = 24 * 3600.0
+UNANSWERED_REPLY_DELAY = 1.0
+
+INITIALIZE_RESULT: dict[str, Any] = {
+    "protocolVersion": 1,
+    "agentCapabilities": {
+        "loadSession": True,
+        "mcpCapabilities": {"http": True, "sse": True},
+        "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+    },
+    "authMethods": [],
+}
+MODES: dict[str, Any] = {
+    "currentModeId": "default",
+    "availableModes": [{"id": "default", "name": "Default", "description": "Scripted test agent"}],
+}
+
+
+def config_options(model: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "select",
+            "id": "model",
+            "name": "Model",
+            "category": "model",
+            "currentValue": model,
+            "options": [
+                {"value": "mock-fast", "name": "Mock Fast"},
+                {"value": "mock-slow", "name": "Mock Slow"},
+            ],
+        },
+        {
+            "type": "select",
+            "id": "mode",
+            "name": "Mode",
+            "category": "mode",
+            "currentValue": "default",
+            "options": [{"value": "default", "name": "Default"}],
+        },
+    ]
+
+
+def encode_spec(questions: list[dict[str, Any]], context: str = "") -> str:
+    """The base64 payload that ``parse_spec`` reads back (used by the harness)."""
+    raw = json.dumps({"questions": questions, "context": context}, separators=(",", ":"))
+    return base64.b64encode(raw.encode()).decode()
+
+
+def spec_line(marker: str, questions: list[dict[str, Any]], context: str = "") -> str:
+    return f"KANDEV-MOCK-SPEC {marker} {encode_spec(questions, context)}"
+
+
+def parse_spec(text: str) -> tuple[str, dict[str, Any]] | None:
+    match = SPEC_PATTERN.search(text)
+    if match is None:
+        return None
+    try:
+        spec = json.loads(base64.b64decode(match["spec"]))
+    except (binascii.Error, ValueError):
+        return None
+    return match["marker"], spec
+
+
+def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as out:
+        json.dump(payload, out)
+    os.replace(tmp, path)
+
+
+class McpClient:
+    """Just enough streamable-HTTP MCP to call one tool."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        self.url = url
+        self.headers = headers
+        self.session_id: str | None = None
+        self._next_id = 0
+
+    def call_tool(self, name: str, arguments: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self._request(
+            "initialize",
+            {
+                "protocolVersion": MCP_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "kandev-slack-mock-agent", "version": "1"},
+            },
+            timeout=30.0,
+        )
+        self._notify("notifications/initialized")
+        return self._request("tools/call", {"name": name, "arguments": arguments}, timeout=timeout)
+
+    def _post(self, message: dict[str, Any], timeout: float) -> tuple[str, str, dict[str, str]]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **self.headers,
+        }
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        request = urllib.request.Request(
+            self.url, data=json.dumps(message).encode(), headers=headers, method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read().decode()
+            return response.headers.get("Content-Type", ""), body, dict(response.headers)
+
+    def _notify(self, method: str) -> None:
+        self._post({"jsonrpc": "2.0", "method": method}, timeout=30.0)
+
+    def _request(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self._next_id += 1
+        request_id = self._next_id
+        content_type, body, headers = self._post(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, timeout
+        )
+        session_id = headers.get("Mcp-Session-Id") or headers.get("mcp-session-id")
+        if session_id:
+            self.session_id = session_id
+        for message in _messages(content_type, body):
+            if message.get("id") == request_id:
+                if "error" in message:
+                    raise RuntimeError(f"MCP {method} error: {message['error']}")
+                return message.get("result", {})
+        raise RuntimeError(f"MCP {method}: no reply with id {request_id} in {body[:500]!r}")
+
+
+def _messages(content_type: str, body: str) -> list[dict[str, Any]]:
+    if "text/event-stream" not in content_type:
+        return [json.loads(body)] if body.strip() else []
+    messages = []
+    for block in body.replace("\r\n", "\n").split("\n\n"):
+        data = "\n".join(
+            line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")
+        )
+        if data:
+            messages.append(json.loads(data))
+    return messages
+
+
+class Agent:
+    def __init__(self, results_dir: Path, log_path: Path) -> None:
+        self.results_dir = results_dir
+        self.log_file = log_path.open("a", buffering=1)
+        self.out_lock = threading.Lock()
+        self.sessions: dict[str, dict[str, Any]] = {}
+        # Prompt requests still awaiting their reply, by ACP session id.
+        self.open_prompts: dict[str, Any] = {}
+        self.prompt_lock = threading.Lock()
+        self.stdin_closed = threading.Event()
+        self.record_lock = threading.Lock()
+
+    # --- plumbing -------------------------------------------------------------------------
+    def log(self, text: str) -> None:
+        now = time.time()
+        stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
+        self.log_file.write(f"{stamp} [{os.getpid()}] {text}\n")
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, separators=(",", ":"))
+        with self.out_lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+        self.log(f">> {line[:2000]}")
+
+    def reply(self, request_id: Any, result: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def error(self, request_id: Any, code: int, message: str) -> None:
+        self.send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+
+    def run(self) -> None:
+        self.log(f"started argv={sys.argv!r}")
+        for line in sys.stdin:
+            line = line.strip()
+            if not line:
+                continue
+            self.log(f"<< {line[:2000]}")
+            try:
+                message = json.loads(line)
+            except ValueError:
+                self.log("unparseable line ignored")
+                continue
+            if "method" in message:
+                self.dispatch(message)
+        self.stdin_closed.set()
+        self.log("stdin closed; exiting")
+
+    # --- protocol -------------------------------------------------------------------------
+    def dispatch(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params") or {}
+        request_id = message.get("id")
+        if method == "session/cancel":
+            # As ACP asks: end the running turn at once with stopReason "cancelled". The
+            # blocked tool call is left to finish on its own; its result is still recorded.
+            self.finish_prompt(params.get("sessionId", ""), "cancelled")
+            return
+        if request_id is None:
+            return
+        if method == "initialize":
+            self.reply(request_id, INITIALIZE_RESULT)
+        elif method in ("authenticate", "logout", "session/set_mode", "session/close"):
+            self.reply(request_id, {})
+        elif method == "session/new":
+            session_id = f"mock-{uuid.uuid4()}"
+            self.remember(session_id, params)
+            self.reply(
+                request_id,
+                {
+                    "sessionId": session_id,
+                    "modes": MODES,
+                    "configOptions": config_options("mock-fast"),
+                },
+            )
+        elif method in ("session/load", "session/resume"):
+            self.remember(params.get("sessionId", ""), params)
+            self.reply(request_id, {"modes": MODES, "configOptions": config_options("mock-fast")})
+        elif method == "session/set_config_option":
+            session = self.sessions.setdefault(params.get("sessionId", ""), {})
+            if params.get("configId") == "model":
+                session["model"] = params.get("value", "mock-fast")
+            self.reply(
+                request_id, {"configOptions": config_options(session.get("model", "mock-fast"))}
+            )
+        elif method == "session/list":
+            self.reply(request_id, {"sessions": []})
+        elif method == "session/prompt":
+            threading.Thread(target=self.prompt, args=(request_id, params), daemon=True).start()
+        else:
+            self.error(request_id, -32601, f"method not found: {method}")
+
+    def remember(self, session_id: str, params: dict[str, Any]) -> None:
+        session = self.sessions.setdefault(session_id, {})
+        session["mcp"] = _http_mcp_server(params.get("mcpServers") or [])
+
+    def chunk(self, session_id: str, text: str) -> None:
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {
+                    "sessionId": session_id,
+                    "update": {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": text},
+                    },
+                },
+            }
+        )
+
+    def prompt(self, request_id: Any, params: dict[str, Any]) -> None:
+        session_id = params.get("sessionId", "")
+        with self.prompt_lock:
+            self.open_prompts[session_id] = request_id
+        text = _prompt_text(params.get("prompt") or [])
+        answered = True
+        try:
+            answered = self.handle_prompt(session_id, text)
+        except Exception as exc:  # the turn must end whatever happened
+            self.log(f"prompt failed: {exc!r}")
+            answered = False
+            error = repr(exc)
+            marker = self._marker_of(session_id)
+            if marker is not None:
+                self._update(marker, lambda record: record["errors"].append(error))
+        # A question that ended unanswered usually means Kandev is tearing the session down
+        # (task deleted, server stopping). Replying in the middle of that teardown makes
+        # agentctl wait 5 s for its reader goroutines, so give the teardown a moment to close
+        # stdin first; the process then exits without a reply.
+        if not answered and self.stdin_closed.wait(UNANSWERED_REPLY_DELAY):
+            return
+        self.finish_prompt(session_id, "end_turn", request_id)
+
+    def finish_prompt(self, session_id: str, reason: str, request_id: Any = None) -> None:
+        """Reply to the session's open prompt once (a cancel may have answered it already)."""
+        with self.prompt_lock:
+            open_id = self.open_prompts.get(session_id)
+            if open_id is None or (request_id is not None and open_id != request_id):
+                return
+            del self.open_prompts[session_id]
+        self.reply(open_id, {"stopReason": reason})
+
+    def handle_prompt(self, session_id: str, text: str) -> bool:
+        """Run one turn; False when the question ended without an answer."""
+        parsed = parse_spec(text)
+        if parsed is None:
+            marker = self._marker_of(session_id)
+            self.log(f"prompt without spec (session {session_id}, marker {marker})")
+            if marker is not None:
+                self._update(marker, lambda record: record["prompts"].append(text))
+            self.chunk(session_id, "Nothing to ask.")
+            return True
+        marker, spec = parsed
+        task_match = TASK_ID_PATTERN.search(text)
+        task_id = task_match["task_id"] if task_match else ""
+        write_json_atomic(self.results_dir / "sessions" / f"{session_id}.json", {"marker": marker})
+        self._update(marker, lambda record: record.update(task_id=task_id))
+        self.chunk(session_id, "I need to ask the user something.")
+        mcp = self.sessions.get(session_id, {}).get("mcp")
+        if mcp is None:
+            raise RuntimeError(f"no http MCP server known for session {session_id}")
+        arguments = {"questions": spec.get("questions", []), "context": spec.get("context", "")}
+        self.log(f"calling ask_user_question_kandev for marker {marker} at {mcp['url']}")
+        client = McpClient(mcp["url"], mcp["headers"])
+        result = client.call_tool("ask_user_question_kandev", arguments, TOOL_TIMEOUT_SECONDS)
+        self.log(f"tool returned for marker {marker}: {json.dumps(result)[:2000]}")
+        self._update(marker, lambda record: record.update(tool=_tool_outcome(result)))
+        if result.get("isError"):
+            return False
+        self.chunk(session_id, "Thanks, continuing.")
+        return True
+
+    def _marker_of(self, session_id: str) -> str | None:
+        path = self.results_dir / "sessions" / f"{session_id}.json"
+        try:
+            return json.loads(path.read_text())["marker"]
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def _update(self, marker: str, change: Any) -> None:
+        """Apply ``change`` to the marker's result record and rewrite it atomically."""
+        path = self.results_dir / f"{marker}.json"
+        with self.record_lock:
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                record = {
+                    "marker": marker,
+                    "task_id": "",
+                    "tool": None,
+                    "prompts": [],
+                    "errors": [],
+                }
+            change(record)
+            record["updated_at"] = time.time()
+            write_json_atomic(path, record)
+
+
+def _tool_outcome(result: dict[str, Any]) -> dict[str, Any]:
+    content = result.get("content") or []
+    text = content[0].get("text", "") if content else ""
+    try:
+        parsed: Any = json.loads(text)
+    except ValueError:
+        parsed = None
+    return {"is_error": bool(result.get("isError")), "text": text, "parsed": parsed, "raw": result}
+
+
+def _http_mcp_server(servers: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for server in servers:
+        if server.get("type", "http") == "http" and server.get("url"):
+            headers = {h["name"]: h["value"] for h in server.get("headers") or []}
+            return {"url": server["url"], "headers": headers}
+    return None
+
+
+def _prompt_text(blocks: list[dict[str, Any]]) -> str:
+    parts = []
+    for block in blocks:
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "resource":
+            parts.append(str((block.get("resource") or {}).get("text", "")))
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--results-dir", required=True, type=Path)
+    parser.add_argument("--log", required=True, type=Path)
+    args, _unknown = parser.parse_known_args(argv)
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    Agent(args.results_dir, args.log).run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""Seed bundles for one test and delete exactly those tasks afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import httpx
+
+from .kandev_server import KandevHarnessError, KandevServer, SeededBundle
+from .specs import QuestionSpec
+
+T = TypeVar("T")
+
+
+class Seeder:
+    """``seed(questions, context, title)`` → ``SeededBundle``; ``seed.many(n)`` → a list."""
+
+    def __init__(self, server: KandevServer) -> None:
+        self.server = server
+        self.task_ids: list[str] = []
+
+    def __call__(
+        self,
+        questions: Sequence[QuestionSpec] | None = None,
+        context: str = "",
+        title: str | None = None,
+        **options: Any,
+    ) -> SeededBundle:
+        return self._tracked(lambda: self.server.seed_bundle(questions, context, title, **options))
+
+    def many(
+        self,
+        count: int,
+        questions: Sequence[QuestionSpec] | None = None,
+        context: str = "",
+        **options: Any,
+    ) -> list[SeededBundle]:
+        return self._tracked(lambda: self.server.seed_many(count, questions, context, **options))
+
+    def cleanup(self) -> None:
+        """Delete every task this seeder created (a stopped server cleans up on ``close``)."""
+        if not self.server.running:
+            return
+        for task_id in self.task_ids:
+            with contextlib.suppress(httpx.HTTPError, KandevHarnessError):
+                self.server.delete_task(task_id)
+        self.task_ids.clear()
+
+    def _tracked(self, seed: Callable[[], T]) -> T:
+        before = set(self.server.seeded_task_ids())
+        try:
+            return seed()
+        finally:
+            created = [t for t in self.server.seeded_task_ids() if t not in before]
+            self.task_ids.extend(created)
