@@ -1,0 +1,203 @@
+"""Shared helpers for the card end-to-end tests: find a bundle's card, read its outcome line,
+count its posts, wait for Kandev to record a resolution."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tests.e2e.botproc import BotProcess
+from tests.e2e.conftest import CHANNEL
+from tests.fakeslack import payloads
+from tests.fakeslack.config import SlackUser
+from tests.fakeslack.driver import SlackDriver
+from tests.fakeslack.layout import find_element, iter_elements
+from tests.fakeslack.records import CallRecord, Ephemeral, PostedMessage, ViewRecord
+from tests.fakeslack.server import FakeSlack
+from tests.fakeslack.transports import Ack
+from tests.harness.kandev_server import KandevServer
+from tests.harness.specs import QuestionSpec, question
+
+#: The poll interval the card tests run the bot with (seconds, KANDEV_POLL_INTERVAL).
+POLL_S = 1.5
+#: Slack of time on top of a promised bound, for a loaded 2-core machine.
+MARGIN_S = 2.5
+#: Block ids the card renderer uses (bot/cards/ids.py).
+OUTCOME_BLOCK = "kq_outcome"
+ACTIONS_BLOCK = "kq_actions"
+OPEN_IN_KANDEV = "Open in Kandev"
+#: ``<!date^…|fallback>`` tokens follow the outcome line after " · ".
+_DATE_SUFFIX = re.compile(r"\s*·\s*<!date\^[^>]*>\s*$")
+
+
+def db_question(qid: str = "db") -> QuestionSpec:
+    return question(
+        qid,
+        "Database",
+        "Which database should we use?",
+        ("PostgreSQL", "Relational, strong consistency"),
+        ("MongoDB", "Document store"),
+    )
+
+
+def card_posts(fake: FakeSlack, pending_id: str) -> list[CallRecord]:
+    """Every successful chat.postMessage that carried ``pending_id`` in its metadata."""
+    return [
+        call
+        for call in fake.calls("chat.postMessage")
+        if call.ok
+        and ((call.params.get("metadata") or {}).get("event_payload") or {}).get("pending_id")
+        == pending_id
+    ]
+
+
+def wait_card(
+    fake: FakeSlack, pending_id: str, timeout: float = POLL_S + MARGIN_S, channel: str = CHANNEL
+) -> PostedMessage:
+    """The card of ``pending_id`` in ``channel`` (current state) once it is posted."""
+    call = fake.wait_for(
+        lambda: next(iter(card_posts(fake, pending_id)), None),
+        timeout,
+        f"the card of {pending_id}",
+    )
+    assert call.params.get("channel") == channel, call.params.get("channel")
+    return fake.message(channel, str(call.response["ts"]))
+
+
+def card_updates(fake: FakeSlack, ts: str) -> list[CallRecord]:
+    return [c for c in fake.calls("chat.update") if c.ok and c.params.get("ts") == ts]
+
+
+def outcome_line(message: PostedMessage) -> str | None:
+    """The card's outcome line without its trailing date token (None while pending)."""
+    for block in message.blocks:
+        if block.get("block_id") == OUTCOME_BLOCK:
+            text = (block.get("text") or {}).get("text", "")
+            return _DATE_SUFFIX.sub("", text)
+    return None
+
+
+def buttons(message: PostedMessage | ViewRecord) -> list[str]:
+    """The visible labels of every button, in order."""
+    return [ref.label for ref in iter_elements(message.blocks) if ref.type == "button"]
+
+
+def wait_outcome(
+    fake: FakeSlack, ts: str, prefix: str, timeout: float = POLL_S + MARGIN_S
+) -> PostedMessage:
+    """The card at ``ts`` once its outcome line starts with ``prefix``."""
+
+    def edited() -> PostedMessage | None:
+        message = fake.message(CHANNEL, ts)
+        line = outcome_line(message)
+        return message if line is not None and line.startswith(prefix) else None
+
+    try:
+        return fake.wait_for(edited, timeout, f"outcome {prefix!r} on card {ts}")
+    except TimeoutError as exc:
+        raise AssertionError(
+            f"card {ts} never showed {prefix!r}; outcome line: "
+            f"{outcome_line(fake.message(CHANNEL, ts))!r}"
+        ) from exc
+
+
+def assert_terminal_controls(message: PostedMessage) -> None:
+    """A resolved card keeps only the "Open in Kandev" link button."""
+    assert buttons(message) == [OPEN_IN_KANDEV], buttons(message)
+    link = next(ref for ref in iter_elements(message.blocks) if ref.type == "button")
+    assert link.element.get("url", "").startswith("https://kandev.example.test/t/")
+
+
+def wait_final(
+    server: KandevServer, task_id: str, pending_id: str, status: str, timeout: float = 10.0
+) -> dict[str, Any]:
+    """Kandev's record of the bundle once every question reads ``status``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        final = server.final_status(task_id, pending_id)
+        if final["status"] == status or time.monotonic() > deadline:
+            return final
+        time.sleep(0.1)
+
+
+def response_of(final: dict[str, Any], question_id: str) -> dict[str, Any]:
+    """The recorded answer of one question: {question_id, selected_options, custom_text}."""
+    return final["questions"][question_id]["response"] or {}
+
+
+def ephemerals_for(fake: FakeSlack, user: str, channel: str = CHANNEL) -> list[Ephemeral]:
+    return fake.ephemerals(user=user, channel=channel)
+
+
+def wait_ephemeral(fake: FakeSlack, user: str, contains: str, timeout: float = 10.0) -> Ephemeral:
+    return fake.wait_for_ephemeral(user, lambda e: contains in e.all_text, timeout=timeout)
+
+
+def kandev_answer_calls(log_text: str) -> int:
+    """How often the bot's audit says it sent something to Kandev (for 'nothing reached')."""
+    return log_text.count("answer_question")
+
+
+def open_modal(fake: FakeSlack, callback_id: str, after: int, timeout: float = 10.0) -> ViewRecord:
+    """The first modal with ``callback_id`` opened after the call index ``after``."""
+    call = fake.wait_for_call(
+        "views.open",
+        lambda c: (c.params.get("view") or {}).get("callback_id") == callback_id and c.ok,
+        timeout=timeout,
+        after=after,
+    )
+    view_id = call.response["view"]["id"]
+    return fake.view(view_id)
+
+
+def input_blocks(view: ViewRecord) -> dict[str, dict[str, Any]]:
+    """The view's input blocks by block_id."""
+    return {b["block_id"]: b for b in view.blocks if b.get("type") == "input"}
+
+
+def choice_and_text_blocks(view: ViewRecord) -> list[tuple[str, str]]:
+    """Per question, in order: (choice block_id, free-text block_id)."""
+    choices = [b for b in input_blocks(view) if b.startswith("kq_choice:")]
+    texts = [b for b in input_blocks(view) if b.startswith("kq_text:")]
+    assert len(choices) == len(texts), (choices, texts)
+    return list(zip(choices, texts, strict=True))
+
+
+def click_stale(
+    driver: SlackDriver, channel: str, ts: str, *, text: str, user: SlackUser | str
+) -> Ack:
+    """Click a button of the card's *first* version, as a person whose Slack client still shows
+    the card as it was posted (the buttons are gone from the current version)."""
+    fake = driver.fake
+    current = fake.message(channel, ts)
+    first = current.versions[0] if current.versions else current.to_slack()
+    stale = dataclasses.replace(current, text=first["text"], blocks=first["blocks"])
+    ref = find_element(stale.blocks, text=text, types=frozenset({"button"}))
+    person = driver.user(user)
+    payload = payloads.block_actions(
+        driver.ws,
+        person,
+        container={
+            "type": "message",
+            "message_ts": ts,
+            "channel_id": channel,
+            "is_ephemeral": False,
+        },
+        actions=[payloads.action_item(ref)],
+        trigger_id=fake.issue_trigger(person.id),
+        response_url=fake.issue_response_url(channel, person.id, ts),
+        channel=driver.ws.channels[channel],
+        message=stale.to_slack(include_metadata=False),
+    )
+    return driver.transport.deliver(
+        "interactive", payload, accepts_response_payload=False, delivery=driver.delivery
+    )
+
+
+def start_bot(bot_factory: Callable[..., BotProcess], **env: str) -> BotProcess:
+    """The bot (HTTP mode unless ``mode=`` says otherwise) polling every ``POLL_S`` seconds."""
+    env.setdefault("KANDEV_POLL_INTERVAL", str(POLL_S))
+    return bot_factory(**env)

@@ -1,0 +1,200 @@
+"""Answering from Slack: one click, the multi-question modal, free text, reject. Each answer is
+verified in Kandev (final status) and at the agent (what its blocked tool call returned)."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import CHANNEL
+from tests.e2e.helpers import (
+    assert_terminal_controls,
+    buttons,
+    card_posts,
+    choice_and_text_blocks,
+    db_question,
+    open_modal,
+    outcome_line,
+    response_of,
+    start_bot,
+    wait_card,
+    wait_final,
+    wait_outcome,
+)
+from tests.fakeslack.config import ALICE
+from tests.harness.specs import option_id, sample_questions
+
+ANSWER_MODAL = "kq_answer_modal"
+OTHER_MODAL = "kq_other_modal"
+REJECT_MODAL = "kq_reject_modal"
+
+
+def test_one_click_answers_in_kandev_and_unblocks_the_agent(
+    bot_factory, seed, fake_slack, slack_driver
+):
+    bot = start_bot(bot_factory)
+    bundle = seed([db_question()], context="We need to store orders.", title="Pick a DB")
+    card = wait_card(fake_slack, bundle.pending_id)
+    assert buttons(card) == [
+        "PostgreSQL",
+        "MongoDB",
+        "Other answer…",
+        "Reject…",
+        "Open in Kandev",
+    ]
+
+    ack = slack_driver(bot.events_url).click(CHANNEL, card.ts, text="MongoDB", user=ALICE)
+    assert ack.status == 200
+    assert ack.elapsed < 3.0
+
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+    assert final["status"] == "answered"
+    assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
+    result = seed.server.agent_result(bundle.task_id, timeout=10)
+    assert result is not None, "the agent was not unblocked"
+    assert result["tool"]["is_error"] is False
+    assert result["tool"]["parsed"] == {"db": {"selected_option": "q1_opt2"}}
+
+    edited = wait_outcome(fake_slack, card.ts, "✅")
+    assert outcome_line(edited) == f"✅ Answered by <@{ALICE.id}> in Slack: MongoDB"
+    assert_terminal_controls(edited)
+    assert "✅ *MongoDB* — Document store" in edited.all_text
+    assert "• *PostgreSQL*" in edited.all_text
+    # The card is the receipt: the winner is told nothing more.
+    fake_slack.settle(quiet=1.0, timeout=10)
+    assert fake_slack.ephemerals(user=ALICE.id) == []
+    assert len(card_posts(fake_slack, bundle.pending_id)) == 1
+
+
+def test_multi_question_modal_requires_every_answer(bot_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(bot_factory)
+    bundle = seed(sample_questions(3, options=3), context="Three choices.", title="Three at once")
+    card = wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+
+    mark = fake_slack.mark()
+    ack = driver.click(CHANNEL, card.ts, text="Answer…", user=ALICE)
+    assert ack.status == 200
+    view = open_modal(fake_slack, ANSWER_MODAL, after=mark)
+    assert view.user == ALICE.id
+    per_question = choice_and_text_blocks(view)
+    assert len(per_question) == 3
+    for number in (1, 2, 3):
+        assert f"{number}/3 · Choice {number}" in view.all_text
+
+    # Question 3 left empty: the modal stays open with an error on question 3, nothing is sent.
+    partial = {
+        per_question[0][0]: {"kq_choice": option_id(1, 2)},
+        per_question[1][0]: {"kq_choice": option_id(2, 3)},
+    }
+    ack = driver.submit_view(view, partial)
+    assert ack.status == 200
+    assert ack.json is not None and ack.json.get("response_action") == "errors", ack.body
+    errors = ack.json["errors"]
+    assert set(errors) <= set(per_question[2]) and len(errors) == 1, errors
+    assert fake_slack.view(view.id).is_open
+    assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+    assert bundle.pending_id in {b["pending_id"] for b in seed.server.list_pending()}
+    assert outcome_line(fake_slack.message(CHANNEL, card.ts)) is None
+
+    # Everything answered (question 3 by free text): accepted, closed, recorded, card edited.
+    full = dict(partial)
+    full[per_question[2][1]] = {"kq_text": "  Neither, use the existing one  "}
+    ack = driver.submit_view(view, full)
+    assert ack.status == 200
+    assert not (ack.json or {}).get("response_action"), ack.body
+    assert not fake_slack.view(view.id).is_open
+
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+    assert final["status"] == "answered"
+    assert response_of(final, "q1")["selected_options"] == [option_id(1, 2)]
+    assert response_of(final, "q2")["selected_options"] == [option_id(2, 3)]
+    assert not response_of(final, "q3").get("selected_options")
+    assert response_of(final, "q3")["custom_text"] == "Neither, use the existing one"
+    result = seed.server.agent_result(bundle.task_id, timeout=10)
+    assert result is not None and result["tool"]["is_error"] is False
+    assert result["tool"]["parsed"]["q1"] == {"selected_option": option_id(1, 2)}
+
+    edited = wait_outcome(fake_slack, card.ts, "✅")
+    assert outcome_line(edited) == (
+        f"✅ Answered by <@{ALICE.id}> in Slack: Option 1.2; Option 2.3; “free text”"
+    )
+    assert_terminal_controls(edited)
+    assert "Neither, use the existing one" in edited.all_text
+    assert len(card_posts(fake_slack, bundle.pending_id)) == 1
+
+
+def test_free_text_answer_with_a_length_check(bot_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(bot_factory)
+    bundle = seed([db_question()], title="Free text")
+    card = wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+
+    mark = fake_slack.mark()
+    driver.click(CHANNEL, card.ts, text="Other answer…", user=ALICE)
+    view = open_modal(fake_slack, OTHER_MODAL, after=mark)
+    [(_choice_block, text_block)] = choice_and_text_blocks(view)
+
+    # 2,001 code points (emoji count one each, as Kandev counts them) — one too many.
+    too_long = "🙂" * 1001 + "x" * 1000
+    assert len(too_long) == 2001
+    ack = driver.submit_view(view, {text_block: {"kq_text": too_long}}, enforce_client_rules=False)
+    assert ack.json is not None and ack.json.get("response_action") == "errors", ack.body
+    assert list(ack.json["errors"]) == [text_block]
+    assert "2,001" in ack.json["errors"][text_block]
+    assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+
+    # Exactly 2,000 code points, with emoji and markup characters: accepted.
+    answer = "<b>Use SQLite</b> & 🙂 " + "🚀" * 980 + "y" * 998
+    answer = answer[:2000]
+    assert len(answer) == 2000
+    ack = driver.submit_view(view, {text_block: {"kq_text": answer}})
+    assert ack.status == 200
+    assert not (ack.json or {}).get("response_action"), ack.body
+
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+    assert final["status"] == "answered"
+    assert response_of(final, "db")["custom_text"] == answer
+    assert not response_of(final, "db").get("selected_options")
+    result = seed.server.agent_result(bundle.task_id, timeout=10)
+    assert result is not None and result["tool"]["is_error"] is False
+    assert result["tool"]["parsed"] == {"db": {"custom_text": answer}}
+
+    edited = wait_outcome(fake_slack, card.ts, "✅")
+    assert outcome_line(edited) == f"✅ Answered by <@{ALICE.id}> in Slack: “free text”"
+    assert_terminal_controls(edited)
+    assert "&lt;b&gt;Use SQLite&lt;/b&gt; &amp; 🙂" in edited.all_text
+    assert "<b>" not in edited.all_text
+
+
+def test_reject_with_a_reason(bot_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(bot_factory)
+    bundle = seed([db_question()], title="Reject me")
+    card = wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+
+    mark = fake_slack.mark()
+    driver.click(CHANNEL, card.ts, text="Reject…", user=ALICE)
+    view = open_modal(fake_slack, REJECT_MODAL, after=mark)
+
+    ack = driver.submit_view(view, {"kq_reason": {"kq_reason": "   \n  "}})
+    assert ack.json is not None and ack.json.get("response_action") == "errors", ack.body
+    assert list(ack.json["errors"]) == ["kq_reason"]
+    assert fake_slack.view(view.id).is_open
+    assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+
+    reason = "Not now, ask again after the release"
+    ack = driver.submit_view(view, {"kq_reason": {"kq_reason": reason}})
+    assert ack.status == 200
+    assert not (ack.json or {}).get("response_action"), ack.body
+
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "rejected")
+    assert final["status"] == "rejected"
+    result = seed.server.agent_result(bundle.task_id, timeout=10)
+    assert result is not None and result["tool"]["is_error"] is False
+    parsed = result["tool"]["parsed"]
+    assert parsed["rejected"] is True
+    assert parsed["reject_reason"] == reason
+
+    edited = wait_outcome(fake_slack, card.ts, "⛔")
+    assert outcome_line(edited) == f"⛔ Rejected by <@{ALICE.id}> in Slack: “{reason}”"
+    assert_terminal_controls(edited)
+    fake_slack.settle(quiet=1.0, timeout=10)
+    assert fake_slack.ephemerals(user=ALICE.id) == []

@@ -1,0 +1,103 @@
+"""Posting: every bundle becomes exactly one card, promptly, with everything the agent asked;
+also a bundle created while the bot was not running."""
+
+from __future__ import annotations
+
+import time
+
+from tests.e2e.conftest import CHANNEL
+from tests.e2e.helpers import (
+    MARGIN_S,
+    POLL_S,
+    buttons,
+    card_posts,
+    outcome_line,
+    start_bot,
+    wait_card,
+)
+from tests.harness.specs import question
+
+QUESTIONS = [
+    question(
+        "db",
+        "Database",
+        "Which database should we use for **orders**?",
+        ("PostgreSQL", "Relational, strong consistency"),
+        ("MongoDB", "Document store"),
+        ("SQLite", "A file next to the app"),
+    ),
+    question(
+        "queue",
+        "Queue",
+        "Which queue carries the events?",
+        ("Kafka", "Partitioned log"),
+        ("RabbitMQ", "Classic broker"),
+    ),
+    question(
+        "deploy",
+        "Deploy",
+        "Where do we deploy first?",
+        ("Staging", "The shared staging cluster"),
+        ("Canary", "5% of production"),
+        ("Everywhere", "All regions at once"),
+        ("Nowhere", "Wait for the review"),
+    ),
+]
+CONTEXT = "We are building the *orders* service; see `docs/orders.md` for the constraints."
+
+
+def test_multi_question_bundle_is_posted_within_the_poll_interval(bot_factory, seed, fake_slack):
+    start_bot(bot_factory)
+    bundle = seed(QUESTIONS, context=CONTEXT, title="Orders service design")
+    seeded_at = time.monotonic()
+    card = wait_card(fake_slack, bundle.pending_id, timeout=POLL_S + MARGIN_S)
+    assert time.monotonic() - seeded_at <= POLL_S + MARGIN_S
+
+    text = card.all_text
+    assert "Orders service design" in text
+    assert "https://kandev.example.test/t/" + bundle.task_id in text
+    assert "Workspace *Default Workspace*" in text
+    assert "3 questions, answer all together" in text
+    # Kandev's Markdown is rendered as Slack mrkdwn (*italic* -> _italic_, **bold** -> *bold*).
+    assert "We are building the _orders_ service; see `docs/orders.md` for the constraints." in text
+    for number, spec in enumerate(QUESTIONS, start=1):
+        assert f"{number}/3 · {spec['title']}" in text
+        assert spec["prompt"].replace("**", "*") in text
+        for option in spec["options"]:
+            assert f"*{option['label']}* — {option['description']}" in text
+    # A multi-question bundle is answered in one modal; no one-click option buttons.
+    assert buttons(card) == ["Answer…", "Reject…", "Open in Kandev"]
+    assert outcome_line(card) is None
+    assert card.text.startswith("Agent question: Orders service design")
+
+    fake_slack.settle(quiet=POLL_S + 0.5, timeout=15)
+    assert len(card_posts(fake_slack, bundle.pending_id)) == 1
+    assert [m.ts for m in fake_slack.messages(CHANNEL)] == [card.ts]
+
+
+def test_bundle_created_while_the_bot_is_down_is_posted_on_start(bot_factory, seed, fake_slack):
+    bot = start_bot(bot_factory)
+    before = seed([QUESTIONS[1]], title="Asked before")
+    wait_card(fake_slack, before.pending_id)
+    bot.stop()
+
+    during = seed([QUESTIONS[0]], title="Asked while the bot was down")
+    time.sleep(0.5)
+    assert card_posts(fake_slack, during.pending_id) == []
+    bot.start()
+    started_at = time.monotonic()
+    card = wait_card(fake_slack, during.pending_id, timeout=POLL_S + MARGIN_S + 2)
+    assert time.monotonic() - started_at <= POLL_S + MARGIN_S + 2
+    assert "Asked while the bot was down" in card.all_text
+    assert buttons(card) == [
+        "PostgreSQL",
+        "MongoDB",
+        "SQLite",
+        "Other answer…",
+        "Reject…",
+        "Open in Kandev",
+    ]
+
+    fake_slack.settle(quiet=POLL_S + 0.5, timeout=15)
+    assert len(card_posts(fake_slack, during.pending_id)) == 1
+    assert len(card_posts(fake_slack, before.pending_id)) == 1
