@@ -1,0 +1,1 @@
+from tests.fakeslack.fixtures import fake_slack, slack_driver  # noqa: F401
