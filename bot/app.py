@@ -136,7 +136,10 @@ def main_run(settings: Settings, mode: Mode) -> int:
     ]
     for worker in workers:
         worker.start()
-    hints.start()
+    if settings.kandev_hints:
+        hints.start()
+    else:
+        log.info("push hints off (KANDEV_HINTS): polling every %ss", settings.kandev_poll_interval)
 
     def _stop(signum, _frame) -> None:
         log.info("signal %s: stopping", signum)

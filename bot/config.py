@@ -93,6 +93,9 @@ class Settings(BaseSettings):
     )  # may hold a password
     port: int = 3000
     kandev_poll_interval: float = 5.0
+    #: KANDEV_HINTS=off: no WebSocket push hints, discovery by polling only (benchmarks, or a
+    #: proxy that cannot pass WebSockets).
+    kandev_hints: bool = True
     log_level: str = "INFO"
 
     _routing: Routing | None = PrivateAttr(default=None)
