@@ -21,6 +21,9 @@ from tests.harness.kandev_runtime import ensure_runtime
 from tests.harness.kandev_server import KandevServer
 from tests.harness.seeder import Seeder
 
+# The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory.
+pytest_plugins = ["tests.fakeslack.fixtures"]
+
 KANDEV_FIXTURES = frozenset({"kandev_runtime", "kandev", "kandev_auth", "kandev_factory", "seed"})
 
 

@@ -11,8 +11,6 @@ import pytest
 from tests.e2e.botproc import BotProcess, free_port
 from tests.fakeslack.server import FakeSlack
 
-pytest_plugins = ["tests.fakeslack.fixtures"]
-
 CHANNEL = "C0QUESTION"
 BotFactory = Callable[..., BotProcess]
 
