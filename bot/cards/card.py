@@ -1,0 +1,244 @@
+"""The Slack card of one bundle: pure rendering of (bundle, task, state, outcome) → message."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from bot.cards import ids
+from bot.cards.blocks import Block, actions, button, context, divider, section
+from bot.cards.ids import ButtonValue, CodecError
+from bot.cards.limits import (
+    MAX_ACTIONS_ELEMENTS,
+    MAX_MESSAGE_BLOCKS,
+    MAX_MESSAGE_TEXT,
+    MAX_SECTION_TEXT,
+    slack_len,
+)
+from bot.cards.mrkdwn import MAX_LINK_URL, link, markdown_to_mrkdwn
+from bot.cards.text import (
+    fit_escaped,
+    fit_plain,
+    one_line,
+    shorten_mrkdwn,
+    shortened_note,
+)
+from bot.cards.wording import age_text, outcome_line, slack_date
+from bot.domain import CardOutcome, CardState, TaskInfo
+from bot.kandev.models import Answer, Bundle, Question
+
+UNTITLED_TASK = "Untitled task"
+MAX_TITLE = 300
+MAX_WORKSPACE = 200
+MAX_QUESTION_TITLE = 150
+MAX_FREE_TEXT_SHOWN = 1000
+FALLBACK_PROMPT = 200
+_FIXED_BLOCKS = 6  # title, meta, outcome, context, actions, notice
+_BLOCKS_PER_QUESTION = 3  # divider, question, options
+_NON_OPTION_BUTTONS = 3  # Other answer…, Reject…, Open in Kandev
+
+
+def task_url(kandev_url: str, task_id: str) -> str:
+    """``{kandev_url}/t/{task_id}``; raises ValueError unless it is a usable http(s) URL."""
+    url = f"{kandev_url.rstrip('/')}/t/{quote(task_id, safe='')}"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or len(url) > MAX_LINK_URL:
+        raise ValueError(f"not a usable Kandev link (http(s), at most {MAX_LINK_URL}): {url!r}")
+    return url
+
+
+def question_heading(index: int, total: int, question: Question) -> str:
+    """``1/3 · Database`` (plain text; ``Database`` alone for a one-question bundle)."""
+    title = fit_plain(one_line(question.title), MAX_QUESTION_TITLE)[0]
+    if total <= 1:
+        return title or "Question"
+    return f"{index + 1}/{total} · {title}" if title else f"Question {index + 1}/{total}"
+
+
+def _answer_for(outcome: CardOutcome | None, question: Question) -> Answer | None:
+    if outcome is None or outcome.state is not CardState.ANSWERED:
+        return None
+    return next((a for a in outcome.answers if a.question_id == question.question_id), None)
+
+
+def question_text(index: int, total: int, question: Question, note: str) -> str:
+    heading = "*" + fit_escaped(question_heading(index, total, question), MAX_QUESTION_TITLE)[0]
+    heading += "*"
+    prompt = markdown_to_mrkdwn(question.prompt)
+    if not prompt:
+        return heading
+    budget = MAX_SECTION_TEXT - slack_len(heading) - 1
+    return heading + "\n" + shorten_mrkdwn(prompt, budget, note=note)[0]
+
+
+def options_text(
+    question: Question, answer: Answer | None, note: str, *, budget: int = MAX_SECTION_TEXT
+) -> str:
+    """The options with descriptions (chosen ones marked ✅), and a free-text answer if any,
+    within ``budget``."""
+    chosen = set(answer.selected_options) if answer else set()
+    free_text = one_line(answer.custom_text) if answer else ""
+    count = len(question.options) + (1 if free_text else 0)
+    if count == 0:
+        return ""
+    reserve = slack_len(note) + 1
+    share = (budget - reserve) // count - 1
+    lines: list[str] = []
+    shortened = False
+    for option in question.options:
+        mark = "✅" if option.option_id in chosen else "•"
+        head = f"{mark} *"
+        desc_raw = one_line(option.description)
+        desc_full = fit_escaped(desc_raw, MAX_SECTION_TEXT)[0]
+        desc_room = min(slack_len(desc_full), share // 2) + 3 if desc_raw else 0
+        label_room = share - slack_len(head) - 1 - desc_room
+        label, cut_label = fit_escaped(one_line(option.label) or "(no label)", label_room)
+        line = f"{head}{label}*"
+        if desc_raw:
+            desc, cut_desc = fit_escaped(desc_raw, share - slack_len(line) - 3)
+            line += f" — {desc}"
+            shortened = shortened or cut_desc
+        shortened = shortened or cut_label
+        lines.append(line)
+    if free_text:
+        head = "✅ _Free text:_ “"
+        room = min(MAX_FREE_TEXT_SHOWN, share - slack_len(head) - 1)
+        text, cut_text = fit_escaped(free_text, room)
+        lines.append(f"{head}{text}”")
+        shortened = shortened or cut_text
+    if shortened:
+        lines.append(note)
+    return "\n".join(lines)
+
+
+def _meta_line(bundle: Bundle, task: TaskInfo, now: datetime) -> str:
+    parts = []
+    workspace = one_line(task.workspace_name)
+    if workspace:
+        parts.append("Workspace *" + fit_escaped(workspace, MAX_WORKSPACE)[0] + "*")
+    parts.append(f"{age_text(bundle.created_at, now)} ({slack_date(bundle.created_at)})")
+    count = len(bundle.questions)
+    if count > 1:
+        parts.append(f"{count} questions, answer all together")
+    return " · ".join(parts)
+
+
+def _option_buttons(bundle: Bundle) -> list[Block] | None:
+    """One button per option of a one-question bundle, or None when they cannot be offered
+    (too many options, or ids too long for a button value)."""
+    question = bundle.questions[0]
+    if len(question.options) > MAX_ACTIONS_ELEMENTS - _NON_OPTION_BUTTONS:
+        return None
+    buttons = []
+    for index, option in enumerate(question.options):
+        value = ButtonValue(
+            pending_id=bundle.pending_id,
+            question_id=question.question_id,
+            option_id=option.option_id,
+        )
+        try:
+            encoded = value.encode()
+        except CodecError:
+            return None
+        buttons.append(button(option.label, ids.option_action_id(index), value=encoded))
+    return buttons
+
+
+def _action_elements(bundle: Bundle, pending: bool, url: str) -> list[Block]:
+    open_button = button("Open in Kandev", ids.ACTION_OPEN, url=url)
+    if not pending:
+        return [open_button]
+    bundle_value = ButtonValue(pending_id=bundle.pending_id).encode()
+    elements: list[Block] = []
+    option_buttons = _option_buttons(bundle) if len(bundle.questions) == 1 else None
+    if option_buttons is not None:
+        question = bundle.questions[0]
+        other = ButtonValue(pending_id=bundle.pending_id, question_id=question.question_id)
+        elements += option_buttons
+        elements.append(button("Other answer…", ids.ACTION_OTHER, value=other.encode()))
+    else:
+        elements.append(
+            button("Answer…", ids.ACTION_ANSWER_MODAL, value=bundle_value, style="primary")
+        )
+    elements.append(button("Reject…", ids.ACTION_REJECT, value=bundle_value, style="danger"))
+    elements.append(open_button)
+    return elements
+
+
+def _effective_outcome(
+    state: CardState, outcome: CardOutcome | None, now: datetime
+) -> CardOutcome | None:
+    if not state.terminal:
+        return None
+    if outcome is not None and outcome.state is state:
+        return outcome
+    return CardOutcome(state=state, at=outcome.at if outcome else now)
+
+
+def _fallback_text(bundle: Bundle, title: str, outcome: CardOutcome | None) -> str:
+    parts = []
+    for question in bundle.questions:
+        heading = one_line(question.title)
+        prompt = fit_plain(one_line(question.prompt), FALLBACK_PROMPT)[0]
+        parts.append(f"{heading}: {prompt}" if heading and prompt else heading or prompt)
+    asked = f"Agent question: {title}"
+    if any(parts):
+        asked += " — " + "; ".join(p for p in parts if p)
+    if outcome is None:
+        return fit_escaped(asked, MAX_MESSAGE_TEXT)[0]
+    line = outcome_line(outcome, bundle)
+    room = MAX_MESSAGE_TEXT - slack_len(line) - 3
+    return f"{line} — {fit_escaped(asked, room)[0]}"
+
+
+def render_card(
+    bundle: Bundle,
+    task: TaskInfo,
+    state: CardState,
+    outcome: CardOutcome | None,
+    *,
+    kandev_url: str,
+    now: datetime,
+) -> dict[str, Any]:
+    """The card message for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``.
+
+    Pending cards carry the answer controls; terminal cards keep the questions for context,
+    mark the chosen options, carry the outcome line and only an "Open in Kandev" link button.
+    Everything is within Slack's limits whatever Kandev sends; shortened text says so and links
+    to the task in Kandev.
+    """
+    url = task_url(kandev_url, bundle.task_id or task.task_id)
+    note = shortened_note(url)
+    final = _effective_outcome(state, outcome, now)
+    title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
+
+    blocks: list[Block] = [
+        section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE),
+        context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META),
+    ]
+    if final is not None:
+        line = f"{outcome_line(final, bundle)} · {slack_date(final.at)}"
+        blocks.append(section(line, block_id=ids.BLOCK_OUTCOME))
+    shared = markdown_to_mrkdwn(bundle.context)
+    if shared:
+        text = shorten_mrkdwn(shared, MAX_SECTION_TEXT, note=note)[0]
+        blocks.append(section(text, block_id=ids.BLOCK_CONTEXT))
+
+    total = len(bundle.questions)
+    room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION
+    for index, question in enumerate(bundle.questions[:room]):
+        blocks.append(divider())
+        text = question_text(index, total, question, note)
+        blocks.append(section(text, block_id=ids.question_block_id(index, question)))
+        options = options_text(question, _answer_for(final, question), note)
+        if options:
+            blocks.append(section(options, block_id=ids.options_block_id(index, question)))
+    if total > room:
+        hidden = f"{total - room} more questions are not shown here — "
+        hidden += link(url, "open them in Kandev")
+        blocks.append(context(hidden, block_id=ids.BLOCK_NOTICE))
+
+    elements = _action_elements(bundle, final is None, url)
+    blocks.append(actions(elements, block_id=ids.BLOCK_ACTIONS))
+    return {"text": _fallback_text(bundle, title, final), "blocks": blocks}

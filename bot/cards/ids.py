@@ -1,0 +1,167 @@
+"""Every identifier Slack echoes back to us, defined once: action ids, callback ids, block ids,
+and the typed codecs for button values and modal ``private_metadata``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.cards.limits import MAX_BUTTON_VALUE, MAX_OPTION_VALUE, MAX_PRIVATE_METADATA
+from bot.kandev.models import Question
+
+# ---- card buttons (block_actions) ------------------------------------------------------------
+ACTION_ANSWER_OPTION = "kq_option"  # one-click option button; rendered as "kq_option:<index>"
+ACTION_OTHER = "kq_other"  # "Other answer…" (one-question bundles)
+ACTION_ANSWER_MODAL = "kq_answer"  # "Answer…" (multi-question bundles)
+ACTION_REJECT = "kq_reject"  # "Reject…"
+ACTION_OPEN = "kq_open"  # "Open in Kandev" (a URL button; Slack still sends an action)
+ACTION_OPTION_PATTERN = re.compile(rf"^{ACTION_ANSWER_OPTION}:\d+$")  # for app.action(...)
+
+
+def option_action_id(index: int) -> str:
+    return f"{ACTION_ANSWER_OPTION}:{index}"
+
+
+# ---- modal inputs (view_submission state.values[block_id][action_id]) ------------------------
+ACTION_CHOICE = "kq_choice"  # radio_buttons / static_select of one question
+ACTION_TEXT = "kq_text"  # "or your own answer" plain_text_input of one question
+ACTION_REASON = "kq_reason"  # reject reason plain_text_input
+
+# ---- modal callback ids (view_submission / view_closed) --------------------------------------
+CALLBACK_ANSWER = "kq_answer_modal"
+CALLBACK_OTHER = "kq_other_modal"
+CALLBACK_REJECT = "kq_reject_modal"
+CALLBACK_RESULT = "kq_result_modal"
+SHORTCUT_REJECT = "reject_question"  # message shortcut callback_id (manifest.yml)
+
+# ---- block ids ------------------------------------------------------------------------------
+BLOCK_TITLE = "kq_title"
+BLOCK_META = "kq_meta"
+BLOCK_OUTCOME = "kq_outcome"
+BLOCK_CONTEXT = "kq_context"
+BLOCK_ACTIONS = "kq_actions"
+BLOCK_REASON = "kq_reason"
+BLOCK_NOTICE = "kq_notice"
+_QUESTION = "kq_q"
+_OPTIONS = "kq_opts"
+_CHOICE = "kq_choice"
+_TEXT = "kq_text"
+_MAX_ID_IN_BLOCK = 200
+MODAL_INPUT_PREFIXES = (f"{_CHOICE}:", f"{_TEXT}:")  # block ids of per-question modal inputs
+
+
+def _question_token(question_id: str) -> str:
+    """The question id itself when short and plain; otherwise a stable digest of it."""
+    if len(question_id) <= _MAX_ID_IN_BLOCK and re.fullmatch(r"[A-Za-z0-9_.\-]*", question_id):
+        return question_id
+    return "#" + hashlib.sha256(question_id.encode()).hexdigest()[:24]
+
+
+def _block(prefix: str, index: int, question: Question) -> str:
+    block_id = f"{prefix}:{index}:{_question_token(question.question_id)}"
+    return block_id
+
+
+def question_block_id(index: int, question: Question) -> str:
+    return _block(_QUESTION, index, question)
+
+
+def options_block_id(index: int, question: Question) -> str:
+    return _block(_OPTIONS, index, question)
+
+
+def choice_block_id(index: int, question: Question) -> str:
+    """Block id of the option input of question ``index`` (encodes its question id)."""
+    return _block(_CHOICE, index, question)
+
+
+def text_block_id(index: int, question: Question) -> str:
+    """Block id of the free-text input of question ``index`` (encodes its question id)."""
+    return _block(_TEXT, index, question)
+
+
+def option_value(question: Question, index: int) -> str:
+    """The value of option ``index`` in a modal input: its option id, or ``#<index>`` when the
+    id cannot serve (too long for Slack's 150 characters, empty, starting with ``#``, or a
+    duplicate). Values are unique within the question by construction."""
+    option_id = question.options[index].option_id
+    earlier = {o.option_id for o in question.options[:index]}
+    usable = 0 < len(option_id) <= MAX_OPTION_VALUE and not option_id.startswith("#")
+    return option_id if usable and option_id not in earlier else f"#{index}"
+
+
+def option_from_value(question: Question, value: str) -> str | None:
+    """The option id a modal input value stands for, or None when it is not of this question."""
+    for index, option in enumerate(question.options):
+        if option_value(question, index) == value:
+            return option.option_id
+    return None
+
+
+# ---- codecs --------------------------------------------------------------------------------
+
+
+class CodecError(ValueError):
+    """A button value or private_metadata that we did not produce (or that is corrupt)."""
+
+
+class _Codec(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+    def _encode(self, limit: int, what: str) -> str:
+        encoded = self.model_dump_json(by_alias=True, exclude_defaults=True)
+        if len(encoded) > limit:
+            raise CodecError(f"{what} would be {len(encoded)} characters; Slack allows {limit}")
+        return encoded
+
+    @classmethod
+    def _decode(cls, raw: str | None, what: str):
+        if not raw:
+            raise CodecError(f"empty {what}")
+        try:
+            return cls.model_validate(json.loads(raw))
+        except (json.JSONDecodeError, ValidationError, TypeError) as exc:
+            raise CodecError(f"not a kandev-slack {what}: {raw[:80]!r}") from exc
+
+
+class ButtonValue(_Codec):
+    """What a card button carries: the bundle, and for option buttons the question and option."""
+
+    pending_id: str = Field(alias="p", min_length=1)
+    question_id: str = Field(default="", alias="q")
+    option_id: str = Field(default="", alias="o")
+
+    def encode(self) -> str:
+        """Compact JSON, at most 2000 characters (raises CodecError otherwise)."""
+        return self._encode(MAX_BUTTON_VALUE, "button value")
+
+
+def parse_button_value(raw: str | None) -> ButtonValue:
+    """Decode a button ``value``; raises CodecError on anything we did not produce."""
+    return ButtonValue._decode(raw, "button value")
+
+
+ModalOrigin = Literal["card", "list", "home", "shortcut"]
+
+
+class ModalMetadata(_Codec):
+    """A modal's ``private_metadata``: which bundle, and which card message to update."""
+
+    pending_id: str = Field(alias="p", min_length=1)
+    channel: str = Field(default="", alias="c")
+    ts: str = Field(default="", alias="t")
+    origin: ModalOrigin = Field(default="card", alias="o")
+    response_url: str = Field(default="", alias="r")
+
+    def encode(self) -> str:
+        """Compact JSON, at most 3000 characters (raises CodecError otherwise)."""
+        return self._encode(MAX_PRIVATE_METADATA, "private_metadata")
+
+
+def parse_modal_metadata(raw: str | None) -> ModalMetadata:
+    """Decode ``private_metadata``; raises CodecError on anything we did not produce."""
+    return ModalMetadata._decode(raw, "private_metadata")

@@ -1,0 +1,349 @@
+"""Modals (answer, other answer, reject, result) and the validation of their submissions.
+
+Validation mirrors what Kandev would refuse, so a person sees a field error while the modal is
+still open (``response_action: errors``) instead of a failure afterwards: every question
+answered by an option and/or non-empty text, option ids of that question, and free text /
+reasons of at most 2,000 code points after trimming.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.cards import ids
+from bot.cards.blocks import Block, context, divider, plain, section
+from bot.cards.card import UNTITLED_TASK, options_text, question_heading, question_text, task_url
+from bot.cards.ids import ModalMetadata, ModalOrigin
+from bot.cards.limits import (
+    KANDEV_MAX_TEXT,
+    MAX_INPUT_LABEL,
+    MAX_OPTION_DESCRIPTION,
+    MAX_OPTION_TEXT,
+    MAX_PLACEHOLDER,
+    MAX_RADIO_OPTIONS,
+    MAX_SECTION_TEXT,
+    MAX_SELECT_OPTIONS,
+    MAX_VIEW_BLOCKS,
+    MAX_VIEW_CLOSE,
+    MAX_VIEW_SUBMIT,
+    MAX_VIEW_TITLE,
+)
+from bot.cards.mrkdwn import link, markdown_to_mrkdwn
+from bot.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn, shortened_note
+from bot.domain import TaskInfo
+from bot.kandev.models import Answer, Bundle, Question
+
+StateValues = dict[str, dict[str, dict[str, Any]]]
+Errors = dict[str, str]
+
+MISSING_ANSWER = "Pick an option or write an answer"
+UNKNOWN_OPTION = "That option is not part of this question; pick one of the options shown"
+MISSING_REASON = "Write a reason: the agent reads it"
+_BLOCKS_PER_QUESTION = 5  # divider, question, full options, choice, text
+_CONTEXT_IN_MODAL = 1500
+
+
+def _too_long(what: str, length: int) -> str:
+    return f"{what} is {length:,} characters; Kandev accepts at most {KANDEV_MAX_TEXT:,}"
+
+
+# ---- building ------------------------------------------------------------------------------
+
+
+def _metadata(bundle: Bundle, channel: str, ts: str, origin: ModalOrigin, response_url: str):
+    return ModalMetadata(
+        pending_id=bundle.pending_id,
+        channel=channel,
+        ts=ts,
+        origin=origin,
+        response_url=response_url,
+    ).encode()
+
+
+def _view(
+    callback_id: str,
+    title: str,
+    blocks: list[Block],
+    *,
+    submit: str | None,
+    close: str = "Cancel",
+    metadata: str | None = None,
+) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "type": "modal",
+        "callback_id": callback_id,
+        "title": plain(title, MAX_VIEW_TITLE),
+        "close": plain(close, MAX_VIEW_CLOSE),
+        "blocks": blocks,
+    }
+    if submit:
+        view["submit"] = plain(submit, MAX_VIEW_SUBMIT)
+    if metadata is not None:
+        view["private_metadata"] = metadata
+    return view
+
+
+def _intro(bundle: Bundle, task: TaskInfo, url: str, *, with_context: bool) -> list[Block]:
+    title = fit_plain(one_line(task.title) or UNTITLED_TASK, 300)[0]
+    blocks = [section(f"*{link(url, title)}*")]
+    workspace = one_line(task.workspace_name)
+    if workspace:
+        blocks.append(context("Workspace *" + fit_escaped(workspace, 200)[0] + "*"))
+    shared = markdown_to_mrkdwn(bundle.context) if with_context else ""
+    if shared:
+        note = shortened_note(url)
+        blocks.append(section(shorten_mrkdwn(shared, _CONTEXT_IN_MODAL, note=note)[0]))
+    return blocks
+
+
+def _option(question: Question, index: int) -> dict[str, Any]:
+    option = question.options[index]
+    rendered: dict[str, Any] = {
+        "text": plain(option.label, MAX_OPTION_TEXT, fallback="(no label)"),
+        "value": ids.option_value(question, index),
+    }
+    description = one_line(option.description)
+    if description:
+        rendered["description"] = plain(description, MAX_OPTION_DESCRIPTION)
+    return rendered
+
+
+def _needs_full_options(question: Question) -> bool:
+    return any(
+        fit_plain(one_line(o.label), MAX_OPTION_TEXT)[1]
+        or fit_plain(one_line(o.description), MAX_OPTION_DESCRIPTION)[1]
+        for o in question.options
+    )
+
+
+def _choice_input(index: int, question: Question, label: str) -> Block | None:
+    if not question.options:
+        return None
+    options = [_option(question, j) for j in range(min(len(question.options), MAX_SELECT_OPTIONS))]
+    element: dict[str, Any] = {"action_id": ids.ACTION_CHOICE, "options": options}
+    if len(options) <= MAX_RADIO_OPTIONS:
+        element["type"] = "radio_buttons"
+    else:
+        element["type"] = "static_select"
+        element["placeholder"] = plain("Choose an option", MAX_PLACEHOLDER)
+    return {
+        "type": "input",
+        "block_id": ids.choice_block_id(index, question),
+        "label": plain(label, MAX_INPUT_LABEL),
+        "element": element,
+        "optional": True,
+    }
+
+
+def _text_input(index: int, question: Question, label: str, *, optional: bool) -> Block:
+    return {
+        "type": "input",
+        "block_id": ids.text_block_id(index, question),
+        "label": plain(label, MAX_INPUT_LABEL),
+        "element": {
+            "type": "plain_text_input",
+            "action_id": ids.ACTION_TEXT,
+            "multiline": True,
+            "max_length": KANDEV_MAX_TEXT,
+            "placeholder": plain("Write an answer in your own words", MAX_PLACEHOLDER),
+        },
+        "optional": optional,
+    }
+
+
+def _question_blocks(bundle: Bundle, index: int, url: str, *, other: bool) -> list[Block]:
+    question = bundle.questions[index]
+    total = len(bundle.questions)
+    note = shortened_note(url)
+    blocks = [divider(), section(question_text(index, total, question, note))]
+    if _needs_full_options(question):
+        full = "*Options in full*\n"
+        budget = MAX_SECTION_TEXT - len(full)
+        blocks.append(section(full + options_text(question, None, note, budget=budget)))
+    heading = question_heading(index, total, question)
+    choice = _choice_input(index, question, "Or also pick an option" if other else heading)
+    text_label = "Your answer" if other else "Or your own answer"
+    text = _text_input(index, question, text_label, optional=not other)
+    inputs = [text, choice] if other else [choice, text]
+    blocks += [b for b in inputs if b is not None]
+    return blocks
+
+
+def build_answer_modal(
+    bundle: Bundle,
+    task: TaskInfo,
+    *,
+    kandev_url: str,
+    channel: str = "",
+    ts: str = "",
+    question_ids: list[str] | None = None,
+    origin: ModalOrigin = "card",
+    response_url: str = "",
+) -> dict[str, Any]:
+    """The "Answer…" modal: per question its prompt, one radio group of its options and an
+    optional free-text field; all questions are answered together (Kandev requires one answer
+    per question). ``question_ids`` picks and orders the questions shown (default: all)."""
+    url = task_url(kandev_url, bundle.task_id or task.task_id)
+    if question_ids is None:
+        indexes = list(range(len(bundle.questions)))
+    else:
+        position = {q.question_id: i for i, q in enumerate(bundle.questions)}
+        indexes = [position[qid] for qid in question_ids if qid in position]
+    blocks = _intro(bundle, task, url, with_context=True)
+    room = (MAX_VIEW_BLOCKS - len(blocks) - 1) // _BLOCKS_PER_QUESTION
+    for index in indexes[:room]:
+        blocks += _question_blocks(bundle, index, url, other=False)
+    if len(indexes) > room:
+        blocks.append(context(f"More questions than fit here: {link(url, 'answer in Kandev')}"))
+    count = len(indexes)
+    return _view(
+        ids.CALLBACK_ANSWER,
+        "Answer agent question" if count <= 1 else "Answer agent questions",
+        blocks,
+        submit="Send answer" if count <= 1 else "Send answers",
+        metadata=_metadata(bundle, channel, ts, origin, response_url),
+    )
+
+
+def build_other_modal(
+    bundle: Bundle,
+    task: TaskInfo,
+    question: Question,
+    *,
+    kandev_url: str,
+    channel: str = "",
+    ts: str = "",
+    origin: ModalOrigin = "card",
+    response_url: str = "",
+) -> dict[str, Any]:
+    """The "Other answer…" modal of a one-question bundle: required free text, optionally an
+    option as well."""
+    url = task_url(kandev_url, bundle.task_id or task.task_id)
+    position = next(
+        (i for i, q in enumerate(bundle.questions) if q.question_id == question.question_id),
+        None,
+    )
+    if position is None:
+        raise ValueError(f"question {question.question_id!r} is not part of this bundle")
+    blocks = _intro(bundle, task, url, with_context=False)
+    blocks += _question_blocks(bundle, position, url, other=True)
+    return _view(
+        ids.CALLBACK_OTHER,
+        "Other answer",
+        blocks,
+        submit="Send answer",
+        metadata=_metadata(bundle, channel, ts, origin, response_url),
+    )
+
+
+def build_reject_modal(
+    bundle: Bundle,
+    task: TaskInfo,
+    *,
+    kandev_url: str,
+    channel: str = "",
+    ts: str = "",
+    origin: ModalOrigin = "card",
+    response_url: str = "",
+) -> dict[str, Any]:
+    """The "Reject…" modal: a required reason (at most 2,000 characters) for the agent."""
+    url = task_url(kandev_url, bundle.task_id or task.task_id)
+    blocks = _intro(bundle, task, url, with_context=False)
+    headings = [
+        question_heading(i, len(bundle.questions), q) for i, q in enumerate(bundle.questions)
+    ]
+    if headings:
+        blocks.append(context("Rejecting: " + fit_escaped("; ".join(headings), 1000)[0]))
+    blocks.append(section("The agent is told that its question was rejected, with your reason."))
+    blocks.append(
+        {
+            "type": "input",
+            "block_id": ids.BLOCK_REASON,
+            "label": plain("Reason", MAX_INPUT_LABEL),
+            "element": {
+                "type": "plain_text_input",
+                "action_id": ids.ACTION_REASON,
+                "multiline": True,
+                "max_length": KANDEV_MAX_TEXT,
+                "placeholder": plain("Why should the agent not get an answer?", MAX_PLACEHOLDER),
+            },
+            "optional": False,
+        }
+    )
+    return _view(
+        ids.CALLBACK_REJECT,
+        "Reject agent question",
+        blocks,
+        submit="Reject",
+        metadata=_metadata(bundle, channel, ts, origin, response_url),
+    )
+
+
+def build_result_modal(title: str, message: str) -> dict[str, Any]:
+    """A read-only modal ("Already answered", errors). ``message`` must be safe mrkdwn (the
+    wording helpers' output, or text passed through ``escape_mrkdwn``)."""
+    text = shorten_mrkdwn(message.strip() or " ", MAX_SECTION_TEXT, note="…")[0]
+    return _view(ids.CALLBACK_RESULT, title, [section(text)], submit=None, close="Close")
+
+
+# ---- parsing -------------------------------------------------------------------------------
+
+
+def _state(values: StateValues, block_id: str, action_id: str) -> dict[str, Any] | None:
+    block = values.get(block_id)
+    return block.get(action_id) if isinstance(block, dict) else None
+
+
+def parse_answer_submission(bundle: Bundle, state_values: StateValues) -> list[Answer] | Errors:
+    """The answers of an answer/other modal submission, in the bundle's question order, or
+    field errors keyed by the block_id of the offending input."""
+    errors: Errors = {}
+    answers: list[Answer] = []
+    missing: list[str] = []
+    for index, question in enumerate(bundle.questions):
+        choice_id = ids.choice_block_id(index, question)
+        text_id = ids.text_block_id(index, question)
+        if choice_id not in state_values and text_id not in state_values:
+            missing.append(question_heading(index, len(bundle.questions), question))
+            continue
+        selected = (_state(state_values, choice_id, ids.ACTION_CHOICE) or {}).get("selected_option")
+        option_id = None
+        if selected:
+            option_id = ids.option_from_value(question, str(selected.get("value") or ""))
+            if option_id is None:
+                errors[choice_id] = UNKNOWN_OPTION
+                continue
+        text = str((_state(state_values, text_id, ids.ACTION_TEXT) or {}).get("value") or "")
+        text = text.strip()
+        if len(text) > KANDEV_MAX_TEXT:
+            errors[text_id] = _too_long("Your answer", len(text))
+        elif option_id is None and not text:
+            errors[text_id if text_id in state_values else choice_id] = MISSING_ANSWER
+        else:
+            answers.append(
+                Answer(
+                    question_id=question.question_id,
+                    selected_options=[option_id] if option_id else [],
+                    custom_text=text,
+                )
+            )
+    if missing:
+        present = [key for key in state_values if key.startswith(ids.MODAL_INPUT_PREFIXES)]
+        if not present:
+            raise ValueError("the submission carries none of this bundle's inputs")
+        message = "Kandev needs every question answered together; this form lacks: "
+        errors.setdefault(present[0], fit_plain(message + "; ".join(missing), 1000)[0])
+    return errors or answers
+
+
+def parse_reject_submission(state_values: StateValues) -> str | Errors:
+    """The stripped reason of a reject modal submission, or a field error."""
+    reason = str(
+        (_state(state_values, ids.BLOCK_REASON, ids.ACTION_REASON) or {}).get("value") or ""
+    )
+    reason = reason.strip()
+    if not reason:
+        return {ids.BLOCK_REASON: MISSING_REASON}
+    if len(reason) > KANDEV_MAX_TEXT:
+        return {ids.BLOCK_REASON: _too_long("Your reason", len(reason))}
+    return reason

@@ -1,0 +1,114 @@
+"""Kandev's Markdown → Slack mrkdwn, safely.
+
+The conversion itself (headings, emphasis, lists, quotes, tables, rules) is done by the
+maintained ``markdown-to-mrkdwn`` converter. That converter neither escapes ``&<>`` nor checks
+link targets (``[x](!channel)`` would become ``<!channel|x>``), so around it we:
+
+1. take out code blocks, code spans, images, links and autolinks and render them ourselves
+   (code escaped verbatim; a link only when its target is an http(s) URL),
+2. escape everything else and defuse ``@channel``/``@here``/``@everyone``,
+3. run the converter, then escape any ``<``/``>`` it produced on its own,
+4. put our own renderings back.
+
+Invariant: every ``<…>`` in the output is ``<http(s)://…|label>`` made here from a Markdown
+link; nothing can ping, mention or forge a link.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from markdown_to_mrkdwn import SlackMarkdownConverter
+
+from bot.cards.text import defuse_broadcasts, escape_char, escape_url, sanitize
+
+MAX_LINK_URL = 1000  # longer targets are shown as text, not linked
+
+_PH = "\x00"  # sanitize() removes NUL from the input, so placeholders cannot be forged
+_PLACEHOLDER = re.compile(_PH + r"(\d+)" + _PH)
+_FENCED = re.compile(
+    r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[^\n]*(?:\n(?P<code>.*?))??"
+    r"(?:\n[ \t]{0,3}(?P=fence)[ \t]*(?=\n|\Z)|\Z)",
+    re.S | re.M,
+)
+_CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)(?P<code>[^\n]+?)(?<!`)(?P=ticks)(?!`)")
+_LINK_TAIL = r"\(\s*<?(?P<url>[^\s()<>]*)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
+_IMAGE = re.compile(r"!\[(?P<label>[^\]\n]*)\]" + _LINK_TAIL)
+_LINK = re.compile(r"\[(?P<label>[^\]\n]*)\]" + _LINK_TAIL)
+_AUTOLINK = re.compile(r"<(?P<url>https?://[^\s<>]+)>", re.IGNORECASE)
+_QUOTE = re.compile(r"^([ \t]*)&gt;", re.M)
+_SPACES = re.compile(r"\s+")
+_UNSAFE_IN_URL = re.compile(r"[\s<>|\"\\^`{}]")
+
+
+def is_safe_http_url(url: str) -> bool:
+    """True for an absolute http(s) URL we are willing to turn into a Slack link."""
+    if not url or len(url) > MAX_LINK_URL or _UNSAFE_IN_URL.search(url):
+        return False
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+
+
+def _escape(text: str) -> str:
+    """Escape ``&<>`` and defuse broadcasts, leaving placeholders alone."""
+    return "".join(escape_char(c) for c in defuse_broadcasts(text))
+
+
+def link(url: str, label: str) -> str:
+    """A Slack link ``<url|label>`` to a URL we trust (our own Kandev links)."""
+    shown = _escape(_SPACES.sub(" ", label).strip()) or _escape(url)
+    return f"<{escape_url(url)}|{shown}>"
+
+
+def _render_link(label: str, url: str) -> str:
+    label = _SPACES.sub(" ", label).strip()
+    if is_safe_http_url(url):
+        return link(url, label)
+    # Not a link we will make: show the text, and the target so that nothing is hidden.
+    if url and url != label:
+        return f"{_escape(label)} ({_escape(url)})" if label else _escape(url)
+    return _escape(label)
+
+
+def _render_code_block(code: str) -> str:
+    code = code.replace("```", "`\u200b``")  # a fence inside cannot end the block early
+    if not code.strip():
+        return ""
+    return "```\n" + _escape(code) + "\n```"
+
+
+def _render_code_span(code: str) -> str:
+    code = code.strip().replace("`", "\u02cb")
+    return "`" + _escape(code) + "`" if code else ""
+
+
+def markdown_to_mrkdwn(markdown: str) -> str:
+    """Render untrusted Markdown as safe Slack mrkdwn (see the module docstring)."""
+    text = sanitize(markdown)
+    if not text.strip():
+        return ""
+    kept: list[str] = []
+
+    def keep(rendered: str) -> str:
+        kept.append(rendered)
+        return f"{_PH}{len(kept) - 1}{_PH}"
+
+    text = _FENCED.sub(lambda m: keep(_render_code_block(m.group("code") or "")), text)
+    text = _CODE_SPAN.sub(lambda m: keep(_render_code_span(m.group("code"))), text)
+    text = _IMAGE.sub(
+        lambda m: keep(_render_link(m.group("label") or "image", m.group("url"))), text
+    )
+    text = _LINK.sub(lambda m: keep(_render_link(m.group("label"), m.group("url"))), text)
+    text = _AUTOLINK.sub(lambda m: keep(_render_link(m.group("url"), m.group("url"))), text)
+
+    converted = SlackMarkdownConverter().convert(_escape(text))
+    # Anything the converter turned into <…> on its own was not vetted by us: neutralise it.
+    converted = converted.replace("<", "&lt;").replace(">", "&gt;")
+    converted = _QUOTE.sub(r"\1>", converted)  # Markdown quotes stay Slack quotes
+    while _PH in converted:
+        converted = _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], converted)
+    return converted.strip()

@@ -1,0 +1,73 @@
+"""Property: whatever Kandev sends, every card and modal stays within every Slack limit, and
+nothing untrusted can ping or forge a link."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from bot.cards import (
+    build_answer_modal,
+    build_other_modal,
+    build_reject_modal,
+    build_result_modal,
+    escape_mrkdwn,
+    lost_message,
+    markdown_to_mrkdwn,
+    render_card,
+)
+from bot.cards.ids import ACTION_OPEN
+from bot.domain import CardState
+from tests.cards.limits_checker import assert_valid_message, assert_valid_view, unsafe_angles
+from tests.cards.strategies import KANDEV_URL, NOW, bundles, outcomes_for, tasks_for, texts
+
+EXAMPLES = int(os.environ.get("CARDS_HYPOTHESIS_EXAMPLES", "60"))  # raise it for a deeper run
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],  # no slow "explain"
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_card_stays_within_limits(data):
+    bundle = data.draw(bundles())
+    task = data.draw(tasks_for(bundle))
+    state = data.draw(st.sampled_from(list(CardState)))
+    outcome = data.draw(outcomes_for(bundle, state))
+    card = render_card(bundle, task, state, outcome, kandev_url=KANDEV_URL, now=NOW)
+    assert_valid_message(card, allowed_users={"U0123ABC"})
+    buttons = card["blocks"][-1]["elements"]
+    if state.terminal:
+        assert [b["action_id"] for b in buttons] == [ACTION_OPEN]
+    else:
+        assert len(buttons) >= 3
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_modal_stays_within_limits(data):
+    bundle = data.draw(bundles())
+    task = data.draw(tasks_for(bundle))
+    where = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
+    assert_valid_view(build_answer_modal(bundle, task, **where))
+    assert_valid_view(build_other_modal(bundle, task, bundle.questions[0], **where))
+    assert_valid_view(build_reject_modal(bundle, task, **where))
+    outcome = data.draw(outcomes_for(bundle, CardState.ANSWERED))
+    if outcome is not None:
+        message = lost_message(bundle, outcome)
+        assert_valid_view(
+            build_result_modal("Someone else answered first", message), allowed_users={"U0123ABC"}
+        )
+
+
+@settings(max_examples=3 * EXAMPLES, deadline=None, database=None, phases=SETTINGS.phases)
+@given(text=texts())
+def test_converted_markdown_never_pings_or_forges(text):
+    assert unsafe_angles(markdown_to_mrkdwn(text)) == []
+    assert "<" not in escape_mrkdwn(text) and ">" not in escape_mrkdwn(text)

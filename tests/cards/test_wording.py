@@ -1,0 +1,84 @@
+"""The wording helpers the answer flow and the listings reuse."""
+
+from __future__ import annotations
+
+from bot.cards import (
+    already_answered_message,
+    answers_summary,
+    ended_message,
+    invalid_message,
+    lost_message,
+    not_recorded_message,
+    outcome_line,
+    unavailable_message,
+)
+from bot.domain import CardOutcome, CardState
+from bot.kandev.models import Answer
+from tests.cards.samples import NOW
+
+
+def _answered(answers, by_user=None, via="kandev"):
+    return CardOutcome(state=CardState.ANSWERED, via=via, by_user=by_user, answers=answers, at=NOW)
+
+
+def test_answers_summary(three_questions):
+    answers = [
+        Answer(question_id="cache", selected_options=["q2_opt1"]),
+        Answer(question_id="db", custom_text="text <b>"),
+        Answer(question_id="queue", selected_options=["q3_opt1", "unknown&id"], custom_text="x"),
+    ]
+    assert answers_summary(three_questions, answers) == (
+        "“free text”; Redis; RabbitMQ, unknown&amp;id + “free text”"
+    )
+    assert answers_summary(three_questions, answers[:1]) == "no answer; Redis; no answer"
+    assert answers_summary(three_questions, []) == ""
+
+
+def test_lost_message(one_question):
+    winner = _answered([Answer(question_id="db", selected_options=["q1_opt2"])])
+    assert lost_message(one_question, winner) == (
+        "Someone else answered first: MongoDB. Your answer was not sent."
+    )
+    slack_winner = _answered(winner.answers, by_user="U777", via="slack")
+    assert lost_message(one_question, slack_winner, action="reject") == (
+        "<@U777> answered first: MongoDB. Your rejection was not sent."
+    )
+    rejected = CardOutcome(state=CardState.REJECTED, at=NOW)
+    assert lost_message(one_question, rejected) == (
+        "Someone else rejected this question first. Your answer was not sent."
+    )
+
+
+def test_already_answered_message(one_question):
+    mine = _answered([Answer(question_id="db", selected_options=["q1_opt1"])], "U1", "slack")
+    assert already_answered_message(one_question, mine) == (
+        "You already answered this: PostgreSQL. Nothing more was sent."
+    )
+    rejected = CardOutcome(state=CardState.REJECTED, at=NOW)
+    assert already_answered_message(one_question, rejected) == (
+        "You already rejected this question; nothing more was sent."
+    )
+
+
+def test_fixed_messages():
+    assert ended_message().startswith("The agent no longer needs this answer")
+    assert "cannot see it" in unavailable_message()
+    assert not_recorded_message() == (
+        "Kandev could not be reached, so your answer was not recorded. "
+        "The question is still open: please try again in a moment."
+    )
+    assert "your rejection was not recorded" in not_recorded_message(action="reject")
+    assert invalid_message('answer 1 references unknown option_id "<!here>"') == (
+        'Kandev did not accept your answer: answer 1 references unknown option_id "&lt;!here&gt;"'
+    )
+
+
+def test_outcome_line_escapes_and_bounds_the_reason(one_question):
+    outcome = CardOutcome(
+        state=CardState.REJECTED, via="slack", by_user="U1AB", reason="<!channel> " * 500, at=NOW
+    )
+    line = outcome_line(outcome, one_question)
+    assert line.startswith("⛔ Rejected by <@U1AB> in Slack: “&lt;!channel&gt; ")
+    assert line.endswith("…”") and len(line) < 400
+    pending = CardOutcome(state=CardState.PENDING, at=NOW)
+    assert outcome_line(pending, one_question) == "⏳ Waiting for an answer"
