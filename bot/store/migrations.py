@@ -20,7 +20,14 @@ from sqlalchemy.engine import Connection
 
 from bot.store.engine import WRITE_OPTION
 from bot.store.errors import StoreError
-from bot.store.schema import audit_log, cards, outbox, schema_version, submissions
+from bot.store.schema import (
+    audit_log,
+    cards,
+    home_viewers,
+    outbox,
+    schema_version,
+    submissions,
+)
 from bot.store.types import utc_now
 
 
@@ -43,6 +50,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "cards and audit log", _create(cards, audit_log)),
     Migration(2, "answer submissions", _create(submissions)),
     Migration(3, "outbox of pending Slack writes", _create(outbox)),
+    Migration(4, "who opened the App Home tab recently", _create(home_viewers)),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

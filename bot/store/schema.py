@@ -99,3 +99,11 @@ outbox = Table(
     Column("finished_at", UTCDateTime),
     Index("ix_outbox_due", "status", "not_before"),
 )
+
+home_viewers = Table(
+    "home_viewers",
+    metadata,
+    Column("user_id", String, primary_key=True),  # a Slack user who opened the App Home tab
+    Column("opened_at", UTCDateTime, nullable=False),  # the last time they did
+    Index("ix_home_viewers_opened", "opened_at"),
+)

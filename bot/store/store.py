@@ -14,6 +14,7 @@ from bot.store.audit import AuditMixin
 from bot.store.base import Clock
 from bot.store.cards import CardsMixin
 from bot.store.engine import make_engine
+from bot.store.home import HomeViewersMixin
 from bot.store.migrations import current_version, migrate
 from bot.store.outbox import OutboxMixin
 from bot.store.submissions import SubmissionsMixin
@@ -21,8 +22,9 @@ from bot.store.types import utc_now
 from bot.store.url import DEFAULT_DATABASE_URL, display_url, is_sqlite_memory, normalize_url
 
 
-class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin):
-    """Cards, submissions, the audit log and the outbox, on SQLite or PostgreSQL.
+class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMixin):
+    """Cards, submissions, the audit log, the outbox and the Home tab's recent viewers, on
+    SQLite or PostgreSQL.
 
     Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
     the database's own error when it cannot. ``clock`` (timezone-aware UTC) is injectable for
