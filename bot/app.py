@@ -14,9 +14,11 @@ from slack_sdk.errors import SlackApiError
 from bot.answers import AnswerService
 from bot.config import Mode, Settings
 from bot.health import Health
+from bot.home import HomeService
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError, KandevUnavailable
 from bot.kandev.hints import KandevHints
+from bot.listing import ListingService, Permalinks
 from bot.logs import install_redaction
 from bot.publisher import Publisher
 from bot.routing import Routing
@@ -98,7 +100,20 @@ def main_run(settings: Settings, mode: Mode) -> int:
         poll_interval=settings.kandev_poll_interval,
         before_sync=routing_check,
     )
-    answers = AnswerService(kandev, store, routing, publisher, slack.group_members)
+    listing = ListingService(
+        kandev,
+        store,
+        routing,
+        sync.task_info,
+        Permalinks(slack.permalink),
+        kandev_url=settings.kandev_public_url,
+        page_size=settings.kandev_list_page_size,
+    )
+    home = HomeService(listing, store, slack, kandev_url=settings.kandev_public_url)
+    publisher.on_card_changed = home.card_changed
+    answers = AnswerService(
+        kandev, store, routing, publisher, slack.group_members, find_bundle=listing.find_card
+    )
     services = Services(
         store=store,
         kandev=kandev,
@@ -107,6 +122,8 @@ def main_run(settings: Settings, mode: Mode) -> int:
         publisher=publisher,
         sync=sync,
         kandev_public_url=settings.kandev_public_url,
+        listing=listing,
+        home=home,
     )
     socket_mode = mode == "socket"
     try:
@@ -133,6 +150,7 @@ def main_run(settings: Settings, mode: Mode) -> int:
     workers = [
         threading.Thread(target=publisher.run, args=(stop,), name="publisher", daemon=True),
         threading.Thread(target=sync.run, args=(stop,), name="sync", daemon=True),
+        threading.Thread(target=home.run, args=(stop,), name="home", daemon=True),
     ]
     for worker in workers:
         worker.start()

@@ -28,6 +28,8 @@ from sqlalchemy.exc import ArgumentError
 from bot.routing import Routing, RoutingError, channel_id_problem, load_routing
 
 Mode = Literal["http", "socket"]
+#: The most bundles one page of /kandev-questions can show within Slack's 50-block limit.
+MAX_LIST_PAGE_SIZE = 20
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 _BOT_TOKEN_HELP = "the Bot User OAuth Token (xoxb-…) from your Slack app's OAuth & Permissions page"
@@ -93,6 +95,7 @@ class Settings(BaseSettings):
     )  # may hold a password
     port: int = 3000
     kandev_poll_interval: float = 5.0
+    kandev_list_page_size: int = 10  # bundles per page of /kandev-questions
     #: KANDEV_HINTS=off: no WebSocket push hints, discovery by polling only (benchmarks, or a
     #: proxy that cannot pass WebSockets).
     kandev_hints: bool = True
@@ -231,6 +234,17 @@ class Settings(BaseSettings):
                 f"KANDEV_POLL_INTERVAL must be a number of seconds above 0, e.g. 5 (got '{text}')"
             )
         return seconds
+
+    @field_validator("kandev_list_page_size", mode="before")
+    @classmethod
+    def _list_page_size(cls, value: Any) -> int:
+        text = str(value).strip()
+        if not text.isdigit() or not 1 <= int(text) <= MAX_LIST_PAGE_SIZE:
+            raise ValueError(
+                f"KANDEV_LIST_PAGE_SIZE must be a whole number from 1 to {MAX_LIST_PAGE_SIZE} "
+                f"(got '{text}')"
+            )
+        return int(text)
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.answers import AnswerService, Verdict
 from bot.domain import Card
@@ -14,6 +14,10 @@ from bot.publisher import Publisher
 from bot.slack.gateway import SlackError, SlackGateway
 from bot.store import Store
 from bot.sync import SyncEngine
+
+if TYPE_CHECKING:
+    from bot.home import HomeService
+    from bot.listing import ListingService
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +34,8 @@ class Services:
     publisher: Publisher
     sync: SyncEngine
     kandev_public_url: str
+    listing: ListingService | None = None  # /kandev-questions (bot/listing.py)
+    home: HomeService | None = None  # the App Home tab (bot/home.py)
     executor: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=8, thread_name_prefix="submit")
     )

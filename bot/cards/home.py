@@ -1,0 +1,135 @@
+"""The App Home tab: pure rendering of what is waiting and what was resolved lately.
+
+A Home view holds at most 100 blocks: ``MAX_WAITING`` bundles (three blocks each) and
+``MAX_RESOLVED`` resolved cards (one block each) plus headers always fit; anything beyond is
+counted, with a pointer to ``/kandev-questions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from bot.cards import ids
+from bot.cards.blocks import Block, button, context, divider, plain, section
+from bot.cards.card import UNTITLED_TASK, question_heading, task_url
+from bot.cards.ids import ButtonValue
+from bot.cards.limits import MAX_HEADER_TEXT, MAX_SECTION_TEXT, MAX_VIEW_BLOCKS
+from bot.cards.listing import COMMAND, agents_waiting
+from bot.cards.mrkdwn import link, markdown_to_mrkdwn
+from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
+from bot.cards.wording import age_text, outcome_line, slack_date
+from bot.domain import Card, CardOutcome
+
+if TYPE_CHECKING:
+    from bot.listing import Waiting
+
+CALLBACK_HOME = "kq_home"
+MAX_WAITING = 20
+MAX_RESOLVED = 10
+_BLOCKS_PER_WAITING = 3  # title + first question, context, buttons
+_FIXED_BLOCKS = 9  # 2 headers, 2 intro contexts, divider, 2 "more" notes, 2 empty states
+MAX_TITLE = 200
+MAX_PROMPT = 400
+assert MAX_WAITING * _BLOCKS_PER_WAITING + MAX_RESOLVED + _FIXED_BLOCKS <= MAX_VIEW_BLOCKS
+
+
+def _header(text: str) -> Block:
+    return {"type": "header", "text": plain(text, MAX_HEADER_TEXT)}
+
+
+def _title(task_title: str) -> str:
+    return fit_plain(one_line(task_title) or UNTITLED_TASK, MAX_TITLE)[0]
+
+
+def _first_question(item: Waiting, url: str) -> str:
+    questions = item.bundle.questions
+    if not questions:
+        return ""
+    first = questions[0]
+    heading = fit_escaped(question_heading(0, len(questions), first), 150)[0]
+    prompt = one_line(markdown_to_mrkdwn(first.prompt))
+    text = f"*{heading}*"
+    if prompt:
+        note = f"… <{escape_url(url)}|more>"
+        text += " — " + shorten_mrkdwn(prompt, MAX_PROMPT, note=note)[0]
+    if len(questions) > 1:
+        text += f"\n_+{len(questions) - 1} more question{'s' if len(questions) > 2 else ''}_"
+    return text
+
+
+def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Block]:
+    """Age, task, first question, then "Answer…" and "Open in Kandev"."""
+    url = task_url(kandev_url, item.bundle.task_id or item.task.task_id)
+    text = f"*{link(url, _title(item.task.title))}*"
+    question = _first_question(item, url)
+    if question:
+        text += "\n" + question
+    meta = [age_text(item.bundle.created_at, now)]
+    workspace = one_line(item.task.workspace_name)
+    if workspace:
+        meta.append("Workspace *" + fit_escaped(workspace, 200)[0] + "*")
+    if item.permalink:
+        meta.append(f"<{escape_url(item.permalink)}|View card>")
+    value = ButtonValue(pending_id=item.bundle.pending_id).encode()
+    buttons = [
+        button("Answer…", ids.ACTION_ANSWER_MODAL, value=value, style="primary"),
+        button("Open in Kandev", ids.ACTION_OPEN, url=url),
+    ]
+    return [
+        section(shorten_mrkdwn(text, MAX_SECTION_TEXT, note="…")[0]),
+        context(" · ".join(meta)),
+        {"type": "actions", "elements": buttons},
+    ]
+
+
+def resolved_block(card: Card, permalink: str | None, *, kandev_url: str) -> Block:
+    """Who/where/what: the task, and the card's outcome line with its time."""
+    url = task_url(kandev_url, card.bundle.task_id or card.task_id)
+    outcome = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
+    line = outcome_line(outcome, card.bundle)
+    text = f"*{link(url, _title(card.task.title))}*"
+    if permalink:
+        text += f" · <{escape_url(permalink)}|View card>"
+    text += f"\n{line} · {slack_date(outcome.at)}"
+    return section(shorten_mrkdwn(text, MAX_SECTION_TEXT, note="…")[0])
+
+
+def render_home(
+    waiting: Sequence[Waiting],
+    resolved: Sequence[tuple[Card, str | None]],
+    *,
+    kandev_url: str,
+    now: datetime,
+    stale: bool = False,
+) -> dict[str, Any]:
+    """The Home view: "Waiting for an answer" (oldest first) and "Recently resolved".
+
+    ``stale``: Kandev could not be asked, ``waiting`` is what the bot last knew.
+    """
+    blocks: list[Block] = [_header("Waiting for an answer")]
+    intro = f"{agents_waiting(len(waiting))}, oldest first · updated {slack_date(now, '{time}')}"
+    blocks.append(context(intro))
+    if stale:
+        blocks.append(
+            context(
+                "⚠️ Kandev cannot be reached right now: this is what the bot last knew. "
+                "Answers cannot be sent until it is back."
+            )
+        )
+    if not waiting:
+        blocks.append(section("Nothing is waiting for an answer. 🎉"))
+    for item in waiting[:MAX_WAITING]:
+        blocks += waiting_blocks(item, kandev_url=kandev_url, now=now)
+    if len(waiting) > MAX_WAITING:
+        more = len(waiting) - MAX_WAITING
+        blocks.append(context(f"…and {more} more: `{COMMAND}` lists them all."))
+
+    blocks.append(divider())
+    blocks.append(_header("Recently resolved"))
+    if not resolved:
+        blocks.append(context("Nothing resolved yet."))
+    for card, permalink in resolved[:MAX_RESOLVED]:
+        blocks.append(resolved_block(card, permalink, kandev_url=kandev_url))
+    return {"type": "home", "callback_id": CALLBACK_HOME, "blocks": blocks[:MAX_VIEW_BLOCKS]}

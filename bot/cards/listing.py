@@ -1,0 +1,257 @@
+"""The ``/kandev-questions`` answer: pure rendering of a listing page, its help, its errors.
+
+An ephemeral message holds at most 50 blocks: one page shows at most ``MAX_PAGE_SIZE`` bundles
+(two blocks each) plus a header and a footer with the "Next" button, whose value carries the
+filter and where the next page starts.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.cards import ids
+from bot.cards.blocks import Block, actions, button, context, section
+from bot.cards.card import UNTITLED_TASK, question_heading, task_url
+from bot.cards.ids import ButtonValue, CodecError
+from bot.cards.limits import MAX_BUTTON_VALUE, MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT
+from bot.cards.mrkdwn import link
+from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
+from bot.cards.wording import age_text
+
+if TYPE_CHECKING:
+    from bot.listing import ListingPage, PageKey, Waiting
+
+COMMAND = "/kandev-questions"
+ACTION_NEXT = "kq_list_next"  # the listing's "Next" button
+DEFAULT_PAGE_SIZE = 10
+_BLOCKS_PER_ITEM = 2  # the bundle (with its Answer… button) and its context line
+_FIXED_BLOCKS = 4  # header, footer context, footer actions, one spare
+MAX_PAGE_SIZE = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_ITEM  # 23
+MAX_TITLE = 200
+MAX_QUESTIONS_LINE = 600
+MAX_FILTER_SHOWN = 100
+
+
+# ---- the "Next" button's value ---------------------------------------------------------------
+
+
+class NextPage(BaseModel):
+    """What the "Next" button carries: the filter, where the next page starts, its number."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+    filter: str = Field(default="", alias="f")
+    after_at: datetime = Field(alias="a")
+    after_id: str = Field(alias="i", min_length=1)
+    number: int = Field(default=2, alias="n", ge=2)
+
+    @property
+    def after(self) -> PageKey:
+        at = self.after_at
+        return (at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC), self.after_id)
+
+    def encode(self) -> str:
+        encoded = self.model_dump_json(by_alias=True)
+        if len(encoded) > MAX_BUTTON_VALUE:
+            raise CodecError(f"next-page value would be {len(encoded)} characters")
+        return encoded
+
+
+def parse_next_page(raw: str | None) -> NextPage:
+    """Decode a "Next" button value; raises CodecError on anything we did not produce."""
+    if not raw:
+        raise CodecError("empty next-page value")
+    try:
+        return NextPage.model_validate_json(raw)
+    except ValidationError as exc:
+        raise CodecError(f"not a kandev-slack next-page value: {raw[:80]!r}") from exc
+
+
+# ---- words -----------------------------------------------------------------------------------
+
+
+def _quoted(text: str) -> str:
+    return "“" + fit_escaped(text, MAX_FILTER_SHOWN)[0] + "”"
+
+
+def filter_too_long_message(length: int, limit: int) -> str:
+    return (
+        f"That filter is {length:,} characters long; use at most {limit:,} — a workspace name "
+        f"or a few words from the task title or the questions. `{COMMAND} help` explains."
+    )
+
+
+def kandev_unreachable_message(kandev_url: str) -> str:
+    return (
+        f"⚠️ Kandev cannot be reached at {escape_url(kandev_url)} right now, so I cannot list "
+        "what is waiting. The question cards in Slack are unchanged; please try again in a "
+        "minute."
+    )
+
+
+def kandev_auth_message() -> str:
+    return (
+        "⚠️ Kandev refused the bot's access token, so I cannot list what is waiting. Ask "
+        "whoever runs kandev-slack to check its KANDEV_TOKEN."
+    )
+
+
+def kandev_failed_message(detail: str) -> str:
+    shown = fit_escaped(one_line(detail), 300)[0]
+    return (
+        "⚠️ Kandev answered in a way I did not expect, so I cannot list what is waiting right "
+        f"now ({shown}). Please try again in a minute."
+    )
+
+
+def looking_message() -> str:
+    return "Looking up what is waiting in Kandev…"
+
+
+def tampered_next_message() -> str:
+    return f"That button is not one this app made. Run `{COMMAND}` again."
+
+
+def _message(text: str, blocks: list[Block]) -> dict[str, Any]:
+    """``text`` (safe mrkdwn) is the notification / screen-reader fallback."""
+    return {"text": shorten_mrkdwn(text, MAX_MESSAGE_TEXT, note="…")[0], "blocks": blocks}
+
+
+def render_problem(message: str) -> dict[str, Any]:
+    """An error or refusal (``message`` is safe mrkdwn from the functions above)."""
+    return _message(message, [section(message)])
+
+
+def render_help() -> dict[str, Any]:
+    lines = [
+        f"*{COMMAND}* lists the agent questions waiting for an answer, oldest first. Only you "
+        "see the list.",
+        f"• `{COMMAND}` — everything waiting",
+        f"• `{COMMAND} Platform` — only the Kandev workspace named Platform",
+        f"• `{COMMAND} database migration` — tasks whose title or questions contain all of "
+        "those words",
+        f"• `{COMMAND} help` — this help",
+        "*Answer…* opens the same form as the card. To turn a question down, use *Reject…* on "
+        "its card, or the message shortcut *Reject agent question* (the ⋮ menu of the card).",
+    ]
+    return _message(f"How to use {COMMAND}", [section("\n".join(lines))])
+
+
+# ---- the listing -----------------------------------------------------------------------------
+
+
+def _questions_line(item: Waiting) -> str:
+    questions = item.bundle.questions
+    headings = []
+    for index, question in enumerate(questions):
+        heading = question_heading(index, len(questions), question)
+        if not one_line(question.title):
+            prompt = fit_plain(one_line(question.prompt), 80)[0]
+            heading = f"{heading}: {prompt}" if prompt else heading
+        headings.append(heading)
+    return fit_escaped(" · ".join(headings), MAX_QUESTIONS_LINE)[0] if headings else ""
+
+
+def _title(item: Waiting) -> str:
+    return fit_plain(one_line(item.task.title) or UNTITLED_TASK, MAX_TITLE)[0]
+
+
+def item_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Block]:
+    """One waiting bundle: title (linked to Kandev) and its questions with an "Answer…"
+    button, then workspace · age · where its card is."""
+    url = task_url(kandev_url, item.bundle.task_id or item.task.task_id)
+    text = f"*{link(url, _title(item))}*"
+    questions = _questions_line(item)
+    if questions:
+        text += "\n" + questions
+    main = section(text)
+    main["accessory"] = button(
+        "Answer…",
+        ids.ACTION_ANSWER_MODAL,
+        value=ButtonValue(pending_id=item.bundle.pending_id).encode(),
+    )
+    meta = []
+    workspace = one_line(item.task.workspace_name)
+    if workspace:
+        meta.append("Workspace *" + fit_escaped(workspace, 200)[0] + "*")
+    meta.append(age_text(item.bundle.created_at, now))
+    if item.permalink:
+        meta.append(f"<{escape_url(item.permalink)}|View card>")
+    elif item.card is not None and item.card.ts:
+        meta.append(f"card in <#{item.card.channel}>")
+    else:
+        meta.append("no card posted yet")
+    return [main, context(" · ".join(meta))]
+
+
+def agents_waiting(count: int) -> str:
+    """``1 agent is waiting for an answer`` / ``3 agents are waiting for an answer``."""
+    return f"{count} agent{' is' if count == 1 else 's are'} waiting for an answer"
+
+
+def _heading(page: ListingPage) -> str:
+    if page.workspace is not None:
+        scope = f" in workspace *{fit_escaped(page.workspace.name or page.workspace.id, 200)[0]}*"
+    elif page.query.text:
+        scope = f" matching {_quoted(page.query.text)}"
+    else:
+        scope = ""
+    count = f"*{agents_waiting(page.total)}{scope}*, oldest first"
+    if page.total > len(page.items):
+        last = page.first + len(page.items) - 1
+        count += f" · showing {page.first}–{last}"
+    return count
+
+
+def _empty_text(page: ListingPage) -> str:
+    if page.workspace is not None:
+        name = fit_escaped(page.workspace.name or page.workspace.id, 200)[0]
+        return f"Nothing is waiting for an answer in workspace *{name}*. 🎉"
+    if page.query.text:
+        names = ", ".join(fit_escaped(n, 60)[0] for n in page.workspace_names[:10])
+        hint = f" Workspaces: {names}." if names else ""
+        return (
+            f"Nothing waiting matches {_quoted(page.query.text)}. Try a workspace name or other "
+            f"words from a task title or question.{hint} `{COMMAND} help` explains."
+        )
+    if page.first > 1:
+        return "Nothing more is waiting: the rest was answered meanwhile. 🎉"
+    return "Nothing is waiting for an answer right now. 🎉 New agent questions appear as cards."
+
+
+def _fallback(page: ListingPage) -> str:
+    titles = "; ".join(
+        fit_escaped(one_line(it.task.title) or UNTITLED_TASK, MAX_TITLE)[0] for it in page.items
+    )
+    head = agents_waiting(page.total)
+    return f"{head}: {titles}" if titles else head
+
+
+def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict[str, Any]:
+    """One page of the listing (or its friendly empty state), within Block Kit's limits."""
+    if not page.items:
+        text = _empty_text(page)
+        return _message(text, [section(text)])
+    blocks: list[Block] = [section(_heading(page))]
+    for item in page.items[:MAX_PAGE_SIZE]:
+        blocks += item_blocks(item, kandev_url=kandev_url, now=now)
+    footer = f"Page {page.number}"
+    if page.next_after is not None:
+        shown = page.first + len(page.items) - 1
+        footer += f" · {page.total - shown} more"
+        value = NextPage(
+            filter=page.query.text,
+            after_at=page.next_after[0],
+            after_id=page.next_after[1],
+            number=page.number + 1,
+        )
+        blocks.append(context(footer))
+        blocks.append(
+            actions([button("Next page", ACTION_NEXT, value=value.encode())], block_id="kq_list")
+        )
+    elif page.number > 1:
+        blocks.append(context(footer + " · the last one"))
+    return _message(_fallback(page), blocks)

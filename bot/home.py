@@ -1,0 +1,145 @@
+"""The App Home tab: build and publish it for one person, and keep it fresh for recent viewers.
+
+Published when a person opens the tab (``app_home_opened``), and again for everyone who opened it
+within ``recent_s`` whenever a card changes state (the publisher's ``on_card_changed`` hook).
+Refreshes run on their own worker thread: changes arriving together are coalesced into one
+round, and rounds are spaced so that ``views.publish`` stays within Slack's rate limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bot.cards.home import MAX_RESOLVED, MAX_WAITING, render_home
+from bot.domain import Card
+from bot.kandev.errors import KandevError
+from bot.listing import ListingService
+from bot.slack.gateway import SlackError, SlackGateway
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+#: Whose Home is refreshed on a change: people who opened it within this many seconds.
+RECENT_VIEWERS_S = 24 * 3600.0
+MAX_VIEWERS = 100
+#: Changes within this window are refreshed together.
+DEBOUNCE_S = 0.3
+#: Spacing per published view between rounds (views.publish allows ~100 per minute).
+SPACING_PER_VIEW_S = 0.6
+MAX_SPACING_S = 60.0
+
+
+class HomeService:
+    def __init__(
+        self,
+        listing: ListingService,
+        store: Store,
+        slack: SlackGateway,
+        *,
+        kandev_url: str,
+        recent_s: float = RECENT_VIEWERS_S,
+        max_viewers: int = MAX_VIEWERS,
+        debounce_s: float = DEBOUNCE_S,
+        spacing_per_view_s: float = SPACING_PER_VIEW_S,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.listing = listing
+        self.store = store
+        self.slack = slack
+        self.kandev_url = kandev_url
+        self.recent_s = recent_s
+        self.max_viewers = max_viewers
+        self.debounce_s = debounce_s
+        self.spacing_per_view_s = spacing_per_view_s
+        self.clock = clock
+        self._dirty = threading.Event()
+
+    # ---- building ------------------------------------------------------------------------
+
+    def build(self) -> dict[str, Any]:
+        """The Home view as of now (the same for everyone)."""
+        stale = False
+        try:
+            waiting = self.listing.waiting()
+        except KandevError as exc:
+            log.warning("Home: Kandev cannot be asked (%s); showing the bot's own cards", exc)
+            waiting = self.listing.posted_pending()
+            stale = True
+        shown = self.listing.with_permalinks(waiting[:MAX_WAITING])
+        waiting = shown + waiting[len(shown) :]
+        resolved = [
+            (card, self._permalink(card)) for card in self.store.recent_resolved(MAX_RESOLVED)
+        ]
+        return render_home(
+            waiting, resolved, kandev_url=self.kandev_url, now=self.clock(), stale=stale
+        )
+
+    # ---- publishing ----------------------------------------------------------------------
+
+    def opened(self, user_id: str) -> None:
+        """``app_home_opened``: remember the viewer, publish their Home."""
+        self.store.home_opened(user_id)
+        try:
+            self.publish([user_id])
+        except SlackError as exc:
+            log.warning("Home of %s not published: %s", user_id, exc.error)
+
+    def publish(self, user_ids: list[str], view: dict[str, Any] | None = None) -> int:
+        """Publish ``view`` (default: built now) to each user; returns how many succeeded.
+        Stops at a rate limit (the caller retries later)."""
+        if not user_ids:
+            return 0
+        view = view if view is not None else self.build()
+        done = 0
+        for user_id in user_ids:
+            try:
+                self.slack.publish_home(user_id, view)
+                done += 1
+            except SlackError as exc:
+                if exc.rate_limited:
+                    log.warning("Home refresh rate limited; %d left", len(user_ids) - done)
+                    raise
+                log.warning("Home of %s not published: %s", user_id, exc.error)
+        return done
+
+    def recent_viewers(self) -> list[str]:
+        since = self.clock() - timedelta(seconds=self.recent_s)
+        return self.store.home_viewers(since=since, limit=self.max_viewers)
+
+    def refresh(self) -> int:
+        """Publish a fresh Home to every recent viewer; returns how many were published."""
+        return self.publish(self.recent_viewers())
+
+    # ---- the refresh worker --------------------------------------------------------------
+
+    def card_changed(self, _card: Card) -> None:
+        """The publisher's hook: a card was posted or edited (never blocks)."""
+        self._dirty.set()
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            if not self._dirty.wait(1.0):
+                continue
+            if stop.wait(self.debounce_s):
+                return
+            self._dirty.clear()
+            pause = 0.0
+            try:
+                published = self.refresh()
+                pause = min(published * self.spacing_per_view_s, MAX_SPACING_S)
+            except SlackError as exc:
+                self._dirty.set()  # try again after the rate limit
+                pause = min(max(exc.retry_after or 1.0, 1.0), MAX_SPACING_S)
+            except Exception:
+                log.exception("Home refresh failed")
+            if pause and stop.wait(pause):
+                return
+
+    # ---- internals -----------------------------------------------------------------------
+
+    def _permalink(self, card: Card) -> str | None:
+        return self.listing.permalinks.get(card.channel, card.ts) if card.ts else None

@@ -1,0 +1,44 @@
+"""Events API: ``app_home_opened`` publishes the person's App Home tab (Bolt acks events)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from slack_bolt import App
+
+from bot.home import HomeService
+from bot.slack.services import Services
+
+log = logging.getLogger(__name__)
+
+
+class HomeOpened(BaseModel):
+    """The ``app_home_opened`` event (``tab`` is ``home`` or ``messages``)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    user: str = Field(min_length=1)
+    tab: str = "home"
+
+
+def register(app: App, svc: Services) -> None:
+    if svc.home is None:
+        log.warning("no Home service wired: the App Home tab stays empty")
+        return
+    app.event("app_home_opened")(_home_opened(svc.home))
+
+
+def _home_opened(home: HomeService):
+    def handle(event: dict[str, Any]) -> None:
+        try:
+            opened = HomeOpened.model_validate(event)
+        except ValidationError as exc:
+            log.warning("refused a malformed app_home_opened event: %s", exc.errors()[0])
+            return
+        if opened.tab != "home":
+            return
+        home.opened(opened.user)
+
+    return handle
