@@ -71,7 +71,14 @@ class Publisher:
         self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
         self._wake = threading.Event()
         self._next_post: dict[str, float] = {}
-        self._blocked_until: dict[str, float] = {}
+        #: (kind, channel) -> monotonic time before which Slack asked us not to retry. Keyed by
+        #: kind too: a 429 on chat.postMessage (1/s per channel) must not hold up card edits.
+        self._blocked_until: dict[tuple[str, str], float] = {}
+        #: Consecutive transient failures per outbox item (backoff grows with these only, not
+        #: with the times an item was merely paced).
+        self._failures: dict[int, int] = {}
+        #: Monotonic time at which the soonest deferred item falls due (the worker wakes then).
+        self._soonest: float | None = None
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------
 
@@ -105,8 +112,15 @@ class Publisher:
                 self.health.problem("outbox", "store error while processing the outbox")
                 worked = False
             if not worked:
-                self._wake.wait(idle_wait_s)
+                self._wake.wait(self._idle_wait(idle_wait_s))
                 self._wake.clear()
+
+    def _idle_wait(self, idle_wait_s: float) -> float:
+        """Sleep until the soonest deferred item is due (pacing ~1/s), at most ``idle_wait_s``."""
+        soonest, self._soonest = self._soonest, None
+        if soonest is None:
+            return idle_wait_s
+        return min(idle_wait_s, max(soonest - time.monotonic(), 0.01))
 
     def work_once(self, limit: int = 20) -> bool:
         """Process the due outbox items; True when something was done."""
@@ -125,7 +139,7 @@ class Publisher:
     def _process(self, item) -> None:
         now = time.monotonic()
         channel = item.channel or ""
-        wait = max(self._blocked_until.get(channel, 0.0), 0.0) - now
+        wait = max(self._blocked_until.get((item.kind, channel), 0.0), 0.0) - now
         if item.kind == POST:
             wait = max(wait, self._next_post.get(channel, 0.0) - now)
         if wait > 0:
@@ -144,6 +158,7 @@ class Publisher:
             self._failed(item, card, exc)
             return
         self.store.outbox_done(item.id)
+        self._failures.pop(item.id, None)
         self.health.clear("slack")
 
     def _post(self, card: Card, item) -> None:
@@ -190,11 +205,12 @@ class Publisher:
     def _failed(self, item, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
-            self._blocked_until[card.channel] = time.monotonic() + delay
+            self._blocked_until[(item.kind, card.channel)] = time.monotonic() + delay
             self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
             self._defer(item, delay, error=exc.error)
         elif exc.transient:
-            delay = min(2.0 ** max(item.attempts, 0), MAX_BACKOFF_S)
+            failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
+            delay = min(2.0 ** (failures - 1), MAX_BACKOFF_S)
             self.health.problem("slack", f"{exc.method} failed ({exc.error}); retrying")
             self._defer(item, delay, error=exc.error)
         else:
@@ -203,8 +219,15 @@ class Publisher:
                 card.pending_id, None, f"slack_{item.kind}", "bot", "failed", exc.error
             )
             self.store.outbox_done(item.id)
+            self._failures.pop(item.id, None)
 
     def _defer(self, item, delay_s: float, *, error: str | None) -> None:
-        self.store.outbox_retry(
-            item.id, datetime.now(UTC) + timedelta(seconds=delay_s), error or "paced"
-        )
+        note = error or "paced"
+        if item.kind == POST and note in _NOT_SENT and item.last_error not in _NOT_SENT:
+            # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
+            # limited now proves nothing about it, so keep the mark that makes the next take
+            # look for the card in the channel before posting again.
+            note = item.last_error
+        self.store.outbox_retry(item.id, datetime.now(UTC) + timedelta(seconds=delay_s), note)
+        due = time.monotonic() + delay_s
+        self._soonest = due if self._soonest is None else min(self._soonest, due)
