@@ -21,6 +21,7 @@ from bot.domain import Card, CardOutcome, CardState
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import Answer, Invalid, Lost, NotActive, NotFound, Outcome, Resolution, Won
+from bot.leases import InFlight
 from bot.publisher import Publisher
 from bot.routing import Routing
 from bot.store import Store, Submission
@@ -114,6 +115,7 @@ class AnswerService:
         *,
         find_bundle: Callable[[str], Card | None] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        in_flight: InFlight | None = None,
     ):
         self.kandev = kandev
         self.store = store
@@ -122,6 +124,8 @@ class AnswerService:
         self.group_members = group_members
         self.find_bundle = find_bundle
         self.clock = clock
+        #: Submissions this process is sending (their leases are renewed; see leases.py).
+        self.in_flight = in_flight or InFlight()
 
     # ---- checks usable before opening a modal ---------------------------------------------
 
@@ -191,7 +195,8 @@ class AnswerService:
             return verdict
 
         try:
-            outcome = self._call_kandev(attempt)
+            with self.in_flight.hold(key):
+                outcome = self._call_kandev(attempt)
         except (KandevUnavailable, KandevAuthError) as exc:
             log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
             self.store.drop_submission(key)  # nothing reached Kandev: a retry must be possible
@@ -205,6 +210,14 @@ class AnswerService:
         return verdict
 
     # ---- internals -----------------------------------------------------------------------
+
+    def apply_outcome(self, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
+        """Apply Kandev's reply to a submission sent outside :meth:`submit` (crash recovery
+        re-sends unfinished ones) to its card, as :meth:`submit` would."""
+        card = self.card(attempt.pending_id)
+        if card is None:
+            return Verdict("unknown_bundle", messages.unknown_bundle_message())
+        return self._apply(card, attempt, outcome)
 
     def _call_kandev(self, attempt: Attempt) -> Outcome:
         if attempt.action == "reject":

@@ -18,9 +18,11 @@ from bot.home import HomeService
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError, KandevUnavailable
 from bot.kandev.hints import KandevHints
+from bot.leases import InFlight, LeaseKeeper
 from bot.listing import ListingService, Permalinks
 from bot.logs import install_redaction
 from bot.publisher import Publisher
+from bot.recovery import Recovery
 from bot.routing import Routing
 from bot.slack.app import build_bolt_app
 from bot.slack.gateway import SlackGateway, make_web_client
@@ -91,6 +93,12 @@ def main_run(settings: Settings, mode: Mode) -> int:
     web = make_web_client(bot_token, settings.slack_api_url)
     slack = SlackGateway(web)
     publisher = Publisher(store, slack, kandev_url=settings.kandev_public_url, health=health)
+    in_flight = InFlight()  # answers on their way to Kandev (leases renewed while alive)
+
+    def before_sync() -> None:
+        routing_check()
+        recovery.run_once()  # answers a crashed process left on their way to Kandev
+
     sync = SyncEngine(
         kandev,
         store,
@@ -98,7 +106,7 @@ def main_run(settings: Settings, mode: Mode) -> int:
         publisher,
         health,
         poll_interval=settings.kandev_poll_interval,
-        before_sync=routing_check,
+        before_sync=before_sync,
     )
     listing = ListingService(
         kandev,
@@ -112,8 +120,16 @@ def main_run(settings: Settings, mode: Mode) -> int:
     home = HomeService(listing, store, slack, kandev_url=settings.kandev_public_url)
     publisher.on_card_changed = home.card_changed
     answers = AnswerService(
-        kandev, store, routing, publisher, slack.group_members, find_bundle=listing.find_card
+        kandev,
+        store,
+        routing,
+        publisher,
+        slack.group_members,
+        find_bundle=listing.find_card,
+        in_flight=in_flight,
     )
+    recovery = Recovery(kandev, store, answers, slack, in_flight)
+    leases = LeaseKeeper(store, publisher.worker_id, in_flight)
     services = Services(
         store=store,
         kandev=kandev,
@@ -150,6 +166,7 @@ def main_run(settings: Settings, mode: Mode) -> int:
     workers = [
         threading.Thread(target=publisher.run, args=(stop,), name="publisher", daemon=True),
         threading.Thread(target=sync.run, args=(stop,), name="sync", daemon=True),
+        threading.Thread(target=leases.run, args=(stop,), name="leases", daemon=True),
         threading.Thread(target=home.run, args=(stop,), name="home", daemon=True),
     ]
     for worker in workers:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from bot import cards
 from bot.domain import Card, CardState
 from bot.health import Health
+from bot.leases import OUTBOX_LEASE_S
 from bot.slack.gateway import Message, SlackError, SlackGateway
 from bot.store import Store
 
@@ -30,8 +31,9 @@ UPDATE = "update"
 
 #: Seconds between two posts to one channel (Slack allows about one message per second).
 POST_SPACING_S = 1.0
-#: How long a worker holds an outbox row before another replica may take it.
-LEASE_S = 60.0
+#: How long a worker holds an outbox row before another worker may take it; the LeaseKeeper
+#: renews it while this process lives (see leases.py), so only a dead worker's rows expire.
+LEASE_S = OUTBOX_LEASE_S
 MAX_BACKOFF_S = 60.0
 #: ``last_error`` values that prove an earlier take of a post did not reach Slack.
 _NOT_SENT = ("", "paced", "ratelimited")

@@ -157,6 +157,25 @@ class OutboxMixin(StoreBase):
             )
             return conn.execute(stmt).rowcount == 1
 
+    def outbox_renew(self, worker_id: str, lease_s: float) -> int:
+        """Extend every lease ``worker_id`` holds to now + ``lease_s`` (its heartbeat).
+
+        A live worker renews its leases while it waits on Slack, so leases can stay short and
+        the items of a worker that died are taken over soon after its last heartbeat.
+        """
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(
+                    outbox.c.lease_owner == worker_id,
+                    outbox.c.status == _PENDING,
+                    outbox.c.lease_until.is_not(None),
+                )
+                .values(lease_until=now + timedelta(seconds=lease_s))
+            )
+            return int(conn.execute(stmt).rowcount)
+
     def outbox_get(self, item_id: int) -> OutboxItem | None:
         with self._read() as conn:
             row = conn.execute(select(outbox).where(outbox.c.id == item_id)).first()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
@@ -96,6 +97,23 @@ class SubmissionsMixin(StoreBase):
                 .values(leased_at=now)
             )
             return conn.execute(stmt).rowcount == 1
+
+    def renew_submissions(self, submission_keys: Collection[str]) -> int:
+        """Refresh the lease of unfinished submissions this process is still sending (its
+        heartbeat), so crash recovery never takes over a submission that is alive."""
+        keys = list(submission_keys)
+        if not keys:
+            return 0
+        with self._write() as conn:
+            stmt = (
+                update(submissions)
+                .where(
+                    submissions.c.submission_key.in_(keys),
+                    submissions.c.finished_at.is_(None),
+                )
+                .values(leased_at=self._now())
+            )
+            return int(conn.execute(stmt).rowcount)
 
     def submissions_for(self, pending_id: str) -> list[Submission]:
         """Every submission recorded for one bundle, oldest first."""

@@ -1,0 +1,143 @@
+"""Crash recovery for answers: submissions left unfinished by a process that died.
+
+A submission is recorded (``begin_submission``) before the bot calls Kandev and finished once
+Kandev's answer is applied. If the process dies in between, nobody knows whether Kandev got
+the answer. Kandev does: re-sending the very same answer is safe (the retry either wins, or
+reports the winner, which may be the first attempt). So each cycle, the recovery takes over
+(compare-and-set, one replica wins) every submission whose lease went stale (see leases.py),
+re-sends it, recognises its own earlier attempt in a "lost" reply, applies the outcome to the
+card exactly as a live submission would, and tells the person who clicked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+
+from bot.answers import AnswerService, Attempt, Verdict
+from bot.kandev import respond
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevAuthError, KandevUnavailable
+from bot.kandev.models import Answer, Outcome
+from bot.leases import SUBMISSION_LEASE_S, InFlight
+from bot.slack.gateway import SlackError, SlackGateway
+from bot.store import Store, Submission
+
+log = logging.getLogger(__name__)
+
+SOURCE = "recovery"
+
+
+@dataclass
+class RecoveryReport:
+    recovered: list[tuple[str, str]] = field(default_factory=list)  # (pending_id, verdict kind)
+    deferred: list[str] = field(default_factory=list)  # Kandev unreachable: next cycle
+
+
+def attempt_of(sub: Submission) -> Attempt:
+    """The attempt a stored submission recorded (payload written by AnswerService.submit)."""
+    payload = json.loads(sub.payload_json)
+    action = "reject" if payload.get("action") == "reject" else "answer"
+    return Attempt(
+        pending_id=sub.pending_id,
+        user_id=sub.user,
+        action=action,
+        source=SOURCE,
+        answers=tuple(Answer.model_validate(a) for a in payload.get("answers") or ()),
+        reason=str(payload.get("reason") or ""),
+    )
+
+
+def wire_submission(attempt: Attempt) -> respond.Submission:
+    if attempt.action == "reject":
+        return respond.Submission.reject(attempt.reason)
+    return respond.Submission.answer(list(attempt.answers))
+
+
+def recovered_message(verdict: Verdict) -> str:
+    """What the person hears about an answer the bot finished sending after a restart."""
+    if verdict.kind == "won":
+        return (
+            "Your answer was recorded in Kandev (the bot restarted while sending it); "
+            "the card shows it."
+        )
+    return verdict.message
+
+
+class Recovery:
+    def __init__(
+        self,
+        kandev: KandevClient,
+        store: Store,
+        answers: AnswerService,
+        slack: SlackGateway,
+        in_flight: InFlight,
+        *,
+        stale_after_s: float = SUBMISSION_LEASE_S,
+    ) -> None:
+        self.kandev = kandev
+        self.store = store
+        self.answers = answers
+        self.slack = slack
+        self.in_flight = in_flight
+        self.stale_after_s = stale_after_s
+
+    def run_once(self) -> RecoveryReport:
+        """Reconcile every stale unfinished submission; raises KandevUnavailable / auth errors
+        (after giving the submission back to the next cycle) like the sync cycle does."""
+        report = RecoveryReport()
+        for sub in self.store.unfinished_submissions(older_than_s=self.stale_after_s):
+            if sub.submission_key in self.in_flight:
+                continue  # ours and alive (the heartbeat may just not have run yet)
+            if not self.store.reclaim_submission(sub.submission_key, self.stale_after_s):
+                continue  # another replica took it over first
+            try:
+                verdict = self._reconcile(sub)
+            except (KandevUnavailable, KandevAuthError):
+                report.deferred.append(sub.pending_id)
+                raise
+            if verdict is not None:
+                report.recovered.append((sub.pending_id, verdict.kind))
+        return report
+
+    def _reconcile(self, sub: Submission) -> Verdict | None:
+        attempt = attempt_of(sub)
+        key = sub.submission_key
+        card = self.store.get(sub.pending_id)
+        if card is None:
+            log.warning("dropping submission %s: its card is unknown", key[:12])
+            self.store.finish_submission(key, json.dumps({"kind": "unknown_bundle"}))
+            return None
+        log.info("recovering the %s of %s by %s", attempt.action, sub.pending_id, sub.user)
+        with self.in_flight.hold(key):
+            outcome = self._send(attempt)
+        verdict = self.answers.apply_outcome(attempt, outcome, key)
+        if not self.store.finish_submission(key, json.dumps({"kind": verdict.kind})):
+            return None  # finished meanwhile by someone else; they told the person
+        self.store.audit(
+            sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, _describe(outcome)
+        )
+        self._tell(sub.user, card.channel if card.ts else None, recovered_message(verdict))
+        return verdict
+
+    def _send(self, attempt: Attempt) -> Outcome:
+        if attempt.action == "reject":
+            outcome = self.kandev.reject(attempt.pending_id, attempt.reason)
+        else:
+            outcome = self.kandev.answer(attempt.pending_id, list(attempt.answers))
+        # The first attempt may have reached Kandev: a "lost" whose winner is exactly what we
+        # sent was that attempt winning.
+        return respond.settle(outcome, wire_submission(attempt), maybe_duplicate=True)
+
+    def _tell(self, user: str, channel: str | None, text: str) -> None:
+        if not text or not channel:
+            return
+        try:
+            self.slack.post_ephemeral(channel, user, text)
+        except SlackError as exc:
+            log.warning("could not tell %s about a recovered answer: %s", user, exc.error)
+
+
+def _describe(outcome: Outcome) -> str:
+    return f"{type(outcome).__name__.lower()} (re-sent after a restart)"
