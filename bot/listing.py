@@ -95,11 +95,21 @@ def matches(item: Waiting, query: Query) -> bool:
 def paginate(
     items: Sequence[Waiting], after: PageKey | None, size: int
 ) -> tuple[list[Waiting], int, bool]:
-    """The page that follows ``after`` (oldest first): its items, how many items come before
-    it, and whether more follow."""
-    before = 0 if after is None else sum(1 for it in items if it.key <= after)
-    rest = [it for it in items if after is None or it.key > after]
-    return rest[:size], before, len(rest) > size
+    """The page that follows ``after`` in ``items`` (Kandev's order, oldest first): its items,
+    how many items come before it, and whether more follow.
+
+    The page starts right after the bundle ``after`` names; if that one is gone meanwhile, after
+    the last bundle not newer than it (Kandev reports ``created_at`` in whole seconds and orders
+    by more than that, so its order is kept rather than re-sorted)."""
+    start = 0
+    if after is not None:
+        ids = [it.bundle.pending_id for it in items]
+        if after[1] in ids:
+            start = ids.index(after[1]) + 1
+        else:
+            start = next((i for i, it in enumerate(items) if it.key > after), len(items))
+    rest = list(items[start:])
+    return rest[:size], start, len(rest) > size
 
 
 # ---- what is waiting -----------------------------------------------------------------------
@@ -190,12 +200,10 @@ class ListingService:
     # ---- reading -------------------------------------------------------------------------
 
     def waiting(self, workspace_id: str | None = None) -> list[Waiting]:
-        """Every bundle Kandev lists as active (oldest first), with its task and card.
-
-        Raises KandevUnavailable / KandevAuthError / KandevError when Kandev cannot say.
-        """
-        items = [self._join(b) for b in self.kandev.list_pending(workspace_id=workspace_id)]
-        return sorted(items, key=lambda it: it.key)
+        """Every bundle Kandev lists as active, in Kandev's order (oldest first), with its task
+        and card. Raises KandevUnavailable / KandevAuthError / KandevError when Kandev cannot
+        say."""
+        return [self._join(b) for b in self.kandev.list_pending(workspace_id=workspace_id)]
 
     def posted_pending(self) -> list[Waiting]:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev

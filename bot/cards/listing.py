@@ -1,4 +1,5 @@
-"""The ``/kandev-questions`` answer: pure rendering of a listing page, its help, its errors.
+"""The ``/kandev-questions`` answer: pure rendering of a listing page, its help, its errors
+(and what the "Reject agent question" shortcut says on a card that is already closed).
 
 An ephemeral message holds at most 50 blocks: one page shows at most ``MAX_PAGE_SIZE`` bundles
 (two blocks each) plus a header and a footer with the "Next" button, whose value carries the
@@ -19,7 +20,9 @@ from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.limits import MAX_BUTTON_VALUE, MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT
 from bot.cards.mrkdwn import link
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
-from bot.cards.wording import age_text
+from bot.cards.wording import age_text, outcome_line
+from bot.domain import CardOutcome
+from bot.kandev.models import Bundle
 
 if TYPE_CHECKING:
     from bot.listing import ListingPage, PageKey, Waiting
@@ -105,6 +108,11 @@ def kandev_failed_message(detail: str) -> str:
         "⚠️ Kandev answered in a way I did not expect, so I cannot list what is waiting right "
         f"now ({shown}). Please try again in a minute."
     )
+
+
+def closed_card_message(outcome: CardOutcome, bundle: Bundle) -> str:
+    """The Reject shortcut on a resolved card: how it ended; nothing is sent."""
+    return f"This question is already closed: {outcome_line(outcome, bundle)}. Nothing to reject."
 
 
 def looking_message() -> str:

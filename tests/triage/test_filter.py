@@ -84,3 +84,12 @@ def test_paging_continues_after_the_last_item_shown() -> None:
     third, before, more = paginate(remaining, second[-1].key, 3)
     assert [i.bundle.pending_id for i in third] == ["pending-007"]
     assert (before, more) == (5, False)
+
+
+def test_paging_keeps_kandevs_order_within_a_second() -> None:
+    # Same whole second: Kandev orders by more than the reported created_at; keep its order.
+    items = [waiting(n, age_s=100) for n in (3, 1, 2)]
+    first, _, more = paginate(items, None, 1)
+    assert [i.bundle.pending_id for i in first] == ["pending-003"] and more
+    second, before, _ = paginate(items, first[-1].key, 1)
+    assert [i.bundle.pending_id for i in second] == ["pending-001"] and before == 1

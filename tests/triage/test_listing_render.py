@@ -183,3 +183,16 @@ def test_the_page_size_fits_the_block_limit() -> None:
     items = [dataclasses.replace(waiting(n)) for n in range(MAX_PAGE_SIZE)]
     page = page_of(items, total=100, next_after=items[-1].key)
     assert len(render_listing(page, kandev_url=KANDEV_URL, now=NOW)["blocks"]) <= 50
+
+
+def test_the_shortcut_on_a_closed_card_states_how_it_ended() -> None:
+    from bot.cards.listing import closed_card_message
+    from bot.domain import CardState
+    from tests.triage.factories import resolved_card
+
+    card = resolved_card(1, CardState.ANSWERED)
+    assert card.outcome is not None
+    assert closed_card_message(card.outcome, card.bundle) == (
+        "This question is already closed: ✅ Answered by <@U0ALICE001> in Slack: MongoDB. "
+        "Nothing to reject."
+    )

@@ -14,6 +14,7 @@ from slack_bolt import Ack, App
 
 from bot import messages
 from bot.cards.ids import SHORTCUT_REJECT
+from bot.cards.listing import closed_card_message
 from bot.domain import CardOutcome
 from bot.slack.gateway import SlackError
 from bot.slack.listeners.actions import build_modal
@@ -43,7 +44,7 @@ def _reject(svc: Services):
             return
         if card.state.terminal:
             outcome = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
-            svc.tell(user, messages.resolved_already_message(card.bundle, outcome), **where)
+            svc.tell(user, closed_card_message(outcome, card.bundle), **where)
             return
         refusal = svc.answers.precheck(card, user, channel, action="reject")
         if refusal is not None:

@@ -1,0 +1,184 @@
+"""/kandev-questions end to end (real Kandev, fake Slack, the bot as a process): listing with and
+without filters, help and a bad filter, paging, the empty state, Kandev unreachable, and
+answering from the list."""
+
+from __future__ import annotations
+
+import uuid
+
+from tests.e2e.botproc import free_port
+from tests.e2e.conftest import CHANNEL
+from tests.e2e.helpers import (
+    card_posts,
+    db_question,
+    open_modal,
+    outcome_line,
+    response_of,
+    start_bot,
+    wait_card,
+    wait_final,
+    wait_outcome,
+)
+from tests.fakeslack.config import ALICE
+from tests.harness.specs import question
+from tests.triage.e2e import (
+    answer_value,
+    run_list,
+    titles,
+    wait_kandev_idle,
+)
+
+ANSWER_MODAL = "kq_answer_modal"
+
+
+def test_listing_with_and_without_filters(bot_factory, seed, fake_slack, slack_driver):
+    workspace = f"Triage {uuid.uuid4().hex[:8]}"
+    workspace_id = seed.server.create_workspace(workspace)  # before the bot caches workspaces
+    bot = start_bot(bot_factory)
+    alpha = seed([db_question()], title="Alpha: pick a datastore")
+    beta = seed(
+        [
+            question(
+                "cache",
+                "Cache",
+                "Should the flux-capacitor cache be warmed up on deploy?",
+                ("Yes", "Warm it"),
+                ("No", "Lazy"),
+            ),
+            question(
+                "ttl", "TTL", "How long should entries live?", ("1h", "An hour"), ("1d", "A day")
+            ),
+        ],
+        title="Beta: caching",
+    )
+    gamma = seed([db_question()], title="Gamma: platform DB", workspace_id=workspace_id)
+    for bundle in (alpha, beta, gamma):
+        wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+
+    # Everything, oldest first, each with workspace, age, questions, card link and Answer….
+    waiting = len(seed.server.list_pending())
+    listing = run_list(driver)
+    assert listing.source == "command_ack" and listing.channel == CHANNEL
+    text = listing.all_text
+    assert f"{waiting} agents are waiting for an answer" in text
+    shown = titles(text)
+    assert [t for t in shown if t.split(":")[0] in ("Alpha", "Beta", "Gamma")] == [
+        "Alpha: pick a datastore",
+        "Beta: caching",
+        "Gamma: platform DB",
+    ]
+    assert f"Workspace *{workspace}*" in text
+    assert "1/2 · Cache · 2/2 · TTL" in text
+    assert "asked just now" in text or "asked 1 min ago" in text
+    assert text.count("|View card>") >= 3
+    assert "slack.com/archives/C0QUESTION/p" in text
+    for bundle in (alpha, beta, gamma):
+        assert any(
+            b.get("accessory", {}).get("value") == answer_value(bundle.pending_id)
+            for b in listing.blocks
+        )
+
+    # A workspace name (any case): only that workspace.
+    text = run_list(driver, workspace.upper()).all_text
+    assert titles(text) == ["Gamma: platform DB"]
+    assert f"1 agent is waiting for an answer in workspace *{workspace}*" in text
+
+    # Words from a title, and from a prompt (all words must match, any case).
+    assert titles(run_list(driver, "beta").all_text) == ["Beta: caching"]
+    assert titles(run_list(driver, "FLUX-capacitor warmed").all_text) == ["Beta: caching"]
+    assert titles(run_list(driver, "datastore alpha").all_text) == ["Alpha: pick a datastore"]
+
+    # Nothing matches: a friendly empty state with a hint.
+    text = run_list(driver, "kafka zookeeper").all_text
+    assert "Nothing waiting matches “kafka zookeeper”" in text
+    assert workspace in text and "/kandev-questions help" in text
+
+    # help explains; an overly long filter is refused, specifically.
+    text = run_list(driver, "help").all_text
+    assert "/kandev-questions Platform" in text and "Reject agent question" in text
+    text = run_list(driver, "x" * 201).all_text
+    assert "That filter is 201 characters long; use at most 200" in text
+
+
+def test_paging_with_a_next_button(bot_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(bot_factory, KANDEV_LIST_PAGE_SIZE="2")
+    seeded = seed.many(5)
+    for bundle in seeded:
+        wait_card(fake_slack, bundle.pending_id, timeout=15)
+    driver = slack_driver(bot.events_url)
+    listed = seed.server.list_pending()  # Kandev's order: oldest first
+    total = len(listed)
+    title_of = {b.task_id: f"Harness bundle {n}" for n, b in enumerate(seeded, start=1)}
+    ours = [title_of[b["task_id"]] for b in listed if b["task_id"] in title_of]
+
+    pages = [run_list(driver)]
+    assert f"*{total} agents are waiting for an answer*, oldest first · showing 1–2" in (
+        pages[0].all_text
+    )
+    while "Next page" in pages[-1].all_text:
+        seen = len(fake_slack.ephemerals(user=ALICE.id))
+        ack = driver.click_ephemeral(pages[-1], text="Next page")
+        assert ack.status == 200
+        page = fake_slack.wait_for(
+            lambda seen=seen: next(iter(fake_slack.ephemerals(user=ALICE.id)[seen:]), None),
+            10,
+            "the next page",
+        )
+        assert page.source == "response_url"
+        pages.append(page)
+        assert len(pages) <= total
+
+    shown = [titles(p.all_text) for p in pages]
+    assert all(len(s) == 2 for s in shown[:-1]) and 1 <= len(shown[-1]) <= 2, shown
+    flat = [t for page in shown for t in page]
+    assert len(flat) == len(set(flat)) == total  # every bundle exactly once
+    assert [t for t in flat if t in ours] == ours  # oldest first across pages
+    assert f"Page {len(pages)}" in pages[-1].all_text and "the last one" in pages[-1].all_text
+    assert "showing 3–4" in pages[1].all_text
+    assert "Page 2" in pages[1].all_text
+
+
+def test_empty_state(bot_factory, seed, fake_slack, slack_driver):
+    wait_kandev_idle(seed.server)
+    bot = start_bot(bot_factory)
+    listing = run_list(slack_driver(bot.events_url))
+    assert "Nothing is waiting for an answer right now" in listing.all_text
+    assert "Answer…" not in listing.all_text
+
+
+def test_kandev_unreachable_is_reported(bot_factory, fake_slack, slack_driver):
+    dead = f"http://127.0.0.1:{free_port()}"
+    bot = start_bot(bot_factory, KANDEV_URL=dead)
+    reply = run_list(slack_driver(bot.events_url), timeout=30)
+    assert f"Kandev cannot be reached at {dead}" in reply.all_text
+    assert "try again" in reply.all_text
+
+
+def test_answer_from_the_list(bot_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(bot_factory)
+    bundle = seed([db_question()], title="Answer me from the list")
+    card = wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+    listing = run_list(driver, "answer me from the list")
+    assert titles(listing.all_text) == ["Answer me from the list"]
+
+    mark = fake_slack.mark()
+    ack = driver.click_ephemeral(listing, value=answer_value(bundle.pending_id))
+    assert ack.status == 200
+    view = open_modal(fake_slack, ANSWER_MODAL, after=mark)
+    assert view.user == ALICE.id
+    assert '"o":"list"' in view.private_metadata
+    [choice] = [b["block_id"] for b in view.blocks if b["block_id"].startswith("kq_choice:")]
+    ack = driver.submit_view(view, {choice: {"kq_choice": "q1_opt2"}})
+    assert ack.status == 200
+    assert not (ack.json or {}).get("response_action"), ack.body
+
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+    assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
+    edited = wait_outcome(fake_slack, card.ts, "✅")
+    assert outcome_line(edited) == f"✅ Answered by <@{ALICE.id}> in Slack: MongoDB"
+    assert len(card_posts(fake_slack, bundle.pending_id)) == 1
+
+    # The list no longer shows it.
+    assert "Answer me from the list" not in run_list(driver, "answer me from the list").all_text
