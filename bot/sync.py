@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 #: A bundle missing from the active list whose messages still say "pending" is ended only after
 #: it stayed missing this long (guards against a list taken mid-change).
 PENDING_GRACE_S = 10.0
+#: Bundles younger than this are checked for completeness before they are posted.
+YOUNG_BUNDLE_S = 30.0
+#: How soon discovery looks again at a bundle whose questions are still being written.
+INCOMPLETE_RETRY_S = 0.2
 #: An answer submitted from Slack within this window owns the card's resolution.
 SUBMISSION_GRACE_S = 30.0
 
@@ -120,6 +124,9 @@ class SyncEngine:
     # ---- new bundles ---------------------------------------------------------------------
 
     def _post_new(self, bundle: Bundle) -> bool:
+        if not self._complete(bundle):
+            threading.Timer(INCOMPLETE_RETRY_S, self.wake).start()
+            return False
         task = self.task_info(bundle.task_id)
         route = self.routing.route_for(task.workspace_id, task.workspace_name)
         if route is None:
@@ -145,6 +152,16 @@ class SyncEngine:
             self.publisher.enqueue_post(card)
             self.store.audit(bundle.pending_id, None, "post", "kandev", "queued", route.channel)
         return True
+
+    def _complete(self, bundle: Bundle) -> bool:
+        """False while Kandev is still writing the bundle's questions (a young bundle can be
+        listed with only some of them; a card must never show a partial bundle)."""
+        if (self.clock() - bundle.created_at).total_seconds() > YOUNG_BUNDLE_S:
+            return True
+        total = self.kandev.question_total(
+            bundle.task_id, bundle.pending_id, session_id=bundle.session_id or None
+        )
+        return total <= len(bundle.questions)
 
     def _recover_unposted(self) -> None:
         """Claims that never got an outbox entry (a crash between the two) are queued again."""

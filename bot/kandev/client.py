@@ -166,6 +166,26 @@ class KandevClient:
         Without ``session_id`` Kandev reads the task's primary (else latest) session. An unknown
         task, or a bundle not found in the conversation, gives status ``unknown``.
         """
+        found = self._bundle_meta(task_id, pending_id, session_id)
+        return (
+            conversation.final_state(found) if found is not None else FinalState(status="unknown")
+        )
+
+    def question_total(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> int:
+        """How many questions the bundle has in all (0 when its messages are not found).
+
+        Kandev writes a bundle's questions one by one, so for a few milliseconds the active list
+        can show a bundle with only some of them; compare with this before posting it.
+        """
+        found = self._bundle_meta(task_id, pending_id, session_id) or []
+        return max((md.question_total for md in found), default=0)
+
+    def _bundle_meta(
+        self, task_id: str, pending_id: str, session_id: str | None
+    ) -> list[conversation.ClarificationMeta] | None:
+        """The clarification metadata of one bundle's questions (None: unknown task)."""
         arguments: dict[str, Any] = {
             "task_id": task_id,
             "message_types": [conversation.CLARIFICATION_TYPE],
@@ -179,13 +199,13 @@ class KandevClient:
             try:
                 data = self._mcp.call_tool_json(CONVERSATION_TOOL, arguments)
             except KandevNotFoundError:
-                return FinalState(status="unknown")
+                return None
             page = _validate(conversation.ConversationPage, data)
             found.extend(conversation.bundle_messages(page.messages, pending_id))
             if conversation.is_complete(found) or not page.has_more or not page.cursor:
                 break
             arguments["before"] = page.cursor
-        return conversation.final_state(found)
+        return found
 
     # ---- lookups (cached) ------------------------------------------------------------
 
