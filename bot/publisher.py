@@ -39,6 +39,11 @@ MAX_BACKOFF_S = 60.0
 _NOT_SENT = ("", "paced", "ratelimited")
 
 
+def update_key(card: Card) -> str:
+    """The outbox key of the edit of ``card`` to its current state (one edit per state)."""
+    return f"update:{card.pending_id}:{card.state.value}"
+
+
 def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
     rendered = cards.render_card(
         card.bundle,
@@ -94,7 +99,7 @@ class Publisher:
         """Schedule the edit of a card to its (new) state; once per state."""
         self.store.outbox_put(
             UPDATE,
-            f"update:{card.pending_id}:{card.state.value}",
+            update_key(card),
             {"pending_id": card.pending_id},
             channel=card.channel,
         )
@@ -172,7 +177,7 @@ class Publisher:
             found = self.slack.find_card(card.channel, card.pending_id, oldest)
             if found:
                 self.store.mark_posted(card.pending_id, card.channel, found)
-                self._after_post(card.pending_id)
+                self._after_post(card.pending_id, rendered=None)
                 return
         self._next_post[card.channel] = time.monotonic() + self.post_spacing_s
         self.store.outbox_note(item.id, "posting")
@@ -180,15 +185,19 @@ class Publisher:
             card.channel, card_message(card, self.kandev_url), card.pending_id
         )
         self.store.mark_posted(card.pending_id, card.channel, ts)
-        self._after_post(card.pending_id)
+        self._after_post(card.pending_id, rendered=card.state)
 
-    def _after_post(self, pending_id: str) -> None:
+    def _after_post(self, pending_id: str, *, rendered: CardState | None) -> None:
+        """``rendered``: the state the posted message shows (None: a card found in the channel,
+        posted by a process that died before it could record it — most likely still pending)."""
         posted = self.store.get(pending_id)
         if posted is None:
             return
-        if posted.state is not CardState.PENDING:
-            # Resolved while it was being posted: make sure the edit follows.
+        if posted.state is not CardState.PENDING and posted.state is not rendered:
+            # Resolved while it was being posted: its edit was skipped as a no-op (the card had
+            # no ts yet; possibly on another replica), so make sure the edit runs now.
             self.enqueue_update(posted)
+            self.store.outbox_rearm(update_key(posted))
         self._changed(posted)
 
     def _update(self, card: Card) -> None:

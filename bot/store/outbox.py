@@ -176,6 +176,27 @@ class OutboxMixin(StoreBase):
             )
             return int(conn.execute(stmt).rowcount)
 
+    def outbox_rearm(self, key: str) -> bool:
+        """Make the finished item ``key`` due again (e.g. a card edit that ran as a no-op
+        before the card's message existed); False when it is still pending or unknown."""
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.dedupe_key == key, outbox.c.status != _PENDING)
+                .values(
+                    status=_PENDING,
+                    attempts=0,
+                    not_before=now,
+                    lease_owner=None,
+                    lease_until=None,
+                    last_error="",
+                    updated_at=now,
+                    finished_at=None,
+                )
+            )
+            return conn.execute(stmt).rowcount == 1
+
     def outbox_get(self, item_id: int) -> OutboxItem | None:
         with self._read() as conn:
             row = conn.execute(select(outbox).where(outbox.c.id == item_id)).first()

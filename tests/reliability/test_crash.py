@@ -73,8 +73,10 @@ def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
     )
     time.sleep(0.5)
     bot.kill()
-    # Slack completes the post; its answer goes nowhere. Another bundle arrives meanwhile.
+    # Slack completes the post; its answer goes nowhere. While the bot is down the bundle is
+    # answered in Kandev, and another bundle arrives.
     first = wait_card(fake_slack, posted.pending_id, timeout=10)
+    assert seed.server.answer(posted.pending_id, {"db": "q1_opt1"}).status_code == 200
     later = seed([db_question()], title="Asked while the bot was down")
 
     bot.start()
@@ -85,13 +87,15 @@ def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
             return card is not None and card.ts == first.ts
 
         _wait(adopted, TAKEOVER_S, "the bot to adopt the card Slack posted")
+    # The adopted card (rendered "pending" by the process that died) shows how it ended.
+    wait_outcome(fake_slack, first.ts, "✅ Answered in Kandev: PostgreSQL", POLL_S + MARGIN_S)
     second = wait_card(fake_slack, later.pending_id, timeout=POLL_S + MARGIN_S + 5)
 
-    # The adopted card is a working card: a click on it answers the bundle.
-    ack = slack_driver(bot.events_url).click(CHANNEL, first.ts, text="MongoDB", user=ALICE)
+    # The bot works on: a click on the card posted after the restart answers its bundle.
+    ack = slack_driver(bot.events_url).click(CHANNEL, second.ts, text="MongoDB", user=ALICE)
     assert ack.status == 200 and ack.elapsed < 3.0
-    final = wait_final(seed.server, posted.task_id, posted.pending_id, "answered")
-    wait_outcome(fake_slack, first.ts, f"✅ Answered by <@{ALICE.id}> in Slack")
+    final = wait_final(seed.server, later.task_id, later.pending_id, "answered")
+    wait_outcome(fake_slack, second.ts, f"✅ Answered by <@{ALICE.id}> in Slack")
     time.sleep(POLL_S)
     fake_slack.settle(quiet=1.0, timeout=15)
 
@@ -107,6 +111,7 @@ def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
     assert fake_slack.calls("conversations.history"), "the unfinished post was not reconciled"
     assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
     assert len(card_updates(fake_slack, first.ts)) == 1
+    assert len(card_updates(fake_slack, second.ts)) == 1
 
 
 @pytest.mark.fault("SIGKILL while an answer is on its way to Kandev", guarantee=4)

@@ -2,7 +2,8 @@
 
 Store level (SQLite and PostgreSQL): ``outbox_renew`` extends only the renewing worker's live
 leases; ``renew_submissions`` refreshes only unfinished submissions. ``LeaseKeeper`` renews
-what ``InFlight`` holds, and stops renewing once a submission is let go.
+what ``InFlight`` holds, and stops renewing once a submission is let go. A card edit that ran
+as a no-op (its post was still on the way) can be re-armed once the post landed.
 """
 
 from __future__ import annotations
@@ -129,3 +130,19 @@ def test_a_stored_submission_becomes_the_attempt_it_recorded(store: Store) -> No
         "no",
         (),
     )
+
+
+def test_a_finished_edit_can_be_rearmed_but_a_pending_one_is_left_as_is(
+    store: Store, clock: Clock
+) -> None:
+    item = store.outbox_put("update", "update:a:answered", {"pending_id": "a"})
+    assert not store.outbox_rearm("update:a:answered")  # still pending: it will run anyway
+    assert not store.outbox_rearm("update:unknown:answered")
+    store.outbox_take(clock(), limit=1, worker_id="me")
+    store.outbox_done(item)
+    assert store.outbox_take(clock(), limit=1, worker_id="me") == []
+
+    assert store.outbox_rearm("update:a:answered")
+    again = store.outbox_take(clock(), limit=1, worker_id="me")
+    assert [(i.id, i.attempts, i.status.value) for i in again] == [(item, 1, "pending")]
+    assert store.outbox_put("update", "update:a:answered", {"pending_id": "a"}) is None
