@@ -97,6 +97,10 @@ class Recovery:
             except (KandevUnavailable, KandevAuthError):
                 report.deferred.append(sub.pending_id)
                 raise
+            except Exception:  # one bad submission must not stop the sync cycle for good
+                log.exception("could not recover the submission for %s; will retry", sub.pending_id)
+                report.deferred.append(sub.pending_id)
+                continue
             if verdict is not None:
                 report.recovered.append((sub.pending_id, verdict.kind))
         return report
