@@ -22,11 +22,15 @@ from tests.e2e.helpers import (
 from tests.fakeslack.config import ALICE
 from tests.harness.specs import question
 from tests.triage.e2e import (
+    COMMAND,
+    LOOKING,
     answer_value,
+    newest_reply,
     run_list,
     titles,
     wait_kandev_idle,
 )
+from tests.triage.slow_kandev import SlowKandev
 
 ANSWER_MODAL = "kq_answer_modal"
 
@@ -182,3 +186,24 @@ def test_answer_from_the_list(bot_factory, seed, fake_slack, slack_driver):
 
     # The list no longer shows it.
     assert "Answer me from the list" not in run_list(driver, "answer me from the list").all_text
+
+
+def test_a_slow_kandev_gets_looking_then_the_list(bot_factory, seed, fake_slack, slack_driver):
+    slow = SlowKandev(
+        seed.server.base_url, delay_s=2.5, slow=lambda body: b"list_pending_questions" in body
+    ).start()
+    try:
+        bot = start_bot(bot_factory, KANDEV_URL=slow.url, KANDEV_HINTS="off")
+        bundle = seed([db_question()], title="Listed after a while")
+        wait_card(fake_slack, bundle.pending_id, timeout=20)
+        driver = slack_driver(bot.events_url)
+
+        seen = len(fake_slack.ephemerals(user=ALICE.id))
+        ack = driver.slash(COMMAND, "after a while", user=ALICE, channel=CHANNEL)
+        assert ack.status == 200 and ack.elapsed < 3.0, ack
+        assert (ack.json or {}).get("text") == LOOKING
+        reply = newest_reply(fake_slack, ALICE.id, seen, timeout=15)
+        assert reply.source == "response_url"
+        assert titles(reply.all_text) == ["Listed after a while"]
+    finally:
+        slow.stop()
