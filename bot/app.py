@@ -193,7 +193,10 @@ def main_run(settings: Settings, mode: Mode) -> int:
             stop.wait()
             handler.close()
         else:
-            server = serve(make_wsgi_app(bolt, health), settings.port)
+            wsgi = make_wsgi_app(
+                bolt, health, signing_secret=_secret(settings.slack_signing_secret)
+            )
+            server = serve(wsgi, settings.port)
             thread = threading.Thread(target=server.run, name="http", daemon=True)
             thread.start()
             log.info("kandev-slack running in HTTP mode on port %s", settings.port)

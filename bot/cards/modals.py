@@ -13,7 +13,7 @@ from typing import Any
 from bot.cards import ids
 from bot.cards.blocks import Block, context, divider, plain, section
 from bot.cards.card import UNTITLED_TASK, options_text, question_heading, question_text, task_url
-from bot.cards.ids import ModalMetadata, ModalOrigin
+from bot.cards.ids import CodecError, ModalMetadata, ModalOrigin
 from bot.cards.limits import (
     KANDEV_MAX_TEXT,
     MAX_INPUT_LABEL,
@@ -330,7 +330,7 @@ def parse_answer_submission(bundle: Bundle, state_values: StateValues) -> list[A
     if missing:
         present = [key for key in state_values if key.startswith(ids.MODAL_INPUT_PREFIXES)]
         if not present:
-            raise ValueError("the submission carries none of this bundle's inputs")
+            raise CodecError("the submission carries none of this bundle's inputs")
         message = "Kandev needs every question answered together; this form lacks: "
         errors.setdefault(present[0], fit_plain(message + "; ".join(missing), 1000)[0])
     return errors or answers

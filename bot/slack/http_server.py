@@ -10,15 +10,22 @@ from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot.health import Health
+from bot.slack.guard import SlackRequestGuard
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 
 
-def make_wsgi_app(bolt_app: App, health: Health) -> Callable:
-    """A WSGI application: Bolt for Slack's requests, plus the health endpoint."""
-    slack = SlackRequestHandler(bolt_app, path=EVENTS_PATH)
+def make_wsgi_app(bolt_app: App, health: Health, signing_secret: str | None = None) -> Callable:
+    """A WSGI application: Bolt for Slack's requests, plus the health endpoint.
+
+    With ``signing_secret``, every request to EVENTS_PATH is authenticated (and refused when
+    malformed) before Bolt sees it (see guard.py).
+    """
+    slack: Callable = SlackRequestHandler(bolt_app, path=EVENTS_PATH)
+    if signing_secret:
+        slack = SlackRequestGuard(slack, signing_secret, path=EVENTS_PATH)
 
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")

@@ -69,16 +69,40 @@ class BlockAction(_P):
         return self.container.type == "message" and not self.container.is_ephemeral
 
 
+class _Selected(_P):
+    value: str = ""
+
+
+class _InputState(BaseModel):
+    """One input's state in ``view.state.values[block_id][action_id]`` (other keys kept)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: str = ""
+    value: str | None = None
+    selected_option: _Selected | None = None
+
+
+class _State(_P):
+    values: dict[str, dict[str, _InputState]] = Field(default_factory=dict)
+
+
 class _View(_P):
     id: str = ""
     callback_id: str = ""
     private_metadata: str = ""
-    state: dict[str, Any] = Field(default_factory=dict)
+    state: _State = Field(default_factory=_State)
 
     @property
     def values(self) -> dict[str, dict[str, dict[str, Any]]]:
-        values = self.state.get("values") or {}
-        return values if isinstance(values, dict) else {}
+        """``state.values`` as plain dicts, each input's state checked to have Slack's shape."""
+        return {
+            block_id: {
+                action_id: state.model_dump(exclude_none=True)
+                for action_id, state in inputs.items()
+            }
+            for block_id, inputs in self.state.values.items()
+        }
 
 
 class ViewSubmission(_P):

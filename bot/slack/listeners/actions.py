@@ -14,6 +14,7 @@ from bot.cards.modals import build_answer_modal, build_other_modal, build_reject
 from bot.domain import Card
 from bot.kandev.models import Answer
 from bot.messages import tampered_message, unknown_bundle_message
+from bot.slack import refusals
 from bot.slack.gateway import SlackError
 from bot.slack.payloads import BlockAction, PayloadError, parse
 from bot.slack.services import Services
@@ -57,23 +58,53 @@ def locate(svc: Services, click: BlockAction) -> tuple[Card | None, ModalOrigin,
     return card, origin, "" if card is not None else unknown_bundle_message()
 
 
+def _refused_click(
+    svc: Services, click: BlockAction, action: str, kind: str, pending_id: str | None = None
+) -> None:
+    """Audit a click refused before anything reached Kandev (who, which bundle, why)."""
+    where = f"{click.channel_id}/{click.container.message_ts or click.container.view_id}"
+    detail = f"value {refusals.quote(click.action.value, 60)} at {where}"
+    svc.store.audit(pending_id, click.user_id, action, "slack:button", kind, detail)
+
+
+def _refusal_kind(problem: str) -> str:
+    return "tampered" if problem == tampered_message() else "unknown_bundle"
+
+
+def _malformed(svc: Services, body: dict[str, Any], action: str, exc: PayloadError) -> None:
+    log.warning("refused a malformed click: %s", exc)
+    refusals.refuse(
+        svc,
+        body,
+        action=action,
+        source="slack:button",
+        result="malformed",
+        message=refusals.malformed_message(),
+        detail=str(exc),
+    )
+
+
 def _option_clicked(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
         try:
             click = parse(BlockAction, body)
         except PayloadError as exc:
-            log.warning("refused a malformed click: %s", exc)
+            _malformed(svc, body, "answer", exc)
             return
         card, _origin, problem = locate(svc, click)
         channel = click.channel_id or None
         if card is None:
+            _refused_click(svc, click, "answer", _refusal_kind(problem))
             svc.tell(click.user_id, problem, channel=channel, response_url=click.response_url)
             return
         value = parse_button_value(click.action.value)
         question = card.bundle.question(value.question_id)
         if question is None or question.option(value.option_id) is None:
-            svc.tell(click.user_id, tampered_message(), channel=channel)
+            _refused_click(svc, click, "answer", "tampered", card.pending_id)
+            svc.tell(
+                click.user_id, tampered_message(), channel=channel, response_url=click.response_url
+            )
             return
         attempt = Attempt(
             pending_id=card.pending_id,
@@ -92,20 +123,24 @@ def _option_clicked(svc: Services):
 def _modal_opener(svc: Services, kind: str):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
+        action = "reject" if kind == "reject" else "answer"
         try:
             click = parse(BlockAction, body)
         except PayloadError as exc:
-            log.warning("refused a malformed click: %s", exc)
+            _malformed(svc, body, action, exc)
             return
         card, origin, problem = locate(svc, click)
         channel = click.channel_id or None
         if card is None:
+            _refused_click(svc, click, action, _refusal_kind(problem))
             svc.tell(click.user_id, problem, channel=channel, response_url=click.response_url)
             return
         refusal = svc.answers.precheck(
             card, click.user_id, channel if click.on_message else None, action=kind
         )
         if refusal is not None:
+            # Refused before the modal opens: audited here, as submit() audits its refusals.
+            _refused_click(svc, click, action, refusal.kind, card.pending_id)
             svc.tell_verdict(
                 click.user_id, refusal, channel=channel, response_url=click.response_url
             )

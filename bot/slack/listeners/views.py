@@ -12,9 +12,11 @@ from slack_bolt import Ack, App
 from bot.answers import Attempt, Verdict
 from bot.cards import ids
 from bot.cards.ids import CodecError, parse_modal_metadata
-from bot.cards.modals import parse_answer_submission, parse_reject_submission
+from bot.cards.modals import build_result_modal, parse_answer_submission, parse_reject_submission
 from bot.domain import Card
 from bot.messages import tampered_message, unknown_bundle_message
+from bot.slack import refusals
+from bot.slack.listeners.fallback import input_block_ids
 from bot.slack.payloads import PayloadError, ViewSubmission, parse
 from bot.slack.services import SUBMIT_BUDGET_S, Services
 
@@ -33,16 +35,36 @@ def register(app: App, svc: Services) -> None:
 
 def _submitted(svc: Services, action: str):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
+        if body.get("type") != "view_submission":
+            ack()  # view_closed of one of our modals: nothing was submitted
+            return
         try:
             sub = parse(ViewSubmission, body)
             meta = parse_modal_metadata(sub.view.private_metadata)
         except (PayloadError, CodecError) as exc:
             log.warning("refused a malformed view submission: %s", exc)
-            ack(response_action="errors", errors={_first_block(body): tampered_message()})
+            _refuse_form(svc, ack, body, None, action, "malformed", tampered_message(), str(exc))
             return
         card = svc.answers.card(meta.pending_id)
-        if card is None or (meta.origin == "card" and card.channel != meta.channel):
-            ack(response_action="errors", errors={_first_block(body): unknown_bundle_message()})
+        if card is None:
+            _refuse_form(
+                svc, ack, body, meta.pending_id, action, "unknown_bundle", unknown_bundle_message()
+            )
+            return
+        if meta.origin == "card" and (
+            card.channel != meta.channel or (card.ts and meta.ts and card.ts != meta.ts)
+        ):
+            # The form names another card than the one it was opened from.
+            _refuse_form(
+                svc,
+                ack,
+                body,
+                meta.pending_id,
+                action,
+                "tampered",
+                tampered_message(),
+                f"metadata {meta.channel}/{meta.ts}, card {card.channel}/{card.ts}",
+            )
             return
         values = sub.view.values
         if action == "reject":
@@ -54,7 +76,20 @@ def _submitted(svc: Services, action: str):
                 card.pending_id, sub.user_id, "reject", f"modal:{meta.origin}", reason=parsed
             )
         else:
-            parsed = parse_answer_submission(card.bundle, values)
+            try:
+                parsed = parse_answer_submission(card.bundle, values)
+            except ValueError as exc:  # inputs of another bundle than the metadata names
+                _refuse_form(
+                    svc,
+                    ack,
+                    body,
+                    card.pending_id,
+                    action,
+                    "tampered",
+                    tampered_message(),
+                    str(exc),
+                )
+                return
             if isinstance(parsed, dict):
                 ack(response_action="errors", errors=parsed)
                 return
@@ -101,14 +136,31 @@ def _report(svc: Services, card: Card, user: str, response_url: str, future: Fut
     )
 
 
+def _refuse_form(
+    svc: Services,
+    ack: Ack,
+    body: dict[str, Any],
+    pending_id: str | None,
+    action: str,
+    kind: str,
+    message: str,
+    detail: str = "",
+) -> None:
+    """Refuse a submission before anything reaches Kandev: a field error when the form has an
+    input to show it on (the modal stays open), else the modal turns into the explanation."""
+    view = body.get("view") if isinstance(body.get("view"), dict) else {}
+    inputs = input_block_ids(view)
+    if inputs:
+        ack(response_action="errors", errors={inputs[0]: message})
+    else:
+        ack(response_action="update", view=build_result_modal("Not sent", message))
+    user = refusals.user_of(body) or None
+    svc.store.audit(pending_id, user, action, "slack:modal", kind, refusals.quote(detail))
+
+
 def _input_blocks(body: dict[str, Any]) -> list[str]:
     blocks = ((body.get("view") or {}).get("blocks")) or []
     return [b.get("block_id", "") for b in blocks if b.get("type") == "input" and b.get("block_id")]
-
-
-def _first_block(body: dict[str, Any]) -> str:
-    inputs = _input_blocks(body)
-    return inputs[0] if inputs else ids.BLOCK_REASON
 
 
 def _error_block(body: dict[str, Any], card: Card) -> str:

@@ -1,0 +1,156 @@
+"""The front door of HTTP mode: authenticate every Slack request before anything reads it.
+
+Bolt parses a request body (JSON, form, the interaction ``payload``) *before* its own signature
+check, so a forged request with a garbage body would get a 500 instead of a 401, and a signed
+body Bolt cannot digest (a JSON list, a number, a ``user`` that is not an object…) crashes its
+request parsing with a 500. This WSGI middleware sits in front of Bolt's handler and:
+
+- refuses bodies above :data:`MAX_BODY_BYTES` (413) without reading them;
+- verifies Slack's v0 signature over the raw bytes and the 5-minute timestamp window (401,
+  nothing else happens: no parsing, no listener, no Slack or Kandev call, no audit entry);
+- refuses signed bodies Bolt cannot turn into a request (400 with a short reason);
+- hands everything else to Bolt unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from slack_bolt.request import BoltRequest
+
+log = logging.getLogger(__name__)
+
+#: Slack's interaction payloads are a few kilobytes; a card's blocks stay far below this.
+MAX_BODY_BYTES = 1_000_000
+#: Slack (and Bolt) refuse requests whose timestamp is further than this from now.
+MAX_CLOCK_SKEW_S = 300
+
+_BOT_ROOT = str(Path(__file__).resolve().parents[1])
+
+WsgiApp = Callable[[dict, Callable], Iterable[bytes]]
+
+
+def signature_problem(
+    secret: str, body: bytes, timestamp: str | None, signature: str | None, now: float
+) -> str | None:
+    """Why this request is not signed by Slack with ``secret`` (None: it is)."""
+    if not timestamp or not signature:
+        return "missing signature headers"
+    try:
+        sent_at = int(timestamp)
+    except ValueError:
+        return "malformed timestamp"
+    if abs(now - sent_at) > MAX_CLOCK_SKEW_S:
+        return "stale timestamp"
+    base = b"v0:" + timestamp.encode() + b":" + body
+    expected = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, signature):
+        return "signature mismatch"
+    return None
+
+
+def body_problem(body: bytes, content_type: str) -> str | None:
+    """Why Bolt could not make a request of this (signed) body (None: it can)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return "the body is not UTF-8"
+    try:
+        request = BoltRequest(body=text, headers={"content-type": content_type})
+    except Exception as exc:  # JSON errors, and Bolt's context extraction on odd shapes
+        return f"the body cannot be parsed ({type(exc).__name__})"
+    if not isinstance(request.body, dict):
+        return "the body is not a JSON object"
+    return None
+
+
+def _answer(start_response: Callable, status: str, error: str) -> list[bytes]:
+    body = json.dumps({"ok": False, "error": error}).encode()
+    start_response(
+        status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+    )
+    return [body]
+
+
+class SlackRequestGuard:
+    """WSGI middleware in front of Bolt's handler for ``POST path`` (see the module doc)."""
+
+    def __init__(
+        self,
+        app: WsgiApp,
+        signing_secret: str,
+        *,
+        path: str,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.app = app
+        self.signing_secret = signing_secret
+        self.path = path
+        self.clock = clock
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") != self.path or environ.get("REQUEST_METHOD") != "POST":
+            return self.app(environ, start_response)
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return _answer(start_response, "400 Bad Request", "bad Content-Length")
+        if length > MAX_BODY_BYTES:
+            log.warning("refused a %d-byte request (limit %d)", length, MAX_BODY_BYTES)
+            return _answer(start_response, "413 Payload Too Large", "request too large")
+        body = environ["wsgi.input"].read(length) if length > 0 else b""
+
+        problem = signature_problem(
+            self.signing_secret,
+            body,
+            environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"),
+            environ.get("HTTP_X_SLACK_SIGNATURE"),
+            self.clock(),
+        )
+        if problem is not None:
+            log.warning("refused an unauthenticated request to %s: %s", self.path, problem)
+            return _answer(start_response, "401 Unauthorized", "invalid request signature")
+
+        content_type = (environ.get("CONTENT_TYPE") or "").split(";")[0].strip()
+        problem = body_problem(body, content_type)
+        if problem is not None:
+            log.warning("refused a malformed Slack request: %s", problem)
+            return _answer(start_response, "400 Bad Request", f"malformed request: {problem}")
+
+        forwarded = dict(environ)
+        forwarded["wsgi.input"] = io.BytesIO(body)
+        forwarded["CONTENT_LENGTH"] = str(len(body))
+        try:
+            return self.app(forwarded, start_response)
+        except Exception as exc:
+            # Bolt's matching (and its error handler) index into the payload without checking
+            # its shape; what they choke on is a request Slack would never send.
+            if raised_in_bot(exc):
+                log.error("a Slack request failed in the bot", exc_info=exc)
+            else:
+                log.warning(
+                    "refused a Slack request Bolt could not dispatch: %s: %s",
+                    type(exc).__name__,
+                    str(exc)[:120],
+                )
+            return _answer(start_response, "400 Bad Request", "malformed request")
+
+
+def raised_in_bot(error: BaseException) -> bool:
+    """Whether ``error`` was raised in this package's code (a bug to log with its traceback)
+    rather than in a library handling a payload it did not expect."""
+    tb = error.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(_BOT_ROOT) and filename != __file__:
+            return True
+        tb = tb.tb_next
+    return False

@@ -1,0 +1,140 @@
+"""The last resort: what no other listener handles is acked and explained, never a 404 or 500.
+
+Register this module LAST (bot/slack/listeners/__init__.py): Bolt runs the first listener that
+matches, so these catch-alls only see action ids, modal callback ids, shortcuts, commands and
+events that no other module claims (an old card's button, another version's modal…). Without
+them Bolt answers 404 "unhandled request", which Slack shows as an error and, for events,
+counts against the app.
+
+The Bolt error handler is here too: a payload that breaks Bolt's own matching (``actions`` that
+is not a list, a ``view`` that is not an object…) gets a 400 instead of a 500; an exception in
+one of our listeners is logged with its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any
+
+from slack_bolt import Ack, App, BoltResponse
+
+from bot.cards.modals import build_result_modal
+from bot.slack import refusals
+from bot.slack.guard import raised_in_bot
+from bot.slack.services import Services
+
+log = logging.getLogger(__name__)
+
+ANYTHING = re.compile(r".*", re.DOTALL)
+
+
+def register(app: App, svc: Services) -> None:
+    app.action(ANYTHING)(_unknown_action(svc))
+    app.view(ANYTHING)(_unknown_view(svc))
+    app.shortcut(ANYTHING)(_unknown_shortcut(svc))
+    app.command(ANYTHING)(_unknown_command)
+    app.event(ANYTHING)(_ignored_event)
+    app.error(_on_error)
+
+
+def _unknown_action(svc: Services):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        action_id = refusals.action_id_of(body)
+        log.warning("unknown action id %s", refusals.quote(action_id, 80))
+        container = body.get("container") if isinstance(body.get("container"), dict) else {}
+        card = svc.card_at(refusals.channel_of(body), container.get("message_ts"))
+        refusals.refuse(
+            svc,
+            body,
+            action="unknown_action",
+            source="slack:button",
+            result="unknown_action",
+            message=refusals.unknown_action_message(),
+            detail=action_id,
+            pending_id=card.pending_id if card is not None else None,
+        )
+
+    return handle
+
+
+def _unknown_view(svc: Services):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        if body.get("type") != "view_submission":
+            ack()  # view_closed: nothing to do
+            return
+        view = body.get("view") if isinstance(body.get("view"), dict) else {}
+        log.warning("unknown modal callback id %s", refusals.quote(view.get("callback_id"), 80))
+        inputs = input_block_ids(view)
+        message = refusals.unknown_form_message()
+        if inputs:
+            ack(response_action="errors", errors={inputs[0]: message})
+        else:
+            ack(response_action="update", view=build_result_modal("Not sent", message))
+        svc.store.audit(
+            None,
+            refusals.user_of(body) or None,
+            "unknown_form",
+            "slack:modal",
+            "unknown_form",
+            refusals.quote(view.get("callback_id")),
+        )
+
+    return handle
+
+
+def _unknown_shortcut(svc: Services):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        log.warning("unknown shortcut %s", refusals.quote(body.get("callback_id"), 80))
+        refusals.refuse(
+            svc,
+            body,
+            action="unknown_shortcut",
+            source="slack:shortcut",
+            result="unknown_shortcut",
+            message=refusals.unknown_action_message(),
+            detail=refusals.quote(body.get("callback_id")),
+        )
+
+    return handle
+
+
+def _unknown_command(ack: Ack, body: dict[str, Any]) -> None:
+    command = body.get("command") if isinstance(body.get("command"), str) else ""
+    log.warning("unknown command %s", refusals.quote(command, 40))
+    ack(refusals.unknown_command_message(command))
+
+
+def _ignored_event(ack: Ack) -> None:
+    ack()
+
+
+def input_block_ids(view: dict[str, Any]) -> list[str]:
+    """The block ids of a view's input blocks (where a modal field error can be shown)."""
+    blocks = view.get("blocks")
+    if not isinstance(blocks, list):
+        return []
+    return [
+        b["block_id"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "input" and isinstance(b.get("block_id"), str)
+    ]
+
+
+def _on_error(error: Exception, response: BoltResponse | None) -> BoltResponse | None:
+    """Bolt's error handler: a request Bolt's matching chokes on is a 400; our bugs are logged."""
+    if raised_in_bot(error):
+        log.error("a Slack listener failed", exc_info=error)
+    else:
+        log.warning(
+            "refused a request Bolt could not dispatch: %s: %s",
+            type(error).__name__,
+            refusals.quote(str(error)),
+        )
+    if response is None:
+        return None  # already acknowledged: nothing left to answer
+    body = json.dumps({"ok": False, "error": "malformed request"})
+    return BoltResponse(status=400, body=body, headers={"content-type": "application/json"})
