@@ -13,7 +13,7 @@ from bot.cards.ids import CodecError, ModalOrigin, parse_button_value
 from bot.cards.modals import build_answer_modal, build_other_modal, build_reject_modal
 from bot.domain import Card
 from bot.kandev.models import Answer
-from bot.messages import tampered_message, unknown_bundle_message
+from bot.messages import tampered_message, unknown_bundle_message, wrong_channel_message
 from bot.slack import refusals
 from bot.slack.gateway import SlackError
 from bot.slack.payloads import BlockAction, PayloadError, parse
@@ -49,6 +49,10 @@ def locate(svc: Services, click: BlockAction) -> tuple[Card | None, ModalOrigin,
     if click.on_message:
         card = svc.card_at(click.channel_id, click.container.message_ts)
         if card is None:
+            named = svc.store.get(value.pending_id)
+            if named is not None and named.ts == click.container.message_ts:
+                # The card's message, but the interaction claims another channel.
+                return None, "card", wrong_channel_message(named.channel)
             return None, "card", unknown_bundle_message()
         if card.pending_id != value.pending_id:
             return None, "card", tampered_message()
@@ -68,7 +72,18 @@ def _refused_click(
 
 
 def _refusal_kind(problem: str) -> str:
-    return "tampered" if problem == tampered_message() else "unknown_bundle"
+    """The audit result for a ``locate`` problem."""
+    if problem == tampered_message():
+        return "tampered"
+    return "unknown_bundle" if problem == unknown_bundle_message() else "wrong_channel"
+
+
+def _claimed_bundle(click: BlockAction) -> str | None:
+    """The bundle a refused click's button value names (for the audit), if it names one."""
+    try:
+        return parse_button_value(click.action.value).pending_id
+    except CodecError:
+        return None
 
 
 def _malformed(svc: Services, body: dict[str, Any], action: str, exc: PayloadError) -> None:
@@ -95,7 +110,7 @@ def _option_clicked(svc: Services):
         card, _origin, problem = locate(svc, click)
         channel = click.channel_id or None
         if card is None:
-            _refused_click(svc, click, "answer", _refusal_kind(problem))
+            _refused_click(svc, click, "answer", _refusal_kind(problem), _claimed_bundle(click))
             svc.tell(click.user_id, problem, channel=channel, response_url=click.response_url)
             return
         value = parse_button_value(click.action.value)
@@ -132,7 +147,7 @@ def _modal_opener(svc: Services, kind: str):
         card, origin, problem = locate(svc, click)
         channel = click.channel_id or None
         if card is None:
-            _refused_click(svc, click, action, _refusal_kind(problem))
+            _refused_click(svc, click, action, _refusal_kind(problem), _claimed_bundle(click))
             svc.tell(click.user_id, problem, channel=channel, response_url=click.response_url)
             return
         refusal = svc.answers.precheck(
