@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable
 
 from slack_bolt import App
@@ -48,3 +49,21 @@ def serve(wsgi_app: Callable, port: int, host: str = "0.0.0.0", threads: int = 8
     from waitress.server import create_server
 
     return create_server(wsgi_app, host=host, port=port, threads=threads, ident="kandev-slack")
+
+
+def stop_server(server, thread=None, timeout: float = 5.0) -> None:
+    """Stop a waitress server cleanly: its channels are closed from inside its own loop thread
+    (closing them from another thread races the loop's select and logs EBADF), which empties
+    the loop's map so ``run()`` returns."""
+    done = threading.Event()
+
+    def close_all() -> None:
+        for channel in list(server._map.values()):
+            channel.close()
+        done.set()
+
+    server.trigger.pull_trigger(close_all)
+    done.wait(timeout)
+    server.task_dispatcher.shutdown(timeout=timeout)
+    if thread is not None:
+        thread.join(timeout)
