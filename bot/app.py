@@ -26,7 +26,7 @@ from bot.recovery import Recovery
 from bot.routing import Routing
 from bot.slack.app import build_bolt_app
 from bot.slack.gateway import SlackGateway, make_web_client
-from bot.slack.http_server import make_wsgi_app, serve
+from bot.slack.http_server import make_wsgi_app, serve, stop_server
 from bot.slack.services import Services
 from bot.store import Store
 from bot.sync import SyncEngine
@@ -201,7 +201,7 @@ def main_run(settings: Settings, mode: Mode) -> int:
             thread.start()
             log.info("kandev-slack running in HTTP mode on port %s", settings.port)
             stop.wait()
-            server.close()
+            stop_server(server, thread)
     finally:
         hints.stop()
         for worker in workers:
