@@ -78,6 +78,7 @@ class SyncEngine:
         self.clock = clock
         self._wake = threading.Event()
         self._missing_since: dict[str, float] = {}
+        self._known: set[str] = set()  # listed bundles whose card is in the store
         self._before_sync = before_sync
 
     def wake(self, *_args: object) -> None:
@@ -109,10 +110,19 @@ class SyncEngine:
         bundles = self.kandev.list_pending()
         report.listed = len(bundles)
         active = {b.pending_id for b in bundles}
+        # Bundles already known to have a card are not looked up again: one store read per
+        # listed bundle and cycle was most of the bot's CPU with many bundles waiting.
+        known = self._known & active
         for bundle in bundles:
             self._missing_since.pop(bundle.pending_id, None)
-            if self.store.get(bundle.pending_id) is None and self._post_new(bundle):
+            if bundle.pending_id in known:
+                continue
+            if self.store.get(bundle.pending_id) is not None:
+                known.add(bundle.pending_id)
+            elif self._post_new(bundle):
+                known.add(bundle.pending_id)
                 report.posted.append(bundle.pending_id)
+        self._known = known
         self._recover_unposted()
         for card in self.store.pending():
             if card.pending_id in active or card.created_at >= started:
