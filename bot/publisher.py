@@ -224,6 +224,15 @@ class Publisher:
             delay = min(2.0 ** (failures - 1), MAX_BACKOFF_S)
             self.health.problem("slack", f"{exc.method} failed ({exc.error}); retrying")
             self._defer(item, delay, error=exc.error)
+        elif exc.needs_operator:
+            # Kept, not dropped: once someone fixes it the card is posted / edited after all.
+            failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
+            delay = min(2.0 ** (failures - 1), MAX_BACKOFF_S)
+            problem = f"{exc.method} failed in {card.channel}: {exc.error}; {exc.needs_operator}"
+            if failures == 1:
+                log.error("%s (will keep retrying)", problem)
+            self.health.problem("slack", problem)
+            self._defer(item, delay, error=exc.error)
         else:
             log.error("giving up on %s for %s: %s", item.kind, card.pending_id, exc.error)
             self.store.audit(

@@ -46,6 +46,12 @@ class SlackError(Exception):
         """Worth retrying later (rate limit, server or network trouble)."""
         return self.rate_limited or self.error in _TRANSIENT
 
+    @property
+    def needs_operator(self) -> str | None:
+        """What a person must fix before this can succeed (a revoked token, the bot not in the
+        channel…), or None. Writes failing so are kept and retried, not dropped."""
+        return _NEEDS_OPERATOR.get(self.error)
+
 
 _TRANSIENT = {
     "ratelimited",
@@ -55,6 +61,23 @@ _TRANSIENT = {
     "request_timeout",
     "connection_error",
     "http_5xx",
+}
+
+_TOKEN_HINT = "check SLACK_BOT_TOKEN (revoked, expired or from another workspace?)"
+_CHANNEL_HINT = "invite the app to the channel, or fix the channel in the routing"
+_SCOPE_HINT = "add the missing scope in the Slack app's OAuth & Permissions and reinstall it"
+_NEEDS_OPERATOR = {
+    "invalid_auth": _TOKEN_HINT,
+    "not_authed": _TOKEN_HINT,
+    "token_revoked": _TOKEN_HINT,
+    "token_expired": _TOKEN_HINT,
+    "account_inactive": _TOKEN_HINT,
+    "not_in_channel": _CHANNEL_HINT,
+    "channel_not_found": _CHANNEL_HINT,
+    "is_archived": _CHANNEL_HINT,
+    "restricted_action": _CHANNEL_HINT,
+    "missing_scope": _SCOPE_HINT,
+    "no_permission": _SCOPE_HINT,
 }
 
 

@@ -174,3 +174,28 @@ def test_backoff_counts_failures_not_pacing(rig, fake_slack):
     fake_slack.faults.server_error("chat.postMessage", 500, times=3)  # the client retries twice
     r.drain(timeout=8)
     assert all(len(calls_for(fake_slack, "chat.postMessage", c.pending_id)) >= 1 for c in cards)
+
+
+@pytest.mark.fault("post refused until an operator fixes it", guarantee=3)
+def test_a_post_refused_for_a_fixable_reason_is_kept_and_posted_later(rig, fake_slack, reliability):
+    r = rig(spacing_s=0.1)
+    fake_slack.faults.error("chat.postMessage", "not_in_channel", times=2)
+    card = r.card(1)
+    r.thread.start()
+    fake_slack.wait_for(
+        lambda: len(calls_for(fake_slack, "chat.postMessage", card.pending_id)) >= 1, 5
+    )
+    fake_slack.wait_for(lambda: not r.health.report().ok, 5)
+    assert "invite the app" in " ".join(r.health.report().reasons)
+    r.drain(timeout=10)  # the operator "invited the app": the third try is accepted
+    posts = [c for c in calls_for(fake_slack, "chat.postMessage", card.pending_id) if c.ok]
+    assert len(posts) == 1
+    assert r.store.get(card.pending_id).ts == posts[0].response["ts"]
+    assert r.health.report().ok
+    reliability.record(
+        "post refused until an operator fixes it",
+        guarantee=3,
+        survived=True,
+        lost=1 - len(posts),
+        duplicates=max(len(posts) - 1, 0),
+    )
