@@ -8,7 +8,6 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.errors import SlackApiError
 
 from bot.answers import AnswerService
@@ -28,6 +27,7 @@ from bot.slack.app import build_bolt_app
 from bot.slack.gateway import SlackGateway, make_web_client
 from bot.slack.http_server import make_wsgi_app, serve, stop_server
 from bot.slack.services import Services
+from bot.slack.socket_mode import GuardedSocketModeHandler
 from bot.store import Store
 from bot.sync import SyncEngine
 
@@ -187,7 +187,7 @@ def main_run(settings: Settings, mode: Mode) -> int:
 
     try:
         if socket_mode:
-            handler = SocketModeHandler(bolt, app_token=_secret(settings.slack_app_token))
+            handler = GuardedSocketModeHandler(bolt, app_token=_secret(settings.slack_app_token))
             handler.connect()
             log.info("kandev-slack running in Socket Mode")
             stop.wait()

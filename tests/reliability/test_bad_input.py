@@ -336,3 +336,38 @@ def test_tampered_and_unknown_input_is_refused_clearly(
         survived=True,
         lost=0 if final["status"] == "answered" else 1,
     )
+
+
+@pytest.mark.fault("malformed Socket Mode envelopes", guarantee=6)
+def test_malformed_socket_mode_envelopes_are_acked_and_harmless(
+    bot_factory,  # noqa: F811
+    seed,
+    fake_slack,
+    slack_driver,
+    reliability,
+):
+    start_bot(bot_factory, mode="socket")
+    bundle = seed([db_question()], title="Over Socket Mode")
+    card = wait_card(fake_slack, bundle.pending_id)
+    socket = fake_slack.socket
+    acked = 0
+    for payload in MALFORMED_INTERACTIONS:
+        if not isinstance(payload, dict):
+            continue  # Slack's envelopes always carry an object
+        socket.send_envelope("interactive", payload, timeout=5)  # raises if never acked
+        acked += 1
+    for event in ({"type": 5}, {"type": "app_home_opened", "user": {"id": []}}, {}):
+        socket.send_envelope("events_api", {"type": "event_callback", "event": event}, timeout=5)
+        acked += 1
+    assert still_pending(seed.server, bundle)
+    driver = slack_driver(transport="socket")
+    assert driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE).ok
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+    assert final["status"] == "answered"
+    reliability.record(
+        "malformed Socket Mode envelopes",
+        guarantee=6,
+        survived=True,
+        lost=0 if final["status"] == "answered" else 1,
+        detail=f"{acked} envelopes acked",
+    )
