@@ -109,34 +109,6 @@ def test_server_errors_are_retried_without_duplicates(
     )
 
 
-@pytest.mark.fault("post times out but reached Slack", guarantee=3)
-def test_timed_out_post_that_reached_slack_is_not_posted_twice(
-    bot_factory,  # noqa: F811
-    seed,
-    fake_slack,
-    reliability,
-):
-    start_bot(bot_factory)
-    # Longer than the bot's Web API timeout (10 s): the fake posts the card, the bot sees a
-    # timeout and cannot know whether it was posted.
-    fake_slack.faults.slow("chat.postMessage", 11.0, times=1)
-    bundles = [seed([db_question()], title="Slow post")]
-    wait_card(fake_slack, bundles[0].pending_id, timeout=POLL_S + 15)
-    # A second bundle afterwards is posted normally (the worker was not wedged).
-    bundles.append(seed([db_question()], title="After the slow post"))
-    wait_card(fake_slack, bundles[1].pending_id, timeout=POLL_S + 15)
-    fake_slack.settle(quiet=1.5, timeout=15)
-    dup = duplicate_cards(fake_slack, bundles)
-    assert dup == 0, [len(card_posts(fake_slack, b.pending_id)) for b in bundles]
-    reliability.record(
-        "post times out but reached Slack",
-        guarantee=3,
-        survived=True,
-        lost=missing_cards(fake_slack, bundles),
-        duplicates=dup,
-    )
-
-
 BACKLOG = 40
 
 
