@@ -77,7 +77,8 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
             f"refusal #{count} for {user.id}",
         )
 
-    # Bob is neither listed nor in the group: a button, "Other answer…", "Reject…".
+    # Bob is neither listed nor in the group: a button, "Other answer…", "Reject…", and
+    # the "Reject agent question" message shortcut.
     mark = fake_slack.mark()
     assert driver.click(CHANNEL, c1.ts, text="MongoDB", user=BOB).status == 200
     refused(BOB, 1)
@@ -85,6 +86,8 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
     refused(BOB, 2)
     assert driver.click(CHANNEL, c1.ts, text="Reject…", user=BOB).status == 200
     refused(BOB, 3)
+    assert driver.message_shortcut("reject_question", CHANNEL, c1.ts, user=BOB).status == 200
+    refused(BOB, 4)
     assert [c for c in fake_slack.calls("views.open") if c.index >= mark] == []
 
     # A modal Alice opened, submitted as Bob: refused at submission too.
@@ -98,7 +101,7 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
     )
     ack = driver.submit_view(view, {text_block: {"kq_text": "Bob's idea"}}, user=BOB)
     assert ack.status == 200
-    refused(BOB, 4)
+    refused(BOB, 5)
     assert still_pending(seed.server, first)
 
     # Alice's click claiming another channel than the card's: refused, nothing sent.
@@ -160,6 +163,7 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
         (first.pending_id, BOB.id, "answer", "forbidden"),  # button
         (first.pending_id, BOB.id, "answer", "forbidden"),  # "Other answer…" (not opened)
         (first.pending_id, BOB.id, "reject", "forbidden"),  # "Reject…" (not opened)
+        (first.pending_id, BOB.id, "reject", "forbidden"),  # message shortcut (not opened)
         (first.pending_id, BOB.id, "answer", "forbidden"),  # modal submission
         (first.pending_id, ALICE.id, "answer", "wrong_channel"),
         (second.pending_id, CAROL.id, "answer", "won"),

@@ -48,6 +48,10 @@ def _reject(svc: Services):
             return
         refusal = svc.answers.precheck(card, user, channel, action="reject")
         if refusal is not None:
+            # Refused before the modal opens: audited like every other attempt.
+            svc.store.audit(
+                card.pending_id, user, "reject", "slack:shortcut", refusal.kind, "not opened"
+            )
             svc.tell_verdict(user, refusal, **where)
             return
         view = build_modal(
