@@ -28,6 +28,12 @@ from bot.store import Store, Submission
 
 log = logging.getLogger(__name__)
 
+#: A submission leased longer ago than this is no longer "in flight" (its process died).
+SUBMISSION_LEASE_S = 30.0
+#: How long a losing submission waits for a concurrent Slack submission of the same bundle to
+#: finish, so that the loser (and the card) can name the Slack user who won.
+WINNER_WAIT_S = 3.0
+
 VerdictKind = Literal[
     "won",
     "lost",
@@ -100,6 +106,15 @@ def submission_in_flight(store: Store, pending_id: str, within_s: float) -> bool
     )
 
 
+def other_submission_in_flight(store: Store, pending_id: str, own_key: str) -> bool:
+    """Another Slack submission for this bundle is on its way to Kandev right now."""
+    horizon = datetime.now(UTC) - timedelta(seconds=SUBMISSION_LEASE_S)
+    return any(
+        not sub.finished and sub.submission_key != own_key and sub.leased_at >= horizon
+        for sub in store.submissions_for(pending_id)
+    )
+
+
 def submission_reason(sub: Submission) -> str:
     return str(json.loads(sub.payload_json).get("reason") or "")
 
@@ -159,7 +174,9 @@ class AnswerService:
                 )
             return Verdict(
                 "resolved_already",
-                messages.resolved_already_message(card.bundle, card.outcome),
+                messages.resolved_already_message(
+                    card.bundle, card.outcome, action="reject" if action == "reject" else "answer"
+                ),
                 card,
             )
         if not self.may_act(card, user_id):
@@ -170,7 +187,7 @@ class AnswerService:
 
     def submit(self, attempt: Attempt) -> Verdict:
         card = self.card(attempt.pending_id)
-        refusal = self.precheck(card, attempt.user_id, attempt.channel)
+        refusal = self.precheck(card, attempt.user_id, attempt.channel, action=attempt.action)
         if refusal is not None:
             self._audit(attempt, refusal)
             return refusal
@@ -204,7 +221,7 @@ class AnswerService:
             self._audit(attempt, verdict, str(exc))
             return verdict
 
-        verdict = self._apply(card, attempt, outcome)
+        verdict = self._apply(card, attempt, outcome, key)
         self.store.finish_submission(key, json.dumps({"kind": verdict.kind}))
         self._audit(attempt, verdict, _describe(outcome))
         return verdict
@@ -217,21 +234,21 @@ class AnswerService:
         card = self.card(attempt.pending_id)
         if card is None:
             return Verdict("unknown_bundle", messages.unknown_bundle_message())
-        return self._apply(card, attempt, outcome)
+        return self._apply(card, attempt, outcome, key)
 
     def _call_kandev(self, attempt: Attempt) -> Outcome:
         if attempt.action == "reject":
             return self.kandev.reject(attempt.pending_id, attempt.reason)
         return self.kandev.answer(attempt.pending_id, list(attempt.answers))
 
-    def _apply(self, card: Card, attempt: Attempt, outcome: Outcome) -> Verdict:
+    def _apply(self, card: Card, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
         now = self.clock()
         match outcome:
             case Won(resolution=res):
                 result = self._outcome(res, now, by_user=attempt.user_id, reason=attempt.reason)
                 return Verdict("won", "", self._resolve(card, result, force=True))
             case Lost(resolution=res):
-                earlier = won_submission(self.store, card.pending_id)
+                earlier = self._slack_winner(card.pending_id, key)
                 if earlier is not None and earlier.user == attempt.user_id:
                     result = self._outcome(res, now, by_user=attempt.user_id)
                     updated = self._resolve(card, result)
@@ -243,7 +260,8 @@ class AnswerService:
                 winner = earlier.user if earlier is not None else None
                 result = self._outcome(res, now, by_user=winner)
                 updated = self._resolve(card, result)
-                return Verdict("lost", messages.lost_message(card.bundle, result), updated)
+                message = messages.lost_message(card.bundle, result, action=attempt.action)
+                return Verdict("lost", message, updated)
             case NotActive():
                 result = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
                 return Verdict("ended", messages.ended_message(), self._resolve(card, result))
@@ -255,6 +273,18 @@ class AnswerService:
             case Invalid(message=msg):
                 return Verdict("invalid", messages.invalid_message(msg), card)
         raise AssertionError(f"unexpected outcome {outcome!r}")
+
+    def _slack_winner(self, pending_id: str, own_key: str) -> Submission | None:
+        """The Slack submission that won, waiting briefly while a concurrent one (the likely
+        winner of a race between two Slack users) is still on its way back from Kandev."""
+        deadline = time.monotonic() + WINNER_WAIT_S
+        while True:
+            won = won_submission(self.store, pending_id)
+            if won is not None or time.monotonic() >= deadline:
+                return won
+            if not other_submission_in_flight(self.store, pending_id, own_key):
+                return won_submission(self.store, pending_id)
+            time.sleep(0.05)
 
     @staticmethod
     def _outcome(

@@ -2,34 +2,37 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from bot import cards
 from bot.domain import CardOutcome, CardState
 from bot.kandev.models import Bundle
+
+Action = Literal["answer", "reject"]
 
 #: Kandev's limit for free text and reasons, in code points after stripping.
 MAX_TEXT = 2000
 
 
-def _choice(bundle: Bundle, outcome: CardOutcome) -> str:
-    if outcome.state is CardState.REJECTED:
-        return "rejected" + (f" (“{outcome.reason}”)" if outcome.reason else "")
-    return cards.answers_summary(bundle, outcome.answers) or "an answer"
-
-
-def lost_message(bundle: Bundle, winner: CardOutcome) -> str:
-    who = f"<@{winner.by_user}>" if winner.by_user else "Someone in Kandev"
-    return (
-        f"{who} answered first: {_choice(bundle, winner)}. Your answer was not sent; "
-        "the card shows the answer the agent received."
-    )
+def lost_message(bundle: Bundle, winner: CardOutcome, *, action: Action = "answer") -> str:
+    """Someone else resolved it first: who (when known) with what; this person's was not sent."""
+    return cards.lost_message(bundle, winner, action=action)
 
 
 def already_answered_message(bundle: Bundle, outcome: CardOutcome) -> str:
-    return f"You already answered this: {_choice(bundle, outcome)}."
+    return cards.already_answered_message(bundle, outcome)
 
 
-def resolved_already_message(bundle: Bundle, outcome: CardOutcome) -> str:
-    return "This question is closed. " + cards.outcome_line(outcome, bundle)
+def resolved_already_message(
+    bundle: Bundle, outcome: CardOutcome, *, action: Action = "answer"
+) -> str:
+    """For a click on a card the bot already knows is resolved: the same words as if Kandev had
+    been asked (the winner and their choice, or that the question ended / is unavailable)."""
+    if outcome.state in (CardState.ANSWERED, CardState.REJECTED):
+        return lost_message(bundle, outcome, action=action)
+    if outcome.state is CardState.UNAVAILABLE:
+        return unavailable_message()
+    return ended_message()
 
 
 def ended_message() -> str:

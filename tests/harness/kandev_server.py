@@ -614,6 +614,11 @@ class KandevServer:
         returns ``final_status`` once the bundle left the list and reads ``cancelled``.
         """
         task_id = self._task_of(pending_id)
+        marker = self._markers.get(task_id)
+        if marker is not None:
+            flag = mock_agent.cancel_flag(self.results_dir, marker)
+            flag.parent.mkdir(parents=True, exist_ok=True)
+            flag.touch()
         threading.Thread(
             target=self._post_cancel, args=(pending_id,), name=f"cancel-{pending_id}", daemon=True
         ).start()

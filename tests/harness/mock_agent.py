@@ -315,7 +315,11 @@ class Agent:
         # (task deleted, server stopping). Replying in the middle of that teardown makes
         # agentctl wait 5 s for its reader goroutines, so give the teardown a moment to close
         # stdin first; the process then exits without a reply.
-        if not answered and self.stdin_closed.wait(UNANSWERED_REPLY_DELAY):
+        # An operator cancel (announced by the harness, see ``cancel_flag``) is not a teardown:
+        # Kandev waits for this turn to end before it resumes the agent, so end it at once.
+        marker = self._marker_of(session_id)
+        cancelled = marker is not None and cancel_flag(self.results_dir, marker).exists()
+        if not answered and not cancelled and self.stdin_closed.wait(UNANSWERED_REPLY_DELAY):
             return
         self.finish_prompt(session_id, "end_turn", request_id)
 
@@ -382,6 +386,11 @@ class Agent:
             change(record)
             record["updated_at"] = time.time()
             write_json_atomic(path, record)
+
+
+def cancel_flag(results_dir: Path, marker: str) -> Path:
+    """The file the harness creates before it cancels the bundle of ``marker``."""
+    return results_dir / "cancelled" / marker
 
 
 def _tool_outcome(result: dict[str, Any]) -> dict[str, Any]:
