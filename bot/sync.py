@@ -87,10 +87,15 @@ class SyncEngine:
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
             self._wake.clear()
+            started = time.monotonic()
+            wait = self.poll_interval
             try:
                 self.reconcile_once()
                 self.health.clear("kandev")
                 self.health.synced()
+                # Polls start every poll_interval, not poll_interval after the previous one
+                # ended, so a bundle waits at most one interval to be discovered without push.
+                wait = max(self.poll_interval - (time.monotonic() - started), 0.0)
             except KandevAuthError as exc:
                 self.health.problem("kandev", str(exc))
                 log.error("%s", exc)
@@ -100,7 +105,7 @@ class SyncEngine:
             except Exception as exc:
                 self.health.problem("sync", f"{type(exc).__name__}: {exc}")
                 log.exception("sync cycle failed")
-            self._wake.wait(self.poll_interval)
+            self._wake.wait(wait)
 
     def reconcile_once(self) -> SyncReport:
         report = SyncReport()
