@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bot.cards import ids
 from tests.e2e.botproc import BotProcess
 from tests.e2e.conftest import CHANNEL
 from tests.fakeslack import payloads
@@ -25,9 +26,6 @@ from tests.harness.specs import QuestionSpec, question
 POLL_S = 1.5
 #: Slack of time on top of a promised bound, for a loaded 2-core machine.
 MARGIN_S = 2.5
-#: Block ids the card renderer uses (bot/cards/ids.py).
-OUTCOME_BLOCK = "kq_outcome"
-ACTIONS_BLOCK = "kq_actions"
 OPEN_IN_KANDEV = "Open in Kandev"
 #: ``<!date^…|fallback>`` tokens follow the outcome line after " · ".
 _DATE_SUFFIX = re.compile(r"\s*·\s*<!date\^[^>]*>\s*$")
@@ -74,7 +72,7 @@ def card_updates(fake: FakeSlack, ts: str) -> list[CallRecord]:
 def outcome_line(message: PostedMessage) -> str | None:
     """The card's outcome line without its trailing date token (None while pending)."""
     for block in message.blocks:
-        if block.get("block_id") == OUTCOME_BLOCK:
+        if block.get("block_id") == ids.BLOCK_OUTCOME:
             text = (block.get("text") or {}).get("text", "")
             return _DATE_SUFFIX.sub("", text)
     return None
@@ -128,17 +126,8 @@ def response_of(final: dict[str, Any], question_id: str) -> dict[str, Any]:
     return final["questions"][question_id]["response"] or {}
 
 
-def ephemerals_for(fake: FakeSlack, user: str, channel: str = CHANNEL) -> list[Ephemeral]:
-    return fake.ephemerals(user=user, channel=channel)
-
-
 def wait_ephemeral(fake: FakeSlack, user: str, contains: str, timeout: float = 10.0) -> Ephemeral:
     return fake.wait_for_ephemeral(user, lambda e: contains in e.all_text, timeout=timeout)
-
-
-def kandev_answer_calls(log_text: str) -> int:
-    """How often the bot's audit says it sent something to Kandev (for 'nothing reached')."""
-    return log_text.count("answer_question")
 
 
 def open_modal(fake: FakeSlack, callback_id: str, after: int, timeout: float = 10.0) -> ViewRecord:
@@ -160,8 +149,9 @@ def input_blocks(view: ViewRecord) -> dict[str, dict[str, Any]]:
 
 def choice_and_text_blocks(view: ViewRecord) -> list[tuple[str, str]]:
     """Per question, in order: (choice block_id, free-text block_id)."""
-    choices = [b for b in input_blocks(view) if b.startswith("kq_choice:")]
-    texts = [b for b in input_blocks(view) if b.startswith("kq_text:")]
+    choice_prefix, text_prefix = ids.MODAL_INPUT_PREFIXES
+    choices = [b for b in input_blocks(view) if b.startswith(choice_prefix)]
+    texts = [b for b in input_blocks(view) if b.startswith(text_prefix)]
     assert len(choices) == len(texts), (choices, texts)
     return list(zip(choices, texts, strict=True))
 
