@@ -69,9 +69,11 @@ def card_updates(fake: FakeSlack, ts: str) -> list[CallRecord]:
     return [c for c in fake.calls("chat.update") if c.ok and c.params.get("ts") == ts]
 
 
-def outcome_line(message: PostedMessage) -> str | None:
-    """The card's outcome line without its trailing date token (None while pending)."""
-    for block in message.blocks:
+def outcome_line(message: PostedMessage | list[dict[str, Any]]) -> str | None:
+    """The card's outcome line without its trailing date token (None while pending); from a
+    message or from the blocks of a recorded chat.update."""
+    blocks = message if isinstance(message, list) else message.blocks
+    for block in blocks:
         if block.get("block_id") == ids.BLOCK_OUTCOME:
             text = (block.get("text") or {}).get("text", "")
             return _DATE_SUFFIX.sub("", text)

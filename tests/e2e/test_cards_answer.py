@@ -8,13 +8,16 @@ from tests.e2e.helpers import (
     assert_terminal_controls,
     buttons,
     card_posts,
+    card_updates,
     choice_and_text_blocks,
+    click_stale,
     db_question,
     open_modal,
     outcome_line,
     response_of,
     start_bot,
     wait_card,
+    wait_ephemeral,
     wait_final,
     wait_outcome,
 )
@@ -61,6 +64,16 @@ def test_one_click_answers_in_kandev_and_unblocks_the_agent(
     fake_slack.settle(quiet=1.0, timeout=10)
     assert fake_slack.ephemerals(user=ALICE.id) == []
     assert len(card_posts(fake_slack, bundle.pending_id)) == 1
+
+    # Alice clicks again on what her client still shows: she is reminded, nothing changes.
+    updates = len(card_updates(fake_slack, card.ts))
+    click_stale(slack_driver(bot.events_url), CHANNEL, card.ts, text="PostgreSQL", user=ALICE)
+    told = wait_ephemeral(fake_slack, ALICE.id, "already answered")
+    assert told.text == "You already answered this: MongoDB. Nothing more was sent."
+    fake_slack.settle(quiet=1.0, timeout=10)
+    assert len(card_updates(fake_slack, card.ts)) == updates
+    final = seed.server.final_status(bundle.task_id, bundle.pending_id)
+    assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
 
 
 def test_multi_question_modal_requires_every_answer(bot_factory, seed, fake_slack, slack_driver):

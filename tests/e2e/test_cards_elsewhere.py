@@ -126,6 +126,9 @@ def test_two_slack_users_race(bot_factory, seed, fake_slack, slack_driver):
     assert fake_slack.ephemerals(user=winner.id) == []
     assert len(fake_slack.ephemerals(user=loser.id)) == 1
     assert outcome_line(fake_slack.message(CHANNEL, card.ts)) == expected
+    # The card never showed anything but the winner (no "in Kandev" while the race settled).
+    shown = {outcome_line(call.params["blocks"]) for call in card_updates(fake_slack, card.ts)}
+    assert shown == {expected}
 
 
 def test_cancelled_bundle_ends_the_card(bot_factory, seed, fake_slack, slack_driver):
