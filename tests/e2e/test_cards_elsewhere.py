@@ -10,8 +10,10 @@ from tests.e2e.helpers import (
     assert_terminal_controls,
     card_posts,
     card_updates,
+    choice_and_text_blocks,
     click_stale,
     db_question,
+    open_modal,
     outcome_line,
     response_of,
     start_bot,
@@ -60,17 +62,21 @@ def test_answered_in_kandev_first_then_a_late_slack_click(
     assert len(card_posts(fake_slack, bundle.pending_id)) == 1
 
 
-def test_slack_click_right_after_a_kandev_answer_loses(bot_factory, seed, fake_slack, slack_driver):
-    """The click races the bot noticing the Kandev answer (Kandev then says "lost", or the bot
-    already knows): either way Bob is told the winner and the card keeps it."""
-    bot = start_bot(bot_factory, KANDEV_POLL_INTERVAL="30")
-    bundle = seed([db_question()], title="Lost race against the web UI")
-    card = wait_card(fake_slack, bundle.pending_id, timeout=10)
+def test_modal_left_open_while_kandev_answered(bot_factory, seed, fake_slack, slack_driver):
+    """Bob opens "Other answer…", the question is answered in Kandev meanwhile, then Bob sends
+    his text: it is not sent, he is told the winner, the card keeps the Kandev answer."""
+    bot = start_bot(bot_factory)
+    bundle = seed([db_question()], title="Answered while Bob was typing")
+    card = wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+    mark = fake_slack.mark()
+    driver.click(CHANNEL, card.ts, text="Other answer…", user=BOB)
+    view = open_modal(fake_slack, "kq_other_modal", after=mark)
+    [(_choice, text_block)] = choice_and_text_blocks(view)
 
     seed.server.answer(bundle.pending_id, {"db": "q1_opt1"})
-    # Kandev's push hint may let the bot edit the card within milliseconds: Bob clicks what his
-    # client still shows, whichever reaches the bot first.
-    click_stale(slack_driver(bot.events_url), CHANNEL, card.ts, text="MongoDB", user=BOB)
+    ack = driver.submit_view(view, {text_block: {"kq_text": "Use the existing cluster"}})
+    assert ack.ok and not (ack.json or {}).get("response_action"), ack.body
     told = wait_ephemeral(fake_slack, BOB.id, "PostgreSQL")
     assert told.text == LOST_TO_KANDEV
 
@@ -78,7 +84,7 @@ def test_slack_click_right_after_a_kandev_answer_loses(bot_factory, seed, fake_s
     assert outcome_line(edited) == "✅ Answered in Kandev: PostgreSQL"
     assert_terminal_controls(edited)
     final = seed.server.final_status(bundle.task_id, bundle.pending_id)
-    assert response_of(final, "db")["selected_options"] == ["q1_opt1"]
+    assert response_of(final, "db") == {"question_id": "db", "selected_options": ["q1_opt1"]}
 
 
 def test_two_slack_users_race(bot_factory, seed, fake_slack, slack_driver):
