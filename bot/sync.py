@@ -34,6 +34,9 @@ YOUNG_BUNDLE_S = 30.0
 INCOMPLETE_RETRY_S = 0.2
 #: An answer submitted from Slack within this window owns the card's resolution.
 SUBMISSION_GRACE_S = 30.0
+#: Claims left without a message are looked for this often (and after start-up) rather than
+#: every cycle: the lookup scans the whole card history and only finds claims over 30 s old.
+UNPOSTED_CHECK_S = 30.0
 
 
 @dataclass
@@ -79,6 +82,7 @@ class SyncEngine:
         self._wake = threading.Event()
         self._missing_since: dict[str, float] = {}
         self._known: set[str] = set()  # listed bundles whose card is in the store
+        self._unposted_checked: float | None = None  # monotonic time of the last lookup
         self._before_sync = before_sync
 
     def wake(self, *_args: object) -> None:
@@ -180,6 +184,10 @@ class SyncEngine:
 
     def _recover_unposted(self) -> None:
         """Claims that never got an outbox entry (a crash between the two) are queued again."""
+        now = time.monotonic()
+        if self._unposted_checked is not None and now - self._unposted_checked < UNPOSTED_CHECK_S:
+            return
+        self._unposted_checked = now
         for card in self.store.unposted(older_than_s=30):
             self.publisher.enqueue_post(card)
 
