@@ -228,7 +228,9 @@ class Publisher:
     def _update(self, card: Card) -> None:
         if not card.ts:
             return  # the post renders the current state when it happens
-        self.slack.update_card(card.channel, card.ts, card_message(card, self.kandev_url))
+        self.slack.update_card(
+            card.channel, card.ts, card_message(card, self.kandev_url), card.pending_id
+        )
         self._changed(card)
 
     def _changed(self, card: Card) -> None:

@@ -28,6 +28,11 @@ log = logging.getLogger(__name__)
 CARD_EVENT_TYPE = "kandev_question"
 
 
+def card_metadata(pending_id: str) -> dict:
+    """The message metadata that marks a message as the card of ``pending_id``."""
+    return {"event_type": CARD_EVENT_TYPE, "event_payload": {"pending_id": pending_id}}
+
+
 class SlackError(Exception):
     """A Slack Web API call failed."""
 
@@ -123,14 +128,22 @@ class SlackGateway:
             channel=channel,
             text=message.text,
             blocks=message.blocks,
-            metadata={"event_type": CARD_EVENT_TYPE, "event_payload": {"pending_id": pending_id}},
+            metadata=card_metadata(pending_id),
             unfurl_links=False,
             unfurl_media=False,
         )
         return str(resp["ts"])
 
-    def update_card(self, channel: str, ts: str, message: Message) -> None:
-        self._call("chat.update", channel=channel, ts=ts, text=message.text, blocks=message.blocks)
+    def update_card(self, channel: str, ts: str, message: Message, pending_id: str) -> None:
+        """Edit a card; its metadata is sent again so the message keeps naming its bundle."""
+        self._call(
+            "chat.update",
+            channel=channel,
+            ts=ts,
+            text=message.text,
+            blocks=message.blocks,
+            metadata=card_metadata(pending_id),
+        )
 
     def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
         """The ts of a card for ``pending_id`` already in ``channel`` (posted before a crash)."""
