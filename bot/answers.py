@@ -217,7 +217,9 @@ class AnswerService:
         except (KandevUnavailable, KandevAuthError) as exc:
             log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
             self.store.drop_submission(key)  # nothing reached Kandev: a retry must be possible
-            verdict = Verdict("not_recorded", messages.not_recorded_message(), card)
+            verdict = Verdict(
+                "not_recorded", messages.not_recorded_message(action=attempt.action), card
+            )
             self._audit(attempt, verdict, str(exc))
             return verdict
 

@@ -1,26 +1,42 @@
-"""The words the bot says to one person (ephemeral messages, modal errors). Pure."""
+"""The words the bot says to one person (ephemeral messages, modal errors). Pure.
+
+The messages about a bundle's outcome live with the card wording (bot/cards/wording.py, so the
+card and the person are told the same thing) and are re-exported here; this module adds the
+ones about the interaction itself (where, who, what was wrong with it).
+"""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from bot import cards
+from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
+from bot.cards.wording import (
+    Action,
+    already_answered_message,
+    ended_message,
+    invalid_message,
+    lost_message,
+    not_a_card_message,
+    not_recorded_message,
+    unavailable_message,
+)
 from bot.domain import CardOutcome, CardState
 from bot.kandev.models import Bundle
 
-Action = Literal["answer", "reject"]
-
-#: Kandev's limit for free text and reasons, in code points after stripping.
-MAX_TEXT = 2000
-
-
-def lost_message(bundle: Bundle, winner: CardOutcome, *, action: Action = "answer") -> str:
-    """Someone else resolved it first: who (when known) with what; this person's was not sent."""
-    return cards.lost_message(bundle, winner, action=action)
-
-
-def already_answered_message(bundle: Bundle, outcome: CardOutcome) -> str:
-    return cards.already_answered_message(bundle, outcome)
+__all__ = [
+    "MAX_TEXT",
+    "already_answered_message",
+    "ended_message",
+    "forbidden_message",
+    "invalid_message",
+    "lost_message",
+    "not_a_card_message",
+    "not_recorded_message",
+    "resolved_already_message",
+    "tampered_message",
+    "too_long_message",
+    "unavailable_message",
+    "unknown_bundle_message",
+    "wrong_channel_message",
+]
 
 
 def resolved_already_message(
@@ -33,31 +49,6 @@ def resolved_already_message(
     if outcome.state is CardState.UNAVAILABLE:
         return unavailable_message()
     return ended_message()
-
-
-def ended_message() -> str:
-    return (
-        "The agent no longer needs this answer (the question was cancelled, expired or the "
-        "agent moved on). Nothing was sent."
-    )
-
-
-def unavailable_message() -> str:
-    return (
-        "Kandev no longer shows this question to the bot (it may have been deleted, or the "
-        "bot's Kandev token cannot see it). Nothing was sent."
-    )
-
-
-def not_recorded_message() -> str:
-    return (
-        "Your answer was *not* recorded: Kandev cannot be reached right now. "
-        "The question is still open — please try again in a moment."
-    )
-
-
-def invalid_message(detail: str) -> str:
-    return f"Kandev refused this answer: {detail}"
 
 
 def too_long_message(length: int) -> str:
@@ -80,10 +71,6 @@ def unknown_bundle_message() -> str:
         "This message is not an open agent question the bot knows about "
         "(it may have been answered and cleaned up)."
     )
-
-
-def not_a_card_message() -> str:
-    return "“Reject agent question” only works on Kandev question cards posted by this app."
 
 
 def tampered_message() -> str:

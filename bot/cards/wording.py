@@ -145,8 +145,8 @@ def unavailable_message() -> str:
 def not_recorded_message(*, action: Action = "answer") -> str:
     what = "rejection" if action == "reject" else "answer"
     return (
-        f"Kandev could not be reached, so your {what} was not recorded. The question is still "
-        "open: please try again in a moment."
+        f"Your {what} was *not* recorded: Kandev cannot be reached right now. The question is "
+        "still open — please try again in a moment."
     )
 
 
@@ -161,8 +161,4 @@ def invalid_message(kandev_message: str, *, action: Action = "answer") -> str:
 
 
 def not_a_card_message() -> str:
-    return "This shortcut only works on agent question cards posted by kandev-slack."
-
-
-def not_allowed_message() -> str:
-    return "You are not one of the people allowed to answer this agent's questions."
+    return "“Reject agent question” only works on Kandev question cards posted by this app."

@@ -64,10 +64,10 @@ def test_fixed_messages():
     assert ended_message().startswith("The agent no longer needs this answer")
     assert "cannot see it" in unavailable_message()
     assert not_recorded_message() == (
-        "Kandev could not be reached, so your answer was not recorded. "
-        "The question is still open: please try again in a moment."
+        "Your answer was *not* recorded: Kandev cannot be reached right now. "
+        "The question is still open — please try again in a moment."
     )
-    assert "your rejection was not recorded" in not_recorded_message(action="reject")
+    assert "Your rejection was *not* recorded" in not_recorded_message(action="reject")
     assert invalid_message('answer 1 references unknown option_id "<!here>"') == (
         'Kandev did not accept your answer: answer 1 references unknown option_id "&lt;!here&gt;"'
     )
