@@ -1,0 +1,6 @@
+"""The latency, backlog and footprint benchmark of kandev-slack (issue 6).
+
+``python -m bench`` starts a real Kandev, the fake Slack and the bot as a process (HTTP mode,
+SQLite file, the production defaults), runs six measurements and prints their tables; see
+``bench/run.py`` for the flags and README.md "Performance" for the figures.
+"""

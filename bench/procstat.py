@@ -1,0 +1,37 @@
+"""Memory and CPU time of one process, read from /proc (Linux, like the Kandev runtime)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _status_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise LookupError(f"{field} not in /proc/{pid}/status")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size now."""
+    return _status_kb(pid, "VmRSS") / 1024.0
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The highest resident set size the process ever had (VmHWM)."""
+    return _status_kb(pid, "VmHWM") / 1024.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of every thread of the process so far."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"

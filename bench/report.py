@@ -1,0 +1,236 @@
+"""The benchmark's tables (Markdown, readable in a terminal) and the issue's targets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bench.scenarios.answering import Answering
+from bench.scenarios.backlog import Backlog
+from bench.scenarios.footprint import Footprint
+from bench.scenarios.time_to_card import TimeToCard
+from bench.stats import Summary, ratio
+
+TTC_PUSH_MARGIN_MS = 300.0
+TTC_POLL_MARGIN_MS = 300.0
+CLICK_MARGIN_MS = 150.0
+ACK_P99_MS = 50.0
+RSS_LIMIT_MB = 150.0
+
+
+@dataclass
+class Results:
+    ttc: TimeToCard | None = None
+    answers: Answering | None = None
+    footprint: Footprint | None = None
+    backlog: Backlog | None = None
+    poll_interval_s: float = 5.0
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+def ms(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
+def times(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}×"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(headers), rule, *(line(r) for r in rows)])
+
+
+def _summary_row(label: str, s: Summary | None, *extra: str) -> list[str]:
+    if s is None:
+        return [label, "0", "–", "–", "–", *extra]
+    return [label, str(s.count), ms(s.median), ms(s.p95), ms(s.max), *extra]
+
+
+def _ack_row(label: str, s: Summary | None, note: str = "") -> list[str]:
+    if s is None:
+        return [label, note or "0", "–", "–", "–"]
+    return [label, str(s.count), ms(s.median), ms(s.p99), ms(s.max)]
+
+
+def render_ttc(r: TimeToCard, interval: float) -> str:
+    floor = r.floor
+    rows = [_summary_row("floor: bare WebSocket client", floor, "1×", "1×")]
+    for label, s in (
+        ("bot, push hints on", r.push),
+        (f"bot, polling only (KANDEV_HINTS=off, every {interval:g} s)", r.poll),
+    ):
+        rows.append(
+            _summary_row(
+                label,
+                s,
+                times(ratio(s and s.median, floor and floor.median)),
+                times(ratio(s and s.p95, floor and floor.p95)),
+            )
+        )
+    head = ["observer", "n", "median ms", "p95 ms", "max ms", "÷ floor (median)", "÷ floor (p95)"]
+    missing = {k: v for k, v in r.missing.items() if v}
+    note = f"\n\nNot observed: {missing}" if missing else ""
+    return (
+        f"### 1. Time to card: bundle created → `chat.postMessage` ({r.count} bundles, one "
+        f"every ~{r.spacing_s:g} s, round-robin over the channels)\n\n{table(head, rows)}{note}"
+    )
+
+
+def render_answers(r: Answering) -> str:
+    head = ["path", "n", "median ms", "p95 ms", "max ms"]
+    click = table(
+        head,
+        [
+            _summary_row("Kandev respond, bare httpx client: HTTP round trip", r.respond_http),
+            _summary_row("Kandev respond, bare httpx client → agent has it", r.respond_agent),
+            _summary_row("signed Slack click → agent has the answer (bot)", r.click_agent),
+            _summary_row("signed Slack click → card edited", r.click_card),
+            _summary_row("modal submission → agent has the answer (bot)", r.submit_agent),
+        ],
+    )
+    acks = table(
+        ["request", "n", "p50 ms", "p99 ms", "max ms"],
+        [
+            _ack_row("button clicks (options, Other answer…)", r.ack_button),
+            _ack_row("modal submissions (waits for Kandev)", r.ack_modal),
+            _ack_row("slash command /kandev-questions", r.ack_slash, r.slash_note),
+        ],
+    )
+    elsewhere = table(
+        head, [_summary_row("answer over Kandev REST → card edited", r.elsewhere_card)]
+    )
+    return (
+        f"### 2. Click to answer\n\n{click}\n\n### 3. Ack latency\n\n{acks}\n\n"
+        f"### 4. Resolved elsewhere\n\n{elsewhere}"
+    )
+
+
+def render_backlog(r: Backlog) -> str:
+    head = [
+        "bundles",
+        "channels",
+        "posted",
+        "duplicates",
+        "missing",
+        "429s",
+        "first card s",
+        "all posted s",
+        "Slack's limit alone s",
+        "peak RSS MB",
+    ]
+    row = [
+        str(r.count),
+        str(r.channels),
+        str(r.posted),
+        str(r.duplicates),
+        str(r.missing),
+        str(r.rate_limited),
+        "–" if r.first_s is None else f"{r.first_s:.1f}",
+        "–" if r.all_s is None else f"{r.all_s:.1f}",
+        f"{r.slack_floor_s:.0f}",
+        f"{r.peak_rss_mb:.0f}",
+    ]
+    return (
+        "### 5. Backlog: bundles waiting when the bot starts (times from the process start; "
+        f"fake Slack limit 1 post/s per channel, bursts of 3)\n\n{table(head, [row])}"
+    )
+
+
+def render_footprint(r: Footprint) -> str:
+    head = ["store", "RSS MB", "peak RSS MB", "CPU ms per poll cycle", "CPU % idle"]
+    rows = [
+        [
+            f"{idle.cards:,} cards",
+            f"{idle.rss_mb:.0f}",
+            f"{idle.peak_rss_mb:.0f}",
+            f"{idle.cpu_ms_per_cycle:.1f}",
+            f"{idle.cpu_percent:.1f}",
+        ]
+        for idle in (r.empty, r.full)
+    ]
+    return (
+        f"### 6. Footprint (idle, poll every {r.poll_interval_s:g} s, CPU over "
+        f"{r.window_s:g} s)\n\n{table(head, rows)}"
+    )
+
+
+def targets(res: Results) -> list[list[str]]:
+    rows: list[list[str]] = []
+
+    def add(name: str, value: str, met: bool | None) -> None:
+        rows.append([name, value, "–" if met is None else ("yes" if met else "**no**")])
+
+    if res.ttc and res.ttc.push and res.ttc.floor:
+        limit = res.ttc.floor.p95 + TTC_PUSH_MARGIN_MS
+        add(
+            "time to card p95 ≤ floor p95 + 300 ms (push)",
+            f"{ms(res.ttc.push.p95)} ≤ {ms(limit)}",
+            res.ttc.push.p95 <= limit and not res.ttc.missing["push"],
+        )
+    if res.ttc and res.ttc.poll:
+        limit = res.poll_interval_s * 1000 + TTC_POLL_MARGIN_MS
+        add(
+            "time to card p95 ≤ poll interval + 300 ms (polling only)",
+            f"{ms(res.ttc.poll.p95)} ≤ {ms(limit)}",
+            res.ttc.poll.p95 <= limit and not res.ttc.missing["poll"],
+        )
+    a = res.answers
+    if a and a.click_agent and a.respond_agent:
+        limit = a.respond_agent.p95 + CLICK_MARGIN_MS
+        add(
+            "click → agent p95 ≤ Kandev respond → agent p95 + 150 ms",
+            f"{ms(a.click_agent.p95)} ≤ {ms(limit)}",
+            a.click_agent.p95 <= limit,
+        )
+    if a:
+        for name, s in (
+            ("button", a.ack_button),
+            ("modal submission", a.ack_modal),
+            ("slash command", a.ack_slash),
+        ):
+            if s is None:
+                add(f"ack p99 ≤ 50 ms: {name}", a.slash_note or "not measured", None)
+            else:
+                add(f"ack p99 ≤ 50 ms: {name}", f"{ms(s.p99)}", s.p99 <= ACK_P99_MS)
+    b = res.backlog
+    if b:
+        add(
+            f"backlog of {b.count}: each posted exactly once",
+            f"{b.duplicates} duplicates, {b.missing} missing",
+            b.duplicates == 0 and b.missing == 0,
+        )
+    f = res.footprint
+    if f:
+        add(
+            f"RSS ≤ 150 MB with {f.full.cards:,} cards",
+            f"{f.full.rss_mb:.0f} MB (peak {f.full.peak_rss_mb:.0f})",
+            f.full.peak_rss_mb <= RSS_LIMIT_MB,
+        )
+    return rows
+
+
+def render(res: Results, preamble: str) -> str:
+    parts = [preamble]
+    if res.ttc:
+        parts.append(render_ttc(res.ttc, res.poll_interval_s))
+    if res.answers:
+        parts.append(render_answers(res.answers))
+    if res.backlog:
+        parts.append(render_backlog(res.backlog))
+    if res.footprint:
+        parts.append(render_footprint(res.footprint))
+    parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))
+    problems = (res.answers.problems if res.answers else []) + [
+        f"scenario {name} failed: {error}" for name, error in res.failures.items()
+    ]
+    if problems:
+        parts.append("Problems seen:\n" + "\n".join(f"- {p}" for p in problems))
+    return "\n\n".join(parts) + "\n"

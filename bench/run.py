@@ -1,0 +1,129 @@
+"""``python -m bench``: run the benchmark, print its tables, write them to bench/results.md.
+
+Starts a real Kandev (the npm runtime, as the tests do), fake Slacks and the bot as a process
+in its production configuration, runs the measurements in this order — time to card, answering
+(click to answer, acks, resolved elsewhere), footprint, backlog — and tears everything down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.kandev import start_kandev
+from bench.procstat import load_average
+from bench.report import Results, render
+from bench.scenarios import answering, backlog, footprint, time_to_card
+from bench.world import DEFAULT_POLL_INTERVAL, World
+from tests.harness.kandev_runtime import KANDEV_VERSION
+from tests.harness.ports import BLOCK_SIZE, INSTANCE_OFFSET
+
+SCENARIOS = ("ttc", "answers", "footprint", "backlog")
+RESULTS = Path(__file__).with_name("results.md")
+PORT_MARGIN = 20
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("--ttc", type=int, default=50, help="bundles for time to card (default 50)")
+    p.add_argument(
+        "--spacing", type=float, default=0.6, help="seconds between two new bundles (0.6)"
+    )
+    p.add_argument("--clicks", type=int, default=30, help="bundles answered by a click (30)")
+    p.add_argument("--rest", type=int, default=30, help="bundles answered over REST (30)")
+    p.add_argument("--modals", type=int, default=20, help="bundles answered by a modal (20)")
+    p.add_argument("--slash", type=int, default=30, help="slash commands run (30)")
+    p.add_argument("--backlog", type=int, default=200, help="backlog bundles (200; 300 fits)")
+    p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
+    p.add_argument("--cards", type=int, default=10_000, help="cards in the store (10000)")
+    p.add_argument("--footprint-poll", type=float, default=1.0, help="poll s for CPU/cycle (1)")
+    p.add_argument("--footprint-window", type=float, default=12.0, help="CPU window s (12)")
+    p.add_argument("--only", choices=SCENARIOS, action="append", help="run only these")
+    p.add_argument("--out", type=Path, default=RESULTS, help="where to write the tables")
+    p.add_argument("--keep", action="store_true", help="keep the work dir (bot/Kandev logs)")
+    return p.parse_args(argv)
+
+
+def port_cells(args: argparse.Namespace) -> int:
+    """Harness port blocks needed for the most tasks alive at once."""
+    live = max(args.ttc, args.clicks + args.rest + args.modals, args.backlog) + PORT_MARGIN
+    return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    chosen = [s for s in SCENARIOS if not args.only or s in args.only]
+    began, load_before = time.monotonic(), load_average()
+    work_dir = Path(tempfile.mkdtemp(prefix="kandev-bench-"))
+    results = Results(poll_interval_s=float(DEFAULT_POLL_INTERVAL))
+    say(f"work dir {work_dir}; starting Kandev {KANDEV_VERSION}")
+    kandev = start_kandev(port_cells(args))
+    world = World(kandev, work_dir, args.channels)
+    try:
+        for name in chosen:
+            started = time.monotonic()
+            say(f"{name} …")
+            try:
+                run_scenario(name, world, args, results)
+            except Exception as exc:  # report it with the other results, go on with the rest
+                results.failures[name] = f"{type(exc).__name__}: {exc}"[:2000]
+                say(f"{name} FAILED: {exc}")
+            say(f"{name} done in {time.monotonic() - started:.0f} s")
+    finally:
+        world.close()
+        say("stopping Kandev …")
+        kandev.close()
+        if args.keep:
+            say(f"kept {work_dir}")
+        else:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    elapsed = time.monotonic() - began
+    text = render(results, preamble(argv, elapsed, load_before))
+    print(text)
+    args.out.write_text(text)
+    say(f"written to {args.out}")
+    return 1 if results.failures else 0
+
+
+def run_scenario(name: str, world: World, args: argparse.Namespace, results: Results) -> None:
+    if name == "ttc":
+        results.ttc = time_to_card.run(world, count=args.ttc, spacing=args.spacing)
+    elif name == "answers":
+        results.answers = answering.run(
+            world, clicks=args.clicks, rests=args.rest, modals=args.modals, slash=args.slash
+        )
+    elif name == "footprint":
+        results.footprint = footprint.run(
+            world, cards=args.cards, poll_interval=args.footprint_poll, window=args.footprint_window
+        )
+    elif name == "backlog":
+        results.backlog = backlog.run(world, count=args.backlog)
+
+
+def preamble(argv: list[str] | None, elapsed: float, load_before: str) -> str:
+    command = "python -m bench" + ("" if not argv else " " + shlex.join(argv))
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f"## kandev-slack benchmark, {when}\n\n"
+        f"`{command}` — {elapsed:.0f} s on {os.cpu_count()} CPUs (load average before: "
+        f"{load_before}, after: {load_average()}). Kandev {KANDEV_VERSION} (npm runtime, "
+        "SQLite); the bot as a process: `kandev-slack run --http` (waitress), SQLite file, "
+        f"poll interval {DEFAULT_POLL_INTERVAL} s, push hints on unless stated; fake Slack on "
+        "loopback."
+    )
+
+
+def say(text: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,226 @@
+"""2. Click to answer, 3. ack latency, 4. resolved elsewhere — on bundles whose mock agent waits.
+
+One bot (push on, production defaults) has posted a card for every seeded bundle. Then, one at
+a time and interleaved so both see the same conditions:
+
+- a signed click on an option button of a card → the agent has the answer (the mock agent's
+  record of the tool result, stamped when it arrived) and → the card was edited;
+- Kandev's own ``POST /clarification/{id}/respond`` from a bare, warmed-up httpx client: its
+  HTTP round trip, → the agent has the answer, and → the bot edited the card (4.);
+
+then "Other answer…" modals are opened and submitted with free text (button ack, submission ack,
+submission → agent has the answer), and ``/kandev-questions`` is run (3.) if the bot has it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import httpx
+
+from bench.cardlog import CardLog
+from bench.kandev import delete_tasks
+from bench.stats import Summary
+from bench.transport import KeepAliveTransport
+from bench.world import World, wait_synced
+from bot.cards import ids
+from bot.cards.ids import parse_modal_metadata
+from tests.fakeslack.driver import SlackDriver
+from tests.fakeslack.records import ViewRecord
+from tests.harness.kandev_server import KandevServer, SeededBundle
+
+SLASH_COMMAND = "/kandev-questions"
+AGENT_TIMEOUT_S = 20.0
+EDIT_TIMEOUT_S = 15.0
+PAUSE_S = 0.1
+
+
+@dataclass
+class Answering:
+    clicks: int
+    rests: int
+    modals: int
+    respond_http: Summary | None = None
+    respond_agent: Summary | None = None
+    click_agent: Summary | None = None
+    click_card: Summary | None = None
+    submit_agent: Summary | None = None
+    elsewhere_card: Summary | None = None
+    ack_button: Summary | None = None
+    ack_modal: Summary | None = None
+    ack_slash: Summary | None = None
+    slash_note: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Samples:
+    respond_http: list[float] = field(default_factory=list)
+    respond_agent: list[float] = field(default_factory=list)
+    click_agent: list[float] = field(default_factory=list)
+    click_card: list[float] = field(default_factory=list)
+    submit_agent: list[float] = field(default_factory=list)
+    elsewhere_card: list[float] = field(default_factory=list)
+    ack_button: list[float] = field(default_factory=list)
+    ack_modal: list[float] = field(default_factory=list)
+    ack_slash: list[float] = field(default_factory=list)
+
+
+def run(world: World, *, clicks: int, rests: int, modals: int, slash: int) -> Answering:
+    kandev = world.kandev
+    fake = world.fake_slack()
+    bot = world.bot(fake, "answers")
+    result = Answering(clicks, rests, modals)
+    samples = _Samples()
+    bundles: list[SeededBundle] = []
+    transport = KeepAliveTransport(bot.events_url, fake.workspace.signing_secret)
+    rest = httpx.Client(base_url=f"{kandev.base_url}/api/v1", timeout=30.0, trust_env=False)
+    try:
+        bot.start()
+        wait_synced(bot)
+        log = CardLog(fake)
+        bundles = _seed(kandev, world.workspace_ids, clicks + rests + modals)
+        if not log.wait_posted([b.pending_id for b in bundles], timeout=60.0):
+            result.problems.append("not every seeded bundle got a card within 60 s")
+        fake.settle(quiet=1.0, timeout=60.0)
+        driver = SlackDriver(fake, transport)
+        _slash(driver, world.routes[0].channel, slash, samples, result)
+        rest.get("/workspaces").raise_for_status()  # warm the bare client's connection
+        by_click, by_rest = bundles[:clicks], bundles[clicks : clicks + rests]
+        for n in range(max(clicks, rests)):
+            if n < clicks:
+                _click(kandev, driver, transport, log, by_click[n], samples, result)
+            if n < rests:
+                _respond(kandev, rest, log, by_rest[n], samples, result)
+        for bundle in bundles[clicks + rests :]:
+            _modal(kandev, fake, driver, transport, log, bundle, samples, result)
+    finally:
+        transport.close()
+        rest.close()
+        bot.stop()
+        delete_tasks(kandev, [b.task_id for b in bundles])
+    for name in samples.__dataclass_fields__:
+        setattr(result, name, Summary.of_seconds(getattr(samples, name)))
+    return result
+
+
+def _seed(kandev: KandevServer, workspace_ids: list[str], total: int) -> list[SeededBundle]:
+    """``total`` bundles with a waiting mock agent, spread evenly over the workspaces."""
+    bundles: list[SeededBundle] = []
+    for n, workspace_id in enumerate(workspace_ids):
+        share = total // len(workspace_ids) + (1 if n < total % len(workspace_ids) else 0)
+        if share:
+            bundles += kandev.seed_many(share, workspace_id=workspace_id)
+    return bundles
+
+
+def _agent_answered_at(kandev: KandevServer, task_id: str) -> float | None:
+    """When the task's mock agent received the result of its question (time.time())."""
+    deadline = time.monotonic() + AGENT_TIMEOUT_S
+    while time.monotonic() < deadline:
+        record = kandev.agent_result(task_id, timeout=max(deadline - time.monotonic(), 0.0))
+        if record and record.get("tool"):
+            return float(record["updated_at"])
+        time.sleep(0.05)
+    return None
+
+
+def _click(kandev, driver, transport, log, bundle, samples, result) -> None:
+    channel, ts = log.card(bundle.pending_id)
+    ack = driver.click(channel, ts, text="Option 1.2")
+    sent = transport.last_sent_at
+    samples.ack_button.append(ack.elapsed)
+    if ack.status != 200:
+        result.problems.append(f"click on {bundle.pending_id}: HTTP {ack.status}")
+        return
+    answered = _agent_answered_at(kandev, bundle.task_id)
+    if answered is None:
+        result.problems.append(f"click on {bundle.pending_id}: the agent got no answer")
+    else:
+        samples.click_agent.append(answered - sent)
+    edit = log.wait_edit(bundle.pending_id, sent, EDIT_TIMEOUT_S)
+    if edit is None:
+        result.problems.append(f"click on {bundle.pending_id}: the card was not edited")
+    else:
+        samples.click_card.append(edit.at - sent)
+    time.sleep(PAUSE_S)
+
+
+def _respond(kandev, rest: httpx.Client, log, bundle, samples, result) -> None:
+    body = {
+        "answers": [{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": ""}],
+        "rejected": False,
+        "reject_reason": "",
+    }
+    sent = time.time()
+    started = time.perf_counter()
+    response = rest.post(f"/clarification/{bundle.pending_id}/respond", json=body)
+    samples.respond_http.append(time.perf_counter() - started)
+    if response.status_code != 200:
+        result.problems.append(f"respond {bundle.pending_id}: HTTP {response.status_code}")
+        return
+    answered = _agent_answered_at(kandev, bundle.task_id)
+    if answered is not None:
+        samples.respond_agent.append(answered - sent)
+    edit = log.wait_edit(bundle.pending_id, sent, EDIT_TIMEOUT_S)
+    if edit is None:
+        result.problems.append(f"answered in Kandev {bundle.pending_id}: card not edited")
+    else:
+        samples.elsewhere_card.append(edit.at - sent)
+    time.sleep(PAUSE_S)
+
+
+def _modal(kandev, fake, driver, transport, log, bundle, samples, result) -> None:
+    channel, ts = log.card(bundle.pending_id)
+    opened = len(fake.views_opened())
+    ack = driver.click(channel, ts, action_id=ids.ACTION_OTHER)
+    samples.ack_button.append(ack.elapsed)
+
+    def this_modal() -> ViewRecord | None:
+        for view in fake.views_opened()[opened:]:
+            if (
+                view.callback_id == ids.CALLBACK_OTHER
+                and view.is_open
+                and parse_modal_metadata(view.private_metadata).pending_id == bundle.pending_id
+            ):
+                return view
+        return None
+
+    try:
+        view = fake.wait_for(this_modal, timeout=10.0, description="the Other answer modal")
+    except TimeoutError:
+        result.problems.append(f"modal for {bundle.pending_id} did not open")
+        return
+    values = {
+        block["block_id"]: {ids.ACTION_TEXT: "Use the benchmark's answer"}
+        for block in view.blocks
+        if block.get("type") == "input" and block["element"].get("action_id") == ids.ACTION_TEXT
+    }
+    ack = driver.submit_view(view, values)
+    sent = transport.last_sent_at
+    samples.ack_modal.append(ack.elapsed)
+    if ack.status != 200 or (ack.json or {}).get("response_action") == "errors":
+        result.problems.append(f"modal submission for {bundle.pending_id}: {ack.body!r}")
+        return
+    answered = _agent_answered_at(kandev, bundle.task_id)
+    if answered is None:
+        result.problems.append(f"modal for {bundle.pending_id}: the agent got no answer")
+    else:
+        samples.submit_agent.append(answered - sent)
+    log.wait_edit(bundle.pending_id, sent, EDIT_TIMEOUT_S)
+    time.sleep(PAUSE_S)
+
+
+def _slash(driver: SlackDriver, channel: str, runs: int, samples, result) -> None:
+    if runs <= 0:
+        result.slash_note = "not run"
+        return
+    probe = driver.slash(SLASH_COMMAND, "", channel=channel)
+    if probe.status != 200:
+        result.slash_note = f"n/a (not implemented: HTTP {probe.status})"
+        return
+    for n in range(runs):
+        ack = driver.slash(SLASH_COMMAND, "" if n % 2 == 0 else "bench", channel=channel)
+        samples.ack_slash.append(ack.elapsed)
+        time.sleep(PAUSE_S)

@@ -1,0 +1,115 @@
+"""Unit tests of the benchmark's own parts (no timing assertions): statistics, tables and
+targets, reading the fake Slack's calls, the wide port reservation. ``pytest bench``."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from slack_sdk import WebClient
+
+from bench.cardlog import CardLog
+from bench.ports import reserve_wide
+from bench.report import Results, render, table, targets
+from bench.scenarios.backlog import Backlog
+from bench.stats import Summary, percentile, ratio
+from tests.fakeslack.server import FakeSlack
+from tests.harness.ports import BLOCK_SIZE, INSTANCE_OFFSET
+
+
+def test_percentile_interpolates_between_ranks() -> None:
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 95) == pytest.approx(4.8)
+    assert percentile([7.0], 99) == 7.0
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_summary_is_in_milliseconds_and_empty_is_none() -> None:
+    s = Summary.of_seconds([0.010, 0.020, 0.030])
+    assert s is not None
+    assert (s.count, s.median, s.max) == (3, pytest.approx(20.0), pytest.approx(30.0))
+    assert Summary.of_seconds([]) is None
+    assert ratio(30.0, 10.0) == 3.0
+    assert ratio(None, 10.0) is None
+    assert ratio(1.0, 0.0) is None
+
+
+def test_table_aligns_columns() -> None:
+    text = table(["a", "long header"], [["xyz", "1"]])
+    lines = text.splitlines()
+    assert lines[0] == "| a   | long header |"
+    assert lines[1] == "|-----|-------------|"
+    assert lines[2] == "| xyz | 1           |"
+
+
+def _backlog(duplicates: int, missing: int) -> Backlog:
+    return Backlog(
+        count=10,
+        channels=2,
+        listed=10,
+        posted=10 - missing,
+        duplicates=duplicates,
+        missing=missing,
+        rate_limited=0,
+        first_s=1.0,
+        all_s=6.0,
+        slack_floor_s=2.0,
+        prepare_s=3.0,
+        rss_mb=60.0,
+        peak_rss_mb=61.0,
+    )
+
+
+def test_targets_flag_a_duplicate_in_the_backlog() -> None:
+    assert targets(Results(backlog=_backlog(0, 0)))[0][-1] == "yes"
+    assert targets(Results(backlog=_backlog(1, 0)))[0][-1] == "**no**"
+    assert targets(Results(backlog=_backlog(0, 1)))[0][-1] == "**no**"
+
+
+def test_render_lists_failed_scenarios() -> None:
+    res = Results(backlog=_backlog(0, 0), failures={"ttc": "TimeoutError: no card"})
+    text = render(res, "## run")
+    assert "### 5. Backlog" in text
+    assert "scenario ttc failed: TimeoutError: no card" in text
+
+
+def test_cardlog_indexes_posts_duplicates_429s_and_edits() -> None:
+    fake = FakeSlack().start()
+    try:
+        web = WebClient(token=fake.workspace.bot_token, base_url=fake.api_url)
+        log = CardLog(fake)
+
+        def post(pending_id: str) -> str:
+            meta = {"event_type": "kandev_card", "event_payload": {"pending_id": pending_id}}
+            return web.chat_postMessage(channel="C0QUESTION", text="card", metadata=meta)["ts"]
+
+        ts = post("p1")
+        post("p1")  # a duplicate card
+        post("p2")
+        web.chat_update(channel="C0QUESTION", ts=ts, text="answered")
+        fake.faults.rate_limit("chat.postMessage")
+        with pytest.raises(Exception, match="ratelimited"):
+            web.chat_postMessage(channel="C0QUESTION", text="card")
+        assert log.wait_posted(["p1", "p2"], timeout=5)
+        assert log.duplicates() == 1
+        assert log.rate_limited == 1
+        assert log.card("p1") == ("C0QUESTION", ts)
+        edit = log.wait_edit("p1", since=0.0, timeout=5)
+        assert edit is not None and edit.params["text"] == "answered"
+        assert log.wait_edit("p2", since=0.0, timeout=0.2) is None
+    finally:
+        fake.stop()
+
+
+def test_wide_reservation_spans_adjacent_blocks_and_releases() -> None:
+    reservation = reserve_wide(2)
+    try:
+        block = reservation.block
+        assert block.instance_first == block.base + INSTANCE_OFFSET
+        assert block.instance_last == block.base + 2 * BLOCK_SIZE - 1
+        with socket.socket() as s:  # the ports are really free
+            s.bind(("127.0.0.1", block.instance_last))
+    finally:
+        reservation.release()

@@ -1,0 +1,91 @@
+"""Everything a scenario runs against: Kandev, its workspaces and their channels, fake Slacks,
+and the bot as a process in its production configuration (HTTP mode under waitress, a SQLite
+file, the default poll interval of 5 s unless a scenario says otherwise)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tests.e2e.botproc import BotProcess
+from tests.e2e.conftest import bot_env
+from tests.fakeslack.server import FakeSlack
+from tests.harness.kandev_server import KandevServer
+
+DEFAULT_POLL_INTERVAL = "5"
+
+
+@dataclass(frozen=True)
+class Route:
+    workspace_id: str
+    workspace_name: str
+    channel: str
+
+
+class World:
+    def __init__(self, kandev: KandevServer, work_dir: Path, channels: int) -> None:
+        self.kandev = kandev
+        self.work_dir = work_dir
+        self.routes = [self._route(n) for n in range(1, channels + 1)]
+        self.routing_file = work_dir / "routing.toml"
+        self.routing_file.write_text(
+            "".join(
+                f'[[route]]\nworkspace = "{r.workspace_name}"\nchannel = "{r.channel}"\n\n'
+                for r in self.routes
+            )
+        )
+        self._fakes: list[FakeSlack] = []
+        self._bots: list[BotProcess] = []
+
+    def _route(self, n: int) -> Route:
+        name = f"bench-{n:02d}"
+        return Route(self.kandev.create_workspace(name), name, f"C0BENCH{n:02d}")
+
+    @property
+    def workspace_ids(self) -> list[str]:
+        return [r.workspace_id for r in self.routes]
+
+    def fake_slack(self) -> FakeSlack:
+        """A started fake Slack that knows every bench channel."""
+        fake = FakeSlack().start()
+        for route in self.routes:
+            fake.add_channel(route.channel, route.workspace_name)
+        self._fakes.append(fake)
+        return fake
+
+    def bot(self, fake: FakeSlack, name: str, *, db: Path | None = None, **env: str) -> BotProcess:
+        """A bot process (not started) on its own SQLite file, posting to ``fake``."""
+        database = db or self.work_dir / f"{name}.db"
+        overrides = {
+            "KANDEV_POLL_INTERVAL": DEFAULT_POLL_INTERVAL,
+            "KANDEV_SLACK_CONFIG": str(self.routing_file),
+            **env,
+        }
+        settings = bot_env(fake, self.kandev, f"sqlite:///{database}", mode="http", **overrides)
+        bot = BotProcess(settings, mode="http", log_path=self.work_dir / f"{name}.log")
+        self._bots.append(bot)
+        return bot
+
+    def close(self) -> None:
+        for bot in self._bots:
+            with contextlib.suppress(Exception):
+                bot.stop()
+        for fake in self._fakes:
+            with contextlib.suppress(Exception):
+                fake.stop()
+
+
+def wait_synced(bot: BotProcess, timeout: float = 30.0) -> None:
+    """Until the bot reports a completed sync with Kandev (its first poll is done)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError, ValueError):
+            _status, report = bot.health()
+            if report.get("last_sync_age_s") is not None:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"the bot did not sync within {timeout:.0f}s:\n{bot.logs()[-3000:]}")
