@@ -203,7 +203,10 @@ class ListingService:
         """Every bundle Kandev lists as active, in Kandev's order (oldest first), with its task
         and card. Raises KandevUnavailable / KandevAuthError / KandevError when Kandev cannot
         say."""
-        return [self._join(b) for b in self.kandev.list_pending(workspace_id=workspace_id)]
+        bundles = self.kandev.list_pending(workspace_id=workspace_id)
+        # One read of the pending cards instead of one per bundle (the command acks with this).
+        cards = {c.pending_id: c for c in self.store.pending()}
+        return [self._join(b, cards.get(b.pending_id)) for b in bundles]
 
     def posted_pending(self) -> list[Waiting]:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev
@@ -290,7 +293,6 @@ class ListingService:
 
     # ---- internals -----------------------------------------------------------------------
 
-    def _join(self, bundle: Bundle) -> Waiting:
-        card = self.store.get(bundle.pending_id)
+    def _join(self, bundle: Bundle, card: Card | None) -> Waiting:
         task = card.task if card is not None else self.task_info(bundle.task_id)
         return Waiting(bundle=bundle, task=task, card=card)
