@@ -98,19 +98,14 @@ def won_submission(store: Store, pending_id: str) -> Submission | None:
     return None
 
 
-def submission_in_flight(store: Store, pending_id: str, within_s: float) -> bool:
-    """A Slack submission for this bundle is on its way to Kandev right now."""
+def submission_in_flight(
+    store: Store, pending_id: str, within_s: float = SUBMISSION_LEASE_S, *, besides: str = ""
+) -> bool:
+    """A Slack submission for this bundle (other than ``besides``, a submission key) is on its
+    way to Kandev right now: unfinished, and its lease renewed within ``within_s``."""
     horizon = datetime.now(UTC) - timedelta(seconds=within_s)
     return any(
-        not sub.finished and sub.leased_at >= horizon for sub in store.submissions_for(pending_id)
-    )
-
-
-def other_submission_in_flight(store: Store, pending_id: str, own_key: str) -> bool:
-    """Another Slack submission for this bundle is on its way to Kandev right now."""
-    horizon = datetime.now(UTC) - timedelta(seconds=SUBMISSION_LEASE_S)
-    return any(
-        not sub.finished and sub.submission_key != own_key and sub.leased_at >= horizon
+        not sub.finished and sub.submission_key != besides and sub.leased_at >= horizon
         for sub in store.submissions_for(pending_id)
     )
 
@@ -284,7 +279,7 @@ class AnswerService:
             won = won_submission(self.store, pending_id)
             if won is not None or time.monotonic() >= deadline:
                 return won
-            if not other_submission_in_flight(self.store, pending_id, own_key):
+            if not submission_in_flight(self.store, pending_id, besides=own_key):
                 return won_submission(self.store, pending_id)
             time.sleep(0.05)
 
