@@ -12,6 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -90,6 +91,27 @@ class Verdict:
         return self.kind == "won"
 
 
+@dataclass
+class Begun:
+    """A submission recorded durably (``begin_submission``) and not sent to Kandev yet.
+
+    From :meth:`AnswerService.begin` until :meth:`AnswerService.complete` returns, its key is
+    held in ``in_flight``, so this process renews its lease and crash recovery leaves it alone
+    while the process lives (and re-sends it once the process is gone). ``duplicate``: the same
+    submission was already recorded (a redelivery); it holds nothing and is never sent again.
+    """
+
+    attempt: Attempt
+    card: Card
+    key: str
+    duplicate: bool = False
+    lease: ExitStack = field(default_factory=ExitStack, repr=False, compare=False)
+
+    def release(self) -> None:
+        """Stop renewing the lease (idempotent)."""
+        self.lease.close()
+
+
 def won_submission(store: Store, pending_id: str) -> Submission | None:
     """The Slack submission that won this bundle in Kandev, if one did."""
     for sub in store.submissions_for(pending_id):
@@ -145,13 +167,18 @@ class AnswerService:
             card = self.find_bundle(pending_id)
         return card
 
-    def may_act(self, card: Card, user_id: str) -> bool:
+    def may_act(self, card: Card, user_id: str, *, strict: bool = False) -> bool:
+        """Whether the route lets this user answer. A failure to resolve a user group counts as
+        "not a member", unless ``strict``: then it raises (the caller retries later)."""
         route = self.routing.route_for(card.workspace_id, card.task.workspace_name)
         if route is None:
             return False  # no route at all: nobody is configured to answer this workspace
         if not route.answerers or user_id in route.answerers:
             return True
-        groups = {g for g in route.user_group_ids if self._in_group(g, user_id)}
+        if strict:
+            groups = {g for g in route.user_group_ids if user_id in self.group_members(g)}
+        else:
+            groups = {g for g in route.user_group_ids if self._in_group(g, user_id)}
         return route.may_answer(user_id, groups)
 
     def precheck(
@@ -181,6 +208,14 @@ class AnswerService:
     # ---- the use-case --------------------------------------------------------------------
 
     def submit(self, attempt: Attempt) -> Verdict:
+        """Check, record, send and apply one attempt (:meth:`begin` then :meth:`complete`)."""
+        begun = self.begin(attempt)
+        return begun if isinstance(begun, Verdict) else self.complete(begun)
+
+    def begin(self, attempt: Attempt) -> Verdict | Begun:
+        """Everything before Kandev: the card, the precheck, local validation, and the durable
+        record of the submission. A Verdict is a refusal (audited); a Begun must be passed to
+        :meth:`complete`. Never waits for another submission (a duplicate returns at once)."""
         card = self.card(attempt.pending_id)
         refusal = self.precheck(card, attempt.user_id, attempt.channel, action=attempt.action)
         if refusal is not None:
@@ -202,24 +237,34 @@ class AnswerService:
         if not self.store.begin_submission(
             attempt.pending_id, key, attempt.user_id, json.dumps(payload)
         ):
+            return Begun(attempt, card, key, duplicate=True)
+        begun = Begun(attempt, card, key)
+        begun.lease.enter_context(self.in_flight.hold(key))
+        return begun
+
+    def complete(self, begun: Begun) -> Verdict:
+        """Send a begun submission to Kandev, apply the outcome, finish it and audit it."""
+        attempt, card, key = begun.attempt, begun.card, begun.key
+        if begun.duplicate:
             verdict = self._duplicate(key, card)
             self._audit(attempt, verdict)
             return verdict
-
         try:
-            with self.in_flight.hold(key):
+            try:
                 outcome = self._call_kandev(attempt)
-        except (KandevUnavailable, KandevAuthError) as exc:
-            log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
-            self.store.drop_submission(key)  # nothing reached Kandev: a retry must be possible
-            verdict = Verdict(
-                "not_recorded", messages.not_recorded_message(action=attempt.action), card
-            )
-            self._audit(attempt, verdict, str(exc))
-            return verdict
+            except (KandevUnavailable, KandevAuthError) as exc:
+                log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
+                self.store.drop_submission(key)  # nothing reached Kandev: a retry must be possible
+                verdict = Verdict(
+                    "not_recorded", messages.not_recorded_message(action=attempt.action), card
+                )
+                self._audit(attempt, verdict, str(exc))
+                return verdict
 
-        verdict = self._apply(card, attempt, outcome, key)
-        self.store.finish_submission(key, json.dumps({"kind": verdict.kind}))
+            verdict = self._apply(card, attempt, outcome, key)
+            self.store.finish_submission(key, json.dumps({"kind": verdict.kind}))
+        finally:
+            begun.release()
         self._audit(attempt, verdict, _describe(outcome))
         return verdict
 

@@ -15,6 +15,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 
+from bot import messages
 from bot.answers import AnswerService, Attempt, Verdict
 from bot.kandev import respond
 from bot.kandev.client import KandevClient
@@ -113,6 +114,18 @@ class Recovery:
             log.warning("dropping submission %s: its card is unknown", key[:12])
             self.store.finish_submission(key, json.dumps({"kind": "unknown_bundle"}))
             return None
+        channel = card.channel if card.ts else None
+        # The re-send acts for the person who clicked: they must still be allowed to answer
+        # (a user group that cannot be resolved now raises, and the submission waits).
+        if not self.answers.may_act(card, sub.user, strict=True):
+            log.warning("not re-sending %s: %s may not answer it", key[:12], sub.user)
+            if not self.store.finish_submission(key, json.dumps({"kind": "forbidden"})):
+                return None
+            self.store.audit(
+                sub.pending_id, sub.user, attempt.action, SOURCE, "forbidden", "not re-sent"
+            )
+            self._tell(sub.user, channel, messages.forbidden_message())
+            return Verdict("forbidden", messages.forbidden_message(), card)
         log.info("recovering the %s of %s by %s", attempt.action, sub.pending_id, sub.user)
         with self.in_flight.hold(key):
             outcome = self._send(attempt)
@@ -122,7 +135,7 @@ class Recovery:
         self.store.audit(
             sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, _describe(outcome)
         )
-        self._tell(sub.user, card.channel if card.ts else None, recovered_message(verdict))
+        self._tell(sub.user, channel, recovered_message(verdict))
         return verdict
 
     def _send(self, attempt: Attempt) -> Outcome:

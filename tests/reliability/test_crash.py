@@ -181,3 +181,63 @@ def test_killed_mid_answer_the_answer_is_reconciled_with_kandev(
     # yours"); B's re-send only. Nothing else.
     assert len(kandev_proxy.answer_calls(reached.pending_id)) == 2
     assert len(kandev_proxy.answer_calls(lost_in_transit.pending_id)) == 1
+
+
+ONCALL = "S0ONCALL01"
+GROUP_LOOKUP_S = 0.6  # a slow usergroups.users.list, inside the listener's 1 s ack budget
+
+
+@pytest.mark.fault("SIGKILL right after a click was acked", guarantee=4)
+def test_a_click_is_recorded_before_its_ack(
+    bot_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path, reliability
+):
+    # Only a user group may answer, and resolving it is slow: an ack sent before the
+    # submission is recorded would come back while the row does not exist yet.
+    fake_slack.set_usergroup(ONCALL, [ALICE.id])
+    config = tmp_path / "kandev-slack.toml"
+    config.write_text(
+        f'[defaults]\nchannel = "{CHANNEL}"\n\n[[route]]\n'
+        f'workspace = "{seed.server.workspace_id}"\nchannel = "{CHANNEL}"\n'
+        f'answerers = ["{ONCALL}"]\n'
+    )
+    bot = start_bot(
+        bot_factory,
+        KANDEV_URL=kandev_proxy.base_url,
+        KANDEV_HINTS="off",
+        KANDEV_SLACK_CONFIG=str(config),
+    )
+    db_url = f"sqlite:///{tmp_path / 'bot.db'}"
+    bundle = seed([db_question()], title="Clicked just before a crash")
+    card = wait_card(fake_slack, bundle.pending_id)
+
+    kandev_proxy.hold(bundle.pending_id, then="drop")  # Kandev never sees the first send
+    fake_slack.faults.slow("usergroups.users.list", GROUP_LOOKUP_S, times=1)
+    ack = slack_driver(bot.events_url).click(CHANNEL, card.ts, text="MongoDB", user=ALICE)
+    recorded_at_ack = submissions(db_url, bundle.pending_id)
+    assert ack.status == 200 and GROUP_LOOKUP_S <= ack.elapsed < 3.0, ack.elapsed
+    assert [(s.user, s.finished) for s in recorded_at_ack] == [(ALICE.id, False)]
+    kandev_proxy.wait_held(bundle.pending_id)
+    bot.kill()
+    kandev_proxy.release()
+    assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+
+    bot.start()
+    wait_outcome(fake_slack, card.ts, f"✅ Answered by <@{ALICE.id}> in Slack", TAKEOVER_S)
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+    wait_ephemeral(fake_slack, ALICE.id, "recorded")
+    time.sleep(POLL_S)
+    fake_slack.settle(quiet=1.0, timeout=15)
+
+    agent = tool_answers(seed.server.agent_result(bundle.task_id))
+    unfinished = [s for s in submissions(db_url, bundle.pending_id) if not s.finished]
+    reliability.record(
+        "SIGKILL right after the ack of a click (its answer not yet sent)",
+        survived=not unfinished,
+        lost=int(agent == 0),
+        duplicates=max(agent - 1, 0) + max(len(card_updates(fake_slack, card.ts)) - 1, 0),
+    )
+    assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
+    assert agent == 1
+    assert unfinished == []
+    assert len(kandev_proxy.answer_calls(bundle.pending_id)) == 1  # the re-send only
+    assert len(card_updates(fake_slack, card.ts)) == 1

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.answers import Attempt
+from bot.answers import Attempt, Verdict
 from bot.cards import ids
 from bot.cards.ids import CodecError, ModalOrigin, parse_button_value
 from bot.cards.modals import build_answer_modal, build_other_modal, build_reject_modal
@@ -20,6 +24,10 @@ from bot.slack.payloads import BlockAction, PayloadError, parse
 from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
+
+#: How long an option click may spend recording its submission before it is acked anyway
+#: (Slack allows 3 s; see ``_acked_within``).
+ACK_BUDGET_S = 1.0
 
 
 def register(app: App, svc: Services) -> None:
@@ -99,40 +107,102 @@ def _malformed(svc: Services, body: dict[str, Any], action: str, exc: PayloadErr
     )
 
 
+class _AckOnce:
+    """Calls Bolt's ack exactly once, from whichever thread gets there first."""
+
+    def __init__(self, ack: Ack) -> None:
+        self._ack = ack
+        self._lock = threading.Lock()
+        self._done = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            try:
+                self._ack()
+            except Exception:  # the work is recorded: finish it even if the ack failed
+                log.exception("could not acknowledge a click")
+
+
+@contextmanager
+def _acked_within(ack: Ack, budget_s: float) -> Iterator[None]:
+    """Ack when the block ends (even by an exception), or after ``budget_s`` if it is still
+    running then.
+
+    The block records the click durably before the ack, so a crash right after the ack cannot
+    lose it. What it does is local (SQLite/PostgreSQL), except the permission precheck, which
+    may call Slack's usergroups.users.list when a route restricts answerers by user group
+    (cached 60 s). Rather than a timeout on that call (a half-resolved group must not grant or
+    deny access), a slow block is acked after ``budget_s`` and goes on as before this ordering
+    existed: in that rare case a crash in the next few milliseconds can still lose the click.
+    """
+    once = _AckOnce(ack)
+    timer = threading.Timer(budget_s, once)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        once()
+
+
 def _option_clicked(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
-        ack()
-        try:
-            click = parse(BlockAction, body)
-        except PayloadError as exc:
-            _malformed(svc, body, "answer", exc)
-            return
-        card, _origin, problem = locate(svc, click)
-        channel = click.channel_id or None
-        if card is None:
-            _refused_click(svc, click, "answer", _refusal_kind(problem), _claimed_bundle(click))
-            svc.tell(click.user_id, problem, channel=channel, response_url=click.response_url)
-            return
-        value = parse_button_value(click.action.value)
-        question = card.bundle.question(value.question_id)
-        if question is None or question.option(value.option_id) is None:
-            _refused_click(svc, click, "answer", "tampered", card.pending_id)
-            svc.tell(
-                click.user_id, tampered_message(), channel=channel, response_url=click.response_url
-            )
-            return
-        attempt = Attempt(
-            pending_id=card.pending_id,
-            user_id=click.user_id,
-            action="answer",
-            source="button",
-            answers=(Answer(question_id=question.question_id, selected_options=[value.option_id]),),
-            channel=channel if click.on_message else None,
-        )
-        verdict = svc.answers.submit(attempt)
-        svc.tell_verdict(click.user_id, verdict, channel=channel, response_url=click.response_url)
+        # parse / locate / begin (local, durable) -> ack -> Kandev -> tell
+        with _acked_within(ack, ACK_BUDGET_S):
+            then = _record_click(svc, body)
+        then()
 
     return handle
+
+
+def _record_click(svc: Services, body: dict[str, Any]) -> Callable[[], None]:
+    """Everything an option click does before its ack: parse it, find its card, and record the
+    submission (AnswerService.begin). Returns what is left to do once acked."""
+    try:
+        click = parse(BlockAction, body)
+    except PayloadError as exc:
+        return functools.partial(_malformed, svc, body, "answer", exc)
+    card, _origin, problem = locate(svc, click)
+    channel = click.channel_id or None
+
+    def tell(text: str) -> None:
+        svc.tell(click.user_id, text, channel=channel, response_url=click.response_url)
+
+    if card is None:
+
+        def refuse() -> None:
+            _refused_click(svc, click, "answer", _refusal_kind(problem), _claimed_bundle(click))
+            tell(problem)
+
+        return refuse
+    value = parse_button_value(click.action.value)
+    question = card.bundle.question(value.question_id)
+    if question is None or question.option(value.option_id) is None:
+
+        def tampered() -> None:
+            _refused_click(svc, click, "answer", "tampered", card.pending_id)
+            tell(tampered_message())
+
+        return tampered
+    attempt = Attempt(
+        pending_id=card.pending_id,
+        user_id=click.user_id,
+        action="answer",
+        source="button",
+        answers=(Answer(question_id=question.question_id, selected_options=[value.option_id]),),
+        channel=channel if click.on_message else None,
+    )
+    begun = svc.answers.begin(attempt)
+
+    def complete() -> None:
+        verdict = begun if isinstance(begun, Verdict) else svc.answers.complete(begun)
+        svc.tell_verdict(click.user_id, verdict, channel=channel, response_url=click.response_url)
+
+    return complete
 
 
 def _modal_opener(svc: Services, kind: str):
