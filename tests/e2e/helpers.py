@@ -19,6 +19,7 @@ from tests.fakeslack.layout import find_element, iter_elements
 from tests.fakeslack.records import CallRecord, Ephemeral, PostedMessage, ViewRecord
 from tests.fakeslack.server import FakeSlack
 from tests.fakeslack.transports import Ack
+from tests.fakeslack.view_state import build_state_values
 from tests.harness.kandev_server import KandevServer
 from tests.harness.specs import QuestionSpec, question
 
@@ -158,18 +159,22 @@ def choice_and_text_blocks(view: ViewRecord) -> list[tuple[str, str]]:
     return list(zip(choices, texts, strict=True))
 
 
-def click_stale(
-    driver: SlackDriver, channel: str, ts: str, *, text: str, user: SlackUser | str
-) -> Ack:
-    """Click a button of the card's *first* version, as a person whose Slack client still shows
-    the card as it was posted (the buttons are gone from the current version)."""
+def click_payload(
+    driver: SlackDriver,
+    channel: str,
+    ts: str,
+    *,
+    text: str,
+    user: SlackUser | str,
+    message: PostedMessage | None = None,
+) -> dict[str, Any]:
+    """The block_actions payload of one click on the button labelled ``text`` of the card at
+    (channel, ts), as shown in ``message`` (default: its current version)."""
     fake = driver.fake
-    current = fake.message(channel, ts)
-    first = current.versions[0] if current.versions else current.to_slack()
-    stale = dataclasses.replace(current, text=first["text"], blocks=first["blocks"])
-    ref = find_element(stale.blocks, text=text, types=frozenset({"button"}))
+    shown = message or fake.message(channel, ts)
+    ref = find_element(shown.blocks, text=text, types=frozenset({"button"}))
     person = driver.user(user)
-    payload = payloads.block_actions(
+    return payloads.block_actions(
         driver.ws,
         person,
         container={
@@ -182,8 +187,20 @@ def click_stale(
         trigger_id=fake.issue_trigger(person.id),
         response_url=fake.issue_response_url(channel, person.id, ts),
         channel=driver.ws.channels[channel],
-        message=stale.to_slack(include_metadata=False),
+        message=shown.to_slack(include_metadata=False),
+        state_values=build_state_values(shown.blocks, None, enforce_client_rules=False),
     )
+
+
+def click_stale(
+    driver: SlackDriver, channel: str, ts: str, *, text: str, user: SlackUser | str
+) -> Ack:
+    """Click a button of the card's *first* version, as a person whose Slack client still shows
+    the card as it was posted (the buttons are gone from the current version)."""
+    current = driver.fake.message(channel, ts)
+    first = current.versions[0] if current.versions else current.to_slack()
+    stale = dataclasses.replace(current, text=first["text"], blocks=first["blocks"])
+    payload = click_payload(driver, channel, ts, text=text, user=user, message=stale)
     return driver.transport.deliver(
         "interactive", payload, accepts_response_payload=False, delivery=driver.delivery
     )

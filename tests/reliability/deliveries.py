@@ -12,7 +12,6 @@ from tests.e2e.helpers import card_updates
 from tests.fakeslack import payloads
 from tests.fakeslack.config import SlackUser
 from tests.fakeslack.driver import SlackDriver
-from tests.fakeslack.layout import find_element
 from tests.fakeslack.server import FakeSlack
 from tests.fakeslack.transports import Ack, Delivery, Transport
 from tests.fakeslack.view_state import build_state_values
@@ -22,30 +21,6 @@ JsonDict = dict[str, Any]
 #: A Slack retry of an HTTP request it thinks timed out.
 RETRY = Delivery(retry_num=1, retry_reason="http_timeout")
 RETRY_2 = Delivery(retry_num=2, retry_reason="http_timeout")
-
-
-def click_payload(driver: SlackDriver, channel: str, ts: str, *, text: str, user: SlackUser):
-    """The block_actions payload of one click on the card's button labelled ``text``."""
-    fake = driver.fake
-    message = fake.message(channel, ts)
-    ref = find_element(message.blocks, text=text, types=frozenset({"button"}))
-    person = driver.user(user)
-    return payloads.block_actions(
-        driver.ws,
-        person,
-        container={
-            "type": "message",
-            "message_ts": ts,
-            "channel_id": channel,
-            "is_ephemeral": False,
-        },
-        actions=[payloads.action_item(ref)],
-        trigger_id=fake.issue_trigger(person.id),
-        response_url=fake.issue_response_url(channel, person.id, ts),
-        channel=driver.ws.channels[channel],
-        message=message.to_slack(include_metadata=False),
-        state_values=build_state_values(message.blocks, None, enforce_client_rules=False),
-    )
 
 
 def submission_payload(

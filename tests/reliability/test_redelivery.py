@@ -17,6 +17,7 @@ from tests.e2e.helpers import (
     POLL_S,
     card_updates,
     choice_and_text_blocks,
+    click_payload,
     db_question,
     open_modal,
     response_of,
@@ -31,7 +32,6 @@ from tests.harness.specs import option_id, sample_questions
 from tests.reliability.deliveries import (
     RETRY,
     RETRY_2,
-    click_payload,
     deliver_all,
     extra_edits,
     submission_payload,

@@ -19,6 +19,7 @@ from tests.e2e.helpers import (
     POLL_S,
     card_posts,
     card_updates,
+    click_payload,
     db_question,
     response_of,
     start_bot,
@@ -29,7 +30,7 @@ from tests.e2e.helpers import (
 )
 from tests.fakeslack.config import ALICE, BOB
 from tests.fakeslack.transports import Delivery
-from tests.reliability.deliveries import RETRY, click_payload, deliver_all, tool_answers
+from tests.reliability.deliveries import RETRY, deliver_all, tool_answers
 
 REPLICAS = 3
 
