@@ -86,10 +86,6 @@ class Verdict:
     message: str = ""
     card: Card | None = field(default=None, compare=False)
 
-    @property
-    def recorded(self) -> bool:
-        return self.kind == "won"
-
 
 @dataclass
 class Begun:

@@ -211,9 +211,6 @@ class SlackGateway:
     def open_view(self, trigger_id: str, view: dict) -> str:
         return str(self._call("views.open", trigger_id=trigger_id, view=view)["view"]["id"])
 
-    def update_view(self, view_id: str, view: dict) -> None:
-        self._call("views.update", view_id=view_id, view=view)
-
     def publish_home(self, user_id: str, view: dict) -> None:
         self._call("views.publish", user_id=user_id, view=view)
 
