@@ -1,8 +1,10 @@
 """Slack -> Kandev: the one use-case that resolves a bundle on behalf of a Slack user.
 
-It checks what can be checked locally (the card, its channel, who may answer), records the
-submission durably (so a redelivered interaction never reaches Kandev twice), calls Kandev,
-and applies the outcome table of design.md: the card shows the winner, the clicker is told.
+An admitted interaction (bot/admission.py decided it may go ahead) brings an answer or a
+rejection. This module checks what Kandev would refuse, records the submission durably (so a
+redelivered interaction never reaches Kandev twice), calls Kandev, and applies Kandev's verdict:
+the card shows the winner, the person is told what happened. A new outcome goes in
+:meth:`AnswerService._apply`.
 """
 
 from __future__ import annotations
@@ -14,23 +16,23 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Literal
 
-from bot import messages
+from bot.admission import Admitted
+from bot.cards import messages
+from bot.cards.wording import Action
 from bot.domain import Card, CardOutcome, CardState
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import Answer, Invalid, Lost, NotActive, NotFound, Outcome, Resolution, Won
-from bot.leases import InFlight
+from bot.leases import SUBMISSION_LEASE_S, InFlight
 from bot.publisher import Publisher
-from bot.routing import Routing
 from bot.store import Store, Submission
+from bot.store.records import SubmissionContent
 
 log = logging.getLogger(__name__)
 
-#: A submission leased longer ago than this is no longer "in flight" (its process died).
-SUBMISSION_LEASE_S = 30.0
 #: How long a losing submission waits for a concurrent Slack submission of the same bundle to
 #: finish, so that the loser (and the card) can name the Slack user who won.
 WINNER_WAIT_S = 3.0
@@ -43,9 +45,6 @@ VerdictKind = Literal[
     "invalid",
     "unavailable",
     "not_recorded",
-    "forbidden",
-    "resolved_already",
-    "wrong_channel",
     "unknown_bundle",
     "duplicate",
 ]
@@ -57,11 +56,26 @@ class Attempt:
 
     pending_id: str
     user_id: str
-    action: Literal["answer", "reject"]
-    source: str  # button | modal | shortcut | list | home
+    action: Action
+    source: str  # for the audit: slack:button, slack:modal:<via>, recovery
     answers: tuple[Answer, ...] = ()
     reason: str = ""
-    channel: str | None = None  # the channel the interaction happened in, when on a card
+
+    @classmethod
+    def of(cls, sub: Submission, *, source: str) -> Attempt:
+        """The attempt a stored submission recorded."""
+        content = sub.content
+        return cls(
+            pending_id=sub.pending_id,
+            user_id=sub.user,
+            action=content.action,
+            source=source,
+            answers=tuple(content.answers),
+            reason=content.reason,
+        )
+
+    def content(self) -> SubmissionContent:
+        return SubmissionContent(action=self.action, answers=list(self.answers), reason=self.reason)
 
     def key(self) -> str:
         """Identifies this submission: the same person sending the same thing twice."""
@@ -108,130 +122,53 @@ class Begun:
         self.lease.close()
 
 
-def won_submission(store: Store, pending_id: str) -> Submission | None:
-    """The Slack submission that won this bundle in Kandev, if one did."""
-    for sub in store.submissions_for(pending_id):
-        if sub.result_json and json.loads(sub.result_json).get("kind") == "won":
-            return sub
-    return None
-
-
-def submission_in_flight(
-    store: Store, pending_id: str, within_s: float = SUBMISSION_LEASE_S, *, besides: str = ""
-) -> bool:
-    """A Slack submission for this bundle (other than ``besides``, a submission key) is on its
-    way to Kandev right now: unfinished, and its lease renewed within ``within_s``."""
-    horizon = datetime.now(UTC) - timedelta(seconds=within_s)
-    return any(
-        not sub.finished and sub.submission_key != besides and sub.leased_at >= horizon
-        for sub in store.submissions_for(pending_id)
-    )
-
-
-def submission_reason(sub: Submission) -> str:
-    return str(json.loads(sub.payload_json).get("reason") or "")
-
-
 class AnswerService:
     def __init__(
         self,
         kandev: KandevClient,
         store: Store,
-        routing: Routing,
         publisher: Publisher,
-        group_members: Callable[[str], frozenset[str]],
+        in_flight: InFlight,
         *,
-        find_bundle: Callable[[str], Card | None] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        in_flight: InFlight | None = None,
     ):
         self.kandev = kandev
         self.store = store
-        self.routing = routing
         self.publisher = publisher
-        self.group_members = group_members
-        self.find_bundle = find_bundle
-        self.clock = clock
         #: Submissions this process is sending (their leases are renewed; see leases.py).
-        self.in_flight = in_flight or InFlight()
+        self.in_flight = in_flight
+        self.clock = clock
 
-    # ---- checks usable before opening a modal ---------------------------------------------
-
-    def card(self, pending_id: str) -> Card | None:
-        card = self.store.get(pending_id)
-        if card is None and self.find_bundle is not None:
-            card = self.find_bundle(pending_id)
-        return card
-
-    def may_act(self, card: Card, user_id: str, *, strict: bool = False) -> bool:
-        """Whether the route lets this user answer. A failure to resolve a user group counts as
-        "not a member", unless ``strict``: then it raises (the caller retries later)."""
-        route = self.routing.route_for(card.workspace_id, card.task.workspace_name)
-        if route is None:
-            return False  # no route at all: nobody is configured to answer this workspace
-        if not route.answerers or user_id in route.answerers:
-            return True
-        if strict:
-            groups = {g for g in route.user_group_ids if user_id in self.group_members(g)}
-        else:
-            groups = {g for g in route.user_group_ids if self._in_group(g, user_id)}
-        return route.may_answer(user_id, groups)
-
-    def precheck(
-        self, card: Card | None, user_id: str, channel: str | None, *, action: str = "answer"
-    ) -> Verdict | None:
-        """Why this user cannot act on this card now (None: go ahead)."""
-        if card is None:
-            return Verdict("unknown_bundle", messages.unknown_bundle_message())
-        if channel is not None and card.ts and channel != card.channel:
-            return Verdict("wrong_channel", messages.wrong_channel_message(card.channel), card)
-        if card.state.terminal and card.outcome is not None:
-            if card.outcome.by_user == user_id:
-                return Verdict(
-                    "already_answered", messages.already_answered_message(card.bundle, card.outcome)
-                )
-            return Verdict(
-                "resolved_already",
-                messages.resolved_already_message(
-                    card.bundle, card.outcome, action="reject" if action == "reject" else "answer"
-                ),
-                card,
-            )
-        if not self.may_act(card, user_id):
-            return Verdict("forbidden", messages.forbidden_message(), card)
-        return None
-
-    # ---- the use-case --------------------------------------------------------------------
-
-    def submit(self, attempt: Attempt) -> Verdict:
-        """Check, record, send and apply one attempt (:meth:`begin` then :meth:`complete`)."""
-        begun = self.begin(attempt)
+    def submit(
+        self, admitted: Admitted, *, answers: tuple[Answer, ...] = (), reason: str = ""
+    ) -> Verdict:
+        """Check, record, send and apply one admitted attempt (:meth:`begin`, :meth:`complete`)."""
+        begun = self.begin(admitted, answers=answers, reason=reason)
         return begun if isinstance(begun, Verdict) else self.complete(begun)
 
-    def begin(self, attempt: Attempt) -> Verdict | Begun:
-        """Everything before Kandev: the card, the precheck, local validation, and the durable
-        record of the submission. A Verdict is a refusal (audited); a Begun must be passed to
+    def begin(
+        self, admitted: Admitted, *, answers: tuple[Answer, ...] = (), reason: str = ""
+    ) -> Verdict | Begun:
+        """Everything before Kandev: local validation and the durable record of the
+        submission. A Verdict is a refusal (audited); a Begun must be passed to
         :meth:`complete`. Never waits for another submission (a duplicate returns at once)."""
-        card = self.card(attempt.pending_id)
-        refusal = self.precheck(card, attempt.user_id, attempt.channel, action=attempt.action)
-        if refusal is not None:
-            self._audit(attempt, refusal)
-            return refusal
-        assert card is not None
+        request, card = admitted.request, admitted.card
+        attempt = Attempt(
+            pending_id=card.pending_id,
+            user_id=request.user_id,
+            action=request.action,
+            source=request.source,
+            answers=answers,
+            reason=reason,
+        )
         problem = self._local_problem(card, attempt)
         if problem:
             verdict = Verdict("invalid", problem, card)
             self._audit(attempt, verdict)
             return verdict
-
         key = attempt.key()
-        payload = {
-            "action": attempt.action,
-            "answers": [a.model_dump() for a in attempt.answers],
-            "reason": attempt.reason,
-        }
         if not self.store.begin_submission(
-            attempt.pending_id, key, attempt.user_id, json.dumps(payload)
+            attempt.pending_id, key, attempt.user_id, attempt.content()
         ):
             return Begun(attempt, card, key, duplicate=True)
         begun = Begun(attempt, card, key)
@@ -258,7 +195,7 @@ class AnswerService:
                 return verdict
 
             verdict = self._apply(card, attempt, outcome, key)
-            self.store.finish_submission(key, json.dumps({"kind": verdict.kind}))
+            self.store.finish_submission(key, verdict.kind)
         finally:
             begun.release()
         self._audit(attempt, verdict, _describe(outcome))
@@ -269,7 +206,7 @@ class AnswerService:
     def apply_outcome(self, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
         """Apply Kandev's reply to a submission sent outside :meth:`submit` (crash recovery
         re-sends unfinished ones) to its card, as :meth:`submit` would."""
-        card = self.card(attempt.pending_id)
+        card = self.store.get(attempt.pending_id)
         if card is None:
             return Verdict("unknown_bundle", messages.unknown_bundle_message())
         return self._apply(card, attempt, outcome, key)
@@ -317,11 +254,11 @@ class AnswerService:
         winner of a race between two Slack users) is still on its way back from Kandev."""
         deadline = time.monotonic() + WINNER_WAIT_S
         while True:
-            won = won_submission(self.store, pending_id)
+            won = self.store.won_submission(pending_id)
             if won is not None or time.monotonic() >= deadline:
                 return won
-            if not submission_in_flight(self.store, pending_id, besides=own_key):
-                return won_submission(self.store, pending_id)
+            if not self.store.submission_in_flight(pending_id, SUBMISSION_LEASE_S, besides=own_key):
+                return self.store.won_submission(pending_id)
             time.sleep(0.05)
 
     @staticmethod
@@ -352,14 +289,9 @@ class AnswerService:
             ):
                 changed = self.store.transition(card.pending_id, outcome, expected=current.state)
                 if changed:
-                    self.store.outbox_put(
-                        "update",
-                        f"update:{card.pending_id}:{outcome.state.value}:attribution",
-                        {"pending_id": card.pending_id},
-                        channel=card.channel,
-                    )
-                    self.publisher.wake()
-                    return self.store.get(card.pending_id) or card
+                    updated = self.store.get(card.pending_id) or card
+                    self.publisher.enqueue_update(updated, reason="attribution")
+                    return updated
         updated = self.store.get(card.pending_id) or card
         if changed:
             self.publisher.enqueue_update(updated)
@@ -395,19 +327,12 @@ class AnswerService:
             time.sleep(0.05)
         return Verdict("duplicate", "", self.store.get(card.pending_id) or card)
 
-    def _in_group(self, group_id: str, user_id: str) -> bool:
-        try:
-            return user_id in self.group_members(group_id)
-        except Exception:  # a Slack failure must not grant access
-            log.warning("members of %s unavailable; treating %s as not a member", group_id, user_id)
-            return False
-
     def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
         self.store.audit(
             attempt.pending_id,
             attempt.user_id,
             attempt.action,
-            f"slack:{attempt.source}",
+            attempt.source,
             verdict.kind,
             detail,
         )

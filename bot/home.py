@@ -1,7 +1,7 @@
 """The App Home tab: build and publish it for one person, and keep it fresh for recent viewers.
 
 Published when a person opens the tab (``app_home_opened``), and again for everyone who opened it
-within ``recent_s`` whenever a card changes state (the publisher's ``on_card_changed`` hook).
+within ``recent_s`` whenever a card is posted or edited (the publisher raises ``changes``).
 Refreshes run on their own worker thread: changes arriving together are coalesced into one
 round, and rounds are spaced so that ``views.publish`` stays within Slack's rate limit.
 """
@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.cards.home import MAX_RESOLVED, MAX_WAITING, render_home
-from bot.domain import Card
 from bot.kandev.errors import KandevError
-from bot.listing import ListingService
-from bot.slack.gateway import SlackError, SlackGateway
+from bot.signals import Signal
+from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store import Store
+from bot.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +36,10 @@ MAX_SPACING_S = 60.0
 class HomeService:
     def __init__(
         self,
-        listing: ListingService,
+        queue: WaitingQueue,
         store: Store,
         slack: SlackGateway,
+        changes: Signal,
         *,
         kandev_url: str,
         recent_s: float = RECENT_VIEWERS_S,
@@ -47,7 +48,7 @@ class HomeService:
         spacing_per_view_s: float = SPACING_PER_VIEW_S,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
-        self.listing = listing
+        self.queue = queue
         self.store = store
         self.slack = slack
         self.kandev_url = kandev_url
@@ -56,7 +57,7 @@ class HomeService:
         self.debounce_s = debounce_s
         self.spacing_per_view_s = spacing_per_view_s
         self.clock = clock
-        self._dirty = threading.Event()
+        self.changes = changes
 
     # ---- building ------------------------------------------------------------------------
 
@@ -64,16 +65,15 @@ class HomeService:
         """The Home view as of now (the same for everyone)."""
         stale = False
         try:
-            waiting = self.listing.waiting()
+            waiting = self.queue.waiting()
         except KandevError as exc:
             log.warning("Home: Kandev cannot be asked (%s); showing the bot's own cards", exc)
-            waiting = self.listing.posted_pending()
+            waiting = self.queue.posted_pending()
             stale = True
-        shown = self.listing.with_permalinks(waiting[:MAX_WAITING])
+        shown = self.queue.with_permalinks(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]
-        resolved = [
-            (card, self._permalink(card)) for card in self.store.recent_resolved(MAX_RESOLVED)
-        ]
+        recent = self.store.recent_resolved(MAX_RESOLVED)
+        resolved = [(card, self.queue.permalinks.of(card)) for card in recent]
         return render_home(
             waiting, resolved, kandev_url=self.kandev_url, now=self.clock(), stale=stale
         )
@@ -116,30 +116,21 @@ class HomeService:
 
     # ---- the refresh worker --------------------------------------------------------------
 
-    def card_changed(self, _card: Card) -> None:
-        """The publisher's hook: a card was posted or edited (never blocks)."""
-        self._dirty.set()
-
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
-            if not self._dirty.wait(1.0):
+            if not self.changes.wait(1.0):
                 continue
             if stop.wait(self.debounce_s):
                 return
-            self._dirty.clear()
+            self.changes.take()
             pause = 0.0
             try:
                 published = self.refresh()
                 pause = min(published * self.spacing_per_view_s, MAX_SPACING_S)
             except SlackError as exc:
-                self._dirty.set()  # try again after the rate limit
+                self.changes.raise_()  # try again after the rate limit
                 pause = min(max(exc.retry_after or 1.0, 1.0), MAX_SPACING_S)
             except Exception:
                 log.exception("Home refresh failed")
             if pause and stop.wait(pause):
                 return
-
-    # ---- internals -----------------------------------------------------------------------
-
-    def _permalink(self, card: Card) -> str | None:
-        return self.listing.permalinks.get(card.channel, card.ts) if card.ts else None

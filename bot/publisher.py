@@ -14,14 +14,14 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from bot import cards
 from bot.domain import Card, CardState
 from bot.health import Health
 from bot.leases import OUTBOX_LEASE_S
-from bot.slack.gateway import Message, SlackError, SlackGateway
+from bot.signals import Signal
+from bot.slack_api.gateway import Message, SlackError, SlackGateway
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -39,9 +39,11 @@ MAX_BACKOFF_S = 60.0
 _NOT_SENT = ("", "paced", "ratelimited")
 
 
-def update_key(card: Card) -> str:
-    """The outbox key of the edit of ``card`` to its current state (one edit per state)."""
-    return f"update:{card.pending_id}:{card.state.value}"
+def update_key(card: Card, reason: str = "") -> str:
+    """The outbox key of the edit of ``card`` to its current state (one edit per state, and
+    one more per ``reason`` such as a corrected attribution)."""
+    key = f"update:{card.pending_id}:{card.state.value}"
+    return f"{key}:{reason}" if reason else key
 
 
 def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
@@ -66,14 +68,14 @@ class Publisher:
         *,
         kandev_url: str,
         health: Health,
-        on_card_changed: Callable[[Card], None] | None = None,
+        changes: Signal | None = None,
         post_spacing_s: float = POST_SPACING_S,
     ):
         self.store = store
         self.slack = slack
         self.kandev_url = kandev_url
         self.health = health
-        self.on_card_changed = on_card_changed
+        self.changes = changes  # raised after every post or edit (the Home refresher waits on it)
         self.post_spacing_s = post_spacing_s
         self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
         self._wake = threading.Event()
@@ -100,11 +102,11 @@ class Publisher:
         )
         self._wake.set()
 
-    def enqueue_update(self, card: Card) -> None:
-        """Schedule the edit of a card to its (new) state; once per state."""
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None:
+        """Schedule the edit of a card to its (new) state; once per state (and ``reason``)."""
         self.store.outbox_put(
             UPDATE,
-            update_key(card),
+            update_key(card, reason),
             {"pending_id": card.pending_id},
             channel=card.channel,
         )
@@ -233,12 +235,9 @@ class Publisher:
         )
         self._changed(card)
 
-    def _changed(self, card: Card) -> None:
-        if self.on_card_changed is not None:
-            try:
-                self.on_card_changed(card)
-            except Exception:
-                log.exception("card-changed hook failed")
+    def _changed(self, _card: Card) -> None:
+        if self.changes is not None:
+            self.changes.raise_()
 
     def _failed(self, item, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:

@@ -11,18 +11,19 @@ card exactly as a live submission would, and tells the person who clicked.
 
 from __future__ import annotations
 
-import json
 import logging
+import threading
 from dataclasses import dataclass, field
 
-from bot import messages
 from bot.answers import AnswerService, Attempt, Verdict
+from bot.cards import messages
 from bot.kandev import respond
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
-from bot.kandev.models import Answer, Outcome
+from bot.kandev.models import Outcome
 from bot.leases import SUBMISSION_LEASE_S, InFlight
-from bot.slack.gateway import SlackError, SlackGateway
+from bot.permissions import Permissions
+from bot.slack_api.notify import Notifier
 from bot.store import Store, Submission
 
 log = logging.getLogger(__name__)
@@ -36,34 +37,10 @@ class RecoveryReport:
     deferred: list[str] = field(default_factory=list)  # Kandev unreachable: next cycle
 
 
-def attempt_of(sub: Submission) -> Attempt:
-    """The attempt a stored submission recorded (payload written by AnswerService.submit)."""
-    payload = json.loads(sub.payload_json)
-    action = "reject" if payload.get("action") == "reject" else "answer"
-    return Attempt(
-        pending_id=sub.pending_id,
-        user_id=sub.user,
-        action=action,
-        source=SOURCE,
-        answers=tuple(Answer.model_validate(a) for a in payload.get("answers") or ()),
-        reason=str(payload.get("reason") or ""),
-    )
-
-
 def wire_submission(attempt: Attempt) -> respond.Submission:
     if attempt.action == "reject":
         return respond.Submission.reject(attempt.reason)
     return respond.Submission.answer(list(attempt.answers))
-
-
-def recovered_message(verdict: Verdict) -> str:
-    """What the person hears about an answer the bot finished sending after a restart."""
-    if verdict.kind == "won":
-        return (
-            "Your answer was recorded in Kandev (the bot restarted while sending it); "
-            "the card shows it."
-        )
-    return verdict.message
 
 
 class Recovery:
@@ -72,17 +49,33 @@ class Recovery:
         kandev: KandevClient,
         store: Store,
         answers: AnswerService,
-        slack: SlackGateway,
+        permissions: Permissions,
+        notifier: Notifier,
         in_flight: InFlight,
         *,
+        interval_s: float = 5.0,
         stale_after_s: float = SUBMISSION_LEASE_S,
     ) -> None:
         self.kandev = kandev
         self.store = store
         self.answers = answers
-        self.slack = slack
+        self.permissions = permissions
+        self.notifier = notifier
         self.in_flight = in_flight
+        self.interval_s = interval_s
         self.stale_after_s = stale_after_s
+
+    def run(self, stop: threading.Event) -> None:
+        """The recovery worker: look for stale submissions now (right after a restart), then
+        every ``interval_s`` seconds."""
+        while not stop.is_set():
+            try:
+                self.run_once()
+            except (KandevUnavailable, KandevAuthError) as exc:
+                log.warning("recovery waits for Kandev: %s", exc)
+            except Exception:
+                log.exception("recovery cycle failed; will retry")
+            stop.wait(self.interval_s)
 
     def run_once(self) -> RecoveryReport:
         """Reconcile every stale unfinished submission; raises KandevUnavailable / auth errors
@@ -107,19 +100,19 @@ class Recovery:
         return report
 
     def _reconcile(self, sub: Submission) -> Verdict | None:
-        attempt = attempt_of(sub)
+        attempt = Attempt.of(sub, source=SOURCE)
         key = sub.submission_key
         card = self.store.get(sub.pending_id)
         if card is None:
             log.warning("dropping submission %s: its card is unknown", key[:12])
-            self.store.finish_submission(key, json.dumps({"kind": "unknown_bundle"}))
+            self.store.finish_submission(key, "unknown_bundle")
             return None
         channel = card.channel if card.ts else None
         # The re-send acts for the person who clicked: they must still be allowed to answer
         # (a user group that cannot be resolved now raises, and the submission waits).
-        if not self.answers.may_act(card, sub.user, strict=True):
+        if not self.permissions.may_act(card, sub.user, strict=True):
             log.warning("not re-sending %s: %s may not answer it", key[:12], sub.user)
-            if not self.store.finish_submission(key, json.dumps({"kind": "forbidden"})):
+            if not self.store.finish_submission(key, "forbidden"):
                 return None
             self.store.audit(
                 sub.pending_id, sub.user, attempt.action, SOURCE, "forbidden", "not re-sent"
@@ -130,12 +123,16 @@ class Recovery:
         with self.in_flight.hold(key):
             outcome = self._send(attempt)
         verdict = self.answers.apply_outcome(attempt, outcome, key)
-        if not self.store.finish_submission(key, json.dumps({"kind": verdict.kind})):
+        if not self.store.finish_submission(key, verdict.kind):
             return None  # finished meanwhile by someone else; they told the person
         self.store.audit(
             sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, _describe(outcome)
         )
-        self._tell(sub.user, channel, recovered_message(verdict))
+        self._tell(
+            sub.user,
+            channel,
+            messages.recovered_message(verdict.message, won=verdict.kind == "won"),
+        )
         return verdict
 
     def _send(self, attempt: Attempt) -> Outcome:
@@ -148,12 +145,8 @@ class Recovery:
         return respond.settle(outcome, wire_submission(attempt), maybe_duplicate=True)
 
     def _tell(self, user: str, channel: str | None, text: str) -> None:
-        if not text or not channel:
-            return
-        try:
-            self.slack.post_ephemeral(channel, user, text)
-        except SlackError as exc:
-            log.warning("could not tell %s about a recovered answer: %s", user, exc.error)
+        if channel:
+            self.notifier.tell(user, text, channel=channel)
 
 
 def _describe(outcome: Outcome) -> str:

@@ -13,15 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot.answers import submission_in_flight, submission_reason, won_submission
-from bot.domain import Card, CardOutcome, CardState, TaskInfo
+from bot.domain import Card, CardOutcome, CardState
 from bot.health import Health
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
 from bot.kandev.models import Bundle, FinalState
 from bot.publisher import Publisher
 from bot.routing import Routing
+from bot.signals import Signal
 from bot.store import Store
+from bot.tasks import TaskDirectory
 
 log = logging.getLogger(__name__)
 
@@ -67,32 +68,31 @@ class SyncEngine:
         kandev: KandevClient,
         store: Store,
         routing: Routing,
+        tasks: TaskDirectory,
         publisher: Publisher,
         health: Health,
+        wakeup: Signal,
         *,
         poll_interval: float = 5.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        before_sync: Callable[[], object] | None = None,
     ):
         self.kandev = kandev
         self.store = store
         self.routing = routing
+        self.tasks = tasks
         self.publisher = publisher
         self.health = health
+        #: Raised by Kandev's push hints (and by this engine itself): look at Kandev now.
+        self.wakeup = wakeup
         self.poll_interval = poll_interval
         self.clock = clock
-        self._wake = threading.Event()
         self._missing_since: dict[str, float] = {}
         self._known: set[str] = set()  # listed bundles whose card is in the store
         self._unposted_checked: float | None = None  # monotonic time of the last lookup
-        self._before_sync = before_sync
-
-    def wake(self, *_args: object) -> None:
-        self._wake.set()
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
-            self._wake.clear()
+            self.wakeup.take()
             started = time.monotonic()
             wait = self.poll_interval
             try:
@@ -111,12 +111,10 @@ class SyncEngine:
             except Exception as exc:
                 self.health.problem("sync", f"{type(exc).__name__}: {exc}")
                 log.exception("sync cycle failed")
-            self._wake.wait(wait)
+            self.wakeup.wait(wait)
 
     def reconcile_once(self) -> SyncReport:
         report = SyncReport()
-        if self._before_sync is not None:
-            self._before_sync()
         started = self.clock()
         bundles = self.kandev.list_pending()
         report.listed = len(bundles)
@@ -146,9 +144,9 @@ class SyncEngine:
 
     def _post_new(self, bundle: Bundle) -> bool:
         if not self._complete(bundle):
-            threading.Timer(INCOMPLETE_RETRY_S, self.wake).start()
+            threading.Timer(INCOMPLETE_RETRY_S, self.wakeup.raise_).start()
             return False
-        task = self.task_info(bundle.task_id)
+        task = self.tasks.info(bundle.task_id)
         route = self.routing.route_for(task.workspace_id, task.workspace_name)
         if route is None:
             self.health.problem(
@@ -195,29 +193,10 @@ class SyncEngine:
         # Finished outbox rows only keep their dedupe keys; a week later nothing re-sends them.
         self.store.outbox_purge(OUTBOX_KEEP_S)
 
-    def task_info(self, task_id: str) -> TaskInfo:
-        try:
-            task = self.kandev.task(task_id)
-        except KandevUnavailable:
-            raise
-        except KandevError as exc:
-            log.warning("task %s not readable: %s", task_id, exc)
-            return TaskInfo(task_id=task_id)
-        name = ""
-        try:
-            name = next((w.name for w in self.kandev.workspaces() if w.id == task.workspace_id), "")
-        except KandevUnavailable:
-            raise
-        except KandevError as exc:
-            log.warning("workspaces not readable: %s", exc)
-        return TaskInfo(
-            task_id=task_id, title=task.title, workspace_id=task.workspace_id, workspace_name=name
-        )
-
     # ---- bundles that left the active list -----------------------------------------------
 
     def _resolve_elsewhere(self, card: Card) -> bool:
-        if submission_in_flight(self.store, card.pending_id, SUBMISSION_GRACE_S):
+        if self.store.submission_in_flight(card.pending_id, SUBMISSION_GRACE_S):
             return False  # a Slack answer is being recorded; the answer use-case owns this card
         try:
             final = self.kandev.final_state(card.task_id, card.pending_id)
@@ -245,10 +224,10 @@ class SyncEngine:
 
     def _attribute(self, card: Card, outcome: CardOutcome) -> CardOutcome:
         """An answer that a Slack user won shows their name, even if sync notices it first."""
-        won = won_submission(self.store, card.pending_id)
+        won = self.store.won_submission(card.pending_id)
         if won is None or outcome.state not in (CardState.ANSWERED, CardState.REJECTED):
             return outcome
         update: dict[str, object] = {"via": "slack", "by_user": won.user}
         if outcome.state is CardState.REJECTED:
-            update["reason"] = submission_reason(won)
+            update["reason"] = won.content.reason
         return outcome.model_copy(update=update)

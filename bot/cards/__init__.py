@@ -43,15 +43,8 @@ from bot.cards.modals import (
 from bot.cards.mrkdwn import markdown_to_mrkdwn
 from bot.cards.text import escape_mrkdwn, fit_escaped, fit_plain, shorten_mrkdwn
 from bot.cards.wording import (
-    already_answered_message,
     answers_summary,
-    ended_message,
-    invalid_message,
-    lost_message,
-    not_a_card_message,
-    not_recorded_message,
     outcome_line,
-    unavailable_message,
 )
 
 __all__ = [
@@ -75,22 +68,16 @@ __all__ = [
     "CodecError",
     "ModalMetadata",
     "ModalOrigin",
-    "already_answered_message",
     "answers_summary",
     "build_answer_modal",
     "build_other_modal",
     "build_reject_modal",
     "build_result_modal",
     "choice_block_id",
-    "ended_message",
     "escape_mrkdwn",
     "fit_escaped",
     "fit_plain",
-    "invalid_message",
-    "lost_message",
     "markdown_to_mrkdwn",
-    "not_a_card_message",
-    "not_recorded_message",
     "option_action_id",
     "outcome_line",
     "parse_answer_submission",
@@ -102,5 +89,4 @@ __all__ = [
     "shorten_mrkdwn",
     "task_url",
     "text_block_id",
-    "unavailable_message",
 ]

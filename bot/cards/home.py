@@ -9,21 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.cards import ids
 from bot.cards.blocks import Block, button, context, divider, plain, section
 from bot.cards.card import UNTITLED_TASK, question_heading, task_url
-from bot.cards.ids import ButtonValue
+from bot.cards.ids import COMMAND, ButtonValue
 from bot.cards.limits import MAX_HEADER_TEXT, MAX_SECTION_TEXT, MAX_VIEW_BLOCKS
-from bot.cards.listing import COMMAND, agents_waiting
+from bot.cards.listing import agents_waiting
 from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
+from bot.cards.waiting import Waiting
 from bot.cards.wording import age_text, outcome_line, slack_date
 from bot.domain import Card, CardOutcome
-
-if TYPE_CHECKING:
-    from bot.listing import Waiting
 
 CALLBACK_HOME = "kq_home"
 MAX_WAITING = 20

@@ -37,6 +37,8 @@ CALLBACK_OTHER = "kq_other_modal"
 CALLBACK_REJECT = "kq_reject_modal"
 CALLBACK_RESULT = "kq_result_modal"
 SHORTCUT_REJECT = "reject_question"  # message shortcut callback_id (manifest.yml)
+COMMAND = "/kandev-questions"  # the slash command (manifest.yml)
+ACTION_NEXT = "kq_list_next"  # the listing's "Next page" button
 
 # ---- block ids ------------------------------------------------------------------------------
 BLOCK_TITLE = "kq_title"

@@ -9,26 +9,20 @@ filter and where the next page starts.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import UNTITLED_TASK, question_heading, task_url
-from bot.cards.ids import ButtonValue, CodecError
+from bot.cards.ids import ACTION_NEXT, COMMAND, ButtonValue, CodecError
 from bot.cards.limits import MAX_BUTTON_VALUE, MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT
 from bot.cards.mrkdwn import link
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
-from bot.cards.wording import age_text, outcome_line
-from bot.domain import CardOutcome
-from bot.kandev.models import Bundle
+from bot.cards.waiting import ListingPage, PageKey, Waiting
+from bot.cards.wording import age_text
 
-if TYPE_CHECKING:
-    from bot.listing import ListingPage, PageKey, Waiting
-
-COMMAND = "/kandev-questions"
-ACTION_NEXT = "kq_list_next"  # the listing's "Next" button
 DEFAULT_PAGE_SIZE = 10
 _BLOCKS_PER_ITEM = 2  # the bundle (with its Answer… button) and its context line
 _FIXED_BLOCKS = 4  # header, footer context, footer actions, one spare
@@ -78,49 +72,6 @@ def parse_next_page(raw: str | None) -> NextPage:
 
 def _quoted(text: str) -> str:
     return "“" + fit_escaped(text, MAX_FILTER_SHOWN)[0] + "”"
-
-
-def filter_too_long_message(length: int, limit: int) -> str:
-    return (
-        f"That filter is {length:,} characters long; use at most {limit:,} — a workspace name "
-        f"or a few words from the task title or the questions. `{COMMAND} help` explains."
-    )
-
-
-def kandev_unreachable_message(kandev_url: str) -> str:
-    return (
-        f"⚠️ Kandev cannot be reached at {escape_url(kandev_url)} right now, so I cannot list "
-        "what is waiting. The question cards in Slack are unchanged; please try again in a "
-        "minute."
-    )
-
-
-def kandev_auth_message() -> str:
-    return (
-        "⚠️ Kandev refused the bot's access token, so I cannot list what is waiting. Ask "
-        "whoever runs kandev-slack to check its KANDEV_TOKEN."
-    )
-
-
-def kandev_failed_message(detail: str) -> str:
-    shown = fit_escaped(one_line(detail), 300)[0]
-    return (
-        "⚠️ Kandev answered in a way I did not expect, so I cannot list what is waiting right "
-        f"now ({shown}). Please try again in a minute."
-    )
-
-
-def closed_card_message(outcome: CardOutcome, bundle: Bundle) -> str:
-    """The Reject shortcut on a resolved card: how it ended; nothing is sent."""
-    return f"This question is already closed: {outcome_line(outcome, bundle)}. Nothing to reject."
-
-
-def looking_message() -> str:
-    return "Looking up what is waiting in Kandev…"
-
-
-def tampered_next_message() -> str:
-    return f"That button is not one this app made. Run `{COMMAND}` again."
 
 
 def _message(text: str, blocks: list[Block]) -> dict[str, Any]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.kandev.models import Answer
 
 
 class _Row(BaseModel):
@@ -26,14 +28,55 @@ class AuditEntry(_Row):
     detail: str = ""
 
 
+class SubmissionContent(_Row):
+    """What a person submitted: an answer per question, or a rejection with its reason.
+
+    Stored with the submission (``encode``/``decode``) so that crash recovery can re-send
+    exactly what was submitted.
+    """
+
+    action: Literal["answer", "reject"]
+    answers: list[Answer] = Field(default_factory=list)
+    reason: str = ""
+
+    def encode(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def decode(cls, raw: str) -> SubmissionContent:
+        """Raises ValueError on anything ``encode`` did not write."""
+        try:
+            return cls.model_validate_json(raw)
+        except ValidationError as exc:
+            raise ValueError(f"not a stored submission: {exc.errors()[0].get('msg')}") from exc
+
+
+class SubmissionResult(_Row):
+    """How a submission ended: the verdict kind (``won``, ``lost``, ``ended``…)."""
+
+    kind: str
+
+    def encode(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def decode(cls, raw: str | None) -> str | None:
+        if raw is None:
+            return None
+        try:
+            return cls.model_validate_json(raw).kind
+        except ValidationError:
+            return "unreadable"
+
+
 class Submission(_Row):
-    """One answer/reject submission on its way to Kandev (``result_json`` once it got there)."""
+    """One answer/reject submission on its way to Kandev (``result`` once it got there)."""
 
     submission_key: str
     pending_id: str
     user: str
-    payload_json: str
-    result_json: str | None = None
+    content: SubmissionContent
+    result: str | None = None  # the verdict kind, once finished
     created_at: datetime
     leased_at: datetime
     finished_at: datetime | None = None

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 
 from bot.store.base import StoreBase, insert_unless_exists
-from bot.store.records import Submission
+from bot.store.records import Submission, SubmissionContent, SubmissionResult
 from bot.store.schema import submissions
 
 
@@ -18,8 +18,8 @@ def _submission(row: Any) -> Submission:
         submission_key=row.submission_key,
         pending_id=row.pending_id,
         user=row.user_id,
-        payload_json=row.payload_json,
-        result_json=row.result_json,
+        content=SubmissionContent.decode(row.payload_json),
+        result=SubmissionResult.decode(row.result_json),
         created_at=row.created_at,
         leased_at=row.leased_at,
         finished_at=row.finished_at,
@@ -28,7 +28,7 @@ def _submission(row: Any) -> Submission:
 
 class SubmissionsMixin(StoreBase):
     def begin_submission(
-        self, pending_id: str, submission_key: str, user: str, payload_json: str
+        self, pending_id: str, submission_key: str, user: str, content: SubmissionContent
     ) -> bool:
         """Record a submission before calling Kandev: True for the first caller with this key.
 
@@ -41,7 +41,7 @@ class SubmissionsMixin(StoreBase):
                 submission_key=submission_key,
                 pending_id=pending_id,
                 user_id=user,
-                payload_json=payload_json,
+                payload_json=content.encode(),
                 result_json=None,
                 created_at=now,
                 leased_at=now,
@@ -49,7 +49,7 @@ class SubmissionsMixin(StoreBase):
             )
             return conn.execute(stmt.returning(submissions.c.submission_key)).first() is not None
 
-    def finish_submission(self, submission_key: str, result_json: str) -> bool:
+    def finish_submission(self, submission_key: str, result: str) -> bool:
         """Record what Kandev answered; False when unknown or already finished."""
         with self._write() as conn:
             stmt = (
@@ -58,7 +58,7 @@ class SubmissionsMixin(StoreBase):
                     submissions.c.submission_key == submission_key,
                     submissions.c.finished_at.is_(None),
                 )
-                .values(result_json=result_json, finished_at=self._now())
+                .values(result_json=SubmissionResult(kind=result).encode(), finished_at=self._now())
             )
             return conn.execute(stmt).rowcount == 1
 
@@ -133,3 +133,32 @@ class SubmissionsMixin(StoreBase):
                 submissions.c.finished_at.is_(None),
             )
             return conn.execute(stmt).rowcount == 1
+
+    def won_submission(self, pending_id: str) -> Submission | None:
+        """The Slack submission that won this bundle in Kandev, if one did."""
+        # Rows written before results were encoded here read {"kind": "won"} (with a space).
+        won = (SubmissionResult(kind="won").encode(), '{"kind": "won"}')
+        with self._read() as conn:
+            row = conn.execute(
+                select(submissions)
+                .where(submissions.c.pending_id == pending_id, submissions.c.result_json.in_(won))
+                .order_by(submissions.c.finished_at)
+                .limit(1)
+            ).first()
+        return _submission(row) if row else None
+
+    def submission_in_flight(self, pending_id: str, within_s: float, *, besides: str = "") -> bool:
+        """A submission for this bundle (other than ``besides``, a submission key) is on its
+        way to Kandev right now: unfinished, and its lease renewed within ``within_s``."""
+        with self._read() as conn:
+            row = conn.execute(
+                select(submissions.c.submission_key)
+                .where(
+                    submissions.c.pending_id == pending_id,
+                    submissions.c.finished_at.is_(None),
+                    submissions.c.submission_key != besides,
+                    submissions.c.leased_at >= self._ago(within_s),
+                )
+                .limit(1)
+            ).first()
+        return row is not None

@@ -14,11 +14,11 @@ from bot.cards import (
     build_reject_modal,
     build_result_modal,
     escape_mrkdwn,
-    lost_message,
     markdown_to_mrkdwn,
     render_card,
 )
 from bot.cards.ids import ACTION_OPEN
+from bot.cards.messages import lost_message
 from bot.domain import CardState
 from tests.cards.limits_checker import assert_valid_message, assert_valid_view, unsafe_angles
 from tests.cards.strategies import KANDEV_URL, NOW, bundles, outcomes_for, tasks_for, texts

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from bot.cards import (
+from bot.cards import answers_summary, outcome_line
+from bot.cards.messages import (
     already_answered_message,
-    answers_summary,
     ended_message,
     invalid_message,
     lost_message,
     not_recorded_message,
-    outcome_line,
     unavailable_message,
 )
 from bot.domain import CardOutcome, CardState

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.cards.ids import SHORTCUT_REJECT
-from bot.cards.listing import COMMAND
+from bot.cards.ids import COMMAND, SHORTCUT_REJECT
 
 MANIFEST = Path(__file__).resolve().parents[2] / "manifest.yml"
 

@@ -8,7 +8,6 @@ as a no-op (its post was still on the way) can be re-armed once the post landed.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -16,9 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.answers import Attempt
+from bot.kandev.models import Answer
 from bot.leases import InFlight, LeaseKeeper
-from bot.recovery import attempt_of
 from bot.store import Store
+from bot.store.records import SubmissionContent
+
+ANY = SubmissionContent(action="answer")
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -72,8 +75,8 @@ def test_renewed_submissions_are_not_stale_finished_ones_are_left_alone(
     store: Store, clock: Clock
 ) -> None:
     for key in ("alive", "dead", "done"):
-        assert store.begin_submission("p1", key, "U1", "{}")
-    store.finish_submission("done", "{}")
+        assert store.begin_submission("p1", key, "U1", ANY)
+    store.finish_submission("done", "won")
     clock.advance(8)
     assert store.renew_submissions(["alive", "done"]) == 1
     assert store.renew_submissions([]) == 0
@@ -87,7 +90,7 @@ def test_renewed_submissions_are_not_stale_finished_ones_are_left_alone(
 def test_the_keeper_renews_what_is_in_flight_until_it_lands(store: Store, clock: Clock) -> None:
     in_flight = InFlight()
     keeper = LeaseKeeper(store, "pub-1", in_flight, outbox_lease_s=10)
-    store.begin_submission("p1", "k1", "U1", "{}")
+    store.begin_submission("p1", "k1", "U1", ANY)
     with in_flight.hold("k1"):
         assert "k1" in in_flight
         with in_flight.hold("k1"):  # re-entrant: recovery and a live submit may overlap
@@ -114,14 +117,13 @@ def test_the_keeper_thread_stops_with_the_process(store: Store) -> None:
 
 
 def test_a_stored_submission_becomes_the_attempt_it_recorded(store: Store) -> None:
-    payload = {
-        "action": "answer",
-        "answers": [{"question_id": "db", "selected_options": ["q1_opt2"], "custom_text": ""}],
-        "reason": "",
-    }
-    store.begin_submission("p1", "k1", "U1", json.dumps(payload))
-    store.begin_submission("p1", "k2", "U2", json.dumps({"action": "reject", "reason": "no"}))
-    answer, reject = (attempt_of(s) for s in store.submissions_for("p1"))
+    answer_db = Answer(question_id="db", selected_options=["q1_opt2"])
+    store.begin_submission(
+        "p1", "k1", "U1", SubmissionContent(action="answer", answers=[answer_db])
+    )
+    store.begin_submission("p1", "k2", "U2", SubmissionContent(action="reject", reason="no"))
+    subs = store.submissions_for("p1")
+    answer, reject = (Attempt.of(s, source="recovery") for s in subs)
     assert (answer.user_id, answer.action, answer.source) == ("U1", "answer", "recovery")
     assert [a.selected_options for a in answer.answers] == [["q1_opt2"]]
     assert (reject.user_id, reject.action, reject.reason, reject.answers) == (

@@ -19,7 +19,7 @@ from bot.domain import TaskInfo
 from bot.health import Health
 from bot.kandev.models import Bundle, Option, Question
 from bot.publisher import Publisher
-from bot.slack.gateway import SlackGateway, make_web_client
+from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.store import Store
 from tests.fakeslack.server import FakeSlack
 from tests.reliability.support import calls_for

@@ -22,13 +22,16 @@ from bot.domain import CardState, TaskInfo
 from bot.health import Health
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevUnavailable
-from bot.kandev.models import Bundle, Option, Question
+from bot.kandev.models import Answer, Bundle, Option, Question
 from bot.leases import InFlight
+from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.recovery import Recovery
 from bot.routing import Routing
-from bot.slack.gateway import SlackGateway, make_web_client
+from bot.slack_api.gateway import SlackGateway, make_web_client
+from bot.slack_api.notify import Notifier
 from bot.store import Store
+from bot.store.records import SubmissionContent
 from tests.fakeslack.config import ALICE
 from tests.fakeslack.server import FakeSlack
 
@@ -67,17 +70,16 @@ class World:
         health = Health()
         publisher = Publisher(self.store, slack, kandev_url="https://k.test", health=health)
         self.in_flight = InFlight()
-        routing = Routing(default_channel=CHANNEL)
-        answers = AnswerService(
+        permissions = Permissions(Routing(default_channel=CHANNEL), slack)
+        answers = AnswerService(self.kandev, self.store, publisher, self.in_flight)
+        self.recovery = Recovery(
             self.kandev,
             self.store,
-            routing,
-            publisher,
-            lambda g: frozenset(),
-            in_flight=self.in_flight,
-        )
-        self.recovery = Recovery(
-            self.kandev, self.store, answers, slack, self.in_flight, stale_after_s=0
+            answers,
+            permissions,
+            Notifier(slack),
+            self.in_flight,
+            stale_after_s=0,
         )
         self.fake = fake
 
@@ -110,8 +112,8 @@ class World:
 
     def orphan(self, key: str = "k-1", answer: dict = MONGO) -> str:
         """A submission as AnswerService.submit records it before calling Kandev."""
-        payload = {"action": "answer", "answers": [answer], "reason": ""}
-        assert self.store.begin_submission(PENDING, key, ALICE.id, json.dumps(payload))
+        content = SubmissionContent(action="answer", answers=[Answer.model_validate(answer)])
+        assert self.store.begin_submission(PENDING, key, ALICE.id, content)
         return key
 
     def told(self) -> list[str]:
@@ -194,8 +196,8 @@ def test_live_and_young_submissions_are_left_alone(world: World) -> None:
 
 
 def test_a_submission_for_an_unknown_card_is_closed(world: World) -> None:
-    payload = {"action": "reject", "answers": [], "reason": "no"}
-    world.store.begin_submission("p-unknown", "k-x", ALICE.id, json.dumps(payload))
+    content = SubmissionContent(action="reject", reason="no")
+    world.store.begin_submission("p-unknown", "k-x", ALICE.id, content)
     assert world.recovery.run_once().recovered == []
     assert world.store.get_submission("k-x").finished
     assert world.sent == []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from bot.cards.waiting import Waiting
 from bot.domain import Card, CardOutcome, CardState, TaskInfo
 from bot.kandev.models import Answer, Bundle, Option, Question
-from bot.listing import Waiting
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 KANDEV_URL = "https://kandev.example.test"

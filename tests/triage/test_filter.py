@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from bot.cards.waiting import Query
 from bot.kandev.models import Workspace
 from bot.listing import (
     MAX_FILTER,
     BadFilter,
     HelpRequest,
-    Query,
     matches,
     matching_workspace,
     paginate,

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from bot.cards.home import MAX_RESOLVED, MAX_WAITING, render_home
 from bot.cards.ids import ACTION_ANSWER_MODAL, ACTION_OPEN, parse_button_value
+from bot.cards.waiting import Waiting
 from bot.domain import CardState
-from bot.listing import Waiting
 from tests.cards.strategies import bundles, tasks_for
 from tests.fakeslack.layout import blocks_text, iter_elements
 from tests.triage.checks import assert_valid_home
@@ -96,7 +96,7 @@ def test_any_home_stays_within_block_kit_limits(items: list[Waiting]) -> None:
 
 
 def test_permalinks_are_remembered() -> None:
-    from bot.listing import Permalinks
+    from bot.waiting import Permalinks
 
     asked: list[tuple[str, str]] = []
 
@@ -104,7 +104,10 @@ def test_permalinks_are_remembered() -> None:
         asked.append((channel, ts))
         return None if ts == "missing" else f"https://t.slack.com/archives/{channel}/p{ts}"
 
-    links = Permalinks(fetch, max_entries=2)
+    class Slack:  # the gateway's permalink call, answered locally
+        permalink = staticmethod(fetch)
+
+    links = Permalinks(Slack(), max_entries=2)
     assert links.get("C1", "1") == "https://t.slack.com/archives/C1/p1"
     assert links.get("C1", "1") == "https://t.slack.com/archives/C1/p1"
     assert links.get("C1", "missing") is None

@@ -7,20 +7,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.cards.ids import ACTION_ANSWER_MODAL, CodecError, parse_button_value
+from bot.cards.ids import ACTION_ANSWER_MODAL, ACTION_NEXT, CodecError, parse_button_value
 from bot.cards.listing import (
-    ACTION_NEXT,
     MAX_PAGE_SIZE,
     NextPage,
-    filter_too_long_message,
-    kandev_unreachable_message,
     parse_next_page,
     render_help,
     render_listing,
     render_problem,
 )
+from bot.cards.messages import filter_too_long_message, kandev_unreachable_message
+from bot.cards.waiting import ListingPage, Query, Waiting
 from bot.kandev.models import Workspace
-from bot.listing import ListingPage, Query, Waiting, parse_query
+from bot.listing import parse_query
 from tests.cards.strategies import bundles, tasks_for
 from tests.fakeslack.layout import blocks_text, iter_elements
 from tests.triage.checks import assert_valid_message
@@ -187,7 +186,7 @@ def test_the_page_size_fits_the_block_limit() -> None:
 
 
 def test_the_shortcut_on_a_closed_card_states_how_it_ended() -> None:
-    from bot.cards.listing import closed_card_message
+    from bot.cards.messages import closed_card_message
     from bot.domain import CardState
     from tests.triage.factories import resolved_card
 

@@ -1,4 +1,4 @@
-"""``/kandev-questions [filter]`` and its "Next page" button: parse, ack, delegate.
+"""``/kandev-questions [filter]`` and its "Next page" button: parse, ack, delegate, tell.
 
 The listing is computed while Slack waits for the ack when Kandev answers in time (it usually
 does, in milliseconds); otherwise the ack says "Looking…" and the listing follows through the
@@ -15,17 +15,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from slack_bolt import Ack, App
 
-from bot.cards.ids import CodecError
-from bot.cards.listing import (
-    ACTION_NEXT,
-    COMMAND,
-    looking_message,
-    parse_next_page,
-    tampered_next_message,
-)
-from bot.listing import ListingService, Reply
-from bot.slack.gateway import SlackError
+from bot.cards import messages
+from bot.cards.ids import ACTION_NEXT, COMMAND, CodecError
+from bot.cards.listing import parse_next_page
+from bot.listing import Reply
 from bot.slack.payloads import BlockAction, PayloadError, parse
+from bot.slack.requests import Where
 from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
@@ -46,14 +41,11 @@ class SlashCommand(BaseModel):
 
 
 def register(app: App, svc: Services) -> None:
-    if svc.listing is None:
-        log.warning("no listing service wired: %s is not available", COMMAND)
-        return
-    app.command(COMMAND)(_command(svc, svc.listing))
-    app.action(ACTION_NEXT)(_next_page(svc, svc.listing))
+    app.command(COMMAND)(_command(svc))
+    app.action(ACTION_NEXT)(_next_page(svc))
 
 
-def _command(svc: Services, listing: ListingService):
+def _command(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         try:
             command = parse(SlashCommand, body)
@@ -61,46 +53,38 @@ def _command(svc: Services, listing: ListingService):
             log.warning("refused a malformed command: %s", exc)
             ack()
             return
-        future: Future[Reply] = svc.executor.submit(listing.reply, command.text)
+        future: Future[Reply] = svc.pool.submit(svc.listing.reply, command.text)
         try:
             reply = future.result(timeout=LIST_BUDGET_S)
         except FutureTimeout:
-            ack(text=looking_message(), response_type="ephemeral")
-            future.add_done_callback(lambda f: _follow_up(svc, command, f))
+            ack(text=messages.looking_message(), response_type="ephemeral")
+            where = Where(command.user_id, command.channel_id or None, command.response_url)
+            future.add_done_callback(lambda f: _follow_up(svc, where, f))
             return
         ack(text=reply.text, blocks=reply.blocks, response_type="ephemeral")
 
     return handle
 
 
-def _follow_up(svc: Services, command: SlashCommand, future: Future[Reply]) -> None:
+def _follow_up(svc: Services, where: Where, future: Future[Reply]) -> None:
     try:
         reply = future.result()
     except Exception:
         log.exception("listing failed")
         return
-    _send(svc, command.user_id, command.channel_id, command.response_url, reply)
+    _send(svc, where, reply)
 
 
-def _send(
-    svc: Services,
-    user: str,
-    channel: str,
-    response_url: str,
-    reply: Reply,
-    *,
-    replace: bool = False,
-) -> None:
-    if response_url:
-        try:
-            svc.slack.respond(response_url, reply.text, reply.blocks, replace_original=replace)
-            return
-        except SlackError as exc:
-            log.warning("listing via response_url failed: %s", exc.error)
-    svc.tell(user, reply.text, channel=channel or None, blocks=reply.blocks)
+def _send(svc: Services, where: Where, reply: Reply, *, replace: bool = False) -> None:
+    """Through the response_url (replacing the previous page), else as an ephemeral."""
+    if where.response_url and svc.notifier.reply(
+        where.response_url, reply.text, reply.blocks, replace=replace
+    ):
+        return
+    svc.notifier.tell(where.user_id, reply.text, channel=where.channel, blocks=reply.blocks)
 
 
-def _next_page(svc: Services, listing: ListingService):
+def _next_page(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
         try:
@@ -108,17 +92,13 @@ def _next_page(svc: Services, listing: ListingService):
         except PayloadError as exc:
             log.warning("refused a malformed click: %s", exc)
             return
+        where = Where(click.user_id, click.channel_id or None, click.response_url or None)
         try:
             wanted = parse_next_page(click.action.value)
         except CodecError:
-            svc.tell(
-                click.user_id,
-                tampered_next_message(),
-                channel=click.channel_id or None,
-                response_url=click.response_url,
-            )
+            svc.tell(where, messages.tampered_next_message())
             return
-        reply = listing.reply(wanted.filter, after=wanted.after, number=wanted.number)
-        _send(svc, click.user_id, click.channel_id, click.response_url, reply, replace=True)
+        reply = svc.listing.reply(wanted.filter, after=wanted.after, number=wanted.number)
+        _send(svc, where, reply, replace=True)
 
     return handle

@@ -24,9 +24,6 @@ class HomeOpened(BaseModel):
 
 
 def register(app: App, svc: Services) -> None:
-    if svc.home is None:
-        log.warning("no Home service wired: the App Home tab stays empty")
-        return
     app.event("app_home_opened")(_home_opened(svc.home))
 
 

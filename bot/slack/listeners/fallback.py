@@ -20,9 +20,11 @@ from typing import Any
 
 from slack_bolt import Ack, App, BoltResponse
 
+from bot.cards import messages
 from bot.cards.modals import build_result_modal
-from bot.slack import refusals
+from bot.slack import raw_payload
 from bot.slack.guard import raised_in_bot
+from bot.slack.requests import where_of
 from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
@@ -42,45 +44,42 @@ def register(app: App, svc: Services) -> None:
 def _unknown_action(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        action_id = refusals.action_id_of(body)
-        log.warning("unknown action id %s", refusals.quote(action_id, 80))
+        action_id = raw_payload.action_id_of(body)
+        log.warning("unknown action id %s", raw_payload.quote(action_id, 80))
+        where = where_of(body)
         container = body.get("container") if isinstance(body.get("container"), dict) else {}
-        card = svc.card_at(refusals.channel_of(body), container.get("message_ts"))
-        refusals.refuse(
-            svc,
-            body,
+        card = svc.admission.card_at(where.channel, container.get("message_ts"))
+        refusal = svc.admission.refuse(
+            "unknown_action",
+            messages.unknown_action_message(),
+            user_id=where.user_id,
             action="unknown_action",
             source="slack:button",
-            result="unknown_action",
-            message=refusals.unknown_action_message(),
-            detail=action_id,
+            detail=raw_payload.quote(action_id),
             pending_id=card.pending_id if card is not None else None,
         )
+        svc.tell(where, refusal.message)
 
     return handle
 
 
 def _unknown_view(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
-        if body.get("type") != "view_submission":
-            ack()  # view_closed: nothing to do
-            return
         view = body.get("view") if isinstance(body.get("view"), dict) else {}
-        log.warning("unknown modal callback id %s", refusals.quote(view.get("callback_id"), 80))
-        inputs = input_block_ids(view)
-        message = refusals.unknown_form_message()
-        if inputs:
-            ack(response_action="errors", errors={inputs[0]: message})
-        else:
-            ack(response_action="update", view=build_result_modal("Not sent", message))
-        svc.store.audit(
-            None,
-            refusals.user_of(body) or None,
+        log.warning("unknown modal callback id %s", raw_payload.quote(view.get("callback_id"), 80))
+        refusal = svc.admission.refuse(
             "unknown_form",
-            "slack:modal",
-            "unknown_form",
-            refusals.quote(view.get("callback_id")),
+            messages.unknown_form_message(),
+            user_id=raw_payload.user_of(body),
+            action="unknown_form",
+            source="slack:modal",
+            detail=raw_payload.quote(view.get("callback_id")),
         )
+        inputs = raw_payload.input_block_ids(body)
+        if inputs:
+            ack(response_action="errors", errors={inputs[0]: refusal.message})
+        else:
+            ack(response_action="update", view=build_result_modal("Not sent", refusal.message))
 
     return handle
 
@@ -88,40 +87,28 @@ def _unknown_view(svc: Services):
 def _unknown_shortcut(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        log.warning("unknown shortcut %s", refusals.quote(body.get("callback_id"), 80))
-        refusals.refuse(
-            svc,
-            body,
+        log.warning("unknown shortcut %s", raw_payload.quote(body.get("callback_id"), 80))
+        refusal = svc.admission.refuse(
+            "unknown_shortcut",
+            messages.unknown_action_message(),
+            user_id=raw_payload.user_of(body),
             action="unknown_shortcut",
             source="slack:shortcut",
-            result="unknown_shortcut",
-            message=refusals.unknown_action_message(),
-            detail=refusals.quote(body.get("callback_id")),
+            detail=raw_payload.quote(body.get("callback_id")),
         )
+        svc.tell(where_of(body), refusal.message)
 
     return handle
 
 
 def _unknown_command(ack: Ack, body: dict[str, Any]) -> None:
     command = body.get("command") if isinstance(body.get("command"), str) else ""
-    log.warning("unknown command %s", refusals.quote(command, 40))
-    ack(refusals.unknown_command_message(command))
+    log.warning("unknown command %s", raw_payload.quote(command, 40))
+    ack(messages.unknown_command_message(command))
 
 
 def _ignored_event(ack: Ack) -> None:
     ack()
-
-
-def input_block_ids(view: dict[str, Any]) -> list[str]:
-    """The block ids of a view's input blocks (where a modal field error can be shown)."""
-    blocks = view.get("blocks")
-    if not isinstance(blocks, list):
-        return []
-    return [
-        b["block_id"]
-        for b in blocks
-        if isinstance(b, dict) and b.get("type") == "input" and isinstance(b.get("block_id"), str)
-    ]
 
 
 def _on_error(error: Exception, response: BoltResponse | None) -> BoltResponse | None:
@@ -132,7 +119,7 @@ def _on_error(error: Exception, response: BoltResponse | None) -> BoltResponse |
         log.warning(
             "refused a request Bolt could not dispatch: %s: %s",
             type(error).__name__,
-            refusals.quote(str(error)),
+            raw_payload.quote(str(error)),
         )
     if response is None:
         return None  # already acknowledged: nothing left to answer

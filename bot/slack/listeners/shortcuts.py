@@ -1,4 +1,4 @@
-"""The message shortcut "Reject agent question": parse, ack, delegate.
+"""The message shortcut "Reject agent question": parse, ack, delegate, tell.
 
 The card is recognised by (channel, ts) in the store, never by anything the payload echoes.
 On a pending card the reject modal opens (its submission is handled in views.py); on a resolved
@@ -7,21 +7,17 @@ card or any other message the person is told why not, without asking Kandev anyt
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot import messages
+from bot.admission import Refusal
+from bot.cards import messages
 from bot.cards.ids import SHORTCUT_REJECT
-from bot.cards.listing import closed_card_message
-from bot.domain import CardOutcome
-from bot.slack.gateway import SlackError
-from bot.slack.listeners.actions import build_modal
-from bot.slack.payloads import MessageShortcut, PayloadError, parse
+from bot.slack import requests
+from bot.slack.forms import form_for
+from bot.slack.requests import Unusable
 from bot.slack.services import Services
-
-log = logging.getLogger(__name__)
 
 
 def register(app: App, svc: Services) -> None:
@@ -31,36 +27,22 @@ def register(app: App, svc: Services) -> None:
 def _reject(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        try:
-            shortcut = parse(MessageShortcut, body)
-        except PayloadError as exc:
-            log.warning("refused a malformed shortcut: %s", exc)
+        shortcut = requests.shortcut(body)
+        if isinstance(shortcut, Unusable):
+            svc.tell(shortcut.where, svc.refuse_unusable(shortcut).message)
             return
-        user, channel = shortcut.user_id, shortcut.channel.id
-        where: dict[str, Any] = {"channel": channel or None, "response_url": shortcut.response_url}
-        card = svc.card_at(channel, shortcut.message.ts)
-        if card is None:
-            svc.tell(user, messages.not_a_card_message(), **where)
+        admitted = svc.admission.admit(shortcut.request)
+        if isinstance(admitted, Refusal):
+            svc.tell_result(shortcut.where, admitted)
             return
-        if card.state.terminal:
-            outcome = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
-            svc.tell(user, closed_card_message(outcome, card.bundle), **where)
-            return
-        refusal = svc.answers.precheck(card, user, channel, action="reject")
-        if refusal is not None:
-            # Refused before the modal opens: audited like every other attempt.
-            svc.store.audit(
-                card.pending_id, user, "reject", "slack:shortcut", refusal.kind, "not opened"
-            )
-            svc.tell_verdict(user, refusal, **where)
-            return
-        view = build_modal(
-            svc, card, "reject", origin="shortcut", response_url=shortcut.response_url
+        view = form_for(
+            admitted.card,
+            "reject",
+            kandev_url=svc.kandev_public_url,
+            origin="shortcut",
+            response_url=shortcut.response_url,
         )
-        try:
-            svc.slack.open_view(shortcut.trigger_id, view)
-        except SlackError as exc:
-            log.warning("could not open the reject modal: %s", exc.error)
-            svc.tell(user, "Slack did not open the form in time; please try again.", **where)
+        if not svc.notifier.open_form(shortcut.trigger_id, view):
+            svc.tell(shortcut.where, messages.form_not_opened_message())
 
     return handle

@@ -1,0 +1,205 @@
+"""The one admission step: may this interaction go ahead, and on which card?
+
+Every interaction that acts on a bundle — a card button, a modal submission, the listing's or
+the App Home's "Answer…", the "Reject agent question" shortcut — is described by a
+:class:`Request` (built from the Slack payload by bot/slack/requests.py) and admitted here
+before anything else happens. Admission locates the card, checks that the payload names what it
+was made for (not tampered with), the channel, the card's state and the person's permission,
+and audits every refusal. A refusal is typed (:class:`Refusal`: a kind and the message for the
+person); callers never interpret message text.
+
+A new refusal rule goes here, in :meth:`Admission.admit`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.cards import messages
+from bot.cards.wording import Action
+from bot.domain import Card, CardOutcome
+from bot.permissions import Permissions
+from bot.store import Store
+from bot.waiting import WaitingQueue
+
+log = logging.getLogger(__name__)
+
+#: Where an interaction comes from: a card message, the listing, the App Home, the shortcut.
+Via = Literal["card", "list", "home", "shortcut"]
+
+RefusalKind = Literal[
+    "malformed",  # the payload lacks what Slack always sends
+    "tampered",  # it names something this app did not make for this card
+    "unknown_bundle",  # no card and nothing waiting in Kandev by that id
+    "not_a_card",  # the shortcut was used on another message
+    "wrong_channel",  # the card's message, but another channel than the card's
+    "closed",  # the shortcut on a card that is already resolved
+    "already_answered",  # this person already resolved it
+    "resolved_already",  # someone else resolved it
+    "forbidden",  # the route does not let this person answer
+    "unknown_action",  # a button this app does not handle (any more)
+    "unknown_form",  # a form this app does not handle
+    "unknown_shortcut",  # a shortcut this app does not handle
+]
+
+#: Refusals a form shows as a field error (the form itself is not what it claims to be);
+#: the others close the form and tell the person.
+FORM_ERRORS: frozenset[RefusalKind] = frozenset({"malformed", "tampered", "unknown_bundle"})
+
+
+@dataclass(frozen=True)
+class Request:
+    """One person's interaction with a bundle, as the payload describes it (untrusted)."""
+
+    user_id: str
+    action: Action
+    source: str  # for the audit: slack:button, slack:modal:<via>, slack:shortcut
+    via: Via
+    pending_id: str | None = None  # the bundle the payload names (button value, form metadata)
+    channel: str | None = None  # the card message's channel (card and shortcut)
+    ts: str | None = None  # the card message's ts (card and shortcut)
+    option: tuple[str, str] | None = None  # a one-click answer: (question_id, option_id)
+    form: bool = False  # channel/ts come from a form's metadata (else from Slack's container)
+    detail: str = ""  # what the audit of a refusal records about the payload
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why an interaction may not go ahead, and what to tell the person."""
+
+    kind: RefusalKind
+    message: str
+    card: Card | None = None
+
+
+@dataclass(frozen=True)
+class Admitted:
+    request: Request
+    card: Card
+
+
+class Admission:
+    def __init__(self, store: Store, queue: WaitingQueue, permissions: Permissions) -> None:
+        self.store = store
+        self.queue = queue
+        self.permissions = permissions
+
+    def admit(self, request: Request) -> Admitted | Refusal:
+        """Admit ``request`` or refuse it (audited)."""
+        located = self._locate(request)
+        if isinstance(located, Refusal):
+            return self._refused(request, located)
+        card = located
+        refusal = self._option_problem(request, card) or self._state_problem(request, card)
+        if refusal is None and not self.permissions.may_act(card, request.user_id):
+            refusal = Refusal("forbidden", messages.forbidden_message(), card)
+        if refusal is not None:
+            return self._refused(request, refusal)
+        return Admitted(request, card)
+
+    def refuse(
+        self,
+        kind: RefusalKind,
+        message: str,
+        *,
+        user_id: str | None,
+        action: str,
+        source: str,
+        detail: str = "",
+        pending_id: str | None = None,
+    ) -> Refusal:
+        """Refuse an interaction that could not even be described as a Request (a malformed
+        payload, an unknown action): audit it, return what to tell the person."""
+        self._audit(pending_id, user_id, action, source, kind, detail)
+        return Refusal(kind, message)
+
+    def card_at(self, channel: str | None, ts: str | None) -> Card | None:
+        """The card posted at (channel, ts), if this message is one."""
+        return self.store.by_message(channel, ts) if channel and ts else None
+
+    # ---- the rules -----------------------------------------------------------------------
+
+    def _locate(self, request: Request) -> Card | Refusal:
+        if request.via in ("card", "shortcut") and not request.form:
+            return self._on_message(request)
+        card = self.queue.card_for(request.pending_id) if request.pending_id else None
+        if card is None:
+            return Refusal("unknown_bundle", messages.unknown_bundle_message())
+        if request.form and request.via == "card" and not _same_message(card, request):
+            return Refusal("tampered", messages.tampered_message(), card)
+        return card
+
+    def _on_message(self, request: Request) -> Card | Refusal:
+        """A card message is recognised by (channel, ts) in the store, never by what the
+        payload claims; what the payload names must be that card's bundle."""
+        card = self.card_at(request.channel, request.ts)
+        if card is None:
+            if request.via == "shortcut":
+                return Refusal("not_a_card", messages.not_a_card_message())
+            named = self.store.get(request.pending_id) if request.pending_id else None
+            if named is not None and named.ts == request.ts:
+                # The card's message, but the interaction claims another channel.
+                return Refusal("wrong_channel", messages.wrong_channel_message(named.channel))
+            return Refusal("unknown_bundle", messages.unknown_bundle_message())
+        if request.pending_id is not None and card.pending_id != request.pending_id:
+            return Refusal("tampered", messages.tampered_message(), card)
+        return card
+
+    @staticmethod
+    def _option_problem(request: Request, card: Card) -> Refusal | None:
+        if request.option is None:
+            return None
+        question = card.bundle.question(request.option[0])
+        if question is None or question.option(request.option[1]) is None:
+            return Refusal("tampered", messages.tampered_message(), card)
+        return None
+
+    @staticmethod
+    def _state_problem(request: Request, card: Card) -> Refusal | None:
+        if not card.state.terminal:
+            return None
+        outcome = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
+        if request.via == "shortcut" and not request.form:
+            return Refusal("closed", messages.closed_card_message(outcome, card.bundle), card)
+        if outcome.by_user == request.user_id:
+            message = messages.already_answered_message(card.bundle, outcome)
+            return Refusal("already_answered", message, card)
+        message = messages.resolved_already_message(card.bundle, outcome, action=request.action)
+        return Refusal("resolved_already", message, card)
+
+    # ---- the audit -----------------------------------------------------------------------
+
+    def _refused(self, request: Request, refusal: Refusal) -> Refusal:
+        pending_id = refusal.card.pending_id if refusal.card is not None else request.pending_id
+        self._audit(
+            pending_id,
+            request.user_id,
+            request.action,
+            request.source,
+            refusal.kind,
+            request.detail,
+        )
+        return refusal
+
+    def _audit(
+        self,
+        pending_id: str | None,
+        user: str | None,
+        action: str,
+        source: str,
+        result: str,
+        detail: str,
+    ) -> None:
+        try:
+            self.store.audit(pending_id, user or None, action, source, result, detail)
+        except Exception:  # the refusal still reaches the person
+            log.exception("could not audit a refused %s", action)
+
+
+def _same_message(card: Card, request: Request) -> bool:
+    """A form opened from a card names that card's message."""
+    if card.channel != request.channel:
+        return False
+    return not (card.ts and request.ts and card.ts != request.ts)

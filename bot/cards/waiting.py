@@ -1,0 +1,52 @@
+"""The view models of "what is waiting": what the listing and the App Home render.
+
+Built by the use-cases (bot/waiting.py, bot/listing.py), rendered by bot/cards/listing.py and
+bot/cards/home.py. Plain data, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.domain import Card, TaskInfo
+from bot.kandev.models import Bundle, Workspace
+
+#: Where a listing page starts: (created_at, pending_id) of the last bundle before it.
+PageKey = tuple[datetime, str]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed filter: ``text`` as typed (one line), ``words`` casefolded ("" / () = all)."""
+
+    text: str = ""
+    words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """One bundle waiting for an answer, with its task and (when posted) its card."""
+
+    bundle: Bundle
+    task: TaskInfo
+    card: Card | None = None
+    permalink: str | None = None
+
+    @property
+    def key(self) -> PageKey:
+        created = self.bundle.created_at
+        created = created.replace(tzinfo=UTC) if created.tzinfo is None else created
+        return (created.astimezone(UTC), self.bundle.pending_id)
+
+
+@dataclass(frozen=True)
+class ListingPage:
+    query: Query
+    workspace: Workspace | None  # the workspace the filter named, if it named one
+    items: list[Waiting]  # this page, oldest first
+    total: int  # everything that matches, on every page
+    first: int  # 1-based position of the page's first item among ``total``
+    number: int  # 1-based page number
+    next_after: PageKey | None  # where the next page starts, when there is one
+    workspace_names: tuple[str, ...] = ()  # for the empty state's hint

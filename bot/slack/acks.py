@@ -1,0 +1,54 @@
+"""Acknowledging an interaction in time while its work is recorded durably first."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from slack_bolt import Ack
+
+log = logging.getLogger(__name__)
+
+
+class AckOnce:
+    """Calls Bolt's ack exactly once, from whichever thread gets there first."""
+
+    def __init__(self, ack: Ack) -> None:
+        self._ack = ack
+        self._lock = threading.Lock()
+        self._done = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            try:
+                self._ack()
+            except Exception:  # the work is recorded: finish it even if the ack failed
+                log.exception("could not acknowledge an interaction")
+
+
+@contextmanager
+def acked_within(ack: Ack, budget_s: float) -> Iterator[None]:
+    """Ack when the block ends (even by an exception), or after ``budget_s`` if it is still
+    running then.
+
+    The block records a click durably before the ack, so a crash right after the ack cannot
+    lose it. What it does is local (SQLite/PostgreSQL), except the permission check, which may
+    call Slack's usergroups.users.list when a route restricts answerers by user group (cached
+    60 s). Rather than a timeout on that call (a half-resolved group must not grant or deny
+    access), a slow block is acked after ``budget_s`` and goes on: in that rare case a crash in
+    the next few milliseconds can still lose the click.
+    """
+    once = AckOnce(ack)
+    timer = threading.Timer(budget_s, once)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        once()

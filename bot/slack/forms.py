@@ -1,0 +1,79 @@
+"""The forms (modals) a card offers: which one to open for a button, and reading what was
+submitted. Shared by the card buttons, the listing / Home "Answer…" and the shortcut."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bot.cards.ids import ModalOrigin
+from bot.cards.modals import (
+    build_answer_modal,
+    build_other_modal,
+    build_reject_modal,
+    parse_answer_submission,
+    parse_reject_submission,
+)
+from bot.cards.wording import Action
+from bot.domain import Card
+from bot.kandev.models import Answer
+
+#: Which form a button opens: a free-text "Other answer…", every question, or a rejection.
+FormKind = Literal["other", "answer", "reject"]
+
+
+def action_of(kind: FormKind) -> Action:
+    return "reject" if kind == "reject" else "answer"
+
+
+def form_for(
+    card: Card, kind: FormKind, *, kandev_url: str, origin: ModalOrigin, response_url: str = ""
+) -> dict[str, Any]:
+    """The modal to open for ``card``."""
+    common: dict[str, Any] = {
+        "kandev_url": kandev_url,
+        "channel": card.channel,
+        "ts": card.ts or "",
+        "origin": origin,
+        "response_url": response_url,
+    }
+    if kind == "reject":
+        return build_reject_modal(card.bundle, card.task, **common)
+    if kind == "other" and len(card.bundle.questions) == 1:
+        return build_other_modal(card.bundle, card.task, card.bundle.questions[0], **common)
+    return build_answer_modal(card.bundle, card.task, **common)
+
+
+@dataclass(frozen=True)
+class Content:
+    """What a submitted form says: the answers, or the rejection's reason."""
+
+    answers: tuple[Answer, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FieldErrors:
+    """The form stays open with these messages under its fields."""
+
+    errors: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ForeignInputs:
+    """Inputs of another bundle than the one the form names (tampered with)."""
+
+    detail: str
+
+
+def read_form(
+    card: Card, action: Action, values: dict[str, Any]
+) -> Content | FieldErrors | ForeignInputs:
+    if action == "reject":
+        reason = parse_reject_submission(values)
+        return FieldErrors(reason) if isinstance(reason, dict) else Content(reason=reason)
+    try:
+        answers = parse_answer_submission(card.bundle, values)
+    except ValueError as exc:
+        return ForeignInputs(str(exc))
+    return FieldErrors(answers) if isinstance(answers, dict) else Content(answers=tuple(answers))

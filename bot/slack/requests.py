@@ -1,0 +1,144 @@
+"""Slack payloads -> admission requests (bot/admission.py). Parsing only: no decisions.
+
+Each function reads one kind of interaction payload into the :class:`~bot.admission.Request`
+it describes, or an :class:`Unusable` when the payload cannot describe one (it lacks what Slack
+always sends, or carries a value this app never made); the admission step audits and words the
+refusal either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.admission import RefusalKind, Request, Via
+from bot.cards.ids import CodecError, ModalMetadata, parse_button_value, parse_modal_metadata
+from bot.cards.wording import Action
+from bot.slack import raw_payload
+from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the person who interacted can be told something."""
+
+    user_id: str
+    channel: str | None = None
+    response_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """A payload that cannot become a Request."""
+
+    kind: RefusalKind
+    detail: str
+    action: Action
+    source: str
+    where: Where
+    pending_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Click:
+    request: Request
+    where: Where
+    trigger_id: str
+    response_url: str
+
+
+@dataclass(frozen=True)
+class Form:
+    request: Request
+    where: Where
+    meta: ModalMetadata
+    values: dict[str, dict[str, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    request: Request
+    where: Where
+    trigger_id: str
+    response_url: str
+
+
+def where_of(body: Any) -> Where:
+    """Whom to tell about a payload too broken to parse (best effort)."""
+    return Where(
+        raw_payload.user_of(body),
+        raw_payload.channel_of(body) or None,
+        raw_payload.response_url_of(body) or None,
+    )
+
+
+def click(body: Any, action: Action, *, option: bool = False) -> Click | Unusable:
+    """A button click: on a card message, on the listing (ephemeral) or on the App Home."""
+    source = "slack:button"
+    try:
+        payload = parse(BlockAction, body)
+    except PayloadError as exc:
+        return Unusable("malformed", str(exc), action, source, where_of(body))
+    where = Where(payload.user_id, payload.channel_id or None, payload.response_url or None)
+    container = payload.container
+    place = f"{payload.channel_id}/{container.message_ts or container.view_id}"
+    detail = f"value {raw_payload.quote(payload.action.value, 60)} at {place}"
+    try:
+        value = parse_button_value(payload.action.value)
+    except CodecError:
+        return Unusable("tampered", detail, action, source, where)
+    via: Via = "card" if payload.on_message else "home" if container.type == "view" else "list"
+    request = Request(
+        user_id=payload.user_id,
+        action=action,
+        source=source,
+        via=via,
+        pending_id=value.pending_id,
+        channel=(payload.channel_id or None) if via == "card" else None,
+        ts=(container.message_ts or None) if via == "card" else None,
+        option=(value.question_id, value.option_id) if option else None,
+        detail=detail,
+    )
+    return Click(request, where, payload.trigger_id, payload.response_url)
+
+
+def form(body: Any, action: Action) -> Form | Unusable:
+    """A modal submission: the form's metadata names the bundle and the card it came from."""
+    try:
+        payload = parse(ViewSubmission, body)
+        meta = parse_modal_metadata(payload.view.private_metadata)
+    except (PayloadError, CodecError) as exc:
+        return Unusable("malformed", str(exc), action, "slack:modal", where_of(body))
+    where = Where(payload.user_id, meta.channel if meta.ts else None, meta.response_url or None)
+    request = Request(
+        user_id=payload.user_id,
+        action=action,
+        source=f"slack:modal:{meta.origin}",
+        via=meta.origin,
+        pending_id=meta.pending_id,
+        channel=meta.channel or None,
+        ts=meta.ts or None,
+        form=True,
+        detail=f"metadata {meta.channel}/{meta.ts}",
+    )
+    return Form(request, where, meta, payload.view.values)
+
+
+def shortcut(body: Any) -> Shortcut | Unusable:
+    """The "Reject agent question" message shortcut: the message is the card, if any."""
+    try:
+        payload = parse(MessageShortcut, body)
+    except PayloadError as exc:
+        return Unusable("malformed", str(exc), "reject", "slack:shortcut", where_of(body))
+    channel = payload.channel.id or None
+    where = Where(payload.user_id, channel, payload.response_url or None)
+    request = Request(
+        user_id=payload.user_id,
+        action="reject",
+        source="slack:shortcut",
+        via="shortcut",
+        channel=channel,
+        ts=payload.message.ts,
+        detail="not opened",
+    )
+    return Shortcut(request, where, payload.trigger_id, payload.response_url)

@@ -1,0 +1,67 @@
+"""Telling one person something: an ephemeral message where they are.
+
+Used by the Slack listeners (refusals, verdicts) and by crash recovery. An ephemeral goes to
+the person in the given channel; when that is not possible (no channel, or Slack refuses it),
+through the interaction's ``response_url``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from bot.slack_api.gateway import SlackError, SlackGateway
+
+log = logging.getLogger(__name__)
+
+
+class Notifier:
+    def __init__(self, slack: SlackGateway) -> None:
+        self.slack = slack
+
+    def tell(
+        self,
+        user: str,
+        text: str,
+        *,
+        channel: str | None = None,
+        response_url: str | None = None,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> bool:
+        """An ephemeral message to one person; False when it could not be delivered."""
+        if not text:
+            return True
+        if channel:
+            try:
+                self.slack.post_ephemeral(channel, user, text, blocks)
+                return True
+            except SlackError as exc:
+                log.warning("ephemeral to %s in %s failed: %s", user, channel, exc.error)
+        if response_url:
+            try:
+                self.slack.respond(response_url, text, blocks)
+                return True
+            except SlackError as exc:
+                log.warning("response_url for %s failed: %s", user, exc.error)
+        log.error("could not tell %s: %s", user, text)
+        return False
+
+    def reply(
+        self, response_url: str, text: str, blocks: list[dict[str, Any]], *, replace: bool
+    ) -> bool:
+        """Answer through an interaction's ``response_url`` (e.g. a listing page)."""
+        try:
+            self.slack.respond(response_url, text, blocks, replace_original=replace)
+            return True
+        except SlackError as exc:
+            log.warning("reply via response_url failed: %s", exc.error)
+            return False
+
+    def open_form(self, trigger_id: str, view: dict[str, Any]) -> bool:
+        """Open a modal for the trigger of an interaction (valid 3 s, once)."""
+        try:
+            self.slack.open_view(trigger_id, view)
+            return True
+        except SlackError as exc:
+            log.warning("could not open a form: %s", exc.error)
+            return False

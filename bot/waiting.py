@@ -1,0 +1,126 @@
+"""What is waiting for an answer: Kandev's active list (the truth) joined with the bot's cards.
+
+Shared by the listing (``/kandev-questions``), the App Home tab and the admission step (a
+bundle Kandev lists but the bot has not posted yet can still be answered from the list).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+
+from bot.cards.waiting import Waiting
+from bot.domain import Card, CardState
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevError
+from bot.kandev.models import Bundle
+from bot.routing import Routing
+from bot.slack_api.gateway import SlackGateway
+from bot.store import Store
+from bot.tasks import TaskDirectory
+
+log = logging.getLogger(__name__)
+
+
+class Permalinks:
+    """``chat.getPermalink`` results, remembered (a message's permalink never changes)."""
+
+    def __init__(self, slack: SlackGateway, max_entries: int = 4096):
+        self._slack = slack
+        self._max = max_entries
+        self._lock = threading.Lock()
+        self._known: OrderedDict[tuple[str, str], str] = OrderedDict()
+
+    def get(self, channel: str, ts: str) -> str | None:
+        key = (channel, ts)
+        with self._lock:
+            if key in self._known:
+                self._known.move_to_end(key)
+                return self._known[key]
+        link = self._slack.permalink(channel, ts)
+        if link:
+            with self._lock:
+                self._known[key] = link
+                while len(self._known) > self._max:
+                    self._known.popitem(last=False)
+        return link
+
+    def of(self, card: Card) -> str | None:
+        return self.get(card.channel, card.ts) if card.ts else None
+
+
+class WaitingQueue:
+    def __init__(
+        self,
+        kandev: KandevClient,
+        store: Store,
+        routing: Routing,
+        tasks: TaskDirectory,
+        permalinks: Permalinks,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.kandev = kandev
+        self.store = store
+        self.routing = routing
+        self.tasks = tasks
+        self.permalinks = permalinks
+        self.clock = clock
+
+    def waiting(self, workspace_id: str | None = None) -> list[Waiting]:
+        """Every bundle Kandev lists as active, in Kandev's order (oldest first), with its task
+        and card. Raises KandevUnavailable / KandevAuthError / KandevError when Kandev cannot
+        say."""
+        bundles = self.kandev.list_pending(workspace_id=workspace_id)
+        # One read of the pending cards instead of one per bundle (the command acks with this).
+        cards = {c.pending_id: c for c in self.store.pending()}
+        return [self._join(b, cards.get(b.pending_id)) for b in bundles]
+
+    def posted_pending(self) -> list[Waiting]:
+        """What the bot last knew was waiting (its pending, posted cards): for when Kandev
+        cannot be reached."""
+        return [Waiting(bundle=c.bundle, task=c.task, card=c) for c in self.store.pending() if c.ts]
+
+    def with_permalinks(self, items: Iterable[Waiting]) -> list[Waiting]:
+        out = []
+        for item in items:
+            link = self.permalinks.of(item.card) if item.card is not None else None
+            out.append(Waiting(item.bundle, item.task, item.card, link))
+        return out
+
+    def card_for(self, pending_id: str) -> Card | None:
+        """The bot's card for a bundle, or, for a bundle Kandev lists but the bot has not posted
+        (yet), a card built from Kandev's list (not stored). None when neither knows it."""
+        card = self.store.get(pending_id)
+        if card is not None:
+            return card
+        try:
+            bundle = next(
+                (b for b in self.kandev.list_pending() if b.pending_id == pending_id), None
+            )
+            if bundle is None:
+                return None
+            task = self.tasks.info(bundle.task_id)
+        except KandevError as exc:
+            log.warning("cannot look up bundle %s in Kandev: %s", pending_id, exc)
+            return None
+        route = self.routing.route_for(task.workspace_id, task.workspace_name)
+        return Card(
+            pending_id=bundle.pending_id,
+            task_id=bundle.task_id,
+            session_id=bundle.session_id,
+            workspace_id=task.workspace_id,
+            channel=route.channel if route else "",
+            state=CardState.PENDING,
+            bundle=bundle,
+            task=task,
+            created_at=bundle.created_at,
+            updated_at=self.clock(),
+        )
+
+    def _join(self, bundle: Bundle, card: Card | None) -> Waiting:
+        task = card.task if card is not None else self.tasks.info(bundle.task_id)
+        return Waiting(bundle=bundle, task=task, card=card)
