@@ -194,7 +194,7 @@ class ListingService:
         self.task_info = task_info
         self.permalinks = permalinks
         self.kandev_url = kandev_url
-        self.page_size = max(1, min(page_size, render.MAX_PAGE_SIZE))
+        self.page_size = page_size  # KANDEV_LIST_PAGE_SIZE, validated by the settings
         self.clock = clock
 
     # ---- reading -------------------------------------------------------------------------
