@@ -12,6 +12,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.answers import AnswerService
 from bot.config import Mode, Settings
+from bot.exitcodes import EXIT_CONFIG, EXIT_FAILED
 from bot.health import Health
 from bot.home import HomeService
 from bot.kandev.client import KandevClient
@@ -32,9 +33,6 @@ from bot.store import Store
 from bot.sync import SyncEngine
 
 log = logging.getLogger("bot.app")
-
-EXIT_CONFIG = 2
-EXIT_FAILED = 1
 
 
 def _secret(value) -> str | None:
