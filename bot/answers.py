@@ -22,15 +22,13 @@ from bot.domain import Card, CardOutcome, CardState
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import Answer, Invalid, Lost, NotActive, NotFound, Outcome, Resolution, Won
-from bot.leases import InFlight
+from bot.leases import SUBMISSION_LEASE_S, InFlight
 from bot.publisher import Publisher
 from bot.routing import Routing
 from bot.store import Store, Submission
 
 log = logging.getLogger(__name__)
 
-#: A submission leased longer ago than this is no longer "in flight" (its process died).
-SUBMISSION_LEASE_S = 30.0
 #: How long a losing submission waits for a concurrent Slack submission of the same bundle to
 #: finish, so that the loser (and the card) can name the Slack user who won.
 WINNER_WAIT_S = 3.0
