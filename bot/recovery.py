@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from bot import messages
 from bot.answers import AnswerService, Attempt, Verdict
-from bot.kandev import respond
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import Answer, Outcome
@@ -48,12 +47,6 @@ def attempt_of(sub: Submission) -> Attempt:
         answers=tuple(Answer.model_validate(a) for a in payload.get("answers") or ()),
         reason=str(payload.get("reason") or ""),
     )
-
-
-def wire_submission(attempt: Attempt) -> respond.Submission:
-    if attempt.action == "reject":
-        return respond.Submission.reject(attempt.reason)
-    return respond.Submission.answer(list(attempt.answers))
 
 
 def recovered_message(verdict: Verdict) -> str:
@@ -139,13 +132,11 @@ class Recovery:
         return verdict
 
     def _send(self, attempt: Attempt) -> Outcome:
+        # The first attempt may have reached Kandev: the client counts a "lost" to exactly
+        # what we send as that attempt winning.
         if attempt.action == "reject":
-            outcome = self.kandev.reject(attempt.pending_id, attempt.reason)
-        else:
-            outcome = self.kandev.answer(attempt.pending_id, list(attempt.answers))
-        # The first attempt may have reached Kandev: a "lost" whose winner is exactly what we
-        # sent was that attempt winning.
-        return respond.settle(outcome, wire_submission(attempt), maybe_duplicate=True)
+            return self.kandev.reject(attempt.pending_id, attempt.reason, resend=True)
+        return self.kandev.answer(attempt.pending_id, list(attempt.answers), resend=True)
 
     def _tell(self, user: str, channel: str | None, text: str) -> None:
         if not text or not channel:
