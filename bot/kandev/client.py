@@ -238,14 +238,6 @@ class KandevClient:
         """Every workspace visible to the token; cached for ``cache_ttl`` seconds."""
         return list(self._workspaces.get_or_load("all", self._load_workspaces))
 
-    def workspace(self, workspace_id: str) -> Workspace | None:
-        return next((w for w in self.workspaces() if w.id == workspace_id), None)
-
-    def task_url(self, task_id: str, session_id: str | None = None) -> str:
-        """Deep link to the task in Kandev's web UI."""
-        url = f"{self.base_url}/t/{quote(task_id, safe='')}"
-        return f"{url}?sessionId={quote(session_id, safe='')}" if session_id else url
-
     def _load_task(self, task_id: str) -> Task:
         response = self._http.request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}").response
         if response.status_code == 404:

@@ -44,11 +44,6 @@ def normalize_url(url: str | URL) -> URL:
     )
 
 
-def display_url(url: URL) -> str:
-    """The URL as it may appear in logs and messages: the password replaced by ``***``."""
-    return url.render_as_string(hide_password=True)
-
-
 def is_sqlite_memory(url: URL) -> bool:
     return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
