@@ -46,6 +46,7 @@ VerdictKind = Literal[
     "unavailable",
     "not_recorded",
     "unknown_bundle",
+    "forbidden",  # crash recovery: the person may no longer answer
     "duplicate",
 ]
 

@@ -20,6 +20,7 @@ from slack_sdk.errors import SlackApiError
 from bot.admission import Admission
 from bot.answers import AnswerService
 from bot.config import Mode, Settings
+from bot.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from bot.health import Health
 from bot.home import HomeService
 from bot.kandev.client import KandevClient
@@ -45,9 +46,6 @@ from bot.waiting import Permalinks, WaitingQueue
 from bot.workspace_check import WorkspaceCheck
 
 log = logging.getLogger("bot.app")
-
-EXIT_CONFIG = 2
-EXIT_FAILED = 1
 
 #: Threads that run answers and listings which may outlast an interaction's ack.
 INTERACTION_THREADS = 8
@@ -271,4 +269,4 @@ def main_run(settings: Settings, mode: Mode) -> int:
         return exc.exit_code
     bot.start()
     bot.serve()
-    return 0
+    return EXIT_OK

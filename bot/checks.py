@@ -277,7 +277,7 @@ def _channel_finding(
     label = f"#{data['name']}" if data.get("name") else channel_id
     if data.get("is_archived"):
         return Finding(False, name, f"{label} is archived; unarchive it or pick another channel")
-    if data.get("is_member") or data.get("is_im"):
+    if data.get("is_member"):
         return Finding(True, name, f"{label}: @{bot_name} is a member and can post")
     if not data.get("is_private") and scopes is not None and "chat:write.public" in scopes:
         return Finding(True, name, f"{label}: not a member, can post (chat:write.public)")

@@ -8,10 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from bot.config import ConfigError, Mode, Settings, load_settings, resolve_mode
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_CONFIG = 2
+from bot.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,21 +52,12 @@ def _run(settings: Settings, mode: Mode) -> int:
     # Per-request lines of the HTTP clients would drown the bot's own log.
     for noisy in ("httpx", "httpcore", "slack_sdk.web.base_client", "websockets"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+    from bot.app import main_run
+
     try:
-        from bot.app import main_run
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("bot.app",):
-            raise
-        print(
-            "kandev-slack: `run` is not available in this build (bot.app is missing)",
-            file=sys.stderr,
-        )
-        return EXIT_FAILED
-    try:
-        result = main_run(settings, mode)
+        return main_run(settings, mode)
     except KeyboardInterrupt:
-        return 130
-    return EXIT_OK if result is None else int(result)
+        return EXIT_INTERRUPTED
 
 
 def _check(settings: Settings, mode: Mode) -> int:
@@ -77,13 +65,8 @@ def _check(settings: Settings, mode: Mode) -> int:
     from bot.kandev.client import KandevClient
 
     token = settings.kandev_token.get_secret_value() if settings.kandev_token else None
-    kandev = KandevClient(settings.kandev_url, token=token)
-    try:
+    with KandevClient(settings.kandev_url, token=token) as kandev:
         findings = run_checks(settings, mode, kandev)
-    finally:
-        close = getattr(kandev, "close", None)
-        if callable(close):
-            close()
     for finding in findings:
         print(finding.line())
     failed = sum(not f.ok for f in findings)

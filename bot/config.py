@@ -22,14 +22,13 @@ from pydantic import (
     model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
+from bot.cards.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from bot.routing import Routing, RoutingError, channel_id_problem, load_routing
+from bot.store.errors import StoreError
+from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
 
 Mode = Literal["http", "socket"]
-#: The most bundles one page of /kandev-questions can show within Slack's 50-block limit.
-MAX_LIST_PAGE_SIZE = 20
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 _BOT_TOKEN_HELP = "the Bot User OAuth Token (xoxb-…) from your Slack app's OAuth & Permissions page"
@@ -66,14 +65,6 @@ def _looks_like_slack_token(value: str) -> bool:
     return value.startswith(("xoxb-", "xoxp-", "xapp-", "xoxa-", "xoxe"))
 
 
-def normalise_database_url(value: str) -> str:
-    """SQLAlchemy URL for DATABASE_URL; ``postgres://`` / ``postgresql://`` use psycopg 3."""
-    for prefix in ("postgres://", "postgresql://"):
-        if value.startswith(prefix):
-            return "postgresql+psycopg://" + value[len(prefix) :]
-    return value
-
-
 class Settings(BaseSettings):
     """Every setting of kandev-slack. Build it with :func:`load_settings` (full validation)."""
 
@@ -90,12 +81,10 @@ class Settings(BaseSettings):
     kandev_public_url: str = "http://localhost:38429"
     kandev_slack_channel: str | None = None
     kandev_slack_config: Path | None = None
-    database_url: str = Field(
-        default="sqlite:///kandev-slack.db", repr=False
-    )  # may hold a password
+    database_url: str = Field(default=DEFAULT_DATABASE_URL, repr=False)  # may hold a password
     port: int = 3000
     kandev_poll_interval: float = 5.0
-    kandev_list_page_size: int = 10  # bundles per page of /kandev-questions
+    kandev_list_page_size: int = DEFAULT_PAGE_SIZE  # bundles per page of /kandev-questions
     #: KANDEV_HINTS=off: no WebSocket push hints, discovery by polling only (benchmarks, or a
     #: proxy that cannot pass WebSockets).
     kandev_hints: bool = True
@@ -198,20 +187,11 @@ class Settings(BaseSettings):
     @field_validator("database_url", mode="before")
     @classmethod
     def _database_url(cls, value: Any) -> str:
-        text = normalise_database_url(str(value).strip())
         try:
-            url = make_url(text)
-        except ArgumentError:
-            raise ValueError(
-                "DATABASE_URL is not a database URL; use sqlite:///kandev-slack.db or "
-                "postgresql://user@host:5432/dbname"
-            ) from None
-        if url.get_backend_name() not in ("sqlite", "postgresql"):
-            raise ValueError(
-                f"DATABASE_URL uses '{url.get_backend_name()}'; kandev-slack supports "
-                "sqlite:///path.db and postgresql://user@host:5432/dbname"
-            )
-        return text
+            url = normalize_url(str(value))
+        except StoreError as exc:
+            raise ValueError(str(exc)) from None
+        return url.render_as_string(hide_password=False)
 
     @field_validator("port", mode="before")
     @classmethod
@@ -239,9 +219,9 @@ class Settings(BaseSettings):
     @classmethod
     def _list_page_size(cls, value: Any) -> int:
         text = str(value).strip()
-        if not text.isdigit() or not 1 <= int(text) <= MAX_LIST_PAGE_SIZE:
+        if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE_SIZE:
             raise ValueError(
-                f"KANDEV_LIST_PAGE_SIZE must be a whole number from 1 to {MAX_LIST_PAGE_SIZE} "
+                f"KANDEV_LIST_PAGE_SIZE must be a whole number from 1 to {MAX_PAGE_SIZE} "
                 f"(got '{text}')"
             )
         return int(text)
@@ -266,7 +246,7 @@ class Settings(BaseSettings):
         secrets = [self.slack_bot_token, self.slack_signing_secret, self.slack_app_token]
         secrets.append(self.kandev_token)
         found = [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]
-        password = make_url(self.database_url).password
+        password = normalize_url(self.database_url).password
         return found + ([str(password)] if password else [])
 
 

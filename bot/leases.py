@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 HEARTBEAT_S = 2.0
 #: An outbox lease lasts this long unless renewed (publisher.LEASE_S uses it).
 OUTBOX_LEASE_S = 10.0
-#: An unfinished submission not renewed for this long belongs to a dead process.
+#: An unfinished submission not renewed for this long belongs to a dead process: crash recovery
+#: takes it over, and it no longer counts as on its way to Kandev.
 SUBMISSION_LEASE_S = 10.0
 
 

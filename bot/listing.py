@@ -123,7 +123,7 @@ class ListingService:
         self.queue = queue
         self.kandev = kandev
         self.kandev_url = kandev_url
-        self.page_size = max(1, min(page_size, render.MAX_PAGE_SIZE))
+        self.page_size = page_size  # KANDEV_LIST_PAGE_SIZE, validated by the settings
         self.clock = clock
 
     def page(self, query: Query, *, after: PageKey | None = None, number: int = 1) -> ListingPage:

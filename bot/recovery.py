@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from bot.answers import AnswerService, Attempt, Verdict
 from bot.cards import messages
-from bot.kandev import respond
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import Outcome
@@ -35,12 +34,6 @@ SOURCE = "recovery"
 class RecoveryReport:
     recovered: list[tuple[str, str]] = field(default_factory=list)  # (pending_id, verdict kind)
     deferred: list[str] = field(default_factory=list)  # Kandev unreachable: next cycle
-
-
-def wire_submission(attempt: Attempt) -> respond.Submission:
-    if attempt.action == "reject":
-        return respond.Submission.reject(attempt.reason)
-    return respond.Submission.answer(list(attempt.answers))
 
 
 class Recovery:
@@ -136,13 +129,11 @@ class Recovery:
         return verdict
 
     def _send(self, attempt: Attempt) -> Outcome:
+        # The first attempt may have reached Kandev: the client counts a "lost" to exactly
+        # what we send as that attempt winning.
         if attempt.action == "reject":
-            outcome = self.kandev.reject(attempt.pending_id, attempt.reason)
-        else:
-            outcome = self.kandev.answer(attempt.pending_id, list(attempt.answers))
-        # The first attempt may have reached Kandev: a "lost" whose winner is exactly what we
-        # sent was that attempt winning.
-        return respond.settle(outcome, wire_submission(attempt), maybe_duplicate=True)
+            return self.kandev.reject(attempt.pending_id, attempt.reason, resend=True)
+        return self.kandev.answer(attempt.pending_id, list(attempt.answers), resend=True)
 
     def _tell(self, user: str, channel: str | None, text: str) -> None:
         if channel:

@@ -27,21 +27,31 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from bot.kandev.models import Workspace
 
-CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
+DIRECT_MESSAGE_ID = re.compile(r"^D[A-Z0-9]{2,}$")
 USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
 USER_GROUP_ID = re.compile(r"^S[A-Z0-9]{2,}$")
 
 
 def channel_id_problem(value: str) -> str | None:
-    """Why ``value`` is not a Slack channel id, or None when it is one."""
+    """Why ``value`` is not the id of a channel cards can go to, or None when it is one.
+
+    Direct-message conversations (D…) are refused: posting there needs the ``im:*`` scopes and
+    ``conversations.open``, which the app does not ask for.
+    """
     if CHANNEL_ID.match(value):
         return None
+    if DIRECT_MESSAGE_ID.match(value):
+        return (
+            f"'{value}' is a direct-message conversation; the bot posts cards only in channels: "
+            "use a public or private channel id (C…/G…) and invite the bot there"
+        )
     if value.startswith("#") or not value[:1].isupper():
         return (
             f"'{value}' is a channel name, not a channel id; use the id (C…/G…), shown at the "
             "bottom of the channel's details in Slack"
         )
-    return f"'{value}' is not a Slack channel id (C…, G… or D… followed by capitals and digits)"
+    return f"'{value}' is not a Slack channel id (C… or G… followed by capitals and digits)"
 
 
 def answerer_id_problem(value: str) -> str | None:

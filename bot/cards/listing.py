@@ -17,16 +17,16 @@ from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import UNTITLED_TASK, question_heading, task_url
 from bot.cards.ids import ACTION_NEXT, COMMAND, ButtonValue, CodecError
-from bot.cards.limits import MAX_BUTTON_VALUE, MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT
+from bot.cards.limits import MAX_BUTTON_VALUE, MAX_MESSAGE_TEXT
 from bot.cards.mrkdwn import link
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.waiting import ListingPage, PageKey, Waiting
 from bot.cards.wording import age_text
 
+#: Bundles per page unless KANDEV_LIST_PAGE_SIZE says otherwise (the settings validate it).
 DEFAULT_PAGE_SIZE = 10
-_BLOCKS_PER_ITEM = 2  # the bundle (with its Answer… button) and its context line
-_FIXED_BLOCKS = 4  # header, footer context, footer actions, one spare
-MAX_PAGE_SIZE = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_ITEM  # 23
+#: The most bundles one page may show: 2 blocks each plus 4 fixed ones stay within 50 blocks.
+MAX_PAGE_SIZE = 20
 MAX_TITLE = 200
 MAX_QUESTIONS_LINE = 600
 MAX_FILTER_SHOWN = 100

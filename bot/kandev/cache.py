@@ -40,14 +40,6 @@ class TtlCache(Generic[V]):
             self._entries[key] = (self._clock() + self._ttl, value)
         return value
 
-    def invalidate(self, key: Hashable | None = None) -> None:
-        """Forget ``key``, or everything when no key is given."""
-        with self._lock:
-            if key is None:
-                self._entries.clear()
-            else:
-                self._entries.pop(key, None)
-
     def _evict(self, now: float) -> None:
         expired = [k for k, (until, _) in self._entries.items() if until <= now]
         for k in expired:

@@ -124,19 +124,40 @@ class KandevClient:
     # ---- answering -----------------------------------------------------------------
 
     def answer(
-        self, pending_id: str, answers: list[Answer], *, transport: Transport = "rest"
+        self,
+        pending_id: str,
+        answers: list[Answer],
+        *,
+        transport: Transport = "rest",
+        resend: bool = False,
     ) -> Outcome:
-        """Answer every question of a bundle (one :class:`Answer` per question)."""
-        return self._submit(pending_id, respond.Submission.answer(answers), transport)
+        """Answer every question of a bundle (one :class:`Answer` per question).
+
+        ``resend``: this very answer may have reached Kandev before (a process died while
+        sending it), so a ``Lost`` to exactly this content is that earlier attempt: ``Won``.
+        """
+        return self._submit(pending_id, respond.Submission.answer(answers), transport, resend)
 
     def reject(
-        self, pending_id: str, reason: str = "", *, transport: Transport = "rest"
+        self,
+        pending_id: str,
+        reason: str = "",
+        *,
+        transport: Transport = "rest",
+        resend: bool = False,
     ) -> Outcome:
-        """Reject a whole bundle (Kandev hands ``reason`` to the agent; it is not stored)."""
-        return self._submit(pending_id, respond.Submission.reject(reason), transport)
+        """Reject a whole bundle (Kandev hands ``reason`` to the agent; it is not stored).
+
+        ``resend``: as for :meth:`answer`.
+        """
+        return self._submit(pending_id, respond.Submission.reject(reason), transport, resend)
 
     def _submit(
-        self, pending_id: str, submission: respond.Submission, transport: Transport
+        self,
+        pending_id: str,
+        submission: respond.Submission,
+        transport: Transport,
+        resend: bool,
     ) -> Outcome:
         if transport == "rest":
             exchange = self._http.request(
@@ -154,7 +175,7 @@ class KandevClient:
             maybe_duplicate = result.maybe_duplicate
         else:
             raise ValueError(f"unknown transport {transport!r} (use 'rest' or 'mcp')")
-        return respond.settle(outcome, submission, maybe_duplicate=maybe_duplicate)
+        return respond.settle(outcome, submission, maybe_duplicate=maybe_duplicate or resend)
 
     # ---- after the fact -------------------------------------------------------------
 
@@ -216,14 +237,6 @@ class KandevClient:
     def workspaces(self) -> list[Workspace]:
         """Every workspace visible to the token; cached for ``cache_ttl`` seconds."""
         return list(self._workspaces.get_or_load("all", self._load_workspaces))
-
-    def workspace(self, workspace_id: str) -> Workspace | None:
-        return next((w for w in self.workspaces() if w.id == workspace_id), None)
-
-    def task_url(self, task_id: str, session_id: str | None = None) -> str:
-        """Deep link to the task in Kandev's web UI."""
-        url = f"{self.base_url}/t/{quote(task_id, safe='')}"
-        return f"{url}?sessionId={quote(session_id, safe='')}" if session_id else url
 
     def _load_task(self, task_id: str) -> Task:
         response = self._http.request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}").response

@@ -7,8 +7,6 @@ once answered, ``metadata.response`` (``question_id``, ``selected_options``, ``c
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.kandev.models import Answer, FinalState
@@ -96,7 +94,3 @@ def final_state(found: list[ClarificationMeta]) -> FinalState:
         if md.status == "answered" and md.response is not None
     ]
     return FinalState(status="answered", answers=answers)
-
-
-def parse_page(data: Any) -> ConversationPage:
-    return ConversationPage.model_validate(data)

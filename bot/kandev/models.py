@@ -1,4 +1,5 @@
-"""Typed models of what Kandev sends and receives (the wire, as verified in kandev-api.md)."""
+"""Typed models of what Kandev sends and receives (its wire format; the contract tests check
+them against a real Kandev)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from bot.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, migrate
 from bot.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
 from bot.store.store import Store
 from bot.store.types import utc_now
-from bot.store.url import DEFAULT_DATABASE_URL, display_url, normalize_url
+from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
@@ -21,7 +21,6 @@ __all__ = [
     "Store",
     "StoreError",
     "Submission",
-    "display_url",
     "migrate",
     "normalize_url",
     "utc_now",

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import func, select, update
 
 from bot.domain import Card, CardOutcome, CardState, TaskInfo
 from bot.kandev.models import Bundle
@@ -79,31 +78,6 @@ class CardsMixin(StoreBase):
             )
             return conn.execute(stmt).rowcount == 1
 
-    def reclaim_unposted(self, pending_id: str, older_than_s: float) -> bool:
-        """Take over an unfinished claim (ts still NULL, claimed over ``older_than_s`` ago).
-
-        Compare-and-set on ``claimed_at``: among replicas recovering the same claim, exactly
-        one gets True and should reconcile it (look for the message, else post it).
-        """
-        now = self._now()
-        with self._write() as conn:
-            stmt = (
-                update(cards)
-                .where(
-                    cards.c.pending_id == pending_id,
-                    cards.c.ts.is_(None),
-                    cards.c.claimed_at <= now - timedelta(seconds=older_than_s),
-                )
-                .values(claimed_at=now, updated_at=now)
-            )
-            return conn.execute(stmt).rowcount == 1
-
-    def release_claim(self, pending_id: str) -> bool:
-        """Forget a claim that never became a message (ts NULL), so it can be claimed again."""
-        with self._write() as conn:
-            stmt = delete(cards).where(cards.c.pending_id == pending_id, cards.c.ts.is_(None))
-            return conn.execute(stmt).rowcount == 1
-
     def transition(
         self, pending_id: str, to: CardOutcome, expected: CardState = CardState.PENDING
     ) -> bool:
@@ -124,16 +98,6 @@ class CardsMixin(StoreBase):
                     resolved_at=now,
                     updated_at=now,
                 )
-            )
-            return conn.execute(stmt).rowcount == 1
-
-    def update_bundle(self, pending_id: str, bundle: Bundle) -> bool:
-        """Replace the bundle as posted (e.g. after re-rendering); False when unknown."""
-        with self._write() as conn:
-            stmt = (
-                update(cards)
-                .where(cards.c.pending_id == pending_id)
-                .values(bundle_json=bundle.model_dump_json(), updated_at=self._now())
             )
             return conn.execute(stmt).rowcount == 1
 

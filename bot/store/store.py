@@ -19,7 +19,7 @@ from bot.store.migrations import current_version, migrate
 from bot.store.outbox import OutboxMixin
 from bot.store.submissions import SubmissionsMixin
 from bot.store.types import utc_now
-from bot.store.url import DEFAULT_DATABASE_URL, display_url, is_sqlite_memory, normalize_url
+from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
 
 
 class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMixin):
@@ -44,10 +44,6 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
             raise
         super().__init__(engine, clock, lock)
 
-    @classmethod
-    def open(cls, url: str | URL = DEFAULT_DATABASE_URL, *, clock: Clock = utc_now) -> Store:
-        return cls(url, clock=clock)
-
     def close(self) -> None:
         """Close every pooled connection. The store must not be used afterwards."""
         self._engine.dispose()
@@ -62,16 +58,6 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    @property
-    def backend(self) -> str:
-        """``sqlite`` or ``postgresql``."""
-        return self.url.get_backend_name()
-
-    @property
-    def display_url(self) -> str:
-        """The URL with its password hidden, for logs and health reports."""
-        return display_url(self.url)
 
     def schema_version(self) -> int:
         with self._read() as conn:

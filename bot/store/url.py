@@ -1,4 +1,5 @@
-"""DATABASE_URL handling: normalise to the drivers we ship, and create SQLite files as 0600."""
+"""DATABASE_URL handling: the one parser and normaliser of the URL (the settings validate with
+it, the store opens what it returns), and SQLite files created as 0600."""
 
 from __future__ import annotations
 
@@ -17,37 +18,30 @@ log = logging.getLogger(__name__)
 DEFAULT_DATABASE_URL = "sqlite:///kandev-slack.db"
 
 _POSTGRES_ALIASES = {"postgres", "postgresql", "postgresql+psycopg"}
+_SQLITE_ALIASES = {"sqlite", "sqlite+pysqlite"}
+_SUPPORTED = "sqlite:///path/to/file.db or postgresql://user@host:5432/dbname"
 
 
 def normalize_url(url: str | URL) -> URL:
     """Parse ``url``; ``postgres://`` and ``postgresql://`` become ``postgresql+psycopg://``.
 
     Only SQLite (``sqlite://``, ``sqlite+pysqlite://``) and PostgreSQL via psycopg 3 are
-    supported; anything else is a :class:`StoreError` whose message hides the password.
+    supported; anything else is a :class:`StoreError` whose message never shows the URL.
     """
     if isinstance(url, str):
         try:
             parsed = make_url(url.strip())
         except ArgumentError:
-            raise StoreError(
-                "DATABASE_URL is not a database URL; use sqlite:///path/to/file.db "
-                "or postgresql://user@host/dbname"
-            ) from None
+            raise StoreError(f"DATABASE_URL is not a database URL; use {_SUPPORTED}") from None
     else:
         parsed = url
     if parsed.drivername in _POSTGRES_ALIASES:
         return parsed.set(drivername="postgresql+psycopg")
-    if parsed.drivername in {"sqlite", "sqlite+pysqlite"}:
+    if parsed.drivername in _SQLITE_ALIASES:
         return parsed
     raise StoreError(
-        f"DATABASE_URL {display_url(parsed)} is not supported; "
-        "use sqlite:///path/to/file.db or postgresql://user@host/dbname"
+        f"DATABASE_URL uses '{parsed.drivername}'; kandev-slack supports only {_SUPPORTED}"
     )
-
-
-def display_url(url: URL) -> str:
-    """The URL as it may appear in logs and messages: the password replaced by ``***``."""
-    return url.render_as_string(hide_password=True)
 
 
 def is_sqlite_memory(url: URL) -> bool:

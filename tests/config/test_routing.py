@@ -160,10 +160,22 @@ answerers = [
 def test_bad_route_channel_and_types() -> None:
     text = '[[route]]\nworkspace = "A"\nchannel = "X0BAD"\n\n[[route]]\nchannel = 5\n'
     assert errors(text) == [
-        "routes.toml, line 3: channel: 'X0BAD' is not a Slack channel id (C…, G… or D… "
+        "routes.toml, line 3: channel: 'X0BAD' is not a Slack channel id (C… or G… "
         "followed by capitals and digits)",
         "routes.toml, line 5: [[route]] needs 'workspace' (a Kandev workspace name or id)",
         "routes.toml, line 6: channel in [[route]] should be a channel id string",
+    ]
+
+
+def test_a_direct_message_channel_names_its_line() -> None:
+    text = '[defaults]\nchannel = "D0DEFAULT"\n\n[[route]]\nworkspace = "A"\nchannel = "D0ANA"\n'
+    dm = (
+        "is a direct-message conversation; the bot posts cards only in channels: use a public "
+        "or private channel id (C…/G…) and invite the bot there"
+    )
+    assert errors(text) == [
+        f"routes.toml, line 2: channel: 'D0DEFAULT' {dm}",
+        f"routes.toml, line 6: channel: 'D0ANA' {dm}",
     ]
 
 

@@ -268,3 +268,37 @@ def test_load_settings_reads_os_environ_by_default(monkeypatch) -> None:
     for name, value in good_env(PORT="4001").items():
         monkeypatch.setenv(name, value)
     assert load_settings().port == 4001
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "postgres://bot:pw@db:5432/kandev",
+        "postgresql+psycopg://bot@db/kandev?sslmode=require",
+        "sqlite+pysqlite:///tmp/k.db",
+        "  sqlite:///kandev-slack.db ",
+    ],
+)
+def test_the_settings_hold_the_url_the_store_opens(given: str) -> None:
+    from bot.store import normalize_url
+
+    settings = load_settings(good_env(DATABASE_URL=given))
+    assert settings.database_url == normalize_url(given).render_as_string(hide_password=False)
+
+
+@pytest.mark.parametrize(
+    "driver", ["postgresql+asyncpg", "postgresql+psycopg2", "sqlite+aiosqlite"]
+)
+def test_a_driver_the_store_cannot_open_is_refused_at_start_up(driver: str) -> None:
+    found = problems(good_env(DATABASE_URL=f"{driver}://bot:hunter2@db/kandev"))
+    assert len(found) == 1 and found[0].startswith(f"DATABASE_URL uses '{driver}'"), found
+    assert "hunter2" not in found[0]
+
+
+@pytest.mark.parametrize("value", ["D0ALICE", "DABC123"])
+def test_a_direct_message_channel_is_refused_by_name(value: str) -> None:
+    found = problems(good_env(KANDEV_SLACK_CHANNEL=value))
+    assert found == [
+        f"KANDEV_SLACK_CHANNEL: '{value}' is a direct-message conversation; the bot posts cards "
+        "only in channels: use a public or private channel id (C…/G…) and invite the bot there"
+    ]

@@ -81,7 +81,7 @@ def test_task_and_workspace_lookups(kandev, client, seed):
         "Lookup me",
         bundle.workspace_id,
     )
-    workspace = client.workspace(bundle.workspace_id)
+    workspace = next((w for w in client.workspaces() if w.id == bundle.workspace_id), None)
     assert workspace is not None and workspace.name
     with pytest.raises(KandevNotFoundError):
         client.task("00000000-0000-0000-0000-000000000000")

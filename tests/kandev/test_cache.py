@@ -29,10 +29,6 @@ def test_values_live_for_the_ttl_then_reload():
     assert cache.get_or_load("k", load) == 1
     clock.now = 30.1
     assert cache.get_or_load("k", load) == 2
-    cache.invalidate("k")
-    assert cache.get_or_load("k", load) == 3
-    cache.invalidate()
-    assert cache.get_or_load("k", load) == 4
 
 
 def test_failed_loads_are_not_cached_and_size_is_bounded():

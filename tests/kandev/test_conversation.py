@@ -1,6 +1,11 @@
 """Final state of a bundle from its task's clarification messages."""
 
-from bot.kandev.conversation import bundle_messages, final_state, is_complete, parse_page
+from bot.kandev.conversation import (
+    ConversationPage,
+    bundle_messages,
+    final_state,
+    is_complete,
+)
 from bot.kandev.models import Answer
 
 
@@ -21,7 +26,7 @@ def message(
 
 
 def state(messages, pending_id="p1"):
-    page = parse_page({"messages": messages, "has_more": False, "cursor": "x"})
+    page = ConversationPage.model_validate({"messages": messages, "has_more": False, "cursor": "x"})
     return final_state(bundle_messages(page.messages, pending_id))
 
 
@@ -78,9 +83,9 @@ def test_mixed_statuses_resolve_to_the_most_decisive():
 
 
 def test_is_complete_counts_distinct_questions():
-    page = parse_page({"messages": [message("p1", "a", 0, 2, "pending")]})
+    page = ConversationPage.model_validate({"messages": [message("p1", "a", 0, 2, "pending")]})
     found = bundle_messages(page.messages, "p1")
     assert not is_complete(found)
-    page = parse_page({"messages": [message("p1", "b", 1, 2, "pending")]})
+    page = ConversationPage.model_validate({"messages": [message("p1", "b", 1, 2, "pending")]})
     assert is_complete(found + bundle_messages(page.messages, "p1"))
     assert not is_complete([])

@@ -20,7 +20,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
-from bot.store import Store, display_url, normalize_url
+from bot.store import Store, normalize_url
 from tests.store.factories import FakeClock
 
 POSTGRES_URL_ENV = "KANDEV_SLACK_TEST_POSTGRES_URL"
@@ -42,7 +42,7 @@ def postgres_admin() -> Iterator[Engine]:
             conn.execute(text("SELECT 1"))
     except OperationalError as exc:
         engine.dispose()
-        reason = f"PostgreSQL unreachable at {display_url(url)}: {exc.orig}"
+        reason = f"PostgreSQL unreachable at {url.render_as_string(hide_password=True)}: {exc.orig}"
         if _on_ci():
             pytest.fail(f"{reason} (CI=true: the PostgreSQL store tests must run)", pytrace=False)
         pytest.skip(reason)

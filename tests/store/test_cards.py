@@ -101,31 +101,6 @@ def test_unposted_lists_claims_without_a_message(store: Store, clock: FakeClock)
     assert store.unposted(older_than_s=60) == []
 
 
-def test_reclaim_unposted_lets_one_recoverer_take_over(store: Store, clock: FakeClock) -> None:
-    claim(store, "p1")
-    claim(store, "p2")
-    store.mark_posted("p2", "C1", "1.1")
-    assert not store.reclaim_unposted("p1", older_than_s=30)  # the claimer may still be posting
-    clock.advance(31)
-    results = _race(THREADS, lambda: store.reclaim_unposted("p1", older_than_s=30))
-    assert results.count(True) == 1
-    assert not store.reclaim_unposted("p1", older_than_s=30)  # the lease was renewed
-    assert [c.pending_id for c in store.unposted(older_than_s=30)] == []
-    assert not store.reclaim_unposted("p2", older_than_s=0)  # posted: nothing to recover
-    assert not store.reclaim_unposted("unknown", older_than_s=0)
-
-
-def test_release_claim_only_forgets_unposted_cards(store: Store) -> None:
-    claim(store, "p1")
-    claim(store, "p2")
-    store.mark_posted("p2", "C1", "1.1")
-    assert store.release_claim("p1")
-    assert store.get("p1") is None
-    assert claim(store, "p1")
-    assert not store.release_claim("p2")
-    assert store.get("p2") is not None
-
-
 def test_transition_is_compare_and_set(store: Store, clock: FakeClock) -> None:
     claim(store, "p1")
     clock.advance(3)
@@ -168,11 +143,3 @@ def test_pending_resolved_and_counts(store: Store, clock: FakeClock) -> None:
     assert store.count() == 4
     assert store.count(CardState.PENDING) == 2
     assert store.count(CardState.REJECTED) == 1
-
-
-def test_update_bundle_replaces_the_bundle_as_posted(store: Store) -> None:
-    claim(store, "p1")
-    newer = bundle("p1", questions=2)
-    assert store.update_bundle("p1", newer)
-    assert store.get("p1").bundle == newer  # type: ignore[union-attr]
-    assert not store.update_bundle("unknown", newer)

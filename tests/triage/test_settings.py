@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.cards.listing import MAX_PAGE_SIZE
-from bot.config import MAX_LIST_PAGE_SIZE, ConfigError, load_settings
+from bot.cards.listing import MAX_PAGE_SIZE as MAX_LIST_PAGE_SIZE
+from bot.config import ConfigError, load_settings
 
 BASE = {
     "SLACK_BOT_TOKEN": "xoxb-1-2-abc",
