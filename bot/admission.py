@@ -93,7 +93,12 @@ class Admission:
             return self._refused(request, located)
         card = located
         refusal = self._option_problem(request, card) or self._state_problem(request, card)
-        if refusal is None and not self.permissions.may_act(card, request.user_id):
+        # A click on the card's message proves the person reads its channel; a form's metadata
+        # or a list / Home button does not.
+        in_channel = request.via in ("card", "shortcut") and not request.form
+        if refusal is None and not self.permissions.may_act(
+            card, request.user_id, in_channel=in_channel
+        ):
             refusal = Refusal("forbidden", messages.forbidden_message(), card)
         if refusal is not None:
             return self._refused(request, refusal)

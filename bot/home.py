@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.cards.home import MAX_RESOLVED, MAX_WAITING, render_home
+from bot.cards.waiting import Waiting
+from bot.domain import Card
 from bot.kandev.errors import KandevError
 from bot.signals import Signal
 from bot.slack_api.gateway import SlackError, SlackGateway
@@ -31,6 +35,17 @@ DEBOUNCE_S = 0.3
 #: Spacing per published view between rounds (views.publish allows ~100 per minute).
 SPACING_PER_VIEW_S = 0.6
 MAX_SPACING_S = 60.0
+#: How long a notice stays at the top of a person's Home.
+NOTICE_S = 120.0
+#: Resolved cards read for "Recently resolved" (each person sees those of their routes).
+RESOLVED_READ = 200
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    waiting: list[Waiting]
+    resolved: list[Card]
+    stale: bool = False  # Kandev could not be asked: ``waiting`` is what the bot last knew
 
 
 class HomeService:
@@ -58,24 +73,36 @@ class HomeService:
         self.spacing_per_view_s = spacing_per_view_s
         self.clock = clock
         self.changes = changes
+        self._lock = threading.Lock()
+        self._notices: dict[str, tuple[str, float]] = {}
 
     # ---- building ------------------------------------------------------------------------
 
-    def build(self) -> dict[str, Any]:
-        """The Home view as of now (the same for everyone)."""
-        stale = False
+    def snapshot(self) -> Snapshot:
+        """What is waiting and what was resolved lately, for everyone (filtered per person by
+        :meth:`build`)."""
         try:
-            waiting = self.queue.waiting()
+            return Snapshot(self.queue.waiting(), self.store.recent_resolved(RESOLVED_READ))
         except KandevError as exc:
             log.warning("Home: Kandev cannot be asked (%s); showing the bot's own cards", exc)
-            waiting = self.queue.posted_pending()
-            stale = True
+            resolved = self.store.recent_resolved(RESOLVED_READ)
+            return Snapshot(self.queue.posted_pending(), resolved, stale=True)
+
+    def build(self, user_id: str, snapshot: Snapshot | None = None) -> dict[str, Any]:
+        """This person's Home: only the questions they may answer (and so see)."""
+        snap = snapshot if snapshot is not None else self.snapshot()
+        waiting = self.queue.visible_to(user_id, snap.waiting)
         shown = self.queue.with_permalinks(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]
-        recent = self.store.recent_resolved(MAX_RESOLVED)
+        recent = self.queue.resolved_visible_to(user_id, snap.resolved)[:MAX_RESOLVED]
         resolved = [(card, self.queue.permalinks.of(card)) for card in recent]
         return render_home(
-            waiting, resolved, kandev_url=self.kandev_url, now=self.clock(), stale=stale
+            waiting,
+            resolved,
+            kandev_url=self.kandev_url,
+            now=self.clock(),
+            stale=snap.stale,
+            notice=self._notice(user_id),
         )
 
     # ---- publishing ----------------------------------------------------------------------
@@ -88,16 +115,26 @@ class HomeService:
         except SlackError as exc:
             log.warning("Home of %s not published: %s", user_id, exc.error)
 
-    def publish(self, user_ids: list[str], view: dict[str, Any] | None = None) -> int:
-        """Publish ``view`` (default: built now) to each user; returns how many succeeded.
-        Stops at a rate limit (the caller retries later)."""
+    def notice(self, user_id: str, text: str) -> bool:
+        """Tell a person something on their Home (for an interaction that happened there, where
+        Slack offers no channel or response_url): shown at the top for ``NOTICE_S``."""
+        with self._lock:
+            self._notices[user_id] = (text, time.monotonic() + NOTICE_S)
+        try:
+            return self.publish([user_id]) == 1
+        except SlackError:
+            return False
+
+    def publish(self, user_ids: list[str]) -> int:
+        """Publish each person's Home; returns how many succeeded. Stops at a rate limit (the
+        caller retries later)."""
         if not user_ids:
             return 0
-        view = view if view is not None else self.build()
+        snapshot = self.snapshot()
         done = 0
         for user_id in user_ids:
             try:
-                self.slack.publish_home(user_id, view)
+                self.slack.publish_home(user_id, self.build(user_id, snapshot))
                 done += 1
             except SlackError as exc:
                 if exc.rate_limited:
@@ -105,6 +142,14 @@ class HomeService:
                     raise
                 log.warning("Home of %s not published: %s", user_id, exc.error)
         return done
+
+    def _notice(self, user_id: str) -> str | None:
+        with self._lock:
+            text, until = self._notices.get(user_id, ("", 0.0))
+            if until <= time.monotonic():
+                self._notices.pop(user_id, None)
+                return None
+            return text
 
     def recent_viewers(self) -> list[str]:
         since = self.clock() - timedelta(seconds=self.recent_s)

@@ -126,13 +126,17 @@ class ListingService:
         self.page_size = page_size  # KANDEV_LIST_PAGE_SIZE, validated by the settings
         self.clock = clock
 
-    def page(self, query: Query, *, after: PageKey | None = None, number: int = 1) -> ListingPage:
+    def page(
+        self, query: Query, user_id: str, *, after: PageKey | None = None, number: int = 1
+    ) -> ListingPage:
+        """One page of what ``user_id`` may answer that matches ``query``."""
         workspaces = self.kandev.workspaces()
         workspace = matching_workspace(query, workspaces)
         if workspace is not None:
             found = self.queue.waiting(workspace_id=workspace.id)
         else:
             found = [it for it in self.queue.waiting() if matches(it, query)]
+        found = self.queue.visible_to(user_id, found)
         items, before, more = paginate(found, after, self.page_size)
         return ListingPage(
             query=query,
@@ -147,15 +151,18 @@ class ListingService:
 
     # ---- the command's answer ------------------------------------------------------------
 
-    def reply(self, text: str, *, after: PageKey | None = None, number: int = 1) -> Reply:
-        """The ephemeral answer to ``/kandev-questions <text>`` (or its "Next" button)."""
+    def reply(
+        self, text: str, user_id: str, *, after: PageKey | None = None, number: int = 1
+    ) -> Reply:
+        """The ephemeral answer to ``/kandev-questions <text>`` (or its "Next" button) for
+        ``user_id``: only what they may answer."""
         parsed = parse_query(text)
         if isinstance(parsed, HelpRequest):
             return Reply(**render.render_help())
         if isinstance(parsed, BadFilter):
             return Reply(**render.render_problem(parsed.message))
         try:
-            page = self.page(parsed, after=after, number=number)
+            page = self.page(parsed, user_id, after=after, number=number)
         except KandevUnavailable as exc:
             log.warning("listing: Kandev unreachable: %s", exc)
             message = messages.kandev_unreachable_message(self.kandev.base_url)

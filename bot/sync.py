@@ -22,7 +22,7 @@ from bot.publisher import Publisher
 from bot.routing import Routing
 from bot.signals import Signal
 from bot.store import Store
-from bot.tasks import TaskDirectory
+from bot.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,19 @@ SUBMISSION_GRACE_S = 30.0
 #: Claims left without a message are looked for this often (and after start-up) rather than
 #: every cycle: the lookup scans the whole card history and only finds claims over 30 s old.
 UNPOSTED_CHECK_S = 30.0
+#: First and longest wait before a bundle whose route could not be determined is tried again.
+UNROUTABLE_RETRY_S = (1.0, 60.0)
 #: How long finished outbox rows are kept (their keys stop a redelivered change re-sending).
 OUTBOX_KEEP_S = 7 * 24 * 3600.0
+
+
+@dataclass
+class Unroutable:
+    """A bundle that waits because its route cannot be determined (never posted by default)."""
+
+    reason: str
+    attempts: int
+    next_try: float  # monotonic time
 
 
 @dataclass
@@ -89,6 +100,8 @@ class SyncEngine:
         self._missing_since: dict[str, float] = {}
         self._known: set[str] = set()  # listed bundles whose card is in the store
         self._unposted_checked: float | None = None  # monotonic time of the last lookup
+        #: Listed bundles whose route cannot be determined yet, by pending id.
+        self.unroutable: dict[str, Unroutable] = {}
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -124,7 +137,7 @@ class SyncEngine:
         known = self._known & active
         for bundle in bundles:
             self._missing_since.pop(bundle.pending_id, None)
-            if bundle.pending_id in known:
+            if bundle.pending_id in known or not self._due(bundle.pending_id):
                 continue
             if self.store.get(bundle.pending_id) is not None:
                 known.add(bundle.pending_id)
@@ -132,6 +145,7 @@ class SyncEngine:
                 known.add(bundle.pending_id)
                 report.posted.append(bundle.pending_id)
         self._known = known
+        self._report_unroutable(active)
         self._recover_unposted()
         for card in self.store.pending():
             if card.pending_id in active or card.created_at >= started:
@@ -146,15 +160,16 @@ class SyncEngine:
         if not self._complete(bundle):
             threading.Timer(INCOMPLETE_RETRY_S, self.wakeup.raise_).start()
             return False
-        task = self.tasks.info(bundle.task_id)
+        try:
+            task = self.tasks.info(bundle.task_id)
+        except TaskUnknown as exc:
+            return self._cannot_route(bundle.pending_id, exc.reason)
         route = self.routing.route_for(task.workspace_id, task.workspace_name)
         if route is None:
-            self.health.problem(
-                "routing",
-                f"no channel for workspace {task.workspace_name or task.workspace_id!r}: "
-                "add a [[route]] or a default channel",
-            )
-            return False
+            name = task.workspace_name or task.workspace_id
+            reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
+            return self._cannot_route(bundle.pending_id, reason)
+        self.unroutable.pop(bundle.pending_id, None)
         claimed = self.store.claim(
             bundle.pending_id,
             task_id=bundle.task_id,
@@ -171,6 +186,32 @@ class SyncEngine:
             self.publisher.enqueue_post(card)
             self.store.audit(bundle.pending_id, None, "post", "kandev", "queued", route.channel)
         return True
+
+    def _due(self, pending_id: str) -> bool:
+        waiting = self.unroutable.get(pending_id)
+        return waiting is None or time.monotonic() >= waiting.next_try
+
+    def _cannot_route(self, pending_id: str, reason: str) -> bool:
+        """Fail closed: the bundle is not posted anywhere; it is tried again with backoff."""
+        attempts = self.unroutable[pending_id].attempts + 1 if pending_id in self.unroutable else 1
+        first, longest = UNROUTABLE_RETRY_S
+        wait = min(first * 2 ** (attempts - 1), longest)
+        self.unroutable[pending_id] = Unroutable(reason, attempts, time.monotonic() + wait)
+        log.warning(
+            "question %s cannot be routed (%s); retrying in %.0f s", pending_id, reason, wait
+        )
+        return False
+
+    def _report_unroutable(self, active: set[str]) -> None:
+        for gone in set(self.unroutable) - active:
+            del self.unroutable[gone]
+        if not self.unroutable:
+            self.health.clear("unroutable")
+            return
+        count = len(self.unroutable)
+        reasons = sorted({u.reason for u in self.unroutable.values()})
+        what = "question cannot" if count == 1 else "questions cannot"
+        self.health.problem("unroutable", f"{count} {what} be routed: {'; '.join(reasons)}")
 
     def _complete(self, bundle: Bundle) -> bool:
         """False while Kandev is still writing the bundle's questions (a young bundle can be

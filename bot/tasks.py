@@ -1,7 +1,11 @@
 """What a card shows about a bundle's task: its title and workspace, read from Kandev.
 
-Shared by discovery (a new card needs its task) and the waiting queue (a bundle listed before
-its card exists). The Kandev client caches tasks and workspaces, so a lookup is cheap.
+Shared by discovery (a new card needs its task, and its task decides its route) and the
+waiting queue (a bundle listed before its card exists). The Kandev client caches tasks and
+workspaces, so a lookup is cheap.
+
+The task decides who sees and answers a question, so a lookup that fails is never guessed:
+:class:`TaskUnknown` says why, and the caller waits and retries (fail closed).
 """
 
 from __future__ import annotations
@@ -15,27 +19,43 @@ from bot.kandev.errors import KandevError, KandevUnavailable
 log = logging.getLogger(__name__)
 
 
+class TaskUnknown(Exception):
+    """The task or its workspace cannot be determined; ``reason`` is short and safe to show."""
+
+    def __init__(self, task_id: str, reason: str) -> None:
+        super().__init__(f"task {task_id}: {reason}")
+        self.task_id = task_id
+        self.reason = reason
+
+
 class TaskDirectory:
     def __init__(self, kandev: KandevClient) -> None:
         self.kandev = kandev
 
     def info(self, task_id: str) -> TaskInfo:
-        """The task's title and workspace. Raises KandevUnavailable; any other Kandev error
-        gives a TaskInfo with only the id (the card shows "untitled task")."""
+        """The task's title and workspace. Raises KandevUnavailable when Kandev cannot be
+        reached and TaskUnknown when it answers without them (any error, or a workspace it does
+        not list)."""
         try:
             task = self.kandev.task(task_id)
         except KandevUnavailable:
             raise
         except KandevError as exc:
             log.warning("task %s not readable: %s", task_id, exc)
-            return TaskInfo(task_id=task_id)
-        name = ""
+            raise TaskUnknown(task_id, f"task lookup failed ({type(exc).__name__})") from exc
         try:
-            name = next((w.name for w in self.kandev.workspaces() if w.id == task.workspace_id), "")
+            workspaces = self.kandev.workspaces()
         except KandevUnavailable:
             raise
         except KandevError as exc:
             log.warning("workspaces not readable: %s", exc)
+            raise TaskUnknown(task_id, f"workspace lookup failed ({type(exc).__name__})") from exc
+        workspace = next((w for w in workspaces if w.id == task.workspace_id), None)
+        if workspace is None:
+            raise TaskUnknown(task_id, "its workspace is not one Kandev lists to the bot")
         return TaskInfo(
-            task_id=task_id, title=task.title, workspace_id=task.workspace_id, workspace_name=name
+            task_id=task_id,
+            title=task.title,
+            workspace_id=task.workspace_id,
+            workspace_name=workspace.name,
         )

@@ -17,10 +17,11 @@ from bot.domain import Card, CardState
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
 from bot.kandev.models import Bundle
+from bot.permissions import Permissions
 from bot.routing import Routing
 from bot.slack_api.gateway import SlackGateway
 from bot.store import Store
-from bot.tasks import TaskDirectory
+from bot.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ class WaitingQueue:
         routing: Routing,
         tasks: TaskDirectory,
         permalinks: Permalinks,
+        permissions: Permissions,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
@@ -68,6 +70,7 @@ class WaitingQueue:
         self.routing = routing
         self.tasks = tasks
         self.permalinks = permalinks
+        self.permissions = permissions
         self.clock = clock
 
     def waiting(self, workspace_id: str | None = None) -> list[Waiting]:
@@ -77,7 +80,18 @@ class WaitingQueue:
         bundles = self.kandev.list_pending(workspace_id=workspace_id)
         # One read of the pending cards instead of one per bundle (the command acks with this).
         cards = {c.pending_id: c for c in self.store.pending()}
-        return [self._join(b, cards.get(b.pending_id)) for b in bundles]
+        joined = (self._join(b, cards.get(b.pending_id)) for b in bundles)
+        return [item for item in joined if item is not None]
+
+    def visible_to(self, user_id: str, items: Iterable[Waiting]) -> list[Waiting]:
+        """The items this person may answer (and so see): nobody sees another route's
+        questions, their titles or prompts."""
+        return [i for i in items if self.permissions.may_answer(i.task, user_id)]
+
+    def resolved_visible_to(self, user_id: str, cards: Iterable[Card]) -> list[Card]:
+        """Resolved cards whose route lets this person answer: who answered what stays
+        within the route."""
+        return [c for c in cards if self.permissions.may_answer(c.task, user_id)]
 
     def posted_pending(self) -> list[Waiting]:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev
@@ -104,7 +118,8 @@ class WaitingQueue:
             if bundle is None:
                 return None
             task = self.tasks.info(bundle.task_id)
-        except KandevError as exc:
+        except (KandevError, TaskUnknown) as exc:
+            # Its route decides who may answer: without it, nobody may (fail closed).
             log.warning("cannot look up bundle %s in Kandev: %s", pending_id, exc)
             return None
         route = self.routing.route_for(task.workspace_id, task.workspace_name)
@@ -121,6 +136,13 @@ class WaitingQueue:
             updated_at=self.clock(),
         )
 
-    def _join(self, bundle: Bundle, card: Card | None) -> Waiting:
-        task = card.task if card is not None else self.tasks.info(bundle.task_id)
-        return Waiting(bundle=bundle, task=task, card=card)
+    def _join(self, bundle: Bundle, card: Card | None) -> Waiting | None:
+        """The bundle with its task; None (left out) when its task, and so its route, cannot
+        be determined."""
+        if card is not None:
+            return Waiting(bundle=bundle, task=card.task, card=card)
+        try:
+            return Waiting(bundle=bundle, task=self.tasks.info(bundle.task_id))
+        except TaskUnknown as exc:
+            log.warning("not listing bundle %s: %s", bundle.pending_id, exc.reason)
+            return None

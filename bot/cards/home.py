@@ -27,7 +27,7 @@ CALLBACK_HOME = "kq_home"
 MAX_WAITING = 20
 MAX_RESOLVED = 10
 _BLOCKS_PER_WAITING = 3  # title + first question, context, buttons
-_FIXED_BLOCKS = 9  # 2 headers, 2 intro contexts, divider, 2 "more" notes, 2 empty states
+_FIXED_BLOCKS = 11  # notice + divider, 2 headers, 2 intros, divider, 2 "more" notes, 2 empties
 MAX_TITLE = 200
 MAX_PROMPT = 400
 assert MAX_WAITING * _BLOCKS_PER_WAITING + MAX_RESOLVED + _FIXED_BLOCKS <= MAX_VIEW_BLOCKS
@@ -101,12 +101,18 @@ def render_home(
     kandev_url: str,
     now: datetime,
     stale: bool = False,
+    notice: str | None = None,
 ) -> dict[str, Any]:
     """The Home view: "Waiting for an answer" (oldest first) and "Recently resolved".
 
-    ``stale``: Kandev could not be asked, ``waiting`` is what the bot last knew.
+    ``stale``: Kandev could not be asked, ``waiting`` is what the bot last knew. ``notice``:
+    what the bot tells this person about their last interaction here (safe mrkdwn).
     """
-    blocks: list[Block] = [_header("Waiting for an answer")]
+    blocks: list[Block] = []
+    if notice:
+        text = shorten_mrkdwn(notice, MAX_SECTION_TEXT, note="…")[0]
+        blocks += [section(text, block_id=ids.BLOCK_NOTICE), divider()]
+    blocks.append(_header("Waiting for an answer"))
     intro = f"{agents_waiting(len(waiting))}, oldest first · updated {slack_date(now, '{time}')}"
     blocks.append(context(intro))
     if stale:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -12,6 +13,8 @@ from bot.home import HomeService
 from bot.listing import ListingService
 from bot.slack.requests import Unusable, Where
 from bot.slack_api.notify import Notifier
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -26,11 +29,15 @@ class Services:
     pool: ThreadPoolExecutor
 
     def tell(self, where: Where, text: str) -> None:
-        """An ephemeral message to the person, where they interacted."""
-        if where.user_id:
-            self.notifier.tell(
-                where.user_id, text, channel=where.channel, response_url=where.response_url
-            )
+        """An ephemeral message to the person where they interacted; on the App Home (no
+        channel, no response_url) a notice on their Home instead."""
+        if not where.user_id or not text:
+            return
+        told = self.notifier.tell(
+            where.user_id, text, channel=where.channel, response_url=where.response_url
+        )
+        if not told and not self.home.notice(where.user_id, text):
+            log.error("could not tell %s: %s", where.user_id, text)
 
     def tell_result(self, where: Where, result: Verdict | Refusal) -> None:
         """Tell the person a verdict or a refusal: in the card's channel when it is a posted

@@ -28,6 +28,12 @@ log = logging.getLogger(__name__)
 CARD_EVENT_TYPE = "kandev_question"
 
 
+#: How long who-is-in-what (user groups, channel members, channel privacy) is remembered.
+DIRECTORY_TTL_S = 60.0
+#: A channel with more members than this many pages of 1,000 is refused (fail closed).
+MAX_MEMBER_PAGES = 20
+
+
 def card_metadata(pending_id: str) -> dict:
     """The message metadata that marks a message as the card of ``pending_id``."""
     return {"event_type": CARD_EVENT_TYPE, "event_payload": {"pending_id": pending_id}}
@@ -116,7 +122,8 @@ class SlackGateway:
 
     def __init__(self, client: WebClient):
         self.client = client
-        self._group_cache: dict[str, tuple[float, frozenset[str]]] = {}
+        #: Group members, channel privacy and channel members, with the time they were read.
+        self._directory: dict[tuple[str, str], tuple[float, Any]] = {}
         self._lock = threading.Lock()
 
     # ---- messages ------------------------------------------------------------------------
@@ -216,18 +223,52 @@ class SlackGateway:
 
     # ---- users ---------------------------------------------------------------------------
 
-    def group_members(self, group_id: str, ttl: float = 60.0) -> frozenset[str]:
-        """Members of a user group (cached for ``ttl`` seconds)."""
+    def group_members(self, group_id: str) -> frozenset[str]:
+        """Members of a user group (cached for ``DIRECTORY_TTL_S``)."""
+
+        def load() -> frozenset[str]:
+            resp = self._call("usergroups.users.list", usergroup=group_id)
+            return frozenset(resp.get("users") or [])
+
+        return self._cached(("group", group_id), load)
+
+    def channel_is_private(self, channel: str) -> bool:
+        """Whether a conversation is private (cached for ``DIRECTORY_TTL_S``)."""
+
+        def load() -> bool:
+            info = self._call("conversations.info", channel=channel).get("channel") or {}
+            return bool(info.get("is_private") or info.get("is_group") or info.get("is_im"))
+
+        return self._cached(("private", channel), load)
+
+    def channel_members(self, channel: str) -> frozenset[str]:
+        """Members of a conversation, every page (cached for ``DIRECTORY_TTL_S``)."""
+
+        def load() -> frozenset[str]:
+            members: set[str] = set()
+            cursor = None
+            for _ in range(MAX_MEMBER_PAGES):
+                resp = self._call(
+                    "conversations.members", channel=channel, cursor=cursor, limit=1000
+                )
+                members.update(resp.get("members") or [])
+                cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    return frozenset(members)
+            raise SlackError("conversations.members", "too_many_members")
+
+        return self._cached(("members", channel), load)
+
+    def _cached(self, key: tuple[str, str], load):
         now = time.monotonic()
         with self._lock:
-            hit = self._group_cache.get(group_id)
-            if hit and now - hit[0] < ttl:
+            hit = self._directory.get(key)
+            if hit and now - hit[0] < DIRECTORY_TTL_S:
                 return hit[1]
-        resp = self._call("usergroups.users.list", usergroup=group_id)
-        members = frozenset(resp.get("users") or [])
+        value = load()
         with self._lock:
-            self._group_cache[group_id] = (now, members)
-        return members
+            self._directory[key] = (now, value)
+        return value
 
     # ---- plumbing ------------------------------------------------------------------------
 

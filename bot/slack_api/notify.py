@@ -28,7 +28,8 @@ class Notifier:
         response_url: str | None = None,
         blocks: list[dict[str, Any]] | None = None,
     ) -> bool:
-        """An ephemeral message to one person; False when it could not be delivered."""
+        """An ephemeral message to one person; False when it could not be delivered (or there
+        is neither a channel nor a response_url to deliver it through)."""
         if not text:
             return True
         if channel:
@@ -43,7 +44,6 @@ class Notifier:
                 return True
             except SlackError as exc:
                 log.warning("response_url for %s failed: %s", user, exc.error)
-        log.error("could not tell %s: %s", user, text)
         return False
 
     def reply(

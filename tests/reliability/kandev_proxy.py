@@ -45,6 +45,17 @@ class _Hold:
 
 
 @dataclass(frozen=True)
+class PathFault:
+    """Answer requests whose path matches ``pattern`` with ``status`` and ``body`` instead of
+    forwarding them (Kandev never sees them)."""
+
+    pattern: re.Pattern[str]
+    status: int
+    body: bytes
+    content_type: str
+
+
+@dataclass(frozen=True)
 class AnswerCall:
     pending_id: str
     transport: str  # rest | mcp
@@ -78,6 +89,8 @@ class KandevProxy:
         self._lock = threading.Lock()
         self._holds: dict[str, _Hold] = {}
         self.calls: list[AnswerCall] = []
+        self._faults: list[PathFault] = []
+        self.faulted: list[str] = []  # paths answered by a fault instead of Kandev
         self._client = httpx.Client(base_url=self.upstream, timeout=120.0, trust_env=False)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -127,6 +140,22 @@ class KandevProxy:
         if not hold.arrived.wait(timeout):
             raise TimeoutError(f"no answer call for {pending_id} reached the proxy")
 
+    def fail_path(
+        self,
+        pattern: str,
+        status: int,
+        body: bytes = b'{"error":"injected"}',
+        content_type: str = "application/json",
+    ) -> None:
+        """Answer every request whose path matches ``pattern`` (a regex) with this reply."""
+        with self._lock:
+            self._faults.append(PathFault(re.compile(pattern), status, body, content_type))
+
+    def heal(self) -> None:
+        """Forward everything again."""
+        with self._lock:
+            self._faults.clear()
+
     def release(self) -> None:
         """Let every held call go on (forwarded or dropped, as each hold said)."""
         with self._lock:
@@ -155,9 +184,24 @@ class KandevProxy:
 
         return Handler
 
+    def _fault_for(self, path: str) -> PathFault | None:
+        with self._lock:
+            fault = next((f for f in self._faults if f.pattern.search(path)), None)
+            if fault is not None:
+                self.faulted.append(path)
+            return fault
+
     def _forward(self, req: BaseHTTPRequestHandler) -> None:
         length = int(req.headers.get("Content-Length") or 0)
         body = req.rfile.read(length) if length else b""
+        fault = self._fault_for(req.path.split("?", 1)[0])
+        if fault is not None:
+            req.send_response(fault.status)
+            req.send_header("Content-Type", fault.content_type)
+            req.send_header("Content-Length", str(len(fault.body)))
+            req.end_headers()
+            req.wfile.write(fault.body)
+            return
         target = answer_target(req.path, body)
         if target is not None and not self._pass_hold(target[0]):
             self._record(target, body, delivered=False)

@@ -53,7 +53,7 @@ def _command(svc: Services):
             log.warning("refused a malformed command: %s", exc)
             ack()
             return
-        future: Future[Reply] = svc.pool.submit(svc.listing.reply, command.text)
+        future: Future[Reply] = svc.pool.submit(svc.listing.reply, command.text, command.user_id)
         try:
             reply = future.result(timeout=LIST_BUDGET_S)
         except FutureTimeout:
@@ -98,7 +98,9 @@ def _next_page(svc: Services):
         except CodecError:
             svc.tell(where, messages.tampered_next_message())
             return
-        reply = svc.listing.reply(wanted.filter, after=wanted.after, number=wanted.number)
+        reply = svc.listing.reply(
+            wanted.filter, click.user_id, after=wanted.after, number=wanted.number
+        )
         _send(svc, where, reply, replace=True)
 
     return handle

@@ -86,8 +86,7 @@ def _submit(
     if verdict.kind in _KEEP_OPEN:
         ack(response_action="errors", errors={_last_input(body): verdict.message})
         return
-    ack()
-    svc.tell_result(form.where, verdict)
+    _close(svc, ack, form.where, verdict)
 
 
 def _refused(svc: Services, ack: Ack, body: dict[str, Any], where: Where, refusal: Refusal) -> None:
@@ -96,8 +95,17 @@ def _refused(svc: Services, ack: Ack, body: dict[str, Any], where: Where, refusa
     if refusal.kind in FORM_ERRORS:
         _form_error(ack, body, refusal.message)
         return
+    _close(svc, ack, where, refusal)
+
+
+def _close(svc: Services, ack: Ack, where: Where, result: Verdict | Refusal) -> None:
+    """Close the form and tell the person where they are; a form opened from the App Home
+    (no channel, no response_url) shows what happened in its place instead."""
+    if result.message and not where.channel and not where.response_url:
+        ack(response_action="update", view=build_result_modal("Not sent", result.message))
+        return
     ack()
-    svc.tell_result(where, refusal)
+    svc.tell_result(where, result)
 
 
 def _report(svc: Services, where: Where, future: Future[Verdict]) -> None:
