@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import uuid
 
-from tests.e2e.botproc import free_port
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     card_posts,
     db_question,
@@ -19,8 +17,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE
-from tests.harness.specs import question
+from tests.fakeslack import ALICE
+from tests.harness import CHANNEL, free_port, question
 from tests.triage.e2e import (
     COMMAND,
     LOOKING,

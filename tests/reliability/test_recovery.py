@@ -29,8 +29,7 @@ from bot.recovery import Recovery
 from bot.routing import Routing
 from bot.slack.gateway import SlackGateway, make_web_client
 from bot.store import Store
-from tests.fakeslack.config import ALICE
-from tests.fakeslack.server import FakeSlack
+from tests.fakeslack import ALICE, FakeSlack
 
 CHANNEL = "C0QUESTION"
 PENDING = "p-1"

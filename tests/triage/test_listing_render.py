@@ -22,7 +22,7 @@ from bot.cards.listing import (
 from bot.kandev.models import Workspace
 from bot.listing import ListingPage, Query, Waiting, parse_query
 from tests.cards.strategies import bundles, tasks_for
-from tests.fakeslack.layout import blocks_text, iter_elements
+from tests.fakeslack import blocks_text, iter_elements
 from tests.triage.checks import assert_valid_message
 from tests.triage.factories import KANDEV_URL, NOW, waiting
 
