@@ -11,24 +11,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
 
 from bot.answers import AnswerService
-from bot.domain import CardState, TaskInfo
+from bot.domain import CardState
 from bot.health import Health
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevUnavailable
-from bot.kandev.models import Bundle, Option, Question
 from bot.leases import InFlight
 from bot.publisher import Publisher
 from bot.recovery import Recovery
 from bot.routing import Routing
 from bot.slack.gateway import SlackGateway, make_web_client
 from bot.store import Store
+from tests.factories import DB_QUESTION, make_bundle, make_task
 from tests.fakeslack import ALICE, FakeSlack
 
 CHANNEL = "C0QUESTION"
@@ -86,24 +85,9 @@ class World:
         return self.reply(request)
 
     def card(self) -> None:
-        bundle = Bundle(
-            pending_id=PENDING,
-            task_id="t-1",
-            created_at=datetime.now(UTC),
-            questions=[
-                Question(
-                    question_id="db",
-                    title="Database",
-                    prompt="Which one?",
-                    options=[
-                        Option(option_id="q1_opt1", label="PostgreSQL"),
-                        Option(option_id="q1_opt2", label="MongoDB"),
-                    ],
-                )
-            ],
-        )
+        bundle = make_bundle(DB_QUESTION, pending_id=PENDING, task_id="t-1")
         self.store.claim(
-            PENDING, task_id="t-1", channel=CHANNEL, bundle=bundle, task=TaskInfo(task_id="t-1")
+            PENDING, task_id="t-1", channel=CHANNEL, bundle=bundle, task=make_task("t-1")
         )
         self.store.mark_posted(PENDING, CHANNEL, "1700000000.000100")
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from bot.store import Store
-from tests.store.factories import FakeClock
+from tests.fakes import FakeClock
 
 PAYLOAD = json.dumps({"answers": [{"question_id": "q1", "selected_options": ["o1"]}]})
 

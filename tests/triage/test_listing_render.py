@@ -22,9 +22,9 @@ from bot.cards.listing import (
 from bot.kandev.models import Workspace
 from bot.listing import ListingPage, Query, Waiting, parse_query
 from tests.cards.strategies import bundles, tasks_for
+from tests.factories import KANDEV_URL, NOW, resolved_card, waiting
 from tests.fakeslack import blocks_text, iter_elements
 from tests.triage.checks import assert_valid_message
-from tests.triage.factories import KANDEV_URL, NOW, waiting
 
 
 def page_of(items: list[Waiting], **fields) -> ListingPage:
@@ -189,7 +189,6 @@ def test_the_page_size_fits_the_block_limit() -> None:
 def test_the_shortcut_on_a_closed_card_states_how_it_ended() -> None:
     from bot.cards.listing import closed_card_message
     from bot.domain import CardState
-    from tests.triage.factories import resolved_card
 
     card = resolved_card(1, CardState.ANSWERED)
     assert card.outcome is not None
