@@ -24,8 +24,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from tests.harness import KandevServer
-from tests.reliability.kandev_proxy import KandevProxy
+from tests.harness import KandevProxy, KandevServer
 from tests.reliability.recorder import Reliability, ReliabilityLog, fault_marker
 
 PG_ADMIN = os.environ.get(
