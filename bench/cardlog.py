@@ -8,8 +8,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Collection
 
-from tests.fakeslack.records import CallRecord
-from tests.fakeslack.server import FakeSlack
+from tests.fakeslack import CallRecord, FakeSlack
 
 
 def _pending_id(call: CallRecord) -> str | None:

@@ -22,17 +22,18 @@ from dataclasses import dataclass
 
 import httpx
 
-from bench.ports import reserve_wide
-from tests.harness.kandev_runtime import ensure_runtime
-from tests.harness.kandev_server import KandevHarnessError, KandevServer
-from tests.harness.specs import QuestionSpec, sample_questions
+from tests.harness import (
+    KandevHarnessError,
+    KandevServer,
+    QuestionSpec,
+    ensure_runtime,
+    sample_questions,
+)
 
 
 def start_kandev(port_cells: int) -> KandevServer:
     """A started Kandev whose agents may use ``port_cells`` harness blocks of ports."""
-    server = KandevServer(ensure_runtime())
-    # start() keeps a reservation it is given; the harness' own one has too few ports.
-    server._reservation = reserve_wide(port_cells)
+    server = KandevServer(ensure_runtime(), port_cells=port_cells)
     try:
         server.start()
     except BaseException:
@@ -65,8 +66,8 @@ class DirectBundles:
 
     def prepare(self, workspace_ids: Sequence[str], count: int) -> list[Slot]:
         """``count`` tasks with a started session, spread round-robin over the workspaces."""
-        profile = self.server._mock_profile_id()  # harness helpers: profile and workflow
-        workflows = {ws: self.server._workflow(ws) for ws in workspace_ids}
+        profile = self.server.mock_profile_id()
+        workflows = {ws: self.server.workflow(ws) for ws in workspace_ids}
 
         def make(n: int) -> Slot:
             workspace_id = workspace_ids[n % len(workspace_ids)]

@@ -23,8 +23,7 @@ from bench.procstat import load_average
 from bench.report import Results, render
 from bench.scenarios import answering, backlog, footprint, time_to_card
 from bench.world import DEFAULT_POLL_INTERVAL, World
-from tests.harness.kandev_runtime import KANDEV_VERSION
-from tests.harness.ports import BLOCK_SIZE, INSTANCE_OFFSET
+from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
 SCENARIOS = ("ttc", "answers", "footprint", "backlog")
 RESULTS = Path(__file__).with_name("results.md")

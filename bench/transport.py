@@ -11,8 +11,7 @@ import time
 
 import httpx
 
-from tests.fakeslack.signing import signed_headers
-from tests.fakeslack.transports import Ack, Delivery, HttpTransport, _parse_body
+from tests.fakeslack import Ack, Delivery, HttpTransport, parse_body, signed_headers
 
 
 class KeepAliveTransport(HttpTransport):
@@ -34,7 +33,7 @@ class KeepAliveTransport(HttpTransport):
             self.url, content=body, headers=headers, timeout=delivery.timeout
         )
         elapsed = time.perf_counter() - started
-        return Ack(response.status_code, _parse_body(response), elapsed, dict(response.headers))
+        return Ack(response.status_code, parse_body(response), elapsed, dict(response.headers))
 
     def close(self) -> None:
         self._client.close()

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.e2e.botproc import BotProcess
-from tests.e2e.conftest import bot_env
-from tests.fakeslack.server import FakeSlack
-from tests.harness.kandev_server import KandevServer
+from tests.fakeslack import FakeSlack
+from tests.harness import BotProcess, KandevServer, bot_env
 
 DEFAULT_POLL_INTERVAL = "5"
 

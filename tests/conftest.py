@@ -1,4 +1,5 @@
-"""Real-Kandev fixtures (see tests/harness/). Kandev starts only for tests that ask for it.
+"""Fixtures of the real processes (see tests/harness/): Kandev, and the bot. Kandev starts only
+for tests that ask for it.
 
 - ``kandev_runtime`` (session): the installed runtime directory (npm, cached under .cache/).
 - ``kandev`` (session): a running Kandev without auth, shared by every test.
@@ -6,6 +7,9 @@
 - ``kandev_factory`` (session): ``kandev_factory(auth=False)`` starts a private server, e.g. for
   tests that stop or restart it; all are closed at the end of the session.
 - ``seed`` (function): seeds bundles on ``kandev`` and deletes its tasks after the test.
+- ``bot_factory`` (function): ``bot_factory(mode="http"|"socket", start=True, db_url=None,
+  **env_overrides)`` -> a ``BotProcess`` on the fake Slack and ``kandev``; all are stopped after
+  the test. ``bot``: one in HTTP mode with the default configuration.
 
 Tests using any of these get the ``kandev`` marker automatically.
 """
@@ -17,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.kandev_runtime import ensure_runtime
-from tests.harness.kandev_server import KandevServer
-from tests.harness.seeder import Seeder
+from tests.fakeslack import FakeSlack
+from tests.harness import BotProcess, KandevServer, Seeder, bot_env, ensure_runtime
 
 # The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory.
 pytest_plugins = ["tests.fakeslack.fixtures"]
 
+BotFactory = Callable[..., BotProcess]
 KANDEV_FIXTURES = frozenset({"kandev_runtime", "kandev", "kandev_auth", "kandev_factory", "seed"})
 
 
@@ -68,3 +72,28 @@ def seed(kandev: KandevServer) -> Iterator[Seeder]:
     seeder = Seeder(kandev)
     yield seeder
     seeder.cleanup()
+
+
+@pytest.fixture
+def bot_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[BotFactory]:
+    started: list[BotProcess] = []
+
+    def make(
+        *, mode: str = "http", start: bool = True, db_url: str | None = None, **overrides: str
+    ) -> BotProcess:
+        url = db_url or f"sqlite:///{tmp_path / 'bot.db'}"
+        env = bot_env(fake_slack, kandev, url, mode=mode, **overrides)
+        bot = BotProcess(env, mode=mode, log_path=tmp_path / f"bot-{len(started)}.log")
+        started.append(bot)
+        if start:
+            bot.start()
+        return bot
+
+    yield make
+    for bot in started:
+        bot.stop()
+
+
+@pytest.fixture
+def bot(bot_factory: BotFactory) -> BotProcess:
+    return bot_factory()

@@ -26,9 +26,8 @@ from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from bot.cards import ids
 from bot.cards.ids import parse_modal_metadata
-from tests.fakeslack.driver import SlackDriver
-from tests.fakeslack.records import ViewRecord
-from tests.harness.kandev_server import KandevServer, SeededBundle
+from tests.fakeslack import SlackDriver, ViewRecord
+from tests.harness import KandevServer, SeededBundle
 
 SLASH_COMMAND = "/kandev-questions"
 AGENT_TIMEOUT_S = 20.0

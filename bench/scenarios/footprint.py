@@ -23,7 +23,7 @@ from bench.world import Route, World, wait_synced
 from bot.domain import CardOutcome, CardState, TaskInfo
 from bot.kandev.models import Answer, Bundle, Option, Question
 from bot.store import Store
-from tests.e2e.botproc import BotProcess
+from tests.harness import BotProcess
 
 WARMUP_S = 3.0
 

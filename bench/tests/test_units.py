@@ -1,5 +1,5 @@
 """Unit tests of the benchmark's own parts (no timing assertions): statistics, tables and
-targets, reading the fake Slack's calls, the wide port reservation. ``pytest bench``."""
+targets, reading the fake Slack's calls, a wide port reservation. ``pytest bench``."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ import pytest
 from slack_sdk import WebClient
 
 from bench.cardlog import CardLog
-from bench.ports import reserve_wide
 from bench.report import Results, render, table, targets
 from bench.scenarios.backlog import Backlog
 from bench.stats import Summary, percentile, ratio
-from tests.fakeslack.server import FakeSlack
-from tests.harness.ports import BLOCK_SIZE, INSTANCE_OFFSET
+from tests.fakeslack import FakeSlack
+from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, reserve_block
 
 
 def test_percentile_interpolates_between_ranks() -> None:
@@ -104,7 +103,7 @@ def test_cardlog_indexes_posts_duplicates_429s_and_edits() -> None:
 
 
 def test_wide_reservation_spans_adjacent_blocks_and_releases() -> None:
-    reservation = reserve_wide(2)
+    reservation = reserve_block(cells=2)
     try:
         block = reservation.block
         assert block.instance_first == block.base + INSTANCE_OFFSET

@@ -6,12 +6,12 @@ import pytest
 
 from bot.domain import TaskInfo
 from bot.kandev.models import Bundle
-from tests.cards.samples import (
+from tests.factories import (
     CACHE_QUESTION,
     DB_QUESTION,
     QUEUE_QUESTION,
-    TASK_ID,
     make_bundle,
+    make_task,
 )
 
 
@@ -27,4 +27,4 @@ def three_questions() -> Bundle:
 
 @pytest.fixture
 def task() -> TaskInfo:
-    return TaskInfo(task_id=TASK_ID, title="Pick a datastore", workspace_name="Platform")
+    return make_task(workspace_id="")

@@ -1,17 +1,16 @@
 """Hypothesis strategies for whatever Kandev might send: 1–4 questions × 2–6 options, texts up
-to 10,000 characters with emoji, ``<>&``, Slack control sequences and Markdown."""
+to 10,000 characters with emoji, ``<>&``, Slack control sequences and Markdown. They draw the
+fields and leave the building to tests/factories.py."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from hypothesis import strategies as st
 
 from bot.domain import CardOutcome, CardState, TaskInfo
 from bot.kandev.models import Answer, Bundle, Option, Question
-
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-KANDEV_URL = "http://localhost:38429"
+from tests.factories import NOW, make_bundle, make_outcome, make_question, make_task
 
 NASTY_PIECES = [
     "<!channel>",
@@ -89,7 +88,7 @@ ids_text = st.one_of(
 
 
 @st.composite
-def questions(draw, index: int) -> Question:
+def questions(draw, index: int, question_id: str) -> Question:
     count = draw(st.integers(min_value=2, max_value=6))
     option_ids = draw(
         st.one_of(
@@ -100,8 +99,9 @@ def questions(draw, index: int) -> Question:
     options = [
         Option(option_id=oid, label=draw(texts()), description=draw(texts())) for oid in option_ids
     ]
-    return Question(
-        question_id="",  # replaced by bundles()
+    return make_question(
+        index + 1,
+        question_id=question_id,
         title=draw(texts(200)),
         prompt=draw(texts()),
         options=options,
@@ -112,21 +112,21 @@ def questions(draw, index: int) -> Question:
 def bundles(draw) -> Bundle:
     count = draw(st.integers(min_value=1, max_value=4))
     qids = draw(st.lists(ids_text, min_size=count, max_size=count, unique=True))
-    qs = [draw(questions(i)).model_copy(update={"question_id": qid}) for i, qid in enumerate(qids)]
+    qs = [draw(questions(i, qid)) for i, qid in enumerate(qids)]
     age = draw(st.integers(min_value=0, max_value=10 * 86400))
-    return Bundle(
+    return make_bundle(
+        *qs,
         pending_id=str(draw(st.uuids())),
         task_id=str(draw(st.uuids())),
         session_id=str(draw(st.uuids())),
         created_at=NOW - timedelta(seconds=age),
         context=draw(texts()),
-        questions=qs,
     )
 
 
 def tasks_for(bundle: Bundle) -> st.SearchStrategy[TaskInfo]:
     return st.builds(
-        TaskInfo,
+        make_task,
         task_id=st.just(bundle.task_id),
         title=texts(2000),
         workspace_id=st.just("ws"),
@@ -161,11 +161,10 @@ def answers_for(draw, bundle: Bundle) -> list[Answer]:
 def outcomes_for(draw, bundle: Bundle, state: CardState) -> CardOutcome | None:
     if draw(st.booleans()) and draw(st.booleans()):
         return None
-    return CardOutcome(
-        state=draw(st.one_of(st.just(state), st.sampled_from(list(CardState)))),
+    return make_outcome(
+        draw(st.one_of(st.just(state), st.sampled_from(list(CardState)))),
         via=draw(st.sampled_from(["slack", "kandev"])),
         by_user=draw(st.one_of(st.none(), st.just("U0123ABC"), st.just("<!channel>"), ids_text)),
         answers=draw(answers_for(bundle)),
         reason=draw(texts(3000)),
-        at=NOW,
     )

@@ -21,7 +21,7 @@ from bot.cards import (
 from bot.domain import CardOutcome, CardState, TaskInfo
 from bot.kandev.models import Answer
 from tests.cards.limits_checker import assert_valid_message, unsafe_angles
-from tests.cards.samples import DB_QUESTION, KANDEV_URL, NOW, PENDING_ID, TASK_ID, make_bundle
+from tests.factories import DB_QUESTION, KANDEV_URL, NOW, PENDING_ID, TASK_ID, make_bundle
 
 URL = f"{KANDEV_URL}/t/{TASK_ID}"
 MONGO = Answer(question_id="db", selected_options=["q1_opt2"])

@@ -22,8 +22,8 @@ from bot.cards.ids import (
     option_value,
     text_block_id,
 )
-from bot.kandev.models import Option, Question
-from tests.cards.samples import PENDING_ID
+from bot.kandev.models import Option
+from tests.factories import PENDING_ID, make_question
 
 
 def test_button_value_round_trip_is_compact():
@@ -74,16 +74,16 @@ def test_option_action_ids_are_unique_and_matchable():
 
 
 def test_block_ids_encode_the_question_id_and_stay_short():
-    q = Question(question_id="db", options=[])
+    q = make_question(question_id="db", options=[])
     assert choice_block_id(0, q) == "kq_choice:0:db" and text_block_id(2, q) == "kq_text:2:db"
-    odd = Question(question_id="x" * 300 + " <&>", options=[])
+    odd = make_question(question_id="x" * 300 + " <&>", options=[])
     block_id = choice_block_id(1, odd)
     assert len(block_id) <= 255 and block_id.startswith("kq_choice:1:#")
     assert block_id == choice_block_id(1, odd)  # stable
 
 
 def test_option_values_use_ids_or_an_index_when_too_long():
-    q = Question(
+    q = make_question(
         question_id="q",
         options=[Option(option_id="q1_opt1", label="a"), Option(option_id="o" * 151, label="b")],
     )
@@ -95,7 +95,7 @@ def test_option_values_use_ids_or_an_index_when_too_long():
 
 
 def test_option_values_stay_unique_whatever_the_ids():
-    q = Question(
+    q = make_question(
         question_id="q",
         options=[
             Option(option_id="#1", label="a"),

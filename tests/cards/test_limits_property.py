@@ -21,7 +21,8 @@ from bot.cards.ids import ACTION_OPEN
 from bot.cards.messages import lost_message
 from bot.domain import CardState
 from tests.cards.limits_checker import assert_valid_message, assert_valid_view, unsafe_angles
-from tests.cards.strategies import KANDEV_URL, NOW, bundles, outcomes_for, tasks_for, texts
+from tests.cards.strategies import bundles, outcomes_for, tasks_for, texts
+from tests.factories import KANDEV_URL, NOW
 
 EXAMPLES = int(os.environ.get("CARDS_HYPOTHESIS_EXAMPLES", "60"))  # raise it for a deeper run
 SETTINGS = settings(

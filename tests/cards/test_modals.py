@@ -23,7 +23,7 @@ from bot.cards import (
 )
 from bot.kandev.models import Answer
 from tests.cards.limits_checker import assert_valid_view
-from tests.cards.samples import DB_QUESTION, KANDEV_URL, PENDING_ID, make_bundle
+from tests.factories import DB_QUESTION, KANDEV_URL, PENDING_ID, make_bundle
 
 WHERE = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
 

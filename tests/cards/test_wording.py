@@ -11,13 +11,13 @@ from bot.cards.messages import (
     not_recorded_message,
     unavailable_message,
 )
-from bot.domain import CardOutcome, CardState
+from bot.domain import CardState
 from bot.kandev.models import Answer
-from tests.cards.samples import NOW
+from tests.factories import make_outcome
 
 
 def _answered(answers, by_user=None, via="kandev"):
-    return CardOutcome(state=CardState.ANSWERED, via=via, by_user=by_user, answers=answers, at=NOW)
+    return make_outcome(CardState.ANSWERED, via=via, by_user=by_user, answers=answers)
 
 
 def test_answers_summary(three_questions):
@@ -42,7 +42,7 @@ def test_lost_message(one_question):
     assert lost_message(one_question, slack_winner, action="reject") == (
         "<@U777> answered first: MongoDB. Your rejection was not sent."
     )
-    rejected = CardOutcome(state=CardState.REJECTED, at=NOW)
+    rejected = make_outcome(CardState.REJECTED)
     assert lost_message(one_question, rejected) == (
         "Someone else rejected this question first. Your answer was not sent."
     )
@@ -53,7 +53,7 @@ def test_already_answered_message(one_question):
     assert already_answered_message(one_question, mine) == (
         "You already answered this: PostgreSQL. Nothing more was sent."
     )
-    rejected = CardOutcome(state=CardState.REJECTED, at=NOW)
+    rejected = make_outcome(CardState.REJECTED)
     assert already_answered_message(one_question, rejected) == (
         "You already rejected this question; nothing more was sent."
     )
@@ -73,11 +73,11 @@ def test_fixed_messages():
 
 
 def test_outcome_line_escapes_and_bounds_the_reason(one_question):
-    outcome = CardOutcome(
-        state=CardState.REJECTED, via="slack", by_user="U1AB", reason="<!channel> " * 500, at=NOW
+    outcome = make_outcome(
+        CardState.REJECTED, via="slack", by_user="U1AB", reason="<!channel> " * 500
     )
     line = outcome_line(outcome, one_question)
     assert line.startswith("⛔ Rejected by <@U1AB> in Slack: “&lt;!channel&gt; ")
     assert line.endswith("…”") and len(line) < 400
-    pending = CardOutcome(state=CardState.PENDING, at=NOW)
+    pending = make_outcome(CardState.PENDING)
     assert outcome_line(pending, one_question) == "⏳ Waiting for an answer"

@@ -70,6 +70,7 @@ SCOPES_NEEDED: dict[str, frozenset[str]] = {
     "chat.getPermalink": frozenset(),
     "conversations.history": frozenset({"channels:history", "groups:history"}),
     "conversations.info": frozenset({"channels:read", "groups:read"}),
+    "conversations.members": frozenset({"channels:read", "groups:read"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),
     "views.open": frozenset(),
     "views.publish": frozenset(),

@@ -5,8 +5,8 @@ import threading
 import pytest
 
 from bot.kandev import Answer, KandevAuthError, KandevClient, KandevHints, Won
-from tests.contract.conftest import eventually
-from tests.harness.specs import sample_questions
+from tests.harness import sample_questions
+from tests.polling import eventually
 
 pytestmark = pytest.mark.kandev
 

@@ -5,8 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.kandev import KandevNotFoundError
-from tests.harness.kandev_runtime import KANDEV_VERSION
-from tests.harness.specs import option_id, question, sample_questions
+from tests.harness import KANDEV_VERSION, option_id, question, sample_questions
 
 pytestmark = pytest.mark.kandev
 

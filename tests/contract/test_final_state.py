@@ -3,8 +3,8 @@
 import pytest
 
 from bot.kandev import Answer, Won
-from tests.contract.conftest import eventually
-from tests.harness.specs import sample_questions
+from tests.harness import sample_questions
+from tests.polling import eventually
 
 pytestmark = pytest.mark.kandev
 

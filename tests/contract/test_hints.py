@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from bot.kandev import Answer, KandevHints, Won
-from tests.harness.specs import sample_questions
+from tests.harness import sample_questions
 
 pytestmark = pytest.mark.kandev
 

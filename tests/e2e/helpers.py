@@ -10,18 +10,21 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.cards import ids
-from tests.e2e.botproc import BotProcess
-from tests.e2e.conftest import CHANNEL
-from tests.fakeslack import payloads
-from tests.fakeslack.config import SlackUser
-from tests.fakeslack.driver import SlackDriver
-from tests.fakeslack.layout import find_element, iter_elements
-from tests.fakeslack.records import CallRecord, Ephemeral, PostedMessage, ViewRecord
-from tests.fakeslack.server import FakeSlack
-from tests.fakeslack.transports import Ack
-from tests.fakeslack.view_state import build_state_values
-from tests.harness.kandev_server import KandevServer
-from tests.harness.specs import QuestionSpec, question
+from tests.fakeslack import (
+    Ack,
+    CallRecord,
+    Ephemeral,
+    FakeSlack,
+    PostedMessage,
+    SlackDriver,
+    SlackUser,
+    ViewRecord,
+    build_state_values,
+    find_element,
+    iter_elements,
+    payloads,
+)
+from tests.harness import CHANNEL, BotProcess, KandevServer, QuestionSpec, question
 
 #: The poll interval the card tests run the bot with (seconds, KANDEV_POLL_INTERVAL).
 POLL_S = 1.5

@@ -3,7 +3,6 @@ verified in Kandev (final status) and at the agent (what its blocked tool call r
 
 from __future__ import annotations
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     assert_terminal_controls,
     buttons,
@@ -21,8 +20,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE
-from tests.harness.specs import option_id, sample_questions
+from tests.fakeslack import ALICE
+from tests.harness import CHANNEL, option_id, sample_questions
 
 ANSWER_MODAL = "kq_answer_modal"
 OTHER_MODAL = "kq_other_modal"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     assert_terminal_controls,
     card_posts,
@@ -22,7 +21,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE, BOB
+from tests.fakeslack import ALICE, BOB
+from tests.harness import CHANNEL
 
 ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"
 LOST_TO_KANDEV = "Someone else answered first: PostgreSQL. Your answer was not sent."

@@ -4,7 +4,6 @@ can still be answered."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     assert_terminal_controls,
     buttons,
@@ -17,8 +16,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE
-from tests.harness.specs import option_id, question
+from tests.fakeslack import ALICE
+from tests.harness import CHANNEL, option_id, question
 
 HOSTILE = "<!channel> <@U0ALICE001> <https://evil.example|click here> a < b && c > d 🚀🙂 "
 SHORTENED = "(shortened — <https://kandev.example.test/t/"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -15,7 +14,7 @@ from tests.e2e.helpers import (
     start_bot,
     wait_card,
 )
-from tests.harness.specs import question
+from tests.harness import CHANNEL, question
 
 QUESTIONS = [
     question(

@@ -3,7 +3,6 @@ showing what happened in Kandev meanwhile, and the bundle asked meanwhile is pos
 
 from __future__ import annotations
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -15,7 +14,7 @@ from tests.e2e.helpers import (
     wait_card,
     wait_outcome,
 )
-from tests.harness.specs import option_id
+from tests.harness import CHANNEL, option_id
 
 ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"
 WAIT_AFTER_START_S = POLL_S + MARGIN_S + 3

@@ -3,7 +3,6 @@ card through the Web API and receives the click over the WebSocket."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     assert_terminal_controls,
     buttons,
@@ -16,7 +15,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import BOB
+from tests.fakeslack import BOB
+from tests.harness import CHANNEL
 
 
 def test_post_and_answer_in_socket_mode(bot_factory, seed, fake_slack, slack_driver):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tests.e2e.conftest import CHANNEL
-from tests.harness.specs import question
+from tests.harness import CHANNEL, question
 
 
 def test_bundle_is_posted_and_a_click_answers_it(bot_factory, seed, fake_slack, slack_driver):

@@ -4,7 +4,6 @@ answered in Kandev)."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     db_question,
     open_modal,
@@ -14,8 +13,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE, BOB
-from tests.fakeslack.layout import iter_elements
+from tests.fakeslack import ALICE, BOB, iter_elements
+from tests.harness import CHANNEL
 from tests.triage.e2e import answer_value, home_sections, titles, wait_home
 
 ANSWER_MODAL = "kq_answer_modal"

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import uuid
 
-from tests.e2e.botproc import free_port
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     card_posts,
     db_question,
@@ -19,8 +17,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE
-from tests.harness.specs import question
+from tests.fakeslack import ALICE
+from tests.harness import CHANNEL, KandevProxy, free_port, question
 from tests.triage.e2e import (
     COMMAND,
     LOOKING,
@@ -30,7 +28,6 @@ from tests.triage.e2e import (
     titles,
     wait_kandev_idle,
 )
-from tests.triage.slow_kandev import SlowKandev
 
 ANSWER_MODAL = "kq_answer_modal"
 
@@ -189,11 +186,10 @@ def test_answer_from_the_list(bot_factory, seed, fake_slack, slack_driver):
 
 
 def test_a_slow_kandev_gets_looking_then_the_list(bot_factory, seed, fake_slack, slack_driver):
-    slow = SlowKandev(
-        seed.server.base_url, delay_s=2.5, slow=lambda body: b"list_pending_questions" in body
-    ).start()
+    proxy = KandevProxy(seed.server.base_url).start()
+    proxy.slow(lambda body: b"list_pending_questions" in body, delay_s=2.5)
     try:
-        bot = start_bot(bot_factory, KANDEV_URL=slow.url, KANDEV_HINTS="off")
+        bot = start_bot(bot_factory, KANDEV_URL=proxy.base_url, KANDEV_HINTS="off")
         bundle = seed([db_question()], title="Listed after a while")
         wait_card(fake_slack, bundle.pending_id, timeout=20)
         driver = slack_driver(bot.events_url)
@@ -206,4 +202,4 @@ def test_a_slow_kandev_gets_looking_then_the_list(bot_factory, seed, fake_slack,
         assert reply.source == "response_url"
         assert titles(reply.all_text) == ["Listed after a while"]
     finally:
-        slow.stop()
+        proxy.close()

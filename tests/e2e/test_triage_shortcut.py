@@ -5,7 +5,6 @@ answerers) applies to the shortcut and to the list's "Answer…" alike."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     assert_terminal_controls,
     db_question,
@@ -17,7 +16,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE, BOB
+from tests.fakeslack import ALICE, BOB
+from tests.harness import CHANNEL
 from tests.triage.e2e import answer_value, run_list
 
 SHORTCUT = "reject_question"

@@ -1,8 +1,20 @@
 """A faithful local fake of Slack (Web API, response_urls, Socket Mode) and a driver that acts
-like Slack toward the bot. See tests/fakeslack/README.md."""
+like Slack toward the bot. See tests/fakeslack/README.md.
 
+This package's namespace is its public surface: tests and the benchmark import from here
+(``from tests.fakeslack import FakeSlack, SlackDriver, payloads``), never from its modules."""
+
+from tests.fakeslack import payloads
+from tests.fakeslack.blockkit import validate_message, validate_view
 from tests.fakeslack.config import ALICE, BOB, Channel, SlackUser, Workspace
 from tests.fakeslack.driver import SlackDriver
+from tests.fakeslack.layout import (
+    ElementRef,
+    assign_default_ids,
+    blocks_text,
+    find_element,
+    iter_elements,
+)
 from tests.fakeslack.records import (
     CallRecord,
     Ephemeral,
@@ -12,27 +24,49 @@ from tests.fakeslack.records import (
     Violation,
 )
 from tests.fakeslack.server import FakeSlack
+from tests.fakeslack.signing import signed_headers
 from tests.fakeslack.socket_mode import NoAck, SocketAck
-from tests.fakeslack.transports import Ack, Delivery
-from tests.fakeslack.view_state import ViewSubmissionBlocked
+from tests.fakeslack.transports import (
+    FORM,
+    Ack,
+    Delivery,
+    HttpTransport,
+    Transport,
+    parse_body,
+)
+from tests.fakeslack.view_state import ViewSubmissionBlocked, build_state_values
 
 __all__ = [
     "ALICE",
     "BOB",
+    "FORM",
     "Ack",
     "CallRecord",
     "Channel",
     "Delivery",
+    "ElementRef",
     "Ephemeral",
     "FakeSlack",
+    "HttpTransport",
     "NoAck",
     "PostedMessage",
     "ResponseUrlPost",
     "SlackDriver",
     "SlackUser",
     "SocketAck",
+    "Transport",
     "ViewRecord",
     "ViewSubmissionBlocked",
     "Violation",
     "Workspace",
+    "assign_default_ids",
+    "blocks_text",
+    "build_state_values",
+    "find_element",
+    "iter_elements",
+    "parse_body",
+    "payloads",
+    "signed_headers",
+    "validate_message",
+    "validate_view",
 ]

@@ -53,7 +53,8 @@ class Transport(Protocol):
     ) -> Ack: ...
 
 
-def _parse_body(response: httpx.Response) -> JsonDict | str | None:
+def parse_body(response: httpx.Response) -> JsonDict | str | None:
+    """An HTTP response body as Slack's clients read it: a JSON object, else text, else None."""
     if not response.content:
         return None
     try:
@@ -95,7 +96,7 @@ class HttpTransport:
         started = time.monotonic()
         response = httpx.post(self.url, content=body, headers=headers, timeout=delivery.timeout)
         elapsed = time.monotonic() - started
-        return Ack(response.status_code, _parse_body(response), elapsed, dict(response.headers))
+        return Ack(response.status_code, parse_body(response), elapsed, dict(response.headers))
 
 
 class SocketModeTransport:

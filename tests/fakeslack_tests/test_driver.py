@@ -6,10 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.fakeslack.driver import SlackDriver
-from tests.fakeslack.server import FakeSlack
-from tests.fakeslack.transports import Delivery
-from tests.fakeslack.view_state import ViewSubmissionBlocked
+from tests.fakeslack import Delivery, FakeSlack, SlackDriver, ViewSubmissionBlocked
 from tests.fakeslack_tests.demo_app import build_app, post_card, serve_http, socket_mode
 
 CHANNEL = "C0QUESTION"

@@ -12,7 +12,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
-from tests.fakeslack.server import FakeSlack
+from tests.fakeslack import FakeSlack
 
 CHANNEL = "C0QUESTION"
 

@@ -6,9 +6,13 @@ from typing import Any
 
 import pytest
 
-from tests.fakeslack.layout import assign_default_ids, find_element
-from tests.fakeslack.payloads import action_item
-from tests.fakeslack.view_state import ViewSubmissionBlocked, build_state_values
+from tests.fakeslack import (
+    ViewSubmissionBlocked,
+    assign_default_ids,
+    build_state_values,
+    find_element,
+    payloads,
+)
 
 
 def _option(value: str) -> dict[str, Any]:
@@ -101,8 +105,8 @@ def test_action_items_for_buttons_and_selects() -> None:
             }
         ]
     )
-    button = action_item(find_element(blocks, text="Go"))
+    button = payloads.action_item(find_element(blocks, text="Go"))
     assert button["type"] == "button" and button["value"] == "1" and button["action_id"]
     assert button["block_id"] == blocks[0]["block_id"]
-    overflow = action_item(find_element(blocks, action_id="more"), "n")
+    overflow = payloads.action_item(find_element(blocks, action_id="more"), "n")
     assert overflow["selected_option"] == _option("n")

@@ -7,8 +7,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from tests.fakeslack.server import FakeSlack
-from tests.fakeslack.socket_mode import NoAck
+from tests.fakeslack import FakeSlack, NoAck
 from tests.fakeslack_tests.demo_app import build_app, socket_mode
 
 

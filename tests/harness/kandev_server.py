@@ -57,7 +57,9 @@ class SeededBundle:
 
 
 @dataclass(frozen=True)
-class _Workflow:
+class Workflow:
+    """A workspace's task workflow and the step new tasks start in."""
+
     workflow_id: str
     start_step_id: str
 
@@ -70,10 +72,14 @@ class KandevServer:
         auth: bool = False,
         work_dir: Path | None = None,
         startup_timeout: float = 60.0,
+        port_cells: int = 1,
     ) -> None:
+        """``port_cells`` adjacent port blocks give the agents that many times more instance
+        ports (one per live task)."""
         self.runtime_dir = Path(runtime_dir)
         self.auth = auth
         self.startup_timeout = startup_timeout
+        self.port_cells = port_cells
         self._owns_work_dir = work_dir is None
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="kandev-harness-"))
         self.home = self.work_dir / "home"
@@ -88,7 +94,7 @@ class KandevServer:
         self._token: str | None = None
         self._default_workspace: str | None = None
         self._profile_id: str | None = None
-        self._workflows: dict[str, _Workflow] = {}
+        self._workflows: dict[str, Workflow] = {}
         self._seeded: dict[str, SeededBundle] = {}  # by task id, until deleted
         self._markers: dict[str, str] = {}  # task id -> marker, kept after deletion
         self._closed = False
@@ -132,7 +138,7 @@ class KandevServer:
         if self.running:
             return self
         if self._reservation is None:
-            self._reservation = reserve_block()
+            self._reservation = reserve_block(cells=self.port_cells)
             atexit.register(self.close)
         self._prepare_files()
         log = self.log_path.open("ab")
@@ -340,7 +346,8 @@ class KandevServer:
             _check(response, f"delete task {task_id}")
         self._seeded.pop(task_id, None)
 
-    def _mock_profile_id(self) -> str:
+    def mock_profile_id(self) -> str:
+        """The id of the scripted mock agent's enabled profile (what seeded tasks run)."""
         if self._profile_id is None:
             response = self.http.get("/agents")
             _check(response, "list agents")
@@ -354,7 +361,8 @@ class KandevServer:
             raise KandevHarnessError(f"no enabled {MOCK_AGENT_NAME} profile: {response.text}")
         return self._profile_id
 
-    def _workflow(self, workspace_id: str) -> _Workflow:
+    def workflow(self, workspace_id: str) -> Workflow:
+        """The workflow seeded tasks of ``workspace_id`` use (created on first use)."""
         if workspace_id not in self._workflows:
             created = self.http.post(
                 "/workflows",
@@ -371,7 +379,7 @@ class KandevServer:
             start = [s for s in steps.json()["steps"] if s.get("is_start_step")]
             if not start:
                 raise KandevHarnessError(f"workflow {workflow_id} has no start step")
-            self._workflows[workspace_id] = _Workflow(workflow_id, start[0]["id"])
+            self._workflows[workspace_id] = Workflow(workflow_id, start[0]["id"])
         return self._workflows[workspace_id]
 
     # --- seeding ------------------------------------------------------------------------
@@ -413,7 +421,7 @@ class KandevServer:
     ) -> dict[str, Any]:
         questions = list(questions) if questions is not None else sample_questions(1)
         workspace_id = workspace_id or self.workspace_id
-        workflow = self._workflow(workspace_id)
+        workflow = self.workflow(workspace_id)
         marker = uuid.uuid4().hex
         first_title = questions[0].get("title", "question") if questions else "question"
         response = self.http.post(
@@ -423,7 +431,7 @@ class KandevServer:
                 "title": title or f"Harness: {first_title}",
                 "description": mock_agent.spec_line(marker, questions, context),
                 "start_agent": True,
-                "agent_profile_id": self._mock_profile_id(),
+                "agent_profile_id": self.mock_profile_id(),
                 "workflow_id": workflow.workflow_id,
                 "workflow_step_id": workflow.start_step_id,
             },

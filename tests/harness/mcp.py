@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 
+from .mock_agent import parse_messages
+
 PROTOCOL_VERSION = "2025-06-18"
 ACCEPT = "application/json, text/event-stream"
 
@@ -97,17 +99,3 @@ class McpSession:
     def _post(self, message: dict[str, Any]) -> httpx.Response:
         headers = {"Mcp-Session-Id": self._session_id} if self._session_id else {}
         return self._http.post("/mcp", json=message, headers=headers)
-
-
-def parse_messages(content_type: str, body: str) -> list[dict[str, Any]]:
-    """JSON-RPC messages of a reply that is either plain JSON or a server-sent-event stream."""
-    if "text/event-stream" not in content_type:
-        return [json.loads(body)] if body.strip() else []
-    messages = []
-    for block in body.replace("\r\n", "\n").split("\n\n"):
-        data = "\n".join(
-            line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")
-        )
-        if data:
-            messages.append(json.loads(data))
-    return messages

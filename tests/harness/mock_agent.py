@@ -164,7 +164,7 @@ class McpClient:
         session_id = headers.get("Mcp-Session-Id") or headers.get("mcp-session-id")
         if session_id:
             self.session_id = session_id
-        for message in _messages(content_type, body):
+        for message in parse_messages(content_type, body):
             if message.get("id") == request_id:
                 if "error" in message:
                     raise RuntimeError(f"MCP {method} error: {message['error']}")
@@ -172,13 +172,14 @@ class McpClient:
         raise RuntimeError(f"MCP {method}: no reply with id {request_id} in {body[:500]!r}")
 
 
-def _messages(content_type: str, body: str) -> list[dict[str, Any]]:
+def parse_messages(content_type: str, body: str) -> list[dict[str, Any]]:
+    """JSON-RPC messages of a reply that is either plain JSON or a server-sent-event stream."""
     if "text/event-stream" not in content_type:
         return [json.loads(body)] if body.strip() else []
     messages = []
     for block in body.replace("\r\n", "\n").split("\n\n"):
         data = "\n".join(
-            line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")
+            line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")
         )
         if data:
             messages.append(json.loads(data))

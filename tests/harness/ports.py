@@ -4,6 +4,8 @@ A Kandev server needs its HTTP port, an agentctl control port, a standalone agen
 range of per-task instance ports. Blocks are chosen at random below the kernel's ephemeral range
 (so outgoing connections never take them), checked by binding every port, and held with a lock
 file for the lifetime of the server so two harness servers on one machine never share a block.
+A server that runs more agents than one block has instance ports for (the benchmark's backlog)
+reserves several adjacent blocks at once (``reserve_block(cells=N)``); each is locked as usual.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ LOCK_DIR = Path(tempfile.gettempdir()) / "kandev-harness-ports"
 
 @dataclass(frozen=True)
 class PortBlock:
+    """``cells`` adjacent blocks: the fixed ports, then one instance range across them all."""
+
     base: int
+    cells: int = 1
 
     @property
     def http(self) -> int:
@@ -46,40 +51,54 @@ class PortBlock:
 
     @property
     def instance_last(self) -> int:
-        return self.base + BLOCK_SIZE - 1
+        return self.base + BLOCK_SIZE * self.cells - 1
 
 
 class PortReservation:
-    """A ``PortBlock`` plus the lock that keeps other harness processes off it."""
+    """A ``PortBlock`` plus the locks that keep other harness processes off it."""
 
-    def __init__(self, block: PortBlock, lock_file: IO[str]) -> None:
+    def __init__(self, block: PortBlock, locks: list[IO[str]]) -> None:
         self.block = block
-        self._lock_file: IO[str] | None = lock_file
+        self._locks = locks
 
     def release(self) -> None:
-        if self._lock_file is not None:
-            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
-            self._lock_file.close()
-            self._lock_file = None
+        _unlock(self._locks)
+        self._locks = []
 
 
-def reserve_block(attempts: int = 200) -> PortReservation:
+def reserve_block(attempts: int = 200, *, cells: int = 1) -> PortReservation:
     LOCK_DIR.mkdir(parents=True, exist_ok=True)
-    highest = _ephemeral_low() - BLOCK_SIZE
+    highest = _ephemeral_low() - BLOCK_SIZE * cells
     candidates = list(range(LOWEST_PORT, highest, BLOCK_SIZE))
-    rng = random.SystemRandom()
-    for base in rng.sample(candidates, min(attempts, len(candidates))):
-        lock_file = (LOCK_DIR / f"{base}.lock").open("w")
-        try:
-            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock_file.close()
+    for base in random.SystemRandom().sample(candidates, min(attempts, len(candidates))):
+        locks = _lock_all([base + BLOCK_SIZE * n for n in range(cells)])
+        if locks is None:
             continue
-        if all(_is_free(port) for port in range(base, base + BLOCK_SIZE)):
-            return PortReservation(PortBlock(base), lock_file)
-        fcntl.flock(lock_file, fcntl.LOCK_UN)
-        lock_file.close()
-    raise RuntimeError("no free block of loopback ports found for a Kandev server")
+        if all(_is_free(port) for port in range(base, base + BLOCK_SIZE * cells)):
+            return PortReservation(PortBlock(base, cells), locks)
+        _unlock(locks)
+    raise RuntimeError(f"no {cells} adjacent free block(s) of loopback ports for a Kandev server")
+
+
+def _lock_all(bases: list[int]) -> list[IO[str]] | None:
+    """Lock every block's file, or none (another harness process holds one of them)."""
+    locks: list[IO[str]] = []
+    for base in bases:
+        lock = (LOCK_DIR / f"{base}.lock").open("w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            _unlock(locks)
+            return None
+        locks.append(lock)
+    return locks
+
+
+def _unlock(locks: list[IO[str]]) -> None:
+    for lock in locks:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
 
 
 def _is_free(port: int) -> bool:

@@ -7,10 +7,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.harness.kandev_server import KandevServer, SeededBundle
-from tests.harness.mcp import McpSession
-from tests.harness.seeder import Seeder
-from tests.harness.specs import question, sample_questions
+from tests.harness import KandevServer, McpSession, SeededBundle, Seeder, question, sample_questions
 
 DB_QUESTION = question(
     "db",

@@ -1,7 +1,6 @@
 """The spec line the harness writes into a task description is what the mock agent reads."""
 
-from tests.harness import mock_agent
-from tests.harness.specs import option_id, question, sample_questions
+from tests.harness import mock_agent, option_id, question, sample_questions
 
 
 def test_spec_line_round_trips_questions_and_context() -> None:
@@ -38,7 +37,7 @@ def test_sse_and_json_replies_are_both_parsed() -> None:
         'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n'
         'event: message\ndata: {"jsonrpc":"2.0","id":2,"result":{"ok":true}}\n\n'
     )
-    messages = mock_agent._messages("text/event-stream", sse)
+    messages = mock_agent.parse_messages("text/event-stream", sse)
 
     assert [m.get("id") for m in messages] == [None, 2]
-    assert mock_agent._messages("application/json", '{"id":1}') == [{"id": 1}]
+    assert mock_agent.parse_messages("application/json", '{"id":1}') == [{"id": 1}]

@@ -24,9 +24,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from tests.e2e.conftest import bot_factory  # noqa: F401 - the fixture, for every test here
-from tests.harness.kandev_server import KandevServer
-from tests.reliability.kandev_proxy import KandevProxy
+from tests.harness import KandevProxy, KandevServer
 from tests.reliability.recorder import Reliability, ReliabilityLog, fault_marker
 
 PG_ADMIN = os.environ.get(

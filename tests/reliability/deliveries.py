@@ -9,12 +9,16 @@ from typing import Any
 
 from bot.store import Store, Submission
 from tests.e2e.helpers import card_updates
-from tests.fakeslack import payloads
-from tests.fakeslack.config import SlackUser
-from tests.fakeslack.driver import SlackDriver
-from tests.fakeslack.server import FakeSlack
-from tests.fakeslack.transports import Ack, Delivery, Transport
-from tests.fakeslack.view_state import build_state_values
+from tests.fakeslack import (
+    Ack,
+    Delivery,
+    FakeSlack,
+    SlackDriver,
+    SlackUser,
+    Transport,
+    build_state_values,
+    payloads,
+)
 
 JsonDict = dict[str, Any]
 

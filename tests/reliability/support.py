@@ -8,9 +8,8 @@ from pathlib import Path
 from bot.store import Store
 from bot.store.records import AuditEntry
 from tests.e2e.helpers import card_posts
-from tests.fakeslack.records import CallRecord
-from tests.fakeslack.server import FakeSlack
-from tests.harness.kandev_server import KandevServer, SeededBundle
+from tests.fakeslack import CallRecord, FakeSlack
+from tests.harness import KandevServer, SeededBundle
 
 
 def calls_for(fake: FakeSlack, method: str, pending_id: str | None = None) -> list[CallRecord]:

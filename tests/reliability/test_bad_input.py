@@ -16,7 +16,6 @@ from urllib.parse import urlencode
 import pytest
 from slack_sdk import WebClient
 
-from tests.e2e.conftest import CHANNEL, bot_factory  # noqa: F401 - the fixture
 from tests.e2e.helpers import (
     db_question,
     input_blocks,
@@ -26,12 +25,17 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import payloads
-from tests.fakeslack.config import ALICE
-from tests.fakeslack.driver import SlackDriver
-from tests.fakeslack.layout import find_element
-from tests.fakeslack.records import PostedMessage
-from tests.fakeslack.transports import FORM, Ack, Delivery
+from tests.fakeslack import (
+    ALICE,
+    FORM,
+    Ack,
+    Delivery,
+    PostedMessage,
+    SlackDriver,
+    find_element,
+    payloads,
+)
+from tests.harness import CHANNEL
 from tests.reliability.support import audit_of, slack_writes, still_pending
 
 OTHER_MODAL = "kq_other_modal"

@@ -20,7 +20,6 @@ import pytest
 
 from bot.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
 from bot.store import Store
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -34,7 +33,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE, BOB
+from tests.fakeslack import ALICE, BOB
+from tests.harness import CHANNEL
 from tests.reliability.deliveries import submissions, tool_answers
 
 #: How long a dead process's work may wait before someone takes it over, plus a poll.

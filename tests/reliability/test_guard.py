@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.slack.guard import MAX_BODY_BYTES, SlackRequestGuard
-from tests.fakeslack.signing import signed_headers
+from tests.fakeslack import signed_headers
 
 SECRET = "fake-signing-secret-0123456789abcdef"
 PATH = "/slack/events"

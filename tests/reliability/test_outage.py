@@ -16,7 +16,6 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -33,9 +32,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE, BOB
-from tests.harness.kandev_server import KandevServer
-from tests.harness.seeder import Seeder
+from tests.fakeslack import ALICE, BOB
+from tests.harness import CHANNEL, KandevServer, Seeder
 from tests.reliability.deliveries import tool_answers
 
 REJECT_MODAL = "kq_reject_modal"

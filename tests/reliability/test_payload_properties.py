@@ -9,7 +9,6 @@ keeps its promises (a user id, an action, input states of Slack's shape).
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -18,10 +17,11 @@ from hypothesis import strategies as st
 from bot.cards import ids
 from bot.cards.ids import ButtonValue, CodecError, ModalMetadata
 from bot.cards.modals import parse_answer_submission, parse_reject_submission
-from bot.kandev.models import Bundle, Option, Question
+from bot.kandev.models import Option
 from bot.slack import refusals
 from bot.slack.guard import body_problem, signature_problem
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
+from tests.factories import make_bundle, make_question
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -104,20 +104,8 @@ shortcuts = _obj(
 payloads = json_values | block_actions | view_submissions | shortcuts
 
 
-def _bundle() -> Bundle:
-    def q(n: int) -> Question:
-        return Question(
-            question_id=f"q{n}",
-            title=f"Q{n}",
-            options=[Option(option_id="a", label="A"), Option(option_id="b", label="B")],
-        )
-
-    return Bundle(
-        pending_id="p1", task_id="t1", created_at=datetime.now(UTC), questions=[q(1), q(2)]
-    )
-
-
-BUNDLE = _bundle()
+AB = [Option(option_id="a", label="A"), Option(option_id="b", label="B")]
+BUNDLE = make_bundle(make_question(1, options=AB), make_question(2, options=AB))
 
 
 @PROPERTY

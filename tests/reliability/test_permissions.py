@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import CHANNEL, bot_factory  # noqa: F401 - the fixture
 from tests.e2e.helpers import (
     db_question,
     open_modal,
@@ -20,10 +19,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import payloads
-from tests.fakeslack.config import ALICE, BOB, SlackUser
-from tests.fakeslack.layout import find_element
-from tests.fakeslack.transports import Delivery
+from tests.fakeslack import ALICE, BOB, Delivery, SlackUser, find_element, payloads
+from tests.harness import CHANNEL
 from tests.reliability.support import audit_of, still_pending
 
 CAROL = SlackUser(id="U0CAROL003", name="carol", real_name="Carol Oncall")

@@ -11,7 +11,6 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import CHANNEL, bot_factory  # noqa: F401 - the fixture
 from tests.e2e.helpers import (
     POLL_S,
     card_posts,
@@ -22,7 +21,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE
+from tests.fakeslack import ALICE
+from tests.harness import CHANNEL
 from tests.reliability.support import (
     calls_for,
     duplicate_cards,

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
 
 from bot.answers import AnswerService
-from bot.domain import CardState, TaskInfo
+from bot.domain import CardState
 from bot.health import Health
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevUnavailable
-from bot.kandev.models import Answer, Bundle, Option, Question
+from bot.kandev.models import Answer
 from bot.leases import InFlight
 from bot.permissions import Permissions
 from bot.publisher import Publisher
@@ -32,8 +31,8 @@ from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
 from bot.store.records import SubmissionContent
-from tests.fakeslack.config import ALICE
-from tests.fakeslack.server import FakeSlack
+from tests.factories import DB_QUESTION, make_bundle, make_task
+from tests.fakeslack import ALICE, FakeSlack
 
 CHANNEL = "C0QUESTION"
 PENDING = "p-1"
@@ -89,24 +88,9 @@ class World:
         return self.reply(request)
 
     def card(self) -> None:
-        bundle = Bundle(
-            pending_id=PENDING,
-            task_id="t-1",
-            created_at=datetime.now(UTC),
-            questions=[
-                Question(
-                    question_id="db",
-                    title="Database",
-                    prompt="Which one?",
-                    options=[
-                        Option(option_id="q1_opt1", label="PostgreSQL"),
-                        Option(option_id="q1_opt2", label="MongoDB"),
-                    ],
-                )
-            ],
-        )
+        bundle = make_bundle(DB_QUESTION, pending_id=PENDING, task_id="t-1")
         self.store.claim(
-            PENDING, task_id="t-1", channel=CHANNEL, bundle=bundle, task=TaskInfo(task_id="t-1")
+            PENDING, task_id="t-1", channel=CHANNEL, bundle=bundle, task=make_task("t-1")
         )
         self.store.mark_posted(PENDING, CHANNEL, "1700000000.000100")
 

@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     POLL_S,
     card_updates,
@@ -26,9 +25,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE
-from tests.fakeslack.transports import Delivery
-from tests.harness.specs import option_id, sample_questions
+from tests.fakeslack import ALICE, Delivery
+from tests.harness import CHANNEL, option_id, sample_questions
 from tests.reliability.deliveries import (
     RETRY,
     RETRY_2,

@@ -13,7 +13,6 @@ import time
 import pytest
 
 from bot.leases import SUBMISSION_LEASE_S
-from tests.e2e.conftest import CHANNEL
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -28,8 +27,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack.config import ALICE, BOB
-from tests.fakeslack.transports import Delivery
+from tests.fakeslack import ALICE, BOB, Delivery
+from tests.harness import CHANNEL
 from tests.reliability.deliveries import RETRY, deliver_all, tool_answers
 
 REPLICAS = 3

@@ -13,13 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.botproc import CONSOLE_SCRIPT, BotProcess
-from tests.e2e.conftest import CHANNEL, bot_env
 from tests.e2e.helpers import db_question, wait_card, wait_final, wait_outcome
-from tests.fakeslack.config import ALICE
-from tests.fakeslack.server import FakeSlack
-from tests.harness.kandev_server import KandevServer
-from tests.harness.seeder import Seeder
+from tests.fakeslack import ALICE, FakeSlack
+from tests.harness import CHANNEL, CONSOLE_SCRIPT, BotProcess, KandevServer, Seeder, bot_env
 
 WRONG_PAT = "kandev_pat_" + "0badc0de" * 6
 WRONG_BOT_TOKEN = "xoxb-0000000001-wrong-bot-token-5eCr3t"

@@ -21,7 +21,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
 from bot.store import Store, normalize_url
-from tests.store.factories import FakeClock
+from tests.fakes import FakeClock
 
 POSTGRES_URL_ENV = "KANDEV_SLACK_TEST_POSTGRES_URL"
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.domain import CardState
 from bot.store import Store
-from tests.store.factories import answered, claim
+from tests.factories import answered, claim
 
 BARRIER_TIMEOUT_S = 120
 PHASES = 5  # barrier waits per replica (and by the parent)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC
 
 from bot.store import AuditEntry, Store
-from tests.store.factories import FakeClock
+from tests.fakes import FakeClock
 
 
 def test_entries_are_appended_with_their_time(store: Store, clock: FakeClock) -> None:

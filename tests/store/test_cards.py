@@ -9,9 +9,10 @@ from datetime import UTC
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from bot.domain import CardOutcome, CardState
+from bot.domain import CardState
 from bot.store import Store
-from tests.store.factories import CREATED, FakeClock, answered, bundle, claim, task_info
+from tests.factories import answered, claim, make_bundle, make_outcome, make_task
+from tests.fakes import FakeClock
 
 THREADS = 12
 
@@ -22,7 +23,7 @@ def _race(n: int, attempt: Callable[[], bool]) -> list[bool]:
 
 
 def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) -> None:
-    big = bundle("p1", questions=4)
+    big = make_bundle(pending_id="p1", count=4)
     claimed_at = clock.now
     assert store.claim(
         "p1",
@@ -31,7 +32,7 @@ def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) ->
         workspace_id="ws-1",
         channel="C1",
         bundle=big,
-        task=task_info(),
+        task=make_task(),
     )
     clock.advance(5)
     assert not claim(store, "p1", channel="C2")
@@ -50,7 +51,7 @@ def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) ->
         None,
     )
     assert card.bundle == big
-    assert card.task == task_info()
+    assert card.task == make_task()
     assert card.created_at == card.updated_at == claimed_at
     assert card.created_at.tzinfo is UTC
     assert store.get("unknown") is None
@@ -110,13 +111,13 @@ def test_transition_is_compare_and_set(store: Store, clock: FakeClock) -> None:
     card = store.get("p1")
     assert card is not None
     assert (card.state, card.outcome, card.updated_at) == (CardState.ANSWERED, outcome, clock.now)
-    ended = CardOutcome(state=CardState.ENDED, at=CREATED)
+    ended = make_outcome(CardState.ENDED)
     assert not store.transition("p1", ended, expected=CardState.REJECTED)
     assert store.transition("p1", ended, expected=CardState.ANSWERED)
     assert store.get("p1").state is CardState.ENDED  # type: ignore[union-attr]
     assert not store.transition("unknown", ended)
     with pytest.raises(ValueError, match="pending"):
-        store.transition("p1", CardOutcome(state=CardState.PENDING, at=CREATED), CardState.ENDED)
+        store.transition("p1", make_outcome(CardState.PENDING), CardState.ENDED)
 
 
 def test_transition_race_has_exactly_one_winner(store: Store) -> None:
@@ -136,7 +137,7 @@ def test_pending_resolved_and_counts(store: Store, clock: FakeClock) -> None:
         clock.advance(1)
     store.transition("c", answered("U1"))
     clock.advance(1)
-    store.transition("a", CardOutcome(state=CardState.REJECTED, reason="no", at=CREATED))
+    store.transition("a", make_outcome(CardState.REJECTED, reason="no"))
     assert [c.pending_id for c in store.pending()] == ["b", "d"]
     assert [c.pending_id for c in store.recent_resolved(10)] == ["a", "c"]
     assert [c.pending_id for c in store.recent_resolved(1)] == ["a"]

@@ -12,7 +12,7 @@ from sqlalchemy import Engine, inspect
 from bot.store import MIGRATIONS, SCHEMA_VERSION, Store, migrate
 from bot.store.engine import make_engine
 from bot.store.url import normalize_url
-from tests.store.factories import FakeClock
+from tests.fakes import FakeClock
 
 
 def test_a_user_is_recorded_once_with_their_latest_visit(store: Store, clock: FakeClock) -> None:

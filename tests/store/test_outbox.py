@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from bot.store import OutboxStatus, Store
-from tests.store.factories import FakeClock
+from tests.fakes import FakeClock
 
 
 def test_put_and_dedupe(store: Store, clock: FakeClock) -> None:

@@ -10,7 +10,7 @@ import pytest
 from bot.kandev.models import Answer
 from bot.store import Store
 from bot.store.records import SubmissionContent, SubmissionResult
-from tests.store.factories import FakeClock
+from tests.fakes import FakeClock
 
 PAYLOAD = SubmissionContent(
     action="answer", answers=[Answer(question_id="q1", selected_options=["o1"])]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.store import DEFAULT_DATABASE_URL, Store, StoreError, normalize_url
-from tests.store.factories import claim
+from tests.factories import claim
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.cards.limits_checker import message_problems, unsafe_angles
-from tests.fakeslack.blockkit import validate_message, validate_view
-from tests.fakeslack.layout import blocks_text
+from tests.fakeslack import blocks_text, validate_message, validate_view
 
 
 def assert_valid_message(message: dict[str, Any], *, allowed_users: tuple[str, ...] = ()) -> None:

@@ -7,13 +7,16 @@ import re
 import time
 
 from bot.cards.ids import ButtonValue
-from tests.e2e.conftest import CHANNEL
-from tests.fakeslack.config import ALICE, SlackUser
-from tests.fakeslack.driver import SlackDriver
-from tests.fakeslack.layout import blocks_text
-from tests.fakeslack.records import Ephemeral, ViewRecord
-from tests.fakeslack.server import FakeSlack
-from tests.harness.kandev_server import KandevServer
+from tests.fakeslack import (
+    ALICE,
+    Ephemeral,
+    FakeSlack,
+    SlackDriver,
+    SlackUser,
+    ViewRecord,
+    blocks_text,
+)
+from tests.harness import CHANNEL, KandevServer
 
 COMMAND = "/kandev-questions"
 LOOKING = "Looking up what is waiting in Kandev…"

@@ -15,7 +15,7 @@ from bot.listing import (
     paginate,
     parse_query,
 )
-from tests.triage.factories import waiting
+from tests.factories import waiting
 
 
 @pytest.mark.parametrize("text", ["help", " HELP ", "--help", "-h", "?"])

@@ -10,9 +10,9 @@ from bot.cards.ids import ACTION_ANSWER_MODAL, ACTION_OPEN, parse_button_value
 from bot.cards.waiting import Waiting
 from bot.domain import CardState
 from tests.cards.strategies import bundles, tasks_for
-from tests.fakeslack.layout import blocks_text, iter_elements
+from tests.factories import KANDEV_URL, NOW, resolved_card, waiting
+from tests.fakeslack import blocks_text, iter_elements
 from tests.triage.checks import assert_valid_home
-from tests.triage.factories import KANDEV_URL, NOW, resolved_card, waiting
 
 ALICE = "U0ALICE001"
 

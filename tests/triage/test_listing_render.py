@@ -21,9 +21,9 @@ from bot.cards.waiting import ListingPage, Query, Waiting
 from bot.kandev.models import Workspace
 from bot.listing import parse_query
 from tests.cards.strategies import bundles, tasks_for
-from tests.fakeslack.layout import blocks_text, iter_elements
+from tests.factories import KANDEV_URL, NOW, resolved_card, waiting
+from tests.fakeslack import blocks_text, iter_elements
 from tests.triage.checks import assert_valid_message
-from tests.triage.factories import KANDEV_URL, NOW, waiting
 
 
 def page_of(items: list[Waiting], **fields) -> ListingPage:
@@ -188,7 +188,6 @@ def test_the_page_size_fits_the_block_limit() -> None:
 def test_the_shortcut_on_a_closed_card_states_how_it_ended() -> None:
     from bot.cards.messages import closed_card_message
     from bot.domain import CardState
-    from tests.triage.factories import resolved_card
 
     card = resolved_card(1, CardState.ANSWERED)
     assert card.outcome is not None

@@ -1,4 +1,5 @@
-"""The bot as a real process (`kandev-slack run`), as a user would start it."""
+"""The bot as a real process (`kandev-slack run`), as a user would start it, and the
+environment that points it at a fake Slack and a Kandev."""
 
 from __future__ import annotations
 
@@ -9,16 +10,56 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
+if TYPE_CHECKING:
+    from tests.fakeslack import FakeSlack
+    from tests.harness.kandev_server import KandevServer
+
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kandev-slack"
+#: The channel the bot posts question cards to (KANDEV_SLACK_CHANNEL).
+CHANNEL = "C0QUESTION"
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def bot_env(
+    fake: FakeSlack, kandev: KandevServer, db_url: str, *, mode: str = "http", **overrides: str
+) -> dict[str, str]:
+    """The bot's environment: this process' own minus any SLACK_/KANDEV_/database/port
+    setting, then ``fake``, ``kandev``, ``db_url``, a free port and ``overrides``."""
+    ws = fake.workspace
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "KANDEV_", "DATABASE_URL", "PORT"))
+    }
+    env.update(
+        {
+            "SLACK_BOT_TOKEN": ws.bot_token,
+            "SLACK_SIGNING_SECRET": ws.signing_secret,
+            "SLACK_API_URL": fake.api_url,
+            "KANDEV_URL": kandev.base_url,
+            "KANDEV_PUBLIC_URL": "https://kandev.example.test",
+            "KANDEV_SLACK_CHANNEL": CHANNEL,
+            "KANDEV_POLL_INTERVAL": "2",
+            "DATABASE_URL": db_url,
+            "PORT": str(free_port()),
+            "LOG_LEVEL": "INFO",
+        }
+    )
+    if kandev.token:
+        env["KANDEV_TOKEN"] = kandev.token
+    if mode == "socket":
+        env["SLACK_APP_TOKEN"] = ws.app_token
+    env.update(overrides)
+    return env
 
 
 class BotProcess:

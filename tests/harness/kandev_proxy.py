@@ -1,4 +1,5 @@
-"""A reverse proxy in front of a real Kandev that counts (and can hold or drop) answer calls.
+"""A reverse proxy in front of a real Kandev that counts (and can hold or drop) answer calls,
+and can make chosen requests slow.
 
 The bot talks to ``proxy.base_url`` instead of Kandev (WebSocket hints do not pass: run the
 bot with ``KANDEV_HINTS=off``). Every request is forwarded as is; answer calls â€” REST
@@ -6,7 +7,8 @@ bot with ``KANDEV_HINTS=off``). Every request is forwarded as is; answer calls â
 recorded per pending_id, which is what "reached Kandev once" is measured on. ``hold(pending_id,
 then=...)`` keeps that bundle's next answer call waiting (the bot sees a slow Kandev) until
 ``release()``: ``then="forward"`` passes it on afterwards (Kandev records it though its caller
-may be gone), ``then="drop"`` never delivers it (the connection is cut).
+may be gone), ``then="drop"`` never delivers it (the connection is cut). ``slow(matches,
+delay_s)`` makes every request whose body ``matches`` wait ``delay_s`` before it is forwarded.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -88,6 +91,7 @@ class KandevProxy:
         self.upstream = upstream.rstrip("/")
         self._lock = threading.Lock()
         self._holds: dict[str, _Hold] = {}
+        self._slow: tuple[Callable[[bytes], bool], float] | None = None
         self.calls: list[AnswerCall] = []
         self._faults: list[PathFault] = []
         self.faulted: list[str] = []  # paths answered by a fault instead of Kandev
@@ -132,6 +136,10 @@ class KandevProxy:
         """Hold the next answer call for ``pending_id`` until :meth:`release`."""
         with self._lock:
             self._holds[pending_id] = _Hold(then)
+
+    def slow(self, matches: Callable[[bytes], bool], delay_s: float) -> None:
+        """Requests whose body ``matches`` wait ``delay_s`` seconds before being forwarded."""
+        self._slow = (matches, delay_s)
 
     def wait_held(self, pending_id: str, timeout: float = 10.0) -> None:
         """Wait until the held answer call of ``pending_id`` arrived at the proxy."""
@@ -202,6 +210,8 @@ class KandevProxy:
             req.end_headers()
             req.wfile.write(fault.body)
             return
+        if self._slow is not None and self._slow[0](body):
+            time.sleep(self._slow[1])
         target = answer_target(req.path, body)
         if target is not None and not self._pass_hold(target[0]):
             self._record(target, body, delivered=False)

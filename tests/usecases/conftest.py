@@ -1,0 +1,118 @@
+"""The use-cases (answers, sync) on a real SQLite store and the real publisher, with in-memory
+fakes of Kandev and of the Slack gateway at the edges (tests/fakes.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.admission import Admission
+from bot.answers import AnswerService
+from bot.domain import Card
+from bot.health import Health
+from bot.kandev.models import Bundle
+from bot.leases import InFlight
+from bot.permissions import Permissions
+from bot.publisher import Publisher
+from bot.routing import Routing
+from bot.signals import Signal
+from bot.store import Store
+from bot.sync import SyncEngine
+from bot.tasks import TaskDirectory
+from bot.waiting import Permalinks, WaitingQueue
+from tests.factories import CHANNEL, KANDEV_URL
+from tests.fakes import FakeKandev, FakeSlackGateway
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    store = Store(f"sqlite:///{tmp_path / 'bot.db'}")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def fake_kandev() -> FakeKandev:
+    return FakeKandev(KANDEV_URL)
+
+
+@pytest.fixture
+def gateway() -> FakeSlackGateway:
+    return FakeSlackGateway()
+
+
+@pytest.fixture
+def health() -> Health:
+    return Health()
+
+
+@pytest.fixture
+def routing() -> Routing:
+    return Routing(default_channel=CHANNEL)
+
+
+@pytest.fixture
+def publisher(store: Store, gateway: FakeSlackGateway, health: Health) -> Publisher:
+    return Publisher(store, gateway, kandev_url=KANDEV_URL, health=health, post_spacing_s=0)
+
+
+@pytest.fixture
+def tasks(fake_kandev: FakeKandev) -> TaskDirectory:
+    return TaskDirectory(fake_kandev)
+
+
+@pytest.fixture
+def sync(
+    fake_kandev: FakeKandev,
+    store: Store,
+    routing: Routing,
+    tasks: TaskDirectory,
+    publisher: Publisher,
+    health: Health,
+) -> SyncEngine:
+    return SyncEngine(fake_kandev, store, routing, tasks, publisher, health, Signal("sync"))
+
+
+@pytest.fixture
+def permissions(routing: Routing, gateway: FakeSlackGateway) -> Permissions:
+    return Permissions(routing, gateway)
+
+
+@pytest.fixture
+def queue(
+    fake_kandev: FakeKandev,
+    store: Store,
+    routing: Routing,
+    tasks: TaskDirectory,
+    gateway: FakeSlackGateway,
+    permissions: Permissions,
+) -> WaitingQueue:
+    return WaitingQueue(fake_kandev, store, routing, tasks, Permalinks(gateway), permissions)
+
+
+@pytest.fixture
+def admission(store: Store, queue: WaitingQueue, permissions: Permissions) -> Admission:
+    return Admission(store, queue, permissions)
+
+
+@pytest.fixture
+def answers(fake_kandev: FakeKandev, store: Store, publisher: Publisher) -> AnswerService:
+    return AnswerService(fake_kandev, store, publisher, InFlight())
+
+
+@pytest.fixture
+def posted(fake_kandev: FakeKandev, sync: SyncEngine, publisher: Publisher, store: Store):
+    """``posted(bundle)``: the bundle is active in Kandev and its card is in Slack (the way
+    sync and the publisher put it there); returns the stored card."""
+
+    def post(bundle: Bundle) -> Card:
+        fake_kandev.add(bundle)
+        assert sync.reconcile_once().posted == [bundle.pending_id]
+        assert publisher.work_once()
+        card = store.get(bundle.pending_id)
+        assert card is not None and card.ts is not None
+        return card
+
+    return post
