@@ -21,6 +21,7 @@ from bot.domain import Card, CardState, TaskInfo
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
 from bot.kandev.models import Bundle, Workspace
+from bot.redaction import without_userinfo
 from bot.routing import Routing
 from bot.store import Store
 
@@ -281,7 +282,7 @@ class ListingService:
             page = self.page(parsed, after=after, number=number)
         except KandevUnavailable as exc:
             log.warning("listing: Kandev unreachable: %s", exc)
-            message = render.kandev_unreachable_message(self.kandev.base_url)
+            message = render.kandev_unreachable_message(without_userinfo(self.kandev.base_url))
             return Reply(**render.render_problem(message))
         except KandevAuthError as exc:
             log.error("listing: %s", exc)

@@ -102,6 +102,4 @@ def test_short_secrets_and_url_credentials_are_redacted(reliability) -> None:
         assert expected in output, (expected, output)
     for leaked in (SHORT, "hunter2", "Tr0ub4dor", "kandev:", "ops:"):
         assert leaked not in output, (leaked, output)
-    reliability.record(
-        "short secrets and credentials in URLs in logs", guarantee=10, survived=True
-    )
+    reliability.record("short secrets and credentials in URLs in logs", guarantee=10, survived=True)
