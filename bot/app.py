@@ -77,7 +77,7 @@ def main_run(settings: Settings, mode: Mode) -> int:
         problems = routing_check()
     except KandevUnavailable as exc:
         log.warning("Kandev is not reachable at start-up (%s); will keep trying", exc)
-        health.problem("kandev", f"unreachable: {exc}")
+        health.failure("kandev", "unreachable", exc)
         health.problem("routing", "workspaces not validated yet (Kandev unreachable)")
     except KandevError as exc:
         print(f"kandev-slack: {exc}", file=sys.stderr)
