@@ -179,13 +179,30 @@ class SlackRequestGuard:
             return _answer(start_response, "400 Bad Request", "malformed request")
 
 
+def _frames_below_catcher(error: BaseException) -> list[Any]:
+    """The frames ``error`` went through, innermost last, without the frame that caught it
+    (the catcher is whoever logs it: the guard, the Socket Mode handler, Bolt)."""
+    frames = []
+    tb = error.__traceback__
+    tb = tb.tb_next if tb is not None else None
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames
+
+
 def raised_in_bot(error: BaseException) -> bool:
     """Whether ``error`` was raised in this package's code (a bug to log with its traceback)
     rather than in a library handling a payload it did not expect."""
-    tb = error.__traceback__
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if filename.startswith(_BOT_ROOT) and filename != __file__:
-            return True
-        tb = tb.tb_next
-    return False
+    return any(
+        frame.f_code.co_filename.startswith(_BOT_ROOT) for frame in _frames_below_catcher(error)
+    )
+
+
+def raised_in(error: BaseException) -> str:
+    """The top-level package whose code raised ``error``: ``slack_bolt``, ``slack_sdk``, ``bot``…"""
+    frames = _frames_below_catcher(error)
+    if not frames:
+        return "the caller"
+    module = frames[-1].f_globals.get("__name__") or "?"
+    return module.split(".")[0]
