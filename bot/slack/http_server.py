@@ -67,8 +67,10 @@ def _server_settings(**overrides) -> dict:
     settings = {
         # waitress refuses a body of this size or more (413) as soon as the headers are read.
         "max_request_body_size": MAX_BODY_BYTES + 1,
-        # Buffers below these sizes stay in memory; request and response both fit.
-        "inbuf_overflow": MAX_BODY_BYTES + 1,
+        # Buffers below these sizes stay in memory, never in a temporary file: an accepted
+        # body (or a chunked one up to the read that crosses the limit) and any response fit.
+        # At most CONNECTION_LIMIT such bodies are held at once.
+        "inbuf_overflow": 2 * MAX_BODY_BYTES,
         "outbuf_overflow": MAX_BODY_BYTES + 1,
         "max_request_header_size": 64 * 1024,
         "channel_timeout": IDLE_TIMEOUT_S,

@@ -41,20 +41,23 @@ def _temp_files(pid: int, tmpdir: Path) -> dict[str, int]:
     return found
 
 
-def _stream_huge_upload(bot: BotProcess, tmpdir: Path) -> tuple[int, bytes, int]:
-    """Declare a 300 MB body and send it slowly; returns (bytes sent when the bot answered or
-    hung up, what it answered, the largest temporary file seen meanwhile)."""
+def _stream_huge_upload(bot: BotProcess, tmpdir: Path, framing: str) -> tuple[int, bytes, int]:
+    """Send a 300 MB body slowly (its size declared, or chunked); returns (bytes sent when
+    the bot answered or hung up, what it answered, the largest temporary file seen meanwhile)."""
     assert bot.proc is not None
+    size = f"Content-Length: {HUGE}" if framing == "declared" else "Transfer-Encoding: chunked"
     head = (
         "POST /slack/events HTTP/1.1\r\n"
         "Host: 127.0.0.1\r\n"
         "Content-Type: application/x-www-form-urlencoded\r\n"
-        f"Content-Length: {HUGE}\r\n\r\n"
+        f"{size}\r\n\r\n"
     ).encode()
     sent, answer, largest = 0, b"", 0
     with socket.create_connection(("127.0.0.1", bot.port), timeout=30) as sock:
         sock.sendall(head)
         chunk = b"a" * CHUNK
+        if framing == "chunked":
+            chunk = f"{CHUNK:x}\r\n".encode() + chunk + b"\r\n"
         while sent < EARLY:
             readable, _, _ = select.select([sock], [], [], 0.01)
             if readable:
@@ -74,13 +77,14 @@ def _stream_huge_upload(bot: BotProcess, tmpdir: Path) -> tuple[int, bytes, int]
 
 
 @pytest.mark.fault("a 300 MB upload to the HTTP endpoint", guarantee=12)
-def test_a_huge_declared_body_is_refused_before_it_is_buffered(
-    bot_factory, tmp_path: Path, reliability
+@pytest.mark.parametrize("framing", ["declared", "chunked"])
+def test_a_huge_body_is_refused_before_it_is_buffered(
+    bot_factory, tmp_path: Path, reliability, framing: str
 ) -> None:
     tmpdir = tmp_path / "bot-tmp"
     tmpdir.mkdir()
     bot = bot_factory(TMPDIR=str(tmpdir))
-    sent, answer, largest = _stream_huge_upload(bot, tmpdir)
+    sent, answer, largest = _stream_huge_upload(bot, tmpdir, framing)
     assert answer, f"the bot read {sent} bytes of a {HUGE}-byte body without answering"
     assert sent < EARLY
     assert answer.startswith(b"HTTP/1.1 413") or answer.startswith(b"<"), answer[:200]
@@ -89,7 +93,7 @@ def test_a_huge_declared_body_is_refused_before_it_is_buffered(
     # The bot is unharmed.
     assert httpx.get(bot.health_url, timeout=30).status_code in (200, 503)
     reliability.record(
-        "a 300 MB upload to the HTTP endpoint",
+        f"a 300 MB upload to the HTTP endpoint ({framing})",
         guarantee=12,
         survived=True,
         detail=f"answered after {sent // 1024} KiB: {answer[:30]!r}",
