@@ -144,7 +144,7 @@ def _check_routing(check: WorkspaceCheck, health: Health) -> None:
         problems = check.check()
     except KandevUnavailable as exc:
         log.warning("Kandev is not reachable at start-up (%s); will keep trying", exc)
-        health.problem("kandev", f"unreachable: {exc}")
+        health.failure("kandev", "unreachable", exc)
         health.problem("routing", "workspaces not validated yet (Kandev unreachable)")
         return
     except KandevError as exc:

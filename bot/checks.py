@@ -6,7 +6,7 @@ every detail passes through :func:`redact` with the configured secrets.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Mode, Settings
 from bot.kandev.models import ProbeResult, Workspace
+from bot.redaction import redact
 from bot.routing import Routing
 
 SLACK_TIMEOUT = 10
@@ -45,13 +46,6 @@ class KandevCheckTarget(Protocol):
     def probe(self) -> ProbeResult: ...
 
     def workspaces(self) -> list[Workspace]: ...
-
-
-def redact(text: str, secrets: Sequence[str]) -> str:
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    return text
 
 
 # ---- Kandev -------------------------------------------------------------------------------

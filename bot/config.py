@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.cards.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from bot.redaction import url_password, without_userinfo
 from bot.routing import Routing, RoutingError, channel_id_problem, load_routing
 from bot.store.errors import StoreError
 from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
@@ -76,7 +77,7 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
-    kandev_url: str = "http://localhost:38429"
+    kandev_url: str = Field(default="http://localhost:38429", repr=False)  # may hold userinfo
     kandev_token: SecretStr | None = None
     kandev_public_url: str = "http://localhost:38429"
     kandev_slack_channel: str | None = None
@@ -172,6 +173,8 @@ class Settings(BaseSettings):
         name = info.field_name.upper()
         if problem := _url_problem(name, text, "http://localhost:38429"):
             raise ValueError(problem)
+        if info.field_name == "kandev_public_url":
+            text = without_userinfo(text)  # links in cards never carry credentials
         return text.rstrip("/")
 
     @field_validator("kandev_slack_channel", mode="before")
@@ -247,7 +250,9 @@ class Settings(BaseSettings):
         secrets.append(self.kandev_token)
         found = [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]
         password = normalize_url(self.database_url).password
-        return found + ([str(password)] if password else [])
+        found += [str(password)] if password else []
+        kandev_password = url_password(self.kandev_url)
+        return found + ([kandev_password] if kandev_password else [])
 
 
 def _env_values(env: Mapping[str, str]) -> dict[str, str]:

@@ -1,10 +1,34 @@
-"""What /healthz reports: the bot's view of its dependencies, updated by the workers."""
+"""What /healthz reports: the bot's view of its dependencies, updated by the workers.
+
+A reason is a short sentence of the bot's own: never an exception's text (which can hold a URL
+with credentials, SQL or a traceback). :meth:`Health.failure` names an exception by its type
+only, and :meth:`Health.problem` keeps one short line of any reason, without URL userinfo.
+"""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass
+
+from bot.redaction import Redactor
+
+#: The longest reason /healthz shows (longer ones are cut with "…").
+MAX_REASON_CHARS = 200
+
+_SQL = re.compile(r"\[SQL:.*", re.DOTALL)  # how SQLAlchemy appends a statement to its errors
+_redact_urls = Redactor()
+
+
+def safe_reason(reason: str) -> str:
+    """``reason`` as /healthz may show it: its first line, no SQL, no URL userinfo, short."""
+    lines = reason.strip().splitlines()
+    text = _SQL.sub("", lines[0] if lines else "").strip()
+    text = _redact_urls(text) or "unknown problem"
+    if len(text) > MAX_REASON_CHARS:
+        text = text[: MAX_REASON_CHARS - 1].rstrip() + "…"
+    return text
 
 
 @dataclass(frozen=True)
@@ -32,8 +56,14 @@ class Health:
         self._last_sync: float | None = None
 
     def problem(self, component: str, reason: str) -> None:
+        """``component`` has a problem; ``reason`` is a short sentence (see :func:`safe_reason`)."""
         with self._lock:
-            self._problems[component] = reason
+            self._problems[component] = safe_reason(reason)
+
+    def failure(self, component: str, what: str, error: BaseException) -> None:
+        """``component`` failed with ``error``: shown as ``what (ErrorType)``, never the error's
+        text (logs have it, redacted)."""
+        self.problem(component, f"{what} ({type(error).__name__})")
 
     def clear(self, component: str) -> None:
         with self._lock:

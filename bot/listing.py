@@ -20,6 +20,7 @@ from bot.cards.waiting import ListingPage, PageKey, Query, Waiting
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
 from bot.kandev.models import Workspace
+from bot.redaction import without_userinfo
 from bot.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)
@@ -165,7 +166,7 @@ class ListingService:
             page = self.page(parsed, user_id, after=after, number=number)
         except KandevUnavailable as exc:
             log.warning("listing: Kandev unreachable: %s", exc)
-            message = messages.kandev_unreachable_message(self.kandev.base_url)
+            message = messages.kandev_unreachable_message(without_userinfo(self.kandev.base_url))
             return Reply(**render.render_problem(message))
         except KandevAuthError as exc:
             log.error("listing: %s", exc)

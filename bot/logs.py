@@ -1,4 +1,5 @@
-"""Logging that never shows a secret: every record is redacted before any handler sees it."""
+"""Logging that never shows a secret: every record is redacted (bot/redaction.py: configured
+secrets of any length, and any URL's userinfo) before any handler sees it."""
 
 from __future__ import annotations
 
@@ -8,22 +9,17 @@ import threading
 from collections.abc import Iterable
 from types import TracebackType
 
-REDACTED = "[redacted]"
+from bot.redaction import Redactor
 
 
 class RedactSecrets(logging.Filter):
-    def __init__(self, secrets: Iterable[str]):
-        super().__init__()
-        self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+    """Rewrites every record (message, arguments, traceback, stack) through the redactor."""
 
-    def redact(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+    def __init__(self, redactor: Redactor):
+        super().__init__()
+        self.redact = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secrets:
-            return True
         message = record.getMessage()
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
@@ -39,7 +35,7 @@ class RedactSecrets(logging.Filter):
 def install_redaction(secrets: Iterable[str]) -> None:
     """Attach the redacting filter to every handler of the root logger, and send what would
     otherwise bypass logging (uncaught exceptions in any thread, warnings) through it."""
-    redactor = RedactSecrets(secrets)
+    redactor = RedactSecrets(Redactor(secrets))
     root = logging.getLogger()
     if not root.handlers:
         logging.basicConfig()

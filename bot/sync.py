@@ -119,10 +119,10 @@ class SyncEngine:
                 self.health.problem("kandev", str(exc))
                 log.error("%s", exc)
             except KandevUnavailable as exc:
-                self.health.problem("kandev", f"unreachable: {exc}")
+                self.health.failure("kandev", "unreachable", exc)
                 log.warning("Kandev unavailable: %s", exc)
             except Exception as exc:
-                self.health.problem("sync", f"{type(exc).__name__}: {exc}")
+                self.health.failure("sync", "sync cycle failed", exc)
                 log.exception("sync cycle failed")
             self.wakeup.wait(wait)
 

@@ -24,7 +24,7 @@ def build_bolt_app(
         # Socket Mode envelopes are not signed; HTTP requests always are (Bolt verifies).
         request_verification_enabled=not socket_mode,
         process_before_response=False,
-        logger=logging.getLogger("bot.slack.bolt"),
+        logger=logging.getLogger("slack_bolt"),  # its own errors under its own name
     )
     register_listeners(app, services)
     return app

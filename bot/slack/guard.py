@@ -5,17 +5,18 @@ check, so a forged request with a garbage body would get a 500 instead of a 401,
 body Bolt cannot digest (a JSON list, a number, a ``user`` that is not an object…) crashes its
 request parsing with a 500. This WSGI middleware sits in front of Bolt's handler and:
 
-- refuses bodies above :data:`MAX_BODY_BYTES` (413) without reading them;
-- verifies Slack's v0 signature over the raw bytes and the 5-minute timestamp window (401,
-  nothing else happens: no parsing, no listener, no Slack or Kandev call, no audit entry);
+- refuses bodies above :data:`MAX_BODY_BYTES` (413) without reading them (the server refuses
+  them too, before buffering anything: see http_server.py);
+- answers Slack's unsigned ``ssl_check=1`` probe with 200, and does nothing else for it;
+- verifies Slack's v0 signature and its 5-minute timestamp window with slack_sdk's
+  ``SignatureVerifier`` (401, nothing else happens: no parsing, no listener, no Slack or Kandev
+  call, no audit entry);
 - refuses signed bodies Bolt cannot turn into a request (400 with a short reason);
 - hands everything else to Bolt unchanged.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import io
 import json
 import logging
@@ -23,8 +24,10 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 from slack_bolt.request import BoltRequest
+from slack_sdk.signature import Clock, SignatureVerifier
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,14 @@ _BOT_ROOT = str(Path(__file__).resolve().parents[1])
 WsgiApp = Callable[[dict, Callable], Iterable[bytes]]
 
 
+class _FixedClock(Clock):
+    def __init__(self, now: float):
+        self._now = now
+
+    def now(self) -> float:
+        return self._now
+
+
 def signature_problem(
     secret: str, body: bytes, timestamp: str | None, signature: str | None, now: float
 ) -> str | None:
@@ -45,16 +56,33 @@ def signature_problem(
     if not timestamp or not signature:
         return "missing signature headers"
     try:
-        sent_at = int(timestamp)
+        int(timestamp)
     except ValueError:
         return "malformed timestamp"
-    if abs(now - sent_at) > MAX_CLOCK_SKEW_S:
-        return "stale timestamp"
-    base = b"v0:" + timestamp.encode() + b":" + body
-    expected = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature):
-        return "signature mismatch"
+    try:
+        text = body.decode("utf-8")  # Slack signs UTF-8 text; the verifier decodes it so too
+    except UnicodeDecodeError:
+        return "the body is not UTF-8"
+    verifier = SignatureVerifier(secret, clock=_FixedClock(now))
+    if not verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
+        return "signature mismatch or stale timestamp"
     return None
+
+
+def _is_utf8(body: bytes) -> bool:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def is_ssl_check(body: bytes, content_type: str) -> bool:
+    """Slack's unsigned certificate probe (``ssl_check=1&token=…``, form-encoded)."""
+    if content_type != "application/x-www-form-urlencoded" or b"ssl_check" not in body:
+        return False
+    form = parse_qs(body.decode("utf-8", errors="replace"))
+    return form.get("ssl_check") == ["1"]
 
 
 def body_problem(body: bytes, content_type: str) -> str | None:
@@ -107,6 +135,14 @@ class SlackRequestGuard:
             log.warning("refused a %d-byte request (limit %d)", length, MAX_BODY_BYTES)
             return _answer(start_response, "413 Payload Too Large", "request too large")
         body = environ["wsgi.input"].read(length) if length > 0 else b""
+        content_type = (environ.get("CONTENT_TYPE") or "").split(";")[0].strip()
+        if not _is_utf8(body):
+            # Slack only sends UTF-8; such a body cannot even be verified (nothing runs for it).
+            log.warning("refused a Slack request whose body is not UTF-8")
+            return _answer(start_response, "400 Bad Request", "malformed request: not UTF-8")
+        if is_ssl_check(body, content_type):
+            start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "0")])
+            return [b""]
 
         problem = signature_problem(
             self.signing_secret,
@@ -119,7 +155,6 @@ class SlackRequestGuard:
             log.warning("refused an unauthenticated request to %s: %s", self.path, problem)
             return _answer(start_response, "401 Unauthorized", "invalid request signature")
 
-        content_type = (environ.get("CONTENT_TYPE") or "").split(";")[0].strip()
         problem = body_problem(body, content_type)
         if problem is not None:
             log.warning("refused a malformed Slack request: %s", problem)
@@ -144,13 +179,30 @@ class SlackRequestGuard:
             return _answer(start_response, "400 Bad Request", "malformed request")
 
 
+def _frames_below_catcher(error: BaseException) -> list[Any]:
+    """The frames ``error`` went through, innermost last, without the frame that caught it
+    (the catcher is whoever logs it: the guard, the Socket Mode handler, Bolt)."""
+    frames = []
+    tb = error.__traceback__
+    tb = tb.tb_next if tb is not None else None
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames
+
+
 def raised_in_bot(error: BaseException) -> bool:
     """Whether ``error`` was raised in this package's code (a bug to log with its traceback)
     rather than in a library handling a payload it did not expect."""
-    tb = error.__traceback__
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if filename.startswith(_BOT_ROOT) and filename != __file__:
-            return True
-        tb = tb.tb_next
-    return False
+    return any(
+        frame.f_code.co_filename.startswith(_BOT_ROOT) for frame in _frames_below_catcher(error)
+    )
+
+
+def raised_in(error: BaseException) -> str:
+    """The top-level package whose code raised ``error``: ``slack_bolt``, ``slack_sdk``, ``bot``…"""
+    frames = _frames_below_catcher(error)
+    if not frames:
+        return "the caller"
+    module = frames[-1].f_globals.get("__name__") or "?"
+    return module.split(".")[0]

@@ -1,17 +1,23 @@
-"""HTTP mode: Slack's requests on POST /slack/events and GET /healthz, served by waitress."""
+"""HTTP mode: Slack's requests on POST /slack/events and GET /healthz, served by waitress.
+
+The server itself is the first line of defence (see :func:`serve`): waitress reads a whole
+request before the application sees it, so its limits are what keep a hostile client from
+filling the disk, the memory or the connection table.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot.health import Health
-from bot.slack.guard import SlackRequestGuard
+from bot.slack.guard import MAX_BODY_BYTES, SlackRequestGuard
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +50,83 @@ def make_wsgi_app(bolt_app: App, health: Health, signing_secret: str | None = No
     return wsgi
 
 
-def serve(wsgi_app: Callable, port: int, host: str = "0.0.0.0", threads: int = 8):
-    """Create the production WSGI server (call ``.run()`` to serve, ``.close()`` to stop)."""
+#: A connection with nothing to say for this long is closed (Slack sends a request at once).
+IDLE_TIMEOUT_S = 30
+#: A request that takes longer than this to arrive is dropped at its next byte (slow drip).
+REQUEST_DEADLINE_S = 30
+#: Open connections served at once: far more than stalled clients can cheaply take, well
+#: within the descriptor limit (polling has no FD_SETSIZE ceiling, unlike select).
+CONNECTION_LIMIT = 1000
+THREADS = 8
+
+
+def _server_settings(**overrides) -> dict:
+    """waitress settings: a body is refused from its Content-Length before anything is
+    buffered, accepted bodies stay in memory (never spooled to a temporary file), idle clients
+    are hung up on, and stalled clients cannot use up the connections."""
+    settings = {
+        # waitress refuses a body of this size or more (413) as soon as the headers are read.
+        "max_request_body_size": MAX_BODY_BYTES + 1,
+        # Buffers below these sizes stay in memory, never in a temporary file: an accepted
+        # body (or a chunked one up to the read that crosses the limit) and any response fit.
+        # At most CONNECTION_LIMIT such bodies are held at once.
+        "inbuf_overflow": 2 * MAX_BODY_BYTES,
+        "outbuf_overflow": MAX_BODY_BYTES + 1,
+        "max_request_header_size": 64 * 1024,
+        "channel_timeout": IDLE_TIMEOUT_S,
+        "cleanup_interval": max(1, IDLE_TIMEOUT_S // 3),
+        "connection_limit": CONNECTION_LIMIT,
+        "backlog": 1024,
+        "asyncore_use_poll": True,
+        "threads": THREADS,
+    }
+    settings.update(overrides)
+    return settings
+
+
+def _deadline_channel(deadline_s: float):
+    """waitress's connection class, hanging up on a client whose request is still incomplete
+    ``deadline_s`` after its first byte (a drip-feeding client is never idle long enough
+    for ``channel_timeout``)."""
+    from waitress.channel import HTTPChannel
+
+    class DeadlineChannel(HTTPChannel):
+        _timed: object = None  # the partly read request being timed
+        _started = 0.0
+
+        def received(self, data: bytes) -> bool:
+            now = time.monotonic()
+            late = now - self._started > deadline_s
+            if self.request is not None and self.request is self._timed and late:
+                log.warning("closed a connection whose request took over %ss", deadline_s)
+                self.will_close = True
+                return False
+            result = super().received(data)
+            if self.request is not None and self.request is not self._timed:
+                self._timed, self._started = self.request, now
+            return result
+
+    return DeadlineChannel
+
+
+def serve(
+    wsgi_app: Callable,
+    port: int,
+    host: str = "0.0.0.0",
+    *,
+    request_deadline_s: float = REQUEST_DEADLINE_S,
+    **overrides,
+):
+    """Create the production WSGI server (call ``.run()`` to serve, ``.close()`` to stop).
+
+    ``overrides`` replace waitress settings (tests shorten the timeouts)."""
     from waitress.server import create_server
 
-    return create_server(wsgi_app, host=host, port=port, threads=threads, ident="kandev-slack")
+    server = create_server(
+        wsgi_app, host=host, port=port, ident="kandev-slack", **_server_settings(**overrides)
+    )
+    server.channel_class = _deadline_channel(request_deadline_s)
+    return server
 
 
 def stop_server(server, thread=None, timeout: float = 5.0) -> None:

@@ -1,43 +1,80 @@
-"""Socket Mode: every envelope is acknowledged, even one Bolt cannot digest.
+"""Socket Mode: every envelope is acknowledged, even one Bolt cannot digest, and every error is
+logged under its real origin.
 
 Bolt's Socket Mode adapter acks only a 200 result; a payload that breaks Bolt's request parsing
 or matching raises (or yields a 400/404) and is left unacknowledged, so Slack shows the person
-an error and redelivers the same broken envelope. Here such an envelope is refused in the log
-and acknowledged with an empty body: nothing else happens, and nothing is redelivered.
+an error and redelivers the same broken envelope. Here such an envelope is acknowledged with an
+empty body: nothing else happens, and nothing is redelivered. What raised is told apart:
+
+- an exception raised in the bot's own code is a bot failure (an error, with its traceback);
+- an envelope Bolt cannot make a request of is malformed input (a warning, no traceback);
+- Bolt or slack_sdk failing on a well-formed envelope is a library error, named as such.
+
+The WebSocket client logs under slack_sdk's logger name, not the bot's.
 """
 
 from __future__ import annotations
 
 import logging
 from time import time
+from typing import Any
 
+from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.socket_mode.internals import run_bolt_app, send_response
+from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.socket_mode.client import BaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from bot.slack.guard import raised_in_bot
+from bot.slack.guard import raised_in, raised_in_bot
 
 log = logging.getLogger(__name__)
 
+#: Where slack_sdk's WebSocket client logs (connections, pings, its own failures).
+CLIENT_LOGGER = "slack_sdk.socket_mode"
+
+
+def envelope_problem(payload: Any) -> str | None:
+    """Why Bolt cannot make a request of this envelope's payload (None: it can)."""
+    if not isinstance(payload, dict):
+        return f"the payload is a {type(payload).__name__}, not an object"
+    try:
+        BoltRequest(mode="socket_mode", body=payload)
+    except Exception as exc:  # Bolt's context extraction indexes into any shape
+        return f"Bolt cannot read it ({type(exc).__name__} in {raised_in(exc)})"
+    return None
+
+
+def log_failure(req: SocketModeRequest, error: Exception) -> None:
+    """Log ``error``, raised while Bolt handled ``req``, under its real origin."""
+    if raised_in_bot(error):
+        log.error("a Socket Mode %s envelope failed in the bot", req.type, exc_info=error)
+        return
+    problem = envelope_problem(req.payload)
+    if problem is not None:
+        log.warning("refused a malformed Socket Mode %s envelope: %s", req.type, problem)
+        return
+    log.error(
+        "%s failed on a well-formed Socket Mode %s envelope (a library error, not the bot's)",
+        raised_in(error),
+        req.type,
+        exc_info=error,
+    )
+
 
 class GuardedSocketModeHandler(SocketModeHandler):
+    def __init__(self, app: App, app_token: str | None = None, **kwargs: Any):
+        kwargs.setdefault("logger", logging.getLogger(CLIENT_LOGGER))
+        super().__init__(app, app_token, **kwargs)
+
     def handle(self, client: BaseSocketModeClient, req: SocketModeRequest) -> None:  # type: ignore[override]
         start = time()
         try:
             response: BoltResponse = run_bolt_app(self.app, req)
         except Exception as exc:
-            if raised_in_bot(exc):
-                log.error("a Socket Mode %s envelope failed in the bot", req.type, exc_info=exc)
-            else:
-                log.warning(
-                    "refused a malformed Socket Mode %s envelope: %s: %s",
-                    req.type,
-                    type(exc).__name__,
-                    str(exc)[:120],
-                )
+            log_failure(req, exc)
             response = BoltResponse(status=400)
         if response.status != 200:
             log.warning("acknowledged a %s envelope Bolt refused (%s)", req.type, response.status)

@@ -130,3 +130,21 @@ def test_other_paths_and_methods_pass_through(app) -> None:
     guard, downstream = app
     status, _ = _call(guard, b"", {}, PATH_INFO="/healthz", REQUEST_METHOD="GET")
     assert status.startswith("200") and downstream.bodies == [b""]
+
+
+def test_slacks_unsigned_ssl_check_probe_gets_200_and_goes_no_further(app) -> None:
+    guard, downstream = app
+    body = b"ssl_check=1&token=legacy-verification-token"
+    status, out = _call(guard, body, {})
+    assert status.startswith("200"), status
+    assert out == b"" and downstream.bodies == []
+
+
+@pytest.mark.parametrize(
+    "body", [b"ssl_check=0&token=x", b"ssl_check=1&ssl_check=2", b"payload=%7B%7D&ssl_check=yes"]
+)
+def test_anything_else_that_mentions_ssl_check_still_needs_a_signature(app, body) -> None:
+    guard, downstream = app
+    status, _ = _call(guard, body, {})
+    assert status.startswith("401"), (body, status)
+    assert downstream.bodies == []

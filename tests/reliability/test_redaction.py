@@ -62,3 +62,44 @@ def test_every_way_out_of_the_process_is_redacted(reliability) -> None:
     assert SECRET not in output and PAT not in output, output
     assert output.count("[redacted]") >= 8, output
     reliability.record("secrets in tracebacks and uncaught exceptions", guarantee=8, survived=True)
+
+
+SHORT = "k9!"  # a secret of any length is redacted, not only long ones
+URL_SCRIPT = textwrap.dedent(
+    f"""
+    import logging
+    import httpx
+    from bot.logs import install_redaction
+
+    logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+    install_redaction([{SHORT!r}])
+    log = logging.getLogger("bot.test")
+    log.info("short secret %s in a message", {SHORT!r})
+    log.warning("database at postgresql+psycopg://kandev:hunter2@db.internal:5432/bot is down")
+    response = httpx.Response(500, request=httpx.Request("GET", "https://ops:Tr0ub4dor@kandev.internal/x"))
+    try:
+        response.raise_for_status()
+    except httpx.HTTPStatusError:
+        log.exception("Kandev failed")
+    log.error("no userinfo here: https://kandev.example.test/t/1 stays readable")
+    """
+)
+
+
+@pytest.mark.fault("short secrets and credentials in URLs in logs", guarantee=10)
+def test_short_secrets_and_url_credentials_are_redacted(reliability) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", URL_SCRIPT], capture_output=True, text=True, timeout=60
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    for expected in (
+        "short secret [redacted] in a message",
+        "postgresql+psycopg://[redacted]@db.internal:5432/bot is down",
+        "https://[redacted]@kandev.internal/x",  # in httpx's own exception message
+        "https://kandev.example.test/t/1 stays readable",
+    ):
+        assert expected in output, (expected, output)
+    for leaked in (SHORT, "hunter2", "Tr0ub4dor", "kandev:", "ops:"):
+        assert leaked not in output, (leaked, output)
+    reliability.record("short secrets and credentials in URLs in logs", guarantee=10, survived=True)

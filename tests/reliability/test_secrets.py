@@ -5,9 +5,11 @@ line, check output, /healthz body or message a person sees; the SQLite file is m
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +17,16 @@ import pytest
 
 from tests.e2e.helpers import db_question, wait_card, wait_final, wait_outcome
 from tests.fakeslack import ALICE, FakeSlack
-from tests.harness import CHANNEL, CONSOLE_SCRIPT, BotProcess, KandevServer, Seeder, bot_env
+from tests.harness import (
+    CHANNEL,
+    CONSOLE_SCRIPT,
+    BotProcess,
+    KandevServer,
+    Seeder,
+    bot_env,
+    free_port,
+)
+from tests.triage.e2e import run_list
 
 WRONG_PAT = "kandev_pat_" + "0badc0de" * 6
 WRONG_BOT_TOKEN = "xoxb-0000000001-wrong-bot-token-5eCr3t"
@@ -146,3 +157,90 @@ def test_no_secret_in_logs_errors_or_check_output_and_a_private_database(
         detail=f"{len(outputs)} outputs searched for {len(secrets)} secrets",
     )
     assert os.path.getsize(db) > 0
+
+
+URL_PASSWORD = "UrlPa55w0rd"
+LINK_PASSWORD = "L1nkPa55w0rd"
+DB_PASSWORD = "DbPa55w0rd"
+
+
+def _with_userinfo(url: str, userinfo: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{userinfo}@{rest}"
+
+
+@pytest.mark.fault("credentials in KANDEV_URL, KANDEV_PUBLIC_URL and DATABASE_URL", guarantee=10)
+def test_credentials_in_urls_never_show(
+    bot_factory, fake_slack, kandev, seed, slack_driver, pg_url, reliability
+):
+    """Userinfo in every URL setting: a full flow, the list, then Kandev unreachable at a URL
+    with credentials. No link, message, Slack call, /healthz body or log line shows them."""
+    common = {
+        "KANDEV_PUBLIC_URL": f"https://ana:{LINK_PASSWORD}@kandev.example.test",
+        "LOG_LEVEL": "DEBUG",
+        "KANDEV_POLL_INTERVAL": "1.5",
+    }
+    db_url = pg_url.replace("postgres@", f"postgres:{DB_PASSWORD}@")  # trust auth: accepted
+    kandev_url = _with_userinfo(kandev.base_url, f"kandev-ops:{URL_PASSWORD}")
+    bot = bot_factory(db_url=db_url, KANDEV_URL=kandev_url, **common)
+    bundle = seed([db_question()], title="Credential-free links")
+    card = wait_card(fake_slack, bundle.pending_id, timeout=15)
+    driver = slack_driver(bot.events_url)
+    assert driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE).status == 200
+    assert wait_final(kandev, bundle.task_id, bundle.pending_id, "answered")["status"]
+    wait_outcome(fake_slack, card.ts, "✅ Answered by")
+    listing = run_list(driver, timeout=30)
+    healthz = [str(bot.health()[1])]
+    bot.stop()
+
+    dead = f"127.0.0.1:{free_port()}"
+    down = bot_factory(
+        db_url=db_url, KANDEV_URL=f"http://kandev-ops:{URL_PASSWORD}@{dead}", **common
+    )
+    unreachable = run_list(slack_driver(down.events_url), timeout=30)
+    assert f"Kandev cannot be reached at http://{dead}" in unreachable.all_text
+    code, body = down.health()
+    deadline = time.monotonic() + 60
+    while not any("unreachable" in r for r in body["reasons"]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        code, body = down.health()
+    assert code == 503
+    healthz.append(str(body))
+    down.stop()
+
+    links = [
+        b
+        for m in fake_slack.messages(CHANNEL)
+        for b in json.dumps(m.blocks).split('"')
+        if b.startswith("https://") or "kandev.example.test" in b
+    ]
+    assert any("kandev.example.test/t/" in link for link in links), links
+    outputs = {
+        "bot log": bot.logs(),
+        "bot log (Kandev unreachable)": down.logs(),
+        "healthz": "\n".join(healthz),
+        "what people saw": "\n".join(
+            [listing.all_text, unreachable.all_text]
+            + [e.all_text for e in fake_slack.ephemerals()]
+            + [m.all_text + json.dumps(m.blocks) for m in fake_slack.messages(CHANNEL)]
+        ),
+        "every Slack call": json.dumps([c.params for c in fake_slack.calls()], default=str),
+    }
+    assert "DEBUG" in outputs["bot log"], "the run was not at DEBUG level"
+    secrets = {
+        "KANDEV_URL password": URL_PASSWORD,
+        "KANDEV_PUBLIC_URL password": LINK_PASSWORD,
+        "DATABASE_URL password": DB_PASSWORD,
+        "KANDEV_URL user": "kandev-ops:",
+        "KANDEV_PUBLIC_URL user": "ana:",
+        "DATABASE_URL user": "postgres:",
+    }
+    leaks = {where: _leaks(text, secrets) for where, text in outputs.items()}
+    leaks = {where: names for where, names in leaks.items() if names}
+    assert leaks == {}, leaks
+    reliability.record(
+        "credentials in KANDEV_URL, KANDEV_PUBLIC_URL and DATABASE_URL",
+        guarantee=10,
+        survived=True,
+        detail=f"{len(outputs)} outputs searched",
+    )
