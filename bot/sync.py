@@ -39,7 +39,7 @@ SUBMISSION_GRACE_S = 30.0
 #: every cycle: the lookup scans the whole card history and only finds claims over 30 s old.
 UNPOSTED_CHECK_S = 30.0
 #: First and longest wait before a bundle whose route could not be determined is tried again.
-UNROUTABLE_RETRY_S = (1.0, 60.0)
+UNROUTABLE_RETRY_S = (1.0, 30.0)
 #: How long finished outbox rows are kept (their keys stop a redelivered change re-sending).
 OUTBOX_KEEP_S = 7 * 24 * 3600.0
 

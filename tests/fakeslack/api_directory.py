@@ -1,4 +1,5 @@
-"""auth.test, users.info, usergroups.users.list, conversations.info, apps.connections.open."""
+"""auth.test, users.info, usergroups.users.list, conversations.info / .members,
+apps.connections.open."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ class DirectoryApi:
             "users.info": self.users_info,
             "usergroups.users.list": self.usergroup_users,
             "conversations.info": self.conversation_info,
+            "conversations.members": self.conversation_members,
             "apps.connections.open": self.connections_open,
         }
 
@@ -94,6 +96,23 @@ class DirectoryApi:
         if channel.is_im:
             info["user"] = channel.user
         return {"ok": True, "channel": info}
+
+    def conversation_members(self, req: ApiRequest) -> JsonDict:
+        """Paged like Slack: ``limit`` per page, ``response_metadata.next_cursor``."""
+        channel_id = self.ctx.resolve_channel(req.params.get("channel"))
+        ws = self.ctx.workspace
+        with self.ctx.state.lock:
+            listed = ws.channel_members.get(channel_id)
+            members = list(listed) if listed is not None else [*ws.users, ws.bot_user_id]
+        limit = max(1, min(int(req.params.get("limit") or 100), 1000))
+        start = int(req.params.get("cursor") or 0)
+        page = members[start : start + limit]
+        more = start + limit < len(members)
+        return {
+            "ok": True,
+            "members": page,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
 
     def connections_open(self, req: ApiRequest) -> JsonDict:
         if self.ctx.socket_url is None:

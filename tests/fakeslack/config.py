@@ -56,6 +56,8 @@ class Workspace:
     )
     users: dict[str, SlackUser] = field(default_factory=lambda: {u.id: u for u in (ALICE, BOB)})
     usergroups: dict[str, list[str]] = field(default_factory=dict)
+    #: Members of a channel (conversations.members); a channel not listed has every user.
+    channel_members: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def url(self) -> str:

@@ -111,6 +111,10 @@ class FakeSlack:
         with self.state.lock:
             self.workspace.usergroups[group_id] = list(user_ids)
 
+    def set_channel_members(self, channel_id: str, user_ids: list[str]) -> None:
+        with self.state.lock:
+            self.workspace.channel_members[channel_id] = list(user_ids)
+
     def post_user_message(
         self, channel: str, user: str, text: str, blocks: list[JsonDict] | None = None
     ) -> PostedMessage:

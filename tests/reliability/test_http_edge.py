@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from bot.slack.http_server import serve, stop_server
-from tests.e2e.botproc import BotProcess
+from tests.harness import BotProcess
 
 HUGE = 300 * 1024 * 1024
 CHUNK = 64 * 1024

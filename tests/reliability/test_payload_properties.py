@@ -18,7 +18,7 @@ from bot.cards import ids
 from bot.cards.ids import ButtonValue, CodecError, ModalMetadata
 from bot.cards.modals import parse_answer_submission, parse_reject_submission
 from bot.kandev.models import Option
-from bot.slack import refusals
+from bot.slack import raw_payload
 from bot.slack.guard import body_problem, signature_problem
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
 from tests.factories import make_bundle, make_question
@@ -206,10 +206,10 @@ def test_signature_check_never_raises_and_refuses_junk(body, timestamp, signatur
 @given(payloads)
 def test_refusal_helpers_read_any_payload(body: Any) -> None:
     for read in (
-        refusals.user_of,
-        refusals.channel_of,
-        refusals.response_url_of,
-        refusals.action_id_of,
+        raw_payload.user_of,
+        raw_payload.channel_of,
+        raw_payload.response_url_of,
+        raw_payload.action_id_of,
     ):
         assert isinstance(read(body), str)
-    assert isinstance(refusals.quote(body), str)
+    assert isinstance(raw_payload.quote(body), str)
