@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Literal
 
 from bot import messages
@@ -121,11 +121,7 @@ def submission_in_flight(
 ) -> bool:
     """A Slack submission for this bundle (other than ``besides``, a submission key) is on its
     way to Kandev right now: unfinished, and its lease renewed within ``within_s``."""
-    horizon = datetime.now(UTC) - timedelta(seconds=within_s)
-    return any(
-        not sub.finished and sub.submission_key != besides and sub.leased_at >= horizon
-        for sub in store.submissions_for(pending_id)
-    )
+    return store.submission_in_flight(pending_id, within_s, besides)
 
 
 def submission_reason(sub: Submission) -> str:

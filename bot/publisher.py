@@ -142,9 +142,8 @@ class Publisher:
 
     def work_once(self, limit: int = 20) -> bool:
         """Process the due outbox items; True when something was done."""
-        items = self.store.outbox_take(
-            datetime.now(UTC), limit=limit, worker_id=self.worker_id, lease_s=LEASE_S
-        )
+        # The store compares leases with the database's clock (None), never this machine's.
+        items = self.store.outbox_take(None, limit=limit, worker_id=self.worker_id, lease_s=LEASE_S)
         if not items:
             return False
         # Edits first: a backlog of new cards never starves the edits of existing ones.
@@ -275,6 +274,6 @@ class Publisher:
             # limited now proves nothing about it, so keep the mark that makes the next take
             # look for the card in the channel before posting again.
             note = item.last_error
-        self.store.outbox_retry(item.id, datetime.now(UTC) + timedelta(seconds=delay_s), note)
+        self.store.outbox_retry(item.id, delay_s, note)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -92,7 +91,7 @@ class CardsMixin(StoreBase):
                 .where(
                     cards.c.pending_id == pending_id,
                     cards.c.ts.is_(None),
-                    cards.c.claimed_at <= now - timedelta(seconds=older_than_s),
+                    cards.c.claimed_at <= self._ago(older_than_s),
                 )
                 .values(claimed_at=now, updated_at=now)
             )

@@ -18,7 +18,6 @@ from bot.store.home import HomeViewersMixin
 from bot.store.migrations import current_version, migrate
 from bot.store.outbox import OutboxMixin
 from bot.store.submissions import SubmissionsMixin
-from bot.store.types import utc_now
 from bot.store.url import DEFAULT_DATABASE_URL, display_url, is_sqlite_memory, normalize_url
 
 
@@ -27,11 +26,15 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
     SQLite or PostgreSQL.
 
     Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
-    the database's own error when it cannot. ``clock`` (timezone-aware UTC) is injectable for
-    tests; every timestamp the store writes comes from it.
+    the database's own error when it cannot. Every timestamp the store writes and every lease
+    it compares comes from the database's clock, never this process's: replicas on machines
+    whose clocks differ share leases safely. ``clock`` (timezone-aware UTC) stands in for the
+    database's clock in tests.
     """
 
-    def __init__(self, url: str | URL = DEFAULT_DATABASE_URL, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self, url: str | URL = DEFAULT_DATABASE_URL, *, clock: Clock | None = None
+    ) -> None:
         self.url = normalize_url(url)
         engine = make_engine(self.url)
         lock: AbstractContextManager[object] = (
@@ -45,7 +48,7 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
         super().__init__(engine, clock, lock)
 
     @classmethod
-    def open(cls, url: str | URL = DEFAULT_DATABASE_URL, *, clock: Clock = utc_now) -> Store:
+    def open(cls, url: str | URL = DEFAULT_DATABASE_URL, *, clock: Clock | None = None) -> Store:
         return cls(url, clock=clock)
 
     def close(self) -> None:

@@ -142,3 +142,24 @@ def test_two_workers_never_take_the_same_item(open_store: Callable[..., Store]) 
     assert not set(w1) & set(w2)
     assert sorted(w1 + w2) == sorted(ids)  # type: ignore[type-var]
     assert producer.outbox_pending_count() == 0
+
+
+def test_without_a_clock_leases_and_due_times_are_the_databases(
+    open_store: Callable[..., Store],
+) -> None:
+    store = open_store()  # no clock: every time comes from the database, in the statement
+    item_id = store.outbox_put("post", "k", {})
+    assert item_id is not None
+    [item] = store.outbox_take(None, 10, "w1", lease_s=30)
+    assert item.lease_until is not None
+    assert item.lease_until - item.updated_at == timedelta(seconds=30)
+    assert store.outbox_take(None, 10, "w2") == []
+    assert store.outbox_renew("w1", 600) == 1
+    assert store.outbox_retry(item_id, 0.0, "paced")  # due again at once
+    [again] = store.outbox_take(None, 10, "w2", lease_s=30)
+    assert (again.id, again.attempts, again.lease_owner) == (item_id, 2, "w2")
+    assert store.outbox_retry(item_id, 3600.0, "ratelimited")  # Retry-After: an hour
+    assert store.outbox_take(None, 10, "w3") == []
+    waiting = store.outbox_get(item_id)
+    assert waiting is not None
+    assert waiting.not_before - waiting.updated_at == timedelta(seconds=3600)

@@ -68,3 +68,16 @@ def test_unfinished_submissions_and_takeover(store: Store, clock: FakeClock) -> 
     assert store.unfinished_submissions(30) == []
     assert not store.reclaim_submission("new", 30)  # its lease is still young
     assert not store.reclaim_submission("done", 0)
+
+
+def test_in_flight_means_unfinished_and_renewed_lately(store: Store, clock: FakeClock) -> None:
+    assert store.begin_submission("p1", "k1", "U1", "{}")
+    assert store.submission_in_flight("p1", within_s=10)
+    assert not store.submission_in_flight("p1", within_s=10, besides="k1")
+    assert not store.submission_in_flight("p2", within_s=10)
+    clock.advance(11)
+    assert not store.submission_in_flight("p1", within_s=10)  # its sender stopped renewing
+    assert store.renew_submissions(["k1"]) == 1
+    assert store.submission_in_flight("p1", within_s=10)
+    assert store.finish_submission("k1", "{}")
+    assert not store.submission_in_flight("p1", within_s=10)
