@@ -63,6 +63,15 @@ class SlackError(Exception):
         return _NEEDS_OPERATOR.get(self.error)
 
 
+class UnexpectedReply(Exception):
+    """Slack answered ok, but without what the call must return (e.g. a post without its
+    ``ts``): the call may have been carried out, so it is never simply repeated."""
+
+    def __init__(self, method: str, missing: str):
+        super().__init__(f"{method}: ok reply without {missing!r}")
+        self.method = method
+
+
 _TRANSIENT = {
     "ratelimited",
     "internal_error",
@@ -174,7 +183,10 @@ class SlackGateway:
             unfurl_links=False,
             unfurl_media=False,
         )
-        return str(resp["ts"])
+        ts = resp.get("ts")
+        if not isinstance(ts, str) or not ts:
+            raise UnexpectedReply("chat.postMessage", "ts")
+        return ts
 
     def update_card(self, channel: str, ts: str, message: Message, pending_id: str) -> None:
         """Edit a card; its metadata is sent again so the message keeps naming its bundle."""

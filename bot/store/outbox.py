@@ -7,7 +7,7 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, literal, or_, select, update
+from sqlalchemy import and_, delete, func, literal, or_, select, true, update
 
 from bot.store.base import StoreBase, insert_unless_exists
 from bot.store.records import OutboxItem, OutboxStatus
@@ -15,6 +15,7 @@ from bot.store.schema import outbox
 from bot.store.types import UTCDateTime, require_aware
 
 _PENDING = OutboxStatus.PENDING.value
+_FAILED = OutboxStatus.FAILED.value
 
 
 def _item(row: Any) -> OutboxItem:
@@ -135,18 +136,27 @@ class OutboxMixin(StoreBase):
         """The write can never succeed (e.g. channel_not_found): stop retrying it."""
         return self._finish(item_id, OutboxStatus.FAILED, error=error)
 
-    def outbox_retry(self, item_id: int, not_before: datetime | float, error: str) -> bool:
+    def outbox_retry(
+        self,
+        item_id: int,
+        not_before: datetime | float,
+        error: str,
+        *,
+        worker_id: str | None = None,
+    ) -> bool:
         """Give the lease back and try again at ``not_before``: a time, or a number of seconds
-        from the database's now (e.g. Retry-After)."""
+        from the database's now (e.g. Retry-After). With ``worker_id``, only while that worker
+        still holds the lease (an item another worker took over is left alone)."""
         due = (
             require_aware(not_before)
             if isinstance(not_before, datetime)
             else self._at(float(not_before))
         )
+        mine = outbox.c.lease_owner == worker_id if worker_id is not None else true()
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, outbox.c.status == _PENDING)
+                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, mine)
                 .values(
                     not_before=due,
                     last_error=error,
@@ -216,6 +226,15 @@ class OutboxMixin(StoreBase):
         """Items not yet done or failed (leased ones included)."""
         with self._read() as conn:
             stmt = select(func.count()).select_from(outbox).where(outbox.c.status == _PENDING)
+            return int(conn.scalar(stmt) or 0)
+
+    def outbox_failed_count(self, within_s: float | None = None) -> int:
+        """Items marked failed (given up for good), optionally only those that failed within
+        the last ``within_s`` seconds (for /healthz)."""
+        stmt = select(func.count()).select_from(outbox).where(outbox.c.status == _FAILED)
+        if within_s is not None:
+            stmt = stmt.where(outbox.c.finished_at >= self._ago(within_s))
+        with self._read() as conn:
             return int(conn.scalar(stmt) or 0)
 
     def outbox_purge(self, older_than_s: float) -> int:

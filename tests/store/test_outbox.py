@@ -163,3 +163,25 @@ def test_without_a_clock_leases_and_due_times_are_the_databases(
     waiting = store.outbox_get(item_id)
     assert waiting is not None
     assert waiting.not_before - waiting.updated_at == timedelta(seconds=3600)
+
+
+def test_failed_items_are_counted_and_a_give_back_respects_the_lease(
+    store: Store, clock: FakeClock
+) -> None:
+    ids = [store.outbox_put("post", f"k{n}", {}) for n in range(3)]
+    store.outbox_take(None, 10, "w1", lease_s=30)
+    assert store.outbox_fail(ids[0], "chat.postMessage: invalid_blocks")
+    assert store.outbox_failed_count() == 1
+    clock.advance(3600)
+    assert store.outbox_fail(ids[1], "error: ValidationError")
+    assert store.outbox_failed_count() == 2
+    assert store.outbox_failed_count(within_s=600) == 1  # only the recent one
+    assert not store.outbox_retry(ids[2], 0.0, "interrupted", worker_id="w2")  # not w2's
+    assert store.outbox_retry(ids[2], 5.0, "interrupted", worker_id="w1")
+    item = store.outbox_get(ids[2])
+    assert item is not None
+    assert (item.lease_owner, item.not_before, item.last_error) == (
+        None,
+        clock.now + timedelta(seconds=5),
+        "interrupted",
+    )
