@@ -67,7 +67,7 @@ def main_run(settings: Settings, mode: Mode) -> int:
     health = Health()
     stop = threading.Event()
 
-    store = Store(settings.database_url)
+    store = Store(settings.database_url, retention_days=settings.retention_days)
     kandev = KandevClient(
         settings.kandev_url, _secret(settings.kandev_token), retry_attempts=3, retry_max_wait=2.0
     )

@@ -37,8 +37,6 @@ SUBMISSION_GRACE_S = 30.0
 #: Claims left without a message are looked for this often (and after start-up) rather than
 #: every cycle: the lookup scans the whole card history and only finds claims over 30 s old.
 UNPOSTED_CHECK_S = 30.0
-#: How long finished outbox rows are kept (their keys stop a redelivered change re-sending).
-OUTBOX_KEEP_S = 7 * 24 * 3600.0
 
 
 @dataclass
@@ -192,8 +190,7 @@ class SyncEngine:
         self._unposted_checked = now
         for card in self.store.unposted(older_than_s=30):
             self.publisher.enqueue_post(card)
-        # Finished outbox rows only keep their dedupe keys; a week later nothing re-sends them.
-        self.store.outbox_purge(OUTBOX_KEEP_S)
+        self.store.purge()  # retention: old resolved cards, audit entries, outbox rows…
 
     def task_info(self, task_id: str) -> TaskInfo:
         try:
