@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from bot.domain import TaskInfo
+from bot.domain import CardOutcome, CardState, TaskInfo
 from bot.health import Health
 from bot.kandev.models import Bundle, Option, Question
 from bot.leases import InFlight, LeaseKeeper
@@ -309,3 +309,21 @@ def test_an_item_that_keeps_failing_is_marked_failed_and_blocks_nothing(
         lost=0,
         duplicates=max(len(posted) - 1, 0),
     )
+
+
+def test_an_edit_slack_refuses_as_too_long_goes_out_plain(rig, fake_slack):
+    r = rig(spacing_s=0.1)
+    card = r.card(1)
+    r.thread.start()
+    fake_slack.wait_for(lambda: (c := r.store.get(card.pending_id)) and c.ts, 5)
+    assert r.store.transition(
+        card.pending_id, CardOutcome(state=CardState.ENDED, via="kandev", at=datetime.now(UTC))
+    )
+    fake_slack.faults.error("chat.update", "msg_too_long", times=1)
+    r.publisher.enqueue_update(r.store.get(card.pending_id))
+    r.drain(timeout=15)
+    edits = fake_slack.calls("chat.update")
+    assert [c.response.get("error") for c in edits] == ["msg_too_long", None]
+    assert edits[1].params["text"].startswith("⏹ Ended — ")
+    assert _buttons(edits[1]) == ["Open in Kandev"]  # a closed card offers no answer buttons
+    assert ("slack_update", "plain") in _audit(r.store, card.pending_id)
