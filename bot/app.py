@@ -157,7 +157,7 @@ def _check_routing(check: WorkspaceCheck, health: Health) -> None:
 def build(settings: Settings, mode: Mode) -> Bot:
     """Make every component once, wired explicitly. Raises StartupError."""
     health = Health()
-    store = Store(settings.database_url)
+    store = Store(settings.database_url, retention_days=settings.retention_days)
     kandev = KandevClient(
         settings.kandev_url, _secret(settings.kandev_token), retry_attempts=3, retry_max_wait=2.0
     )

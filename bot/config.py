@@ -30,6 +30,8 @@ from bot.store.errors import StoreError
 from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
 
 Mode = Literal["http", "socket"]
+#: RETENTION_DAYS bounds: at least a day, at most a century.
+MAX_RETENTION_DAYS = 36500
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 _BOT_TOKEN_HELP = "the Bot User OAuth Token (xoxb-…) from your Slack app's OAuth & Permissions page"
@@ -90,6 +92,9 @@ class Settings(BaseSettings):
     #: proxy that cannot pass WebSockets).
     kandev_hints: bool = True
     log_level: str = "INFO"
+    #: Resolved cards (with their submissions), audit entries and Home viewers older than this
+    #: many days are deleted.
+    retention_days: int = 90
 
     _routing: Routing | None = PrivateAttr(default=None)
 
@@ -225,6 +230,17 @@ class Settings(BaseSettings):
         if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE_SIZE:
             raise ValueError(
                 f"KANDEV_LIST_PAGE_SIZE must be a whole number from 1 to {MAX_PAGE_SIZE} "
+                f"(got '{text}')"
+            )
+        return int(text)
+
+    @field_validator("retention_days", mode="before")
+    @classmethod
+    def _retention_days(cls, value: Any) -> int:
+        text = str(value).strip()
+        if not text.isdigit() or not 1 <= int(text) <= MAX_RETENTION_DAYS:
+            raise ValueError(
+                f"RETENTION_DAYS must be a whole number of days from 1 to {MAX_RETENTION_DAYS} "
                 f"(got '{text}')"
             )
         return int(text)

@@ -6,6 +6,13 @@ always rendered from the store's current state at the moment of writing, so a la
 write never shows a stale state. Rate limits are honoured (Retry-After) per channel without
 blocking other channels, posts are paced per channel (~1/s, Slack's limit), and edits are taken
 before posts so a backlog of new cards never starves edits.
+
+Nothing gets stuck: an error while processing one item (the store, rendering, an unexpected
+Slack reply) gives that item back for a retry with backoff and never holds up the others; the
+rest of a batch interrupted by an error is given back too. An item that keeps failing for a
+reason retrying cannot fix is marked failed, audited and reported in /healthz. A card that
+cannot be rendered, or that Slack refuses as too big or malformed, is sent in its plain form
+(fixed wording, a link to Kandev, the answer/reject buttons when they fit) instead.
 """
 
 from __future__ import annotations
@@ -16,13 +23,18 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+
 from bot import cards
+from bot.cards.plain import plain_card
 from bot.domain import Card, CardState
 from bot.health import Health
 from bot.leases import OUTBOX_LEASE_S
 from bot.signals import Signal
 from bot.slack_api.gateway import Message, SlackError, SlackGateway
 from bot.store import Store
+from bot.store.records import OutboxItem
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +49,17 @@ LEASE_S = OUTBOX_LEASE_S
 MAX_BACKOFF_S = 60.0
 #: ``last_error`` values that prove an earlier take of a post did not reach Slack.
 _NOT_SENT = ("", "paced", "ratelimited")
+#: After this many consecutive errors (other than the database being unreachable) an item is
+#: marked failed instead of being retried again.
+GIVE_UP_AFTER = 5
+#: Slack refused the message itself (too big, blocks it cannot take): its plain form is sent.
+_REFUSED_CONTENT = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_too_long"})
+#: Errors of a database that is unreachable for now: retried for as long as it takes.
+_STORE_UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeoutError)
+#: Failed items count in /healthz for this long after they failed.
+FAILED_SHOWN_S = 24 * 3600.0
+#: How often the count of failed items is read again for /healthz.
+FAILED_CHECK_S = 60.0
 
 
 def update_key(card: Card, reason: str = "") -> str:
@@ -58,6 +81,14 @@ def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Me
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 
+def plain_message(card: Card, kandev_url: str) -> Message:
+    """The card's plain form (see bot/cards/plain.py)."""
+    rendered = plain_card(
+        card.pending_id, card.task_id or card.bundle.task_id, card.state, kandev_url=kandev_url
+    )
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
 class Publisher:
     """Performs the outbox's Slack writes; wake() it after enqueueing."""
 
@@ -70,6 +101,7 @@ class Publisher:
         health: Health,
         changes: Signal | None = None,
         post_spacing_s: float = POST_SPACING_S,
+        give_up_after: int = GIVE_UP_AFTER,
     ):
         self.store = store
         self.slack = slack
@@ -77,6 +109,7 @@ class Publisher:
         self.health = health
         self.changes = changes  # raised after every post or edit (the Home refresher waits on it)
         self.post_spacing_s = post_spacing_s
+        self.give_up_after = give_up_after
         self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
         self._wake = threading.Event()
         self._next_post: dict[str, float] = {}
@@ -93,6 +126,9 @@ class Publisher:
         #: taken and deferred again every second (which slowed posting down to ~0.7/s).
         self._slots: dict[int, float] = {}
         self._last_slot: dict[str, float] = {}
+        #: Items of the current batch not yet settled (done, failed or given back).
+        self._unsettled: dict[int, OutboxItem] = {}
+        self._failed_checked: float | None = None
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------
 
@@ -120,6 +156,7 @@ class Publisher:
     def run(self, stop: threading.Event, idle_wait_s: float = 1.0) -> None:
         while not stop.is_set():
             try:
+                self._check_failed()
                 worked = self.work_once()
             except Exception:  # a store outage must not kill the worker
                 log.exception("outbox worker failed; retrying")
@@ -144,19 +181,36 @@ class Publisher:
 
     def work_once(self, limit: int = 20) -> bool:
         """Process the due outbox items; True when something was done."""
-        items = self.store.outbox_take(
-            datetime.now(UTC), limit=limit, worker_id=self.worker_id, lease_s=LEASE_S
-        )
+        self._release_unsettled()
+        # The store compares leases with the database's clock (None), never this machine's.
+        items = self.store.outbox_take(None, limit=limit, worker_id=self.worker_id, lease_s=LEASE_S)
         if not items:
             return False
         # Edits first: a backlog of new cards never starves the edits of existing ones.
         items.sort(key=lambda it: (it.kind != UPDATE, it.id))
+        self._unsettled = {item.id: item for item in items}
         for item in items:
-            self._process(item)
+            try:
+                self._process(item)
+            except Exception as exc:  # this item only: the others still go out
+                self._errored(item, exc)
+            del self._unsettled[item.id]
         self.health.clear("outbox")
         return True
 
-    def _process(self, item) -> None:
+    def _release_unsettled(self) -> None:
+        """Give back the items of a batch an error interrupted (e.g. the database went away
+        while one was being given back), so they are retried instead of staying leased."""
+        for item in list(self._unsettled.values()):
+            self.store.outbox_retry(
+                item.id,
+                self._backoff(item.id),
+                self._retry_note(item, "interrupted"),
+                worker_id=self.worker_id,
+            )
+            del self._unsettled[item.id]
+
+    def _process(self, item: OutboxItem) -> None:
         now = time.monotonic()
         channel = item.channel or ""
         wait = max(self._blocked_until.get((item.kind, channel), 0.0), 0.0) - now
@@ -195,7 +249,7 @@ class Publisher:
             self._slots[item_id] = self._last_slot[channel] = slot
         return max(slot, free)
 
-    def _post(self, card: Card, item) -> None:
+    def _post(self, card: Card, item: OutboxItem) -> None:
         if card.ts:
             return  # already posted (e.g. by another replica)
         if item.last_error not in _NOT_SENT:
@@ -206,13 +260,33 @@ class Publisher:
                 self.store.mark_posted(card.pending_id, card.channel, found)
                 self._after_post(card.pending_id, rendered=None)
                 return
+        message, plain = self._message(card, POST)
         self._next_post[card.channel] = time.monotonic() + self.post_spacing_s
         self.store.outbox_note(item.id, "posting")
-        ts = self.slack.post_card(
-            card.channel, card_message(card, self.kandev_url), card.pending_id
-        )
+        try:
+            ts = self.slack.post_card(card.channel, message, card.pending_id)
+        except SlackError as exc:
+            if plain or exc.error not in _REFUSED_CONTENT:
+                raise
+            # Refused, so not posted: its plain form goes instead.
+            self._audit_plain(card, POST, f"slack refused the card: {exc.error}")
+            ts = self.slack.post_card(
+                card.channel, plain_message(card, self.kandev_url), card.pending_id
+            )
         self.store.mark_posted(card.pending_id, card.channel, ts)
         self._after_post(card.pending_id, rendered=card.state)
+
+    def _message(self, card: Card, kind: str) -> tuple[Message, bool]:
+        """The card as rendered, or its plain form when it cannot be (True: plain)."""
+        try:
+            return card_message(card, self.kandev_url), False
+        except Exception as exc:  # rendering is deterministic: retrying would fail again
+            log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
+            self._audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
+            return plain_message(card, self.kandev_url), True
+
+    def _audit_plain(self, card: Card, kind: str, why: str) -> None:
+        self.store.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
 
     def _after_post(self, pending_id: str, *, rendered: CardState | None) -> None:
         """``rendered``: the state the posted message shows (None: a card found in the channel,
@@ -230,16 +304,23 @@ class Publisher:
     def _update(self, card: Card) -> None:
         if not card.ts:
             return  # the post renders the current state when it happens
-        self.slack.update_card(
-            card.channel, card.ts, card_message(card, self.kandev_url), card.pending_id
-        )
+        message, plain = self._message(card, UPDATE)
+        try:
+            self.slack.update_card(card.channel, card.ts, message, card.pending_id)
+        except SlackError as exc:
+            if plain or exc.error not in _REFUSED_CONTENT:
+                raise
+            self._audit_plain(card, UPDATE, f"slack refused the card: {exc.error}")
+            self.slack.update_card(
+                card.channel, card.ts, plain_message(card, self.kandev_url), card.pending_id
+            )
         self._changed(card)
 
     def _changed(self, _card: Card) -> None:
         if self.changes is not None:
             self.changes.raise_()
 
-    def _failed(self, item, card: Card, exc: SlackError) -> None:
+    def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
             self._blocked_until[(item.kind, card.channel)] = time.monotonic() + delay
@@ -260,20 +341,62 @@ class Publisher:
             self.health.problem("slack", problem)
             self._defer(item, delay, error=exc.error)
         else:
-            log.error("giving up on %s for %s: %s", item.kind, card.pending_id, exc.error)
-            self.store.audit(
-                card.pending_id, None, f"slack_{item.kind}", "bot", "failed", exc.error
-            )
-            self.store.outbox_done(item.id)
-            self._failures.pop(item.id, None)
+            self._give_up(item, f"{exc.method}: {exc.error}")
 
-    def _defer(self, item, delay_s: float, *, error: str | None) -> None:
-        note = error or "paced"
+    def _errored(self, item: OutboxItem, exc: Exception) -> None:
+        """An error other than Slack's answer: give the item back with backoff, or mark it
+        failed once it keeps failing (a database that is unreachable is waited for)."""
+        waiting = isinstance(exc, _STORE_UNAVAILABLE)
+        failures = self._failures.get(item.id, 0) + (0 if waiting else 1)
+        if failures >= self.give_up_after:
+            log.error("giving up on outbox item %s after %d errors", item.id, failures)
+            self._give_up(item, f"error: {type(exc).__name__}")
+            return
+        log.exception("outbox item %s (%s) failed; retrying", item.id, item.kind)
+        self._failures[item.id] = failures
+        self.health.problem("outbox", f"a card {item.kind} failed with an error; retrying")
+        # "error" proves nothing about a post: it is looked up before it is sent again.
+        self._defer(item, self._backoff(item.id), error="error")
+
+    def _give_up(self, item: OutboxItem, why: str) -> None:
+        """Retrying cannot fix it: mark the item failed (never retried), audit, report."""
+        pending_id = item.payload.get("pending_id")
+        pending_id = pending_id if isinstance(pending_id, str) else None
+        log.error("giving up on %s of %s: %s", item.kind, pending_id, why)
+        self.store.outbox_fail(item.id, why)
+        self._failures.pop(item.id, None)
+        self._slots.pop(item.id, None)
+        self.store.audit(pending_id, None, f"slack_{item.kind}", "bot", "failed", why)
+        self._check_failed(force=True)
+
+    def _check_failed(self, *, force: bool = False) -> None:
+        """Keep /healthz's count of recently failed card posts/edits current."""
+        now = time.monotonic()
+        checked = self._failed_checked
+        if not force and checked is not None and now - checked < FAILED_CHECK_S:
+            return
+        self._failed_checked = now
+        failed = self.store.outbox_failed_count(within_s=FAILED_SHOWN_S)
+        if failed:
+            self.health.problem("cards", f"{failed} card posts/edits failed")
+        else:
+            self.health.clear("cards")
+
+    def _backoff(self, item_id: int) -> float:
+        """Seconds before the next try: doubling with the item's consecutive failures."""
+        return min(2.0 ** max(self._failures.get(item_id, 0) - 1, 0), MAX_BACKOFF_S)
+
+    @staticmethod
+    def _retry_note(item: OutboxItem, note: str) -> str:
         if item.kind == POST and note in _NOT_SENT and item.last_error not in _NOT_SENT:
             # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
             # limited now proves nothing about it, so keep the mark that makes the next take
             # look for the card in the channel before posting again.
-            note = item.last_error
-        self.store.outbox_retry(item.id, datetime.now(UTC) + timedelta(seconds=delay_s), note)
+            return item.last_error
+        return note
+
+    def _defer(self, item: OutboxItem, delay_s: float, *, error: str | None) -> None:
+        note = self._retry_note(item, error or "paced")
+        self.store.outbox_retry(item.id, delay_s, note)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)

@@ -40,8 +40,6 @@ SUBMISSION_GRACE_S = 30.0
 UNPOSTED_CHECK_S = 30.0
 #: First and longest wait before a bundle whose route could not be determined is tried again.
 UNROUTABLE_RETRY_S = (1.0, 30.0)
-#: How long finished outbox rows are kept (their keys stop a redelivered change re-sending).
-OUTBOX_KEEP_S = 7 * 24 * 3600.0
 
 
 @dataclass
@@ -231,8 +229,7 @@ class SyncEngine:
         self._unposted_checked = now
         for card in self.store.unposted(older_than_s=30):
             self.publisher.enqueue_post(card)
-        # Finished outbox rows only keep their dedupe keys; a week later nothing re-sends them.
-        self.store.outbox_purge(OUTBOX_KEEP_S)
+        self.store.purge()  # retention: old resolved cards, audit entries, outbox rows…
 
     # ---- bundles that left the active list -----------------------------------------------
 

@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
@@ -20,6 +21,10 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
     ServerErrorRetryHandler,
 )
+from slack_sdk.http_retry.handler import RetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
 log = logging.getLogger(__name__)
@@ -64,6 +69,15 @@ class SlackError(Exception):
         return _NEEDS_OPERATOR.get(self.error)
 
 
+class UnexpectedReply(Exception):
+    """Slack answered ok, but without what the call must return (e.g. a post without its
+    ``ts``): the call may have been carried out, so it is never simply repeated."""
+
+    def __init__(self, method: str, missing: str):
+        super().__init__(f"{method}: ok reply without {missing!r}")
+        self.method = method
+
+
 _TRANSIENT = {
     "ratelimited",
     "internal_error",
@@ -100,17 +114,54 @@ class Message:
     blocks: list[dict[str, Any]]
 
 
+#: Methods whose repetition repeats their effect (a second message, a second modal). When the
+#: connection drops or Slack answers 5xx, the call may have been carried out all the same, so
+#: the client never re-sends these by itself: the caller decides (the outbox worker looks a
+#: card up in its channel before posting it again).
+NOT_REPEATABLE = frozenset({"chat.postMessage", "chat.postEphemeral", "views.open", "views.push"})
+
+
+def _method(request: HttpRequest) -> str:
+    return urlsplit(request.url).path.rstrip("/").rsplit("/", 1)[-1]
+
+
+class _RepeatableOnly(RetryHandler):
+    """Retries only the calls that are safe to repeat (see ``NOT_REPEATABLE``)."""
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if _method(request) in NOT_REPEATABLE:
+            return False
+        return super()._can_retry(state=state, request=request, response=response, error=error)
+
+
+class ConnectionRetry(_RepeatableOnly, ConnectionErrorRetryHandler):
+    """slack-sdk's connection-error retries, for repeatable calls only."""
+
+
+class ServerErrorRetry(_RepeatableOnly, ServerErrorRetryHandler):
+    """slack-sdk's 5xx retries, for repeatable calls only."""
+
+
 def make_web_client(
     token: str, base_url: str, *, rate_limit_retries: int = 0, timeout: int = 10
 ) -> WebClient:
-    """A WebClient pointed at ``base_url`` with retries for connection and server errors.
+    """A WebClient pointed at ``base_url`` with retries for connection and server errors of
+    the calls that are safe to repeat (never a post: see ``NOT_REPEATABLE``).
 
     ``rate_limit_retries`` > 0 makes the client sleep Retry-After itself; keep it 0 where the
-    caller must not block (listener threads, the outbox worker that reschedules instead).
+    caller must not block (listener threads, the outbox worker that reschedules instead). A
+    429 means Slack refused the call, so repeating it is safe for every method.
     """
-    handlers = [
-        ConnectionErrorRetryHandler(max_retry_count=2),
-        ServerErrorRetryHandler(max_retry_count=2),
+    handlers: list[RetryHandler] = [
+        ConnectionRetry(max_retry_count=2),
+        ServerErrorRetry(max_retry_count=2),
     ]
     if rate_limit_retries:
         handlers.append(RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
@@ -139,7 +190,10 @@ class SlackGateway:
             unfurl_links=False,
             unfurl_media=False,
         )
-        return str(resp["ts"])
+        ts = resp.get("ts")
+        if not isinstance(ts, str) or not ts:
+            raise UnexpectedReply("chat.postMessage", "ts")
+        return ts
 
     def update_card(self, channel: str, ts: str, message: Message, pending_id: str) -> None:
         """Edit a card; its metadata is sent again so the message keeps naming its bundle."""

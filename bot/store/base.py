@@ -5,28 +5,53 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Engine, Insert, Table
+from sqlalchemy import ColumnElement, Engine, Insert, Table, func, literal, type_coerce
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from bot.store.engine import WRITE_OPTION
+from bot.store.types import UTCDateTime
 
 Clock = Callable[[], datetime]
 
+#: SQLite's own clock, formatted like the stored timestamps (so text order is time order).
+_SQLITE_NOW_FORMAT = "%Y-%m-%d %H:%M:%f"
+
 
 class StoreBase:
-    def __init__(self, engine: Engine, clock: Clock, lock: AbstractContextManager[object]) -> None:
+    """``clock`` None: every timestamp the store writes and every lease or expiry it compares
+    is the DATABASE's now, computed inside the SQL statement, so replicas whose own clocks
+    differ still agree on who holds what. A ``clock`` replaces the database's clock (tests).
+    """
+
+    def __init__(
+        self, engine: Engine, clock: Clock | None, lock: AbstractContextManager[object]
+    ) -> None:
         self._engine = engine
         self._clock = clock
         self._lock = lock  # a real lock only for in-memory SQLite (one shared connection)
 
-    def _now(self) -> datetime:
-        return self._clock()
+    def _now(self) -> ColumnElement[Any]:
+        """Now, as a SQL expression evaluated by the database."""
+        return self._at(0.0)
 
-    def _ago(self, seconds: float) -> datetime:
-        return self._now() - timedelta(seconds=seconds)
+    def _ago(self, seconds: float) -> ColumnElement[Any]:
+        return self._at(-seconds)
+
+    def _at(self, seconds: float) -> ColumnElement[Any]:
+        """The database's now plus ``seconds`` (negative: in the past), as a SQL expression."""
+        if self._clock is not None:
+            return literal(self._clock() + timedelta(seconds=seconds), UTCDateTime())
+        if self._engine.dialect.name == "postgresql":
+            now: ColumnElement[Any] = func.now()
+            if seconds:
+                now = now + timedelta(seconds=seconds)
+            return type_coerce(now, UTCDateTime())
+        modifiers = [f"{seconds:+.6f} seconds"] if seconds else []
+        return type_coerce(func.strftime(_SQLITE_NOW_FORMAT, "now", *modifiers), UTCDateTime())
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:

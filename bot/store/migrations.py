@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, Table, func, insert, select, text
+from sqlalchemy import Engine, Index, Table, func, insert, select, text
 from sqlalchemy.engine import Connection
 
 from bot.store.engine import WRITE_OPTION
 from bot.store.errors import StoreError
 from bot.store.schema import (
+    VERSION_5_INDEXES,
     audit_log,
     cards,
     home_viewers,
@@ -46,11 +47,25 @@ def _create(*tables: Table) -> Callable[[Connection], None]:
     return apply
 
 
+def _index(*indexes: Index) -> Callable[[Connection], None]:
+    """Create indexes that a database created at this version already got with its tables
+    (the earlier steps create them from the live definitions), hence ``checkfirst``."""
+
+    def apply(conn: Connection) -> None:
+        for index in indexes:
+            index.create(conn, checkfirst=True)
+
+    return apply
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "cards and audit log", _create(cards, audit_log)),
     Migration(2, "answer submissions", _create(submissions)),
     Migration(3, "outbox of pending Slack writes", _create(outbox)),
     Migration(4, "who opened the App Home tab recently", _create(home_viewers)),
+    Migration(
+        5, "indexes for retention, unposted claims and lease renewal", _index(*VERSION_5_INDEXES)
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -7,14 +7,15 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, literal, or_, select, true, update
 
 from bot.store.base import StoreBase, insert_unless_exists
 from bot.store.records import OutboxItem, OutboxStatus
 from bot.store.schema import outbox
-from bot.store.types import require_aware
+from bot.store.types import UTCDateTime, require_aware
 
 _PENDING = OutboxStatus.PENDING.value
+_FAILED = OutboxStatus.FAILED.value
 
 
 def _item(row: Any) -> OutboxItem:
@@ -90,11 +91,16 @@ class OutboxMixin(StoreBase):
         them), then one ``UPDATE ... RETURNING`` leases exactly those. An item whose lease ran
         out (its worker died) is due again.
         """
-        now = self._now() if now is None else require_aware(now)
+        if now is None:
+            at, until = self._now(), self._at(lease_s)
+        else:  # an explicit time (tests)
+            now = require_aware(now)
+            at = literal(now, UTCDateTime())
+            until = literal(now + timedelta(seconds=lease_s), UTCDateTime())
         due = and_(
             outbox.c.status == _PENDING,
-            outbox.c.not_before <= now,
-            or_(outbox.c.lease_until.is_(None), outbox.c.lease_until <= now),
+            outbox.c.not_before <= at,
+            or_(outbox.c.lease_until.is_(None), outbox.c.lease_until <= at),
         )
         if kinds is not None:
             due = and_(due, outbox.c.kind.in_(list(kinds)))
@@ -114,9 +120,9 @@ class OutboxMixin(StoreBase):
                 .where(outbox.c.id.in_(ids))
                 .values(
                     lease_owner=worker_id,
-                    lease_until=now + timedelta(seconds=lease_s),
+                    lease_until=until,
                     attempts=outbox.c.attempts + 1,
-                    updated_at=now,
+                    updated_at=at,
                 )
                 .returning(*outbox.c)
             ).all()
@@ -130,14 +136,29 @@ class OutboxMixin(StoreBase):
         """The write can never succeed (e.g. channel_not_found): stop retrying it."""
         return self._finish(item_id, OutboxStatus.FAILED, error=error)
 
-    def outbox_retry(self, item_id: int, not_before: datetime, error: str) -> bool:
-        """Give the lease back and try again at ``not_before`` (e.g. now + Retry-After)."""
+    def outbox_retry(
+        self,
+        item_id: int,
+        not_before: datetime | float,
+        error: str,
+        *,
+        worker_id: str | None = None,
+    ) -> bool:
+        """Give the lease back and try again at ``not_before``: a time, or a number of seconds
+        from the database's now (e.g. Retry-After). With ``worker_id``, only while that worker
+        still holds the lease (an item another worker took over is left alone)."""
+        due = (
+            require_aware(not_before)
+            if isinstance(not_before, datetime)
+            else self._at(float(not_before))
+        )
+        mine = outbox.c.lease_owner == worker_id if worker_id is not None else true()
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, outbox.c.status == _PENDING)
+                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, mine)
                 .values(
-                    not_before=require_aware(not_before),
+                    not_before=due,
                     last_error=error,
                     lease_owner=None,
                     lease_until=None,
@@ -163,7 +184,6 @@ class OutboxMixin(StoreBase):
         A live worker renews its leases while it waits on Slack, so leases can stay short and
         the items of a worker that died are taken over soon after its last heartbeat.
         """
-        now = self._now()
         with self._write() as conn:
             stmt = (
                 update(outbox)
@@ -172,7 +192,7 @@ class OutboxMixin(StoreBase):
                     outbox.c.status == _PENDING,
                     outbox.c.lease_until.is_not(None),
                 )
-                .values(lease_until=now + timedelta(seconds=lease_s))
+                .values(lease_until=self._at(lease_s))
             )
             return int(conn.execute(stmt).rowcount)
 
@@ -206,6 +226,15 @@ class OutboxMixin(StoreBase):
         """Items not yet done or failed (leased ones included)."""
         with self._read() as conn:
             stmt = select(func.count()).select_from(outbox).where(outbox.c.status == _PENDING)
+            return int(conn.scalar(stmt) or 0)
+
+    def outbox_failed_count(self, within_s: float | None = None) -> int:
+        """Items marked failed (given up for good), optionally only those that failed within
+        the last ``within_s`` seconds (for /healthz)."""
+        stmt = select(func.count()).select_from(outbox).where(outbox.c.status == _FAILED)
+        if within_s is not None:
+            stmt = stmt.where(outbox.c.finished_at >= self._ago(within_s))
+        with self._read() as conn:
             return int(conn.scalar(stmt) or 0)
 
     def outbox_purge(self, older_than_s: float) -> int:

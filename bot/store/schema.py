@@ -100,6 +100,27 @@ outbox = Table(
     Index("ix_outbox_due", "status", "not_before"),
 )
 
+# Indexes added by schema version 5 (see migrations.py): the periodic lookup of claims that
+# never became a message (``ts IS NULL``: a partial index, so it stays small), retention
+# (resolved cards, audit entries and finished outbox rows by age) and the lease heartbeat.
+ix_cards_unposted = Index(
+    "ix_cards_unposted",
+    cards.c.claimed_at,
+    sqlite_where=cards.c.ts.is_(None),
+    postgresql_where=cards.c.ts.is_(None),
+)
+ix_cards_resolved = Index("ix_cards_resolved", cards.c.resolved_at)
+ix_audit_log_at = Index("ix_audit_log_at", audit_log.c.at)
+ix_outbox_finished = Index("ix_outbox_finished", outbox.c.status, outbox.c.finished_at)
+ix_outbox_lease_owner = Index("ix_outbox_lease_owner", outbox.c.lease_owner)
+VERSION_5_INDEXES = (
+    ix_cards_unposted,
+    ix_cards_resolved,
+    ix_audit_log_at,
+    ix_outbox_finished,
+    ix_outbox_lease_owner,
+)
+
 home_viewers = Table(
     "home_viewers",
     metadata,

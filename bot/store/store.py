@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import threading
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from datetime import timedelta
 from types import TracebackType
 
-from sqlalchemy import text
+from sqlalchemy import and_, delete, or_, select, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.domain import CardState
 from bot.store.audit import AuditMixin
 from bot.store.base import Clock
 from bot.store.cards import CardsMixin
@@ -17,9 +20,27 @@ from bot.store.engine import make_engine
 from bot.store.home import HomeViewersMixin
 from bot.store.migrations import current_version, migrate
 from bot.store.outbox import OutboxMixin
+from bot.store.records import OutboxStatus
+from bot.store.schema import audit_log, cards, home_viewers, outbox, submissions
 from bot.store.submissions import SubmissionsMixin
-from bot.store.types import utc_now
 from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
+
+#: Finished outbox rows only keep their dedupe keys (a redelivered change is not re-sent):
+#: after a week nothing re-sends them, so they are kept that long at most.
+OUTBOX_KEEP = timedelta(days=7)
+#: How long resolved cards, audit entries and Home viewers are kept (RETENTION_DAYS).
+DEFAULT_RETENTION_DAYS = 90
+
+
+@dataclass(frozen=True)
+class Purged:
+    """How many rows one :meth:`Store.purge` deleted, per table."""
+
+    cards: int = 0
+    submissions: int = 0
+    outbox: int = 0
+    audit: int = 0
+    home_viewers: int = 0
 
 
 class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMixin):
@@ -27,11 +48,20 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
     SQLite or PostgreSQL.
 
     Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
-    the database's own error when it cannot. ``clock`` (timezone-aware UTC) is injectable for
-    tests; every timestamp the store writes comes from it.
+    the database's own error when it cannot. Every timestamp the store writes and every lease
+    it compares comes from the database's clock, never this process's: replicas on machines
+    whose clocks differ share leases safely. ``clock`` (timezone-aware UTC) stands in for the
+    database's clock in tests. ``retention_days``: what :meth:`purge` keeps by default.
     """
 
-    def __init__(self, url: str | URL = DEFAULT_DATABASE_URL, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        url: str | URL = DEFAULT_DATABASE_URL,
+        *,
+        clock: Clock | None = None,
+        retention_days: int = DEFAULT_RETENTION_DAYS,
+    ) -> None:
+        self.retention = timedelta(days=retention_days)
         self.url = normalize_url(url)
         engine = make_engine(self.url)
         lock: AbstractContextManager[object] = (
@@ -58,6 +88,50 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def purge(self, older_than: timedelta | None = None) -> Purged:
+        """Delete what is older than the retention period ``older_than`` (default: the
+        store's ``retention_days``), by the database's
+        clock, in one transaction: cards resolved before it with their submissions, finished
+        submissions and audit entries from before it, Home viewers not seen since, and finished
+        outbox rows (at most :data:`OUTBOX_KEEP` old). Waiting cards, unfinished submissions
+        and pending outbox rows are never deleted."""
+        older_than = self.retention if older_than is None else older_than
+        cutoff = self._ago(older_than.total_seconds())
+        outbox_cutoff = self._ago(min(older_than, OUTBOX_KEEP).total_seconds())
+        resolved = select(cards.c.pending_id).where(
+            cards.c.state != CardState.PENDING.value, cards.c.resolved_at <= cutoff
+        )
+        with self._write() as conn:
+            subs = conn.execute(
+                delete(submissions).where(
+                    or_(
+                        submissions.c.pending_id.in_(resolved),
+                        and_(
+                            submissions.c.finished_at.is_not(None),
+                            submissions.c.finished_at <= cutoff,
+                        ),
+                    )
+                )
+            ).rowcount
+            gone = conn.execute(
+                delete(cards).where(
+                    cards.c.state != CardState.PENDING.value, cards.c.resolved_at <= cutoff
+                )
+            ).rowcount
+            rows = conn.execute(
+                delete(outbox).where(
+                    outbox.c.status != OutboxStatus.PENDING.value,
+                    outbox.c.finished_at <= outbox_cutoff,
+                )
+            ).rowcount
+            entries = conn.execute(delete(audit_log).where(audit_log.c.at <= cutoff)).rowcount
+            viewers = conn.execute(
+                delete(home_viewers).where(home_viewers.c.opened_at <= cutoff)
+            ).rowcount
+        return Purged(
+            cards=gone, submissions=subs, outbox=rows, audit=entries, home_viewers=viewers
+        )
 
     def schema_version(self) -> int:
         with self._read() as conn:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import delete, select, update
@@ -82,6 +81,22 @@ class SubmissionsMixin(StoreBase):
             ).all()
         return [_submission(row) for row in rows]
 
+    def submission_in_flight(self, pending_id: str, within_s: float, *, besides: str = "") -> bool:
+        """An unfinished submission for ``pending_id`` (other than the key ``besides``) whose
+        lease was renewed within ``within_s`` by the database's clock: it is on its way."""
+        with self._read() as conn:
+            stmt = (
+                select(submissions.c.submission_key)
+                .where(
+                    submissions.c.pending_id == pending_id,
+                    submissions.c.submission_key != besides,
+                    submissions.c.finished_at.is_(None),
+                    submissions.c.leased_at >= self._ago(within_s),
+                )
+                .limit(1)
+            )
+            return conn.execute(stmt).first() is not None
+
     def reclaim_submission(self, submission_key: str, older_than_s: float) -> bool:
         """Take over an unfinished submission whose lease is ``older_than_s`` old (crash
         recovery): compare-and-set on the lease, so exactly one replica reconciles it."""
@@ -92,7 +107,7 @@ class SubmissionsMixin(StoreBase):
                 .where(
                     submissions.c.submission_key == submission_key,
                     submissions.c.finished_at.is_(None),
-                    submissions.c.leased_at <= now - timedelta(seconds=older_than_s),
+                    submissions.c.leased_at <= self._ago(older_than_s),
                 )
                 .values(leased_at=now)
             )
@@ -146,19 +161,3 @@ class SubmissionsMixin(StoreBase):
                 .limit(1)
             ).first()
         return _submission(row) if row else None
-
-    def submission_in_flight(self, pending_id: str, within_s: float, *, besides: str = "") -> bool:
-        """A submission for this bundle (other than ``besides``, a submission key) is on its
-        way to Kandev right now: unfinished, and its lease renewed within ``within_s``."""
-        with self._read() as conn:
-            row = conn.execute(
-                select(submissions.c.submission_key)
-                .where(
-                    submissions.c.pending_id == pending_id,
-                    submissions.c.finished_at.is_(None),
-                    submissions.c.submission_key != besides,
-                    submissions.c.leased_at >= self._ago(within_s),
-                )
-                .limit(1)
-            ).first()
-        return row is not None

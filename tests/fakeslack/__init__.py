@@ -8,6 +8,7 @@ from tests.fakeslack import payloads
 from tests.fakeslack.blockkit import validate_message, validate_view
 from tests.fakeslack.config import ALICE, BOB, Channel, SlackUser, Workspace
 from tests.fakeslack.driver import SlackDriver
+from tests.fakeslack.faults import ScriptedResponse
 from tests.fakeslack.layout import (
     ElementRef,
     assign_default_ids,
@@ -37,6 +38,7 @@ from tests.fakeslack.transports import (
 from tests.fakeslack.view_state import ViewSubmissionBlocked, build_state_values
 
 __all__ = [
+    "ScriptedResponse",
     "ALICE",
     "BOB",
     "FORM",

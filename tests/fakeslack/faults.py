@@ -1,5 +1,5 @@
-"""Fault injection: scripted per-method answers (429, 5xx, errors, delays) and Slack's
-per-channel chat.postMessage rate limit."""
+"""Fault injection: scripted per-method answers (429, 5xx, errors, delays, a connection dropped
+after the call was carried out) and Slack's per-channel chat.postMessage rate limit."""
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ ANY_METHOD = "*"
 
 @dataclass
 class ScriptedResponse:
-    """What the next matching call gets. `body=None` means: wait `delay`, then answer normally."""
+    """What the next matching call gets. `body=None` means: wait `delay`, then answer normally.
+    `drop=True`: carry the call out normally, then close the connection without replying."""
 
     status: int = 200
     body: JsonDict | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     remaining: int | None = 1  # None: every call from now on
+    drop: bool = False
 
 
 @dataclass
@@ -92,6 +94,11 @@ class Faults:
     def slow(self, method: str, seconds: float, times: int | None = 1) -> None:
         """Answer normally, but only after `seconds`."""
         self.script(method, ScriptedResponse(delay=seconds, remaining=times))
+
+    def accept_then_drop(self, method: str, times: int | None = 1) -> None:
+        """Carry the call out (e.g. the message is posted), then drop the connection before
+        replying: the caller cannot know it succeeded."""
+        self.script(method, ScriptedResponse(drop=True, remaining=times))
 
     def limit_post_message(self, per_second: float = 1.0, burst: int = 3) -> None:
         """Enforce a per-channel chat.postMessage rate limit (429 + Retry-After beyond it)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.fakeslack.response_urls import ResponseUrls
@@ -51,6 +52,10 @@ class _Handler(BaseHTTPRequestHandler):
             )
         else:
             answer = HttpAnswer(404, {"ok": False, "error": "not_found"})
+        if answer.drop:  # carried out, but the caller never hears back
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         data = json.dumps(answer.body).encode("utf-8")
         self.send_response(answer.status)
         self.send_header("Content-Type", "application/json; charset=utf-8")

@@ -24,6 +24,7 @@ class HttpAnswer:
     status: int
     body: JsonDict
     headers: dict[str, str] = field(default_factory=dict)
+    drop: bool = False  # close the connection instead of sending this answer
 
 
 def _readable(params: JsonDict) -> JsonDict:
@@ -86,4 +87,5 @@ class WebApi:
         if handler is None:
             raise ApiError("unknown_method", req_method=method)
         self._authorize(method, token)
-        return HttpAnswer(200, handler(ApiRequest(method, params, token, headers)))
+        body = handler(ApiRequest(method, params, token, headers))
+        return HttpAnswer(200, body, drop=scripted is not None and scripted.drop)

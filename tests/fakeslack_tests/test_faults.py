@@ -87,3 +87,19 @@ def test_per_channel_post_message_limit(fake_slack: FakeSlack) -> None:
     retrying = _client(fake_slack, RateLimitErrorRetryHandler(max_retry_count=3))
     retrying.chat_postMessage(channel=CHANNEL, text="3 again")
     assert [m.text for m in fake_slack.messages(CHANNEL)] == ["1", "2", "3 again"]
+
+
+def test_accept_then_drop_posts_but_never_replies(fake_slack: FakeSlack) -> None:
+    fake_slack.faults.accept_then_drop("chat.postMessage", times=1)
+    client = WebClient(token=fake_slack.workspace.bot_token, base_url=fake_slack.api_url)
+    client.retry_handlers.clear()
+    with pytest.raises(ConnectionError):  # http.client.RemoteDisconnected
+        client.chat_postMessage(channel=CHANNEL, text="did it land?")
+    assert [m.text for m in fake_slack.messages(CHANNEL)] == ["did it land?"]
+    [call] = fake_slack.calls("chat.postMessage")
+    assert call.ok  # recorded as Slack carried it out
+    # slack-sdk's default retry handler re-sends blindly: the message is posted twice.
+    fake_slack.faults.accept_then_drop("chat.postMessage", times=1)
+    default = WebClient(token=fake_slack.workspace.bot_token, base_url=fake_slack.api_url)
+    default.chat_postMessage(channel=CHANNEL, text="twice")
+    assert [m.text for m in fake_slack.messages(CHANNEL)].count("twice") == 2

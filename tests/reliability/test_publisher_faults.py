@@ -14,22 +14,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
-from bot.domain import TaskInfo
+from bot.domain import CardOutcome, CardState, TaskInfo
 from bot.health import Health
 from bot.kandev.models import Bundle, Option, Question
+from bot.leases import InFlight, LeaseKeeper
 from bot.publisher import Publisher
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.store import Store
-from tests.fakeslack import FakeSlack
+from tests.fakeslack import FakeSlack, ScriptedResponse
 from tests.reliability.support import calls_for
 
 CHANNEL = "C0QUESTION"
 
 
-def _bundle(n: int) -> Bundle:
+def _bundle(n: int, pending_id: str | None = None) -> Bundle:
     return Bundle(
-        pending_id=f"pending-{n}",
+        pending_id=pending_id or f"pending-{n}",
         task_id=f"task-{n}",
         created_at=datetime.now(UTC),
         questions=[
@@ -58,9 +60,13 @@ class Rig:
         )
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.publisher.run, args=(self.stop,), daemon=True)
+        # As in the bot: this worker's leases are renewed while it lives.
+        keeper = LeaseKeeper(store, self.publisher.worker_id, InFlight(), heartbeat_s=0.5)
+        self.keeper = threading.Thread(target=keeper.run, args=(self.stop,), daemon=True)
+        self.keeper.start()
 
-    def card(self, n: int):
-        bundle = _bundle(n)
+    def card(self, n: int, pending_id: str | None = None):
+        bundle = _bundle(n, pending_id)
         assert self.store.claim(
             bundle.pending_id,
             task_id=bundle.task_id,
@@ -85,8 +91,9 @@ def rig(fake_slack: FakeSlack, tmp_path: Path) -> Iterator[Rig]:
     store = Store(f"sqlite:///{tmp_path / 'pub.db'}")
     made: list[Rig] = []
 
-    def make(spacing_s: float = 1.0, timeout_s: int = 1) -> Rig:
+    def make(spacing_s: float = 1.0, timeout_s: int = 1, give_up_after: int = 5) -> Rig:
         rig = Rig(fake_slack, store, spacing_s, timeout_s)
+        rig.publisher.give_up_after = give_up_after
         made.append(rig)
         return rig
 
@@ -95,6 +102,7 @@ def rig(fake_slack: FakeSlack, tmp_path: Path) -> Iterator[Rig]:
         r.stop.set()
         r.publisher.wake()
         r.thread.join(timeout=10)
+        r.keeper.join(timeout=10)
     store.close()
 
 
@@ -200,3 +208,121 @@ def test_a_post_refused_for_a_fixable_reason_is_kept_and_posted_later(rig, fake_
         lost=1 - len(posts),
         duplicates=max(len(posts) - 1, 0),
     )
+
+
+def _posted(fake_slack, pending_id: str):
+    return [c for c in calls_for(fake_slack, "chat.postMessage", pending_id) if c.ok]
+
+
+def _buttons(call) -> list[str]:
+    return [
+        e["text"]["text"]
+        for b in call.params["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+    ]
+
+
+def _audit(store: Store, pending_id: str | None) -> list[tuple[str, str]]:
+    return [(e.action, e.result) for e in reversed(store.audit_entries(pending_id))]
+
+
+@pytest.mark.fault("a card that cannot be rendered (an id too long for a button)", guarantee=4)
+def test_a_card_that_cannot_be_rendered_goes_out_plain_and_holds_up_nothing(
+    rig, fake_slack, reliability
+):
+    r = rig(spacing_s=0.1)
+    huge = "p" * 2100  # too long for any button value
+    odd = r.card(1, pending_id=huge)
+    normal = r.card(2)
+    r.thread.start()
+    r.drain(timeout=30)
+    [plain] = _posted(fake_slack, huge)
+    assert "cannot be shown here" in plain.params["text"]
+    assert _buttons(plain) == ["Open in Kandev"]  # no room for the id: the shortcut is offered
+    assert "Reject agent question" in str(plain.params["blocks"])
+    assert r.store.get(odd.pending_id).ts == plain.response["ts"]
+    [full] = _posted(fake_slack, normal.pending_id)
+    assert _buttons(full)[:2] == ["A", "B"]
+    assert ("slack_post", "plain") in _audit(r.store, huge)
+    assert r.store.outbox_failed_count() == 0
+    reliability.record(
+        "a card that cannot be rendered (an id too long for a button)",
+        guarantee=4,
+        survived=True,
+        lost=0,
+        duplicates=0,
+    )
+
+
+@pytest.mark.fault("Slack refuses a card as invalid_blocks", guarantee=4)
+def test_a_card_slack_refuses_is_posted_in_its_plain_form(rig, fake_slack, reliability):
+    r = rig(spacing_s=0.1)
+    fake_slack.faults.error("chat.postMessage", "invalid_blocks", times=1)
+    card = r.card(1)
+    r.thread.start()
+    r.drain(timeout=30)
+    calls = calls_for(fake_slack, "chat.postMessage", card.pending_id)
+    assert [c.response.get("error") for c in calls] == ["invalid_blocks", None]
+    plain = calls[1]
+    assert "cannot be shown here" in plain.params["text"]
+    assert _buttons(plain) == ["Answer…", "Reject…", "Open in Kandev"]
+    assert r.store.get(card.pending_id).ts == plain.response["ts"]
+    assert ("slack_post", "plain") in _audit(r.store, card.pending_id)
+    reliability.record(
+        "Slack refuses a card as invalid_blocks", guarantee=4, survived=True, lost=0, duplicates=0
+    )
+
+
+@pytest.mark.fault("an outbox item that fails every time", guarantee=4)
+def test_an_item_that_keeps_failing_is_marked_failed_and_blocks_nothing(
+    rig, fake_slack, tmp_path, reliability
+):
+    r = rig(spacing_s=0.1, give_up_after=3)
+    broken = r.card(1)
+    normal = r.card(2)
+    # The stored card cannot be read back any more (its bundle is not valid JSON).
+    engine = create_engine(f"sqlite:///{tmp_path / 'pub.db'}")
+    with engine.begin() as conn:
+        conn.execute(
+            text("UPDATE cards SET bundle_json = '{' WHERE pending_id = :p"),
+            {"p": broken.pending_id},
+        )
+    engine.dispose()
+    # And Slack's first answer to the other card's post is not what the gateway expects.
+    fake_slack.faults.script("chat.postMessage", ScriptedResponse(body={"ok": True}))
+    r.thread.start()
+    r.drain(timeout=30)
+    assert _posted(fake_slack, broken.pending_id) == []
+    # The reply without a ts proved nothing: the post was looked up, then sent once more.
+    posted = [c for c in _posted(fake_slack, normal.pending_id) if "ts" in c.response]
+    assert len(posted) == 1
+    assert r.store.get(normal.pending_id).ts == posted[0].response["ts"]
+    assert r.store.outbox_failed_count() == 1
+    assert ("slack_post", "failed") in _audit(r.store, broken.pending_id)
+    assert "cards: 1 card posts/edits failed" in r.health.report().reasons
+    reliability.record(
+        "an outbox item that fails every time",
+        guarantee=4,
+        survived=True,
+        lost=0,
+        duplicates=max(len(posted) - 1, 0),
+    )
+
+
+def test_an_edit_slack_refuses_as_too_long_goes_out_plain(rig, fake_slack):
+    r = rig(spacing_s=0.1)
+    card = r.card(1)
+    r.thread.start()
+    fake_slack.wait_for(lambda: (c := r.store.get(card.pending_id)) and c.ts, 5)
+    assert r.store.transition(
+        card.pending_id, CardOutcome(state=CardState.ENDED, via="kandev", at=datetime.now(UTC))
+    )
+    fake_slack.faults.error("chat.update", "msg_too_long", times=1)
+    r.publisher.enqueue_update(r.store.get(card.pending_id))
+    r.drain(timeout=15)
+    edits = fake_slack.calls("chat.update")
+    assert [c.response.get("error") for c in edits] == ["msg_too_long", None]
+    assert edits[1].params["text"].startswith("⏹ Ended — ")
+    assert _buttons(edits[1]) == ["Open in Kandev"]  # a closed card offers no answer buttons
+    assert ("slack_update", "plain") in _audit(r.store, card.pending_id)

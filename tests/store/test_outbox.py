@@ -142,3 +142,46 @@ def test_two_workers_never_take_the_same_item(open_store: Callable[..., Store]) 
     assert not set(w1) & set(w2)
     assert sorted(w1 + w2) == sorted(ids)  # type: ignore[type-var]
     assert producer.outbox_pending_count() == 0
+
+
+def test_without_a_clock_leases_and_due_times_are_the_databases(
+    open_store: Callable[..., Store],
+) -> None:
+    store = open_store()  # no clock: every time comes from the database, in the statement
+    item_id = store.outbox_put("post", "k", {})
+    assert item_id is not None
+    [item] = store.outbox_take(None, 10, "w1", lease_s=30)
+    assert item.lease_until is not None
+    assert item.lease_until - item.updated_at == timedelta(seconds=30)
+    assert store.outbox_take(None, 10, "w2") == []
+    assert store.outbox_renew("w1", 600) == 1
+    assert store.outbox_retry(item_id, 0.0, "paced")  # due again at once
+    [again] = store.outbox_take(None, 10, "w2", lease_s=30)
+    assert (again.id, again.attempts, again.lease_owner) == (item_id, 2, "w2")
+    assert store.outbox_retry(item_id, 3600.0, "ratelimited")  # Retry-After: an hour
+    assert store.outbox_take(None, 10, "w3") == []
+    waiting = store.outbox_get(item_id)
+    assert waiting is not None
+    assert waiting.not_before - waiting.updated_at == timedelta(seconds=3600)
+
+
+def test_failed_items_are_counted_and_a_give_back_respects_the_lease(
+    store: Store, clock: FakeClock
+) -> None:
+    ids = [store.outbox_put("post", f"k{n}", {}) for n in range(3)]
+    store.outbox_take(None, 10, "w1", lease_s=30)
+    assert store.outbox_fail(ids[0], "chat.postMessage: invalid_blocks")
+    assert store.outbox_failed_count() == 1
+    clock.advance(3600)
+    assert store.outbox_fail(ids[1], "error: ValidationError")
+    assert store.outbox_failed_count() == 2
+    assert store.outbox_failed_count(within_s=600) == 1  # only the recent one
+    assert not store.outbox_retry(ids[2], 0.0, "interrupted", worker_id="w2")  # not w2's
+    assert store.outbox_retry(ids[2], 5.0, "interrupted", worker_id="w1")
+    item = store.outbox_get(ids[2])
+    assert item is not None
+    assert (item.lease_owner, item.not_before, item.last_error) == (
+        None,
+        clock.now + timedelta(seconds=5),
+        "interrupted",
+    )

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import Column, Engine, Integer, MetaData, Table, insert, inspect, select
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, insert, inspect, select, text
 from sqlalchemy.engine import Connection
 
 from bot.store import MIGRATIONS, SCHEMA_VERSION, Migration, Store, StoreError, migrate
@@ -118,3 +118,57 @@ def test_concurrent_start_ups_create_the_schema_once(db_url: str, engine: Engine
     with ThreadPoolExecutor(6) as pool:
         assert list(pool.map(lambda _: start(), range(6))) == [SCHEMA_VERSION] * 6
     assert [v for v, _ in _versions(engine)] == [m.version for m in MIGRATIONS]
+
+
+NEW_IN_5 = {
+    "cards": {"ix_cards_unposted", "ix_cards_resolved"},
+    "audit_log": {"ix_audit_log_at"},
+    "outbox": {"ix_outbox_finished", "ix_outbox_lease_owner"},
+}
+
+
+def _index_names(engine: Engine, table: str) -> set[str]:
+    return {ix["name"] for ix in inspect(engine).get_indexes(table)}
+
+
+def test_version_5_indexes_exist_when_created_and_after_an_upgrade(
+    engine: Engine, open_store: Callable[..., Store]
+) -> None:
+    assert migrate(engine, MIGRATIONS[:4]) == 4
+    with engine.begin() as conn:  # a database of version 4 as released: without them
+        for names in NEW_IN_5.values():
+            for name in names:
+                conn.execute(text(f"DROP INDEX {name}"))
+    assert not NEW_IN_5["cards"] & _index_names(engine, "cards")
+    store = open_store()
+    assert store.schema_version() == 5
+    for table, names in NEW_IN_5.items():
+        assert names <= _index_names(engine, table), table
+
+
+def test_the_hot_queries_use_an_index_on_sqlite(
+    db_url: str, engine: Engine, open_store: Callable[..., Store]
+) -> None:
+    if not db_url.startswith("sqlite"):
+        pytest.skip("query plans are checked on SQLite")
+    open_store()
+    queries = {
+        "SELECT * FROM cards WHERE ts IS NULL AND claimed_at <= '2030' ORDER BY claimed_at": (
+            "ix_cards_unposted"
+        ),
+        "SELECT * FROM cards WHERE state = 'pending' ORDER BY created_at": "ix_cards_state_created",
+        "SELECT * FROM cards WHERE channel = 'C1' AND ts = '1.1'": "(channel=? AND ts=?)",
+        "SELECT * FROM submissions WHERE finished_at IS NULL AND leased_at <= '2030'": (
+            "ix_submissions_unfinished"
+        ),
+        "SELECT id FROM outbox WHERE status = 'pending' AND not_before <= '2030'": "ix_outbox_due",
+        "SELECT id FROM outbox WHERE lease_owner = 'w1'": "ix_outbox_lease_owner",
+        "DELETE FROM audit_log WHERE at <= '2030'": "ix_audit_log_at",
+        "SELECT count(*) FROM outbox WHERE status = 'failed' AND finished_at >= '2030'": (
+            "ix_outbox_finished"
+        ),
+    }
+    with engine.connect() as conn:
+        for query, index in queries.items():
+            plan = " ".join(str(r[-1]) for r in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {query}"))
+            assert index in plan, (query, plan)
