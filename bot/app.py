@@ -11,7 +11,6 @@ import logging
 import signal
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from slack_bolt import App
@@ -35,6 +34,7 @@ from bot.recovery import Recovery
 from bot.signals import Signal
 from bot.slack.app import build_bolt_app
 from bot.slack.http_server import make_wsgi_app, serve, stop_server
+from bot.slack.lanes import Lane
 from bot.slack.services import Services
 from bot.slack.socket_mode import GuardedSocketModeHandler
 from bot.slack_api.gateway import SlackGateway, make_web_client
@@ -47,8 +47,10 @@ from bot.workspace_check import WorkspaceCheck
 
 log = logging.getLogger("bot.app")
 
-#: Threads that run answers and listings which may outlast an interaction's ack.
-INTERACTION_THREADS = 8
+#: Answers on their way to Kandev at once, and how many more may wait (then: "busy").
+ANSWERING_WORKERS, ANSWERING_WAITING = 8, 8
+#: Listings and Home tabs built at once, and how many more may wait.
+READING_WORKERS, READING_WAITING = 4, 8
 
 
 def _secret(value) -> str | None:
@@ -74,7 +76,7 @@ class Bot:
     bolt: App
     hints: KandevHints
     workers: list[threading.Thread]
-    pool: ThreadPoolExecutor
+    lanes: list[Lane]
     wakeups: list[Signal]
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -109,7 +111,8 @@ class Bot:
         self.hints.stop()
         for worker in self.workers:
             worker.join(timeout=5)
-        self.pool.shutdown(wait=True, cancel_futures=False)
+        for lane in self.lanes:
+            lane.shutdown()
         self.kandev.close()
         self.store.close()
 
@@ -158,6 +161,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     """Make every component once, wired explicitly. Raises StartupError."""
     health = Health()
     store = Store(settings.database_url, retention_days=settings.retention_days)
+    health.watch("database", lambda: None if store.ping() else "does not answer")
     kandev = KandevClient(
         settings.kandev_url, _secret(settings.kandev_token), retry_attempts=3, retry_max_wait=2.0
     )
@@ -199,7 +203,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
     listing = ListingService(
         queue, kandev, kandev_url=public_url, page_size=settings.kandev_list_page_size
     )
-    pool = ThreadPoolExecutor(max_workers=INTERACTION_THREADS, thread_name_prefix="interaction")
+    answering = Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING)
+    reading = Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING)
     services = Services(
         admission=Admission(store, queue, permissions),
         answers=answers,
@@ -207,7 +212,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
         home=home,
         notifier=notifier,
         kandev_public_url=public_url,
-        pool=pool,
+        answering=answering,
+        reading=reading,
     )
     try:
         bolt = build_bolt_app(
@@ -238,7 +244,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         bolt=bolt,
         hints=hints,
         workers=[],
-        pool=pool,
+        lanes=[answering, reading],
         wakeups=[sync_wakeup, card_changes],
     )
     leases = LeaseKeeper(store, publisher.worker_id, in_flight)

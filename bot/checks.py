@@ -14,9 +14,10 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Mode, Settings
-from bot.kandev.models import ProbeResult, Workspace
+from bot.kandev.models import Bundle, ProbeResult, Task, Workspace
 from bot.redaction import redact
 from bot.routing import Routing
+from bot.tasks import TaskDirectory, TaskUnknown
 
 SLACK_TIMEOUT = 10
 
@@ -46,6 +47,10 @@ class KandevCheckTarget(Protocol):
     def probe(self) -> ProbeResult: ...
 
     def workspaces(self) -> list[Workspace]: ...
+
+    def list_pending(self) -> list[Bundle]: ...
+
+    def task(self, task_id: str) -> Task: ...
 
 
 # ---- Kandev -------------------------------------------------------------------------------
@@ -90,6 +95,7 @@ def kandev_findings(kandev: KandevCheckTarget, settings: Settings) -> list[Findi
     else:
         found.append(Finding(True, "kandev version", "not reported by this server", warning=True))
     found += routing_findings(kandev, settings.routing)
+    found += waiting_findings(kandev, settings.routing)
     return found
 
 
@@ -106,6 +112,43 @@ def routing_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
         return [Finding(False, "routing", p) for p in problems]
     count = len(routing.rules)
     return [Finding(True, "routing", f"{count} route(s) match Kandev workspaces")]
+
+
+def waiting_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Finding]:
+    """Where each question waiting in Kandev goes, and which cannot be routed and why (the
+    bot does not post those anywhere until their task and workspace can be read)."""
+    try:
+        bundles = kandev.list_pending()
+    except Exception as exc:  # reported as a finding
+        return [Finding(False, "waiting questions", f"cannot list: {_exception_text(exc)}")]
+    tasks = TaskDirectory(kandev)  # type: ignore[arg-type]
+    routed: dict[str, int] = {}
+    unroutable: dict[str, int] = {}
+    for bundle in bundles:
+        try:
+            task = tasks.info(bundle.task_id)
+        except Exception as exc:  # TaskUnknown, or Kandev failing: reported, never raised
+            reason = exc.reason if isinstance(exc, TaskUnknown) else _exception_text(exc)
+            unroutable[reason] = unroutable.get(reason, 0) + 1
+            continue
+        route = routing.route_for(task.workspace_id, task.workspace_name)
+        if route is None:
+            reason = f"no channel for workspace {task.workspace_name or task.workspace_id!r}"
+            unroutable[reason] = unroutable.get(reason, 0) + 1
+        else:
+            routed[route.channel] = routed.get(route.channel, 0) + 1
+    where = ", ".join(f"{n} to {channel}" for channel, n in sorted(routed.items()))
+    found = [
+        Finding(
+            True, "waiting questions", f"{len(bundles)} waiting" + (f": {where}" if where else "")
+        )
+    ]
+    if unroutable:
+        count = sum(unroutable.values())
+        what = "question cannot" if count == 1 else "questions cannot"
+        why = "; ".join(f"{reason} ({n})" for reason, n in sorted(unroutable.items()))
+        found.append(Finding(False, "unroutable", f"{count} {what} be routed: {why}"))
+    return found
 
 
 # ---- Slack --------------------------------------------------------------------------------

@@ -7,9 +7,11 @@ only, and :meth:`Health.problem` keeps one short line of any reason, without URL
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.redaction import Redactor
@@ -19,6 +21,10 @@ MAX_REASON_CHARS = 200
 
 _SQL = re.compile(r"\[SQL:.*", re.DOTALL)  # how SQLAlchemy appends a statement to its errors
 _redact_urls = Redactor()
+log = logging.getLogger(__name__)
+
+#: A check run each time health is reported: a short reason when something is wrong, else None.
+Check = Callable[[], str | None]
 
 
 def safe_reason(reason: str) -> str:
@@ -53,7 +59,14 @@ class Health:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._problems: dict[str, str] = {}
+        self._checks: dict[str, Check] = {}
         self._last_sync: float | None = None
+
+    def watch(self, component: str, check: Check) -> None:
+        """Run ``check`` whenever health is reported (e.g. "does the database answer?"): its
+        problem is there exactly while it reports one."""
+        with self._lock:
+            self._checks[component] = check
 
     def problem(self, component: str, reason: str) -> None:
         """``component`` has a problem; ``reason`` is a short sentence (see :func:`safe_reason`)."""
@@ -75,6 +88,19 @@ class Health:
 
     def report(self) -> HealthReport:
         with self._lock:
-            reasons = tuple(f"{k}: {v}" for k, v in sorted(self._problems.items()))
+            checks = dict(self._checks)
+        found = {name: reason for name, check in checks.items() if (reason := _run(check, name))}
+        with self._lock:
+            problems = {**self._problems, **found}
+            reasons = tuple(f"{k}: {v}" for k, v in sorted(problems.items()))
             age = None if self._last_sync is None else time.monotonic() - self._last_sync
         return HealthReport(ok=not reasons, reasons=reasons, last_sync_age_s=age)
+
+
+def _run(check: Check, name: str) -> str | None:
+    try:
+        reason = check()
+    except Exception as exc:  # a check that fails is a problem, said safely
+        log.warning("health check %s failed: %s", name, type(exc).__name__)
+        return f"check failed ({type(exc).__name__})"
+    return safe_reason(reason) if reason else None

@@ -109,6 +109,7 @@ class SyncEngine:
             try:
                 self.reconcile_once()
                 self.health.clear("kandev")
+                self.health.clear("sync")
                 self.health.synced()
                 # Polls start every poll_interval, not poll_interval after the previous one
                 # ended, so a bundle waits at most one interval to be discovered without push.

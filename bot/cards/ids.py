@@ -31,7 +31,7 @@ ACTION_CHOICE = "kq_choice"  # radio_buttons / static_select of one question
 ACTION_TEXT = "kq_text"  # "or your own answer" plain_text_input of one question
 ACTION_REASON = "kq_reason"  # reject reason plain_text_input
 
-# ---- modal callback ids (view_submission / view_closed) --------------------------------------
+# ---- modal callback ids (view_submission; no modal asks for view_closed) ------------------
 CALLBACK_ANSWER = "kq_answer_modal"
 CALLBACK_OTHER = "kq_other_modal"
 CALLBACK_REJECT = "kq_reject_modal"

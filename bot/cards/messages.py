@@ -199,6 +199,13 @@ def unusable_message(kind: str, *, form: bool) -> str:
     return malformed_message()
 
 
+def busy_message() -> str:
+    return (
+        "The bot is busy with other answers right now (Kandev is slow to reply), so nothing was "
+        "sent. Please try again in a moment."
+    )
+
+
 def form_not_opened_message() -> str:
     return "Slack did not open the form in time; please click again."
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -11,6 +12,10 @@ from bot.slack.listeners import register_listeners
 from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
+
+#: Threads that run listeners (Bolt's default is 5). Listeners only parse, admit, record and
+#: hand slow work to the lanes (bot/slack/lanes.py), so these stay free for the next ack.
+LISTENER_THREADS = 16
 
 
 def build_bolt_app(
@@ -24,6 +29,7 @@ def build_bolt_app(
         # Socket Mode envelopes are not signed; HTTP requests always are (Bolt verifies).
         request_verification_enabled=not socket_mode,
         process_before_response=False,
+        listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="listener"),
         logger=logging.getLogger("slack_bolt"),  # its own errors under its own name
     )
     register_listeners(app, services)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from bot.admission import Admission, Refusal
@@ -11,6 +10,7 @@ from bot.answers import AnswerService, Verdict
 from bot.cards import messages
 from bot.home import HomeService
 from bot.listing import ListingService
+from bot.slack.lanes import Lane
 from bot.slack.requests import Unusable, Where
 from bot.slack_api.notify import Notifier
 
@@ -25,8 +25,10 @@ class Services:
     home: HomeService
     notifier: Notifier
     kandev_public_url: str
-    #: Runs answers and listings that may outlast an ack (Kandev's reply is awaited there).
-    pool: ThreadPoolExecutor
+    #: Answers and rejections on their way to Kandev (they may outlast an ack).
+    answering: Lane
+    #: Listings and Home tabs (Kandev's active list and Slack's permalinks).
+    reading: Lane
 
     def tell(self, where: Where, text: str) -> None:
         """An ephemeral message to the person where they interacted; on the App Home (no

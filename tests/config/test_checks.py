@@ -12,10 +12,13 @@ import httpx
 import pytest
 
 from bot import cli
-from bot.checks import Finding, kandev_findings, run_checks, slack_findings
+from bot.checks import Finding, kandev_findings, run_checks, slack_findings, waiting_findings
 from bot.config import load_settings
 from bot.kandev.client import KandevClient
+from bot.routing import RouteRule, Routing
 from tests.config.slack_stub import SlackStub, running
+from tests.factories import make_bundle
+from tests.fakes import FakeKandev
 
 BOT = "xoxb-1-2-bot-token-never-printed"
 APP = "xapp-1-A0-3-app-token-never-printed"
@@ -280,3 +283,25 @@ def test_run_checks_redacts_secrets_from_every_detail(slack) -> None:
     for secret in SECRETS:
         assert secret not in text
     assert json.dumps([f.detail for f in findings]).count("[redacted]") == 1
+
+
+def test_check_says_where_each_waiting_question_goes_and_which_cannot_be_routed() -> None:
+    kandev = FakeKandev()
+    kandev.add(make_bundle(pending_id="p1", task_id="t1"), workspace_id="ws-1")
+    kandev.add(
+        make_bundle(pending_id="p2", task_id="t2"), workspace_id="ws-2", workspace_name="Ops"
+    )
+    kandev.add(make_bundle(pending_id="p3", task_id="t3"), workspace_id="ws-1")
+    kandev.tasks["t3"] = kandev.tasks["t3"].model_copy(update={"workspace_id": "ws-gone"})
+    rule = RouteRule(workspace="ws-1", channel="C0PLATFORM", answerers=frozenset(), line=1)
+    routing = Routing(rules=(rule,))
+    found = waiting_findings(kandev, routing)
+    assert [(f.name, f.ok) for f in found] == [("waiting questions", True), ("unroutable", False)]
+    assert found[0].detail == "3 waiting: 1 to C0PLATFORM"
+    assert found[1].detail == (
+        "2 questions cannot be routed: its workspace is not one Kandev lists to the bot (1); "
+        "no channel for workspace 'Ops' (1)"
+    )
+    kandev.fail("list_pending")
+    [broken] = waiting_findings(kandev, routing)
+    assert not broken.ok and broken.detail.startswith("cannot list:")

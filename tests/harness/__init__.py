@@ -19,10 +19,12 @@ from tests.harness.ports import (
     PortReservation,
     reserve_block,
 )
+from tests.harness.postgres import PG_ADMIN, admin_connection
 from tests.harness.seeder import Seeder
 from tests.harness.specs import QuestionSpec, option_id, question, sample_questions
 
 __all__ = [
+    "admin_connection",
     "BLOCK_SIZE",
     "CHANNEL",
     "CONSOLE_SCRIPT",
@@ -34,6 +36,7 @@ __all__ = [
     "KandevHarnessError",
     "KandevProxy",
     "KandevServer",
+    "PG_ADMIN",
     "McpSession",
     "McpToolError",
     "PortBlock",

@@ -24,12 +24,9 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from tests.harness import KandevProxy, KandevServer
+from tests.harness import PG_ADMIN, KandevProxy, KandevServer
 from tests.reliability.recorder import Reliability, ReliabilityLog, fault_marker
 
-PG_ADMIN = os.environ.get(
-    "KANDEV_SLACK_TEST_POSTGRES_DSN", "host=127.0.0.1 port=5432 dbname=test user=postgres"
-)
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
 
 _LOG = pytest.StashKey[ReliabilityLog]()

@@ -53,8 +53,12 @@ def _record_click(svc: Services, body: dict[str, Any]) -> Callable[[], None]:
     if isinstance(click, Unusable):
         refusal = svc.refuse_unusable(click)
         return lambda: svc.tell(click.where, refusal.message)
+    place = svc.answering.reserve()
+    if place is None:  # nothing recorded: the person clicks again later
+        return lambda: svc.tell(click.where, messages.busy_message())
     admitted = svc.admission.admit(click.request)
     if isinstance(admitted, Refusal):
+        place.release()
         return lambda: svc.tell_result(click.where, admitted)
     question_id, option_id = click.request.option or ("", "")
     answer = Answer(question_id=question_id, selected_options=[option_id])
@@ -64,7 +68,7 @@ def _record_click(svc: Services, body: dict[str, Any]) -> Callable[[], None]:
         verdict = begun if isinstance(begun, Verdict) else svc.answers.complete(begun)
         svc.tell_result(click.where, verdict)
 
-    return complete
+    return lambda: place.run(complete)
 
 
 def _form_opener(svc: Services, kind: FormKind):

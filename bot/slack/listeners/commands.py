@@ -17,7 +17,7 @@ from slack_bolt import Ack, App
 
 from bot.cards import messages
 from bot.cards.ids import ACTION_NEXT, COMMAND, CodecError
-from bot.cards.listing import parse_next_page
+from bot.cards.listing import NextPage, parse_next_page
 from bot.listing import Reply
 from bot.slack.payloads import BlockAction, PayloadError, parse
 from bot.slack.requests import Where
@@ -53,7 +53,11 @@ def _command(svc: Services):
             log.warning("refused a malformed command: %s", exc)
             ack()
             return
-        future: Future[Reply] = svc.pool.submit(svc.listing.reply, command.text, command.user_id)
+        place = svc.reading.reserve()
+        if place is None:
+            ack(text=messages.busy_message(), response_type="ephemeral")
+            return
+        future: Future[Reply] = place.run(svc.listing.reply, command.text, command.user_id)
         try:
             reply = future.result(timeout=LIST_BUDGET_S)
         except FutureTimeout:
@@ -84,6 +88,13 @@ def _send(svc: Services, where: Where, reply: Reply, *, replace: bool = False) -
     svc.notifier.tell(where.user_id, reply.text, channel=where.channel, blocks=reply.blocks)
 
 
+def _next(svc: Services, where: Where, wanted: NextPage) -> None:
+    reply = svc.listing.reply(
+        wanted.filter, where.user_id, after=wanted.after, number=wanted.number
+    )
+    _send(svc, where, reply, replace=True)
+
+
 def _next_page(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
@@ -98,9 +109,10 @@ def _next_page(svc: Services):
         except CodecError:
             svc.tell(where, messages.tampered_next_message())
             return
-        reply = svc.listing.reply(
-            wanted.filter, click.user_id, after=wanted.after, number=wanted.number
-        )
-        _send(svc, where, reply, replace=True)
+        place = svc.reading.reserve()
+        if place is None:
+            svc.tell(where, messages.busy_message())
+            return
+        place.run(_next, svc, where, wanted)
 
     return handle

@@ -8,7 +8,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_bolt import App
 
-from bot.home import HomeService
 from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
@@ -24,10 +23,10 @@ class HomeOpened(BaseModel):
 
 
 def register(app: App, svc: Services) -> None:
-    app.event("app_home_opened")(_home_opened(svc.home))
+    app.event("app_home_opened")(_home_opened(svc))
 
 
-def _home_opened(home: HomeService):
+def _home_opened(svc: Services):
     def handle(event: dict[str, Any]) -> None:
         try:
             opened = HomeOpened.model_validate(event)
@@ -36,6 +35,13 @@ def _home_opened(home: HomeService):
             return
         if opened.tab != "home":
             return
-        home.opened(opened.user)
+        place = svc.reading.reserve()
+        if place is None:
+            log.warning(
+                "Home of %s not published now: busy (it is published on the next change)",
+                opened.user,
+            )
+            return
+        place.run(svc.home.opened, opened.user)
 
     return handle

@@ -21,7 +21,7 @@ from bot.cards import ids, messages
 from bot.cards.modals import build_result_modal
 from bot.cards.wording import Action
 from bot.slack import raw_payload, requests
-from bot.slack.forms import Content, FieldErrors, read_form
+from bot.slack.forms import Content, FieldErrors, ForeignInputs, read_form
 from bot.slack.requests import Form, Unusable, Where
 from bot.slack.services import Services
 
@@ -53,19 +53,10 @@ def _submitted(svc: Services, action: Action):
         content = read_form(admitted.card, action, form.values)
         if isinstance(content, FieldErrors):
             ack(response_action="errors", errors=content.errors)
-        elif isinstance(content, Content):
-            _submit(svc, ack, body, form, admitted, content)
+        elif isinstance(content, ForeignInputs):
+            _form_error(ack, body, _foreign_inputs(svc, form, admitted, content).message)
         else:
-            refusal = svc.admission.refuse(
-                "tampered",
-                messages.tampered_message(),
-                user_id=form.request.user_id,
-                action=action,
-                source=form.request.source,
-                detail=content.detail,
-                pending_id=admitted.card.pending_id,
-            )
-            _form_error(ack, body, refusal.message)
+            _submit(svc, ack, body, form, admitted, content)
 
     return handle
 
@@ -73,7 +64,11 @@ def _submitted(svc: Services, action: Action):
 def _submit(
     svc: Services, ack: Ack, body: dict[str, Any], form: Form, admitted: Admitted, content: Content
 ) -> None:
-    future: Future[Verdict] = svc.pool.submit(
+    place = svc.answering.reserve()
+    if place is None:  # nothing recorded: the form stays open to be sent again
+        _form_error(ack, body, messages.busy_message())
+        return
+    future: Future[Verdict] = place.run(
         svc.answers.submit, admitted, answers=content.answers, reason=content.reason
     )
     try:
@@ -87,6 +82,21 @@ def _submit(
         ack(response_action="errors", errors={_last_input(body): verdict.message})
         return
     _close(svc, ack, form.where, verdict)
+
+
+def _foreign_inputs(
+    svc: Services, form: Form, admitted: Admitted, foreign: ForeignInputs
+) -> Refusal:
+    """A form whose inputs belong to another bundle than the one its metadata names."""
+    return svc.admission.refuse(
+        "tampered",
+        messages.tampered_message(),
+        user_id=form.request.user_id,
+        action=form.request.action,
+        source=form.request.source,
+        detail=foreign.detail,
+        pending_id=admitted.card.pending_id,
+    )
 
 
 def _refused(svc: Services, ack: Ack, body: dict[str, Any], where: Where, refusal: Refusal) -> None:

@@ -1,0 +1,62 @@
+"""Bounded lanes for the work behind interactions (Kandev calls, listings), apart from the
+threads that acknowledge Slack.
+
+A lane runs at most ``workers`` jobs at once and lets at most ``waiting`` more wait. A job
+reserves its place before the interaction is acknowledged, so a full lane is known at once and
+the person is told "busy, try again" within Slack's 3 s instead of waiting silently; slow Kandev
+or Slack calls fill their own lane and never hold up another person's ack.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class Place:
+    """A reserved place in a lane: :meth:`run` one job in it, or :meth:`release` it unused."""
+
+    def __init__(self, lane: Lane) -> None:
+        self._lane = lane
+        self._used = False
+        self._lock = threading.Lock()
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        with self._lock:
+            if self._used:
+                raise RuntimeError("a lane place runs one job")
+            self._used = True
+        future = self._lane._executor.submit(fn, *args, **kwargs)
+        future.add_done_callback(lambda _f: self._lane._places.release())
+        return future
+
+    def release(self) -> None:
+        with self._lock:
+            if self._used:
+                return
+            self._used = True
+        self._lane._places.release()
+
+
+class Lane:
+    def __init__(self, name: str, *, workers: int, waiting: int) -> None:
+        self.name = name
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+        self._places = threading.BoundedSemaphore(workers + waiting)
+
+    def reserve(self) -> Place | None:
+        """A place for one job, or None when the lane is full (never waits)."""
+        if not self._places.acquire(blocking=False):
+            log.warning("the %s lane is full: an interaction is told to try again", self.name)
+            return None
+        return Place(self)
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=False)
