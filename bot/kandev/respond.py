@@ -28,7 +28,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from bot.kandev.errors import (
     KandevConflictError,
@@ -114,7 +114,7 @@ class _RespondReply(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    claimed: bool
+    claimed: StrictBool
     status: Literal["answered", "rejected"]
     response: _ResponsePayload = Field(default_factory=_ResponsePayload)
 
@@ -164,7 +164,13 @@ def outcome_from_rest(status_code: int, body: str) -> Outcome:
 
 
 def outcome_of_reply(status_code: int, body: str, *, retry_after: float | None = None) -> Outcome:
-    """Every REST respond reply (any status, any body) as an Outcome; never raises."""
+    """Every REST respond reply (any status, any body) as an Outcome; never raises.
+
+    A 400/404/409 counts as Kandev's verdict only with Kandev's error body (a JSON object with
+    an ``error`` string): the same status with an HTML page or anything else comes from
+    something between the bot and Kandev, and ending a card on it would be a guess."""
+    if status_code in (400, 404, 409) and not _is_kandev_error(body):
+        return NotRecorded(f"HTTP {status_code}, not Kandev's reply: {_snippet(body)}")
     try:
         return outcome_from_rest(status_code, body)
     except KandevProtocolError:
@@ -183,6 +189,14 @@ def outcome_of_tool(result: ToolResult) -> Outcome:
         return NotRecorded(f"{ANSWER_TOOL_NAME} failed: {_snippet(str(exc))}")
     except KandevProtocolError:
         return Unconfirmed(f"{ANSWER_TOOL_NAME}: not Kandev's reply: {_snippet(result.text)}")
+
+
+def _is_kandev_error(body: str) -> bool:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("error"), str)
 
 
 def _snippet(text: str, limit: int = 200) -> str:
