@@ -170,7 +170,7 @@ class Recovery:
 
     def _give_up(
         self, sub: Submission, attempt: Attempt, channel: str | None, resends: int, why: str
-    ) -> Verdict:
+    ) -> Verdict | None:
         """Stop re-sending: apply what Kandev's record shows, else drop the submission (the
         card can be answered again) and tell the person that the bot could not find out."""
         key = sub.submission_key
@@ -179,17 +179,15 @@ class Recovery:
         outcome = self.answers.read_back(attempt)
         if outcome is not None and not isinstance(outcome, NotRecorded | Unconfirmed):
             verdict = self.answers.apply_outcome(attempt, outcome, key)
-            return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it") or (
-                verdict
-            )
+            return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
         recorded = False if isinstance(outcome, NotRecorded) else None
         message = messages.gave_up_message(action=attempt.action, recorded=recorded)
         kind = "not_recorded" if recorded is False else "unconfirmed"
-        self.store.drop_submission(key)
+        if not self.store.drop_submission(key):
+            return None  # finished meanwhile by someone else; they told the person
         self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
         self._tell(sub.user, channel, message)
-        card = self.store.get(sub.pending_id)
-        return Verdict(kind, message, card)
+        return Verdict(kind, message, self.store.get(sub.pending_id))
 
     def _send(self, attempt: Attempt) -> Outcome:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly
