@@ -24,8 +24,19 @@ from bot.cards import messages
 from bot.cards.wording import Action
 from bot.domain import Card, CardOutcome, CardState
 from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevAuthError, KandevUnavailable
-from bot.kandev.models import Answer, Invalid, Lost, NotActive, NotFound, Outcome, Resolution, Won
+from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable, KandevUnconfirmed
+from bot.kandev.models import (
+    Answer,
+    Invalid,
+    Lost,
+    NotActive,
+    NotFound,
+    NotRecorded,
+    Outcome,
+    Resolution,
+    Unconfirmed,
+    Won,
+)
 from bot.leases import SUBMISSION_LEASE_S, InFlight
 from bot.publisher import Publisher
 from bot.store import Store, Submission
@@ -44,7 +55,8 @@ VerdictKind = Literal[
     "ended",
     "invalid",
     "unavailable",
-    "not_recorded",
+    "not_recorded",  # nothing reached Kandev's record: the card stays open for another try
+    "unconfirmed",  # may have been recorded: left unfinished, crash recovery settles it
     "unknown_bundle",
     "forbidden",  # crash recovery: the person may no longer answer
     "duplicate",
@@ -177,30 +189,69 @@ class AnswerService:
         return begun
 
     def complete(self, begun: Begun) -> Verdict:
-        """Send a begun submission to Kandev, apply the outcome, finish it and audit it."""
+        """Send a begun submission to Kandev, apply the outcome, close it and audit it.
+
+        Every way the call can end has a definite verdict: Kandev's reply (:meth:`_apply`),
+        Kandev unreachable or refusing the token (not recorded: the submission is dropped so
+        the card can be answered again), or no reply after an attempt that may have reached
+        Kandev (unconfirmed: the submission stays unfinished and crash recovery settles it
+        by re-sending, which is safe)."""
         attempt, card, key = begun.attempt, begun.card, begun.key
         if begun.duplicate:
-            verdict = self._duplicate(key, card)
+            verdict = self._duplicate(key, card, attempt)
             self._audit(attempt, verdict)
             return verdict
         try:
             try:
                 outcome = self._call_kandev(attempt)
+            except KandevUnconfirmed as exc:
+                log.warning("answer for %s not confirmed by Kandev: %s", attempt.pending_id, exc)
+                outcome = Unconfirmed(str(exc), earlier_attempt=True)
             except (KandevUnavailable, KandevAuthError) as exc:
                 log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
-                self.store.drop_submission(key)  # nothing reached Kandev: a retry must be possible
-                verdict = Verdict(
-                    "not_recorded", messages.not_recorded_message(action=attempt.action), card
-                )
+                cause = "auth" if isinstance(exc, KandevAuthError) else "unreachable"
+                message = messages.not_recorded_message(action=attempt.action, cause=cause)
+                verdict = Verdict("not_recorded", message, card)
+                self._close(key, verdict)
                 self._audit(attempt, verdict, str(exc))
                 return verdict
-
+            if isinstance(outcome, Unconfirmed) and not outcome.earlier_attempt:
+                # Kandev replied, unreadably: it is done with the call, so its record tells.
+                outcome = self._read_back(card, attempt) or outcome
             verdict = self._apply(card, attempt, outcome, key)
-            self.store.finish_submission(key, verdict.kind)
+            self._close(key, verdict)
         finally:
             begun.release()
         self._audit(attempt, verdict, _describe(outcome))
         return verdict
+
+    def _close(self, key: str, verdict: Verdict) -> None:
+        """Record how a submission ended. Not recorded: forget it (nothing reached Kandev, so
+        the same answer may be sent again). Unconfirmed: leave it for crash recovery."""
+        if verdict.kind == "not_recorded":
+            self.store.drop_submission(key)
+        elif verdict.kind != "unconfirmed":
+            repeat = verdict.message if verdict.kind == "invalid" else ""
+            self.store.finish_submission(key, verdict.kind, repeat)
+
+    def read_back(self, attempt: Attempt) -> Outcome | None:
+        """What Kandev recorded for this attempt's bundle, read without sending anything
+        (None: the card is unknown, or Kandev's record does not tell)."""
+        card = self.store.get(attempt.pending_id)
+        return None if card is None else self._read_back(card, attempt)
+
+    def _read_back(self, card: Card, attempt: Attempt) -> Outcome | None:
+        try:
+            return self.kandev.recorded(
+                card.task_id,
+                card.pending_id,
+                answers=None if attempt.action == "reject" else list(attempt.answers),
+                reason=attempt.reason,
+                session_id=card.session_id or None,
+            )
+        except KandevError as exc:
+            log.warning("could not read what Kandev recorded for %s: %s", card.pending_id, exc)
+            return None
 
     # ---- internals -----------------------------------------------------------------------
 
@@ -248,6 +299,15 @@ class AnswerService:
                 )
             case Invalid(message=msg):
                 return Verdict("invalid", messages.invalid_message(msg), card)
+            case NotRecorded(retry_after=wait):
+                message = messages.not_recorded_message(
+                    action=attempt.action, cause="refused", retry_after=wait
+                )
+                return Verdict("not_recorded", message, card)
+            case Unconfirmed():
+                return Verdict(
+                    "unconfirmed", messages.unconfirmed_message(action=attempt.action), card
+                )
         raise AssertionError(f"unexpected outcome {outcome!r}")
 
     def _slack_winner(self, pending_id: str, own_key: str) -> Submission | None:
@@ -318,15 +378,23 @@ class AnswerService:
                 return messages.invalid_message("every question needs an answer")
         return ""
 
-    def _duplicate(self, key: str, card: Card) -> Verdict:
-        """The same submission again: wait for the first to finish, then say nothing new."""
+    def _duplicate(self, key: str, card: Card, attempt: Attempt) -> Verdict:
+        """The same submission again: wait for the first to finish, then repeat a refusal
+        worth repeating (Kandev's "invalid"), else say nothing new — unless Kandev has still
+        not confirmed the first."""
         deadline = time.monotonic() + 5.0
-        while time.monotonic() < deadline:
-            sub = self.store.get_submission(key)
-            if sub is None or sub.finished:
-                break
+        sub = self.store.get_submission(key)
+        while sub is not None and not sub.finished and time.monotonic() < deadline:
             time.sleep(0.05)
-        return Verdict("duplicate", "", self.store.get(card.pending_id) or card)
+            sub = self.store.get_submission(key)
+        current = self.store.get(card.pending_id) or card
+        if sub is not None and sub.finished and sub.result_message:
+            return Verdict("invalid", sub.result_message, current)
+        if sub is not None and not sub.finished:
+            return Verdict(
+                "duplicate", messages.still_checking_message(action=attempt.action), current
+            )
+        return Verdict("duplicate", "", current)
 
     def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
         self.store.audit(
@@ -345,4 +413,9 @@ def _describe(outcome: Outcome) -> str:
             return f"{type(outcome).__name__.lower()} {r.status}"
         case NotActive(message=m) | Invalid(message=m) | NotFound(message=m):
             return f"{type(outcome).__name__} {m}"
+        case NotRecorded(reason=r, retry_after=wait):
+            after = f" (retry after {wait:g}s)" if wait is not None else ""
+            return f"not recorded: {r}{after}"
+        case Unconfirmed(reason=r):
+            return f"unconfirmed: {r}"
     return repr(outcome)

@@ -7,6 +7,12 @@ reports the winner, which may be the first attempt). So each cycle, the recovery
 (compare-and-set, one replica wins) every submission whose lease went stale (see leases.py),
 re-sends it, recognises its own earlier attempt in a "lost" reply, applies the outcome to the
 card exactly as a live submission would, and tells the person who clicked.
+
+A re-send that settles nothing (Kandev unreachable, or no usable reply) leaves the submission
+for a later cycle, each time waiting twice as long (counted durably in ``resends``). After
+``MAX_RESENDS`` re-sends the recovery gives up visibly: it reads what Kandev recorded (nothing
+is sent), applies that when it tells, else drops the submission so the card can be answered
+again; either way the person is told, and it is audited and logged.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from bot.answers import AnswerService, Attempt, Verdict
 from bot.cards import messages
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
-from bot.kandev.models import Outcome
+from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
 from bot.leases import SUBMISSION_LEASE_S, InFlight
 from bot.permissions import Permissions
 from bot.slack_api.notify import Notifier
@@ -28,12 +34,14 @@ from bot.store import Store, Submission
 log = logging.getLogger(__name__)
 
 SOURCE = "recovery"
+#: Re-sends of one submission before the recovery gives up on it.
+MAX_RESENDS = 5
 
 
 @dataclass
 class RecoveryReport:
     recovered: list[tuple[str, str]] = field(default_factory=list)  # (pending_id, verdict kind)
-    deferred: list[str] = field(default_factory=list)  # Kandev unreachable: next cycle
+    deferred: list[str] = field(default_factory=list)  # not settled yet: a later cycle
 
 
 class Recovery:
@@ -77,10 +85,10 @@ class Recovery:
         for sub in self.store.unfinished_submissions(older_than_s=self.stale_after_s):
             if sub.submission_key in self.in_flight:
                 continue  # ours and alive (the heartbeat may just not have run yet)
-            if not self.store.reclaim_submission(sub.submission_key, self.stale_after_s):
-                continue  # another replica took it over first
+            if not self.store.reclaim_submission(sub.submission_key, self._backoff(sub.resends)):
+                continue  # another replica took it over first, or it waits out its backoff
             try:
-                verdict = self._reconcile(sub)
+                verdict = self._reconcile(sub, sub.resends + 1)
             except (KandevUnavailable, KandevAuthError):
                 report.deferred.append(sub.pending_id)
                 raise
@@ -90,9 +98,18 @@ class Recovery:
                 continue
             if verdict is not None:
                 report.recovered.append((sub.pending_id, verdict.kind))
+                continue
+            left = self.store.get_submission(sub.submission_key)
+            if left is not None and not left.finished:
+                report.deferred.append(sub.pending_id)  # settled nothing: a later cycle
         return report
 
-    def _reconcile(self, sub: Submission) -> Verdict | None:
+    def _backoff(self, resends: int) -> float:
+        """How old a submission's lease must be before its next re-send: the lease, doubled
+        after each re-send that settled nothing."""
+        return self.stale_after_s * 2 ** max(resends - 1, 0)
+
+    def _reconcile(self, sub: Submission, resends: int) -> Verdict | None:
         attempt = Attempt.of(sub, source=SOURCE)
         key = sub.submission_key
         card = self.store.get(sub.pending_id)
@@ -112,21 +129,65 @@ class Recovery:
             )
             self._tell(sub.user, channel, messages.forbidden_message())
             return Verdict("forbidden", messages.forbidden_message(), card)
-        log.info("recovering the %s of %s by %s", attempt.action, sub.pending_id, sub.user)
-        with self.in_flight.hold(key):
-            outcome = self._send(attempt)
-        verdict = self.answers.apply_outcome(attempt, outcome, key)
-        if not self.store.finish_submission(key, verdict.kind):
-            return None  # finished meanwhile by someone else; they told the person
-        self.store.audit(
-            sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, _describe(outcome)
+        log.info(
+            "recovering the %s of %s by %s (re-send %d of %d)",
+            attempt.action,
+            sub.pending_id,
+            sub.user,
+            resends,
+            MAX_RESENDS,
         )
+        try:
+            with self.in_flight.hold(key):
+                outcome = self._send(attempt)
+        except (KandevUnavailable, KandevAuthError) as exc:
+            if resends < MAX_RESENDS:
+                raise
+            return self._give_up(sub, attempt, channel, resends, str(exc))
+        if isinstance(outcome, Unconfirmed | NotRecorded):
+            # A re-send that was not recorded says nothing about the first attempt.
+            if resends < MAX_RESENDS:
+                log.warning("re-send %d of %s settled nothing: %s", resends, key[:12], outcome)
+                return None
+            return self._give_up(sub, attempt, channel, resends, _describe(outcome))
+        verdict = self.answers.apply_outcome(attempt, outcome, key)
+        return self._finish(sub, attempt, channel, verdict, _describe(outcome))
+
+    def _finish(
+        self, sub: Submission, attempt: Attempt, channel: str | None, verdict: Verdict, detail: str
+    ) -> Verdict | None:
+        key = sub.submission_key
+        repeat = verdict.message if verdict.kind == "invalid" else ""
+        if not self.store.finish_submission(key, verdict.kind, repeat):
+            return None  # finished meanwhile by someone else; they told the person
+        self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
         self._tell(
             sub.user,
             channel,
             messages.recovered_message(verdict.message, won=verdict.kind == "won"),
         )
         return verdict
+
+    def _give_up(
+        self, sub: Submission, attempt: Attempt, channel: str | None, resends: int, why: str
+    ) -> Verdict | None:
+        """Stop re-sending: apply what Kandev's record shows, else drop the submission (the
+        card can be answered again) and tell the person that the bot could not find out."""
+        key = sub.submission_key
+        detail = f"gave up after {resends} re-sends ({why})"
+        log.error("recovery gives up on the %s of %s: %s", attempt.action, sub.pending_id, detail)
+        outcome = self.answers.read_back(attempt)
+        if outcome is not None and not isinstance(outcome, NotRecorded | Unconfirmed):
+            verdict = self.answers.apply_outcome(attempt, outcome, key)
+            return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
+        recorded = False if isinstance(outcome, NotRecorded) else None
+        message = messages.gave_up_message(action=attempt.action, recorded=recorded)
+        kind = "not_recorded" if recorded is False else "unconfirmed"
+        if not self.store.drop_submission(key):
+            return None  # finished meanwhile by someone else; they told the person
+        self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
+        self._tell(sub.user, channel, message)
+        return Verdict(kind, message, self.store.get(sub.pending_id))
 
     def _send(self, attempt: Attempt) -> Outcome:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly
@@ -141,4 +202,7 @@ class Recovery:
 
 
 def _describe(outcome: Outcome) -> str:
+    match outcome:
+        case NotRecorded(reason=r) | Unconfirmed(reason=r):
+            return f"{type(outcome).__name__.lower()}: {r} (re-sent after a restart)"
     return f"{type(outcome).__name__.lower()} (re-sent after a restart)"

@@ -6,6 +6,9 @@ outcome build on it, so the card and the person are told the same thing.
 
 from __future__ import annotations
 
+import math
+from typing import Literal
+
 from bot.cards.ids import COMMAND
 from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
 from bot.cards.text import escape_url, fit_escaped, one_line
@@ -54,12 +57,79 @@ def unavailable_message() -> str:
     )
 
 
-def not_recorded_message(*, action: Action = "answer") -> str:
+NotRecordedCause = Literal["unreachable", "auth", "refused"]
+
+
+def not_recorded_message(
+    *,
+    action: Action = "answer",
+    cause: NotRecordedCause = "unreachable",
+    retry_after: float | None = None,
+) -> str:
+    """Nothing reached Kandev's record (it could not be reached, or refused the call before
+    doing anything): the question is still open and the person may send it again."""
     what = "rejection" if action == "reject" else "answer"
+    if cause == "auth":
+        return (
+            f"Your {what} was *not* recorded: Kandev refused the bot's access token. The "
+            "question is still open — ask whoever runs kandev-slack to check its KANDEV_TOKEN, "
+            "then try again."
+        )
+    if cause == "refused" and retry_after is not None:
+        return (
+            f"Your {what} was *not* recorded: Kandev is busy and asked the bot to wait. The "
+            f"question is still open — please try again in {_seconds(retry_after)}."
+        )
+    if cause == "refused":
+        return (
+            f"Your {what} was *not* recorded: Kandev turned the request down with an error "
+            "before doing anything with it. The question is still open — please try again in a "
+            "moment; if it keeps failing, tell whoever runs kandev-slack."
+        )
     return (
         f"Your {what} was *not* recorded: Kandev cannot be reached right now. The question is "
         "still open — please try again in a moment."
     )
+
+
+def unconfirmed_message(*, action: Action = "answer") -> str:
+    """The call may have reached Kandev, but its reply was lost: the bot keeps checking."""
+    what = "rejection" if action == "reject" else "answer"
+    return (
+        f"Kandev did not confirm your {what}: it may well have been recorded, but the reply "
+        "was lost on the way. The bot keeps checking with Kandev and the card will show the "
+        "result — no need to send it again."
+    )
+
+
+def still_checking_message(*, action: Action = "answer") -> str:
+    """The same submission again while the first is still waiting for Kandev's word."""
+    what = "rejection" if action == "reject" else "answer"
+    return (
+        f"The bot is still waiting for Kandev to confirm this same {what} from you; the card "
+        "will show the result."
+    )
+
+
+def gave_up_message(*, action: Action = "answer", recorded: bool | None) -> str:
+    """Crash recovery stops re-sending: what Kandev shows (``recorded`` None: unknown)."""
+    what = "rejection" if action == "reject" else "answer"
+    if recorded is False:
+        return (
+            f"Your {what} was *not* recorded: the bot could not get it to Kandev after several "
+            "tries, and Kandev shows the question still open. Please send it again."
+        )
+    return (
+        f"The bot could not find out from Kandev whether your {what} was recorded (Kandev did "
+        "not answer for several minutes) and has stopped checking. The card will show the "
+        "result once Kandev reports it; if the question is still open then, please answer "
+        "again."
+    )
+
+
+def _seconds(value: float) -> str:
+    whole = max(1, math.ceil(value))
+    return f"{whole} second" if whole == 1 else f"{whole:,} seconds"
 
 
 def invalid_message(kandev_message: str, *, action: Action = "answer") -> str:

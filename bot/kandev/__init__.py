@@ -9,6 +9,7 @@ from bot.kandev.errors import (
     KandevProtocolError,
     KandevToolError,
     KandevUnavailable,
+    KandevUnconfirmed,
     KandevValidationError,
 )
 from bot.kandev.hints import KandevHints
@@ -20,12 +21,14 @@ from bot.kandev.models import (
     Lost,
     NotActive,
     NotFound,
+    NotRecorded,
     Option,
     Outcome,
     ProbeResult,
     Question,
     Resolution,
     Task,
+    Unconfirmed,
     Won,
     Workspace,
 )
@@ -44,10 +47,12 @@ __all__ = [
     "KandevProtocolError",
     "KandevToolError",
     "KandevUnavailable",
+    "KandevUnconfirmed",
     "KandevValidationError",
     "Lost",
     "NotActive",
     "NotFound",
+    "NotRecorded",
     "Option",
     "Outcome",
     "ProbeResult",
@@ -55,6 +60,7 @@ __all__ = [
     "Resolution",
     "Task",
     "Transport",
+    "Unconfirmed",
     "Won",
     "Workspace",
 ]

@@ -18,8 +18,12 @@ from bot.kandev.models import (
     Answer,
     Bundle,
     FinalState,
+    Lost,
+    NotActive,
+    NotRecorded,
     Outcome,
     ProbeResult,
+    Resolution,
     Task,
     Workspace,
 )
@@ -159,23 +163,60 @@ class KandevClient:
         transport: Transport,
         resend: bool,
     ) -> Outcome:
+        """Every reply becomes an Outcome (see respond.py); no reply at all raises
+        KandevUnavailable (it surely did not reach Kandev), KandevUnconfirmed (it may have) or
+        KandevAuthError."""
         if transport == "rest":
             exchange = self._http.request(
                 "POST",
                 f"/api/v1/clarification/{quote(pending_id, safe='')}/respond",
                 json=submission.rest_body(),
             )
-            outcome = respond.outcome_from_rest(
-                exchange.response.status_code, exchange.response.text
+            outcome = respond.outcome_of_reply(
+                exchange.response.status_code,
+                exchange.response.text,
+                retry_after=exchange.retry_after,
             )
             maybe_duplicate = exchange.maybe_duplicate
         elif transport == "mcp":
             result = self._mcp.call_tool(ANSWER_TOOL, submission.tool_arguments(pending_id))
-            outcome = respond.outcome_from_tool(result)
+            outcome = respond.outcome_of_tool(result)
             maybe_duplicate = result.maybe_duplicate
         else:
             raise ValueError(f"unknown transport {transport!r} (use 'rest' or 'mcp')")
         return respond.settle(outcome, submission, maybe_duplicate=maybe_duplicate or resend)
+
+    def recorded(
+        self,
+        task_id: str,
+        pending_id: str,
+        *,
+        answers: list[Answer] | None = None,
+        reason: str = "",
+        session_id: str | None = None,
+    ) -> Outcome | None:
+        """What Kandev recorded for a bundle, read from its conversation (nothing is sent), as
+        the outcome a submission of ``answers`` (None: a rejection with ``reason``) gets:
+        still pending → NotRecorded; answered/rejected exactly so → Won, otherwise → Lost;
+        cancelled/expired → NotActive. None when the conversation does not tell.
+
+        Only meaningful once Kandev is done with every attempt (it replied, or the attempts
+        are long past): an answer still being processed reads as pending."""
+        state = self.final_state(task_id, pending_id, session_id=session_id)
+        submission = (
+            respond.Submission.reject(reason)
+            if answers is None
+            else respond.Submission.answer(answers)
+        )
+        match state.status:
+            case "pending":
+                return NotRecorded("Kandev shows the question still waiting for an answer")
+            case "answered" | "rejected":
+                lost = Lost(Resolution(status=state.status, answers=state.answers))
+                return respond.settle(lost, submission, maybe_duplicate=True)
+            case "cancelled" | "expired":
+                return NotActive(f"the question was {state.status}")
+        return None
 
     # ---- after the fact -------------------------------------------------------------
 

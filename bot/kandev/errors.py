@@ -11,6 +11,12 @@ class KandevUnavailable(KandevError):
     """Kandev could not be reached, or answered 5xx / 503 "starting", after bounded retries."""
 
 
+class KandevUnconfirmed(KandevUnavailable):
+    """No usable reply after bounded retries, and at least one attempt may have reached Kandev
+    (a read timeout, a connection dropped after the request was sent, a 502/504 from a gateway):
+    what Kandev did with it is not known. Re-sending the same answer is safe and settles it."""
+
+
 class KandevAuthError(KandevError):
     """401: KANDEV_TOKEN missing or invalid."""
 

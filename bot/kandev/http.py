@@ -3,7 +3,11 @@
 Every request of the Kandev client (REST and MCP alike) goes through :meth:`KandevHttp.request`:
 
 - network errors, 5xx answers and 503 ``{"status":"starting"}`` are retried with capped
-  exponential backoff (tenacity), then become :class:`KandevUnavailable`;
+  exponential backoff (tenacity), then become :class:`KandevUnavailable` — or
+  :class:`KandevUnconfirmed` when an attempt may have reached Kandev (a read timeout, a
+  connection dropped after sending, a 502/504 from a gateway);
+- a 429 is retried after its ``Retry-After`` when that fits ``max_retry_after`` (else, and after
+  the last attempt, it is handed back with :attr:`Exchange.retry_after` set);
 - a 401 becomes :class:`KandevAuthError` at once;
 - every other answer (2xx, 4xx) is handed back to the caller to interpret.
 
@@ -15,7 +19,10 @@ attempt may already have reached Kandev, so the answer path can recognise its ow
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -28,7 +35,7 @@ from tenacity import (
     wait_random,
 )
 
-from bot.kandev.errors import KandevAuthError, KandevUnavailable
+from bot.kandev.errors import KandevAuthError, KandevUnavailable, KandevUnconfirmed
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +60,51 @@ class Exchange:
     maybe_duplicate: bool = False
     """True when an earlier attempt of this same request may have been processed by Kandev."""
 
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds a 429 asked to wait (None: not a 429, or it did not say)."""
+        if self.response.status_code != 429:
+            return None
+        return retry_after_s(self.response)
+
 
 class _Retryable(Exception):
     """An attempt that failed in a way worth retrying."""
 
-    def __init__(self, reason: str, *, maybe_delivered: bool):
+    def __init__(
+        self,
+        reason: str,
+        *,
+        maybe_delivered: bool,
+        wait: float | None = None,
+        response: httpx.Response | None = None,
+    ):
         super().__init__(reason)
         self.reason = reason
         self.maybe_delivered = maybe_delivered
+        self.wait = wait  # seconds the server asked for (Retry-After), else backoff
+        self.response = response  # a reply to hand back should this be the last attempt
+
+
+def retry_after_s(response: httpx.Response) -> float | None:
+    """The ``Retry-After`` of a reply in seconds (delta-seconds or an HTTP date); None when
+    absent or unreadable."""
+    raw = response.headers.get("Retry-After", "").strip()
+    if not raw:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return max(seconds, 0.0)
 
 
 def auth_headers(token: str | None) -> dict[str, str]:
@@ -79,6 +123,7 @@ class KandevHttp:
         retry_attempts: int = 5,
         retry_max_wait: float = 4.0,
         retry_initial_wait: float = 0.25,
+        max_retry_after: float = 5.0,
         transport: httpx.BaseTransport | None = None,
     ):
         if retry_attempts < 1:
@@ -88,6 +133,8 @@ class KandevHttp:
         self._retry_attempts = retry_attempts
         self._retry_max_wait = retry_max_wait
         self._retry_initial_wait = retry_initial_wait
+        #: The longest ``Retry-After`` of a 429 waited out within one call.
+        self._max_retry_after = max_retry_after
         self._client = httpx.Client(
             base_url=self.base_url,
             headers={"User-Agent": USER_AGENT, **auth_headers(self.token)},
@@ -134,12 +181,31 @@ class KandevHttp:
                     f"HTTP {response.status_code}: {response.text[:200]}",
                     maybe_delivered=delivered,
                 )
+            if response.status_code == 429:
+                # Refused before any work was done; worth waiting for when it is short.
+                asked = retry_after_s(response)
+                if asked is None or asked <= self._max_retry_after:
+                    raise _Retryable(
+                        f"HTTP 429 (Retry-After {asked if asked is not None else 'unset'})",
+                        maybe_delivered=False,
+                        wait=asked,
+                        response=response,
+                    )
             return response
+
+        backoff = wait_exponential(
+            multiplier=self._retry_initial_wait, max=self._retry_max_wait
+        ) + wait_random(0, self._retry_initial_wait / 2)
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, _Retryable) and exc.wait is not None:
+                return exc.wait
+            return backoff(state)
 
         retrying = Retrying(
             stop=stop_after_attempt(self._retry_attempts if retry else 1),
-            wait=wait_exponential(multiplier=self._retry_initial_wait, max=self._retry_max_wait)
-            + wait_random(0, self._retry_initial_wait / 2),
+            wait=wait,
             retry=retry_if_exception_type(_Retryable),
             before_sleep=self._log_retry(method, path),
             reraise=True,
@@ -151,9 +217,14 @@ class KandevHttp:
                     attempts += 1
                     response = attempt()
         except _Retryable as exc:
-            raise KandevUnavailable(
+            if exc.response is not None:
+                # The last attempt was answered (a 429): the caller decides what it means.
+                return Exchange(response=exc.response, maybe_duplicate=maybe_delivered)
+            error = KandevUnconfirmed if maybe_delivered else KandevUnavailable
+            raise error(
                 f"Kandev at {self.base_url} is unavailable ({method} {path}: {exc.reason}; "
                 f"{attempts} attempt(s))"
+                + ("; an attempt may have reached it" if maybe_delivered else "")
             ) from exc.__cause__
         if response.status_code == 401:
             raise KandevAuthError(

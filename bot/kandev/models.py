@@ -123,7 +123,30 @@ class NotFound:
     message: str
 
 
-Outcome = Won | Lost | NotActive | Invalid | NotFound
+@dataclass(frozen=True)
+class NotRecorded:
+    """Kandev surely did not record this call: it was refused before any work was done (401,
+    403, 422, 429, another 4xx, a 5xx after which the bundle is answerable again, a reply that is
+    not Kandev's) or it never reached Kandev. Nothing changed; the same answer may be sent again,
+    after ``retry_after`` seconds when Kandev asked for a pause."""
+
+    reason: str
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class Unconfirmed:
+    """The call may have been recorded, but no reply said what happened (an unreadable 2xx, or
+    a "not recorded" reply to a re-send after an earlier attempt may have reached Kandev).
+    What Kandev recorded must be found out, not guessed: by re-sending the same answer (safe),
+    or, once Kandev is done with every attempt, by reading its record. ``earlier_attempt``: an
+    attempt without a reply may still be under way in Kandev, so its record cannot tell yet."""
+
+    reason: str
+    earlier_attempt: bool = False
+
+
+Outcome = Won | Lost | NotActive | Invalid | NotFound | NotRecorded | Unconfirmed
 
 
 # ---- health of the connection (``kandev-slack check``) --------------------------------

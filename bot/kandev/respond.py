@@ -11,6 +11,15 @@ REST respond              MCP ``answer_question_kandev``       Outcome
 404                       ``[NOT_FOUND]``                      NotFound
 409 ``not_active``        ``[CONFLICT]``                       NotActive
 ========================  ===================================  ==============
+
+That is Kandev's documented table (:func:`outcome_from_rest`, :func:`outcome_from_tool`; they
+raise on anything else). :func:`outcome_of_reply` and :func:`outcome_of_tool` make it total:
+
+- any other status (401, 403, 422, 429, other 4xx, a 5xx handed back), and a 409 or 400 whose
+  body is not Kandev's, → :class:`NotRecorded` (refused before any work was done; 429 carries
+  its ``Retry-After``), as is an unknown tool error code;
+- a 2xx (or a tool success) whose body is not the documented envelope → :class:`Unconfirmed`:
+  Kandev did something, but the reply does not say what.
 """
 
 from __future__ import annotations
@@ -19,16 +28,30 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from bot.kandev.errors import (
     KandevConflictError,
     KandevNotFoundError,
     KandevProtocolError,
+    KandevToolError,
     KandevValidationError,
 )
 from bot.kandev.mcp_wire import ToolResult
-from bot.kandev.models import Answer, Invalid, Lost, NotActive, NotFound, Outcome, Resolution, Won
+from bot.kandev.models import (
+    Answer,
+    Invalid,
+    Lost,
+    NotActive,
+    NotFound,
+    NotRecorded,
+    Outcome,
+    Resolution,
+    Unconfirmed,
+    Won,
+)
+
+ANSWER_TOOL_NAME = "answer_question_kandev"
 
 
 class Submission(BaseModel):
@@ -91,7 +114,7 @@ class _RespondReply(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    claimed: bool
+    claimed: StrictBool
     status: Literal["answered", "rejected"]
     response: _ResponsePayload = Field(default_factory=_ResponsePayload)
 
@@ -140,6 +163,47 @@ def outcome_from_rest(status_code: int, body: str) -> Outcome:
     raise KandevProtocolError(f"respond answered HTTP {status_code}: {body[:200]!r}")
 
 
+def outcome_of_reply(status_code: int, body: str, *, retry_after: float | None = None) -> Outcome:
+    """Every REST respond reply (any status, any body) as an Outcome; never raises.
+
+    A 400/404/409 counts as Kandev's verdict only with Kandev's error body (a JSON object with
+    an ``error`` string): the same status with an HTML page or anything else comes from
+    something between the bot and Kandev, and ending a card on it would be a guess."""
+    if status_code in (400, 404, 409) and not _is_kandev_error(body):
+        return NotRecorded(f"HTTP {status_code}, not Kandev's reply: {_snippet(body)}")
+    try:
+        return outcome_from_rest(status_code, body)
+    except KandevProtocolError:
+        pass
+    if 200 <= status_code < 300:
+        return Unconfirmed(f"HTTP {status_code}, not Kandev's reply: {_snippet(body)}")
+    reason = f"HTTP {status_code}: {_snippet(body)}"
+    return NotRecorded(reason, retry_after if status_code == 429 else None)
+
+
+def outcome_of_tool(result: ToolResult) -> Outcome:
+    """Every ``answer_question_kandev`` result as an Outcome; never raises."""
+    try:
+        return outcome_from_tool(result)
+    except KandevToolError as exc:
+        return NotRecorded(f"{ANSWER_TOOL_NAME} failed: {_snippet(str(exc))}")
+    except KandevProtocolError:
+        return Unconfirmed(f"{ANSWER_TOOL_NAME}: not Kandev's reply: {_snippet(result.text)}")
+
+
+def _is_kandev_error(body: str) -> bool:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("error"), str)
+
+
+def _snippet(text: str, limit: int = 200) -> str:
+    shown = " ".join(text.split())
+    return repr(shown if len(shown) <= limit else shown[: limit - 1] + "…")
+
+
 def outcome_from_tool(result: ToolResult) -> Outcome:
     """Map an ``answer_question_kandev`` result; unknown tool error codes are raised."""
     if not result.is_error:
@@ -156,7 +220,13 @@ def outcome_from_tool(result: ToolResult) -> Outcome:
 
 def settle(outcome: Outcome, submission: Submission, *, maybe_duplicate: bool) -> Outcome:
     """Recognise our own earlier attempt: after an ambiguous retry, a Lost whose winner is
-    exactly what we submitted was (almost certainly) our first attempt winning → Won."""
+    exactly what we submitted was (almost certainly) our first attempt winning → Won. And a
+    "not recorded" reply to such a retry says nothing about the earlier attempt → Unconfirmed."""
+    if maybe_duplicate and isinstance(outcome, NotRecorded):
+        return Unconfirmed(
+            f"an earlier attempt may have reached Kandev; then {outcome.reason}",
+            earlier_attempt=True,
+        )
     if maybe_duplicate and isinstance(outcome, Lost) and submission.matches(outcome.resolution):
         resolution = outcome.resolution
         if submission.rejected:

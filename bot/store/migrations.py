@@ -15,7 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, Index, Table, func, insert, select, text
+from sqlalchemy import (
+    Column,
+    Engine,
+    Index,
+    MetaData,
+    String,
+    Table,
+    Text,
+    func,
+    insert,
+    select,
+    text,
+)
 from sqlalchemy.engine import Connection
 
 from bot.store.engine import WRITE_OPTION
@@ -29,7 +41,7 @@ from bot.store.schema import (
     schema_version,
     submissions,
 )
-from bot.store.types import utc_now
+from bot.store.types import UTCDateTime, utc_now
 
 
 @dataclass(frozen=True)
@@ -58,14 +70,38 @@ def _index(*indexes: Index) -> Callable[[Connection], None]:
     return apply
 
 
+# ``submissions`` as step 2 created it (step 6 adds ``resends``).
+_submissions_v2 = Table(
+    "submissions",
+    MetaData(),
+    Column("submission_key", String, primary_key=True),
+    Column("pending_id", String, nullable=False),
+    Column("user_id", String, nullable=False),
+    Column("payload_json", Text, nullable=False),
+    Column("result_json", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("leased_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Index("ix_submissions_pending", "pending_id"),
+    Index("ix_submissions_unfinished", "finished_at", "leased_at"),
+)
+
+
+def _add_submission_resends(conn: Connection) -> None:
+    conn.execute(
+        text(f"ALTER TABLE {submissions.name} ADD COLUMN resends INTEGER NOT NULL DEFAULT 0")
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "cards and audit log", _create(cards, audit_log)),
-    Migration(2, "answer submissions", _create(submissions)),
+    Migration(2, "answer submissions", _create(_submissions_v2)),
     Migration(3, "outbox of pending Slack writes", _create(outbox)),
     Migration(4, "who opened the App Home tab recently", _create(home_viewers)),
     Migration(
         5, "indexes for retention, unposted claims and lease renewal", _index(*VERSION_5_INDEXES)
     ),
+    Migration(6, "how often crash recovery re-sent a submission", _add_submission_resends),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -52,21 +52,29 @@ class SubmissionContent(_Row):
 
 
 class SubmissionResult(_Row):
-    """How a submission ended: the verdict kind (``won``, ``lost``, ``ended``…)."""
+    """How a submission ended: the verdict kind (``won``, ``lost``, ``ended``…) and, for a
+    refusal worth repeating (Kandev's ``invalid``), what the person was told."""
 
     kind: str
+    message: str = ""
 
     def encode(self) -> str:
-        return self.model_dump_json()
+        # Defaults left out: a result without a message reads as rows of earlier versions do.
+        return self.model_dump_json(exclude_defaults=True)
 
     @classmethod
     def decode(cls, raw: str | None) -> str | None:
+        read = cls.read(raw)
+        return None if read is None else read.kind
+
+    @classmethod
+    def read(cls, raw: str | None) -> SubmissionResult | None:
         if raw is None:
             return None
         try:
-            return cls.model_validate_json(raw).kind
+            return cls.model_validate_json(raw)
         except ValidationError:
-            return "unreadable"
+            return cls(kind="unreadable")
 
 
 class Submission(_Row):
@@ -77,6 +85,8 @@ class Submission(_Row):
     user: str
     content: SubmissionContent
     result: str | None = None  # the verdict kind, once finished
+    result_message: str = ""  # what the person was told, kept for a refusal worth repeating
+    resends: int = 0  # times crash recovery re-sent it
     created_at: datetime
     leased_at: datetime
     finished_at: datetime | None = None

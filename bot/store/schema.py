@@ -76,6 +76,7 @@ submissions = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("leased_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime),
+    Column("resends", Integer, nullable=False, server_default="0"),  # crash-recovery re-sends
     Index("ix_submissions_pending", "pending_id"),
     Index("ix_submissions_unfinished", "finished_at", "leased_at"),
 )

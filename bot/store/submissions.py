@@ -13,12 +13,15 @@ from bot.store.schema import submissions
 
 
 def _submission(row: Any) -> Submission:
+    result = SubmissionResult.read(row.result_json)
     return Submission(
         submission_key=row.submission_key,
         pending_id=row.pending_id,
         user=row.user_id,
         content=SubmissionContent.decode(row.payload_json),
-        result=SubmissionResult.decode(row.result_json),
+        result=None if result is None else result.kind,
+        result_message="" if result is None else result.message,
+        resends=row.resends,
         created_at=row.created_at,
         leased_at=row.leased_at,
         finished_at=row.finished_at,
@@ -42,14 +45,16 @@ class SubmissionsMixin(StoreBase):
                 user_id=user,
                 payload_json=content.encode(),
                 result_json=None,
+                resends=0,
                 created_at=now,
                 leased_at=now,
                 finished_at=None,
             )
             return conn.execute(stmt.returning(submissions.c.submission_key)).first() is not None
 
-    def finish_submission(self, submission_key: str, result: str) -> bool:
-        """Record what Kandev answered; False when unknown or already finished."""
+    def finish_submission(self, submission_key: str, result: str, message: str = "") -> bool:
+        """Record what Kandev answered (``message``: what the person was told, to repeat it
+        to a resubmission); False when unknown or already finished."""
         with self._write() as conn:
             stmt = (
                 update(submissions)
@@ -57,7 +62,10 @@ class SubmissionsMixin(StoreBase):
                     submissions.c.submission_key == submission_key,
                     submissions.c.finished_at.is_(None),
                 )
-                .values(result_json=SubmissionResult(kind=result).encode(), finished_at=self._now())
+                .values(
+                    result_json=SubmissionResult(kind=result, message=message).encode(),
+                    finished_at=self._now(),
+                )
             )
             return conn.execute(stmt).rowcount == 1
 
@@ -99,7 +107,8 @@ class SubmissionsMixin(StoreBase):
 
     def reclaim_submission(self, submission_key: str, older_than_s: float) -> bool:
         """Take over an unfinished submission whose lease is ``older_than_s`` old (crash
-        recovery): compare-and-set on the lease, so exactly one replica reconciles it."""
+        recovery): compare-and-set on the lease, so exactly one replica reconciles it. Counts
+        the take-over in ``resends``."""
         now = self._now()
         with self._write() as conn:
             stmt = (
@@ -109,7 +118,7 @@ class SubmissionsMixin(StoreBase):
                     submissions.c.finished_at.is_(None),
                     submissions.c.leased_at <= self._ago(older_than_s),
                 )
-                .values(leased_at=now)
+                .values(leased_at=now, resends=submissions.c.resends + 1)
             )
             return conn.execute(stmt).rowcount == 1
 

@@ -7,7 +7,7 @@ This package's namespace is its public surface: tests and the benchmark import f
 
 from tests.harness import mock_agent
 from tests.harness.botproc import CHANNEL, CONSOLE_SCRIPT, BotProcess, bot_env, free_port
-from tests.harness.kandev_proxy import AnswerCall, KandevProxy
+from tests.harness.kandev_proxy import AnswerCall, Fault, KandevProxy, PathFault
 from tests.harness.kandev_runtime import KANDEV_VERSION, ensure_runtime
 from tests.harness.kandev_server import KandevHarnessError, KandevServer, SeededBundle, Workflow
 from tests.harness.mcp import McpSession, McpToolError
@@ -34,7 +34,9 @@ __all__ = [
     "AnswerCall",
     "BotProcess",
     "KandevHarnessError",
+    "Fault",
     "KandevProxy",
+    "PathFault",
     "KandevServer",
     "PG_ADMIN",
     "McpSession",

@@ -1,5 +1,4 @@
-"""A reverse proxy in front of a real Kandev that counts (and can hold or drop) answer calls,
-and can make chosen requests slow.
+"""A reverse proxy in front of a real Kandev that counts (and can hold or drop) answer calls.
 
 The bot talks to ``proxy.base_url`` instead of Kandev (WebSocket hints do not pass: run the
 bot with ``KANDEV_HINTS=off``). Every request is forwarded as is; answer calls — REST
@@ -8,7 +7,15 @@ recorded per pending_id, which is what "reached Kandev once" is measured on. ``h
 then=...)`` keeps that bundle's next answer call waiting (the bot sees a slow Kandev) until
 ``release()``: ``then="forward"`` passes it on afterwards (Kandev records it though its caller
 may be gone), ``then="drop"`` never delivers it (the connection is cut). ``slow(matches,
-delay_s)`` makes every request whose body ``matches`` wait ``delay_s`` before it is forwarded.
+delay_s)`` makes every request whose body ``matches`` wait ``delay_s`` before it is forwarded;
+``fail_path(pattern, status, body)`` answers every request whose path matches in Kandev's place
+until ``heal()``.
+
+``inject(pending_id, Fault...)`` makes that bundle's answer calls misbehave (the next ``times``
+of them, or all until ``clear``): ``Fault.reply(status, body, headers)`` answers in Kandev's
+place without forwarding (Kandev never sees the call); ``Fault.slow(seconds)`` forwards the call
+(Kandev records it) and sends Kandev's reply only after ``seconds``; ``Fault.cut()`` forwards
+it and then closes the connection without any reply.
 """
 
 from __future__ import annotations
@@ -45,6 +52,45 @@ class _Hold:
     then: Then
     arrived: threading.Event = field(default_factory=threading.Event)
     released: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What the proxy does to an answer call instead of passing it through."""
+
+    forward: bool  # the call reaches Kandev (which records it) before the fault
+    status: int | None = None  # reply with this instead of Kandev's reply
+    body: bytes = b""
+    headers: tuple[tuple[str, str], ...] = ()
+    delay: float = 0.0  # seconds to wait after forwarding, before replying
+    cut: bool = False  # close the connection instead of replying
+    times: int | None = None  # how many answer calls it applies to (None: until cleared)
+
+    @classmethod
+    def reply(
+        cls,
+        status: int,
+        body: str | bytes = b"",
+        headers: dict[str, str] | None = None,
+        *,
+        times: int | None = None,
+    ) -> Fault:
+        raw = body.encode() if isinstance(body, str) else body
+        return cls(
+            forward=False,
+            status=status,
+            body=raw,
+            headers=tuple((headers or {}).items()),
+            times=times,
+        )
+
+    @classmethod
+    def slow(cls, seconds: float, *, times: int | None = None) -> Fault:
+        return cls(forward=True, delay=seconds, times=times)
+
+    @classmethod
+    def cut_after_forwarding(cls, *, times: int | None = None) -> Fault:
+        return cls(forward=True, cut=True, times=times)
 
 
 @dataclass(frozen=True)
@@ -91,10 +137,11 @@ class KandevProxy:
         self.upstream = upstream.rstrip("/")
         self._lock = threading.Lock()
         self._holds: dict[str, _Hold] = {}
+        self._faults: dict[str, tuple[Fault, int]] = {}  # pending_id -> (fault, calls left)
+        self._path_faults: list[PathFault] = []
+        self.faulted: list[str] = []  # paths answered by a path fault instead of Kandev
         self._slow: tuple[Callable[[bytes], bool], float] | None = None
         self.calls: list[AnswerCall] = []
-        self._faults: list[PathFault] = []
-        self.faulted: list[str] = []  # paths answered by a fault instead of Kandev
         self._client = httpx.Client(base_url=self.upstream, timeout=120.0, trust_env=False)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -137,16 +184,16 @@ class KandevProxy:
         with self._lock:
             self._holds[pending_id] = _Hold(then)
 
-    def slow(self, matches: Callable[[bytes], bool], delay_s: float) -> None:
-        """Requests whose body ``matches`` wait ``delay_s`` seconds before being forwarded."""
-        self._slow = (matches, delay_s)
-
     def wait_held(self, pending_id: str, timeout: float = 10.0) -> None:
         """Wait until the held answer call of ``pending_id`` arrived at the proxy."""
         with self._lock:
             hold = self._holds[pending_id]
         if not hold.arrived.wait(timeout):
             raise TimeoutError(f"no answer call for {pending_id} reached the proxy")
+
+    def slow(self, matches: Callable[[bytes], bool], delay_s: float) -> None:
+        """Requests whose body ``matches`` wait ``delay_s`` seconds before being forwarded."""
+        self._slow = (matches, delay_s)
 
     def fail_path(
         self,
@@ -157,12 +204,34 @@ class KandevProxy:
     ) -> None:
         """Answer every request whose path matches ``pattern`` (a regex) with this reply."""
         with self._lock:
-            self._faults.append(PathFault(re.compile(pattern), status, body, content_type))
+            self._path_faults.append(PathFault(re.compile(pattern), status, body, content_type))
 
     def heal(self) -> None:
-        """Forward everything again."""
+        """Forward every path again."""
         with self._lock:
-            self._faults.clear()
+            self._path_faults.clear()
+
+    def inject(self, pending_id: str, fault: Fault) -> None:
+        """Apply ``fault`` to the answer calls of ``pending_id`` (see the module docstring)."""
+        with self._lock:
+            self._faults[pending_id] = (fault, fault.times if fault.times is not None else -1)
+
+    def clear(self, pending_id: str) -> None:
+        """Let the answer calls of ``pending_id`` through again."""
+        with self._lock:
+            self._faults.pop(pending_id, None)
+
+    def _take_fault(self, pending_id: str) -> Fault | None:
+        with self._lock:
+            entry = self._faults.get(pending_id)
+            if entry is None:
+                return None
+            fault, left = entry
+            if left == 1:
+                del self._faults[pending_id]
+            elif left > 1:
+                self._faults[pending_id] = (fault, left - 1)
+            return fault
 
     def release(self) -> None:
         """Let every held call go on (forwarded or dropped, as each hold said)."""
@@ -192,9 +261,9 @@ class KandevProxy:
 
         return Handler
 
-    def _fault_for(self, path: str) -> PathFault | None:
+    def _path_fault(self, path: str) -> PathFault | None:
         with self._lock:
-            fault = next((f for f in self._faults if f.pattern.search(path)), None)
+            fault = next((f for f in self._path_faults if f.pattern.search(path)), None)
             if fault is not None:
                 self.faulted.append(path)
             return fault
@@ -202,13 +271,10 @@ class KandevProxy:
     def _forward(self, req: BaseHTTPRequestHandler) -> None:
         length = int(req.headers.get("Content-Length") or 0)
         body = req.rfile.read(length) if length else b""
-        fault = self._fault_for(req.path.split("?", 1)[0])
-        if fault is not None:
-            req.send_response(fault.status)
-            req.send_header("Content-Type", fault.content_type)
-            req.send_header("Content-Length", str(len(fault.body)))
-            req.end_headers()
-            req.wfile.write(fault.body)
+        path_fault = self._path_fault(req.path.split("?", 1)[0])
+        if path_fault is not None:
+            headers = (("Content-Type", path_fault.content_type),)
+            self._reply(req, path_fault.status, headers, path_fault.body)
             return
         if self._slow is not None and self._slow[0](body):
             time.sleep(self._slow[1])
@@ -217,6 +283,11 @@ class KandevProxy:
             self._record(target, body, delivered=False)
             req.close_connection = True
             return  # dropped: the caller sees the connection cut, Kandev sees nothing
+        fault = self._take_fault(target[0]) if target is not None else None
+        if target is not None and fault is not None and not fault.forward:
+            self._record(target, body, delivered=False)
+            self._reply(req, fault.status or 502, fault.headers, fault.body)
+            return
         headers = {k: v for k, v in req.headers.items() if k.lower() not in _HOP_BY_HOP}
         try:
             upstream = self._client.request(req.command, req.path, content=body, headers=headers)
@@ -225,14 +296,35 @@ class KandevProxy:
             return
         if target is not None:
             self._record(target, body, delivered=True)
-        with contextlib.suppress(OSError):  # the caller may be gone (killed while waiting)
-            req.send_response(upstream.status_code)
-            for key, value in upstream.headers.items():
-                if key.lower() not in _HOP_BY_HOP and key.lower() != "content-encoding":
-                    req.send_header(key, value)
-            req.send_header("Content-Length", str(len(upstream.content)))
+        if fault is not None:
+            time.sleep(fault.delay)
+            if fault.cut:
+                req.close_connection = True
+                return  # Kandev got it; the caller sees the connection closed, no reply
+            if fault.status is not None:
+                self._reply(req, fault.status, fault.headers, fault.body)
+                return
+        kept = tuple(
+            (key, value)
+            for key, value in upstream.headers.items()
+            if key.lower() not in _HOP_BY_HOP and key.lower() != "content-encoding"
+        )
+        self._reply(req, upstream.status_code, kept, upstream.content)
+
+    @staticmethod
+    def _reply(
+        req: BaseHTTPRequestHandler,
+        status: int,
+        headers: tuple[tuple[str, str], ...],
+        content: bytes,
+    ) -> None:
+        with contextlib.suppress(OSError):  # the caller may be gone (killed, or timed out)
+            req.send_response(status)
+            for key, value in headers:
+                req.send_header(key, value)
+            req.send_header("Content-Length", str(len(content)))
             req.end_headers()
-            req.wfile.write(upstream.content)
+            req.wfile.write(content)
 
     def _pass_hold(self, pending_id: str) -> bool:
         """Wait out a hold on this bundle; False when the call is to be dropped."""

@@ -41,7 +41,7 @@ POSTGRES = {"question_id": "db", "selected_options": ["q1_opt1"], "custom_text":
 Reply = Callable[[httpx.Request], httpx.Response]
 
 
-def _won_by(answer: dict, claimed: bool) -> Reply:
+def won_by(answer: dict, claimed: bool) -> Reply:
     body = {
         "success": True,
         "claimed": claimed,
@@ -59,7 +59,7 @@ def _won_by(answer: dict, claimed: bool) -> Reply:
 
 class World:
     def __init__(self, tmp_path: Path, fake: FakeSlack) -> None:
-        self.reply: Reply = _won_by(MONGO, True)
+        self.reply: Reply = won_by(MONGO, True)
         self.sent: list[dict] = []
         self.store = Store(f"sqlite:///{tmp_path / 'bot.db'}")
         self.kandev = KandevClient(
@@ -114,7 +114,7 @@ def world(tmp_path: Path, fake_slack: FakeSlack) -> Iterator[World]:
 
 
 def test_our_first_attempt_won_so_the_card_shows_the_clicker(world: World) -> None:
-    world.reply = _won_by(MONGO, claimed=False)  # the retry lost to... our own first attempt
+    world.reply = won_by(MONGO, claimed=False)  # the retry lost to... our own first attempt
     key = world.orphan()
     report = world.recovery.run_once()
 
@@ -131,7 +131,7 @@ def test_our_first_attempt_won_so_the_card_shows_the_clicker(world: World) -> No
 
 
 def test_someone_else_won_so_the_clicker_hears_theirs_was_not_sent(world: World) -> None:
-    world.reply = _won_by(POSTGRES, claimed=False)
+    world.reply = won_by(POSTGRES, claimed=False)
     world.orphan()
     assert world.recovery.run_once().recovered == [(PENDING, "lost")]
     card = world.store.get(PENDING)
@@ -161,12 +161,12 @@ def test_kandev_unreachable_leaves_it_for_the_next_cycle(world: World) -> None:
     assert world.store.get(PENDING).state is CardState.PENDING
     assert world.told() == []
 
-    world.reply = _won_by(MONGO, claimed=True)
+    world.reply = won_by(MONGO, claimed=True)
     assert world.recovery.run_once().recovered == [(PENDING, "won")]
 
 
 def test_live_and_young_submissions_are_left_alone(world: World) -> None:
-    world.reply = _won_by(MONGO, claimed=False)
+    world.reply = won_by(MONGO, claimed=False)
     live = world.orphan("live")
     world.orphan("young", POSTGRES)
     world.recovery.stale_after_s = 30  # "young" was leased just now

@@ -141,7 +141,7 @@ def test_version_5_indexes_exist_when_created_and_after_an_upgrade(
                 conn.execute(text(f"DROP INDEX {name}"))
     assert not NEW_IN_5["cards"] & _index_names(engine, "cards")
     store = open_store()
-    assert store.schema_version() == 5
+    assert store.schema_version() == SCHEMA_VERSION >= 5
     for table, names in NEW_IN_5.items():
         assert names <= _index_names(engine, table), table
 
