@@ -40,6 +40,25 @@ class FakeClock:
         return self.now
 
 
+class FakeMonotonic:
+    """Stands in for the ``time`` module of a use-case that measures waits with
+    ``time.monotonic()`` (``monkeypatch.setattr(bot.sync, "time", FakeMonotonic())``):
+    time moves only by ``advance`` (and by ``sleep``)."""
+
+    def __init__(self, start: float = 1_000.0) -> None:
+        self.now = start
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> float:
+        self.now += seconds
+        return self.now
+
+
 # ---- Kandev ---------------------------------------------------------------------------------
 
 
