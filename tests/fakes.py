@@ -13,6 +13,7 @@ from bot.kandev.models import (
     Answer,
     Bundle,
     FinalState,
+    Invalid,
     Lost,
     NotActive,
     NotFound,
@@ -36,6 +37,25 @@ class FakeClock:
 
     def advance(self, seconds: float) -> datetime:
         self.now += timedelta(seconds=seconds)
+        return self.now
+
+
+class FakeMonotonic:
+    """Stands in for the ``time`` module of a use-case that measures waits with
+    ``time.monotonic()`` (``monkeypatch.setattr(bot.sync, "time", FakeMonotonic())``):
+    time moves only by ``advance`` (and by ``sleep``)."""
+
+    def __init__(self, start: float = 1_000.0) -> None:
+        self.now = start
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> float:
+        self.now += seconds
         return self.now
 
 
@@ -66,6 +86,7 @@ class FakeKandev:
         self.finals: dict[str, FinalState] = {}
         self.resolutions: dict[str, Resolution] = {}
         self.totals: dict[str, int] = {}  # question_total when it differs from the bundle's
+        self.refusals: dict[str, str] = {}  # pending id -> the 400 its next submission gets
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self._failures: dict[str, _Failure] = {}
 
@@ -95,6 +116,17 @@ class FakeKandev:
         self.active.pop(pending_id)
         self.finals[pending_id] = FinalState(status=status)  # type: ignore[arg-type]
 
+    def vanish(self, pending_id: str) -> None:
+        """The bundle drops out of the active list while its messages still say "pending"
+        (a list taken mid-change)."""
+        self.active.pop(pending_id)
+        self.finals[pending_id] = FinalState(status="pending")
+
+    def refuse_next(self, pending_id: str, message: str = "invalid answers") -> None:
+        """Kandev answers the next submission for ``pending_id`` with a 400 (``Invalid``),
+        checked before any claim."""
+        self.refusals[pending_id] = message
+
     def fail(
         self, method: str = "*", error: Exception | None = None, *, times: int | None = None
     ) -> None:
@@ -120,7 +152,7 @@ class FakeKandev:
         return [
             b
             for b in self.active.values()
-            if (workspace_id is None or self.tasks[b.task_id].workspace_id == workspace_id)
+            if (workspace_id is None or self._workspace_of(b.task_id) == workspace_id)
             and (created_since is None or b.created_at >= created_since)
         ]
 
@@ -196,10 +228,16 @@ class FakeKandev:
                     del self._failures[key]
             raise failure.error
 
+    def _workspace_of(self, task_id: str) -> str | None:
+        task = self.tasks.get(task_id)
+        return task.workspace_id if task is not None else None
+
     def _respond(self, pending_id: str, resolution: Resolution) -> Outcome:
+        if pending_id in self.refusals:
+            return Invalid(self.refusals.pop(pending_id))
         if pending_id in self.resolutions:
             return Lost(self.resolutions[pending_id])
-        if pending_id in self.finals:
+        if pending_id in self.finals and self.finals[pending_id].status != "pending":
             return NotActive(f"clarification {pending_id} is no longer active")
         if pending_id not in self.active:
             return NotFound(f"clarification {pending_id} not found")
@@ -309,7 +347,11 @@ class FakeSlackGateway:
         )
 
     def permalink(self, channel: str, ts: str) -> str | None:
-        self._enter("chat.getPermalink", channel=channel, message_ts=ts)
+        """As the gateway does: None (not an error) when Slack cannot say."""
+        try:
+            self._enter("chat.getPermalink", channel=channel, message_ts=ts)
+        except SlackError:
+            return None
         return f"https://fake.slack.com/archives/{channel}/p{ts.replace('.', '')}"
 
     def open_view(self, trigger_id: str, view: dict) -> str:

@@ -1,29 +1,39 @@
-"""The use-cases (answers, sync) on a real SQLite store and the real publisher, with in-memory
-fakes of Kandev and of the Slack gateway at the edges (tests/fakes.py)."""
+"""The use-cases (admission, answers, sync, waiting, listing, Home) on a real SQLite store and the
+real publisher, with in-memory fakes of Kandev and of the Slack gateway at the edges
+(tests/fakes.py); and the Slack listeners on a real Bolt App over those services."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from slack_bolt import App
 
 from bot.admission import Admission
 from bot.answers import AnswerService
 from bot.domain import Card
 from bot.health import Health
+from bot.home import HomeService
 from bot.kandev.models import Bundle
 from bot.leases import InFlight
+from bot.listing import ListingService
 from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.routing import Routing
 from bot.signals import Signal
+from bot.slack.app import build_bolt_app
+from bot.slack.services import Services
+from bot.slack_api.gateway import make_web_client
+from bot.slack_api.notify import Notifier
 from bot.store import Store
 from bot.sync import SyncEngine
 from bot.tasks import TaskDirectory
 from bot.waiting import Permalinks, WaitingQueue
 from tests.factories import CHANNEL, KANDEV_URL
 from tests.fakes import FakeKandev, FakeSlackGateway
+from tests.fakeslack import FakeSlack
 
 
 @pytest.fixture
@@ -116,3 +126,39 @@ def posted(fake_kandev: FakeKandev, sync: SyncEngine, publisher: Publisher, stor
         return card
 
     return post
+
+
+# ---- the Slack listeners, on a real Bolt App --------------------------------------------------
+
+
+@pytest.fixture
+def services(
+    admission: Admission,
+    answers: AnswerService,
+    queue: WaitingQueue,
+    fake_kandev: FakeKandev,
+    store: Store,
+    gateway: FakeSlackGateway,
+) -> Iterator[Services]:
+    """What the listeners delegate to: the real services on the fakes above."""
+    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="interaction")
+    home = HomeService(queue, store, gateway, Signal("card changed"), kandev_url=KANDEV_URL)
+    yield Services(
+        admission=admission,
+        answers=answers,
+        listing=ListingService(queue, fake_kandev, kandev_url=KANDEV_URL),
+        home=home,
+        notifier=Notifier(gateway),
+        kandev_public_url=KANDEV_URL,
+        pool=pool,
+    )
+    pool.shutdown(wait=True)
+
+
+@pytest.fixture
+def bolt(fake_slack: FakeSlack, services: Services) -> App:
+    """The bot's Bolt App (its listeners registered) as Socket Mode runs it; its client talks
+    to the fake Slack (``auth.test`` at construction), every other Slack call goes through the
+    fake gateway of the services."""
+    web = make_web_client(fake_slack.workspace.bot_token, fake_slack.api_url)
+    return build_bolt_app(web, services, signing_secret=None, socket_mode=True)

@@ -3,17 +3,31 @@ real publisher; bundles resolved in Kandev get their card edited."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
+from bot import sync as sync_module
 from bot.domain import CardState
 from bot.health import Health
-from bot.kandev.errors import KandevUnavailable
+from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
 from bot.kandev.models import Answer
 from bot.publisher import Publisher
+from bot.routing import RouteRule, Routing
+from bot.signals import Signal
 from bot.store import Store
+from bot.store.records import SubmissionContent
 from bot.sync import SyncEngine
-from tests.factories import CHANNEL, make_bundle, numbered_bundle
-from tests.fakes import FakeKandev, FakeSlackGateway
+from tests.factories import (
+    ALICE_ID,
+    CACHE_QUESTION,
+    CHANNEL,
+    DB_QUESTION,
+    claim,
+    make_bundle,
+    numbered_bundle,
+)
+from tests.fakes import FakeKandev, FakeMonotonic, FakeSlackGateway
 
 
 def test_a_new_bundle_is_claimed_and_posted_once(
@@ -96,3 +110,261 @@ def test_a_post_slack_refuses_until_someone_acts_is_kept_and_reported(
     assert store.outbox_pending_count() == 1
     [reason] = health.report().reasons
     assert reason.startswith("slack: chat.postMessage failed in C0QUESTION: not_in_channel")
+
+
+# ---- discovery -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def monotonic(monkeypatch: pytest.MonkeyPatch) -> FakeMonotonic:
+    """The engine's waits (grace periods, back-off) on a clock that moves only when told."""
+    clock = FakeMonotonic()
+    monkeypatch.setattr(sync_module, "time", clock)
+    return clock
+
+
+def test_a_bundle_a_replica_claimed_is_not_posted_here(
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, store: Store
+) -> None:
+    bundle = fake_kandev.add(make_bundle())
+    assert claim(store, bundle.pending_id, channel=CHANNEL)  # the other replica won the claim
+
+    assert sync.reconcile_once().posted == []
+    assert store.outbox_pending_count() == 0
+    assert not publisher.work_once()
+
+
+def test_a_young_bundle_listed_with_some_of_its_questions_waits_for_the_rest(
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway, store: Store
+) -> None:
+    young = datetime.now(UTC)
+    partial = fake_kandev.add(make_bundle(DB_QUESTION, created_at=young))
+    fake_kandev.totals[partial.pending_id] = 2
+
+    assert sync.reconcile_once().posted == []
+    assert store.get(partial.pending_id) is None
+
+    complete = make_bundle(DB_QUESTION, CACHE_QUESTION, created_at=young)
+    fake_kandev.active[partial.pending_id] = complete
+    assert sync.reconcile_once().posted == [partial.pending_id]
+    assert publisher.work_once()
+    [post] = gateway.called("chat.postMessage")
+    assert "Which cache?" in post["message"].text
+
+
+def test_an_old_bundle_is_posted_without_a_completeness_check(
+    sync: SyncEngine, fake_kandev: FakeKandev
+) -> None:
+    old = fake_kandev.add(
+        make_bundle(DB_QUESTION, created_at=datetime.now(UTC) - timedelta(minutes=5))
+    )
+    fake_kandev.totals[old.pending_id] = 2
+
+    assert sync.reconcile_once().posted == [old.pending_id]
+    assert fake_kandev.called("question_total") == []
+
+
+# ---- routes --------------------------------------------------------------------------------
+
+
+def test_a_bundle_whose_task_cannot_be_read_waits_with_back_off_until_it_can(
+    sync: SyncEngine,
+    fake_kandev: FakeKandev,
+    publisher: Publisher,
+    gateway: FakeSlackGateway,
+    store: Store,
+    health: Health,
+    monotonic: FakeMonotonic,
+) -> None:
+    bundle = fake_kandev.add(make_bundle())
+    fake_kandev.fail("task", KandevNotFoundError("NOT_FOUND", "task not visible"))
+
+    assert sync.reconcile_once().posted == []
+    assert store.get(bundle.pending_id) is None and not publisher.work_once()
+    assert gateway.called("chat.postMessage") == []
+    [reason] = health.report().reasons
+    assert reason.startswith("unroutable: 1 question cannot be routed: task lookup failed")
+
+    sync.reconcile_once()  # too soon: not looked up again
+    assert len(fake_kandev.called("task")) == 1
+    monotonic.advance(1.5)
+    sync.reconcile_once()  # tried again, fails again: waits twice as long
+    assert len(fake_kandev.called("task")) == 2
+    assert sync.unroutable[bundle.pending_id].attempts == 2
+    monotonic.advance(1.5)
+    sync.reconcile_once()
+    assert len(fake_kandev.called("task")) == 2
+
+    fake_kandev.recover()
+    monotonic.advance(1.0)
+    assert sync.reconcile_once().posted == [bundle.pending_id]
+    assert publisher.work_once()
+    assert gateway.card_of(bundle.pending_id) is not None
+    assert gateway.card_of(bundle.pending_id)[0] == CHANNEL  # type: ignore[index]
+    assert health.report().reasons == ()
+    assert sync.unroutable == {}
+
+
+def test_a_workspace_without_a_route_is_a_health_problem_and_posts_nothing(
+    fake_kandev: FakeKandev,
+    store: Store,
+    tasks,
+    publisher: Publisher,
+    health: Health,
+) -> None:
+    data_only = RouteRule(workspace="Data", channel="C0DATA", answerers=frozenset(), line=1)
+    engine = SyncEngine(
+        fake_kandev, store, Routing(rules=(data_only,)), tasks, publisher, health, Signal("s")
+    )
+    bundle = fake_kandev.add(make_bundle(), workspace_name="Platform")
+
+    assert engine.reconcile_once().posted == []
+
+    assert store.get(bundle.pending_id) is None
+    [reason] = health.report().reasons
+    assert "no channel for workspace 'Platform'" in reason
+
+
+# ---- resolution elsewhere ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "state", "line"),
+    [
+        ("rejected", CardState.REJECTED, "Rejected in Kandev"),
+        ("cancelled", CardState.ENDED, "Ended — nobody answered"),
+        ("expired", CardState.ENDED, "Ended — nobody answered"),
+        ("unknown", CardState.UNAVAILABLE, "Unavailable — Kandev no longer shows"),
+    ],
+)
+def test_a_bundle_that_left_the_list_gets_its_final_state(
+    posted,
+    sync: SyncEngine,
+    fake_kandev: FakeKandev,
+    gateway: FakeSlackGateway,
+    publisher: Publisher,
+    store: Store,
+    status: str,
+    state: CardState,
+    line: str,
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.end(card.pending_id, status)
+
+    assert sync.reconcile_once().resolved == [card.pending_id]
+    assert publisher.work_once()
+
+    resolved = store.get(card.pending_id)
+    assert resolved is not None and resolved.state is state
+    assert resolved.outcome is not None and resolved.outcome.via == "kandev"
+    [edit] = gateway.called("chat.update")
+    assert line in edit["message"].text
+    [entry] = [e for e in store.audit_entries(card.pending_id) if e.result == "synced"]
+    assert (entry.action, entry.source) == (state.value, "kandev")
+
+
+def test_a_final_state_kandev_cannot_read_makes_the_card_unavailable(
+    posted, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.end(card.pending_id, "cancelled")
+    fake_kandev.fail("final_state", KandevProtocolError("bad page"), times=1)
+
+    assert sync.reconcile_once().resolved == [card.pending_id]
+    assert store.get(card.pending_id).state is CardState.UNAVAILABLE  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("action", ["answer", "reject"])
+def test_a_resolution_a_slack_user_won_is_attributed_to_them(
+    posted,
+    sync: SyncEngine,
+    fake_kandev: FakeKandev,
+    gateway: FakeSlackGateway,
+    publisher: Publisher,
+    store: Store,
+    action: str,
+) -> None:
+    card = posted(make_bundle())
+    mongo = Answer(question_id="q1", selected_options=["q1_opt2"])
+    content = SubmissionContent(
+        action=action,  # type: ignore[arg-type]
+        answers=[mongo] if action == "answer" else [],
+        reason="not now" if action == "reject" else "",
+    )
+    # Alice's answer won in Kandev; her process stopped before it edited the card.
+    assert store.begin_submission(card.pending_id, "key-1", ALICE_ID, content)
+    assert store.finish_submission("key-1", "won")
+    if action == "answer":
+        fake_kandev.resolve_in_kandev(card.pending_id, [mongo])
+    else:
+        fake_kandev.end(card.pending_id, "rejected")
+
+    assert sync.reconcile_once().resolved == [card.pending_id]
+    assert publisher.work_once()
+
+    resolved = store.get(card.pending_id)
+    assert resolved is not None and resolved.outcome is not None
+    assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", ALICE_ID)
+    [edit] = gateway.called("chat.update")
+    if action == "answer":
+        assert f"Answered by <@{ALICE_ID}> in Slack: MongoDB" in edit["message"].text
+    else:
+        assert resolved.outcome.reason == "not now"
+        assert f"Rejected by <@{ALICE_ID}> in Slack" in edit["message"].text
+
+
+def test_an_answer_in_flight_owns_the_card_within_the_grace_window(
+    posted, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+) -> None:
+    card = posted(make_bundle())
+    mongo = Answer(question_id="q1", selected_options=["q1_opt2"])
+    content = SubmissionContent(action="answer", answers=[mongo])
+    assert store.begin_submission(card.pending_id, "key-1", ALICE_ID, content)  # sending now
+    fake_kandev.resolve_in_kandev(card.pending_id, [mongo])
+
+    assert sync.reconcile_once().resolved == []
+
+    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert fake_kandev.called("final_state") == []
+
+
+def test_a_missing_bundle_still_pending_in_kandev_ends_only_after_the_grace_period(
+    posted,
+    sync: SyncEngine,
+    fake_kandev: FakeKandev,
+    store: Store,
+    monotonic: FakeMonotonic,
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.vanish(card.pending_id)
+
+    assert sync.reconcile_once().resolved == []
+    monotonic.advance(sync_module.PENDING_GRACE_S / 2)
+    assert sync.reconcile_once().resolved == []
+    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+
+    monotonic.advance(sync_module.PENDING_GRACE_S / 2 + 0.1)
+    assert sync.reconcile_once().resolved == [card.pending_id]
+    assert store.get(card.pending_id).state is CardState.ENDED  # type: ignore[union-attr]
+
+
+def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
+    posted,
+    sync: SyncEngine,
+    fake_kandev: FakeKandev,
+    store: Store,
+    monotonic: FakeMonotonic,
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.vanish(card.pending_id)
+    assert sync.reconcile_once().resolved == []
+    monotonic.advance(sync_module.PENDING_GRACE_S - 1)
+
+    fake_kandev.active[card.pending_id] = card.bundle  # listed again
+    fake_kandev.finals.pop(card.pending_id)
+    assert sync.reconcile_once().resolved == []
+    fake_kandev.vanish(card.pending_id)
+    monotonic.advance(2)
+
+    assert sync.reconcile_once().resolved == []
+    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
