@@ -5,7 +5,6 @@ real publisher, with in-memory fakes of Kandev and of the Slack gateway at the e
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from bot.publisher import Publisher
 from bot.routing import Routing
 from bot.signals import Signal
 from bot.slack.app import build_bolt_app
+from bot.slack.lanes import Lane
 from bot.slack.services import Services
 from bot.slack_api.gateway import make_web_client
 from bot.slack_api.notify import Notifier
@@ -141,7 +141,7 @@ def services(
     gateway: FakeSlackGateway,
 ) -> Iterator[Services]:
     """What the listeners delegate to: the real services on the fakes above."""
-    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="interaction")
+    lanes = [Lane("answering", workers=4, waiting=4), Lane("reading", workers=2, waiting=4)]
     home = HomeService(queue, store, gateway, Signal("card changed"), kandev_url=KANDEV_URL)
     yield Services(
         admission=admission,
@@ -150,9 +150,11 @@ def services(
         home=home,
         notifier=Notifier(gateway),
         kandev_public_url=KANDEV_URL,
-        pool=pool,
+        answering=lanes[0],
+        reading=lanes[1],
     )
-    pool.shutdown(wait=True)
+    for lane in lanes:
+        lane.shutdown()
 
 
 @pytest.fixture

@@ -316,7 +316,7 @@ def test_a_refused_token_records_nothing_and_says_so(
     verdict = answers.submit(reject_form(admission, card), reason="no")
 
     assert verdict.kind == "not_recorded"
-    assert verdict.message == messages.not_recorded_message(action="reject")
+    assert verdict.message == messages.not_recorded_message(action="reject", cause="auth")
     assert store.submissions_for(card.pending_id) == []
     assert edits(gateway, publisher) == []
     [entry] = [e for e in store.audit_entries(card.pending_id) if e.action == "reject"]
