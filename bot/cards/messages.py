@@ -263,7 +263,12 @@ def tampered_next_message() -> str:
 
 
 def unusable_message(kind: str, *, form: bool) -> str:
-    """For a payload the bot cannot use: a value it never made, or a broken request."""
+    """For a payload the bot cannot use: a value it never made, a broken request, or a
+    button / form / shortcut it does not handle."""
+    if kind in ("unknown_action", "unknown_shortcut"):
+        return unknown_action_message()
+    if kind == "unknown_form":
+        return unknown_form_message()
     if kind == "tampered" or form:
         return tampered_message()
     return malformed_message()

@@ -1,4 +1,5 @@
-"""Acknowledging an interaction in time while its work is recorded durably first."""
+"""Acknowledging interactions: in time while a click is recorded durably first, and a refused
+form in the form itself."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from slack_bolt import Ack
+
+from bot.cards.modals import build_result_modal
+from bot.slack import raw_payload
 
 log = logging.getLogger(__name__)
 
@@ -52,3 +56,13 @@ def acked_within(ack: Ack, budget_s: float) -> Iterator[None]:
     finally:
         timer.cancel()
         once()
+
+
+def refuse_form(ack: Ack, body: object, message: str) -> None:
+    """Refuse a submitted form (nothing was sent): a field error when the form has an input to
+    show it on (the modal stays open), else the modal turns into the explanation."""
+    inputs = raw_payload.input_block_ids(body)
+    if inputs:
+        ack(response_action="errors", errors={inputs[0]: message})
+    else:
+        ack(response_action="update", view=build_result_modal("Not sent", message))

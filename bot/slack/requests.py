@@ -33,14 +33,17 @@ class Unusable:
 
     kind: RefusalKind
     detail: str
-    action: Action
+    action: str  # for the audit: answer, reject, or the unknown thing's kind
     source: str
     where: Where
     pending_id: str | None = None
 
 
 @dataclass(frozen=True)
-class Click:
+class Interaction:
+    """A click or a shortcut: the request, where to tell the person, and what Slack gave to
+    answer it (a trigger to open a form, a response_url)."""
+
     request: Request
     where: Where
     trigger_id: str
@@ -55,14 +58,6 @@ class Form:
     values: dict[str, dict[str, dict[str, Any]]]
 
 
-@dataclass(frozen=True)
-class Shortcut:
-    request: Request
-    where: Where
-    trigger_id: str
-    response_url: str
-
-
 def where_of(body: Any) -> Where:
     """Whom to tell about a payload too broken to parse (best effort)."""
     return Where(
@@ -72,7 +67,14 @@ def where_of(body: Any) -> Where:
     )
 
 
-def click(body: Any, action: Action, *, option: bool = False) -> Click | Unusable:
+def unknown(
+    body: Any, kind: RefusalKind, source: str, detail: str, *, pending_id: str | None = None
+) -> Unusable:
+    """An action, form or shortcut this app does not handle (an old card's button…)."""
+    return Unusable(kind, raw_payload.quote(detail), kind, source, where_of(body), pending_id)
+
+
+def click(body: Any, action: Action, *, option: bool = False) -> Interaction | Unusable:
     """A button click: on a card message, on the listing (ephemeral) or on the App Home."""
     source = "slack:button"
     try:
@@ -99,7 +101,7 @@ def click(body: Any, action: Action, *, option: bool = False) -> Click | Unusabl
         option=(value.question_id, value.option_id) if option else None,
         detail=detail,
     )
-    return Click(request, where, payload.trigger_id, payload.response_url)
+    return Interaction(request, where, payload.trigger_id, payload.response_url)
 
 
 def form(body: Any, action: Action) -> Form | Unusable:
@@ -124,7 +126,7 @@ def form(body: Any, action: Action) -> Form | Unusable:
     return Form(request, where, meta, payload.view.values)
 
 
-def shortcut(body: Any) -> Shortcut | Unusable:
+def shortcut(body: Any) -> Interaction | Unusable:
     """The "Reject agent question" message shortcut: the message is the card, if any."""
     try:
         payload = parse(MessageShortcut, body)
@@ -141,4 +143,4 @@ def shortcut(body: Any) -> Shortcut | Unusable:
         ts=payload.message.ts,
         detail="not opened",
     )
-    return Shortcut(request, where, payload.trigger_id, payload.response_url)
+    return Interaction(request, where, payload.trigger_id, payload.response_url)

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from bot.admission import Admission, Refusal
 from bot.answers import AnswerService, Verdict
 from bot.cards import messages
+from bot.domain import Card
 from bot.home import HomeService
 from bot.listing import ListingService
+from bot.slack.forms import FormKind, form_for
 from bot.slack.lanes import Lane
-from bot.slack.requests import Unusable, Where
+from bot.slack.requests import Interaction, Unusable, Where
 from bot.slack_api.notify import Notifier
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,19 @@ class Services:
         card = result.card
         channel = card.channel if card is not None and card.ts else where.channel
         self.tell(Where(where.user_id, channel, where.response_url), result.message)
+
+    def open_form(self, interaction: Interaction, card: Card, kind: FormKind) -> None:
+        """Open the form of ``kind`` for ``card`` on the interaction's trigger (or say why
+        not)."""
+        view = form_for(
+            card,
+            kind,
+            kandev_url=self.kandev_public_url,
+            origin=interaction.request.via,
+            response_url=interaction.response_url,
+        )
+        if not self.notifier.open_form(interaction.trigger_id, view):
+            self.tell(interaction.where, messages.form_not_opened_message())
 
     def refuse_unusable(self, unusable: Unusable) -> Refusal:
         """Audit a payload that could not become a request; returns the refusal to tell."""

@@ -10,12 +10,11 @@ from slack_bolt import Ack, App
 from bot.admission import Refusal
 from bot.answers import Verdict
 from bot.cards import ids, messages
-from bot.domain import Card
 from bot.kandev.models import Answer
 from bot.slack import requests
 from bot.slack.acks import acked_within
-from bot.slack.forms import FormKind, action_of, form_for
-from bot.slack.requests import Click, Unusable
+from bot.slack.forms import FormKind, action_of
+from bot.slack.requests import Unusable
 from bot.slack.services import Services
 
 #: How long an option click may spend recording its submission before it is acked anyway
@@ -82,18 +81,6 @@ def _form_opener(svc: Services, kind: FormKind):
         if isinstance(admitted, Refusal):
             svc.tell_result(click.where, admitted)
             return
-        _open(svc, click, admitted.card, kind)
+        svc.open_form(click, admitted.card, kind)
 
     return handle
-
-
-def _open(svc: Services, click: Click, card: Card, kind: FormKind) -> None:
-    view = form_for(
-        card,
-        kind,
-        kandev_url=svc.kandev_public_url,
-        origin=click.request.via,
-        response_url=click.response_url,
-    )
-    if not svc.notifier.open_form(click.trigger_id, view):
-        svc.tell(click.where, messages.form_not_opened_message())

@@ -21,8 +21,8 @@ from typing import Any
 from slack_bolt import Ack, App, BoltResponse
 
 from bot.cards import messages
-from bot.cards.modals import build_result_modal
-from bot.slack import raw_payload
+from bot.slack import raw_payload, requests
+from bot.slack.acks import refuse_form
 from bot.slack.guard import raised_in_bot
 from bot.slack.requests import where_of
 from bot.slack.services import Services
@@ -46,19 +46,13 @@ def _unknown_action(svc: Services):
         ack()
         action_id = raw_payload.action_id_of(body)
         log.warning("unknown action id %s", raw_payload.quote(action_id, 80))
-        where = where_of(body)
         container = body.get("container") if isinstance(body.get("container"), dict) else {}
-        card = svc.admission.card_at(where.channel, container.get("message_ts"))
-        refusal = svc.admission.refuse(
-            "unknown_action",
-            messages.unknown_action_message(),
-            user_id=where.user_id,
-            action="unknown_action",
-            source="slack:button",
-            detail=raw_payload.quote(action_id),
-            pending_id=card.pending_id if card is not None else None,
+        card = svc.admission.card_at(where_of(body).channel, container.get("message_ts"))
+        pending_id = card.pending_id if card is not None else None
+        unknown = requests.unknown(
+            body, "unknown_action", "slack:button", action_id, pending_id=pending_id
         )
-        svc.tell(where, refusal.message)
+        svc.tell(unknown.where, svc.refuse_unusable(unknown).message)
 
     return handle
 
@@ -66,20 +60,10 @@ def _unknown_action(svc: Services):
 def _unknown_view(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         view = body.get("view") if isinstance(body.get("view"), dict) else {}
-        log.warning("unknown modal callback id %s", raw_payload.quote(view.get("callback_id"), 80))
-        refusal = svc.admission.refuse(
-            "unknown_form",
-            messages.unknown_form_message(),
-            user_id=raw_payload.user_of(body),
-            action="unknown_form",
-            source="slack:modal",
-            detail=raw_payload.quote(view.get("callback_id")),
-        )
-        inputs = raw_payload.input_block_ids(body)
-        if inputs:
-            ack(response_action="errors", errors={inputs[0]: refusal.message})
-        else:
-            ack(response_action="update", view=build_result_modal("Not sent", refusal.message))
+        callback_id = raw_payload.quote(view.get("callback_id"), 80)
+        log.warning("unknown modal callback id %s", callback_id)
+        unknown = requests.unknown(body, "unknown_form", "slack:modal", callback_id)
+        refuse_form(ack, body, svc.refuse_unusable(unknown).message)
 
     return handle
 
@@ -87,16 +71,10 @@ def _unknown_view(svc: Services):
 def _unknown_shortcut(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        log.warning("unknown shortcut %s", raw_payload.quote(body.get("callback_id"), 80))
-        refusal = svc.admission.refuse(
-            "unknown_shortcut",
-            messages.unknown_action_message(),
-            user_id=raw_payload.user_of(body),
-            action="unknown_shortcut",
-            source="slack:shortcut",
-            detail=raw_payload.quote(body.get("callback_id")),
-        )
-        svc.tell(where_of(body), refusal.message)
+        callback_id = raw_payload.quote(body.get("callback_id"), 80)
+        log.warning("unknown shortcut %s", callback_id)
+        unknown = requests.unknown(body, "unknown_shortcut", "slack:shortcut", callback_id)
+        svc.tell(unknown.where, svc.refuse_unusable(unknown).message)
 
     return handle
 

@@ -12,10 +12,8 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot.admission import Refusal
-from bot.cards import messages
 from bot.cards.ids import SHORTCUT_REJECT
 from bot.slack import requests
-from bot.slack.forms import form_for
 from bot.slack.requests import Unusable
 from bot.slack.services import Services
 
@@ -35,14 +33,6 @@ def _reject(svc: Services):
         if isinstance(admitted, Refusal):
             svc.tell_result(shortcut.where, admitted)
             return
-        view = form_for(
-            admitted.card,
-            "reject",
-            kandev_url=svc.kandev_public_url,
-            origin="shortcut",
-            response_url=shortcut.response_url,
-        )
-        if not svc.notifier.open_form(shortcut.trigger_id, view):
-            svc.tell(shortcut.where, messages.form_not_opened_message())
+        svc.open_form(shortcut, admitted.card, "reject")
 
     return handle

@@ -21,6 +21,7 @@ from bot.cards import ids, messages
 from bot.cards.modals import build_result_modal
 from bot.cards.wording import Action
 from bot.slack import raw_payload, requests
+from bot.slack.acks import refuse_form
 from bot.slack.forms import Content, FieldErrors, ForeignInputs, read_form
 from bot.slack.requests import Form, Unusable, Where
 from bot.slack.services import Services
@@ -44,7 +45,7 @@ def _submitted(svc: Services, action: Action):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         form = requests.form(body, action)
         if isinstance(form, Unusable):
-            _form_error(ack, body, svc.refuse_unusable(form).message)
+            refuse_form(ack, body, svc.refuse_unusable(form).message)
             return
         admitted = svc.admission.admit(form.request)
         if isinstance(admitted, Refusal):
@@ -54,7 +55,7 @@ def _submitted(svc: Services, action: Action):
         if isinstance(content, FieldErrors):
             ack(response_action="errors", errors=content.errors)
         elif isinstance(content, ForeignInputs):
-            _form_error(ack, body, _foreign_inputs(svc, form, admitted, content).message)
+            refuse_form(ack, body, _foreign_inputs(svc, form, admitted, content).message)
         else:
             _submit(svc, ack, body, form, admitted, content)
 
@@ -66,7 +67,7 @@ def _submit(
 ) -> None:
     place = svc.answering.reserve()
     if place is None:  # nothing recorded: the form stays open to be sent again
-        _form_error(ack, body, messages.busy_message())
+        refuse_form(ack, body, messages.busy_message())
         return
     future: Future[Verdict] = place.run(
         svc.answers.submit, admitted, answers=content.answers, reason=content.reason
@@ -103,7 +104,7 @@ def _refused(svc: Services, ack: Ack, body: dict[str, Any], where: Where, refusa
     """A form that is not what it claims shows the refusal in the form; otherwise the form
     closes and the person is told (as for a click)."""
     if refusal.kind in FORM_ERRORS:
-        _form_error(ack, body, refusal.message)
+        refuse_form(ack, body, refusal.message)
         return
     _close(svc, ack, where, refusal)
 
@@ -125,16 +126,6 @@ def _report(svc: Services, where: Where, future: Future[Verdict]) -> None:
         log.exception("answer submission failed")
         return
     svc.tell_result(where, verdict)
-
-
-def _form_error(ack: Ack, body: dict[str, Any], message: str) -> None:
-    """Nothing was sent: a field error when the form has an input to show it on (the modal
-    stays open), else the modal turns into the explanation."""
-    inputs = raw_payload.input_block_ids(body)
-    if inputs:
-        ack(response_action="errors", errors={inputs[0]: message})
-    else:
-        ack(response_action="update", view=build_result_modal("Not sent", message))
 
 
 def _last_input(body: dict[str, Any]) -> str:
