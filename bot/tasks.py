@@ -14,7 +14,7 @@ import logging
 
 from bot.domain import TaskInfo
 from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevError, KandevUnavailable
+from bot.kandev.errors import KandevError
 
 log = logging.getLogger(__name__)
 
@@ -33,20 +33,15 @@ class TaskDirectory:
         self.kandev = kandev
 
     def info(self, task_id: str) -> TaskInfo:
-        """The task's title and workspace. Raises KandevUnavailable when Kandev cannot be
-        reached and TaskUnknown when it answers without them (any error, or a workspace it does
-        not list)."""
+        """The task's title and workspace. Raises TaskUnknown when Kandev does not say (any
+        error, unreachable included, or a workspace it does not list to the bot)."""
         try:
             task = self.kandev.task(task_id)
-        except KandevUnavailable:
-            raise
         except KandevError as exc:
             log.warning("task %s not readable: %s", task_id, exc)
             raise TaskUnknown(task_id, f"task lookup failed ({type(exc).__name__})") from exc
         try:
             workspaces = self.kandev.workspaces()
-        except KandevUnavailable:
-            raise
         except KandevError as exc:
             log.warning("workspaces not readable: %s", exc)
             raise TaskUnknown(task_id, f"workspace lookup failed ({type(exc).__name__})") from exc

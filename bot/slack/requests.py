@@ -111,7 +111,10 @@ def form(body: Any, action: Action) -> Form | Unusable:
         meta = parse_modal_metadata(payload.view.private_metadata)
     except (PayloadError, CodecError) as exc:
         return Unusable("malformed", str(exc), action, "slack:modal", where_of(body))
-    where = Where(payload.user_id, meta.channel if meta.ts else None, meta.response_url or None)
+    # A form opened from a card tells the person in the card's channel; one opened from the
+    # listing through its response_url; one opened from the App Home in the form or on Home.
+    on_card = meta.origin in ("card", "shortcut") and bool(meta.ts)
+    where = Where(payload.user_id, meta.channel if on_card else None, meta.response_url or None)
     request = Request(
         user_id=payload.user_id,
         action=action,

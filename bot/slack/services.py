@@ -44,11 +44,8 @@ class Services:
             log.error("could not tell %s: %s", where.user_id, text)
 
     def tell_result(self, where: Where, result: Verdict | Refusal) -> None:
-        """Tell the person a verdict or a refusal: in the card's channel when it is a posted
-        card, else where they interacted."""
-        card = result.card
-        channel = card.channel if card is not None and card.ts else where.channel
-        self.tell(Where(where.user_id, channel, where.response_url), result.message)
+        """Tell the person a verdict or a refusal where they interacted."""
+        self.tell(where, result.message)
 
     def open_form(self, interaction: Interaction, card: Card, kind: FormKind) -> None:
         """Open the form of ``kind`` for ``card`` on the interaction's trigger (or say why

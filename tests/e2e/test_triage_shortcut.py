@@ -5,6 +5,7 @@ answerers) applies to the shortcut and to the list's "Answer…" alike."""
 
 from __future__ import annotations
 
+from bot.cards.ids import ACTION_ANSWER_MODAL
 from tests.e2e.helpers import (
     assert_terminal_controls,
     db_question,
@@ -16,7 +17,7 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import ALICE, BOB
+from tests.fakeslack import ALICE, BOB, Delivery, payloads
 from tests.harness import CHANNEL
 from tests.triage.e2e import answer_value, run_list
 
@@ -115,8 +116,37 @@ def test_only_answerers_may_reject_or_answer_from_the_list(
     driver.message_shortcut(SHORTCUT, CHANNEL, card.ts, user=BOB)
     wait_ephemeral(fake_slack, BOB.id, "not on the list of people who may answer")
 
+    # Bob's listing does not even show it (nobody sees what they may not answer)…
     listing = run_list(driver, "only alice", user=BOB)
-    driver.click_ephemeral(listing, value=answer_value(bundle.pending_id))
+    assert "Only Alice may answer" not in listing.all_text
+    # …and an "Answer…" click for it from a list (one shown before, say) is refused all the same.
+    forged = payloads.block_actions(
+        driver.ws,
+        driver.user(BOB),
+        container={
+            "type": "message",
+            "message_ts": listing.message_ts,
+            "channel_id": listing.channel,
+            "is_ephemeral": True,
+        },
+        actions=[
+            {
+                "type": "button",
+                "action_id": ACTION_ANSWER_MODAL,
+                "block_id": "kq_list_item",
+                "value": answer_value(bundle.pending_id),
+                "action_ts": "1700000000.000001",
+            }
+        ],
+        trigger_id=fake_slack.issue_trigger(BOB.id),
+        response_url=fake_slack.issue_response_url(
+            listing.channel, BOB.id, listing.message_ts, is_ephemeral=True
+        ),
+        channel=driver.ws.channels[listing.channel],
+    )
+    assert driver.transport.deliver(
+        "interactive", forged, accepts_response_payload=False, delivery=Delivery()
+    ).ok
     fake_slack.wait_for(
         lambda: (
             len([e for e in fake_slack.ephemerals(user=BOB.id) if "not on the list" in e.text]) == 2

@@ -120,7 +120,7 @@ def test_listing_and_home_show_each_person_only_what_they_may_answer(
     )
     bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=str(config))
     bundle = seed([db_question()], title="Only for Alice")
-    wait_card(fake_slack, bundle.pending_id)
+    wait_card(fake_slack, bundle.pending_id, channel=ROUTED)
     driver = slack_driver(bot.events_url)
 
     assert "Only for Alice" in titles(run_list(driver, user=ALICE).all_text)
