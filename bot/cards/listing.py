@@ -19,7 +19,14 @@ from bot.cards.card import UNTITLED_TASK, question_heading, task_url
 from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.limits import MAX_BUTTON_VALUE, MAX_MESSAGE_BLOCKS, MAX_MESSAGE_TEXT
 from bot.cards.mrkdwn import link
-from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
+from bot.cards.text import (
+    defuse_mrkdwn,
+    escape_url,
+    fit_escaped,
+    fit_plain,
+    one_line,
+    shorten_mrkdwn,
+)
 from bot.cards.wording import age_text, outcome_line
 from bot.domain import CardOutcome
 from bot.kandev.models import Bundle
@@ -125,7 +132,8 @@ def tampered_next_message() -> str:
 
 def _message(text: str, blocks: list[Block]) -> dict[str, Any]:
     """``text`` (safe mrkdwn) is the notification / screen-reader fallback."""
-    return {"text": shorten_mrkdwn(text, MAX_MESSAGE_TEXT, note="…")[0], "blocks": blocks}
+    shown = shorten_mrkdwn(defuse_mrkdwn(text), MAX_MESSAGE_TEXT, note="…")[0]
+    return {"text": shown, "blocks": blocks}
 
 
 def render_problem(message: str) -> dict[str, Any]:
