@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from bot.cards.limits import MAX_MESSAGE_BLOCKS_TEXT, blocks_text_length
 from tests.e2e.helpers import (
     assert_terminal_controls,
     buttons,
@@ -59,6 +60,7 @@ def test_multi_select_and_long_free_text_answered_in_kandev_close_the_card(
     bundle = seed(bundle_questions(), context=DANGER * 10, title="Big answer @here")
     card = wait_card(fake_slack, bundle.pending_id)
     assert fake_slack.violations == []
+    assert blocks_text_length(card.blocks) <= MAX_MESSAGE_BLOCKS_TEXT  # else msg_blocks_too_long
     assert buttons(card) == ["Answer…", "Reject…", "Open in Kandev"]
 
     answers = [
@@ -79,6 +81,7 @@ def test_multi_select_and_long_free_text_answered_in_kandev_close_the_card(
 
     edited = wait_outcome(fake_slack, card.ts, "✅")
     assert fake_slack.violations == []
+    assert blocks_text_length(edited.blocks) <= MAX_MESSAGE_BLOCKS_TEXT
     assert_terminal_controls(edited)
     line = outcome_line(edited) or ""
     assert line.startswith("✅ Answered in Kandev: Q1 option 1 @\u2060here"), line
