@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.cards.limits import MAX_BUTTON_TEXT
-from bot.cards.text import fit_plain, one_line
+from bot.cards.limits import MAX_BUTTON_TEXT, MAX_SECTION_TEXT, slack_len
+from bot.cards.text import ELLIPSIS, defuse_mrkdwn, fit_plain, one_line, shorten_mrkdwn
 
 Block = dict[str, Any]
 
@@ -17,8 +17,17 @@ def plain(text: str, limit: int, *, fallback: str = "(empty)") -> dict[str, Any]
 
 
 def mrkdwn(text: str) -> dict[str, Any]:
-    """A mrkdwn text object for text that is already safe and within its limit."""
-    return {"type": "mrkdwn", "text": text}
+    """A mrkdwn text object for text that is already safe and within its limit.
+
+    ``verbatim``: Slack's automatic parsing (plain URLs, channel names, mention words) stays
+    off; only the ``<…>`` tokens the renderers made are links, dates or mentions. Broadcast words
+    are defused once more over the whole text (``defuse_mrkdwn``: text the escaping helpers made
+    is already defused and keeps its length; should defusing lengthen it past a text object's
+    limit, it is shortened)."""
+    safe = defuse_mrkdwn(text)
+    if slack_len(safe) > MAX_SECTION_TEXT:
+        safe = shorten_mrkdwn(safe, MAX_SECTION_TEXT, note=ELLIPSIS)[0]
+    return {"type": "mrkdwn", "text": safe, "verbatim": True}
 
 
 def section(text: str, *, block_id: str | None = None) -> Block:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -12,8 +13,10 @@ from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.limits import (
     MAX_ACTIONS_ELEMENTS,
     MAX_MESSAGE_BLOCKS,
+    MAX_MESSAGE_BLOCKS_TEXT,
     MAX_MESSAGE_TEXT,
     MAX_SECTION_TEXT,
+    blocks_text_length,
     slack_len,
 )
 from bot.cards.mrkdwn import MAX_LINK_URL, link, markdown_to_mrkdwn
@@ -62,14 +65,16 @@ def _answer_for(outcome: CardOutcome | None, question: Question) -> Answer | Non
     return next((a for a in outcome.answers if a.question_id == question.question_id), None)
 
 
-def question_text(index: int, total: int, question: Question, note: str) -> str:
+def question_text(
+    index: int, total: int, question: Question, note: str, *, budget: int = MAX_SECTION_TEXT
+) -> str:
     heading = "*" + fit_escaped(question_heading(index, total, question), MAX_QUESTION_TITLE)[0]
     heading += "*"
     prompt = markdown_to_mrkdwn(question.prompt)
     if not prompt:
         return heading
-    budget = MAX_SECTION_TEXT - slack_len(heading) - 1
-    return heading + "\n" + shorten_mrkdwn(prompt, budget, note=note)[0]
+    room = budget - slack_len(heading) - 1
+    return heading + "\n" + shorten_mrkdwn(prompt, room, note=note)[0]
 
 
 def options_text(
@@ -192,6 +197,35 @@ def _fallback_text(bundle: Bundle, title: str, outcome: CardOutcome | None) -> s
     return f"{line} — {fit_escaped(asked, room)[0]}"
 
 
+def _water_level(lengths: list[int], budget: int) -> int:
+    """The largest cap such that capping every length at it fits ``budget`` altogether (the
+    short ones keep their length, the long ones share what is left equally)."""
+    remaining = budget
+    ordered = sorted(lengths)
+    for position, length in enumerate(ordered):
+        share = remaining // (len(ordered) - position)
+        if length > share:
+            return share
+        remaining -= length
+    return max(ordered, default=budget)
+
+
+def _within_total(fixed: list[Block], parts: list[Callable[[int], str]]) -> list[str]:
+    """Render each variable part (context, questions, options) at its own limit, then, if the
+    message would hold more text than Slack accepts altogether, again with the longest ones
+    shortened to a common cap."""
+    texts = [render(MAX_SECTION_TEXT) for render in parts]
+    room = MAX_MESSAGE_BLOCKS_TEXT - blocks_text_length(fixed)
+    lengths = [slack_len(t) for t in texts]
+    if sum(lengths) <= room:
+        return texts
+    cap = _water_level(lengths, room)
+    return [
+        render(cap) if length > cap else text
+        for render, text, length in zip(parts, texts, lengths, strict=True)
+    ]
+
+
 def render_card(
     bundle: Bundle,
     task: TaskInfo,
@@ -205,40 +239,60 @@ def render_card(
 
     Pending cards carry the answer controls; terminal cards keep the questions for context,
     mark the chosen options, carry the outcome line and only an "Open in Kandev" link button.
-    Everything is within Slack's limits whatever Kandev sends; shortened text says so and links
-    to the task in Kandev.
+    Everything is within Slack's limits whatever Kandev sends (each block's, and the text of all
+    blocks together); shortened text says so and links to the task in Kandev.
     """
     url = task_url(kandev_url, bundle.task_id or task.task_id)
     note = shortened_note(url)
     final = _effective_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
 
-    blocks: list[Block] = [
+    head: list[Block] = [
         section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE),
         context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META),
     ]
     if final is not None:
         line = f"{outcome_line(final, bundle)} · {slack_date(final.at)}"
-        blocks.append(section(line, block_id=ids.BLOCK_OUTCOME))
-    shared = markdown_to_mrkdwn(bundle.context)
-    if shared:
-        text = shorten_mrkdwn(shared, MAX_SECTION_TEXT, note=note)[0]
-        blocks.append(section(text, block_id=ids.BLOCK_CONTEXT))
-
+        head.append(section(line, block_id=ids.BLOCK_OUTCOME))
+    tail: list[Block] = []
     total = len(bundle.questions)
     room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION
-    for index, question in enumerate(bundle.questions[:room]):
-        blocks.append(divider())
-        text = question_text(index, total, question, note)
-        blocks.append(section(text, block_id=ids.question_block_id(index, question)))
-        options = options_text(question, _answer_for(final, question), note)
-        if options:
-            blocks.append(section(options, block_id=ids.options_block_id(index, question)))
     if total > room:
         hidden = f"{total - room} more questions are not shown here — "
         hidden += link(url, "open them in Kandev")
-        blocks.append(context(hidden, block_id=ids.BLOCK_NOTICE))
-
+        tail.append(context(hidden, block_id=ids.BLOCK_NOTICE))
     elements = _action_elements(bundle, final is None, url)
-    blocks.append(actions(elements, block_id=ids.BLOCK_ACTIONS))
+    tail.append(actions(elements, block_id=ids.BLOCK_ACTIONS))
+
+    # The variable parts, each rendered within a budget: (block_id, render(budget)); a divider
+    # goes before each question.
+    parts: list[tuple[str, Callable[[int], str]]] = []
+    shared = markdown_to_mrkdwn(bundle.context)
+    if shared:
+        parts.append((ids.BLOCK_CONTEXT, lambda b: shorten_mrkdwn(shared, b, note=note)[0]))
+    questions = bundle.questions[:room]
+    for index, question in enumerate(questions):
+        answer = _answer_for(final, question)
+        parts.append(
+            (
+                ids.question_block_id(index, question),
+                lambda b, i=index, q=question: question_text(i, total, q, note, budget=b),
+            )
+        )
+        parts.append(
+            (
+                ids.options_block_id(index, question),
+                lambda b, q=question, a=answer: options_text(q, a, note, budget=b),
+            )
+        )
+    texts = _within_total(head + tail, [render for _, render in parts])
+    starts = {ids.question_block_id(i, q) for i, q in enumerate(questions)}
+
+    blocks = list(head)
+    for (block_id, _), text in zip(parts, texts, strict=True):
+        if block_id in starts:
+            blocks.append(divider())
+        if text:
+            blocks.append(section(text, block_id=block_id))
+    blocks += tail
     return {"text": _fallback_text(bundle, title, final), "blocks": blocks}

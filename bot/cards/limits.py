@@ -7,9 +7,15 @@ code points, so text that fits by our measure fits however Slack counts.
 
 from __future__ import annotations
 
+from typing import Any
+
 MAX_MESSAGE_BLOCKS = 50
 MAX_VIEW_BLOCKS = 100
 MAX_MESSAGE_TEXT = 4000  # top-level `text` fallback (Slack truncates longer text)
+# Slack refuses a message whose blocks hold too much text altogether (`msg_blocks_too_long`,
+# observed from about 13,000 characters, less with more blocks), although every block is within
+# its own limit: the text of all of a message's blocks together stays within this.
+MAX_MESSAGE_BLOCKS_TEXT = 11_000
 
 MAX_SECTION_TEXT = 3000
 MAX_HEADER_TEXT = 150
@@ -52,3 +58,15 @@ def char_units(ch: str) -> int:
 def slack_len(text: str) -> int:
     """Length as UTF-16 code units: an upper bound on any way Slack may count characters."""
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def blocks_text_length(blocks: Any) -> int:
+    """The length of every text object (mrkdwn and plain_text) in ``blocks``, together."""
+    if isinstance(blocks, list):
+        return sum(blocks_text_length(b) for b in blocks)
+    if not isinstance(blocks, dict):
+        return 0
+    total = 0
+    if blocks.get("type") in ("mrkdwn", "plain_text") and isinstance(blocks.get("text"), str):
+        total += slack_len(blocks["text"])
+    return total + sum(blocks_text_length(v) for v in blocks.values() if not isinstance(v, str))

@@ -17,9 +17,21 @@ from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import UNTITLED_TASK, question_heading, task_url
 from bot.cards.ids import ACTION_NEXT, COMMAND, ButtonValue, CodecError
-from bot.cards.limits import MAX_BUTTON_VALUE, MAX_MESSAGE_TEXT
+from bot.cards.limits import (
+    MAX_BUTTON_VALUE,
+    MAX_MESSAGE_BLOCKS_TEXT,
+    MAX_MESSAGE_TEXT,
+    blocks_text_length,
+)
 from bot.cards.mrkdwn import link
-from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
+from bot.cards.text import (
+    defuse_mrkdwn,
+    escape_url,
+    fit_escaped,
+    fit_plain,
+    one_line,
+    shorten_mrkdwn,
+)
 from bot.cards.waiting import ListingPage, PageKey, Waiting
 from bot.cards.wording import age_text
 
@@ -29,6 +41,8 @@ DEFAULT_PAGE_SIZE = 10
 MAX_PAGE_SIZE = 20
 MAX_TITLE = 200
 MAX_QUESTIONS_LINE = 600
+MAX_WORKSPACE = 200
+_MIN_TITLE = 20  # an item is never shortened further to fit the page's text budget
 MAX_FILTER_SHOWN = 100
 
 
@@ -76,7 +90,8 @@ def _quoted(text: str) -> str:
 
 def _message(text: str, blocks: list[Block]) -> dict[str, Any]:
     """``text`` (safe mrkdwn) is the notification / screen-reader fallback."""
-    return {"text": shorten_mrkdwn(text, MAX_MESSAGE_TEXT, note="…")[0], "blocks": blocks}
+    shown = shorten_mrkdwn(defuse_mrkdwn(text), MAX_MESSAGE_TEXT, note="…")[0]
+    return {"text": shown, "blocks": blocks}
 
 
 def render_problem(message: str) -> dict[str, Any]:
@@ -102,7 +117,7 @@ def render_help() -> dict[str, Any]:
 # ---- the listing -----------------------------------------------------------------------------
 
 
-def _questions_line(item: Waiting) -> str:
+def _questions_line(item: Waiting, limit: int = MAX_QUESTIONS_LINE) -> str:
     questions = item.bundle.questions
     headings = []
     for index, question in enumerate(questions):
@@ -111,19 +126,34 @@ def _questions_line(item: Waiting) -> str:
             prompt = fit_plain(one_line(question.prompt), 80)[0]
             heading = f"{heading}: {prompt}" if prompt else heading
         headings.append(heading)
-    return fit_escaped(" · ".join(headings), MAX_QUESTIONS_LINE)[0] if headings else ""
+    return fit_escaped(" · ".join(headings), limit)[0] if headings else ""
 
 
-def _title(item: Waiting) -> str:
-    return fit_plain(one_line(item.task.title) or UNTITLED_TASK, MAX_TITLE)[0]
+def _title(item: Waiting, limit: int = MAX_TITLE) -> str:
+    return fit_plain(one_line(item.task.title) or UNTITLED_TASK, limit)[0]
 
 
-def item_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Block]:
+def item_blocks(
+    item: Waiting, *, kandev_url: str, now: datetime, budget: int = MAX_MESSAGE_BLOCKS_TEXT
+) -> list[Block]:
     """One waiting bundle: title (linked to Kandev) and its questions with an "Answer…"
-    button, then workspace · age · where its card is."""
+    button, then workspace · age · where its card is; its texts shortened further until they
+    hold at most ``budget`` characters together."""
+    title, questions, workspace = MAX_TITLE, MAX_QUESTIONS_LINE, MAX_WORKSPACE
+    while True:
+        blocks = _item_blocks(item, kandev_url, now, (title, questions, workspace))
+        if blocks_text_length(blocks) <= budget or title <= _MIN_TITLE:
+            return blocks
+        title, questions, workspace = title // 2, questions // 2, workspace // 2
+
+
+def _item_blocks(
+    item: Waiting, kandev_url: str, now: datetime, limits: tuple[int, int, int]
+) -> list[Block]:
+    title_limit, questions_limit, workspace_limit = limits
     url = task_url(kandev_url, item.bundle.task_id or item.task.task_id)
-    text = f"*{link(url, _title(item))}*"
-    questions = _questions_line(item)
+    text = f"*{link(url, _title(item, title_limit))}*"
+    questions = _questions_line(item, questions_limit)
     if questions:
         text += "\n" + questions
     main = section(text)
@@ -135,7 +165,7 @@ def item_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Block]
     meta = []
     workspace = one_line(item.task.workspace_name)
     if workspace:
-        meta.append("Workspace *" + fit_escaped(workspace, 200)[0] + "*")
+        meta.append("Workspace *" + fit_escaped(workspace, workspace_limit)[0] + "*")
     meta.append(age_text(item.bundle.created_at, now))
     if item.permalink:
         meta.append(f"<{escape_url(item.permalink)}|View card>")
@@ -195,8 +225,11 @@ def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict
         text = _empty_text(page)
         return _message(text, [section(text)])
     blocks: list[Block] = [section(_heading(page))]
-    for item in page.items[:MAX_PAGE_SIZE]:
-        blocks += item_blocks(item, kandev_url=kandev_url, now=now)
+    shown = page.items[:MAX_PAGE_SIZE]
+    footer_room = 200  # the footer's context and "Next page" button
+    share = (MAX_MESSAGE_BLOCKS_TEXT - blocks_text_length(blocks) - footer_room) // len(shown)
+    for item in shown:
+        blocks += item_blocks(item, kandev_url=kandev_url, now=now, budget=share)
     footer = f"Page {page.number}"
     if page.next_after is not None:
         shown = page.first + len(page.items) - 1

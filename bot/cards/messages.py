@@ -12,7 +12,13 @@ from typing import Literal
 from bot.cards.ids import COMMAND
 from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
 from bot.cards.text import escape_url, fit_escaped, one_line
-from bot.cards.wording import Action, answers_summary, outcome_line, user_mention
+from bot.cards.wording import (
+    MAX_KANDEV_MESSAGE,
+    Action,
+    answers_summary,
+    outcome_line,
+    user_mention,
+)
 from bot.domain import CardOutcome, CardState
 from bot.kandev.models import Bundle
 
@@ -134,7 +140,7 @@ def _seconds(value: float) -> str:
 
 def invalid_message(kandev_message: str, *, action: Action = "answer") -> str:
     what = "rejection" if action == "reject" else "answer"
-    detail = fit_escaped(one_line(kandev_message), 500)[0]
+    detail = fit_escaped(one_line(kandev_message), MAX_KANDEV_MESSAGE)[0]
     return (
         f"Kandev did not accept your {what}: {detail}"
         if detail

@@ -8,7 +8,8 @@ link targets (``[x](!channel)`` would become ``<!channel|x>``), so around it we:
    (code escaped verbatim; a link only when its target is an http(s) URL),
 2. escape everything else and defuse ``@channel``/``@here``/``@everyone``,
 3. run the converter, then escape any ``<``/``>`` it produced on its own,
-4. put our own renderings back.
+4. put our own renderings back, and defuse broadcasts once more over the whole (a rendering put
+   back next to an ``@`` — ``@[](here)`` — must not complete a broadcast).
 
 Invariant: every ``<…>`` in the output is ``<http(s)://…|label>`` made here from a Markdown
 link; nothing can ping, mention or forge a link.
@@ -21,7 +22,7 @@ from urllib.parse import urlsplit
 
 from markdown_to_mrkdwn import SlackMarkdownConverter
 
-from bot.cards.text import defuse_broadcasts, escape_char, escape_url, sanitize
+from bot.cards.text import defuse_broadcasts, defuse_mrkdwn, escape_char, escape_url, sanitize
 
 MAX_LINK_URL = 1000  # longer targets are shown as text, not linked
 
@@ -111,4 +112,4 @@ def markdown_to_mrkdwn(markdown: str) -> str:
     converted = _QUOTE.sub(r"\1>", converted)  # Markdown quotes stay Slack quotes
     while _PH in converted:
         converted = _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], converted)
-    return converted.strip()
+    return defuse_mrkdwn(converted.strip())

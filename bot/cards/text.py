@@ -5,6 +5,11 @@ Two kinds of text reach Slack:
   escaped (``&amp;`` ``&lt;`` ``&gt;``); a stray ``<!channel>`` would ping a whole channel.
 - plain_text (buttons, headers, options, labels): shown literally, so it is only sanitised.
 
+In both, ``@here``/``@channel``/``@everyone`` words (any case, whatever emphasis marks or
+invisible characters sit between ``@`` and the word) are defused with an invisible word joiner
+after the ``@``, and in plain text so are ``<!…``/``<@…`` tokens: nothing an agent writes can be
+turned into a notification by any automatic parsing.
+
 Shortening never cuts inside a word (a token longer than ``LONG_TOKEN`` characters, such as a
 URL or a hash, is not a word and may be cut), an escape sequence, a ``<…>`` link or (as far as
 practical) a grapheme cluster such as an emoji with modifiers, and always leaves a visible mark.
@@ -22,8 +27,26 @@ ELLIPSIS = "…"
 LONG_TOKEN = 40
 
 _LINE_SEPARATORS = re.compile(r"\r\n|[\r\u2028\u2029]")
-_BROADCAST = re.compile(r"@(?=(?:channel|here|everyone)\b)", re.IGNORECASE)
 _WORD_JOINER = "\u2060"
+# Invisible characters (soft hyphen, zero-width, direction marks and friends; then the word
+# joiner, which is what defusing inserts).
+_INVISIBLE_BUT_JOINER = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u2061-\u2064\u206a-\u206f\ufeff"
+_INVISIBLE = _INVISIBLE_BUT_JOINER + _WORD_JOINER
+_INVISIBLE_RUN = re.compile(f"[{_INVISIBLE}]+")
+# "@", then only emphasis/code marks or invisible characters, then a broadcast word that does
+# not go on as a longer word ("@hereford" is left alone, "@here_" is not).
+_BROADCAST = re.compile(
+    f"@(?P<gap>[{_INVISIBLE}*_~`]*)(?P<word>channel|here|everyone)(?![^\\W_])", re.IGNORECASE
+)
+# A cut that leaves "@" and the start of a longer word ("@channel" of "@channels") would make
+# a broadcast word of it.
+_BROADCAST_AT_END = re.compile(
+    f"@[{_INVISIBLE_BUT_JOINER}*_~`]*(?:channel|here|everyone)$", re.IGNORECASE
+)
+# "<" then "!" or "@": the start of a Slack mention/broadcast token, in plain text.
+_TOKEN_START = re.compile(f"<[{_INVISIBLE}]*(?=[!@])")
+# A Slack token the renderers made: <target> or <target|label>.
+_SLACK_TOKEN = re.compile(r"<(?P<target>[^<>|]*)(?:\|(?P<label>[^<>]*))?>")
 _ZWJ = "\u200d"
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _WHITESPACE_RUN = re.compile(r"\s+")
@@ -38,10 +61,41 @@ def sanitize(text: str) -> str:
     return _REMOVED.sub("", _LINE_SEPARATORS.sub("\n", text))
 
 
+def _defused(match: re.Match[str]) -> str:
+    gap = _INVISIBLE_RUN.sub("", match.group("gap"))
+    return "@" + _WORD_JOINER + gap + match.group("word")
+
+
 def defuse_broadcasts(text: str) -> str:
-    """Put an invisible word joiner after ``@`` in ``@channel``/``@here``/``@everyone`` so that
-    no automatic parsing can ever turn untrusted text into a broadcast."""
-    return _BROADCAST.sub("@" + _WORD_JOINER, text)
+    """Put one invisible word joiner right after the ``@`` of ``@channel``/``@here``/
+    ``@everyone`` (in any case, with emphasis marks or invisible characters before the word,
+    which are dropped) so that no automatic parsing can ever turn untrusted text into a
+    broadcast. Idempotent."""
+    return _BROADCAST.sub(_defused, text)
+
+
+def defuse_plain(text: str) -> str:
+    """Plain text with broadcasts defused and a word joiner after the ``<`` of anything that
+    looks like a mention token (``<!here>``, ``<@U…>``): Slack never parses plain_text, and
+    text copied from it cannot notify either. Idempotent."""
+    return _TOKEN_START.sub("<" + _WORD_JOINER, defuse_broadcasts(text))
+
+
+def defuse_mrkdwn(text: str) -> str:
+    """The last step before mrkdwn reaches Slack: defuse broadcasts everywhere except inside
+    the targets of the ``<…>`` tokens the renderers made (links, dates, vetted mentions), so
+    that no composition of safe pieces (``@`` at the end of one, ``here`` at the start of the
+    next) can form a broadcast. Idempotent."""
+    out: list[str] = []
+    pos = 0
+    for token in _SLACK_TOKEN.finditer(text):
+        out.append(defuse_broadcasts(text[pos : token.start()]))
+        label = token.group("label")
+        shown = "" if label is None else "|" + defuse_broadcasts(label)
+        out.append(f"<{token.group('target')}{shown}>")
+        pos = token.end()
+    out.append(defuse_broadcasts(text[pos:]))
+    return "".join(out)
 
 
 def escape_char(ch: str) -> str:
@@ -117,6 +171,13 @@ def word_boundary(text: str, index: int) -> int:
     return start
 
 
+def _no_broadcast_left(text: str, cut: int) -> int:
+    """``cut``, or earlier if cutting there would leave an undefused broadcast word at the end
+    (``@hereford`` cut after ``@here``)."""
+    left = _BROADCAST_AT_END.search(text[:cut].rstrip())
+    return left.start() if left else cut
+
+
 def _prefix_within(costs: Iterable[int], budget: int) -> int:
     """How many leading items fit in ``budget``."""
     total = 0
@@ -133,14 +194,14 @@ def _prefix_within(costs: Iterable[int], budget: int) -> int:
 
 
 def fit_plain(text: str, limit: int, *, mark: str = ELLIPSIS) -> tuple[str, bool]:
-    """Plain text (for plain_text objects) within ``limit``; when shortened, ends with ``mark``.
-    Returns ``(text, shortened)``."""
-    text = sanitize(text)
+    """Plain text (for plain_text objects) within ``limit``, sanitised and defused
+    (``defuse_plain``); when shortened, ends with ``mark``. Returns ``(text, shortened)``."""
+    text = defuse_plain(sanitize(text))
     if slack_len(text) <= limit:
         return text, False
     budget = max(0, limit - slack_len(mark))
     cut = word_boundary(text, _prefix_within(map(char_units, text), budget))
-    return text[:cut].rstrip() + mark, True
+    return text[: _no_broadcast_left(text, cut)].rstrip() + mark, True
 
 
 def fit_escaped(raw: str, limit: int, *, mark: str = ELLIPSIS) -> tuple[str, bool]:
@@ -153,7 +214,7 @@ def fit_escaped(raw: str, limit: int, *, mark: str = ELLIPSIS) -> tuple[str, boo
         return escaped, False
     budget = max(0, limit - slack_len(mark))
     costs = (slack_len(escape_char(c)) for c in text)
-    cut = word_boundary(text, _prefix_within(costs, budget))
+    cut = _no_broadcast_left(text, word_boundary(text, _prefix_within(costs, budget)))
     return "".join(escape_char(c) for c in text[:cut].rstrip()) + mark, True
 
 
@@ -185,7 +246,7 @@ def shorten_mrkdwn(text: str, limit: int, *, note: str) -> tuple[str, bool]:
     cut = word_boundary(text, _prefix_within(costs, budget))
     while (earlier := _unsafe_mrkdwn_cut(text, cut)) is not None:
         cut = word_boundary(text, earlier)
-    head = text[:cut].rstrip()
+    head = text[: _no_broadcast_left(text, cut)].rstrip()
     if head.count(_FENCE) % 2 == 1:  # the cut fell inside a code block: close it
         head = head[: -len(_FENCE)].rstrip() if head.endswith(_FENCE) else head + closing
     separator = "\n" if head.endswith(_FENCE) else " " if head else ""

@@ -1,5 +1,7 @@
 """The words people read: outcome lines, answer summaries, ages, times and the short messages
-the answer flow sends. Every function returns safe mrkdwn (untrusted parts escaped)."""
+the answer flow sends. Every function returns safe mrkdwn (untrusted parts escaped), of bounded
+length whatever Kandev accepted: several options per question and long labels are condensed
+(``A, B …and 4 more``), reasons and Kandev's messages are shortened quotes."""
 
 from __future__ import annotations
 
@@ -7,14 +9,22 @@ import re
 from datetime import UTC, datetime
 from typing import Literal
 
+from bot.cards.limits import slack_len
 from bot.cards.text import fit_escaped, one_line
 from bot.domain import CardOutcome, CardState
 from bot.kandev.models import Answer, Bundle
 
 MAX_LABEL_IN_SUMMARY = 100
+MAX_SUMMARY = 1000  # every question's answer together, in an outcome line or a message
 MAX_REASON_IN_LINE = 300
+MAX_KANDEV_MESSAGE = 500
+#: No outcome line is longer (a card, the Home tab and messages quote it).
+MAX_OUTCOME_LINE = MAX_SUMMARY + MAX_REASON_IN_LINE + 100
 FREE_TEXT = "“free text”"
 NO_ANSWER = "no answer"
+_ITEM_SEPARATOR = "; "
+_LABEL_SEPARATOR = ", "
+_MIN_LABEL = 12  # a label is never shortened below this to make room
 
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,30}")
 
@@ -50,35 +60,57 @@ def age_text(created_at: datetime, now: datetime) -> str:
     return f"asked {seconds // 86400} days ago"
 
 
-def _label(text: str) -> str:
-    return fit_escaped(one_line(text), MAX_LABEL_IN_SUMMARY)[0]
+def _more(count: int) -> str:
+    return f" …and {count} more" if count else ""
 
 
-def _answer_item(bundle: Bundle, answer: Answer | None) -> str:
+def _labels_within(raw_labels: list[str], room: int) -> str:
+    """As many labels as fit in ``room`` (each at most ``MAX_LABEL_IN_SUMMARY``), then
+    ``…and N more`` for the rest; the first one is shortened further if it must be."""
+    labels = [fit_escaped(one_line(raw), MAX_LABEL_IN_SUMMARY)[0] for raw in raw_labels]
+    shown: list[str] = []
+    used = 0
+    for index, label in enumerate(labels):
+        cost = slack_len(label) + (slack_len(_LABEL_SEPARATOR) if shown else 0)
+        if used + cost + slack_len(_more(len(labels) - index - 1)) > room:
+            break
+        shown.append(label)
+        used += cost
+    if not shown:
+        rest = _more(len(labels) - 1)
+        limit = max(_MIN_LABEL, room - slack_len(rest))
+        return fit_escaped(one_line(raw_labels[0]), limit)[0] + rest
+    return _LABEL_SEPARATOR.join(shown) + _more(len(labels) - len(shown))
+
+
+def _answer_item(bundle: Bundle, answer: Answer | None, room: int) -> str:
     if answer is None:
         return NO_ANSWER
     question = bundle.question(answer.question_id)
-    labels = []
-    for option_id in answer.selected_options:
+    raw_labels = []
+    for option_id in dict.fromkeys(answer.selected_options):  # each option once, in order
         option = question.option(option_id) if question else None
-        labels.append(_label(option.label if option and option.label else option_id))
-    parts = [", ".join(labels)] if labels else []
-    if answer.custom_text.strip():
-        parts.append(FREE_TEXT)
-    return " + ".join(parts) or NO_ANSWER
+        raw_labels.append(option.label if option and option.label else option_id)
+    free = f" + {FREE_TEXT}" if answer.custom_text.strip() else ""
+    if not raw_labels:
+        return FREE_TEXT if free else NO_ANSWER
+    return _labels_within(raw_labels, room - slack_len(free)) + free
 
 
-def answers_summary(bundle: Bundle, answers: list[Answer]) -> str:
+def answers_summary(bundle: Bundle, answers: list[Answer], *, budget: int = MAX_SUMMARY) -> str:
     """Per question, in the bundle's order: the chosen label(s) or “free text”, joined by
-    ``; ``. Empty when there is nothing to summarise."""
+    ``; ``, within about ``budget`` (each question gets an equal share; labels that do not fit
+    are counted: ``A, B …and 4 more``). Empty when there is nothing to summarise."""
     if not answers:
         return ""
     by_question = {a.question_id: a for a in answers}
+    chosen: list[Answer | None]
     if bundle.questions:
-        items = [_answer_item(bundle, by_question.get(q.question_id)) for q in bundle.questions]
+        chosen = [by_question.get(q.question_id) for q in bundle.questions]
     else:
-        items = [_answer_item(bundle, a) for a in answers]
-    return "; ".join(items)
+        chosen = list(by_question.values())
+    room = (budget - slack_len(_ITEM_SEPARATOR) * (len(chosen) - 1)) // len(chosen)
+    return _ITEM_SEPARATOR.join(_answer_item(bundle, a, room) for a in chosen)
 
 
 def _quoted_reason(reason: str) -> str:

@@ -3,9 +3,11 @@
 slack_sdk.models catches most violations (``Block.parse_all(...)`` then ``to_dict()``,
 ``View(**d).to_dict()``); the round trip must also give back exactly what we sent (so no key
 was misspelt and silently dropped). On top, the checks slack_sdk misses or is lax about: block
-counts, radio options, ``max_length``, option descriptions, empty texts, unique ids, and text
-lengths measured in UTF-16 code units (never less than code points). And safety: every ``<…>``
-in mrkdwn is a vetted http(s) link, a Slack date token, or a mention of an allowed user.
+counts, radio options, ``max_length``, option descriptions, empty texts, unique ids, text
+lengths measured in UTF-16 code units (never less than code points), and the text of all of a
+message's blocks together (Slack refuses too much with ``msg_blocks_too_long``). And safety:
+every ``<…>`` in mrkdwn is a vetted http(s) link, a Slack date token, or a mention of an
+allowed user.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from bot.cards import limits as L
-from bot.cards.limits import slack_len
+from bot.cards.limits import blocks_text_length, slack_len
 
 _SAFE_LINK = re.compile(r"<https?://[^\s<>|]+(?:\|[^<>]*)?>")
 _DATE = re.compile(r"<!date\^\d+\^[^<>|^]*\|[^<>]*>")
@@ -178,6 +180,12 @@ def message_problems(message: dict[str, Any], *, allowed_users: Iterable[str] = 
         bad = unsafe_angles(text, allowed_users=allowed_users)
         _check(not bad, problems, f"unsafe <…> in text: {bad[:3]}")
     _check_blocks(message.get("blocks", []), L.MAX_MESSAGE_BLOCKS, problems, allowed_users)
+    together = blocks_text_length(message.get("blocks", []))
+    _check(
+        together <= L.MAX_MESSAGE_BLOCKS_TEXT,
+        problems,
+        f"the blocks hold {together} characters of text altogether (Slack: msg_blocks_too_long)",
+    )
     return problems
 
 

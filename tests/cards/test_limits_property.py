@@ -15,11 +15,15 @@ from bot.cards import (
     build_result_modal,
     escape_mrkdwn,
     markdown_to_mrkdwn,
+    messages,
+    outcome_line,
     render_card,
 )
-from bot.cards.ids import ACTION_OPEN
-from bot.cards.messages import lost_message
-from bot.domain import CardState
+from bot.cards.ids import ACTION_OPEN, BLOCK_OUTCOME
+from bot.cards.limits import MAX_MESSAGE_TEXT, slack_len
+from bot.cards.messages import already_answered_message, closed_card_message, lost_message
+from bot.cards.wording import MAX_OUTCOME_LINE
+from bot.domain import CardOutcome, CardState
 from tests.cards.limits_checker import assert_valid_message, assert_valid_view, unsafe_angles
 from tests.cards.strategies import bundles, outcomes_for, tasks_for, texts
 from tests.factories import KANDEV_URL, NOW
@@ -65,6 +69,43 @@ def test_every_modal_stays_within_limits(data):
         assert_valid_view(
             build_result_modal("Someone else answered first", message), allowed_users={"U0123ABC"}
         )
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_outcome_edit_is_condensed_within_limits(data):
+    """Resolved in every way Kandev accepts (several options per question, 2,000 characters of
+    free text in each question, long reasons): the edit keeps only the link button and an
+    outcome line of bounded length."""
+    bundle = data.draw(bundles())
+    task = data.draw(tasks_for(bundle))
+    state = data.draw(st.sampled_from([s for s in CardState if s.terminal]))
+    outcome = data.draw(outcomes_for(bundle, state)) or CardOutcome(state=state, at=NOW)
+    outcome = outcome.model_copy(update={"state": state})
+    card = render_card(bundle, task, state, outcome, kandev_url=KANDEV_URL, now=NOW)
+    assert_valid_message(card, allowed_users={"U0123ABC"})
+    assert [b["action_id"] for b in card["blocks"][-1]["elements"]] == [ACTION_OPEN]
+    line = outcome_line(outcome, bundle)
+    assert slack_len(line) <= MAX_OUTCOME_LINE
+    shown = next(b for b in card["blocks"] if b.get("block_id") == BLOCK_OUTCOME)
+    assert shown["text"]["text"].startswith(line)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_message_quoting_an_answer_is_within_limits(data):
+    bundle = data.draw(bundles())
+    state = data.draw(st.sampled_from(list(CardState)))
+    outcome = data.draw(outcomes_for(bundle, state)) or CardOutcome(state=state, at=NOW)
+    for text in (
+        lost_message(bundle, outcome),
+        already_answered_message(bundle, outcome),
+        messages.resolved_already_message(bundle, outcome, action="reject"),
+        closed_card_message(outcome, bundle),
+    ):
+        assert text.strip() and slack_len(text) <= MAX_MESSAGE_TEXT
+        assert unsafe_angles(text, allowed_users={"U0123ABC"}) == []
+        assert_valid_view(build_result_modal("Already answered", text), allowed_users={"U0123ABC"})
 
 
 @settings(max_examples=3 * EXAMPLES, deadline=None, database=None, phases=SETTINGS.phases)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from bot.cards import answers_summary, outcome_line
+from bot.cards.limits import slack_len
 from bot.cards.messages import (
     already_answered_message,
     ended_message,
@@ -11,9 +14,10 @@ from bot.cards.messages import (
     not_recorded_message,
     unavailable_message,
 )
+from bot.cards.wording import MAX_OUTCOME_LINE, MAX_SUMMARY
 from bot.domain import CardState
 from bot.kandev.models import Answer
-from tests.factories import make_outcome
+from tests.factories import make_bundle, make_outcome
 
 
 def _answered(answers, by_user=None, via="kandev"):
@@ -81,3 +85,48 @@ def test_outcome_line_escapes_and_bounds_the_reason(one_question):
     assert line.endswith("…”") and len(line) < 400
     pending = make_outcome(CardState.PENDING)
     assert outcome_line(pending, one_question) == "⏳ Waiting for an answer"
+
+
+def _six_options(q: int) -> dict:
+    return {
+        "question_id": f"q{q}",
+        "title": f"Question {q}",
+        "prompt": "Pick any",
+        "options": [
+            {"option_id": f"q{q}_opt{o}", "label": f"Q{q} option {o} " + "long label " * 12}
+            for o in range(1, 7)
+        ],
+    }
+
+
+def test_several_options_per_question_are_condensed_not_listed_in_full():
+    bundle = make_bundle(*[_six_options(q) for q in range(1, 5)])
+    answers = [
+        Answer(
+            question_id=f"q{q}",
+            selected_options=[f"q{q}_opt{o}" for o in range(1, 7)] + [f"q{q}_opt1"],
+            custom_text="x" * 2000,
+        )
+        for q in range(1, 5)
+    ]
+    summary = answers_summary(bundle, answers)
+    assert slack_len(summary) <= MAX_SUMMARY
+    items = summary.split("; ")
+    assert len(items) == 4
+    for q, item in enumerate(items, start=1):
+        assert item.startswith(f"Q{q} option 1 long label")
+        assert re.search(r" …and [1-5] more \+ “free text”$", item), item
+        shown = item.count(f"Q{q} option")
+        assert f"…and {6 - shown} more" in item  # each option once, the rest counted
+    line = outcome_line(_answered(answers, by_user="U1AB", via="slack"), bundle)
+    assert line.startswith("✅ Answered by <@U1AB> in Slack: Q1 option 1 long label")
+    assert slack_len(line) <= MAX_OUTCOME_LINE
+
+
+def test_one_question_with_every_option_chosen_lists_what_fits():
+    bundle = make_bundle(_six_options(1))
+    answer = Answer(question_id="q1", selected_options=[f"q1_opt{o}" for o in range(1, 7)])
+    summary = answers_summary(bundle, [answer])
+    assert summary.count("Q1 option") == 6 and "more" not in summary
+    tight = answers_summary(bundle, [answer], budget=250)
+    assert slack_len(tight) <= 250 and tight.endswith(" more")
