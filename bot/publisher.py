@@ -26,11 +26,12 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-from bot import cards
+from bot import cards, metrics
 from bot.cards.plain import plain_card
 from bot.domain import Card, CardState
 from bot.health import Health
 from bot.leases import OUTBOX_LEASE_S
+from bot.logs import log_context
 from bot.signals import Signal
 from bot.slack_api.gateway import Message, SlackError, SlackGateway
 from bot.store import Store
@@ -191,7 +192,8 @@ class Publisher:
         self._unsettled = {item.id: item for item in items}
         for item in items:
             try:
-                self._process(item)
+                with log_context(pending_id=item.payload.get("pending_id"), channel=item.channel):
+                    self._process(item)
             except Exception as exc:  # this item only: the others still go out
                 self._errored(item, exc)
             del self._unsettled[item.id]
@@ -258,6 +260,7 @@ class Publisher:
             found = self.slack.find_card(card.channel, card.pending_id, oldest)
             if found:
                 self.store.mark_posted(card.pending_id, card.channel, found)
+                metrics.card_posted(card.bundle.created_at)
                 self._after_post(card.pending_id, rendered=None)
                 return
         message, plain = self._message(card, POST)
@@ -274,6 +277,7 @@ class Publisher:
                 card.channel, plain_message(card, self.kandev_url), card.pending_id
             )
         self.store.mark_posted(card.pending_id, card.channel, ts)
+        metrics.card_posted(card.bundle.created_at)
         self._after_post(card.pending_id, rendered=card.state)
 
     def _message(self, card: Card, kind: str) -> tuple[Message, bool]:
