@@ -403,6 +403,9 @@ class AnswerService:
 
     def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
         metrics.answer(attempt.source, attempt.via, verdict.kind)
+        log.info(
+            "%s from %s (%s): %s", attempt.action, attempt.user_id, attempt.source, verdict.kind
+        )
         self.store.audit(
             attempt.pending_id,
             attempt.user_id,

@@ -13,6 +13,7 @@ exits 0.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -99,6 +100,8 @@ class Bot:
     stop: threading.Event = field(default_factory=threading.Event)
     #: Set once the work in flight is finished or handed over: stop renewing leases.
     leases_stop: threading.Event = field(default_factory=threading.Event)
+    #: Answers still on their way to Kandev when the process stopped (handed over).
+    abandoned: int = 0
     _stopping_at: float | None = None
     _closed: bool = False
 
@@ -152,7 +155,9 @@ class Bot:
         self.leases_stop.set()
         if self.lease_worker is not None and self.lease_worker.is_alive():
             self.lease_worker.join(timeout=5)
-        self.kandev.close()
+        self.abandoned = len(self.in_flight.keys())
+        if not self.abandoned:  # else a call still running must not see its client closed
+            self.kandev.close()
         self.store.close()
 
     def _hand_over(self) -> None:
@@ -166,7 +171,10 @@ class Bot:
             return
         if items or answers:
             log.info(
-                "handed over %d card post(s)/edit(s) and %d unfinished answer(s)", items, answers
+                "replica %s handed over %d card post(s)/edit(s) and %d unfinished answer(s)",
+                self.worker_id,
+                items,
+                answers,
             )
         else:
             log.info("stopped with nothing left in flight")
@@ -362,4 +370,10 @@ def main_run(settings: Settings, mode: Mode) -> int:
         return exc.exit_code
     bot.start()
     bot.serve()
+    if bot.abandoned:
+        # Calls that outlived the hand-over belong to another replica now: end them with the
+        # process rather than wait for Kandev (the interpreter would join their threads).
+        log.warning("exiting with %d answer call(s) still waiting on Kandev", bot.abandoned)
+        logging.shutdown()
+        os._exit(EXIT_OK)
     return EXIT_OK

@@ -37,7 +37,7 @@ def main_db(command: str) -> int:
     settings = partial.settings
     url = normalize_url(settings.database_url)
     shown = url.render_as_string(hide_password=True)
-    print(f"{'database':<18}{shown}")
+    print(f"{'database':<20}{shown}")
     try:
         if command == "upgrade":
             return _upgrade(url)
@@ -59,11 +59,11 @@ def _upgrade(url) -> int:
         engine.dispose()
     applied = [m for m in MIGRATIONS if before < m.version <= after]
     if not applied:
-        print(f"{'schema version':<18}{after} (up to date; nothing to apply)")
+        print(f"{'schema version':<20}{after} (up to date; nothing to apply)")
         return EXIT_OK
-    print(f"{'schema version':<18}{before} → {after}")
+    print(f"{'schema version':<20}{before} → {after}")
     for step in applied:
-        print(f"{'applied':<18}{step.version}: {step.description}")
+        print(f"{'applied':<20}{step.version}: {step.description}")
     return EXIT_OK
 
 
@@ -72,17 +72,17 @@ def _status(url) -> int:
         path = Path(url.database or "")
         if not path.exists():
             print(
-                f"{'schema version':<18}none: {path} does not exist; run `kandev-slack db upgrade`"
+                f"{'schema version':<20}none: {path} does not exist; run `kandev-slack db upgrade`"
             )
             return EXIT_FAILED
     with Store(url, upgrade=False) as store:
         version = store.schema_version()
         if version == 0:
-            print(f"{'schema version':<18}0 (empty database); run `kandev-slack db upgrade`")
+            print(f"{'schema version':<20}0 (empty database); run `kandev-slack db upgrade`")
             return EXIT_FAILED
         if version > SCHEMA_VERSION:
             print(
-                f"{'schema version':<18}{version}: newer than this kandev-slack supports "
+                f"{'schema version':<20}{version}: newer than this kandev-slack supports "
                 f"({SCHEMA_VERSION}); upgrade kandev-slack"
             )
             return EXIT_FAILED
@@ -90,19 +90,19 @@ def _status(url) -> int:
     pending = SCHEMA_VERSION - version
     if pending:
         print(
-            f"{'schema version':<18}{version} ({pending} migration(s) to apply: "
+            f"{'schema version':<20}{version} ({pending} migration(s) to apply: "
             "run `kandev-slack db upgrade`)"
         )
     else:
-        print(f"{'schema version':<18}{version} (up to date)")
+        print(f"{'schema version':<20}{version} (up to date)")
     oldest = ""
     if stats.oldest_pending_at is not None:
         age = (datetime.now(UTC) - stats.oldest_pending_at).total_seconds()
         oldest = f" (oldest waiting {_duration(age)})"
-    print(f"{'pending cards':<18}{stats.pending_cards}{oldest}")
-    print(f"{'outbox pending':<18}{stats.outbox_pending}")
-    print(f"{'outbox failed':<18}{stats.outbox_failed}")
-    print(f"{'answers in flight':<18}{stats.unfinished_submissions}")
+    print(f"{'pending cards':<20}{stats.pending_cards}{oldest}")
+    print(f"{'outbox pending':<20}{stats.outbox_pending}")
+    print(f"{'outbox failed':<20}{stats.outbox_failed}")
+    print(f"{'answers in flight':<20}{stats.unfinished_submissions}")
     return EXIT_FAILED if pending else EXIT_OK
 
 

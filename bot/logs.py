@@ -58,6 +58,14 @@ def bind_log_context(**fields: object) -> None:
     _context.set(_merged(fields))
 
 
+def new_log_context(**fields: object) -> None:
+    """Start a new subject in this thread (a Slack request reaching the app): what earlier
+    work in the thread named is forgotten, and the work this thread hands to a
+    ContextExecutor from now on names ``fields``."""
+    known = {k: str(v) for k, v in fields.items() if k in CONTEXT_FIELDS and v}
+    _context.set(known)
+
+
 def set_replica(name: str) -> None:
     """The name this process goes by in every JSON log line (its lease owner id)."""
     global _replica

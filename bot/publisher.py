@@ -130,6 +130,7 @@ class Publisher:
         #: Items of the current batch not yet settled (done, failed or given back).
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
+        self._stop = threading.Event()
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------
 
@@ -155,6 +156,7 @@ class Publisher:
     # ---- the worker ----------------------------------------------------------------------
 
     def run(self, stop: threading.Event, idle_wait_s: float = 1.0) -> None:
+        self._stop = stop  # a batch stops between two items once it is set (hand-over)
         while not stop.is_set():
             try:
                 self._check_failed()
@@ -191,6 +193,8 @@ class Publisher:
         items.sort(key=lambda it: (it.kind != UPDATE, it.id))
         self._unsettled = {item.id: item for item in items}
         for item in items:
+            if self._stop.is_set():
+                break  # the rest is handed over (given back to nobody) as this replica stops
             try:
                 with log_context(pending_id=item.payload.get("pending_id"), channel=item.channel):
                     self._process(item)
@@ -278,6 +282,7 @@ class Publisher:
             )
         self.store.mark_posted(card.pending_id, card.channel, ts)
         metrics.card_posted(card.bundle.created_at)
+        log.info("posted the card of %s in %s", card.pending_id, card.channel)
         self._after_post(card.pending_id, rendered=card.state)
 
     def _message(self, card: Card, kind: str) -> tuple[Message, bool]:

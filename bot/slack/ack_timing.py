@@ -16,7 +16,7 @@ from typing import Any
 from slack_bolt import Ack, App, BoltRequest, BoltResponse
 
 from bot import metrics
-from bot.logs import log_context
+from bot.logs import new_log_context
 
 _KINDS = {
     "block_actions": "block_actions",
@@ -58,10 +58,12 @@ class TimedAck(Ack):
 
 def _time_acks(req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> Any:  # noqa: A002 - Bolt passes it by this name
     context = req.context
-    if "ack" not in context:
+    current = context.get("ack")
+    if current is None or current.response is None:  # Bolt makes one early; not used yet
         context["ack"] = TimedAck(interaction_kind(req.body), time.perf_counter())
-    with log_context(user=context.user_id, channel=context.channel_id):
-        return next()
+    # Listeners run after every middleware, in threads that copy this context (ContextExecutor).
+    new_log_context(user=context.user_id, channel=context.channel_id)
+    return next()
 
 
 def install_ack_timing(app: App) -> None:
