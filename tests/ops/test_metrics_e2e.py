@@ -7,6 +7,7 @@ the card, person, channel and replica it is about. In Socket Mode, METRICS_PORT 
 from __future__ import annotations
 
 import json
+import signal
 
 import httpx
 
@@ -74,7 +75,7 @@ def test_socket_mode_serves_metrics_and_health_on_metrics_port(
     bot_factory, seed, fake_slack, slack_driver
 ) -> None:
     port = free_port()
-    start_bot(bot_factory, mode="socket", METRICS_PORT=str(port))
+    bot = start_bot(bot_factory, mode="socket", METRICS_PORT=str(port))
     base = f"http://127.0.0.1:{port}"
     before = scrape(f"{base}/metrics")
     bundle = seed([db_question()], title="Metrics over the socket")
@@ -93,3 +94,11 @@ def test_socket_mode_serves_metrics_and_health_on_metrics_port(
     health = httpx.get(f"{base}/healthz", timeout=5)
     assert health.status_code == 200 and health.json()["status"] == "ok"
     assert httpx.get(f"{base}/slack/events", timeout=5).status_code == 404
+
+    # Ctrl-C (SIGINT) hands over like SIGTERM: the socket is closed, the exit code is 0.
+    assert bot.proc is not None
+    bot.proc.send_signal(signal.SIGINT)
+    assert bot.proc.wait(30) == 0, bot.logs()[-2000:]
+    last_start = bot.logs().rsplit("===== start", 1)[-1]
+    assert "Socket Mode connection closed" in last_start
+    assert "stopped with nothing left in flight" in last_start
