@@ -6,6 +6,7 @@ every detail passes through :func:`redact` with the configured secrets.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -95,7 +96,7 @@ def kandev_findings(kandev: KandevCheckTarget, settings: Settings) -> list[Findi
     else:
         found.append(Finding(True, "kandev version", "not reported by this server", warning=True))
     found += routing_findings(kandev, settings.routing)
-    found += waiting_findings(kandev, settings.routing)
+    found += waiting_findings(kandev, settings.routing, each=True)
     return found
 
 
@@ -114,9 +115,12 @@ def routing_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
     return [Finding(True, "routing", f"{count} route(s) match Kandev workspaces")]
 
 
-def waiting_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Finding]:
-    """Where each question waiting in Kandev goes, and which cannot be routed and why (the
-    bot does not post those anywhere until their task and workspace can be read)."""
+def waiting_findings(
+    kandev: KandevCheckTarget, routing: Routing, *, each: bool = False
+) -> list[Finding]:
+    """Where the questions waiting in Kandev go, and which cannot be routed and why (the
+    bot does not post those anywhere until their task and workspace can be read); with
+    ``each``, also one line per question: its task and the route it takes."""
     try:
         bundles = kandev.list_pending()
     except Exception as exc:  # reported as a finding
@@ -124,19 +128,28 @@ def waiting_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
     tasks = TaskDirectory(kandev)  # type: ignore[arg-type]
     routed: dict[str, int] = {}
     unroutable: dict[str, int] = {}
+    lines: list[Finding] = []
     for bundle in bundles:
+        name = f"question {bundle.pending_id}"
         try:
             task = tasks.info(bundle.task_id)
         except Exception as exc:  # TaskUnknown, or Kandev failing: reported, never raised
             reason = exc.reason if isinstance(exc, TaskUnknown) else _exception_text(exc)
             unroutable[reason] = unroutable.get(reason, 0) + 1
+            lines.append(Finding(False, name, f"task {bundle.task_id}: not routed: {reason}"))
             continue
         route = routing.route_for(task.workspace_id, task.workspace_name)
+        workspace = repr(task.workspace_name or task.workspace_id)
+        about = f"{task.title or task.task_id!r} in workspace {workspace}"
         if route is None:
-            reason = f"no channel for workspace {task.workspace_name or task.workspace_id!r}"
+            reason = f"no channel for workspace {workspace}"
             unroutable[reason] = unroutable.get(reason, 0) + 1
+            lines.append(Finding(False, name, f"{about}: not routed: {reason}"))
         else:
             routed[route.channel] = routed.get(route.channel, 0) + 1
+            lines.append(
+                Finding(True, name, f"{about} → {route.channel} ({_route_name(routing, task)})")
+            )
     where = ", ".join(f"{n} to {channel}" for channel, n in sorted(routed.items()))
     found = [
         Finding(
@@ -148,7 +161,16 @@ def waiting_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
         what = "question cannot" if count == 1 else "questions cannot"
         why = "; ".join(f"{reason} ({n})" for reason, n in sorted(unroutable.items()))
         found.append(Finding(False, "unroutable", f"{count} {what} be routed: {why}"))
-    return found
+    return found + (lines if each else [])
+
+
+def _route_name(routing: Routing, task: Any) -> str:
+    """Which part of the routing sends ``task``'s questions where they go."""
+    for rule in routing.rules:
+        if rule.matches(task.workspace_id, task.workspace_name):
+            where = f" ({routing.source}:{rule.line})" if routing.source else ""
+            return f"[[route]] {rule.workspace}{where}"
+    return "the default channel"
 
 
 # ---- Slack --------------------------------------------------------------------------------
@@ -324,8 +346,28 @@ def _channel_finding(
 # ---- everything ---------------------------------------------------------------------------
 
 
-def run_checks(settings: Settings, mode: Mode, kandev: KandevCheckTarget) -> list[Finding]:
-    """All findings, Kandev first, with every secret redacted from every detail."""
-    findings = kandev_findings(kandev, settings) + slack_findings(settings, mode)
+def run_checks(
+    settings: Settings, mode: Mode, kandev: KandevCheckTarget | None, *, slack: bool = True
+) -> list[Finding]:
+    """All findings, Kandev first, with every secret redacted from every detail. Kandev is
+    left out when ``kandev`` is None, Slack when not ``slack`` (settings they need are bad)."""
+    findings = kandev_findings(kandev, settings) if kandev is not None else []
+    if slack:
+        findings += slack_findings(settings, mode)
     secrets = settings.secret_values()
     return [replace(f, detail=redact(f.detail, secrets)) for f in findings]
+
+
+def report_json(findings: list[Finding], problems: list[str]) -> str:
+    """The check report for scripts: ``ok`` (everything needed to run is fine), the
+    configuration problems and every finding."""
+    failed = [f for f in findings if not f.ok]
+    document = {
+        "ok": not failed and not problems,
+        "configuration_problems": problems,
+        "findings": [
+            {"status": f.status, "ok": f.ok, "name": f.name, "detail": f.detail} for f in findings
+        ],
+        "failed": len(failed) + len(problems),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
