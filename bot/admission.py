@@ -82,11 +82,11 @@ class Admitted:
     card: Card
 
 
+@dataclass(eq=False)
 class Admission:
-    def __init__(self, store: Store, queue: WaitingQueue, permissions: Permissions) -> None:
-        self.store = store
-        self.queue = queue
-        self.permissions = permissions
+    store: Store
+    queue: WaitingQueue
+    permissions: Permissions
 
     def admit(self, request: Request) -> Admitted | Refusal:
         """Admit ``request`` or refuse it (audited)."""
@@ -193,19 +193,12 @@ class Admission:
         )
         return refusal
 
-    def _audit(
-        self,
-        pending_id: str | None,
-        user: str | None,
-        action: str,
-        source: str,
-        result: str,
-        detail: str,
-    ) -> None:
+    def _audit(self, pending_id: str | None, user: str | None, *entry: str) -> None:
+        """``entry``: action, source, result, detail (as ``Store.audit`` takes them)."""
         try:
-            self.store.audit(pending_id, user or None, action, source, result, detail)
+            self.store.audit(pending_id, user or None, *entry)
         except Exception:  # the refusal still reaches the person
-            log.exception("could not audit a refused %s", action)
+            log.exception("could not audit a refused %s", entry[0])
 
 
 def _same_message(card: Card, request: Request) -> bool:

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -138,22 +138,15 @@ class Begun:
         self.lease.close()
 
 
+@dataclass(eq=False)
 class AnswerService:
-    def __init__(
-        self,
-        kandev: KandevClient,
-        store: Store,
-        publisher: Publisher,
-        in_flight: InFlight,
-        *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ):
-        self.kandev = kandev
-        self.store = store
-        self.publisher = publisher
-        #: Submissions this process is sending (their leases are renewed; see leases.py).
-        self.in_flight = in_flight
-        self.clock = clock
+    kandev: KandevClient
+    store: Store
+    publisher: Publisher
+    #: Submissions this process is sending (their leases are renewed; see leases.py).
+    in_flight: InFlight
+    _: KW_ONLY
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     def submit(
         self, admitted: Admitted, *, answers: tuple[Answer, ...] = (), reason: str = ""

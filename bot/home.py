@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -48,33 +48,22 @@ class Snapshot:
     stale: bool = False  # Kandev could not be asked: ``waiting`` is what the bot last knew
 
 
+@dataclass(eq=False)
 class HomeService:
-    def __init__(
-        self,
-        queue: WaitingQueue,
-        store: Store,
-        slack: SlackGateway,
-        changes: Signal,
-        *,
-        kandev_url: str,
-        recent_s: float = RECENT_VIEWERS_S,
-        max_viewers: int = MAX_VIEWERS,
-        debounce_s: float = DEBOUNCE_S,
-        spacing_per_view_s: float = SPACING_PER_VIEW_S,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ):
-        self.queue = queue
-        self.store = store
-        self.slack = slack
-        self.kandev_url = kandev_url
-        self.recent_s = recent_s
-        self.max_viewers = max_viewers
-        self.debounce_s = debounce_s
-        self.spacing_per_view_s = spacing_per_view_s
-        self.clock = clock
-        self.changes = changes
-        self._lock = threading.Lock()
-        self._notices: dict[str, tuple[str, float]] = {}
+    queue: WaitingQueue
+    store: Store
+    slack: SlackGateway
+    #: Raised by the publisher after every post or edit.
+    changes: Signal
+    _: KW_ONLY
+    kandev_url: str
+    recent_s: float = RECENT_VIEWERS_S
+    max_viewers: int = MAX_VIEWERS
+    debounce_s: float = DEBOUNCE_S
+    spacing_per_view_s: float = SPACING_PER_VIEW_S
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _notices: dict[str, tuple[str, float]] = field(default_factory=dict, init=False, repr=False)
 
     # ---- building ------------------------------------------------------------------------
 

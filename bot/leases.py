@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import KW_ONLY, dataclass
 
 from bot.store import Store
 
@@ -57,23 +58,16 @@ class InFlight:
             return key in self._keys
 
 
+@dataclass(eq=False)
 class LeaseKeeper:
     """Renews the publisher's outbox leases and the in-flight submissions' leases."""
 
-    def __init__(
-        self,
-        store: Store,
-        worker_id: str,
-        in_flight: InFlight,
-        *,
-        heartbeat_s: float = HEARTBEAT_S,
-        outbox_lease_s: float = OUTBOX_LEASE_S,
-    ) -> None:
-        self.store = store
-        self.worker_id = worker_id
-        self.in_flight = in_flight
-        self.heartbeat_s = heartbeat_s
-        self.outbox_lease_s = outbox_lease_s
+    store: Store
+    worker_id: str
+    in_flight: InFlight
+    _: KW_ONLY
+    heartbeat_s: float = HEARTBEAT_S
+    outbox_lease_s: float = OUTBOX_LEASE_S
 
     def renew_once(self) -> tuple[int, int]:
         """Renew now; returns (outbox items, submissions) renewed."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from bot import metrics
 from bot.answers import AnswerService, Attempt, Verdict
@@ -46,27 +46,17 @@ class RecoveryReport:
     deferred: list[str] = field(default_factory=list)  # not settled yet: a later cycle
 
 
+@dataclass(eq=False)
 class Recovery:
-    def __init__(
-        self,
-        kandev: KandevClient,
-        store: Store,
-        answers: AnswerService,
-        permissions: Permissions,
-        notifier: Notifier,
-        in_flight: InFlight,
-        *,
-        interval_s: float = 5.0,
-        stale_after_s: float = SUBMISSION_LEASE_S,
-    ) -> None:
-        self.kandev = kandev
-        self.store = store
-        self.answers = answers
-        self.permissions = permissions
-        self.notifier = notifier
-        self.in_flight = in_flight
-        self.interval_s = interval_s
-        self.stale_after_s = stale_after_s
+    kandev: KandevClient
+    store: Store
+    answers: AnswerService
+    permissions: Permissions
+    notifier: Notifier
+    in_flight: InFlight
+    _: KW_ONLY
+    interval_s: float = 5.0
+    stale_after_s: float = SUBMISSION_LEASE_S
 
     def run(self, stop: threading.Event) -> None:
         """The recovery worker: look for stale submissions now (right after a restart), then

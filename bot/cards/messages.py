@@ -22,6 +22,11 @@ from bot.cards.wording import (
 from bot.domain import CardOutcome, CardState
 from bot.kandev.models import Bundle
 
+
+def _what(action: Action) -> str:
+    return "rejection" if action == "reject" else "answer"
+
+
 # ---- outcomes ------------------------------------------------------------------------------
 
 
@@ -74,7 +79,7 @@ def not_recorded_message(
 ) -> str:
     """Nothing reached Kandev's record (it could not be reached, or refused the call before
     doing anything): the question is still open and the person may send it again."""
-    what = "rejection" if action == "reject" else "answer"
+    what = _what(action)
     if cause == "auth":
         return (
             f"Your {what} was *not* recorded: Kandev refused the bot's access token. The "
@@ -100,7 +105,7 @@ def not_recorded_message(
 
 def unconfirmed_message(*, action: Action = "answer") -> str:
     """The call may have reached Kandev, but its reply was lost: the bot keeps checking."""
-    what = "rejection" if action == "reject" else "answer"
+    what = _what(action)
     return (
         f"Kandev did not confirm your {what}: it may well have been recorded, but the reply "
         "was lost on the way. The bot keeps checking with Kandev and the card will show the "
@@ -110,7 +115,7 @@ def unconfirmed_message(*, action: Action = "answer") -> str:
 
 def still_checking_message(*, action: Action = "answer") -> str:
     """The same submission again while the first is still waiting for Kandev's word."""
-    what = "rejection" if action == "reject" else "answer"
+    what = _what(action)
     return (
         f"The bot is still waiting for Kandev to confirm this same {what} from you; the card "
         "will show the result."
@@ -119,7 +124,7 @@ def still_checking_message(*, action: Action = "answer") -> str:
 
 def gave_up_message(*, action: Action = "answer", recorded: bool | None) -> str:
     """Crash recovery stops re-sending: what Kandev shows (``recorded`` None: unknown)."""
-    what = "rejection" if action == "reject" else "answer"
+    what = _what(action)
     if recorded is False:
         return (
             f"Your {what} was *not* recorded: the bot could not get it to Kandev after several "
@@ -139,7 +144,7 @@ def _seconds(value: float) -> str:
 
 
 def invalid_message(kandev_message: str, *, action: Action = "answer") -> str:
-    what = "rejection" if action == "reject" else "answer"
+    what = _what(action)
     detail = fit_escaped(one_line(kandev_message), MAX_KANDEV_MESSAGE)[0]
     return (
         f"Kandev did not accept your {what}: {detail}"

@@ -168,14 +168,7 @@ class SlackRequestGuard:
         except Exception as exc:
             # Bolt's matching (and its error handler) index into the payload without checking
             # its shape; what they choke on is a request Slack would never send.
-            if raised_in_bot(exc):
-                log.error("a Slack request failed in the bot", exc_info=exc)
-            else:
-                log.warning(
-                    "refused a Slack request Bolt could not dispatch: %s: %s",
-                    type(exc).__name__,
-                    str(exc)[:120],
-                )
+            log_undispatched(exc, log, "request guard")
             return _answer(start_response, "400 Bad Request", "malformed request")
 
 
@@ -197,6 +190,19 @@ def raised_in_bot(error: BaseException) -> bool:
     return any(
         frame.f_code.co_filename.startswith(_BOT_ROOT) for frame in _frames_below_catcher(error)
     )
+
+
+def log_undispatched(error: BaseException, logger: logging.Logger, where: str) -> None:
+    """Log a request that failed while being dispatched: our own bug (with its traceback), or
+    a payload Bolt's matching choked on (a warning: a request Slack would never send)."""
+    if raised_in_bot(error):
+        logger.error("a Slack request failed in the bot (%s)", where, exc_info=error)
+    else:
+        logger.warning(
+            "refused a Slack request Bolt could not dispatch: %s: %s",
+            type(error).__name__,
+            str(error)[:120],
+        )
 
 
 def raised_in(error: BaseException) -> str:

@@ -63,3 +63,18 @@ class Lane:
     def shutdown(self, *, wait: bool = True, cancel: bool = False) -> None:
         """Stop taking jobs; ``wait`` for the running ones; ``cancel`` the ones not started."""
         self._executor.shutdown(wait=wait, cancel_futures=cancel)
+
+
+def when_done(future: Future[T], use: Callable[[T], None], what: str) -> None:
+    """Call ``use`` with the job's result once it is done (after the interaction was
+    acknowledged); a job that failed is logged as ``what``."""
+
+    def done(finished: Future[T]) -> None:
+        try:
+            result = finished.result()
+        except Exception:
+            log.exception("%s failed", what)
+            return
+        use(result)
+
+    future.add_done_callback(done)

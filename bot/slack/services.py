@@ -60,6 +60,17 @@ class Services:
         if not self.notifier.open_form(interaction.trigger_id, view):
             self.tell(interaction.where, messages.form_not_opened_message())
 
+    def open_form_if_admitted(self, parsed: Interaction | Unusable, kind: FormKind) -> None:
+        """A button or shortcut that opens a form: refused and told, or the form opens."""
+        if isinstance(parsed, Unusable):
+            self.tell(parsed.where, self.refuse_unusable(parsed).message)
+            return
+        admitted = self.admission.admit(parsed.request)
+        if isinstance(admitted, Refusal):
+            self.tell_result(parsed.where, admitted)
+            return
+        self.open_form(parsed, admitted.card, kind)
+
     def refuse_unusable(self, unusable: Unusable) -> Refusal:
         """Audit a payload that could not become a request; returns the refusal to tell."""
         return self.admission.refuse(

@@ -128,24 +128,15 @@ class SubmissionsMixin(StoreBase):
     def renew_submissions(self, submission_keys: Collection[str]) -> int:
         """Refresh the lease of unfinished submissions this process is still sending (its
         heartbeat), so crash recovery never takes over a submission that is alive."""
-        keys = list(submission_keys)
-        if not keys:
-            return 0
-        with self._write() as conn:
-            stmt = (
-                update(submissions)
-                .where(
-                    submissions.c.submission_key.in_(keys),
-                    submissions.c.finished_at.is_(None),
-                )
-                .values(leased_at=self._now())
-            )
-            return int(conn.execute(stmt).rowcount)
+        return self._lease_submissions(submission_keys, self._now())
 
     def release_submissions(self, submission_keys: Collection[str]) -> int:
         """Make unfinished submissions this process will not finish stale now (their lease
         as old as a day), so crash recovery — on another replica, or this one after a
         restart — takes them over at its next cycle instead of after the lease period."""
+        return self._lease_submissions(submission_keys, self._ago(RELEASED_LEASE_AGE_S))
+
+    def _lease_submissions(self, submission_keys: Collection[str], leased_at: Any) -> int:
         keys = list(submission_keys)
         if not keys:
             return 0
@@ -156,7 +147,7 @@ class SubmissionsMixin(StoreBase):
                     submissions.c.submission_key.in_(keys),
                     submissions.c.finished_at.is_(None),
                 )
-                .values(leased_at=self._ago(RELEASED_LEASE_AGE_S))
+                .values(leased_at=leased_at)
             )
             return int(conn.execute(stmt).rowcount)
 

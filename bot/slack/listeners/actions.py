@@ -73,14 +73,6 @@ def _record_click(svc: Services, body: dict[str, Any]) -> Callable[[], None]:
 def _form_opener(svc: Services, kind: FormKind):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        click = requests.click(body, action_of(kind))
-        if isinstance(click, Unusable):
-            svc.tell(click.where, svc.refuse_unusable(click).message)
-            return
-        admitted = svc.admission.admit(click.request)
-        if isinstance(admitted, Refusal):
-            svc.tell_result(click.where, admitted)
-            return
-        svc.open_form(click, admitted.card, kind)
+        svc.open_form_if_admitted(requests.click(body, action_of(kind)), kind)
 
     return handle

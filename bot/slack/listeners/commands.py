@@ -19,6 +19,7 @@ from bot.cards import messages
 from bot.cards.ids import ACTION_NEXT, COMMAND, CodecError
 from bot.cards.listing import NextPage, parse_next_page
 from bot.listing import Reply
+from bot.slack.lanes import when_done
 from bot.slack.payloads import BlockAction, PayloadError, parse
 from bot.slack.requests import Where
 from bot.slack.services import Services
@@ -63,20 +64,11 @@ def _command(svc: Services):
         except FutureTimeout:
             ack(text=messages.looking_message(), response_type="ephemeral")
             where = Where(command.user_id, command.channel_id or None, command.response_url)
-            future.add_done_callback(lambda f: _follow_up(svc, where, f))
+            when_done(future, lambda reply: _send(svc, where, reply), "listing")
             return
         ack(text=reply.text, blocks=reply.blocks, response_type="ephemeral")
 
     return handle
-
-
-def _follow_up(svc: Services, where: Where, future: Future[Reply]) -> None:
-    try:
-        reply = future.result()
-    except Exception:
-        log.exception("listing failed")
-        return
-    _send(svc, where, reply)
 
 
 def _send(svc: Services, where: Where, reply: Reply, *, replace: bool = False) -> None:

@@ -23,7 +23,7 @@ from slack_bolt import Ack, App, BoltResponse
 from bot.cards import messages
 from bot.slack import raw_payload, requests
 from bot.slack.acks import refuse_form
-from bot.slack.guard import raised_in_bot
+from bot.slack.guard import log_undispatched
 from bot.slack.requests import where_of
 from bot.slack.services import Services
 
@@ -91,14 +91,7 @@ def _ignored_event(ack: Ack) -> None:
 
 def _on_error(error: Exception, response: BoltResponse | None) -> BoltResponse | None:
     """Bolt's error handler: a request Bolt's matching chokes on is a 400; our bugs are logged."""
-    if raised_in_bot(error):
-        log.error("a Slack listener failed", exc_info=error)
-    else:
-        log.warning(
-            "refused a request Bolt could not dispatch: %s: %s",
-            type(error).__name__,
-            raw_payload.quote(str(error)),
-        )
+    log_undispatched(error, log, "listener")
     if response is None:
         return None  # already acknowledged: nothing left to answer
     body = json.dumps({"ok": False, "error": "malformed request"})

@@ -11,10 +11,8 @@ from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.admission import Refusal
 from bot.cards.ids import SHORTCUT_REJECT
 from bot.slack import requests
-from bot.slack.requests import Unusable
 from bot.slack.services import Services
 
 
@@ -25,14 +23,6 @@ def register(app: App, svc: Services) -> None:
 def _reject(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        shortcut = requests.shortcut(body)
-        if isinstance(shortcut, Unusable):
-            svc.tell(shortcut.where, svc.refuse_unusable(shortcut).message)
-            return
-        admitted = svc.admission.admit(shortcut.request)
-        if isinstance(admitted, Refusal):
-            svc.tell_result(shortcut.where, admitted)
-            return
-        svc.open_form(shortcut, admitted.card, "reject")
+        svc.open_form_if_admitted(requests.shortcut(body), "reject")
 
     return handle

@@ -23,6 +23,7 @@ from bot.cards.wording import Action
 from bot.slack import raw_payload, requests
 from bot.slack.acks import refuse_form
 from bot.slack.forms import Content, FieldErrors, ForeignInputs, read_form
+from bot.slack.lanes import when_done
 from bot.slack.requests import Form, Unusable, Where
 from bot.slack.services import Services
 
@@ -77,7 +78,7 @@ def _submit(
     except FutureTimeout:
         # Kandev is slow: close the modal now, report by ephemeral message when done.
         ack()
-        future.add_done_callback(lambda f: _report(svc, form.where, f))
+        when_done(future, lambda verdict: svc.tell_result(form.where, verdict), "answer submission")
         return
     if verdict.kind in _KEEP_OPEN:
         ack(response_action="errors", errors={_last_input(body): verdict.message})
@@ -117,15 +118,6 @@ def _close(svc: Services, ack: Ack, where: Where, result: Verdict | Refusal) -> 
         return
     ack()
     svc.tell_result(where, result)
-
-
-def _report(svc: Services, where: Where, future: Future[Verdict]) -> None:
-    try:
-        verdict = future.result()
-    except Exception:
-        log.exception("answer submission failed")
-        return
-    svc.tell_result(where, verdict)
 
 
 def _last_input(body: dict[str, Any]) -> str:
