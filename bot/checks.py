@@ -95,7 +95,7 @@ def kandev_findings(kandev: KandevCheckTarget, settings: Settings) -> list[Findi
     else:
         found.append(Finding(True, "kandev version", "not reported by this server", warning=True))
     found += routing_findings(kandev, settings.routing)
-    found += waiting_findings(kandev, settings.routing)
+    found += waiting_findings(kandev, settings.routing, each=True)
     return found
 
 
@@ -114,9 +114,13 @@ def routing_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
     return [Finding(True, "routing", f"{count} route(s) match Kandev workspaces")]
 
 
-def waiting_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Finding]:
+def waiting_findings(
+    kandev: KandevCheckTarget, routing: Routing, *, each: bool = False
+) -> list[Finding]:
     """Where each question waiting in Kandev goes, and which cannot be routed and why (the
-    bot does not post those anywhere until their task and workspace can be read)."""
+    bot does not post those anywhere until their task and workspace can be read). ``each``:
+    one more line per routed question naming the route it takes (by its task's workspace,
+    labels and priority)."""
     try:
         bundles = kandev.list_pending()
     except Exception as exc:  # reported as a finding
@@ -124,6 +128,7 @@ def waiting_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
     tasks = TaskDirectory(kandev)  # type: ignore[arg-type]
     routed: dict[str, int] = {}
     unroutable: dict[str, int] = {}
+    taken: list[Finding] = []
     for bundle in bundles:
         try:
             task = tasks.info(bundle.task_id)
@@ -131,12 +136,17 @@ def waiting_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
             reason = exc.reason if isinstance(exc, TaskUnknown) else _exception_text(exc)
             unroutable[reason] = unroutable.get(reason, 0) + 1
             continue
-        route = routing.route_for(task.workspace_id, task.workspace_name)
+        route = routing.route_for_task(task)
         if route is None:
             reason = f"no channel for workspace {task.workspace_name or task.workspace_id!r}"
             unroutable[reason] = unroutable.get(reason, 0) + 1
         else:
             routed[route.channel] = routed.get(route.channel, 0) + 1
+            rule = routing.rule_for_task(task)
+            by = rule.describe() if rule is not None else "[defaults]"
+            title = (task.title or "untitled task")[:60]
+            detail = f"{title!r} ({bundle.pending_id[:8]}) → {route.channel} by the {by}"
+            taken.append(Finding(True, "route", detail))
     where = ", ".join(f"{n} to {channel}" for channel, n in sorted(routed.items()))
     found = [
         Finding(
@@ -148,7 +158,7 @@ def waiting_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
         what = "question cannot" if count == 1 else "questions cannot"
         why = "; ".join(f"{reason} ({n})" for reason, n in sorted(unroutable.items()))
         found.append(Finding(False, "unroutable", f"{count} {what} be routed: {why}"))
-    return found
+    return found + (taken if each else [])
 
 
 # ---- Slack --------------------------------------------------------------------------------

@@ -47,6 +47,9 @@ class TaskInfo(BaseModel):
     title: str = ""
     workspace_id: str = ""
     workspace_name: str = ""
+    agent_name: str = ""
+    priority: str = ""  # "" for cards stored before it was kept: the default (medium)
+    labels: tuple[str, ...] = ()
 
 
 class Card(BaseModel):

@@ -27,6 +27,7 @@ from bot.cards.text import (
     shorten_mrkdwn,
     shortened_note,
 )
+from bot.cards.taskline import task_line
 from bot.cards.wording import age_text, outcome_line, slack_date
 from bot.domain import CardOutcome, CardState, TaskInfo
 from bot.kandev.models import Answer, Bundle, Question
@@ -37,7 +38,7 @@ MAX_WORKSPACE = 200
 MAX_QUESTION_TITLE = 150
 MAX_FREE_TEXT_SHOWN = 1000
 FALLBACK_PROMPT = 200
-_FIXED_BLOCKS = 6  # title, meta, outcome, context, actions, notice
+_FIXED_BLOCKS = 8  # title, task line, meta, outcome, context, past answer, actions, notice
 _BLOCKS_PER_QUESTION = 3  # divider, question, options
 _NON_OPTION_BUTTONS = 3  # Other answer…, Reject…, Open in Kandev
 
@@ -247,10 +248,11 @@ def render_card(
     final = _effective_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
 
-    head: list[Block] = [
-        section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE),
-        context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META),
-    ]
+    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
+    line = task_line(task)
+    if line:
+        head.append(context(line, block_id=ids.BLOCK_TASK))
+    head.append(context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META))
     if final is not None:
         line = f"{outcome_line(final, bundle)} · {slack_date(final.at)}"
         head.append(section(line, block_id=ids.BLOCK_OUTCOME))

@@ -43,6 +43,8 @@ ACTION_NEXT = "kq_list_next"  # the listing's "Next page" button
 # ---- block ids ------------------------------------------------------------------------------
 BLOCK_TITLE = "kq_title"
 BLOCK_META = "kq_meta"
+BLOCK_TASK = "kq_task"  # the task line: agent, priority, labels
+BLOCK_PAST = "kq_past"  # the last answer to the same question
 BLOCK_OUTCOME = "kq_outcome"
 BLOCK_CONTEXT = "kq_context"
 BLOCK_ACTIONS = "kq_actions"

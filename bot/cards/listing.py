@@ -32,6 +32,7 @@ from bot.cards.text import (
     one_line,
     shorten_mrkdwn,
 )
+from bot.cards.taskline import task_line
 from bot.cards.waiting import ListingPage, PageKey, Waiting
 from bot.cards.wording import age_text
 
@@ -173,6 +174,9 @@ def _item_blocks(
         meta.append(f"card in <#{item.card.channel}>")
     else:
         meta.append("no card posted yet")
+    line = task_line(item.task, limit=questions_limit)
+    if line:
+        meta.append(line)
     return [main, context(" · ".join(meta))]
 
 
