@@ -106,8 +106,11 @@ def render_help() -> dict[str, Any]:
         "see the list.",
         f"• `{COMMAND}` — everything waiting",
         f"• `{COMMAND} Platform` — only the Kandev workspace named Platform",
-        f"• `{COMMAND} database migration` — tasks whose title or questions contain all of "
-        "those words",
+        f"• `{COMMAND} database migration` — tasks whose title, questions or agent name "
+        "contain all of those words",
+        f"• `{COMMAND} label:database` — tasks with that label (several: all of them)",
+        f"• `{COMMAND} priority:critical` — tasks of that priority (several: any of them)",
+        f"• `{COMMAND} Platform label:database priority:high` — terms combine",
         f"• `{COMMAND} help` — this help",
         "*Answer…* opens the same form as the card. To turn a question down, use *Reject…* on "
         "its card, or the message shortcut *Reject agent question* (the ⋮ menu of the card).",
