@@ -28,8 +28,8 @@ from bot.cards.text import (
     shortened_note,
 )
 from bot.cards.taskline import task_line
-from bot.cards.wording import age_text, outcome_line, slack_date
-from bot.domain import CardOutcome, CardState, TaskInfo
+from bot.cards.wording import age_text, outcome_line, slack_date, user_mention
+from bot.domain import CardOutcome, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Answer, Bundle, Question
 
 UNTITLED_TASK = "Untitled task"
@@ -128,6 +128,19 @@ def _meta_line(bundle: Bundle, task: TaskInfo, now: datetime) -> str:
     if count > 1:
         parts.append(f"{count} questions, answer all together")
     return " · ".join(parts)
+
+
+MAX_PAST_SUMMARY = 500
+
+
+def past_line(past: PastAnswer, now: datetime) -> str:
+    """``↩ Last answered 3 days ago by @ana: PostgreSQL`` (safe mrkdwn)."""
+    ago = age_text(past.at, now).removeprefix("asked ")
+    who = user_mention(past.by_user) if past.via == "slack" else None
+    where = f"by {who}" if who else "in Slack" if past.via == "slack" else "in Kandev"
+    line = f"↩ Last answered {ago} {where}"
+    summary = shorten_mrkdwn(past.summary, MAX_PAST_SUMMARY, note="…")[0] if past.summary else ""
+    return f"{line}: {summary}" if summary else line
 
 
 def _option_buttons(bundle: Bundle) -> list[Block] | None:
@@ -235,8 +248,11 @@ def render_card(
     *,
     kandev_url: str,
     now: datetime,
+    past: PastAnswer | None = None,
 ) -> dict[str, Any]:
     """The card message for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``.
+
+    ``past``: the last answer to the same questions, shown under them while pending.
 
     Pending cards carry the answer controls; terminal cards keep the questions for context,
     mark the chosen options, carry the outcome line and only an "Open in Kandev" link button.
@@ -263,6 +279,8 @@ def render_card(
         hidden = f"{total - room} more questions are not shown here — "
         hidden += link(url, "open them in Kandev")
         tail.append(context(hidden, block_id=ids.BLOCK_NOTICE))
+    if past is not None and final is None:
+        tail.append(context(past_line(past, now), block_id=ids.BLOCK_PAST))
     elements = _action_elements(bundle, final is None, url)
     tail.append(actions(elements, block_id=ids.BLOCK_ACTIONS))
 
