@@ -40,7 +40,7 @@ MAX_FREE_TEXT_SHOWN = 1000
 FALLBACK_PROMPT = 200
 _FIXED_BLOCKS = 8  # title, task line, meta, outcome, context, past answer, actions, notice
 _BLOCKS_PER_QUESTION = 3  # divider, question, options
-_NON_OPTION_BUTTONS = 3  # Other answer…, Reject…, Open in Kandev
+_NON_OPTION_BUTTONS = 4  # Other answer…, Reject…, Conversation, Open in Kandev
 
 
 def task_url(kandev_url: str, task_id: str) -> str:
@@ -181,6 +181,7 @@ def _action_elements(bundle: Bundle, pending: bool, url: str) -> list[Block]:
             button("Answer…", ids.ACTION_ANSWER_MODAL, value=bundle_value, style="primary")
         )
     elements.append(button("Reject…", ids.ACTION_REJECT, value=bundle_value, style="danger"))
+    elements.append(button("Conversation", ids.ACTION_CONVERSATION, value=bundle_value))
     elements.append(open_button)
     return elements
 

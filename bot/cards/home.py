@@ -77,6 +77,7 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
     value = ButtonValue(pending_id=item.bundle.pending_id).encode()
     buttons = [
         button("Answer…", ids.ACTION_ANSWER_MODAL, value=value, style="primary"),
+        button("Conversation", ids.ACTION_CONVERSATION, value=value),
         button("Open in Kandev", ids.ACTION_OPEN, url=url),
     ]
     return [

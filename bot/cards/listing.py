@@ -161,11 +161,8 @@ def _item_blocks(
     if questions:
         text += "\n" + questions
     main = section(text)
-    main["accessory"] = button(
-        "Answer…",
-        ids.ACTION_ANSWER_MODAL,
-        value=ButtonValue(pending_id=item.bundle.pending_id).encode(),
-    )
+    value = ButtonValue(pending_id=item.bundle.pending_id).encode()
+    main["accessory"] = button("Answer…", ids.ACTION_ANSWER_MODAL, value=value)
     meta = []
     workspace = one_line(item.task.workspace_name)
     if workspace:
@@ -180,7 +177,9 @@ def _item_blocks(
     line = task_line(item.task, limit=questions_limit)
     if line:
         meta.append(line)
-    return [main, context(" · ".join(meta))]
+    details = section(" · ".join(meta))
+    details["accessory"] = button("Conversation", ids.ACTION_CONVERSATION, value=value)
+    return [main, details]
 
 
 def agents_waiting(count: int) -> str:
