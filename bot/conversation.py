@@ -89,9 +89,7 @@ class ConversationService:
             earlier=earlier,
         )
 
-    def _problem(
-        self, card: Card, problem: Problem, earlier: tuple
-    ) -> Conversation:
+    def _problem(self, card: Card, problem: Problem, earlier: tuple) -> Conversation:
         return Conversation(
             card=card,
             problem=problem,

@@ -69,9 +69,7 @@ def parse_query(raw: str) -> Query | HelpRequest | BadFilter:
             return BadFilter(messages.unknown_priority_message(value, PRIORITIES))
         else:
             priorities.append(value)
-    return Query(
-        text=text, words=tuple(words), labels=tuple(labels), priorities=tuple(priorities)
-    )
+    return Query(text=text, words=tuple(words), labels=tuple(labels), priorities=tuple(priorities))
 
 
 def _term(term: str) -> tuple[str | None, str]:

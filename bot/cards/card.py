@@ -20,6 +20,7 @@ from bot.cards.limits import (
     slack_len,
 )
 from bot.cards.mrkdwn import MAX_LINK_URL, link, markdown_to_mrkdwn
+from bot.cards.taskline import task_line
 from bot.cards.text import (
     fit_escaped,
     fit_plain,
@@ -27,7 +28,6 @@ from bot.cards.text import (
     shorten_mrkdwn,
     shortened_note,
 )
-from bot.cards.taskline import task_line
 from bot.cards.wording import age_text, outcome_line, slack_date, user_mention
 from bot.domain import CardOutcome, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Answer, Bundle, Question

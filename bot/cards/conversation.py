@@ -275,7 +275,9 @@ def render_conversation(
         count = f"{left_out} earlier message{'s' if left_out != 1 else ''}"
         count = count if fetched_all else (f"{count} and more" if left_out else "Earlier messages")
         blocks.append(
-            context(f"{count} not shown here — {link(url, 'read the whole conversation in Kandev')}")
+            context(
+                f"{count} not shown here — {link(url, 'read the whole conversation in Kandev')}"
+            )
         )
     if shown:
         blocks += shown

@@ -24,6 +24,7 @@ from bot.cards.limits import (
     blocks_text_length,
 )
 from bot.cards.mrkdwn import link
+from bot.cards.taskline import task_line
 from bot.cards.text import (
     defuse_mrkdwn,
     escape_url,
@@ -32,7 +33,6 @@ from bot.cards.text import (
     one_line,
     shorten_mrkdwn,
 )
-from bot.cards.taskline import task_line
 from bot.cards.waiting import ListingPage, PageKey, Waiting
 from bot.cards.wording import age_text
 

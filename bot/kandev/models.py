@@ -3,11 +3,10 @@ them against a real Kandev)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
-
-import json
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 

@@ -64,8 +64,8 @@ class BlockAction(_P):
     @property
     def in_modal(self) -> bool:
         """Clicked in a modal (the Conversation view), not on a message or the App Home."""
-        return self.container.type == "view" and self.view is not None and (
-            self.view.type == "modal"
+        return (
+            self.container.type == "view" and self.view is not None and (self.view.type == "modal")
         )
 
     @property

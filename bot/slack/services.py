@@ -77,9 +77,7 @@ class Services:
             response_url=interaction.response_url,
         ).encode()
         view = loading_view(card, kandev_url=self.kandev_public_url, metadata=metadata)
-        view_id = self.notifier.open_view(
-            interaction.trigger_id, view, push=interaction.in_modal
-        )
+        view_id = self.notifier.open_view(interaction.trigger_id, view, push=interaction.in_modal)
         if view_id is None:
             self.tell(interaction.where, messages.form_not_opened_message())
             return None

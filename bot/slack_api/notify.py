@@ -62,9 +62,7 @@ class Notifier:
         of the modal the interaction came from."""
         return self.open_view(trigger_id, view, push=push) is not None
 
-    def open_view(
-        self, trigger_id: str, view: dict[str, Any], *, push: bool = False
-    ) -> str | None:
+    def open_view(self, trigger_id: str, view: dict[str, Any], *, push: bool = False) -> str | None:
         """Like :meth:`open_form`; returns the new view's id (None: not opened)."""
         try:
             if push:

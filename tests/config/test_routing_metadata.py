@@ -51,9 +51,7 @@ def test_the_readme_example_routes_by_priority_then_workspace_and_labels() -> No
     assert routing.route_for_task(task(labels=["database", "infra"])) == Route(channel="C0DBA")
     assert routing.route_for_task(task(labels=["DataBase"])) == Route(channel="C0DBA")
     assert routing.route_for_task(task(labels=["infra"])) == Route(channel="C0DEFAULT")
-    assert routing.route_for_task(task("Mobile", labels=["database"])) == Route(
-        channel="C0DEFAULT"
-    )
+    assert routing.route_for_task(task("Mobile", labels=["database"])) == Route(channel="C0DEFAULT")
     assert routing.route_for_task(task(priority="high")) == Route(channel="C0DEFAULT")
 
 
