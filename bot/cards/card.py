@@ -181,7 +181,8 @@ def _action_elements(bundle: Bundle, pending: bool, url: str) -> list[Block]:
             button("Answer…", ids.ACTION_ANSWER_MODAL, value=bundle_value, style="primary")
         )
     elements.append(button("Reject…", ids.ACTION_REJECT, value=bundle_value, style="danger"))
-    elements.append(button("Conversation", ids.ACTION_CONVERSATION, value=bundle_value))
+    conversation = ButtonValue(pending_id=bundle.pending_id, conversation=True).encode()
+    elements.append(button("Conversation", ids.ACTION_CONVERSATION, value=conversation))
     elements.append(open_button)
     return elements
 

@@ -77,7 +77,11 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
     value = ButtonValue(pending_id=item.bundle.pending_id).encode()
     buttons = [
         button("Answer…", ids.ACTION_ANSWER_MODAL, value=value, style="primary"),
-        button("Conversation", ids.ACTION_CONVERSATION, value=value),
+        button(
+            "Conversation",
+            ids.ACTION_CONVERSATION,
+            value=ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode(),
+        ),
         button("Open in Kandev", ids.ACTION_OPEN, url=url),
     ]
     return [

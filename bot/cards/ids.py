@@ -140,6 +140,8 @@ class ButtonValue(_Codec):
     pending_id: str = Field(alias="p", min_length=1)
     question_id: str = Field(default="", alias="q")
     option_id: str = Field(default="", alias="o")
+    #: The "Conversation" button (its value differs from the "Answer…" button beside it).
+    conversation: bool = Field(default=False, alias="v")
 
     def encode(self) -> str:
         """Compact JSON, at most 2000 characters (raises CodecError otherwise)."""

@@ -178,7 +178,8 @@ def _item_blocks(
     if line:
         meta.append(line)
     details = section(" · ".join(meta))
-    details["accessory"] = button("Conversation", ids.ACTION_CONVERSATION, value=value)
+    conversation = ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode()
+    details["accessory"] = button("Conversation", ids.ACTION_CONVERSATION, value=conversation)
     return [main, details]
 
 
