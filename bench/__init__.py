@@ -1,4 +1,4 @@
-"""The latency, backlog and footprint benchmark of kandev-slack (issue 6).
+"""The latency, backlog and footprint benchmark of kandev-slack.
 
 ``python -m bench`` starts a real Kandev, the fake Slack and the bot as a process (HTTP mode,
 SQLite file, the production defaults), runs six measurements and prints their tables; see

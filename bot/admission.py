@@ -17,9 +17,11 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
+from bot import metrics
 from bot.cards import messages
 from bot.cards.wording import Action
 from bot.domain import Card, CardOutcome
+from bot.logs import bind_log_context
 from bot.permissions import Permissions
 from bot.store import Store
 from bot.waiting import WaitingQueue
@@ -102,6 +104,7 @@ class Admission:
             refusal = Refusal("forbidden", messages.forbidden_message(), card)
         if refusal is not None:
             return self._refused(request, refusal)
+        bind_log_context(pending_id=card.pending_id)  # the rest of this interaction's lines
         return Admitted(request, card)
 
     def refuse(
@@ -117,6 +120,7 @@ class Admission:
     ) -> Refusal:
         """Refuse an interaction that could not even be described as a Request (a malformed
         payload, an unknown action): audit it, return what to tell the person."""
+        metrics.answer(source, "", kind)
         self._audit(pending_id, user_id, action, source, kind, detail)
         return Refusal(kind, message)
 
@@ -178,6 +182,7 @@ class Admission:
 
     def _refused(self, request: Request, refusal: Refusal) -> Refusal:
         pending_id = refusal.card.pending_id if refusal.card is not None else request.pending_id
+        metrics.answer(request.source, request.via, refusal.kind)
         self._audit(
             pending_id,
             request.user_id,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from bot import metrics
 from bot.admission import Admitted
 from bot.cards import messages
 from bot.cards.wording import Action
@@ -73,6 +74,7 @@ class Attempt:
     source: str  # for the audit: slack:button, slack:modal:<via>, recovery
     answers: tuple[Answer, ...] = ()
     reason: str = ""
+    via: str = "card"  # where it was clicked (admission's Via), for the metrics
 
     @classmethod
     def of(cls, sub: Submission, *, source: str) -> Attempt:
@@ -128,6 +130,7 @@ class Begun:
     card: Card
     key: str
     duplicate: bool = False
+    begun_at: float = field(default_factory=time.monotonic)  # the click recorded
     lease: ExitStack = field(default_factory=ExitStack, repr=False, compare=False)
 
     def release(self) -> None:
@@ -173,6 +176,7 @@ class AnswerService:
             source=request.source,
             answers=answers,
             reason=reason,
+            via=request.via,
         )
         problem = self._local_problem(card, attempt)
         if problem:
@@ -220,6 +224,7 @@ class AnswerService:
                 outcome = self._read_back(card, attempt) or outcome
             verdict = self._apply(card, attempt, outcome, key)
             self._close(key, verdict)
+            metrics.answered_in(time.monotonic() - begun.begun_at)
         finally:
             begun.release()
         self._audit(attempt, verdict, _describe(outcome))
@@ -397,6 +402,10 @@ class AnswerService:
         return Verdict("duplicate", "", current)
 
     def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
+        metrics.answer(attempt.source, attempt.via, verdict.kind)
+        log.info(
+            "%s from %s (%s): %s", attempt.action, attempt.user_id, attempt.source, verdict.kind
+        )
         self.store.audit(
             attempt.pending_id,
             attempt.user_id,

@@ -1,21 +1,29 @@
 """`kandev-slack run`: build every part from the settings, start the workers, serve Slack.
 
-The three steps are explicit: :func:`build` makes each component once and hands it to whoever
+The steps are explicit: :func:`build` makes each component once and hands it to whoever
 needs it (what two components share is its own small component), :meth:`Bot.start` starts the
-background workers, :meth:`Bot.serve` answers Slack (Socket Mode or HTTP) until a signal.
+background workers, :meth:`Bot.serve` answers Slack (Socket Mode or HTTP) until a signal, and
+:meth:`Bot.close` hands the work over: on SIGTERM / SIGINT the replica stops taking new work
+(Slack requests, claims, outbox items), finishes what is in flight within
+:data:`HANDOVER_S`, gives back what it still holds (outbox items to nobody, unfinished answers
+made stale at once) so another replica takes over now rather than after the leases run out, and
+exits 0.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 
 from slack_bolt import App
 from slack_sdk.errors import SlackApiError
 
+from bot import metrics
 from bot.admission import Admission
 from bot.answers import AnswerService
 from bot.config import Mode, Settings
@@ -28,14 +36,14 @@ from bot.kandev.errors import KandevError, KandevUnavailable
 from bot.kandev.hints import KandevHints
 from bot.leases import InFlight, LeaseKeeper
 from bot.listing import ListingService
-from bot.logs import install_redaction
+from bot.logs import install_redaction, set_replica
 from bot.past import PastAnswers
 from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.recovery import Recovery
 from bot.signals import Signal
 from bot.slack.app import build_bolt_app
-from bot.slack.http_server import make_wsgi_app, serve, stop_server
+from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accepting, stop_server
 from bot.slack.lanes import Lane
 from bot.slack.services import Services
 from bot.slack.socket_mode import GuardedSocketModeHandler
@@ -53,6 +61,11 @@ log = logging.getLogger("bot.app")
 ANSWERING_WORKERS, ANSWERING_WAITING = 8, 8
 #: Listings and Home tabs built at once, and how many more may wait.
 READING_WORKERS, READING_WAITING = 4, 8
+#: On SIGTERM, how long the work in flight (answers on their way to Kandev, card posts and
+#: edits being sent) may take to finish before what is left is handed over.
+HANDOVER_S = 10.0
+#: Of that, how long Slack requests being answered may take once no new ones are accepted.
+SLACK_DRAIN_S = 3.0
 
 
 def _secret(value) -> str | None:
@@ -80,12 +93,26 @@ class Bot:
     workers: list[threading.Thread]
     lanes: list[Lane]
     wakeups: list[Signal]
+    #: Who this replica is in the outbox's leases (its publisher), and the answers it sends.
+    worker_id: str = ""
+    in_flight: InFlight = field(default_factory=InFlight)
+    #: The lease heartbeat: it runs until the hand-over is done (see :meth:`close`).
+    lease_worker: threading.Thread | None = None
+    #: Set on SIGTERM / SIGINT: take no new work.
     stop: threading.Event = field(default_factory=threading.Event)
+    #: Set once the work in flight is finished or handed over: stop renewing leases.
+    leases_stop: threading.Event = field(default_factory=threading.Event)
+    #: Answers still on their way to Kandev when the process stopped (handed over).
+    abandoned: int = 0
+    _stopping_at: float | None = None
+    _closed: bool = False
 
     def start(self) -> None:
         """Start the background workers and (unless turned off) Kandev's push hints."""
         for worker in self.workers:
             worker.start()
+        if self.lease_worker is not None:
+            self.lease_worker.start()
         if self.settings.kandev_hints:
             self.hints.start()
         else:
@@ -95,9 +122,10 @@ class Bot:
             )
 
     def serve(self) -> None:
-        """Answer Slack until SIGTERM / SIGINT, then stop everything."""
+        """Answer Slack until SIGTERM / SIGINT, then hand the work over (:meth:`close`)."""
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        ops = self._serve_metrics()
         try:
             if self.mode == "socket":
                 self._serve_socket_mode()
@@ -105,22 +133,71 @@ class Bot:
                 self._serve_http()
         finally:
             self.close()
+            if ops is not None:
+                stop_server(*ops)
 
     def close(self) -> None:
+        """Stop taking work, finish what is in flight within HANDOVER_S, give back the rest
+        (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
         self.stop.set()
+        deadline = (self._stopping_at or time.monotonic()) + HANDOVER_S
         for wakeup in self.wakeups:
             wakeup.raise_()
         self.hints.stop()
-        for worker in self.workers:
-            worker.join(timeout=5)
-        for lane in self.lanes:
-            lane.shutdown()
-        self.kandev.close()
+        for worker in self.workers:  # each finishes its current step (a post being sent…)
+            worker.join(timeout=max(deadline - time.monotonic(), 0.0))
+        while self.in_flight.keys() and time.monotonic() < deadline:
+            time.sleep(0.05)  # answers on their way to Kandev
+        for lane in self.lanes:  # jobs not started by now are handed over, not run
+            lane.shutdown(wait=False, cancel=True)
+        self._hand_over()
+        self.leases_stop.set()
+        if self.lease_worker is not None and self.lease_worker.is_alive():
+            self.lease_worker.join(timeout=5)
+        self.abandoned = len(self.in_flight.keys())
+        if not self.abandoned:  # else a call still running must not see its client closed
+            self.kandev.close()
         self.store.close()
 
+    def _hand_over(self) -> None:
+        """Give back what this replica still holds, so another takes it over now."""
+        left = self.in_flight.keys()
+        try:
+            items = self.store.outbox_release(self.worker_id) if self.worker_id else 0
+            answers = self.store.release_submissions(left)
+        except Exception:  # the leases still run out by themselves
+            log.exception("could not hand over the work in flight; its leases will expire")
+            return
+        if items or answers:
+            log.info(
+                "replica %s handed over %d card post(s)/edit(s) and %d unfinished answer(s)",
+                self.worker_id,
+                items,
+                answers,
+            )
+        else:
+            log.info("stopped with nothing left in flight")
+
     def _on_signal(self, signum, _frame) -> None:
-        log.info("signal %s: stopping", signum)
+        if self.stop.is_set():
+            return
+        self._stopping_at = time.monotonic()
+        log.info("signal %s: taking no new work, handing over within %.0fs", signum, HANDOVER_S)
         self.stop.set()
+
+    def _serve_metrics(self) -> tuple | None:
+        """The server of /metrics and /healthz on METRICS_PORT, if set."""
+        port = self.settings.metrics_port
+        if port is None:
+            return None
+        server = serve(make_ops_app(self.health), port)
+        thread = threading.Thread(target=server.run, name="metrics-http", daemon=True)
+        thread.start()
+        log.info("serving /metrics and /healthz on port %s", port)
+        return server, thread
 
     def _serve_socket_mode(self) -> None:
         handler = GuardedSocketModeHandler(
@@ -129,7 +206,8 @@ class Bot:
         handler.connect()
         log.info("kandev-slack running in Socket Mode")
         self.stop.wait()
-        handler.close()
+        handler.close()  # Slack sends the next envelopes to another replica's connection
+        log.info("Socket Mode connection closed")
 
     def _serve_http(self) -> None:
         secret = _secret(self.settings.slack_signing_secret)
@@ -140,6 +218,7 @@ class Bot:
         thread.start()
         log.info("kandev-slack running in HTTP mode on port %s", self.settings.port)
         self.stop.wait()
+        stop_accepting(server, SLACK_DRAIN_S)
         stop_server(server, thread)
 
 
@@ -255,16 +334,32 @@ def build(settings: Settings, mode: Mode) -> Bot:
     )
     leases = LeaseKeeper(store, publisher.worker_id, in_flight)
     poll = settings.kandev_poll_interval
+    bot.worker_id, bot.in_flight = publisher.worker_id, in_flight
+    set_replica(publisher.worker_id)
+    metrics.watch_state(lambda: _state(store, health))
     bot.workers = [
         _worker("publisher", publisher.run, bot.stop),
         _worker("sync", sync.run, bot.stop),
         _worker("recovery", recovery.run, bot.stop),
-        _worker("leases", leases.run, bot.stop),
         _worker("home", home.run, bot.stop),
     ]
+    bot.lease_worker = _worker("leases", leases.run, bot.leases_stop)
     if not workspace_check.done:
         bot.workers.append(_worker("routing-check", workspace_check.run, bot.stop, poll))
     return bot
+
+
+def _state(store: Store, health: Health) -> metrics.State:
+    stats = store.stats()
+    report = health.report()
+    return metrics.State(
+        pending_cards=stats.pending_cards,
+        oldest_pending_created_at=stats.oldest_pending_at,
+        outbox_pending=stats.outbox_pending,
+        outbox_failed=stats.outbox_failed,
+        health_problems=tuple(reason.split(":", 1)[0] for reason in report.reasons),
+        last_sync_age_s=report.last_sync_age_s,
+    )
 
 
 def _worker(name: str, target, *args: object) -> threading.Thread:
@@ -281,4 +376,10 @@ def main_run(settings: Settings, mode: Mode) -> int:
         return exc.exit_code
     bot.start()
     bot.serve()
+    if bot.abandoned:
+        # Calls that outlived the hand-over belong to another replica now: end them with the
+        # process rather than wait for Kandev (the interpreter would join their threads).
+        log.warning("exiting with %d answer call(s) still waiting on Kandev", bot.abandoned)
+        logging.shutdown()
+        os._exit(EXIT_OK)
     return EXIT_OK

@@ -6,6 +6,7 @@ every detail passes through :func:`redact` with the configured secrets.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -117,10 +118,9 @@ def routing_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
 def waiting_findings(
     kandev: KandevCheckTarget, routing: Routing, *, each: bool = False
 ) -> list[Finding]:
-    """Where each question waiting in Kandev goes, and which cannot be routed and why (the
-    bot does not post those anywhere until their task and workspace can be read). ``each``:
-    one more line per routed question naming the route it takes (by its task's workspace,
-    labels and priority)."""
+    """Where the questions waiting in Kandev go, and which cannot be routed and why (the
+    bot does not post those anywhere until their task and workspace can be read); with
+    ``each``, also one line per question: its task and the route it takes."""
     try:
         bundles = kandev.list_pending()
     except Exception as exc:  # reported as a finding
@@ -128,25 +128,28 @@ def waiting_findings(
     tasks = TaskDirectory(kandev)  # type: ignore[arg-type]
     routed: dict[str, int] = {}
     unroutable: dict[str, int] = {}
-    taken: list[Finding] = []
+    lines: list[Finding] = []
     for bundle in bundles:
+        name = f"question {bundle.pending_id}"
         try:
             task = tasks.info(bundle.task_id)
         except Exception as exc:  # TaskUnknown, or Kandev failing: reported, never raised
             reason = exc.reason if isinstance(exc, TaskUnknown) else _exception_text(exc)
             unroutable[reason] = unroutable.get(reason, 0) + 1
+            lines.append(Finding(False, name, f"task {bundle.task_id}: not routed: {reason}"))
             continue
         route = routing.route_for_task(task)
+        workspace = repr(task.workspace_name or task.workspace_id)
+        about = f"{task.title or task.task_id!r} in workspace {workspace}"
         if route is None:
-            reason = f"no channel for workspace {task.workspace_name or task.workspace_id!r}"
+            reason = f"no channel for workspace {workspace}"
             unroutable[reason] = unroutable.get(reason, 0) + 1
+            lines.append(Finding(False, name, f"{about}: not routed: {reason}"))
         else:
             routed[route.channel] = routed.get(route.channel, 0) + 1
-            rule = routing.rule_for_task(task)
-            by = rule.describe() if rule is not None else "[defaults]"
-            title = (task.title or "untitled task")[:60]
-            detail = f"{title!r} ({bundle.pending_id[:8]}) → {route.channel} by the {by}"
-            taken.append(Finding(True, "route", detail))
+            lines.append(
+                Finding(True, name, f"{about} → {route.channel} ({_route_name(routing, task)})")
+            )
     where = ", ".join(f"{n} to {channel}" for channel, n in sorted(routed.items()))
     found = [
         Finding(
@@ -158,7 +161,23 @@ def waiting_findings(
         what = "question cannot" if count == 1 else "questions cannot"
         why = "; ".join(f"{reason} ({n})" for reason, n in sorted(unroutable.items()))
         found.append(Finding(False, "unroutable", f"{count} {what} be routed: {why}"))
-    return found + (taken if each else [])
+    return found + (lines if each else [])
+
+
+def _route_name(routing: Routing, task: Any) -> str:
+    """Which part of the routing sends ``task``'s questions where they go (by its workspace,
+    labels and priority)."""
+    rule = routing.rule_for_task(task)
+    if rule is None:
+        return "the default channel"
+    where = f" ({routing.source}:{rule.line})" if routing.source else ""
+    criteria = []
+    if rule.labels:
+        criteria.append("labels " + ", ".join(sorted(rule.labels)))
+    if rule.priorities:
+        criteria.append("priority " + " or ".join(sorted(rule.priorities)))
+    named = " ".join(x for x in (rule.workspace, "; ".join(criteria)) if x)
+    return f"[[route]] {named}{where}"
 
 
 # ---- Slack --------------------------------------------------------------------------------
@@ -334,8 +353,28 @@ def _channel_finding(
 # ---- everything ---------------------------------------------------------------------------
 
 
-def run_checks(settings: Settings, mode: Mode, kandev: KandevCheckTarget) -> list[Finding]:
-    """All findings, Kandev first, with every secret redacted from every detail."""
-    findings = kandev_findings(kandev, settings) + slack_findings(settings, mode)
+def run_checks(
+    settings: Settings, mode: Mode, kandev: KandevCheckTarget | None, *, slack: bool = True
+) -> list[Finding]:
+    """All findings, Kandev first, with every secret redacted from every detail. Kandev is
+    left out when ``kandev`` is None, Slack when not ``slack`` (settings they need are bad)."""
+    findings = kandev_findings(kandev, settings) if kandev is not None else []
+    if slack:
+        findings += slack_findings(settings, mode)
     secrets = settings.secret_values()
     return [replace(f, detail=redact(f.detail, secrets)) for f in findings]
+
+
+def report_json(findings: list[Finding], problems: list[str]) -> str:
+    """The check report for scripts: ``ok`` (everything needed to run is fine), the
+    configuration problems and every finding."""
+    failed = [f for f in findings if not f.ok]
+    document = {
+        "ok": not failed and not problems,
+        "configuration_problems": problems,
+        "findings": [
+            {"status": f.status, "ok": f.ok, "name": f.name, "detail": f.detail} for f in findings
+        ],
+        "failed": len(failed) + len(problems),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)

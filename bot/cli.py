@@ -1,4 +1,4 @@
-"""The `kandev-slack` command: `run [--http | --socket]` and `check [--http | --socket]`."""
+"""The `kandev-slack` command: `run`, `check [--json]` and `db upgrade|status`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from bot.config import ConfigError, Mode, Settings, load_settings, resolve_mode
+from bot.config import ConfigError, Mode, Settings, load_settings, resolve_flag, resolve_mode
 from bot.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 
@@ -19,6 +19,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run the bot (Socket Mode when SLACK_APP_TOKEN is set)")
     check = commands.add_parser("check", help="verify Kandev, the Slack tokens and the channels")
+    check.add_argument(
+        "--json", action="store_true", help="print the report as one JSON document (scripts)"
+    )
     for sub in (run, check):
         mode = sub.add_mutually_exclusive_group()
         mode.add_argument(
@@ -35,6 +38,10 @@ def _parser() -> argparse.ArgumentParser:
             const="socket",
             help="connect over Socket Mode (needs SLACK_APP_TOKEN)",
         )
+    db = commands.add_parser("db", help="the database (DATABASE_URL): upgrade its schema, status")
+    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="DB_COMMAND")
+    db_commands.add_parser("upgrade", help="apply the schema migrations (run does it too)")
+    db_commands.add_parser("status", help="schema version, waiting cards, outbox, failed items")
     return parser
 
 
@@ -46,9 +53,9 @@ def _report_config(error: ConfigError) -> int:
 
 
 def _run(settings: Settings, mode: Mode) -> int:
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from bot.logs import configure_logging
+
+    configure_logging(settings.log_level, settings.log_format)
     # Per-request lines of the HTTP clients would drown the bot's own log.
     for noisy in ("httpx", "httpcore", "slack_sdk.web.base_client", "websockets"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
@@ -60,30 +67,53 @@ def _run(settings: Settings, mode: Mode) -> int:
         return EXIT_INTERRUPTED
 
 
-def _check(settings: Settings, mode: Mode) -> int:
-    from bot.checks import run_checks
+def _check(flag: Mode | None, as_json: bool) -> int:
+    """Every check the settings allow, even when some are missing or invalid (those are
+    reported as configuration problems, exit 2); exit 1 when a check failed, else 0."""
+    from bot.checks import report_json, run_checks
+    from bot.config import load_partial
     from bot.kandev.client import KandevClient
 
-    token = settings.kandev_token.get_secret_value() if settings.kandev_token else None
-    with KandevClient(settings.kandev_url, token=token) as kandev:
-        findings = run_checks(settings, mode, kandev)
-    for finding in findings:
-        print(finding.line())
+    partial = load_partial(mode=flag)
+    settings = partial.settings
+    has_app_token = partial.usable("slack_app_token") and settings.slack_app_token is not None
+    mode = resolve_flag(flag, has_app_token)
+    slack = partial.usable("slack_bot_token", "slack_api_url")
+    if partial.usable("kandev_url", "kandev_token"):
+        token = settings.kandev_token.get_secret_value() if settings.kandev_token else None
+        with KandevClient(settings.kandev_url, token=token) as kandev:
+            findings = run_checks(settings, mode, kandev, slack=slack)
+    else:
+        findings = run_checks(settings, mode, None, slack=slack)
     failed = sum(not f.ok for f in findings)
-    print(f"{failed} of {len(findings)} checks failed" if failed else "all checks passed")
+    if as_json:
+        print(report_json(findings, partial.problems))
+    else:
+        if partial.problems:
+            _report_config(ConfigError(partial.problems))
+        for finding in findings:
+            print(finding.line())
+        if findings:
+            print(f"{failed} of {len(findings)} checks failed" if failed else "all checks passed")
+    if partial.problems:
+        return EXIT_CONFIG
     return EXIT_FAILED if failed else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "check":
+        return _check(args.mode, args.json)
+    if args.command == "db":
+        from bot.dbcli import main_db
+
+        return main_db(args.db_command)
     try:
         settings = load_settings(mode=args.mode)
         mode = resolve_mode(settings, args.mode)
     except ConfigError as error:
         return _report_config(error)
-    if args.command == "run":
-        return _run(settings, mode)
-    return _check(settings, mode)
+    return _run(settings, mode)
 
 
 if __name__ == "__main__":

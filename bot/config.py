@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -86,12 +87,15 @@ class Settings(BaseSettings):
     kandev_slack_config: Path | None = None
     database_url: str = Field(default=DEFAULT_DATABASE_URL, repr=False)  # may hold a password
     port: int = 3000
+    #: A port for a small server of /metrics and /healthz (Socket Mode has no other).
+    metrics_port: int | None = None
     kandev_poll_interval: float = 5.0
     kandev_list_page_size: int = DEFAULT_PAGE_SIZE  # bundles per page of /kandev-questions
     #: KANDEV_HINTS=off: no WebSocket push hints, discovery by polling only (benchmarks, or a
     #: proxy that cannot pass WebSockets).
     kandev_hints: bool = True
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] = "text"
     #: Resolved cards (with their submissions), audit entries and Home viewers older than this
     #: many days are deleted.
     retention_days: int = 90
@@ -201,13 +205,24 @@ class Settings(BaseSettings):
             raise ValueError(str(exc)) from None
         return url.render_as_string(hide_password=False)
 
-    @field_validator("port", mode="before")
+    @field_validator("port", "metrics_port", mode="before")
     @classmethod
-    def _port(cls, value: Any) -> int:
+    def _port(cls, value: Any, info: Any) -> int | None:
+        if value is None:
+            return None
         text = str(value).strip()
+        name = info.field_name.upper()
         if not text.isdigit() or not 1 <= int(text) <= 65535:
-            raise ValueError(f"PORT must be a TCP port number from 1 to 65535 (got '{text}')")
+            raise ValueError(f"{name} must be a TCP port number from 1 to 65535 (got '{text}')")
         return int(text)
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _log_format(cls, value: Any) -> str:
+        text = str(value).strip().lower()
+        if text not in ("text", "json"):
+            raise ValueError(f"LOG_FORMAT must be text or json (got '{value}')")
+        return text
 
     @field_validator("kandev_poll_interval", mode="before")
     @classmethod
@@ -318,6 +333,56 @@ def resolve_mode(settings: Settings, flag: Mode | None = None) -> Mode:
     return resolve_flag(flag, has_app)
 
 
+#: Stands in for a missing or invalid SLACK_BOT_TOKEN in :func:`load_partial` (never used:
+#: Slack is not checked then).
+_NO_BOT_TOKEN = "xoxb-not-set"
+
+
+@dataclass(frozen=True)
+class PartialSettings:
+    """What :func:`load_partial` could make of the environment."""
+
+    settings: Settings  # every valid setting; invalid or missing ones at their defaults
+    problems: list[str]  # everything load_settings would refuse, by variable name
+    invalid: frozenset[str]  # the settings (field names) that are missing or invalid
+
+    def usable(self, *names: str) -> bool:
+        """Whether these settings are all there and valid."""
+        return not self.invalid.intersection(names)
+
+
+def load_partial(env: Mapping[str, str] | None = None, mode: Mode | None = None) -> PartialSettings:
+    """Like :func:`load_settings`, but never refuses: the problems are returned with settings
+    made of whatever is valid (``kandev-slack check`` still checks what it can)."""
+    source = os.environ if env is None else env
+    try:
+        return PartialSettings(load_settings(source, mode), [], frozenset())
+    except ConfigError as exc:
+        problems = exc.problems
+    values = _env_values(source)
+    invalid: set[str] = set()
+    try:
+        Settings.model_validate(values)
+    except ValidationError as exc:
+        invalid = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+    # Invalid settings at their defaults, given explicitly: the environment is not read again.
+    kept: dict[str, Any] = {k: v for k, v in values.items() if k not in invalid}
+    for name in invalid - {"slack_bot_token"}:
+        kept[name] = Settings.model_fields[name].default
+    if "slack_bot_token" not in kept:
+        invalid.add("slack_bot_token")
+        kept["slack_bot_token"] = _NO_BOT_TOKEN
+    settings = Settings.model_validate(kept)
+    fallback = kept.get("kandev_slack_channel")
+    try:
+        routing = load_routing(kept.get("kandev_slack_config"), fallback)
+    except RoutingError:
+        invalid.add("kandev_slack_config")
+        routing = Routing(default_channel=fallback)
+    settings._routing = routing
+    return PartialSettings(settings, problems, frozenset(invalid))
+
+
 def load_settings(env: Mapping[str, str] | None = None, mode: Mode | None = None) -> Settings:
     """Validate the environment (``os.environ`` by default) and the routing file.
 
@@ -351,6 +416,13 @@ def load_settings(env: Mapping[str, str] | None = None, mode: Mode | None = None
         problems.append(
             f"KANDEV_SLACK_CHANNEL is not set and {where}: set KANDEV_SLACK_CHANNEL to the id "
             "of the channel for the question cards (C…, from the channel's details)"
+        )
+
+    http = resolve_flag(mode, "slack_app_token" in values) == "http"
+    if settings is not None and http and settings.metrics_port == settings.port:
+        problems.append(
+            f"METRICS_PORT is the same as PORT ({settings.port}); in HTTP mode /metrics is "
+            "served on PORT already: leave METRICS_PORT unset or pick another port"
         )
 
     if problems or settings is None:

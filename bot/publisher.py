@@ -26,11 +26,12 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-from bot import cards
+from bot import cards, metrics
 from bot.cards.plain import plain_card
 from bot.domain import Card, CardState
 from bot.health import Health
 from bot.leases import OUTBOX_LEASE_S
+from bot.logs import log_context
 from bot.signals import Signal
 from bot.slack_api.gateway import Message, SlackError, SlackGateway
 from bot.store import Store
@@ -130,6 +131,7 @@ class Publisher:
         #: Items of the current batch not yet settled (done, failed or given back).
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
+        self._stop = threading.Event()
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------
 
@@ -155,6 +157,7 @@ class Publisher:
     # ---- the worker ----------------------------------------------------------------------
 
     def run(self, stop: threading.Event, idle_wait_s: float = 1.0) -> None:
+        self._stop = stop  # a batch stops between two items once it is set (hand-over)
         while not stop.is_set():
             try:
                 self._check_failed()
@@ -191,8 +194,11 @@ class Publisher:
         items.sort(key=lambda it: (it.kind != UPDATE, it.id))
         self._unsettled = {item.id: item for item in items}
         for item in items:
+            if self._stop.is_set():
+                break  # the rest is handed over (given back to nobody) as this replica stops
             try:
-                self._process(item)
+                with log_context(pending_id=item.payload.get("pending_id"), channel=item.channel):
+                    self._process(item)
             except Exception as exc:  # this item only: the others still go out
                 self._errored(item, exc)
             del self._unsettled[item.id]
@@ -259,6 +265,7 @@ class Publisher:
             found = self.slack.find_card(card.channel, card.pending_id, oldest)
             if found:
                 self.store.mark_posted(card.pending_id, card.channel, found)
+                metrics.card_posted(card.bundle.created_at)
                 self._after_post(card.pending_id, rendered=None)
                 return
         message, plain = self._message(card, POST)
@@ -275,6 +282,8 @@ class Publisher:
                 card.channel, plain_message(card, self.kandev_url), card.pending_id
             )
         self.store.mark_posted(card.pending_id, card.channel, ts)
+        metrics.card_posted(card.bundle.created_at)
+        log.info("posted the card of %s in %s", card.pending_id, card.channel)
         self._after_post(card.pending_id, rendered=card.state)
 
     def _message(self, card: Card, kind: str) -> tuple[Message, bool]:

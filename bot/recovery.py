@@ -21,12 +21,14 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
+from bot import metrics
 from bot.answers import AnswerService, Attempt, Verdict
 from bot.cards import messages
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
 from bot.leases import SUBMISSION_LEASE_S, InFlight
+from bot.logs import log_context
 from bot.permissions import Permissions
 from bot.slack_api.notify import Notifier
 from bot.store import Store, Submission
@@ -88,7 +90,8 @@ class Recovery:
             if not self.store.reclaim_submission(sub.submission_key, self._backoff(sub.resends)):
                 continue  # another replica took it over first, or it waits out its backoff
             try:
-                verdict = self._reconcile(sub, sub.resends + 1)
+                with log_context(pending_id=sub.pending_id, user=sub.user):
+                    verdict = self._reconcile(sub, sub.resends + 1)
             except (KandevUnavailable, KandevAuthError):
                 report.deferred.append(sub.pending_id)
                 raise
@@ -161,6 +164,7 @@ class Recovery:
         if not self.store.finish_submission(key, verdict.kind, repeat):
             return None  # finished meanwhile by someone else; they told the person
         self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
+        metrics.answer(SOURCE, "", verdict.kind)
         self._tell(
             sub.user,
             channel,
@@ -186,6 +190,7 @@ class Recovery:
         if not self.store.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
         self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
+        metrics.answer(SOURCE, "", kind)
         self._tell(sub.user, channel, message)
         return Verdict(kind, message, self.store.get(sub.pending_id))
 

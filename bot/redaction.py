@@ -8,6 +8,7 @@ URL embedded in a library's exception message gives nothing away either.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
@@ -20,8 +21,15 @@ _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#\"<>\\`
 
 
 def _written_forms(secret: str) -> set[str]:
-    """A secret as it appears raw, or percent-encoded inside a URL."""
-    return {secret, quote(secret, safe=""), quote_plus(secret, safe="")}
+    """A secret as it appears raw, percent-encoded inside a URL, or escaped inside a quoted
+    string (a ``repr`` in a log argument, a JSON document) when it holds quotes or backslashes."""
+    forms = {secret, quote(secret, safe=""), quote_plus(secret, safe="")}
+    forms |= {
+        repr(secret)[1:-1],
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+    }
+    return forms
 
 
 class Redactor:

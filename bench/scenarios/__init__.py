@@ -1,1 +1,1 @@
-"""The six measurements of issue 6, one module each (answering.py covers 2, 3 and 4)."""
+"""The benchmark's measurements, one module each (answering.py covers several)."""

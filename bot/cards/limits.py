@@ -1,4 +1,5 @@
-"""Block Kit limits the renderers respect (see shared/slack-platform.md), and how we measure.
+"""Block Kit limits the renderers respect (Slack's documented ones and the text budget Slack
+enforces on a whole message), and how we measure.
 
 Slack documents its limits in "characters" without saying how it counts them. We measure in
 UTF-16 code units (an emoji outside the BMP counts 2), which is never less than the number of

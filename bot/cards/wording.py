@@ -118,7 +118,7 @@ def _quoted_reason(reason: str) -> str:
 
 
 def outcome_line(outcome: CardOutcome, bundle: Bundle) -> str:
-    """The one line a resolved card carries, exactly as design.md words it."""
+    """The one line a resolved card carries: who resolved it, where, and with what."""
     who = user_mention(outcome.by_user)
     in_slack = outcome.via == "slack"
     where = (f"by {who} in Slack" if who else "in Slack") if in_slack else "in Kandev"

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from bot import metrics
+
 
 class KandevError(Exception):
-    """Base class of every error the Kandev client raises."""
+    """Base class of every error the Kandev client raises. Each is made only to be raised, so
+    making one counts it in the metrics, by kind."""
+
+    kind = "tool"
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        metrics.kandev_error(self.kind)
 
 
 class KandevUnavailable(KandevError):
     """Kandev could not be reached, or answered 5xx / 503 "starting", after bounded retries."""
+
+    kind = "unreachable"
 
 
 class KandevUnconfirmed(KandevUnavailable):
@@ -16,9 +27,13 @@ class KandevUnconfirmed(KandevUnavailable):
     (a read timeout, a connection dropped after the request was sent, a 502/504 from a gateway):
     what Kandev did with it is not known. Re-sending the same answer is safe and settles it."""
 
+    kind = "unconfirmed"
+
 
 class KandevAuthError(KandevError):
     """401: KANDEV_TOKEN missing or invalid."""
+
+    kind = "auth"
 
     def __init__(self, message: str = "KANDEV_TOKEN missing or invalid (Kandev answered 401)"):
         super().__init__(message)
@@ -26,6 +41,8 @@ class KandevAuthError(KandevError):
 
 class KandevProtocolError(KandevError):
     """Kandev answered something that does not match the contract (bad JSON, unknown shape)."""
+
+    kind = "protocol"
 
 
 class KandevToolError(KandevError):
@@ -40,10 +57,16 @@ class KandevToolError(KandevError):
 class KandevValidationError(KandevToolError):
     """``VALIDATION_ERROR`` (or a schema violation) from a tool."""
 
+    kind = "validation"
+
 
 class KandevNotFoundError(KandevToolError):
     """``NOT_FOUND`` from a tool."""
 
+    kind = "not_found"
+
 
 class KandevConflictError(KandevToolError):
     """``CONFLICT`` from a tool."""
+
+    kind = "conflict"

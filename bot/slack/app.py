@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
 from slack_sdk import WebClient
 
+from bot.logs import ContextExecutor
+from bot.slack.ack_timing import install_ack_timing
 from bot.slack.listeners import register_listeners
 from bot.slack.services import Services
 
@@ -29,8 +30,9 @@ def build_bolt_app(
         # Socket Mode envelopes are not signed; HTTP requests always are (Bolt verifies).
         request_verification_enabled=not socket_mode,
         process_before_response=False,
-        listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="listener"),
+        listener_executor=ContextExecutor(LISTENER_THREADS, thread_name_prefix="listener"),
         logger=logging.getLogger("slack_bolt"),  # its own errors under its own name
     )
+    install_ack_timing(app)
     register_listeners(app, services)
     return app

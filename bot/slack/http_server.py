@@ -1,4 +1,5 @@
-"""HTTP mode: Slack's requests on POST /slack/events and GET /healthz, served by waitress.
+"""HTTP mode: Slack's requests on POST /slack/events, GET /healthz and GET /metrics, served by
+waitress (and, on METRICS_PORT, a server of /healthz and /metrics alone).
 
 The server itself is the first line of defence (see :func:`serve`): waitress reads a whole
 request before the application sees it, so its limits are what keep a hostile client from
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
+from bot import metrics
 from bot.health import Health
 from bot.slack.guard import MAX_BODY_BYTES, SlackRequestGuard
 
@@ -35,19 +37,45 @@ def make_wsgi_app(bolt_app: App, health: Health, signing_secret: str | None = No
         slack = SlackRequestGuard(slack, signing_secret, path=EVENTS_PATH)
 
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
-        path = environ.get("PATH_INFO", "")
-        method = environ.get("REQUEST_METHOD", "GET")
-        if path == "/healthz" and method in ("GET", "HEAD"):
-            report = health.report()
-            body = json.dumps(report.as_json()).encode()
-            status = "200 OK" if report.ok else "503 Service Unavailable"
-            start_response(
-                status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
-            )
-            return [b"" if method == "HEAD" else body]
-        return slack(environ, start_response)
+        answered = _ops(environ, start_response, health)
+        return slack(environ, start_response) if answered is None else answered
 
     return wsgi
+
+
+def make_ops_app(health: Health) -> Callable:
+    """A WSGI application of GET /healthz and GET /metrics alone (METRICS_PORT)."""
+
+    def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        answered = _ops(environ, start_response, health)
+        if answered is not None:
+            return answered
+        return _send(start_response, "404 Not Found", "text/plain", b"not found", "GET")
+
+    return wsgi
+
+
+def _ops(environ: dict, start_response: Callable, health: Health) -> list[bytes] | None:
+    """/healthz and /metrics (unsigned: they are not Slack's); None for any other request."""
+    path = environ.get("PATH_INFO", "")
+    method = environ.get("REQUEST_METHOD", "GET")
+    if method not in ("GET", "HEAD"):
+        return None
+    if path == "/healthz":
+        report = health.report()
+        body = json.dumps(report.as_json()).encode()
+        status = "200 OK" if report.ok else "503 Service Unavailable"
+        return _send(start_response, status, "application/json", body, method)
+    if path == "/metrics":
+        return _send(start_response, "200 OK", metrics.CONTENT_TYPE, metrics.exposition(), method)
+    return None
+
+
+def _send(
+    start_response: Callable, status: str, content_type: str, body: bytes, method: str
+) -> list[bytes]:
+    start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    return [b"" if method == "HEAD" else body]
 
 
 #: A connection with nothing to say for this long is closed (Slack sends a request at once).
@@ -127,6 +155,27 @@ def serve(
     )
     server.channel_class = _deadline_channel(request_deadline_s)
     return server
+
+
+def stop_accepting(server, timeout: float = 5.0) -> None:
+    """Close the listening socket (new connections are refused at once), then wait up to
+    ``timeout`` for the requests being handled to be answered."""
+    from waitress import wasyncore
+
+    closed = threading.Event()
+
+    def close_listener() -> None:
+        # The listening socket only (the server's own close() would close its trigger too);
+        # open connections stay and are answered.
+        wasyncore.dispatcher.close(server)
+        closed.set()
+
+    server.trigger.pull_trigger(close_listener)
+    closed.wait(timeout)
+    deadline = time.monotonic() + timeout
+    dispatcher = server.task_dispatcher
+    while time.monotonic() < deadline and (dispatcher.active_count or dispatcher.queue):
+        time.sleep(0.05)
 
 
 def stop_server(server, thread=None, timeout: float = 5.0) -> None:

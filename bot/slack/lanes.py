@@ -12,8 +12,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, TypeVar
+
+from bot.logs import ContextExecutor
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +50,7 @@ class Place:
 class Lane:
     def __init__(self, name: str, *, workers: int, waiting: int) -> None:
         self.name = name
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+        self._executor = ContextExecutor(max_workers=workers, thread_name_prefix=name)
         self._places = threading.BoundedSemaphore(workers + waiting)
 
     def reserve(self) -> Place | None:
@@ -58,5 +60,6 @@ class Lane:
             return None
         return Place(self)
 
-    def shutdown(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=False)
+    def shutdown(self, *, wait: bool = True, cancel: bool = False) -> None:
+        """Stop taking jobs; ``wait`` for the running ones; ``cancel`` the ones not started."""
+        self._executor.shutdown(wait=wait, cancel_futures=cancel)

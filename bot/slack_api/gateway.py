@@ -27,6 +27,8 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
+from bot import metrics
+
 log = logging.getLogger(__name__)
 
 #: ``event_type`` of the message metadata that names the bundle a card belongs to.
@@ -45,13 +47,15 @@ def card_metadata(pending_id: str) -> dict:
 
 
 class SlackError(Exception):
-    """A Slack Web API call failed."""
+    """A Slack Web API call failed (each is made only to be raised: it is counted in the
+    metrics by method and error code)."""
 
     def __init__(self, method: str, error: str, *, retry_after: float | None = None):
         super().__init__(f"{method}: {error}")
         self.method = method
         self.error = error
         self.retry_after = retry_after
+        metrics.slack_api_error(method, error)
 
     @property
     def rate_limited(self) -> bool:

@@ -196,6 +196,18 @@ class OutboxMixin(StoreBase):
             )
             return int(conn.execute(stmt).rowcount)
 
+    def outbox_release(self, worker_id: str) -> int:
+        """Give back every item ``worker_id`` still holds, due now and owned by nobody (a
+        worker that stops hands its work over at once instead of after its leases run out).
+        A post's progress note stays, so whoever takes it looks for the card before posting."""
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.lease_owner == worker_id, outbox.c.status == _PENDING)
+                .values(lease_owner=None, lease_until=None, updated_at=self._now())
+            )
+            return int(conn.execute(stmt).rowcount)
+
     def outbox_rearm(self, key: str) -> bool:
         """Make the finished item ``key`` due again (e.g. a card edit that ran as a no-op
         before the card's message existed); False when it is still pending or unknown."""

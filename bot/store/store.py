@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 
-from sqlalchemy import and_, delete, or_, select, text
+from sqlalchemy import and_, delete, func, or_, select, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -30,6 +30,18 @@ from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
 OUTBOX_KEEP = timedelta(days=7)
 #: How long resolved cards, audit entries and Home viewers are kept (RETENTION_DAYS).
 DEFAULT_RETENTION_DAYS = 90
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """What the store holds that an operator watches (metrics, ``kandev-slack db status``)."""
+
+    schema_version: int
+    pending_cards: int
+    oldest_pending_at: datetime | None  # when the oldest waiting card was claimed
+    outbox_pending: int  # posts and edits not done yet
+    outbox_failed: int  # given up for good (kept for a week)
+    unfinished_submissions: int  # answers on their way to Kandev (or left by a crash)
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,7 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
         *,
         clock: Clock | None = None,
         retention_days: int = DEFAULT_RETENTION_DAYS,
+        upgrade: bool = True,
     ) -> None:
         self.retention = timedelta(days=retention_days)
         self.url = normalize_url(url)
@@ -68,7 +81,8 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
             threading.RLock() if is_sqlite_memory(self.url) else nullcontext()
         )
         try:
-            migrate(engine)
+            if upgrade:  # without: only read what is there (``kandev-slack db status``)
+                migrate(engine)
         except BaseException:
             engine.dispose()
             raise
@@ -131,6 +145,35 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
             ).rowcount
         return Purged(
             cards=gone, submissions=subs, outbox=rows, audit=entries, home_viewers=viewers
+        )
+
+    def stats(self) -> StoreStats:
+        """A few indexed counts, in one read (cheap enough for every metrics scrape)."""
+        pending = CardState.PENDING.value
+        with self._read() as conn:
+            count, oldest = conn.execute(
+                select(func.count(), func.min(cards.c.created_at)).where(cards.c.state == pending)
+            ).one()
+            by_status = dict(
+                conn.execute(
+                    select(outbox.c.status, func.count())
+                    .where(outbox.c.status != OutboxStatus.DONE.value)
+                    .group_by(outbox.c.status)
+                ).all()
+            )
+            unfinished = conn.scalar(
+                select(func.count())
+                .select_from(submissions)
+                .where(submissions.c.finished_at.is_(None))
+            )
+            version = current_version(conn)
+        return StoreStats(
+            schema_version=version,
+            pending_cards=int(count or 0),
+            oldest_pending_at=oldest,
+            outbox_pending=int(by_status.get(OutboxStatus.PENDING.value, 0)),
+            outbox_failed=int(by_status.get(OutboxStatus.FAILED.value, 0)),
+            unfinished_submissions=int(unfinished or 0),
         )
 
     def schema_version(self) -> int:

@@ -11,6 +11,9 @@ from bot.store.base import StoreBase, insert_unless_exists
 from bot.store.records import Submission, SubmissionContent, SubmissionResult
 from bot.store.schema import submissions
 
+#: How old a released submission's lease is made: older than any lease or recovery backoff.
+RELEASED_LEASE_AGE_S = 24 * 3600.0
+
 
 def _submission(row: Any) -> Submission:
     result = SubmissionResult.read(row.result_json)
@@ -136,6 +139,24 @@ class SubmissionsMixin(StoreBase):
                     submissions.c.finished_at.is_(None),
                 )
                 .values(leased_at=self._now())
+            )
+            return int(conn.execute(stmt).rowcount)
+
+    def release_submissions(self, submission_keys: Collection[str]) -> int:
+        """Make unfinished submissions this process will not finish stale now (their lease
+        as old as a day), so crash recovery — on another replica, or this one after a
+        restart — takes them over at its next cycle instead of after the lease period."""
+        keys = list(submission_keys)
+        if not keys:
+            return 0
+        with self._write() as conn:
+            stmt = (
+                update(submissions)
+                .where(
+                    submissions.c.submission_key.in_(keys),
+                    submissions.c.finished_at.is_(None),
+                )
+                .values(leased_at=self._ago(RELEASED_LEASE_AGE_S))
             )
             return int(conn.execute(stmt).rowcount)
 

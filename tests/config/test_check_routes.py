@@ -32,10 +32,10 @@ def test_each_waiting_question_names_its_route() -> None:
     kandev.tasks["t2"] = kandev.tasks["t2"].model_copy(update={"labels": ("database",)})
     found = waiting_findings(kandev, parse_routing(ROUTES, "routes.toml"), each=True)
     assert found[0].detail == "3 waiting: 1 to C0DBA, 1 to C0DEFAULT, 1 to C0ONCALL"
-    assert [f.detail for f in found if f.name == "route"] == [
-        "'Fire' (p1aaaaaa) → C0ONCALL by the route at line 4 (priority critical)",
-        "'Schema' (p2bbbbbb) → C0DBA by the route at line 8 (workspace 'Platform'; labels "
-        "database)",
-        "'Docs' (p3cccccc) → C0DEFAULT by the [defaults]",
+    assert [f.detail for f in found if f.name.startswith("question ")] == [
+        "'Fire' in workspace 'Platform' → C0ONCALL ([[route]] priority critical (routes.toml:4))",
+        "'Schema' in workspace 'Platform' → C0DBA ([[route]] Platform labels database "
+        "(routes.toml:8))",
+        "'Docs' in workspace 'Platform' → C0DEFAULT (the default channel)",
     ]
     assert all(f.ok for f in found)

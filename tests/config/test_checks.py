@@ -305,3 +305,51 @@ def test_check_says_where_each_waiting_question_goes_and_which_cannot_be_routed(
     kandev.fail("list_pending")
     [broken] = waiting_findings(kandev, routing)
     assert not broken.ok and broken.detail.startswith("cannot list:")
+
+
+def test_check_names_the_route_of_each_waiting_question() -> None:
+    kandev = FakeKandev()
+    kandev.add(
+        make_bundle(pending_id="p1", task_id="t1"), workspace_id="ws-1", workspace_name="Platform"
+    )
+    kandev.add(
+        make_bundle(pending_id="p2", task_id="t2"), workspace_id="ws-2", workspace_name="Ops"
+    )
+    rule = RouteRule(workspace="Platform", channel="C0PLATFORM", answerers=frozenset(), line=4)
+    found = waiting_findings(kandev, Routing(rules=(rule,), source="routing.toml"), each=True)
+    lines = {f.name: f for f in found}
+    assert lines["question p1"].ok
+    assert lines["question p1"].detail.endswith(
+        "in workspace 'Platform' → C0PLATFORM ([[route]] Platform (routing.toml:4))"
+    )
+    assert not lines["question p2"].ok
+    assert lines["question p2"].detail.endswith("not routed: no channel for workspace 'Ops'")
+    with_default = Routing(rules=(rule,), default_channel="C0DEFAULT")
+    found = waiting_findings(kandev, with_default, each=True)
+    assert {f.name: f.detail for f in found}["question p2"].endswith(
+        "→ C0DEFAULT (the default channel)"
+    )
+
+
+def test_partial_settings_keep_what_is_valid_and_name_what_is_not() -> None:
+    from bot.config import load_partial
+
+    partial = load_partial(
+        {"KANDEV_URL": "http://kandev.internal:38429", "PORT": "eighty", "METRICS_PORT": "0"}
+    )
+    assert partial.usable("kandev_url", "kandev_token")
+    assert not partial.usable("slack_bot_token")
+    assert not partial.usable("port") and not partial.usable("metrics_port")
+    assert partial.settings.kandev_url == "http://kandev.internal:38429"
+    assert partial.settings.port == 3000  # the default stands in for the invalid value
+    assert any(p.startswith("SLACK_BOT_TOKEN is not set") for p in partial.problems)
+    assert "PORT must be a TCP port number from 1 to 65535 (got 'eighty')" in partial.problems
+    assert "METRICS_PORT must be a TCP port number from 1 to 65535 (got '0')" in partial.problems
+    whole = load_partial(
+        {
+            "SLACK_BOT_TOKEN": BOT,
+            "SLACK_SIGNING_SECRET": SIGNING,
+            "KANDEV_SLACK_CHANNEL": "C0AGENTS",
+        }
+    )
+    assert whole.problems == [] and whole.invalid == frozenset()

@@ -267,9 +267,11 @@ class SlackDriver:
         text: str | None = None,
         user: UserLike = None,
         delivery: Delivery | None = None,
+        as_shown: bool = False,
     ) -> Ack:
-        """Click a button inside a modal or a Home tab."""
-        record = self._current_view(view)
+        """Click a button inside a modal or a Home tab. ``as_shown``: click ``view`` as the
+        person still sees it, although it was replaced since (a click racing a refresh)."""
+        record = view if as_shown and isinstance(view, ViewRecord) else self._current_view(view)
         ref = find_element(
             record.blocks, action_id=action_id, value=value, text=text, types=BUTTONS
         )

@@ -170,6 +170,6 @@ def test_a_refusal_on_the_home_tab_reaches_the_person(bot_factory, seed, fake_sl
     # A click on Home for a question answered meanwhile: told on the Home tab itself.
     assert seed.server.answer(first.pending_id, {"db": "q1_opt2"}).status_code == 200
     time.sleep(POLL_S + MARGIN_S)  # the card is resolved; Alice's Home may still show it
-    driver.click_in_view(home, value=answer_value(first.pending_id))
+    driver.click_in_view(home, value=answer_value(first.pending_id), as_shown=True)
     notice = wait_home(fake_slack, ALICE.id, lambda v: "answered first" in v.all_text)
     assert "MongoDB" in notice.all_text
