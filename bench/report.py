@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from bench.scenarios.answering import Answering
 from bench.scenarios.backlog import Backlog
+from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.footprint import Footprint
 from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, ratio
@@ -22,6 +23,7 @@ RSS_LIMIT_MB = 150.0
 class Results:
     ttc: TimeToCard | None = None
     answers: Answering | None = None
+    conversation: ConversationBench | None = None
     footprint: Footprint | None = None
     backlog: Backlog | None = None
     poll_interval_s: float = 5.0
@@ -111,6 +113,20 @@ def render_answers(r: Answering) -> str:
         f"### 2. Click to answer\n\n{click}\n\n### 3. Ack latency\n\n{acks}\n\n"
         f"### 4. Resolved elsewhere\n\n{elsewhere}"
     )
+
+
+def render_conversation(r: ConversationBench) -> str:
+    head = ["path", "n", "median ms", "p95 ms", "max ms"]
+    rows = [
+        _summary_row(
+            "Kandev's session messages (100, newest first), bare httpx", r.kandev_messages
+        ),
+        _summary_row('signed "Conversation" click → modal filled (views.update)', r.click_filled),
+    ]
+    acks = table(
+        ["request", "n", "p50 ms", "p99 ms", "max ms"], [_ack_row("Conversation click", r.ack)]
+    )
+    return f"### 7. Conversation view\n\n{table(head, rows)}\n\n{acks}"
 
 
 def render_backlog(r: Backlog) -> str:
@@ -223,14 +239,18 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_ttc(res.ttc, res.poll_interval_s))
     if res.answers:
         parts.append(render_answers(res.answers))
+    if res.conversation:
+        parts.append(render_conversation(res.conversation))
     if res.backlog:
         parts.append(render_backlog(res.backlog))
     if res.footprint:
         parts.append(render_footprint(res.footprint))
     parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))
-    problems = (res.answers.problems if res.answers else []) + [
-        f"scenario {name} failed: {error}" for name, error in res.failures.items()
-    ]
+    problems = (
+        (res.answers.problems if res.answers else [])
+        + (res.conversation.problems if res.conversation else [])
+        + [f"scenario {name} failed: {error}" for name, error in res.failures.items()]
+    )
     if problems:
         parts.append("Problems seen:\n" + "\n".join(f"- {p}" for p in problems))
     return "\n\n".join(parts) + "\n"

@@ -21,11 +21,11 @@ from pathlib import Path
 from bench.kandev import start_kandev
 from bench.procstat import load_average
 from bench.report import Results, render
-from bench.scenarios import answering, backlog, footprint, time_to_card
+from bench.scenarios import answering, backlog, conversation, footprint, time_to_card
 from bench.world import DEFAULT_POLL_INTERVAL, World
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
-SCENARIOS = ("ttc", "answers", "footprint", "backlog")
+SCENARIOS = ("ttc", "answers", "conversation", "footprint", "backlog")
 RESULTS = Path(__file__).with_name("results.md")
 PORT_MARGIN = 20
 
@@ -40,6 +40,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rest", type=int, default=30, help="bundles answered over REST (30)")
     p.add_argument("--modals", type=int, default=20, help="bundles answered by a modal (20)")
     p.add_argument("--slash", type=int, default=30, help="slash commands run (30)")
+    p.add_argument("--conversations", type=int, default=10, help="Conversation views opened (10)")
     p.add_argument("--backlog", type=int, default=200, help="backlog bundles (200; 300 fits)")
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
     p.add_argument("--cards", type=int, default=10_000, help="cards in the store (10000)")
@@ -53,7 +54,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def port_cells(args: argparse.Namespace) -> int:
     """Harness port blocks needed for the most tasks alive at once."""
-    live = max(args.ttc, args.clicks + args.rest + args.modals, args.backlog) + PORT_MARGIN
+    live = max(args.ttc, args.clicks + args.rest + args.modals, args.conversations, args.backlog)
+    live += PORT_MARGIN
     return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
 
 
@@ -99,6 +101,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.answers = answering.run(
             world, clicks=args.clicks, rests=args.rest, modals=args.modals, slash=args.slash
         )
+    elif name == "conversation":
+        results.conversation = conversation.run(world, count=args.conversations)
     elif name == "footprint":
         results.footprint = footprint.run(
             world, cards=args.cards, poll_interval=args.footprint_poll, window=args.footprint_window

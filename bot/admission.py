@@ -167,8 +167,8 @@ class Admission:
 
     @staticmethod
     def _state_problem(request: Request, card: Card) -> Refusal | None:
-        if not card.state.terminal:
-            return None
+        if not card.state.terminal or request.action == "view":
+            return None  # reading the conversation of a resolved question changes nothing
         outcome = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
         if request.via == "shortcut" and not request.form:
             return Refusal("closed", messages.closed_card_message(outcome, card.bundle), card)

@@ -27,6 +27,7 @@ from bot import metrics
 from bot.admission import Admission
 from bot.answers import AnswerService
 from bot.config import Mode, Settings
+from bot.conversation import ConversationService
 from bot.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from bot.health import Health
 from bot.home import HomeService
@@ -36,6 +37,7 @@ from bot.kandev.hints import KandevHints
 from bot.leases import InFlight, LeaseKeeper
 from bot.listing import ListingService
 from bot.logs import install_redaction, set_replica
+from bot.past import PastAnswers
 from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.recovery import Recovery
@@ -255,7 +257,9 @@ def build(settings: Settings, mode: Mode) -> Bot:
     publisher = Publisher(store, slack, kandev_url=public_url, health=health, changes=card_changes)
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
-    queue = WaitingQueue(kandev, store, routing, tasks, Permalinks(slack), permissions)
+    permalinks = Permalinks(slack)
+    queue = WaitingQueue(kandev, store, routing, tasks, permalinks, permissions)
+    past = PastAnswers(store, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()  # answers on their way to Kandev (leases renewed while alive)
     answers = AnswerService(kandev, store, publisher, in_flight)
@@ -268,6 +272,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         health,
         sync_wakeup,
         poll_interval=settings.kandev_poll_interval,
+        past=past,
     )
     recovery = Recovery(
         kandev,
@@ -293,6 +298,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         kandev_public_url=public_url,
         answering=answering,
         reading=reading,
+        conversation=ConversationService(kandev, past, routing, permalinks),
     )
     try:
         bolt = build_bolt_app(

@@ -138,7 +138,7 @@ def waiting_findings(
             unroutable[reason] = unroutable.get(reason, 0) + 1
             lines.append(Finding(False, name, f"task {bundle.task_id}: not routed: {reason}"))
             continue
-        route = routing.route_for(task.workspace_id, task.workspace_name)
+        route = routing.route_for_task(task)
         workspace = repr(task.workspace_name or task.workspace_id)
         about = f"{task.title or task.task_id!r} in workspace {workspace}"
         if route is None:
@@ -165,12 +165,19 @@ def waiting_findings(
 
 
 def _route_name(routing: Routing, task: Any) -> str:
-    """Which part of the routing sends ``task``'s questions where they go."""
-    for rule in routing.rules:
-        if rule.matches(task.workspace_id, task.workspace_name):
-            where = f" ({routing.source}:{rule.line})" if routing.source else ""
-            return f"[[route]] {rule.workspace}{where}"
-    return "the default channel"
+    """Which part of the routing sends ``task``'s questions where they go (by its workspace,
+    labels and priority)."""
+    rule = routing.rule_for_task(task)
+    if rule is None:
+        return "the default channel"
+    where = f" ({routing.source}:{rule.line})" if routing.source else ""
+    criteria = []
+    if rule.labels:
+        criteria.append("labels " + ", ".join(sorted(rule.labels)))
+    if rule.priorities:
+        criteria.append("priority " + " or ".join(sorted(rule.priorities)))
+    named = " ".join(x for x in (rule.workspace, "; ".join(criteria)) if x)
+    return f"[[route]] {named}{where}"
 
 
 # ---- Slack --------------------------------------------------------------------------------

@@ -47,6 +47,25 @@ class TaskInfo(BaseModel):
     title: str = ""
     workspace_id: str = ""
     workspace_name: str = ""
+    agent_name: str = ""
+    priority: str = ""  # "" for cards stored before it was kept: the default (medium)
+    labels: tuple[str, ...] = ()
+
+
+class PastAnswer(BaseModel):
+    """An earlier answer to the same questions (same workspace, same channel and route): what
+    a card shows under its questions. ``summary`` is the answer as the card's outcome line
+    words it (safe mrkdwn)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pending_id: str
+    channel: str
+    ts: str | None = None
+    via: Literal["slack", "kandev"] = "kandev"
+    by_user: str | None = None
+    summary: str = ""
+    at: datetime
 
 
 class Card(BaseModel):
@@ -64,5 +83,6 @@ class Card(BaseModel):
     bundle: Bundle
     task: TaskInfo
     outcome: CardOutcome | None = None
+    past: PastAnswer | None = None  # the last answer to the same questions, when posted
     created_at: datetime
     updated_at: datetime

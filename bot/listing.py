@@ -1,7 +1,8 @@
 """``/kandev-questions``: filter, page and render what is waiting (bot/waiting.py).
 
-The filter is a Kandev
-workspace name (or id), else words that must all occur in the task title or the questions.
+The filter is a Kandev workspace name (or id), else words that must all occur in the task
+title, the questions or the agent's name; ``label:database`` terms (every
+one present) and ``priority:critical`` terms (any of them) narrow either down.
 Paging continues *after* the last bundle shown (by ``created_at``, ``pending_id``), so a bundle
 answered meanwhile never makes the next page skip another one.
 """
@@ -19,7 +20,7 @@ from bot.cards.text import one_line
 from bot.cards.waiting import ListingPage, PageKey, Query, Waiting
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
-from bot.kandev.models import Workspace
+from bot.kandev.models import DEFAULT_PRIORITY, PRIORITIES, Workspace
 from bot.redaction import without_userinfo
 from bot.waiting import WaitingQueue
 
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 #: The longest filter accepted (code points): a workspace name or a few words.
 MAX_FILTER = 200
 HELP_WORDS = frozenset({"help", "-h", "--help", "?"})
+#: Filter terms that name a task property: ``label:database``, ``priority:critical``.
+TERMS = ("label", "priority")
 
 # ---- the filter --------------------------------------------------------------------------
 
@@ -51,29 +54,72 @@ def parse_query(raw: str) -> Query | HelpRequest | BadFilter:
         return HelpRequest()
     if len(text) > MAX_FILTER:
         return BadFilter(messages.filter_too_long_message(len(text), MAX_FILTER))
-    return Query(text=text, words=tuple(w.casefold() for w in text.split()))
+    words: list[str] = []
+    labels: list[str] = []
+    priorities: list[str] = []
+    for term in text.split():
+        kind, value = _term(term)
+        if kind is None:
+            words.append(term.casefold())
+        elif not value:
+            return BadFilter(messages.empty_filter_term_message(kind))
+        elif kind == "label":
+            labels.append(value)
+        elif value not in PRIORITIES:
+            return BadFilter(messages.unknown_priority_message(value, PRIORITIES))
+        else:
+            priorities.append(value)
+    return Query(text=text, words=tuple(words), labels=tuple(labels), priorities=tuple(priorities))
+
+
+def _term(term: str) -> tuple[str | None, str]:
+    """``label:x`` → ("label", "x"), ``priority:x`` → ("priority", "x"); else (None, "")."""
+    head, sep, value = term.partition(":")
+    kind = head.casefold()
+    if sep and kind in TERMS:
+        return kind, value.casefold()
+    return None, ""
+
+
+def _free_text(text: str) -> str:
+    """The filter without its ``label:`` / ``priority:`` terms."""
+    return " ".join(t for t in text.split() if _term(t)[0] is None)
 
 
 def matching_workspace(query: Query, workspaces: Iterable[Workspace]) -> Workspace | None:
-    """The workspace the whole filter names (its name ignoring case, or its id), if any."""
-    if not query.text:
+    """The workspace the filter's words name together (its name ignoring case, or its id)."""
+    text = _free_text(query.text)
+    if not text:
         return None
-    wanted = query.text.casefold()
+    wanted = text.casefold()
     for workspace in workspaces:
-        if workspace.id == query.text or (workspace.name and workspace.name.casefold() == wanted):
+        if workspace.id == text or (workspace.name and workspace.name.casefold() == wanted):
             return workspace
     return None
 
 
 def _haystack(item: Waiting) -> str:
-    parts = [item.task.title]
+    parts = [item.task.title, item.task.agent_name]
     for question in item.bundle.questions:
         parts += [question.title, question.prompt]
     return one_line(" ".join(parts)).casefold()
 
 
+def matches_terms(item: Waiting, query: Query) -> bool:
+    """Every ``label:`` of the filter is on the task, and its priority is one of the
+    ``priority:`` terms (a task without one counts as medium)."""
+    labels = {label.casefold() for label in item.task.labels}
+    if not set(query.labels) <= labels:
+        return False
+    priority = (item.task.priority or DEFAULT_PRIORITY).casefold()
+    return not query.priorities or priority in query.priorities
+
+
 def matches(item: Waiting, query: Query) -> bool:
-    """Every word of the filter occurs in the task title, a question title or a prompt."""
+    """Every word of the filter occurs in the task title, a question title or prompt or the
+    agent's name; and the labels and priority terms match."""
+    if not matches_terms(item, query):
+        return False
     if not query.words:
         return True
     haystack = _haystack(item)
@@ -135,6 +181,7 @@ class ListingService:
         workspace = matching_workspace(query, workspaces)
         if workspace is not None:
             found = self.queue.waiting(workspace_id=workspace.id)
+            found = [it for it in found if matches_terms(it, query)]
         else:
             found = [it for it in self.queue.waiting() if matches(it, query)]
         found = self.queue.visible_to(user_id, found)

@@ -78,6 +78,7 @@ def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Me
         card.outcome,
         kandev_url=kandev_url,
         now=now or datetime.now(UTC),
+        past=card.past,
     )
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 

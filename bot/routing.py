@@ -7,9 +7,18 @@ The file format (TOML)::
     answerers = []                 # user ids (U…/W…) or user-group ids (S…); empty = anyone
 
     [[route]]
+    priority = ["critical"]        # any of these priorities (low, medium, high, critical)
+    channel = "C0ONCALL"
+    answerers = ["S0ONCALL"]
+
+    [[route]]
     workspace = "Platform"         # Kandev workspace name or id
+    labels = ["database"]          # every one of these labels on the task
     channel = "C0PLATFORM"         # optional: else the default channel
     answerers = ["U0ANA", "S0ONCALL"]  # optional: else the default answerers
+
+A route names at least one criterion (workspace, labels, priority); every criterion it names must
+match; the first matching route wins, else the defaults apply.
 
 Everything here is pure except :func:`load_routing`, which reads the file. Every problem names
 the file and line it comes from.
@@ -25,7 +34,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from bot.kandev.models import Workspace
+from bot.domain import TaskInfo
+from bot.kandev.models import DEFAULT_PRIORITY, PRIORITIES, Workspace
 
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
 DIRECT_MESSAGE_ID = re.compile(r"^D[A-Z0-9]{2,}$")
@@ -101,19 +111,56 @@ class Route(BaseModel):
 
 
 class RouteRule(BaseModel):
-    """One ``[[route]]`` table, resolved against the defaults."""
+    """One ``[[route]]`` table, resolved against the defaults. ``labels`` and ``priorities``
+    are casefolded; an empty criterion is not checked."""
 
     model_config = ConfigDict(frozen=True)
 
-    workspace: str
+    workspace: str | None = None
+    labels: frozenset[str] = frozenset()
+    priorities: frozenset[str] = frozenset()
     channel: str | None
     answerers: frozenset[str]
     line: int
 
+    @property
+    def workspace_only(self) -> bool:
+        """Matches every task of its workspace (no label or priority criterion)."""
+        return self.workspace is not None and not self.labels and not self.priorities
+
     def matches(self, workspace_id: str, workspace_name: str) -> bool:
+        """Whether the rule's workspace criterion (if any) matches this workspace."""
+        if self.workspace is None:
+            return True
         return self.workspace == workspace_id or (
             bool(workspace_name) and self.workspace.casefold() == workspace_name.casefold()
         )
+
+    def matches_task(
+        self,
+        workspace_id: str,
+        workspace_name: str,
+        labels: Iterable[str] = (),
+        priority: str = "",
+    ) -> bool:
+        """Every criterion the rule names matches: its workspace, all its labels present, the
+        task's priority (default medium) one of its priorities."""
+        if not self.matches(workspace_id, workspace_name):
+            return False
+        if self.labels and not self.labels <= {label.casefold() for label in labels}:
+            return False
+        return not self.priorities or (priority or DEFAULT_PRIORITY).casefold() in self.priorities
+
+    def describe(self) -> str:
+        """``route at line 7 (workspace 'Platform', labels database)`` for ``check``."""
+        criteria = []
+        if self.workspace is not None:
+            criteria.append(f"workspace '{self.workspace}'")
+        if self.labels:
+            criteria.append("labels " + ", ".join(sorted(self.labels)))
+        if self.priorities:
+            criteria.append("priority " + " or ".join(sorted(self.priorities)))
+        return f"route at line {self.line} ({'; '.join(criteria)})"
 
 
 class Routing(BaseModel):
@@ -126,19 +173,53 @@ class Routing(BaseModel):
     rules: tuple[RouteRule, ...] = ()
     source: str = ""
 
-    def route_for(self, workspace_id: str, workspace_name: str = "") -> Route | None:
-        """The route for a workspace (matched by id, or by name ignoring case).
+    def route_for(
+        self,
+        workspace_id: str,
+        workspace_name: str = "",
+        *,
+        labels: Iterable[str] = (),
+        priority: str = "",
+    ) -> Route | None:
+        """The route of a task in this workspace (matched by id, or by name ignoring case)
+        with these labels and priority: the first rule whose every criterion matches.
 
         None only when no rule matches and no default channel is configured: then the
-        workspace's questions have nowhere to go (start-up reports this for known workspaces).
+        question has nowhere to go (start-up reports this for known workspaces).
         """
-        for rule in self.rules:
-            if rule.matches(workspace_id, workspace_name):
-                channel = rule.channel or self.default_channel
-                return Route(channel=channel, answerers=rule.answerers) if channel else None
+        rule = self.rule_for(workspace_id, workspace_name, labels=labels, priority=priority)
+        if rule is not None:
+            channel = rule.channel or self.default_channel
+            return Route(channel=channel, answerers=rule.answerers) if channel else None
         if self.default_channel is None:
             return None
         return Route(channel=self.default_channel, answerers=self.default_answerers)
+
+    def rule_for(
+        self,
+        workspace_id: str,
+        workspace_name: str = "",
+        *,
+        labels: Iterable[str] = (),
+        priority: str = "",
+    ) -> RouteRule | None:
+        """The first rule that matches (None: the defaults apply)."""
+        labels = tuple(labels)
+        for rule in self.rules:
+            if rule.matches_task(workspace_id, workspace_name, labels, priority):
+                return rule
+        return None
+
+    def route_for_task(self, task: TaskInfo) -> Route | None:
+        """The route of a task (its workspace, labels and priority)."""
+        return self.route_for(
+            task.workspace_id, task.workspace_name, labels=task.labels, priority=task.priority
+        )
+
+    def rule_for_task(self, task: TaskInfo) -> RouteRule | None:
+        return self.rule_for(
+            task.workspace_id, task.workspace_name, labels=task.labels, priority=task.priority
+        )
 
     def channels(self) -> list[str]:
         """Every channel cards can go to (default first), without duplicates."""
@@ -151,6 +232,8 @@ class Routing(BaseModel):
         problems: list[str] = []
         where = f"{self.source}, " if self.source else ""
         for rule in self.rules:
+            if rule.workspace is None:
+                continue
             hits = [w for w in workspaces if rule.matches(w.id, w.name)]
             if not hits:
                 known = ", ".join(f"'{w.name}' ({w.id})" for w in workspaces) or "none"
@@ -166,7 +249,10 @@ class Routing(BaseModel):
                 )
         if self.default_channel is None:
             for w in workspaces:
-                if self.route_for(w.id, w.name) is None:
+                catch_all = next(
+                    (r for r in self.rules if r.workspace_only and r.matches(w.id, w.name)), None
+                )
+                if catch_all is None or catch_all.channel is None:
                     problems.append(
                         f"Kandev workspace '{w.name}' ({w.id}) has no Slack channel: add a "
                         "[[route]] with a channel for it, or set [defaults] channel or "
@@ -201,10 +287,28 @@ class _DefaultsFile(BaseModel):
     answerers: list[AnswererId] = Field(default_factory=list)
 
 
+def _check_priority(value: str) -> str:
+    if value.casefold() not in PRIORITIES:
+        raise ValueError(f"'{value}' is not a Kandev priority (one of {', '.join(PRIORITIES)})")
+    return value
+
+
+def _check_label(value: str) -> str:
+    if not value.strip():
+        raise ValueError("an empty label matches no task; remove it")
+    return value
+
+
+Priority = Annotated[str, AfterValidator(_check_priority)]
+Label = Annotated[str, AfterValidator(_check_label)]
+
+
 class _RouteFile(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    workspace: str = Field(min_length=1)
+    workspace: str | None = Field(default=None, min_length=1)
+    labels: list[Label] | None = Field(default=None, min_length=1)
+    priority: list[Priority] | None = Field(default=None, min_length=1)
     channel: ChannelId | None = None
     answerers: list[AnswererId] | None = None
 
@@ -219,7 +323,7 @@ class _RoutingFile(BaseModel):
 _ALLOWED = {
     (): "defaults, route",
     ("defaults",): "channel, answerers",
-    ("route",): "workspace, channel, answerers",
+    ("route",): "workspace, labels, priority, channel, answerers",
 }
 
 
@@ -302,14 +406,18 @@ def _describe(error: dict, index: _LineIndex, source: str) -> tuple[int, str]:
     elif kind == "value_error":
         message = f"{name}: {error['ctx']['error'] if 'ctx' in error else error['msg']}"
         bad = re.search(r"'([^']*)'", message)
-        if name == "answerers" and bad:
+        if name in ("answerers", "priority") and bad:
             line = index.value_line(line, bad.group(1))
+    elif kind == "too_short":
+        message = f"{name} in {section} is an empty list; list at least one value or remove it"
     else:
         message = f"{name} in {section} should be {_EXPECTED.get(name, 'another type')}"
     return line, f"{_where(source, line)}: {message}"
 
 
 _EXPECTED = {
+    "labels": "a list of label strings",
+    "priority": "a list of priorities (low, medium, high, critical)",
     "channel": "a channel id string",
     "answerers": "a list of id strings",
     "workspace": "a non-empty string",
@@ -329,30 +437,43 @@ def parse_routing(text: str, source: str = "", fallback_channel: str | None = No
         message = message[: match.start()].strip() if match else message
         raise RoutingError([f"{_where(source, line)}: not valid TOML: {message}"]) from None
     index = _LineIndex(text)
+    empty = _empty_routes(data, index, source)
     try:
         parsed = _RoutingFile.model_validate(data)
     except ValidationError as exc:
-        described = sorted(_describe(e, index, source) for e in exc.errors())
+        described = sorted(empty + [_describe(e, index, source) for e in exc.errors()])
         raise RoutingError([text for _, text in described]) from None
+    if empty:
+        raise RoutingError([text for _, text in sorted(empty)])
 
     problems: list[str] = []
     rules: list[RouteRule] = []
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str | None, frozenset[str], frozenset[str]], int] = {}
     defaults_answerers = frozenset(parsed.defaults.answerers)
     for number, route in enumerate(parsed.route):
         line = index.table_line("route", number) or 1
-        key = route.workspace.casefold()
+        labels = frozenset(label.casefold() for label in route.labels or ())
+        priorities = frozenset(p.casefold() for p in route.priority or ())
+        workspace = route.workspace.casefold() if route.workspace is not None else None
+        key = (workspace, labels, priorities)
         if key in seen:
-            problems.append(
-                f"{_where(source, line)}: workspace '{route.workspace}' already has a route "
-                f"(line {seen[key]}); merge them"
+            what = (
+                f"workspace '{route.workspace}' already has a route"
+                if workspace is not None and not labels and not priorities
+                else "the same criteria already have a route"
             )
+            problems.append(f"{_where(source, line)}: {what} (line {seen[key]}); merge them")
             continue
         seen[key] = line
         answerers = defaults_answerers if route.answerers is None else frozenset(route.answerers)
         rules.append(
             RouteRule(
-                workspace=route.workspace, channel=route.channel, answerers=answerers, line=line
+                workspace=route.workspace,
+                labels=labels,
+                priorities=priorities,
+                channel=route.channel,
+                answerers=answerers,
+                line=line,
             )
         )
     if problems:
@@ -363,6 +484,28 @@ def parse_routing(text: str, source: str = "", fallback_channel: str | None = No
         rules=tuple(rules),
         source=source,
     )
+
+
+_CRITERIA = ("workspace", "labels", "priority")
+
+
+def _empty_routes(data: dict, index: _LineIndex, source: str) -> list[tuple[int, str]]:
+    """Routes that name no criterion (they would match every task): one problem each."""
+    routes = data.get("route")
+    if not isinstance(routes, list):
+        return []
+    found = []
+    for number, route in enumerate(routes):
+        if isinstance(route, dict) and not any(key in route for key in _CRITERIA):
+            line = index.table_line("route", number) or 1
+            found.append(
+                (
+                    line,
+                    f"{_where(source, line)}: [[route]] needs at least one criterion: "
+                    "'workspace' (a Kandev workspace name or id), 'labels' or 'priority'",
+                )
+            )
+    return found
 
 
 def load_routing(path: str | Path | None, fallback_channel: str | None = None) -> Routing:

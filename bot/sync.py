@@ -18,6 +18,7 @@ from bot.health import Health
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
 from bot.kandev.models import Bundle, FinalState
+from bot.past import PastAnswers, question_key
 from bot.publisher import Publisher
 from bot.routing import Routing
 from bot.signals import Signal
@@ -84,6 +85,7 @@ class SyncEngine:
         *,
         poll_interval: float = 5.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        past: PastAnswers | None = None,
     ):
         self.kandev = kandev
         self.store = store
@@ -95,6 +97,8 @@ class SyncEngine:
         self.wakeup = wakeup
         self.poll_interval = poll_interval
         self.clock = clock
+        #: Earlier answers to the same questions, shown on a new card.
+        self.past = past if past is not None else PastAnswers(store, routing)
         self._missing_since: dict[str, float] = {}
         self._known: set[str] = set()  # listed bundles whose card is in the store
         self._unposted_checked: float | None = None  # monotonic time of the last lookup
@@ -163,7 +167,7 @@ class SyncEngine:
             task = self.tasks.info(bundle.task_id)
         except TaskUnknown as exc:
             return self._cannot_route(bundle.pending_id, exc.reason)
-        route = self.routing.route_for(task.workspace_id, task.workspace_name)
+        route = self.routing.route_for_task(task)
         if route is None:
             name = task.workspace_name or task.workspace_id
             reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
@@ -171,6 +175,8 @@ class SyncEngine:
         self.unroutable.pop(bundle.pending_id, None)
         claimed = self.store.claim(
             bundle.pending_id,
+            question_key=question_key(task.workspace_id, bundle),
+            past=self.past.last(bundle, task, route),
             task_id=bundle.task_id,
             session_id=bundle.session_id,
             workspace_id=task.workspace_id,

@@ -1,4 +1,5 @@
-"""What a card shows about a bundle's task: its title and workspace, read from Kandev.
+"""What a card shows about a bundle's task: its title, workspace, agent, priority and labels,
+read from Kandev.
 
 Shared by discovery (a new card needs its task, and its task decides its route) and the
 waiting queue (a bundle listed before its card exists). The Kandev client caches tasks and
@@ -53,4 +54,7 @@ class TaskDirectory:
             title=task.title,
             workspace_id=task.workspace_id,
             workspace_name=workspace.name,
+            agent_name=task.primary_agent_name,
+            priority=task.priority,
+            labels=task.labels,
         )

@@ -19,6 +19,8 @@ from bot.kandev.models import (
     NotFound,
     Outcome,
     Resolution,
+    SessionMessage,
+    SessionMessages,
     Task,
     Won,
     Workspace,
@@ -86,6 +88,7 @@ class FakeKandev:
         self.finals: dict[str, FinalState] = {}
         self.resolutions: dict[str, Resolution] = {}
         self.totals: dict[str, int] = {}  # question_total when it differs from the bundle's
+        self.sessions: dict[str, list[SessionMessage]] = {}  # session id -> messages, oldest first
         self.refusals: dict[str, str] = {}  # pending id -> the 400 its next submission gets
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self._failures: dict[str, _Failure] = {}
@@ -192,6 +195,13 @@ class FakeKandev:
         if pending_id in self.active:
             return FinalState(status="pending")
         return self.finals.get(pending_id, FinalState(status="unknown"))
+
+    def session_messages(
+        self, session_id: str, *, limit: int = 500, page_size: int = 100
+    ) -> SessionMessages:
+        self._enter("session_messages", session_id=session_id, limit=limit)
+        found = self.sessions.get(session_id, [])
+        return SessionMessages(messages=tuple(found[-limit:]), complete=len(found) <= limit)
 
     def question_total(
         self, task_id: str, pending_id: str, *, session_id: str | None = None
@@ -357,6 +367,13 @@ class FakeSlackGateway:
     def open_view(self, trigger_id: str, view: dict) -> str:
         self._enter("views.open", trigger_id=trigger_id, view=view)
         return f"V{self._next():08d}"
+
+    def push_view(self, trigger_id: str, view: dict) -> str:
+        self._enter("views.push", trigger_id=trigger_id, view=view)
+        return f"V{self._next():08d}"
+
+    def update_view(self, view_id: str, view: dict) -> None:
+        self._enter("views.update", view_id=view_id, view=view)
 
     def publish_home(self, user_id: str, view: dict) -> None:
         self._enter("views.publish", user_id=user_id, view=view)

@@ -112,3 +112,23 @@ def test_wide_reservation_spans_adjacent_blocks_and_releases() -> None:
             s.bind(("127.0.0.1", block.instance_last))
     finally:
         reservation.release()
+
+
+def test_the_conversation_table_sits_beside_kandevs_own_call() -> None:
+    from bench.scenarios.conversation import ConversationBench, transcript
+
+    steps = transcript(3)
+    assert [("say" in s, "tool" in s) for s in steps] == [(True, False), (False, True)] * 3
+    result = ConversationBench(
+        count=3,
+        kandev_messages=Summary.of_seconds([0.004, 0.005, 0.006]),
+        click_filled=Summary.of_seconds([0.030, 0.040, 0.050]),
+        ack=Summary.of_seconds([0.010, 0.011, 0.012]),
+        problems=["one click was not filled"],
+    )
+    text = render(Results(conversation=result), "preamble")
+    assert "### 7. Conversation view" in text
+    kandev_row = next(line for line in text.splitlines() if "session messages" in line)
+    click_row = next(line for line in text.splitlines() if "modal filled" in line)
+    assert "| 3 |" in kandev_row and "| 3 |" in click_row
+    assert "one click was not filled" in text

@@ -20,6 +20,7 @@ from bot.cards.limits import (
     slack_len,
 )
 from bot.cards.mrkdwn import MAX_LINK_URL, link, markdown_to_mrkdwn
+from bot.cards.taskline import task_line
 from bot.cards.text import (
     fit_escaped,
     fit_plain,
@@ -27,8 +28,8 @@ from bot.cards.text import (
     shorten_mrkdwn,
     shortened_note,
 )
-from bot.cards.wording import age_text, outcome_line, slack_date
-from bot.domain import CardOutcome, CardState, TaskInfo
+from bot.cards.wording import age_text, outcome_line, slack_date, user_mention
+from bot.domain import CardOutcome, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Answer, Bundle, Question
 
 UNTITLED_TASK = "Untitled task"
@@ -37,9 +38,9 @@ MAX_WORKSPACE = 200
 MAX_QUESTION_TITLE = 150
 MAX_FREE_TEXT_SHOWN = 1000
 FALLBACK_PROMPT = 200
-_FIXED_BLOCKS = 6  # title, meta, outcome, context, actions, notice
+_FIXED_BLOCKS = 8  # title, task line, meta, outcome, context, past answer, actions, notice
 _BLOCKS_PER_QUESTION = 3  # divider, question, options
-_NON_OPTION_BUTTONS = 3  # Other answer…, Reject…, Open in Kandev
+_NON_OPTION_BUTTONS = 4  # Other answer…, Reject…, Conversation, Open in Kandev
 
 
 def task_url(kandev_url: str, task_id: str) -> str:
@@ -129,6 +130,19 @@ def _meta_line(bundle: Bundle, task: TaskInfo, now: datetime) -> str:
     return " · ".join(parts)
 
 
+MAX_PAST_SUMMARY = 500
+
+
+def past_line(past: PastAnswer, now: datetime) -> str:
+    """``↩ Last answered 3 days ago by @ana: PostgreSQL`` (safe mrkdwn)."""
+    ago = age_text(past.at, now).removeprefix("asked ")
+    who = user_mention(past.by_user) if past.via == "slack" else None
+    where = f"by {who}" if who else "in Slack" if past.via == "slack" else "in Kandev"
+    line = f"↩ Last answered {ago} {where}"
+    summary = shorten_mrkdwn(past.summary, MAX_PAST_SUMMARY, note="…")[0] if past.summary else ""
+    return f"{line}: {summary}" if summary else line
+
+
 def _option_buttons(bundle: Bundle) -> list[Block] | None:
     """One button per option of a one-question bundle, or None when they cannot be offered
     (too many options, or ids too long for a button value)."""
@@ -167,6 +181,8 @@ def _action_elements(bundle: Bundle, pending: bool, url: str) -> list[Block]:
             button("Answer…", ids.ACTION_ANSWER_MODAL, value=bundle_value, style="primary")
         )
     elements.append(button("Reject…", ids.ACTION_REJECT, value=bundle_value, style="danger"))
+    conversation = ButtonValue(pending_id=bundle.pending_id, conversation=True).encode()
+    elements.append(button("Conversation", ids.ACTION_CONVERSATION, value=conversation))
     elements.append(open_button)
     return elements
 
@@ -234,8 +250,11 @@ def render_card(
     *,
     kandev_url: str,
     now: datetime,
+    past: PastAnswer | None = None,
 ) -> dict[str, Any]:
     """The card message for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``.
+
+    ``past``: the last answer to the same questions, shown under them while pending.
 
     Pending cards carry the answer controls; terminal cards keep the questions for context,
     mark the chosen options, carry the outcome line and only an "Open in Kandev" link button.
@@ -247,10 +266,11 @@ def render_card(
     final = _effective_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
 
-    head: list[Block] = [
-        section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE),
-        context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META),
-    ]
+    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
+    line = task_line(task)
+    if line:
+        head.append(context(line, block_id=ids.BLOCK_TASK))
+    head.append(context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META))
     if final is not None:
         line = f"{outcome_line(final, bundle)} · {slack_date(final.at)}"
         head.append(section(line, block_id=ids.BLOCK_OUTCOME))
@@ -261,6 +281,8 @@ def render_card(
         hidden = f"{total - room} more questions are not shown here — "
         hidden += link(url, "open them in Kandev")
         tail.append(context(hidden, block_id=ids.BLOCK_NOTICE))
+    if past is not None and final is None:
+        tail.append(context(past_line(past, now), block_id=ids.BLOCK_PAST))
     elements = _action_elements(bundle, final is None, url)
     tail.append(actions(elements, block_id=ids.BLOCK_ACTIONS))
 

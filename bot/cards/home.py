@@ -18,6 +18,7 @@ from bot.cards.ids import COMMAND, ButtonValue
 from bot.cards.limits import MAX_HEADER_TEXT, MAX_SECTION_TEXT, MAX_VIEW_BLOCKS
 from bot.cards.listing import agents_waiting
 from bot.cards.mrkdwn import link, markdown_to_mrkdwn
+from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.waiting import Waiting
 from bot.cards.wording import age_text, outcome_line, slack_date
@@ -70,9 +71,17 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
         meta.append("Workspace *" + fit_escaped(workspace, 200)[0] + "*")
     if item.permalink:
         meta.append(f"<{escape_url(item.permalink)}|View card>")
+    line = task_line(item.task)
+    if line:
+        meta.append(line)
     value = ButtonValue(pending_id=item.bundle.pending_id).encode()
     buttons = [
         button("Answer…", ids.ACTION_ANSWER_MODAL, value=value, style="primary"),
+        button(
+            "Conversation",
+            ids.ACTION_CONVERSATION,
+            value=ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode(),
+        ),
         button("Open in Kandev", ids.ACTION_OPEN, url=url),
     ]
     return [

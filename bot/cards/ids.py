@@ -19,6 +19,7 @@ ACTION_OTHER = "kq_other"  # "Other answer…" (one-question bundles)
 ACTION_ANSWER_MODAL = "kq_answer"  # "Answer…" (multi-question bundles)
 ACTION_REJECT = "kq_reject"  # "Reject…"
 ACTION_OPEN = "kq_open"  # "Open in Kandev" (a URL button; Slack still sends an action)
+ACTION_CONVERSATION = "kq_conversation"  # "Conversation" (card, listing, App Home)
 ACTION_OPTION_PATTERN = re.compile(rf"^{ACTION_ANSWER_OPTION}:\d+$")  # for app.action(...)
 
 
@@ -36,6 +37,7 @@ CALLBACK_ANSWER = "kq_answer_modal"
 CALLBACK_OTHER = "kq_other_modal"
 CALLBACK_REJECT = "kq_reject_modal"
 CALLBACK_RESULT = "kq_result_modal"
+CALLBACK_CONVERSATION = "kq_conversation_modal"  # read-only; its "Answer…" pushes the form
 SHORTCUT_REJECT = "reject_question"  # message shortcut callback_id (manifest.yml)
 COMMAND = "/kandev-questions"  # the slash command (manifest.yml)
 ACTION_NEXT = "kq_list_next"  # the listing's "Next page" button
@@ -43,6 +45,8 @@ ACTION_NEXT = "kq_list_next"  # the listing's "Next page" button
 # ---- block ids ------------------------------------------------------------------------------
 BLOCK_TITLE = "kq_title"
 BLOCK_META = "kq_meta"
+BLOCK_TASK = "kq_task"  # the task line: agent, priority, labels
+BLOCK_PAST = "kq_past"  # the last answer to the same question
 BLOCK_OUTCOME = "kq_outcome"
 BLOCK_CONTEXT = "kq_context"
 BLOCK_ACTIONS = "kq_actions"
@@ -136,6 +140,8 @@ class ButtonValue(_Codec):
     pending_id: str = Field(alias="p", min_length=1)
     question_id: str = Field(default="", alias="q")
     option_id: str = Field(default="", alias="o")
+    #: The "Conversation" button (its value differs from the "Answer…" button beside it).
+    conversation: bool = Field(default=False, alias="v")
 
     def encode(self) -> str:
         """Compact JSON, at most 2000 characters (raises CodecError otherwise)."""

@@ -24,6 +24,7 @@ from bot.cards.limits import (
     blocks_text_length,
 )
 from bot.cards.mrkdwn import link
+from bot.cards.taskline import task_line
 from bot.cards.text import (
     defuse_mrkdwn,
     escape_url,
@@ -105,8 +106,11 @@ def render_help() -> dict[str, Any]:
         "see the list.",
         f"• `{COMMAND}` — everything waiting",
         f"• `{COMMAND} Platform` — only the Kandev workspace named Platform",
-        f"• `{COMMAND} database migration` — tasks whose title or questions contain all of "
-        "those words",
+        f"• `{COMMAND} database migration` — tasks whose title, questions or agent name "
+        "contain all of those words",
+        f"• `{COMMAND} label:database` — tasks with that label (several: all of them)",
+        f"• `{COMMAND} priority:critical` — tasks of that priority (several: any of them)",
+        f"• `{COMMAND} Platform label:database priority:high` — terms combine",
         f"• `{COMMAND} help` — this help",
         "*Answer…* opens the same form as the card. To turn a question down, use *Reject…* on "
         "its card, or the message shortcut *Reject agent question* (the ⋮ menu of the card).",
@@ -157,11 +161,8 @@ def _item_blocks(
     if questions:
         text += "\n" + questions
     main = section(text)
-    main["accessory"] = button(
-        "Answer…",
-        ids.ACTION_ANSWER_MODAL,
-        value=ButtonValue(pending_id=item.bundle.pending_id).encode(),
-    )
+    value = ButtonValue(pending_id=item.bundle.pending_id).encode()
+    main["accessory"] = button("Answer…", ids.ACTION_ANSWER_MODAL, value=value)
     meta = []
     workspace = one_line(item.task.workspace_name)
     if workspace:
@@ -173,7 +174,13 @@ def _item_blocks(
         meta.append(f"card in <#{item.card.channel}>")
     else:
         meta.append("no card posted yet")
-    return [main, context(" · ".join(meta))]
+    line = task_line(item.task, limit=questions_limit)
+    if line:
+        meta.append(line)
+    details = section(" · ".join(meta))
+    conversation = ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode()
+    details["accessory"] = button("Conversation", ids.ACTION_CONVERSATION, value=conversation)
+    return [main, details]
 
 
 def agents_waiting(count: int) -> str:

@@ -237,6 +237,21 @@ def filter_too_long_message(length: int, limit: int) -> str:
     )
 
 
+def empty_filter_term_message(kind: str) -> str:
+    return (
+        f"`{kind}:` needs a value, e.g. `{kind}:{'database' if kind == 'label' else 'critical'}`."
+        f" `{COMMAND} help` explains."
+    )
+
+
+def unknown_priority_message(value: str, known: tuple[str, ...]) -> str:
+    return (
+        f"“{fit_escaped(value, 40)[0]}” is not a Kandev priority; use one of "
+        + ", ".join(f"`priority:{p}`" for p in known)
+        + "."
+    )
+
+
 def kandev_unreachable_message(kandev_url: str) -> str:
     return (
         f"⚠️ Kandev cannot be reached at {escape_url(kandev_url)} right now, so I cannot list "

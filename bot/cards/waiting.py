@@ -18,10 +18,13 @@ PageKey = tuple[datetime, str]
 
 @dataclass(frozen=True)
 class Query:
-    """A parsed filter: ``text`` as typed (one line), ``words`` casefolded ("" / () = all)."""
+    """A parsed filter: ``text`` as typed (one line), ``words`` casefolded ("" / () = all),
+    and the ``label:…`` / ``priority:…`` terms (casefolded; every label, any priority)."""
 
     text: str = ""
     words: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    priorities: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

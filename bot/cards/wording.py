@@ -28,7 +28,7 @@ _MIN_LABEL = 12  # a label is never shortened below this to make room
 
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,30}")
 
-Action = Literal["answer", "reject"]
+Action = Literal["answer", "reject", "view"]
 
 
 def user_mention(user_id: str | None) -> str | None:

@@ -24,6 +24,8 @@ from bot.kandev.models import (
     Outcome,
     ProbeResult,
     Resolution,
+    SessionMessage,
+    SessionMessages,
     Task,
     Workspace,
 )
@@ -44,6 +46,14 @@ class _PendingPage(BaseModel):
 
     bundles: list[Bundle] = Field(default_factory=list)
     next_cursor: str = ""
+
+
+class _MessagePage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    messages: list[SessionMessage] = Field(default_factory=list)
+    has_more: bool = False
+    cursor: str = ""
 
 
 class _WorkspaceList(BaseModel):
@@ -268,6 +278,37 @@ class KandevClient:
                 break
             arguments["before"] = page.cursor
         return found
+
+    # ---- a session's messages ---------------------------------------------------------
+
+    def session_messages(
+        self, session_id: str, *, limit: int = 500, page_size: int = 100
+    ) -> SessionMessages:
+        """The last ``limit`` messages of a session, oldest first (newest pages are read first,
+        following Kandev's cursor). An unknown or deleted session has no messages."""
+        path = f"/api/v1/task-sessions/{quote(session_id, safe='')}/messages"
+        params: dict[str, Any] = {"sort": "desc", "limit": max(1, min(page_size, limit))}
+        newest_first: list[SessionMessage] = []
+        seen: set[str] = set()
+        while True:
+            response = self._http.request("GET", path, params=params).response
+            if response.status_code == 404:
+                return SessionMessages()
+            page = _validate(_MessagePage, _json_200(response))
+            newest_first.extend(page.messages)
+            if not page.has_more or not page.cursor:
+                complete = True
+                break
+            if len(newest_first) >= limit:
+                complete = False
+                break
+            if page.cursor in seen:
+                raise KandevProtocolError(f"session messages repeated cursor {page.cursor}")
+            seen.add(page.cursor)
+            params["before"] = page.cursor
+        kept = newest_first[:limit]
+        complete = complete and len(kept) == len(newest_first)
+        return SessionMessages(messages=tuple(reversed(kept)), complete=complete)
 
     # ---- lookups (cached) ------------------------------------------------------------
 

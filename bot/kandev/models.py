@@ -3,11 +3,12 @@ them against a real Kandev)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Wire(BaseModel):
@@ -73,11 +74,63 @@ class FinalState(_Wire):
     answers: list[Answer] = Field(default_factory=list)
 
 
+#: Kandev's task priorities; ``medium`` is the default.
+PRIORITIES = ("low", "medium", "high", "critical")
+DEFAULT_PRIORITY = "medium"
+
+
 class Task(_Wire):
     id: str
     title: str = ""
     workspace_id: str = ""
     description: str = ""
+    priority: str = DEFAULT_PRIORITY
+    #: Kandev sends the labels as a JSON-encoded string array (``"[\"database\"]"``).
+    labels: tuple[str, ...] = ()
+    primary_agent_name: str = ""
+    state: str = ""
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _decode_labels(cls, value: object) -> object:
+        if value is None or value == "":
+            return ()
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                raise ValueError(f"labels are not a JSON array: {value[:80]!r}") from exc
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("labels must be an array of strings")
+        return tuple(value)
+
+    @field_validator("priority", "primary_agent_name", "state", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return "" if value is None else value
+
+
+class SessionMessage(_Wire):
+    """One message of a task session (``GET /api/v1/task-sessions/{id}/messages``)."""
+
+    id: str = ""
+    author_type: str = ""  # user | agent
+    type: str = ""  # message, tool_*, clarification_request, status, script_execution…
+    content: str = ""
+    metadata: dict | None = None
+    created_at: datetime | None = None
+
+    @field_validator("content", "author_type", "type", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return "" if value is None else value
+
+
+class SessionMessages(_Wire):
+    """The last messages of a session, oldest first; ``complete``: nothing older exists."""
+
+    messages: tuple[SessionMessage, ...] = ()
+    complete: bool = True
 
 
 class Workspace(_Wire):

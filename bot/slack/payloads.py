@@ -41,6 +41,15 @@ class _Action(_P):
     value: str = ""
 
 
+class _ViewRef(_P):
+    """The view a button was clicked in (a modal or the App Home)."""
+
+    id: str = ""
+    type: str = ""
+    callback_id: str = ""
+    private_metadata: str = ""
+
+
 class BlockAction(_P):
     """A ``block_actions`` payload reduced to the one action that was clicked."""
 
@@ -49,7 +58,15 @@ class BlockAction(_P):
     response_url: str = ""
     container: _Container = _Container()
     channel: _Channel | None = None
+    view: _ViewRef | None = None
     actions: list[_Action] = Field(min_length=1)
+
+    @property
+    def in_modal(self) -> bool:
+        """Clicked in a modal (the Conversation view), not on a message or the App Home."""
+        return (
+            self.container.type == "view" and self.view is not None and (self.view.type == "modal")
+        )
 
     @property
     def user_id(self) -> str:

@@ -42,12 +42,14 @@ class Unusable:
 @dataclass(frozen=True)
 class Interaction:
     """A click or a shortcut: the request, where to tell the person, and what Slack gave to
-    answer it (a trigger to open a form, a response_url)."""
+    answer it (a trigger to open a form, a response_url). ``in_modal``: clicked in one of the
+    app's modals (a form then goes on top of it)."""
 
     request: Request
     where: Where
     trigger_id: str
     response_url: str
+    in_modal: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ def click(body: Any, action: Action, *, option: bool = False) -> Interaction | U
         value = parse_button_value(payload.action.value)
     except CodecError:
         return Unusable("tampered", detail, action, source, where)
+    if payload.in_modal:
+        return _in_modal(payload, value.pending_id, action, detail)
     via: Via = "card" if payload.on_message else "home" if container.type == "view" else "list"
     request = Request(
         user_id=payload.user_id,
@@ -102,6 +106,37 @@ def click(body: Any, action: Action, *, option: bool = False) -> Interaction | U
         detail=detail,
     )
     return Interaction(request, where, payload.trigger_id, payload.response_url)
+
+
+def _in_modal(
+    payload: BlockAction, pending_id: str, action: Action, detail: str
+) -> Interaction | Unusable:
+    """A button in one of the app's modals: the modal's metadata names the card it is about
+    (and where it was opened from), as a submitted form's does."""
+    source = "slack:modal-button"
+    view = payload.view
+    raw = view.private_metadata if view is not None else ""
+    try:
+        meta = parse_modal_metadata(raw)
+    except CodecError:
+        where = Where(payload.user_id, None, None)
+        return Unusable("tampered", detail, action, source, where)
+    on_card = meta.origin in ("card", "shortcut") and bool(meta.ts)
+    where = Where(payload.user_id, meta.channel if on_card else None, meta.response_url or None)
+    if meta.pending_id != pending_id:
+        return Unusable("tampered", detail, action, source, where, meta.pending_id)
+    request = Request(
+        user_id=payload.user_id,
+        action=action,
+        source=source,
+        via=meta.origin,
+        pending_id=pending_id,
+        channel=meta.channel or None,
+        ts=meta.ts or None,
+        form=True,
+        detail=detail,
+    )
+    return Interaction(request, where, payload.trigger_id, meta.response_url, in_modal=True)
 
 
 def form(body: Any, action: Action) -> Form | Unusable:

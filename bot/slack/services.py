@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from bot.admission import Admission, Refusal
 from bot.answers import AnswerService, Verdict
 from bot.cards import messages
+from bot.cards.conversation import loading_view, render_conversation
+from bot.cards.ids import ModalMetadata
+from bot.conversation import ConversationService
 from bot.domain import Card
 from bot.home import HomeService
 from bot.listing import ListingService
@@ -29,8 +33,10 @@ class Services:
     kandev_public_url: str
     #: Answers and rejections on their way to Kandev (they may outlast an ack).
     answering: Lane
-    #: Listings and Home tabs (Kandev's active list and Slack's permalinks).
+    #: Listings, Home tabs and Conversation views (Kandev's lists and Slack's permalinks).
     reading: Lane
+    conversation: ConversationService
+    clock: object = field(default=lambda: datetime.now(UTC))
 
     def tell(self, where: Where, text: str) -> None:
         """An ephemeral message to the person where they interacted; on the App Home (no
@@ -57,7 +63,7 @@ class Services:
             origin=interaction.request.via,
             response_url=interaction.response_url,
         )
-        if not self.notifier.open_form(interaction.trigger_id, view):
+        if not self.notifier.open_form(interaction.trigger_id, view, push=interaction.in_modal):
             self.tell(interaction.where, messages.form_not_opened_message())
 
     def open_form_if_admitted(self, parsed: Interaction | Unusable, kind: FormKind) -> None:
@@ -70,6 +76,31 @@ class Services:
             self.tell_result(parsed.where, admitted)
             return
         self.open_form(parsed, admitted.card, kind)
+
+    def open_conversation(self, interaction: Interaction, card: Card) -> tuple[str, str] | None:
+        """Open the Conversation view of ``card`` at once, showing "Loading…" (the trigger is
+        valid 3 s): its view id and metadata, or None (the person was told)."""
+        metadata = ModalMetadata(
+            pending_id=card.pending_id,
+            channel=card.channel,
+            ts=card.ts or "",
+            origin=interaction.request.via,
+            response_url=interaction.response_url,
+        ).encode()
+        view = loading_view(card, kandev_url=self.kandev_public_url, metadata=metadata)
+        view_id = self.notifier.open_view(interaction.trigger_id, view, push=interaction.in_modal)
+        if view_id is None:
+            self.tell(interaction.where, messages.form_not_opened_message())
+            return None
+        return view_id, metadata
+
+    def fill_conversation(self, view_id: str, card: Card, metadata: str) -> None:
+        """Read the conversation from Kandev and show it in the open view."""
+        conversation = self.conversation.of(card)
+        view = render_conversation(
+            conversation, kandev_url=self.kandev_public_url, now=self.clock(), metadata=metadata
+        )
+        self.notifier.update_view(view_id, view)
 
     def refuse_unusable(self, unusable: Unusable) -> Refusal:
         """Audit a payload that could not become a request; returns the refusal to tell."""

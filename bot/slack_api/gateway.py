@@ -276,6 +276,14 @@ class SlackGateway:
     def open_view(self, trigger_id: str, view: dict) -> str:
         return str(self._call("views.open", trigger_id=trigger_id, view=view)["view"]["id"])
 
+    def update_view(self, view_id: str, view: dict) -> None:
+        """Replace an open modal (the Conversation view once Kandev answered)."""
+        self._call("views.update", view_id=view_id, view=view)
+
+    def push_view(self, trigger_id: str, view: dict) -> str:
+        """Open a modal on top of the open one (a form from the Conversation view)."""
+        return str(self._call("views.push", trigger_id=trigger_id, view=view)["view"]["id"])
+
     def publish_home(self, user_id: str, view: dict) -> None:
         self._call("views.publish", user_id=user_id, view=view)
 

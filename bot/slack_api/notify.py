@@ -57,11 +57,26 @@ class Notifier:
             log.warning("reply via response_url failed: %s", exc.error)
             return False
 
-    def open_form(self, trigger_id: str, view: dict[str, Any]) -> bool:
-        """Open a modal for the trigger of an interaction (valid 3 s, once)."""
+    def open_form(self, trigger_id: str, view: dict[str, Any], *, push: bool = False) -> bool:
+        """Open a modal for the trigger of an interaction (valid 3 s, once); ``push``: on top
+        of the modal the interaction came from."""
+        return self.open_view(trigger_id, view, push=push) is not None
+
+    def open_view(self, trigger_id: str, view: dict[str, Any], *, push: bool = False) -> str | None:
+        """Like :meth:`open_form`; returns the new view's id (None: not opened)."""
         try:
-            self.slack.open_view(trigger_id, view)
-            return True
+            if push:
+                return self.slack.push_view(trigger_id, view)
+            return self.slack.open_view(trigger_id, view)
         except SlackError as exc:
             log.warning("could not open a form: %s", exc.error)
+            return None
+
+    def update_view(self, view_id: str, view: dict[str, Any]) -> bool:
+        """Replace an open modal; False when Slack refused (e.g. it was closed meanwhile)."""
+        try:
+            self.slack.update_view(view_id, view)
+            return True
+        except SlackError as exc:
+            log.warning("could not update view %s: %s", view_id, exc.error)
             return False

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from bot.domain import Card, CardOutcome, CardState, TaskInfo
+from bot.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Bundle
 from bot.store.base import StoreBase, insert_unless_exists
 from bot.store.schema import cards
@@ -24,6 +24,7 @@ def _card(row: Any) -> Card:
         bundle=Bundle.model_validate_json(row.bundle_json),
         task=TaskInfo.model_validate_json(row.task_json),
         outcome=CardOutcome.model_validate_json(row.outcome_json) if row.outcome_json else None,
+        past=PastAnswer.model_validate_json(row.past_json) if row.past_json else None,
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
@@ -40,8 +41,13 @@ class CardsMixin(StoreBase):
         channel: str,
         bundle: Bundle,
         task: TaskInfo,
+        question_key: str | None = None,
+        past: PastAnswer | None = None,
     ) -> bool:
         """Claim ``pending_id`` for posting in ``channel``: True for exactly one caller ever.
+
+        ``question_key``: the bundle's normalised questions (see bot/past.py); ``past``: the
+        earlier answer the card shows.
 
         One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive
         across threads, processes and replicas. The card starts ``pending`` with ``ts`` NULL.
@@ -59,6 +65,8 @@ class CardsMixin(StoreBase):
                 bundle_json=bundle.model_dump_json(),
                 task_json=task.model_dump_json(),
                 outcome_json=None,
+                question_key=question_key,
+                past_json=past.model_dump_json() if past is not None else None,
                 claimed_at=now,
                 posted_at=None,
                 resolved_at=None,
@@ -140,6 +148,25 @@ class CardsMixin(StoreBase):
             rows = conn.execute(
                 select(cards)
                 .where(cards.c.state != CardState.PENDING.value)
+                .order_by(cards.c.resolved_at.desc(), cards.c.pending_id)
+                .limit(limit)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def answered_like(
+        self, question_key: str, channel: str, *, exclude: str = "", limit: int = 20
+    ) -> list[Card]:
+        """Answered cards with the same normalised questions in ``channel``, most recently
+        answered first (index ``ix_cards_question``)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(
+                    cards.c.question_key == question_key,
+                    cards.c.channel == channel,
+                    cards.c.state == CardState.ANSWERED.value,
+                    cards.c.pending_id != exclude,
+                )
                 .order_by(cards.c.resolved_at.desc(), cards.c.pending_id)
                 .limit(limit)
             ).all()

@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     func,
     insert,
     select,
@@ -37,6 +38,7 @@ from bot.store.schema import (
     audit_log,
     cards,
     home_viewers,
+    ix_cards_question,
     outbox,
     schema_version,
     submissions,
@@ -70,6 +72,37 @@ def _index(*indexes: Index) -> Callable[[Connection], None]:
     return apply
 
 
+# ``cards`` as step 1 creates it (step 7 adds ``question_key`` and ``past_json``). Until step 7
+# step 1 used the live definition, which carried the indexes step 5 adds for older databases.
+_cards_v1 = Table(
+    "cards",
+    MetaData(),
+    Column("pending_id", String, primary_key=True),
+    Column("task_id", String, nullable=False),
+    Column("session_id", String, nullable=False),
+    Column("workspace_id", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("ts", String),
+    Column("state", String, nullable=False),
+    Column("bundle_json", Text, nullable=False),
+    Column("task_json", Text, nullable=False),
+    Column("outcome_json", Text),
+    Column("claimed_at", UTCDateTime, nullable=False),
+    Column("posted_at", UTCDateTime),
+    Column("resolved_at", UTCDateTime),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint("channel", "ts", name="uq_cards_message"),
+    Index("ix_cards_state_created", "state", "created_at"),
+)
+Index(
+    "ix_cards_unposted",
+    _cards_v1.c.claimed_at,
+    sqlite_where=_cards_v1.c.ts.is_(None),
+    postgresql_where=_cards_v1.c.ts.is_(None),
+)
+Index("ix_cards_resolved", _cards_v1.c.resolved_at)
+
 # ``submissions`` as step 2 created it (step 6 adds ``resends``).
 _submissions_v2 = Table(
     "submissions",
@@ -93,8 +126,14 @@ def _add_submission_resends(conn: Connection) -> None:
     )
 
 
+def _add_card_question_key(conn: Connection) -> None:
+    conn.execute(text(f"ALTER TABLE {cards.name} ADD COLUMN question_key VARCHAR"))
+    conn.execute(text(f"ALTER TABLE {cards.name} ADD COLUMN past_json TEXT"))
+    ix_cards_question.create(conn, checkfirst=True)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "cards and audit log", _create(cards, audit_log)),
+    Migration(1, "cards and audit log", _create(_cards_v1, audit_log)),
     Migration(2, "answer submissions", _create(_submissions_v2)),
     Migration(3, "outbox of pending Slack writes", _create(outbox)),
     Migration(4, "who opened the App Home tab recently", _create(home_viewers)),
@@ -102,6 +141,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         5, "indexes for retention, unposted claims and lease renewal", _index(*VERSION_5_INDEXES)
     ),
     Migration(6, "how often crash recovery re-sent a submission", _add_submission_resends),
+    Migration(7, "past answers: cards keyed by their normalised questions", _add_card_question_key),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -47,6 +47,10 @@ cards = Table(
     Column("resolved_at", UTCDateTime),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # Schema version 7: the bundle's normalised questions and workspace (past answers to the
+    # same questions are found by it), and the past answer shown on the card.
+    Column("question_key", String),
+    Column("past_json", Text),
     UniqueConstraint("channel", "ts", name="uq_cards_message"),
     Index("ix_cards_state_created", "state", "created_at"),
 )
@@ -120,6 +124,11 @@ VERSION_5_INDEXES = (
     ix_audit_log_at,
     ix_outbox_finished,
     ix_outbox_lease_owner,
+)
+
+# Added by schema version 7: earlier answers to the same questions in the same channel.
+ix_cards_question = Index(
+    "ix_cards_question", cards.c.question_key, cards.c.channel, cards.c.resolved_at
 )
 
 home_viewers = Table(

@@ -91,6 +91,7 @@ def test_one_question_has_a_button_per_option_then_other_reject_open(one_questio
         "MongoDB",
         "Other answer…",
         "Reject…",
+        "Conversation",
         "Open in Kandev",
     ]
     assert [e["action_id"] for e in elements] == [
@@ -98,6 +99,7 @@ def test_one_question_has_a_button_per_option_then_other_reject_open(one_questio
         "kq_option:1",
         ACTION_OTHER,
         ACTION_REJECT,
+        "kq_conversation",
         ACTION_OPEN,
     ]
     assert all(ACTION_OPTION_PATTERN.match(e["action_id"]) for e in elements[:2])
@@ -110,7 +112,7 @@ def test_one_question_has_a_button_per_option_then_other_reject_open(one_questio
     other = parse_button_value(elements[2]["value"])
     assert (other.pending_id, other.question_id, other.option_id) == (PENDING_ID, "db", "")
     assert parse_button_value(elements[3]["value"]).pending_id == PENDING_ID
-    assert elements[4]["url"] == URL and "value" not in elements[4]
+    assert elements[5]["url"] == URL and "value" not in elements[5]
 
 
 def test_multi_question_bundle_offers_answer_modal_and_numbers_questions(three_questions, task):
@@ -118,6 +120,7 @@ def test_multi_question_bundle_offers_answer_modal_and_numbers_questions(three_q
     assert [(e["action_id"], e["text"]["text"]) for e in buttons(rendered)] == [
         (ACTION_ANSWER_MODAL, "Answer…"),
         (ACTION_REJECT, "Reject…"),
+        ("kq_conversation", "Conversation"),
         (ACTION_OPEN, "Open in Kandev"),
     ]
     headings = [t.split("\n")[0] for t in texts(rendered) if t.startswith("*") and "/3" in t]
@@ -332,7 +335,12 @@ def test_ids_too_long_for_a_button_fall_back_to_the_answer_modal(task):
         }
     )
     elements = buttons(card(bundle, task))
-    assert [e["action_id"] for e in elements] == [ACTION_ANSWER_MODAL, ACTION_REJECT, ACTION_OPEN]
+    assert [e["action_id"] for e in elements] == [
+        ACTION_ANSWER_MODAL,
+        ACTION_REJECT,
+        "kq_conversation",
+        ACTION_OPEN,
+    ]
 
 
 def test_task_url_refuses_what_cannot_be_a_link():

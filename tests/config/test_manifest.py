@@ -73,6 +73,8 @@ SCOPES_NEEDED: dict[str, frozenset[str]] = {
     "conversations.members": frozenset({"channels:read", "groups:read"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),
     "views.open": frozenset(),
+    "views.push": frozenset(),
+    "views.update": frozenset(),
     "views.publish": frozenset(),
     "auth.test": frozenset(),
     "apps.connections.open": frozenset(),  # the app-level token's connections:write

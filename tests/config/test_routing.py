@@ -123,7 +123,7 @@ def test_unknown_keys_name_their_line() -> None:
     text = EXAMPLE.replace('channel = "G0MOBILE"', 'chanel = "G0MOBILE"') + "\n[extra]\nx = 1\n"
     assert errors(text) == [
         "routes.toml, line 16: unknown key 'chanel' in [[route]]; "
-        "allowed: workspace, channel, answerers",
+        "allowed: workspace, labels, priority, channel, answerers",
         "routes.toml, line 18: unknown key 'extra' in top level; allowed: defaults, route",
     ]
 
@@ -162,7 +162,8 @@ def test_bad_route_channel_and_types() -> None:
     assert errors(text) == [
         "routes.toml, line 3: channel: 'X0BAD' is not a Slack channel id (C… or G… "
         "followed by capitals and digits)",
-        "routes.toml, line 5: [[route]] needs 'workspace' (a Kandev workspace name or id)",
+        "routes.toml, line 5: [[route]] needs at least one criterion: 'workspace' (a Kandev "
+        "workspace name or id), 'labels' or 'priority'",
         "routes.toml, line 6: channel in [[route]] should be a channel id string",
     ]
 

@@ -39,6 +39,7 @@ def test_one_click_answers_in_kandev_and_unblocks_the_agent(
         "MongoDB",
         "Other answer…",
         "Reject…",
+        "Conversation",
         "Open in Kandev",
     ]
 

@@ -63,7 +63,7 @@ def test_four_questions_six_options_and_huge_texts(bot_factory, seed, fake_slack
     assert SHORTENED in card.all_text
     assert_safe(card.all_text)
     assert len(card.text) <= 4000
-    assert buttons(card) == ["Answer…", "Reject…", "Open in Kandev"]
+    assert buttons(card) == ["Answer…", "Reject…", "Conversation", "Open in Kandev"]
     for q in range(1, 5):
         assert f"{q}/4 · Title {q}" in card.all_text
 
@@ -107,7 +107,8 @@ def test_one_question_with_six_long_options_keeps_one_click_buttons(
     card = wait_card(fake_slack, bundle.pending_id)
     assert fake_slack.violations == []
     labels = buttons(card)
-    assert len(labels) == 9 and labels[-3:] == ["Other answer…", "Reject…", "Open in Kandev"]
+    assert len(labels) == 10
+    assert labels[-4:] == ["Other answer…", "Reject…", "Conversation", "Open in Kandev"]
     assert all(len(label) <= 75 for label in labels)
     assert all(label.startswith(f"Q1 option {n}") for n, label in enumerate(labels[:6], 1))
     assert_safe(card.all_text)

@@ -391,9 +391,26 @@ class KandevServer:
         *,
         workspace_id: str | None = None,
         timeout: float = 30.0,
+        transcript: Sequence[dict[str, Any]] = (),
+        labels: Sequence[str] = (),
+        priority: str | None = None,
+        description: str = "",
     ) -> SeededBundle:
-        """Create a task whose agent asks ``questions``; return once its bundle is listed."""
-        task = self._create_seed_task(questions, context, title, workspace_id)
+        """Create a task whose agent asks ``questions``; return once its bundle is listed.
+
+        ``transcript``: what the agent says and runs before asking (see ``mock_agent.play``);
+        ``labels``, ``priority``: the task's metadata; ``description``: Markdown shown before
+        the agent's spec line in the task's description."""
+        task = self._create_seed_task(
+            questions,
+            context,
+            title,
+            workspace_id,
+            transcript=transcript,
+            labels=labels,
+            priority=priority,
+            description=description,
+        )
         return self._await_bundles([task], timeout)[0]
 
     def seed_many(
@@ -418,24 +435,32 @@ class KandevServer:
         context: str,
         title: str | None,
         workspace_id: str | None,
+        *,
+        transcript: Sequence[dict[str, Any]] = (),
+        labels: Sequence[str] = (),
+        priority: str | None = None,
+        description: str = "",
     ) -> dict[str, Any]:
         questions = list(questions) if questions is not None else sample_questions(1)
         workspace_id = workspace_id or self.workspace_id
         workflow = self.workflow(workspace_id)
         marker = uuid.uuid4().hex
         first_title = questions[0].get("title", "question") if questions else "question"
-        response = self.http.post(
-            "/tasks",
-            json={
-                "workspace_id": workspace_id,
-                "title": title or f"Harness: {first_title}",
-                "description": mock_agent.spec_line(marker, questions, context),
-                "start_agent": True,
-                "agent_profile_id": self.mock_profile_id(),
-                "workflow_id": workflow.workflow_id,
-                "workflow_step_id": workflow.start_step_id,
-            },
-        )
+        spec = mock_agent.spec_line(marker, questions, context, list(transcript))
+        body: dict[str, Any] = {
+            "workspace_id": workspace_id,
+            "title": title or f"Harness: {first_title}",
+            "description": f"{description}\n\n{spec}" if description else spec,
+            "start_agent": True,
+            "agent_profile_id": self.mock_profile_id(),
+            "workflow_id": workflow.workflow_id,
+            "workflow_step_id": workflow.start_step_id,
+        }
+        if labels:
+            body["labels"] = list(labels)
+        if priority is not None:
+            body["priority"] = priority
+        response = self.http.post("/tasks", json=body)
         _check(response, "create task")
         task_id = response.json()["id"]
         self._markers[task_id] = marker

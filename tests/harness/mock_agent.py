@@ -86,14 +86,26 @@ def config_options(model: str) -> list[dict[str, Any]]:
     ]
 
 
-def encode_spec(questions: list[dict[str, Any]], context: str = "") -> str:
+def encode_spec(
+    questions: list[dict[str, Any]],
+    context: str = "",
+    transcript: list[dict[str, Any]] | None = None,
+) -> str:
     """The base64 payload that ``parse_spec`` reads back (used by the harness)."""
-    raw = json.dumps({"questions": questions, "context": context}, separators=(",", ":"))
+    spec: dict[str, Any] = {"questions": questions, "context": context}
+    if transcript:
+        spec["transcript"] = transcript
+    raw = json.dumps(spec, separators=(",", ":"))
     return base64.b64encode(raw.encode()).decode()
 
 
-def spec_line(marker: str, questions: list[dict[str, Any]], context: str = "") -> str:
-    return f"KANDEV-MOCK-SPEC {marker} {encode_spec(questions, context)}"
+def spec_line(
+    marker: str,
+    questions: list[dict[str, Any]],
+    context: str = "",
+    transcript: list[dict[str, Any]] | None = None,
+) -> str:
+    return f"KANDEV-MOCK-SPEC {marker} {encode_spec(questions, context, transcript)}"
 
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]] | None:
@@ -297,6 +309,53 @@ class Agent:
             }
         )
 
+    def update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": session_id, "update": update},
+            }
+        )
+
+    def play(self, session_id: str, transcript: list[dict[str, Any]]) -> None:
+        """Fill the session before asking: ``{"say": text}`` becomes an agent message,
+        ``{"tool": title, "command": …, "exit": n}`` a tool call and its completion. Kandev
+        records updates asynchronously, so wait before the question is asked after them."""
+        if not transcript:
+            return
+        updates = 0
+        for number, step in enumerate(transcript):
+            if "say" in step:
+                self.chunk(session_id, str(step["say"]))
+                updates += 1
+            elif "tool" in step:
+                call_id = f"call-{number}"
+                raw_input = {"command": step.get("command", "")}
+                self.update(
+                    session_id,
+                    {
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": call_id,
+                        "title": step["tool"],
+                        "kind": step.get("kind", "execute"),
+                        "status": "in_progress",
+                        "rawInput": raw_input,
+                    },
+                )
+                exit_code = int(step.get("exit", 0))
+                self.update(
+                    session_id,
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call_id,
+                        "status": "completed" if exit_code == 0 else "failed",
+                        "rawOutput": {"exit_code": exit_code, "output": step.get("output", "")},
+                    },
+                )
+                updates += 2
+        time.sleep(0.5 + 0.01 * updates)
+
     def prompt(self, request_id: Any, params: dict[str, Any]) -> None:
         session_id = params.get("sessionId", "")
         with self.prompt_lock:
@@ -348,6 +407,7 @@ class Agent:
         task_id = task_match["task_id"] if task_match else ""
         write_json_atomic(self.results_dir / "sessions" / f"{session_id}.json", {"marker": marker})
         self._update(marker, lambda record: record.update(task_id=task_id))
+        self.play(session_id, spec.get("transcript") or [])
         self.chunk(session_id, "I need to ask the user something.")
         mcp = self.sessions.get(session_id, {}).get("mcp")
         if mcp is None:

@@ -58,7 +58,8 @@ def test_a_page_shows_task_workspace_age_questions_card_and_answer_button() -> N
     assert "1/2 · Database · 2/2 · Database 2" in text
     assert "Workspace *Platform* · asked 10 min ago" in text
     assert "<https://team.slack.com/archives/C0QUESTION/p1700000000000001|View card>" in text
-    [answer] = buttons(message)
+    [answer, conversation] = buttons(message)
+    assert conversation["text"]["text"] == "Conversation"
     assert answer["action_id"] == ACTION_ANSWER_MODAL
     assert answer["text"]["text"] == "Answer…"
     assert parse_button_value(answer["value"]).pending_id == "pending-001"

@@ -12,12 +12,14 @@ from slack_bolt import App
 
 from bot.admission import Admission
 from bot.answers import AnswerService
+from bot.conversation import ConversationService
 from bot.domain import Card
 from bot.health import Health
 from bot.home import HomeService
 from bot.kandev.models import Bundle
 from bot.leases import InFlight
 from bot.listing import ListingService
+from bot.past import PastAnswers
 from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.routing import Routing
@@ -152,6 +154,9 @@ def services(
         kandev_public_url=KANDEV_URL,
         answering=lanes[0],
         reading=lanes[1],
+        conversation=ConversationService(
+            fake_kandev, PastAnswers(store, queue.routing), queue.routing, queue.permalinks
+        ),
     )
     for lane in lanes:
         lane.shutdown()

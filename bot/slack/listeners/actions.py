@@ -28,6 +28,7 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_ANSWER_MODAL)(_form_opener(svc, "answer"))
     app.action(ids.ACTION_REJECT)(_form_opener(svc, "reject"))
     app.action(ids.ACTION_OPEN)(_link_clicked)
+    app.action(ids.ACTION_CONVERSATION)(_conversation_opened(svc))
 
 
 def _link_clicked(ack: Ack) -> None:
@@ -68,6 +69,34 @@ def _record_click(svc: Services, body: dict[str, Any]) -> Callable[[], None]:
         svc.tell_result(click.where, verdict)
 
     return lambda: place.run(complete)
+
+
+def _conversation_opened(svc: Services):
+    """Open the Conversation view at once ("Loading…"), fill it in the reading lane."""
+
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        click = requests.click(body, "view")
+        if isinstance(click, Unusable):
+            svc.tell(click.where, svc.refuse_unusable(click).message)
+            return
+        place = svc.reading.reserve()
+        if place is None:
+            svc.tell(click.where, messages.busy_message())
+            return
+        admitted = svc.admission.admit(click.request)
+        if isinstance(admitted, Refusal):
+            place.release()
+            svc.tell_result(click.where, admitted)
+            return
+        opened = svc.open_conversation(click, admitted.card)
+        if opened is None:
+            place.release()
+            return
+        view_id, metadata = opened
+        place.run(svc.fill_conversation, view_id, admitted.card, metadata)
+
+    return handle
 
 
 def _form_opener(svc: Services, kind: FormKind):
