@@ -58,7 +58,7 @@ def test_check_reports_every_route_and_still_checks_kandev_without_slack_setting
     assert findings["kandev reachable"]["ok"] and findings["kandev mcp"]["ok"]
     assert not findings[f"question {bundle.pending_id}"]["ok"]  # no channel to go to
     assert not any(name.startswith("slack") for name in findings)  # no token to check with
-    assert report["failed"] == len(problems) + sum(not f["ok"] for f in findings.values())
+    assert report["failed"] == len(problems) + sum(not f["ok"] for f in report["findings"])
 
     text = check(broken)
     assert text.returncode == 2
