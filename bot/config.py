@@ -65,6 +65,16 @@ def _url_problem(name: str, value: str, example: str) -> str | None:
     return None
 
 
+def _not_a_slack_token(value: Any, problem: str) -> Any:
+    """``value`` as given, unless it is a Slack token in the wrong setting (``problem``)."""
+    if value is None:
+        return None
+    text = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+    if _looks_like_slack_token(text):
+        raise ValueError(problem)
+    return value
+
+
 def _looks_like_slack_token(value: str) -> bool:
     return value.startswith(("xoxb-", "xoxp-", "xapp-", "xoxa-", "xoxe"))
 
@@ -144,28 +154,20 @@ class Settings(BaseSettings):
     @field_validator("slack_signing_secret", mode="before")
     @classmethod
     def _signing_secret(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        text = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
-        if _looks_like_slack_token(text):
-            raise ValueError(
-                "SLACK_SIGNING_SECRET looks like a token; use the Signing Secret from "
-                "Basic Information → App Credentials"
-            )
-        return value
+        return _not_a_slack_token(
+            value,
+            "SLACK_SIGNING_SECRET looks like a token; use the Signing Secret from "
+            "Basic Information → App Credentials",
+        )
 
     @field_validator("kandev_token", mode="before")
     @classmethod
     def _kandev_token(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        text = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
-        if _looks_like_slack_token(text):
-            raise ValueError(
-                "KANDEV_TOKEN looks like a Slack token; use a Kandev personal access token "
-                "(kandev_pat_…, Kandev settings → API tokens)"
-            )
-        return value
+        return _not_a_slack_token(
+            value,
+            "KANDEV_TOKEN looks like a Slack token; use a Kandev personal access token "
+            "(kandev_pat_…, Kandev settings → API tokens)",
+        )
 
     @field_validator("slack_api_url", mode="before")
     @classmethod

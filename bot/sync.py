@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 
 from bot.domain import Card, CardOutcome, CardState
@@ -72,38 +72,32 @@ def outcome_from_final(final: FinalState, at: datetime) -> CardOutcome | None:
     return None
 
 
+@dataclass(eq=False)
 class SyncEngine:
-    def __init__(
-        self,
-        kandev: KandevClient,
-        store: Store,
-        routing: Routing,
-        tasks: TaskDirectory,
-        publisher: Publisher,
-        health: Health,
-        wakeup: Signal,
-        *,
-        poll_interval: float = 5.0,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        past: PastAnswers | None = None,
-    ):
-        self.kandev = kandev
-        self.store = store
-        self.routing = routing
-        self.tasks = tasks
-        self.publisher = publisher
-        self.health = health
-        #: Raised by Kandev's push hints (and by this engine itself): look at Kandev now.
-        self.wakeup = wakeup
-        self.poll_interval = poll_interval
-        self.clock = clock
-        #: Earlier answers to the same questions, shown on a new card.
-        self.past = past if past is not None else PastAnswers(store, routing)
-        self._missing_since: dict[str, float] = {}
-        self._known: set[str] = set()  # listed bundles whose card is in the store
-        self._unposted_checked: float | None = None  # monotonic time of the last lookup
-        #: Listed bundles whose route cannot be determined yet, by pending id.
-        self.unroutable: dict[str, Unroutable] = {}
+    kandev: KandevClient
+    store: Store
+    routing: Routing
+    tasks: TaskDirectory
+    publisher: Publisher
+    health: Health
+    #: Raised by Kandev's push hints (and by this engine itself): look at Kandev now.
+    wakeup: Signal
+    _: KW_ONLY
+    poll_interval: float = 5.0
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    #: Earlier answers to the same questions, shown on a new card (default: from the store).
+    past: PastAnswers | None = None
+    #: Listed bundles whose route cannot be determined yet, by pending id.
+    unroutable: dict[str, Unroutable] = field(default_factory=dict, init=False)
+    _missing_since: dict[str, float] = field(default_factory=dict, init=False, repr=False)
+    #: Listed bundles whose card is in the store.
+    _known: set[str] = field(default_factory=set, init=False, repr=False)
+    #: Monotonic time of the last lookup of claims left without a message.
+    _unposted_checked: float | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.past is None:
+            self.past = PastAnswers(self.store, self.routing)
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():

@@ -10,6 +10,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime
 
 from bot.cards.waiting import Waiting
@@ -53,25 +54,16 @@ class Permalinks:
         return self.get(card.channel, card.ts) if card.ts else None
 
 
+@dataclass(eq=False)
 class WaitingQueue:
-    def __init__(
-        self,
-        kandev: KandevClient,
-        store: Store,
-        routing: Routing,
-        tasks: TaskDirectory,
-        permalinks: Permalinks,
-        permissions: Permissions,
-        *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ):
-        self.kandev = kandev
-        self.store = store
-        self.routing = routing
-        self.tasks = tasks
-        self.permalinks = permalinks
-        self.permissions = permissions
-        self.clock = clock
+    kandev: KandevClient
+    store: Store
+    routing: Routing
+    tasks: TaskDirectory
+    permalinks: Permalinks
+    permissions: Permissions
+    _: KW_ONLY
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     def waiting(self, workspace_id: str | None = None) -> list[Waiting]:
         """Every bundle Kandev lists as active, in Kandev's order (oldest first), with its task
