@@ -57,6 +57,9 @@ from bot.workspace_check import WorkspaceCheck
 
 log = logging.getLogger("bot.app")
 
+#: How often crash recovery looks for answers a dead (or stopping) replica left unfinished: a
+#: cheap indexed query, so a hand-over is taken within about a second.
+RECOVERY_INTERVAL_S = 1.0
 #: Answers on their way to Kandev at once, and how many more may wait (then: "busy").
 ANSWERING_WORKERS, ANSWERING_WAITING = 8, 8
 #: Listings and Home tabs built at once, and how many more may wait.
@@ -281,7 +284,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         permissions,
         notifier,
         in_flight,
-        interval_s=settings.kandev_poll_interval,
+        interval_s=RECOVERY_INTERVAL_S,
     )
     home = HomeService(queue, store, slack, card_changes, kandev_url=public_url)
     listing = ListingService(
