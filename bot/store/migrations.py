@@ -35,6 +35,8 @@ from bot.store.errors import StoreError
 from bot.store.schema import (
     VERSION_5_INDEXES,
     audit_log,
+    card_followups,
+    card_messages,
     cards,
     home_viewers,
     outbox,
@@ -102,6 +104,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         5, "indexes for retention, unposted claims and lease renewal", _index(*VERSION_5_INDEXES)
     ),
     Migration(6, "how often crash recovery re-sent a submission", _add_submission_resends),
+    Migration(
+        7,
+        "a bundle's other messages (escalation, DM cards) and its reminders",
+        _create(card_messages, card_followups),
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
