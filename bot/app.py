@@ -39,6 +39,7 @@ from bot.logs import install_redaction, set_replica
 from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.recovery import Recovery
+from bot.reminders import FollowUpWorker
 from bot.signals import Signal
 from bot.slack.app import build_bolt_app
 from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accepting, stop_server
@@ -279,6 +280,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         interval_s=settings.kandev_poll_interval,
     )
     home = HomeService(queue, store, slack, card_changes, kandev_url=public_url)
+    followups = FollowUpWorker(store, permissions, publisher, health)
     listing = ListingService(
         queue, kandev, kandev_url=public_url, page_size=settings.kandev_list_page_size
     )
@@ -336,6 +338,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         _worker("sync", sync.run, bot.stop),
         _worker("recovery", recovery.run, bot.stop),
         _worker("home", home.run, bot.stop),
+        _worker("followups", followups.run, bot.stop),
     ]
     bot.lease_worker = _worker("leases", leases.run, bot.leases_stop)
     if not workspace_check.done:

@@ -17,6 +17,7 @@ from bot.store.audit import AuditMixin
 from bot.store.base import Clock
 from bot.store.cards import CardsMixin
 from bot.store.engine import make_engine
+from bot.store.followups import FollowupsMixin
 from bot.store.home import HomeViewersMixin
 from bot.store.messages import MessagesMixin
 from bot.store.migrations import current_version, migrate
@@ -64,7 +65,15 @@ class Purged:
     home_viewers: int = 0
 
 
-class Store(CardsMixin, MessagesMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMixin):
+class Store(
+    CardsMixin,
+    MessagesMixin,
+    FollowupsMixin,
+    SubmissionsMixin,
+    AuditMixin,
+    OutboxMixin,
+    HomeViewersMixin,
+):
     """Cards, submissions, the audit log, the outbox and the Home tab's recent viewers, on
     SQLite or PostgreSQL.
 
