@@ -49,6 +49,7 @@ from bot.slack.socket_mode import GuardedSocketModeHandler
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
+from bot.subscriptions import SubscriptionNotifier, SubscriptionService
 from bot.sync import SyncEngine
 from bot.tasks import TaskDirectory
 from bot.waiting import Permalinks, WaitingQueue
@@ -281,6 +282,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     )
     home = HomeService(queue, store, slack, card_changes, kandev_url=public_url)
     followups = FollowUpWorker(store, permissions, publisher, health)
+    dm_cards = SubscriptionNotifier(store, permissions, publisher, health)
     listing = ListingService(
         queue, kandev, kandev_url=public_url, page_size=settings.kandev_list_page_size
     )
@@ -295,6 +297,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         kandev_public_url=public_url,
         answering=answering,
         reading=reading,
+        subscriptions=SubscriptionService(store, kandev),
     )
     try:
         bolt = build_bolt_app(
@@ -339,6 +342,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         _worker("recovery", recovery.run, bot.stop),
         _worker("home", home.run, bot.stop),
         _worker("followups", followups.run, bot.stop),
+        _worker("subscriptions", dm_cards.run, bot.stop),
     ]
     bot.lease_worker = _worker("leases", leases.run, bot.leases_stop)
     if not workspace_check.done:

@@ -15,6 +15,7 @@ from bot.slack.forms import FormKind, form_for
 from bot.slack.lanes import Lane
 from bot.slack.requests import Interaction, Unusable, Where
 from bot.slack_api.notify import Notifier
+from bot.subscriptions import SubscriptionService
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,8 @@ class Services:
     answering: Lane
     #: Listings and Home tabs (Kandev's active list and Slack's permalinks).
     reading: Lane
+    #: ``/kandev-questions subscribe | unsubscribe | subscriptions`` and Home's remove buttons.
+    subscriptions: SubscriptionService
 
     def tell(self, where: Where, text: str) -> None:
         """An ephemeral message to the person where they interacted; on the App Home (no

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, select, update
+from sqlalchemy import exists, or_, select, update
 
 from bot.domain import Card, CardState
 from bot.store.base import insert_unless_exists
@@ -75,6 +75,32 @@ class FollowupsMixin(OutboxMixin):
         return [
             Waiting(_card(row), int(row.reminders_sent or 0), bool(row.escalated)) for row in rows
         ]
+
+    def unnotified_posted(self) -> list[Card]:
+        """Waiting, posted cards whose subscribers' DM cards were not decided yet."""
+        stmt = (
+            select(cards)
+            .select_from(
+                cards.outerjoin(card_followups, card_followups.c.pending_id == cards.c.pending_id)
+            )
+            .where(
+                cards.c.state == _PENDING,
+                cards.c.ts.is_not(None),
+                or_(card_followups.c.notified.is_(None), card_followups.c.notified == 0),
+            )
+            .order_by(cards.c.created_at, cards.c.pending_id)
+        )
+        with self._read() as conn:
+            return [_card(row) for row in conn.execute(stmt).all()]
+
+    def claim_notify(
+        self, pending_id: str, messages: Sequence[NewMessage], writes: Sequence[OutboxRow]
+    ) -> bool:
+        """Decide the subscribers' DM cards of ``pending_id`` once, while it is still waiting,
+        recording ``messages`` and enqueueing ``writes``."""
+        return self._claim(
+            pending_id, card_followups.c.notified == 0, {"notified": 1}, writes, messages
+        )
 
     def claim_reminder(self, pending_id: str, step: int, writes: Sequence[OutboxRow]) -> bool:
         """Move ``pending_id`` to reminder ``step`` (from any earlier step) while it is still

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Column,
     Engine,
     Index,
+    Integer,
     MetaData,
     String,
     Table,
@@ -35,13 +36,13 @@ from bot.store.errors import StoreError
 from bot.store.schema import (
     VERSION_5_INDEXES,
     audit_log,
-    card_followups,
     card_messages,
     cards,
     home_viewers,
     outbox,
     schema_version,
     submissions,
+    subscriptions,
 )
 from bot.store.types import UTCDateTime, utc_now
 
@@ -89,6 +90,22 @@ _submissions_v2 = Table(
 )
 
 
+# ``card_followups`` as step 7 created it (step 8 adds ``notified``).
+_card_followups_v7 = Table(
+    "card_followups",
+    MetaData(),
+    Column("pending_id", String, primary_key=True),
+    Column("reminders_sent", Integer, nullable=False),
+    Column("escalated", Integer, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+
+def _add_followups_notified(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE card_followups ADD COLUMN notified INTEGER NOT NULL DEFAULT 0"))
+    subscriptions.create(conn)
+
+
 def _add_submission_resends(conn: Connection) -> None:
     conn.execute(
         text(f"ALTER TABLE {submissions.name} ADD COLUMN resends INTEGER NOT NULL DEFAULT 0")
@@ -107,8 +124,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         7,
         "a bundle's other messages (escalation, DM cards) and its reminders",
-        _create(card_messages, card_followups),
+        _create(card_messages, _card_followups_v7),
     ),
+    Migration(8, "personal notifications: subscriptions", _add_followups_notified),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -157,4 +157,17 @@ card_followups = Table(
     Column("reminders_sent", Integer, nullable=False),
     Column("escalated", Integer, nullable=False),  # 0 | 1
     Column("updated_at", UTCDateTime, nullable=False),
+    # 0 | 1: its subscribers' DM cards were decided (schema version 8)
+    Column("notified", Integer, nullable=False, server_default="0"),
+)
+
+# Personal notifications: who wants a DM card for which new bundles (``kind`` all | workspace |
+# label; ``value`` the workspace name or id / the label, empty for all).
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    Column("user_id", String, primary_key=True),
+    Column("kind", String, primary_key=True),
+    Column("value", String, primary_key=True),
+    Column("created_at", UTCDateTime, nullable=False),
 )

@@ -33,6 +33,7 @@ from bot.store.schema import (
     submissions,
 )
 from bot.store.submissions import SubmissionsMixin
+from bot.store.subscriptions import SubscriptionsMixin
 from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
 
 #: Finished outbox rows only keep their dedupe keys (a redelivered change is not re-sent):
@@ -73,6 +74,7 @@ class Store(
     AuditMixin,
     OutboxMixin,
     HomeViewersMixin,
+    SubscriptionsMixin,
 ):
     """Cards, submissions, the audit log, the outbox and the Home tab's recent viewers, on
     SQLite or PostgreSQL.

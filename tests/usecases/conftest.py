@@ -28,6 +28,7 @@ from bot.slack.services import Services
 from bot.slack_api.gateway import make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
+from bot.subscriptions import SubscriptionService
 from bot.sync import SyncEngine
 from bot.tasks import TaskDirectory
 from bot.waiting import Permalinks, WaitingQueue
@@ -152,6 +153,7 @@ def services(
         kandev_public_url=KANDEV_URL,
         answering=lanes[0],
         reading=lanes[1],
+        subscriptions=SubscriptionService(store, fake_kandev),
     )
     for lane in lanes:
         lane.shutdown()
