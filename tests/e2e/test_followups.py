@@ -17,7 +17,7 @@ from tests.e2e.helpers import (
     wait_card,
     wait_outcome,
 )
-from tests.fakeslack import ALICE, CallRecord, FakeSlack, PostedMessage
+from tests.fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
 from tests.harness import CHANNEL
 
 LEADS = "C0LEADS0001"
@@ -127,3 +127,33 @@ def test_a_reminder_due_while_the_bot_was_down_is_sent_once(
     fake_slack.settle(quiet=1.5, timeout=20)
     (sent,) = reminders(fake_slack, card.ts)
     assert sent.params["text"] == f"{REMINDER} 9 s"
+
+
+def test_a_subscriber_answers_from_the_dm_card_and_every_copy_shows_it(
+    bot, seed, fake_slack, slack_driver
+):
+    driver = slack_driver(bot.events_url)
+    dm = fake_slack.ctx.resolve_channel(BOB.id)
+    # The command works from the bot's DM like from a channel (the reply is ephemeral there).
+    ack = driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id)
+    assert ack.status == 200
+    assert "Subscribed" in str(ack.body)
+    bundle = seed([db_question()], title="Followed by Bob")
+    card = wait_card(fake_slack, bundle.pending_id)
+    copy = wait_message(fake_slack, dm, POLL_S + MARGIN_S + 5)
+    assert copy.blocks[0]["text"]["text"].startswith("🔔 Every new question you may answer")
+
+    assert driver.click(dm, copy.ts, text="MongoDB", user=BOB).status == 200
+    edited = wait_outcome(fake_slack, card.ts, f"✅ Answered by <@{BOB.id}> in Slack")
+    assert outcome_line(edited) == f"✅ Answered by <@{BOB.id}> in Slack: MongoDB"
+    fake_slack.wait_for(
+        lambda: outcome_line(fake_slack.message(dm, copy.ts)) == outcome_line(edited),
+        POLL_S + MARGIN_S,
+        "the DM card's outcome",
+    )
+    answered = fake_slack.wait_for(
+        lambda: seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "answered",
+        10,
+        "Kandev's record of Bob's answer",
+    )
+    assert answered
