@@ -238,3 +238,23 @@ def test_escalation_to_a_person_is_a_direct_message(
     assert replies(gateway) == [f"🔺 Escalated to <@{LEAD}>"]
     (copy,) = store.messages_of(card.pending_id)
     assert (copy.kind, copy.channel) == ("escalation", dm)
+
+
+def test_a_new_card_is_posted_before_reminders_already_waiting_in_the_outbox(
+    posted,
+    fake_kandev,
+    sync,
+    clock: FakeClock,
+    worker: FollowUpWorker,
+    publisher: Publisher,
+    gateway: FakeSlackGateway,
+) -> None:
+    waiting = [posted(make_bundle(pending_id=f"p{n}", task_id=f"t{n}")) for n in range(3)]
+    at(clock, waiting[-1], 10)
+    assert worker.work_once() == 3  # three reminders enqueued first
+    fake_kandev.add(make_bundle(pending_id="new", task_id="t-new"))
+    assert sync.reconcile_once().posted == ["new"]
+    gateway.calls.clear()
+    drain(publisher)
+    kinds = [c.method for c in gateway.calls if c.method.startswith("chat.postMessage")]
+    assert kinds == ["chat.postMessage"] + ["chat.postMessage:reply"] * 3

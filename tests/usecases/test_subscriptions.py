@@ -186,3 +186,27 @@ def test_the_command_and_the_home_remove_button(
     eventually(lambda: store.subscriptions_of(ALICE_ID) == [])
     published = eventually(lambda: gateway.called("views.publish"))
     assert "Unsubscribed from new questions in workspace" in json.dumps(published[-1]["view"])
+
+
+def test_when_slack_cannot_say_who_may_answer_the_dm_cards_wait_for_the_next_round(
+    store: Store,
+    fake_kandev: FakeKandev,
+    sync,
+    notifier: SubscriptionNotifier,
+    publisher: Publisher,
+    gateway: FakeSlackGateway,
+) -> None:
+    store.subscribe(ALICE_ID, "all")
+    store.subscribe(BOB, "all")
+    # Mobile's route has no answerers: whoever reads the channel may answer (a Slack lookup).
+    bundle = make_bundle()
+    fake_kandev.add(bundle, workspace_id="ws-2", workspace_name="Mobile")
+    sync.reconcile_once()
+    drain(publisher)
+    gateway.fail("conversations.info", "internal_error")
+    assert notifier.work_once() == 0
+    assert store.messages_of(bundle.pending_id) == []
+    assert notifier.work_once() == 2
+    drain(publisher)
+    assert {m.target for m in store.messages_of(bundle.pending_id)} == {ALICE_ID, BOB}
+    assert len(dm_posts(gateway)) == 2
