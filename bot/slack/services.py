@@ -53,12 +53,15 @@ class Services:
     def open_form(self, interaction: Interaction, card: Card, kind: FormKind) -> None:
         """Open the form of ``kind`` for ``card`` on the interaction's trigger (or say why
         not)."""
+        request = interaction.request
+        clicked = (request.channel, request.ts) if request.channel and request.ts else None
         view = form_for(
             card,
             kind,
             kandev_url=self.kandev_public_url,
-            origin=interaction.request.via,
+            origin=request.via,
             response_url=interaction.response_url,
+            message=clicked if request.via in ("card", "shortcut") else None,
         )
         if not self.notifier.open_form(interaction.trigger_id, view):
             self.tell(interaction.where, messages.form_not_opened_message())

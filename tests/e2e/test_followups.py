@@ -11,10 +11,14 @@ from pathlib import Path
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
+    click_stale,
     db_question,
+    open_modal,
     outcome_line,
     start_bot,
     wait_card,
+    wait_ephemeral,
+    wait_final,
     wait_outcome,
 )
 from tests.fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
@@ -157,3 +161,45 @@ def test_a_subscriber_answers_from_the_dm_card_and_every_copy_shows_it(
         "Kandev's record of Bob's answer",
     )
     assert answered
+
+
+def test_a_form_opened_on_the_escalation_card_answers_and_a_late_click_is_told_there(
+    bot_factory, seed, fake_slack, slack_driver, tmp_path
+):
+    fake_slack.add_channel(LEADS, "leads")
+    config = routing_file(tmp_path, f'escalate_after = "1s"\nescalate_to = "{LEADS}"\n')
+    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=config)
+    driver = slack_driver(bot.events_url)
+    bundle = seed([db_question()], title="Rejected from the leads channel")
+    card = wait_card(fake_slack, bundle.pending_id)
+    escalation = wait_message(fake_slack, LEADS, 10 + MARGIN_S)
+
+    mark = fake_slack.mark()
+    driver.click(LEADS, escalation.ts, text="Reject…", user=ALICE)  # Alice opens the form too
+    alices = open_modal(fake_slack, "kq_reject_modal", after=mark)
+    mark = fake_slack.mark()
+    driver.click(LEADS, escalation.ts, text="Reject…", user=BOB)
+    view = open_modal(fake_slack, "kq_reject_modal", after=mark)
+    reason = "Ask the platform team"
+    assert driver.submit_view(view, {"kq_reason": {"kq_reason": reason}}).status == 200
+    edited = wait_outcome(fake_slack, card.ts, "⛔")
+    assert outcome_line(edited) == f"⛔ Rejected by <@{BOB.id}> in Slack: “{reason}”"
+    fake_slack.wait_for(
+        lambda: outcome_line(fake_slack.message(LEADS, escalation.ts)) == outcome_line(edited),
+        POLL_S + MARGIN_S,
+        "the escalation card's outcome",
+    )
+    assert wait_final(seed.server, bundle.task_id, bundle.pending_id, "rejected")["status"] == (
+        "rejected"
+    )
+
+    # Alice's form, submitted late, and a late click (as she still sees the card) are told
+    # in the channel of the card she used.
+    assert driver.submit_view(alices, {"kq_reason": {"kq_reason": "mine"}}).status == 200
+    told = wait_ephemeral(fake_slack, ALICE.id, "rejected this question first")
+    assert told.channel == LEADS
+    assert click_stale(driver, LEADS, escalation.ts, text="MongoDB", user=ALICE).status == 200
+    fake_slack.wait_for(
+        lambda: len(fake_slack.ephemerals(user=ALICE.id)) == 2, 10, "the second telling"
+    )
+    assert {e.channel for e in fake_slack.ephemerals(user=ALICE.id)} == {LEADS}
