@@ -159,6 +159,9 @@ class Publisher:
         #: taken and deferred again every second (which slowed posting down to ~0.7/s).
         self._slots: dict[int, float] = {}
         self._last_slot: dict[str, float] = {}
+        #: The last slot given per channel to a copy or thread reply (they queue behind the
+        #: card posts of that channel, which never wait for them).
+        self._last_follow: dict[str, float] = {}
         #: Items of the current batch not yet settled (done, failed or given back).
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
@@ -263,8 +266,10 @@ class Publisher:
         now = time.monotonic()
         channel = item.channel or ""
         wait = max(self._blocked_until.get((item.kind, channel), 0.0), 0.0) - now
-        if item.kind in _PACED:
+        if item.kind == POST:
             wait = max(wait, self._post_turn(item.id, channel, now) - now)
+        elif item.kind in _PACED:
+            wait = max(wait, self._follow_turn(item.id, channel, now) - now)
         if wait > 0:
             self._defer(item, wait, error=None)
             return
@@ -309,6 +314,21 @@ class Publisher:
             slot = max(free, last + self.post_spacing_s)
             self._slots[item_id] = self._last_slot[channel] = slot
         return max(slot, free)
+
+    def _follow_turn(self, item_id: int, channel: str, now: float) -> float:
+        """When a copy or a thread reply may go: paced like a post, but behind every card post
+        waiting in that channel, so reminders never delay a card's first post."""
+        free = self._next_post.get(channel, 0.0)
+        posts = self._last_slot.get(channel, 0.0)  # the last card post waiting its turn
+        after_posts = posts + self.post_spacing_s if posts > now else 0.0
+        slot = self._slots.get(item_id)
+        if slot is None:
+            last = max(self._last_follow.get(channel, 0.0), posts)
+            if free <= now and last <= now:
+                return now
+            slot = max(free, last + self.post_spacing_s)
+            self._slots[item_id] = self._last_follow[channel] = slot
+        return max(slot, free, after_posts)
 
     def _post(self, card: Card, item: OutboxItem) -> None:
         if card.ts:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot import publisher as publisher_module
 from bot.admission import Admission, Admitted, Request
 from bot.answers import AnswerService
 from bot.domain import Card
@@ -21,8 +22,8 @@ from bot.publisher import Publisher
 from bot.reminders import FollowUpWorker
 from bot.routing import Routing
 from bot.store import Store
-from tests.factories import ALICE_ID, CHANNEL, make_bundle
-from tests.fakes import FakeClock, FakeSlackGateway
+from tests.factories import ALICE_ID, CHANNEL, KANDEV_URL, make_bundle
+from tests.fakes import FakeClock, FakeMonotonic, FakeSlackGateway
 
 LEADS = "C0LEADS0001"
 LEAD = "U0LEAD0001"
@@ -258,3 +259,44 @@ def test_a_new_card_is_posted_before_reminders_already_waiting_in_the_outbox(
     drain(publisher)
     kinds = [c.method for c in gateway.calls if c.method.startswith("chat.postMessage")]
     assert kinds == ["chat.postMessage"] + ["chat.postMessage:reply"] * 3
+
+
+def test_paced_reminders_queue_behind_a_new_cards_first_post_one_message_a_second(
+    posted,
+    fake_kandev,
+    sync,
+    store: Store,
+    clock: FakeClock,
+    worker: FollowUpWorker,
+    gateway: FakeSlackGateway,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waiting = [posted(make_bundle(pending_id=f"p{n}", task_id=f"t{n}")) for n in range(5)]
+    paced = Publisher(store, gateway, kandev_url=KANDEV_URL, health=Health(), post_spacing_s=1.0)
+    monotonic = FakeMonotonic()
+    monkeypatch.setattr(publisher_module, "time", monotonic)
+    at(clock, waiting[-1], 10)
+    assert worker.work_once() == 5
+    gateway.calls.clear()
+    sent: list[tuple[float, str]] = []  # (second, what) of every message posted
+    sent_calls: list = []
+
+    def second() -> None:
+        while paced.work_once():
+            pass
+        for call in gateway.calls[len(sent_calls) :]:
+            if call.method.startswith("chat.postMessage"):
+                sent.append((monotonic.now, call.method))
+            sent_calls.append(call)
+        monotonic.advance(1.0)
+        clock.advance(1.0)
+
+    second()  # the first reminder goes; the other four wait their turn
+    fake_kandev.add(make_bundle(pending_id="new", task_id="t-new"))
+    assert sync.reconcile_once().posted == ["new"]
+    for _ in range(8):
+        second()
+    kinds = [what for _, what in sent]
+    assert kinds == ["chat.postMessage:reply", "chat.postMessage"] + ["chat.postMessage:reply"] * 4
+    seconds = [at_s for at_s, _ in sent]
+    assert len(set(seconds)) == len(seconds)  # at most one message a second in the channel
