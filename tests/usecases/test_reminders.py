@@ -21,6 +21,7 @@ from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.reminders import FollowUpWorker
 from bot.routing import Routing
+from bot.slack_api.gateway import SlackError
 from bot.store import Store
 from tests.factories import ALICE_ID, CHANNEL, KANDEV_URL, make_bundle
 from tests.fakes import FakeClock, FakeMonotonic, FakeSlackGateway
@@ -300,3 +301,30 @@ def test_paced_reminders_queue_behind_a_new_cards_first_post_one_message_a_secon
     assert kinds == ["chat.postMessage:reply", "chat.postMessage"] + ["chat.postMessage:reply"] * 4
     seconds = [at_s for at_s, _ in sent]
     assert len(set(seconds)) == len(seconds)  # at most one message a second in the channel
+
+
+def test_a_reminder_whose_post_reached_slack_before_an_error_is_not_sent_twice(
+    posted,
+    clock: FakeClock,
+    worker: FollowUpWorker,
+    publisher: Publisher,
+    gateway: FakeSlackGateway,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    card = posted(make_bundle())
+    real_post = gateway.post_reply
+
+    def posted_then_lost(*args, **kwargs) -> str:
+        real_post(*args, **kwargs)  # Slack got it; the reply never came back
+        monkeypatch.setattr(gateway, "post_reply", real_post)
+        raise SlackError("chat.postMessage", "connection_error")
+
+    monkeypatch.setattr(gateway, "post_reply", posted_then_lost)
+    at(clock, card, 10)
+    assert worker.work_once() == 1
+    publisher.work_once()
+    clock.advance(5)
+    drain(publisher)
+    assert len(gateway.replies) == 1
+    assert gateway.called("conversations.replies")  # looked for before posting again
+    assert len(replies(gateway)) == 1
