@@ -9,6 +9,7 @@ from bench.scenarios.answering import Answering
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.footprint import Footprint
+from bench.scenarios.reminders import REMINDERS_EACH, Reminders
 from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, ratio
 
@@ -26,6 +27,7 @@ class Results:
     conversation: ConversationBench | None = None
     footprint: Footprint | None = None
     backlog: Backlog | None = None
+    reminders: Reminders | None = None
     poll_interval_s: float = 5.0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -160,6 +162,46 @@ def render_backlog(r: Backlog) -> str:
     )
 
 
+def render_reminders(r: Reminders) -> str:
+    head = [
+        "bundles",
+        "channels",
+        "reminders sent",
+        "cards reminded",
+        "most per card",
+        "duplicates (cards, reminders)",
+        "429s",
+        "reminders queued when asked",
+        "new bundles",
+        "new → card p50",
+        "p95",
+        "max",
+        "all reminders s",
+    ]
+    ttc = r.fresh_to_card
+    row = [
+        str(r.count),
+        str(r.channels),
+        str(r.reminders_sent),
+        str(r.cards_reminded),
+        str(r.most_per_card),
+        f"{r.card_duplicates}, {r.reminder_duplicates}",
+        str(r.rate_limited),
+        str(r.fresh_queued_reminders),
+        str(r.fresh),
+        "–" if ttc is None else ms(ttc.median),
+        "–" if ttc is None else ms(ttc.p95),
+        "–" if ttc is None else ms(ttc.max),
+        "–" if r.all_reminders_s is None else f"{r.all_reminders_s:.0f}",
+    ]
+    return (
+        "### 7. Reminders under load: bundles waiting at start, reminded every 2 s (at most 3 "
+        "each; steps due together are sent as one), "
+        "new bundles asked while the reminders are queued (fake Slack limit 1 post/s per "
+        f"channel, bursts of 3)\n\n{table(head, [row])}"
+    )
+
+
 def render_footprint(r: Footprint) -> str:
     head = ["store", "RSS MB", "peak RSS MB", "CPU ms per poll cycle", "CPU % idle"]
     rows = [
@@ -223,6 +265,19 @@ def targets(res: Results) -> list[list[str]]:
             f"{b.duplicates} duplicates, {b.missing} missing",
             b.duplicates == 0 and b.missing == 0,
         )
+    m = res.reminders
+    if m:
+        add(
+            f"{m.count} cards reminded: each card and reminder once, Slack's rate respected",
+            f"{m.card_duplicates + m.reminder_duplicates} duplicates, "
+            f"{m.cards_reminded}/{m.count} reminded (≤ {m.most_per_card} each), "
+            f"{m.rate_limited} 429s",
+            m.card_duplicates == 0
+            and m.reminder_duplicates == 0
+            and m.cards_reminded == m.count
+            and m.most_per_card <= REMINDERS_EACH
+            and m.rate_limited == 0,
+        )
     f = res.footprint
     if f:
         add(
@@ -243,6 +298,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_conversation(res.conversation))
     if res.backlog:
         parts.append(render_backlog(res.backlog))
+    if res.reminders:
+        parts.append(render_reminders(res.reminders))
     if res.footprint:
         parts.append(render_footprint(res.footprint))
     parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))

@@ -21,11 +21,18 @@ from pathlib import Path
 from bench.kandev import start_kandev
 from bench.procstat import load_average
 from bench.report import Results, render
-from bench.scenarios import answering, backlog, conversation, footprint, time_to_card
+from bench.scenarios import (
+    answering,
+    backlog,
+    conversation,
+    footprint,
+    reminders,
+    time_to_card,
+)
 from bench.world import DEFAULT_POLL_INTERVAL, World
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
-SCENARIOS = ("ttc", "answers", "conversation", "footprint", "backlog")
+SCENARIOS = ("ttc", "answers", "conversation", "footprint", "backlog", "reminders")
 RESULTS = Path(__file__).with_name("results.md")
 PORT_MARGIN = 20
 
@@ -42,6 +49,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--slash", type=int, default=30, help="slash commands run (30)")
     p.add_argument("--conversations", type=int, default=10, help="Conversation views opened (10)")
     p.add_argument("--backlog", type=int, default=200, help="backlog bundles (200; 300 fits)")
+    p.add_argument(
+        "--reminded", type=int, default=300, help="bundles reminded while new ones come (300)"
+    )
+    p.add_argument("--fresh", type=int, default=20, help="bundles asked during reminders (20)")
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
     p.add_argument("--cards", type=int, default=10_000, help="cards in the store (10000)")
     p.add_argument("--footprint-poll", type=float, default=1.0, help="poll s for CPU/cycle (1)")
@@ -54,7 +65,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def port_cells(args: argparse.Namespace) -> int:
     """Harness port blocks needed for the most tasks alive at once."""
-    live = max(args.ttc, args.clicks + args.rest + args.modals, args.conversations, args.backlog)
+    live = max(
+        args.ttc,
+        args.clicks + args.rest + args.modals,
+        args.conversations,
+        args.backlog,
+        args.reminded + args.fresh,
+    )
     live += PORT_MARGIN
     return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
 
@@ -109,6 +126,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         )
     elif name == "backlog":
         results.backlog = backlog.run(world, count=args.backlog)
+    elif name == "reminders":
+        results.reminders = reminders.run(world, count=args.reminded, fresh=args.fresh)
 
 
 def preamble(argv: list[str] | None, elapsed: float, load_before: str) -> str:

@@ -95,9 +95,14 @@ class Admission:
             return self._refused(request, located)
         card = located
         refusal = self._option_problem(request, card) or self._state_problem(request, card)
-        # A click on the card's message proves the person reads its channel; a form's metadata
-        # or a list / Home button does not.
-        in_channel = request.via in ("card", "shortcut") and not request.form
+        # A click on the card's message in its route's channel proves the person reads that
+        # channel; a click on its escalation or DM copy, a form's metadata or a list / Home
+        # button does not.
+        in_channel = (
+            request.via in ("card", "shortcut")
+            and not request.form
+            and request.channel == card.channel
+        )
         if refusal is None and not self.permissions.may_act(
             card, request.user_id, in_channel=in_channel
         ):
@@ -125,8 +130,9 @@ class Admission:
         return Refusal(kind, message)
 
     def card_at(self, channel: str | None, ts: str | None) -> Card | None:
-        """The card posted at (channel, ts), if this message is one."""
-        return self.store.by_message(channel, ts) if channel and ts else None
+        """The card posted at (channel, ts) — its channel card or any other message of it
+        (an escalation card, a DM card) — if this message is one."""
+        return self.store.by_any_message(channel, ts) if channel and ts else None
 
     # ---- the rules -----------------------------------------------------------------------
 
@@ -136,7 +142,7 @@ class Admission:
         card = self.queue.card_for(request.pending_id) if request.pending_id else None
         if card is None:
             return Refusal("unknown_bundle", messages.unknown_bundle_message())
-        if request.form and request.via == "card" and not _same_message(card, request):
+        if request.form and request.via == "card" and not self._same_message(card, request):
             return Refusal("tampered", messages.tampered_message(), card)
         return card
 
@@ -155,6 +161,15 @@ class Admission:
         if request.pending_id is not None and card.pending_id != request.pending_id:
             return Refusal("tampered", messages.tampered_message(), card)
         return card
+
+    def _same_message(self, card: Card, request: Request) -> bool:
+        """A form opened from a card names one of that card's messages."""
+        if _same_message(card, request):
+            return True
+        if not (request.channel and request.ts):
+            return False
+        other = self.store.by_any_message(request.channel, request.ts)
+        return other is not None and other.pending_id == card.pending_id
 
     @staticmethod
     def _option_problem(request: Request, card: Card) -> Refusal | None:

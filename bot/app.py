@@ -41,6 +41,7 @@ from bot.past import PastAnswers
 from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.recovery import Recovery
+from bot.reminders import FollowUpWorker
 from bot.signals import Signal
 from bot.slack.app import build_bolt_app
 from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accepting, stop_server
@@ -50,6 +51,7 @@ from bot.slack.socket_mode import GuardedSocketModeHandler
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
+from bot.subscriptions import SubscriptionNotifier, SubscriptionService
 from bot.sync import SyncEngine
 from bot.tasks import TaskDirectory
 from bot.waiting import Permalinks, WaitingQueue
@@ -287,6 +289,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
         interval_s=RECOVERY_INTERVAL_S,
     )
     home = HomeService(queue, store, slack, card_changes, kandev_url=public_url)
+    followups = FollowUpWorker(store, permissions, publisher, health)
+    dm_cards = SubscriptionNotifier(store, permissions, publisher, health)
     listing = ListingService(
         queue, kandev, kandev_url=public_url, page_size=settings.kandev_list_page_size
     )
@@ -302,6 +306,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         answering=answering,
         reading=reading,
         conversation=ConversationService(kandev, past, routing, permalinks),
+        subscriptions=SubscriptionService(store, kandev),
     )
     try:
         bolt = build_bolt_app(
@@ -345,6 +350,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
         _worker("sync", sync.run, bot.stop),
         _worker("recovery", recovery.run, bot.stop),
         _worker("home", home.run, bot.stop),
+        _worker("followups", followups.run, bot.stop),
+        _worker("subscriptions", dm_cards.run, bot.stop),
     ]
     bot.lease_worker = _worker("leases", leases.run, bot.leases_stop)
     if not workspace_check.done:

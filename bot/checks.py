@@ -17,7 +17,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from bot.config import Mode, Settings
 from bot.kandev.models import Bundle, ProbeResult, Task, Workspace
 from bot.redaction import redact
-from bot.routing import Routing
+from bot.routing import USER_ID, Routing
 from bot.tasks import TaskDirectory, TaskUnknown
 
 SLACK_TIMEOUT = 10
@@ -267,7 +267,56 @@ def slack_findings(
     found += _app_token_findings(settings, mode, client_for)
     for channel in settings.routing.channels():
         found.append(_channel_finding(bot, channel, scopes, bot_name))
+    found += escalation_findings(bot, settings.routing, scopes, bot_name)
     return found
+
+
+def escalation_targets(routing: Routing) -> list[str]:
+    """Every ``escalate_to`` of the routing file (channels and people), without duplicates."""
+    every = [routing.default_followups, *(rule.followups for rule in routing.rules)]
+    return list(dict.fromkeys(f.escalate_to for f in every if f.escalate_to))
+
+
+def escalation_findings(
+    bot: WebClient, routing: Routing, scopes: set[str] | None, bot_name: str
+) -> list[Finding]:
+    """Whether the bot can post to every escalation channel, open a DM with every escalation
+    person, and open DMs at all (subscribers' DM cards need ``im:write``)."""
+    found: list[Finding] = []
+    routed = set(routing.channels())
+    people = []
+    for target in escalation_targets(routing):
+        if USER_ID.match(target):
+            people.append(target)
+        elif target not in routed:
+            found.append(_channel_finding(bot, target, scopes, bot_name))
+    for person in people:
+        found.append(_dm_finding(bot, person))
+    if scopes is not None:
+        if "im:write" in scopes:
+            found.append(Finding(True, "slack direct messages", "can open DMs (im:write)"))
+        else:
+            found.append(
+                Finding(
+                    not people,
+                    "slack direct messages",
+                    "the bot token lacks im:write: subscribers' DM cards and escalation to a "
+                    "person cannot be sent; add it under OAuth & Permissions and reinstall",
+                    warning=not people,
+                )
+            )
+    return found
+
+
+def _dm_finding(bot: WebClient, user_id: str) -> Finding:
+    name = f"slack escalation {user_id}"
+    try:
+        bot.conversations_open(users=user_id)
+    except SlackApiError as exc:
+        return Finding(False, name, f"cannot open a DM with {user_id}: {_slack_error(exc)}")
+    except (SlackClientError, OSError) as exc:
+        return Finding(False, name, f"conversations.open failed: {_slack_error(exc)}")
+    return Finding(True, name, f"can open a DM with {user_id}")
 
 
 def _app_token_findings(

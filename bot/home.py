@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.cards.home import MAX_RESOLVED, MAX_WAITING, render_home
+from bot.cards.subscriptions import with_home_blocks
 from bot.cards.waiting import Waiting
 from bot.domain import Card
 from bot.kandev.errors import KandevError
@@ -85,7 +86,7 @@ class HomeService:
         waiting = shown + waiting[len(shown) :]
         recent = self.queue.resolved_visible_to(user_id, snap.resolved)[:MAX_RESOLVED]
         resolved = [(card, self.queue.permalinks.of(card)) for card in recent]
-        return render_home(
+        view = render_home(
             waiting,
             resolved,
             kandev_url=self.kandev_url,
@@ -93,6 +94,9 @@ class HomeService:
             stale=snap.stale,
             notice=self._notice(user_id),
         )
+        # The person's subscriptions, with a remove button each (at the end of the tab).
+        view["blocks"] = with_home_blocks(view["blocks"], self.store.subscriptions_of(user_id))
+        return view
 
     # ---- publishing ----------------------------------------------------------------------
 

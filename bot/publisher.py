@@ -27,20 +27,32 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from bot import cards, metrics
+from bot.cards.copy import with_note
 from bot.cards.plain import plain_card
 from bot.domain import Card, CardState
 from bot.health import Health
 from bot.leases import OUTBOX_LEASE_S
 from bot.logs import log_context
+from bot.routing import USER_ID
 from bot.signals import Signal
 from bot.slack_api.gateway import Message, SlackError, SlackGateway
 from bot.store import Store
+from bot.store.messages import CardMessage
 from bot.store.records import OutboxItem
 
 log = logging.getLogger(__name__)
 
 POST = "post"
 UPDATE = "update"
+#: A bundle's other messages (escalation card, DM card): their post and their edits.
+POST_COPY = "post_copy"
+UPDATE_COPY = "update_copy"
+#: A reply in the thread of a bundle's channel card (a reminder, an escalation notice).
+REPLY = "reply"
+#: Edits go before posts; card posts before copies and replies (so reminders never delay a
+#: card's first post); every kind that posts a message is paced per channel.
+_RANK = {UPDATE: 0, UPDATE_COPY: 0, POST: 1, POST_COPY: 2, REPLY: 2}
+_PACED = frozenset({POST, POST_COPY, REPLY})
 
 #: Seconds between two posts to one channel (Slack allows about one message per second).
 POST_SPACING_S = 1.0
@@ -68,6 +80,26 @@ def update_key(card: Card, reason: str = "") -> str:
     one more per ``reason`` such as a corrected attribution)."""
     key = f"update:{card.pending_id}:{card.state.value}"
     return f"{key}:{reason}" if reason else key
+
+
+def copy_update_key(card: Card, message_key: str, reason: str = "") -> str:
+    """The outbox key of the edit of one of ``card``'s other messages to its current state."""
+    return f"{update_key(card, reason)}:copy:{message_key}"
+
+
+def copy_post_key(message_key: str) -> str:
+    return f"post_copy:{message_key}"
+
+
+def reply_key(key: str) -> str:
+    return f"reply:{key}"
+
+
+def copy_message(card: Card, note: str, kandev_url: str) -> Message:
+    """One of the card's other messages: the card with its note above it."""
+    message = card_message(card, kandev_url)
+    rendered = with_note({"text": message.text, "blocks": message.blocks}, note)
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 
 def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
@@ -128,6 +160,9 @@ class Publisher:
         #: taken and deferred again every second (which slowed posting down to ~0.7/s).
         self._slots: dict[int, float] = {}
         self._last_slot: dict[str, float] = {}
+        #: The last slot given per channel to a copy or thread reply (they queue behind the
+        #: card posts of that channel, which never wait for them).
+        self._last_follow: dict[str, float] = {}
         #: Items of the current batch not yet settled (done, failed or given back).
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
@@ -142,14 +177,25 @@ class Publisher:
         self._wake.set()
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None:
-        """Schedule the edit of a card to its (new) state; once per state (and ``reason``)."""
+        """Schedule the edit of a card to its (new) state — its channel card and every other
+        message of it — once per message and state (and ``reason``)."""
         self.store.outbox_put(
             UPDATE,
             update_key(card, reason),
             {"pending_id": card.pending_id},
             channel=card.channel,
         )
+        for copy in self.store.messages_of(card.pending_id):
+            self._enqueue_copy_update(card, copy, reason)
         self._wake.set()
+
+    def _enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
+        self.store.outbox_put(
+            UPDATE_COPY,
+            copy_update_key(card, copy.key, reason),
+            {"pending_id": card.pending_id, "key": copy.key},
+            channel=copy.channel or copy.target,
+        )
 
     def wake(self) -> None:
         self._wake.set()
@@ -191,7 +237,7 @@ class Publisher:
         if not items:
             return False
         # Edits first: a backlog of new cards never starves the edits of existing ones.
-        items.sort(key=lambda it: (it.kind != UPDATE, it.id))
+        items.sort(key=lambda it: (_RANK.get(it.kind, 3), it.id))
         self._unsettled = {item.id: item for item in items}
         for item in items:
             if self._stop.is_set():
@@ -223,6 +269,8 @@ class Publisher:
         wait = max(self._blocked_until.get((item.kind, channel), 0.0), 0.0) - now
         if item.kind == POST:
             wait = max(wait, self._post_turn(item.id, channel, now) - now)
+        elif item.kind in _PACED:
+            wait = max(wait, self._follow_turn(item.id, channel, now) - now)
         if wait > 0:
             self._defer(item, wait, error=None)
             return
@@ -231,11 +279,23 @@ class Publisher:
         if card is None:
             self.store.outbox_done(item.id)
             return
+        if item.kind in (POST_COPY, REPLY) and not card.ts and not card.state.terminal:
+            self._defer(item, self.post_spacing_s, error=None)  # after the channel card
+            return
         try:
             if item.kind == POST:
                 self._post(card, item)
-            else:
+            elif item.kind == UPDATE:
                 self._update(card)
+            elif item.kind == POST_COPY:
+                self._post_copy(card, item)
+            elif item.kind == UPDATE_COPY:
+                self._update_copy(card, item)
+            elif item.kind == REPLY:
+                self._reply(card, item)
+            else:
+                self._give_up(item, f"unknown outbox item kind {item.kind!r}")
+                return
         except SlackError as exc:
             self._failed(item, card, exc)
             return
@@ -255,6 +315,21 @@ class Publisher:
             slot = max(free, last + self.post_spacing_s)
             self._slots[item_id] = self._last_slot[channel] = slot
         return max(slot, free)
+
+    def _follow_turn(self, item_id: int, channel: str, now: float) -> float:
+        """When a copy or a thread reply may go: paced like a post, but behind every card post
+        waiting in that channel, so reminders never delay a card's first post."""
+        free = self._next_post.get(channel, 0.0)
+        posts = self._last_slot.get(channel, 0.0)  # the last card post waiting its turn
+        after_posts = posts + self.post_spacing_s if posts > now else 0.0
+        slot = self._slots.get(item_id)
+        if slot is None:
+            last = max(self._last_follow.get(channel, 0.0), posts)
+            if free <= now and last <= now:
+                return now
+            slot = max(free, last + self.post_spacing_s)
+            self._slots[item_id] = self._last_follow[channel] = slot
+        return max(slot, free, after_posts)
 
     def _post(self, card: Card, item: OutboxItem) -> None:
         if card.ts:
@@ -326,6 +401,98 @@ class Publisher:
             )
         self._changed(card)
 
+    # ---- a bundle's other messages and thread replies -----------------------------------
+
+    def _post_copy(self, card: Card, item: OutboxItem) -> None:
+        """Post one of the card's other messages (never for a bundle resolved by now)."""
+        copy = self.store.message_get(str(item.payload.get("key")))
+        if copy is None or copy.ts or card.state.terminal:
+            return
+        channel = copy.channel
+        if channel is None:
+            channel = self.slack.open_dm(copy.target) if USER_ID.match(copy.target) else copy.target
+            self.store.message_opened(copy.key, channel)
+        if item.last_error not in _NOT_SENT and channel != card.channel:
+            # An earlier attempt may have reached Slack: look for it before posting again.
+            oldest = (copy.created_at - timedelta(minutes=1)).timestamp()
+            found = self._find_copy(channel, card.pending_id, oldest)
+            if found:
+                self.store.message_posted(copy.key, channel, found)
+                self._after_copy(card.pending_id, copy.key, rendered=None)
+                return
+        message = self._copy_message(card, copy, POST_COPY)
+        self._next_post[item.channel or channel] = time.monotonic() + self.post_spacing_s
+        self.store.outbox_note(item.id, "posting")
+        try:
+            ts = self.slack.post_card(channel, message, card.pending_id)
+        except SlackError as exc:
+            if exc.error not in _REFUSED_CONTENT:
+                raise
+            self._audit_plain(card, POST_COPY, f"slack refused the card: {exc.error}")
+            ts = self.slack.post_card(
+                channel, plain_message(card, self.kandev_url), card.pending_id
+            )
+        self.store.message_posted(copy.key, channel, ts)
+        log.info("posted the %s card of %s in %s", copy.kind, card.pending_id, channel)
+        self._after_copy(card.pending_id, copy.key, rendered=card.state)
+
+    def _copy_message(self, card: Card, copy: CardMessage, kind: str) -> Message:
+        try:
+            return copy_message(card, copy.note, self.kandev_url)
+        except Exception as exc:  # rendering is deterministic: retrying would fail again
+            log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
+            self._audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
+            return plain_message(card, self.kandev_url)
+
+    def _find_copy(self, channel: str, pending_id: str, oldest: float) -> str | None:
+        """A copy already in ``channel``; a direct-message conversation cannot be read back
+        (the app has no ``im:history``), so there a crash mid-post may show it twice."""
+        if channel.startswith("D"):
+            return None
+        return self.slack.find_card(channel, pending_id, oldest)
+
+    def _after_copy(self, pending_id: str, key: str, *, rendered: CardState | None) -> None:
+        """Like :meth:`_after_post`, for one other message: resolved while it was being
+        posted, it is edited now."""
+        posted = self.store.get(pending_id)
+        copy = self.store.message_get(key)
+        if posted is None or copy is None:
+            return
+        if posted.state is not CardState.PENDING and posted.state is not rendered:
+            self._enqueue_copy_update(posted, copy)
+            self.store.outbox_rearm(copy_update_key(posted, copy.key))
+            self._wake.set()
+        self._changed(posted)
+
+    def _update_copy(self, card: Card, item: OutboxItem) -> None:
+        copy = self.store.message_get(str(item.payload.get("key")))
+        if copy is None or not copy.ts or not copy.channel:
+            return  # its post renders the current state when it happens
+        message = self._copy_message(card, copy, UPDATE_COPY)
+        try:
+            self.slack.update_card(copy.channel, copy.ts, message, card.pending_id)
+        except SlackError as exc:
+            if exc.error not in _REFUSED_CONTENT:
+                raise
+            self._audit_plain(card, UPDATE_COPY, f"slack refused the card: {exc.error}")
+            self.slack.update_card(
+                copy.channel, copy.ts, plain_message(card, self.kandev_url), card.pending_id
+            )
+
+    def _reply(self, card: Card, item: OutboxItem) -> None:
+        """A reply in the channel card's thread; never once the bundle is resolved."""
+        if card.state.terminal or not card.ts:
+            return
+        key = str(item.payload.get("key"))
+        if item.last_error not in _NOT_SENT and self.slack.find_reply(card.channel, card.ts, key):
+            return  # an earlier attempt reached Slack
+        self._next_post[card.channel] = time.monotonic() + self.post_spacing_s
+        self.store.outbox_note(item.id, "posting")
+        self.slack.post_reply(
+            card.channel, card.ts, str(item.payload.get("text")), card.pending_id, key
+        )
+        log.info("replied in the thread of %s: %s", card.pending_id, key)
+
     def _changed(self, _card: Card) -> None:
         if self.changes is not None:
             self.changes.raise_()
@@ -333,7 +500,9 @@ class Publisher:
     def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
-            self._blocked_until[(item.kind, card.channel)] = time.monotonic() + delay
+            self._blocked_until[(item.kind, item.channel or card.channel)] = (
+                time.monotonic() + delay
+            )
             self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
             self._defer(item, delay, error=exc.error)
         elif exc.transient:
@@ -345,7 +514,8 @@ class Publisher:
             # Kept, not dropped: once someone fixes it the card is posted / edited after all.
             failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
             delay = min(2.0 ** (failures - 1), MAX_BACKOFF_S)
-            problem = f"{exc.method} failed in {card.channel}: {exc.error}; {exc.needs_operator}"
+            where = item.channel or card.channel
+            problem = f"{exc.method} failed in {where}: {exc.error}; {exc.needs_operator}"
             if failures == 1:
                 log.error("%s (will keep retrying)", problem)
             self.health.problem("slack", problem)
@@ -398,7 +568,7 @@ class Publisher:
 
     @staticmethod
     def _retry_note(item: OutboxItem, note: str) -> str:
-        if item.kind == POST and note in _NOT_SENT and item.last_error not in _NOT_SENT:
+        if item.kind in _PACED and note in _NOT_SENT and item.last_error not in _NOT_SENT:
             # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
             # limited now proves nothing about it, so keep the mark that makes the next take
             # look for the card in the channel before posting again.

@@ -35,6 +35,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from bot.domain import TaskInfo
+from bot.followup_config import DEFAULT_MAX_REMINDERS, FollowUps, parse_duration
 from bot.kandev.models import DEFAULT_PRIORITY, PRIORITIES, Workspace
 
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
@@ -94,6 +95,7 @@ class Route(BaseModel):
 
     channel: str
     answerers: frozenset[str] = frozenset()
+    followups: FollowUps = FollowUps()  # reminders and escalation
 
     @property
     def user_group_ids(self) -> frozenset[str]:
@@ -122,6 +124,7 @@ class RouteRule(BaseModel):
     channel: str | None
     answerers: frozenset[str]
     line: int
+    followups: FollowUps = FollowUps()
 
     @property
     def workspace_only(self) -> bool:
@@ -170,6 +173,7 @@ class Routing(BaseModel):
 
     default_channel: str | None = None
     default_answerers: frozenset[str] = frozenset()
+    default_followups: FollowUps = FollowUps()
     rules: tuple[RouteRule, ...] = ()
     source: str = ""
 
@@ -190,10 +194,16 @@ class Routing(BaseModel):
         rule = self.rule_for(workspace_id, workspace_name, labels=labels, priority=priority)
         if rule is not None:
             channel = rule.channel or self.default_channel
-            return Route(channel=channel, answerers=rule.answerers) if channel else None
+            if not channel:
+                return None
+            return Route(channel=channel, answerers=rule.answerers, followups=rule.followups)
         if self.default_channel is None:
             return None
-        return Route(channel=self.default_channel, answerers=self.default_answerers)
+        return Route(
+            channel=self.default_channel,
+            answerers=self.default_answerers,
+            followups=self.default_followups,
+        )
 
     def rule_for(
         self,
@@ -276,13 +286,53 @@ def _check_answerer(value: str) -> str:
     return value
 
 
+def _check_duration(value: str) -> str:
+    parse_duration(value)
+    return value
+
+
+def escalation_target_problem(value: str) -> str | None:
+    """Why ``value`` cannot be escalated to (a channel id, or a user id for a DM), or None."""
+    if USER_ID.match(value):
+        return None
+    if USER_GROUP_ID.match(value):
+        return (
+            f"'{value}' is a user group; escalate to a channel id (C…/G…) or a user id "
+            "(U…/W…), and name the group in escalate_mention"
+        )
+    problem = channel_id_problem(value)
+    if problem is None:
+        return None
+    return f"{problem} — or a user id (U…/W…) for a direct message"
+
+
+def _check_escalation_target(value: str) -> str:
+    if problem := escalation_target_problem(value):
+        raise ValueError(problem)
+    return value
+
+
 ChannelId = Annotated[str, AfterValidator(_check_channel)]
 AnswererId = Annotated[str, AfterValidator(_check_answerer)]
+Duration = Annotated[str, AfterValidator(_check_duration)]
+EscalationTarget = Annotated[str, AfterValidator(_check_escalation_target)]
 
 
-class _DefaultsFile(BaseModel):
+class _FollowUpsFile(BaseModel):
+    """The reminder and escalation keys, allowed in [defaults] and in each [[route]]."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
+    remind_after: Duration | None = None
+    remind_every: Duration | None = None
+    max_reminders: int | None = Field(default=None, ge=1)
+    mention: list[AnswererId] | None = None
+    escalate_after: Duration | None = None
+    escalate_to: EscalationTarget | None = None
+    escalate_mention: list[AnswererId] | None = None
+
+
+class _DefaultsFile(_FollowUpsFile):
     channel: ChannelId | None = None
     answerers: list[AnswererId] = Field(default_factory=list)
 
@@ -303,9 +353,7 @@ Priority = Annotated[str, AfterValidator(_check_priority)]
 Label = Annotated[str, AfterValidator(_check_label)]
 
 
-class _RouteFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
+class _RouteFile(_FollowUpsFile):
     workspace: str | None = Field(default=None, min_length=1)
     labels: list[Label] | None = Field(default=None, min_length=1)
     priority: list[Priority] | None = Field(default=None, min_length=1)
@@ -320,10 +368,11 @@ class _RoutingFile(BaseModel):
     route: list[_RouteFile] = Field(default_factory=list)
 
 
+_FOLLOWUP_KEYS = ", ".join(_FollowUpsFile.model_fields)
 _ALLOWED = {
     (): "defaults, route",
-    ("defaults",): "channel, answerers",
-    ("route",): "workspace, labels, priority, channel, answerers",
+    ("defaults",): f"channel, answerers, {_FOLLOWUP_KEYS}",
+    ("route",): f"workspace, labels, priority, channel, answerers, {_FOLLOWUP_KEYS}",
 }
 
 
@@ -406,7 +455,7 @@ def _describe(error: dict, index: _LineIndex, source: str) -> tuple[int, str]:
     elif kind == "value_error":
         message = f"{name}: {error['ctx']['error'] if 'ctx' in error else error['msg']}"
         bad = re.search(r"'([^']*)'", message)
-        if name in ("answerers", "priority") and bad:
+        if name in ("answerers", "priority", "mention", "escalate_mention") and bad:
             line = index.value_line(line, bad.group(1))
     elif kind == "too_short":
         message = f"{name} in {section} is an empty list; list at least one value or remove it"
@@ -423,6 +472,13 @@ _EXPECTED = {
     "workspace": "a non-empty string",
     "defaults": "a table [defaults]",
     "route": "tables [[route]]",
+    "remind_after": 'a duration string such as "15m"',
+    "remind_every": 'a duration string such as "30m"',
+    "escalate_after": 'a duration string such as "1h"',
+    "max_reminders": "a whole number, at least 1",
+    "mention": "a list of id strings",
+    "escalate_mention": "a list of id strings",
+    "escalate_to": "a channel id or user id string",
 }
 
 
@@ -450,6 +506,9 @@ def parse_routing(text: str, source: str = "", fallback_channel: str | None = No
     rules: list[RouteRule] = []
     seen: dict[tuple[str | None, frozenset[str], frozenset[str]], int] = {}
     defaults_answerers = frozenset(parsed.defaults.answerers)
+    default_followups = _followups(
+        parsed.defaults, None, _key_lines(index, "defaults", 0, source), problems
+    )
     for number, route in enumerate(parsed.route):
         line = index.table_line("route", number) or 1
         labels = frozenset(label.casefold() for label in route.labels or ())
@@ -466,6 +525,8 @@ def parse_routing(text: str, source: str = "", fallback_channel: str | None = No
             continue
         seen[key] = line
         answerers = defaults_answerers if route.answerers is None else frozenset(route.answerers)
+        lines = _key_lines(index, "route", number, source)
+        followups = _followups(route, parsed.defaults, lines, problems)
         rules.append(
             RouteRule(
                 workspace=route.workspace,
@@ -474,6 +535,7 @@ def parse_routing(text: str, source: str = "", fallback_channel: str | None = No
                 channel=route.channel,
                 answerers=answerers,
                 line=line,
+                followups=followups,
             )
         )
     if problems:
@@ -481,6 +543,7 @@ def parse_routing(text: str, source: str = "", fallback_channel: str | None = No
     return Routing(
         default_channel=parsed.defaults.channel or fallback_channel,
         default_answerers=defaults_answerers,
+        default_followups=default_followups,
         rules=tuple(rules),
         source=source,
     )
@@ -506,6 +569,66 @@ def _empty_routes(data: dict, index: _LineIndex, source: str) -> list[tuple[int,
                 )
             )
     return found
+
+
+def _key_lines(index: _LineIndex, table: str, number: int, source: str):
+    """``where(key)``: "file, line N" of ``key`` in that table (else the table's header)."""
+    header = index.table_line(table, number) or 1
+
+    def where(key: str) -> str:
+        return _where(source, index.key_line(table, number, key) or header)
+
+    return where
+
+
+def _line_of(problem: str) -> int:
+    match = re.search(r"line (\d+):", problem)
+    return int(match.group(1)) if match else 0
+
+
+def _followups(
+    table: _FollowUpsFile, defaults: _FollowUpsFile | None, where, problems: list[str]
+) -> FollowUps:
+    """A table's reminder and escalation keys, each absent one taken from ``defaults``;
+    keys that make no sense together are added to ``problems``, naming the line (in line
+    order)."""
+    found: list[str] = []
+
+    def pick(key: str):
+        own = getattr(table, key)
+        return getattr(defaults, key) if own is None and defaults is not None else own
+
+    remind_after, remind_every = pick("remind_after"), pick("remind_every")
+    escalate_after, escalate_to = pick("escalate_after"), pick("escalate_to")
+    if table.remind_every is not None and remind_after is None:
+        found.append(
+            f"{where('remind_every')}: remind_every needs remind_after (when the first "
+            "reminder is sent)"
+        )
+    if table.max_reminders is not None and remind_after is None:
+        found.append(f"{where('max_reminders')}: max_reminders needs remind_after")
+    if table.mention is not None and remind_after is None:
+        found.append(f"{where('mention')}: mention is who reminders notify; it needs remind_after")
+    if table.escalate_after is not None and escalate_to is None:
+        found.append(
+            f"{where('escalate_after')}: escalate_after needs escalate_to (a channel id, or a "
+            "user id for a direct message)"
+        )
+    if table.escalate_to is not None and escalate_after is None:
+        found.append(f"{where('escalate_to')}: escalate_to needs escalate_after")
+    if table.escalate_mention is not None and escalate_to is None:
+        found.append(f"{where('escalate_mention')}: escalate_mention needs escalate_to")
+    problems += sorted(found, key=_line_of)
+    max_reminders = pick("max_reminders")
+    return FollowUps(
+        remind_after=parse_duration(remind_after) if remind_after else None,
+        remind_every=parse_duration(remind_every) if remind_every else None,
+        max_reminders=max_reminders if max_reminders is not None else DEFAULT_MAX_REMINDERS,
+        mention=tuple(pick("mention") or ()),
+        escalate_after=parse_duration(escalate_after) if escalate_after else None,
+        escalate_to=escalate_to,
+        escalate_mention=tuple(pick("escalate_mention") or ()),
+    )
 
 
 def load_routing(path: str | Path | None, fallback_channel: str | None = None) -> Routing:

@@ -281,6 +281,8 @@ class FakeSlackGateway:
     def __init__(self) -> None:
         self.calls: list[GatewayCall] = []
         self.cards: dict[tuple[str, str], tuple[Message, str]] = {}
+        #: Thread replies: (channel, ts) -> (thread_ts, key, text).
+        self.replies: dict[tuple[str, str], tuple[str, str, str]] = {}
         self.groups: dict[str, frozenset[str]] = {}
         #: Private channels and their members (any other channel is public).
         self.private_channels: dict[str, frozenset[str]] = {}
@@ -334,6 +336,34 @@ class FakeSlackGateway:
             ),
             None,
         )
+
+    def post_reply(self, channel: str, thread_ts: str, text: str, pending_id: str, key: str) -> str:
+        self._enter(
+            "chat.postMessage:reply",
+            channel=channel,
+            thread_ts=thread_ts,
+            text=text,
+            pending_id=pending_id,
+            key=key,
+        )
+        ts = f"1700000000.{self._next():06d}"
+        self.replies[(channel, ts)] = (thread_ts, key, text)
+        return ts
+
+    def find_reply(self, channel: str, thread_ts: str, key: str) -> str | None:
+        self._enter("conversations.replies", channel=channel, ts=thread_ts, key=key)
+        return next(
+            (
+                ts
+                for (ch, ts), (thread, k, _text) in self.replies.items()
+                if ch == channel and thread == thread_ts and k == key
+            ),
+            None,
+        )
+
+    def open_dm(self, user_id: str) -> str:
+        self._enter("conversations.open", users=user_id)
+        return "D" + user_id[1:]
 
     def post_ephemeral(
         self, channel: str, user: str, text: str, blocks: list | None = None

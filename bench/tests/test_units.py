@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 from bench.cardlog import CardLog
 from bench.report import Results, render, table, targets
 from bench.scenarios.backlog import Backlog
+from bench.scenarios.reminders import Reminders
 from bench.stats import Summary, percentile, ratio
 from tests.fakeslack import FakeSlack
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, reserve_block
@@ -132,3 +133,29 @@ def test_the_conversation_table_sits_beside_kandevs_own_call() -> None:
     click_row = next(line for line in text.splitlines() if "modal filled" in line)
     assert "| 3 |" in kandev_row and "| 3 |" in click_row
     assert "one click was not filled" in text
+
+
+def _reminders(duplicates: int, reminded: int, limited: int, most: int = 3) -> Reminders:
+    return Reminders(
+        count=10,
+        channels=2,
+        fresh=2,
+        cards_posted=12,
+        card_duplicates=0,
+        reminders_sent=25,
+        cards_reminded=reminded,
+        most_per_card=most,
+        reminder_duplicates=duplicates,
+        rate_limited=limited,
+        fresh_queued_reminders=12,
+        fresh_to_card=Summary.of_seconds([0.2, 0.4]),
+        all_reminders_s=20.0,
+    )
+
+
+def test_targets_flag_a_duplicate_missing_reminder_or_429() -> None:
+    assert targets(Results(reminders=_reminders(0, 10, 0)))[0][-1] == "yes"
+    bad = (_reminders(1, 10, 0), _reminders(0, 9, 0), _reminders(0, 10, 1), _reminders(0, 10, 0, 4))
+    for reminders in bad:
+        assert targets(Results(reminders=reminders))[0][-1] == "**no**"
+    assert "| 10 " in render(Results(reminders=_reminders(0, 10, 0)), "pre")

@@ -111,6 +111,9 @@ def render_help() -> dict[str, Any]:
         f"• `{COMMAND} label:database` — tasks with that label (several: all of them)",
         f"• `{COMMAND} priority:critical` — tasks of that priority (several: any of them)",
         f"• `{COMMAND} Platform label:database priority:high` — terms combine",
+        f"• `{COMMAND} subscribe Platform` (or `label:database`, or `all`) — a direct message "
+        "with each new question you may answer there; `unsubscribe …` stops it, "
+        "`subscriptions` lists yours",
         f"• `{COMMAND} help` — this help",
         "*Answer…* opens the same form as the card. To turn a question down, use *Reject…* on "
         "its card, or the message shortcut *Reject agent question* (the ⋮ menu of the card).",

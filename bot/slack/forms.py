@@ -27,13 +27,22 @@ def action_of(kind: FormKind) -> Action:
 
 
 def form_for(
-    card: Card, kind: FormKind, *, kandev_url: str, origin: ModalOrigin, response_url: str = ""
+    card: Card,
+    kind: FormKind,
+    *,
+    kandev_url: str,
+    origin: ModalOrigin,
+    response_url: str = "",
+    message: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The modal to open for ``card``."""
+    """The modal to open for ``card``; ``message``: the (channel, ts) of the card's message it
+    was opened from when that is another message of the card (an escalation or DM card), so
+    the person is told there."""
+    channel, ts = message or (card.channel, card.ts or "")
     common: dict[str, Any] = {
         "kandev_url": kandev_url,
-        "channel": card.channel,
-        "ts": card.ts or "",
+        "channel": channel,
+        "ts": ts,
         "origin": origin,
         "response_url": response_url,
     }

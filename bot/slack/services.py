@@ -19,6 +19,7 @@ from bot.slack.forms import FormKind, form_for
 from bot.slack.lanes import Lane
 from bot.slack.requests import Interaction, Unusable, Where
 from bot.slack_api.notify import Notifier
+from bot.subscriptions import SubscriptionService
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,8 @@ class Services:
     answering: Lane
     #: Listings, Home tabs and Conversation views (Kandev's lists and Slack's permalinks).
     reading: Lane
+    #: ``/kandev-questions subscribe | unsubscribe | subscriptions`` and Home's remove buttons.
+    subscriptions: SubscriptionService
     conversation: ConversationService
     clock: object = field(default=lambda: datetime.now(UTC))
 
@@ -56,12 +59,15 @@ class Services:
     def open_form(self, interaction: Interaction, card: Card, kind: FormKind) -> None:
         """Open the form of ``kind`` for ``card`` on the interaction's trigger (or say why
         not)."""
+        request = interaction.request
+        clicked = (request.channel, request.ts) if request.channel and request.ts else None
         view = form_for(
             card,
             kind,
             kandev_url=self.kandev_public_url,
-            origin=interaction.request.via,
+            origin=request.via,
             response_url=interaction.response_url,
+            message=clicked if request.via in ("card", "shortcut") else None,
         )
         if not self.notifier.open_form(interaction.trigger_id, view, push=interaction.in_modal):
             self.tell(interaction.where, messages.form_not_opened_message())

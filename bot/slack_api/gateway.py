@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 #: ``event_type`` of the message metadata that names the bundle a card belongs to.
 CARD_EVENT_TYPE = "kandev_question"
+#: ``event_type`` of a thread reply about a bundle (a reminder, an escalation notice).
+REPLY_EVENT_TYPE = "kandev_question_reply"
 
 
 #: How long who-is-in-what (user groups, channel members, channel privacy) is remembered.
@@ -233,6 +235,56 @@ class SlackGateway:
             if not cursor:
                 return None
         return None
+
+    def post_reply(self, channel: str, thread_ts: str, text: str, pending_id: str, key: str) -> str:
+        """Reply in a card's thread (``text`` may mention people: replies notify, cards do
+        not); the metadata names the bundle and the reply's key. Returns its ts."""
+        resp = self._call(
+            "chat.postMessage",
+            channel=channel,
+            thread_ts=thread_ts,
+            text=text,
+            metadata={
+                "event_type": REPLY_EVENT_TYPE,
+                "event_payload": {"pending_id": pending_id, "key": key},
+            },
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        ts = resp.get("ts")
+        if not isinstance(ts, str) or not ts:
+            raise UnexpectedReply("chat.postMessage", "ts")
+        return ts
+
+    def find_reply(self, channel: str, thread_ts: str, key: str) -> str | None:
+        """The ts of the reply ``key`` already in the thread (posted before a crash)."""
+        cursor = None
+        for _ in range(20):
+            resp = self._call(
+                "conversations.replies",
+                channel=channel,
+                ts=thread_ts,
+                limit=200,
+                include_all_metadata=True,
+                cursor=cursor,
+            )
+            for msg in resp.get("messages") or []:
+                meta = msg.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                if meta.get("event_type") == REPLY_EVENT_TYPE and payload.get("key") == key:
+                    return str(msg["ts"])
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return None
+        return None
+
+    def open_dm(self, user_id: str) -> str:
+        """The id of the bot's direct-message conversation with ``user_id`` (``im:write``)."""
+        resp = self._call("conversations.open", users=user_id)
+        channel = (resp.get("channel") or {}).get("id")
+        if not isinstance(channel, str) or not channel:
+            raise UnexpectedReply("conversations.open", "channel.id")
+        return channel
 
     def post_ephemeral(
         self, channel: str, user: str, text: str, blocks: list | None = None

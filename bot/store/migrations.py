@@ -19,6 +19,7 @@ from sqlalchemy import (
     Column,
     Engine,
     Index,
+    Integer,
     MetaData,
     String,
     Table,
@@ -36,12 +37,14 @@ from bot.store.errors import StoreError
 from bot.store.schema import (
     VERSION_5_INDEXES,
     audit_log,
+    card_messages,
     cards,
     home_viewers,
     ix_cards_question,
     outbox,
     schema_version,
     submissions,
+    subscriptions,
 )
 from bot.store.types import UTCDateTime, utc_now
 
@@ -120,6 +123,22 @@ _submissions_v2 = Table(
 )
 
 
+# ``card_followups`` as step 8 created it (step 9 adds ``notified``).
+_card_followups_v8 = Table(
+    "card_followups",
+    MetaData(),
+    Column("pending_id", String, primary_key=True),
+    Column("reminders_sent", Integer, nullable=False),
+    Column("escalated", Integer, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+
+def _add_followups_notified(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE card_followups ADD COLUMN notified INTEGER NOT NULL DEFAULT 0"))
+    subscriptions.create(conn)
+
+
 def _add_submission_resends(conn: Connection) -> None:
     conn.execute(
         text(f"ALTER TABLE {submissions.name} ADD COLUMN resends INTEGER NOT NULL DEFAULT 0")
@@ -142,6 +161,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(6, "how often crash recovery re-sent a submission", _add_submission_resends),
     Migration(7, "past answers: cards keyed by their normalised questions", _add_card_question_key),
+    Migration(
+        8,
+        "a bundle's other messages (escalation, DM cards) and its reminders",
+        _create(card_messages, _card_followups_v8),
+    ),
+    Migration(9, "personal notifications: subscriptions", _add_followups_notified),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

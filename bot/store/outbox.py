@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, delete, func, literal, or_, select, true, update
+from sqlalchemy.engine import Connection
 
 from bot.store.base import StoreBase, insert_unless_exists
 from bot.store.records import OutboxItem, OutboxStatus
@@ -51,28 +52,42 @@ class OutboxMixin(StoreBase):
         A key stays taken after its row is done (so a redelivered event cannot repeat an
         edit) until :meth:`outbox_purge` removes the row. ``key=None`` never deduplicates.
         """
-        now = self._now()
         with self._write() as conn:
-            stmt = (
-                insert_unless_exists(conn, outbox, "dedupe_key")
-                .values(
-                    kind=kind,
-                    dedupe_key=key,
-                    channel=channel,
-                    payload_json=json.dumps(payload),
-                    status=_PENDING,
-                    attempts=0,
-                    not_before=now if not_before is None else require_aware(not_before),
-                    lease_owner=None,
-                    lease_until=None,
-                    last_error="",
-                    created_at=now,
-                    updated_at=now,
-                    finished_at=None,
-                )
-                .returning(outbox.c.id)
+            new_id = self.outbox_insert(conn, kind, key, payload, channel, not_before)
+        return None if new_id is None else int(new_id)
+
+    def outbox_insert(
+        self,
+        conn: Connection,
+        kind: str,
+        key: str | None,
+        payload: dict[str, Any],
+        channel: str | None = None,
+        not_before: datetime | None = None,
+    ) -> int | None:
+        """:meth:`outbox_put` inside a transaction of the caller's (e.g. the one claiming the
+        step that needs the write, so both happen or neither)."""
+        now = self._now()
+        stmt = (
+            insert_unless_exists(conn, outbox, "dedupe_key")
+            .values(
+                kind=kind,
+                dedupe_key=key,
+                channel=channel,
+                payload_json=json.dumps(payload),
+                status=_PENDING,
+                attempts=0,
+                not_before=now if not_before is None else require_aware(not_before),
+                lease_owner=None,
+                lease_until=None,
+                last_error="",
+                created_at=now,
+                updated_at=now,
+                finished_at=None,
             )
-            new_id = conn.execute(stmt).scalar_one_or_none()
+            .returning(outbox.c.id)
+        )
+        new_id = conn.execute(stmt).scalar_one_or_none()
         return None if new_id is None else int(new_id)
 
     def outbox_take(

@@ -138,3 +138,45 @@ home_viewers = Table(
     Column("opened_at", UTCDateTime, nullable=False),  # the last time they did
     Index("ix_home_viewers_opened", "opened_at"),
 )
+
+# A bundle's Slack messages besides its channel card (``cards.channel/ts``): escalation cards
+# and subscribers' DM cards. Each is edited to the same outcome as the channel card.
+card_messages = Table(
+    "card_messages",
+    metadata,
+    Column("key", String, primary_key=True),  # one message per key, e.g. "escalation:<pending>"
+    Column("pending_id", String, nullable=False),
+    Column("kind", String, nullable=False),  # escalation | dm
+    Column("target", String, nullable=False),  # the channel id or user id it is posted to
+    Column("channel", String),  # the conversation it is in (a DM's D… id), once known
+    Column("ts", String),  # NULL until posted
+    Column("note", Text, nullable=False),  # what the copy says above the card (escalation)
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("posted_at", UTCDateTime),
+    UniqueConstraint("channel", "ts", name="uq_card_messages_message"),
+    Index("ix_card_messages_pending", "pending_id"),
+)
+
+# Follow-ups of a waiting card: how many reminders were sent, and whether it was escalated.
+# A step is claimed by a compare-and-set on these columns, so it happens once across replicas.
+card_followups = Table(
+    "card_followups",
+    metadata,
+    Column("pending_id", String, primary_key=True),
+    Column("reminders_sent", Integer, nullable=False),
+    Column("escalated", Integer, nullable=False),  # 0 | 1
+    Column("updated_at", UTCDateTime, nullable=False),
+    # 0 | 1: its subscribers' DM cards were decided (schema version 9)
+    Column("notified", Integer, nullable=False, server_default="0"),
+)
+
+# Personal notifications: who wants a DM card for which new bundles (``kind`` all | workspace |
+# label; ``value`` the workspace name or id / the label, empty for all).
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    Column("user_id", String, primary_key=True),
+    Column("kind", String, primary_key=True),
+    Column("value", String, primary_key=True),
+    Column("created_at", UTCDateTime, nullable=False),
+)

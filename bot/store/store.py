@@ -17,12 +17,23 @@ from bot.store.audit import AuditMixin
 from bot.store.base import Clock
 from bot.store.cards import CardsMixin
 from bot.store.engine import make_engine
+from bot.store.followups import FollowupsMixin
 from bot.store.home import HomeViewersMixin
+from bot.store.messages import MessagesMixin
 from bot.store.migrations import current_version, migrate
 from bot.store.outbox import OutboxMixin
 from bot.store.records import OutboxStatus
-from bot.store.schema import audit_log, cards, home_viewers, outbox, submissions
+from bot.store.schema import (
+    audit_log,
+    card_followups,
+    card_messages,
+    cards,
+    home_viewers,
+    outbox,
+    submissions,
+)
 from bot.store.submissions import SubmissionsMixin
+from bot.store.subscriptions import SubscriptionsMixin
 from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
 
 #: Finished outbox rows only keep their dedupe keys (a redelivered change is not re-sent):
@@ -55,7 +66,16 @@ class Purged:
     home_viewers: int = 0
 
 
-class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMixin):
+class Store(
+    CardsMixin,
+    MessagesMixin,
+    FollowupsMixin,
+    SubmissionsMixin,
+    AuditMixin,
+    OutboxMixin,
+    HomeViewersMixin,
+    SubscriptionsMixin,
+):
     """Cards, submissions, the audit log, the outbox and the Home tab's recent viewers, on
     SQLite or PostgreSQL.
 
@@ -128,6 +148,8 @@ class Store(CardsMixin, SubmissionsMixin, AuditMixin, OutboxMixin, HomeViewersMi
                     )
                 )
             ).rowcount
+            for table in (card_messages, card_followups):  # a purged card's other messages
+                conn.execute(delete(table).where(table.c.pending_id.in_(resolved)))
             gone = conn.execute(
                 delete(cards).where(
                     cards.c.state != CardState.PENDING.value, cards.c.resolved_at <= cutoff

@@ -23,6 +23,7 @@ class SlackStub:
     scopes: list[str] = field(default_factory=lambda: ["chat:write", "commands", "channels:read"])
     channels: dict[str, dict[str, Any]] = field(default_factory=dict)
     calls: list[tuple[str, str]] = field(default_factory=list)
+    users: set[str] = field(default_factory=set)  # who conversations.open can open a DM with
     url: str = ""
 
     def add_channel(self, channel_id: str, name: str, **flags: Any) -> None:
@@ -78,6 +79,13 @@ class SlackStub:
             if channel is None:
                 return {"ok": False, "error": "channel_not_found"}, {}
             return {"ok": True, "channel": channel}, {}
+        if method == "conversations.open":
+            if "im:write" not in self.scopes:
+                return {"ok": False, "error": "missing_scope", "needed": "im:write"}, {}
+            user = form.get("users", "")
+            if user not in self.users:
+                return {"ok": False, "error": "user_not_found"}, {}
+            return {"ok": True, "channel": {"id": "D" + user[1:]}}, {}
         return {"ok": False, "error": "unknown_method"}, {}
 
 

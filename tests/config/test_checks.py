@@ -353,3 +353,38 @@ def test_partial_settings_keep_what_is_valid_and_name_what_is_not() -> None:
         }
     )
     assert whole.problems == [] and whole.invalid == frozenset()
+
+
+def test_escalation_targets_and_direct_messages_are_checked(slack, tmp_path) -> None:
+    slack.add_channel("C0LEADS", "leads", is_member=False)
+    slack.users.add("U0LEAD")
+    path = tmp_path / "routes.toml"
+    path.write_text(
+        '[defaults]\nescalate_after = "1h"\nescalate_to = "C0LEADS"\n\n'
+        '[[route]]\nworkspace = "Platform"\nescalate_to = "U0LEAD"\n\n'
+        '[[route]]\nworkspace = "Mobile"\nescalate_to = "U0GONE"\n'
+    )
+    settings = load_settings(env_for(slack, KANDEV_SLACK_CONFIG=str(path)))
+    found = by_name(slack_findings(settings, "http"))
+    assert found["slack channel C0LEADS"] == Finding(
+        False, "slack channel C0LEADS", "#leads: @kandev is not a member; /invite @kandev there"
+    )
+    # Without im:write no DM can be opened: a failure, since escalation goes to people.
+    assert not found["slack escalation U0LEAD"].ok
+    assert "missing_scope" in found["slack escalation U0LEAD"].detail
+    assert not found["slack direct messages"].ok
+
+    slack.scopes.append("im:write")
+    found = by_name(slack_findings(settings, "http"))
+    assert found["slack escalation U0LEAD"] == Finding(
+        True, "slack escalation U0LEAD", "can open a DM with U0LEAD"
+    )
+    assert not found["slack escalation U0GONE"].ok
+    assert "user_not_found" in found["slack escalation U0GONE"].detail
+    assert found["slack direct messages"].ok and not found["slack direct messages"].warning
+
+
+def test_without_im_write_dm_cards_are_a_warning(slack) -> None:
+    found = by_name(slack_findings(load_settings(env_for(slack)), "http"))
+    assert found["slack direct messages"].warning and found["slack direct messages"].ok
+    assert "im:write" in found["slack direct messages"].detail

@@ -69,6 +69,8 @@ SCOPES_NEEDED: dict[str, frozenset[str]] = {
     "chat.postEphemeral": frozenset({"chat:write"}),
     "chat.getPermalink": frozenset(),
     "conversations.history": frozenset({"channels:history", "groups:history"}),
+    "conversations.replies": frozenset({"channels:history", "groups:history"}),
+    "conversations.open": frozenset({"im:write"}),  # DM cards (escalation to a person)
     "conversations.info": frozenset({"channels:read", "groups:read"}),
     "conversations.members": frozenset({"channels:read", "groups:read"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),

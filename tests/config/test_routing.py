@@ -7,6 +7,12 @@ import pytest
 from bot.kandev.models import Workspace
 from bot.routing import Route, Routing, RoutingError, load_routing, parse_routing
 
+#: The reminder and escalation keys, allowed in [defaults] and [[route]] after the others.
+FOLLOWUP_KEYS = (
+    ", remind_after, remind_every, max_reminders, mention, escalate_after, escalate_to, "
+    "escalate_mention"
+)
+
 EXAMPLE = """\
 [defaults]
 channel = "C0DEFAULT"          # else KANDEV_SLACK_CHANNEL
@@ -123,7 +129,7 @@ def test_unknown_keys_name_their_line() -> None:
     text = EXAMPLE.replace('channel = "G0MOBILE"', 'chanel = "G0MOBILE"') + "\n[extra]\nx = 1\n"
     assert errors(text) == [
         "routes.toml, line 16: unknown key 'chanel' in [[route]]; "
-        "allowed: workspace, labels, priority, channel, answerers",
+        "allowed: workspace, labels, priority, channel, answerers" + FOLLOWUP_KEYS,
         "routes.toml, line 18: unknown key 'extra' in top level; allowed: defaults, route",
     ]
 
@@ -131,6 +137,7 @@ def test_unknown_keys_name_their_line() -> None:
 def test_unknown_key_in_defaults() -> None:
     assert errors("\n[defaults]\nchannel = 'C0A'\nanswerer = []\n") == [
         "routes.toml, line 4: unknown key 'answerer' in [defaults]; allowed: channel, answerers"
+        + FOLLOWUP_KEYS
     ]
 
 

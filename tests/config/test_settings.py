@@ -203,7 +203,8 @@ def test_routing_file_problems_join_the_others(tmp_path) -> None:
     assert found[0].startswith("PORT")
     assert found[1] == (
         f"KANDEV_SLACK_CONFIG: {path}, line 2: unknown key 'chanel' in [defaults]; "
-        "allowed: channel, answerers"
+        "allowed: channel, answerers, remind_after, remind_every, max_reminders, mention, "
+        "escalate_after, escalate_to, escalate_mention"
     )
 
 

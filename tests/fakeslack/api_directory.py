@@ -43,6 +43,7 @@ class DirectoryApi:
             "usergroups.users.list": self.usergroup_users,
             "conversations.info": self.conversation_info,
             "conversations.members": self.conversation_members,
+            "conversations.open": self.conversation_open,
             "apps.connections.open": self.connections_open,
         }
 
@@ -69,6 +70,15 @@ class DirectoryApi:
         if user is None:
             raise ApiError("user_not_found")
         return {"ok": True, "user": user_object(user, ws.team_id)}
+
+    def conversation_open(self, req: ApiRequest) -> JsonDict:
+        """The bot's DM with one user (``users``), as conversations.open answers it."""
+        users = req.required("users", "users_list_not_supplied")
+        if "," in users:
+            raise ApiError("not_supported")
+        if self.ctx.user(users) is None:
+            raise ApiError("user_not_found")
+        return {"ok": True, "channel": {"id": self.ctx.resolve_channel(users)}}
 
     def usergroup_users(self, req: ApiRequest) -> JsonDict:
         group = req.required("usergroup", "no_such_subteam")

@@ -198,3 +198,16 @@ def test_wait_for_call_sees_calls_from_other_threads(
     assert call.ok and call.response["channel"] == CHANNEL
     with pytest.raises(TimeoutError):
         fake_slack.wait_for_call("chat.delete", timeout=0.2)
+
+
+def test_conversations_open_gives_the_dm_chat_post_message_uses(client: WebClient) -> None:
+    opened = client.conversations_open(users="U0ALICE001")
+    dm = client.chat_postMessage(channel="U0ALICE001", text="psst")
+    assert opened["channel"]["id"] == dm["channel"]
+    for users, error in (
+        ("U0NOBODY", "user_not_found"),
+        ("U0ALICE001,U0BOB00002", "not_supported"),
+    ):
+        with pytest.raises(SlackApiError) as caught:
+            client.conversations_open(users=users)
+        assert caught.value.response["error"] == error

@@ -30,6 +30,7 @@ from bot.slack.services import Services
 from bot.slack_api.gateway import make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
+from bot.subscriptions import SubscriptionService
 from bot.sync import SyncEngine
 from bot.tasks import TaskDirectory
 from bot.waiting import Permalinks, WaitingQueue
@@ -157,6 +158,7 @@ def services(
         conversation=ConversationService(
             fake_kandev, PastAnswers(store, queue.routing), queue.routing, queue.permalinks
         ),
+        subscriptions=SubscriptionService(store, fake_kandev),
     )
     for lane in lanes:
         lane.shutdown()

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from slack_bolt import App
 
-from bot.slack.listeners import actions, commands, events, fallback, shortcuts, views
+from bot.slack.listeners import (
+    actions,
+    commands,
+    events,
+    fallback,
+    shortcuts,
+    subscriptions,
+    views,
+)
 from bot.slack.services import Services
 
 
 def register_listeners(app: App, services: Services) -> None:
-    for module in (actions, views, commands, shortcuts, events):
+    for module in (actions, views, commands, shortcuts, events, subscriptions):
         module.register(app, services)
     # Last: its catch-alls answer whatever no listener above claims (Bolt runs the first match).
     fallback.register(app, services)

@@ -23,6 +23,7 @@ from bot.slack.lanes import when_done
 from bot.slack.payloads import BlockAction, PayloadError, parse
 from bot.slack.requests import Where
 from bot.slack.services import Services
+from bot.subscriptions import parse_command
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,12 @@ def _command(svc: Services):
         if place is None:
             ack(text=messages.busy_message(), response_type="ephemeral")
             return
-        future: Future[Reply] = place.run(svc.listing.reply, command.text, command.user_id)
+        subcommand = parse_command(command.text)
+        future: Future[Reply] = (
+            place.run(svc.listing.reply, command.text, command.user_id)
+            if subcommand is None
+            else place.run(svc.subscriptions.reply, subcommand, command.user_id)
+        )
         try:
             reply = future.result(timeout=LIST_BUDGET_S)
         except FutureTimeout:
