@@ -17,52 +17,26 @@ replicas and restarts, and the outbox paces the posts like every other one.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import datetime
 
 from bot.cards.followups import escalated_reply, escalation_note, reminder_text
 from bot.followup_config import FollowUps
-from bot.health import Health
-from bot.permissions import Permissions
-from bot.publisher import POST_COPY, REPLY, Publisher, copy_post_key, reply_key
-from bot.store import Store
+from bot.periodic import PeriodicWorker
+from bot.publisher import POST_COPY, REPLY, copy_post_key, reply_key
 from bot.store.followups import NewMessage, OutboxRow, Waiting
 
 log = logging.getLogger(__name__)
 
 #: Seconds between two looks at the waiting cards.
-INTERVAL_S = 1.0
 
 
 def escalation_key(pending_id: str) -> str:
     return f"escalation:{pending_id}"
 
 
-class FollowUpWorker:
-    def __init__(
-        self,
-        store: Store,
-        permissions: Permissions,
-        publisher: Publisher,
-        health: Health,
-        *,
-        interval_s: float = INTERVAL_S,
-    ) -> None:
-        self.store = store
-        self.permissions = permissions
-        self.publisher = publisher
-        self.health = health
-        self.interval_s = interval_s
-
-    def run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                self.work_once()
-                self.health.clear("followups")
-            except Exception:  # a store outage must not kill the worker
-                log.exception("reminders and escalation failed; retrying")
-                self.health.problem("followups", "store error while checking reminders")
-            stop.wait(self.interval_s)
+class FollowUpWorker(PeriodicWorker):
+    component = "followups"
+    failing = "store error while checking reminders"
 
     def work_once(self) -> int:
         """Claim every due step; returns how many were claimed."""

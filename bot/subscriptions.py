@@ -11,17 +11,15 @@ are copies of the card: they answer through the same admission step and are edit
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 
 from bot.cards import subscriptions as words
 from bot.domain import Card, TaskInfo
-from bot.health import Health
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
 from bot.listing import Reply
-from bot.permissions import Permissions
-from bot.publisher import POST_COPY, Publisher, copy_post_key
+from bot.periodic import PeriodicWorker
+from bot.publisher import POST_COPY, copy_post_key
 from bot.store import Store
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.subscriptions import ScopeKind, Subscription
@@ -31,7 +29,6 @@ log = logging.getLogger(__name__)
 VERBS = frozenset({"subscribe", "unsubscribe", "subscriptions"})
 #: The longest workspace name or label accepted (code points).
 MAX_VALUE = 100
-INTERVAL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -145,33 +142,11 @@ class SubscriptionService:
         return name, words.unknown_workspace_message(name, [w.name or w.id for w in workspaces])
 
 
-class SubscriptionNotifier:
+class SubscriptionNotifier(PeriodicWorker):
     """Decides, once per waiting card, which subscribers get a DM card of it."""
 
-    def __init__(
-        self,
-        store: Store,
-        permissions: Permissions,
-        publisher: Publisher,
-        health: Health,
-        *,
-        interval_s: float = INTERVAL_S,
-    ) -> None:
-        self.store = store
-        self.permissions = permissions
-        self.publisher = publisher
-        self.health = health
-        self.interval_s = interval_s
-
-    def run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                self.work_once()
-                self.health.clear("subscriptions")
-            except Exception:  # a store outage must not kill the worker
-                log.exception("subscriptions: deciding DM cards failed; retrying")
-                self.health.problem("subscriptions", "store error while sending DM cards")
-            stop.wait(self.interval_s)
+    component = "subscriptions"
+    failing = "store error while sending DM cards"
 
     def work_once(self) -> int:
         """Decide every undecided card; returns how many DM cards were enqueued."""
