@@ -6,6 +6,7 @@ malformed or forged payload is refused cleanly instead of crashing a listener.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -157,3 +158,12 @@ def parse(model: type[_P], body: Any):
         raise PayloadError(
             f"{model.__name__}: {where or 'payload'} {first.get('msg', '')}"
         ) from exc
+
+
+def parse_click(body: Any, log: logging.Logger) -> BlockAction | None:
+    """A button click's payload, or None (logged) when it does not have Slack's shape."""
+    try:
+        return parse(BlockAction, body)
+    except PayloadError as exc:
+        log.warning("refused a malformed click: %s", exc)
+        return None

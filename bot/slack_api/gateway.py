@@ -196,10 +196,7 @@ class SlackGateway:
             unfurl_links=False,
             unfurl_media=False,
         )
-        ts = resp.get("ts")
-        if not isinstance(ts, str) or not ts:
-            raise UnexpectedReply("chat.postMessage", "ts")
-        return ts
+        return _posted_ts(resp)
 
     def update_card(self, channel: str, ts: str, message: Message, pending_id: str) -> None:
         """Edit a card; its metadata is sent again so the message keeps naming its bundle."""
@@ -251,10 +248,7 @@ class SlackGateway:
             unfurl_links=False,
             unfurl_media=False,
         )
-        ts = resp.get("ts")
-        if not isinstance(ts, str) or not ts:
-            raise UnexpectedReply("chat.postMessage", "ts")
-        return ts
+        return _posted_ts(resp)
 
     def find_reply(self, channel: str, thread_ts: str, key: str) -> str | None:
         """The ts of the reply ``key`` already in the thread (posted before a crash)."""
@@ -408,3 +402,12 @@ class SlackGateway:
             raise SlackError(method, error, retry_after=retry_after) from exc
         except (OSError, SlackRequestError) as exc:
             raise SlackError(method, "connection_error") from exc
+
+
+def _posted_ts(resp: Any) -> str:
+    """The ts of a message chat.postMessage says it posted (an ok reply without one is not a
+    post the bot can record)."""
+    ts = resp.get("ts")
+    if not isinstance(ts, str) or not ts:
+        raise UnexpectedReply("chat.postMessage", "ts")
+    return ts

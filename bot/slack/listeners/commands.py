@@ -20,7 +20,7 @@ from bot.cards.ids import ACTION_NEXT, COMMAND, CodecError
 from bot.cards.listing import NextPage, parse_next_page
 from bot.listing import Reply
 from bot.slack.lanes import when_done
-from bot.slack.payloads import BlockAction, PayloadError, parse
+from bot.slack.payloads import PayloadError, parse, parse_click
 from bot.slack.requests import Where
 from bot.slack.services import Services
 from bot.subscriptions import parse_command
@@ -96,10 +96,8 @@ def _next(svc: Services, where: Where, wanted: NextPage) -> None:
 def _next_page(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        try:
-            click = parse(BlockAction, body)
-        except PayloadError as exc:
-            log.warning("refused a malformed click: %s", exc)
+        click = parse_click(body, log)
+        if click is None:
             return
         where = Where(click.user_id, click.channel_id or None, click.response_url or None)
         try:

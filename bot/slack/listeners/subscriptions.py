@@ -9,7 +9,7 @@ from slack_bolt import Ack, App
 
 from bot.cards import messages
 from bot.cards.subscriptions import ACTION_UNSUBSCRIBE, decode_scope
-from bot.slack.payloads import BlockAction, PayloadError, parse
+from bot.slack.payloads import parse_click
 from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
@@ -30,10 +30,8 @@ def _remove(svc: Services, user_id: str, raw: str) -> None:
 def _remove_clicked(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        try:
-            click = parse(BlockAction, body)
-        except PayloadError as exc:
-            log.warning("refused a malformed click: %s", exc)
+        click = parse_click(body, log)
+        if click is None:
             return
         place = svc.reading.reserve()
         if place is None:
