@@ -22,19 +22,7 @@ POSTGRES = Answer(question_id="q1", selected_options=["q1_opt1"])
 
 def click(admission: Admission, card, answer: Answer = MONGO) -> Admitted:
     """Alice clicks ``answer`` on the card's message, admitted as every click is."""
-    request = Request(
-        user_id=ALICE_ID,
-        action="answer",
-        source="slack:button",
-        via="card",
-        pending_id=card.pending_id,
-        channel=CHANNEL,
-        ts=card.ts,
-        option=(answer.question_id, answer.selected_options[0]),
-    )
-    admitted = admission.admit(request)
-    assert isinstance(admitted, Admitted), admitted
-    return admitted
+    return admit_as(admission, card, ALICE_ID, answer)
 
 
 def test_a_won_answer_resolves_the_card_and_edits_it(
@@ -102,6 +90,7 @@ BOB_ID = "U0BOB00002"
 
 
 def admit_as(admission: Admission, card, user: str, answer: Answer = MONGO) -> Admitted:
+    """``user`` clicks ``answer`` on the card's message, admitted as every click is."""
     request = Request(
         user_id=user,
         action="answer",
