@@ -14,6 +14,7 @@ A new refusal rule goes here, in :meth:`Admission.admit`.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -82,11 +83,19 @@ class Admitted:
     card: Card
 
 
+#: How long an interaction on a message that is still being recorded waits for it. The
+#: publisher records a message's ts just after Slack answers chat.postMessage; a click that
+#: lands in between is on the bundle's message all the same.
+POSTING_WAIT_S = 1.5
+_POSTING_POLL_S = 0.05
+
+
 @dataclass(eq=False)
 class Admission:
     store: Store
     queue: WaitingQueue
     permissions: Permissions
+    posting_wait_s: float = POSTING_WAIT_S
 
     def admit(self, request: Request) -> Admitted | Refusal:
         """Admit ``request`` or refuse it (audited)."""
@@ -150,6 +159,8 @@ class Admission:
         """A card message is recognised by (channel, ts) in the store, never by what the
         payload claims; what the payload names must be that card's bundle."""
         card = self.card_at(request.channel, request.ts)
+        if card is None and self._being_posted(request.pending_id, request.channel):
+            card = self._recorded(request.channel, request.ts)
         if card is None:
             if request.via == "shortcut":
                 return Refusal("not_a_card", messages.not_a_card_message())
@@ -161,6 +172,29 @@ class Admission:
         if request.pending_id is not None and card.pending_id != request.pending_id:
             return Refusal("tampered", messages.tampered_message(), card)
         return card
+
+    def _being_posted(self, pending_id: str | None, channel: str | None) -> bool:
+        """Whether the bundle ``pending_id`` names has a message in ``channel`` whose ts is
+        not recorded yet (posted to Slack, or being posted, a moment ago)."""
+        card = self.store.get(pending_id) if pending_id else None
+        if card is None or card.state.terminal or not channel:
+            return False
+        if card.ts is None and card.channel == channel:
+            return True
+        return any(
+            copy.ts is None and copy.channel in (channel, None)
+            for copy in self.store.messages_of(card.pending_id)
+        )
+
+    def _recorded(self, channel: str | None, ts: str | None) -> Card | None:
+        """The card at (channel, ts) once its post is recorded, waiting at most
+        ``posting_wait_s``; still recognised by the store, never by the payload's claim."""
+        deadline = time.monotonic() + self.posting_wait_s
+        while True:
+            card = self.card_at(channel, ts)
+            if card is not None or time.monotonic() >= deadline:
+                return card
+            time.sleep(_POSTING_POLL_S)
 
     def _same_message(self, card: Card, request: Request) -> bool:
         """A form opened from a card names one of that card's messages."""

@@ -3,6 +3,7 @@ typed refusal — and every refusal is audited with its kind, source and bundle.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -13,6 +14,7 @@ from bot.domain import Card, CardState
 from bot.permissions import Permissions
 from bot.routing import RouteRule, Routing
 from bot.store import Store
+from bot.sync import SyncEngine
 from bot.waiting import Permalinks, WaitingQueue
 from tests.factories import (
     ALICE_ID,
@@ -188,6 +190,61 @@ def test_the_shortcut_on_another_message_is_not_a_card(
 
     refusal = assert_refused(result, "not_a_card", store, pending_id=None, source="slack:shortcut")
     assert refusal.message == messages.not_a_card_message()
+
+
+def claimed_not_recorded(fake_kandev: FakeKandev, sync: SyncEngine, store: Store) -> Card:
+    """A bundle whose card is claimed for CHANNEL, its message's ts not recorded yet (the
+    moment between Slack's answer to chat.postMessage and the publisher's mark_posted)."""
+    bundle = make_bundle()
+    fake_kandev.add(bundle)
+    assert sync.reconcile_once().posted == [bundle.pending_id]
+    card = store.get(bundle.pending_id)
+    assert card is not None and card.ts is None
+    return card
+
+
+def test_a_click_on_a_card_whose_post_is_being_recorded_waits_for_it(
+    fake_kandev: FakeKandev, sync: SyncEngine, store: Store, admission: Admission
+) -> None:
+    card = claimed_not_recorded(fake_kandev, sync, store)
+    ts = "1700000000.000777"
+    recorder = threading.Timer(0.2, store.mark_posted, (card.pending_id, CHANNEL, ts))
+    recorder.start()
+
+    result = admission.admit(click(card, ts=ts))
+
+    recorder.join()
+    assert isinstance(result, Admitted), result
+    assert result.card.pending_id == card.pending_id and result.card.ts == ts
+
+
+def test_a_click_naming_a_card_being_posted_is_still_checked_against_the_store(
+    fake_kandev: FakeKandev, sync: SyncEngine, store: Store, admission: Admission
+) -> None:
+    card = claimed_not_recorded(fake_kandev, sync, store)
+    admission.posting_wait_s = 0.2
+
+    # Another message than the one the post becomes: refused once the wait is over.
+    store_later = threading.Timer(0.05, store.mark_posted, (card.pending_id, CHANNEL, "1.000002"))
+    store_later.start()
+    result = admission.admit(click(card, ts="1700000000.000001"))
+    store_later.join()
+    assert_refused(
+        result, "unknown_bundle", store, pending_id=card.pending_id, source="slack:button"
+    )
+
+
+def test_a_click_in_another_channel_than_the_post_does_not_wait(
+    fake_kandev: FakeKandev, sync: SyncEngine, store: Store, admission: Admission
+) -> None:
+    card = claimed_not_recorded(fake_kandev, sync, store)
+    admission.posting_wait_s = 30.0  # would hang the test if it waited
+
+    result = admission.admit(click(card, channel=OTHER_CHANNEL, ts="1700000000.000001"))
+
+    assert_refused(
+        result, "unknown_bundle", store, pending_id=card.pending_id, source="slack:button"
+    )
 
 
 def test_the_cards_message_in_another_channel_is_the_wrong_channel(
