@@ -5,11 +5,13 @@ the other is still sending."""
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from collections import Counter
 from typing import Any
 
 import pytest
 
+from bot.leases import HEARTBEAT_S
 from bot.store import Store
 from bot.store.records import SubmissionContent
 from tests.reliability import skewed
@@ -27,6 +29,11 @@ def test_replicas_with_skewed_clocks_never_share_a_lease(pg_url, reliability) ->
             "p0", "live", "U1", SubmissionContent(action="answer")
         )  # being sent right now
 
+        # The replica sending "live" renews its lease as the bot does (every HEARTBEAT_S), so it
+        # stays live however long the spawned replicas take to start on a loaded machine.
+        sending = threading.Event()
+        heartbeat = threading.Thread(target=_renew_until, args=(store, "live", sending))
+        heartbeat.start()
         ctx = multiprocessing.get_context("spawn")
         results = ctx.Queue()
         workers = [
@@ -42,6 +49,8 @@ def test_replicas_with_skewed_clocks_never_share_a_lease(pg_url, reliability) ->
                 worker.join(timeout=30)
                 if worker.is_alive():
                     worker.kill()
+            sending.set()
+            heartbeat.join()
         assert all("error" not in r for r in reports.values()), reports
         assert store.renew_submissions(["live"]) == 1  # it was never taken over, still live
 
@@ -58,3 +67,8 @@ def test_replicas_with_skewed_clocks_never_share_a_lease(pg_url, reliability) ->
     assert takes == Counter(dict.fromkeys(ids, 1)), f"an item was taken twice: {takes}"
     assert reports["ahead"]["stale"] == [], "a live submission looked abandoned"
     assert reports["ahead"]["reclaimed"] is False, "a live submission was taken over"
+
+
+def _renew_until(store: Store, key: str, done: threading.Event) -> None:
+    while not done.wait(HEARTBEAT_S / 4):
+        store.renew_submissions([key])
