@@ -280,10 +280,6 @@ def closed_card_message(outcome: CardOutcome, bundle: Bundle) -> str:
     return f"This question is already closed: {outcome_line(outcome, bundle)}. Nothing to reject."
 
 
-def looking_message() -> str:
-    return "Looking up what is waiting in Kandev…"
-
-
 def tampered_next_message() -> str:
     return f"That button is not one this app made. Run `{COMMAND}` again."
 
