@@ -14,9 +14,9 @@ from slack_bolt.listener import thread_runner
 
 from bot import metrics
 from bot.logs import AddContext
-from bot.slack_api.gateway import make_web_client
 from bot.slack.ack_timing import TimedAck, install_ack_timing, interaction_kind
 from bot.slack.ack_wait import AckWaitingRunner, install_ack_waiting
+from bot.slack_api.gateway import make_web_client
 from bot.store import Store
 from tests.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.fakes import FakeSlackGateway
