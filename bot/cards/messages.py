@@ -303,6 +303,39 @@ def busy_message() -> str:
     )
 
 
+# ---- a submitted form, while and after it is sent ------------------------------------------
+
+
+def sending_title(action: Action) -> str:
+    """The title of the view a submitted form turns into while it is on its way to Kandev."""
+    return "Rejecting…" if action == "reject" else "Sending…"
+
+
+def sending_message(action: Action) -> str:
+    return (
+        f"Sending your {_what(action)} to the agent… Kandev's reply shows here in a moment. "
+        "You may close this: the card shows the result, and you are told if it was not sent."
+    )
+
+
+def sent_message(action: Action) -> str:
+    """What a form shows once Kandev took the answer or rejection (the card shows it too)."""
+    if action == "reject":
+        return "⛔ Rejected: the agent is told its question was rejected, with your reason."
+    return "✅ Sent: the agent has your answer."
+
+
+def result_title(kind: str) -> str:
+    """The title of a submitted form showing how it ended (a verdict's kind)."""
+    titles = {
+        "won": "Sent",
+        "already_answered": "Already sent",
+        "duplicate": "Already sent",
+        "unconfirmed": "Not confirmed yet",
+    }
+    return titles.get(kind, "Not sent")
+
+
 def form_not_opened_message() -> str:
     return "Slack did not open the form in time; please click again."
 
