@@ -325,6 +325,11 @@ def sent_message(action: Action) -> str:
     return "✅ Sent: the agent has your answer."
 
 
+def already_sent_message() -> str:
+    """The same form delivered again by Slack after it was sent: the card tells the rest."""
+    return "This form was already sent; the card shows how it ended."
+
+
 def result_title(kind: str) -> str:
     """The title of a submitted form showing how it ended (a verdict's kind)."""
     titles = {

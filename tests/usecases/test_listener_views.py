@@ -259,3 +259,30 @@ def test_the_result_form_is_only_acked(bolt: App, gateway: FakeSlackGateway) -> 
 
     assert dispatch(bolt, submission(view)) == (200, "")
     assert gateway.calls == []
+
+
+def test_a_redelivered_submission_reaches_kandev_once_and_its_form_still_ends(
+    bolt: App, posted, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
+) -> None:
+    """Slack delivers a submission again when it missed the first ack (here while the first is
+    still with Kandev); whichever ack Slack applied, the form does not stay on "Sending…"."""
+    card = posted(make_bundle())
+    body = submission(opened(card, "reject"), reason("twice"))
+    kandev_may_answer = threading.Event()
+    reject = fake_kandev.reject
+    monkeypatch.setattr(
+        fake_kandev, "reject", lambda *a, **k: kandev_may_answer.wait(10) and reject(*a, **k)
+    )
+
+    _, first = dispatch(bolt, body)
+    _, again = dispatch(bolt, body)
+    kandev_may_answer.set()
+
+    assert sending(first) and sending(again)
+    shown = eventually(
+        lambda: len(gateway.called("views.update")) == 2 and gateway.called("views.update")
+    )
+    assert {s["view_id"] for s in shown} == {VIEW_ID}
+    texts = sorted(blocks_text(s["view"]["blocks"]) for s in shown)
+    assert texts == sorted([messages.sent_message("reject"), messages.already_sent_message()])
+    assert len(fake_kandev.called("reject")) == 1

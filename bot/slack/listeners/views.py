@@ -133,8 +133,14 @@ def _form_again(svc: Services, form: Form, card: Card, kind: FormKind, message: 
 
 
 def _result_view(verdict: Verdict, kind: FormKind) -> dict:
-    """How a submission ended: sent (no message: the card says it all), or not and why."""
-    text = verdict.message or messages.sent_message(action_of(kind))
+    """How a submission ended: sent (no message: the card says it all), or not and why. A
+    redelivery of a submission that ended (a duplicate) cannot tell which way it did."""
+    if verdict.message:
+        text = verdict.message
+    elif verdict.kind == "duplicate":
+        text = messages.already_sent_message()
+    else:
+        text = messages.sent_message(action_of(kind))
     return build_result_modal(messages.result_title(verdict.kind), text)
 
 
