@@ -87,7 +87,11 @@ def _submit(
     if place is None:  # nothing recorded: the form stays open to be sent again
         refuse_form(ack, body, messages.busy_message())
         return
-    begun = svc.answers.begin(admitted, answers=content.answers, reason=content.reason)
+    try:
+        begun = svc.answers.begin(admitted, answers=content.answers, reason=content.reason)
+    except Exception:
+        place.release()
+        raise
     if isinstance(begun, Verdict):  # refused before anything was recorded or sent
         place.release()
         if begun.kind in _KEEP_OPEN:
