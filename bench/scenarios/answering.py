@@ -8,8 +8,11 @@ a time and interleaved so both see the same conditions:
 - Kandev's own ``POST /clarification/{id}/respond`` from a bare, warmed-up httpx client: its
   HTTP round trip, → the agent has the answer, and → the bot edited the card (4.);
 
-then "Other answer…" modals are opened and submitted with free text (button ack, submission ack,
-submission → agent has the answer), and ``/kandev-questions`` is run (3.) if the bot has it.
+then, on each card left for a modal, the "Reject agent question" message shortcut is run (its
+ack) and "Other answer…" is opened and submitted with free text (button ack, submission ack —
+the form turns into "Sending…" — the time until ``views.update`` replaces "Sending…" with the
+result, and submission → agent has the answer). ``/kandev-questions`` is run (3.) if the bot has
+it, and an App Home "Answer…" button clicked (the Home action's ack) as often.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from bot.cards import ids
-from bot.cards.ids import parse_modal_metadata
-from tests.fakeslack import SlackDriver, ViewRecord
+from bot.cards.ids import SHORTCUT_REJECT, parse_modal_metadata
+from tests.fakeslack import SlackDriver, ViewRecord, iter_elements
 from tests.harness import KandevServer, SeededBundle
 
 SLASH_COMMAND = "/kandev-questions"
@@ -49,7 +52,11 @@ class Answering:
     ack_button: Summary | None = None
     ack_modal: Summary | None = None
     ack_slash: Summary | None = None
+    ack_shortcut: Summary | None = None
+    ack_home: Summary | None = None
+    modal_result: Summary | None = None  # submission sent → "Sending…" replaced (views.update)
     slash_note: str = ""
+    home_note: str = ""
     problems: list[str] = field(default_factory=list)
 
 
@@ -64,6 +71,9 @@ class _Samples:
     ack_button: list[float] = field(default_factory=list)
     ack_modal: list[float] = field(default_factory=list)
     ack_slash: list[float] = field(default_factory=list)
+    ack_shortcut: list[float] = field(default_factory=list)
+    ack_home: list[float] = field(default_factory=list)
+    modal_result: list[float] = field(default_factory=list)
 
 
 def run(world: World, *, clicks: int, rests: int, modals: int, slash: int) -> Answering:
@@ -85,6 +95,7 @@ def run(world: World, *, clicks: int, rests: int, modals: int, slash: int) -> An
         fake.settle(quiet=1.0, timeout=60.0)
         driver = SlackDriver(fake, transport)
         _slash(driver, world.routes[0].channel, slash, samples, result)
+        _home(driver, fake, slash, samples, result)
         rest.get("/workspaces").raise_for_status()  # warm the bare client's connection
         by_click, by_rest = bundles[:clicks], bundles[clicks : clicks + rests]
         for n in range(max(clicks, rests)):
@@ -172,6 +183,19 @@ def _respond(kandev, rest: httpx.Client, log, bundle, samples, result) -> None:
 
 def _modal(kandev, fake, driver, transport, log, bundle, samples, result) -> None:
     channel, ts = log.card(bundle.pending_id)
+    before = len(fake.views_opened())
+    shortcut = driver.message_shortcut(SHORTCUT_REJECT, channel, ts)  # opens "Reject…"
+    samples.ack_shortcut.append(shortcut.elapsed)
+    if shortcut.status != 200:
+        result.problems.append(f"shortcut on {bundle.pending_id}: HTTP {shortcut.status}")
+    try:  # the reject form is open before "Other answer…" replaces it
+        fake.wait_for(
+            lambda: any(v.callback_id == ids.CALLBACK_REJECT for v in fake.views_opened()[before:]),
+            timeout=10.0,
+            description="the reject form of the shortcut",
+        )
+    except TimeoutError:
+        result.problems.append(f"shortcut on {bundle.pending_id}: no reject form")
     opened = len(fake.views_opened())
     ack = driver.click(channel, ts, action_id=ids.ACTION_OTHER)
     samples.ack_button.append(ack.elapsed)
@@ -196,12 +220,20 @@ def _modal(kandev, fake, driver, transport, log, bundle, samples, result) -> Non
         for block in view.blocks
         if block.get("type") == "input" and block["element"].get("action_id") == ids.ACTION_TEXT
     }
+    mark = fake.mark()
     ack = driver.submit_view(view, values)
     sent = transport.last_sent_at
     samples.ack_modal.append(ack.elapsed)
     if ack.status != 200 or (ack.json or {}).get("response_action") == "errors":
         result.problems.append(f"modal submission for {bundle.pending_id}: {ack.body!r}")
         return
+    try:
+        shown = fake.wait_for_call(
+            "views.update", lambda c: c.params.get("view_id") == view.id, AGENT_TIMEOUT_S, mark
+        )
+        samples.modal_result.append(shown.at - sent)
+    except TimeoutError:
+        result.problems.append(f"modal for {bundle.pending_id}: its result was never shown")
     answered = _agent_answered_at(kandev, bundle.task_id)
     if answered is None:
         result.problems.append(f"modal for {bundle.pending_id}: the agent got no answer")
@@ -222,4 +254,30 @@ def _slash(driver: SlackDriver, channel: str, runs: int, samples, result) -> Non
     for n in range(runs):
         ack = driver.slash(SLASH_COMMAND, "" if n % 2 == 0 else "bench", channel=channel)
         samples.ack_slash.append(ack.elapsed)
+        time.sleep(PAUSE_S)
+
+
+def _home(driver: SlackDriver, fake, runs: int, samples, result) -> None:
+    """Open the App Home (the bot publishes it), then click its first "Answer…" ``runs``
+    times (each opens the form; the ack is timed)."""
+    if runs <= 0:
+        result.home_note = "not run"
+        return
+    user = driver.user()
+    driver.app_home_opened(user)
+    try:
+        home = fake.wait_for(
+            lambda: (view := fake.home(user.id)) and "Answer…" in view.all_text and view,
+            timeout=20.0,
+            description="the App Home with a question",
+        )
+    except TimeoutError:
+        result.home_note = "n/a (no App Home with a question)"
+        return
+    value = next(r.element.get("value") for r in iter_elements(home.blocks) if r.label == "Answer…")
+    for _ in range(runs):
+        ack = driver.click_in_view(home, value=value, as_shown=True)
+        samples.ack_home.append(ack.elapsed)
+        if ack.status != 200:
+            result.problems.append(f"Home action: HTTP {ack.status}")
         time.sleep(PAUSE_S)

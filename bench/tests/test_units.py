@@ -159,3 +159,29 @@ def test_targets_flag_a_duplicate_missing_reminder_or_429() -> None:
     for reminders in bad:
         assert targets(Results(reminders=reminders))[0][-1] == "**no**"
     assert "| 10 " in render(Results(reminders=_reminders(0, 10, 0)), "pre")
+
+
+def test_every_kind_of_ack_is_a_target_and_the_sending_time_is_not() -> None:
+    from bench.scenarios.answering import Answering
+
+    quick, slow = Summary.of_seconds([0.004, 0.005]), Summary.of_seconds([0.040, 0.090])
+    result = Answering(
+        clicks=2,
+        rests=0,
+        modals=2,
+        ack_button=quick,
+        ack_modal=quick,
+        ack_slash=quick,
+        ack_shortcut=slow,
+        modal_result=Summary.of_seconds([0.300, 0.400]),
+        home_note="n/a (no App Home with a question)",
+    )
+    rows = {row[0]: row for row in targets(Results(answers=result))}
+    assert rows["ack p99 ≤ 50 ms: modal submission"][-1] == "yes"
+    assert rows["ack p99 ≤ 50 ms: message shortcut"][-1] == "**no**"
+    assert rows["ack p99 ≤ 50 ms: App Home action"][1] == "n/a (no App Home with a question)"
+    assert not any("Sending" in name for name in rows)
+    text = render(Results(answers=result), "preamble")
+    sending = next(line for line in text.splitlines() if '"Sending…" replaced' in line)
+    assert "| 2 |" in sending
+    assert "message shortcut Reject agent question" in text and "App Home action" in text

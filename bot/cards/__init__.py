@@ -37,8 +37,10 @@ from bot.cards.modals import (
     build_other_modal,
     build_reject_modal,
     build_result_modal,
+    build_sending_modal,
     parse_answer_submission,
     parse_reject_submission,
+    refill_form,
 )
 from bot.cards.mrkdwn import markdown_to_mrkdwn
 from bot.cards.text import escape_mrkdwn, fit_escaped, fit_plain, shorten_mrkdwn
@@ -73,11 +75,13 @@ __all__ = [
     "build_other_modal",
     "build_reject_modal",
     "build_result_modal",
+    "build_sending_modal",
     "choice_block_id",
     "escape_mrkdwn",
     "fit_escaped",
     "fit_plain",
     "markdown_to_mrkdwn",
+    "refill_form",
     "option_action_id",
     "outcome_line",
     "parse_answer_submission",

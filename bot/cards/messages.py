@@ -280,10 +280,6 @@ def closed_card_message(outcome: CardOutcome, bundle: Bundle) -> str:
     return f"This question is already closed: {outcome_line(outcome, bundle)}. Nothing to reject."
 
 
-def looking_message() -> str:
-    return "Looking up what is waiting in Kandev…"
-
-
 def tampered_next_message() -> str:
     return f"That button is not one this app made. Run `{COMMAND}` again."
 
@@ -305,6 +301,44 @@ def busy_message() -> str:
         "The bot is busy with other answers right now (Kandev is slow to reply), so nothing was "
         "sent. Please try again in a moment."
     )
+
+
+# ---- a submitted form, while and after it is sent ------------------------------------------
+
+
+def sending_title(action: Action) -> str:
+    """The title of the view a submitted form turns into while it is on its way to Kandev."""
+    return "Rejecting…" if action == "reject" else "Sending…"
+
+
+def sending_message(action: Action) -> str:
+    return (
+        f"Sending your {_what(action)} to the agent… Kandev's reply shows here in a moment. "
+        "You may close this: the card shows the result, and you are told if it was not sent."
+    )
+
+
+def sent_message(action: Action) -> str:
+    """What a form shows once Kandev took the answer or rejection (the card shows it too)."""
+    if action == "reject":
+        return "⛔ Rejected: the agent is told its question was rejected, with your reason."
+    return "✅ Sent: the agent has your answer."
+
+
+def already_sent_message() -> str:
+    """The same form delivered again by Slack after it was sent: the card tells the rest."""
+    return "This form was already sent; the card shows how it ended."
+
+
+def result_title(kind: str) -> str:
+    """The title of a submitted form showing how it ended (a verdict's kind)."""
+    titles = {
+        "won": "Sent",
+        "already_answered": "Already sent",
+        "duplicate": "Already sent",
+        "unconfirmed": "Not confirmed yet",
+    }
+    return titles.get(kind, "Not sent")
 
 
 def form_not_opened_message() -> str:

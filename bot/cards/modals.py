@@ -8,14 +8,17 @@ reasons of at most 2,000 code points after trimming.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from bot.cards import ids
+from bot.cards import ids, messages
 from bot.cards.blocks import Block, context, divider, plain, section
 from bot.cards.card import UNTITLED_TASK, options_text, question_heading, question_text, task_url
 from bot.cards.ids import CodecError, ModalMetadata, ModalOrigin
 from bot.cards.limits import (
     KANDEV_MAX_TEXT,
+    MAX_CONTEXT_TEXT,
+    MAX_INPUT_HINT,
     MAX_INPUT_LABEL,
     MAX_OPTION_DESCRIPTION,
     MAX_OPTION_TEXT,
@@ -30,6 +33,7 @@ from bot.cards.limits import (
 )
 from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn, shortened_note
+from bot.cards.wording import Action
 from bot.domain import TaskInfo
 from bot.kandev.models import Answer, Bundle, Question
 
@@ -284,6 +288,62 @@ def build_result_modal(title: str, message: str) -> dict[str, Any]:
     wording helpers' output, or text passed through ``escape_mrkdwn``)."""
     text = shorten_mrkdwn(message.strip() or " ", MAX_SECTION_TEXT, note="…")[0]
     return _view(ids.CALLBACK_RESULT, title, [section(text)], submit=None, close="Close")
+
+
+def build_sending_modal(action: Action) -> dict[str, Any]:
+    """What a submitted form turns into at once (its ack) while the answer or rejection is on
+    its way to Kandev; ``views.update`` then shows how it ended (:func:`build_result_modal`, or
+    the form again with Kandev's refusal: :func:`refill_form`)."""
+    return build_result_modal(messages.sending_title(action), messages.sending_message(action))
+
+
+def refill_form(
+    form: dict[str, Any], values: StateValues, errors: Errors, *, metadata: str | None = None
+) -> dict[str, Any]:
+    """``form`` (one of the forms above) as the person submitted it — every input holding what
+    they entered (``values``: the submission's ``view.state.values``) — with each message of
+    ``errors`` (block_id -> safe mrkdwn) beside its field. For ``views.update``, which cannot
+    carry ``response_action: errors``: the message goes in a context block right below the
+    input, or in the input's hint when the view has no room for another block.
+    ``metadata``: the submitted view's private_metadata, kept as it was."""
+    view = copy.deepcopy(form)
+    if metadata is not None:
+        view["private_metadata"] = metadata
+    inputs = [b for b in view["blocks"] if b.get("type") == "input"]
+    shown = [b for b in inputs if b.get("block_id") in errors]
+    as_blocks = len(view["blocks"]) + len(shown) <= MAX_VIEW_BLOCKS
+    blocks: list[Block] = []
+    for block in view["blocks"]:
+        blocks.append(block)
+        if block.get("type") != "input":
+            continue
+        element = block["element"]
+        entered = (values.get(block.get("block_id", "")) or {}).get(element.get("action_id"))
+        _keep(element, entered if isinstance(entered, dict) else {})
+        message = errors.get(block.get("block_id", ""))
+        if not message:
+            continue
+        if as_blocks:
+            blocks.append(context(shorten_mrkdwn("⚠️ " + message, MAX_CONTEXT_TEXT, note="…")[0]))
+        else:
+            block["hint"] = plain("⚠️ " + message, MAX_INPUT_HINT)
+    view["blocks"] = blocks
+    return view
+
+
+def _keep(element: dict[str, Any], entered: dict[str, Any]) -> None:
+    """Make ``element`` start with what was ``entered`` in it (a state.values entry)."""
+    if element.get("type") == "plain_text_input":
+        text = entered.get("value")
+        if isinstance(text, str) and text:
+            limit = element.get("max_length") or KANDEV_MAX_TEXT
+            element["initial_value"] = text[:limit]
+        return
+    picked = entered.get("selected_option")
+    value = picked.get("value") if isinstance(picked, dict) else None
+    for option in element.get("options") or []:
+        if value is not None and option.get("value") == value:
+            element["initial_option"] = copy.deepcopy(option)
 
 
 # ---- parsing -------------------------------------------------------------------------------

@@ -39,14 +39,31 @@ def interaction_kind(body: Any) -> str:
 
 
 class TimedAck(Ack):
-    """Bolt's ack that records, once, how long after ``started`` it was first called."""
+    """Bolt's ack that records, once, how long after ``started`` it was first called, and
+    signals its response the moment it is set (:meth:`wait`; see ack_wait.py)."""
 
     def __init__(self, kind: str, started: float) -> None:
+        self._answered = threading.Event()
         super().__init__()
         self._kind = kind
         self._started = started
         self._lock = threading.Lock()
         self._timed = False
+
+    @property  # type: ignore[override]
+    def response(self) -> BoltResponse | None:
+        return self._response
+
+    @response.setter
+    def response(self, value: BoltResponse | None) -> None:
+        # Bolt sets it in ack() and, when a listener fails before acking, directly.
+        self._response = value
+        if value is not None:
+            self._answered.set()
+
+    def wait(self, timeout: float) -> bool:
+        """Block until the response is set (True) or ``timeout`` seconds passed (False)."""
+        return self._answered.wait(max(timeout, 0.0))
 
     def __call__(self, *args: Any, **kwargs: Any) -> BoltResponse:
         with self._lock:

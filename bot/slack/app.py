@@ -9,6 +9,7 @@ from slack_sdk import WebClient
 
 from bot.logs import ContextExecutor
 from bot.slack.ack_timing import install_ack_timing
+from bot.slack.ack_wait import install_ack_waiting
 from bot.slack.listeners import register_listeners
 from bot.slack.services import Services
 
@@ -34,5 +35,6 @@ def build_bolt_app(
         logger=logging.getLogger("slack_bolt"),  # its own errors under its own name
     )
     install_ack_timing(app)
+    install_ack_waiting(app)
     register_listeners(app, services)
     return app

@@ -58,6 +58,8 @@ class Form:
     where: Where
     meta: ModalMetadata
     values: dict[str, dict[str, dict[str, Any]]]
+    view_id: str = ""  # the submitted view, which ``views.update`` may change afterwards
+    metadata: str = ""  # its private_metadata, as submitted
 
 
 def where_of(body: Any) -> Where:
@@ -161,7 +163,8 @@ def form(body: Any, action: Action) -> Form | Unusable:
         form=True,
         detail=f"metadata {meta.channel}/{meta.ts}",
     )
-    return Form(request, where, meta, payload.view.values)
+    view = payload.view
+    return Form(request, where, meta, view.values, view.id, view.private_metadata)
 
 
 def shortcut(body: Any) -> Interaction | Unusable:

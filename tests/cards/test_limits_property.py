@@ -13,10 +13,12 @@ from bot.cards import (
     build_other_modal,
     build_reject_modal,
     build_result_modal,
+    build_sending_modal,
     escape_mrkdwn,
     markdown_to_mrkdwn,
     messages,
     outcome_line,
+    refill_form,
     render_card,
 )
 from bot.cards.ids import ACTION_OPEN, BLOCK_OUTCOME
@@ -25,7 +27,7 @@ from bot.cards.messages import already_answered_message, closed_card_message, lo
 from bot.cards.wording import MAX_OUTCOME_LINE
 from bot.domain import CardOutcome, CardState
 from tests.cards.limits_checker import assert_valid_message, assert_valid_view, unsafe_angles
-from tests.cards.strategies import bundles, outcomes_for, tasks_for, texts
+from tests.cards.strategies import bundles, free_texts, outcomes_for, tasks_for, texts
 from tests.factories import KANDEV_URL, NOW
 
 EXAMPLES = int(os.environ.get("CARDS_HYPOTHESIS_EXAMPLES", "60"))  # raise it for a deeper run
@@ -69,6 +71,45 @@ def test_every_modal_stays_within_limits(data):
         assert_valid_view(
             build_result_modal("Someone else answered first", message), allowed_users={"U0123ABC"}
         )
+
+
+def _entered(data, form) -> dict:
+    """What a person may have entered in ``form``'s inputs (Slack's state.values shapes)."""
+    values: dict = {}
+    for block in form["blocks"]:
+        if block["type"] != "input":
+            continue
+        element = block["element"]
+        if element["type"] == "plain_text_input":
+            text = data.draw(st.one_of(st.none(), free_texts()))
+            entry = {"type": "plain_text_input", "value": text}
+        else:
+            option = data.draw(st.one_of(st.none(), st.sampled_from(element["options"])))
+            entry = {"type": element["type"], "selected_option": option}
+        values[block["block_id"]] = {element["action_id"]: entry}
+    return values
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_form_brought_back_with_kandevs_refusal_stays_within_limits(data):
+    """The form again after Kandev refused it (views.update): whatever was entered, whatever
+    Kandev said, under any of its fields."""
+    bundle = data.draw(bundles())
+    task = data.draw(tasks_for(bundle))
+    where = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
+    for form in (
+        build_answer_modal(bundle, task, **where),
+        build_other_modal(bundle, task, bundle.questions[0], **where),
+        build_reject_modal(bundle, task, **where),
+    ):
+        fields = [b["block_id"] for b in form["blocks"] if b["type"] == "input"]
+        refused = data.draw(st.sampled_from(fields))
+        message = messages.invalid_message(data.draw(texts(max_size=3000)))
+        view = refill_form(form, _entered(data, form), {refused: message})
+        assert_valid_view(view)
+    assert_valid_view(build_sending_modal("answer"))
+    assert_valid_view(build_sending_modal("reject"))
 
 
 @SETTINGS

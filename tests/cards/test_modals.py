@@ -17,10 +17,17 @@ from bot.cards import (
     build_other_modal,
     build_reject_modal,
     build_result_modal,
+    build_sending_modal,
+    choice_block_id,
+    messages,
     parse_answer_submission,
     parse_modal_metadata,
     parse_reject_submission,
+    refill_form,
+    text_block_id,
 )
+from bot.cards.ids import option_value
+from bot.cards.limits import MAX_VIEW_BLOCKS
 from bot.kandev.models import Answer
 from tests.cards.limits_checker import assert_valid_view
 from tests.factories import DB_QUESTION, KANDEV_URL, PENDING_ID, make_bundle
@@ -239,3 +246,60 @@ def test_result_modal_is_read_only_and_within_limits():
     assert view["title"]["text"] == "This question was…"
     assert view["close"]["text"] == "Close"
     assert view["blocks"][0]["text"]["text"] == "Done: *MongoDB*."
+
+
+# ---- a submitted form: "Sending…", then the form again with Kandev's refusal ---------------
+
+
+def test_the_sending_modal_is_read_only_and_says_what_is_on_its_way():
+    for action in ("answer", "reject"):
+        view = build_sending_modal(action)
+        assert_valid_view(view)
+        assert view["callback_id"] == CALLBACK_RESULT and "submit" not in view
+        assert view["title"]["text"] == messages.sending_title(action)
+        assert messages.sending_message(action)[:40] in view["blocks"][0]["text"]["text"]
+
+
+def test_a_refilled_reject_form_keeps_the_reason_and_shows_the_error_below_it(task):
+    form = build_reject_modal(make_bundle(), task, **WHERE)
+    values = {BLOCK_REASON: {ACTION_REASON: {"type": "plain_text_input", "value": "too vague"}}}
+
+    view = refill_form(form, values, {BLOCK_REASON: "Kandev said *no*"}, metadata="kept")
+
+    assert_valid_view(view)
+    blocks = view["blocks"]
+    [at] = [i for i, b in enumerate(blocks) if b.get("block_id") == BLOCK_REASON]
+    assert blocks[at]["element"]["initial_value"] == "too vague"
+    assert blocks[at + 1]["type"] == "context"
+    assert blocks[at + 1]["elements"][0]["text"] == "⚠️ Kandev said *no*"
+    assert view["private_metadata"] == "kept" and view["callback_id"] == CALLBACK_REJECT
+    assert "initial_value" not in inputs(form)[BLOCK_REASON]["element"]  # the form is untouched
+
+
+def test_a_refilled_answer_form_keeps_each_pick_and_text(three_questions, task):
+    form = build_answer_modal(three_questions, task, **WHERE)
+    first = three_questions.questions[0]
+    choice_id, text_id = choice_block_id(0, first), text_block_id(0, first)
+    picked = option_value(first, 1)
+    values = state(pick(choice_id, picked), write(text_id, "and more"))
+
+    view = refill_form(form, values, {})
+
+    assert_valid_view(view)
+    shown = inputs(view)
+    assert shown[choice_id]["element"]["initial_option"]["value"] == picked
+    assert shown[text_id]["element"]["initial_value"] == "and more"
+    assert len(view["blocks"]) == len(form["blocks"])  # no error, no extra block
+    others = [b for k, b in shown.items() if k not in (choice_id, text_id)]
+    assert all("initial_option" not in b["element"] for b in others)
+
+
+def test_a_form_with_no_room_left_shows_the_error_as_the_fields_hint(task):
+    form = build_reject_modal(make_bundle(), task, **WHERE)
+    filler = {"type": "divider"}
+    form["blocks"] = [filler] * (MAX_VIEW_BLOCKS - len(form["blocks"])) + form["blocks"]
+
+    view = refill_form(form, {}, {BLOCK_REASON: "Kandev said no"})
+
+    assert len(view["blocks"]) == MAX_VIEW_BLOCKS
+    assert inputs(view)[BLOCK_REASON]["hint"]["text"] == "⚠️ Kandev said no"

@@ -148,6 +148,42 @@ def open_modal(fake: FakeSlack, callback_id: str, after: int, timeout: float = 1
     return fake.view(view_id)
 
 
+#: The titles of the view a submitted form turns into while Kandev is asked.
+SENDING = ("Sending…", "Rejecting…")
+
+
+def _title(definition: dict[str, Any]) -> str:
+    return str((definition.get("title") or {}).get("text", ""))
+
+
+def assert_sending(ack: Ack) -> None:
+    """A submitted form acked as "Sending…": recorded, how it ended follows in the modal."""
+    shown = ack.json or {}
+    assert ack.status == 200 and shown.get("response_action") == "update", ack.body
+    assert _title(shown["view"]) in SENDING, ack.body
+
+
+def wait_form_result(fake: FakeSlack, view_id: str, timeout: float = 10.0) -> ViewRecord:
+    """The submitted modal once ``views.update`` replaced its "Sending…" with how it ended
+    (sent, not sent and why, or the form again with Kandev's refusal under a field)."""
+
+    def ended() -> ViewRecord | None:
+        view = fake.view(view_id)
+        done = view.history and _title(view.history[-1]) in SENDING
+        return view if done and _title(view.definition) not in SENDING else None
+
+    return fake.wait_for(ended, timeout, f"the result in modal {view_id}")
+
+
+def wait_in_form(fake: FakeSlack, view_id: str, contains: str, timeout: float = 10.0) -> ViewRecord:
+    """The submitted modal once it shows ``contains`` (by its ack or a later views.update)."""
+    return fake.wait_for(
+        lambda: (view := fake.view(view_id)).is_open and contains in view.all_text and view,
+        timeout,
+        f"{contains!r} in modal {view_id}",
+    )
+
+
 def input_blocks(view: ViewRecord) -> dict[str, dict[str, Any]]:
     """The view's input blocks by block_id."""
     return {b["block_id"]: b for b in view.blocks if b.get("type") == "input"}

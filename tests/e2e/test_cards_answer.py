@@ -4,6 +4,7 @@ verified in Kandev (final status) and at the agent (what its blocked tool call r
 from __future__ import annotations
 
 from tests.e2e.helpers import (
+    assert_sending,
     assert_terminal_controls,
     buttons,
     card_posts,
@@ -18,6 +19,7 @@ from tests.e2e.helpers import (
     wait_card,
     wait_ephemeral,
     wait_final,
+    wait_form_result,
     wait_outcome,
 )
 from tests.fakeslack import ALICE
@@ -107,13 +109,13 @@ def test_multi_question_modal_requires_every_answer(bot_factory, seed, fake_slac
     assert bundle.pending_id in {b["pending_id"] for b in seed.server.list_pending()}
     assert outcome_line(fake_slack.message(CHANNEL, card.ts)) is None
 
-    # Everything answered (question 3 by free text): accepted, closed, recorded, card edited.
+    # Everything answered (question 3 by free text): accepted ("Sending…", then "Sent" in the
+    # modal), recorded, card edited.
     full = dict(partial)
     full[per_question[2][1]] = {"kq_text": "  Neither, use the existing one  "}
     ack = driver.submit_view(view, full)
-    assert ack.status == 200
-    assert not (ack.json or {}).get("response_action"), ack.body
-    assert not fake_slack.view(view.id).is_open
+    assert_sending(ack)
+    assert wait_form_result(fake_slack, view.id).definition["title"]["text"] == "Sent"
 
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
     assert final["status"] == "answered"
@@ -159,8 +161,7 @@ def test_free_text_answer_with_a_length_check(bot_factory, seed, fake_slack, sla
     answer = answer[:2000]
     assert len(answer) == 2000
     ack = driver.submit_view(view, {text_block: {"kq_text": answer}})
-    assert ack.status == 200
-    assert not (ack.json or {}).get("response_action"), ack.body
+    assert_sending(ack)
 
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
     assert final["status"] == "answered"
@@ -195,8 +196,7 @@ def test_reject_with_a_reason(bot_factory, seed, fake_slack, slack_driver):
 
     reason = "Not now, ask again after the release"
     ack = driver.submit_view(view, {"kq_reason": {"kq_reason": reason}})
-    assert ack.status == 200
-    assert not (ack.json or {}).get("response_action"), ack.body
+    assert_sending(ack)
 
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "rejected")
     assert final["status"] == "rejected"

@@ -19,6 +19,7 @@ from tests.e2e.helpers import (
     wait_card,
     wait_ephemeral,
     wait_final,
+    wait_in_form,
     wait_outcome,
 )
 from tests.fakeslack import ALICE, BOB
@@ -64,7 +65,7 @@ def test_answered_in_kandev_first_then_a_late_slack_click(
 
 def test_modal_left_open_while_kandev_answered(bot_factory, seed, fake_slack, slack_driver):
     """Bob opens "Other answer…", the question is answered in Kandev meanwhile, then Bob sends
-    his text: it is not sent, he is told the winner, the card keeps the Kandev answer."""
+    his text: it is not sent, the modal tells him the winner, the card keeps the Kandev answer."""
     bot = start_bot(bot_factory)
     bundle = seed([db_question()], title="Answered while Bob was typing")
     card = wait_card(fake_slack, bundle.pending_id)
@@ -76,9 +77,11 @@ def test_modal_left_open_while_kandev_answered(bot_factory, seed, fake_slack, sl
 
     seed.server.answer(bundle.pending_id, {"db": "q1_opt1"})
     ack = driver.submit_view(view, {text_block: {"kq_text": "Use the existing cluster"}})
-    assert ack.ok and not (ack.json or {}).get("response_action"), ack.body
-    told = wait_ephemeral(fake_slack, BOB.id, "PostgreSQL")
-    assert told.text == LOST_TO_KANDEV
+    assert ack.ok, ack.body
+    # Told in the modal: by the ack when the bot already knew, else once Kandev said so.
+    told = wait_in_form(fake_slack, view.id, "PostgreSQL")
+    assert LOST_TO_KANDEV in told.all_text
+    assert fake_slack.ephemerals(user=BOB.id) == []
 
     edited = wait_outcome(fake_slack, card.ts, "✅")
     assert outcome_line(edited) == "✅ Answered in Kandev: PostgreSQL"

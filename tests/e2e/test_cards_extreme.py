@@ -5,6 +5,7 @@ can still be answered."""
 from __future__ import annotations
 
 from tests.e2e.helpers import (
+    assert_sending,
     assert_terminal_controls,
     buttons,
     choice_and_text_blocks,
@@ -81,7 +82,7 @@ def test_four_questions_six_options_and_huge_texts(bot_factory, seed, fake_slack
         for q, (choice, _text) in enumerate(per_question, start=1)
     }
     ack = driver.submit_view(view, values)
-    assert ack.ok and not (ack.json or {}).get("response_action"), ack.body
+    assert_sending(ack)
 
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
     assert final["status"] == "answered"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot.cards.ids import ACTION_ANSWER_MODAL
 from tests.e2e.helpers import (
+    assert_sending,
     assert_terminal_controls,
     db_question,
     open_modal,
@@ -53,7 +54,7 @@ def test_shortcut_on_a_card_rejects_with_a_reason(bot_factory, seed, fake_slack,
     reason = "🙅 " + "Not this sprint. " * 117  # 2,000 code points with the emoji
     reason = reason[:2000]
     ack = driver.submit_view(view, {"kq_reason": {"kq_reason": reason}})
-    assert ack.status == 200 and not (ack.json or {}).get("response_action"), ack.body
+    assert_sending(ack)
 
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "rejected")
     assert final["status"] == "rejected"

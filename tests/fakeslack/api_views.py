@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from tests.fakeslack.store import Trigger
 JsonDict = dict[str, Any]
 Handler = Callable[[ApiRequest], JsonDict]
 MAX_STACK = 3
+#: How long Slack waits for an app to ack an interaction.
+ACK_TIMEOUT_S = 3.0
 
 
 def stored_definition(view: JsonDict) -> JsonDict:
@@ -158,6 +161,8 @@ class ViewsApi:
                 )
             else:
                 raise ApiError("invalid_arguments")
+            if record is not None and record.submitting:
+                self._after_the_ack(record)
             if record is None or not record.is_open:
                 raise ApiError("not_found")
             if view.get("type") != record.type:
@@ -172,6 +177,13 @@ class ViewsApi:
             record.hash = view_hash()
             state.changed()
             return {"ok": True, "view": record.to_slack()}
+
+    def _after_the_ack(self, record: ViewRecord) -> None:
+        """An app updating a view it was just sent a submission of has acked it: Slack has
+        applied that ack (response_action) by then. Wait for the fake to apply it too (at most
+        Slack's 3 s ack timeout; the lock is released meanwhile)."""
+        with contextlib.suppress(TimeoutError):  # never acked: Slack left the view as it was
+            self.ctx.state.wait_for(lambda: not record.submitting, ACK_TIMEOUT_S, "the ack")
 
     def publish(self, req: ApiRequest) -> JsonDict:
         view = self._view_arg(req)

@@ -240,9 +240,10 @@ class SlackDriver:
         payload = payloads.view_submission(
             self.ws, person, record.to_slack(state), self.fake.issue_trigger(person.id)
         )
-        ack = self._deliver("interactive", payload, True, delivery)
-        if ack.ok:
-            self.fake.view_flow.apply_submission_answer(record.id, ack.json)
+        with self.fake.view_flow.submitting(record.id):
+            ack = self._deliver("interactive", payload, True, delivery)
+            if ack.ok:
+                self.fake.view_flow.apply_submission_answer(record.id, ack.json)
         return ack
 
     def close_view(

@@ -131,6 +131,8 @@ class ViewRecord:
     external_id: str = ""
     is_open: bool = True
     history: list[JsonDict] = field(default_factory=list)
+    #: Submitted, the app's answer (ack) not applied yet (see ViewFlow.submitting).
+    submitting: bool = False
 
     @property
     def type(self) -> str:

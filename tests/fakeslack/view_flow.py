@@ -4,6 +4,8 @@ view_submission answer (response_action) and closes views on submit / cancel."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tests.fakeslack.api_views import ViewsApi, stored_definition
@@ -17,6 +19,21 @@ class ViewFlow:
     def __init__(self, views_api: ViewsApi) -> None:
         self.views_api = views_api
         self.ctx = views_api.ctx
+
+    @contextmanager
+    def submitting(self, view_id: str) -> Iterator[None]:
+        """While a submission of ``view_id`` waits for the app's ack. Slack applies the ack's
+        response_action before anything the app sends after acking, so a ``views.update`` of
+        the view arriving meanwhile waits for it (see ViewsApi.update)."""
+        state = self.ctx.state
+        with state.lock:
+            state.views[view_id].submitting = True
+        try:
+            yield
+        finally:
+            with state.lock:
+                state.views[view_id].submitting = False
+                state.changed()
 
     def close(self, view_id: str, *, whole_stack: bool = False) -> None:
         state = self.ctx.state

@@ -185,6 +185,55 @@ def test_views_round_trip(client: WebClient, fake_slack: FakeSlack) -> None:
 SMALL = {"type": "modal", "title": {"type": "plain_text", "text": "Two"}, "blocks": SECTION}
 
 
+def test_an_update_sent_while_a_submission_awaits_its_ack_follows_the_ack(
+    client: WebClient, fake_slack: FakeSlack
+) -> None:
+    """Slack applies a submission's ack (response_action update) before the app's next
+    views.update of that view, even when that call reaches the fake before the driver has
+    applied the ack; the update then lands on the view the ack made, by the same view_id."""
+    import threading
+    import time
+
+    modal = {"type": "modal", "title": {"type": "plain_text", "text": "Form"}, "blocks": SECTION}
+    view_id = client.views_open(trigger_id=fake_slack.issue_trigger("U0ALICE001"), view=modal)[
+        "view"
+    ]["id"]
+    sending = {**modal, "title": {"type": "plain_text", "text": "Sending…"}}
+    result = {**modal, "title": {"type": "plain_text", "text": "Sent"}}
+    done: list[str] = []
+    with fake_slack.view_flow.submitting(view_id):
+        update = threading.Thread(
+            target=lambda: done.append(
+                client.views_update(view_id=view_id, view=result)["view"]["id"]
+            )
+        )
+        update.start()
+        time.sleep(0.3)  # the update is in first (it must wait for the ack)
+        fake_slack.view_flow.apply_submission_answer(
+            view_id, {"response_action": "update", "view": sending}
+        )
+    update.join(5)
+
+    record = fake_slack.view(view_id)
+    assert done == [view_id]
+    assert [v["title"]["text"] for v in record.history] == ["Form", "Sending…"]
+    assert record.definition["title"]["text"] == "Sent" and record.is_open
+
+
+def test_an_update_of_a_submitted_view_that_closed_is_not_found(
+    client: WebClient, fake_slack: FakeSlack
+) -> None:
+    modal = {"type": "modal", "title": {"type": "plain_text", "text": "Form"}, "blocks": SECTION}
+    view_id = client.views_open(trigger_id=fake_slack.issue_trigger("U0ALICE001"), view=modal)[
+        "view"
+    ]["id"]
+    with fake_slack.view_flow.submitting(view_id):
+        fake_slack.view_flow.apply_submission_answer(view_id, None)  # a bare ack closes it
+    with pytest.raises(SlackApiError) as exc:
+        client.views_update(view_id=view_id, view=modal)
+    assert exc.value.response["error"] == "not_found"
+
+
 def test_wait_for_call_sees_calls_from_other_threads(
     client: WebClient, fake_slack: FakeSlack
 ) -> None:

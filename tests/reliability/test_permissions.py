@@ -17,6 +17,7 @@ from tests.e2e.helpers import (
     start_bot,
     wait_card,
     wait_final,
+    wait_in_form,
     wait_outcome,
 )
 from tests.fakeslack import ALICE, BOB, Delivery, SlackUser, find_element, payloads
@@ -87,7 +88,7 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
     refused(BOB, 4)
     assert [c for c in fake_slack.calls("views.open") if c.index >= mark] == []
 
-    # A modal Alice opened, submitted as Bob: refused at submission too.
+    # A modal Alice opened, submitted as Bob: refused at submission too, in the form.
     mark = fake_slack.mark()
     assert driver.click(CHANNEL, c1.ts, text="Other answer…", user=ALICE).status == 200
     view = open_modal(fake_slack, OTHER_MODAL, after=mark)
@@ -98,7 +99,7 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
     )
     ack = driver.submit_view(view, {text_block: {"kq_text": "Bob's idea"}}, user=BOB)
     assert ack.status == 200
-    refused(BOB, 5)
+    wait_in_form(fake_slack, view.id, FORBIDDEN)  # the form turns into the refusal
     assert still_pending(seed.server, first)
 
     # Alice's click claiming another channel than the card's: refused, nothing sent.

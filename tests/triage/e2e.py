@@ -19,7 +19,6 @@ from tests.fakeslack import (
 from tests.harness import CHANNEL, KandevServer
 
 COMMAND = "/kandev-questions"
-LOOKING = "Looking up what is waiting in Kandev…"
 _TITLE = re.compile(r"\*<https://kandev\.example\.test/t/[^|>]+\|([^>]+)>\*")
 
 
@@ -29,10 +28,10 @@ def answer_value(pending_id: str) -> str:
 
 
 def newest_reply(fake: FakeSlack, user: str, after: int, timeout: float = 10.0) -> Ephemeral:
-    """The first ephemeral for ``user`` after the first ``after`` that is not "Looking…"."""
+    """The first ephemeral for ``user`` after the first ``after``."""
 
     def find() -> Ephemeral | None:
-        fresh = [e for e in fake.ephemerals(user=user)[after:] if e.text != LOOKING]
+        fresh = fake.ephemerals(user=user)[after:]
         return fresh[0] if fresh else None
 
     return fake.wait_for(find, timeout, f"a listing for {user}")

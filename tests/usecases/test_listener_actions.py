@@ -3,6 +3,8 @@ admission and the answer use-case, and what happened is told where the person is
 
 from __future__ import annotations
 
+import threading
+
 from slack_bolt import App
 
 from bot.cards import ids, messages
@@ -20,6 +22,7 @@ from tests.usecases.slack_bodies import (
     eventually,
     home_click,
     listing_click,
+    shortcut,
 )
 
 MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
@@ -193,3 +196,27 @@ def test_open_in_kandev_is_only_acked(bolt: App, posted, gateway: FakeSlackGatew
 
     assert (status, acked) == (200, "")
     assert len(gateway.calls) == calls
+
+
+def test_the_shortcut_and_home_actions_ack_before_any_slack_call(
+    bolt: App, services, posted, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
+) -> None:
+    """The message shortcut and the App Home's "Answer…" ack first (the trigger stays valid
+    3 s): a Slack that does not answer views.open does not hold their ack."""
+    card = posted(make_bundle())
+    home = services.home.build(ALICE_ID)
+    slack_answers = threading.Event()
+    open_view = gateway.open_view
+    monkeypatch.setattr(
+        gateway, "open_view", lambda *a, **k: slack_answers.wait(10) and open_view(*a, **k)
+    )
+    try:
+        for body in (
+            shortcut(CHANNEL, card.ts),
+            home_click(home, action_id=ids.ACTION_ANSWER_MODAL),
+        ):
+            assert dispatch(bolt, body) == (200, "")
+        assert gateway.called("views.open") == []
+    finally:
+        slack_answers.set()
+    eventually(lambda: len(gateway.called("views.open")) == 2)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 from slack_bolt import App
 
 from bot.cards import ids, messages
+from bot.slack.listeners import commands
 from bot.store import Store
 from tests.factories import ALICE_ID, CHANNEL, answered, make_bundle, numbered_bundle
 from tests.fakes import FakeKandev, FakeSlackGateway
@@ -24,7 +27,10 @@ from tests.usecases.slack_bodies import (
 # ---- /kandev-questions -----------------------------------------------------------------------
 
 
-def test_the_command_acks_with_the_listing(bolt: App, fake_kandev: FakeKandev) -> None:
+def test_the_command_acks_with_the_listing_ready_in_time(
+    bolt: App, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
+) -> None:
+    monkeypatch.setattr(commands, "LIST_BUDGET_S", 30.0)  # "in time", whatever the machine
     fake_kandev.add(make_bundle(), title="Pick a datastore")
 
     status, acked = dispatch(bolt, command(""))
@@ -32,6 +38,33 @@ def test_the_command_acks_with_the_listing(bolt: App, fake_kandev: FakeKandev) -
     assert status == 200
     assert acked["response_type"] == "ephemeral"
     assert "Pick a datastore" in blocks_text(acked["blocks"])
+    assert gateway.called("response_url") == []
+
+
+def test_a_listing_not_ready_at_once_is_acked_empty_and_follows_by_the_response_url(
+    bolt: App, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
+) -> None:
+    """One visible message, and an ack that does not wait for Kandev: nothing is shown by the
+    ack (no "Looking…"), the listing comes through the command's response_url."""
+    fake_kandev.add(make_bundle(), title="Pick a datastore")
+    kandev_answers = threading.Event()
+    list_pending = fake_kandev.list_pending
+
+    def slow_list_pending(**kwargs):
+        kandev_answers.wait(10)
+        return list_pending(**kwargs)
+
+    monkeypatch.setattr(fake_kandev, "list_pending", slow_list_pending)
+
+    status, acked = dispatch(bolt, command(""))
+    assert (status, acked) == (200, "")
+    assert gateway.called("response_url") == []
+
+    kandev_answers.set()
+    [reply] = eventually(lambda: gateway.called("response_url"))
+    assert reply["response_url"] == RESPONSE_URL and not reply["replace_original"]
+    assert "Pick a datastore" in blocks_text(reply["blocks"])
+    assert gateway.called("chat.postEphemeral") == []
 
 
 def test_a_command_without_its_user_is_acked_and_nothing_else(

@@ -1,8 +1,10 @@
 """bot/slack/listeners/views.py on a real Bolt App: a submitted form is parsed, admitted, read
-(field errors keep it open), submitted to Kandev within the ack budget, and told."""
+(field errors keep it open), recorded, acked at once as "Sending…", sent to Kandev, and how it
+ended is shown in the same modal by views.update."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from slack_bolt import App
@@ -14,8 +16,14 @@ from bot.slack.forms import FormKind, form_for
 from bot.store import Store
 from tests.factories import ALICE_ID, CHANNEL, KANDEV_URL, answered, make_bundle
 from tests.fakes import FakeKandev, FakeSlackGateway
-from tests.fakeslack import BOB
-from tests.usecases.slack_bodies import RESPONSE_URL, dispatch, eventually, submission
+from tests.fakeslack import BOB, blocks_text
+from tests.usecases.slack_bodies import (
+    RESPONSE_URL,
+    VIEW_ID,
+    dispatch,
+    eventually,
+    submission,
+)
 
 MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
 BOB_ID = "U0BOB00002"
@@ -43,26 +51,69 @@ def choice(view: dict[str, Any], option_id: str) -> dict[str, dict[str, Any]]:
     return {block_id: {ids.ACTION_CHOICE: option_id}}
 
 
-def test_a_valid_rejection_is_sent_and_the_form_closes(
+def sending(acked: Any, action: str = "reject") -> bool:
+    """The ack turned the form into "Sending…" (the submission is recorded)."""
+    return (
+        acked["response_action"] == "update"
+        and acked["view"]["callback_id"] == ids.CALLBACK_RESULT
+        and acked["view"]["title"]["text"] == messages.sending_title(action)  # type: ignore[arg-type]
+    )
+
+
+def updated_view(gateway: FakeSlackGateway) -> dict[str, Any]:
+    """The one views.update of the submitted modal (after the ack)."""
+    [update] = eventually(lambda: gateway.called("views.update"))
+    assert update["view_id"] == VIEW_ID
+    return update["view"]
+
+
+def test_a_valid_rejection_is_sent_and_the_form_shows_it(
     bolt: App, posted, fake_kandev: FakeKandev, store: Store, gateway: FakeSlackGateway
 ) -> None:
     card = posted(make_bundle())
 
     status, acked = dispatch(bolt, submission(opened(card, "reject"), reason("use the old one")))
 
-    assert (status, acked) == (200, "")
+    assert status == 200 and sending(acked)
+    shown = updated_view(gateway)
+    assert shown["title"]["text"] == "Sent"
+    assert messages.sent_message("reject") in blocks_text(shown["blocks"])
     assert fake_kandev.called("reject")[0]["reason"] == "use the old one"
     assert store.get(card.pending_id).state is CardState.REJECTED  # type: ignore[union-attr]
     assert gateway.called("chat.postEphemeral") == []
 
 
-def test_an_answer_form_is_read_and_sent(bolt: App, posted, fake_kandev: FakeKandev) -> None:
+def test_the_submission_is_recorded_before_its_ack(
+    bolt: App, posted, fake_kandev: FakeKandev, store: Store, monkeypatch
+) -> None:
+    """Durable as a click: once acked, a crash cannot lose it (crash recovery re-sends it)."""
+    card = posted(make_bundle())
+    kandev_may_answer = threading.Event()
+    reject = fake_kandev.reject
+    monkeypatch.setattr(
+        fake_kandev, "reject", lambda *a, **k: kandev_may_answer.wait(10) and reject(*a, **k)
+    )
+    try:
+        _, acked = dispatch(bolt, submission(opened(card, "reject"), reason("not now")))
+
+        assert sending(acked)
+        [recorded] = store.unfinished_submissions(older_than_s=0)
+        assert (recorded.pending_id, recorded.content.reason) == (card.pending_id, "not now")
+    finally:
+        kandev_may_answer.set()
+    eventually(lambda: store.get(card.pending_id).state is CardState.REJECTED)  # type: ignore[union-attr]
+
+
+def test_an_answer_form_is_read_and_sent(
+    bolt: App, posted, fake_kandev: FakeKandev, gateway: FakeSlackGateway
+) -> None:
     card = posted(make_bundle())
     view = opened(card, "answer")
 
     status, acked = dispatch(bolt, submission(view, choice(view, "q1_opt2")))
 
-    assert (status, acked) == (200, "")
+    assert status == 200 and sending(acked, "answer")
+    assert updated_view(gateway)["title"]["text"] == "Sent"
     assert fake_kandev.called("answer")[0]["answers"] == [MONGO]
 
 
@@ -79,33 +130,56 @@ def test_a_form_missing_its_answer_keeps_open_with_a_field_error(
     assert fake_kandev.called("reject") == []
 
 
-def test_kandevs_refusal_keeps_the_form_open_on_its_last_input(
-    bolt: App, posted, fake_kandev: FakeKandev, store: Store
+def test_kandevs_refusal_brings_the_form_back_as_filled_with_the_error_under_the_field(
+    bolt: App, posted, fake_kandev: FakeKandev, store: Store, gateway: FakeSlackGateway
 ) -> None:
     card = posted(make_bundle())
     fake_kandev.refuse_next(card.pending_id, "reason too vague")
+    form = opened(card, "reject")
 
-    _, acked = dispatch(bolt, submission(opened(card, "reject"), reason("no")))
+    _, acked = dispatch(bolt, submission(form, reason("no")))
 
-    assert acked == {
-        "response_action": "errors",
-        "errors": {
-            ids.BLOCK_REASON: messages.invalid_message("reason too vague"),
-        },
-    }
+    assert sending(acked)
+    shown = updated_view(gateway)
+    assert (shown["callback_id"], shown["private_metadata"]) == (
+        ids.CALLBACK_REJECT,
+        form["private_metadata"],
+    )
+    blocks = shown["blocks"]
+    [at] = [i for i, b in enumerate(blocks) if b.get("block_id") == ids.BLOCK_REASON]
+    assert blocks[at]["element"]["initial_value"] == "no"
+    assert messages.invalid_message("reason too vague") in blocks_text([blocks[at + 1]])
     assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert gateway.called("chat.postEphemeral") == []
 
 
-def test_kandev_unreachable_keeps_the_form_open_and_says_nothing_was_recorded(
-    bolt: App, posted, fake_kandev: FakeKandev
+def test_kandev_unreachable_brings_the_form_back_saying_nothing_was_recorded(
+    bolt: App, posted, fake_kandev: FakeKandev, gateway: FakeSlackGateway
 ) -> None:
     card = posted(make_bundle())
     fake_kandev.fail("reject", times=1)
 
     _, acked = dispatch(bolt, submission(opened(card, "reject"), reason("no")))
 
-    assert acked["response_action"] == "errors"
-    assert acked["errors"][ids.BLOCK_REASON] == messages.not_recorded_message(action="reject")
+    assert sending(acked)
+    shown = updated_view(gateway)
+    assert shown["callback_id"] == ids.CALLBACK_REJECT
+    assert messages.not_recorded_message(action="reject") in blocks_text(shown["blocks"])
+
+
+def test_a_result_the_modal_cannot_show_any_more_is_told_where_it_was_opened(
+    bolt: App, posted, fake_kandev: FakeKandev, gateway: FakeSlackGateway
+) -> None:
+    """The person closed "Sending…" before Kandev answered: views.update finds no view."""
+    card = posted(make_bundle())
+    fake_kandev.refuse_next(card.pending_id, "reason too vague")
+    gateway.fail("views.update", "not_found")
+
+    dispatch(bolt, submission(opened(card, "reject"), reason("no")))
+
+    [told] = eventually(lambda: gateway.called("chat.postEphemeral"))
+    assert (told["channel"], told["user"]) == (CHANNEL, ALICE_ID)
+    assert told["text"] == messages.invalid_message("reason too vague")
 
 
 def test_a_form_with_forged_metadata_is_refused_in_the_form(
@@ -124,7 +198,7 @@ def test_a_form_with_forged_metadata_is_refused_in_the_form(
     assert store.audit_entries(limit=1)[0].result == "malformed"
 
 
-def test_a_form_on_a_card_resolved_meanwhile_closes_and_tells_in_the_channel(
+def test_a_form_on_a_card_resolved_meanwhile_turns_into_the_explanation(
     bolt: App, posted, gateway: FakeSlackGateway, store: Store
 ) -> None:
     card = posted(make_bundle())
@@ -133,10 +207,10 @@ def test_a_form_on_a_card_resolved_meanwhile_closes_and_tells_in_the_channel(
 
     status, acked = dispatch(bolt, submission(view, reason("no")))
 
-    assert (status, acked) == (200, "")
-    [told] = eventually(lambda: gateway.called("chat.postEphemeral"))
-    assert (told["channel"], told["user"]) == (CHANNEL, ALICE_ID)
-    assert told["text"].startswith(f"<@{BOB_ID}> answered first")
+    assert status == 200 and acked["response_action"] == "update"
+    assert acked["view"]["callback_id"] == ids.CALLBACK_RESULT
+    assert blocks_text(acked["view"]["blocks"]).startswith(f"<@{BOB_ID}> answered first")
+    assert gateway.called("chat.postEphemeral") == []
     assert store.audit_entries(limit=1)[0].result == "resolved_already"
 
 
@@ -185,3 +259,30 @@ def test_the_result_form_is_only_acked(bolt: App, gateway: FakeSlackGateway) -> 
 
     assert dispatch(bolt, submission(view)) == (200, "")
     assert gateway.calls == []
+
+
+def test_a_redelivered_submission_reaches_kandev_once_and_its_form_still_ends(
+    bolt: App, posted, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
+) -> None:
+    """Slack delivers a submission again when it missed the first ack (here while the first is
+    still with Kandev); whichever ack Slack applied, the form does not stay on "Sending…"."""
+    card = posted(make_bundle())
+    body = submission(opened(card, "reject"), reason("twice"))
+    kandev_may_answer = threading.Event()
+    reject = fake_kandev.reject
+    monkeypatch.setattr(
+        fake_kandev, "reject", lambda *a, **k: kandev_may_answer.wait(10) and reject(*a, **k)
+    )
+
+    _, first = dispatch(bolt, body)
+    _, again = dispatch(bolt, body)
+    kandev_may_answer.set()
+
+    assert sending(first) and sending(again)
+    shown = eventually(
+        lambda: len(gateway.called("views.update")) == 2 and gateway.called("views.update")
+    )
+    assert {s["view_id"] for s in shown} == {VIEW_ID}
+    texts = sorted(blocks_text(s["view"]["blocks"]) for s in shown)
+    assert texts == sorted([messages.sent_message("reject"), messages.already_sent_message()])
+    assert len(fake_kandev.called("reject")) == 1

@@ -1,8 +1,9 @@
 """``/kandev-questions [filter]`` and its "Next page" button: parse, ack, delegate, tell.
 
-The listing is computed while Slack waits for the ack when Kandev answers in time (it usually
-does, in milliseconds); otherwise the ack says "Looking…" and the listing follows through the
-command's response_url.
+The reply (a listing, or a subcommand's answer) is the ack's body when it is ready within
+``LIST_BUDGET_S`` (it usually is, in milliseconds); otherwise the ack is empty (Slack shows
+nothing) and the reply follows through the command's response_url. Either way the person sees
+one message, and the ack never waits long.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from bot.subscriptions import parse_command
 
 log = logging.getLogger(__name__)
 
-#: How long the command waits for the listing before acking with "Looking…" (Slack allows 3 s).
-LIST_BUDGET_S = 2.0
+#: How long the command waits for its reply before acking empty (the reply then follows through
+#: the response_url): short, so that every ack stays well within 50 ms.
+LIST_BUDGET_S = 0.025
 
 
 class SlashCommand(BaseModel):
@@ -68,7 +70,7 @@ def _command(svc: Services):
         try:
             reply = future.result(timeout=LIST_BUDGET_S)
         except FutureTimeout:
-            ack(text=messages.looking_message(), response_type="ephemeral")
+            ack()  # nothing shown: the reply is the one message the person sees
             where = Where(command.user_id, command.channel_id or None, command.response_url)
             when_done(future, lambda reply: _send(svc, where, reply), "listing")
             return

@@ -1,16 +1,19 @@
-"""Modal submissions: parse, admit, read the form (field errors keep the modal open), submit,
-ack, tell.
+"""Modal submissions: parse, admit, read the form (field errors keep the modal open), record,
+ack, send, show.
 
-A submission waits for Kandev's verdict before acking when it comes within
-``SUBMIT_BUDGET_S``, so a refusal by Kandev is shown in the open modal; otherwise the modal
-closes and the verdict follows as an ephemeral message.
+A form acks at once. What needs no I/O is answered in the ack itself: a field error keeps the
+modal open (``response_action: errors``), a refusal turns the modal into its explanation.
+Otherwise the submission is recorded durably (as a click is: crash recovery finishes it should
+the process die after the ack), the modal turns into "Sending…" (``response_action: update``)
+and, once Kandev answered, ``views.update`` shows how it ended in the same modal: sent, not
+sent and why, or — when Kandev refused the content — the form again, as the person filled it,
+with Kandev's message under the field. A modal closed meanwhile cannot be updated: the person
+is then told where they opened it from, as before.
 """
 
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -18,31 +21,39 @@ from slack_bolt import Ack, App
 from bot.admission import FORM_ERRORS, Admitted, Refusal
 from bot.answers import Verdict
 from bot.cards import ids, messages
-from bot.cards.modals import build_result_modal
-from bot.cards.wording import Action
+from bot.cards.modals import build_result_modal, build_sending_modal, refill_form
+from bot.domain import Card
 from bot.slack import raw_payload, requests
 from bot.slack.acks import refuse_form
-from bot.slack.forms import Content, FieldErrors, ForeignInputs, read_form
+from bot.slack.forms import (
+    Content,
+    FieldErrors,
+    ForeignInputs,
+    FormKind,
+    action_of,
+    form_for,
+    read_form,
+)
 from bot.slack.lanes import when_done
-from bot.slack.requests import Form, Unusable, Where
+from bot.slack.requests import Form, Unusable
 from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
 
-#: How long a modal submission waits for Kandev before acking (Slack allows 3 s in all).
-SUBMIT_BUDGET_S = 2.0
-#: Verdicts that keep the modal open with the message as a field error (nothing was sent).
+#: Verdicts that bring the form back with the message as a field error (nothing was sent).
 _KEEP_OPEN = ("invalid", "not_recorded")
 
 
 def register(app: App, svc: Services) -> None:
     app.view(ids.CALLBACK_ANSWER)(_submitted(svc, "answer"))
-    app.view(ids.CALLBACK_OTHER)(_submitted(svc, "answer"))
+    app.view(ids.CALLBACK_OTHER)(_submitted(svc, "other"))
     app.view(ids.CALLBACK_REJECT)(_submitted(svc, "reject"))
     app.view(ids.CALLBACK_RESULT)(lambda ack: ack())
 
 
-def _submitted(svc: Services, action: Action):
+def _submitted(svc: Services, kind: FormKind):
+    action = action_of(kind)
+
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         form = requests.form(body, action)
         if isinstance(form, Unusable):
@@ -50,7 +61,7 @@ def _submitted(svc: Services, action: Action):
             return
         admitted = svc.admission.admit(form.request)
         if isinstance(admitted, Refusal):
-            _refused(svc, ack, body, form.where, admitted)
+            _refused(ack, body, admitted)
             return
         content = read_form(admitted.card, action, form.values)
         if isinstance(content, FieldErrors):
@@ -58,32 +69,83 @@ def _submitted(svc: Services, action: Action):
         elif isinstance(content, ForeignInputs):
             refuse_form(ack, body, _foreign_inputs(svc, form, admitted, content).message)
         else:
-            _submit(svc, ack, body, form, admitted, content)
+            _submit(svc, ack, body, form, admitted, content, kind)
 
     return handle
 
 
 def _submit(
-    svc: Services, ack: Ack, body: dict[str, Any], form: Form, admitted: Admitted, content: Content
+    svc: Services,
+    ack: Ack,
+    body: dict[str, Any],
+    form: Form,
+    admitted: Admitted,
+    content: Content,
+    kind: FormKind,
 ) -> None:
     place = svc.answering.reserve()
     if place is None:  # nothing recorded: the form stays open to be sent again
         refuse_form(ack, body, messages.busy_message())
         return
-    future: Future[Verdict] = place.run(
-        svc.answers.submit, admitted, answers=content.answers, reason=content.reason
-    )
     try:
-        verdict = future.result(timeout=SUBMIT_BUDGET_S)
-    except FutureTimeout:
-        # Kandev is slow: close the modal now, report by ephemeral message when done.
-        ack()
-        when_done(future, lambda verdict: svc.tell_result(form.where, verdict), "answer submission")
+        begun = svc.answers.begin(admitted, answers=content.answers, reason=content.reason)
+    except Exception:
+        place.release()
+        raise
+    if isinstance(begun, Verdict):  # refused before anything was recorded or sent
+        place.release()
+        if begun.kind in _KEEP_OPEN:
+            ack(response_action="errors", errors={_last_input(body): begun.message})
+        else:
+            ack(response_action="update", view=_result_view(begun, kind))
         return
+    # Recorded durably: from here a crash leaves it to crash recovery, never loses it.
+    ack(response_action="update", view=build_sending_modal(action_of(kind)))
+    card = admitted.card
+
+    def show(verdict: Verdict) -> None:
+        _show(svc, form, card, kind, verdict)
+
+    when_done(place.run(svc.answers.complete, begun), show, "answer submission")
+
+
+def _show(svc: Services, form: Form, card: Card, kind: FormKind, verdict: Verdict) -> None:
+    """Show how the submission ended in its modal (now "Sending…"); told where the person
+    opened it from when the modal cannot be updated (closed meanwhile)."""
     if verdict.kind in _KEEP_OPEN:
-        ack(response_action="errors", errors={_last_input(body): verdict.message})
-        return
-    _close(svc, ack, form.where, verdict)
+        view = _form_again(svc, form, card, kind, verdict.message)
+    else:
+        view = _result_view(verdict, kind)
+    if not form.view_id or not svc.notifier.update_view(form.view_id, view):
+        svc.tell_result(form.where, verdict)
+
+
+def _form_again(svc: Services, form: Form, card: Card, kind: FormKind, message: str) -> dict:
+    """The form as the person submitted it, with ``message`` under its last input."""
+    meta = form.meta
+    blank = form_for(
+        card,
+        kind,
+        kandev_url=svc.kandev_public_url,
+        origin=meta.origin,
+        response_url=meta.response_url,
+        message=(meta.channel, meta.ts),
+    )
+    inputs = [b["block_id"] for b in blank["blocks"] if b.get("type") == "input"]
+    where = inputs[-1] if inputs else ids.BLOCK_REASON
+    return refill_form(blank, form.values, {where: message}, metadata=form.metadata)
+
+
+def _result_view(verdict: Verdict, kind: FormKind) -> dict:
+    """How a submission ended: sent (no message: the card says it all), or not and why. A
+    redelivery of a submission that ended (a duplicate) cannot tell which way it did."""
+    if verdict.message:
+        text = verdict.message
+    elif verdict.kind == "duplicate":
+        text = messages.already_sent_message()
+    else:
+        text = messages.sent_message(action_of(kind))
+    return build_result_modal(messages.result_title(verdict.kind), text)
 
 
 def _foreign_inputs(
@@ -101,26 +163,17 @@ def _foreign_inputs(
     )
 
 
-def _refused(svc: Services, ack: Ack, body: dict[str, Any], where: Where, refusal: Refusal) -> None:
-    """A form that is not what it claims shows the refusal in the form; otherwise the form
-    closes and the person is told (as for a click)."""
+def _refused(ack: Ack, body: dict[str, Any], refusal: Refusal) -> None:
+    """A form that is not what it claims shows the refusal as a field error; any other
+    refusal (the question was answered meanwhile, the person may not answer it…) turns the
+    form into its explanation."""
     if refusal.kind in FORM_ERRORS:
         refuse_form(ack, body, refusal.message)
         return
-    _close(svc, ack, where, refusal)
-
-
-def _close(svc: Services, ack: Ack, where: Where, result: Verdict | Refusal) -> None:
-    """Close the form and tell the person where they are; a form opened from the App Home
-    (no channel, no response_url) shows what happened in its place instead."""
-    if result.message and not where.channel and not where.response_url:
-        ack(response_action="update", view=build_result_modal("Not sent", result.message))
-        return
-    ack()
-    svc.tell_result(where, result)
+    ack(response_action="update", view=build_result_modal("Not sent", refusal.message))
 
 
 def _last_input(body: dict[str, Any]) -> str:
-    """Where a Kandev refusal is shown: the last input (free text / reason) of the modal."""
+    """Where a refusal is shown: the last input (free text / reason) of the modal."""
     inputs = raw_payload.input_block_ids(body)
     return inputs[-1] if inputs else ids.BLOCK_REASON
