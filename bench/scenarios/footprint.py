@@ -27,6 +27,7 @@ import contextlib
 import functools
 import json
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -40,7 +41,7 @@ import psycopg
 from sqlalchemy import Engine
 
 from bench.cardlog import CardLog
-from bench.kandev import Asked, DirectBundles, delete_tasks
+from bench.kandev import Asked, DirectBundles, Slot, delete_tasks
 from bench.procstat import cpu_seconds, peak_rss_mb, rss_mb
 from bench.transport import KeepAliveTransport
 from bench.world import Route, World, wait_synced
@@ -116,38 +117,48 @@ def run(
     fake = world.fake_slack()
     with contextlib.ExitStack() as stack:
         urls = {b: stack.enter_context(_database(b, world.work_dir)) for b in backends}
+        # The waiting bundles' tasks and sessions are made while the empty stores are measured
+        # (only the bot's own CPU time and memory are measured); they ask after, so that no
+        # bundle waits while the store is empty.
+        direct = DirectBundles(world.kandev)
+        slots: list[Slot] = []
+        preparing = threading.Thread(
+            target=lambda: slots.extend(direct.prepare(world.workspace_ids, pending)),
+            name="footprint-prepare",
+            daemon=True,
+        )
+        preparing.start()
         for backend, url in urls.items():  # the empty stores first: no bundle waits yet
             Store(url).close()
             result.runs.append(_measure(world, fake, backend, url, 0, env, window, result))
-        direct = DirectBundles(world.kandev)
-        asked = direct.ask_all(direct.prepare(world.workspace_ids, pending)) if pending else []
+        preparing.join()
+        if len(slots) != pending:
+            raise RuntimeError("preparing the waiting bundles failed (see the traceback above)")
+        stack.callback(delete_tasks, world.kandev, [s.task_id for s in slots])
+        asked = direct.ask_all(slots)
+        _say(f"footprint: {len(asked)} bundles waiting")
         posted = _post_waiting(fake, world.routes, asked)
-        try:
-            for backend, url in urls.items():
-                have = 0
-                for size in sizes(cards)[1:]:
-                    started = time.monotonic()
-                    fill(
-                        url,
-                        world.routes,
-                        start=have,
-                        count=size - have,
-                        waiting=posted if not have else (),
-                    )
-                    result.fill_s[backend] = (
-                        result.fill_s.get(backend, 0.0) + time.monotonic() - started
-                    )
-                    have = size
-                    _say(f"footprint: {backend} history of {size:,} cards written")
-                    result.runs.append(
-                        _measure(world, fake, backend, url, size, env, window, result)
-                    )
-                if have:
-                    result.plans[backend] = query_plans(url, world.work_dir)
-                    _say(f"footprint: {backend} query plans read")
-                    result.plan_cards = have
-        finally:
-            delete_tasks(world.kandev, [a.task_id for a in asked])
+        for backend, url in urls.items():
+            have = 0
+            for size in sizes(cards)[1:]:
+                started = time.monotonic()
+                fill(
+                    url,
+                    world.routes,
+                    start=have,
+                    count=size - have,
+                    waiting=posted if not have else (),
+                )
+                result.fill_s[backend] = (
+                    result.fill_s.get(backend, 0.0) + time.monotonic() - started
+                )
+                have = size
+                _say(f"footprint: {backend} history of {size:,} cards written")
+                result.runs.append(_measure(world, fake, backend, url, size, env, window, result))
+            if have:
+                result.plans[backend] = query_plans(url, world.work_dir)
+                _say(f"footprint: {backend} query plans read")
+                result.plan_cards = have
     return result
 
 
@@ -596,7 +607,8 @@ class _Rows:
         try:
             cursor = raw.cursor()
             postgres = engine.dialect.name == "postgresql"
-            if not postgres:
+            if not postgres:  # a page cache that holds the indexes being filled
+                cursor.execute("PRAGMA cache_size = -262144")
                 cursor.execute("BEGIN")
             for table, rows in batches:
                 if not rows:
