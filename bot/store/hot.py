@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import event
@@ -53,10 +53,7 @@ class HotQuery:
     call: Callable[[Store], object]
 
 
-def _later(store: Store) -> datetime:
-    return store.db_now() + timedelta(days=1)
-
-
+_A_DAY_BEFORE = datetime(2030, 1, 1, tzinfo=UTC)  # "opened Home since": any instant plans alike
 _OUTCOME = CardOutcome(
     state=CardState.ANSWERED, via="slack", by_user="U0PROBE", at=datetime(2030, 1, 1, tzinfo=UTC)
 )
@@ -195,9 +192,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     ),
     # the App Home tab (bot/home.py)
     HotQuery("home_opened", "Home opened", lambda s: s.home_opened("U0PROBE")),
-    HotQuery(
-        "home_viewers", "Home refresh tick", lambda s: s.home_viewers(_later(s) - timedelta(days=2))
-    ),
+    HotQuery("home_viewers", "Home refresh tick", lambda s: s.home_viewers(_A_DAY_BEFORE)),
     HotQuery("recent_resolved", "Home opened / refreshed", lambda s: s.recent_resolved(20)),
     # metrics and health (bot/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
