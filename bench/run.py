@@ -58,7 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--cards", type=int, default=100_000, help="cards in the store (100000; and a tenth)"
     )
     p.add_argument(
-        "--footprint-pending", type=int, default=200, help="cards waiting in the store (200)"
+        "--footprint-pending", type=int, default=100, help="cards waiting in the store (100)"
     )
     p.add_argument(
         "--footprint-backend",
@@ -67,7 +67,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="measure only these stores (default: sqlite and postgresql)",
     )
     p.add_argument("--footprint-poll", type=float, default=1.0, help="poll s for CPU/cycle (1)")
-    p.add_argument("--footprint-window", type=float, default=8.0, help="CPU window s (8)")
+    p.add_argument("--footprint-window", type=float, default=6.0, help="CPU window s (6)")
     p.add_argument("--only", choices=SCENARIOS, action="append", help="run only these")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the tables")
     p.add_argument("--keep", action="store_true", help="keep the work dir (bot/Kandev logs)")
