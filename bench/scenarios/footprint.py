@@ -632,8 +632,9 @@ class _Rows:
         try:
             cursor = raw.cursor()
             postgres = engine.dialect.name == "postgresql"
-            if not postgres:  # a page cache that holds the indexes being filled
+            if not postgres:  # a page cache that holds the indexes being filled, no fsync
                 cursor.execute("PRAGMA cache_size = -262144")
+                cursor.execute("PRAGMA synchronous = OFF")
                 cursor.execute("BEGIN")
             for table, rows in batches:
                 if not rows:
