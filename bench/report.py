@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -12,12 +13,13 @@ from bench.scenarios.footprint import Footprint
 from bench.scenarios.reminders import REMINDERS_EACH, Reminders
 from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, ratio
+from bot.store.hot import HOT_QUERIES, Plan
 
 TTC_PUSH_MARGIN_MS = 300.0
 TTC_POLL_MARGIN_MS = 300.0
 CLICK_MARGIN_MS = 150.0
 ACK_P99_MS = 50.0
-RSS_LIMIT_MB = 150.0
+RSS_LIMIT_MB = 100.0
 
 
 @dataclass
@@ -211,21 +213,68 @@ def render_reminders(r: Reminders) -> str:
 
 
 def render_footprint(r: Footprint) -> str:
-    head = ["store", "RSS MB", "peak RSS MB", "CPU ms per poll cycle", "CPU % idle"]
+    head = ["store", "cards", "RSS MB", "peak RSS MB", "CPU ms per poll cycle", "CPU % idle"]
     rows = [
         [
-            f"{idle.cards:,} cards",
-            f"{idle.rss_mb:.0f}",
-            f"{idle.peak_rss_mb:.0f}",
-            f"{idle.cpu_ms_per_cycle:.1f}",
-            f"{idle.cpu_percent:.1f}",
+            STORE_NAMES.get(m.backend, m.backend),
+            f"{m.cards:,}",
+            f"{m.rss_mb:.0f}",
+            f"{m.peak_rss_mb:.0f}",
+            f"{m.cpu_ms_per_cycle:.1f}",
+            f"{m.cpu_percent:.1f}",
         ]
-        for idle in (r.empty, r.full)
+        for m in r.runs
     ]
+    fills = ", ".join(f"{STORE_NAMES.get(b, b)} {s:.0f} s" for b, s in r.fill_s.items())
     return (
         f"### 6. Footprint (idle, poll every {r.poll_interval_s:g} s, CPU over "
-        f"{r.window_s:g} s)\n\n{table(head, rows)}"
+        f"{r.window_s:g} s; {r.pending} of the cards waiting; peak after a click, "
+        f"/kandev-questions and Home)\n\n{table(head, rows)}"
+        + (f"\n\nHistory written in bulk: {fills}." if fills else "")
     )
+
+
+STORE_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+_COST = re.compile(r"\s+\(cost=[^)]*\)")
+
+
+def render_plans(r: Footprint) -> str:
+    """Every hot query's plan on each store with the most cards, full scans flagged."""
+    if not r.plans:
+        return ""
+    by_query: dict[str, dict[str, list[Plan]]] = {}
+    for backend, found in r.plans.items():
+        for plan in found:
+            by_query.setdefault(plan.query, {}).setdefault(backend, []).append(plan)
+    scanning = sorted(
+        {f"{p.query} ({STORE_NAMES.get(b, b)})" for b, ps in r.plans.items() for p in ps if p.scans}
+    )
+    parts = [
+        f"### Query plans ({r.plan_cards:,} cards; SQLite: `EXPLAIN QUERY PLAN` as the bot "
+        "has it, PostgreSQL: `EXPLAIN` after `ANALYZE`)\n\n"
+        + (
+            "**Full scans of a large table: " + ", ".join(scanning) + "**"
+            if scanning
+            else "No hot query reads a large table whole."
+        )
+    ]
+    when = {q.name: q.when for q in HOT_QUERIES}
+    for query, backends in by_query.items():
+        lines: list[str] = []
+        for backend, found in backends.items():
+            for plan in found:
+                flag = f"   <-- FULL SCAN of {', '.join(plan.scans)}" if plan.scans else ""
+                lines.append(
+                    f"-- {STORE_NAMES.get(backend, backend)}: {_first_line(plan.sql)}{flag}"
+                )
+                lines += [f"   {_COST.sub('', line)}" for line in plan.lines] or ["   (no table)"]
+        parts.append(f"**{query}** ({when.get(query, '')})\n\n```\n" + "\n".join(lines) + "\n```")
+    return "\n\n".join(parts)
+
+
+def _first_line(sql: str) -> str:
+    one = " ".join(sql.split())
+    return one if len(one) <= 90 else one[:87] + "..."
 
 
 def targets(res: Results) -> list[list[str]]:
@@ -289,11 +338,24 @@ def targets(res: Results) -> list[list[str]]:
             and m.rate_limited == 0,
         )
     f = res.footprint
-    if f:
+    largest = [m for m in f.runs if m.cards == max(x.cards for x in f.runs)] if f else []
+    if f and largest:
+        stores = ", ".join(STORE_NAMES.get(m.backend, m.backend) for m in largest)
         add(
-            f"RSS ≤ 150 MB with {f.full.cards:,} cards",
-            f"{f.full.rss_mb:.0f} MB (peak {f.full.peak_rss_mb:.0f})",
-            f.full.peak_rss_mb <= RSS_LIMIT_MB,
+            f"RSS ≤ {RSS_LIMIT_MB:.0f} MB with {largest[0].cards:,} cards ({stores})",
+            "; ".join(
+                f"{STORE_NAMES.get(m.backend, m.backend)} {m.rss_mb:.0f} MB "
+                f"(peak {m.peak_rss_mb:.0f})"
+                for m in largest
+            ),
+            all(m.peak_rss_mb <= RSS_LIMIT_MB for m in largest),
+        )
+    if f and f.plans:
+        scans = sum(1 for found in f.plans.values() for p in found if p.scans)
+        add(
+            f"every hot query uses an index ({f.plan_cards:,} cards)",
+            f"{scans} full scans in {sum(len(p) for p in f.plans.values())} plans",
+            scans == 0,
         )
     return rows
 
@@ -316,8 +378,11 @@ def render(res: Results, preamble: str) -> str:
     problems = (
         (res.answers.problems if res.answers else [])
         + (res.conversation.problems if res.conversation else [])
+        + (res.footprint.problems if res.footprint else [])
         + [f"scenario {name} failed: {error}" for name, error in res.failures.items()]
     )
     if problems:
         parts.append("Problems seen:\n" + "\n".join(f"- {p}" for p in problems))
+    if res.footprint and res.footprint.plans:  # long: after the tables
+        parts.append(render_plans(res.footprint))
     return "\n\n".join(parts) + "\n"

@@ -54,9 +54,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--fresh", type=int, default=20, help="bundles asked during reminders (20)")
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
-    p.add_argument("--cards", type=int, default=10_000, help="cards in the store (10000)")
+    p.add_argument(
+        "--cards", type=int, default=100_000, help="cards in the store (100000; and a tenth)"
+    )
+    p.add_argument(
+        "--footprint-pending", type=int, default=100, help="cards waiting in the store (100)"
+    )
+    p.add_argument(
+        "--footprint-backend",
+        choices=footprint.BACKENDS,
+        action="append",
+        help="measure only these stores (default: sqlite and postgresql)",
+    )
     p.add_argument("--footprint-poll", type=float, default=1.0, help="poll s for CPU/cycle (1)")
-    p.add_argument("--footprint-window", type=float, default=12.0, help="CPU window s (12)")
+    p.add_argument("--footprint-window", type=float, default=6.0, help="CPU window s (6)")
     p.add_argument("--only", choices=SCENARIOS, action="append", help="run only these")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the tables")
     p.add_argument("--keep", action="store_true", help="keep the work dir (bot/Kandev logs)")
@@ -71,6 +82,7 @@ def port_cells(args: argparse.Namespace) -> int:
         args.conversations,
         args.backlog,
         args.reminded + args.fresh,
+        args.footprint_pending + 1,
     )
     live += PORT_MARGIN
     return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
@@ -122,7 +134,12 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.conversation = conversation.run(world, count=args.conversations)
     elif name == "footprint":
         results.footprint = footprint.run(
-            world, cards=args.cards, poll_interval=args.footprint_poll, window=args.footprint_window
+            world,
+            cards=args.cards,
+            pending=args.footprint_pending,
+            poll_interval=args.footprint_poll,
+            window=args.footprint_window,
+            backends=args.footprint_backend or footprint.BACKENDS,
         )
     elif name == "backlog":
         results.backlog = backlog.run(world, count=args.backlog)

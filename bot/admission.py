@@ -159,8 +159,11 @@ class Admission:
         """A card message is recognised by (channel, ts) in the store, never by what the
         payload claims; what the payload names must be that card's bundle."""
         card = self.card_at(request.channel, request.ts)
-        if card is None and self._being_posted(request.pending_id, request.channel):
-            card = self._recorded(request.channel, request.ts)
+        if card is None:
+            if self._being_posted(request.pending_id, request.channel):
+                card = self._recorded(request.channel, request.ts)
+            else:  # or its post was recorded just after the first look: look once more
+                card = self.card_at(request.channel, request.ts)
         if card is None:
             if request.via == "shortcut":
                 return Refusal("not_a_card", messages.not_a_card_message())

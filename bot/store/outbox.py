@@ -17,6 +17,8 @@ from bot.store.types import UTCDateTime, require_aware
 
 _PENDING = OutboxStatus.PENDING.value
 _FAILED = OutboxStatus.FAILED.value
+#: done or failed: ``IN`` (not ``!= pending``) so that ``ix_outbox_finished`` is used.
+_FINISHED = (OutboxStatus.DONE.value, _FAILED)
 
 
 def _item(row: Any) -> OutboxItem:
@@ -268,7 +270,7 @@ class OutboxMixin(StoreBase):
         """Delete done/failed items finished over ``older_than_s`` ago (frees their keys)."""
         with self._write() as conn:
             stmt = delete(outbox).where(
-                outbox.c.status != _PENDING, outbox.c.finished_at <= self._ago(older_than_s)
+                outbox.c.status.in_(_FINISHED), outbox.c.finished_at <= self._ago(older_than_s)
             )
             return int(conn.execute(stmt).rowcount)
 

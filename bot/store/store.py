@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
 
-from sqlalchemy import and_, delete, func, or_, select, text
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -136,16 +136,16 @@ class Store(
         resolved = select(cards.c.pending_id).where(
             cards.c.state != CardState.PENDING.value, cards.c.resolved_at <= cutoff
         )
+        finished = (OutboxStatus.DONE.value, OutboxStatus.FAILED.value)
         with self._write() as conn:
+            # Two statements, each on its own index: one ``IN (...) OR ...`` reads the whole
+            # table on PostgreSQL (a hashed subplan cannot drive an index).
             subs = conn.execute(
+                delete(submissions).where(submissions.c.pending_id.in_(resolved))
+            ).rowcount
+            subs += conn.execute(
                 delete(submissions).where(
-                    or_(
-                        submissions.c.pending_id.in_(resolved),
-                        and_(
-                            submissions.c.finished_at.is_not(None),
-                            submissions.c.finished_at <= cutoff,
-                        ),
-                    )
+                    submissions.c.finished_at.is_not(None), submissions.c.finished_at <= cutoff
                 )
             ).rowcount
             for table in (card_messages, card_followups):  # a purged card's other messages
@@ -157,8 +157,7 @@ class Store(
             ).rowcount
             rows = conn.execute(
                 delete(outbox).where(
-                    outbox.c.status != OutboxStatus.PENDING.value,
-                    outbox.c.finished_at <= outbox_cutoff,
+                    outbox.c.status.in_(finished), outbox.c.finished_at <= outbox_cutoff
                 )
             ).rowcount
             entries = conn.execute(delete(audit_log).where(audit_log.c.at <= cutoff)).rowcount
@@ -179,7 +178,9 @@ class Store(
             by_status = dict(
                 conn.execute(
                     select(outbox.c.status, func.count())
-                    .where(outbox.c.status != OutboxStatus.DONE.value)
+                    .where(
+                        outbox.c.status.in_((OutboxStatus.PENDING.value, OutboxStatus.FAILED.value))
+                    )
                     .group_by(outbox.c.status)
                 ).all()
             )

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 
 import pytest
+from sqlalchemy import event
 
 from bot.admission import Admission, Admitted, Refusal, Request
 from bot.cards import messages
@@ -214,6 +215,32 @@ def test_a_click_on_a_card_whose_post_is_being_recorded_waits_for_it(
     result = admission.admit(click(card, ts=ts))
 
     recorder.join()
+    assert isinstance(result, Admitted), result
+    assert result.card.pending_id == card.pending_id and result.card.ts == ts
+
+
+def test_a_click_whose_post_is_recorded_between_two_looks_is_admitted(
+    fake_kandev: FakeKandev, sync: SyncEngine, store: Store, admission: Admission
+) -> None:
+    """The publisher records the ts just after the click's first look-up by message and
+    before admission asks whether the card is still being posted: the click is on the card
+    all the same (it was refused as 'answer from its card in #channel')."""
+    card = claimed_not_recorded(fake_kandev, sync, store)
+    ts = "1700000000.000778"
+    looked: list[str] = []
+
+    def record_after_the_first_look(_conn, _cursor, statement: str, *_args) -> None:
+        if not looked and "JOIN card_messages" in statement:  # the last query of the look-up
+            looked.append(statement)
+            assert store.mark_posted(card.pending_id, CHANNEL, ts)
+
+    event.listen(store._engine, "after_cursor_execute", record_after_the_first_look)
+    try:
+        result = admission.admit(click(card, ts=ts))
+    finally:
+        event.remove(store._engine, "after_cursor_execute", record_after_the_first_look)
+
+    assert looked
     assert isinstance(result, Admitted), result
     assert result.card.pending_id == card.pending_id and result.card.ts == ts
 
