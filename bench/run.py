@@ -25,6 +25,7 @@ from bench.scenarios import (
     answering,
     backlog,
     conversation,
+    crowd,
     footprint,
     reminders,
     time_to_card,
@@ -32,7 +33,7 @@ from bench.scenarios import (
 from bench.world import DEFAULT_POLL_INTERVAL, World
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
-SCENARIOS = ("ttc", "answers", "conversation", "footprint", "backlog", "reminders")
+SCENARIOS = ("ttc", "answers", "conversation", "crowd", "footprint", "backlog", "reminders")
 RESULTS = Path(__file__).with_name("results.md")
 PORT_MARGIN = 20
 
@@ -48,6 +49,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--modals", type=int, default=20, help="bundles answered by a modal (20)")
     p.add_argument("--slash", type=int, default=30, help="slash commands run (30)")
     p.add_argument("--conversations", type=int, default=10, help="Conversation views opened (10)")
+    p.add_argument("--crowd", type=int, default=50, help="people clicking at once (50)")
+    p.add_argument(
+        "--crowd-window", type=float, default=1.0, help="seconds the crowd's clicks span (1)"
+    )
+    p.add_argument(
+        "--crowd-modes",
+        default="http,socket",
+        help="Slack transports the crowd runs over (http,socket)",
+    )
     p.add_argument("--backlog", type=int, default=200, help="backlog bundles (200; 300 fits)")
     p.add_argument(
         "--reminded", type=int, default=300, help="bundles reminded while new ones come (300)"
@@ -63,12 +73,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def crowd_modes(args: argparse.Namespace) -> list[str]:
+    return [m.strip() for m in args.crowd_modes.split(",") if m.strip()]
+
+
 def port_cells(args: argparse.Namespace) -> int:
     """Harness port blocks needed for the most tasks alive at once."""
     live = max(
         args.ttc,
         args.clicks + args.rest + args.modals,
         args.conversations,
+        args.crowd * (1 + len(crowd_modes(args))),
         args.backlog,
         args.reminded + args.fresh,
     )
@@ -120,6 +135,10 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         )
     elif name == "conversation":
         results.conversation = conversation.run(world, count=args.conversations)
+    elif name == "crowd":
+        results.crowd = crowd.run(
+            world, crowd=args.crowd, window=args.crowd_window, modes=crowd_modes(args)
+        )
     elif name == "footprint":
         results.footprint = footprint.run(
             world, cards=args.cards, poll_interval=args.footprint_poll, window=args.footprint_window

@@ -55,16 +55,27 @@ class World:
         self._fakes.append(fake)
         return fake
 
-    def bot(self, fake: FakeSlack, name: str, *, db: Path | None = None, **env: str) -> BotProcess:
-        """A bot process (not started) on its own SQLite file, posting to ``fake``."""
+    def bot(
+        self,
+        fake: FakeSlack,
+        name: str,
+        *,
+        db: Path | None = None,
+        mode: str = "http",
+        **env: str,
+    ) -> BotProcess:
+        """A bot process (not started) on its own SQLite file, posting to ``fake``: HTTP mode
+        (waitress) or ``mode="socket"`` (Socket Mode, with /healthz on METRICS_PORT)."""
         database = db or self.work_dir / f"{name}.db"
         overrides = {
             "KANDEV_POLL_INTERVAL": DEFAULT_POLL_INTERVAL,
             "KANDEV_SLACK_CONFIG": str(self.routing_file),
             **env,
         }
-        settings = bot_env(fake, self.kandev, f"sqlite:///{database}", mode="http", **overrides)
-        bot = BotProcess(settings, mode="http", log_path=self.work_dir / f"{name}.log")
+        settings = bot_env(fake, self.kandev, f"sqlite:///{database}", mode=mode, **overrides)
+        if mode == "socket":  # no Slack requests over HTTP: PORT serves only /healthz
+            settings.setdefault("METRICS_PORT", settings["PORT"])
+        bot = BotProcess(settings, mode=mode, log_path=self.work_dir / f"{name}.log")
         self._bots.append(bot)
         return bot
 
