@@ -62,8 +62,14 @@ log = logging.getLogger("bot.app")
 #: How often crash recovery looks for answers a dead (or stopping) replica left unfinished: a
 #: cheap indexed query, so a hand-over is taken within about a second.
 RECOVERY_INTERVAL_S = 1.0
-#: Answers on their way to Kandev at once, and how many more may wait (then: "busy").
-ANSWERING_WORKERS, ANSWERING_WAITING = 8, 8
+#: Answers on their way to Kandev at once, and how many more may wait their turn (then:
+#: "busy"). A crowd is taken whole: 50 people clicking within a second are all in flight at
+#: once when Kandev takes a second per answer (a busy machine), and 32 Kandev calls at a time
+#: (Kandev's own concurrency, not a queue in front of it) clear them in about two seconds. A
+#: waiting answer is a recorded submission and a closure (a few KB), so the waiting room holds
+#: a burst of a few hundred clicks. "Busy" is for a Kandev that stopped answering: then 256
+#: people wait at most Kandev's timeout and the next are told at once.
+ANSWERING_WORKERS, ANSWERING_WAITING = 32, 224
 #: Listings and Home tabs built at once, and how many more may wait.
 READING_WORKERS, READING_WAITING = 4, 8
 #: On SIGTERM, how long the work in flight (answers on their way to Kandev, card posts and

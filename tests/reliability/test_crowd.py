@@ -1,0 +1,68 @@
+"""A crowd: fifty people click fifty different cards at once, each on their own connection, while
+Kandev takes a while to answer. Nobody is told "busy", every answer reaches its agent once, and
+every card shows its winner."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from bot.cards.messages import busy_message
+from tests.e2e.helpers import db_question, outcome_line, start_bot, wait_card, wait_outcome
+from tests.fakeslack import SlackUser
+from tests.harness import CHANNEL
+
+CROWD = 50
+BATCH = 10
+#: Every answer waits this long in front of Kandev, so the whole crowd is in flight at once.
+SLOW_KANDEV_S = 1.0
+BUSY = busy_message()[:40]
+
+
+@pytest.mark.fault("50 people click 50 cards at once while Kandev is slow", guarantee=13)
+def test_a_crowd_clicking_at_once_is_neither_refused_nor_lost(
+    bot_factory, seed, fake_slack, slack_driver, kandev_proxy, reliability
+):
+    bot = start_bot(bot_factory, KANDEV_URL=kandev_proxy.base_url, KANDEV_HINTS="off")
+    # In batches: fifty agents launched at once overwhelm a busy 2-core machine's Kandev.
+    bundles = [b for _ in range(CROWD // BATCH) for b in seed.many(BATCH, [db_question()])]
+    cards = [wait_card(fake_slack, b.pending_id, timeout=60.0) for b in bundles]
+    people = [
+        fake_slack.add_user(SlackUser(id=f"U0CROWD{n:03d}", name=f"p{n}")) for n in range(CROWD)
+    ]
+    driver = slack_driver(bot.events_url)  # a new connection per request, as Slack's
+    kandev_proxy.slow(lambda body: b'"answers"' in body, SLOW_KANDEV_S)
+
+    with ThreadPoolExecutor(CROWD) as crowd:
+        acks = list(
+            crowd.map(
+                lambda n: driver.click(CHANNEL, cards[n].ts, text="MongoDB", user=people[n]),
+                range(CROWD),
+            )
+        )
+    assert [a.status for a in acks] == [200] * CROWD, acks
+
+    fake_slack.settle(quiet=0.5, timeout=10)  # any "busy" is told right after the ack
+    busy = [e for e in fake_slack.ephemerals() if BUSY in e.all_text]
+    busy += [p for p in fake_slack.response_posts() if BUSY in str(p.body)]
+    assert busy == [], f"{len(busy)} of {CROWD} people were told the bot is busy"
+
+    for n, bundle in enumerate(bundles):
+        edited = wait_outcome(fake_slack, cards[n].ts, "✅", timeout=30.0)
+        assert outcome_line(edited) == f"✅ Answered by <@{people[n].id}> in Slack: MongoDB"
+        result = seed.server.agent_result(bundle.task_id, timeout=10)
+        assert result is not None and result["tool"]["parsed"] == {
+            "db": {"selected_option": "q1_opt2"}
+        }, result
+        assert result["prompts"] == [], result
+        assert len(kandev_proxy.answer_calls(bundle.pending_id)) == 1
+    reliability.record(
+        "50 people click 50 cards at once while Kandev is slow",
+        guarantee=13,
+        survived=True,
+        lost=0,
+        duplicates=0,
+        detail=f"{CROWD} clicks at once, Kandev {SLOW_KANDEV_S:.0f} s per answer: all acked, "
+        "answered once, no 'busy'",
+    )
