@@ -4,12 +4,20 @@ every card shows its winner."""
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from bot.cards.messages import busy_message
-from tests.e2e.helpers import db_question, outcome_line, start_bot, wait_card, wait_outcome
+from tests.e2e.helpers import (
+    OPEN_IN_KANDEV,
+    db_question,
+    outcome_line,
+    start_bot,
+    wait_card,
+    wait_outcome,
+)
 from tests.fakeslack import SlackUser
 from tests.harness import CHANNEL
 
@@ -65,4 +73,57 @@ def test_a_crowd_clicking_at_once_is_neither_refused_nor_lost(
         duplicates=0,
         detail=f"{CROWD} clicks at once, Kandev {SLOW_KANDEV_S:.0f} s per answer: all acked, "
         "answered once, no 'busy'",
+    )
+
+
+HELD = 12  # more than waitress had threads (8), fewer than the listener threads (16)
+ONCALL = "S0CROWDONCALL"
+
+
+@pytest.mark.fault("a dozen acks held up by a slow Slack lookup", guarantee=13)
+def test_requests_held_up_before_their_ack_leave_room_for_the_next_person(
+    bot_factory, seed, fake_slack, slack_driver, tmp_path, reliability
+):
+    people = [
+        fake_slack.add_user(SlackUser(id=f"U0HELD{n:03d}", name=f"h{n}")) for n in range(HELD)
+    ]
+    fake_slack.set_usergroup(ONCALL, [p.id for p in people])
+    config = tmp_path / "kandev-slack.toml"
+    config.write_text(
+        f'[[route]]\nworkspace = "{seed.server.workspace_id}"\nchannel = "{CHANNEL}"\n'
+        f'answerers = ["{ONCALL}"]\n'
+    )
+    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=str(config))
+    bundle = seed([db_question()], title="Held")
+    card = wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+    assert fake_slack.calls("usergroups.users.list") == []  # nothing cached yet
+    # The group's members take 3 s to come: each click is acked after its 1 s budget.
+    fake_slack.faults.slow("usergroups.users.list", 3.0, times=None)
+    done: dict[str, float] = {}
+
+    def click(n: int) -> None:
+        ack = driver.click(CHANNEL, card.ts, text="MongoDB", user=people[n])
+        done[f"held {n}"] = time.monotonic()
+        assert ack.status == 200
+
+    with ThreadPoolExecutor(HELD) as crowd:
+        held = [crowd.submit(click, n) for n in range(HELD)]
+        # The fake records the lookup once answered: wait for the dozen to be sent instead,
+        # well within the 1 s after which their acks go anyway.
+        time.sleep(0.4)
+        link = driver.click(CHANNEL, card.ts, text=OPEN_IN_KANDEV, user=people[0])
+        done["link"] = time.monotonic()
+        for future in held:
+            future.result(timeout=30)
+    assert link.status == 200
+    first_held = min(v for k, v in done.items() if k != "link")
+    assert done["link"] < first_held, "the link click waited for a held request's ack"
+    reliability.record(
+        "a dozen acks held up by a slow Slack lookup",
+        guarantee=13,
+        survived=True,
+        lost=0,
+        duplicates=0,
+        detail=f"{HELD} clicks waiting on usergroups.users.list: the next click acked first",
     )
