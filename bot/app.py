@@ -44,6 +44,7 @@ from bot.recovery import Recovery
 from bot.reminders import FollowUpWorker
 from bot.signals import Signal
 from bot.slack.app import build_bolt_app
+from bot.slack.http_server import THREADS as HTTP_THREADS
 from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accepting, stop_server
 from bot.slack.lanes import Lane
 from bot.slack.services import Services
@@ -212,7 +213,10 @@ class Bot:
 
     def _serve_socket_mode(self) -> None:
         handler = GuardedSocketModeHandler(
-            self.bolt, app_token=_secret(self.settings.slack_app_token)
+            self.bolt,
+            app_token=_secret(self.settings.slack_app_token),
+            # Envelopes handled at once, each until acked: as HTTP mode's server threads.
+            concurrency=HTTP_THREADS,
         )
         handler.connect()
         log.info("kandev-slack running in Socket Mode")

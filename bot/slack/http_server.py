@@ -88,7 +88,8 @@ CONNECTION_LIMIT = 1000
 #: Requests handled at once. Each holds its thread until it is acknowledged, and an ack may
 #: wait up to its budget (a click's permission check calling Slack, bot/slack/acks.py), so a
 #: thread per listener thread (bot/slack/app.py): a dozen held-up acks leave room for the next
-#: person. With 8, a crowd of 50 in one second queued up to 19 deep on a busy machine.
+#: person. With 8, a crowd of 50 in one second queued up to 19 deep on a busy machine. Socket
+#: Mode handles as many envelopes at once (bot/app.py).
 THREADS = 16
 
 
