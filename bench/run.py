@@ -2,7 +2,8 @@
 
 Starts a real Kandev (the npm runtime, as the tests do), fake Slacks and the bot as a process
 in its production configuration, runs the measurements in this order — time to card, answering
-(click to answer, acks, resolved elsewhere), footprint, backlog — and tears everything down.
+(click to answer, acks, resolved elsewhere), conversation, crowds (HTTP and Socket Mode),
+footprint, backlog, reminders — and tears everything down.
 """
 
 from __future__ import annotations
