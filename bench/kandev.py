@@ -114,14 +114,17 @@ class DirectBundles:
 
 
 def seed_spread(
-    kandev: KandevServer, workspace_ids: Sequence[str], total: int
+    kandev: KandevServer, workspace_ids: Sequence[str], total: int, *, batch: int = 5
 ) -> list[SeededBundle]:
-    """``total`` bundles with a waiting mock agent, spread evenly over the workspaces."""
+    """``total`` bundles with a waiting mock agent, spread evenly over the workspaces, at most
+    ``batch`` agents launched at once (more at once time out in Kandev on a busy machine)."""
     bundles: list[SeededBundle] = []
     for n, workspace_id in enumerate(workspace_ids):
         share = total // len(workspace_ids) + (1 if n < total % len(workspace_ids) else 0)
-        if share:
-            bundles += kandev.seed_many(share, workspace_id=workspace_id)
+        while share > 0:
+            size = min(batch, share)
+            bundles += kandev.seed_many(size, workspace_id=workspace_id)
+            share -= size
     return bundles
 
 

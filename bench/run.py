@@ -74,17 +74,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def crowd_modes(args: argparse.Namespace) -> list[str]:
-    return [m.strip() for m in args.crowd_modes.split(",") if m.strip()]
-
-
 def port_cells(args: argparse.Namespace) -> int:
     """Harness port blocks needed for the most tasks alive at once."""
     live = max(
         args.ttc,
         args.clicks + args.rest + args.modals,
         args.conversations,
-        args.crowd * (1 + len(crowd_modes(args))),
+        2 * args.crowd,
         args.backlog,
         args.reminded + args.fresh,
     )
@@ -137,9 +133,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
     elif name == "conversation":
         results.conversation = conversation.run(world, count=args.conversations)
     elif name == "crowd":
-        results.crowd = crowd.run(
-            world, crowd=args.crowd, window=args.crowd_window, modes=crowd_modes(args)
-        )
+        modes = [m.strip() for m in args.crowd_modes.split(",") if m.strip()]
+        results.crowd = crowd.run(world, crowd=args.crowd, window=args.crowd_window, modes=modes)
     elif name == "footprint":
         results.footprint = footprint.run(
             world, cards=args.cards, poll_interval=args.footprint_poll, window=args.footprint_window

@@ -1,11 +1,11 @@
 """8. Crowds: N people click N different cards within a window (50 in one second by default).
 
 For each Slack transport (HTTP under waitress, then Socket Mode) a bot process posts a card for
-``2 N`` seeded bundles (their mock agents wait). Then:
+N seeded bundles (their mock agents wait), 2 N for the first transport. Then:
 
-- the floor: N calls of Kandev's own ``POST /clarification/{id}/respond`` on N of the bundles,
-  from bare httpx clients (one warmed-up connection each), started evenly over the window, each
-  in its own thread: HTTP round trip, and → the agent has the answer;
+- the floor, with the first bot: N calls of Kandev's own ``POST /clarification/{id}/respond`` on
+  N of the bundles, from bare httpx clients (one warmed-up connection each), started evenly over
+  the window, each in its own thread: HTTP round trip, and → the agent has the answer;
 - the crowd, once the bot is quiet again: N distinct people each click one option on one of the
   other N cards, started evenly over the window, each in its own thread on its own connection
   (HTTP: a new connection per person, as Slack's; Socket Mode: envelopes on the bot's one
@@ -85,15 +85,14 @@ def run(world: World, *, crowd: int, window: float, modes: Sequence[str] = MODES
         raise ValueError(f"unknown Slack transport(s) {unknown} (use {', '.join(MODES)})")
     result = Crowd(crowd, window)
     kandev = world.kandev
-    # The floor's bundles, then one crowd's per transport (seeded once: agents are costly).
-    bundles = seed_spread(kandev, world.workspace_ids, crowd * (1 + len(modes)))
-    try:
-        for n, mode in enumerate(modes):
-            floor = bundles[:crowd] if n == 0 else []
-            clicked = bundles[crowd * (n + 1) : crowd * (n + 2)]
+    for n, mode in enumerate(modes):
+        # The floor's bundles with the first crowd's; each crowd's agents go before the next.
+        bundles = seed_spread(kandev, world.workspace_ids, crowd * (2 if n == 0 else 1))
+        try:
+            floor, clicked = bundles[: len(bundles) - crowd], bundles[len(bundles) - crowd :]
             result.runs.append(_run_mode(world, mode, floor, clicked, window, result))
-    finally:
-        delete_tasks(kandev, [b.task_id for b in bundles])
+        finally:
+            delete_tasks(kandev, [b.task_id for b in bundles])
     return result
 
 
