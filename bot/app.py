@@ -71,8 +71,11 @@ RECOVERY_INTERVAL_S = 1.0
 #: a burst of a few hundred clicks. "Busy" is for a Kandev that stopped answering: then 256
 #: people wait at most Kandev's timeout and the next are told at once.
 ANSWERING_WORKERS, ANSWERING_WAITING = 32, 224
-#: Listings and Home tabs built at once, and how many more may wait.
-READING_WORKERS, READING_WAITING = 4, 8
+#: Listings and Home tabs built at once, and how many more may wait (then: "busy"). Fifty
+#: people running /kandev-questions within a second while each listing takes Kandev a second
+#: are all taken (with 4 + 8, 29 of them were told "busy"): 8 reads of Kandev at a time clear
+#: them in a few seconds, the slash command answering later through its response_url.
+READING_WORKERS, READING_WAITING = 8, 56
 #: On SIGTERM, how long the work in flight (answers on their way to Kandev, card posts and
 #: edits being sent) may take to finish before what is left is handed over.
 HANDOVER_S = 10.0

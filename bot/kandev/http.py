@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 USER_AGENT = "kandev-slack"
 #: Connections to Kandev open at once, all kept alive between requests: more than the calls
-#: that run at once (the answering lane's 32, the reading lane's 4, sync, recovery, the Home
+#: that run at once (the answering lane's 32, the reading lane's 8, sync, recovery, the Home
 #: and reminder workers), so a crowd's answers reuse warm connections instead of opening (and,
 #: over TLS, negotiating) new ones — httpx keeps only 20 alive by default.
 MAX_CONNECTIONS = 64

@@ -20,6 +20,7 @@ from tests.e2e.helpers import (
 )
 from tests.fakeslack import SlackUser
 from tests.harness import CHANNEL
+from tests.triage.e2e import COMMAND
 
 CROWD = 50
 BATCH = 10
@@ -129,4 +130,45 @@ def test_requests_held_up_before_their_ack_leave_room_for_the_next_person(
         lost=0,
         duplicates=0,
         detail=f"{HELD} clicks waiting on usergroups.users.list: the next click acked first",
+    )
+
+
+LISTERS = 50
+
+
+LISTING_FAULT = "50 people list the waiting questions at once while Kandev is slow"
+
+
+@pytest.mark.fault(LISTING_FAULT, guarantee=13)
+def test_a_crowd_listing_at_once_is_not_told_busy(
+    bot_factory, fake_slack, slack_driver, kandev_proxy, reliability
+):
+    bot = start_bot(bot_factory, KANDEV_URL=kandev_proxy.base_url, KANDEV_HINTS="off")
+    people = [
+        fake_slack.add_user(SlackUser(id=f"U0LIST{n:03d}", name=f"l{n}")) for n in range(LISTERS)
+    ]
+    driver = slack_driver(bot.events_url)
+    # Each listing's call to Kandev waits a second: the whole crowd is waiting at once.
+    kandev_proxy.slow(lambda body: b"list_pending_questions_kandev" in body, SLOW_KANDEV_S)
+
+    with ThreadPoolExecutor(LISTERS) as crowd:
+        acks = list(
+            crowd.map(
+                lambda n: driver.slash(COMMAND, "", user=people[n], channel=CHANNEL),
+                range(LISTERS),
+            )
+        )
+    assert [a.status for a in acks] == [200] * LISTERS, acks
+    told_busy = [a for a in acks if BUSY in str(a.body)]
+    fake_slack.settle(quiet=1.0, timeout=60)
+    told_busy += [p for p in fake_slack.response_posts() if BUSY in str(p.body)]
+    assert told_busy == [], f"{len(told_busy)} of {LISTERS} people were told the bot is busy"
+    reliability.record(
+        LISTING_FAULT,
+        guarantee=13,
+        survived=True,
+        lost=0,
+        duplicates=0,
+        detail=f"{LISTERS} /kandev-questions at once, Kandev {SLOW_KANDEV_S:.0f} s per list: "
+        "none told 'busy'",
     )
