@@ -26,6 +26,7 @@ from tests.harness import (
     KandevHarnessError,
     KandevServer,
     QuestionSpec,
+    SeededBundle,
     ensure_runtime,
     sample_questions,
 )
@@ -110,6 +111,21 @@ class DirectBundles:
     def ask_all(self, slots: Sequence[Slot]) -> list[Asked]:
         with ThreadPoolExecutor(self.workers) as pool:
             return list(pool.map(self.ask, slots))
+
+
+def seed_spread(
+    kandev: KandevServer, workspace_ids: Sequence[str], total: int, *, batch: int = 5
+) -> list[SeededBundle]:
+    """``total`` bundles with a waiting mock agent, spread evenly over the workspaces, at most
+    ``batch`` agents launched at once (more at once time out in Kandev on a busy machine)."""
+    bundles: list[SeededBundle] = []
+    for n, workspace_id in enumerate(workspace_ids):
+        share = total // len(workspace_ids) + (1 if n < total % len(workspace_ids) else 0)
+        while share > 0:
+            size = min(batch, share)
+            bundles += kandev.seed_many(size, workspace_id=workspace_id)
+            share -= size
+    return bundles
 
 
 def delete_tasks(server: KandevServer, task_ids: Sequence[str], *, workers: int = 4) -> None:

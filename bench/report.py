@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from bench.scenarios.answering import Answering
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
+from bench.scenarios.crowd import Crowd
 from bench.scenarios.footprint import Footprint
 from bench.scenarios.reminders import REMINDERS_EACH, Reminders
 from bench.scenarios.time_to_card import TimeToCard
@@ -19,6 +20,8 @@ TTC_PUSH_MARGIN_MS = 300.0
 TTC_POLL_MARGIN_MS = 300.0
 CLICK_MARGIN_MS = 150.0
 ACK_P99_MS = 50.0
+CROWD_ACK_P99_MS = 100.0
+CROWD_AGENT_MARGIN_MS = 150.0
 RSS_LIMIT_MB = 100.0
 
 
@@ -27,6 +30,7 @@ class Results:
     ttc: TimeToCard | None = None
     answers: Answering | None = None
     conversation: ConversationBench | None = None
+    crowd: Crowd | None = None
     footprint: Footprint | None = None
     backlog: Backlog | None = None
     reminders: Reminders | None = None
@@ -139,6 +143,55 @@ def render_conversation(r: ConversationBench) -> str:
         ["request", "n", "p50 ms", "p99 ms", "max ms"], [_ack_row("Conversation click", r.ack)]
     )
     return f"### 7. Conversation view\n\n{table(head, rows)}\n\n{acks}"
+
+
+def _crowd_row(who: str, label: str, s: Summary | None) -> list[str]:
+    if s is None:
+        return [who, label, "0", "–", "–", "–", "–"]
+    return [who, label, str(s.count), ms(s.median), ms(s.p95), ms(s.p99), ms(s.max)]
+
+
+def render_crowd(r: Crowd) -> str:
+    head = ["transport", "path", "n", "median ms", "p95 ms", "p99 ms", "max ms"]
+    rows: list[list[str]] = []
+    floors = (
+        ("floor: Kandev respond, bare clients: HTTP round trip", r.floor_http),
+        ("floor: Kandev respond, bare clients → agent has it", r.floor_agent),
+    )
+    for label, s in floors:
+        rows.append(_crowd_row("Kandev alone", label, s))
+    for run in r.runs:
+        for label, s in (
+            ("ack: click sent → acknowledged", run.ack),
+            ("click → agent has the answer (bot)", run.click_agent),
+            ("click → card edited", run.click_card),
+        ):
+            rows.append(_crowd_row(run.label, label, s))
+    outcome = table(
+        [
+            "transport",
+            "answers reached their agent once",
+            "cards show their winner",
+            'told "busy"',
+            "chat.update 429s",
+        ],
+        [
+            [
+                run.label,
+                f"{run.delivered}/{r.crowd}",
+                f"{run.cards_won}/{r.crowd}",
+                str(run.busy),
+                str(run.edit_429s),
+            ]
+            for run in r.runs
+        ],
+    )
+    return (
+        f"### 8. Crowds: {r.crowd} people click {r.crowd} different cards, started evenly over "
+        f"{r.window_s:g} s, each on their own connection; the floor is {r.crowd} calls of "
+        f"Kandev's respond from bare clients over the same window\n\n{table(head, rows)}\n\n"
+        f"{outcome}"
+    )
 
 
 def render_backlog(r: Backlog) -> str:
@@ -317,6 +370,27 @@ def targets(res: Results) -> list[list[str]]:
                 add(f"ack p99 ≤ 50 ms: {name}", note or "not measured", None)
             else:
                 add(f"ack p99 ≤ 50 ms: {name}", f"{ms(s.p99)}", s.p99 <= ACK_P99_MS)
+    c = res.crowd
+    for run in c.runs if c else []:
+        prefix = f"crowd of {c.crowd} in {c.window_s:g} s, {run.label}:"
+        if run.ack is None:
+            add(f"{prefix} ack p99 ≤ 100 ms", "not measured", False)
+        else:
+            add(f"{prefix} ack p99 ≤ 100 ms", ms(run.ack.p99), run.ack.p99 <= CROWD_ACK_P99_MS)
+        if run.click_agent is None or c.floor_agent is None:
+            add(f"{prefix} click → agent p95 ≤ floor p95 + 150 ms", "not measured", False)
+        else:
+            limit = c.floor_agent.p95 + CROWD_AGENT_MARGIN_MS
+            add(
+                f"{prefix} click → agent p95 ≤ floor p95 + 150 ms",
+                f"{ms(run.click_agent.p95)} ≤ {ms(limit)}",
+                run.click_agent.p95 <= limit,
+            )
+        add(
+            f"{prefix} every answer delivered once, nobody told busy",
+            f"{run.delivered}/{c.crowd}, {run.busy} busy",
+            run.delivered == c.crowd and run.cards_won == c.crowd and run.busy == 0,
+        )
     b = res.backlog
     if b:
         add(
@@ -368,6 +442,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_answers(res.answers))
     if res.conversation:
         parts.append(render_conversation(res.conversation))
+    if res.crowd:
+        parts.append(render_crowd(res.crowd))
     if res.backlog:
         parts.append(render_backlog(res.backlog))
     if res.reminders:
@@ -378,6 +454,7 @@ def render(res: Results, preamble: str) -> str:
     problems = (
         (res.answers.problems if res.answers else [])
         + (res.conversation.problems if res.conversation else [])
+        + (res.crowd.problems if res.crowd else [])
         + (res.footprint.problems if res.footprint else [])
         + [f"scenario {name} failed: {error}" for name, error in res.failures.items()]
     )

@@ -2,7 +2,8 @@
 
 Starts a real Kandev (the npm runtime, as the tests do), fake Slacks and the bot as a process
 in its production configuration, runs the measurements in this order — time to card, answering
-(click to answer, acks, resolved elsewhere), footprint, backlog — and tears everything down.
+(click to answer, acks, resolved elsewhere), conversation, crowds (HTTP and Socket Mode),
+footprint, backlog, reminders — and tears everything down.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from bench.scenarios import (
     answering,
     backlog,
     conversation,
+    crowd,
     footprint,
     reminders,
     time_to_card,
@@ -32,7 +34,7 @@ from bench.scenarios import (
 from bench.world import DEFAULT_POLL_INTERVAL, World
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
-SCENARIOS = ("ttc", "answers", "conversation", "footprint", "backlog", "reminders")
+SCENARIOS = ("ttc", "answers", "conversation", "crowd", "footprint", "backlog", "reminders")
 RESULTS = Path(__file__).with_name("results.md")
 PORT_MARGIN = 20
 
@@ -48,6 +50,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--modals", type=int, default=20, help="bundles answered by a modal (20)")
     p.add_argument("--slash", type=int, default=30, help="slash commands run (30)")
     p.add_argument("--conversations", type=int, default=10, help="Conversation views opened (10)")
+    p.add_argument("--crowd", type=int, default=50, help="people clicking at once (50)")
+    p.add_argument(
+        "--crowd-window", type=float, default=1.0, help="seconds the crowd's clicks span (1)"
+    )
+    p.add_argument(
+        "--crowd-modes",
+        default="http,socket",
+        help="Slack transports the crowd runs over (http,socket)",
+    )
     p.add_argument("--backlog", type=int, default=200, help="backlog bundles (200; 300 fits)")
     p.add_argument(
         "--reminded", type=int, default=300, help="bundles reminded while new ones come (300)"
@@ -80,6 +91,7 @@ def port_cells(args: argparse.Namespace) -> int:
         args.ttc,
         args.clicks + args.rest + args.modals,
         args.conversations,
+        2 * args.crowd,
         args.backlog,
         args.reminded + args.fresh,
         args.footprint_pending + 1,
@@ -132,6 +144,9 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         )
     elif name == "conversation":
         results.conversation = conversation.run(world, count=args.conversations)
+    elif name == "crowd":
+        modes = [m.strip() for m in args.crowd_modes.split(",") if m.strip()]
+        results.crowd = crowd.run(world, crowd=args.crowd, window=args.crowd_window, modes=modes)
     elif name == "footprint":
         results.footprint = footprint.run(
             world,

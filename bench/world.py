@@ -62,18 +62,22 @@ class World:
         *,
         db: Path | None = None,
         url: str | None = None,
+        mode: str = "http",
         **env: str,
     ) -> BotProcess:
         """A bot process (not started) posting to ``fake``, on its own SQLite file (``db``, by
-        default ``<name>.db``) or on the database at ``url``."""
+        default ``<name>.db``) or on the database at ``url``: HTTP mode (waitress) or
+        ``mode="socket"`` (Socket Mode, with /healthz on METRICS_PORT)."""
         database = url or f"sqlite:///{db or self.work_dir / f'{name}.db'}"
         overrides = {
             "KANDEV_POLL_INTERVAL": DEFAULT_POLL_INTERVAL,
             "KANDEV_SLACK_CONFIG": str(self.routing_file),
             **env,
         }
-        settings = bot_env(fake, self.kandev, database, mode="http", **overrides)
-        bot = BotProcess(settings, mode="http", log_path=self.work_dir / f"{name}.log")
+        settings = bot_env(fake, self.kandev, database, mode=mode, **overrides)
+        if mode == "socket":  # no Slack requests over HTTP: PORT serves only /healthz
+            settings.setdefault("METRICS_PORT", settings["PORT"])
+        bot = BotProcess(settings, mode=mode, log_path=self.work_dir / f"{name}.log")
         self._bots.append(bot)
         return bot
 

@@ -44,6 +44,7 @@ from bot.recovery import Recovery
 from bot.reminders import FollowUpWorker
 from bot.signals import Signal
 from bot.slack.app import build_bolt_app
+from bot.slack.http_server import THREADS as HTTP_THREADS
 from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accepting, stop_server
 from bot.slack.lanes import Lane
 from bot.slack.services import Services
@@ -62,10 +63,19 @@ log = logging.getLogger("bot.app")
 #: How often crash recovery looks for answers a dead (or stopping) replica left unfinished: a
 #: cheap indexed query, so a hand-over is taken within about a second.
 RECOVERY_INTERVAL_S = 1.0
-#: Answers on their way to Kandev at once, and how many more may wait (then: "busy").
-ANSWERING_WORKERS, ANSWERING_WAITING = 8, 8
-#: Listings and Home tabs built at once, and how many more may wait.
-READING_WORKERS, READING_WAITING = 4, 8
+#: Answers on their way to Kandev at once, and how many more may wait their turn (then:
+#: "busy"). A crowd is taken whole: 50 people clicking within a second are all in flight at
+#: once when Kandev takes a second per answer (a busy machine), and 32 Kandev calls at a time
+#: (Kandev's own concurrency, not a queue in front of it) clear them in about two seconds. A
+#: waiting answer is a recorded submission and a closure (a few KB), so the waiting room holds
+#: a burst of a few hundred clicks. "Busy" is for a Kandev that stopped answering: then 256
+#: people wait at most Kandev's timeout and the next are told at once.
+ANSWERING_WORKERS, ANSWERING_WAITING = 32, 224
+#: Listings and Home tabs built at once, and how many more may wait (then: "busy"). Fifty
+#: people running /kandev-questions within a second while each listing takes Kandev a second
+#: are all taken (with 4 + 8, 29 of them were told "busy"): 8 reads of Kandev at a time clear
+#: them in a few seconds, the slash command answering later through its response_url.
+READING_WORKERS, READING_WAITING = 8, 56
 #: On SIGTERM, how long the work in flight (answers on their way to Kandev, card posts and
 #: edits being sent) may take to finish before what is left is handed over.
 HANDOVER_S = 10.0
@@ -206,7 +216,10 @@ class Bot:
 
     def _serve_socket_mode(self) -> None:
         handler = GuardedSocketModeHandler(
-            self.bolt, app_token=_secret(self.settings.slack_app_token)
+            self.bolt,
+            app_token=_secret(self.settings.slack_app_token),
+            # Envelopes handled at once, each until acked: as HTTP mode's server threads.
+            concurrency=HTTP_THREADS,
         )
         handler.connect()
         log.info("kandev-slack running in Socket Mode")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from bench.cardlog import CardLog
-from bench.kandev import delete_tasks
+from bench.kandev import delete_tasks, seed_spread
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
@@ -89,7 +89,7 @@ def run(world: World, *, clicks: int, rests: int, modals: int, slash: int) -> An
         bot.start()
         wait_synced(bot)
         log = CardLog(fake)
-        bundles = _seed(kandev, world.workspace_ids, clicks + rests + modals)
+        bundles = seed_spread(kandev, world.workspace_ids, clicks + rests + modals)
         if not log.wait_posted([b.pending_id for b in bundles], timeout=60.0):
             result.problems.append("not every seeded bundle got a card within 60 s")
         fake.settle(quiet=1.0, timeout=60.0)
@@ -113,16 +113,6 @@ def run(world: World, *, clicks: int, rests: int, modals: int, slash: int) -> An
     for name in samples.__dataclass_fields__:
         setattr(result, name, Summary.of_seconds(getattr(samples, name)))
     return result
-
-
-def _seed(kandev: KandevServer, workspace_ids: list[str], total: int) -> list[SeededBundle]:
-    """``total`` bundles with a waiting mock agent, spread evenly over the workspaces."""
-    bundles: list[SeededBundle] = []
-    for n, workspace_id in enumerate(workspace_ids):
-        share = total // len(workspace_ids) + (1 if n < total % len(workspace_ids) else 0)
-        if share:
-            bundles += kandev.seed_many(share, workspace_id=workspace_id)
-    return bundles
 
 
 def _agent_answered_at(kandev: KandevServer, task_id: str) -> float | None:

@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 from bench.cardlog import CardLog
 from bench.report import Results, render, table, targets
 from bench.scenarios.backlog import Backlog
+from bench.scenarios.crowd import Crowd, CrowdRun
 from bench.scenarios.reminders import Reminders
 from bench.stats import Summary, percentile, ratio
 from tests.fakeslack import FakeSlack
@@ -185,3 +186,32 @@ def test_every_kind_of_ack_is_a_target_and_the_sending_time_is_not() -> None:
     sending = next(line for line in text.splitlines() if '"Sending…" replaced' in line)
     assert "| 2 |" in sending
     assert "message shortcut Reject agent question" in text and "App Home action" in text
+
+
+def _crowd(ack_ms: float, agent_ms: float, delivered: int, busy: int = 0) -> Crowd:
+    run = CrowdRun(
+        "http",
+        ack=Summary.of_seconds([0.005, ack_ms / 1000.0]),
+        click_agent=Summary.of_seconds([0.05, agent_ms / 1000.0]),
+        click_card=Summary.of_seconds([0.1, 0.3]),
+        delivered=delivered,
+        cards_won=delivered,
+        busy=busy,
+    )
+    floor = Summary.of_seconds([0.04, 0.1])  # p95 ≈ 97 ms
+    return Crowd(crowd=2, window_s=1.0, floor_http=floor, floor_agent=floor, runs=[run])
+
+
+def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
+    met = targets(Results(crowd=_crowd(ack_ms=90, agent_ms=200, delivered=2)))
+    assert [row[-1] for row in met] == ["yes", "yes", "yes"]
+    slow_ack = targets(Results(crowd=_crowd(ack_ms=150, agent_ms=200, delivered=2)))
+    assert [row[-1] for row in slow_ack] == ["**no**", "yes", "yes"]
+    slow_agent = targets(Results(crowd=_crowd(ack_ms=90, agent_ms=300, delivered=2)))
+    assert [row[-1] for row in slow_agent] == ["yes", "**no**", "yes"]
+    lost = targets(Results(crowd=_crowd(ack_ms=90, agent_ms=200, delivered=1)))
+    assert lost[-1][-1] == "**no**" and "1/2" in lost[-1][1]
+    busy = targets(Results(crowd=_crowd(ack_ms=90, agent_ms=200, delivered=2, busy=1)))
+    assert busy[-1][-1] == "**no**"
+    text = render(Results(crowd=_crowd(ack_ms=90, agent_ms=200, delivered=2)), "pre")
+    assert "### 8. Crowds" in text and "HTTP (waitress)" in text and "| 2/2 " in text

@@ -40,6 +40,11 @@ from bot.kandev.errors import KandevAuthError, KandevUnavailable, KandevUnconfir
 log = logging.getLogger(__name__)
 
 USER_AGENT = "kandev-slack"
+#: Connections to Kandev open at once, all kept alive between requests: more than the calls
+#: that run at once (the answering lane's 32, the reading lane's 8, sync, recovery, the Home
+#: and reminder workers), so a crowd's answers reuse warm connections instead of opening (and,
+#: over TLS, negotiating) new ones — httpx keeps only 20 alive by default.
+MAX_CONNECTIONS = 64
 
 # Failures after which the request may already have been processed by Kandev.
 _MAYBE_DELIVERED_ERRORS = (
@@ -140,6 +145,9 @@ class KandevHttp:
             headers={"User-Agent": USER_AGENT, **auth_headers(self.token)},
             timeout=timeout,
             transport=transport,
+            limits=httpx.Limits(
+                max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS
+            ),
         )
 
     def close(self) -> None:

@@ -85,7 +85,12 @@ REQUEST_DEADLINE_S = 30
 #: Open connections served at once: far more than stalled clients can cheaply take, well
 #: within the descriptor limit (polling has no FD_SETSIZE ceiling, unlike select).
 CONNECTION_LIMIT = 1000
-THREADS = 8
+#: Requests handled at once. Each holds its thread until it is acknowledged, and an ack may
+#: wait up to its budget (a click's permission check calling Slack, bot/slack/acks.py), so a
+#: thread per listener thread (bot/slack/app.py): a dozen held-up acks leave room for the next
+#: person. With 8, a crowd of 50 in one second queued up to 19 deep on a busy machine. Socket
+#: Mode handles as many envelopes at once (bot/app.py).
+THREADS = 16
 
 
 def _server_settings(**overrides) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -181,6 +182,8 @@ class SlackGateway:
         self.client = client
         #: Group members, channel privacy and channel members, with the time they were read.
         self._directory: dict[tuple[str, str], tuple[float, Any]] = {}
+        #: The one load under way per key (see _cached).
+        self._loading: dict[tuple[str, str], Future[Any]] = {}
         self._lock = threading.Lock()
 
     # ---- messages ------------------------------------------------------------------------
@@ -372,14 +375,32 @@ class SlackGateway:
         return self._cached(("members", channel), load)
 
     def _cached(self, key: tuple[str, str], load):
+        """The value read less than DIRECTORY_TTL_S ago, else ``load()``'s. One load per key at
+        a time: a crowd that finds the entry missing or stale (fifty people clicking cards of
+        a route limited to a user group) waits for one call, where one call each would exceed
+        Slack's rate (usergroups.users.list is Tier 2, ~20 a minute) and be refused."""
         now = time.monotonic()
         with self._lock:
             hit = self._directory.get(key)
             if hit and now - hit[0] < DIRECTORY_TTL_S:
                 return hit[1]
-        value = load()
+            loading = self._loading.get(key)
+            mine = loading is None
+            if loading is None:
+                loading = self._loading[key] = Future()
+        if not mine:
+            return loading.result()  # the same value, or the same error, as the one call
+        try:
+            value = load()
+        except BaseException as exc:
+            with self._lock:
+                del self._loading[key]
+            loading.set_exception(exc)
+            raise
         with self._lock:
             self._directory[key] = (now, value)
+            del self._loading[key]
+        loading.set_result(value)
         return value
 
     # ---- plumbing ------------------------------------------------------------------------

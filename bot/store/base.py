@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,11 +28,18 @@ class StoreBase:
     """
 
     def __init__(
-        self, engine: Engine, clock: Clock | None, lock: AbstractContextManager[object]
+        self,
+        engine: Engine,
+        clock: Clock | None,
+        lock: AbstractContextManager[object],
+        write_lock: AbstractContextManager[object] | None = None,
     ) -> None:
         self._engine = engine
         self._clock = clock
         self._lock = lock  # a real lock only for in-memory SQLite (one shared connection)
+        #: Held around every write transaction (a real lock only for an SQLite file, whose
+        #: writers are one at a time anyway; see Store).
+        self._write_lock = write_lock or nullcontext()
 
     def _now(self) -> ColumnElement[Any]:
         """Now, as a SQL expression evaluated by the database."""
@@ -56,7 +63,7 @@ class StoreBase:
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         """A transaction that will write (``BEGIN IMMEDIATE`` on SQLite); commits on success."""
-        with self._lock, self._engine.connect() as conn:
+        with self._write_lock, self._lock, self._engine.connect() as conn:
             conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():
                 yield conn

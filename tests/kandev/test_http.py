@@ -1,5 +1,10 @@
 """The HTTP transport: bearer auth, bounded retries, 401 and unavailability."""
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import httpx
 import pytest
 import respx
@@ -82,3 +87,48 @@ def test_nothing_listening_is_unavailable(unused_port):
     http = KandevHttp(f"http://127.0.0.1:{unused_port}", retry_attempts=2, retry_max_wait=0.01)
     with pytest.raises(KandevUnavailable, match="ConnectError"):
         http.request("GET", "/health")
+
+
+def test_a_crowd_of_concurrent_calls_reuses_its_connections():
+    """The answering lane's 32 calls at once, twice: the second round goes over the first
+    round's connections (kept alive), none opened anew."""
+    crowd = 32
+    peers: set[tuple[str, int]] = set()
+    lock = threading.Lock()
+    gate = threading.Barrier(crowd)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            with lock:
+                peers.add(self.client_address)
+            time.sleep(0.3)  # every call of a round is open at once
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    http = KandevHttp(f"http://127.0.0.1:{server.server_address[1]}")
+
+    def call(_n: int) -> int:
+        gate.wait()
+        return http.request("GET", "/x").response.status_code
+
+    try:
+        with ThreadPoolExecutor(crowd) as pool:
+            assert list(pool.map(call, range(crowd))) == [200] * crowd
+            assert len(peers) == crowd
+            assert list(pool.map(call, range(crowd))) == [200] * crowd
+        assert len(peers) == crowd, f"{len(peers) - crowd} connections opened anew"
+    finally:
+        http.close()
+        server.shutdown()
+        server.server_close()
