@@ -35,6 +35,7 @@ def _item(row: Any) -> OutboxItem:
         created_at=row.created_at,
         updated_at=row.updated_at,
         finished_at=row.finished_at,
+        slot_at=row.slot_at,
     )
 
 
@@ -158,10 +159,13 @@ class OutboxMixin(StoreBase):
         error: str,
         *,
         worker_id: str | None = None,
+        slot: bool = False,
     ) -> bool:
         """Give the lease back and try again at ``not_before``: a time, or a number of seconds
         from the database's now (e.g. Retry-After). With ``worker_id``, only while that worker
-        still holds the lease (an item another worker took over is left alone)."""
+        still holds the lease (an item another worker took over is left alone). ``slot``:
+        ``not_before`` is the posting slot the item was given (see pace.py) and it keeps it;
+        otherwise any slot it held is given up."""
         due = (
             require_aware(not_before)
             if isinstance(not_before, datetime)
@@ -174,6 +178,7 @@ class OutboxMixin(StoreBase):
                 .where(outbox.c.id == item_id, outbox.c.status == _PENDING, mine)
                 .values(
                     not_before=due,
+                    slot_at=due if slot else None,
                     last_error=error,
                     lease_owner=None,
                     lease_until=None,
@@ -235,6 +240,7 @@ class OutboxMixin(StoreBase):
                     status=_PENDING,
                     attempts=0,
                     not_before=now,
+                    slot_at=None,
                     lease_owner=None,
                     lease_until=None,
                     last_error="",
