@@ -58,10 +58,10 @@ _PACED = frozenset({POST, POST_COPY, REPLY})
 
 #: Seconds between two posts to one channel (Slack allows about one message per second).
 POST_SPACING_S = 1.0
-#: How much sooner than ``spacing`` after the previous one a post may go when it was sent late
-#: (a busy replica): it keeps the average pace without making every later post wait again.
-#: Slack's short bursts allow it; two posts are never closer than spacing minus this.
-POST_TOLERANCE = 0.5  # a fraction of the spacing
+#: How much sooner than ``spacing`` after the previous post a post may go when that one was sent
+#: late (a busy replica), as a fraction of the spacing: the average pace is kept without every
+#: later post having to wait again, and two posts are never closer than 7/8 of the spacing.
+POST_TOLERANCE = 0.125
 #: How long a worker holds an outbox row before another worker may take it; the LeaseKeeper
 #: renews it while this process lives (see leases.py), so only a dead worker's rows expire.
 LEASE_S = OUTBOX_LEASE_S

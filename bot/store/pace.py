@@ -75,7 +75,7 @@ class PaceMixin(StoreBase):
             slot = held
             if slot is not None and (
                 now - slot > timedelta(seconds=max(STALE_SLOT_S, spacing_s))
-                or (follow and cards_at > now + spacing)  # a card post waits: it goes first
+                or (follow and cards_at > now)  # a card post is due or waiting: it goes first
             ):
                 slot = None
             if slot is None:
