@@ -10,6 +10,7 @@ from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.footprint import Footprint
 from bench.scenarios.reminders import REMINDERS_EACH, Reminders
+from bench.scenarios.replicas import TARGET_RATIO, ReplicaRun
 from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, ratio
 
@@ -28,6 +29,7 @@ class Results:
     footprint: Footprint | None = None
     backlog: Backlog | None = None
     reminders: Reminders | None = None
+    replicas: ReplicaRun | None = None
     poll_interval_s: float = 5.0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -202,6 +204,46 @@ def render_reminders(r: Reminders) -> str:
     )
 
 
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def render_replicas(r: ReplicaRun) -> str:
+    head = [
+        "bundles",
+        "channels",
+        "replicas",
+        "posted",
+        "duplicates",
+        "missing",
+        "429s",
+        "first card s",
+        "all posted s",
+        "Slack's limit alone s",
+        "ratio",
+        "target",
+    ]
+    row = [
+        str(r.count),
+        str(r.channels),
+        f"{r.replicas} (1 SIGKILLed after {r.killed_after} cards)",
+        str(r.posted),
+        str(r.duplicates),
+        str(r.missing),
+        str(r.rate_limited),
+        "–" if r.first_s is None else f"{r.first_s:.1f}",
+        "–" if r.all_s is None else f"{r.all_s:.1f}",
+        f"{r.slack_floor_s:.0f}",
+        _ratio(r.ratio),
+        f"≤ {TARGET_RATIO:g}×, 0 429s",
+    ]
+    return (
+        "### 8. Replicas share Slack's rate: bundles waiting when the replicas start, one "
+        "PostgreSQL database, one replica SIGKILLed halfway (times from the first start; fake "
+        f"Slack limit 1 post/s per channel, bursts of 3)\n\n{table(head, [row])}"
+    )
+
+
 def render_footprint(r: Footprint) -> str:
     head = ["store", "RSS MB", "peak RSS MB", "CPU ms per poll cycle", "CPU % idle"]
     rows = [
@@ -278,6 +320,15 @@ def targets(res: Results) -> list[list[str]]:
             and m.most_per_card <= REMINDERS_EACH
             and m.rate_limited == 0,
         )
+    rr = res.replicas
+    if rr:
+        add(
+            f"{rr.replicas} replicas, {rr.count} waiting: each posted once, 0 429s, "
+            f"≤ {TARGET_RATIO:g}× Slack's limit alone",
+            f"{rr.duplicates} duplicates, {rr.missing} missing, {rr.rate_limited} 429s, "
+            f"{_ratio(rr.ratio)}",
+            rr.met,
+        )
     f = res.footprint
     if f:
         add(
@@ -300,6 +351,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_backlog(res.backlog))
     if res.reminders:
         parts.append(render_reminders(res.reminders))
+    if res.replicas:
+        parts.append(render_replicas(res.replicas))
     if res.footprint:
         parts.append(render_footprint(res.footprint))
     parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))

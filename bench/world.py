@@ -55,15 +55,24 @@ class World:
         self._fakes.append(fake)
         return fake
 
-    def bot(self, fake: FakeSlack, name: str, *, db: Path | None = None, **env: str) -> BotProcess:
-        """A bot process (not started) on its own SQLite file, posting to ``fake``."""
-        database = db or self.work_dir / f"{name}.db"
+    def bot(
+        self,
+        fake: FakeSlack,
+        name: str,
+        *,
+        db: Path | None = None,
+        db_url: str | None = None,
+        **env: str,
+    ) -> BotProcess:
+        """A bot process (not started) posting to ``fake``, on its own SQLite file unless
+        ``db_url`` names a database (e.g. the PostgreSQL one replicas share)."""
+        url = db_url or f"sqlite:///{db or self.work_dir / f'{name}.db'}"
         overrides = {
             "KANDEV_POLL_INTERVAL": DEFAULT_POLL_INTERVAL,
             "KANDEV_SLACK_CONFIG": str(self.routing_file),
             **env,
         }
-        settings = bot_env(fake, self.kandev, f"sqlite:///{database}", mode="http", **overrides)
+        settings = bot_env(fake, self.kandev, url, mode="http", **overrides)
         bot = BotProcess(settings, mode="http", log_path=self.work_dir / f"{name}.log")
         self._bots.append(bot)
         return bot

@@ -214,9 +214,18 @@ class Publisher:
                 self._wake.clear()
 
     def _idle_wait(self, idle_wait_s: float) -> float:
-        """Sleep until the soonest deferred item is due (pacing ~1/s), at most ``idle_wait_s``."""
+        """Sleep until the soonest deferred item is due (pacing ~1/s), at most ``idle_wait_s``:
+        this worker's own, or one another replica deferred (its posting slot comes whether or
+        not that replica still runs)."""
         now = time.monotonic()
         soonest, self._soonest = self._soonest, None
+        try:
+            due_s = self.store.outbox_next_due_s()
+        except Exception:  # the store is away: wake at this worker's own times
+            log.debug("could not read when the next outbox item is due", exc_info=True)
+            due_s = None
+        if due_s is not None:
+            soonest = now + due_s if soonest is None else min(soonest, now + due_s)
         if soonest is None:
             return idle_wait_s
         return min(idle_wait_s, max(soonest - now, 0.01))

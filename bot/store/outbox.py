@@ -250,6 +250,19 @@ class OutboxMixin(StoreBase):
             )
             return conn.execute(stmt).rowcount == 1
 
+    def outbox_next_due_s(self) -> float | None:
+        """Seconds until the soonest waiting (unleased) item falls due, by the database's clock
+        (0 when one is due already); None when nothing waits. Whichever worker deferred it, any
+        worker can wake for it (one that died deferred many a paced post)."""
+        waiting = and_(outbox.c.status == _PENDING, outbox.c.lease_until.is_(None))
+        with self._read() as conn:
+            soonest, now = conn.execute(
+                select(func.min(outbox.c.not_before), self._now()).where(waiting)
+            ).one()
+        if soonest is None:
+            return None
+        return max((soonest - now).total_seconds(), 0.0)
+
     def outbox_get(self, item_id: int) -> OutboxItem | None:
         with self._read() as conn:
             row = conn.execute(select(outbox).where(outbox.c.id == item_id)).first()
