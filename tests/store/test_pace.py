@@ -129,3 +129,24 @@ def test_a_rate_limit_holds_every_replica_off(store: Store, clock: FakeClock) ->
     assert not blocked.go and blocked.wait_s == 3.0
     clock.now = blocked.at
     assert turn(store, held=blocked.at).go
+
+
+def test_an_outbox_item_keeps_its_slot_only_when_deferred_to_it(
+    store: Store, clock: FakeClock
+) -> None:
+    item_id = store.outbox_put("post", "post:p1", {"pending_id": "p1"}, channel=CHANNEL)
+    assert item_id is not None
+    assert store.outbox_next_due_s() == 0.0
+    [item] = store.outbox_take(None, 10, "w1")
+    assert item.slot_at is None
+    assert store.outbox_next_due_s() is None  # leased: nothing else waits
+    slot = clock.now + s(3)
+    assert store.outbox_retry(item_id, slot, "paced", slot=True)
+    assert store.outbox_next_due_s() == 3.0
+    clock.now = slot
+    [item] = store.outbox_take(None, 10, "w2")
+    assert item.slot_at == slot
+    assert store.outbox_retry(item_id, 2.0, "ratelimited")  # any other wait gives the slot up
+    clock.advance(2)
+    [item] = store.outbox_take(None, 10, "w2")
+    assert item.slot_at is None

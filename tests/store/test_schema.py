@@ -163,6 +163,10 @@ def test_the_hot_queries_use_an_index_on_sqlite(
         ),
         "SELECT id FROM outbox WHERE status = 'pending' AND not_before <= '2030'": "ix_outbox_due",
         "SELECT id FROM outbox WHERE lease_owner = 'w1'": "ix_outbox_lease_owner",
+        "SELECT min(not_before) FROM outbox WHERE status = 'pending' AND lease_until IS NULL": (
+            "ix_outbox_due"
+        ),
+        "SELECT * FROM channel_pace WHERE channel = 'C1'": "sqlite_autoindex_channel_pace_1",
         "DELETE FROM audit_log WHERE at <= '2030'": "ix_audit_log_at",
         "SELECT count(*) FROM outbox WHERE status = 'failed' AND finished_at >= '2030'": (
             "ix_outbox_finished"
