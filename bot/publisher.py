@@ -328,8 +328,8 @@ class Publisher:
                 metrics.card_posted(card.bundle.created_at)
                 self._after_post(card.pending_id, rendered=None)
                 return
+        self._take_turn(item, card.channel)  # before rendering: a waiting post is not rendered
         message, plain = self._message(card, POST)
-        self._take_turn(item, card.channel)
         self.store.outbox_note(item.id, "posting")
         try:
             ts = self.slack.post_card(card.channel, message, card.pending_id)
@@ -405,8 +405,8 @@ class Publisher:
                 self.store.message_posted(copy.key, channel, found)
                 self._after_copy(card.pending_id, copy.key, rendered=None)
                 return
-        message = self._copy_message(card, copy, POST_COPY)
         self._take_turn(item, item.channel or channel)
+        message = self._copy_message(card, copy, POST_COPY)
         self.store.outbox_note(item.id, "posting")
         try:
             ts = self.slack.post_card(channel, message, card.pending_id)
