@@ -12,6 +12,7 @@ from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.crowd import Crowd
 from bench.scenarios.footprint import Footprint
 from bench.scenarios.reminders import REMINDERS_EACH, Reminders
+from bench.scenarios.replicas import TARGET_RATIO, ReplicaRun
 from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, ratio
 from bot.store.hot import HOT_QUERIES, Plan
@@ -34,6 +35,7 @@ class Results:
     footprint: Footprint | None = None
     backlog: Backlog | None = None
     reminders: Reminders | None = None
+    replicas: ReplicaRun | None = None
     poll_interval_s: float = 5.0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -187,7 +189,7 @@ def render_crowd(r: Crowd) -> str:
         ],
     )
     return (
-        f"### 8. Crowds: {r.crowd} people click {r.crowd} different cards, started evenly over "
+        f"### 9. Crowds: {r.crowd} people click {r.crowd} different cards, started evenly over "
         f"{r.window_s:g} s, each on their own connection; the floor is {r.crowd} calls of "
         f"Kandev's respond from bare clients over the same window\n\n{table(head, rows)}\n\n"
         f"{outcome}"
@@ -258,10 +260,52 @@ def render_reminders(r: Reminders) -> str:
         "–" if r.all_reminders_s is None else f"{r.all_reminders_s:.0f}",
     ]
     return (
-        "### 7. Reminders under load: bundles waiting at start, reminded every 2 s (at most 3 "
+        "### 8. Reminders under load: bundles waiting at start, reminded every 2 s (at most 3 "
         "each; steps due together are sent as one), "
         "new bundles asked while the reminders are queued (fake Slack limit 1 post/s per "
         f"channel, bursts of 3)\n\n{table(head, [row])}"
+    )
+
+
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def render_replicas(r: ReplicaRun) -> str:
+    head = [
+        "bundles",
+        "channels",
+        "replicas",
+        "posted",
+        "duplicates",
+        "missing",
+        "429s",
+        "first card s",
+        "all posted s",
+        "first → last card s",
+        "Slack's limit alone s",
+        "ratio",
+        "target",
+    ]
+    row = [
+        str(r.count),
+        str(r.channels),
+        f"{r.replicas} (1 SIGKILLed after {r.killed_after} cards)",
+        str(r.posted),
+        str(r.duplicates),
+        str(r.missing),
+        str(r.rate_limited),
+        "–" if r.first_s is None else f"{r.first_s:.1f}",
+        "–" if r.all_s is None else f"{r.all_s:.1f}",
+        "–" if r.all_s is None or r.first_s is None else f"{r.all_s - r.first_s:.1f}",
+        f"{r.slack_floor_s:.0f}",
+        _ratio(r.ratio),
+        f"≤ {TARGET_RATIO:g}×, 0 429s",
+    ]
+    return (
+        "### 10. Replicas share Slack's rate: bundles waiting when the replicas start, one "
+        "PostgreSQL database, one replica SIGKILLed halfway (times from the first start; fake "
+        f"Slack limit 1 post/s per channel, bursts of 3)\n\n{table(head, [row])}"
     )
 
 
@@ -411,6 +455,15 @@ def targets(res: Results) -> list[list[str]]:
             and m.most_per_card <= REMINDERS_EACH
             and m.rate_limited == 0,
         )
+    rr = res.replicas
+    if rr:
+        add(
+            f"{rr.replicas} replicas, {rr.count} waiting: each posted once, 0 429s, "
+            f"≤ {TARGET_RATIO:g}× Slack's limit alone",
+            f"{rr.duplicates} duplicates, {rr.missing} missing, {rr.rate_limited} 429s, "
+            f"{_ratio(rr.ratio)}",
+            rr.met,
+        )
     f = res.footprint
     largest = [m for m in f.runs if m.cards == max(x.cards for x in f.runs)] if f else []
     if f and largest:
@@ -448,6 +501,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_backlog(res.backlog))
     if res.reminders:
         parts.append(render_reminders(res.reminders))
+    if res.replicas:
+        parts.append(render_replicas(res.replicas))
     if res.footprint:
         parts.append(render_footprint(res.footprint))
     parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))

@@ -29,12 +29,22 @@ from bench.scenarios import (
     crowd,
     footprint,
     reminders,
+    replicas,
     time_to_card,
 )
 from bench.world import DEFAULT_POLL_INTERVAL, World
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
-SCENARIOS = ("ttc", "answers", "conversation", "crowd", "footprint", "backlog", "reminders")
+SCENARIOS = (
+    "ttc",
+    "answers",
+    "conversation",
+    "crowd",
+    "footprint",
+    "backlog",
+    "reminders",
+    "replicas",
+)
 RESULTS = Path(__file__).with_name("results.md")
 PORT_MARGIN = 20
 
@@ -64,6 +74,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--reminded", type=int, default=300, help="bundles reminded while new ones come (300)"
     )
     p.add_argument("--fresh", type=int, default=20, help="bundles asked during reminders (20)")
+    p.add_argument(
+        "--replica-backlog",
+        type=int,
+        default=1000,
+        help="bundles waiting for the replicas (1000; ~100 s at 10 channels)",
+    )
+    p.add_argument("--replicas", type=int, default=3, help="bot replicas on PostgreSQL (3)")
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
     p.add_argument(
         "--cards", type=int, default=100_000, help="cards in the store (100000; and a tenth)"
@@ -95,6 +112,7 @@ def port_cells(args: argparse.Namespace) -> int:
         args.backlog,
         args.reminded + args.fresh,
         args.footprint_pending + 1,
+        args.backlog + args.replica_backlog,  # the backlog's tasks live until Kandev stops
     )
     live += PORT_MARGIN
     return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
@@ -160,6 +178,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.backlog = backlog.run(world, count=args.backlog)
     elif name == "reminders":
         results.reminders = reminders.run(world, count=args.reminded, fresh=args.fresh)
+    elif name == "replicas":
+        results.replicas = replicas.run(world, count=args.replica_backlog, replicas=args.replicas)
 
 
 def preamble(argv: list[str] | None, elapsed: float, load_before: str) -> str:

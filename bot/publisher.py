@@ -4,8 +4,9 @@ Every post and every card edit is first recorded in the store's outbox (deduplic
 one post per bundle, one edit per state change), then performed by this worker. A card is
 always rendered from the store's current state at the moment of writing, so a late or retried
 write never shows a stale state. Rate limits are honoured (Retry-After) per channel without
-blocking other channels, posts are paced per channel (~1/s, Slack's limit), and edits are taken
-before posts so a backlog of new cards never starves edits.
+blocking other channels, posts are paced per channel (~1/s, Slack's limit) through the store, so
+every replica's posts to one channel share that pace (store/pace.py), and edits are taken before
+posts so a backlog of new cards never starves edits.
 
 Nothing gets stuck: an error while processing one item (the store, rendering, an unexpected
 Slack reply) gives that item back for a retry with backoff and never holds up the others; the
@@ -38,6 +39,7 @@ from bot.signals import Signal
 from bot.slack_api.gateway import Message, SlackError, SlackGateway
 from bot.store import Store
 from bot.store.messages import CardMessage
+from bot.store.pace import Turn
 from bot.store.records import OutboxItem
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,10 @@ _PACED = frozenset({POST, POST_COPY, REPLY})
 
 #: Seconds between two posts to one channel (Slack allows about one message per second).
 POST_SPACING_S = 1.0
+#: How much sooner than ``spacing`` after the previous post a post may go when that one was sent
+#: late (a busy replica), as a fraction of the spacing: the average pace is kept without every
+#: later post having to wait again, and two posts are never closer than 7/8 of the spacing.
+POST_TOLERANCE = 0.125
 #: How long a worker holds an outbox row before another worker may take it; the LeaseKeeper
 #: renews it while this process lives (see leases.py), so only a dead worker's rows expire.
 LEASE_S = OUTBOX_LEASE_S
@@ -146,7 +152,6 @@ class Publisher:
         self.give_up_after = give_up_after
         self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
         self._wake = threading.Event()
-        self._next_post: dict[str, float] = {}
         #: (kind, channel) -> monotonic time before which Slack asked us not to retry. Keyed by
         #: kind too: a 429 on chat.postMessage (1/s per channel) must not hold up card edits.
         self._blocked_until: dict[tuple[str, str], float] = {}
@@ -155,14 +160,6 @@ class Publisher:
         self._failures: dict[int, int] = {}
         #: Monotonic time at which the soonest deferred item falls due (the worker wakes then).
         self._soonest: float | None = None
-        #: Paced posts wait their turn: the slot each waiting post was given, and the last slot
-        #: given per channel. So a backlog is deferred about once per post, instead of being
-        #: taken and deferred again every second (which slowed posting down to ~0.7/s).
-        self._slots: dict[int, float] = {}
-        self._last_slot: dict[str, float] = {}
-        #: The last slot given per channel to a copy or thread reply (they queue behind the
-        #: card posts of that channel, which never wait for them).
-        self._last_follow: dict[str, float] = {}
         #: Items of the current batch not yet settled (done, failed or given back).
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
@@ -217,14 +214,18 @@ class Publisher:
                 self._wake.clear()
 
     def _idle_wait(self, idle_wait_s: float) -> float:
-        """Sleep until the soonest deferred item is due (pacing ~1/s), at most ``idle_wait_s``."""
+        """Sleep until the soonest deferred item is due (pacing ~1/s), at most ``idle_wait_s``:
+        this worker's own, or one another replica deferred (its posting slot comes whether or
+        not that replica still runs)."""
         now = time.monotonic()
         soonest, self._soonest = self._soonest, None
-        turns = [slot for slot in self._slots.values() if slot > now]  # posts waiting in line
-        if turns:
-            soonest = min(turns) if soonest is None else min(soonest, *turns)
-        if len(turns) < len(self._slots):  # forget turns long gone (items another worker took)
-            self._slots = {i: t for i, t in self._slots.items() if t > now - LEASE_S}
+        try:
+            due_s = self.store.outbox_next_due_s()
+        except Exception:  # the store is away: wake at this worker's own times
+            log.debug("could not read when the next outbox item is due", exc_info=True)
+            due_s = None
+        if due_s is not None:
+            soonest = now + due_s if soonest is None else min(soonest, now + due_s)
         if soonest is None:
             return idle_wait_s
         return min(idle_wait_s, max(soonest - now, 0.01))
@@ -264,17 +265,11 @@ class Publisher:
             del self._unsettled[item.id]
 
     def _process(self, item: OutboxItem) -> None:
-        now = time.monotonic()
         channel = item.channel or ""
-        wait = max(self._blocked_until.get((item.kind, channel), 0.0), 0.0) - now
-        if item.kind == POST:
-            wait = max(wait, self._post_turn(item.id, channel, now) - now)
-        elif item.kind in _PACED:
-            wait = max(wait, self._follow_turn(item.id, channel, now) - now)
+        wait = self._blocked_until.get((item.kind, channel), 0.0) - time.monotonic()
         if wait > 0:
             self._defer(item, wait, error=None)
             return
-        self._slots.pop(item.id, None)
         card = self.store.get(item.payload["pending_id"])
         if card is None:
             self.store.outbox_done(item.id)
@@ -296,6 +291,9 @@ class Publisher:
             else:
                 self._give_up(item, f"unknown outbox item kind {item.kind!r}")
                 return
+        except _NotYourTurn as paced:
+            self._defer(item, paced.turn.wait_s, error=None, slot=paced.turn.at)
+            return
         except SlackError as exc:
             self._failed(item, card, exc)
             return
@@ -303,33 +301,20 @@ class Publisher:
         self._failures.pop(item.id, None)
         self.health.clear("slack")
 
-    def _post_turn(self, item_id: int, channel: str, now: float) -> float:
-        """When this post may go: the channel's next free moment, behind the posts already
-        waiting in that channel (a waiting post keeps the slot it was given)."""
-        free = self._next_post.get(channel, 0.0)
-        slot = self._slots.get(item_id)
-        if slot is None:
-            last = self._last_slot.get(channel, 0.0)
-            if free <= now and last <= now:
-                return now
-            slot = max(free, last + self.post_spacing_s)
-            self._slots[item_id] = self._last_slot[channel] = slot
-        return max(slot, free)
-
-    def _follow_turn(self, item_id: int, channel: str, now: float) -> float:
-        """When a copy or a thread reply may go: paced like a post, but behind every card post
-        waiting in that channel, so reminders never delay a card's first post."""
-        free = self._next_post.get(channel, 0.0)
-        posts = self._last_slot.get(channel, 0.0)  # the last card post waiting its turn
-        after_posts = posts + self.post_spacing_s if posts > now else 0.0
-        slot = self._slots.get(item_id)
-        if slot is None:
-            last = max(self._last_follow.get(channel, 0.0), posts)
-            if free <= now and last <= now:
-                return now
-            slot = max(free, last + self.post_spacing_s)
-            self._slots[item_id] = self._last_follow[channel] = slot
-        return max(slot, free, after_posts)
+    def _take_turn(self, item: OutboxItem, channel: str) -> None:
+        """Just before a message is sent to ``channel``: take its turn from the pace every
+        replica shares (store/pace.py), or raise :class:`_NotYourTurn` with the slot to wait
+        for. Card posts go before the copies and thread replies waiting in the channel."""
+        spacing = self.post_spacing_s
+        turn = self.store.pace_turn(
+            channel,
+            follow=item.kind != POST,
+            held=item.slot_at,
+            spacing_s=spacing,
+            tolerance_s=spacing * POST_TOLERANCE,
+        )
+        if not turn.go:
+            raise _NotYourTurn(turn)
 
     def _post(self, card: Card, item: OutboxItem) -> None:
         if card.ts:
@@ -343,8 +328,8 @@ class Publisher:
                 metrics.card_posted(card.bundle.created_at)
                 self._after_post(card.pending_id, rendered=None)
                 return
+        self._take_turn(item, card.channel)  # before rendering: a waiting post is not rendered
         message, plain = self._message(card, POST)
-        self._next_post[card.channel] = time.monotonic() + self.post_spacing_s
         self.store.outbox_note(item.id, "posting")
         try:
             ts = self.slack.post_card(card.channel, message, card.pending_id)
@@ -420,8 +405,8 @@ class Publisher:
                 self.store.message_posted(copy.key, channel, found)
                 self._after_copy(card.pending_id, copy.key, rendered=None)
                 return
+        self._take_turn(item, item.channel or channel)
         message = self._copy_message(card, copy, POST_COPY)
-        self._next_post[item.channel or channel] = time.monotonic() + self.post_spacing_s
         self.store.outbox_note(item.id, "posting")
         try:
             ts = self.slack.post_card(channel, message, card.pending_id)
@@ -486,7 +471,7 @@ class Publisher:
         key = str(item.payload.get("key"))
         if item.last_error not in _NOT_SENT and self.slack.find_reply(card.channel, card.ts, key):
             return  # an earlier attempt reached Slack
-        self._next_post[card.channel] = time.monotonic() + self.post_spacing_s
+        self._take_turn(item, card.channel)
         self.store.outbox_note(item.id, "posting")
         self.slack.post_reply(
             card.channel, card.ts, str(item.payload.get("text")), card.pending_id, key
@@ -500,9 +485,11 @@ class Publisher:
     def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
-            self._blocked_until[(item.kind, item.channel or card.channel)] = (
-                time.monotonic() + delay
-            )
+            channel = item.channel or card.channel
+            self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
+            if item.kind in _PACED:  # every replica holds off posting there
+                spacing = self.post_spacing_s
+                self.store.pace_block(channel, delay, tolerance_s=spacing * POST_TOLERANCE)
             self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
             self._defer(item, delay, error=exc.error)
         elif exc.transient:
@@ -545,7 +532,6 @@ class Publisher:
         log.error("giving up on %s of %s: %s", item.kind, pending_id, why)
         self.store.outbox_fail(item.id, why)
         self._failures.pop(item.id, None)
-        self._slots.pop(item.id, None)
         self.store.audit(pending_id, None, f"slack_{item.kind}", "bot", "failed", why)
         self._check_failed(force=True)
 
@@ -575,8 +561,28 @@ class Publisher:
             return item.last_error
         return note
 
-    def _defer(self, item: OutboxItem, delay_s: float, *, error: str | None) -> None:
+    def _defer(
+        self,
+        item: OutboxItem,
+        delay_s: float,
+        *,
+        error: str | None,
+        slot: datetime | None = None,
+    ) -> None:
+        """Give ``item`` back for ``delay_s``; ``slot``: its posting slot (the database's time,
+        ``delay_s`` from the database's now), which it keeps."""
         note = self._retry_note(item, error or "paced")
-        self.store.outbox_retry(item.id, delay_s, note)
+        if slot is None:
+            self.store.outbox_retry(item.id, delay_s, note)
+        else:
+            self.store.outbox_retry(item.id, slot, note, slot=True)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)
+
+
+class _NotYourTurn(Exception):
+    """A message may not go to its channel yet: wait for ``turn.at`` (its slot)."""
+
+    def __init__(self, turn: Turn) -> None:
+        super().__init__(f"paced until {turn.at.isoformat()}")
+        self.turn = turn

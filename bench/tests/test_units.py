@@ -13,6 +13,7 @@ from bench.report import Results, render, table, targets
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.crowd import Crowd, CrowdRun
 from bench.scenarios.reminders import Reminders
+from bench.scenarios.replicas import ReplicaRun, slack_floor_s
 from bench.stats import Summary, percentile, ratio
 from tests.fakeslack import FakeSlack
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, reserve_block
@@ -214,4 +215,36 @@ def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
     busy = targets(Results(crowd=_crowd(ack_ms=90, agent_ms=200, delivered=2, busy=1)))
     assert busy[-1][-1] == "**no**"
     text = render(Results(crowd=_crowd(ack_ms=90, agent_ms=200, delivered=2)), "pre")
-    assert "### 8. Crowds" in text and "HTTP (waitress)" in text and "| 2/2 " in text
+    assert "### 9. Crowds" in text and "HTTP (waitress)" in text and "| 2/2 " in text
+
+
+def _replica_run(duplicates: int = 0, rate_limited: int = 0, all_s: float | None = 105.0):
+    return ReplicaRun(
+        count=1000,
+        channels=10,
+        replicas=3,
+        killed_after=500,
+        posted=1000,
+        duplicates=duplicates,
+        missing=0,
+        rate_limited=rate_limited,
+        first_s=2.0,
+        all_s=all_s,
+        slack_floor_s=slack_floor_s(1000, 10),
+        prepare_s=30.0,
+    )
+
+
+def test_the_replicas_floor_is_slacks_limit_with_bursts_of_three() -> None:
+    assert slack_floor_s(1000, 10) == 97.0
+    assert slack_floor_s(20, 10) == 0.0
+    assert slack_floor_s(25, 2) == 10.0
+
+
+def test_targets_flag_replicas_that_hit_a_429_duplicate_or_ran_slow() -> None:
+    assert targets(Results(replicas=_replica_run()))[0][-1] == "yes"
+    for bad in (_replica_run(duplicates=1), _replica_run(rate_limited=1), _replica_run(all_s=107)):
+        assert targets(Results(replicas=bad))[0][-1] == "**no**"
+    assert targets(Results(replicas=_replica_run(all_s=None)))[0][-1] == "**no**"
+    text = render(Results(replicas=_replica_run()), "pre")
+    assert "### 10. Replicas" in text and "1.08×" in text

@@ -141,6 +141,23 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.outbox_take(None, limit=20, worker_id=PROBE_WORKER),
     ),
     HotQuery("outbox_done", "publisher", lambda s: s.outbox_done(-1)),
+    HotQuery(
+        "outbox_next_due_s",
+        "publisher idle: when the next item falls due",
+        lambda s: s.outbox_next_due_s(),
+    ),
+    HotQuery(
+        "pace_turn",
+        "publisher: every message posted (the channel's shared pace)",
+        lambda s: s.pace_turn(
+            PROBE_CHANNEL, follow=False, held=None, spacing_s=1.0, tolerance_s=0.125
+        ),
+    ),
+    HotQuery(
+        "pace_block",
+        "publisher: Slack answered 429",
+        lambda s: s.pace_block(PROBE_CHANNEL, 1.0, tolerance_s=0.125),
+    ),
     HotQuery("outbox_fail", "publisher", lambda s: s.outbox_fail(-1, "x")),
     HotQuery(
         "outbox_retry", "publisher", lambda s: s.outbox_retry(-1, 1.0, "x", worker_id=PROBE_WORKER)

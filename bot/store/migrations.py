@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Engine,
     Index,
@@ -39,6 +40,7 @@ from bot.store.schema import (
     audit_log,
     card_messages,
     cards,
+    channel_pace,
     home_viewers,
     ix_cards_question,
     outbox,
@@ -123,6 +125,39 @@ _submissions_v2 = Table(
 )
 
 
+# ``outbox`` as step 3 created it (step 10 adds ``slot_at``).
+_outbox_v3 = Table(
+    "outbox",
+    MetaData(),
+    Column(
+        "id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("kind", String, nullable=False),
+    Column("dedupe_key", String, unique=True),
+    Column("channel", String),
+    Column("payload_json", Text, nullable=False),
+    Column("status", String, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("not_before", UTCDateTime, nullable=False),
+    Column("lease_owner", String),
+    Column("lease_until", UTCDateTime),
+    Column("last_error", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Index("ix_outbox_due", "status", "not_before"),
+)
+# Until step 10 step 3 used the live definition, which carried the indexes step 5 adds.
+Index("ix_outbox_finished", _outbox_v3.c.status, _outbox_v3.c.finished_at)
+Index("ix_outbox_lease_owner", _outbox_v3.c.lease_owner)
+
+
+def _add_channel_pace(conn: Connection) -> None:
+    slot_type = UTCDateTime().compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE {outbox.name} ADD COLUMN slot_at {slot_type}"))
+    channel_pace.create(conn)
+
+
 # ``card_followups`` as step 8 created it (step 9 adds ``notified``).
 _card_followups_v8 = Table(
     "card_followups",
@@ -154,7 +189,7 @@ def _add_card_question_key(conn: Connection) -> None:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "cards and audit log", _create(_cards_v1, audit_log)),
     Migration(2, "answer submissions", _create(_submissions_v2)),
-    Migration(3, "outbox of pending Slack writes", _create(outbox)),
+    Migration(3, "outbox of pending Slack writes", _create(_outbox_v3)),
     Migration(4, "who opened the App Home tab recently", _create(home_viewers)),
     Migration(
         5, "indexes for retention, unposted claims and lease renewal", _index(*VERSION_5_INDEXES)
@@ -167,6 +202,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         _create(card_messages, _card_followups_v8),
     ),
     Migration(9, "personal notifications: subscriptions", _add_followups_notified),
+    Migration(10, "posting slots per channel shared by replicas", _add_channel_pace),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

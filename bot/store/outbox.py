@@ -37,6 +37,7 @@ def _item(row: Any) -> OutboxItem:
         created_at=row.created_at,
         updated_at=row.updated_at,
         finished_at=row.finished_at,
+        slot_at=row.slot_at,
     )
 
 
@@ -160,10 +161,13 @@ class OutboxMixin(StoreBase):
         error: str,
         *,
         worker_id: str | None = None,
+        slot: bool = False,
     ) -> bool:
         """Give the lease back and try again at ``not_before``: a time, or a number of seconds
         from the database's now (e.g. Retry-After). With ``worker_id``, only while that worker
-        still holds the lease (an item another worker took over is left alone)."""
+        still holds the lease (an item another worker took over is left alone). ``slot``:
+        ``not_before`` is the posting slot the item was given (see pace.py) and it keeps it;
+        otherwise any slot it held is given up."""
         due = (
             require_aware(not_before)
             if isinstance(not_before, datetime)
@@ -176,6 +180,7 @@ class OutboxMixin(StoreBase):
                 .where(outbox.c.id == item_id, outbox.c.status == _PENDING, mine)
                 .values(
                     not_before=due,
+                    slot_at=due if slot else None,
                     last_error=error,
                     lease_owner=None,
                     lease_until=None,
@@ -237,6 +242,7 @@ class OutboxMixin(StoreBase):
                     status=_PENDING,
                     attempts=0,
                     not_before=now,
+                    slot_at=None,
                     lease_owner=None,
                     lease_until=None,
                     last_error="",
@@ -245,6 +251,19 @@ class OutboxMixin(StoreBase):
                 )
             )
             return conn.execute(stmt).rowcount == 1
+
+    def outbox_next_due_s(self) -> float | None:
+        """Seconds until the soonest waiting (unleased) item falls due, by the database's clock
+        (0 when one is due already); None when nothing waits. Whichever worker deferred it, any
+        worker can wake for it (one that died deferred many a paced post)."""
+        waiting = and_(outbox.c.status == _PENDING, outbox.c.lease_until.is_(None))
+        with self._read() as conn:
+            soonest, now = conn.execute(
+                select(func.min(outbox.c.not_before), self._now()).where(waiting)
+            ).one()
+        if soonest is None:
+            return None
+        return max((soonest - now).total_seconds(), 0.0)
 
     def outbox_get(self, item_id: int) -> OutboxItem | None:
         with self._read() as conn:

@@ -119,3 +119,5 @@ class OutboxItem(_Row):
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
+    #: The posting slot of its channel this item holds (a paced post waiting its turn).
+    slot_at: datetime | None = None

@@ -102,6 +102,8 @@ outbox = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime),
+    # Schema version 10: the posting slot of its channel this item holds (see pace.py), or NULL.
+    Column("slot_at", UTCDateTime),
     Index("ix_outbox_due", "status", "not_before"),
 )
 
@@ -129,6 +131,19 @@ VERSION_5_INDEXES = (
 # Added by schema version 7: earlier answers to the same questions in the same channel.
 ix_cards_question = Index(
     "ix_cards_question", cards.c.question_key, cards.c.channel, cards.c.resolved_at
+)
+
+# Added by schema version 10: every replica's posts to one channel share one pace (Slack allows
+# about one message per second per channel). ``free_at``: before this moment (less a tolerance)
+# no message may go; ``cards_at`` / ``follows_at``: the end of the queue of card posts / of the
+# other messages (copies, thread replies), each waiting item holding its slot in outbox.slot_at.
+channel_pace = Table(
+    "channel_pace",
+    metadata,
+    Column("channel", String, primary_key=True),
+    Column("free_at", UTCDateTime, nullable=False),
+    Column("cards_at", UTCDateTime, nullable=False),
+    Column("follows_at", UTCDateTime, nullable=False),
 )
 
 home_viewers = Table(

@@ -22,6 +22,7 @@ from bot.store.home import HomeViewersMixin
 from bot.store.messages import MessagesMixin
 from bot.store.migrations import current_version, migrate
 from bot.store.outbox import OutboxMixin
+from bot.store.pace import PaceMixin
 from bot.store.records import OutboxStatus
 from bot.store.schema import (
     audit_log,
@@ -73,6 +74,7 @@ class Store(
     SubmissionsMixin,
     AuditMixin,
     OutboxMixin,
+    PaceMixin,
     HomeViewersMixin,
     SubscriptionsMixin,
 ):

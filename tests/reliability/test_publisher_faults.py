@@ -133,7 +133,9 @@ def test_timed_out_post_is_looked_up_even_after_being_paced(rig, fake_slack, rel
 
 
 def test_posts_are_paced_per_channel_and_edits_jump_the_queue(rig, fake_slack):
-    r = rig(spacing_s=0.4)
+    # Posts are never closer than 7/8 of the spacing (publisher.POST_TOLERANCE): 0.39 s here,
+    # over the limit's 0.33 s by about the margin this test always had (arrival jitter).
+    r = rig(spacing_s=0.45)
     fake_slack.faults.limit_post_message(per_second=3.0, burst=1)
     cards = [r.card(n) for n in range(1, 9)]
     r.thread.start()
@@ -152,7 +154,7 @@ def test_posts_are_paced_per_channel_and_edits_jump_the_queue(rig, fake_slack):
     assert sum(1 for p in posts if p.at > update.at) >= 3
     gaps = [b.at - a.at for a, b in zip(posts, posts[1:], strict=False)]
     # Paced: no two posts much closer than the spacing (arrival jitter allowed for).
-    assert min(gaps) >= 0.4 - 0.15, gaps
+    assert min(gaps) >= 0.45 - 0.15, gaps
 
 
 def test_a_post_rate_limit_does_not_hold_up_edits(rig, fake_slack):

@@ -1,0 +1,136 @@
+"""Posting slots per channel, shared by every replica: Slack allows about one message per second
+per channel, whichever process sends it.
+
+Each channel has one row in ``channel_pace``, changed only under its row lock (PostgreSQL: the
+upsert that reads it locks it; SQLite: ``BEGIN IMMEDIATE``) and only by the DATABASE's clock, so
+replicas whose own clocks differ still agree:
+
+- a queue of slots ``spacing_s`` apart: a post that has to wait is given the next slot and is
+  deferred to it (the slot is kept on its outbox row), so a backlog is taken about once per post
+  instead of every waiting post being retried at every free moment. Card posts have a queue of
+  their own (``cards_at``); the other messages (a bundle's copies, thread replies) queue after
+  every card post waiting in the channel (``follows_at``), so reminders never delay a card.
+- a gate on what is actually sent (``free_at``, a virtual-scheduling token bucket): a message
+  goes only when the gate is open, and each message sent moves it ``spacing_s`` on. Two posts
+  are never sent closer than ``spacing_s - tolerance_s`` apart, and never more than one per
+  ``spacing_s`` on average, even when a post is sent late (a busy process) or a slot's holder
+  died: a dead replica's slot simply passes unused, it never blocks the channel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, literal, type_coerce, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from bot.store.base import StoreBase
+from bot.store.schema import channel_pace
+from bot.store.types import UTCDateTime, require_aware
+
+_NEVER = datetime(1970, 1, 1, tzinfo=UTC)
+#: A slot held for longer than this after it came is not honoured: the item queues again (it was
+#: held by a process that died, or the store was away) instead of crowding the gate.
+STALE_SLOT_S = 2.0
+
+
+@dataclass(frozen=True)
+class Turn:
+    """The answer of :meth:`PaceMixin.pace_turn`, in the database's time.
+
+    ``go``: send now (the gate has moved on for it). Otherwise wait until ``at``, holding the
+    slot ``at`` (pass it back as ``held`` then)."""
+
+    go: bool
+    at: datetime
+    now: datetime
+
+    @property
+    def wait_s(self) -> float:
+        return max((self.at - self.now).total_seconds(), 0.0)
+
+
+class PaceMixin(StoreBase):
+    def pace_turn(
+        self,
+        channel: str,
+        *,
+        follow: bool,
+        held: datetime | None,
+        spacing_s: float,
+        tolerance_s: float,
+    ) -> Turn:
+        """May a message go to ``channel`` now? ``follow``: a copy or thread reply (it waits
+        for the card posts queued in the channel). ``held``: the slot the item was given last
+        time, if any (without one, or with a stale one, the item joins its queue)."""
+        spacing = timedelta(seconds=spacing_s)
+        tolerance = timedelta(seconds=tolerance_s)
+        held = None if held is None else require_aware(held)
+        with self._write() as conn:
+            free_at, cards_at, follows_at, now = self._pace_row(conn, channel)
+            values: dict[str, datetime] = {}
+            slot = held
+            if slot is not None and (
+                now - slot > timedelta(seconds=max(STALE_SLOT_S, spacing_s))
+                or (follow and cards_at > now)  # a card post is due or waiting: it goes first
+            ):
+                slot = None
+            if slot is None:
+                if follow:
+                    slot = max(follows_at, cards_at, free_at - tolerance, now)
+                    values["follows_at"] = slot + spacing
+                else:
+                    slot = max(cards_at, free_at - tolerance, now)
+                    values["cards_at"] = slot + spacing
+            go = slot <= now and free_at <= now + tolerance
+            if go:
+                values["free_at"] = max(free_at, now) + spacing
+            else:
+                slot = max(slot, free_at - tolerance)
+            if values:
+                conn.execute(
+                    update(channel_pace).where(channel_pace.c.channel == channel).values(**values)
+                )
+        return Turn(go=go, at=now if go else slot, now=now)
+
+    def pace_block(self, channel: str, seconds: float, *, tolerance_s: float) -> None:
+        """Slack refused a message in ``channel`` (429): nobody sends there for ``seconds``."""
+        with self._write() as conn:
+            free_at, _cards_at, _follows_at, now = self._pace_row(conn, channel)
+            until = now + timedelta(seconds=seconds + tolerance_s)
+            if until > free_at:
+                conn.execute(
+                    update(channel_pace)
+                    .where(channel_pace.c.channel == channel)
+                    .values(free_at=until)
+                )
+
+    def _pace_row(self, conn: Any, channel: str) -> tuple[datetime, datetime, datetime, datetime]:
+        """The channel's row (created when new), locked until the transaction ends, and the
+        database's now read after the lock was granted."""
+        make = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+        stmt = make(channel_pace).values(
+            channel=channel, free_at=_NEVER, cards_at=_NEVER, follows_at=_NEVER
+        )
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["channel"], set_={"channel": stmt.excluded.channel}
+        ).returning(
+            channel_pace.c.free_at,
+            channel_pace.c.cards_at,
+            channel_pace.c.follows_at,
+            self._clock_now(conn.dialect.name).label("now"),
+        )
+        row = conn.execute(stmt).one()
+        return row.free_at, row.cards_at, row.follows_at, row.now
+
+    def _clock_now(self, dialect: str) -> ColumnElement[Any]:
+        """The database's now at this very moment (PostgreSQL's ``now()`` is the start of the
+        transaction, which may have waited for the row lock)."""
+        if self._clock is not None:
+            return literal(self._clock(), UTCDateTime())
+        if dialect == "postgresql":
+            return type_coerce(func.clock_timestamp(), UTCDateTime())
+        return self._now()
