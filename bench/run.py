@@ -26,13 +26,14 @@ from bench.scenarios import (
     backlog,
     conversation,
     footprint,
+    queues,
     reminders,
     time_to_card,
 )
 from bench.world import DEFAULT_POLL_INTERVAL, World
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
-SCENARIOS = ("ttc", "answers", "conversation", "footprint", "backlog", "reminders")
+SCENARIOS = ("ttc", "answers", "conversation", "footprint", "backlog", "reminders", "queues")
 RESULTS = Path(__file__).with_name("results.md")
 PORT_MARGIN = 20
 
@@ -53,6 +54,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--reminded", type=int, default=300, help="bundles reminded while new ones come (300)"
     )
     p.add_argument("--fresh", type=int, default=20, help="bundles asked during reminders (20)")
+    p.add_argument(
+        "--waiting", type=int, default=1000, help="bundles waiting at once in queues (1000)"
+    )
+    p.add_argument("--queue-fresh", type=int, default=20, help="new bundles asked among them (20)")
+    p.add_argument("--queue-slash", type=int, default=20, help="slash commands among them (20)")
+    p.add_argument(
+        "--queue-window", type=float, default=15.0, help="CPU window s with them waiting (15)"
+    )
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
     p.add_argument("--cards", type=int, default=10_000, help="cards in the store (10000)")
     p.add_argument("--footprint-poll", type=float, default=1.0, help="poll s for CPU/cycle (1)")
@@ -71,6 +80,7 @@ def port_cells(args: argparse.Namespace) -> int:
         args.conversations,
         args.backlog,
         args.reminded + args.fresh,
+        args.waiting + args.queue_fresh,
     )
     live += PORT_MARGIN
     return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
@@ -128,6 +138,15 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.backlog = backlog.run(world, count=args.backlog)
     elif name == "reminders":
         results.reminders = reminders.run(world, count=args.reminded, fresh=args.fresh)
+    elif name == "queues":
+        results.queues = queues.run(
+            world,
+            waiting=args.waiting,
+            fresh=args.queue_fresh,
+            slash=args.queue_slash,
+            spacing=args.spacing,
+            window=args.queue_window,
+        )
 
 
 def preamble(argv: list[str] | None, elapsed: float, load_before: str) -> str:
