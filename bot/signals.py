@@ -8,19 +8,27 @@ the sync loop waits on it), so no component holds another's method to call.
 from __future__ import annotations
 
 import threading
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 
 class Signal:
     """A named, thread-safe flag: ``raise_()`` from anywhere, ``wait()`` / ``take()`` in one
     worker. Raising it again before it is taken is the same as raising it once."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, also: Signal | None = None) -> None:
+        """``also``: a signal raised with this one (e.g. the one a worker waits on, when it
+        has several reasons to wake up and tells them apart by this signal)."""
         self.name = name
         self._event = threading.Event()
+        self._also = also
 
     def raise_(self, *_args: object) -> None:
         """Set the flag (extra arguments are accepted and ignored, so it fits any hook)."""
         self._event.set()
+        if self._also is not None:
+            self._also.raise_()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until raised (or ``timeout`` seconds); True if it is raised."""
@@ -37,3 +45,29 @@ class Signal:
 
     def __repr__(self) -> str:
         return f"Signal({self.name!r}, raised={self.is_raised()})"
+
+
+class Inbox(Generic[T]):
+    """Items one part hands to one worker (e.g. the bundles push hints announce), in order and
+    each once; ``put`` also raises ``wakes``, the signal that worker waits on."""
+
+    def __init__(self, name: str, wakes: Signal) -> None:
+        self.name = name
+        self.wakes = wakes
+        self._lock = threading.Lock()
+        self._items: list[T] = []
+
+    def put(self, item: T) -> None:
+        with self._lock:
+            self._items.append(item)
+        self.wakes.raise_()
+
+    def drain(self) -> list[T]:
+        """Every item put since the last drain, oldest first."""
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+    def __repr__(self) -> str:
+        with self._lock:
+            return f"Inbox({self.name!r}, items={len(self._items)})"
