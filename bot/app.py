@@ -42,7 +42,7 @@ from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.recovery import Recovery
 from bot.reminders import FollowUpWorker
-from bot.signals import Signal
+from bot.signals import Inbox, Signal
 from bot.slack.app import build_bolt_app
 from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accepting, stop_server
 from bot.slack.lanes import Lane
@@ -259,6 +259,10 @@ def build(settings: Settings, mode: Mode) -> Bot:
     slack = SlackGateway(web)
     public_url = settings.kandev_public_url
     card_changes, sync_wakeup = Signal("card changed"), Signal("look at Kandev")
+    # Push hints: a resolved bundle or a reconnect reads the whole list; a new bundle only the
+    # newest part of it (see bot/sync.py).
+    poll_now = Signal("read Kandev's whole list", also=sync_wakeup)
+    new_bundles: Inbox[str] = Inbox("new bundles", wakes=sync_wakeup)
     publisher = Publisher(store, slack, kandev_url=public_url, health=health, changes=card_changes)
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
@@ -277,6 +281,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
         health,
         sync_wakeup,
         poll_interval=settings.kandev_poll_interval,
+        poll_now=poll_now,
+        new_bundles=new_bundles,
         past=past,
     )
     recovery = Recovery(
@@ -324,9 +330,9 @@ def build(settings: Settings, mode: Mode) -> Bot:
     hints = KandevHints(
         settings.kandev_url,
         _secret(settings.kandev_token),
-        on_new_pending=sync_wakeup.raise_,
-        on_resolved=sync_wakeup.raise_,
-        on_connected=sync_wakeup.raise_,
+        on_new_pending=new_bundles.put,
+        on_resolved=poll_now.raise_,
+        on_connected=poll_now.raise_,
     )
     bot = Bot(
         settings=settings,
