@@ -33,7 +33,7 @@ from bot.health import Health
 from bot.home import HomeService
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError, KandevUnavailable
-from bot.kandev.hints import KandevHints
+from bot.kandev.hints import KandevHints, NewPending
 from bot.leases import InFlight, LeaseKeeper
 from bot.listing import ListingService
 from bot.logs import install_redaction, set_replica
@@ -260,9 +260,9 @@ def build(settings: Settings, mode: Mode) -> Bot:
     public_url = settings.kandev_public_url
     card_changes, sync_wakeup = Signal("card changed"), Signal("look at Kandev")
     # Push hints: a resolved bundle or a reconnect reads the whole list; a new bundle only the
-    # newest part of it (see bot/sync.py).
-    poll_now = Signal("read Kandev's whole list", also=sync_wakeup)
-    new_bundles: Inbox[str] = Inbox("new bundles", wakes=sync_wakeup)
+    # newest part of it, on a loop of its own (see bot/sync.py).
+    hinted = Signal("new bundles hinted")
+    new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=hinted)
     publisher = Publisher(store, slack, kandev_url=public_url, health=health, changes=card_changes)
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
@@ -281,7 +281,6 @@ def build(settings: Settings, mode: Mode) -> Bot:
         health,
         sync_wakeup,
         poll_interval=settings.kandev_poll_interval,
-        poll_now=poll_now,
         new_bundles=new_bundles,
         past=past,
     )
@@ -331,8 +330,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
         settings.kandev_url,
         _secret(settings.kandev_token),
         on_new_pending=new_bundles.put,
-        on_resolved=poll_now.raise_,
-        on_connected=poll_now.raise_,
+        on_resolved=sync_wakeup.raise_,
+        on_connected=sync_wakeup.raise_,
     )
     bot = Bot(
         settings=settings,
@@ -344,7 +343,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         hints=hints,
         workers=[],
         lanes=[answering, reading],
-        wakeups=[sync_wakeup, card_changes],
+        wakeups=[sync_wakeup, hinted, card_changes],
     )
     leases = LeaseKeeper(store, publisher.worker_id, in_flight)
     poll = settings.kandev_poll_interval
@@ -354,6 +353,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     bot.workers = [
         _worker("publisher", publisher.run, bot.stop),
         _worker("sync", sync.run, bot.stop),
+        _worker("sync-hints", sync.run_hints, bot.stop),
         _worker("recovery", recovery.run, bot.stop),
         _worker("home", home.run, bot.stop),
         _worker("followups", followups.run, bot.stop),

@@ -17,18 +17,13 @@ class Signal:
     """A named, thread-safe flag: ``raise_()`` from anywhere, ``wait()`` / ``take()`` in one
     worker. Raising it again before it is taken is the same as raising it once."""
 
-    def __init__(self, name: str, *, also: Signal | None = None) -> None:
-        """``also``: a signal raised with this one (e.g. the one a worker waits on, when it
-        has several reasons to wake up and tells them apart by this signal)."""
+    def __init__(self, name: str) -> None:
         self.name = name
         self._event = threading.Event()
-        self._also = also
 
     def raise_(self, *_args: object) -> None:
         """Set the flag (extra arguments are accepted and ignored, so it fits any hook)."""
         self._event.set()
-        if self._also is not None:
-            self._also.raise_()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until raised (or ``timeout`` seconds); True if it is raised."""

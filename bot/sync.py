@@ -102,14 +102,14 @@ class SyncEngine:
     tasks: TaskDirectory
     publisher: Publisher
     health: Health
-    #: What the loop waits on: raised by ``poll_now``, ``new_bundles`` and at shut-down.
+    #: Read the whole list now: raised by push hints (a bundle was resolved, the hints
+    #: reconnected), by this engine, and at shut-down.
     wakeup: Signal
     _: KW_ONLY
     poll_interval: float = 5.0
-    #: Read the whole list now (a bundle was resolved, the hints reconnected). Without it, every
-    #: raise of ``wakeup`` reads the whole list.
-    poll_now: Signal | None = None
-    #: New bundles announced by push hints: only the newest bundles are read.
+    #: New bundles announced by push hints: only the newest bundles are read, on a loop of
+    #: their own (``run_hints``), so a full read in progress never delays them. Without it,
+    #: the full read is made again instead.
     new_bundles: Inbox[NewPending] | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     #: Earlier answers to the same questions, shown on a new card (default: from the store).
@@ -129,28 +129,35 @@ class SyncEngine:
     #: question total, and the task lookup (which warms the Kandev client's cache).
     _totals: dict[str, Future[int]] = field(default_factory=dict, init=False, repr=False)
     _lookups: dict[str, Future[object]] = field(default_factory=dict, init=False, repr=False)
+    #: Held while the bundles of a read are posted: the full read and the hinted one run on two
+    #: threads and share what is known about each bundle.
+    _posting: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.past is None:
             self.past = PastAnswers(self.store, self.routing)
 
     def run(self, stop: threading.Event) -> None:
-        next_poll = 0.0  # monotonic time the next full read is due
+        """The full reads: every ``poll_interval`` and whenever ``wakeup`` is raised."""
         while not stop.is_set():
             self.wakeup.take()
-            hinted = self.new_bundles.drain() if self.new_bundles is not None else []
-            now = time.monotonic()
-            full = self.poll_now is None or self.poll_now.take() or now >= next_poll
-            if full:
-                # Polls start every poll_interval, not poll_interval after the previous one
-                # ended, so a bundle waits at most one interval to be discovered without push.
-                next_poll = now + self.poll_interval
-                report = self._cycle(self.reconcile_once)
-                if report is not None:
-                    self._retry_hinted(hinted, report.shown)
-            elif hinted:
+            started = time.monotonic()
+            self._cycle(self.reconcile_once)
+            # Polls start every poll_interval, not poll_interval after the previous one ended,
+            # so a bundle waits at most one interval to be discovered without push.
+            self.wakeup.wait(max(self.poll_interval - (time.monotonic() - started), 0.0))
+
+    def run_hints(self, stop: threading.Event) -> None:
+        """The reads of the newest bundles, whenever push hints hand new bundles over."""
+        inbox = self.new_bundles
+        if inbox is None:
+            return
+        while not stop.is_set():
+            inbox.wakes.wait()
+            inbox.wakes.take()
+            hinted = inbox.drain()
+            if hinted and not stop.is_set():
                 self._cycle(functools.partial(self.discover_new, hinted), full=False)
-            self.wakeup.wait(max(next_poll - time.monotonic(), 0.0))
 
     def _cycle(self, work: Callable[[], SyncReport], *, full: bool = True) -> SyncReport | None:
         """Run one read of Kandev, reporting its failure in /healthz (None). Only a full cycle
@@ -180,20 +187,14 @@ class SyncEngine:
         report.listed = len(bundles)
         self._saw(bundles)
         active = report.shown = {b.pending_id for b in bundles}
-        # Bundles already known to have a card are not looked up again: one store read per
-        # listed bundle and cycle was most of the bot's CPU with many bundles waiting.
-        known = self._known & active
         for bundle in bundles:
             self._missing_since.pop(bundle.pending_id, None)
-            if bundle.pending_id in known or not self._due(bundle.pending_id):
-                continue
-            if self.store.get(bundle.pending_id) is not None:
-                known.add(bundle.pending_id)
-            elif self._post_new(bundle):
-                known.add(bundle.pending_id)
-                report.posted.append(bundle.pending_id)
-        self._known = known
-        self._report_unroutable(active)
+        with self._posting:
+            # Bundles already known to have a card are not looked up again: one store read per
+            # listed bundle and cycle was most of the bot's CPU with many bundles waiting.
+            self._known &= active
+            report.posted = self._post_unknown(bundles)
+            self._report_unroutable(active)
         self._recover_unposted()
         # Only the cards of bundles that left the list are read whole (with many bundles
         # waiting, decoding every pending card each cycle was most of an idle cycle's CPU).
@@ -221,22 +222,29 @@ class SyncEngine:
         report = SyncReport()
         for hint in hinted:
             self._read_ahead(hint)
-        since = self._newest - timedelta(seconds=NEWEST_MARGIN_S) if self._newest else None
+        newest = self._newest
+        since = newest - timedelta(seconds=NEWEST_MARGIN_S) if newest else None
         bundles = self.kandev.list_pending(created_since=since)
         report.listed = len(bundles)
         self._saw(bundles)
+        report.shown = {b.pending_id for b in bundles}
+        with self._posting:
+            report.posted = self._post_unknown(bundles)
+            self._retry_hinted(hinted, report.shown)
+        return report
+
+    def _post_unknown(self, bundles: list[Bundle]) -> list[str]:
+        """Post the bundles not known to have a card yet (with ``_posting`` held)."""
+        posted = []
         for bundle in bundles:
-            self._missing_since.pop(bundle.pending_id, None)
             if bundle.pending_id in self._known or not self._due(bundle.pending_id):
                 continue
             if self.store.get(bundle.pending_id) is not None:
                 self._known.add(bundle.pending_id)
             elif self._post_new(bundle):
                 self._known.add(bundle.pending_id)
-                report.posted.append(bundle.pending_id)
-        report.shown = {b.pending_id for b in bundles}
-        self._retry_hinted(hinted, report.shown)
-        return report
+                posted.append(bundle.pending_id)
+        return posted
 
     def _read_ahead(self, hint: NewPending) -> None:
         """Start reading the hinted bundle's question total and task in the background."""
@@ -266,8 +274,9 @@ class SyncEngine:
 
     def _saw(self, bundles: list[Bundle]) -> None:
         newest = max((b.created_at for b in bundles), default=None)
-        if newest is not None and (self._newest is None or newest > self._newest):
-            self._newest = newest
+        with self._posting:
+            if newest is not None and (self._newest is None or newest > self._newest):
+                self._newest = newest
 
     def _look_again(self, hint: NewPending, after_s: float) -> None:
         """Read the newest bundles again in ``after_s`` (the whole list when hints are not

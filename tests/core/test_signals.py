@@ -7,18 +7,6 @@ import threading
 from bot.signals import Inbox, Signal
 
 
-def test_a_signal_raises_the_one_it_also_wakes() -> None:
-    loop = Signal("loop")
-    poll_now = Signal("poll now", also=loop)
-
-    poll_now.raise_()
-
-    assert loop.take() and poll_now.take()
-    assert not loop.is_raised() and not poll_now.is_raised()
-    loop.raise_()
-    assert not poll_now.is_raised()  # only the other way round
-
-
 def test_an_inbox_hands_over_every_item_once_in_order_and_wakes_its_worker() -> None:
     wakes = Signal("worker")
     inbox: Inbox[str] = Inbox("new bundles", wakes=wakes)

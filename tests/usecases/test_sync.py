@@ -379,7 +379,6 @@ OLD = datetime.now(UTC) - timedelta(hours=1)
 
 def _hinting_engine(fake_kandev, store, routing, tasks, publisher, health):
     """An engine wired like the app's: push hints hand new bundles over one by one."""
-    wakeup = Signal("sync")
     return SyncEngine(
         fake_kandev,
         store,
@@ -387,9 +386,8 @@ def _hinting_engine(fake_kandev, store, routing, tasks, publisher, health):
         tasks,
         publisher,
         health,
-        wakeup,
-        poll_now=Signal("poll now", also=wakeup),
-        new_bundles=Inbox("new bundles", wakes=wakeup),
+        Signal("sync"),
+        new_bundles=Inbox("new bundles", wakes=Signal("hinted")),
     )
 
 
@@ -464,19 +462,19 @@ def test_a_hinted_bundle_not_listed_yet_is_looked_for_again_a_few_times(
     hinted = [NewPending("pending-not-listed-yet", "task-x", "session-x")]
     for _ in range(sync_module.HINT_RETRIES):
         engine.discover_new(hinted)
-        assert engine.wakeup.wait(timeout=10.0)  # handed over again
-        engine.wakeup.take()
+        assert inbox.wakes.wait(timeout=10.0)  # handed over again
+        inbox.wakes.take()
         assert inbox.drain() == hinted
     engine.discover_new(hinted)
-    assert engine.wakeup.wait(timeout=0.5) is False  # the next full read is left to find it
+    assert inbox.wakes.wait(timeout=0.5) is False  # the next full read is left to find it
 
     bundle = fake_kandev.add(numbered_bundle(1, created_at=datetime.now(UTC)))
     engine.discover_new([NewPending(bundle.pending_id)])
-    assert engine.wakeup.wait(timeout=0.5) is False  # found: not looked for again
+    assert inbox.wakes.wait(timeout=0.5) is False  # found: not looked for again
     assert inbox.drain() == []
 
 
-def test_the_loop_reads_the_newest_bundles_on_a_new_bundle_hint_and_the_whole_list_otherwise(
+def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole_list(
     fake_kandev: FakeKandev,
     store: Store,
     routing: Routing,
@@ -488,7 +486,10 @@ def test_the_loop_reads_the_newest_bundles_on_a_new_bundle_hint_and_the_whole_li
     engine.poll_interval = 3600.0  # only the start-up read and hints make it read
     waiting = fake_kandev.add(numbered_bundle(1, created_at=OLD))
     stop = threading.Event()
-    loop = threading.Thread(target=engine.run, args=(stop,), daemon=True)
+    loops = [
+        threading.Thread(target=engine.run, args=(stop,), daemon=True),
+        threading.Thread(target=engine.run_hints, args=(stop,), daemon=True),
+    ]
 
     def reads(**match: object) -> list[dict]:
         return [
@@ -503,7 +504,8 @@ def test_the_loop_reads_the_newest_bundles_on_a_new_bundle_hint_and_the_whole_li
             assert datetime.now(UTC) < deadline, fake_kandev.calls
             stop.wait(0.01)
 
-    loop.start()
+    for loop in loops:
+        loop.start()
     try:
         until(lambda: store.get(waiting.pending_id) is not None)  # the start-up read
         assert reads(created_since=None) and len(reads()) == 1
@@ -515,15 +517,16 @@ def test_the_loop_reads_the_newest_bundles_on_a_new_bundle_hint_and_the_whole_li
         assert len(reads()) == 2 and len(reads(created_since=None)) == 1
 
         fake_kandev.end(waiting.pending_id)  # resolved elsewhere: a hint asks for a full read
-        assert engine.poll_now is not None
-        engine.poll_now.raise_()
+        engine.wakeup.raise_()
         until(lambda: store.get(waiting.pending_id).state is CardState.ENDED)  # type: ignore[union-attr]
         assert len(reads(created_since=None)) == 2
     finally:
         stop.set()
         engine.wakeup.raise_()
-        loop.join(5)
-    assert not loop.is_alive()
+        engine.new_bundles.wakes.raise_()
+        for loop in loops:
+            loop.join(5)
+    assert not any(loop.is_alive() for loop in loops)
 
 
 def _hint(bundle) -> NewPending:
