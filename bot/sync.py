@@ -183,17 +183,19 @@ class SyncEngine:
     def reconcile_once(self) -> SyncReport:
         report = SyncReport()
         started = self.clock()
-        bundles = self.kandev.list_pending()
-        report.listed = len(bundles)
-        self._saw(bundles)
-        active = report.shown = {b.pending_id for b in bundles}
-        for bundle in bundles:
-            self._missing_since.pop(bundle.pending_id, None)
+        # Bundles already known to have a card are neither decoded nor looked up again: with
+        # many bundles waiting, that was most of an idle cycle's CPU.
         with self._posting:
-            # Bundles already known to have a card are not looked up again: one store read per
-            # listed bundle and cycle was most of the bot's CPU with many bundles waiting.
+            known = frozenset(self._known)
+        listed = self.kandev.list_active(known=known)
+        report.listed = len(listed.ids)
+        self._saw_newest(listed.newest)
+        active = report.shown = set(listed.ids)
+        for pending_id in listed.ids:
+            self._missing_since.pop(pending_id, None)
+        with self._posting:
             self._known &= active
-            report.posted = self._post_unknown(bundles)
+            report.posted = self._post_unknown(listed.new)
             self._report_unroutable(active)
         self._recover_unposted()
         # Only the cards of bundles that left the list are read whole (with many bundles
@@ -273,7 +275,9 @@ class SyncEngine:
                 self._hint_retries.pop(pending_id, None)
 
     def _saw(self, bundles: list[Bundle]) -> None:
-        newest = max((b.created_at for b in bundles), default=None)
+        self._saw_newest(max((b.created_at for b in bundles), default=None))
+
+    def _saw_newest(self, newest: datetime | None) -> None:
         with self._posting:
             if newest is not None and (self._newest is None or newest > self._newest):
                 self._newest = newest
