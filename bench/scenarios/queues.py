@@ -11,9 +11,10 @@ Measured with that queue in place, on two bots in their production configuration
   client's notification (the floor), asked one at a time like the time-to-card scenario;
 - acks of ``/kandev-questions`` (whose list covers every waiting bundle) on the push bot.
 
-The waiting bundles are agentless (``bench/kandev.py``); every one needs a session of its own,
-which Kandev takes 0.1–0.4 s to create on 2 CPUs (more at once only queue up), so the set-up
-dominates this scenario's time. They stay until Kandev is stopped (deleting 1,000 tasks takes
+The waiting bundles are agentless (``bench/kandev.py``), but every one needs a session of its
+own, for which Kandev starts the harness' mock agent process: 0.1–0.4 s each on 2 CPUs (more
+at once only queue up) and ~10 MB each, so the set-up dominates this scenario's time, and
+1,000 need ~10 GB of memory. They stay until Kandev is stopped (deleting 1,000 tasks takes
 minutes): this scenario runs last. Their cards are already in Slack
 when the bots start, as if the bots had been running while the queue built up: each card is
 posted to the fake Slack (rendered by the bot's own code, with its metadata) and recorded in
