@@ -28,6 +28,7 @@ from bench.scenarios import (
     conversation,
     crowd,
     footprint,
+    queues,
     reminders,
     replicas,
     time_to_card,
@@ -44,6 +45,7 @@ SCENARIOS = (
     "backlog",
     "reminders",
     "replicas",
+    "queues",
 )
 RESULTS = Path(__file__).with_name("results.md")
 PORT_MARGIN = 20
@@ -81,6 +83,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="bundles waiting for the replicas (1000; ~100 s at 10 channels)",
     )
     p.add_argument("--replicas", type=int, default=3, help="bot replicas on PostgreSQL (3)")
+    p.add_argument(
+        "--waiting", type=int, default=1000, help="bundles waiting at once in queues (1000)"
+    )
+    p.add_argument("--queue-fresh", type=int, default=20, help="new bundles asked among them (20)")
+    p.add_argument("--queue-slash", type=int, default=20, help="slash commands among them (20)")
+    p.add_argument(
+        "--queue-window", type=float, default=15.0, help="CPU window s with them waiting (15)"
+    )
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
     p.add_argument(
         "--cards", type=int, default=100_000, help="cards in the store (100000; and a tenth)"
@@ -113,6 +123,7 @@ def port_cells(args: argparse.Namespace) -> int:
         args.reminded + args.fresh,
         args.footprint_pending + 1,
         args.backlog + args.replica_backlog,  # the backlog's tasks live until Kandev stops
+        args.waiting + args.queue_fresh,
     )
     live += PORT_MARGIN
     return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
@@ -180,6 +191,15 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.reminders = reminders.run(world, count=args.reminded, fresh=args.fresh)
     elif name == "replicas":
         results.replicas = replicas.run(world, count=args.replica_backlog, replicas=args.replicas)
+    elif name == "queues":
+        results.queues = queues.run(
+            world,
+            waiting=args.waiting,
+            fresh=args.queue_fresh,
+            slash=args.queue_slash,
+            spacing=args.spacing,
+            window=args.queue_window,
+        )
 
 
 def preamble(argv: list[str] | None, elapsed: float, load_before: str) -> str:

@@ -33,7 +33,7 @@ from bot.health import Health
 from bot.home import HomeService
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError, KandevUnavailable
-from bot.kandev.hints import KandevHints
+from bot.kandev.hints import KandevHints, NewPending
 from bot.leases import InFlight, LeaseKeeper
 from bot.listing import ListingService
 from bot.logs import install_redaction, set_replica
@@ -42,7 +42,7 @@ from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.recovery import Recovery
 from bot.reminders import FollowUpWorker
-from bot.signals import Signal
+from bot.signals import Inbox, Signal
 from bot.slack.app import build_bolt_app
 from bot.slack.http_server import THREADS as HTTP_THREADS
 from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accepting, stop_server
@@ -272,6 +272,10 @@ def build(settings: Settings, mode: Mode) -> Bot:
     slack = SlackGateway(web)
     public_url = settings.kandev_public_url
     card_changes, sync_wakeup = Signal("card changed"), Signal("look at Kandev")
+    # Push hints: a resolved bundle or a reconnect reads the whole list; a new bundle only the
+    # newest part of it, on a loop of its own (see bot/sync.py).
+    hinted = Signal("new bundles hinted")
+    new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=hinted)
     publisher = Publisher(store, slack, kandev_url=public_url, health=health, changes=card_changes)
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
@@ -290,6 +294,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         health,
         sync_wakeup,
         poll_interval=settings.kandev_poll_interval,
+        new_bundles=new_bundles,
         past=past,
     )
     recovery = Recovery(
@@ -337,7 +342,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     hints = KandevHints(
         settings.kandev_url,
         _secret(settings.kandev_token),
-        on_new_pending=sync_wakeup.raise_,
+        on_new_pending=new_bundles.put,
         on_resolved=sync_wakeup.raise_,
         on_connected=sync_wakeup.raise_,
     )
@@ -351,7 +356,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         hints=hints,
         workers=[],
         lanes=[answering, reading],
-        wakeups=[sync_wakeup, card_changes],
+        wakeups=[sync_wakeup, hinted, card_changes],
     )
     leases = LeaseKeeper(store, publisher.worker_id, in_flight)
     poll = settings.kandev_poll_interval
@@ -361,6 +366,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     bot.workers = [
         _worker("publisher", publisher.run, bot.stop),
         _worker("sync", sync.run, bot.stop),
+        _worker("sync-hints", sync.run_hints, bot.stop),
         _worker("recovery", recovery.run, bot.stop),
         _worker("home", home.run, bot.stop),
         _worker("followups", followups.run, bot.stop),

@@ -72,6 +72,11 @@ class FollowUps(BaseModel):
     escalate_to: str | None = None
     escalate_mention: tuple[str, ...] = ()
 
+    @property
+    def any(self) -> bool:
+        """Whether this route asks for reminders or an escalation at all."""
+        return self.remind_after is not None or self.escalation_due(float("inf"))
+
     def reminders_due(self, age_s: float) -> int:
         """How many reminders a card ``age_s`` old should have had by now."""
         if self.remind_after is None or age_s < self.remind_after:

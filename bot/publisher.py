@@ -202,6 +202,9 @@ class Publisher:
     def run(self, stop: threading.Event, idle_wait_s: float = 1.0) -> None:
         self._stop = stop  # a batch stops between two items once it is set (hand-over)
         while not stop.is_set():
+            # Cleared before looking, so a wake() while this pass looks (or after it found
+            # nothing) ends the wait below at once instead of being lost.
+            self._wake.clear()
             try:
                 self._check_failed()
                 worked = self.work_once()
@@ -211,7 +214,6 @@ class Publisher:
                 worked = False
             if not worked:
                 self._wake.wait(self._idle_wait(idle_wait_s))
-                self._wake.clear()
 
     def _idle_wait(self, idle_wait_s: float) -> float:
         """Sleep until the soonest deferred item is due (pacing ~1/s), at most ``idle_wait_s``:

@@ -40,6 +40,8 @@ class FollowUpWorker(PeriodicWorker):
 
     def work_once(self) -> int:
         """Claim every due step; returns how many were claimed."""
+        if not self.permissions.routing.any_followups:
+            return 0  # nothing to do: the waiting cards are not read every second for nothing
         waiting = self.store.waiting_posted()
         if not waiting:
             return 0

@@ -177,6 +177,11 @@ class Routing(BaseModel):
     rules: tuple[RouteRule, ...] = ()
     source: str = ""
 
+    @property
+    def any_followups(self) -> bool:
+        """Whether any route (or the defaults) asks for reminders or an escalation."""
+        return self.default_followups.any or any(rule.followups.any for rule in self.rules)
+
     def route_for(
         self,
         workspace_id: str,

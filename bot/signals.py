@@ -8,6 +8,9 @@ the sync loop waits on it), so no component holds another's method to call.
 from __future__ import annotations
 
 import threading
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 
 class Signal:
@@ -37,3 +40,29 @@ class Signal:
 
     def __repr__(self) -> str:
         return f"Signal({self.name!r}, raised={self.is_raised()})"
+
+
+class Inbox(Generic[T]):
+    """Items one part hands to one worker (e.g. the bundles push hints announce), in order and
+    each once; ``put`` also raises ``wakes``, the signal that worker waits on."""
+
+    def __init__(self, name: str, wakes: Signal) -> None:
+        self.name = name
+        self.wakes = wakes
+        self._lock = threading.Lock()
+        self._items: list[T] = []
+
+    def put(self, item: T) -> None:
+        with self._lock:
+            self._items.append(item)
+        self.wakes.raise_()
+
+    def drain(self) -> list[T]:
+        """Every item put since the last drain, oldest first."""
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+    def __repr__(self) -> str:
+        with self._lock:
+            return f"Inbox({self.name!r}, items={len(self._items)})"

@@ -3,11 +3,12 @@ gateway. They are fakes of external systems, never of our own services."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.kandev.client import ActiveList
 from bot.kandev.errors import KandevNotFoundError, KandevUnavailable
 from bot.kandev.models import (
     Answer,
@@ -158,6 +159,15 @@ class FakeKandev:
             if (workspace_id is None or self._workspace_of(b.task_id) == workspace_id)
             and (created_since is None or b.created_at >= created_since)
         ]
+
+    def list_active(self, known: Collection[str] = (), page_size: int = 100) -> ActiveList:
+        self._enter("list_active", known=set(known))
+        bundles = list(self.active.values())
+        return ActiveList(
+            ids=[b.pending_id for b in bundles],
+            newest=max((b.created_at for b in bundles), default=None),
+            new=[b for b in bundles if b.pending_id not in known],
+        )
 
     def answer(
         self,

@@ -12,8 +12,10 @@ from bench.cardlog import CardLog
 from bench.report import Results, render, table, targets
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.crowd import Crowd, CrowdRun
+from bench.scenarios.queues import Queues
 from bench.scenarios.reminders import Reminders
 from bench.scenarios.replicas import ReplicaRun, slack_floor_s
+from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, percentile, ratio
 from tests.fakeslack import FakeSlack
 from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, reserve_block
@@ -248,3 +250,53 @@ def test_targets_flag_replicas_that_hit_a_429_duplicate_or_ran_slow() -> None:
     assert targets(Results(replicas=_replica_run(all_s=None)))[0][-1] == "**no**"
     text = render(Results(replicas=_replica_run()), "pre")
     assert "### 10. Replicas" in text and "1.08×" in text
+
+
+def _ms(*values: float) -> Summary:
+    summary = Summary.of_seconds([v / 1000 for v in values])
+    assert summary is not None
+    return summary
+
+
+def test_time_to_card_targets_are_floor_plus_50_ms_and_interval_plus_100_ms() -> None:
+    ttc = TimeToCard(
+        count=3,
+        spacing_s=0.6,
+        floor=_ms(10, 20, 30),
+        push=_ms(40, 60, 90),  # p95 87 > 29 + 50: no
+        poll=_ms(2000, 4000, 5090),  # p95 ≈ 5 081 ≤ 5 100: yes
+        missing={"floor": 0, "push": 0, "poll": 0},
+    )
+    rows = {row[0]: row for row in targets(Results(ttc=ttc))}
+    push = rows["time to card p95 ≤ floor p95 + 50 ms (push)"]
+    poll = rows["time to card p95 ≤ poll interval + 100 ms (polling only)"]
+    assert push[-1] == "**no**" and poll[-1] == "yes"
+
+
+def test_the_big_queue_table_and_its_targets() -> None:
+    queues = Queues(
+        waiting=1000,
+        fresh=3,
+        spacing_s=0.6,
+        window_s=15.0,
+        poll_interval_s=5.0,
+        listed=1000,
+        list_floor=_ms(100, 120, 140),
+        cpu_ms_per_cycle_push=40.0,
+        cpu_ms_per_cycle_poll=45.0,
+        floor=_ms(10, 20, 30),
+        push=_ms(30, 40, 50),
+        poll=_ms(1000, 3000, 5050),
+        missing={"floor": 0, "push": 0, "poll": 0},
+        ack_slash=_ms(20, 30, 60),
+    )
+    text = render(Results(queues=queues), "## run")
+    assert "### 11. Big queues: 1,000 bundles waiting at once" in text
+    assert "| 40 / 45" in text
+    rows = {row[0]: row[-1] for row in targets(Results(queues=queues))}
+    assert rows["time to card p95 ≤ floor p95 + 50 ms (push) with 1,000 waiting"] == "yes"
+    assert rows["ack p99 ≤ 50 ms: slash command with 1,000 waiting"] == "**no**"
+    assert rows["1,000 waiting: nothing posted twice"] == "yes"
+    queues.duplicates = 1
+    rows = {row[0]: row[-1] for row in targets(Results(queues=queues))}
+    assert rows["1,000 waiting: nothing posted twice"] == "**no**"

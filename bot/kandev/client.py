@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
@@ -46,6 +48,27 @@ class _PendingPage(BaseModel):
 
     bundles: list[Bundle] = Field(default_factory=list)
     next_cursor: str = ""
+
+
+class _RawPendingPage(BaseModel):
+    """A page whose bundles are decoded later, one by one (see ``list_active``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    bundles: list[dict[str, Any]] = Field(default_factory=list)
+    next_cursor: str = ""
+
+
+@dataclass(frozen=True)
+class ActiveList:
+    """Kandev's whole active list, oldest first, decoded only where it is needed."""
+
+    #: Every listed bundle's pending id.
+    ids: list[str]
+    #: Kandev's creation time of the newest listed bundle (None: nothing listed).
+    newest: datetime | None
+    #: The listed bundles not among the ``known`` ones, decoded.
+    new: list[Bundle]
 
 
 class _MessagePage(BaseModel):
@@ -123,17 +146,50 @@ class KandevClient:
             arguments["workspace_id"] = workspace_id
         if created_since is not None:
             arguments["created_since"] = rfc3339(created_since)
-        bundles: list[Bundle] = []
+        return [
+            bundle
+            for data in self._pages(arguments)
+            for bundle in _validate(_PendingPage, data).bundles
+        ]
+
+    def list_active(
+        self, known: Collection[str] = (), page_size: int = MAX_PAGE_SIZE
+    ) -> ActiveList:
+        """The whole active list, like :meth:`list_pending`, decoding in full only the
+        bundles whose pending id is not in ``known`` (a poll with many bundles waiting decodes
+        just the new ones). Any bundle without a pending id or a creation time is refused."""
+        arguments: dict[str, Any] = {"limit": max(1, min(page_size, MAX_PAGE_SIZE))}
+        ids: list[str] = []
+        new: list[Bundle] = []
+        newest: datetime | None = None
+        for data in self._pages(arguments):
+            for raw in _validate(_RawPendingPage, data).bundles:
+                pending_id, created_at = raw.get("pending_id"), raw.get("created_at")
+                if not isinstance(pending_id, str) or not pending_id:
+                    raise KandevProtocolError(f"{LIST_PENDING_TOOL}: a bundle without pending_id")
+                if pending_id in known:
+                    created = _created_at(created_at)
+                else:
+                    bundle = _validate(Bundle, raw)
+                    new.append(bundle)
+                    created = bundle.created_at
+                ids.append(pending_id)
+                newest = created if newest is None or created > newest else newest
+        return ActiveList(ids=ids, newest=newest, new=new)
+
+    def _pages(self, arguments: dict[str, Any]) -> Iterator[Any]:
+        """The list tool's pages (JSON), following ``next_cursor`` (``arguments`` is used up)."""
         seen_cursors: set[str] = set()
         while True:
-            page = _validate(_PendingPage, self._mcp.call_tool_json(LIST_PENDING_TOOL, arguments))
-            bundles.extend(page.bundles)
-            if not page.next_cursor:
-                return bundles
-            if page.next_cursor in seen_cursors:
-                raise KandevProtocolError(f"{LIST_PENDING_TOOL} repeated cursor {page.next_cursor}")
-            seen_cursors.add(page.next_cursor)
-            arguments["cursor"] = page.next_cursor
+            data = self._mcp.call_tool_json(LIST_PENDING_TOOL, arguments)
+            yield data
+            cursor = data.get("next_cursor") if isinstance(data, dict) else None
+            if not isinstance(cursor, str) or not cursor:
+                return
+            if cursor in seen_cursors:
+                raise KandevProtocolError(f"{LIST_PENDING_TOOL} repeated cursor {cursor}")
+            seen_cursors.add(cursor)
+            arguments["cursor"] = cursor
 
     # ---- answering -----------------------------------------------------------------
 
@@ -342,6 +398,17 @@ def rfc3339(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _created_at(value: Any) -> datetime:
+    """A bundle's ``created_at`` (RFC 3339; UTC when it names no offset)."""
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise KandevProtocolError(f"{LIST_PENDING_TOOL}: a bundle's created_at is {value!r}")
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _json_200(response: httpx.Response) -> Any:

@@ -2,7 +2,8 @@
 
 Hints only make discovery faster; the paged list tool stays the source of truth. So:
 
-- ``session.clarification_requested`` (after ``user.subscribe``) → ``on_new_pending(pending_id)``;
+- ``session.clarification_requested`` (after ``user.subscribe``) → ``on_new_pending(hint)``, a
+  :class:`NewPending` (the bundle's pending id, and its task and session when Kandev says);
 - ``session.pending_action_changed`` with ``pending_action: null`` → ``on_resolved()``
   (some bundle was resolved or ended; poll to learn which);
 - ``on_connected()`` after every (re)connect, once the subscription is in place: notifications
@@ -38,6 +39,8 @@ MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 @dataclass(frozen=True)
 class NewPending:
     pending_id: str
+    task_id: str = ""
+    session_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,14 @@ def parse_hint(message: Any) -> Hint | None:
     payload = payload if isinstance(payload, dict) else {}
     if action == CLARIFICATION_REQUESTED:
         pending_id = payload.get("occurrence_id") or message.get("id")
-        return NewPending(pending_id) if isinstance(pending_id, str) and pending_id else None
+        if not isinstance(pending_id, str) or not pending_id:
+            return None
+        task_id, session_id = payload.get("task_id"), payload.get("session_id")
+        return NewPending(
+            pending_id,
+            task_id if isinstance(task_id, str) else "",
+            session_id if isinstance(session_id, str) else "",
+        )
     if (
         action == PENDING_ACTION_CHANGED
         and "pending_action" in payload
@@ -81,7 +91,7 @@ class KandevHints:
         self,
         base_url: str,
         token: str | None,
-        on_new_pending: Callable[[str], None],
+        on_new_pending: Callable[[NewPending], None],
         on_resolved: Callable[[], None],
         on_connected: Callable[[], None],
         *,
@@ -204,7 +214,7 @@ class KandevHints:
     def _dispatch(self, message: Any) -> None:
         hint = parse_hint(message)
         if isinstance(hint, NewPending):
-            self._call(self._on_new_pending, hint.pending_id)
+            self._call(self._on_new_pending, hint)
         elif isinstance(hint, Resolved):
             self._call(self._on_resolved)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -141,6 +142,17 @@ class CardsMixin(StoreBase):
                 .order_by(cards.c.created_at, cards.c.pending_id)
             ).all()
         return [_card(row) for row in rows]
+
+    def pending_ids(self) -> list[tuple[str, datetime]]:
+        """``(pending_id, created_at)`` of the cards in state pending, oldest first: what
+        :meth:`pending` reads, without reading (and decoding) each card."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards.c.pending_id, cards.c.created_at)
+                .where(cards.c.state == CardState.PENDING.value)
+                .order_by(cards.c.created_at, cards.c.pending_id)
+            ).all()
+        return [(row.pending_id, row.created_at) for row in rows]
 
     def recent_resolved(self, limit: int = 20) -> list[Card]:
         """Cards in a terminal state, most recently resolved first."""

@@ -131,3 +131,17 @@ def test_a_direct_message_conversation_or_a_name_is_not_an_escalation_target() -
         text = f'[defaults]\nchannel = "C0A"\nescalate_after = "1h"\nescalate_to = "{bad}"\n'
         (problem,) = errors(text)
         assert problem.startswith("routes.toml, line 4: escalate_to:") and says in problem
+
+
+def test_routing_says_whether_any_route_asks_for_follow_ups() -> None:
+    assert parse_routing(GOOD, "routes.toml").any_followups
+    quiet = parse_routing('[defaults]\nchannel = "C0DEFAULT"\n\n[[route]]\nworkspace = "Q"\n', "r")
+    assert not quiet.any_followups
+    escalating = parse_routing(
+        '[defaults]\nchannel = "C0D"\n\n[[route]]\nworkspace = "P"\n'
+        'escalate_after = "1h"\nescalate_to = "C0LEADS"\n',
+        "r",
+    )
+    assert escalating.any_followups
+    assert not FollowUps().any
+    assert FollowUps(remind_after=60).any

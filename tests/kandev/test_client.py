@@ -1,6 +1,6 @@
 """KandevClient against a scripted Kandev (respx): paging, answering, final state, caching."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -75,6 +75,46 @@ def test_list_pending_clamps_the_page_size_and_rejects_a_cursor_loop():
     with pytest.raises(KandevProtocolError, match="repeated cursor"):
         client().list_pending(page_size=1000)
     assert fake.calls[0][1]["limit"] == 200
+
+
+@respx.mock
+def test_list_active_decodes_only_the_bundles_not_known_yet():
+    pages = {"": ([1, 2], "c1"), "c1": ([3], "")}
+
+    def list_tool(args):
+        numbers, next_cursor = pages[args.get("cursor", "")]
+        found = [bundle(n) for n in numbers]
+        if 3 in numbers:
+            found[-1]["created_at"] = "2026-11-30T08:00:00Z"
+        if 1 in numbers:
+            found[0]["questions"] = "not decoded: already known"
+        return {"bundles": found, "count": len(found), "next_cursor": next_cursor}
+
+    fake = FakeMcp({"list_pending_questions_kandev": list_tool})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    active = client().list_active(known={"p1", "p2"}, page_size=2)
+    assert active.ids == ["p1", "p2", "p3"]
+    assert active.newest == datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+    assert [b.pending_id for b in active.new] == ["p3"]
+    assert active.new[0].questions[0].question_id == "db"
+
+    with pytest.raises(KandevProtocolError):  # the same bundle, not known: decoded and refused
+        client().list_active(known={"p2"}, page_size=2)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [{"pending_id": ""}, {"pending_id": 7}, {"created_at": "yesterday"}, {"created_at": None}],
+)
+@respx.mock
+def test_list_active_refuses_a_known_bundle_without_an_id_or_a_creation_time(broken):
+    def list_tool(args):
+        return {"bundles": [{**bundle(1), **broken}], "next_cursor": ""}
+
+    fake = FakeMcp({"list_pending_questions_kandev": list_tool})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    with pytest.raises(KandevProtocolError):
+        client().list_active(known={"p1"})
 
 
 RESPONSE = {

@@ -21,8 +21,10 @@ def test_parse_hint():
         {"occurrence_id": "p1", "task_id": "t", "session_id": "s"},
         id="p1",
     )
-    assert parse_hint(requested) == NewPending("p1")
+    assert parse_hint(requested) == NewPending("p1", task_id="t", session_id="s")
     assert parse_hint({**requested, "payload": {}}) == NewPending("p1")
+    odd = {**requested, "payload": {"occurrence_id": "p1", "task_id": 7, "session_id": None}}
+    assert parse_hint(odd) == NewPending("p1")
     resolved = note("session.pending_action_changed", {"pending_action": None, "session_id": "s"})
     assert parse_hint(resolved) == Resolved("s")
     raised = note("session.pending_action_changed", {"pending_action": "clarification"})
@@ -92,7 +94,7 @@ def test_listener_dispatches_hints_and_reconnects_after_a_drop():
     hints = KandevHints(
         f"http://127.0.0.1:{server.port}",
         "kandev_pat_secret",
-        on_new_pending=lambda pid: events.append(("new", pid)),
+        on_new_pending=lambda hint: events.append(("new", hint.pending_id)),
         on_resolved=lambda: events.append(("resolved",)),
         on_connected=lambda: events.append(("connected",)),
         backoff_initial=0.05,
@@ -123,8 +125,8 @@ def test_a_failing_callback_does_not_stop_the_listener():
     server = FakeWs([script])
     seen: list[str] = []
 
-    def on_new(pid):
-        seen.append(pid)
+    def on_new(hint):
+        seen.append(hint.pending_id)
         raise RuntimeError("boom")
 
     hints = KandevHints(f"http://127.0.0.1:{server.port}", None, on_new, lambda: None, lambda: None)

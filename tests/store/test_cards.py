@@ -139,6 +139,7 @@ def test_pending_resolved_and_counts(store: Store, clock: FakeClock) -> None:
     clock.advance(1)
     store.transition("a", make_outcome(CardState.REJECTED, reason="no"))
     assert [c.pending_id for c in store.pending()] == ["b", "d"]
+    assert store.pending_ids() == [(c.pending_id, c.created_at) for c in store.pending()]
     assert [c.pending_id for c in store.recent_resolved(10)] == ["a", "c"]
     assert [c.pending_id for c in store.recent_resolved(1)] == ["a"]
     assert store.count() == 4

@@ -3,6 +3,7 @@ real publisher; bundles resolved in Kandev get their card edited."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,10 +12,11 @@ from bot import sync as sync_module
 from bot.domain import CardState
 from bot.health import Health
 from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
+from bot.kandev.hints import NewPending
 from bot.kandev.models import Answer
 from bot.publisher import Publisher
 from bot.routing import RouteRule, Routing
-from bot.signals import Signal
+from bot.signals import Inbox, Signal
 from bot.store import Store
 from bot.store.records import SubmissionContent
 from bot.sync import SyncEngine
@@ -368,3 +370,211 @@ def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
 
     assert sync.reconcile_once().resolved == []
     assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+
+
+# ---- push hints: reading only the newest bundles --------------------------------------------
+
+OLD = datetime.now(UTC) - timedelta(hours=1)
+
+
+def _hinting_engine(fake_kandev, store, routing, tasks, publisher, health):
+    """An engine wired like the app's: push hints hand new bundles over one by one."""
+    return SyncEngine(
+        fake_kandev,
+        store,
+        routing,
+        tasks,
+        publisher,
+        health,
+        Signal("sync"),
+        new_bundles=Inbox("new bundles", wakes=Signal("hinted")),
+    )
+
+
+def test_a_hinted_bundle_is_posted_from_a_read_of_the_newest_bundles_only(
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway, store: Store
+) -> None:
+    queue = [
+        fake_kandev.add(numbered_bundle(n, created_at=OLD + timedelta(minutes=n)))
+        for n in range(1, 4)
+    ]
+    assert sync.reconcile_once().posted == [b.pending_id for b in queue]
+    new = fake_kandev.add(numbered_bundle(4, created_at=OLD + timedelta(minutes=30)))
+    fake_kandev.calls.clear()
+
+    report = sync.discover_new([NewPending(new.pending_id)])
+
+    assert report.posted == [new.pending_id]
+    [read] = fake_kandev.called("list_pending")
+    newest = queue[-1].created_at
+    assert read["created_since"] == newest - timedelta(seconds=sync_module.NEWEST_MARGIN_S)
+    assert report.shown == {queue[-1].pending_id, new.pending_id}  # not the rest of the queue
+    assert fake_kandev.called("final_state") == []  # nor checked for resolutions
+    assert publisher.work_once() and gateway.card_of(new.pending_id) is not None
+    card = store.get(new.pending_id)
+    assert card is not None and card.ts is not None
+
+
+def test_each_bundle_is_posted_once_whichever_read_sees_it_first(
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway
+) -> None:
+    first = fake_kandev.add(numbered_bundle(1))
+    assert sync.discover_new([NewPending(first.pending_id)]).posted == [first.pending_id]
+    assert sync.reconcile_once().posted == []
+    assert sync.discover_new([NewPending(first.pending_id)]).posted == []
+
+    second = fake_kandev.add(numbered_bundle(2))
+    assert sync.reconcile_once().posted == [second.pending_id]
+    assert sync.discover_new([NewPending(second.pending_id)]).posted == []
+
+    while publisher.work_once():
+        pass
+    posts = [call["pending_id"] for call in gateway.called("chat.postMessage")]
+    assert sorted(posts) == [first.pending_id, second.pending_id]
+
+
+def test_a_bundle_older_than_the_newest_seen_is_found_by_the_next_full_read(
+    sync: SyncEngine, fake_kandev: FakeKandev
+) -> None:
+    fake_kandev.add(numbered_bundle(1, created_at=OLD + timedelta(minutes=30)))
+    sync.reconcile_once()
+    # Listed late with an earlier creation time (e.g. a clock set back): not in the newest part.
+    late = fake_kandev.add(numbered_bundle(2, created_at=OLD))
+
+    assert sync.discover_new([NewPending(late.pending_id)]).posted == []
+    assert sync.reconcile_once().posted == [late.pending_id]
+
+
+def test_a_hinted_bundle_not_listed_yet_is_looked_for_again_a_few_times(
+    fake_kandev: FakeKandev,
+    store: Store,
+    routing: Routing,
+    tasks,
+    publisher: Publisher,
+    health: Health,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sync_module, "HINT_RETRY_S", 0.0)
+    engine = _hinting_engine(fake_kandev, store, routing, tasks, publisher, health)
+    inbox = engine.new_bundles
+    assert inbox is not None
+
+    hinted = [NewPending("pending-not-listed-yet", "task-x", "session-x")]
+    for _ in range(sync_module.HINT_RETRIES):
+        engine.discover_new(hinted)
+        assert inbox.wakes.wait(timeout=10.0)  # handed over again
+        inbox.wakes.take()
+        assert inbox.drain() == hinted
+    engine.discover_new(hinted)
+    assert inbox.wakes.wait(timeout=0.5) is False  # the next full read is left to find it
+
+    bundle = fake_kandev.add(numbered_bundle(1, created_at=datetime.now(UTC)))
+    engine.discover_new([NewPending(bundle.pending_id)])
+    assert inbox.wakes.wait(timeout=0.5) is False  # found: not looked for again
+    assert inbox.drain() == []
+
+
+def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole_list(
+    fake_kandev: FakeKandev,
+    store: Store,
+    routing: Routing,
+    tasks,
+    publisher: Publisher,
+    health: Health,
+) -> None:
+    engine = _hinting_engine(fake_kandev, store, routing, tasks, publisher, health)
+    engine.poll_interval = 3600.0  # only the start-up read and hints make it read
+    waiting = fake_kandev.add(numbered_bundle(1, created_at=OLD))
+    stop = threading.Event()
+    loops = [
+        threading.Thread(target=engine.run, args=(stop,), daemon=True),
+        threading.Thread(target=engine.run_hints, args=(stop,), daemon=True),
+    ]
+
+    def full_reads() -> int:
+        return len(fake_kandev.called("list_active"))
+
+    def newest_reads() -> int:
+        return len(fake_kandev.called("list_pending"))
+
+    def until(predicate) -> None:
+        deadline = datetime.now(UTC) + timedelta(seconds=10)
+        while not predicate():
+            assert datetime.now(UTC) < deadline, fake_kandev.calls
+            stop.wait(0.01)
+
+    for loop in loops:
+        loop.start()
+    try:
+        until(lambda: store.get(waiting.pending_id) is not None)  # the start-up read
+        assert (full_reads(), newest_reads()) == (1, 0)
+
+        new = fake_kandev.add(numbered_bundle(2, created_at=OLD + timedelta(seconds=30)))
+        assert engine.new_bundles is not None
+        engine.new_bundles.put(NewPending(new.pending_id, new.task_id, new.session_id))
+        until(lambda: store.get(new.pending_id) is not None)
+        assert (full_reads(), newest_reads()) == (1, 1)
+
+        fake_kandev.end(waiting.pending_id)  # resolved elsewhere: a hint asks for a full read
+        engine.wakeup.raise_()
+        until(lambda: store.get(waiting.pending_id).state is CardState.ENDED)  # type: ignore[union-attr]
+        assert full_reads() == 2
+    finally:
+        stop.set()
+        engine.wakeup.raise_()
+        engine.new_bundles.wakes.raise_()
+        for loop in loops:
+            loop.join(5)
+    assert not any(loop.is_alive() for loop in loops)
+
+
+def _hint(bundle) -> NewPending:
+    return NewPending(bundle.pending_id, bundle.task_id, bundle.session_id)
+
+
+def test_a_hinted_bundle_s_question_total_is_read_while_the_list_is(
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway
+) -> None:
+    young = fake_kandev.add(make_bundle(DB_QUESTION, CACHE_QUESTION, created_at=datetime.now(UTC)))
+
+    assert sync.discover_new([_hint(young)]).posted == [young.pending_id]
+
+    assert len(fake_kandev.called("question_total")) == 1  # read ahead, not read again
+    assert publisher.work_once() and gateway.card_of(young.pending_id) is not None
+
+
+def test_a_question_total_read_ahead_before_any_question_was_written_is_read_again(
+    sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+) -> None:
+    # Read ahead, the bundle shows no question yet; when the list shows it, one of two.
+    hint = NewPending("pending-001", "task-001", "session-001")
+    fake_kandev.totals["pending-001"] = 0
+    partial = numbered_bundle(1, DB_QUESTION, created_at=datetime.now(UTC))
+    original = fake_kandev.list_pending
+
+    def listed_meanwhile(*args, **kwargs):
+        if "pending-001" not in fake_kandev.active:
+            fake_kandev.add(partial)
+            fake_kandev.totals["pending-001"] = 2
+        return original(*args, **kwargs)
+
+    fake_kandev.list_pending = listed_meanwhile  # type: ignore[method-assign]
+    sync._read_ahead(hint)  # the total is read before the bundle is listed
+    assert sync.discover_new([hint]).posted == []
+    assert store.get("pending-001") is None  # never posted with only some of its questions
+    assert len(fake_kandev.called("question_total")) >= 2
+
+
+def test_a_task_lookup_that_fails_while_read_ahead_still_fails_closed(
+    sync: SyncEngine, fake_kandev: FakeKandev, store: Store, health: Health
+) -> None:
+    bundle = fake_kandev.add(make_bundle(created_at=datetime.now(UTC)))
+    fake_kandev.fail("task", KandevUnavailable("Kandev is down"))
+
+    assert sync.discover_new([_hint(bundle)]).posted == []
+
+    assert store.get(bundle.pending_id) is None  # not posted anywhere, the default channel least
+    assert sync.unroutable[bundle.pending_id].reason.startswith("task lookup failed")
+    fake_kandev.recover()
+    sync.unroutable[bundle.pending_id].next_try = 0.0
+    assert sync.discover_new([_hint(bundle)]).posted == [bundle.pending_id]

@@ -1,0 +1,261 @@
+"""8. Big queues: ``waiting`` bundles (1,000 by default) wait in Kandev at once.
+
+Measured with that queue in place, on two bots in their production configuration (poll every
+5 s), one with push hints and one polling only (``KANDEV_HINTS=off``):
+
+- Kandev's own paged list of every waiting bundle from a bare MCP client (the floor of a poll
+  cycle: the bot must read that list every cycle, 200 bundles a page);
+- the CPU time of each bot process per poll cycle while idle (CPU over a window ÷ the cycles
+  in it; the other workers' wake-ups are included, as in the footprint scenario);
+- time to card of ``fresh`` new bundles among the waiting ones, beside a bare WebSocket
+  client's notification (the floor), asked one at a time like the time-to-card scenario;
+- acks of ``/kandev-questions`` (whose list covers every waiting bundle) on the push bot.
+
+The waiting bundles are agentless (``bench/kandev.py``), but every one needs a session of its
+own, for which Kandev starts the harness' mock agent process: 0.1–0.4 s each on 2 CPUs (more
+at once only queue up) and ~10 MB each, so the set-up dominates this scenario's time, and
+1,000 need ~10 GB of memory. They stay until Kandev is stopped (deleting 1,000 tasks takes
+minutes): this scenario runs last. Their cards are already in Slack
+when the bots start, as if the bots had been running while the queue built up: each card is
+posted to the fake Slack (rendered by the bot's own code, with its metadata) and recorded in
+each bot's store beforehand. Posting 1,000 cards through the bot would otherwise measure
+Slack's pace (1 post/s per channel: ~100 s over 10 channels), which the backlog scenario
+covers.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.cardlog import CardLog
+from bench.floor import FloorClient
+from bench.kandev import Asked, DirectBundles, Slot
+from bench.procstat import cpu_seconds
+from bench.stats import Summary
+from bench.transport import KeepAliveTransport
+from bench.world import World, wait_synced
+from bot.domain import TaskInfo
+from bot.kandev.models import Bundle
+from bot.publisher import card_message
+from bot.slack_api.gateway import SlackGateway, make_web_client
+from bot.store import Store
+from tests.fakeslack import FakeSlack, SlackDriver
+from tests.harness import BotProcess
+
+SLASH_COMMAND = "/kandev-questions"
+SETTLE_S = 2.0  # after the bots' first cycles, before anything is measured
+LIST_RUNS = 5
+PAUSE_S = 0.1
+WORKERS = 2  # sessions created at once (Kandev serialises them; more only adds contention)
+
+
+@dataclass
+class Queues:
+    waiting: int
+    fresh: int
+    spacing_s: float
+    window_s: float
+    poll_interval_s: float
+    prepare_s: float = 0.0
+    listed: int = 0
+    list_floor: Summary | None = None
+    cpu_ms_per_cycle_push: float | None = None
+    cpu_ms_per_cycle_poll: float | None = None
+    floor: Summary | None = None
+    push: Summary | None = None
+    poll: Summary | None = None
+    missing: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0
+    ack_slash: Summary | None = None
+    slash_note: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def run(
+    world: World, *, waiting: int, fresh: int, slash: int, spacing: float, window: float
+) -> Queues:
+    direct = DirectBundles(world.kandev, workers=WORKERS)
+    result = Queues(waiting, fresh, spacing, window, poll_interval_s=5.0)
+    started = time.monotonic()
+    slots = direct.prepare(world.workspace_ids, waiting + fresh)
+    queued, newcomers = slots[:waiting], slots[waiting:]
+    asked = direct.ask_all(queued)
+    result.prepare_s = time.monotonic() - started
+    bundles = _listed(world, queued, {a.pending_id for a in asked}, result)
+    fake_push, fake_poll = world.fake_slack(), world.fake_slack()
+    push = world.bot(fake_push, "queues-push", db=_filled(world, fake_push, "push", bundles))
+    poll = world.bot(
+        fake_poll,
+        "queues-poll",
+        db=_filled(world, fake_poll, "poll", bundles),
+        KANDEV_HINTS="off",
+    )
+    result.poll_interval_s = float(poll.env["KANDEV_POLL_INTERVAL"])
+    _measure(world, direct, newcomers, push, poll, fake_push, fake_poll, slash, result)
+    return result
+
+
+def _listed(
+    world: World, queued: Sequence[Slot], ids: set[str], result: Queues
+) -> list[tuple[Bundle, TaskInfo]]:
+    """The waiting bundles as Kandev lists them, with their tasks (timing the bare client's
+    paged list)."""
+    took: list[float] = []
+    listed: list[dict] = []
+    for _ in range(LIST_RUNS):
+        began = time.perf_counter()
+        listed = world.kandev.list_pending()
+        took.append(time.perf_counter() - began)
+    result.list_floor = Summary.of_seconds(took)
+    routes = {r.workspace_id: r for r in world.routes}
+    # DirectBundles.prepare titles the n-th task "Bench bundle n+1".
+    tasks = {
+        slot.task_id: TaskInfo(
+            task_id=slot.task_id,
+            title=f"Bench bundle {n + 1}",
+            workspace_id=slot.workspace_id,
+            workspace_name=routes[slot.workspace_id].workspace_name,
+        )
+        for n, slot in enumerate(queued)
+    }
+    bundles = [Bundle.model_validate(b) for b in listed if b["pending_id"] in ids]
+    result.listed = len(bundles)
+    return [(b, tasks[b.task_id]) for b in bundles]
+
+
+def _filled(
+    world: World, fake: FakeSlack, name: str, bundles: Sequence[tuple[Bundle, TaskInfo]]
+) -> Path:
+    """A bot store in which every waiting bundle's card is claimed and posted (the card is in
+    ``fake``, as the bot renders it)."""
+    database = world.work_dir / f"queues-{name}.db"
+    channels = {r.workspace_id: r.channel for r in world.routes}
+    gateway = SlackGateway(make_web_client(fake.workspace.bot_token, fake.api_url))
+    with Store(f"sqlite:///{database}") as store:
+
+        def post(item: tuple[Bundle, TaskInfo]) -> None:
+            bundle, task = item
+            channel = channels[task.workspace_id]
+            store.claim(
+                bundle.pending_id,
+                task_id=bundle.task_id,
+                session_id=bundle.session_id,
+                workspace_id=task.workspace_id,
+                channel=channel,
+                bundle=bundle,
+                task=task,
+            )
+            card = store.get(bundle.pending_id)
+            assert card is not None
+            ts = gateway.post_card(
+                channel, card_message(card, "https://kandev.example.test"), bundle.pending_id
+            )
+            store.mark_posted(bundle.pending_id, channel, ts)
+
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(post, bundles))
+    return database
+
+
+def _measure(
+    world: World,
+    direct: DirectBundles,
+    newcomers: Sequence[Slot],
+    push: BotProcess,
+    poll: BotProcess,
+    fake_push: FakeSlack,
+    fake_poll: FakeSlack,
+    slash: int,
+    result: Queues,
+) -> None:
+    floor = FloorClient(world.kandev.base_url, world.kandev.token).start()
+    transport = KeepAliveTransport(push.events_url, fake_push.workspace.signing_secret)
+    pushed, polled = CardLog(fake_push), CardLog(fake_poll)
+    try:
+        push.start()
+        poll.start()
+        wait_synced(push, timeout=60.0)
+        wait_synced(poll, timeout=60.0)
+        time.sleep(SETTLE_S)
+        result.cpu_ms_per_cycle_push, result.cpu_ms_per_cycle_poll = _cpu_per_cycle(
+            (push, poll), result.window_s, result.poll_interval_s
+        )
+        asked = _ask_spaced(direct, newcomers, result.spacing_s)
+        ids = [a.pending_id for a in asked]
+        pushed.wait_posted(ids, timeout=30.0)
+        polled.wait_posted(ids, timeout=result.poll_interval_s + 30.0)
+        time.sleep(0.5)  # late floor notifications, if any
+        _slash(SlackDriver(fake_push, transport), world.routes[0].channel, slash, result)
+        fake_push.settle(quiet=1.0, timeout=60.0)  # lists still being sent after their acks
+        pushed.pump()
+        polled.pump()
+    finally:
+        transport.close()
+        push.stop()
+        poll.stop()
+        floor.stop()
+
+    def delays(arrival) -> list[float]:
+        return [at - a.sent_at for a in asked if (at := arrival(a.pending_id)) is not None]
+
+    def posted_at(log: CardLog):
+        return lambda pending_id: log.posts[pending_id].at if pending_id in log.posts else None
+
+    floor_s, push_s, poll_s = (
+        delays(floor.arrival),
+        delays(posted_at(pushed)),
+        delays(posted_at(polled)),
+    )
+    result.floor = Summary.of_seconds(floor_s)
+    result.push = Summary.of_seconds(push_s)
+    result.poll = Summary.of_seconds(poll_s)
+    count = len(asked)
+    result.missing = {
+        "floor": count - len(floor_s),
+        "push": count - len(push_s),
+        "poll": count - len(poll_s),
+    }
+    # Every post the bots made: only the new bundles' cards, each once (the waiting ones were
+    # already posted).
+    result.duplicates = pushed.duplicates() + polled.duplicates()
+    extra = (set(pushed.post_counts) | set(polled.post_counts)) - set(ids)
+    if extra:
+        result.problems.append(f"{len(extra)} waiting bundles were posted again")
+
+
+def _cpu_per_cycle(bots: Sequence[BotProcess], window: float, interval: float) -> tuple[float, ...]:
+    pids = [bot.proc.pid for bot in bots if bot.proc is not None]
+    before, t0 = [cpu_seconds(pid) for pid in pids], time.monotonic()
+    time.sleep(window)
+    after, t1 = [cpu_seconds(pid) for pid in pids], time.monotonic()
+    cycles = (t1 - t0) / interval
+    return tuple((b - a) * 1000.0 / cycles for a, b in zip(before, after, strict=True))
+
+
+def _ask_spaced(direct: DirectBundles, slots: Sequence[Slot], spacing: float) -> list[Asked]:
+    rng = random.Random(8)
+    asked = []
+    for slot in slots:
+        asked.append(direct.ask(slot))
+        time.sleep(spacing * rng.uniform(0.75, 1.25))
+    return asked
+
+
+def _slash(driver: SlackDriver, channel: str, runs: int, result: Queues) -> None:
+    if runs <= 0:
+        result.slash_note = "not run"
+        return
+    probe = driver.slash(SLASH_COMMAND, "", channel=channel)
+    if probe.status != 200:
+        result.slash_note = f"HTTP {probe.status}"
+        return
+    took = []
+    for _ in range(runs):
+        took.append(driver.slash(SLASH_COMMAND, "", channel=channel).elapsed)
+        time.sleep(PAUSE_S)
+    result.ack_slash = Summary.of_seconds(took)
