@@ -7,6 +7,7 @@ card's is refused; every attempt, allowed or not, is in the bot's audit log."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -151,12 +152,18 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
     )
     assert still_pending(seed.server, first), "nothing from Bob (or the forged click) got through"
 
-    # Every attempt is in the audit log: who, which bundle, what, and how it ended.
-    entries = [
-        (e.pending_id, e.user, e.action, e.result)
-        for e in audit_of(db)
-        if e.user != "bot" and e.action in ("answer", "reject")
-    ]
+    # Every attempt is in the audit log: who, which bundle, what, and how it ended. The
+    # modal's outcome is audited once Kandev answered, after its "Sending…" ack: wait for it.
+    def attempts() -> list[tuple]:
+        return [
+            (e.pending_id, e.user, e.action, e.result)
+            for e in audit_of(db)
+            if e.user != "bot" and e.action in ("answer", "reject")
+        ]
+
+    deadline = time.monotonic() + 10
+    while len(entries := attempts()) < 8 and time.monotonic() < deadline:
+        time.sleep(0.05)
     expected = [
         (first.pending_id, BOB.id, "answer", "forbidden"),  # button
         (first.pending_id, BOB.id, "answer", "forbidden"),  # "Other answer…" (not opened)
