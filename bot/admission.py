@@ -159,11 +159,9 @@ class Admission:
         """A card message is recognised by (channel, ts) in the store, never by what the
         payload claims; what the payload names must be that card's bundle."""
         card = self.card_at(request.channel, request.ts)
-        if card is None:
-            if self._being_posted(request.pending_id, request.channel):
-                card = self._recorded(request.channel, request.ts)
-            else:  # or its post was recorded just after the first look: look once more
-                card = self.card_at(request.channel, request.ts)
+        if card is None:  # its post may be being recorded, or was just after the first look
+            posting = self._being_posted(request.pending_id, request.channel)
+            card = self._recorded(request.channel, request.ts, wait=posting)
         if card is None:
             if request.via == "shortcut":
                 return Refusal("not_a_card", messages.not_a_card_message())
@@ -189,10 +187,11 @@ class Admission:
             for copy in self.store.messages_of(card.pending_id)
         )
 
-    def _recorded(self, channel: str | None, ts: str | None) -> Card | None:
+    def _recorded(self, channel: str | None, ts: str | None, *, wait: bool) -> Card | None:
         """The card at (channel, ts) once its post is recorded, waiting at most
-        ``posting_wait_s``; still recognised by the store, never by the payload's claim."""
-        deadline = time.monotonic() + self.posting_wait_s
+        ``posting_wait_s`` when ``wait`` (else one more look); still recognised by the store,
+        never by the payload's claim."""
+        deadline = time.monotonic() + (self.posting_wait_s if wait else 0.0)
         while True:
             card = self.card_at(channel, ts)
             if card is not None or time.monotonic() >= deadline:

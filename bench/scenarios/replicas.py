@@ -24,11 +24,10 @@ import psycopg
 
 from bench.cardlog import CardLog
 from bench.kandev import DirectBundles, delete_tasks
+from bench.scenarios.backlog import BURST, RATE_PER_CHANNEL, slack_floor_s
 from bench.world import World
 from tests.harness import PG_ADMIN, BotProcess
 
-RATE_PER_CHANNEL = 1.0
-BURST = 3
 AFTER_S = 7.0  # keep watching this long after the last card, for late duplicates
 TARGET_RATIO = 1.1
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
@@ -64,12 +63,6 @@ class ReplicaRun:
             and self.ratio is not None
             and self.ratio <= TARGET_RATIO
         )
-
-
-def slack_floor_s(count: int, channels: int) -> float:
-    """Seconds Slack's limit alone needs for the busiest channel's cards (bursts of 3)."""
-    per_channel = math.ceil(count / channels)
-    return max(per_channel - BURST, 0) / RATE_PER_CHANNEL
 
 
 @contextmanager
