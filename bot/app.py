@@ -76,6 +76,11 @@ ANSWERING_WORKERS, ANSWERING_WAITING = 32, 224
 #: are all taken (with 4 + 8, 29 of them were told "busy"): 8 reads of Kandev at a time clear
 #: them in a few seconds, the slash command answering later through its response_url.
 READING_WORKERS, READING_WAITING = 8, 56
+#: How long a thread running Python may keep the interpreter while another waits for it
+#: (CPython's default: 5 ms). An ack is a few short steps, each of which may have to wait that
+#: long for a thread decoding a listing of 1,000 bundles or finishing earlier clicks; at 0.5 ms
+#: those waits stay within the ack's budget, for a few percent more switching.
+SWITCH_INTERVAL_S = 0.0005
 #: On SIGTERM, how long the work in flight (answers on their way to Kandev, card posts and
 #: edits being sent) may take to finish before what is left is handed over.
 HANDOVER_S = 10.0
@@ -397,6 +402,7 @@ def _worker(name: str, target, *args: object) -> threading.Thread:
 
 def main_run(settings: Settings, mode: Mode) -> int:
     install_redaction(settings.secret_values())
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         bot = build(settings, mode)
     except StartupError as exc:

@@ -82,7 +82,7 @@ class HomeService:
         """This person's Home: only the questions they may answer (and so see)."""
         snap = snapshot if snapshot is not None else self.snapshot()
         waiting = self.queue.visible_to(user_id, snap.waiting)
-        shown = self.queue.with_permalinks(waiting[:MAX_WAITING])
+        shown = self.queue.shown(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]
         recent = self.queue.resolved_visible_to(user_id, snap.resolved)[:MAX_RESOLVED]
         resolved = [(card, self.queue.permalinks.of(card)) for card in recent]

@@ -189,7 +189,7 @@ class ListingService:
         return ListingPage(
             query=query,
             workspace=workspace,
-            items=self.queue.with_permalinks(items),
+            items=self.queue.shown(items),
             total=len(found),
             first=before + 1,
             number=max(1, number),

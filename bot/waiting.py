@@ -14,7 +14,7 @@ from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime
 
 from bot.cards.waiting import Waiting
-from bot.domain import Card, CardState
+from bot.domain import Card, CardState, TaskInfo
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
 from bot.kandev.models import Bundle
@@ -67,12 +67,13 @@ class WaitingQueue:
 
     def waiting(self, workspace_id: str | None = None) -> list[Waiting]:
         """Every bundle Kandev lists as active, in Kandev's order (oldest first), with its task
-        and card. Raises KandevUnavailable / KandevAuthError / KandevError when Kandev cannot
-        say."""
+        (cards are attached to the shown items only, by :meth:`shown`). Raises
+        KandevUnavailable / KandevAuthError / KandevError when Kandev cannot say."""
         bundles = self.kandev.list_pending(workspace_id=workspace_id)
-        # One read of the pending cards instead of one per bundle (the command acks with this).
-        cards = {c.pending_id: c for c in self.store.pending()}
-        joined = (self._join(b, cards.get(b.pending_id)) for b in bundles)
+        # One read of the waiting cards' tasks (not of whole cards: with 1,000 waiting, the
+        # command's ack would wait for the decoding), instead of one read per bundle.
+        tasks = self.store.pending_tasks()
+        joined = (self._join(b, tasks.get(b.pending_id)) for b in bundles)
         return [item for item in joined if item is not None]
 
     def visible_to(self, user_id: str, items: Iterable[Waiting]) -> list[Waiting]:
@@ -90,11 +91,14 @@ class WaitingQueue:
         cannot be reached."""
         return [Waiting(bundle=c.bundle, task=c.task, card=c) for c in self.store.pending() if c.ts]
 
-    def with_permalinks(self, items: Iterable[Waiting]) -> list[Waiting]:
+    def shown(self, items: Iterable[Waiting]) -> list[Waiting]:
+        """The items a page shows, each with its card (when posted) and the card's permalink."""
         out = []
         for item in items:
-            link = self.permalinks.of(item.card) if item.card is not None else None
-            out.append(Waiting(item.bundle, item.task, item.card, link))
+            card = item.card or self.store.get(item.bundle.pending_id)
+            card = card if card is not None and card.state is CardState.PENDING else None
+            link = self.permalinks.of(card) if card is not None else None
+            out.append(Waiting(item.bundle, item.task, card, link))
         return out
 
     def card_for(self, pending_id: str) -> Card | None:
@@ -128,11 +132,11 @@ class WaitingQueue:
             updated_at=self.clock(),
         )
 
-    def _join(self, bundle: Bundle, card: Card | None) -> Waiting | None:
-        """The bundle with its task; None (left out) when its task, and so its route, cannot
-        be determined."""
-        if card is not None:
-            return Waiting(bundle=bundle, task=card.task, card=card)
+    def _join(self, bundle: Bundle, task: TaskInfo | None) -> Waiting | None:
+        """The bundle with its task (its card's, when posted); None (left out) when its task,
+        and so its route, cannot be determined."""
+        if task is not None:
+            return Waiting(bundle=bundle, task=task)
         try:
             return Waiting(bundle=bundle, task=self.tasks.info(bundle.task_id))
         except TaskUnknown as exc:

@@ -43,15 +43,8 @@ MAX_PAGE_SIZE = 200
 M = TypeVar("M", bound=BaseModel)
 
 
-class _PendingPage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    bundles: list[Bundle] = Field(default_factory=list)
-    next_cursor: str = ""
-
-
 class _RawPendingPage(BaseModel):
-    """A page whose bundles are decoded later, one by one (see ``list_active``)."""
+    """A page whose bundles are decoded later, one by one."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -146,10 +139,12 @@ class KandevClient:
             arguments["workspace_id"] = workspace_id
         if created_since is not None:
             arguments["created_since"] = rfc3339(created_since)
+        # Bundle by bundle, not a page at once: validating a page of 200 is one call that holds
+        # the interpreter for ~12 ms, and a command's ack waiting on another thread would wait.
         return [
-            bundle
+            _validate(Bundle, raw)
             for data in self._pages(arguments)
-            for bundle in _validate(_PendingPage, data).bundles
+            for raw in _validate(_RawPendingPage, data).bundles
         ]
 
     def list_active(

@@ -143,6 +143,17 @@ class CardsMixin(StoreBase):
             ).all()
         return [_card(row) for row in rows]
 
+    def pending_tasks(self) -> dict[str, TaskInfo]:
+        """The task of each card in state pending, by pending id: what the listing and Home
+        join with Kandev's list (only the shown cards are then read whole, see :meth:`get`)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards.c.pending_id, cards.c.task_json).where(
+                    cards.c.state == CardState.PENDING.value
+                )
+            ).all()
+        return {row.pending_id: TaskInfo.model_validate_json(row.task_json) for row in rows}
+
     def pending_ids(self) -> list[tuple[str, datetime]]:
         """``(pending_id, created_at)`` of the cards in state pending, oldest first: what
         :meth:`pending` reads, without reading (and decoding) each card."""

@@ -84,6 +84,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         ),
     ),
     HotQuery("pending", "poll cycle: waiting cards", lambda s: s.pending()),
+    HotQuery(
+        "pending_tasks",
+        "/kandev-questions and Home: the tasks of waiting cards",
+        lambda s: s.pending_tasks(),
+    ),
     HotQuery("pending_ids", "poll cycle: the ids of waiting cards", lambda s: s.pending_ids()),
     HotQuery(
         "unposted", "poll cycle (every 30 s): claims without a message", lambda s: s.unposted(30)

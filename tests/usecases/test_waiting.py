@@ -36,7 +36,7 @@ def listed(fake_kandev: FakeKandev):
     return platform, data
 
 
-def test_waiting_lists_kandevs_bundles_with_their_tasks_and_cards(
+def test_waiting_lists_kandevs_bundles_with_their_tasks_and_shows_their_cards(
     posted, queue: WaitingQueue, fake_kandev: FakeKandev
 ) -> None:
     card = posted(numbered_bundle(1))
@@ -44,7 +44,7 @@ def test_waiting_lists_kandevs_bundles_with_their_tasks_and_cards(
         numbered_bundle(2), title="Data task", workspace_id="ws-2", workspace_name="Data"
     )
 
-    items = queue.waiting()
+    items = queue.shown(queue.waiting())
 
     assert [i.bundle.pending_id for i in items] == ["pending-001", "pending-002"]
     assert items[0].card is not None and items[0].card.ts == card.ts
@@ -125,8 +125,8 @@ def test_permalinks_are_asked_once_per_message(
 ) -> None:
     card = posted(numbered_bundle(1))
 
-    first = queue.with_permalinks(queue.waiting())
-    again = queue.with_permalinks(queue.waiting())
+    first = queue.shown(queue.waiting())
+    again = queue.shown(queue.waiting())
 
     assert first[0].permalink == again[0].permalink
     assert first[0].permalink is not None and card.ts.replace(".", "") in first[0].permalink  # type: ignore[union-attr]
