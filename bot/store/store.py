@@ -36,6 +36,7 @@ from bot.store.schema import (
 from bot.store.submissions import SubmissionsMixin
 from bot.store.subscriptions import SubscriptionsMixin
 from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
+from bot.store.write_queue import WriteQueue
 
 #: Finished outbox rows only keep their dedupe keys (a redelivered change is not re-sent):
 #: after a week nothing re-sends them, so they are kept that long at most.
@@ -105,12 +106,11 @@ class Store(
         # SQLite lets one transaction write at a time, and a writer that finds the file locked
         # sleeps in SQLite's busy handler (1, 2, 5 … up to 100 ms at a time) before it looks
         # again: under a crowd, 32 threads writing at once waited up to a second. This
-        # process's writers queue on a lock instead and each goes the moment the last is done;
-        # the busy timeout still arbitrates between processes sharing the file.
+        # process's writers queue instead (those an ack waits for first, see write_queue.py)
+        # and each goes the moment the last is done; the busy timeout still arbitrates between
+        # processes sharing the file.
         sqlite_file = self.url.get_backend_name() == "sqlite" and not is_sqlite_memory(self.url)
-        write_lock: AbstractContextManager[object] | None = (
-            threading.RLock() if sqlite_file else None
-        )
+        write_lock: AbstractContextManager[object] | None = WriteQueue() if sqlite_file else None
         try:
             if upgrade:  # without: only read what is there (``kandev-slack db status``)
                 migrate(engine)

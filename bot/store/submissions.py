@@ -10,6 +10,7 @@ from sqlalchemy import delete, select, update
 from bot.store.base import StoreBase, insert_unless_exists
 from bot.store.records import Submission, SubmissionContent, SubmissionResult
 from bot.store.schema import submissions
+from bot.store.write_queue import urgent
 
 #: How old a released submission's lease is made: older than any lease or recovery backoff.
 RELEASED_LEASE_AGE_S = 24 * 3600.0
@@ -39,9 +40,10 @@ class SubmissionsMixin(StoreBase):
 
         ``submission_key`` identifies one distinct submission (e.g. the Slack action/view id
         plus the answers); a redelivery or a second replica gets False and must not call Kandev.
+        A person's ack waits for this write: it goes before this process's other writers.
         """
         now = self._now()
-        with self._write() as conn:
+        with urgent(), self._write() as conn:
             stmt = insert_unless_exists(conn, submissions, "submission_key").values(
                 submission_key=submission_key,
                 pending_id=pending_id,

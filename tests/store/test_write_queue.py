@@ -1,57 +1,85 @@
-"""A crowd's writes on an SQLite file: one process's writers queue on a lock of its own, never
-on SQLite's busy handler (which sleeps up to 100 ms between two looks at the lock)."""
+"""The SQLite write queue: one writer at a time, re-entrant, a waiting ack's write first."""
 
 from __future__ import annotations
 
 import threading
-import uuid
-from pathlib import Path
+import time
 
-import pytest
-
-from bot.store import Store, engine
-from bot.store.records import SubmissionContent
-
-WRITERS = 32
-WRITES_EACH = 5
+from bot.store.write_queue import WriteQueue, is_urgent, urgent
 
 
-def test_concurrent_writers_of_one_process_never_meet_the_busy_handler(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # No busy timeout at all: a writer that found the file locked would fail at once.
-    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_S", 0.0)
-    store = Store(f"sqlite:///{tmp_path / 'crowd.db'}")
-    start = threading.Barrier(WRITERS)
-    failures: list[BaseException] = []
-    keys: list[str] = []
-    lock = threading.Lock()
+def _wait_until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.001)
 
-    def person(n: int) -> None:
-        start.wait()
-        for _ in range(WRITES_EACH):
-            key = uuid.uuid4().hex
-            try:
-                began = store.begin_submission(
-                    f"p{n}", key, f"U{n}", SubmissionContent(action="answer")
-                )
-                store.finish_submission(key, "won")
-            except BaseException as exc:  # noqa: BLE001 - collected and reported below
-                with lock:
-                    failures.append(exc)
-                return
-            assert began
-            with lock:
-                keys.append(key)
 
-    threads = [threading.Thread(target=person, args=(n,)) for n in range(WRITERS)]
+def test_an_urgent_writer_goes_before_writers_that_waited_longer() -> None:
+    queue = WriteQueue()
+    order: list[str] = []
+
+    def write(name: str, is_urgent_writer: bool) -> None:
+        if is_urgent_writer:
+            with urgent(), queue:
+                order.append(name)
+        else:
+            with queue:
+                order.append(name)
+
+    with queue:  # an earlier click's bookkeeping holds the turn
+        others = [threading.Thread(target=write, args=(f"other{n}", False)) for n in range(3)]
+        for thread in others:
+            thread.start()
+        _wait_until(lambda: queue._others_waiting == 3)
+        ack = threading.Thread(target=write, args=("ack", True))
+        ack.start()
+        _wait_until(lambda: queue._urgent_waiting == 1)
+    for thread in [*others, ack]:
+        thread.join(timeout=5)
+
+    assert order[0] == "ack"
+    assert sorted(order[1:]) == ["other0", "other1", "other2"]
+
+
+def test_one_writer_at_a_time_and_a_write_inside_a_write_is_the_same_turn() -> None:
+    queue = WriteQueue()
+    inside = 0
+    most = 0
+    guard = threading.Lock()
+
+    def write() -> None:
+        nonlocal inside, most
+        for n in range(50):
+            with queue, queue:  # re-entrant
+                with guard:
+                    inside += 1
+                    most = max(most, inside)
+                if n % 10 == 0:
+                    time.sleep(0.0005)
+                with guard:
+                    inside -= 1
+
+    threads = [threading.Thread(target=write) for _ in range(6)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=60)
-    try:
-        assert failures == [], f"{len(failures)} writers failed, e.g. {failures[0]!r}"
-        assert len(keys) == WRITERS * WRITES_EACH
-        assert all(store.get_submission(k).finished_at is not None for k in keys)
-    finally:
-        store.close()
+        thread.join(timeout=10)
+
+    assert most == 1 and inside == 0
+    assert queue._owner is None and queue._urgent_waiting == queue._others_waiting == 0
+
+
+def test_urgent_marks_only_its_own_thread_and_block() -> None:
+    seen: list[bool] = []
+    with urgent():
+        seen.append(is_urgent())
+        other = threading.Thread(target=lambda: seen.append(is_urgent()))
+        other.start()
+        other.join()
+        with urgent():
+            pass
+        seen.append(is_urgent())
+    seen.append(is_urgent())
+
+    assert seen == [True, False, True, False]
