@@ -75,6 +75,7 @@ class Attempt:
     answers: tuple[Answer, ...] = ()
     reason: str = ""
     via: str = "card"  # where it was clicked (admission's Via), for the metrics
+    view_id: str = ""  # the modal showing "Sending…" (not part of the key)
 
     @classmethod
     def of(cls, sub: Submission, *, source: str) -> Attempt:
@@ -87,10 +88,16 @@ class Attempt:
             source=source,
             answers=tuple(content.answers),
             reason=content.reason,
+            view_id=content.view_id,
         )
 
     def content(self) -> SubmissionContent:
-        return SubmissionContent(action=self.action, answers=list(self.answers), reason=self.reason)
+        return SubmissionContent(
+            action=self.action,
+            answers=list(self.answers),
+            reason=self.reason,
+            view_id=self.view_id,
+        )
 
     def key(self) -> str:
         """Identifies this submission: the same person sending the same thing twice."""
@@ -156,11 +163,18 @@ class AnswerService:
         return begun if isinstance(begun, Verdict) else self.complete(begun)
 
     def begin(
-        self, admitted: Admitted, *, answers: tuple[Answer, ...] = (), reason: str = ""
+        self,
+        admitted: Admitted,
+        *,
+        answers: tuple[Answer, ...] = (),
+        reason: str = "",
+        view_id: str = "",
     ) -> Verdict | Begun:
         """Everything before Kandev: local validation and the durable record of the
         submission. A Verdict is a refusal (audited); a Begun must be passed to
-        :meth:`complete`. Never waits for another submission (a duplicate returns at once)."""
+        :meth:`complete`. Never waits for another submission (a duplicate returns at once).
+        ``view_id``: the modal it comes from, recorded so crash recovery can show the result
+        there."""
         request, card = admitted.request, admitted.card
         attempt = Attempt(
             pending_id=card.pending_id,
@@ -170,6 +184,7 @@ class AnswerService:
             answers=answers,
             reason=reason,
             via=request.via,
+            view_id=view_id,
         )
         problem = self._local_problem(card, attempt)
         if problem:

@@ -24,6 +24,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from bot import metrics
 from bot.answers import AnswerService, Attempt, Verdict
 from bot.cards import messages
+from bot.cards.modals import build_outcome_modal
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
@@ -121,6 +122,7 @@ class Recovery:
                 sub.pending_id, sub.user, attempt.action, SOURCE, "forbidden", "not re-sent"
             )
             self._tell(sub.user, channel, messages.forbidden_message())
+            self._show(attempt, "forbidden", messages.forbidden_message())
             return Verdict("forbidden", messages.forbidden_message(), card)
         log.info(
             "recovering the %s of %s by %s (re-send %d of %d)",
@@ -160,6 +162,7 @@ class Recovery:
             channel,
             messages.recovered_message(verdict.message, won=verdict.kind == "won"),
         )
+        self._show(attempt, verdict.kind, verdict.message)
         return verdict
 
     def _give_up(
@@ -182,6 +185,7 @@ class Recovery:
         self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
         metrics.answer(SOURCE, "", kind)
         self._tell(sub.user, channel, message)
+        self._show(attempt, kind, message)
         return Verdict(kind, message, self.store.get(sub.pending_id))
 
     def _send(self, attempt: Attempt) -> Outcome:
@@ -194,6 +198,14 @@ class Recovery:
     def _tell(self, user: str, channel: str | None, text: str) -> None:
         if channel:
             self.notifier.tell(user, text, channel=channel)
+
+    def _show(self, attempt: Attempt, kind: str, message: str) -> None:
+        """A submission sent from a modal: the modal, left on "Sending…" by the process that
+        died, shows how it ended (if the person still has it open)."""
+        if attempt.view_id:
+            self.notifier.update_view(
+                attempt.view_id, build_outcome_modal(kind, message, attempt.action)
+            )
 
 
 def _describe(outcome: Outcome) -> str:

@@ -290,6 +290,19 @@ def build_result_modal(title: str, message: str) -> dict[str, Any]:
     return _view(ids.CALLBACK_RESULT, title, [section(text)], submit=None, close="Close")
 
 
+def build_outcome_modal(kind: str, message: str, action: Action) -> dict[str, Any]:
+    """How a submission ended (a verdict's kind): sent (no message: the card says it all), or
+    not and why. A redelivery of a submission that ended (a duplicate) cannot tell which way
+    it did."""
+    if message:
+        text = message
+    elif kind == "duplicate":
+        text = messages.already_sent_message()
+    else:
+        text = messages.sent_message(action)
+    return build_result_modal(messages.result_title(kind), text)
+
+
 def build_sending_modal(action: Action) -> dict[str, Any]:
     """What a submitted form turns into at once (its ack) while the answer or rejection is on
     its way to Kandev; ``views.update`` then shows how it ended (:func:`build_result_modal`, or

@@ -38,9 +38,13 @@ class SubmissionContent(_Row):
     action: Literal["answer", "reject"]
     answers: list[Answer] = Field(default_factory=list)
     reason: str = ""
+    #: The modal it was sent from, showing "Sending…" until the result replaces it (crash
+    #: recovery shows the result there too); empty for a click.
+    view_id: str = ""
 
     def encode(self) -> str:
-        return self.model_dump_json()
+        # Defaults left out: a click's content reads as rows of earlier versions do.
+        return self.model_dump_json(exclude_defaults=True)
 
     @classmethod
     def decode(cls, raw: str) -> SubmissionContent:

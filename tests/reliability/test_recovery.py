@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from bot.answers import AnswerService
+from bot.cards.modals import build_sending_modal
 from bot.domain import CardState
 from bot.health import Health
 from bot.kandev.client import KandevClient
@@ -81,6 +82,12 @@ class World:
             stale_after_s=0,
         )
         self.fake = fake
+        self.slack = slack
+
+    def sending_modal(self) -> str:
+        """A modal the person submitted, left on "Sending…" by the process that died."""
+        trigger = self.fake.issue_trigger(ALICE.id)
+        return self.slack.open_view(trigger, build_sending_modal("answer"))
 
     def _kandev(self, request: httpx.Request) -> httpx.Response:
         assert request.url.path == f"/api/v1/clarification/{PENDING}/respond", request.url
@@ -94,9 +101,11 @@ class World:
         )
         self.store.mark_posted(PENDING, CHANNEL, "1700000000.000100")
 
-    def orphan(self, key: str = "k-1", answer: dict = MONGO) -> str:
+    def orphan(self, key: str = "k-1", answer: dict = MONGO, view_id: str = "") -> str:
         """A submission as AnswerService.submit records it before calling Kandev."""
-        content = SubmissionContent(action="answer", answers=[Answer.model_validate(answer)])
+        content = SubmissionContent(
+            action="answer", answers=[Answer.model_validate(answer)], view_id=view_id
+        )
         assert self.store.begin_submission(PENDING, key, ALICE.id, content)
         return key
 
@@ -185,3 +194,26 @@ def test_a_submission_for_an_unknown_card_is_closed(world: World) -> None:
     assert world.recovery.run_once().recovered == []
     assert world.store.get_submission("k-x").finished
     assert world.sent == []
+
+
+def test_a_modal_left_on_sending_shows_how_its_answer_ended(world: World) -> None:
+    view_id = world.sending_modal()
+    assert "Sending" in world.fake.view(view_id).all_text
+    world.reply = won_by(MONGO, claimed=False)  # our own first attempt won
+    world.orphan(view_id=view_id)
+
+    world.recovery.run_once()
+
+    shown = world.fake.view(view_id).all_text
+    assert "Sending" not in shown and "Sent" in shown and "the agent has your answer" in shown
+
+
+def test_a_modal_left_on_sending_shows_that_someone_else_won(world: World) -> None:
+    view_id = world.sending_modal()
+    world.reply = won_by(POSTGRES, claimed=False)  # another answer won first
+    world.orphan(view_id=view_id)
+
+    world.recovery.run_once()
+
+    shown = world.fake.view(view_id).all_text
+    assert "Sending" not in shown and "Not sent" in shown and "PostgreSQL" in shown

@@ -21,7 +21,12 @@ from slack_bolt import Ack, App
 from bot.admission import FORM_ERRORS, Admitted, Refusal
 from bot.answers import Verdict
 from bot.cards import ids, messages
-from bot.cards.modals import build_result_modal, build_sending_modal, refill_form
+from bot.cards.modals import (
+    build_outcome_modal,
+    build_result_modal,
+    build_sending_modal,
+    refill_form,
+)
 from bot.domain import Card
 from bot.slack import raw_payload, requests
 from bot.slack.acks import refuse_form
@@ -88,7 +93,9 @@ def _submit(
         refuse_form(ack, body, messages.busy_message())
         return
     try:
-        begun = svc.answers.begin(admitted, answers=content.answers, reason=content.reason)
+        begun = svc.answers.begin(
+            admitted, answers=content.answers, reason=content.reason, view_id=form.view_id or ""
+        )
     except Exception:
         place.release()
         raise
@@ -137,15 +144,7 @@ def _form_again(svc: Services, form: Form, card: Card, kind: FormKind, message: 
 
 
 def _result_view(verdict: Verdict, kind: FormKind) -> dict:
-    """How a submission ended: sent (no message: the card says it all), or not and why. A
-    redelivery of a submission that ended (a duplicate) cannot tell which way it did."""
-    if verdict.message:
-        text = verdict.message
-    elif verdict.kind == "duplicate":
-        text = messages.already_sent_message()
-    else:
-        text = messages.sent_message(action_of(kind))
-    return build_result_modal(messages.result_title(verdict.kind), text)
+    return build_outcome_modal(verdict.kind, verdict.message, action_of(kind))
 
 
 def _foreign_inputs(
