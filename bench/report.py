@@ -155,6 +155,10 @@ def _crowd_row(who: str, label: str, s: Summary | None) -> list[str]:
     return [who, label, str(s.count), ms(s.median), ms(s.p95), ms(s.p99), ms(s.max)]
 
 
+def _rounds(n: int) -> str:
+    return "one round" if n == 1 else f"{n} rounds (a fresh bot each)"
+
+
 def render_crowd(r: Crowd) -> str:
     head = ["transport", "path", "n", "median ms", "p95 ms", "p99 ms", "max ms"]
     rows: list[list[str]] = []
@@ -182,8 +186,8 @@ def render_crowd(r: Crowd) -> str:
         [
             [
                 run.label,
-                f"{run.delivered}/{r.crowd}",
-                f"{run.cards_won}/{r.crowd}",
+                f"{run.delivered}/{r.clicks}",
+                f"{run.cards_won}/{r.clicks}",
                 str(run.busy),
                 str(run.edit_429s),
             ]
@@ -193,7 +197,8 @@ def render_crowd(r: Crowd) -> str:
     return (
         f"### 9. Crowds: {r.crowd} people click {r.crowd} different cards, started evenly over "
         f"{r.window_s:g} s, each on their own connection; the floor is {r.crowd} calls of "
-        f"Kandev's respond from bare clients over the same window\n\n{table(head, rows)}\n\n"
+        f"Kandev's respond from bare clients over the same window; {_rounds(r.rounds)} per "
+        f"transport, pooled\n\n{table(head, rows)}\n\n"
         f"{outcome}"
     )
 
@@ -422,8 +427,8 @@ def targets(res: Results) -> list[list[str]]:
             )
         add(
             f"{prefix} every answer delivered once, nobody told busy",
-            f"{run.delivered}/{c.crowd}, {run.busy} busy",
-            run.delivered == c.crowd and run.cards_won == c.crowd and run.busy == 0,
+            f"{run.delivered}/{c.clicks}, {run.busy} busy",
+            run.delivered == c.clicks and run.cards_won == c.clicks and run.busy == 0,
         )
     b = res.backlog
     if b:

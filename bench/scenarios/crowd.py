@@ -1,7 +1,8 @@
 """8. Crowds: N people click N different cards within a window (50 in one second by default).
 
-For each Slack transport (HTTP under waitress, then Socket Mode) a bot process posts a card for
-N seeded bundles (their mock agents wait), 2 N for the first transport. Then:
+For each Slack transport (HTTP under waitress, then Socket Mode), in each of ``rounds`` rounds
+(their samples pooled), a fresh bot process posts a card for N freshly seeded bundles (their
+mock agents wait), 2 N for the first transport. Then:
 
 - the floor, with the first bot: N calls of Kandev's own ``POST /clarification/{id}/respond`` on
   N of the bundles, from bare httpx clients (one warmed-up connection each), started evenly over
@@ -12,6 +13,12 @@ N seeded bundles (their mock agents wait), 2 N for the first transport. Then:
   WebSocket): each ack (request sent → HTTP 200 / the envelope's ack), click → the agent has
   the answer (the mock agent's record), click → the card edited (the fake's ``chat.update``).
 
+HTTP requests (the floor's and the people's) are prepared here, then sent and timed from a
+process that does nothing else (bench/burst.py): from this one, which runs the fake Slack
+answering the bot's edits meanwhile, a request's timing would include waiting for this
+process's interpreter. Socket Mode envelopes go through the fake Slack's WebSocket, so their
+acks are timed here (both processes switch threads every 0.5 ms, as the bot does).
+
 Then every answer is checked: it reached its agent exactly once (the agent's tool result is the
 option clicked, and nothing more came), every card shows its winner, and nobody was told the
 bot is busy.
@@ -19,21 +26,29 @@ bot is busy.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import httpx
-
+from bench import burst
 from bench.cardlog import CardLog
 from bench.kandev import delete_tasks
 from bench.scenarios.answering import seed_spread
 from bench.stats import Summary
-from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from bot.cards.messages import busy_message
-from tests.fakeslack import Ack, Delivery, FakeSlack, SlackDriver, SlackUser, Transport
+from tests.fakeslack import (
+    Ack,
+    Delivery,
+    FakeSlack,
+    HttpTransport,
+    SlackDriver,
+    SlackUser,
+    Transport,
+    signed_headers,
+)
 from tests.harness import SeededBundle
 
 MODES = ("http", "socket")
@@ -48,12 +63,12 @@ BUSY = busy_message()[:40]
 
 @dataclass
 class CrowdRun:
-    """One transport's figures."""
+    """One transport's figures, every round's samples together."""
 
     mode: str
-    ack: Summary | None = None
-    click_agent: Summary | None = None
-    click_card: Summary | None = None
+    acks_s: list[float] = field(default_factory=list)
+    to_agent_s: list[float] = field(default_factory=list)
+    to_card_s: list[float] = field(default_factory=list)
     delivered: int = 0  # answers that reached their agent exactly once
     cards_won: int = 0  # cards showing their winner
     busy: int = 0  # people told "busy"
@@ -64,35 +79,75 @@ class CrowdRun:
     def label(self) -> str:
         return MODE_LABELS.get(self.mode, self.mode)
 
+    @property
+    def ack(self) -> Summary | None:
+        return Summary.of_seconds(self.acks_s)
+
+    @property
+    def click_agent(self) -> Summary | None:
+        return Summary.of_seconds(self.to_agent_s)
+
+    @property
+    def click_card(self) -> Summary | None:
+        return Summary.of_seconds(self.to_card_s)
+
 
 @dataclass
 class Crowd:
     crowd: int
     window_s: float
-    #: Kandev's own respond from bare clients, the same crowd over the same window.
-    floor_http: Summary | None = None
-    floor_agent: Summary | None = None
+    rounds: int = 1
+    #: Kandev's own respond from bare clients, the same crowd over the same window (each
+    #: round of the first transport): HTTP round trips, and until the agent had the answer.
+    floor_round_trips_s: list[float] = field(default_factory=list)
+    floor_to_agent_s: list[float] = field(default_factory=list)
     runs: list[CrowdRun] = field(default_factory=list)
+
+    @property
+    def clicks(self) -> int:
+        """Clicks per transport, every round together."""
+        return self.crowd * self.rounds
+
+    @property
+    def floor_http(self) -> Summary | None:
+        return Summary.of_seconds(self.floor_round_trips_s)
+
+    @property
+    def floor_agent(self) -> Summary | None:
+        return Summary.of_seconds(self.floor_to_agent_s)
 
     @property
     def problems(self) -> list[str]:
         return [f"crowd ({r.label}): {p}" for r in self.runs for p in r.problems]
 
 
-def run(world: World, *, crowd: int, window: float, modes: Sequence[str] = MODES) -> Crowd:
+def run(
+    world: World,
+    *,
+    crowd: int,
+    window: float,
+    modes: Sequence[str] = MODES,
+    rounds: int = 1,
+) -> Crowd:
+    """``rounds`` crowds per transport (fresh bundles, a fresh bot each), their samples
+    pooled: a p99 of 50 clicks is their slowest but one, so more rounds steady the figure."""
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise ValueError(f"unknown Slack transport(s) {unknown} (use {', '.join(MODES)})")
-    result = Crowd(crowd, window)
+    result = Crowd(crowd, window, rounds=max(1, rounds))
     kandev = world.kandev
     for n, mode in enumerate(modes):
-        # The floor's bundles with the first crowd's; each crowd's agents go before the next.
-        bundles = seed_spread(kandev, world.workspace_ids, crowd * (2 if n == 0 else 1))
-        try:
-            floor, clicked = bundles[: len(bundles) - crowd], bundles[len(bundles) - crowd :]
-            result.runs.append(_run_mode(world, mode, floor, clicked, window, result))
-        finally:
-            delete_tasks(kandev, [b.task_id for b in bundles])
+        out = CrowdRun(mode)
+        result.runs.append(out)
+        for _ in range(result.rounds):
+            # The floor's bundles with the first transport's crowds; each round's agents go
+            # before the next round's are seeded.
+            bundles = seed_spread(kandev, world.workspace_ids, crowd * (2 if n == 0 else 1))
+            try:
+                floor, clicked = bundles[: len(bundles) - crowd], bundles[len(bundles) - crowd :]
+                _run_mode(world, mode, floor, clicked, window, result, out)
+            finally:
+                delete_tasks(kandev, [b.task_id for b in bundles])
     return result
 
 
@@ -103,12 +158,12 @@ def _run_mode(
     clicked: list[SeededBundle],
     window: float,
     result: Crowd,
-) -> CrowdRun:
-    """One bot over one transport; the floor first (with this bot running and editing its
-    cards, as during the crowd), then the crowd once the bot is quiet."""
+    out: CrowdRun,
+) -> None:
+    """One round: one bot over one transport; the floor first (with this bot running and
+    editing its cards, as during the crowd), then the crowd once the bot is quiet."""
     fake = world.fake_slack()
     bot = world.bot(fake, f"crowd-{mode}", mode=mode)
-    out = CrowdRun(mode)
     log = CardLog(fake)  # before the bot starts: its first sync posts every card
     try:
         bot.start()
@@ -116,10 +171,12 @@ def _run_mode(
         wanted = [b.pending_id for b in floor + clicked]
         if not log.wait_posted(wanted, timeout=CARDS_TIMEOUT_S):
             out.problems.append(f"not every bundle got a card within {CARDS_TIMEOUT_S:.0f} s")
-            return out
+            return
         fake.settle(quiet=1.0, timeout=60.0)
         if floor:
-            result.floor_http, result.floor_agent, problems = _floor(world, floor, window)
+            round_trips, to_agent, problems = _floor(world, floor, window)
+            result.floor_round_trips_s += round_trips
+            result.floor_to_agent_s += to_agent
             out.problems += problems
             fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
         people = [
@@ -131,7 +188,6 @@ def _run_mode(
         _check(world, fake, log, clicked, people, clicks, mark, out)
     finally:
         bot.stop()
-    return out
 
 
 @dataclass
@@ -164,55 +220,59 @@ def _burst(count: int, window: float, act: Callable[[int, float], None]) -> None
 
 def _floor(
     world: World, bundles: list[SeededBundle], window: float
-) -> tuple[Summary | None, Summary | None, list[str]]:
-    """Kandev's own respond, N bare clients spread over the window (one connection each)."""
-    kandev = world.kandev
-    body = {
-        "answers": [{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": ""}],
-        "rejected": False,
-        "reject_reason": "",
-    }
-    clients = [
-        httpx.Client(base_url=f"{kandev.base_url}/api/v1", timeout=30.0, trust_env=False)
-        for _ in bundles
+) -> tuple[list[float], list[float], list[str]]:
+    """Kandev's own respond, N bare clients spread over the window (one warmed-up connection
+    each), sent and timed from a process of their own as the people's clicks are."""
+    api = f"{world.kandev.base_url}/api/v1"
+    body = json.dumps(
+        {
+            "answers": [{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": ""}],
+            "rejected": False,
+            "reject_reason": "",
+        }
+    )
+    requests = [
+        burst.Request(
+            url=f"{api}/clarification/{b.pending_id}/respond",
+            body=body,
+            headers={"Content-Type": "application/json"},
+            warm_url=f"{api}/workspaces",
+        )
+        for b in bundles
     ]
-    sent = [_Sent() for _ in bundles]
-    round_trips: list[float | None] = [None] * len(bundles)
-    try:
-        for client in clients:  # each its own connection, open and warm
-            client.get("/workspaces").raise_for_status()
-
-        def respond(n: int, _start: float) -> None:
-            sent[n].at = time.time()
-            began = time.perf_counter()
-            try:
-                response = clients[n].post(
-                    f"/clarification/{bundles[n].pending_id}/respond", json=body
-                )
-            except httpx.HTTPError as exc:
-                sent[n].error = f"{type(exc).__name__}: {exc}"
-                return
-            round_trips[n] = time.perf_counter() - began
-            if response.status_code != 200:
-                sent[n].error = f"HTTP {response.status_code}"
-
-        _burst(len(bundles), window, respond)
-    finally:
-        for client in clients:
-            client.close()
+    sent = burst.send(requests, window)
     agent: list[float] = []
     problems: list[str] = []
-    for n, bundle in enumerate(bundles):
-        if sent[n].error:
-            problems.append(f"floor respond {bundle.pending_id}: {sent[n].error}")
+    for bundle, out in zip(bundles, sent, strict=True):
+        error = out.error or (f"HTTP {out.status}" if out.status != 200 else "")
+        if error:
+            problems.append(f"floor respond {bundle.pending_id}: {error}")
             continue
         answered = _agent_answered_at(world, bundle.task_id)
         if answered is None:
             problems.append(f"floor respond {bundle.pending_id}: the agent got no answer")
         else:
-            agent.append(answered - sent[n].at)
-    http = Summary.of_seconds([t for t in round_trips if t is not None])
-    return http, Summary.of_seconds(agent), problems
+            agent.append(answered - out.sent_at)
+    round_trips = [s.elapsed for s in sent if s.elapsed is not None and not s.error]
+    return round_trips, agent, problems
+
+
+class _Prepared(HttpTransport):
+    """Encodes and signs a person's request exactly as Slack would, without sending it (it is
+    sent from another process, see bench/burst.py)."""
+
+    def __init__(self, url: str, signing_secret: str) -> None:
+        super().__init__(url, signing_secret)
+        self.request: burst.Request | None = None
+
+    def post(self, body: bytes, content_type: str, delivery: Delivery | None = None) -> Ack:
+        headers = {
+            "Content-Type": content_type,
+            "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
+            **signed_headers(self.signing_secret, body),
+        }
+        self.request = burst.Request(url=self.url, body=body.decode(), headers=headers)
+        return Ack(200, None, 0.0, {})
 
 
 class _TimedTransport:
@@ -239,41 +299,58 @@ def _clicks(
     window: float,
     out: CrowdRun,
 ) -> list[_Sent]:
-    """Each person clicks one option of their own card; a transport (connection) each."""
-    secret = fake.workspace.signing_secret
-    drivers: list[SlackDriver] = []
-    timed: list[_TimedTransport | KeepAliveTransport] = []
-    for _ in people:
-        if mode == "socket":
-            inner = SlackDriver.over_socket_mode(fake).transport
-            transport: _TimedTransport | KeepAliveTransport = _TimedTransport(inner)
-        else:
-            transport = KeepAliveTransport(events_url, secret)  # its own, new connection
-        timed.append(transport)
-        drivers.append(SlackDriver(fake, transport))
+    """Each person clicks one option of their own card. HTTP: a new connection per person, as
+    Slack's, sent from a process of its own (bench/burst.py); Socket Mode: envelopes on the
+    bot's one WebSocket, through the fake Slack."""
     cards = [log.card(b.pending_id) for b in bundles]
-    sent = [_Sent() for _ in bundles]
+    sent = (
+        _http_clicks(fake, events_url, cards, people, window)
+        if mode == "http"
+        else _socket_clicks(fake, cards, people, window)
+    )
+    out.acks_s += [s.ack.elapsed for s in sent if s.ack is not None]
+    return sent
+
+
+def _http_clicks(
+    fake: FakeSlack,
+    events_url: str,
+    cards: list[tuple[str, str]],
+    people: list[SlackUser],
+    window: float,
+) -> list[_Sent]:
+    prepared: list[burst.Request] = []
+    for (channel, ts), person in zip(cards, people, strict=True):
+        transport = _Prepared(events_url, fake.workspace.signing_secret)
+        SlackDriver(fake, transport).click(channel, ts, text=OPTION, user=person)
+        assert transport.request is not None
+        prepared.append(transport.request)
+    return [
+        _Sent(at=r.sent_at, error=r.error)
+        if r.error or r.elapsed is None
+        else _Sent(at=r.sent_at, ack=Ack(r.status, r.body, r.elapsed, {}))
+        for r in burst.send(prepared, window)
+    ]
+
+
+def _socket_clicks(
+    fake: FakeSlack, cards: list[tuple[str, str]], people: list[SlackUser], window: float
+) -> list[_Sent]:
+    timed = [_TimedTransport(SlackDriver.over_socket_mode(fake).transport) for _ in people]
+    drivers = [SlackDriver(fake, transport) for transport in timed]
+    sent = [_Sent() for _ in cards]
 
     def click(n: int, _start: float) -> None:
         channel, ts = cards[n]
         try:
             ack = drivers[n].click(channel, ts, text=OPTION, user=people[n])
-        except Exception as exc:  # a click that got no ack at all (Socket Mode: NoAck)
+        except Exception as exc:  # a click that got no ack at all (NoAck)
             sent[n].error = f"{type(exc).__name__}: {exc}"
             return
-        transport = timed[n]
-        sent[n].at = (
-            transport.sent_at if isinstance(transport, _TimedTransport) else transport.last_sent_at
-        )
+        sent[n].at = timed[n].sent_at
         sent[n].ack = ack
 
-    try:
-        _burst(len(bundles), window, click)
-    finally:
-        for transport in timed:
-            if isinstance(transport, KeepAliveTransport):
-                transport.close()
-    out.ack = Summary.of_seconds([s.ack.elapsed for s in sent if s.ack is not None])
+    _burst(len(cards), window, click)
     return sent
 
 
@@ -288,8 +365,6 @@ def _check(
     out: CrowdRun,
 ) -> None:
     """Every answer reached its agent once, every card shows its winner, nobody was busy."""
-    to_agent: list[float] = []
-    to_card: list[float] = []
     for n, bundle in enumerate(bundles):
         s = sent[n]
         if s.ack is None or s.ack.status != 200:
@@ -306,12 +381,12 @@ def _check(
             out.problems.append(f"click on {bundle.pending_id}: the agent got {record!r:.300}")
         else:
             out.delivered += 1
-            to_agent.append(answered - s.at)
+            out.to_agent_s.append(answered - s.at)
         edit = log.wait_edit(bundle.pending_id, s.at, EDIT_TIMEOUT_S)
         if edit is None:
             out.problems.append(f"click on {bundle.pending_id}: the card was not edited")
             continue
-        to_card.append(edit.at - s.at)
+        out.to_card_s.append(edit.at - s.at)
         channel, ts = log.card(bundle.pending_id)
         if f"Answered by <@{people[n].id}>" in fake.message(channel, ts).all_text:
             out.cards_won += 1
@@ -322,8 +397,6 @@ def _check(
     out.busy = sum(BUSY in text for text in told)
     since = fake.calls()[mark:]
     out.edit_429s = sum(c.method == "chat.update" and c.status == 429 for c in since)
-    out.click_agent = Summary.of_seconds(to_agent)
-    out.click_card = Summary.of_seconds(to_card)
 
 
 def _agent_answered_at(world: World, task_id: str) -> float | None:

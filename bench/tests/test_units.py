@@ -194,15 +194,17 @@ def test_every_kind_of_ack_is_a_target_and_the_sending_time_is_not() -> None:
 def _crowd(ack_ms: float, agent_ms: float, delivered: int, busy: int = 0) -> Crowd:
     run = CrowdRun(
         "http",
-        ack=Summary.of_seconds([0.005, ack_ms / 1000.0]),
-        click_agent=Summary.of_seconds([0.05, agent_ms / 1000.0]),
-        click_card=Summary.of_seconds([0.1, 0.3]),
+        acks_s=[0.005, ack_ms / 1000.0],
+        to_agent_s=[0.05, agent_ms / 1000.0],
+        to_card_s=[0.1, 0.3],
         delivered=delivered,
         cards_won=delivered,
         busy=busy,
     )
-    floor = Summary.of_seconds([0.04, 0.1])  # p95 ≈ 97 ms
-    return Crowd(crowd=2, window_s=1.0, floor_http=floor, floor_agent=floor, runs=[run])
+    floor = [0.04, 0.1]  # p95 ≈ 97 ms
+    return Crowd(
+        crowd=2, window_s=1.0, floor_round_trips_s=floor, floor_to_agent_s=floor, runs=[run]
+    )
 
 
 def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
@@ -218,6 +220,18 @@ def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
     assert busy[-1][-1] == "**no**"
     text = render(Results(crowd=_crowd(ack_ms=90, agent_ms=200, delivered=2)), "pre")
     assert "### 9. Crowds" in text and "HTTP (waitress)" in text and "| 2/2 " in text
+
+
+def test_crowd_rounds_are_pooled_and_counted_against_every_click() -> None:
+    crowd = _crowd(ack_ms=90, agent_ms=200, delivered=2)
+    crowd.rounds = 2
+    run = crowd.runs[0]
+    run.acks_s += [0.006, 0.2]  # the second round's acks: its slowest fails the target
+    rows = targets(Results(crowd=crowd))
+    assert rows[0][-1] == "**no**" and run.ack is not None and run.ack.count == 4
+    assert rows[-1][-1] == "**no**" and "2/4" in rows[-1][1]  # 2 of 4 clicks delivered
+    text = render(Results(crowd=crowd), "pre")
+    assert "2 rounds (a fresh bot each) per transport, pooled" in text
 
 
 def _replica_run(duplicates: int = 0, rate_limited: int = 0, all_s: float | None = 105.0):
@@ -300,3 +314,53 @@ def test_the_big_queue_table_and_its_targets() -> None:
     queues.duplicates = 1
     rows = {row[0]: row[-1] for row in targets(Results(queues=queues))}
     assert rows["1,000 waiting: nothing posted twice"] == "**no**"
+
+
+def test_a_burst_is_sent_from_a_process_of_its_own_with_each_answer_in_order() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from bench import burst
+
+    seen: list[tuple[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            seen.append(("GET", self.path))
+            self._reply(200, b"{}")
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            seen.append(("POST", f"{self.path} {body} {self.headers['X-Test']}"))
+            self._reply(200 if self.path != "/refuse" else 409, f'{{"echo": "{body}"}}'.encode())
+
+        def _reply(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        sent = burst.send(
+            [
+                burst.Request(f"{url}/a", "one", {"X-Test": "1"}, warm_url=f"{url}/warm"),
+                burst.Request(f"{url}/refuse", "two", {"X-Test": "2"}),
+            ],
+            window=0.2,
+        )
+    finally:
+        server.shutdown()
+    assert [(s.status, s.body, s.error) for s in sent] == [
+        (200, {"echo": "one"}, ""),
+        (409, {"echo": "two"}, ""),
+    ]
+    assert all(s.elapsed is not None and s.sent_at > 0 for s in sent)
+    assert seen[0] == ("GET", "/warm")  # warmed up before the burst, untimed
+    assert sorted(seen[1:]) == [("POST", "/a one 1"), ("POST", "/refuse two 2")]
