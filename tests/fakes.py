@@ -3,6 +3,7 @@ gateway. They are fakes of external systems, never of our own services."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -286,7 +287,8 @@ class FakeSlackGateway:
     posted (``cards``: (channel, ts) -> (message, pending id)), returns increasing ts values
     and view ids. ``fail(method, error)`` makes the next call(s) of a Slack method
     ("chat.postMessage", "chat.update", "chat.postEphemeral", "response_url", "views.open",
-    "views.publish", …) raise the gateway's ``SlackError``."""
+    "views.publish", …) raise the gateway's ``SlackError``; ``slow(method, seconds)`` makes
+    every call of it take that long."""
 
     def __init__(self) -> None:
         self.calls: list[GatewayCall] = []
@@ -297,6 +299,7 @@ class FakeSlackGateway:
         #: Private channels and their members (any other channel is public).
         self.private_channels: dict[str, frozenset[str]] = {}
         self._failures: dict[str, list[SlackError]] = {}
+        self._delays: dict[str, float] = {}
         self._serial = 0
 
     # ---- arranging and reading ------------------------------------------------------------
@@ -311,6 +314,9 @@ class FakeSlackGateway:
     ) -> None:
         failures = self._failures.setdefault(method, [])
         failures.extend(SlackError(method, error, retry_after=retry_after) for _ in range(times))
+
+    def slow(self, method: str, seconds: float) -> None:
+        self._delays[method] = seconds
 
     def called(self, method: str) -> list[dict[str, Any]]:
         return [call.params for call in self.calls if call.method == method]
@@ -434,6 +440,8 @@ class FakeSlackGateway:
 
     def _enter(self, method: str, **params: Any) -> None:
         self.calls.append(GatewayCall(method, params))
+        if method in self._delays:
+            time.sleep(self._delays[method])
         failures = self._failures.get(method)
         if failures:
             raise failures.pop(0)

@@ -58,11 +58,17 @@ def acked_within(ack: Ack, budget_s: float) -> Iterator[None]:
         once()
 
 
-def refuse_form(ack: Ack, body: object, message: str) -> None:
-    """Refuse a submitted form (nothing was sent): a field error when the form has an input to
-    show it on (the modal stays open), else the modal turns into the explanation."""
+def refusal_errors(body: object, message: str) -> dict[str, str] | None:
+    """How a submitted form is refused (nothing was sent): a field error on its first input
+    (the modal stays open); None when it has no input (the modal turns into the explanation)."""
     inputs = raw_payload.input_block_ids(body)
-    if inputs:
-        ack(response_action="errors", errors={inputs[0]: message})
+    return {inputs[0]: message} if inputs else None
+
+
+def refuse_form(ack: Ack, body: object, message: str) -> None:
+    """Refuse a submitted form in its ack (see :func:`refusal_errors`)."""
+    errors = refusal_errors(body, message)
+    if errors:
+        ack(response_action="errors", errors=errors)
     else:
         ack(response_action="update", view=build_result_modal("Not sent", message))

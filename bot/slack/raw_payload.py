@@ -61,3 +61,35 @@ def input_block_ids(body: Any) -> list[str]:
         for b in blocks
         if isinstance(b, dict) and b.get("type") == "input" and isinstance(b.get("block_id"), str)
     ]
+
+
+#: The parts of a submitted view that make a view again (``views.update`` takes no others).
+_VIEW_KEYS = (
+    "type",
+    "callback_id",
+    "title",
+    "submit",
+    "close",
+    "blocks",
+    "private_metadata",
+    "clear_on_close",
+    "notify_on_close",
+)
+
+
+def view_id_of(body: Any) -> str:
+    """The submitted view's id (to replace it with ``views.update``)."""
+    return _str(_obj(_obj(body).get("view")).get("id"))
+
+
+def submitted_view(body: Any) -> dict[str, Any] | None:
+    """The submitted view as a view definition (None when it has no blocks to show again)."""
+    view = _obj(_obj(body).get("view"))
+    if not isinstance(view.get("blocks"), list):
+        return None
+    return {key: view[key] for key in _VIEW_KEYS if key in view}
+
+
+def state_values(body: Any) -> dict[str, Any]:
+    """What the person entered in the submitted view (``view.state.values``)."""
+    return _obj(_obj(_obj(_obj(body).get("view")).get("state")).get("values"))

@@ -8,7 +8,9 @@ the process die after the ack), the modal turns into "Sending…" (``response_ac
 and, once Kandev answered, ``views.update`` shows how it ended in the same modal: sent, not
 sent and why, or — when Kandev refused the content — the form again, as the person filled it,
 with Kandev's message under the field. A modal closed meanwhile cannot be updated: the person
-is then told where they opened it from, as before.
+is then told where they opened it from, as before. An answer not ready within
+``ACK_BUDGET_S`` (a slow user-group look-up) is acked as "Sending…" and follows by
+``views.update`` (bot/slack/form_reply.py).
 """
 
 from __future__ import annotations
@@ -24,12 +26,11 @@ from bot.cards import ids, messages
 from bot.cards.modals import (
     build_outcome_modal,
     build_result_modal,
-    build_sending_modal,
     refill_form,
 )
 from bot.domain import Card
 from bot.slack import raw_payload, requests
-from bot.slack.acks import refuse_form
+from bot.slack.form_reply import FormReply
 from bot.slack.forms import (
     Content,
     FieldErrors,
@@ -45,6 +46,9 @@ from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
 
+#: How long a submission may take to be answered in its ack; after that the ack shows
+#: "Sending…" and the answer follows by views.update (Slack allows 3 s).
+ACK_BUDGET_S = 1.0
 #: Verdicts that bring the form back with the message as a field error (nothing was sent).
 _KEEP_OPEN = ("invalid", "not_recorded")
 
@@ -60,28 +64,29 @@ def _submitted(svc: Services, kind: FormKind):
     action = action_of(kind)
 
     def handle(ack: Ack, body: dict[str, Any]) -> None:
-        form = requests.form(body, action)
-        if isinstance(form, Unusable):
-            refuse_form(ack, body, svc.refuse_unusable(form).message)
-            return
-        admitted = svc.admission.admit(form.request)
-        if isinstance(admitted, Refusal):
-            _refused(ack, body, admitted)
-            return
-        content = read_form(admitted.card, action, form.values)
-        if isinstance(content, FieldErrors):
-            ack(response_action="errors", errors=content.errors)
-        elif isinstance(content, ForeignInputs):
-            refuse_form(ack, body, _foreign_inputs(svc, form, admitted, content).message)
-        else:
-            _submit(svc, ack, body, form, admitted, content, kind)
+        with FormReply(ack, body, svc.notifier, action=action, budget_s=ACK_BUDGET_S) as reply:
+            form = requests.form(body, action)
+            if isinstance(form, Unusable):
+                reply.refuse(svc.refuse_unusable(form).message)
+                return
+            admitted = svc.admission.admit(form.request)
+            if isinstance(admitted, Refusal):
+                _refused(reply, admitted)
+                return
+            content = read_form(admitted.card, action, form.values)
+            if isinstance(content, FieldErrors):
+                reply.errors(content.errors)
+            elif isinstance(content, ForeignInputs):
+                reply.refuse(_foreign_inputs(svc, form, admitted, content).message)
+            else:
+                _submit(svc, reply, body, form, admitted, content, kind)
 
     return handle
 
 
 def _submit(
     svc: Services,
-    ack: Ack,
+    reply: FormReply,
     body: dict[str, Any],
     form: Form,
     admitted: Admitted,
@@ -90,7 +95,7 @@ def _submit(
 ) -> None:
     place = svc.answering.reserve()
     if place is None:  # nothing recorded: the form stays open to be sent again
-        refuse_form(ack, body, messages.busy_message())
+        reply.refuse(messages.busy_message())
         return
     try:
         begun = svc.answers.begin(
@@ -102,12 +107,12 @@ def _submit(
     if isinstance(begun, Verdict):  # refused before anything was recorded or sent
         place.release()
         if begun.kind in _KEEP_OPEN:
-            ack(response_action="errors", errors={_last_input(body): begun.message})
+            reply.errors({_last_input(body): begun.message})
         else:
-            ack(response_action="update", view=_result_view(begun, kind))
+            reply.update(_result_view(begun, kind))
         return
     # Recorded durably: from here a crash leaves it to crash recovery, never loses it.
-    ack(response_action="update", view=build_sending_modal(action_of(kind)))
+    reply.sending()
     card = admitted.card
 
     def show(verdict: Verdict) -> None:
@@ -162,14 +167,14 @@ def _foreign_inputs(
     )
 
 
-def _refused(ack: Ack, body: dict[str, Any], refusal: Refusal) -> None:
+def _refused(reply: FormReply, refusal: Refusal) -> None:
     """A form that is not what it claims shows the refusal as a field error; any other
     refusal (the question was answered meanwhile, the person may not answer it…) turns the
     form into its explanation."""
     if refusal.kind in FORM_ERRORS:
-        refuse_form(ack, body, refusal.message)
+        reply.refuse(refusal.message)
         return
-    ack(response_action="update", view=build_result_modal("Not sent", refusal.message))
+    reply.update(build_result_modal("Not sent", refusal.message))
 
 
 def _last_input(body: dict[str, Any]) -> str:
