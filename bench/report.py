@@ -526,6 +526,10 @@ def render_queues(r: Queues) -> str:
         ["what", "n", "median ms", "p95 ms", "max ms"],
         [
             _summary_row("Kandev's paged list of every waiting bundle (bare client)", r.list_floor),
+            _summary_row(
+                "Kandev's list of the newest bundles, as on a push hint (bare client)",
+                r.newest_floor,
+            ),
             [
                 "bot CPU per poll cycle, idle (push / polling only)",
                 f"{r.window_s / r.poll_interval_s:g} cycles",

@@ -4,7 +4,8 @@ Measured with that queue in place, on two bots in their production configuration
 5 s), one with push hints and one polling only (``KANDEV_HINTS=off``):
 
 - Kandev's own paged list of every waiting bundle from a bare MCP client (the floor of a poll
-  cycle: the bot must read that list every cycle, 200 bundles a page);
+  cycle: the bot must read that list every cycle, 200 bundles a page), and its list of the
+  newest bundles only (what the bot reads on a push hint: part of a new card's time);
 - the CPU time of each bot process per poll cycle while idle (CPU over a window ÷ the cycles
   in it; the other workers' wake-ups are included, as in the footprint scenario);
 - time to card of ``fresh`` new bundles among the waiting ones, beside a bare WebSocket
@@ -30,6 +31,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from bench.cardlog import CardLog
@@ -40,10 +42,12 @@ from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from bot.domain import TaskInfo
+from bot.kandev.client import rfc3339
 from bot.kandev.models import Bundle
 from bot.publisher import card_message
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.store import Store
+from bot.sync import NEWEST_MARGIN_S
 from tests.fakeslack import FakeSlack, SlackDriver
 from tests.harness import BotProcess
 
@@ -64,6 +68,8 @@ class Queues:
     prepare_s: float = 0.0
     listed: int = 0
     list_floor: Summary | None = None
+    #: A push hint's read: the bundles created since shortly before the newest (bare client).
+    newest_floor: Summary | None = None
     cpu_ms_per_cycle_push: float | None = None
     cpu_ms_per_cycle_poll: float | None = None
     floor: Summary | None = None
@@ -112,6 +118,7 @@ def _listed(
         listed = world.kandev.list_pending()
         took.append(time.perf_counter() - began)
     result.list_floor = Summary.of_seconds(took)
+    result.newest_floor = _newest_read(world, listed)
     routes = {r.workspace_id: r for r in world.routes}
     # DirectBundles.prepare titles the n-th task "Bench bundle n+1".
     tasks = {
@@ -126,6 +133,22 @@ def _listed(
     bundles = [Bundle.model_validate(b) for b in listed if b["pending_id"] in ids]
     result.listed = len(bundles)
     return [(b, tasks[b.task_id]) for b in bundles]
+
+
+def _newest_read(world: World, listed: list[dict]) -> Summary | None:
+    """Kandev's list of the bundles created since shortly before the newest one, from a bare
+    client: what the bot reads when a push hint announces a new bundle (bot/sync.py)."""
+    if not listed:
+        return None
+    newest = max(datetime.fromisoformat(b["created_at"].replace("Z", "+00:00")) for b in listed)
+    since = rfc3339(newest - timedelta(seconds=NEWEST_MARGIN_S))
+    arguments = {"limit": 200, "created_since": since}
+    took: list[float] = []
+    for _ in range(LIST_RUNS * 4):
+        began = time.perf_counter()
+        world.kandev.mcp.call_tool("list_pending_questions_kandev", dict(arguments))
+        took.append(time.perf_counter() - began)
+    return Summary.of_seconds(took)
 
 
 def _filled(

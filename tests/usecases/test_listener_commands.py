@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 
 from slack_bolt import App
 
@@ -65,6 +66,25 @@ def test_a_listing_not_ready_at_once_is_acked_empty_and_follows_by_the_response_
     assert reply["response_url"] == RESPONSE_URL and not reply["replace_original"]
     assert "Pick a datastore" in blocks_text(reply["blocks"])
     assert gateway.called("chat.postEphemeral") == []
+
+
+def test_the_ack_stops_waiting_for_listings_while_they_are_slow_and_waits_again_after() -> None:
+    now = [0.0]
+    times = commands.ListingTimes(0.025, remembered=3, clock=lambda: now[0])
+    assert times.budget() == 0.025  # nothing known yet: wait for the list
+
+    def listing(took: float) -> None:
+        future: Future = Future()
+        times.timing(future)
+        now[0] += took
+        future.set_result(None)
+
+    for _ in range(2):
+        listing(0.200)  # a thousand questions waiting
+    assert times.budget() == 0.0  # the ack no longer waits: the list follows by response_url
+    for _ in range(2):
+        listing(0.004)
+    assert times.budget() == 0.025  # lists are quick again (the median of the last three)
 
 
 def test_a_command_without_its_user_is_acked_and_nothing_else(

@@ -3,12 +3,18 @@
 The reply (a listing, or a subcommand's answer) is the ack's body when it is ready within
 ``LIST_BUDGET_S`` (it usually is, in milliseconds); otherwise the ack is empty (Slack shows
 nothing) and the reply follows through the command's response_url. Either way the person sees
-one message, and the ack never waits long.
+one message, and the ack never waits long. While listings take longer than that (with a
+thousand questions waiting, reading and joining Kandev's list does), the ack does not wait for
+them at all.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -31,6 +37,41 @@ log = logging.getLogger(__name__)
 #: How long the command waits for its reply before acking empty (the reply then follows through
 #: the response_url): short, so that every ack stays well within 50 ms.
 LIST_BUDGET_S = 0.025
+#: How many of the latest listings tell whether the next one is likely ready within the budget.
+REMEMBERED = 5
+
+
+class ListingTimes:
+    """How long the latest listings took: the ack waits for a listing only while listings
+    have lately been ready within the budget (their median)."""
+
+    def __init__(
+        self,
+        budget_s: float,
+        remembered: int = REMEMBERED,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._budget_s = budget_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._took: deque[float] = deque(maxlen=remembered)
+
+    def budget(self) -> float:
+        with self._lock:
+            took = sorted(self._took)
+        if took and took[len(took) // 2] > self._budget_s:
+            return 0.0
+        return self._budget_s
+
+    def timing(self, future: Future) -> None:
+        """Note how long ``future`` (a listing started now) takes."""
+        started = self._clock()
+
+        def done(_: Future) -> None:
+            with self._lock:
+                self._took.append(self._clock() - started)
+
+        future.add_done_callback(done)
 
 
 class SlashCommand(BaseModel):
@@ -45,11 +86,11 @@ class SlashCommand(BaseModel):
 
 
 def register(app: App, svc: Services) -> None:
-    app.command(COMMAND)(_command(svc))
+    app.command(COMMAND)(_command(svc, ListingTimes(LIST_BUDGET_S)))
     app.action(ACTION_NEXT)(_next_page(svc))
 
 
-def _command(svc: Services):
+def _command(svc: Services, times: ListingTimes):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         try:
             command = parse(SlashCommand, body)
@@ -62,13 +103,15 @@ def _command(svc: Services):
             ack(text=messages.busy_message(), response_type="ephemeral")
             return
         subcommand = parse_command(command.text)
-        future: Future[Reply] = (
-            place.run(svc.listing.reply, command.text, command.user_id)
-            if subcommand is None
-            else place.run(svc.subscriptions.reply, subcommand, command.user_id)
-        )
+        budget = LIST_BUDGET_S
+        if subcommand is None:
+            budget = times.budget()
+            future: Future[Reply] = place.run(svc.listing.reply, command.text, command.user_id)
+            times.timing(future)
+        else:
+            future = place.run(svc.subscriptions.reply, subcommand, command.user_id)
         try:
-            reply = future.result(timeout=LIST_BUDGET_S)
+            reply = future.result(timeout=budget)
         except FutureTimeout:
             ack()  # nothing shown: the reply is the one message the person sees
             where = Where(command.user_id, command.channel_id or None, command.response_url)
