@@ -11,6 +11,7 @@ import time
 
 import httpx
 
+from bench import burst
 from tests.fakeslack import Ack, Delivery, HttpTransport, parse_body, signed_headers
 
 
@@ -37,3 +38,21 @@ class KeepAliveTransport(HttpTransport):
 
     def close(self) -> None:
         self._client.close()
+
+
+class PreparedTransport(HttpTransport):
+    """Encodes and signs a request exactly as Slack would, without sending it: it is sent and
+    timed from a process of its own (bench/burst.py). Its ack is a stand-in (200, no body)."""
+
+    def __init__(self, url: str, signing_secret: str) -> None:
+        super().__init__(url, signing_secret)
+        self.request: burst.Request | None = None
+
+    def post(self, body: bytes, content_type: str, delivery: Delivery | None = None) -> Ack:
+        headers = {
+            "Content-Type": content_type,
+            "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
+            **signed_headers(self.signing_secret, body),
+        }
+        self.request = burst.Request(url=self.url, body=body.decode(), headers=headers)
+        return Ack(200, None, 0.0, {})

@@ -37,17 +37,16 @@ from bench.cardlog import CardLog
 from bench.kandev import delete_tasks
 from bench.scenarios.answering import seed_spread
 from bench.stats import Summary
+from bench.transport import PreparedTransport
 from bench.world import World, wait_synced
 from bot.cards.messages import busy_message
 from tests.fakeslack import (
     Ack,
     Delivery,
     FakeSlack,
-    HttpTransport,
     SlackDriver,
     SlackUser,
     Transport,
-    signed_headers,
 )
 from tests.harness import SeededBundle
 
@@ -257,24 +256,6 @@ def _floor(
     return round_trips, agent, problems
 
 
-class _Prepared(HttpTransport):
-    """Encodes and signs a person's request exactly as Slack would, without sending it (it is
-    sent from another process, see bench/burst.py)."""
-
-    def __init__(self, url: str, signing_secret: str) -> None:
-        super().__init__(url, signing_secret)
-        self.request: burst.Request | None = None
-
-    def post(self, body: bytes, content_type: str, delivery: Delivery | None = None) -> Ack:
-        headers = {
-            "Content-Type": content_type,
-            "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
-            **signed_headers(self.signing_secret, body),
-        }
-        self.request = burst.Request(url=self.url, body=body.decode(), headers=headers)
-        return Ack(200, None, 0.0, {})
-
-
 class _TimedTransport:
     """Notes when a request left, around another transport (one per person: thread-safe)."""
 
@@ -321,7 +302,7 @@ def _http_clicks(
 ) -> list[_Sent]:
     prepared: list[burst.Request] = []
     for (channel, ts), person in zip(cards, people, strict=True):
-        transport = _Prepared(events_url, fake.workspace.signing_secret)
+        transport = PreparedTransport(events_url, fake.workspace.signing_secret)
         SlackDriver(fake, transport).click(channel, ts, text=OPTION, user=person)
         assert transport.request is not None
         prepared.append(transport.request)
