@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tests.harness import descendants
+
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -35,3 +37,22 @@ def cpu_seconds(pid: int) -> float:
 def load_average() -> str:
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def pin(root: int, cpus: set[int] | None) -> int:
+    """Run ``root``, every process below it and each of their threads on ``cpus`` only (None:
+    on every CPU again); processes they start later inherit it. Returns the threads pinned."""
+    wanted = cpus if cpus is not None else set(range(os.cpu_count() or 1))
+    pinned = 0
+    for pid in [root, *descendants(root)]:
+        try:
+            tids = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
+        except OSError:
+            continue  # gone meanwhile
+        for tid in tids:
+            try:
+                os.sched_setaffinity(tid, wanted)
+                pinned += 1
+            except OSError:
+                continue
+    return pinned

@@ -70,8 +70,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--crowd-rounds",
         type=int,
-        default=3,
-        help="crowds per transport, pooled (3; a fresh bot and fresh bundles each)",
+        default=2,
+        help="crowds per transport and CPU arrangement, pooled (2; a fresh bot and bundles each)",
+    )
+    p.add_argument(
+        "--crowd-cpus",
+        default="split,shared",
+        help="CPU arrangements of the crowd (split: the bot on a CPU of its own; shared)",
     )
     p.add_argument(
         "--crowd-modes",
@@ -191,6 +196,7 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
             window=args.crowd_window,
             modes=modes,
             rounds=args.crowd_rounds,
+            cpus=[c.strip() for c in args.crowd_cpus.split(",") if c.strip()],
         )
     elif name == "footprint":
         results.footprint = footprint.run(

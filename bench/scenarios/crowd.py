@@ -27,14 +27,17 @@ bot is busy.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from bench import burst
 from bench.cardlog import CardLog
 from bench.kandev import delete_tasks
+from bench.procstat import pin
 from bench.scenarios.answering import seed_spread
 from bench.stats import Summary
 from bench.transport import PreparedTransport
@@ -48,10 +51,14 @@ from tests.fakeslack import (
     SlackUser,
     Transport,
 )
-from tests.harness import SeededBundle
+from tests.harness import BotProcess, SeededBundle
 
 MODES = ("http", "socket")
 MODE_LABELS = {"http": "HTTP (waitress)", "socket": "Socket Mode"}
+#: Where the processes run: ``split`` — the bot on a CPU of its own, Kandev and its agents on
+#: the other (as in production, where they run elsewhere); ``shared`` — all on both CPUs.
+CPUS = ("split", "shared")
+CPU_LABELS = {"split": "bot on a CPU of its own", "shared": "all on 2 shared CPUs"}
 OPTION = "Option 1.2"
 OPTION_PARSED = {"q1": {"selected_option": "q1_opt2"}}
 AGENT_TIMEOUT_S = 30.0
@@ -62,9 +69,10 @@ BUSY = busy_message()[:40]
 
 @dataclass
 class CrowdRun:
-    """One transport's figures, every round's samples together."""
+    """One transport's figures on one CPU arrangement, every round's samples together."""
 
     mode: str
+    cpus: str = "shared"
     acks_s: list[float] = field(default_factory=list)
     to_agent_s: list[float] = field(default_factory=list)
     to_card_s: list[float] = field(default_factory=list)
@@ -76,7 +84,7 @@ class CrowdRun:
 
     @property
     def label(self) -> str:
-        return MODE_LABELS.get(self.mode, self.mode)
+        return f"{MODE_LABELS.get(self.mode, self.mode)}, {CPU_LABELS.get(self.cpus, self.cpus)}"
 
     @property
     def ack(self) -> Summary | None:
@@ -92,28 +100,38 @@ class CrowdRun:
 
 
 @dataclass
+class Floor:
+    """Kandev's own respond from bare clients, the same crowd over the same window (each round
+    of the first transport on a CPU arrangement): HTTP round trips, and until the agent had
+    the answer."""
+
+    round_trips_s: list[float] = field(default_factory=list)
+    to_agent_s: list[float] = field(default_factory=list)
+
+    @property
+    def http(self) -> Summary | None:
+        return Summary.of_seconds(self.round_trips_s)
+
+    @property
+    def agent(self) -> Summary | None:
+        return Summary.of_seconds(self.to_agent_s)
+
+
+@dataclass
 class Crowd:
     crowd: int
     window_s: float
     rounds: int = 1
-    #: Kandev's own respond from bare clients, the same crowd over the same window (each
-    #: round of the first transport): HTTP round trips, and until the agent had the answer.
-    floor_round_trips_s: list[float] = field(default_factory=list)
-    floor_to_agent_s: list[float] = field(default_factory=list)
+    floors: dict[str, Floor] = field(default_factory=dict)  # by CPU arrangement
     runs: list[CrowdRun] = field(default_factory=list)
 
     @property
     def clicks(self) -> int:
-        """Clicks per transport, every round together."""
+        """Clicks per transport and CPU arrangement, every round together."""
         return self.crowd * self.rounds
 
-    @property
-    def floor_http(self) -> Summary | None:
-        return Summary.of_seconds(self.floor_round_trips_s)
-
-    @property
-    def floor_agent(self) -> Summary | None:
-        return Summary.of_seconds(self.floor_to_agent_s)
+    def floor(self, cpus: str) -> Floor:
+        return self.floors.setdefault(cpus, Floor())
 
     @property
     def problems(self) -> list[str]:
@@ -127,27 +145,50 @@ def run(
     window: float,
     modes: Sequence[str] = MODES,
     rounds: int = 1,
+    cpus: Sequence[str] = CPUS,
 ) -> Crowd:
-    """``rounds`` crowds per transport (fresh bundles, a fresh bot each), their samples
-    pooled: a p99 of 50 clicks is their slowest but one, so more rounds steady the figure."""
-    unknown = [m for m in modes if m not in MODES]
+    """``rounds`` crowds per transport and CPU arrangement (fresh bundles, a fresh bot each),
+    their samples pooled: a p99 of 50 clicks is their slowest but one, so more rounds steady
+    the figure."""
+    unknown = [m for m in modes if m not in MODES] + [c for c in cpus if c not in CPUS]
     if unknown:
-        raise ValueError(f"unknown Slack transport(s) {unknown} (use {', '.join(MODES)})")
+        raise ValueError(f"unknown transport(s) or CPU arrangement(s): {unknown}")
     result = Crowd(crowd, window, rounds=max(1, rounds))
     kandev = world.kandev
-    for n, mode in enumerate(modes):
-        out = CrowdRun(mode)
-        result.runs.append(out)
-        for _ in range(result.rounds):
-            # The floor's bundles with the first transport's crowds; each round's agents go
-            # before the next round's are seeded.
-            bundles = seed_spread(kandev, world.workspace_ids, crowd * (2 if n == 0 else 1))
-            try:
-                floor, clicked = bundles[: len(bundles) - crowd], bundles[len(bundles) - crowd :]
-                _run_mode(world, mode, floor, clicked, window, result, out)
-            finally:
-                delete_tasks(kandev, [b.task_id for b in bundles])
+    for arrangement in cpus:
+        for n, mode in enumerate(modes):
+            out = CrowdRun(mode, arrangement)
+            result.runs.append(out)
+            if arrangement == "split" and (os.cpu_count() or 1) < 2:
+                out.problems.append("a CPU of its own needs 2 CPUs or more: not run")
+                continue
+            for _ in range(result.rounds):
+                # The floor's bundles with the first transport's crowds; each round's agents
+                # go before the next round's are seeded.
+                bundles = seed_spread(kandev, world.workspace_ids, crowd * (2 if n == 0 else 1))
+                try:
+                    floor = bundles[: len(bundles) - crowd]
+                    clicked = bundles[len(bundles) - crowd :]
+                    _run_mode(world, mode, floor, clicked, window, result, out)
+                finally:
+                    delete_tasks(kandev, [b.task_id for b in bundles])
     return result
+
+
+@contextmanager
+def _arranged(world: World, bot: BotProcess, cpus: str) -> Iterator[None]:
+    """``split``: the bot on CPU 0 only, Kandev (its backend, agentctl and every mock agent)
+    on CPU 1 only, as when Kandev and its agents run elsewhere; the benchmark's own processes
+    (fake Slack, the people's requests) on either. ``shared``: every process on every CPU."""
+    if cpus != "split" or bot.proc is None or world.kandev.pid is None:
+        yield
+        return
+    pin(bot.proc.pid, {0})
+    pin(world.kandev.pid, {1})
+    try:
+        yield
+    finally:
+        pin(world.kandev.pid, None)
 
 
 def _run_mode(
@@ -159,34 +200,50 @@ def _run_mode(
     result: Crowd,
     out: CrowdRun,
 ) -> None:
-    """One round: one bot over one transport; the floor first (with this bot running and
-    editing its cards, as during the crowd), then the crowd once the bot is quiet."""
+    """One round: one bot over one transport, its processes arranged on the CPUs."""
     fake = world.fake_slack()
     bot = world.bot(fake, f"crowd-{mode}", mode=mode)
     log = CardLog(fake)  # before the bot starts: its first sync posts every card
     try:
         bot.start()
-        wait_synced(bot)
-        wanted = [b.pending_id for b in floor + clicked]
-        if not log.wait_posted(wanted, timeout=CARDS_TIMEOUT_S):
-            out.problems.append(f"not every bundle got a card within {CARDS_TIMEOUT_S:.0f} s")
-            return
-        fake.settle(quiet=1.0, timeout=60.0)
-        if floor:
-            round_trips, to_agent, problems = _floor(world, floor, window)
-            result.floor_round_trips_s += round_trips
-            result.floor_to_agent_s += to_agent
-            out.problems += problems
-            fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
-        people = [
-            fake.add_user(SlackUser(id=f"U0CROWD{n:03d}", name=f"person{n}"))
-            for n in range(len(clicked))
-        ]
-        mark = fake.mark()
-        clicks = _clicks(fake, bot.events_url, mode, log, clicked, people, window, out)
-        _check(world, fake, log, clicked, people, clicks, mark, out)
+        with _arranged(world, bot, out.cpus):
+            _round(world, fake, bot, log, floor, clicked, window, result, out)
     finally:
         bot.stop()
+
+
+def _round(
+    world: World,
+    fake: FakeSlack,
+    bot: BotProcess,
+    log: CardLog,
+    floor: list[SeededBundle],
+    clicked: list[SeededBundle],
+    window: float,
+    result: Crowd,
+    out: CrowdRun,
+) -> None:
+    """The floor first (with this bot running and editing its cards, as during the crowd),
+    then the crowd once the bot is quiet."""
+    wait_synced(bot)
+    wanted = [b.pending_id for b in floor + clicked]
+    if not log.wait_posted(wanted, timeout=CARDS_TIMEOUT_S):
+        out.problems.append(f"not every bundle got a card within {CARDS_TIMEOUT_S:.0f} s")
+        return
+    fake.settle(quiet=1.0, timeout=60.0)
+    if floor:
+        round_trips, to_agent, problems = _floor(world, floor, window)
+        result.floor(out.cpus).round_trips_s.extend(round_trips)
+        result.floor(out.cpus).to_agent_s.extend(to_agent)
+        out.problems += problems
+        fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
+    people = [
+        fake.add_user(SlackUser(id=f"U0CROWD{n:03d}", name=f"person{n}"))
+        for n in range(len(clicked))
+    ]
+    mark = fake.mark()
+    clicks = _clicks(fake, bot.events_url, out.mode, log, clicked, people, window, out)
+    _check(world, fake, log, clicked, people, clicks, mark, out)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from slack_sdk import WebClient
 from bench.cardlog import CardLog
 from bench.report import Results, render, table, targets
 from bench.scenarios.backlog import Backlog
-from bench.scenarios.crowd import Crowd, CrowdRun
+from bench.scenarios.crowd import Crowd, CrowdRun, Floor
 from bench.scenarios.queues import Queues
 from bench.scenarios.reminders import Reminders
 from bench.scenarios.replicas import ReplicaRun, slack_floor_s
@@ -202,9 +202,7 @@ def _crowd(ack_ms: float, agent_ms: float, delivered: int, busy: int = 0) -> Cro
         busy=busy,
     )
     floor = [0.04, 0.1]  # p95 ≈ 97 ms
-    return Crowd(
-        crowd=2, window_s=1.0, floor_round_trips_s=floor, floor_to_agent_s=floor, runs=[run]
-    )
+    return Crowd(crowd=2, window_s=1.0, floors={"shared": Floor(floor, floor)}, runs=[run])
 
 
 def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
@@ -231,7 +229,19 @@ def test_crowd_rounds_are_pooled_and_counted_against_every_click() -> None:
     assert rows[0][-1] == "**no**" and run.ack is not None and run.ack.count == 4
     assert rows[-1][-1] == "**no**" and "2/4" in rows[-1][1]  # 2 of 4 clicks delivered
     text = render(Results(crowd=crowd), "pre")
-    assert "2 rounds (a fresh bot each) per transport, pooled" in text
+    assert "2 rounds (a fresh bot each) per transport and CPU arrangement, pooled" in text
+
+
+def test_each_cpu_arrangement_is_compared_with_its_own_floor() -> None:
+    crowd = _crowd(ack_ms=90, agent_ms=1000, delivered=2)  # 1 s: over the shared floor
+    crowd.floors["split"] = Floor([0.5, 1.0], [0.5, 1.0])  # Kandev on one CPU: slower
+    split = CrowdRun("http", "split", [0.005, 0.09], [0.05, 1.0], [0.1, 0.3], 2, 2)
+    crowd.runs.append(split)
+    rows = targets(Results(crowd=crowd))
+    assert [row[-1] for row in rows] == ["yes", "**no**", "yes", "yes", "yes", "yes"]
+    assert "bot on a CPU of its own" in rows[3][0] and "all on 2 shared CPUs" in rows[0][0]
+    text = render(Results(crowd=crowd), "pre")
+    assert "Kandev alone, bot on a CPU of its own" in text
 
 
 def _replica_run(duplicates: int = 0, rate_limited: int = 0, all_s: float | None = 105.0):

@@ -20,6 +20,7 @@ from tests.harness.ports import (
     reserve_block,
 )
 from tests.harness.postgres import PG_ADMIN, admin_connection
+from tests.harness.processes import descendants
 from tests.harness.seeder import Seeder
 from tests.harness.specs import QuestionSpec, option_id, question, sample_questions
 
@@ -28,6 +29,7 @@ __all__ = [
     "BLOCK_SIZE",
     "CHANNEL",
     "CONSOLE_SCRIPT",
+    "descendants",
     "INSTANCE_OFFSET",
     "INSTANCE_PORTS",
     "KANDEV_VERSION",

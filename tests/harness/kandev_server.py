@@ -101,6 +101,11 @@ class KandevServer:
 
     # --- lifecycle ----------------------------------------------------------------------
     @property
+    def pid(self) -> int | None:
+        """The Kandev process's id (its backend and agents run below it), if it runs."""
+        return self._process.pid if self._process is not None else None
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
