@@ -12,6 +12,7 @@ exits 0.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -400,6 +401,15 @@ def _worker(name: str, target, *args: object) -> threading.Thread:
     return threading.Thread(target=target, args=args, name=name, daemon=True)
 
 
+def settle_heap() -> None:
+    """Move everything built so far (modules, models' schemas, the bot's services: it all lives
+    as long as the process) out of the garbage collector's sight. A full collection stops every
+    thread, an ack's too, for as long as it walks the heap: with 1,000 bundles being decoded it
+    took 60–90 ms over that heap, 2–5 ms without it."""
+    gc.collect()
+    gc.freeze()
+
+
 def main_run(settings: Settings, mode: Mode) -> int:
     install_redaction(settings.secret_values())
     sys.setswitchinterval(SWITCH_INTERVAL_S)
@@ -409,6 +419,7 @@ def main_run(settings: Settings, mode: Mode) -> int:
         for line in exc.lines:
             print(line, file=sys.stderr)
         return exc.exit_code
+    settle_heap()
     bot.start()
     bot.serve()
     if bot.abandoned:
