@@ -84,8 +84,10 @@ def sync(
     tasks: TaskDirectory,
     publisher: Publisher,
     health: Health,
-) -> SyncEngine:
-    return SyncEngine(fake_kandev, store, routing, tasks, publisher, health, Signal("sync"))
+) -> Iterator[SyncEngine]:
+    engine = SyncEngine(fake_kandev, store, routing, tasks, publisher, health, Signal("sync"))
+    yield engine
+    engine.close()
 
 
 @pytest.fixture

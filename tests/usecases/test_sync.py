@@ -4,11 +4,14 @@ real publisher; bundles resolved in Kandev get their card edited."""
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot import sync as sync_module
+from bot.app import Bot
 from bot.domain import CardState
 from bot.health import Health
 from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
@@ -578,3 +581,131 @@ def test_a_task_lookup_that_fails_while_read_ahead_still_fails_closed(
     fake_kandev.recover()
     sync.unroutable[bundle.pending_id].next_try = 0.0
     assert sync.discover_new([_hint(bundle)]).posted == [bundle.pending_id]
+
+
+# ---- reads ahead: a few threads, stopped with the engine -------------------------------------
+
+
+def _read_ahead_threads(besides: Collection[threading.Thread] = ()) -> list[threading.Thread]:
+    """The read-ahead threads alive (other than ``besides``: those of earlier tests' engines)."""
+    return [
+        t
+        for t in threading.enumerate()
+        if t.name.startswith("sync-read-ahead") and t not in besides
+    ]
+
+
+def _hold_reads(fake_kandev: FakeKandev) -> tuple[list[str], threading.Event]:
+    """Kandev's question totals and tasks of the tasks named ``held-…`` wait until the event is
+    set: the held reads started so far (by method), and the event."""
+    started: list[str] = []
+    release = threading.Event()
+    for method in ("question_total", "task"):
+        real = getattr(fake_kandev, method)
+
+        def held(task_id, *args, _real=real, _method=method, **kwargs):
+            if task_id.startswith("held-"):
+                started.append(_method)
+                release.wait(10.0)
+            return _real(task_id, *args, **kwargs)
+
+        setattr(fake_kandev, method, held)
+    return started, release
+
+
+def _held_burst(size: int = 20) -> list[NewPending]:
+    """Hints of bundles not listed yet, whose reads ahead are held (:func:`_hold_reads`)."""
+    return [NewPending(f"pending-{n:03}", f"held-{n:03}", f"session-{n:03}") for n in range(size)]
+
+
+def _until(predicate) -> None:
+    deadline = time.monotonic() + 10.0
+    while not predicate():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def no_hint_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hinted bundle not listed is left to the next full read (no timers looking again)."""
+    monkeypatch.setattr(sync_module, "HINT_RETRIES", 0)
+
+
+@pytest.mark.usefixtures("no_hint_retries")
+def test_a_burst_of_hints_reads_ahead_on_a_bounded_number_of_threads(
+    sync: SyncEngine, fake_kandev: FakeKandev
+) -> None:
+    started, release = _hold_reads(fake_kandev)
+    burst = _held_burst()
+    workers = sync_module.READ_AHEAD_WORKERS
+    before = _read_ahead_threads()
+    try:
+        sync.discover_new(burst)  # 40 reads ahead asked for, none waited on (none listed)
+        _until(lambda: len(started) >= workers)
+        time.sleep(0.2)  # time enough for more to start, were there room
+        assert len(started) == workers  # the rest wait their turn
+        assert len(_read_ahead_threads(before)) == workers
+    finally:
+        release.set()
+    _until(lambda: len(started) == 2 * len(burst))  # then every one is read
+    assert len(_read_ahead_threads(before)) <= workers
+
+
+@pytest.mark.usefixtures("no_hint_retries")
+def test_a_read_ahead_still_waiting_its_turn_is_made_when_the_bundle_is_posted(
+    sync: SyncEngine, fake_kandev: FakeKandev
+) -> None:
+    started, release = _hold_reads(fake_kandev)
+    try:
+        sync.discover_new(_held_burst())  # every read-ahead thread is busy
+        _until(lambda: len(started) == sync_module.READ_AHEAD_WORKERS)
+        young = fake_kandev.add(make_bundle(created_at=datetime.now(UTC)))
+
+        assert sync.discover_new([_hint(young)]).posted == [young.pending_id]  # not held up
+
+        assert len(started) == sync_module.READ_AHEAD_WORKERS  # nothing else ran meanwhile
+        totals, tasks = (
+            [c for c in fake_kandev.called(method) if c["task_id"] == young.task_id]
+            for method in ("question_total", "task")
+        )
+        assert (len(totals), len(tasks)) == (1, 1)  # read once each: the reads ahead dropped
+    finally:
+        release.set()
+
+
+def test_closing_the_bot_stops_the_reads_ahead_of_its_sync_engine(
+    sync: SyncEngine, fake_kandev: FakeKandev, store: Store, health: Health
+) -> None:
+    class Hints:
+        def stop(self) -> None:
+            pass
+
+    started, release = _hold_reads(fake_kandev)
+    before = _read_ahead_threads()
+    bot = Bot(
+        settings=None,  # type: ignore[arg-type]
+        mode="socket",
+        health=health,
+        store=store,
+        kandev=fake_kandev,  # type: ignore[arg-type]
+        bolt=None,  # type: ignore[arg-type]
+        hints=Hints(),  # type: ignore[arg-type]
+        workers=[],
+        lanes=[],
+        wakeups=[],
+        sync=sync,
+    )
+    for hint in _held_burst():
+        sync._read_ahead(hint)
+    waiting = [*sync._totals.values(), *sync._lookups.values()]
+    _until(lambda: len(started) == sync_module.READ_AHEAD_WORKERS)
+
+    bot.close()
+    release.set()
+
+    _until(lambda: not _read_ahead_threads(before))  # the pool's threads end
+    assert len(started) == sync_module.READ_AHEAD_WORKERS  # the waiting reads were dropped
+    assert sum(future.cancelled() for future in waiting) == len(waiting) - len(started)
+    sync._read_ahead(NewPending("pending-late", "task-late", "session-late"))
+    assert "pending-late" not in sync._totals  # closed: read when the bundle is posted instead
+    assert not _read_ahead_threads(before)
