@@ -119,6 +119,8 @@ class Bot:
     in_flight: InFlight = field(default_factory=InFlight)
     #: The lease heartbeat: it runs until the hand-over is done (see :meth:`close`).
     lease_worker: threading.Thread | None = None
+    #: The sync engine: its reads ahead stop with its loops (see :meth:`close`).
+    sync: SyncEngine | None = None
     #: Set on SIGTERM / SIGINT: take no new work.
     stop: threading.Event = field(default_factory=threading.Event)
     #: Set once the work in flight is finished or handed over: stop renewing leases.
@@ -170,6 +172,8 @@ class Bot:
         self.hints.stop()
         for worker in self.workers:  # each finishes its current step (a post being sent…)
             worker.join(timeout=max(deadline - time.monotonic(), 0.0))
+        if self.sync is not None:  # reads ahead not started are dropped
+            self.sync.close()
         while self.in_flight.keys() and time.monotonic() < deadline:
             time.sleep(0.05)  # answers on their way to Kandev
         for lane in self.lanes:  # jobs not started by now are handed over, not run
@@ -363,6 +367,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         workers=[],
         lanes=[answering, reading],
         wakeups=[sync_wakeup, hinted, card_changes],
+        sync=sync,
     )
     leases = LeaseKeeper(store, publisher.worker_id, in_flight)
     poll = settings.kandev_poll_interval

@@ -9,8 +9,9 @@ cycle (bundles resolved elsewhere, unroutable reports) waits in front of the new
 bundle that part does not show yet is looked for again shortly, and the next full read finds
 any bundle a hint missed; the store's claim keeps each bundle posted once whichever read sees
 it first. While that part is read, what posting the hinted bundle needs besides is read at the
-same time (its task, and how many questions it has); the task is then looked up as always, so
-a lookup that failed still fails closed.
+same time (its task, and how many questions it has), on a few threads of the engine's (a read
+still waiting its turn when the bundle is posted is made then instead); the task is then looked
+up as always, so a lookup that failed still fails closed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -61,6 +62,9 @@ NEWEST_MARGIN_S = 2.0
 #: looked for again before the next full read is left to find it.
 HINT_RETRIES = 10
 HINT_RETRY_S = 0.2
+#: Reads ahead for hinted bundles running at once (two a bundle: its question total and its
+#: task); a burst of hints queues the rest instead of starting a thread for each.
+READ_AHEAD_WORKERS = 4
 
 
 @dataclass
@@ -129,6 +133,14 @@ class SyncEngine:
     #: question total, and the task lookup (which warms the Kandev client's cache).
     _totals: dict[str, Future[int]] = field(default_factory=dict, init=False, repr=False)
     _lookups: dict[str, Future[object]] = field(default_factory=dict, init=False, repr=False)
+    #: Where those reads run (shut down by :meth:`close`).
+    _read_ahead_pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(
+            max_workers=READ_AHEAD_WORKERS, thread_name_prefix="sync-read-ahead"
+        ),
+        init=False,
+        repr=False,
+    )
     #: Held while the bundles of a read are posted: the full read and the hinted one run on two
     #: threads and share what is known about each bundle.
     _posting: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -136,6 +148,12 @@ class SyncEngine:
     def __post_init__(self) -> None:
         if self.past is None:
             self.past = PastAnswers(self.store, self.routing)
+
+    def close(self) -> None:
+        """Stop reading ahead (at shut-down, once the loops have stopped): reads not started
+        are cancelled, those running end on their own; a read ahead asked for later is not made
+        (what it would read is read when the bundle is posted). Idempotent."""
+        self._read_ahead_pool.shutdown(wait=False, cancel_futures=True)
 
     def run(self, stop: threading.Event) -> None:
         """The full reads: every ``poll_interval`` and whenever ``wakeup`` is raised."""
@@ -254,10 +272,14 @@ class SyncEngine:
         if not task_id or pending_id in self._known or pending_id in self._totals:
             return
         session_id = hint.session_id or None
-        self._totals[pending_id] = _in_background(
-            lambda: self.kandev.question_total(task_id, pending_id, session_id=session_id)
-        )
-        self._lookups[pending_id] = _in_background(lambda: self.tasks.info(task_id))
+        try:
+            total = self._read_ahead_pool.submit(
+                self.kandev.question_total, task_id, pending_id, session_id=session_id
+            )
+            lookup = self._read_ahead_pool.submit(self.tasks.info, task_id)
+        except RuntimeError:  # closed: shutting down
+            return
+        self._totals[pending_id], self._lookups[pending_id] = total, lookup
 
     def _retry_hinted(self, hinted: Collection[NewPending], shown: Collection[str]) -> None:
         """Hinted bundles a read did not show are looked for again a few times (a bundle
@@ -307,8 +329,10 @@ class SyncEngine:
             )
             return False
         lookup = self._lookups.pop(bundle.pending_id, None)
-        if lookup is not None:
-            lookup.exception()  # waits for it; the lookup below reads its result from the cache
+        # A lookup still waiting its turn is dropped; one started is waited for (the lookup
+        # below then reads its result from the cache).
+        if lookup is not None and not lookup.cancel():
+            lookup.exception()
         try:
             task = self.tasks.info(bundle.task_id)
         except TaskUnknown as exc:
@@ -368,11 +392,13 @@ class SyncEngine:
         """False while Kandev is still writing the bundle's questions (a young bundle can be
         listed with only some of them; a card must never show a partial bundle)."""
         ahead = self._totals.pop(bundle.pending_id, None)
+        if ahead is not None:
+            ahead.cancel()  # still waiting its turn (a burst of hints): read below instead
         if (self.clock() - bundle.created_at).total_seconds() > YOUNG_BUNDLE_S:
             return True
         # Read ahead (maybe before the list was): a total of 0 means no question was written
         # yet when it was read, so it is read again.
-        total = 0 if ahead is None or ahead.exception() is not None else ahead.result()
+        total = 0 if ahead is None or _failed(ahead) else ahead.result()
         if total == 0:
             total = self.kandev.question_total(
                 bundle.task_id, bundle.pending_id, session_id=bundle.session_id or None
@@ -429,15 +455,10 @@ class SyncEngine:
         return outcome.model_copy(update=update)
 
 
-def _in_background(work: Callable[[], object]) -> Future:
-    """Run ``work`` on a thread of its own; its result or exception in the future."""
-    future: Future = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(work())
-        except BaseException as exc:  # kept in the future; the caller decides
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="sync-read-ahead", daemon=True).start()
-    return future
+def _failed(future: Future) -> bool:
+    """Wait for a read ahead: True if it raised or was cancelled (never started: shut down, or
+    still waiting its turn when needed); the caller then reads itself."""
+    try:
+        return future.exception() is not None
+    except CancelledError:
+        return True

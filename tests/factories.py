@@ -29,6 +29,8 @@ CHANNEL = "C0QUESTION"
 TS = "1700000000.000100"
 ALICE_ID = "U0ALICE001"
 DB_PROMPT = "Which database should we use?"
+#: The story's answer: MongoDB (question ``q1``'s second option, as ``make_question`` has it).
+MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
 
 # Questions as Kandev's wire sends them (modelled on the API's own example); ``make_bundle``
 # takes these dicts as they are, and tests may spread them to vary one field.

@@ -4,13 +4,13 @@ real publisher, with in-memory fakes of Kandev and of the Slack gateway at the e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from slack_bolt import App
 
-from bot.admission import Admission
+from bot.admission import Admission, Admitted, Request
 from bot.answers import AnswerService
 from bot.conversation import ConversationService
 from bot.domain import Card
@@ -30,11 +30,12 @@ from bot.slack.services import Services
 from bot.slack_api.gateway import make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
+from bot.store.messages import CardMessage
 from bot.subscriptions import SubscriptionService
 from bot.sync import SyncEngine
 from bot.tasks import TaskDirectory
 from bot.waiting import Permalinks, WaitingQueue
-from tests.factories import CHANNEL, KANDEV_URL
+from tests.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
 from tests.fakes import FakeKandev, FakeSlackGateway
 from tests.fakeslack import FakeSlack
 
@@ -84,8 +85,10 @@ def sync(
     tasks: TaskDirectory,
     publisher: Publisher,
     health: Health,
-) -> SyncEngine:
-    return SyncEngine(fake_kandev, store, routing, tasks, publisher, health, Signal("sync"))
+) -> Iterator[SyncEngine]:
+    engine = SyncEngine(fake_kandev, store, routing, tasks, publisher, health, Signal("sync"))
+    yield engine
+    engine.close()
 
 
 @pytest.fixture
@@ -129,6 +132,47 @@ def posted(fake_kandev: FakeKandev, sync: SyncEngine, publisher: Publisher, stor
         return card
 
     return post
+
+
+@pytest.fixture
+def card(posted) -> Card:
+    """The story's bundle (``make_bundle()``), its card posted in the channel."""
+    return posted(make_bundle())
+
+
+@pytest.fixture
+def drain(publisher: Publisher) -> Callable[[], None]:
+    """``drain()``: the publisher sends everything its outbox has for now."""
+
+    def drain_() -> None:
+        while publisher.work_once():
+            pass
+
+    return drain_
+
+
+@pytest.fixture
+def alice_answers(admission: Admission, answers: AnswerService):
+    """``alice_answers(card, on=None)``: Alice clicks MongoDB on the card's message (or on
+    ``on``, another message of the card), is admitted, and her answer wins in Kandev."""
+
+    def answer(card: Card, on: CardMessage | None = None) -> None:
+        channel, ts = (card.channel, card.ts) if on is None else (on.channel, on.ts)
+        request = Request(
+            user_id=ALICE_ID,
+            action="answer",
+            source="slack:button",
+            via="card",
+            pending_id=card.pending_id,
+            channel=channel,
+            ts=ts,
+            option=("q1", "q1_opt2"),
+        )
+        admitted = admission.admit(request)
+        assert isinstance(admitted, Admitted)
+        assert answers.submit(admitted, answers=(MONGO,)).kind == "won"
+
+    return answer
 
 
 # ---- the Slack listeners, on a real Bolt App --------------------------------------------------

@@ -4,31 +4,28 @@ resolved bundle."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from bot import publisher as publisher_module
-from bot.admission import Admission, Admitted, Request
-from bot.answers import AnswerService
 from bot.domain import Card
 from bot.followup_config import FollowUps
 from bot.health import Health
-from bot.kandev.models import Answer
 from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.reminders import FollowUpWorker
 from bot.routing import Routing
 from bot.slack_api.gateway import SlackError
 from bot.store import Store
-from tests.factories import ALICE_ID, CHANNEL, KANDEV_URL, make_bundle
-from tests.fakes import FakeClock, FakeMonotonic, FakeSlackGateway
+from bot.sync import SyncEngine
+from tests.factories import CHANNEL, KANDEV_URL, make_bundle
+from tests.fakes import FakeClock, FakeKandev, FakeMonotonic, FakeSlackGateway
 
 LEADS = "C0LEADS0001"
 LEAD = "U0LEAD0001"
-MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
 FOLLOWUPS = FollowUps(
     remind_after=10,
     remind_every=5,
@@ -67,9 +64,40 @@ def worker(store: Store, permissions: Permissions, publisher: Publisher) -> Foll
     return FollowUpWorker(store, permissions, publisher, Health())
 
 
-def drain(publisher: Publisher) -> None:
-    while publisher.work_once():
-        pass
+@pytest.fixture
+def tick(worker: FollowUpWorker, drain: Callable[[], None]) -> Callable[[], int]:
+    """``tick()``: the follow-ups due now are claimed and sent; returns how many were claimed."""
+
+    def tick_() -> int:
+        claimed = worker.work_once()
+        drain()
+        return claimed
+
+    return tick_
+
+
+@pytest.fixture
+def reminders_waiting(posted, clock: FakeClock, worker: FollowUpWorker) -> Callable[[int], None]:
+    """``reminders_waiting(n)``: ``n`` cards posted, and their first reminders claimed and
+    enqueued (not sent yet)."""
+
+    def enqueue(n: int) -> None:
+        waiting = [posted(make_bundle(pending_id=f"p{i}", task_id=f"t{i}")) for i in range(n)]
+        at(clock, waiting[-1], 10)
+        assert worker.work_once() == n
+
+    return enqueue
+
+
+@pytest.fixture
+def new_bundle_found(fake_kandev: FakeKandev, sync: SyncEngine) -> Callable[[], None]:
+    """``new_bundle_found()``: a new bundle is listed, and sync claims it and queues its post."""
+
+    def find() -> None:
+        fake_kandev.add(make_bundle(pending_id="new", task_id="t-new"))
+        assert sync.reconcile_once().posted == ["new"]
+
+    return find
 
 
 def replies(gateway: FakeSlackGateway) -> list[str]:
@@ -81,37 +109,25 @@ def at(clock: FakeClock, card: Card, seconds: float) -> None:
     clock.advance((card.created_at - clock()).total_seconds() + seconds)
 
 
-def tick(worker: FollowUpWorker, publisher: Publisher) -> int:
-    claimed = worker.work_once()
-    drain(publisher)
-    return claimed
-
-
 def test_reminders_come_at_their_times_in_the_thread_with_the_mentions(
-    posted,
-    store: Store,
-    clock: FakeClock,
-    worker: FollowUpWorker,
-    publisher: Publisher,
-    gateway: FakeSlackGateway,
+    card: Card, clock: FakeClock, tick, gateway: FakeSlackGateway
 ) -> None:
-    card = posted(make_bundle())
     at(clock, card, 9.9)
-    assert tick(worker, publisher) == 0 and replies(gateway) == []
+    assert tick() == 0 and replies(gateway) == []
     at(clock, card, 10)
-    assert tick(worker, publisher) == 1
-    assert tick(worker, publisher) == 0  # once per step
+    assert tick() == 1
+    assert tick() == 0  # once per step
     assert replies(gateway) == [
         "⏰ Still waiting for an answer after 10 s <!subteam^S0ONCALL> <@U0ANA>"
     ]
     (call,) = gateway.called("chat.postMessage:reply")
     assert (call["channel"], call["thread_ts"]) == (CHANNEL, card.ts)
     at(clock, card, 15)
-    tick(worker, publisher)
+    tick()
     at(clock, card, 20)
-    tick(worker, publisher)
+    tick()
     at(clock, card, 29)
-    tick(worker, publisher)
+    tick()
     assert [r.split(" <")[0] for r in replies(gateway)] == [
         "⏰ Still waiting for an answer after 10 s",
         "⏰ Still waiting for an answer after 15 s",
@@ -120,91 +136,61 @@ def test_reminders_come_at_their_times_in_the_thread_with_the_mentions(
 
 
 def test_reminders_missed_while_down_are_sent_once(
-    posted,
-    clock: FakeClock,
-    worker: FollowUpWorker,
-    publisher: Publisher,
-    gateway: FakeSlackGateway,
+    card: Card, clock: FakeClock, tick, gateway: FakeSlackGateway
 ) -> None:
-    card = posted(make_bundle())
     at(clock, card, 17)  # steps 1 and 2 were both due
-    assert tick(worker, publisher) == 1
-    assert tick(worker, publisher) == 0
+    assert tick() == 1
+    assert tick() == 0
     assert [r.split(" <")[0] for r in replies(gateway)] == [
         "⏰ Still waiting for an answer after 15 s"
     ]
     at(clock, card, 20)
-    assert tick(worker, publisher) == 1 and len(replies(gateway)) == 2
+    assert tick() == 1 and len(replies(gateway)) == 2
 
 
 def test_two_workers_claim_each_step_once(
-    posted,
+    card: Card,
     store: Store,
     permissions: Permissions,
     clock: FakeClock,
     worker: FollowUpWorker,
     publisher: Publisher,
+    drain,
     gateway: FakeSlackGateway,
 ) -> None:
     other = FollowUpWorker(store, permissions, publisher, Health())
-    card = posted(make_bundle())
     at(clock, card, 30)
     assert worker.work_once() == 2  # the reminder and the escalation
     assert other.work_once() == 0
-    drain(publisher)
+    drain()
     assert len(replies(gateway)) == 2
     assert len([c for c in gateway.called("chat.postMessage") if c["channel"] == LEADS]) == 1
 
 
-def answer(admission: Admission, answers: AnswerService, card: Card) -> None:
-    request = Request(
-        user_id=ALICE_ID,
-        action="answer",
-        source="slack:button",
-        via="card",
-        pending_id=card.pending_id,
-        channel=card.channel,
-        ts=card.ts,
-        option=("q1", "q1_opt2"),
-    )
-    admitted = admission.admit(request)
-    assert isinstance(admitted, Admitted)
-    assert answers.submit(admitted, answers=(MONGO,)).kind == "won"
-
-
 def test_no_reminder_for_a_resolved_bundle_even_one_already_enqueued(
-    posted,
+    card: Card,
     clock: FakeClock,
     worker: FollowUpWorker,
-    publisher: Publisher,
+    tick,
+    drain,
     gateway: FakeSlackGateway,
-    admission: Admission,
-    answers: AnswerService,
+    alice_answers,
 ) -> None:
-    card = posted(make_bundle())
     at(clock, card, 10)
     assert worker.work_once() == 1  # claimed and enqueued, not sent yet
-    answer(admission, answers, card)
-    drain(publisher)
+    alice_answers(card)
+    drain()
     at(clock, card, 100)
-    assert tick(worker, publisher) == 0
+    assert tick() == 0
     assert replies(gateway) == []
     assert gateway.called("chat.postMessage:reply") == []
 
 
 def test_escalation_posts_the_card_there_and_a_notice_under_the_original(
-    posted,
-    store: Store,
-    clock: FakeClock,
-    worker: FollowUpWorker,
-    publisher: Publisher,
-    gateway: FakeSlackGateway,
-    admission: Admission,
-    answers: AnswerService,
+    card: Card, clock: FakeClock, tick, drain, gateway: FakeSlackGateway, alice_answers
 ) -> None:
-    card = posted(make_bundle())
     at(clock, card, 30)
-    tick(worker, publisher)
+    tick()
     assert "🔺 Escalated to <#C0LEADS0001>" in replies(gateway)
     (esc,) = [c for c in gateway.called("chat.postMessage") if c["channel"] == LEADS]
     assert esc["message"].blocks[0]["text"]["text"] == (
@@ -213,9 +199,9 @@ def test_escalation_posts_the_card_there_and_a_notice_under_the_original(
     )
     assert any(b["type"] == "actions" for b in esc["message"].blocks)  # interactive
     at(clock, card, 300)
-    assert tick(worker, publisher) == 0  # once
-    answer(admission, answers, card)
-    drain(publisher)
+    assert tick() == 0  # once
+    alice_answers(card)
+    drain()
     assert {c["channel"] for c in gateway.called("chat.update")} == {CHANNEL, LEADS}
     assert len(gateway.called("chat.update")) == 2
 
@@ -224,16 +210,10 @@ def test_escalation_posts_the_card_there_and_a_notice_under_the_original(
     "followups", [FollowUps(escalate_after=5, escalate_to=LEAD)], ids=["to-a-person"]
 )
 def test_escalation_to_a_person_is_a_direct_message(
-    posted,
-    store: Store,
-    clock: FakeClock,
-    worker: FollowUpWorker,
-    publisher: Publisher,
-    gateway: FakeSlackGateway,
+    card: Card, store: Store, clock: FakeClock, tick, gateway: FakeSlackGateway
 ) -> None:
-    card = posted(make_bundle())
     at(clock, card, 5)
-    tick(worker, publisher)
+    tick()
     assert gateway.called("conversations.open") == [{"users": LEAD}]
     dm = "D" + LEAD[1:]
     assert [c["channel"] for c in gateway.called("chat.postMessage")] == [CHANNEL, dm]
@@ -243,41 +223,28 @@ def test_escalation_to_a_person_is_a_direct_message(
 
 
 def test_a_new_card_is_posted_before_reminders_already_waiting_in_the_outbox(
-    posted,
-    fake_kandev,
-    sync,
-    clock: FakeClock,
-    worker: FollowUpWorker,
-    publisher: Publisher,
-    gateway: FakeSlackGateway,
+    reminders_waiting, new_bundle_found, drain, gateway: FakeSlackGateway
 ) -> None:
-    waiting = [posted(make_bundle(pending_id=f"p{n}", task_id=f"t{n}")) for n in range(3)]
-    at(clock, waiting[-1], 10)
-    assert worker.work_once() == 3  # three reminders enqueued first
-    fake_kandev.add(make_bundle(pending_id="new", task_id="t-new"))
-    assert sync.reconcile_once().posted == ["new"]
+    reminders_waiting(3)  # three reminders enqueued first
+    new_bundle_found()
     gateway.calls.clear()
-    drain(publisher)
+    drain()
     kinds = [c.method for c in gateway.calls if c.method.startswith("chat.postMessage")]
     assert kinds == ["chat.postMessage"] + ["chat.postMessage:reply"] * 3
 
 
 def test_paced_reminders_queue_behind_a_new_cards_first_post_one_message_a_second(
-    posted,
-    fake_kandev,
-    sync,
+    reminders_waiting,
+    new_bundle_found,
     store: Store,
     clock: FakeClock,
-    worker: FollowUpWorker,
     gateway: FakeSlackGateway,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    waiting = [posted(make_bundle(pending_id=f"p{n}", task_id=f"t{n}")) for n in range(5)]
+    reminders_waiting(5)
     paced = Publisher(store, gateway, kandev_url=KANDEV_URL, health=Health(), post_spacing_s=1.0)
     monotonic = FakeMonotonic()
     monkeypatch.setattr(publisher_module, "time", monotonic)
-    at(clock, waiting[-1], 10)
-    assert worker.work_once() == 5
     gateway.calls.clear()
     sent: list[tuple[float, str]] = []  # (second, what) of every message posted
     sent_calls: list = []
@@ -293,8 +260,7 @@ def test_paced_reminders_queue_behind_a_new_cards_first_post_one_message_a_secon
         clock.advance(1.0)
 
     second()  # the first reminder goes; the other four wait their turn
-    fake_kandev.add(make_bundle(pending_id="new", task_id="t-new"))
-    assert sync.reconcile_once().posted == ["new"]
+    new_bundle_found()
     for _ in range(8):
         second()
     kinds = [what for _, what in sent]
@@ -304,14 +270,14 @@ def test_paced_reminders_queue_behind_a_new_cards_first_post_one_message_a_secon
 
 
 def test_a_reminder_whose_post_reached_slack_before_an_error_is_not_sent_twice(
-    posted,
+    card: Card,
     clock: FakeClock,
     worker: FollowUpWorker,
     publisher: Publisher,
+    drain,
     gateway: FakeSlackGateway,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    card = posted(make_bundle())
     real_post = gateway.post_reply
 
     def posted_then_lost(*args, **kwargs) -> str:
@@ -324,7 +290,7 @@ def test_a_reminder_whose_post_reached_slack_before_an_error_is_not_sent_twice(
     assert worker.work_once() == 1
     publisher.work_once()
     clock.advance(5)
-    drain(publisher)
+    drain()
     assert len(gateway.replies) == 1
     assert gateway.called("conversations.replies")  # looked for before posting again
     assert len(replies(gateway)) == 1

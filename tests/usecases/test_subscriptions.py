@@ -4,15 +4,14 @@ answer (once), the App Home's list with remove buttons, and an answer given on a
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from slack_bolt import App
 
-from bot.admission import Admission, Admitted, Request
-from bot.answers import AnswerService
-from bot.domain import CardState
+from bot.domain import Card, CardState
 from bot.health import Health
-from bot.kandev.models import Answer, Workspace
+from bot.kandev.models import Workspace
 from bot.permissions import Permissions
 from bot.publisher import Publisher
 from bot.routing import RouteRule, Routing
@@ -29,7 +28,6 @@ from tests.fakes import FakeKandev, FakeSlackGateway
 from tests.usecases.slack_bodies import command, dispatch, eventually, home_click
 
 BOB = "U0BOB00002"
-MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
 
 
 def test_parse_command() -> None:
@@ -52,8 +50,13 @@ def test_parse_command() -> None:
 
 
 @pytest.fixture
-def service(store: Store, fake_kandev: FakeKandev) -> SubscriptionService:
+def platform(fake_kandev: FakeKandev) -> None:
+    """Kandev lists the workspace "Platform" (ws-1)."""
     fake_kandev.workspace_list.append(Workspace(id="ws-1", name="Platform"))
+
+
+@pytest.fixture
+def service(store: Store, fake_kandev: FakeKandev, platform: None) -> SubscriptionService:
     return SubscriptionService(store, fake_kandev)
 
 
@@ -98,9 +101,21 @@ def notifier(store: Store, permissions: Permissions, publisher: Publisher) -> Su
     return SubscriptionNotifier(store, permissions, publisher, Health())
 
 
-def drain(publisher: Publisher) -> None:
-    while publisher.work_once():
-        pass
+@pytest.fixture
+def posted_to_alice(
+    posted, store: Store, notifier: SubscriptionNotifier, drain: Callable[[], None]
+) -> Callable[[], Card]:
+    """``posted_to_alice()``: Alice subscribes to every new question, the story's bundle is
+    posted, and its DM card is sent to her; returns the bundle's card."""
+
+    def arrange() -> Card:
+        store.subscribe(ALICE_ID, "all")
+        card = posted(make_bundle())
+        assert notifier.work_once() == 1
+        drain()
+        return card
+
+    return arrange
 
 
 def dm_posts(gateway: FakeSlackGateway) -> list[dict]:
@@ -109,18 +124,15 @@ def dm_posts(gateway: FakeSlackGateway) -> list[dict]:
 
 def test_a_dm_card_for_each_new_bundle_a_subscriber_may_answer_once(
     posted,
+    posted_to_alice,
     store: Store,
     notifier: SubscriptionNotifier,
-    publisher: Publisher,
     gateway: FakeSlackGateway,
 ) -> None:
     before = posted(make_bundle(pending_id="before", task_id="t-before"))
-    store.subscribe(ALICE_ID, "all")
     store.subscribe(BOB, "workspace", "platform")  # Bob may not answer Platform's questions
-    card = posted(make_bundle())
-    assert notifier.work_once() == 1
+    card = posted_to_alice()  # one DM card: Alice's
     assert notifier.work_once() == 0
-    drain(publisher)
 
     (dm,) = dm_posts(gateway)
     assert dm["channel"] == "D" + ALICE_ID[1:] and dm["pending_id"] == card.pending_id
@@ -131,33 +143,12 @@ def test_a_dm_card_for_each_new_bundle_a_subscriber_may_answer_once(
 
 
 def test_an_answer_on_a_dm_card_is_credited_and_every_copy_shows_it(
-    posted,
-    store: Store,
-    notifier: SubscriptionNotifier,
-    publisher: Publisher,
-    gateway: FakeSlackGateway,
-    admission: Admission,
-    answers: AnswerService,
+    posted_to_alice, store: Store, drain, gateway: FakeSlackGateway, alice_answers
 ) -> None:
-    store.subscribe(ALICE_ID, "all")
-    card = posted(make_bundle())
-    notifier.work_once()
-    drain(publisher)
+    card = posted_to_alice()
     (copy,) = store.messages_of(card.pending_id)
-    request = Request(
-        user_id=ALICE_ID,
-        action="answer",
-        source="slack:button",
-        via="card",
-        pending_id=card.pending_id,
-        channel=copy.channel,
-        ts=copy.ts,
-        option=("q1", "q1_opt2"),
-    )
-    admitted = admission.admit(request)
-    assert isinstance(admitted, Admitted)
-    assert answers.submit(admitted, answers=(MONGO,)).kind == "won"
-    drain(publisher)
+    alice_answers(card, on=copy)
+    drain()
     resolved = store.get(card.pending_id)
     assert resolved is not None and resolved.state is CardState.ANSWERED
     assert resolved.outcome is not None and resolved.outcome.by_user == ALICE_ID
@@ -167,14 +158,10 @@ def test_an_answer_on_a_dm_card_is_credited_and_every_copy_shows_it(
         assert f"Answered by <@{ALICE_ID}>" in json.dumps(call["message"].blocks)
 
 
+@pytest.mark.usefixtures("platform")
 def test_the_command_and_the_home_remove_button(
-    bolt: App,
-    services,
-    store: Store,
-    fake_kandev: FakeKandev,
-    gateway: FakeSlackGateway,
+    bolt: App, services, store: Store, gateway: FakeSlackGateway
 ) -> None:
-    fake_kandev.workspace_list.append(Workspace(id="ws-1", name="Platform"))
     status, acked = dispatch(bolt, command("subscribe Platform"))
     assert status == 200 and acked["text"].startswith("🔔 Subscribed")
     view = services.home.build(ALICE_ID)
@@ -193,7 +180,7 @@ def test_when_slack_cannot_say_who_may_answer_the_dm_cards_wait_for_the_next_rou
     fake_kandev: FakeKandev,
     sync,
     notifier: SubscriptionNotifier,
-    publisher: Publisher,
+    drain,
     gateway: FakeSlackGateway,
 ) -> None:
     store.subscribe(ALICE_ID, "all")
@@ -202,11 +189,11 @@ def test_when_slack_cannot_say_who_may_answer_the_dm_cards_wait_for_the_next_rou
     bundle = make_bundle()
     fake_kandev.add(bundle, workspace_id="ws-2", workspace_name="Mobile")
     sync.reconcile_once()
-    drain(publisher)
+    drain()
     gateway.fail("conversations.info", "internal_error")
     assert notifier.work_once() == 0
     assert store.messages_of(bundle.pending_id) == []
     assert notifier.work_once() == 2
-    drain(publisher)
+    drain()
     assert {m.target for m in store.messages_of(bundle.pending_id)} == {ALICE_ID, BOB}
     assert len(dm_posts(gateway)) == 2

@@ -4,12 +4,15 @@ real publisher; bundles resolved in Kandev get their card edited."""
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot import sync as sync_module
-from bot.domain import CardState
+from bot.app import Bot
+from bot.domain import Card, CardState
 from bot.health import Health
 from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
 from bot.kandev.hints import NewPending
@@ -25,11 +28,54 @@ from tests.factories import (
     CACHE_QUESTION,
     CHANNEL,
     DB_QUESTION,
+    MONGO,
     claim,
     make_bundle,
     numbered_bundle,
 )
 from tests.fakes import FakeKandev, FakeMonotonic, FakeSlackGateway
+
+
+@pytest.fixture
+def make_engine(
+    fake_kandev: FakeKandev,
+    store: Store,
+    routing: Routing,
+    tasks,
+    publisher: Publisher,
+    health: Health,
+) -> Iterator[Callable[..., SyncEngine]]:
+    """``make_engine(other_routing=None, *, hinted=False)``: an engine on the fakes (routing
+    with ``other_routing`` if given); ``hinted``: wired like the app's, push hints handing new
+    bundles over one by one. Closed after the test."""
+    made: list[SyncEngine] = []
+
+    def make(other_routing: Routing | None = None, *, hinted: bool = False) -> SyncEngine:
+        inbox = Inbox[NewPending]("new bundles", wakes=Signal("hinted")) if hinted else None
+        engine = SyncEngine(
+            fake_kandev,
+            store,
+            other_routing or routing,
+            tasks,
+            publisher,
+            health,
+            Signal("sync"),
+            new_bundles=inbox,
+        )
+        made.append(engine)
+        return engine
+
+    yield make
+    for engine in made:
+        engine.close()
+
+
+def _until(predicate: Callable[[], object], why: object = None) -> None:
+    """Wait (10 s at most) until ``predicate()`` holds; ``why``: shown if it never does."""
+    deadline = time.monotonic() + 10.0
+    while not predicate():
+        assert time.monotonic() < deadline, why
+        time.sleep(0.01)
 
 
 def test_a_new_bundle_is_claimed_and_posted_once(
@@ -58,14 +104,13 @@ def test_a_new_bundle_is_claimed_and_posted_once(
 
 
 def test_a_bundle_answered_in_kandev_gets_its_card_edited(
-    posted,
+    card: Card,
     sync: SyncEngine,
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
     publisher: Publisher,
     store: Store,
 ) -> None:
-    card = posted(make_bundle())
     answer = Answer(question_id="q1", selected_options=["q1_opt1"])
     fake_kandev.resolve_in_kandev(card.pending_id, [answer])
 
@@ -208,16 +253,10 @@ def test_a_bundle_whose_task_cannot_be_read_waits_with_back_off_until_it_can(
 
 
 def test_a_workspace_without_a_route_is_a_health_problem_and_posts_nothing(
-    fake_kandev: FakeKandev,
-    store: Store,
-    tasks,
-    publisher: Publisher,
-    health: Health,
+    make_engine, fake_kandev: FakeKandev, store: Store, health: Health
 ) -> None:
     data_only = RouteRule(workspace="Data", channel="C0DATA", answerers=frozenset(), line=1)
-    engine = SyncEngine(
-        fake_kandev, store, Routing(rules=(data_only,)), tasks, publisher, health, Signal("s")
-    )
+    engine = make_engine(Routing(rules=(data_only,)))
     bundle = fake_kandev.add(make_bundle(), workspace_name="Platform")
 
     assert engine.reconcile_once().posted == []
@@ -240,7 +279,7 @@ def test_a_workspace_without_a_route_is_a_health_problem_and_posts_nothing(
     ],
 )
 def test_a_bundle_that_left_the_list_gets_its_final_state(
-    posted,
+    card: Card,
     sync: SyncEngine,
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
@@ -250,7 +289,6 @@ def test_a_bundle_that_left_the_list_gets_its_final_state(
     state: CardState,
     line: str,
 ) -> None:
-    card = posted(make_bundle())
     fake_kandev.end(card.pending_id, status)
 
     assert sync.reconcile_once().resolved == [card.pending_id]
@@ -266,9 +304,8 @@ def test_a_bundle_that_left_the_list_gets_its_final_state(
 
 
 def test_a_final_state_kandev_cannot_read_makes_the_card_unavailable(
-    posted, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+    card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
 ) -> None:
-    card = posted(make_bundle())
     fake_kandev.end(card.pending_id, "cancelled")
     fake_kandev.fail("final_state", KandevProtocolError("bad page"), times=1)
 
@@ -278,7 +315,7 @@ def test_a_final_state_kandev_cannot_read_makes_the_card_unavailable(
 
 @pytest.mark.parametrize("action", ["answer", "reject"])
 def test_a_resolution_a_slack_user_won_is_attributed_to_them(
-    posted,
+    card: Card,
     sync: SyncEngine,
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
@@ -286,18 +323,16 @@ def test_a_resolution_a_slack_user_won_is_attributed_to_them(
     store: Store,
     action: str,
 ) -> None:
-    card = posted(make_bundle())
-    mongo = Answer(question_id="q1", selected_options=["q1_opt2"])
     content = SubmissionContent(
         action=action,  # type: ignore[arg-type]
-        answers=[mongo] if action == "answer" else [],
+        answers=[MONGO] if action == "answer" else [],
         reason="not now" if action == "reject" else "",
     )
     # Alice's answer won in Kandev; her process stopped before it edited the card.
     assert store.begin_submission(card.pending_id, "key-1", ALICE_ID, content)
     assert store.finish_submission("key-1", "won")
     if action == "answer":
-        fake_kandev.resolve_in_kandev(card.pending_id, [mongo])
+        fake_kandev.resolve_in_kandev(card.pending_id, [MONGO])
     else:
         fake_kandev.end(card.pending_id, "rejected")
 
@@ -316,13 +351,11 @@ def test_a_resolution_a_slack_user_won_is_attributed_to_them(
 
 
 def test_an_answer_in_flight_owns_the_card_within_the_grace_window(
-    posted, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+    card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
 ) -> None:
-    card = posted(make_bundle())
-    mongo = Answer(question_id="q1", selected_options=["q1_opt2"])
-    content = SubmissionContent(action="answer", answers=[mongo])
+    content = SubmissionContent(action="answer", answers=[MONGO])
     assert store.begin_submission(card.pending_id, "key-1", ALICE_ID, content)  # sending now
-    fake_kandev.resolve_in_kandev(card.pending_id, [mongo])
+    fake_kandev.resolve_in_kandev(card.pending_id, [MONGO])
 
     assert sync.reconcile_once().resolved == []
 
@@ -330,17 +363,19 @@ def test_an_answer_in_flight_owns_the_card_within_the_grace_window(
     assert fake_kandev.called("final_state") == []
 
 
-def test_a_missing_bundle_still_pending_in_kandev_ends_only_after_the_grace_period(
-    posted,
-    sync: SyncEngine,
-    fake_kandev: FakeKandev,
-    store: Store,
-    monotonic: FakeMonotonic,
-) -> None:
-    card = posted(make_bundle())
+@pytest.fixture
+def vanished(card: Card, sync: SyncEngine, fake_kandev: FakeKandev, monotonic) -> Card:
+    """The story's card, whose bundle dropped out of the active list while Kandev still says
+    "pending"; a full read has seen it missing (and left it pending)."""
     fake_kandev.vanish(card.pending_id)
-
     assert sync.reconcile_once().resolved == []
+    return card
+
+
+def test_a_missing_bundle_still_pending_in_kandev_ends_only_after_the_grace_period(
+    vanished: Card, sync: SyncEngine, store: Store, monotonic: FakeMonotonic
+) -> None:
+    card = vanished
     monotonic.advance(sync_module.PENDING_GRACE_S / 2)
     assert sync.reconcile_once().resolved == []
     assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
@@ -351,15 +386,13 @@ def test_a_missing_bundle_still_pending_in_kandev_ends_only_after_the_grace_peri
 
 
 def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
-    posted,
+    vanished: Card,
     sync: SyncEngine,
     fake_kandev: FakeKandev,
     store: Store,
     monotonic: FakeMonotonic,
 ) -> None:
-    card = posted(make_bundle())
-    fake_kandev.vanish(card.pending_id)
-    assert sync.reconcile_once().resolved == []
+    card = vanished
     monotonic.advance(sync_module.PENDING_GRACE_S - 1)
 
     fake_kandev.active[card.pending_id] = card.bundle  # listed again
@@ -377,18 +410,8 @@ def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
 OLD = datetime.now(UTC) - timedelta(hours=1)
 
 
-def _hinting_engine(fake_kandev, store, routing, tasks, publisher, health):
-    """An engine wired like the app's: push hints hand new bundles over one by one."""
-    return SyncEngine(
-        fake_kandev,
-        store,
-        routing,
-        tasks,
-        publisher,
-        health,
-        Signal("sync"),
-        new_bundles=Inbox("new bundles", wakes=Signal("hinted")),
-    )
+def _hint(bundle) -> NewPending:
+    return NewPending(bundle.pending_id, bundle.task_id, bundle.session_id)
 
 
 def test_a_hinted_bundle_is_posted_from_a_read_of_the_newest_bundles_only(
@@ -416,7 +439,7 @@ def test_a_hinted_bundle_is_posted_from_a_read_of_the_newest_bundles_only(
 
 
 def test_each_bundle_is_posted_once_whichever_read_sees_it_first(
-    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway
+    sync: SyncEngine, fake_kandev: FakeKandev, drain, gateway
 ) -> None:
     first = fake_kandev.add(numbered_bundle(1))
     assert sync.discover_new([NewPending(first.pending_id)]).posted == [first.pending_id]
@@ -427,8 +450,7 @@ def test_each_bundle_is_posted_once_whichever_read_sees_it_first(
     assert sync.reconcile_once().posted == [second.pending_id]
     assert sync.discover_new([NewPending(second.pending_id)]).posted == []
 
-    while publisher.work_once():
-        pass
+    drain()
     posts = [call["pending_id"] for call in gateway.called("chat.postMessage")]
     assert sorted(posts) == [first.pending_id, second.pending_id]
 
@@ -446,16 +468,10 @@ def test_a_bundle_older_than_the_newest_seen_is_found_by_the_next_full_read(
 
 
 def test_a_hinted_bundle_not_listed_yet_is_looked_for_again_a_few_times(
-    fake_kandev: FakeKandev,
-    store: Store,
-    routing: Routing,
-    tasks,
-    publisher: Publisher,
-    health: Health,
-    monkeypatch: pytest.MonkeyPatch,
+    make_engine, fake_kandev: FakeKandev, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sync_module, "HINT_RETRY_S", 0.0)
-    engine = _hinting_engine(fake_kandev, store, routing, tasks, publisher, health)
+    engine = make_engine(hinted=True)
     inbox = engine.new_bundles
     assert inbox is not None
 
@@ -475,14 +491,9 @@ def test_a_hinted_bundle_not_listed_yet_is_looked_for_again_a_few_times(
 
 
 def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole_list(
-    fake_kandev: FakeKandev,
-    store: Store,
-    routing: Routing,
-    tasks,
-    publisher: Publisher,
-    health: Health,
+    make_engine, fake_kandev: FakeKandev, store: Store
 ) -> None:
-    engine = _hinting_engine(fake_kandev, store, routing, tasks, publisher, health)
+    engine = make_engine(hinted=True)
     engine.poll_interval = 3600.0  # only the start-up read and hints make it read
     waiting = fake_kandev.add(numbered_bundle(1, created_at=OLD))
     stop = threading.Event()
@@ -497,27 +508,24 @@ def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole
     def newest_reads() -> int:
         return len(fake_kandev.called("list_pending"))
 
-    def until(predicate) -> None:
-        deadline = datetime.now(UTC) + timedelta(seconds=10)
-        while not predicate():
-            assert datetime.now(UTC) < deadline, fake_kandev.calls
-            stop.wait(0.01)
-
     for loop in loops:
         loop.start()
     try:
-        until(lambda: store.get(waiting.pending_id) is not None)  # the start-up read
+        _until(lambda: store.get(waiting.pending_id) is not None, fake_kandev.calls)  # start-up
         assert (full_reads(), newest_reads()) == (1, 0)
 
         new = fake_kandev.add(numbered_bundle(2, created_at=OLD + timedelta(seconds=30)))
         assert engine.new_bundles is not None
-        engine.new_bundles.put(NewPending(new.pending_id, new.task_id, new.session_id))
-        until(lambda: store.get(new.pending_id) is not None)
+        engine.new_bundles.put(_hint(new))
+        _until(lambda: store.get(new.pending_id) is not None, fake_kandev.calls)
         assert (full_reads(), newest_reads()) == (1, 1)
 
         fake_kandev.end(waiting.pending_id)  # resolved elsewhere: a hint asks for a full read
         engine.wakeup.raise_()
-        until(lambda: store.get(waiting.pending_id).state is CardState.ENDED)  # type: ignore[union-attr]
+        _until(
+            lambda: store.get(waiting.pending_id).state is CardState.ENDED,  # type: ignore[union-attr]
+            fake_kandev.calls,
+        )
         assert full_reads() == 2
     finally:
         stop.set()
@@ -526,10 +534,6 @@ def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole
         for loop in loops:
             loop.join(5)
     assert not any(loop.is_alive() for loop in loops)
-
-
-def _hint(bundle) -> NewPending:
-    return NewPending(bundle.pending_id, bundle.task_id, bundle.session_id)
 
 
 def test_a_hinted_bundle_s_question_total_is_read_while_the_list_is(
@@ -578,3 +582,124 @@ def test_a_task_lookup_that_fails_while_read_ahead_still_fails_closed(
     fake_kandev.recover()
     sync.unroutable[bundle.pending_id].next_try = 0.0
     assert sync.discover_new([_hint(bundle)]).posted == [bundle.pending_id]
+
+
+# ---- reads ahead: a few threads, stopped with the engine -------------------------------------
+
+
+def _read_ahead_threads(besides: Collection[threading.Thread] = ()) -> list[threading.Thread]:
+    """The read-ahead threads alive (other than ``besides``: those of earlier tests' engines)."""
+    return [
+        t
+        for t in threading.enumerate()
+        if t.name.startswith("sync-read-ahead") and t not in besides
+    ]
+
+
+def _hold_reads(fake_kandev: FakeKandev) -> tuple[list[str], threading.Event]:
+    """Kandev's question totals and tasks of the tasks named ``held-…`` wait until the event is
+    set: the held reads started so far (by method), and the event."""
+    started: list[str] = []
+    release = threading.Event()
+    for method in ("question_total", "task"):
+        real = getattr(fake_kandev, method)
+
+        def held(task_id, *args, _real=real, _method=method, **kwargs):
+            if task_id.startswith("held-"):
+                started.append(_method)
+                release.wait(10.0)
+            return _real(task_id, *args, **kwargs)
+
+        setattr(fake_kandev, method, held)
+    return started, release
+
+
+def _held_burst(size: int = 20) -> list[NewPending]:
+    """Hints of bundles not listed yet, whose reads ahead are held (:func:`_hold_reads`)."""
+    return [NewPending(f"pending-{n:03}", f"held-{n:03}", f"session-{n:03}") for n in range(size)]
+
+
+@pytest.fixture
+def no_hint_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hinted bundle not listed is left to the next full read (no timers looking again)."""
+    monkeypatch.setattr(sync_module, "HINT_RETRIES", 0)
+
+
+@pytest.mark.usefixtures("no_hint_retries")
+def test_a_burst_of_hints_reads_ahead_on_a_bounded_number_of_threads(
+    sync: SyncEngine, fake_kandev: FakeKandev
+) -> None:
+    started, release = _hold_reads(fake_kandev)
+    burst = _held_burst()
+    workers = sync_module.READ_AHEAD_WORKERS
+    before = _read_ahead_threads()
+    try:
+        sync.discover_new(burst)  # 40 reads ahead asked for, none waited on (none listed)
+        _until(lambda: len(started) >= workers)
+        time.sleep(0.2)  # time enough for more to start, were there room
+        assert len(started) == workers  # the rest wait their turn
+        assert len(_read_ahead_threads(before)) == workers
+    finally:
+        release.set()
+    _until(lambda: len(started) == 2 * len(burst))  # then every one is read
+    assert len(_read_ahead_threads(before)) <= workers
+
+
+@pytest.mark.usefixtures("no_hint_retries")
+def test_a_read_ahead_still_waiting_its_turn_is_made_when_the_bundle_is_posted(
+    sync: SyncEngine, fake_kandev: FakeKandev
+) -> None:
+    started, release = _hold_reads(fake_kandev)
+    try:
+        sync.discover_new(_held_burst())  # every read-ahead thread is busy
+        _until(lambda: len(started) == sync_module.READ_AHEAD_WORKERS)
+        young = fake_kandev.add(make_bundle(created_at=datetime.now(UTC)))
+
+        assert sync.discover_new([_hint(young)]).posted == [young.pending_id]  # not held up
+
+        assert len(started) == sync_module.READ_AHEAD_WORKERS  # nothing else ran meanwhile
+        totals, tasks = (
+            [c for c in fake_kandev.called(method) if c["task_id"] == young.task_id]
+            for method in ("question_total", "task")
+        )
+        assert (len(totals), len(tasks)) == (1, 1)  # read once each: the reads ahead dropped
+    finally:
+        release.set()
+
+
+def test_closing_the_bot_stops_the_reads_ahead_of_its_sync_engine(
+    sync: SyncEngine, fake_kandev: FakeKandev, store: Store, health: Health
+) -> None:
+    class Hints:
+        def stop(self) -> None:
+            pass
+
+    started, release = _hold_reads(fake_kandev)
+    before = _read_ahead_threads()
+    bot = Bot(
+        settings=None,  # type: ignore[arg-type]
+        mode="socket",
+        health=health,
+        store=store,
+        kandev=fake_kandev,  # type: ignore[arg-type]
+        bolt=None,  # type: ignore[arg-type]
+        hints=Hints(),  # type: ignore[arg-type]
+        workers=[],
+        lanes=[],
+        wakeups=[],
+        sync=sync,
+    )
+    for hint in _held_burst():
+        sync._read_ahead(hint)
+    waiting = [*sync._totals.values(), *sync._lookups.values()]
+    _until(lambda: len(started) == sync_module.READ_AHEAD_WORKERS)
+
+    bot.close()
+    release.set()
+
+    _until(lambda: not _read_ahead_threads(before))  # the pool's threads end
+    assert len(started) == sync_module.READ_AHEAD_WORKERS  # the waiting reads were dropped
+    assert sum(future.cancelled() for future in waiting) == len(waiting) - len(started)
+    sync._read_ahead(NewPending("pending-late", "task-late", "session-late"))
+    assert "pending-late" not in sync._totals  # closed: read when the bundle is posted instead
+    assert not _read_ahead_threads(before)
