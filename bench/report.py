@@ -549,6 +549,16 @@ def render_queues(r: Queues) -> str:
         [_ack_row("slash command /kandev-questions", r.ack_slash, r.slash_note)],
     )
     notes = [f"Not observed: {missing}"] if missing else []
+    if r.slash_in_bot:
+        within = ", ".join(
+            f"{count} within {float(le) * 1000:g} ms"
+            for le, count in r.slash_in_bot.items()
+            if le in ("0.025", "0.05", "0.1")
+        )
+        notes.append(
+            f"The same slash commands in the bot's own timing (its `kandev_slack_ack_seconds`: "
+            f"from the request reaching Bolt to the ack): {within}."
+        )
     notes += r.problems
     note = "".join(f"\n\n{n}" for n in notes)
     return (

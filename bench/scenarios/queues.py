@@ -34,6 +34,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
 from bench import burst
 from bench.cardlog import CardLog
 from bench.floor import FloorClient
@@ -79,6 +82,9 @@ class Queues:
     missing: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
     ack_slash: Summary | None = None
+    #: The same acks in the bot's own timing (its ``kandev_slack_ack_seconds``, from the request
+    #: reaching Bolt to the ack): how many within each bucket bound (seconds, as text).
+    slash_in_bot: dict[str, int] = field(default_factory=dict)
     slash_note: str = ""
     problems: list[str] = field(default_factory=list)
 
@@ -293,8 +299,24 @@ def _slash(driver: SlackDriver, url: str, channel: str, runs: int, result: Queue
         SlackDriver(driver.fake, prepared).slash(SLASH_COMMAND, "", channel=channel)
         assert prepared.request is not None
         requests.append(prepared.request)
+    metrics_url = url.rsplit("/slack/", 1)[0] + "/metrics"
+    before = _command_acks(metrics_url)
     sent = burst.send(requests, window=runs * PAUSE_S)
+    after = _command_acks(metrics_url)
+    result.slash_in_bot = {le: int(after[le] - before.get(le, 0.0)) for le in after}
     failed = [s.error or f"HTTP {s.status}" for s in sent if s.error or s.status != 200]
     if failed:
         result.problems.append(f"slash commands not acked: {failed[:3]}")
     result.ack_slash = Summary.of_seconds([s.elapsed for s in sent if s.elapsed is not None])
+
+
+def _command_acks(metrics_url: str) -> dict[str, float]:
+    """The bot's ack histogram of slash commands: cumulative count per bucket bound."""
+    text = httpx.get(metrics_url, timeout=10.0).text
+    return {
+        sample.labels["le"]: sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "kandev_slack_ack_seconds"
+        for sample in family.samples
+        if sample.name.endswith("_bucket") and sample.labels.get("kind") == "command"
+    }

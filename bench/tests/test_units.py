@@ -313,9 +313,11 @@ def test_the_big_queue_table_and_its_targets() -> None:
         poll=_ms(1000, 3000, 5050),
         missing={"floor": 0, "push": 0, "poll": 0},
         ack_slash=_ms(20, 30, 60),
+        slash_in_bot={"0.005": 0, "0.025": 18, "0.05": 20, "0.1": 20, "+Inf": 20},
     )
     text = render(Results(queues=queues), "## run")
     assert "### 11. Big queues: 1,000 bundles waiting at once" in text
+    assert "18 within 25 ms, 20 within 50 ms, 20 within 100 ms" in text
     assert "| 40 / 45" in text
     rows = {row[0]: row[-1] for row in targets(Results(queues=queues))}
     assert rows["time to card p95 ≤ floor p95 + 50 ms (push) with 1,000 waiting"] == "yes"
