@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -67,6 +68,26 @@ def send(requests: list[Request], window: float) -> list[Sent]:
     return [Sent(**item) for item in json.loads(proc.stdout)]
 
 
+def spread(count: int, window: float, act: Callable[[int], None], *, timeout: float) -> None:
+    """Run ``act(n)`` in ``count`` threads, the n-th at t0 + n·window/count, every thread
+    started and ready before t0; wait up to ``timeout`` for each to end."""
+    ready = threading.Barrier(count + 1)
+    t0 = [0.0]
+
+    def start(n: int) -> None:
+        ready.wait()
+        time.sleep(max(t0[0] + window * n / count - time.monotonic(), 0.0))
+        act(n)
+
+    threads = [threading.Thread(target=start, args=(n,), daemon=True) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    t0[0] = time.monotonic() + 0.2
+    ready.wait()
+    for thread in threads:
+        thread.join(timeout=timeout)
+
+
 def _run(window: float, requests: list[Request]) -> list[Sent]:
     count = len(requests)
     clients = [httpx.Client(timeout=TIMEOUT_S, trust_env=False) for _ in requests]
@@ -75,12 +96,8 @@ def _run(window: float, requests: list[Request]) -> list[Sent]:
         for client, request in zip(clients, requests, strict=True):
             if request.warm_url:
                 client.get(request.warm_url).raise_for_status()
-        ready = threading.Barrier(count + 1)
-        t0 = [0.0]
 
         def person(n: int) -> None:
-            ready.wait()
-            time.sleep(max(t0[0] + window * n / count - time.monotonic(), 0.0))
             request, out = requests[n], results[n]
             out.sent_at = time.time()
             began = time.perf_counter()
@@ -98,13 +115,7 @@ def _run(window: float, requests: list[Request]) -> list[Sent]:
             except ValueError:
                 out.body = response.text
 
-        threads = [threading.Thread(target=person, args=(n,), daemon=True) for n in range(count)]
-        for thread in threads:
-            thread.start()
-        t0[0] = time.monotonic() + 0.2
-        ready.wait()
-        for thread in threads:
-            thread.join(timeout=window + TIMEOUT_S)
+        spread(count, window, person, timeout=window + TIMEOUT_S)
     finally:
         for client in clients:
             client.close()

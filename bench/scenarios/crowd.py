@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -253,27 +252,6 @@ class _Sent:
     error: str = ""
 
 
-def _burst(count: int, window: float, act: Callable[[int, float], None]) -> None:
-    """Run ``act(n, start)`` in ``count`` threads, the n-th at ``start`` = t0 + n·window/count
-    (time.monotonic()), all threads ready before t0."""
-    ready = threading.Barrier(count + 1)
-    t0 = [0.0]
-
-    def person(n: int) -> None:
-        ready.wait()
-        start = t0[0] + window * n / count
-        time.sleep(max(start - time.monotonic(), 0.0))
-        act(n, start)
-
-    threads = [threading.Thread(target=person, args=(n,), daemon=True) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    t0[0] = time.monotonic() + 0.2
-    ready.wait()
-    for thread in threads:
-        thread.join(timeout=window + 120.0)
-
-
 def _floor(
     world: World, bundles: list[SeededBundle], window: float
 ) -> tuple[list[float], list[float], list[str]]:
@@ -378,7 +356,7 @@ def _socket_clicks(
     drivers = [SlackDriver(fake, transport) for transport in timed]
     sent = [_Sent() for _ in cards]
 
-    def click(n: int, _start: float) -> None:
+    def click(n: int) -> None:
         channel, ts = cards[n]
         try:
             ack = drivers[n].click(channel, ts, text=OPTION, user=people[n])
@@ -388,7 +366,7 @@ def _socket_clicks(
         sent[n].at = timed[n].sent_at
         sent[n].ack = ack
 
-    _burst(len(cards), window, click)
+    burst.spread(len(cards), window, click, timeout=window + 120.0)
     return sent
 
 
