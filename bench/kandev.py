@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from tests.harness import (
+from tests.kit.harness import (
     KandevHarnessError,
     KandevServer,
     QuestionSpec,

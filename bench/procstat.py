@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.harness import descendants
+from tests.kit.harness import descendants
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -16,7 +16,7 @@ from bench.scenarios.reminders import REMINDERS_EACH, Reminders
 from bench.scenarios.replicas import TARGET_RATIO, ReplicaRun
 from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, ratio
-from bot.store.hot import HOT_QUERIES, Plan
+from tests.kit.hot_queries import HOT_QUERIES, Plan
 
 TTC_PUSH_MARGIN_MS = 50.0
 TTC_POLL_MARGIN_MS = 100.0

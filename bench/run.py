@@ -35,7 +35,7 @@ from bench.scenarios import (
     time_to_card,
 )
 from bench.world import DEFAULT_POLL_INTERVAL, World
-from tests.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
+from tests.kit.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
 SCENARIOS = (
     "ttc",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.fakeslack import FakeSlack
-from tests.harness import BotProcess, KandevServer, bot_env
+from tests.kit.fakeslack import FakeSlack
+from tests.kit.harness import BotProcess, KandevServer, bot_env
 
 DEFAULT_POLL_INTERVAL = "5"
 
@@ -95,8 +95,8 @@ def wait_synced(bot: BotProcess, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(httpx.HTTPError, ValueError):
-            _status, report = bot.health()
+            _status, report = bot.ops.health()
             if report.get("last_sync_age_s") is not None:
                 return
         time.sleep(0.1)
-    raise TimeoutError(f"the bot did not sync within {timeout:.0f}s:\n{bot.logs()[-3000:]}")
+    raise TimeoutError(f"the bot did not sync within {timeout:.0f}s:\n{bot.ops.logs()[-3000:]}")

@@ -24,26 +24,15 @@ from dataclasses import dataclass, field
 from slack_bolt import App
 from slack_sdk.errors import SlackApiError
 
-from bot import metrics
-from bot.admission import Admission
-from bot.answers import AnswerService
-from bot.config import Mode, Settings
-from bot.conversation import ConversationService
-from bot.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
-from bot.health import Health
-from bot.home import HomeService
+from bot.config.settings import Mode, Settings
+from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
+from bot.core.signals import Inbox, Signal
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError, KandevUnavailable
 from bot.kandev.hints import KandevHints, NewPending
-from bot.leases import InFlight, LeaseKeeper
-from bot.listing import ListingService
-from bot.logs import install_redaction, set_replica
-from bot.past import PastAnswers
-from bot.permissions import Permissions
-from bot.publisher import Publisher
-from bot.recovery import Recovery
-from bot.reminders import FollowUpWorker
-from bot.signals import Inbox, Signal
+from bot.ops import metrics
+from bot.ops.health import Health
+from bot.ops.logs import install_redaction, set_replica
 from bot.slack.app import build_bolt_app
 from bot.slack.http_server import THREADS as HTTP_THREADS
 from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accepting, stop_server
@@ -53,11 +42,22 @@ from bot.slack.socket_mode import GuardedSocketModeHandler
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
-from bot.subscriptions import SubscriptionNotifier, SubscriptionService
-from bot.sync import SyncEngine
-from bot.tasks import TaskDirectory
-from bot.waiting import Permalinks, WaitingQueue
-from bot.workspace_check import WorkspaceCheck
+from bot.usecases.admission import Admission
+from bot.usecases.answers import AnswerService
+from bot.usecases.conversation import ConversationService
+from bot.usecases.home import HomeService
+from bot.usecases.leases import InFlight, LeaseKeeper
+from bot.usecases.listing import ListingService
+from bot.usecases.past_answers import PastAnswers
+from bot.usecases.permissions import Permissions
+from bot.usecases.publisher import Publisher
+from bot.usecases.recovery import Recovery
+from bot.usecases.reminders import FollowUpWorker
+from bot.usecases.subscriptions import SubscriptionNotifier, SubscriptionService
+from bot.usecases.sync import SyncEngine
+from bot.usecases.tasks import TaskDirectory
+from bot.usecases.waiting import Permalinks, WaitingQueue
+from bot.usecases.workspace_check import WorkspaceCheck
 
 log = logging.getLogger("bot.app")
 
@@ -283,7 +283,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     public_url = settings.kandev_public_url
     card_changes, sync_wakeup = Signal("card changed"), Signal("look at Kandev")
     # Push hints: a resolved bundle or a reconnect reads the whole list; a new bundle only the
-    # newest part of it, on a loop of its own (see bot/sync.py).
+    # newest part of it, on a loop of its own (see bot/usecases/sync.py).
     hinted = Signal("new bundles hinted")
     new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=hinted)
     publisher = Publisher(store, slack, kandev_url=public_url, health=health, changes=card_changes)

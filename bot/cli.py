@@ -7,8 +7,15 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from bot.config import ConfigError, Mode, Settings, load_settings, resolve_flag, resolve_mode
-from bot.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from bot.config.settings import (
+    ConfigError,
+    Mode,
+    Settings,
+    load_settings,
+    resolve_flag,
+    resolve_mode,
+)
+from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,7 +60,7 @@ def _report_config(error: ConfigError) -> int:
 
 
 def _run(settings: Settings, mode: Mode) -> int:
-    from bot.logs import configure_logging
+    from bot.ops.logs import configure_logging
 
     configure_logging(settings.log_level, settings.log_format)
     # Per-request lines of the HTTP clients would drown the bot's own log.
@@ -70,8 +77,8 @@ def _run(settings: Settings, mode: Mode) -> int:
 def _check(flag: Mode | None, as_json: bool) -> int:
     """Every check the settings allow, even when some are missing or invalid (those are
     reported as configuration problems, exit 2); exit 1 when a check failed, else 0."""
-    from bot.checks import report_json, run_checks
-    from bot.config import load_partial
+    from bot.commands.check import report_json, run_checks
+    from bot.config.settings import load_partial
     from bot.kandev.client import KandevClient
 
     partial = load_partial(mode=flag)
@@ -105,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         return _check(args.mode, args.json)
     if args.command == "db":
-        from bot.dbcli import main_db
+        from bot.commands.db import main_db
 
         return main_db(args.db_command)
     try:

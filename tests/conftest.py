@@ -1,4 +1,4 @@
-"""Fixtures of the real processes (see tests/harness/): Kandev, and the bot. Kandev starts only
+"""Fixtures of the real processes (see tests/kit/harness/): Kandev, and the bot. Kandev starts only
 for tests that ask for it.
 
 - ``kandev_runtime`` (session): the installed runtime directory (npm, cached under .cache/).
@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakeslack import FakeSlack
-from tests.harness import BotProcess, KandevServer, Seeder, bot_env, ensure_runtime
+from tests.kit.fakeslack import FakeSlack
+from tests.kit.harness import BotProcess, KandevServer, Seeder, bot_env, ensure_runtime
 
 # The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory.
-pytest_plugins = ["tests.fakeslack.fixtures"]
+pytest_plugins = ["tests.kit.fakeslack.fixtures"]
 
 BotFactory = Callable[..., BotProcess]
 KANDEV_FIXTURES = frozenset({"kandev_runtime", "kandev", "kandev_auth", "kandev_factory", "seed"})

@@ -20,8 +20,8 @@ from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from bot.cards import ids
-from tests.fakeslack import SlackDriver
-from tests.harness import SeededBundle, question
+from tests.kit.fakeslack import SlackDriver
+from tests.kit.harness import SeededBundle, question
 
 FILL_TIMEOUT_S = 15.0
 PAUSE_S = 0.1

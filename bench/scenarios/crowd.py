@@ -41,8 +41,8 @@ from bench.scenarios.answering import seed_spread
 from bench.stats import Summary
 from bench.transport import PreparedTransport
 from bench.world import World, wait_synced
-from bot.cards.messages import busy_message
-from tests.fakeslack import (
+from bot.cards.words import busy_message
+from tests.kit.fakeslack import (
     Ack,
     Delivery,
     FakeSlack,
@@ -50,7 +50,7 @@ from tests.fakeslack import (
     SlackUser,
     Transport,
 )
-from tests.harness import BotProcess, SeededBundle
+from tests.kit.harness import BotProcess, SeededBundle
 
 MODES = ("http", "socket")
 MODE_LABELS = {"http": "HTTP (waitress)", "socket": "Socket Mode"}

@@ -16,8 +16,8 @@ hot path once — a click answering a freshly posted card (→ the card edited),
 reminders and subscriptions ticks and the retention purge (at its first cycle); the peak RSS
 (VmHWM) is read after them.
 
-Query plans: the statements of every hot query (:mod:`bot.store.hot`) are captured on a small
-probe database and explained on the 100,000-card one (SQLite as the bot has it; PostgreSQL
+Query plans: the statements of every hot query (:mod:`tests.kit.hot_queries`) are captured on a
+small probe database and explained on the 100,000-card one (SQLite as the bot has it; PostgreSQL
 after ``ANALYZE``); a plan that reads a large table whole is flagged.
 """
 
@@ -45,11 +45,10 @@ from bench.kandev import Asked, DirectBundles, Slot, delete_tasks
 from bench.procstat import cpu_seconds, peak_rss_mb, rss_mb
 from bench.transport import KeepAliveTransport
 from bench.world import Route, World, wait_synced
-from bot.domain import CardOutcome, CardState
+from bot.core.domain import CardOutcome, CardState
 from bot.kandev.models import Answer, Bundle, Option, Question
 from bot.store import Store, normalize_url
 from bot.store.engine import make_engine
-from bot.store.hot import HOT_QUERIES, Plan, capture, plans, prepare_probe
 from bot.store.records import SubmissionContent, SubmissionResult
 from bot.store.schema import (
     audit_log,
@@ -61,8 +60,9 @@ from bot.store.schema import (
     submissions,
     subscriptions,
 )
-from tests.fakeslack import SlackDriver
-from tests.harness import PG_ADMIN, BotProcess, KandevHarnessError
+from tests.kit.fakeslack import SlackDriver
+from tests.kit.harness import PG_ADMIN, BotProcess, KandevHarnessError
+from tests.kit.hot_queries import HOT_QUERIES, Plan, capture, plans, prepare_probe
 
 BACKENDS = ("sqlite", "postgresql")
 WARMUP_S = 2.0

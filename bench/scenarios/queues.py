@@ -45,15 +45,15 @@ from bench.procstat import cpu_seconds
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport, PreparedTransport
 from bench.world import World, wait_synced
-from bot.domain import TaskInfo
+from bot.core.domain import TaskInfo
 from bot.kandev.client import rfc3339
 from bot.kandev.models import Bundle
-from bot.publisher import card_message
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.store import Store
-from bot.sync import NEWEST_MARGIN_S
-from tests.fakeslack import FakeSlack, SlackDriver
-from tests.harness import BotProcess
+from bot.usecases.publisher import card_message
+from bot.usecases.sync import NEWEST_MARGIN_S
+from tests.kit.fakeslack import FakeSlack, SlackDriver
+from tests.kit.harness import BotProcess
 
 SLASH_COMMAND = "/kandev-questions"
 SETTLE_S = 2.0  # after the bots' first cycles, before anything is measured
@@ -144,7 +144,7 @@ def _listed(
 
 def _newest_read(world: World, listed: list[dict]) -> Summary | None:
     """Kandev's list of the bundles created since shortly before the newest one, from a bare
-    client: what the bot reads when a push hint announces a new bundle (bot/sync.py)."""
+    client: what the bot reads when a push hint announces a new bundle (bot/usecases/sync.py)."""
     if not listed:
         return None
     newest = max(datetime.fromisoformat(b["created_at"].replace("Z", "+00:00")) for b in listed)

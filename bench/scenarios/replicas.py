@@ -26,7 +26,7 @@ from bench.cardlog import CardLog
 from bench.kandev import DirectBundles, delete_tasks
 from bench.scenarios.backlog import BURST, RATE_PER_CHANNEL, slack_floor_s
 from bench.world import World
-from tests.harness import PG_ADMIN, BotProcess
+from tests.kit.harness import PG_ADMIN, BotProcess
 
 AFTER_S = 7.0  # keep watching this long after the last card, for late duplicates
 TARGET_RATIO = 1.1

@@ -29,7 +29,7 @@ from bot.cards.text import (
     shortened_note,
 )
 from bot.cards.wording import age_text, outcome_line, slack_date, user_mention
-from bot.domain import CardOutcome, CardState, PastAnswer, TaskInfo
+from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Answer, Bundle, Question
 
 UNTITLED_TASK = "Untitled task"

@@ -28,7 +28,7 @@ from bot.cards.text import (
     shorten_mrkdwn,
     shortened_note,
 )
-from bot.domain import Card, PastAnswer
+from bot.core.domain import Card, PastAnswer
 from bot.kandev.models import SessionMessage
 
 TITLE = "Conversation"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bot.followup_config import describe_duration, mentions
+from bot.config.followups import describe_duration, mentions
 
 
 def _where(target: str) -> str:

@@ -22,7 +22,7 @@ from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.waiting import Waiting
 from bot.cards.wording import age_text, outcome_line, slack_date
-from bot.domain import Card, CardOutcome
+from bot.core.domain import Card, CardOutcome
 
 CALLBACK_HOME = "kq_home"
 MAX_WAITING = 20

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from bot.cards import ids, messages
+from bot.cards import ids, words
 from bot.cards.blocks import Block, context, divider, plain, section
 from bot.cards.card import UNTITLED_TASK, options_text, question_heading, question_text, task_url
 from bot.cards.ids import CodecError, ModalMetadata, ModalOrigin
@@ -34,7 +34,7 @@ from bot.cards.limits import (
 from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn, shortened_note
 from bot.cards.wording import Action
-from bot.domain import TaskInfo
+from bot.core.domain import TaskInfo
 from bot.kandev.models import Answer, Bundle, Question
 
 StateValues = dict[str, dict[str, dict[str, Any]]]
@@ -297,17 +297,17 @@ def build_outcome_modal(kind: str, message: str, action: Action) -> dict[str, An
     if message:
         text = message
     elif kind == "duplicate":
-        text = messages.already_sent_message()
+        text = words.already_sent_message()
     else:
-        text = messages.sent_message(action)
-    return build_result_modal(messages.result_title(kind), text)
+        text = words.sent_message(action)
+    return build_result_modal(words.result_title(kind), text)
 
 
 def build_sending_modal(action: Action) -> dict[str, Any]:
     """What a submitted form turns into at once (its ack) while the answer or rejection is on
     its way to Kandev; ``views.update`` then shows how it ended (:func:`build_result_modal`, or
     the form again with Kandev's refusal: :func:`refill_form`)."""
-    return build_result_modal(messages.sending_title(action), messages.sending_message(action))
+    return build_result_modal(words.sending_title(action), words.sending_message(action))
 
 
 def refill_form(

@@ -15,7 +15,7 @@ from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import task_url
 from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.mrkdwn import is_safe_http_url, link
-from bot.domain import CardState
+from bot.core.domain import CardState
 
 CANNOT_SHOW = "This question cannot be shown here"
 _ENDED_AS = {

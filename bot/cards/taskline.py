@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.cards.limits import slack_len
 from bot.cards.text import ELLIPSIS, fit_escaped, one_line, shorten_mrkdwn
-from bot.domain import TaskInfo
+from bot.core.domain import TaskInfo
 
 PRIORITY_MARKS = {"critical": "🔴", "high": "🟠", "low": "🔵"}
 DEFAULT_PRIORITY = "medium"

@@ -1,7 +1,7 @@
 """The view models of "what is waiting": what the listing and the App Home render.
 
-Built by the use-cases (bot/waiting.py, bot/listing.py), rendered by bot/cards/listing.py and
-bot/cards/home.py. Plain data, no I/O.
+Built by the use-cases (bot/usecases/waiting.py, bot/usecases/listing.py), rendered by
+bot/cards/listing.py and bot/cards/home.py. Plain data, no I/O.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.domain import Card, TaskInfo
+from bot.core.domain import Card, TaskInfo
 from bot.kandev.models import Bundle, Workspace
 
 #: Where a listing page starts: (created_at, pending_id) of the last bundle before it.

@@ -11,7 +11,7 @@ from typing import Literal
 
 from bot.cards.limits import slack_len
 from bot.cards.text import fit_escaped, one_line
-from bot.domain import CardOutcome, CardState
+from bot.core.domain import CardOutcome, CardState
 from bot.kandev.models import Answer, Bundle
 
 MAX_LABEL_IN_SUMMARY = 100

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot import metrics
+from bot.ops import metrics
 
 
 class KandevError(Exception):

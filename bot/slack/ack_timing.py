@@ -15,8 +15,8 @@ from typing import Any
 
 from slack_bolt import Ack, App, BoltRequest, BoltResponse
 
-from bot import metrics
-from bot.logs import new_log_context
+from bot.ops import metrics
+from bot.ops.logs import new_log_context
 
 _KINDS = {
     "block_actions": "block_actions",

@@ -7,7 +7,7 @@ import logging
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.logs import ContextExecutor
+from bot.ops.logs import ContextExecutor
 from bot.slack.ack_timing import install_ack_timing
 from bot.slack.ack_wait import install_ack_waiting
 from bot.slack.listeners import register_listeners

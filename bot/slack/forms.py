@@ -15,7 +15,7 @@ from bot.cards.modals import (
     parse_reject_submission,
 )
 from bot.cards.wording import Action
-from bot.domain import Card
+from bot.core.domain import Card
 from bot.kandev.models import Answer
 
 #: Which form a button opens: a free-text "Other answer…", every question, or a rejection.

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
-from bot import metrics
-from bot.health import Health
+from bot.ops import metrics
+from bot.ops.health import Health
 from bot.slack.guard import MAX_BODY_BYTES, SlackRequestGuard
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from bot.logs import ContextExecutor
+from bot.ops.logs import ContextExecutor
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
-"""Slack payloads -> admission requests (bot/admission.py). Parsing only: no decisions.
+"""Slack payloads -> admission requests (bot/usecases/admission.py). Parsing only: no decisions.
 
-Each function reads one kind of interaction payload into the :class:`~bot.admission.Request`
-it describes, or an :class:`Unusable` when the payload cannot describe one (it lacks what Slack
-always sends, or carries a value this app never made); the admission step audits and words the
+Each function reads one kind of interaction payload into the
+:class:`~bot.usecases.admission.Request` it describes, or an :class:`Unusable` when the
+payload cannot describe one (it lacks what Slack always sends, or carries a value this app
+never made); the admission step audits and words the
 refusal either way.
 """
 
@@ -11,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.admission import RefusalKind, Request, Via
 from bot.cards.ids import CodecError, ModalMetadata, parse_button_value, parse_modal_metadata
 from bot.cards.wording import Action
 from bot.slack import raw_payload
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
+from bot.usecases.admission import RefusalKind, Request, Via
 
 
 @dataclass(frozen=True)

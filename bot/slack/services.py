@@ -6,20 +6,20 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot.admission import Admission, Refusal
-from bot.answers import AnswerService, Verdict
-from bot.cards import messages
+from bot.cards import words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
-from bot.conversation import ConversationService
-from bot.domain import Card
-from bot.home import HomeService
-from bot.listing import ListingService
+from bot.core.domain import Card
 from bot.slack.forms import FormKind, form_for
 from bot.slack.lanes import Lane
 from bot.slack.requests import Interaction, Unusable, Where
 from bot.slack_api.notify import Notifier
-from bot.subscriptions import SubscriptionService
+from bot.usecases.admission import Admission, Refusal
+from bot.usecases.answers import AnswerService, Verdict
+from bot.usecases.conversation import ConversationService
+from bot.usecases.home import HomeService
+from bot.usecases.listing import ListingService
+from bot.usecases.subscriptions import SubscriptionService
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Services:
             message=clicked if request.via in ("card", "shortcut") else None,
         )
         if not self.notifier.open_form(interaction.trigger_id, view, push=interaction.in_modal):
-            self.tell(interaction.where, messages.form_not_opened_message())
+            self.tell(interaction.where, words.form_not_opened_message())
 
     def open_form_if_admitted(self, parsed: Interaction | Unusable, kind: FormKind) -> None:
         """A button or shortcut that opens a form: refused and told, or the form opens."""
@@ -96,7 +96,7 @@ class Services:
         view = loading_view(card, kandev_url=self.kandev_public_url, metadata=metadata)
         view_id = self.notifier.open_view(interaction.trigger_id, view, push=interaction.in_modal)
         if view_id is None:
-            self.tell(interaction.where, messages.form_not_opened_message())
+            self.tell(interaction.where, words.form_not_opened_message())
             return None
         return view_id, metadata
 
@@ -112,7 +112,7 @@ class Services:
         """Audit a payload that could not become a request; returns the refusal to tell."""
         return self.admission.refuse(
             unusable.kind,
-            messages.unusable_message(unusable.kind, form=unusable.source == "slack:modal"),
+            words.unusable_message(unusable.kind, form=unusable.source == "slack:modal"),
             user_id=unusable.where.user_id,
             action=unusable.action,
             source=unusable.source,

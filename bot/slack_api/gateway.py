@@ -28,7 +28,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
-from bot import metrics
+from bot.ops import metrics
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from bot.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
+from bot.core.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Bundle
 from bot.store.base import StoreBase, insert_unless_exists
 from bot.store.schema import cards
@@ -47,7 +47,8 @@ class CardsMixin(StoreBase):
     ) -> bool:
         """Claim ``pending_id`` for posting in ``channel``: True for exactly one caller ever.
 
-        ``question_key``: the bundle's normalised questions (see bot/past.py); ``past``: the
+        ``question_key``: the bundle's normalised questions (see bot/usecases/past_answers.py);
+        ``past``: the
         earlier answer the card shows.
 
         One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive

@@ -15,10 +15,10 @@ from typing import Any
 
 from sqlalchemy import exists, or_, select, update
 
-from bot.domain import Card, CardState
+from bot.core.domain import Card, CardState
 from bot.store.base import insert_unless_exists
 from bot.store.cards import _card
-from bot.store.messages import MessageKind, message_values
+from bot.store.copies import MessageKind, message_values
 from bot.store.outbox import OutboxMixin
 from bot.store.schema import card_followups, card_messages, cards
 

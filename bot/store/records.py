@@ -1,4 +1,4 @@
-"""Typed rows the store returns besides :class:`bot.domain.Card`."""
+"""Typed rows the store returns besides :class:`bot.core.domain.Card`."""
 
 from __future__ import annotations
 

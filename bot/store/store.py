@@ -12,14 +12,14 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.domain import CardState
+from bot.core.domain import CardState
 from bot.store.audit import AuditMixin
 from bot.store.base import Clock
 from bot.store.cards import CardsMixin
+from bot.store.copies import MessagesMixin
 from bot.store.engine import make_engine
 from bot.store.followups import FollowupsMixin
 from bot.store.home import HomeViewersMixin
-from bot.store.messages import MessagesMixin
 from bot.store.migrations import current_version, migrate
 from bot.store.outbox import OutboxMixin
 from bot.store.pace import PaceMixin

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.cards import ids
-from tests.fakeslack import (
+from tests.kit.fakeslack import (
     Ack,
     CallRecord,
     Ephemeral,
@@ -24,7 +24,7 @@ from tests.fakeslack import (
     iter_elements,
     payloads,
 )
-from tests.harness import CHANNEL, BotProcess, KandevServer, QuestionSpec, question
+from tests.kit.harness import CHANNEL, BotProcess, KandevServer, QuestionSpec, question
 
 #: The poll interval the card tests run the bot with (seconds, KANDEV_POLL_INTERVAL).
 POLL_S = 1.5

@@ -22,8 +22,8 @@ from tests.e2e.helpers import (
     wait_form_result,
     wait_outcome,
 )
-from tests.fakeslack import ALICE
-from tests.harness import CHANNEL, option_id, sample_questions
+from tests.kit.fakeslack import ALICE
+from tests.kit.harness import CHANNEL, option_id, sample_questions
 
 ANSWER_MODAL = "kq_answer_modal"
 OTHER_MODAL = "kq_other_modal"

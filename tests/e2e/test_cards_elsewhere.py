@@ -22,8 +22,8 @@ from tests.e2e.helpers import (
     wait_in_form,
     wait_outcome,
 )
-from tests.fakeslack import ALICE, BOB
-from tests.harness import CHANNEL
+from tests.kit.fakeslack import ALICE, BOB
+from tests.kit.harness import CHANNEL
 
 ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"
 LOST_TO_KANDEV = "Someone else answered first: PostgreSQL. Your answer was not sent."

@@ -17,8 +17,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import ALICE
-from tests.harness import CHANNEL, option_id, question
+from tests.kit.fakeslack import ALICE
+from tests.kit.harness import CHANNEL, option_id, question
 
 HOSTILE = "<!channel> <@U0ALICE001> <https://evil.example|click here> a < b && c > d 🚀🙂 "
 SHORTENED = "(shortened — <https://kandev.example.test/t/"

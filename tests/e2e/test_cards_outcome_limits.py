@@ -18,7 +18,7 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.harness import option_id, question
+from tests.kit.harness import option_id, question
 
 OPTIONS = 6
 QUESTIONS = 4

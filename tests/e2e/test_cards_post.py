@@ -14,7 +14,7 @@ from tests.e2e.helpers import (
     start_bot,
     wait_card,
 )
-from tests.harness import CHANNEL, question
+from tests.kit.harness import CHANNEL, question
 
 QUESTIONS = [
     question(

@@ -14,7 +14,7 @@ from tests.e2e.helpers import (
     wait_card,
     wait_outcome,
 )
-from tests.harness import CHANNEL, option_id
+from tests.kit.harness import CHANNEL, option_id
 
 ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"
 WAIT_AFTER_START_S = POLL_S + MARGIN_S + 3

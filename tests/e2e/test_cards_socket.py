@@ -15,8 +15,8 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import BOB
-from tests.harness import CHANNEL
+from tests.kit.fakeslack import BOB
+from tests.kit.harness import CHANNEL
 
 
 def test_post_and_answer_in_socket_mode(bot_factory, seed, fake_slack, slack_driver):

@@ -15,9 +15,9 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import ALICE, BOB, blocks_text
-from tests.harness import CHANNEL
-from tests.triage.e2e import run_list, titles
+from tests.kit.fakeslack import ALICE, BOB, blocks_text
+from tests.kit.harness import CHANNEL
+from tests.unit.listing.e2e import run_list, titles
 
 CONVERSATION = "kq_conversation_modal"
 ANSWER_MODAL = "kq_answer_modal"

@@ -22,8 +22,8 @@ from tests.e2e.helpers import (
     wait_in_form,
     wait_outcome,
 )
-from tests.fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
-from tests.harness import CHANNEL
+from tests.kit.fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
+from tests.kit.harness import CHANNEL
 
 LEADS = "C0LEADS0001"
 REMINDER = "⏰ Still waiting for an answer after"

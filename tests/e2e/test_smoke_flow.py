@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.harness import CHANNEL, question
+from tests.kit.harness import CHANNEL, question
 
 
 def test_bundle_is_posted_and_a_click_answers_it(bot_factory, seed, fake_slack, slack_driver):

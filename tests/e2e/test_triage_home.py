@@ -14,9 +14,9 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import ALICE, BOB, iter_elements
-from tests.harness import CHANNEL
-from tests.triage.e2e import answer_value, home_sections, titles, wait_home
+from tests.kit.fakeslack import ALICE, BOB, iter_elements
+from tests.kit.harness import CHANNEL
+from tests.unit.listing.e2e import answer_value, home_sections, titles, wait_home
 
 ANSWER_MODAL = "kq_answer_modal"
 

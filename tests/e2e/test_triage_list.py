@@ -18,9 +18,9 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import ALICE
-from tests.harness import CHANNEL, KandevProxy, free_port, question
-from tests.triage.e2e import (
+from tests.kit.fakeslack import ALICE
+from tests.kit.harness import CHANNEL, KandevProxy, free_port, question
+from tests.unit.listing.e2e import (
     COMMAND,
     answer_value,
     newest_reply,

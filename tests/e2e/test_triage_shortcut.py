@@ -18,9 +18,9 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.fakeslack import ALICE, BOB, Delivery, payloads
-from tests.harness import CHANNEL
-from tests.triage.e2e import answer_value, run_list
+from tests.kit.fakeslack import ALICE, BOB, Delivery, payloads
+from tests.kit.harness import CHANNEL
+from tests.unit.listing.e2e import answer_value, run_list
 
 SHORTCUT = "reject_question"
 REJECT_MODAL = "kq_reject_modal"
@@ -86,7 +86,7 @@ def test_shortcut_on_a_resolved_card_states_the_outcome(
     fake_slack.settle(quiet=1.0, timeout=10)
     assert not any(c.method == "views.open" for c in fake_slack.calls()[mark:])
     assert outcome_line(fake_slack.message(CHANNEL, card.ts)) == "✅ Answered in Kandev: PostgreSQL"
-    assert bot.logs().count("answer_question") == 0
+    assert bot.ops.logs().count("answer_question") == 0
 
 
 def test_shortcut_on_another_message_explains(bot_factory, fake_slack, slack_driver):

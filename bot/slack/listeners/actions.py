@@ -7,15 +7,15 @@ from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.admission import Refusal
-from bot.answers import Verdict
-from bot.cards import ids, messages
+from bot.cards import ids, words
 from bot.kandev.models import Answer
 from bot.slack import requests
 from bot.slack.acks import acked_within
 from bot.slack.forms import FormKind, action_of
 from bot.slack.requests import Unusable
 from bot.slack.services import Services
+from bot.usecases.admission import Refusal
+from bot.usecases.answers import Verdict
 
 #: How long an option click may spend recording its submission before it is acked anyway
 #: (Slack allows 3 s; see ``acked_within``).
@@ -55,7 +55,7 @@ def _record_click(svc: Services, body: dict[str, Any]) -> Callable[[], None]:
         return lambda: svc.tell(click.where, refusal.message)
     place = svc.answering.reserve()
     if place is None:  # nothing recorded: the person clicks again later
-        return lambda: svc.tell(click.where, messages.busy_message())
+        return lambda: svc.tell(click.where, words.busy_message())
     admitted = svc.admission.admit(click.request)
     if isinstance(admitted, Refusal):
         place.release()
@@ -82,7 +82,7 @@ def _conversation_opened(svc: Services):
             return
         place = svc.reading.reserve()
         if place is None:
-            svc.tell(click.where, messages.busy_message())
+            svc.tell(click.where, words.busy_message())
             return
         admitted = svc.admission.admit(click.request)
         if isinstance(admitted, Refusal):

@@ -22,15 +22,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from slack_bolt import Ack, App
 
-from bot.cards import messages
+from bot.cards import words
 from bot.cards.ids import ACTION_NEXT, COMMAND, CodecError
 from bot.cards.listing import NextPage, parse_next_page
-from bot.listing import Reply
 from bot.slack.lanes import when_done
 from bot.slack.payloads import PayloadError, parse, parse_click
 from bot.slack.requests import Where
 from bot.slack.services import Services
-from bot.subscriptions import parse_command
+from bot.usecases.listing import Reply
+from bot.usecases.subscriptions import parse_command
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def _command(svc: Services, times: ListingTimes):
             return
         place = svc.reading.reserve()
         if place is None:
-            ack(text=messages.busy_message(), response_type="ephemeral")
+            ack(text=words.busy_message(), response_type="ephemeral")
             return
         subcommand = parse_command(command.text)
         budget = LIST_BUDGET_S
@@ -148,11 +148,11 @@ def _next_page(svc: Services):
         try:
             wanted = parse_next_page(click.action.value)
         except CodecError:
-            svc.tell(where, messages.tampered_next_message())
+            svc.tell(where, words.tampered_next_message())
             return
         place = svc.reading.reserve()
         if place is None:
-            svc.tell(where, messages.busy_message())
+            svc.tell(where, words.busy_message())
             return
         place.run(_next, svc, where, wanted)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from slack_bolt import Ack, App, BoltResponse
 
-from bot.cards import messages
+from bot.cards import words
 from bot.slack import raw_payload, requests
 from bot.slack.acks import refuse_form
 from bot.slack.guard import log_undispatched
@@ -82,7 +82,7 @@ def _unknown_shortcut(svc: Services):
 def _unknown_command(ack: Ack, body: dict[str, Any]) -> None:
     command = body.get("command") if isinstance(body.get("command"), str) else ""
     log.warning("unknown command %s", raw_payload.quote(command, 40))
-    ack(messages.unknown_command_message(command))
+    ack(words.unknown_command_message(command))
 
 
 def _ignored_event(ack: Ack) -> None:

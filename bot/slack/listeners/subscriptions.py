@@ -7,7 +7,7 @@ from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.cards import messages
+from bot.cards import words
 from bot.cards.subscriptions import ACTION_UNSUBSCRIBE, decode_scope
 from bot.slack.payloads import parse_click
 from bot.slack.services import Services
@@ -22,7 +22,7 @@ def register(app: App, svc: Services) -> None:
 def _remove(svc: Services, user_id: str, raw: str) -> None:
     scope = decode_scope(raw)
     if scope is None:
-        svc.home.notice(user_id, messages.tampered_message())
+        svc.home.notice(user_id, words.tampered_message())
         return
     svc.home.notice(user_id, svc.subscriptions.remove(user_id, *scope))
 
@@ -35,7 +35,7 @@ def _remove_clicked(svc: Services):
             return
         place = svc.reading.reserve()
         if place is None:
-            svc.home.notice(click.user_id, messages.busy_message())
+            svc.home.notice(click.user_id, words.busy_message())
             return
         place.run(_remove, svc, click.user_id, click.action.value)
 

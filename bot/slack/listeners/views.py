@@ -20,15 +20,13 @@ from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.admission import FORM_ERRORS, Admitted, Refusal
-from bot.answers import Verdict
-from bot.cards import ids, messages
+from bot.cards import ids, words
 from bot.cards.modals import (
     build_outcome_modal,
     build_result_modal,
     refill_form,
 )
-from bot.domain import Card
+from bot.core.domain import Card
 from bot.slack import raw_payload, requests
 from bot.slack.form_reply import FormReply
 from bot.slack.forms import (
@@ -43,6 +41,8 @@ from bot.slack.forms import (
 from bot.slack.lanes import when_done
 from bot.slack.requests import Form, Unusable
 from bot.slack.services import Services
+from bot.usecases.admission import FORM_ERRORS, Admitted, Refusal
+from bot.usecases.answers import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def _submit(
 ) -> None:
     place = svc.answering.reserve()
     if place is None:  # nothing recorded: the form stays open to be sent again
-        reply.refuse(messages.busy_message())
+        reply.refuse(words.busy_message())
         return
     try:
         begun = svc.answers.begin(
@@ -158,7 +158,7 @@ def _foreign_inputs(
     """A form whose inputs belong to another bundle than the one its metadata names."""
     return svc.admission.refuse(
         "tampered",
-        messages.tampered_message(),
+        words.tampered_message(),
         user_id=form.request.user_id,
         action=form.request.action,
         source=form.request.source,

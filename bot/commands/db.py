@@ -1,0 +1,117 @@
+"""`kandev-slack db upgrade` and `kandev-slack db status`: the database (DATABASE_URL) on its own.
+
+``upgrade`` applies the schema migrations explicitly, for deployments that run them as a
+release step (``run`` applies them too, at every start; on PostgreSQL an advisory lock
+serialises replicas starting at once). ``status`` changes nothing: the schema version and what
+an operator watches (waiting cards, the outbox, failed items, unfinished answers).
+
+Exit codes: 0 done / up to date; 1 the database cannot be opened, is newer than this
+kandev-slack, or (``status``) needs an upgrade; 2 DATABASE_URL is invalid.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.config.settings import load_partial
+from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
+from bot.ops.redaction import redact
+from bot.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
+from bot.store.engine import make_engine
+from bot.store.migrations import current_version, migrate
+from bot.store.url import is_sqlite_memory, normalize_url
+
+
+def main_db(command: str) -> int:
+    partial = load_partial()
+    problems = [p for p in partial.problems if p.startswith("DATABASE_URL")]
+    if problems:
+        print("kandev-slack: configuration problems:", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_CONFIG
+    settings = partial.settings
+    url = normalize_url(settings.database_url)
+    shown = url.render_as_string(hide_password=True)
+    print(f"{'database':<20}{shown}")
+    try:
+        if command == "upgrade":
+            return _upgrade(url)
+        return _status(url)
+    except (SQLAlchemyError, StoreError, OSError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        reason = redact(first, settings.secret_values())[:300]
+        print(f"kandev-slack: cannot use the database: {reason}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _upgrade(url) -> int:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            before = current_version(conn)
+        after = migrate(engine)
+    finally:
+        engine.dispose()
+    applied = [m for m in MIGRATIONS if before < m.version <= after]
+    if not applied:
+        print(f"{'schema version':<20}{after} (up to date; nothing to apply)")
+        return EXIT_OK
+    print(f"{'schema version':<20}{before} → {after}")
+    for step in applied:
+        print(f"{'applied':<20}{step.version}: {step.description}")
+    return EXIT_OK
+
+
+def _status(url) -> int:
+    if url.get_backend_name() == "sqlite" and not is_sqlite_memory(url):
+        path = Path(url.database or "")
+        if not path.exists():
+            print(
+                f"{'schema version':<20}none: {path} does not exist; run `kandev-slack db upgrade`"
+            )
+            return EXIT_FAILED
+    with Store(url, upgrade=False) as store:
+        version = store.schema_version()
+        if version == 0:
+            print(f"{'schema version':<20}0 (empty database); run `kandev-slack db upgrade`")
+            return EXIT_FAILED
+        if version > SCHEMA_VERSION:
+            print(
+                f"{'schema version':<20}{version}: newer than this kandev-slack supports "
+                f"({SCHEMA_VERSION}); upgrade kandev-slack"
+            )
+            return EXIT_FAILED
+        stats = store.stats()
+    pending = SCHEMA_VERSION - version
+    if pending:
+        print(
+            f"{'schema version':<20}{version} ({pending} migration(s) to apply: "
+            "run `kandev-slack db upgrade`)"
+        )
+    else:
+        print(f"{'schema version':<20}{version} (up to date)")
+    oldest = ""
+    if stats.oldest_pending_at is not None:
+        age = (datetime.now(UTC) - stats.oldest_pending_at).total_seconds()
+        oldest = f" (oldest waiting {_duration(age)})"
+    print(f"{'pending cards':<20}{stats.pending_cards}{oldest}")
+    print(f"{'outbox pending':<20}{stats.outbox_pending}")
+    print(f"{'outbox failed':<20}{stats.outbox_failed}")
+    print(f"{'answers in flight':<20}{stats.unfinished_submissions}")
+    return EXIT_FAILED if pending else EXIT_OK
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(int(seconds), 0)
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    if seconds < 172800:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"

@@ -1,0 +1,438 @@
+"""Slack -> Kandev: the one use-case that resolves a bundle on behalf of a Slack user.
+
+An admitted interaction (bot/usecases/admission.py decided it may go ahead) brings an answer or a
+rejection. This module checks what Kandev would refuse, records the submission durably (so a
+redelivered interaction never reaches Kandev twice), calls Kandev, and applies Kandev's verdict:
+the card shows the winner, the person is told what happened. A new outcome goes in
+:meth:`AnswerService._apply`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import KW_ONLY, dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from bot.cards import words
+from bot.cards.wording import Action
+from bot.core.domain import Card, CardOutcome, CardState
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable, KandevUnconfirmed
+from bot.kandev.models import (
+    Answer,
+    Invalid,
+    Lost,
+    NotActive,
+    NotFound,
+    NotRecorded,
+    Outcome,
+    Resolution,
+    Unconfirmed,
+    Won,
+)
+from bot.ops import metrics
+from bot.store import Store, Submission
+from bot.store.records import SubmissionContent
+from bot.usecases.admission import Admitted
+from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
+from bot.usecases.publisher import Publisher
+
+log = logging.getLogger(__name__)
+
+#: How long a losing submission waits for a concurrent Slack submission of the same bundle to
+#: finish, so that the loser (and the card) can name the Slack user who won.
+WINNER_WAIT_S = 3.0
+
+VerdictKind = Literal[
+    "won",
+    "lost",
+    "already_answered",
+    "ended",
+    "invalid",
+    "unavailable",
+    "not_recorded",  # nothing reached Kandev's record: the card stays open for another try
+    "unconfirmed",  # may have been recorded: left unfinished, crash recovery settles it
+    "unknown_bundle",
+    "forbidden",  # crash recovery: the person may no longer answer
+    "duplicate",
+]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One person's attempt to answer or reject a bundle from Slack."""
+
+    pending_id: str
+    user_id: str
+    action: Action
+    source: str  # for the audit: slack:button, slack:modal:<via>, recovery
+    answers: tuple[Answer, ...] = ()
+    reason: str = ""
+    via: str = "card"  # where it was clicked (admission's Via), for the metrics
+    view_id: str = ""  # the modal showing "Sending…" (not part of the key)
+
+    @classmethod
+    def of(cls, sub: Submission, *, source: str) -> Attempt:
+        """The attempt a stored submission recorded."""
+        content = sub.content
+        return cls(
+            pending_id=sub.pending_id,
+            user_id=sub.user,
+            action=content.action,
+            source=source,
+            answers=tuple(content.answers),
+            reason=content.reason,
+            view_id=content.view_id,
+        )
+
+    def content(self) -> SubmissionContent:
+        return SubmissionContent(
+            action=self.action,
+            answers=list(self.answers),
+            reason=self.reason,
+            view_id=self.view_id,
+        )
+
+    def key(self) -> str:
+        """Identifies this submission: the same person sending the same thing twice."""
+        body = {
+            "p": self.pending_id,
+            "u": self.user_id,
+            "a": self.action,
+            "answers": sorted(
+                (a.question_id, sorted(a.selected_options), a.custom_text.strip())
+                for a in self.answers
+            ),
+            "r": self.reason.strip(),
+        }
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What happened, and what to tell the person (``message`` empty: the card says it all)."""
+
+    kind: VerdictKind
+    message: str = ""
+    card: Card | None = field(default=None, compare=False)
+
+
+@dataclass
+class Begun:
+    """A submission recorded durably (``begin_submission``) and not sent to Kandev yet.
+
+    From :meth:`AnswerService.begin` until :meth:`AnswerService.complete` returns, its key is
+    held in ``in_flight``, so this process renews its lease and crash recovery leaves it alone
+    while the process lives (and re-sends it once the process is gone). ``duplicate``: the same
+    submission was already recorded (a redelivery); it holds nothing and is never sent again.
+    """
+
+    attempt: Attempt
+    card: Card
+    key: str
+    duplicate: bool = False
+    begun_at: float = field(default_factory=time.monotonic)  # the click recorded
+    lease: ExitStack = field(default_factory=ExitStack, repr=False, compare=False)
+
+    def release(self) -> None:
+        """Stop renewing the lease (idempotent)."""
+        self.lease.close()
+
+
+@dataclass(eq=False)
+class AnswerService:
+    kandev: KandevClient
+    store: Store
+    publisher: Publisher
+    #: Submissions this process is sending (their leases are renewed; see leases.py).
+    in_flight: InFlight
+    _: KW_ONLY
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def submit(
+        self, admitted: Admitted, *, answers: tuple[Answer, ...] = (), reason: str = ""
+    ) -> Verdict:
+        """Check, record, send and apply one admitted attempt (:meth:`begin`, :meth:`complete`)."""
+        begun = self.begin(admitted, answers=answers, reason=reason)
+        return begun if isinstance(begun, Verdict) else self.complete(begun)
+
+    def begin(
+        self,
+        admitted: Admitted,
+        *,
+        answers: tuple[Answer, ...] = (),
+        reason: str = "",
+        view_id: str = "",
+    ) -> Verdict | Begun:
+        """Everything before Kandev: local validation and the durable record of the
+        submission. A Verdict is a refusal (audited); a Begun must be passed to
+        :meth:`complete`. Never waits for another submission (a duplicate returns at once).
+        ``view_id``: the modal it comes from, recorded so crash recovery can show the result
+        there."""
+        request, card = admitted.request, admitted.card
+        attempt = Attempt(
+            pending_id=card.pending_id,
+            user_id=request.user_id,
+            action=request.action,
+            source=request.source,
+            answers=answers,
+            reason=reason,
+            via=request.via,
+            view_id=view_id,
+        )
+        problem = self._local_problem(card, attempt)
+        if problem:
+            verdict = Verdict("invalid", problem, card)
+            self._audit(attempt, verdict)
+            return verdict
+        key = attempt.key()
+        if not self.store.begin_submission(
+            attempt.pending_id, key, attempt.user_id, attempt.content()
+        ):
+            return Begun(attempt, card, key, duplicate=True)
+        begun = Begun(attempt, card, key)
+        begun.lease.enter_context(self.in_flight.hold(key))
+        return begun
+
+    def complete(self, begun: Begun) -> Verdict:
+        """Send a begun submission to Kandev, apply the outcome, close it and audit it.
+
+        Every way the call can end has a definite verdict: Kandev's reply (:meth:`_apply`),
+        Kandev unreachable or refusing the token (not recorded: the submission is dropped so
+        the card can be answered again), or no reply after an attempt that may have reached
+        Kandev (unconfirmed: the submission stays unfinished and crash recovery settles it
+        by re-sending, which is safe)."""
+        attempt, card, key = begun.attempt, begun.card, begun.key
+        if begun.duplicate:
+            verdict = self._duplicate(key, card, attempt)
+            self._audit(attempt, verdict)
+            return verdict
+        try:
+            try:
+                outcome = self._call_kandev(attempt)
+            except KandevUnconfirmed as exc:
+                log.warning("answer for %s not confirmed by Kandev: %s", attempt.pending_id, exc)
+                outcome = Unconfirmed(str(exc), earlier_attempt=True)
+            except (KandevUnavailable, KandevAuthError) as exc:
+                log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
+                cause = "auth" if isinstance(exc, KandevAuthError) else "unreachable"
+                message = words.not_recorded_message(action=attempt.action, cause=cause)
+                verdict = Verdict("not_recorded", message, card)
+                self._close(key, verdict)
+                self._audit(attempt, verdict, str(exc))
+                return verdict
+            if isinstance(outcome, Unconfirmed) and not outcome.earlier_attempt:
+                # Kandev replied, unreadably: it is done with the call, so its record tells.
+                outcome = self._read_back(card, attempt) or outcome
+            verdict = self._apply(card, attempt, outcome, key)
+            self._close(key, verdict)
+            metrics.answered_in(time.monotonic() - begun.begun_at)
+        finally:
+            begun.release()
+        self._audit(attempt, verdict, _describe(outcome))
+        return verdict
+
+    def _close(self, key: str, verdict: Verdict) -> None:
+        """Record how a submission ended. Not recorded: forget it (nothing reached Kandev, so
+        the same answer may be sent again). Unconfirmed: leave it for crash recovery."""
+        if verdict.kind == "not_recorded":
+            self.store.drop_submission(key)
+        elif verdict.kind != "unconfirmed":
+            repeat = verdict.message if verdict.kind == "invalid" else ""
+            self.store.finish_submission(key, verdict.kind, repeat)
+
+    def read_back(self, attempt: Attempt) -> Outcome | None:
+        """What Kandev recorded for this attempt's bundle, read without sending anything
+        (None: the card is unknown, or Kandev's record does not tell)."""
+        card = self.store.get(attempt.pending_id)
+        return None if card is None else self._read_back(card, attempt)
+
+    def _read_back(self, card: Card, attempt: Attempt) -> Outcome | None:
+        try:
+            return self.kandev.recorded(
+                card.task_id,
+                card.pending_id,
+                answers=None if attempt.action == "reject" else list(attempt.answers),
+                reason=attempt.reason,
+                session_id=card.session_id or None,
+            )
+        except KandevError as exc:
+            log.warning("could not read what Kandev recorded for %s: %s", card.pending_id, exc)
+            return None
+
+    # ---- internals -----------------------------------------------------------------------
+
+    def apply_outcome(self, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
+        """Apply Kandev's reply to a submission sent outside :meth:`submit` (crash recovery
+        re-sends unfinished ones) to its card, as :meth:`submit` would."""
+        card = self.store.get(attempt.pending_id)
+        if card is None:
+            return Verdict("unknown_bundle", words.unknown_bundle_message())
+        return self._apply(card, attempt, outcome, key)
+
+    def _call_kandev(self, attempt: Attempt) -> Outcome:
+        if attempt.action == "reject":
+            return self.kandev.reject(attempt.pending_id, attempt.reason)
+        return self.kandev.answer(attempt.pending_id, list(attempt.answers))
+
+    def _apply(self, card: Card, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
+        now = self.clock()
+        match outcome:
+            case Won(resolution=res):
+                result = self._outcome(res, now, by_user=attempt.user_id, reason=attempt.reason)
+                return Verdict("won", "", self._resolve(card, result, force=True))
+            case Lost(resolution=res):
+                earlier = self._slack_winner(card.pending_id, key)
+                if earlier is not None and earlier.user == attempt.user_id:
+                    result = self._outcome(res, now, by_user=attempt.user_id)
+                    updated = self._resolve(card, result)
+                    return Verdict(
+                        "already_answered",
+                        words.already_answered_message(card.bundle, result),
+                        updated,
+                    )
+                winner = earlier.user if earlier is not None else None
+                result = self._outcome(res, now, by_user=winner)
+                updated = self._resolve(card, result)
+                message = words.lost_message(card.bundle, result, action=attempt.action)
+                return Verdict("lost", message, updated)
+            case NotActive():
+                result = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
+                return Verdict("ended", words.ended_message(), self._resolve(card, result))
+            case NotFound():
+                result = CardOutcome(state=CardState.UNAVAILABLE, via="kandev", at=now)
+                return Verdict(
+                    "unavailable", words.unavailable_message(), self._resolve(card, result)
+                )
+            case Invalid(message=msg):
+                return Verdict("invalid", words.invalid_message(msg), card)
+            case NotRecorded(retry_after=wait):
+                message = words.not_recorded_message(
+                    action=attempt.action, cause="refused", retry_after=wait
+                )
+                return Verdict("not_recorded", message, card)
+            case Unconfirmed():
+                return Verdict(
+                    "unconfirmed", words.unconfirmed_message(action=attempt.action), card
+                )
+        raise AssertionError(f"unexpected outcome {outcome!r}")
+
+    def _slack_winner(self, pending_id: str, own_key: str) -> Submission | None:
+        """The Slack submission that won, waiting briefly while a concurrent one (the likely
+        winner of a race between two Slack users) is still on its way back from Kandev."""
+        deadline = time.monotonic() + WINNER_WAIT_S
+        while True:
+            won = self.store.won_submission(pending_id)
+            if won is not None or time.monotonic() >= deadline:
+                return won
+            if not self.store.submission_in_flight(pending_id, SUBMISSION_LEASE_S, besides=own_key):
+                return self.store.won_submission(pending_id)
+            time.sleep(0.05)
+
+    @staticmethod
+    def _outcome(
+        res: Resolution, at: datetime, *, by_user: str | None, reason: str = ""
+    ) -> CardOutcome:
+        state = CardState.ANSWERED if res.status == "answered" else CardState.REJECTED
+        return CardOutcome(
+            state=state,
+            via="slack" if by_user else "kandev",
+            by_user=by_user,
+            answers=res.answers,
+            reason=reason or res.reject_reason,
+            at=at,
+        )
+
+    def _resolve(self, card: Card, outcome: CardOutcome, *, force: bool = False) -> Card:
+        """Move the card to ``outcome`` (once) and schedule its edit."""
+        changed = self.store.transition(card.pending_id, outcome)
+        if not changed and force:
+            # Sync may have recorded the same resolution as "in Kandev" a moment earlier;
+            # the winner is known to be this Slack user, so correct the attribution.
+            current = self.store.get(card.pending_id)
+            if (
+                current is not None
+                and current.state == outcome.state
+                and (current.outcome is None or current.outcome.by_user is None)
+            ):
+                changed = self.store.transition(card.pending_id, outcome, expected=current.state)
+                if changed:
+                    updated = self.store.get(card.pending_id) or card
+                    self.publisher.enqueue_update(updated, reason="attribution")
+                    return updated
+        updated = self.store.get(card.pending_id) or card
+        if changed:
+            self.publisher.enqueue_update(updated)
+        return updated
+
+    def _local_problem(self, card: Card, attempt: Attempt) -> str:
+        """What Kandev would refuse, checked before sending (messages for an ephemeral)."""
+        if attempt.action == "reject":
+            if len(attempt.reason.strip()) > words.MAX_TEXT:
+                return words.too_long_message(len(attempt.reason.strip()))
+            return ""
+        by_question = {a.question_id: a for a in attempt.answers}
+        if set(by_question) != {q.question_id for q in card.bundle.questions}:
+            return words.invalid_message("every question needs an answer")
+        for question in card.bundle.questions:
+            answer = by_question[question.question_id]
+            if any(question.option(o) is None for o in answer.selected_options):
+                return words.invalid_message("that option is not part of this question")
+            text = answer.custom_text.strip()
+            if len(text) > words.MAX_TEXT:
+                return words.too_long_message(len(text))
+            if not answer.selected_options and not text:
+                return words.invalid_message("every question needs an answer")
+        return ""
+
+    def _duplicate(self, key: str, card: Card, attempt: Attempt) -> Verdict:
+        """The same submission again: wait for the first to finish, then repeat a refusal
+        worth repeating (Kandev's "invalid"), else say nothing new — unless Kandev has still
+        not confirmed the first."""
+        deadline = time.monotonic() + 5.0
+        sub = self.store.get_submission(key)
+        while sub is not None and not sub.finished and time.monotonic() < deadline:
+            time.sleep(0.05)
+            sub = self.store.get_submission(key)
+        current = self.store.get(card.pending_id) or card
+        if sub is not None and sub.finished and sub.result_message:
+            return Verdict("invalid", sub.result_message, current)
+        if sub is not None and not sub.finished:
+            return Verdict(
+                "duplicate", words.still_checking_message(action=attempt.action), current
+            )
+        return Verdict("duplicate", "", current)
+
+    def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
+        metrics.answer(attempt.source, attempt.via, verdict.kind)
+        log.info(
+            "%s from %s (%s): %s", attempt.action, attempt.user_id, attempt.source, verdict.kind
+        )
+        self.store.audit(
+            attempt.pending_id,
+            attempt.user_id,
+            attempt.action,
+            attempt.source,
+            verdict.kind,
+            detail,
+        )
+
+
+def _describe(outcome: Outcome) -> str:
+    match outcome:
+        case Won(resolution=r) | Lost(resolution=r):
+            return f"{type(outcome).__name__.lower()} {r.status}"
+        case NotActive(message=m) | Invalid(message=m) | NotFound(message=m):
+            return f"{type(outcome).__name__} {m}"
+        case NotRecorded(reason=r, retry_after=wait):
+            after = f" (retry after {wait:g}s)" if wait is not None else ""
+            return f"not recorded: {r}{after}"
+        case Unconfirmed(reason=r):
+            return f"unconfirmed: {r}"
+    return repr(outcome)

@@ -1,0 +1,224 @@
+"""``/kandev-questions``: filter, page and render what is waiting (bot/usecases/waiting.py).
+
+The filter is a Kandev workspace name (or id), else words that must all occur in the task
+title, the questions or the agent's name; ``label:database`` terms (every
+one present) and ``priority:critical`` terms (any of them) narrow either down.
+Paging continues *after* the last bundle shown (by ``created_at``, ``pending_id``), so a bundle
+answered meanwhile never makes the next page skip another one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.cards import listing as render
+from bot.cards import words as said
+from bot.cards.text import one_line
+from bot.cards.waiting import ListingPage, PageKey, Query, Waiting
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
+from bot.kandev.models import DEFAULT_PRIORITY, PRIORITIES, Workspace
+from bot.ops.redaction import without_userinfo
+from bot.usecases.waiting import WaitingQueue
+
+log = logging.getLogger(__name__)
+
+#: The longest filter accepted (code points): a workspace name or a few words.
+MAX_FILTER = 200
+HELP_WORDS = frozenset({"help", "-h", "--help", "?"})
+#: Filter terms that name a task property: ``label:database``, ``priority:critical``.
+TERMS = ("label", "priority")
+
+# ---- the filter --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HelpRequest:
+    """``/kandev-questions help``."""
+
+
+@dataclass(frozen=True)
+class BadFilter:
+    """A filter that cannot be used; ``message`` says why and what to type instead."""
+
+    message: str
+
+
+def parse_query(raw: str) -> Query | HelpRequest | BadFilter:
+    """What the person typed after the command."""
+    text = one_line(raw or "")
+    if text.casefold() in HELP_WORDS:
+        return HelpRequest()
+    if len(text) > MAX_FILTER:
+        return BadFilter(said.filter_too_long_message(len(text), MAX_FILTER))
+    words: list[str] = []
+    labels: list[str] = []
+    priorities: list[str] = []
+    for term in text.split():
+        kind, value = _term(term)
+        if kind is None:
+            words.append(term.casefold())
+        elif not value:
+            return BadFilter(said.empty_filter_term_message(kind))
+        elif kind == "label":
+            labels.append(value)
+        elif value not in PRIORITIES:
+            return BadFilter(said.unknown_priority_message(value, PRIORITIES))
+        else:
+            priorities.append(value)
+    return Query(text=text, words=tuple(words), labels=tuple(labels), priorities=tuple(priorities))
+
+
+def _term(term: str) -> tuple[str | None, str]:
+    """``label:x`` → ("label", "x"), ``priority:x`` → ("priority", "x"); else (None, "")."""
+    head, sep, value = term.partition(":")
+    kind = head.casefold()
+    if sep and kind in TERMS:
+        return kind, value.casefold()
+    return None, ""
+
+
+def _free_text(text: str) -> str:
+    """The filter without its ``label:`` / ``priority:`` terms."""
+    return " ".join(t for t in text.split() if _term(t)[0] is None)
+
+
+def matching_workspace(query: Query, workspaces: Iterable[Workspace]) -> Workspace | None:
+    """The workspace the filter's words name together (its name ignoring case, or its id)."""
+    text = _free_text(query.text)
+    if not text:
+        return None
+    wanted = text.casefold()
+    for workspace in workspaces:
+        if workspace.id == text or (workspace.name and workspace.name.casefold() == wanted):
+            return workspace
+    return None
+
+
+def _haystack(item: Waiting) -> str:
+    parts = [item.task.title, item.task.agent_name]
+    for question in item.bundle.questions:
+        parts += [question.title, question.prompt]
+    return one_line(" ".join(parts)).casefold()
+
+
+def matches_terms(item: Waiting, query: Query) -> bool:
+    """Every ``label:`` of the filter is on the task, and its priority is one of the
+    ``priority:`` terms (a task without one counts as medium)."""
+    labels = {label.casefold() for label in item.task.labels}
+    if not set(query.labels) <= labels:
+        return False
+    priority = (item.task.priority or DEFAULT_PRIORITY).casefold()
+    return not query.priorities or priority in query.priorities
+
+
+def matches(item: Waiting, query: Query) -> bool:
+    """Every word of the filter occurs in the task title, a question title or prompt or the
+    agent's name; and the labels and priority terms match."""
+    if not matches_terms(item, query):
+        return False
+    if not query.words:
+        return True
+    haystack = _haystack(item)
+    return all(word in haystack for word in query.words)
+
+
+def paginate(
+    items: Sequence[Waiting], after: PageKey | None, size: int
+) -> tuple[list[Waiting], int, bool]:
+    """The page that follows ``after`` in ``items`` (Kandev's order, oldest first): its items,
+    how many items come before it, and whether more follow.
+
+    The page starts right after the bundle ``after`` names; if that one is gone meanwhile, after
+    the last bundle not newer than it (Kandev reports ``created_at`` in whole seconds and orders
+    by more than that, so its order is kept rather than re-sorted)."""
+    start = 0
+    if after is not None:
+        ids = [it.bundle.pending_id for it in items]
+        if after[1] in ids:
+            start = ids.index(after[1]) + 1
+        else:
+            start = next((i for i, it in enumerate(items) if it.key > after), len(items))
+    rest = list(items[start:])
+    return rest[:size], start, len(rest) > size
+
+
+# ---- the command's answer ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An ephemeral message: fallback text and blocks."""
+
+    text: str
+    blocks: list[dict]
+
+
+class ListingService:
+    def __init__(
+        self,
+        queue: WaitingQueue,
+        kandev: KandevClient,
+        *,
+        kandev_url: str,
+        page_size: int = render.DEFAULT_PAGE_SIZE,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.queue = queue
+        self.kandev = kandev
+        self.kandev_url = kandev_url
+        self.page_size = page_size  # KANDEV_LIST_PAGE_SIZE, validated by the settings
+        self.clock = clock
+
+    def page(
+        self, query: Query, user_id: str, *, after: PageKey | None = None, number: int = 1
+    ) -> ListingPage:
+        """One page of what ``user_id`` may answer that matches ``query``."""
+        workspaces = self.kandev.workspaces()
+        workspace = matching_workspace(query, workspaces)
+        if workspace is not None:
+            found = self.queue.waiting(workspace_id=workspace.id)
+            found = [it for it in found if matches_terms(it, query)]
+        else:
+            found = [it for it in self.queue.waiting() if matches(it, query)]
+        found = self.queue.visible_to(user_id, found)
+        items, before, more = paginate(found, after, self.page_size)
+        return ListingPage(
+            query=query,
+            workspace=workspace,
+            items=self.queue.shown(items),
+            total=len(found),
+            first=before + 1,
+            number=max(1, number),
+            next_after=items[-1].key if more and items else None,
+            workspace_names=tuple(w.name for w in workspaces if w.name),
+        )
+
+    # ---- the command's answer ------------------------------------------------------------
+
+    def reply(
+        self, text: str, user_id: str, *, after: PageKey | None = None, number: int = 1
+    ) -> Reply:
+        """The ephemeral answer to ``/kandev-questions <text>`` (or its "Next" button) for
+        ``user_id``: only what they may answer."""
+        parsed = parse_query(text)
+        if isinstance(parsed, HelpRequest):
+            return Reply(**render.render_help())
+        if isinstance(parsed, BadFilter):
+            return Reply(**render.render_problem(parsed.message))
+        try:
+            page = self.page(parsed, user_id, after=after, number=number)
+        except KandevUnavailable as exc:
+            log.warning("listing: Kandev unreachable: %s", exc)
+            message = said.kandev_unreachable_message(without_userinfo(self.kandev.base_url))
+            return Reply(**render.render_problem(message))
+        except KandevAuthError as exc:
+            log.error("listing: %s", exc)
+            return Reply(**render.render_problem(said.kandev_auth_message()))
+        except KandevError as exc:
+            log.exception("listing failed")
+            return Reply(**render.render_problem(said.kandev_failed_message(str(exc))))
+        return Reply(**render.render_listing(page, kandev_url=self.kandev_url, now=self.clock()))

@@ -1,0 +1,45 @@
+"""A worker that looks at the store every second and enqueues what is due (reminders,
+escalations, subscribers' DM cards): one loop, one way to report a failing round."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import KW_ONLY, dataclass
+
+from bot.ops.health import Health
+from bot.store import Store
+from bot.usecases.permissions import Permissions
+from bot.usecases.publisher import Publisher
+
+log = logging.getLogger(__name__)
+
+#: How often a periodic worker looks for what is due.
+INTERVAL_S = 1.0
+
+
+@dataclass(eq=False)
+class PeriodicWorker:
+    store: Store
+    permissions: Permissions
+    publisher: Publisher
+    health: Health
+    _: KW_ONLY
+    interval_s: float = INTERVAL_S
+    #: The /healthz component and the problem shown while rounds fail.
+    component = "periodic"
+    failing = "store error"
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                self.work_once()
+                self.health.clear(self.component)
+            except Exception:  # a store outage must not kill the worker
+                log.exception("%s: a round failed; retrying", self.component)
+                self.health.problem(self.component, self.failing)
+            stop.wait(self.interval_s)
+
+    def work_once(self) -> int:
+        """One round; returns how much was enqueued."""
+        raise NotImplementedError

@@ -1,0 +1,79 @@
+"""Who may answer a question, and so who may see it: its route's answerers.
+
+One place for the rule, used by the admission step (every interaction), the listing and the
+App Home (nobody sees a question they may not answer) and crash recovery (an answer re-sent for
+a person who may no longer answer is not re-sent).
+
+- A question whose route cannot be determined grants nobody.
+- A route with answerers (user ids, user groups) grants exactly them.
+- A route without answerers grants whoever can read its channel: anyone for a public channel,
+  the members of a private one. A click on the card itself proves the person reads the channel.
+
+Anything that cannot be looked up (a group's members, a channel's privacy or members) counts as
+"no" (fail closed), unless ``strict``: then the error propagates and the caller retries later.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.config.routing import Route, Routing
+from bot.core.domain import Card, TaskInfo
+from bot.slack_api.gateway import SlackGateway
+
+log = logging.getLogger(__name__)
+
+
+class Permissions:
+    def __init__(self, routing: Routing, slack: SlackGateway) -> None:
+        self.routing = routing
+        self.slack = slack
+
+    def route_of(self, task: TaskInfo) -> Route | None:
+        return self.routing.route_for_task(task)
+
+    def may_act(
+        self, card: Card, user_id: str, *, in_channel: bool = False, strict: bool = False
+    ) -> bool:
+        """Whether this user may answer or reject ``card`` (``in_channel``: the interaction
+        came from the card's message itself)."""
+        return self.may_answer(card.task, user_id, in_channel=in_channel, strict=strict)
+
+    def may_answer(
+        self, task: TaskInfo, user_id: str, *, in_channel: bool = False, strict: bool = False
+    ) -> bool:
+        """Whether this user may answer (and so see) a question of ``task``."""
+        route = self.route_of(task)
+        if route is None:
+            return False
+        if route.answerers:
+            if user_id in route.answerers:
+                return True
+            groups = {g for g in route.user_group_ids if self._member(g, user_id, strict=strict)}
+            return route.may_answer(user_id, groups)
+        return in_channel or self._reads_channel(route.channel, user_id, strict=strict)
+
+    def _member(self, group_id: str, user_id: str, *, strict: bool) -> bool:
+        return self._lookup(
+            lambda: user_id in self.slack.group_members(group_id),
+            f"members of {group_id}",
+            strict=strict,
+        )
+
+    def _reads_channel(self, channel: str, user_id: str, *, strict: bool) -> bool:
+        def reads() -> bool:
+            if not self.slack.channel_is_private(channel):
+                return True
+            return user_id in self.slack.channel_members(channel)
+
+        return self._lookup(reads, f"who reads {channel}", strict=strict)
+
+    @staticmethod
+    def _lookup(check, what: str, *, strict: bool) -> bool:
+        if strict:
+            return bool(check())
+        try:
+            return bool(check())
+        except Exception:  # a Slack failure must not grant access
+            log.warning("%s unavailable; treating the person as not allowed", what)
+            return False

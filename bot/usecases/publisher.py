@@ -1,0 +1,591 @@
+"""Slack writes for cards, made durable: the outbox worker.
+
+Every post and every card edit is first recorded in the store's outbox (deduplicated by key:
+one post per bundle, one edit per state change), then performed by this worker. A card is
+always rendered from the store's current state at the moment of writing, so a late or retried
+write never shows a stale state. Rate limits are honoured (Retry-After) per channel without
+blocking other channels, posts are paced per channel (~1/s, Slack's limit) through the store, so
+every replica's posts to one channel share that pace (store/pace.py), and edits are taken before
+posts so a backlog of new cards never starves edits.
+
+Nothing gets stuck: an error while processing one item (the store, rendering, an unexpected
+Slack reply) gives that item back for a retry with backoff and never holds up the others; the
+rest of a batch interrupted by an error is given back too. An item that keeps failing for a
+reason retrying cannot fix is marked failed, audited and reported in /healthz. A card that
+cannot be rendered, or that Slack refuses as too big or malformed, is sent in its plain form
+(fixed wording, a link to Kandev, the answer/reject buttons when they fit) instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+
+from bot import cards
+from bot.cards.copy import with_note
+from bot.cards.plain import plain_card
+from bot.config.routing import USER_ID
+from bot.core.domain import Card, CardState
+from bot.core.signals import Signal
+from bot.ops import metrics
+from bot.ops.health import Health
+from bot.ops.logs import log_context
+from bot.slack_api.gateway import Message, SlackError, SlackGateway
+from bot.store import Store
+from bot.store.copies import CardMessage
+from bot.store.pace import Turn
+from bot.store.records import OutboxItem
+from bot.usecases.leases import OUTBOX_LEASE_S
+
+log = logging.getLogger(__name__)
+
+POST = "post"
+UPDATE = "update"
+#: A bundle's other messages (escalation card, DM card): their post and their edits.
+POST_COPY = "post_copy"
+UPDATE_COPY = "update_copy"
+#: A reply in the thread of a bundle's channel card (a reminder, an escalation notice).
+REPLY = "reply"
+#: Edits go before posts; card posts before copies and replies (so reminders never delay a
+#: card's first post); every kind that posts a message is paced per channel.
+_RANK = {UPDATE: 0, UPDATE_COPY: 0, POST: 1, POST_COPY: 2, REPLY: 2}
+_PACED = frozenset({POST, POST_COPY, REPLY})
+
+#: Seconds between two posts to one channel (Slack allows about one message per second).
+POST_SPACING_S = 1.0
+#: How much sooner than ``spacing`` after the previous post a post may go when that one was sent
+#: late (a busy replica), as a fraction of the spacing: the average pace is kept without every
+#: later post having to wait again, and two posts are never closer than 7/8 of the spacing.
+POST_TOLERANCE = 0.125
+#: How long a worker holds an outbox row before another worker may take it; the LeaseKeeper
+#: renews it while this process lives (see leases.py), so only a dead worker's rows expire.
+LEASE_S = OUTBOX_LEASE_S
+MAX_BACKOFF_S = 60.0
+#: ``last_error`` values that prove an earlier take of a post did not reach Slack.
+_NOT_SENT = ("", "paced", "ratelimited")
+#: After this many consecutive errors (other than the database being unreachable) an item is
+#: marked failed instead of being retried again.
+GIVE_UP_AFTER = 5
+#: Slack refused the message itself (too big, blocks it cannot take): its plain form is sent.
+_REFUSED_CONTENT = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_too_long"})
+#: Errors of a database that is unreachable for now: retried for as long as it takes.
+_STORE_UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeoutError)
+#: Failed items count in /healthz for this long after they failed.
+FAILED_SHOWN_S = 24 * 3600.0
+#: How often the count of failed items is read again for /healthz.
+FAILED_CHECK_S = 60.0
+
+
+def update_key(card: Card, reason: str = "") -> str:
+    """The outbox key of the edit of ``card`` to its current state (one edit per state, and
+    one more per ``reason`` such as a corrected attribution)."""
+    key = f"update:{card.pending_id}:{card.state.value}"
+    return f"{key}:{reason}" if reason else key
+
+
+def copy_update_key(card: Card, message_key: str, reason: str = "") -> str:
+    """The outbox key of the edit of one of ``card``'s other messages to its current state."""
+    return f"{update_key(card, reason)}:copy:{message_key}"
+
+
+def copy_post_key(message_key: str) -> str:
+    return f"post_copy:{message_key}"
+
+
+def reply_key(key: str) -> str:
+    return f"reply:{key}"
+
+
+def copy_message(card: Card, note: str, kandev_url: str) -> Message:
+    """One of the card's other messages: the card with its note above it."""
+    message = card_message(card, kandev_url)
+    rendered = with_note({"text": message.text, "blocks": message.blocks}, note)
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
+    rendered = cards.render_card(
+        card.bundle,
+        card.task,
+        card.state,
+        card.outcome,
+        kandev_url=kandev_url,
+        now=now or datetime.now(UTC),
+        past=card.past,
+    )
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+def plain_message(card: Card, kandev_url: str) -> Message:
+    """The card's plain form (see bot/cards/plain.py)."""
+    rendered = plain_card(
+        card.pending_id, card.task_id or card.bundle.task_id, card.state, kandev_url=kandev_url
+    )
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+class Publisher:
+    """Performs the outbox's Slack writes; wake() it after enqueueing."""
+
+    def __init__(
+        self,
+        store: Store,
+        slack: SlackGateway,
+        *,
+        kandev_url: str,
+        health: Health,
+        changes: Signal | None = None,
+        post_spacing_s: float = POST_SPACING_S,
+        give_up_after: int = GIVE_UP_AFTER,
+    ):
+        self.store = store
+        self.slack = slack
+        self.kandev_url = kandev_url
+        self.health = health
+        self.changes = changes  # raised after every post or edit (the Home refresher waits on it)
+        self.post_spacing_s = post_spacing_s
+        self.give_up_after = give_up_after
+        self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
+        self._wake = threading.Event()
+        #: (kind, channel) -> monotonic time before which Slack asked us not to retry. Keyed by
+        #: kind too: a 429 on chat.postMessage (1/s per channel) must not hold up card edits.
+        self._blocked_until: dict[tuple[str, str], float] = {}
+        #: Consecutive transient failures per outbox item (backoff grows with these only, not
+        #: with the times an item was merely paced).
+        self._failures: dict[int, int] = {}
+        #: Monotonic time at which the soonest deferred item falls due (the worker wakes then).
+        self._soonest: float | None = None
+        #: Items of the current batch not yet settled (done, failed or given back).
+        self._unsettled: dict[int, OutboxItem] = {}
+        self._failed_checked: float | None = None
+        self._stop = threading.Event()
+
+    # ---- enqueueing (called by use-cases) ------------------------------------------------
+
+    def enqueue_post(self, card: Card) -> None:
+        self.store.outbox_put(
+            POST, f"post:{card.pending_id}", {"pending_id": card.pending_id}, channel=card.channel
+        )
+        self._wake.set()
+
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None:
+        """Schedule the edit of a card to its (new) state — its channel card and every other
+        message of it — once per message and state (and ``reason``)."""
+        self.store.outbox_put(
+            UPDATE,
+            update_key(card, reason),
+            {"pending_id": card.pending_id},
+            channel=card.channel,
+        )
+        for copy in self.store.messages_of(card.pending_id):
+            self._enqueue_copy_update(card, copy, reason)
+        self._wake.set()
+
+    def _enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
+        self.store.outbox_put(
+            UPDATE_COPY,
+            copy_update_key(card, copy.key, reason),
+            {"pending_id": card.pending_id, "key": copy.key},
+            channel=copy.channel or copy.target,
+        )
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    # ---- the worker ----------------------------------------------------------------------
+
+    def run(self, stop: threading.Event, idle_wait_s: float = 1.0) -> None:
+        self._stop = stop  # a batch stops between two items once it is set (hand-over)
+        while not stop.is_set():
+            # Cleared before looking, so a wake() while this pass looks (or after it found
+            # nothing) ends the wait below at once instead of being lost.
+            self._wake.clear()
+            try:
+                self._check_failed()
+                worked = self.work_once()
+            except Exception:  # a store outage must not kill the worker
+                log.exception("outbox worker failed; retrying")
+                self.health.problem("outbox", "store error while processing the outbox")
+                worked = False
+            if not worked:
+                self._wake.wait(self._idle_wait(idle_wait_s))
+
+    def _idle_wait(self, idle_wait_s: float) -> float:
+        """Sleep until the soonest deferred item is due (pacing ~1/s), at most ``idle_wait_s``:
+        this worker's own, or one another replica deferred (its posting slot comes whether or
+        not that replica still runs)."""
+        now = time.monotonic()
+        soonest, self._soonest = self._soonest, None
+        try:
+            due_s = self.store.outbox_next_due_s()
+        except Exception:  # the store is away: wake at this worker's own times
+            log.debug("could not read when the next outbox item is due", exc_info=True)
+            due_s = None
+        if due_s is not None:
+            soonest = now + due_s if soonest is None else min(soonest, now + due_s)
+        if soonest is None:
+            return idle_wait_s
+        return min(idle_wait_s, max(soonest - now, 0.01))
+
+    def work_once(self, limit: int = 20) -> bool:
+        """Process the due outbox items; True when something was done."""
+        self._release_unsettled()
+        # The store compares leases with the database's clock (None), never this machine's.
+        items = self.store.outbox_take(None, limit=limit, worker_id=self.worker_id, lease_s=LEASE_S)
+        if not items:
+            return False
+        # Edits first: a backlog of new cards never starves the edits of existing ones.
+        items.sort(key=lambda it: (_RANK.get(it.kind, 3), it.id))
+        self._unsettled = {item.id: item for item in items}
+        for item in items:
+            if self._stop.is_set():
+                break  # the rest is handed over (given back to nobody) as this replica stops
+            try:
+                with log_context(pending_id=item.payload.get("pending_id"), channel=item.channel):
+                    self._process(item)
+            except Exception as exc:  # this item only: the others still go out
+                self._errored(item, exc)
+            del self._unsettled[item.id]
+        self.health.clear("outbox")
+        return True
+
+    def _release_unsettled(self) -> None:
+        """Give back the items of a batch an error interrupted (e.g. the database went away
+        while one was being given back), so they are retried instead of staying leased."""
+        for item in list(self._unsettled.values()):
+            self.store.outbox_retry(
+                item.id,
+                self._backoff(item.id),
+                self._retry_note(item, "interrupted"),
+                worker_id=self.worker_id,
+            )
+            del self._unsettled[item.id]
+
+    def _process(self, item: OutboxItem) -> None:
+        channel = item.channel or ""
+        wait = self._blocked_until.get((item.kind, channel), 0.0) - time.monotonic()
+        if wait > 0:
+            self._defer(item, wait, error=None)
+            return
+        card = self.store.get(item.payload["pending_id"])
+        if card is None:
+            self.store.outbox_done(item.id)
+            return
+        if item.kind in (POST_COPY, REPLY) and not card.ts and not card.state.terminal:
+            self._defer(item, self.post_spacing_s, error=None)  # after the channel card
+            return
+        try:
+            if item.kind == POST:
+                self._post(card, item)
+            elif item.kind == UPDATE:
+                self._update(card)
+            elif item.kind == POST_COPY:
+                self._post_copy(card, item)
+            elif item.kind == UPDATE_COPY:
+                self._update_copy(card, item)
+            elif item.kind == REPLY:
+                self._reply(card, item)
+            else:
+                self._give_up(item, f"unknown outbox item kind {item.kind!r}")
+                return
+        except _NotYourTurn as paced:
+            self._defer(item, paced.turn.wait_s, error=None, slot=paced.turn.at)
+            return
+        except SlackError as exc:
+            self._failed(item, card, exc)
+            return
+        self.store.outbox_done(item.id)
+        self._failures.pop(item.id, None)
+        self.health.clear("slack")
+
+    def _take_turn(self, item: OutboxItem, channel: str) -> None:
+        """Just before a message is sent to ``channel``: take its turn from the pace every
+        replica shares (store/pace.py), or raise :class:`_NotYourTurn` with the slot to wait
+        for. Card posts go before the copies and thread replies waiting in the channel."""
+        spacing = self.post_spacing_s
+        turn = self.store.pace_turn(
+            channel,
+            follow=item.kind != POST,
+            held=item.slot_at,
+            spacing_s=spacing,
+            tolerance_s=spacing * POST_TOLERANCE,
+        )
+        if not turn.go:
+            raise _NotYourTurn(turn)
+
+    def _post(self, card: Card, item: OutboxItem) -> None:
+        if card.ts:
+            return  # already posted (e.g. by another replica)
+        if item.last_error not in _NOT_SENT:
+            # An earlier attempt may have reached Slack before it failed or the process died.
+            oldest = (card.created_at - timedelta(minutes=1)).timestamp()
+            found = self.slack.find_card(card.channel, card.pending_id, oldest)
+            if found:
+                self.store.mark_posted(card.pending_id, card.channel, found)
+                metrics.card_posted(card.bundle.created_at)
+                self._after_post(card.pending_id, rendered=None)
+                return
+        self._take_turn(item, card.channel)  # before rendering: a waiting post is not rendered
+        message, plain = self._message(card, POST)
+        self.store.outbox_note(item.id, "posting")
+        try:
+            ts = self.slack.post_card(card.channel, message, card.pending_id)
+        except SlackError as exc:
+            if plain or exc.error not in _REFUSED_CONTENT:
+                raise
+            # Refused, so not posted: its plain form goes instead.
+            self._audit_plain(card, POST, f"slack refused the card: {exc.error}")
+            ts = self.slack.post_card(
+                card.channel, plain_message(card, self.kandev_url), card.pending_id
+            )
+        self.store.mark_posted(card.pending_id, card.channel, ts)
+        metrics.card_posted(card.bundle.created_at)
+        log.info("posted the card of %s in %s", card.pending_id, card.channel)
+        self._after_post(card.pending_id, rendered=card.state)
+
+    def _message(self, card: Card, kind: str) -> tuple[Message, bool]:
+        """The card as rendered, or its plain form when it cannot be (True: plain)."""
+        try:
+            return card_message(card, self.kandev_url), False
+        except Exception as exc:  # rendering is deterministic: retrying would fail again
+            log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
+            self._audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
+            return plain_message(card, self.kandev_url), True
+
+    def _audit_plain(self, card: Card, kind: str, why: str) -> None:
+        self.store.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
+
+    def _after_post(self, pending_id: str, *, rendered: CardState | None) -> None:
+        """``rendered``: the state the posted message shows (None: a card found in the channel,
+        posted by a process that died before it could record it — most likely still pending)."""
+        posted = self.store.get(pending_id)
+        if posted is None:
+            return
+        if posted.state is not CardState.PENDING and posted.state is not rendered:
+            # Resolved while it was being posted: its edit was skipped as a no-op (the card had
+            # no ts yet; possibly on another replica), so make sure the edit runs now.
+            self.enqueue_update(posted)
+            self.store.outbox_rearm(update_key(posted))
+        self._changed(posted)
+
+    def _update(self, card: Card) -> None:
+        if not card.ts:
+            return  # the post renders the current state when it happens
+        message, plain = self._message(card, UPDATE)
+        try:
+            self.slack.update_card(card.channel, card.ts, message, card.pending_id)
+        except SlackError as exc:
+            if plain or exc.error not in _REFUSED_CONTENT:
+                raise
+            self._audit_plain(card, UPDATE, f"slack refused the card: {exc.error}")
+            self.slack.update_card(
+                card.channel, card.ts, plain_message(card, self.kandev_url), card.pending_id
+            )
+        self._changed(card)
+
+    # ---- a bundle's other messages and thread replies -----------------------------------
+
+    def _post_copy(self, card: Card, item: OutboxItem) -> None:
+        """Post one of the card's other messages (never for a bundle resolved by now)."""
+        copy = self.store.message_get(str(item.payload.get("key")))
+        if copy is None or copy.ts or card.state.terminal:
+            return
+        channel = copy.channel
+        if channel is None:
+            channel = self.slack.open_dm(copy.target) if USER_ID.match(copy.target) else copy.target
+            self.store.message_opened(copy.key, channel)
+        if item.last_error not in _NOT_SENT and channel != card.channel:
+            # An earlier attempt may have reached Slack: look for it before posting again.
+            oldest = (copy.created_at - timedelta(minutes=1)).timestamp()
+            found = self._find_copy(channel, card.pending_id, oldest)
+            if found:
+                self.store.message_posted(copy.key, channel, found)
+                self._after_copy(card.pending_id, copy.key, rendered=None)
+                return
+        self._take_turn(item, item.channel or channel)
+        message = self._copy_message(card, copy, POST_COPY)
+        self.store.outbox_note(item.id, "posting")
+        try:
+            ts = self.slack.post_card(channel, message, card.pending_id)
+        except SlackError as exc:
+            if exc.error not in _REFUSED_CONTENT:
+                raise
+            self._audit_plain(card, POST_COPY, f"slack refused the card: {exc.error}")
+            ts = self.slack.post_card(
+                channel, plain_message(card, self.kandev_url), card.pending_id
+            )
+        self.store.message_posted(copy.key, channel, ts)
+        log.info("posted the %s card of %s in %s", copy.kind, card.pending_id, channel)
+        self._after_copy(card.pending_id, copy.key, rendered=card.state)
+
+    def _copy_message(self, card: Card, copy: CardMessage, kind: str) -> Message:
+        try:
+            return copy_message(card, copy.note, self.kandev_url)
+        except Exception as exc:  # rendering is deterministic: retrying would fail again
+            log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
+            self._audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
+            return plain_message(card, self.kandev_url)
+
+    def _find_copy(self, channel: str, pending_id: str, oldest: float) -> str | None:
+        """A copy already in ``channel``; a direct-message conversation cannot be read back
+        (the app has no ``im:history``), so there a crash mid-post may show it twice."""
+        if channel.startswith("D"):
+            return None
+        return self.slack.find_card(channel, pending_id, oldest)
+
+    def _after_copy(self, pending_id: str, key: str, *, rendered: CardState | None) -> None:
+        """Like :meth:`_after_post`, for one other message: resolved while it was being
+        posted, it is edited now."""
+        posted = self.store.get(pending_id)
+        copy = self.store.message_get(key)
+        if posted is None or copy is None:
+            return
+        if posted.state is not CardState.PENDING and posted.state is not rendered:
+            self._enqueue_copy_update(posted, copy)
+            self.store.outbox_rearm(copy_update_key(posted, copy.key))
+            self._wake.set()
+        self._changed(posted)
+
+    def _update_copy(self, card: Card, item: OutboxItem) -> None:
+        copy = self.store.message_get(str(item.payload.get("key")))
+        if copy is None or not copy.ts or not copy.channel:
+            return  # its post renders the current state when it happens
+        message = self._copy_message(card, copy, UPDATE_COPY)
+        try:
+            self.slack.update_card(copy.channel, copy.ts, message, card.pending_id)
+        except SlackError as exc:
+            if exc.error not in _REFUSED_CONTENT:
+                raise
+            self._audit_plain(card, UPDATE_COPY, f"slack refused the card: {exc.error}")
+            self.slack.update_card(
+                copy.channel, copy.ts, plain_message(card, self.kandev_url), card.pending_id
+            )
+
+    def _reply(self, card: Card, item: OutboxItem) -> None:
+        """A reply in the channel card's thread; never once the bundle is resolved."""
+        if card.state.terminal or not card.ts:
+            return
+        key = str(item.payload.get("key"))
+        if item.last_error not in _NOT_SENT and self.slack.find_reply(card.channel, card.ts, key):
+            return  # an earlier attempt reached Slack
+        self._take_turn(item, card.channel)
+        self.store.outbox_note(item.id, "posting")
+        self.slack.post_reply(
+            card.channel, card.ts, str(item.payload.get("text")), card.pending_id, key
+        )
+        log.info("replied in the thread of %s: %s", card.pending_id, key)
+
+    def _changed(self, _card: Card) -> None:
+        if self.changes is not None:
+            self.changes.raise_()
+
+    def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
+        if exc.rate_limited:
+            delay = max(exc.retry_after or 1.0, 0.5)
+            channel = item.channel or card.channel
+            self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
+            if item.kind in _PACED:  # every replica holds off posting there
+                spacing = self.post_spacing_s
+                self.store.pace_block(channel, delay, tolerance_s=spacing * POST_TOLERANCE)
+            self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
+            self._defer(item, delay, error=exc.error)
+        elif exc.transient:
+            failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
+            delay = min(2.0 ** (failures - 1), MAX_BACKOFF_S)
+            self.health.problem("slack", f"{exc.method} failed ({exc.error}); retrying")
+            self._defer(item, delay, error=exc.error)
+        elif exc.needs_operator:
+            # Kept, not dropped: once someone fixes it the card is posted / edited after all.
+            failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
+            delay = min(2.0 ** (failures - 1), MAX_BACKOFF_S)
+            where = item.channel or card.channel
+            problem = f"{exc.method} failed in {where}: {exc.error}; {exc.needs_operator}"
+            if failures == 1:
+                log.error("%s (will keep retrying)", problem)
+            self.health.problem("slack", problem)
+            self._defer(item, delay, error=exc.error)
+        else:
+            self._give_up(item, f"{exc.method}: {exc.error}")
+
+    def _errored(self, item: OutboxItem, exc: Exception) -> None:
+        """An error other than Slack's answer: give the item back with backoff, or mark it
+        failed once it keeps failing (a database that is unreachable is waited for)."""
+        waiting = isinstance(exc, _STORE_UNAVAILABLE)
+        failures = self._failures.get(item.id, 0) + (0 if waiting else 1)
+        if failures >= self.give_up_after:
+            log.error("giving up on outbox item %s after %d errors", item.id, failures)
+            self._give_up(item, f"error: {type(exc).__name__}")
+            return
+        log.exception("outbox item %s (%s) failed; retrying", item.id, item.kind)
+        self._failures[item.id] = failures
+        self.health.problem("outbox", f"a card {item.kind} failed with an error; retrying")
+        # "error" proves nothing about a post: it is looked up before it is sent again.
+        self._defer(item, self._backoff(item.id), error="error")
+
+    def _give_up(self, item: OutboxItem, why: str) -> None:
+        """Retrying cannot fix it: mark the item failed (never retried), audit, report."""
+        pending_id = item.payload.get("pending_id")
+        pending_id = pending_id if isinstance(pending_id, str) else None
+        log.error("giving up on %s of %s: %s", item.kind, pending_id, why)
+        self.store.outbox_fail(item.id, why)
+        self._failures.pop(item.id, None)
+        self.store.audit(pending_id, None, f"slack_{item.kind}", "bot", "failed", why)
+        self._check_failed(force=True)
+
+    def _check_failed(self, *, force: bool = False) -> None:
+        """Keep /healthz's count of recently failed card posts/edits current."""
+        now = time.monotonic()
+        checked = self._failed_checked
+        if not force and checked is not None and now - checked < FAILED_CHECK_S:
+            return
+        self._failed_checked = now
+        failed = self.store.outbox_failed_count(within_s=FAILED_SHOWN_S)
+        if failed:
+            self.health.problem("cards", f"{failed} card posts/edits failed")
+        else:
+            self.health.clear("cards")
+
+    def _backoff(self, item_id: int) -> float:
+        """Seconds before the next try: doubling with the item's consecutive failures."""
+        return min(2.0 ** max(self._failures.get(item_id, 0) - 1, 0), MAX_BACKOFF_S)
+
+    @staticmethod
+    def _retry_note(item: OutboxItem, note: str) -> str:
+        if item.kind in _PACED and note in _NOT_SENT and item.last_error not in _NOT_SENT:
+            # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
+            # limited now proves nothing about it, so keep the mark that makes the next take
+            # look for the card in the channel before posting again.
+            return item.last_error
+        return note
+
+    def _defer(
+        self,
+        item: OutboxItem,
+        delay_s: float,
+        *,
+        error: str | None,
+        slot: datetime | None = None,
+    ) -> None:
+        """Give ``item`` back for ``delay_s``; ``slot``: its posting slot (the database's time,
+        ``delay_s`` from the database's now), which it keeps."""
+        note = self._retry_note(item, error or "paced")
+        if slot is None:
+            self.store.outbox_retry(item.id, delay_s, note)
+        else:
+            self.store.outbox_retry(item.id, slot, note, slot=True)
+        due = time.monotonic() + delay_s
+        self._soonest = due if self._soonest is None else min(self._soonest, due)
+
+
+class _NotYourTurn(Exception):
+    """A message may not go to its channel yet: wait for ``turn.at`` (its slot)."""
+
+    def __init__(self, turn: Turn) -> None:
+        super().__init__(f"paced until {turn.at.isoformat()}")
+        self.turn = turn

@@ -1,0 +1,215 @@
+"""Crash recovery for answers: submissions left unfinished by a process that died.
+
+A submission is recorded (``begin_submission``) before the bot calls Kandev and finished once
+Kandev's answer is applied. If the process dies in between, nobody knows whether Kandev got
+the answer. Kandev does: re-sending the very same answer is safe (the retry either wins, or
+reports the winner, which may be the first attempt). So each cycle, the recovery takes over
+(compare-and-set, one replica wins) every submission whose lease went stale (see leases.py),
+re-sends it, recognises its own earlier attempt in a "lost" reply, applies the outcome to the
+card exactly as a live submission would, and tells the person who clicked.
+
+A re-send that settles nothing (Kandev unreachable, or no usable reply) leaves the submission
+for a later cycle, each time waiting twice as long (counted durably in ``resends``). After
+``MAX_RESENDS`` re-sends the recovery gives up visibly: it reads what Kandev recorded (nothing
+is sent), applies that when it tells, else drops the submission so the card can be answered
+again; either way the person is told, and it is audited and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import KW_ONLY, dataclass, field
+
+from bot.cards import words
+from bot.cards.modals import build_outcome_modal
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevAuthError, KandevUnavailable
+from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
+from bot.ops import metrics
+from bot.ops.logs import log_context
+from bot.slack_api.notify import Notifier
+from bot.store import Store, Submission
+from bot.usecases.answers import AnswerService, Attempt, Verdict
+from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
+from bot.usecases.permissions import Permissions
+
+log = logging.getLogger(__name__)
+
+SOURCE = "recovery"
+#: Re-sends of one submission before the recovery gives up on it.
+MAX_RESENDS = 5
+
+
+@dataclass
+class RecoveryReport:
+    recovered: list[tuple[str, str]] = field(default_factory=list)  # (pending_id, verdict kind)
+    deferred: list[str] = field(default_factory=list)  # not settled yet: a later cycle
+
+
+@dataclass(eq=False)
+class Recovery:
+    kandev: KandevClient
+    store: Store
+    answers: AnswerService
+    permissions: Permissions
+    notifier: Notifier
+    in_flight: InFlight
+    _: KW_ONLY
+    interval_s: float = 5.0
+    stale_after_s: float = SUBMISSION_LEASE_S
+
+    def run(self, stop: threading.Event) -> None:
+        """The recovery worker: look for stale submissions now (right after a restart), then
+        every ``interval_s`` seconds."""
+        while not stop.is_set():
+            try:
+                self.run_once()
+            except (KandevUnavailable, KandevAuthError) as exc:
+                log.warning("recovery waits for Kandev: %s", exc)
+            except Exception:
+                log.exception("recovery cycle failed; will retry")
+            stop.wait(self.interval_s)
+
+    def run_once(self) -> RecoveryReport:
+        """Reconcile every stale unfinished submission; raises KandevUnavailable / auth errors
+        (after giving the submission back to the next cycle) like the sync cycle does."""
+        report = RecoveryReport()
+        for sub in self.store.unfinished_submissions(older_than_s=self.stale_after_s):
+            if sub.submission_key in self.in_flight:
+                continue  # ours and alive (the heartbeat may just not have run yet)
+            if not self.store.reclaim_submission(sub.submission_key, self._backoff(sub.resends)):
+                continue  # another replica took it over first, or it waits out its backoff
+            try:
+                with log_context(pending_id=sub.pending_id, user=sub.user):
+                    verdict = self._reconcile(sub, sub.resends + 1)
+            except (KandevUnavailable, KandevAuthError):
+                report.deferred.append(sub.pending_id)
+                raise
+            except Exception:  # one bad submission must not stop the sync cycle for good
+                log.exception("could not recover the submission for %s; will retry", sub.pending_id)
+                report.deferred.append(sub.pending_id)
+                continue
+            if verdict is not None:
+                report.recovered.append((sub.pending_id, verdict.kind))
+                continue
+            left = self.store.get_submission(sub.submission_key)
+            if left is not None and not left.finished:
+                report.deferred.append(sub.pending_id)  # settled nothing: a later cycle
+        return report
+
+    def _backoff(self, resends: int) -> float:
+        """How old a submission's lease must be before its next re-send: the lease, doubled
+        after each re-send that settled nothing."""
+        return self.stale_after_s * 2 ** max(resends - 1, 0)
+
+    def _reconcile(self, sub: Submission, resends: int) -> Verdict | None:
+        attempt = Attempt.of(sub, source=SOURCE)
+        key = sub.submission_key
+        card = self.store.get(sub.pending_id)
+        if card is None:
+            log.warning("dropping submission %s: its card is unknown", key[:12])
+            self.store.finish_submission(key, "unknown_bundle")
+            return None
+        channel = card.channel if card.ts else None
+        # The re-send acts for the person who clicked: they must still be allowed to answer
+        # (a user group that cannot be resolved now raises, and the submission waits).
+        if not self.permissions.may_act(card, sub.user, strict=True):
+            log.warning("not re-sending %s: %s may not answer it", key[:12], sub.user)
+            if not self.store.finish_submission(key, "forbidden"):
+                return None
+            self.store.audit(
+                sub.pending_id, sub.user, attempt.action, SOURCE, "forbidden", "not re-sent"
+            )
+            self._tell(sub.user, channel, words.forbidden_message())
+            self._show(attempt, "forbidden", words.forbidden_message())
+            return Verdict("forbidden", words.forbidden_message(), card)
+        log.info(
+            "recovering the %s of %s by %s (re-send %d of %d)",
+            attempt.action,
+            sub.pending_id,
+            sub.user,
+            resends,
+            MAX_RESENDS,
+        )
+        try:
+            with self.in_flight.hold(key):
+                outcome = self._send(attempt)
+        except (KandevUnavailable, KandevAuthError) as exc:
+            if resends < MAX_RESENDS:
+                raise
+            return self._give_up(sub, attempt, channel, resends, str(exc))
+        if isinstance(outcome, Unconfirmed | NotRecorded):
+            # A re-send that was not recorded says nothing about the first attempt.
+            if resends < MAX_RESENDS:
+                log.warning("re-send %d of %s settled nothing: %s", resends, key[:12], outcome)
+                return None
+            return self._give_up(sub, attempt, channel, resends, _describe(outcome))
+        verdict = self.answers.apply_outcome(attempt, outcome, key)
+        return self._finish(sub, attempt, channel, verdict, _describe(outcome))
+
+    def _finish(
+        self, sub: Submission, attempt: Attempt, channel: str | None, verdict: Verdict, detail: str
+    ) -> Verdict | None:
+        key = sub.submission_key
+        repeat = verdict.message if verdict.kind == "invalid" else ""
+        if not self.store.finish_submission(key, verdict.kind, repeat):
+            return None  # finished meanwhile by someone else; they told the person
+        self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
+        metrics.answer(SOURCE, "", verdict.kind)
+        self._tell(
+            sub.user,
+            channel,
+            words.recovered_message(verdict.message, won=verdict.kind == "won"),
+        )
+        self._show(attempt, verdict.kind, verdict.message)
+        return verdict
+
+    def _give_up(
+        self, sub: Submission, attempt: Attempt, channel: str | None, resends: int, why: str
+    ) -> Verdict | None:
+        """Stop re-sending: apply what Kandev's record shows, else drop the submission (the
+        card can be answered again) and tell the person that the bot could not find out."""
+        key = sub.submission_key
+        detail = f"gave up after {resends} re-sends ({why})"
+        log.error("recovery gives up on the %s of %s: %s", attempt.action, sub.pending_id, detail)
+        outcome = self.answers.read_back(attempt)
+        if outcome is not None and not isinstance(outcome, NotRecorded | Unconfirmed):
+            verdict = self.answers.apply_outcome(attempt, outcome, key)
+            return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
+        recorded = False if isinstance(outcome, NotRecorded) else None
+        message = words.gave_up_message(action=attempt.action, recorded=recorded)
+        kind = "not_recorded" if recorded is False else "unconfirmed"
+        if not self.store.drop_submission(key):
+            return None  # finished meanwhile by someone else; they told the person
+        self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
+        metrics.answer(SOURCE, "", kind)
+        self._tell(sub.user, channel, message)
+        self._show(attempt, kind, message)
+        return Verdict(kind, message, self.store.get(sub.pending_id))
+
+    def _send(self, attempt: Attempt) -> Outcome:
+        # The first attempt may have reached Kandev: the client counts a "lost" to exactly
+        # what we send as that attempt winning.
+        if attempt.action == "reject":
+            return self.kandev.reject(attempt.pending_id, attempt.reason, resend=True)
+        return self.kandev.answer(attempt.pending_id, list(attempt.answers), resend=True)
+
+    def _tell(self, user: str, channel: str | None, text: str) -> None:
+        if channel:
+            self.notifier.tell(user, text, channel=channel)
+
+    def _show(self, attempt: Attempt, kind: str, message: str) -> None:
+        """A submission sent from a modal: the modal, left on "Sending…" by the process that
+        died, shows how it ended (if the person still has it open)."""
+        if attempt.view_id:
+            self.notifier.update_view(
+                attempt.view_id, build_outcome_modal(kind, message, attempt.action)
+            )
+
+
+def _describe(outcome: Outcome) -> str:
+    match outcome:
+        case NotRecorded(reason=r) | Unconfirmed(reason=r):
+            return f"{type(outcome).__name__.lower()}: {r} (re-sent after a restart)"
+    return f"{type(outcome).__name__.lower()} (re-sent after a restart)"

@@ -1,0 +1,105 @@
+"""USE-CASE: make sure someone answers — reminders and escalation of waiting cards.
+
+Every ``interval_s`` the worker reads the waiting, posted cards with their follow-up state and
+the database's now (so every replica measures ages with the same clock), and for each card
+whose route asks for it:
+
+- a **reminder** when one is due: the card is moved to the latest due step in one claim (a
+  reminder due several times while the bot was down is sent once, not once per missed step);
+- an **escalation** once it is old enough: the escalation card (a copy of the card, in the
+  target channel or the target person's DM) and the notice in the channel card's thread.
+
+Claims check, in the same transaction, that the card is still waiting, and enqueue the Slack
+writes in the outbox with them (see bot/store/followups.py): each step happens once across
+replicas and restarts, and the outbox paces the posts like every other one.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from bot.cards.followups import escalated_reply, escalation_note, reminder_text
+from bot.config.followups import FollowUps
+from bot.store.followups import NewMessage, OutboxRow, Waiting
+from bot.usecases.periodic import PeriodicWorker
+from bot.usecases.publisher import POST_COPY, REPLY, copy_post_key, reply_key
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two looks at the waiting cards.
+
+
+def escalation_key(pending_id: str) -> str:
+    return f"escalation:{pending_id}"
+
+
+class FollowUpWorker(PeriodicWorker):
+    component = "followups"
+    failing = "store error while checking reminders"
+
+    def work_once(self) -> int:
+        """Claim every due step; returns how many were claimed."""
+        if not self.permissions.routing.any_followups:
+            return 0  # nothing to do: the waiting cards are not read every second for nothing
+        waiting = self.store.waiting_posted()
+        if not waiting:
+            return 0
+        now = self.store.db_now()
+        claimed = sum(self._follow_up(item, now) for item in waiting)
+        if claimed:
+            self.publisher.wake()
+        return claimed
+
+    def _follow_up(self, item: Waiting, now: datetime) -> int:
+        route = self.permissions.route_of(item.card.task)
+        if route is None:
+            return 0
+        followups = route.followups
+        age = (now - item.card.created_at).total_seconds()
+        claimed = 0
+        step = followups.reminders_due(age)
+        if step > item.reminders_sent and self._remind(item, step, followups):
+            claimed += 1
+        if not item.escalated and followups.escalation_due(age) and self._escalate(item, followups):
+            claimed += 1
+        return claimed
+
+    def _remind(self, item: Waiting, step: int, followups: FollowUps) -> bool:
+        card = item.card
+        key = f"remind:{card.pending_id}:{step}"
+        text = reminder_text(followups.reminder_age(step), followups.mention)
+        write = OutboxRow(
+            REPLY,
+            reply_key(key),
+            {"pending_id": card.pending_id, "key": key, "text": text},
+            card.channel,
+        )
+        if not self.store.claim_reminder(card.pending_id, step, [write]):
+            return False
+        log.info("reminder %d of %s is due", step, card.pending_id)
+        return True
+
+    def _escalate(self, item: Waiting, followups: FollowUps) -> bool:
+        card = item.card
+        target = followups.escalate_to or ""
+        key = escalation_key(card.pending_id)
+        waited = followups.escalate_after or 0.0
+        note = escalation_note(waited, card.channel, followups.escalate_mention)
+        notice = f"escalated:{card.pending_id}"
+        writes = [
+            OutboxRow(
+                POST_COPY, copy_post_key(key), {"pending_id": card.pending_id, "key": key}, target
+            ),
+            OutboxRow(
+                REPLY,
+                reply_key(notice),
+                {"pending_id": card.pending_id, "key": notice, "text": escalated_reply(target)},
+                card.channel,
+            ),
+        ]
+        message = NewMessage(key, "escalation", target, note)
+        if not self.store.claim_escalation(card.pending_id, [message], writes):
+            return False
+        log.info("escalating %s to %s", card.pending_id, target)
+        return True

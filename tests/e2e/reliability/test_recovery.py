@@ -1,0 +1,219 @@
+"""Crash recovery of answers, one Kandev reply at a time (real store, answer service and fake
+Slack; Kandev's wire replies scripted with httpx.MockTransport).
+
+A submission a dead process left unfinished is re-sent; Kandev's reply decides: our own first
+attempt won ("lost" to exactly our answer) → the card shows the clicker; someone else won →
+the card shows the winner and the clicker is told theirs was not sent; no longer active →
+ended; Kandev unreachable → left for the next cycle. Live and young submissions are left alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.cards.modals import build_sending_modal
+from bot.config.routing import Routing
+from bot.core.domain import CardState
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevUnavailable
+from bot.kandev.models import Answer
+from bot.ops.health import Health
+from bot.slack_api.gateway import SlackGateway, make_web_client
+from bot.slack_api.notify import Notifier
+from bot.store import Store
+from bot.store.records import SubmissionContent
+from bot.usecases.answers import AnswerService
+from bot.usecases.leases import InFlight
+from bot.usecases.permissions import Permissions
+from bot.usecases.publisher import Publisher
+from bot.usecases.recovery import Recovery
+from tests.kit.factories import DB_QUESTION, make_bundle, make_task
+from tests.kit.fakeslack import ALICE, FakeSlack
+
+CHANNEL = "C0QUESTION"
+PENDING = "p-1"
+MONGO = {"question_id": "db", "selected_options": ["q1_opt2"], "custom_text": ""}
+POSTGRES = {"question_id": "db", "selected_options": ["q1_opt1"], "custom_text": ""}
+Reply = Callable[[httpx.Request], httpx.Response]
+
+
+def won_by(answer: dict, claimed: bool) -> Reply:
+    body = {
+        "success": True,
+        "claimed": claimed,
+        "status": "answered",
+        "response": {
+            "pending_id": PENDING,
+            "answers": [answer],
+            "rejected": False,
+            "reject_reason": "",
+            "responded_at": "2026-11-30T07:18:34.78Z",
+        },
+    }
+    return lambda request: httpx.Response(200, json=body)
+
+
+class World:
+    def __init__(self, tmp_path: Path, fake: FakeSlack) -> None:
+        self.reply: Reply = won_by(MONGO, True)
+        self.sent: list[dict] = []
+        self.store = Store(f"sqlite:///{tmp_path / 'bot.db'}")
+        self.kandev = KandevClient(
+            "http://kandev.test", retry_attempts=1, transport=httpx.MockTransport(self._kandev)
+        )
+        slack = SlackGateway(make_web_client(fake.workspace.bot_token, fake.api_url))
+        health = Health()
+        publisher = Publisher(self.store, slack, kandev_url="https://k.test", health=health)
+        self.in_flight = InFlight()
+        permissions = Permissions(Routing(default_channel=CHANNEL), slack)
+        answers = AnswerService(self.kandev, self.store, publisher, self.in_flight)
+        self.recovery = Recovery(
+            self.kandev,
+            self.store,
+            answers,
+            permissions,
+            Notifier(slack),
+            self.in_flight,
+            stale_after_s=0,
+        )
+        self.fake = fake
+        self.slack = slack
+
+    def sending_modal(self) -> str:
+        """A modal the person submitted, left on "Sending…" by the process that died."""
+        trigger = self.fake.issue_trigger(ALICE.id)
+        return self.slack.open_view(trigger, build_sending_modal("answer"))
+
+    def _kandev(self, request: httpx.Request) -> httpx.Response:
+        assert request.url.path == f"/api/v1/clarification/{PENDING}/respond", request.url
+        self.sent.append(json.loads(request.content))
+        return self.reply(request)
+
+    def card(self) -> None:
+        bundle = make_bundle(DB_QUESTION, pending_id=PENDING, task_id="t-1")
+        self.store.claim(
+            PENDING, task_id="t-1", channel=CHANNEL, bundle=bundle, task=make_task("t-1")
+        )
+        self.store.mark_posted(PENDING, CHANNEL, "1700000000.000100")
+
+    def orphan(self, key: str = "k-1", answer: dict = MONGO, view_id: str = "") -> str:
+        """A submission as AnswerService.submit records it before calling Kandev."""
+        content = SubmissionContent(
+            action="answer", answers=[Answer.model_validate(answer)], view_id=view_id
+        )
+        assert self.store.begin_submission(PENDING, key, ALICE.id, content)
+        return key
+
+    def told(self) -> list[str]:
+        return [e.all_text for e in self.fake.ephemerals(user=ALICE.id, channel=CHANNEL)]
+
+
+@pytest.fixture
+def world(tmp_path: Path, fake_slack: FakeSlack) -> Iterator[World]:
+    w = World(tmp_path, fake_slack)
+    w.card()
+    yield w
+    w.kandev.close()
+    w.store.close()
+
+
+def test_our_first_attempt_won_so_the_card_shows_the_clicker(world: World) -> None:
+    world.reply = won_by(MONGO, claimed=False)  # the retry lost to... our own first attempt
+    key = world.orphan()
+    report = world.recovery.run_once()
+
+    assert report.recovered == [(PENDING, "won")]
+    assert world.sent == [{"answers": [MONGO], "rejected": False, "reject_reason": ""}]
+    card = world.store.get(PENDING)
+    assert card.state is CardState.ANSWERED
+    assert (card.outcome.via, card.outcome.by_user) == ("slack", ALICE.id)
+    assert world.store.get_submission(key).finished
+    assert world.store.outbox_pending_count() == 1  # the card's edit
+    assert any("recorded" in t for t in world.told())
+    entry = world.store.audit_entries(PENDING)[0]
+    assert (entry.user, entry.source, entry.result) == (ALICE.id, "recovery", "won")
+
+
+def test_someone_else_won_so_the_clicker_hears_theirs_was_not_sent(world: World) -> None:
+    world.reply = won_by(POSTGRES, claimed=False)
+    world.orphan()
+    assert world.recovery.run_once().recovered == [(PENDING, "lost")]
+    card = world.store.get(PENDING)
+    assert card.state is CardState.ANSWERED and card.outcome.by_user is None
+    assert [a.selected_options for a in card.outcome.answers] == [["q1_opt1"]]
+    assert any("PostgreSQL" in t for t in world.told()), world.told()
+
+
+def test_a_bundle_no_longer_active_ends_the_card(world: World) -> None:
+    world.reply = lambda r: httpx.Response(
+        409, json={"code": "not_active", "error": "clarification request is no longer active"}
+    )
+    world.orphan()
+    assert world.recovery.run_once().recovered == [(PENDING, "ended")]
+    assert world.store.get(PENDING).state is CardState.ENDED
+
+
+def test_kandev_unreachable_leaves_it_for_the_next_cycle(world: World) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    world.reply = refuse
+    key = world.orphan()
+    with pytest.raises(KandevUnavailable):
+        world.recovery.run_once()
+    assert not world.store.get_submission(key).finished
+    assert world.store.get(PENDING).state is CardState.PENDING
+    assert world.told() == []
+
+    world.reply = won_by(MONGO, claimed=True)
+    assert world.recovery.run_once().recovered == [(PENDING, "won")]
+
+
+def test_live_and_young_submissions_are_left_alone(world: World) -> None:
+    world.reply = won_by(MONGO, claimed=False)
+    live = world.orphan("live")
+    world.orphan("young", POSTGRES)
+    world.recovery.stale_after_s = 30  # "young" was leased just now
+    assert world.recovery.run_once().recovered == []
+    world.recovery.stale_after_s = 0
+    with world.in_flight.hold(live):
+        report = world.recovery.run_once()
+    assert world.sent == [{"answers": [POSTGRES], "rejected": False, "reject_reason": ""}]
+    assert report.recovered == [(PENDING, "lost")]  # "young" re-sent; Kandev says MONGO won
+    assert not world.store.get_submission(live).finished
+
+
+def test_a_submission_for_an_unknown_card_is_closed(world: World) -> None:
+    content = SubmissionContent(action="reject", reason="no")
+    world.store.begin_submission("p-unknown", "k-x", ALICE.id, content)
+    assert world.recovery.run_once().recovered == []
+    assert world.store.get_submission("k-x").finished
+    assert world.sent == []
+
+
+def test_a_modal_left_on_sending_shows_how_its_answer_ended(world: World) -> None:
+    view_id = world.sending_modal()
+    assert "Sending" in world.fake.view(view_id).all_text
+    world.reply = won_by(MONGO, claimed=False)  # our own first attempt won
+    world.orphan(view_id=view_id)
+
+    world.recovery.run_once()
+
+    shown = world.fake.view(view_id).all_text
+    assert "Sending" not in shown and "Sent" in shown and "the agent has your answer" in shown
+
+
+def test_a_modal_left_on_sending_shows_that_someone_else_won(world: World) -> None:
+    view_id = world.sending_modal()
+    world.reply = won_by(POSTGRES, claimed=False)  # another answer won first
+    world.orphan(view_id=view_id)
+
+    world.recovery.run_once()
+
+    shown = world.fake.view(view_id).all_text
+    assert "Sending" not in shown and "Not sent" in shown and "PostgreSQL" in shown

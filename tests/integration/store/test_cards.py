@@ -1,0 +1,147 @@
+"""Cards: the posting claim, messages, crash-recovery queries and the state machine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC
+
+import pytest
+from sqlalchemy.exc import IntegrityError
+
+from bot.core.domain import CardState
+from bot.store import Store
+from tests.kit.factories import answered, claim, make_bundle, make_outcome, make_task
+from tests.kit.fakes import FakeClock
+
+THREADS = 12
+
+
+def _race(n: int, attempt: Callable[[], bool]) -> list[bool]:
+    with ThreadPoolExecutor(n) as pool:
+        return list(pool.map(lambda _: attempt(), range(n)))
+
+
+def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) -> None:
+    big = make_bundle(pending_id="p1", count=4)
+    claimed_at = clock.now
+    assert store.claim(
+        "p1",
+        task_id="task-1",
+        session_id="session-1",
+        workspace_id="ws-1",
+        channel="C1",
+        bundle=big,
+        task=make_task(),
+    )
+    clock.advance(5)
+    assert not claim(store, "p1", channel="C2")
+    card = store.get("p1")
+    assert card is not None
+    assert (card.pending_id, card.task_id, card.session_id, card.workspace_id) == (
+        "p1",
+        "task-1",
+        "session-1",
+        "ws-1",
+    )
+    assert (card.channel, card.ts, card.state, card.outcome) == (
+        "C1",
+        None,
+        CardState.PENDING,
+        None,
+    )
+    assert card.bundle == big
+    assert card.task == make_task()
+    assert card.created_at == card.updated_at == claimed_at
+    assert card.created_at.tzinfo is UTC
+    assert store.get("unknown") is None
+
+
+def test_claim_race_between_threads_has_one_winner(store: Store) -> None:
+    for pending_id in ("p1", "p2", "p3"):
+        results = _race(THREADS, lambda pid=pending_id: claim(store, pid))  # type: ignore[misc]
+        assert results.count(True) == 1, results
+    assert store.count() == 3
+
+
+def test_claim_race_between_store_instances_has_one_winner(
+    open_store: Callable[..., Store],
+) -> None:
+    """Separate engines (as separate replicas would have) racing on the same key."""
+    stores = [open_store() for _ in range(3)]
+    with ThreadPoolExecutor(THREADS) as pool:
+        results = list(pool.map(lambda n: claim(stores[n % 3], "p1"), range(THREADS)))
+    assert results.count(True) == 1
+
+
+def test_mark_posted_and_lookup_by_message(store: Store, clock: FakeClock) -> None:
+    claim(store, "p1", channel="C1")
+    claim(store, "p2", channel="C1")
+    clock.advance(2)
+    assert store.mark_posted("p1", "C1", "1700000000.000100")
+    assert not store.mark_posted("unknown", "C1", "1700000000.000200")
+    card = store.by_message("C1", "1700000000.000100")
+    assert card is not None and card.pending_id == "p1"
+    assert card.ts == "1700000000.000100"
+    assert card.updated_at == clock.now
+    assert store.by_message("C2", "1700000000.000100") is None
+    assert store.by_message("C1", "1700000000.999999") is None
+    with pytest.raises(IntegrityError):  # two cards can never share one message
+        store.mark_posted("p2", "C1", "1700000000.000100")
+
+
+def test_unposted_lists_claims_without_a_message(store: Store, clock: FakeClock) -> None:
+    claim(store, "old")
+    clock.advance(10)
+    claim(store, "new")
+    claim(store, "posted")
+    store.mark_posted("posted", "C1", "1.1")
+    clock.advance(10)
+    assert [c.pending_id for c in store.unposted()] == ["old", "new"]
+    assert [c.pending_id for c in store.unposted(older_than_s=15)] == ["old"]
+    assert store.unposted(older_than_s=60) == []
+
+
+def test_transition_is_compare_and_set(store: Store, clock: FakeClock) -> None:
+    claim(store, "p1")
+    clock.advance(3)
+    outcome = answered("U1")
+    assert store.transition("p1", outcome)
+    assert not store.transition("p1", answered("U2"))  # no longer pending
+    card = store.get("p1")
+    assert card is not None
+    assert (card.state, card.outcome, card.updated_at) == (CardState.ANSWERED, outcome, clock.now)
+    ended = make_outcome(CardState.ENDED)
+    assert not store.transition("p1", ended, expected=CardState.REJECTED)
+    assert store.transition("p1", ended, expected=CardState.ANSWERED)
+    assert store.get("p1").state is CardState.ENDED  # type: ignore[union-attr]
+    assert not store.transition("unknown", ended)
+    with pytest.raises(ValueError, match="pending"):
+        store.transition("p1", make_outcome(CardState.PENDING), CardState.ENDED)
+
+
+def test_transition_race_has_exactly_one_winner(store: Store) -> None:
+    claim(store, "p1")
+    users = iter(f"U{n}" for n in range(THREADS))
+    outcomes = [answered(next(users)) for _ in range(THREADS)]
+    with ThreadPoolExecutor(THREADS) as pool:
+        wins = list(pool.map(lambda o: store.transition("p1", o), outcomes))
+    assert wins.count(True) == 1
+    winner = outcomes[wins.index(True)]
+    assert store.get("p1").outcome == winner  # type: ignore[union-attr]
+
+
+def test_pending_resolved_and_counts(store: Store, clock: FakeClock) -> None:
+    for pending_id in ("a", "b", "c", "d"):
+        claim(store, pending_id)
+        clock.advance(1)
+    store.transition("c", answered("U1"))
+    clock.advance(1)
+    store.transition("a", make_outcome(CardState.REJECTED, reason="no"))
+    assert [c.pending_id for c in store.pending()] == ["b", "d"]
+    assert store.pending_ids() == [(c.pending_id, c.created_at) for c in store.pending()]
+    assert [c.pending_id for c in store.recent_resolved(10)] == ["a", "c"]
+    assert [c.pending_id for c in store.recent_resolved(1)] == ["a"]
+    assert store.count() == 4
+    assert store.count(CardState.PENDING) == 2
+    assert store.count(CardState.REJECTED) == 1

@@ -1,0 +1,451 @@
+"""In-memory fakes of the edges the use-cases talk to: the clock, Kandev's client and Slack's
+gateway. They are fakes of external systems, never of our own services."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.kandev.client import ActiveList
+from bot.kandev.errors import KandevNotFoundError, KandevUnavailable
+from bot.kandev.models import (
+    Answer,
+    Bundle,
+    FinalState,
+    Invalid,
+    Lost,
+    NotActive,
+    NotFound,
+    Outcome,
+    Resolution,
+    SessionMessage,
+    SessionMessages,
+    Task,
+    Won,
+    Workspace,
+)
+from bot.slack_api.gateway import Message, SlackError
+
+
+class FakeClock:
+    """A settable UTC clock (``clock.advance(10)``), called like ``datetime.now(UTC)``."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> datetime:
+        self.now += timedelta(seconds=seconds)
+        return self.now
+
+
+class FakeMonotonic:
+    """Stands in for the ``time`` module of a use-case that measures waits with
+    ``time.monotonic()`` (``monkeypatch.setattr(bot.usecases.sync, "time", FakeMonotonic())``):
+    time moves only by ``advance`` (and by ``sleep``)."""
+
+    def __init__(self, start: float = 1_000.0) -> None:
+        self.now = start
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> float:
+        self.now += seconds
+        return self.now
+
+
+# ---- Kandev ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Failure:
+    error: Exception
+    times: int | None  # None: until recover()
+
+
+class FakeKandev:
+    """An in-memory Kandev as ``KandevClient`` shows it: the same methods, the same typed
+    models and outcomes, and Kandev's first-claim-wins rule for answers and rejections.
+
+    Arrange with ``add`` (an active bundle, its task and workspace), ``resolve_in_kandev``
+    (someone answered in Kandev's web UI) and ``end`` (the agent stopped waiting);
+    ``fail(method, error)`` makes calls raise (default ``KandevUnavailable``).
+    ``calls`` records every call as ``(method, arguments)``.
+    """
+
+    def __init__(self, base_url: str = "https://kandev.example.test") -> None:
+        self.base_url = base_url
+        self.active: dict[str, Bundle] = {}  # by pending id, oldest first
+        self.tasks: dict[str, Task] = {}
+        self.workspace_list: list[Workspace] = []
+        self.finals: dict[str, FinalState] = {}
+        self.resolutions: dict[str, Resolution] = {}
+        self.totals: dict[str, int] = {}  # question_total when it differs from the bundle's
+        self.sessions: dict[str, list[SessionMessage]] = {}  # session id -> messages, oldest first
+        self.refusals: dict[str, str] = {}  # pending id -> the 400 its next submission gets
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._failures: dict[str, _Failure] = {}
+
+    # ---- arranging ---------------------------------------------------------------------
+
+    def add(
+        self,
+        bundle: Bundle,
+        *,
+        title: str = "Pick a datastore",
+        workspace_id: str = "ws-1",
+        workspace_name: str = "Platform",
+    ) -> Bundle:
+        """An active bundle, with its task and workspace."""
+        self.active[bundle.pending_id] = bundle
+        self.tasks[bundle.task_id] = Task(id=bundle.task_id, title=title, workspace_id=workspace_id)
+        if all(w.id != workspace_id for w in self.workspace_list):
+            self.workspace_list.append(Workspace(id=workspace_id, name=workspace_name))
+        return bundle
+
+    def resolve_in_kandev(self, pending_id: str, answers: Sequence[Answer]) -> Resolution:
+        """Someone answered the bundle outside Slack (Kandev's web UI)."""
+        return self._claim(pending_id, Resolution(status="answered", answers=list(answers)))
+
+    def end(self, pending_id: str, status: str = "cancelled") -> None:
+        """The bundle left the active list unanswered (cancelled, expired)."""
+        self.active.pop(pending_id)
+        self.finals[pending_id] = FinalState(status=status)  # type: ignore[arg-type]
+
+    def vanish(self, pending_id: str) -> None:
+        """The bundle drops out of the active list while its messages still say "pending"
+        (a list taken mid-change)."""
+        self.active.pop(pending_id)
+        self.finals[pending_id] = FinalState(status="pending")
+
+    def refuse_next(self, pending_id: str, message: str = "invalid answers") -> None:
+        """Kandev answers the next submission for ``pending_id`` with a 400 (``Invalid``),
+        checked before any claim."""
+        self.refusals[pending_id] = message
+
+    def fail(
+        self, method: str = "*", error: Exception | None = None, *, times: int | None = None
+    ) -> None:
+        """Calls of ``method`` ("*": every method) raise ``error`` (``times`` times, or until
+        ``recover``)."""
+        self._failures[method] = _Failure(error or KandevUnavailable("Kandev is down"), times)
+
+    def recover(self) -> None:
+        self._failures.clear()
+
+    def called(self, method: str) -> list[dict[str, Any]]:
+        return [arguments for name, arguments in self.calls if name == method]
+
+    # ---- KandevClient's interface -------------------------------------------------------
+
+    def list_pending(
+        self,
+        workspace_id: str | None = None,
+        created_since: datetime | None = None,
+        page_size: int = 100,
+    ) -> list[Bundle]:
+        self._enter("list_pending", workspace_id=workspace_id, created_since=created_since)
+        return [
+            b
+            for b in self.active.values()
+            if (workspace_id is None or self._workspace_of(b.task_id) == workspace_id)
+            and (created_since is None or b.created_at >= created_since)
+        ]
+
+    def list_active(self, known: Collection[str] = (), page_size: int = 100) -> ActiveList:
+        self._enter("list_active", known=set(known))
+        bundles = list(self.active.values())
+        return ActiveList(
+            ids=[b.pending_id for b in bundles],
+            newest=max((b.created_at for b in bundles), default=None),
+            new=[b for b in bundles if b.pending_id not in known],
+        )
+
+    def answer(
+        self,
+        pending_id: str,
+        answers: list[Answer],
+        *,
+        transport: str = "rest",
+        resend: bool = False,
+    ) -> Outcome:
+        self._enter("answer", pending_id=pending_id, answers=answers, transport=transport)
+        sent = Resolution(status="answered", answers=answers)
+        return self._settled(self._respond(pending_id, sent), sent, resend)
+
+    def reject(
+        self, pending_id: str, reason: str = "", *, transport: str = "rest", resend: bool = False
+    ) -> Outcome:
+        self._enter("reject", pending_id=pending_id, reason=reason, transport=transport)
+        sent = Resolution(status="rejected", reject_reason=reason)
+        return self._settled(self._respond(pending_id, sent), sent, resend)
+
+    @staticmethod
+    def _settled(outcome: Outcome, sent: Resolution, resend: bool) -> Outcome:
+        """As the client does for a re-send: losing to exactly what was sent is a win."""
+        ours = (sent.status, sent.answers)
+        if resend and isinstance(outcome, Lost):
+            won = outcome.resolution
+            if (won.status, won.answers) == ours:
+                return Won(resolution=won)
+        return outcome
+
+    def final_state(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> FinalState:
+        self._enter("final_state", task_id=task_id, pending_id=pending_id)
+        if pending_id in self.active:
+            return FinalState(status="pending")
+        return self.finals.get(pending_id, FinalState(status="unknown"))
+
+    def session_messages(
+        self, session_id: str, *, limit: int = 500, page_size: int = 100
+    ) -> SessionMessages:
+        self._enter("session_messages", session_id=session_id, limit=limit)
+        found = self.sessions.get(session_id, [])
+        return SessionMessages(messages=tuple(found[-limit:]), complete=len(found) <= limit)
+
+    def question_total(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> int:
+        self._enter("question_total", task_id=task_id, pending_id=pending_id)
+        bundle = self.active.get(pending_id)
+        default = len(bundle.questions) if bundle is not None else 0
+        return self.totals.get(pending_id, default)
+
+    def task(self, task_id: str) -> Task:
+        self._enter("task", task_id=task_id)
+        if task_id not in self.tasks:
+            raise KandevNotFoundError("NOT_FOUND", f"task {task_id} not found")
+        return self.tasks[task_id]
+
+    def workspaces(self) -> list[Workspace]:
+        self._enter("workspaces")
+        return list(self.workspace_list)
+
+    def close(self) -> None:
+        self._enter("close")
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _enter(self, method: str, **arguments: Any) -> None:
+        self.calls.append((method, arguments))
+        for key in (method, "*"):
+            failure = self._failures.get(key)
+            if failure is None:
+                continue
+            if failure.times is not None:
+                failure.times -= 1
+                if failure.times <= 0:
+                    del self._failures[key]
+            raise failure.error
+
+    def _workspace_of(self, task_id: str) -> str | None:
+        task = self.tasks.get(task_id)
+        return task.workspace_id if task is not None else None
+
+    def _respond(self, pending_id: str, resolution: Resolution) -> Outcome:
+        if pending_id in self.refusals:
+            return Invalid(self.refusals.pop(pending_id))
+        if pending_id in self.resolutions:
+            return Lost(self.resolutions[pending_id])
+        if pending_id in self.finals and self.finals[pending_id].status != "pending":
+            return NotActive(f"clarification {pending_id} is no longer active")
+        if pending_id not in self.active:
+            return NotFound(f"clarification {pending_id} not found")
+        return Won(self._claim(pending_id, resolution))
+
+    def _claim(self, pending_id: str, resolution: Resolution) -> Resolution:
+        self.active.pop(pending_id)
+        self.resolutions[pending_id] = resolution
+        self.finals[pending_id] = FinalState(status=resolution.status, answers=resolution.answers)
+        return resolution
+
+
+# ---- Slack ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GatewayCall:
+    """One call through the gateway, named like the Slack method it stands for."""
+
+    method: str
+    params: dict[str, Any]
+
+
+class FakeSlackGateway:
+    """An in-memory ``SlackGateway``: records every call in ``calls``, keeps the cards it
+    posted (``cards``: (channel, ts) -> (message, pending id)), returns increasing ts values
+    and view ids. ``fail(method, error)`` makes the next call(s) of a Slack method
+    ("chat.postMessage", "chat.update", "chat.postEphemeral", "response_url", "views.open",
+    "views.publish", …) raise the gateway's ``SlackError``; ``slow(method, seconds)`` makes
+    every call of it take that long."""
+
+    def __init__(self) -> None:
+        self.calls: list[GatewayCall] = []
+        self.cards: dict[tuple[str, str], tuple[Message, str]] = {}
+        #: Thread replies: (channel, ts) -> (thread_ts, key, text).
+        self.replies: dict[tuple[str, str], tuple[str, str, str]] = {}
+        self.groups: dict[str, frozenset[str]] = {}
+        #: Private channels and their members (any other channel is public).
+        self.private_channels: dict[str, frozenset[str]] = {}
+        self._failures: dict[str, list[SlackError]] = {}
+        self._delays: dict[str, float] = {}
+        self._serial = 0
+
+    # ---- arranging and reading ------------------------------------------------------------
+
+    def fail(
+        self,
+        method: str,
+        error: str = "internal_error",
+        *,
+        retry_after: float | None = None,
+        times: int = 1,
+    ) -> None:
+        failures = self._failures.setdefault(method, [])
+        failures.extend(SlackError(method, error, retry_after=retry_after) for _ in range(times))
+
+    def slow(self, method: str, seconds: float) -> None:
+        self._delays[method] = seconds
+
+    def called(self, method: str) -> list[dict[str, Any]]:
+        return [call.params for call in self.calls if call.method == method]
+
+    def card_of(self, pending_id: str) -> tuple[str, str, Message] | None:
+        """(channel, ts, current message) of the card posted for ``pending_id``."""
+        for (channel, ts), (message, pid) in self.cards.items():
+            if pid == pending_id:
+                return channel, ts, message
+        return None
+
+    # ---- SlackGateway's interface ----------------------------------------------------------
+
+    def post_card(self, channel: str, message: Message, pending_id: str) -> str:
+        self._enter("chat.postMessage", channel=channel, message=message, pending_id=pending_id)
+        ts = f"1700000000.{self._next():06d}"
+        self.cards[(channel, ts)] = (message, pending_id)
+        return ts
+
+    def update_card(self, channel: str, ts: str, message: Message, pending_id: str) -> None:
+        self._enter("chat.update", channel=channel, ts=ts, message=message, pending_id=pending_id)
+        if (channel, ts) not in self.cards:
+            raise SlackError("chat.update", "message_not_found")
+        self.cards[(channel, ts)] = (message, pending_id)
+
+    def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
+        self._enter("conversations.history", channel=channel, pending_id=pending_id)
+        return next(
+            (
+                ts
+                for (ch, ts), (_message, pid) in self.cards.items()
+                if ch == channel and pid == pending_id and float(ts) >= oldest
+            ),
+            None,
+        )
+
+    def post_reply(self, channel: str, thread_ts: str, text: str, pending_id: str, key: str) -> str:
+        self._enter(
+            "chat.postMessage:reply",
+            channel=channel,
+            thread_ts=thread_ts,
+            text=text,
+            pending_id=pending_id,
+            key=key,
+        )
+        ts = f"1700000000.{self._next():06d}"
+        self.replies[(channel, ts)] = (thread_ts, key, text)
+        return ts
+
+    def find_reply(self, channel: str, thread_ts: str, key: str) -> str | None:
+        self._enter("conversations.replies", channel=channel, ts=thread_ts, key=key)
+        return next(
+            (
+                ts
+                for (ch, ts), (thread, k, _text) in self.replies.items()
+                if ch == channel and thread == thread_ts and k == key
+            ),
+            None,
+        )
+
+    def open_dm(self, user_id: str) -> str:
+        self._enter("conversations.open", users=user_id)
+        return "D" + user_id[1:]
+
+    def post_ephemeral(
+        self, channel: str, user: str, text: str, blocks: list | None = None
+    ) -> None:
+        self._enter("chat.postEphemeral", channel=channel, user=user, text=text, blocks=blocks)
+
+    def respond(
+        self,
+        response_url: str,
+        text: str,
+        blocks: list | None = None,
+        *,
+        replace_original: bool = False,
+    ) -> None:
+        self._enter(
+            "response_url",
+            response_url=response_url,
+            text=text,
+            blocks=blocks,
+            replace_original=replace_original,
+        )
+
+    def permalink(self, channel: str, ts: str) -> str | None:
+        """As the gateway does: None (not an error) when Slack cannot say."""
+        try:
+            self._enter("chat.getPermalink", channel=channel, message_ts=ts)
+        except SlackError:
+            return None
+        return f"https://fake.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+
+    def open_view(self, trigger_id: str, view: dict) -> str:
+        self._enter("views.open", trigger_id=trigger_id, view=view)
+        return f"V{self._next():08d}"
+
+    def push_view(self, trigger_id: str, view: dict) -> str:
+        self._enter("views.push", trigger_id=trigger_id, view=view)
+        return f"V{self._next():08d}"
+
+    def update_view(self, view_id: str, view: dict) -> None:
+        self._enter("views.update", view_id=view_id, view=view)
+
+    def publish_home(self, user_id: str, view: dict) -> None:
+        self._enter("views.publish", user_id=user_id, view=view)
+
+    def group_members(self, group_id: str) -> frozenset[str]:
+        self._enter("usergroups.users.list", usergroup=group_id)
+        return self.groups.get(group_id, frozenset())
+
+    def channel_is_private(self, channel: str) -> bool:
+        self._enter("conversations.info", channel=channel)
+        return channel in self.private_channels
+
+    def channel_members(self, channel: str) -> frozenset[str]:
+        self._enter("conversations.members", channel=channel)
+        return self.private_channels.get(channel, frozenset())
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _enter(self, method: str, **params: Any) -> None:
+        self.calls.append(GatewayCall(method, params))
+        if method in self._delays:
+            time.sleep(self._delays[method])
+        failures = self._failures.get(method)
+        if failures:
+            raise failures.pop(0)
+
+    def _next(self) -> int:
+        self._serial += 1
+        return self._serial

@@ -1,0 +1,343 @@
+"""SlackDriver: acts as Slack toward the bot — a person clicking, submitting, typing commands —
+building real payloads from what the fake recorded (messages, modals, Home tabs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.kit.fakeslack import payloads
+from tests.kit.fakeslack.config import ALICE, SlackUser, Workspace
+from tests.kit.fakeslack.layout import ElementRef, find_element
+from tests.kit.fakeslack.records import Ephemeral, PostedMessage, ViewRecord
+from tests.kit.fakeslack.server import FakeSlack
+from tests.kit.fakeslack.transports import (
+    Ack,
+    Delivery,
+    HttpTransport,
+    Kind,
+    SocketModeTransport,
+    Transport,
+)
+from tests.kit.fakeslack.view_state import build_state_values
+
+JsonDict = dict[str, Any]
+UserLike = SlackUser | str | None
+BUTTONS = frozenset({"button"})
+CHOOSERS = frozenset(
+    {"static_select", "radio_buttons", "overflow", "checkboxes", "multi_static_select"}
+)
+
+
+class SlackDriver:
+    def __init__(
+        self,
+        fake: FakeSlack,
+        transport: Transport,
+        *,
+        user: SlackUser = ALICE,
+        delivery: Delivery | None = None,
+    ) -> None:
+        self.fake = fake
+        self.transport = transport
+        self.default_user = user
+        self.delivery = delivery or Delivery()
+
+    @classmethod
+    def over_http(
+        cls, fake: FakeSlack, url: str, signing_secret: str | None = None, **kwargs: Any
+    ) -> SlackDriver:
+        """Drive a bot whose Slack request URL (e.g. http://127.0.0.1:P/slack/events) is `url`."""
+        secret = signing_secret or fake.workspace.signing_secret
+        return cls(fake, HttpTransport(url, secret), **kwargs)
+
+    @classmethod
+    def over_socket_mode(cls, fake: FakeSlack, **kwargs: Any) -> SlackDriver:
+        """Drive a bot connected to the fake's Socket Mode server."""
+        return cls(fake, SocketModeTransport(fake.socket), **kwargs)
+
+    # -- plumbing -----------------------------------------------------------------------------
+    @property
+    def ws(self) -> Workspace:
+        return self.fake.workspace
+
+    def user(self, user: UserLike = None) -> SlackUser:
+        """The acting person (registered in the fake workspace if new)."""
+        if user is None:
+            user = self.default_user
+        if isinstance(user, str):
+            known = self.ws.users.get(user)
+            user = known or SlackUser(id=user, name=user.lower())
+        if user.id not in self.ws.users:
+            self.fake.add_user(user)
+        return user
+
+    def _deliver(
+        self, kind: Kind, payload: JsonDict, accepts: bool, delivery: Delivery | None
+    ) -> Ack:
+        return self.transport.deliver(
+            kind, payload, accepts_response_payload=accepts, delivery=delivery or self.delivery
+        )
+
+    def _current_view(self, view: ViewRecord | str) -> ViewRecord:
+        return self.fake.view(view if isinstance(view, str) else view.id)
+
+    def _live_message(self, channel: str, ts: str) -> PostedMessage:
+        message = self.fake.message(self.fake.ctx.resolve_channel(channel), ts)
+        if message.deleted:
+            raise LookupError(f"message {ts} in {channel} was deleted")
+        return message
+
+    # -- messages -----------------------------------------------------------------------------
+    def click(
+        self,
+        channel: str,
+        ts: str,
+        *,
+        action_id: str | None = None,
+        value: str | None = None,
+        text: str | None = None,
+        block_id: str | None = None,
+        user: UserLike = None,
+        delivery: Delivery | None = None,
+    ) -> Ack:
+        """Click the button of a posted message found by action_id / value / visible text."""
+        message = self._live_message(channel, ts)
+        ref = find_element(
+            message.blocks,
+            action_id=action_id,
+            value=value,
+            text=text,
+            block_id=block_id,
+            types=BUTTONS,
+        )
+        return self._act_on_message(message, ref, None, user, delivery)
+
+    def select(
+        self,
+        channel: str,
+        ts: str,
+        *,
+        action_id: str,
+        option: str | list[str],
+        block_id: str | None = None,
+        user: UserLike = None,
+        delivery: Delivery | None = None,
+    ) -> Ack:
+        """Choose option value(s) in a select / radio / overflow / checkboxes of a message."""
+        message = self._live_message(channel, ts)
+        ref = find_element(message.blocks, action_id=action_id, block_id=block_id, types=CHOOSERS)
+        return self._act_on_message(message, ref, option, user, delivery)
+
+    def _act_on_message(
+        self,
+        message: PostedMessage,
+        ref: ElementRef,
+        selected: str | list[str] | None,
+        user: UserLike,
+        delivery: Delivery | None,
+    ) -> Ack:
+        person = self.user(user)
+        payload = payloads.block_actions(
+            self.ws,
+            person,
+            container={
+                "type": "message",
+                "message_ts": message.ts,
+                "channel_id": message.channel,
+                "is_ephemeral": False,
+            },
+            actions=[payloads.action_item(ref, selected)],
+            trigger_id=self.fake.issue_trigger(person.id),
+            response_url=self.fake.issue_response_url(message.channel, person.id, message.ts),
+            channel=self.ws.channels[message.channel],
+            message=message.to_slack(include_metadata=False),
+            state_values=build_state_values(message.blocks, None, enforce_client_rules=False),
+        )
+        return self._deliver("interactive", payload, False, delivery)
+
+    def click_ephemeral(
+        self,
+        ephemeral: Ephemeral,
+        *,
+        action_id: str | None = None,
+        value: str | None = None,
+        text: str | None = None,
+        delivery: Delivery | None = None,
+    ) -> Ack:
+        """Click a button in an ephemeral message (only its recipient can)."""
+        ref = find_element(
+            ephemeral.blocks, action_id=action_id, value=value, text=text, types=BUTTONS
+        )
+        person = self.user(ephemeral.user)
+        payload = payloads.block_actions(
+            self.ws,
+            person,
+            container={
+                "type": "message",
+                "message_ts": ephemeral.message_ts,
+                "channel_id": ephemeral.channel,
+                "is_ephemeral": True,
+            },
+            actions=[payloads.action_item(ref)],
+            trigger_id=self.fake.issue_trigger(person.id),
+            response_url=self.fake.issue_response_url(
+                ephemeral.channel, person.id, ephemeral.message_ts, is_ephemeral=True
+            ),
+            channel=self.ws.channels[ephemeral.channel],
+            state_values=build_state_values(ephemeral.blocks, None, enforce_client_rules=False),
+        )
+        return self._deliver("interactive", payload, False, delivery)
+
+    def message_shortcut(
+        self,
+        callback_id: str,
+        channel: str,
+        message_ts: str,
+        *,
+        user: UserLike = None,
+        delivery: Delivery | None = None,
+    ) -> Ack:
+        person = self.user(user)
+        message = self._live_message(channel, message_ts)
+        payload = payloads.message_shortcut(
+            self.ws,
+            person,
+            self.ws.channels[message.channel],
+            callback_id=callback_id,
+            message=message.to_slack(include_metadata=False),
+            trigger_id=self.fake.issue_trigger(person.id),
+            response_url=self.fake.issue_response_url(message.channel, person.id),
+        )
+        return self._deliver("interactive", payload, False, delivery)
+
+    def global_shortcut(
+        self, callback_id: str, *, user: UserLike = None, delivery: Delivery | None = None
+    ) -> Ack:
+        person = self.user(user)
+        payload = payloads.global_shortcut(
+            self.ws, person, callback_id=callback_id, trigger_id=self.fake.issue_trigger(person.id)
+        )
+        return self._deliver("interactive", payload, False, delivery)
+
+    # -- modals and Home ----------------------------------------------------------------------
+    def submit_view(
+        self,
+        view: ViewRecord | str,
+        values: dict[str, dict[str, Any]] | None = None,
+        *,
+        user: UserLike = None,
+        enforce_client_rules: bool = True,
+        delivery: Delivery | None = None,
+    ) -> Ack:
+        """Submit an open modal with `values` ({block_id: {action_id: value}}; see
+        view_state.to_state for the accepted value shapes). The bot's response_action is then
+        applied to the fake's view stack (errors keep it open, update/push/clear, else close)."""
+        record = self._current_view(view)
+        if not record.is_open:
+            raise RuntimeError(f"view {record.id} is not open any more")
+        person = self.user(user or record.user)
+        state = build_state_values(record.blocks, values, enforce_client_rules=enforce_client_rules)
+        payload = payloads.view_submission(
+            self.ws, person, record.to_slack(state), self.fake.issue_trigger(person.id)
+        )
+        with self.fake.view_flow.submitting(record.id):
+            ack = self._deliver("interactive", payload, True, delivery)
+            if ack.ok:
+                self.fake.view_flow.apply_submission_answer(record.id, ack.json)
+        return ack
+
+    def close_view(
+        self, view: ViewRecord | str, *, user: UserLike = None, delivery: Delivery | None = None
+    ) -> Ack | None:
+        """Press Cancel: the modal closes; the bot hears of it only with notify_on_close."""
+        record = self._current_view(view)
+        self.fake.view_flow.close(record.id)
+        if not record.notify_on_close:
+            return None
+        person = self.user(user or record.user)
+        state = build_state_values(record.blocks, None, enforce_client_rules=False)
+        payload = payloads.view_closed(self.ws, person, record.to_slack(state), is_cleared=False)
+        return self._deliver("interactive", payload, False, delivery)
+
+    def click_in_view(
+        self,
+        view: ViewRecord | str,
+        *,
+        action_id: str | None = None,
+        value: str | None = None,
+        text: str | None = None,
+        user: UserLike = None,
+        delivery: Delivery | None = None,
+        as_shown: bool = False,
+    ) -> Ack:
+        """Click a button inside a modal or a Home tab. ``as_shown``: click ``view`` as the
+        person still sees it, although it was replaced since (a click racing a refresh)."""
+        record = view if as_shown and isinstance(view, ViewRecord) else self._current_view(view)
+        ref = find_element(
+            record.blocks, action_id=action_id, value=value, text=text, types=BUTTONS
+        )
+        person = self.user(user or record.user)
+        state = build_state_values(record.blocks, None, enforce_client_rules=False)
+        payload = payloads.block_actions(
+            self.ws,
+            person,
+            container={"type": "view", "view_id": record.id},
+            actions=[payloads.action_item(ref)],
+            trigger_id=self.fake.issue_trigger(person.id),
+            response_url=None,
+            view=record.to_slack(state),
+        )
+        return self._deliver("interactive", payload, False, delivery)
+
+    def home_of(self, user: UserLike = None) -> ViewRecord | None:
+        return self.fake.home(self.user(user).id)
+
+    def app_home_opened(self, user: UserLike = None, *, delivery: Delivery | None = None) -> Ack:
+        person = self.user(user)
+        home = self.fake.home(person.id)
+        dm_channel = self.fake.ctx.resolve_channel(person.id)
+        event = payloads.app_home_opened(person, dm_channel, home.to_slack() if home else None)
+        return self.send_event(event, delivery=delivery)
+
+    # -- commands and events ------------------------------------------------------------------
+    def slash(
+        self,
+        command: str,
+        text: str = "",
+        *,
+        user: UserLike = None,
+        channel: str | None = None,
+        delivery: Delivery | None = None,
+    ) -> Ack:
+        """Run a slash command; a non-empty ack body is shown like Slack does (ephemeral
+        by default, in_channel if the bot says so)."""
+        person = self.user(user)
+        channel_id = self.fake.ctx.resolve_channel(channel or next(iter(self.ws.channels)))
+        response_url = self.fake.issue_response_url(channel_id, person.id)
+        payload = payloads.slash_command(
+            self.ws,
+            person,
+            self.ws.channels[channel_id],
+            command=command,
+            text=text,
+            trigger_id=self.fake.issue_trigger(person.id),
+            response_url=response_url,
+        )
+        ack = self._deliver("slash_commands", payload, True, delivery)
+        if ack.ok:
+            body = {"text": ack.body} if isinstance(ack.body, str) else ack.json
+            self.fake.apply_command_ack(response_url, body)
+        return ack
+
+    def url_verification(self, challenge: str = "fake-challenge") -> Ack:
+        """The handshake Slack sends when an HTTP request URL is saved."""
+        payload = {
+            "token": self.ws.verification_token,
+            "challenge": challenge,
+            "type": "url_verification",
+        }
+        return self._deliver("events_api", payload, False, None)
+
+    def send_event(self, event: JsonDict, *, delivery: Delivery | None = None) -> Ack:
+        """Deliver an Events API event (wrapped in event_callback)."""
+        return self._deliver("events_api", payloads.event_callback(self.ws, event), False, delivery)

@@ -1,0 +1,387 @@
+"""The store's hot queries and how the database plans them.
+
+A *hot* query runs per poll cycle, per Slack interaction, per tick of the publisher, crash
+recovery, reminders, subscribers' DM cards or lease heartbeat, per metrics scrape, or in the
+retention purge. Each must find its rows through an index: a store of 100,000 cards must cost
+no more per cycle than an empty one. This module lists them (as calls of :class:`Store`
+methods, so the SQL is the real one), captures the statements each call sends and asks the
+database for their plans (``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN`` on PostgreSQL). The
+store tests assert that no hot query reads a large table whole; the footprint benchmark prints
+the plans against 100,000 cards.
+
+The calls run against a *probe* store (:func:`prepare_probe`: one waiting, posted card with a
+message, a submission and outbox rows), so that each takes its full path (every statement of
+a compare-and-set, a purge, a lease); the captured statements can then be explained on
+another database of the same schema.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+
+from bot.core.domain import CardOutcome, CardState, TaskInfo
+from bot.kandev.models import Answer, Bundle, Option, Question
+from bot.store.followups import NewMessage, OutboxRow
+from bot.store.records import SubmissionContent
+from bot.store.store import Store
+
+#: Tables that grow with the history (one or more rows per card): never read whole.
+LARGE_TABLES = frozenset(
+    {"cards", "audit_log", "submissions", "outbox", "card_messages", "card_followups"}
+)
+
+PROBE = "p-hot-probe"
+PROBE_CHANNEL = "C0HOTPROBE"
+PROBE_TS = "1700000000.000100"
+PROBE_SUBMISSION = "s-hot-probe"
+PROBE_WORKER = "w-hot-probe"
+PROBE_QUESTION_KEY = "ws-probe|which database?"
+
+
+@dataclass(frozen=True)
+class HotQuery:
+    name: str
+    when: str  # what runs it
+    call: Callable[[Store], object]
+
+
+_A_DAY_BEFORE = datetime(2030, 1, 1, tzinfo=UTC)  # "opened Home since": any instant plans alike
+_OUTCOME = CardOutcome(
+    state=CardState.ANSWERED, via="slack", by_user="U0PROBE", at=datetime(2030, 1, 1, tzinfo=UTC)
+)
+_WRITE = OutboxRow(
+    kind="reply", key="hot-probe-reply", payload={"pending_id": PROBE}, channel=PROBE_CHANNEL
+)
+_MESSAGE = NewMessage(key=f"escalation:{PROBE}", kind="escalation", target="C0ESCALATE", note="")
+
+HOT_QUERIES: tuple[HotQuery, ...] = (
+    # the poll cycle (bot/usecases/sync.py)
+    HotQuery(
+        "get", "poll cycle: a listed bundle unknown to this process; clicks", lambda s: s.get(PROBE)
+    ),
+    HotQuery(
+        "answered_like",
+        "poll cycle: a new bundle's past answer",
+        lambda s: s.answered_like(PROBE_QUESTION_KEY, PROBE_CHANNEL, exclude=PROBE),
+    ),
+    HotQuery(
+        "claim",
+        "poll cycle: a new bundle",
+        lambda s: s.claim(
+            "p-hot-new",
+            task_id="t",
+            channel=PROBE_CHANNEL,
+            bundle=_bundle("p-hot-new"),
+            task=TaskInfo(task_id="t"),
+        ),
+    ),
+    HotQuery("pending", "poll cycle: waiting cards", lambda s: s.pending()),
+    HotQuery(
+        "pending_tasks",
+        "/kandev-questions and Home: the tasks of waiting cards",
+        lambda s: s.pending_tasks(),
+    ),
+    HotQuery("pending_ids", "poll cycle: the ids of waiting cards", lambda s: s.pending_ids()),
+    HotQuery(
+        "unposted", "poll cycle (every 30 s): claims without a message", lambda s: s.unposted(30)
+    ),
+    HotQuery(
+        "submission_in_flight",
+        "poll cycle: a card gone from Kandev's list; clicks",
+        lambda s: s.submission_in_flight(PROBE, 30.0),
+    ),
+    HotQuery(
+        "won_submission",
+        "poll cycle: a card resolved elsewhere; clicks",
+        lambda s: s.won_submission(PROBE),
+    ),
+    HotQuery(
+        "transition",
+        "poll cycle / click: a card resolved",
+        lambda s: s.transition("p-hot-none", _OUTCOME),
+    ),
+    HotQuery(
+        "audit", "every action", lambda s: s.audit(PROBE, "U0PROBE", "answer", "button", "won")
+    ),
+    HotQuery("purge", "poll cycle (every 30 s): retention", lambda s: s.purge()),
+    # Slack interactions (bot/usecases/admission.py, bot/usecases/answers.py)
+    HotQuery(
+        "by_any_message",
+        "click: the card of a message",
+        lambda s: s.by_any_message(PROBE_CHANNEL, "1.000000"),
+    ),
+    HotQuery(
+        "messages_of",
+        "click / card edit: a bundle's other messages",
+        lambda s: s.messages_of(PROBE),
+    ),
+    HotQuery(
+        "begin_submission",
+        "click",
+        lambda s: s.begin_submission(
+            PROBE, "s-hot-new", "U0PROBE", SubmissionContent(action="answer")
+        ),
+    ),
+    HotQuery("get_submission", "click / recovery", lambda s: s.get_submission(PROBE_SUBMISSION)),
+    HotQuery(
+        "finish_submission", "click / recovery", lambda s: s.finish_submission("s-hot-none", "won")
+    ),
+    HotQuery("drop_submission", "click / recovery", lambda s: s.drop_submission("s-hot-none")),
+    # the publisher's tick (bot/usecases/publisher.py)
+    HotQuery(
+        "outbox_put",
+        "card posts and edits",
+        lambda s: s.outbox_put("update", "hot-probe-update", {"pending_id": PROBE}, PROBE_CHANNEL),
+    ),
+    HotQuery(
+        "outbox_take",
+        "publisher tick (every second)",
+        lambda s: s.outbox_take(None, limit=20, worker_id=PROBE_WORKER),
+    ),
+    HotQuery("outbox_done", "publisher", lambda s: s.outbox_done(-1)),
+    HotQuery(
+        "outbox_next_due_s",
+        "publisher idle: when the next item falls due",
+        lambda s: s.outbox_next_due_s(),
+    ),
+    HotQuery(
+        "pace_turn",
+        "publisher: every message posted (the channel's shared pace)",
+        lambda s: s.pace_turn(
+            PROBE_CHANNEL, follow=False, held=None, spacing_s=1.0, tolerance_s=0.125
+        ),
+    ),
+    HotQuery(
+        "pace_block",
+        "publisher: Slack answered 429",
+        lambda s: s.pace_block(PROBE_CHANNEL, 1.0, tolerance_s=0.125),
+    ),
+    HotQuery("outbox_fail", "publisher", lambda s: s.outbox_fail(-1, "x")),
+    HotQuery(
+        "outbox_retry", "publisher", lambda s: s.outbox_retry(-1, 1.0, "x", worker_id=PROBE_WORKER)
+    ),
+    HotQuery("outbox_note", "publisher", lambda s: s.outbox_note(-1, "posting")),
+    HotQuery("outbox_rearm", "publisher", lambda s: s.outbox_rearm("hot-probe-none")),
+    HotQuery(
+        "outbox_failed_count", "publisher (health)", lambda s: s.outbox_failed_count(within_s=3600)
+    ),
+    HotQuery(
+        "mark_posted",
+        "publisher: a card posted",
+        lambda s: s.mark_posted("p-hot-none", PROBE_CHANNEL, "2.0"),
+    ),
+    HotQuery(
+        "message_get", "publisher: DM / escalation cards", lambda s: s.message_get("hot-probe-none")
+    ),
+    HotQuery(
+        "message_opened",
+        "publisher: DM cards",
+        lambda s: s.message_opened("hot-probe-none", "D0PROBE"),
+    ),
+    HotQuery(
+        "message_posted",
+        "publisher: DM / escalation cards",
+        lambda s: s.message_posted("hot-probe-none", "D0PROBE", "3.0"),
+    ),
+    # heartbeats (bot/usecases/leases.py) and shutdown (bot/app.py)
+    HotQuery("outbox_renew", "lease heartbeat", lambda s: s.outbox_renew(PROBE_WORKER, 30.0)),
+    HotQuery(
+        "renew_submissions", "lease heartbeat", lambda s: s.renew_submissions([PROBE_SUBMISSION])
+    ),
+    HotQuery("outbox_release", "shutdown", lambda s: s.outbox_release(PROBE_WORKER)),
+    HotQuery(
+        "release_submissions", "shutdown", lambda s: s.release_submissions([PROBE_SUBMISSION])
+    ),
+    # crash recovery (bot/usecases/recovery.py)
+    HotQuery("unfinished_submissions", "recovery scan", lambda s: s.unfinished_submissions(60.0)),
+    HotQuery("reclaim_submission", "recovery", lambda s: s.reclaim_submission("s-hot-none", 60.0)),
+    # reminders / escalation and subscribers' DM cards
+    # (bot/usecases/reminders.py, bot/usecases/subscriptions.py)
+    HotQuery("waiting_posted", "reminders tick", lambda s: s.waiting_posted()),
+    HotQuery("claim_reminder", "reminders", lambda s: s.claim_reminder(PROBE, 1, [_WRITE])),
+    HotQuery("claim_escalation", "escalation", lambda s: s.claim_escalation(PROBE, [_MESSAGE], [])),
+    HotQuery("unnotified_posted", "subscriptions tick", lambda s: s.unnotified_posted()),
+    HotQuery("claim_notify", "subscriptions", lambda s: s.claim_notify(PROBE, [], [])),
+    HotQuery("all_subscriptions", "subscriptions tick", lambda s: s.all_subscriptions()),
+    HotQuery(
+        "subscriptions_of", "Home, /kandev-subscriptions", lambda s: s.subscriptions_of("U0PROBE")
+    ),
+    # the App Home tab (bot/usecases/home.py)
+    HotQuery("home_opened", "Home opened", lambda s: s.home_opened("U0PROBE")),
+    HotQuery("home_viewers", "Home refresh tick", lambda s: s.home_viewers(_A_DAY_BEFORE)),
+    HotQuery("recent_resolved", "Home opened / refreshed", lambda s: s.recent_resolved(20)),
+    # metrics and health (bot/app.py)
+    HotQuery("stats", "metrics scrape", lambda s: s.stats()),
+    HotQuery("ping", "/healthz", lambda s: s.ping()),
+)
+
+#: Store methods that are not hot: the CLI, tests, or a call that is never repeated.
+COLD_METHODS = frozenset(
+    {
+        "close",
+        "count",
+        "audit_entries",
+        "by_message",
+        "db_now",
+        "forget_home_viewers",
+        "message_add",
+        "outbox_get",
+        "outbox_insert",  # the statement of outbox_put, inside other transactions
+        "outbox_pending_count",
+        "outbox_purge",
+        "schema_version",
+        "submissions_for",
+        "subscribe",
+        "unsubscribe",
+    }
+)
+
+
+def _bundle(pending_id: str) -> Bundle:
+    return Bundle(
+        pending_id=pending_id,
+        task_id="t-hot-probe",
+        created_at=datetime(2030, 1, 1, tzinfo=UTC),
+        questions=[
+            Question(
+                question_id="q1",
+                title="Database",
+                prompt="Which database?",
+                options=[Option(option_id="q1_opt1", label="PostgreSQL")],
+            )
+        ],
+    )
+
+
+def prepare_probe(store: Store) -> None:
+    """The rows the hot calls act on: a waiting, posted card with an escalation message, an
+    unfinished submission and a due outbox item (so each call runs every statement it has)."""
+    store.claim(
+        PROBE,
+        task_id="t-hot-probe",
+        channel=PROBE_CHANNEL,
+        bundle=_bundle(PROBE),
+        task=TaskInfo(task_id="t-hot-probe"),
+        question_key=PROBE_QUESTION_KEY,
+    )
+    store.mark_posted(PROBE, PROBE_CHANNEL, PROBE_TS)
+    store.begin_submission(
+        PROBE,
+        PROBE_SUBMISSION,
+        "U0PROBE",
+        SubmissionContent(
+            action="answer", answers=[Answer(question_id="q1", selected_options=["q1_opt1"])]
+        ),
+    )
+    store.outbox_put("post", "hot-probe-post", {"pending_id": PROBE}, PROBE_CHANNEL)
+
+
+@dataclass(frozen=True)
+class Statement:
+    sql: str
+    params: Any
+
+
+_SKIPPED = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|PRAGMA|SELECT 1\b|SELECT pg_)", re.IGNORECASE)
+
+
+@contextmanager
+def capturing(store: Store) -> Iterator[list[Statement]]:
+    """Every statement the store sends while the block runs (transaction control, pre-pings
+    and pragmas left out)."""
+    seen: list[Statement] = []
+
+    def record(_conn: Any, _cursor: Any, sql: str, params: Any, _context: Any, many: bool) -> None:
+        if not many and not _SKIPPED.match(sql):
+            seen.append(Statement(sql, params))
+
+    engine = store._engine  # noqa: SLF001 - the store's own engine is what sends the SQL
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def capture(store: Store, queries: Sequence[HotQuery] = HOT_QUERIES) -> dict[str, list[Statement]]:
+    """The statements of each hot query, run on ``store`` (see :func:`prepare_probe`)."""
+    out: dict[str, list[Statement]] = {}
+    for query in queries:
+        with capturing(store) as seen:
+            query.call(store)
+        out[query.name] = list(seen)
+    return out
+
+
+def explain(conn: Connection, statement: Statement) -> list[str]:
+    """The database's plan of one captured statement, one line per step."""
+    if conn.dialect.name == "sqlite":
+        rows = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement.sql}", statement.params)
+        return [str(row[-1]) for row in rows]
+    rows = conn.exec_driver_sql(f"EXPLAIN {statement.sql}", statement.params)
+    return [str(row[0]) for row in rows]
+
+
+_SQLITE_SCAN = re.compile(r"^SCAN (\w+)(?: AS \w+)?(?P<index> USING .*INDEX.*)?$")
+_PG_SEQ = re.compile(r"Seq Scan on (\w+)")
+_PG_INDEX = re.compile(r"Index (?:Only )?Scan(?: Backward)? using \w+ on (\w+)")
+_SQL_LIMIT = re.compile(r"\bLIMIT\b", re.IGNORECASE)
+
+
+def full_scans(plan: Sequence[str], dialect: str, sql: str = "") -> list[str]:
+    """The large tables ``plan`` reads whole: a SQLite ``SCAN t`` or a PostgreSQL ``Seq Scan``,
+    and a walk of a whole index (SQLite ``SCAN t USING INDEX``, a PostgreSQL index scan
+    without an ``Index Cond``) unless a LIMIT stops it early."""
+    found: list[str] = []
+    steps = [line.strip().removeprefix("->").strip() for line in plan]
+    if dialect == "sqlite":
+        limited = bool(_SQL_LIMIT.search(sql))
+        for step in steps:
+            match = _SQLITE_SCAN.match(step)
+            if match and match.group(1) in LARGE_TABLES and not (match["index"] and limited):
+                found.append(match.group(1))
+        return found
+    limited = any(step.startswith("Limit") for step in steps)
+    for n, step in enumerate(steps):
+        seq = _PG_SEQ.search(step)
+        if seq and seq.group(1) in LARGE_TABLES:
+            found.append(seq.group(1))
+            continue
+        index = _PG_INDEX.search(step)
+        if not index or index.group(1) not in LARGE_TABLES or limited:
+            continue
+        details = []
+        for later, raw in zip(steps[n + 1 :], plan[n + 1 :], strict=True):
+            if raw.strip().startswith("->"):
+                break
+            details.append(later)
+        if not any(d.startswith("Index Cond") for d in details):
+            found.append(index.group(1))
+    return found
+
+
+@dataclass(frozen=True)
+class Plan:
+    query: str
+    sql: str
+    lines: list[str]
+    scans: list[str]
+
+
+def plans(captured: Mapping[str, Sequence[Statement]], conn: Connection) -> list[Plan]:
+    """The plan of every captured statement on ``conn``'s database, in order."""
+    out: list[Plan] = []
+    for name, statements in captured.items():
+        for statement in statements:
+            lines = explain(conn, statement)
+            scans = full_scans(lines, conn.dialect.name, statement.sql)
+            out.append(Plan(name, statement.sql, lines, scans))
+    return out

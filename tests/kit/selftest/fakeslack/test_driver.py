@@ -1,0 +1,131 @@
+"""SlackDriver against a real Bolt app, over signed HTTP and over Socket Mode."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.kit.fakeslack import Delivery, FakeSlack, SlackDriver, ViewSubmissionBlocked
+from tests.kit.selftest.fakeslack.demo_app import build_app, post_card, serve_http, socket_mode
+
+CHANNEL = "C0QUESTION"
+
+
+@pytest.fixture(params=["http", "socket"])
+def driver(
+    request: pytest.FixtureRequest,
+    fake_slack: FakeSlack,
+    slack_driver: Callable[..., SlackDriver],
+) -> Iterator[SlackDriver]:
+    app = build_app(fake_slack)
+    if request.param == "http":
+        with serve_http(app) as url:
+            yield slack_driver(url)
+    else:
+        with socket_mode(app, fake_slack):
+            yield slack_driver(transport="socket")
+
+
+def test_click_opens_a_modal_and_submit_updates_the_card(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    ts = post_card(fake_slack)
+    ack = driver.click(CHANNEL, ts, text="Answer…")
+    assert ack.ok and ack.elapsed < 3.0
+    view = fake_slack.wait_for_view(lambda v: v.callback_id == "answer_modal")
+    assert view.user == "U0ALICE001" and view.is_open
+
+    with pytest.raises(ViewSubmissionBlocked):  # Slack's client refuses an empty required radio
+        driver.submit_view(view, {"note": {"text": "hi"}})
+    with pytest.raises(ViewSubmissionBlocked):  # …and text beyond max_length
+        driver.submit_view(view, {"db": {"choice": "pg"}, "note": {"text": "x" * 2001}})
+
+    refused = driver.submit_view(view, {"db": {"choice": "pg"}, "note": {"text": "bad idea"}})
+    assert refused.json == {"response_action": "errors", "errors": {"note": "Please be nice"}}
+    assert fake_slack.view(view.id).is_open
+
+    accepted = driver.submit_view(view, {"db": {"choice": "mongo"}})
+    assert accepted.ok and accepted.body is None
+    assert not fake_slack.view(view.id).is_open
+    fake_slack.wait_for(lambda: fake_slack.message(CHANNEL, ts).edited_ts, description="the edit")
+    card = fake_slack.message(CHANNEL, ts)
+    assert "✅ mongo" in card.all_text and card.versions[0]["text"] == "Which database?"
+
+
+def test_click_payload_carries_a_response_url(driver: SlackDriver, fake_slack: FakeSlack) -> None:
+    ts = post_card(fake_slack)
+    driver.click(CHANNEL, ts, value="mongo", user="U0BOB00002")
+    ephemeral = fake_slack.wait_for_ephemeral("U0BOB00002")
+    assert ephemeral.text == "<@U0BOB00002> picked mongo"
+    assert ephemeral.source == "response_url"
+
+
+def test_unknown_button_is_reported_with_the_available_ones(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    ts = post_card(fake_slack)
+    with pytest.raises(LookupError, match="open_answer"):
+        driver.click(CHANNEL, ts, action_id="nope")
+
+
+def test_slash_command_ack_is_shown_as_ephemeral(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    ack = driver.slash("/kq", "platform")
+    # Bolt answers text/plain over HTTP and {"text": …} over Socket Mode; Slack shows both.
+    assert ack.body in ("you asked for 'platform'", {"text": "you asked for 'platform'"})
+    (shown,) = fake_slack.ephemerals("U0ALICE001")
+    assert (shown.text, shown.source) == ("you asked for 'platform'", "command_ack")
+
+
+def test_app_home_and_message_shortcut(driver: SlackDriver, fake_slack: FakeSlack) -> None:
+    driver.app_home_opened()
+    fake_slack.wait_for_call("views.publish")
+    home = fake_slack.home("U0ALICE001")
+    assert home is not None and "Waiting: 0" in home.all_text
+
+    note = fake_slack.post_user_message(CHANNEL, "U0BOB00002", "a human message")
+    driver.message_shortcut("reject_question", CHANNEL, note.ts)
+    shown = fake_slack.wait_for_ephemeral("U0ALICE001")
+    assert shown.text == f"shortcut on {note.ts}"
+
+
+def test_cancel_closes_the_modal_silently_without_notify_on_close(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    ts = post_card(fake_slack)
+    driver.click(CHANNEL, ts, action_id="open_answer")
+    view = fake_slack.wait_for_view()
+    assert driver.close_view(view) is None
+    assert fake_slack.open_views("U0ALICE001") == []
+
+
+@pytest.fixture
+def http_driver(fake_slack: FakeSlack, slack_driver: Callable[..., SlackDriver]):
+    with serve_http(build_app(fake_slack)) as url:
+        yield slack_driver(url)
+
+
+@pytest.mark.parametrize("mode", ["stale", "forged", "missing"])
+def test_bad_signatures_are_refused_by_bolt(
+    mode: str, http_driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    ts = post_card(fake_slack)
+    ack = http_driver.click(CHANNEL, ts, value="mongo", delivery=Delivery(signature=mode))  # type: ignore[arg-type]
+    assert ack.status == 401
+    assert fake_slack.ephemerals() == []
+
+
+def test_url_verification_echoes_the_challenge(http_driver: SlackDriver) -> None:
+    ack = http_driver.url_verification("abc123")
+    assert ack.ok and ack.json == {"challenge": "abc123"}
+
+
+def test_events_retries_carry_slacks_headers(
+    http_driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    event = {"type": "app_home_opened", "user": "U0ALICE001", "tab": "home", "channel": "D1"}
+    ack = http_driver.send_event(event, delivery=Delivery(retry_num=1, retry_reason="timeout"))
+    assert ack.ok
+    fake_slack.wait_for_call("views.publish")

@@ -1,0 +1,30 @@
+"""Fixtures of the card tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.core.domain import TaskInfo
+from bot.kandev.models import Bundle
+from tests.kit.factories import (
+    CACHE_QUESTION,
+    DB_QUESTION,
+    QUEUE_QUESTION,
+    make_bundle,
+    make_task,
+)
+
+
+@pytest.fixture
+def one_question() -> Bundle:
+    return make_bundle(DB_QUESTION, context="why the agent asks")
+
+
+@pytest.fixture
+def three_questions() -> Bundle:
+    return make_bundle(DB_QUESTION, CACHE_QUESTION, QUEUE_QUESTION)
+
+
+@pytest.fixture
+def task() -> TaskInfo:
+    return make_task(workspace_id="")

@@ -1,0 +1,156 @@
+"""Property: whatever Kandev sends, every card and modal stays within every Slack limit, and
+nothing untrusted can ping or forge a link."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from bot.cards import (
+    build_answer_modal,
+    build_other_modal,
+    build_reject_modal,
+    build_result_modal,
+    build_sending_modal,
+    escape_mrkdwn,
+    markdown_to_mrkdwn,
+    outcome_line,
+    refill_form,
+    render_card,
+    words,
+)
+from bot.cards.ids import ACTION_OPEN, BLOCK_OUTCOME
+from bot.cards.limits import MAX_MESSAGE_TEXT, slack_len
+from bot.cards.wording import MAX_OUTCOME_LINE
+from bot.cards.words import already_answered_message, closed_card_message, lost_message
+from bot.core.domain import CardOutcome, CardState
+from tests.kit.factories import KANDEV_URL, NOW
+from tests.unit.cards.limits_checker import assert_valid_message, assert_valid_view, unsafe_angles
+from tests.unit.cards.strategies import bundles, free_texts, outcomes_for, tasks_for, texts
+
+EXAMPLES = int(os.environ.get("CARDS_HYPOTHESIS_EXAMPLES", "60"))  # raise it for a deeper run
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],  # no slow "explain"
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_card_stays_within_limits(data):
+    bundle = data.draw(bundles())
+    task = data.draw(tasks_for(bundle))
+    state = data.draw(st.sampled_from(list(CardState)))
+    outcome = data.draw(outcomes_for(bundle, state))
+    card = render_card(bundle, task, state, outcome, kandev_url=KANDEV_URL, now=NOW)
+    assert_valid_message(card, allowed_users={"U0123ABC"})
+    buttons = card["blocks"][-1]["elements"]
+    if state.terminal:
+        assert [b["action_id"] for b in buttons] == [ACTION_OPEN]
+    else:
+        assert len(buttons) >= 3
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_modal_stays_within_limits(data):
+    bundle = data.draw(bundles())
+    task = data.draw(tasks_for(bundle))
+    where = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
+    assert_valid_view(build_answer_modal(bundle, task, **where))
+    assert_valid_view(build_other_modal(bundle, task, bundle.questions[0], **where))
+    assert_valid_view(build_reject_modal(bundle, task, **where))
+    outcome = data.draw(outcomes_for(bundle, CardState.ANSWERED))
+    if outcome is not None:
+        message = lost_message(bundle, outcome)
+        assert_valid_view(
+            build_result_modal("Someone else answered first", message), allowed_users={"U0123ABC"}
+        )
+
+
+def _entered(data, form) -> dict:
+    """What a person may have entered in ``form``'s inputs (Slack's state.values shapes)."""
+    values: dict = {}
+    for block in form["blocks"]:
+        if block["type"] != "input":
+            continue
+        element = block["element"]
+        if element["type"] == "plain_text_input":
+            text = data.draw(st.one_of(st.none(), free_texts()))
+            entry = {"type": "plain_text_input", "value": text}
+        else:
+            option = data.draw(st.one_of(st.none(), st.sampled_from(element["options"])))
+            entry = {"type": element["type"], "selected_option": option}
+        values[block["block_id"]] = {element["action_id"]: entry}
+    return values
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_form_brought_back_with_kandevs_refusal_stays_within_limits(data):
+    """The form again after Kandev refused it (views.update): whatever was entered, whatever
+    Kandev said, under any of its fields."""
+    bundle = data.draw(bundles())
+    task = data.draw(tasks_for(bundle))
+    where = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
+    for form in (
+        build_answer_modal(bundle, task, **where),
+        build_other_modal(bundle, task, bundle.questions[0], **where),
+        build_reject_modal(bundle, task, **where),
+    ):
+        fields = [b["block_id"] for b in form["blocks"] if b["type"] == "input"]
+        refused = data.draw(st.sampled_from(fields))
+        message = words.invalid_message(data.draw(texts(max_size=3000)))
+        view = refill_form(form, _entered(data, form), {refused: message})
+        assert_valid_view(view)
+    assert_valid_view(build_sending_modal("answer"))
+    assert_valid_view(build_sending_modal("reject"))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_outcome_edit_is_condensed_within_limits(data):
+    """Resolved in every way Kandev accepts (several options per question, 2,000 characters of
+    free text in each question, long reasons): the edit keeps only the link button and an
+    outcome line of bounded length."""
+    bundle = data.draw(bundles())
+    task = data.draw(tasks_for(bundle))
+    state = data.draw(st.sampled_from([s for s in CardState if s.terminal]))
+    outcome = data.draw(outcomes_for(bundle, state)) or CardOutcome(state=state, at=NOW)
+    outcome = outcome.model_copy(update={"state": state})
+    card = render_card(bundle, task, state, outcome, kandev_url=KANDEV_URL, now=NOW)
+    assert_valid_message(card, allowed_users={"U0123ABC"})
+    assert [b["action_id"] for b in card["blocks"][-1]["elements"]] == [ACTION_OPEN]
+    line = outcome_line(outcome, bundle)
+    assert slack_len(line) <= MAX_OUTCOME_LINE
+    shown = next(b for b in card["blocks"] if b.get("block_id") == BLOCK_OUTCOME)
+    assert shown["text"]["text"].startswith(line)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_every_message_quoting_an_answer_is_within_limits(data):
+    bundle = data.draw(bundles())
+    state = data.draw(st.sampled_from(list(CardState)))
+    outcome = data.draw(outcomes_for(bundle, state)) or CardOutcome(state=state, at=NOW)
+    for text in (
+        lost_message(bundle, outcome),
+        already_answered_message(bundle, outcome),
+        words.resolved_already_message(bundle, outcome, action="reject"),
+        closed_card_message(outcome, bundle),
+    ):
+        assert text.strip() and slack_len(text) <= MAX_MESSAGE_TEXT
+        assert unsafe_angles(text, allowed_users={"U0123ABC"}) == []
+        assert_valid_view(build_result_modal("Already answered", text), allowed_users={"U0123ABC"})
+
+
+@settings(max_examples=3 * EXAMPLES, deadline=None, database=None, phases=SETTINGS.phases)
+@given(text=texts())
+def test_converted_markdown_never_pings_or_forges(text):
+    assert unsafe_angles(markdown_to_mrkdwn(text)) == []
+    assert "<" not in escape_mrkdwn(text) and ">" not in escape_mrkdwn(text)

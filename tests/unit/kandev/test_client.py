@@ -1,0 +1,316 @@
+"""KandevClient against a scripted Kandev (respx): paging, answering, final state, caching."""
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import httpx
+import pytest
+import respx
+
+from bot.kandev import (
+    Answer,
+    KandevClient,
+    KandevNotFoundError,
+    KandevProtocolError,
+    KandevUnavailable,
+    Lost,
+    NotActive,
+    Won,
+)
+from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
+
+BASE = "http://kandev.test"
+
+
+def bundle(n: int) -> dict:
+    return {
+        "pending_id": f"p{n}",
+        "task_id": f"t{n}",
+        "session_id": f"s{n}",
+        "created_at": "2026-11-30T07:27:52Z",
+        "age_seconds": 3,
+        "context": "",
+        "questions": [
+            {
+                "question_id": "db",
+                "title": "Database",
+                "prompt": "Which?",
+                "status": "pending",
+                "options": [{"option_id": "q1_opt1", "label": "PG", "description": ""}],
+            }
+        ],
+    }
+
+
+def client(**kw) -> KandevClient:
+    c = KandevClient(BASE, kw.pop("token", None), retry_max_wait=0.01, **kw)
+    c._http._retry_initial_wait = 0.001  # keep the retry tests fast
+    return c
+
+
+@respx.mock
+def test_list_pending_follows_every_cursor():
+    pages = {"": ([1, 2], "c1"), "c1": ([3, 4], "c2"), "c2": ([5], "")}
+
+    def list_tool(args):
+        numbers, next_cursor = pages[args.get("cursor", "")]
+        return {"bundles": [bundle(n) for n in numbers], "count": 2, "next_cursor": next_cursor}
+
+    fake = FakeMcp({"list_pending_questions_kandev": list_tool})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    since = datetime(2026, 11, 30, 9, 0, 5, 700000, tzinfo=timezone(timedelta(hours=1)))
+    bundles = client().list_pending(workspace_id="w1", created_since=since, page_size=2)
+    assert [b.pending_id for b in bundles] == ["p1", "p2", "p3", "p4", "p5"]
+    assert bundles[0].questions[0].options[0].option_id == "q1_opt1"
+    first = fake.calls[0][1]
+    assert first == {"limit": 2, "workspace_id": "w1", "created_since": "2026-11-30T08:00:05Z"}
+    assert [args.get("cursor") for _, args in fake.calls] == [None, "c1", "c2"]
+
+
+@respx.mock
+def test_list_pending_clamps_the_page_size_and_rejects_a_cursor_loop():
+    fake = FakeMcp(
+        {"list_pending_questions_kandev": lambda a: {"bundles": [], "next_cursor": "same"}}
+    )
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    with pytest.raises(KandevProtocolError, match="repeated cursor"):
+        client().list_pending(page_size=1000)
+    assert fake.calls[0][1]["limit"] == 200
+
+
+@respx.mock
+def test_list_active_decodes_only_the_bundles_not_known_yet():
+    pages = {"": ([1, 2], "c1"), "c1": ([3], "")}
+
+    def list_tool(args):
+        numbers, next_cursor = pages[args.get("cursor", "")]
+        found = [bundle(n) for n in numbers]
+        if 3 in numbers:
+            found[-1]["created_at"] = "2026-11-30T08:00:00Z"
+        if 1 in numbers:
+            found[0]["questions"] = "not decoded: already known"
+        return {"bundles": found, "count": len(found), "next_cursor": next_cursor}
+
+    fake = FakeMcp({"list_pending_questions_kandev": list_tool})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    active = client().list_active(known={"p1", "p2"}, page_size=2)
+    assert active.ids == ["p1", "p2", "p3"]
+    assert active.newest == datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+    assert [b.pending_id for b in active.new] == ["p3"]
+    assert active.new[0].questions[0].question_id == "db"
+
+    with pytest.raises(KandevProtocolError):  # the same bundle, not known: decoded and refused
+        client().list_active(known={"p2"}, page_size=2)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [{"pending_id": ""}, {"pending_id": 7}, {"created_at": "yesterday"}, {"created_at": None}],
+)
+@respx.mock
+def test_list_active_refuses_a_known_bundle_without_an_id_or_a_creation_time(broken):
+    def list_tool(args):
+        return {"bundles": [{**bundle(1), **broken}], "next_cursor": ""}
+
+    fake = FakeMcp({"list_pending_questions_kandev": list_tool})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    with pytest.raises(KandevProtocolError):
+        client().list_active(known={"p1"})
+
+
+RESPONSE = {
+    "pending_id": "p1",
+    "answers": [{"question_id": "db", "selected_options": ["q1_opt1"], "custom_text": ""}],
+    "rejected": False,
+    "reject_reason": "",
+    "responded_at": "2026-11-30T07:18:34.78Z",
+}
+
+
+@respx.mock
+def test_answer_over_rest_sends_the_body_and_maps_the_outcome():
+    route = respx.post(f"{BASE}/api/v1/clarification/p1/respond").respond(
+        200, json={"success": True, "claimed": True, "status": "answered", "response": RESPONSE}
+    )
+    outcome = client().answer("p1", [Answer(question_id="db", selected_options=["q1_opt1"])])
+    assert isinstance(outcome, Won)
+    assert route.calls[0].request.read() == (
+        b'{"answers":[{"question_id":"db","selected_options":["q1_opt1"],"custom_text":""}],'
+        b'"rejected":false,"reject_reason":""}'
+    )
+
+
+@respx.mock
+def test_a_retried_answer_that_finds_itself_the_winner_is_won():
+    lost_to_self = {"success": True, "claimed": False, "status": "answered", "response": RESPONSE}
+    respx.post(f"{BASE}/api/v1/clarification/p1/respond").mock(
+        side_effect=[httpx.ReadTimeout("slow"), httpx.Response(200, json=lost_to_self)]
+    )
+    outcome = client().answer("p1", [Answer(question_id="db", selected_options=["q1_opt1"])])
+    assert isinstance(outcome, Won)
+
+
+@pytest.mark.parametrize("transport", ["rest", "mcp"])
+@respx.mock
+def test_a_resend_that_finds_its_own_content_the_winner_is_won(transport):
+    winner = {"success": True, "claimed": False, "status": "answered", "response": RESPONSE}
+    rejected = {"success": True, "claimed": False, "status": "rejected", "response": {}}
+    replies = iter([winner, winner, rejected, winner])
+    respx.post(f"{BASE}/api/v1/clarification/p1/respond").mock(
+        side_effect=lambda request: httpx.Response(200, json=next(replies))
+    )
+    respx.post(f"{BASE}/mcp").mock(
+        side_effect=FakeMcp({"answer_question_kandev": lambda a: next(replies)})
+    )
+    c = client()
+    same = [Answer(question_id="db", selected_options=["q1_opt1"])]
+    other = [Answer(question_id="db", custom_text="SQLite")]
+    # A first attempt (no ambiguity on the wire): someone else's identical answer won.
+    assert isinstance(c.answer("p1", same, transport=transport), Lost)
+    # Crash recovery re-sending what a dead process may have sent: that attempt won.
+    assert isinstance(c.answer("p1", same, transport=transport, resend=True), Won)
+    won = c.reject("p1", "not now", transport=transport, resend=True)
+    assert isinstance(won, Won) and won.resolution.reject_reason == "not now"
+    assert isinstance(c.answer("p1", other, transport=transport, resend=True), Lost)
+
+
+@respx.mock
+def test_answer_gives_up_with_unavailable_on_persistent_5xx():
+    respx.post(f"{BASE}/api/v1/clarification/p1/respond").respond(500, json={"error": "x"})
+    with pytest.raises(KandevUnavailable):
+        client(retry_attempts=2).reject("p1")
+
+
+@respx.mock
+def test_reject_over_mcp_maps_conflict_and_lost():
+    answers = iter(
+        [
+            ToolError("backend error [CONFLICT]: clarification request is no longer active"),
+            {"claimed": False, "status": "answered", "response": RESPONSE},
+        ]
+    )
+    fake = FakeMcp({"answer_question_kandev": lambda args: next(answers)})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    c = client()
+    assert c.reject("p1", "no", transport="mcp") == NotActive(
+        "clarification request is no longer active"
+    )
+    assert isinstance(c.reject("p1", transport="mcp"), Lost)
+    assert fake.calls[0][1] == {"pending_id": "p1", "rejected": True, "reject_reason": "no"}
+    with pytest.raises(ValueError):
+        c.reject("p1", transport="carrier-pigeon")
+
+
+def clarification(pending_id, question_id, index, total, status, response=None):
+    metadata = {
+        "pending_id": pending_id,
+        "question_id": question_id,
+        "question_index": index,
+        "question_total": total,
+        "status": status,
+    }
+    if response:
+        metadata["response"] = response
+    return {"id": f"{pending_id}-{index}", "type": "clarification_request", "metadata": metadata}
+
+
+@respx.mock
+def test_final_state_pages_backwards_until_the_bundle_is_complete():
+    pages = {
+        None: {"messages": [clarification("new", "x", 0, 1, "pending")], "cursor": "m3"},
+        "m3": {
+            "messages": [
+                clarification("old", "lang", 1, 2, "answered", {"selected_options": ["q2_opt1"]})
+            ],
+            "cursor": "m2",
+        },
+        "m2": {
+            "messages": [
+                clarification(
+                    "old",
+                    "db",
+                    0,
+                    2,
+                    "answered",
+                    {"question_id": "db", "selected_options": ["q1_opt2"], "custom_text": "hm"},
+                )
+            ],
+            "cursor": "m1",
+        },
+    }
+
+    def conversation(args):
+        return {**pages[args.get("before")], "has_more": True}
+
+    fake = FakeMcp({"get_task_conversation_kandev": conversation})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    state = client(conversation_page_size=1).final_state("t1", "old", session_id="s1")
+    assert state.status == "answered"
+    assert state.answers == [
+        Answer(question_id="db", selected_options=["q1_opt2"], custom_text="hm"),
+        Answer(question_id="lang", selected_options=["q2_opt1"]),
+    ]
+    assert len(fake.calls) == 3  # stopped once both questions were seen
+    first = fake.calls[0][1]
+    assert first["sort"] == "desc" and first["limit"] == 1 and first["session_id"] == "s1"
+    assert first["message_types"] == ["clarification_request"]
+
+
+@respx.mock
+def test_final_state_of_an_unknown_task_is_unknown():
+    fake = FakeMcp(
+        {"get_task_conversation_kandev": lambda a: ToolError("backend error [NOT_FOUND]: task")}
+    )
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    assert client().final_state("nope", "p").status == "unknown"
+
+
+@respx.mock
+def test_task_and_workspaces_are_cached_briefly():
+    task_route = respx.get(f"{BASE}/api/v1/tasks/t1").respond(
+        200, json={"id": "t1", "title": "Fix login", "workspace_id": "w1", "state": "x"}
+    )
+    ws_route = respx.get(f"{BASE}/api/v1/workspaces").respond(
+        200, json={"workspaces": [{"id": "w1", "name": "Main"}], "total": 1}
+    )
+    respx.get(f"{BASE}/api/v1/tasks/gone").respond(404, json={"error": "task not found"})
+    c = client()
+    assert c.task("t1").title == "Fix login"
+    assert c.task("t1").workspace_id == "w1"
+    assert [w.id for w in c.workspaces()] == ["w1"]
+    assert task_route.call_count == 1 and ws_route.call_count == 1
+    with pytest.raises(KandevNotFoundError):
+        c.task("gone")
+    expired = client(cache_ttl=0)
+    expired.task("t1")
+    expired.task("t1")
+    assert task_route.call_count == 3
+
+
+@respx.mock
+def test_probe_reports_each_expected_failure_without_raising():
+    health = respx.get(f"{BASE}/health")
+    api = respx.get(f"{BASE}/api/v1/workspaces")
+    health.respond(200, json={"status": "ok", "version": "v0.95.1"})
+
+    api.respond(503, json={"status": "starting"})
+    starting = client().probe()
+    assert (starting.reachable, starting.ready, starting.auth_ok) == (True, False, None)
+    assert starting.version == "v0.95.1" and "starting" in starting.detail and not starting.ok
+
+    api.respond(401, json={"error": "authentication required"})
+    denied = client(token="kandev_pat_bad").probe()
+    assert (denied.ready, denied.auth_ok, denied.token_sent) == (True, False, True)
+    assert "KANDEV_TOKEN" in denied.detail
+
+    api.respond(200, json={"workspaces": []})
+    respx.post(f"{BASE}/mcp").mock(side_effect=FakeMcp())
+    fine = client().probe()
+    assert fine.ok and fine.mcp_ok and fine.detail == ""
+
+    health.respond(200, text="ok")
+    assert client().probe().version is None
+
+
+def test_probe_of_nothing_listening_is_unreachable(unused_port):
+    nothing = KandevClient(f"http://127.0.0.1:{unused_port}").probe()
+    assert not nothing.reachable and not nothing.ok and nothing.version is None

@@ -1,0 +1,217 @@
+"""The use-cases (admission, answers, sync, waiting, listing, Home) on a real SQLite store and the
+real publisher, with in-memory fakes of Kandev and of the Slack gateway at the edges
+(tests/kit/fakes.py); and the Slack listeners on a real Bolt App over those services."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from slack_bolt import App
+
+from bot.config.routing import Routing
+from bot.core.domain import Card
+from bot.core.signals import Signal
+from bot.kandev.models import Bundle
+from bot.ops.health import Health
+from bot.slack.app import build_bolt_app
+from bot.slack.lanes import Lane
+from bot.slack.services import Services
+from bot.slack_api.gateway import make_web_client
+from bot.slack_api.notify import Notifier
+from bot.store import Store
+from bot.store.copies import CardMessage
+from bot.usecases.admission import Admission, Admitted, Request
+from bot.usecases.answers import AnswerService
+from bot.usecases.conversation import ConversationService
+from bot.usecases.home import HomeService
+from bot.usecases.leases import InFlight
+from bot.usecases.listing import ListingService
+from bot.usecases.past_answers import PastAnswers
+from bot.usecases.permissions import Permissions
+from bot.usecases.publisher import Publisher
+from bot.usecases.subscriptions import SubscriptionService
+from bot.usecases.sync import SyncEngine
+from bot.usecases.tasks import TaskDirectory
+from bot.usecases.waiting import Permalinks, WaitingQueue
+from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
+from tests.kit.fakes import FakeKandev, FakeSlackGateway
+from tests.kit.fakeslack import FakeSlack
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    store = Store(f"sqlite:///{tmp_path / 'bot.db'}")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def fake_kandev() -> FakeKandev:
+    return FakeKandev(KANDEV_URL)
+
+
+@pytest.fixture
+def gateway() -> FakeSlackGateway:
+    return FakeSlackGateway()
+
+
+@pytest.fixture
+def health() -> Health:
+    return Health()
+
+
+@pytest.fixture
+def routing() -> Routing:
+    return Routing(default_channel=CHANNEL)
+
+
+@pytest.fixture
+def publisher(store: Store, gateway: FakeSlackGateway, health: Health) -> Publisher:
+    return Publisher(store, gateway, kandev_url=KANDEV_URL, health=health, post_spacing_s=0)
+
+
+@pytest.fixture
+def tasks(fake_kandev: FakeKandev) -> TaskDirectory:
+    return TaskDirectory(fake_kandev)
+
+
+@pytest.fixture
+def sync(
+    fake_kandev: FakeKandev,
+    store: Store,
+    routing: Routing,
+    tasks: TaskDirectory,
+    publisher: Publisher,
+    health: Health,
+) -> Iterator[SyncEngine]:
+    engine = SyncEngine(fake_kandev, store, routing, tasks, publisher, health, Signal("sync"))
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def permissions(routing: Routing, gateway: FakeSlackGateway) -> Permissions:
+    return Permissions(routing, gateway)
+
+
+@pytest.fixture
+def queue(
+    fake_kandev: FakeKandev,
+    store: Store,
+    routing: Routing,
+    tasks: TaskDirectory,
+    gateway: FakeSlackGateway,
+    permissions: Permissions,
+) -> WaitingQueue:
+    return WaitingQueue(fake_kandev, store, routing, tasks, Permalinks(gateway), permissions)
+
+
+@pytest.fixture
+def admission(store: Store, queue: WaitingQueue, permissions: Permissions) -> Admission:
+    return Admission(store, queue, permissions)
+
+
+@pytest.fixture
+def answers(fake_kandev: FakeKandev, store: Store, publisher: Publisher) -> AnswerService:
+    return AnswerService(fake_kandev, store, publisher, InFlight())
+
+
+@pytest.fixture
+def posted(fake_kandev: FakeKandev, sync: SyncEngine, publisher: Publisher, store: Store):
+    """``posted(bundle)``: the bundle is active in Kandev and its card is in Slack (the way
+    sync and the publisher put it there); returns the stored card."""
+
+    def post(bundle: Bundle) -> Card:
+        fake_kandev.add(bundle)
+        assert sync.reconcile_once().posted == [bundle.pending_id]
+        assert publisher.work_once()
+        card = store.get(bundle.pending_id)
+        assert card is not None and card.ts is not None
+        return card
+
+    return post
+
+
+@pytest.fixture
+def card(posted) -> Card:
+    """The story's bundle (``make_bundle()``), its card posted in the channel."""
+    return posted(make_bundle())
+
+
+@pytest.fixture
+def drain(publisher: Publisher) -> Callable[[], None]:
+    """``drain()``: the publisher sends everything its outbox has for now."""
+
+    def drain_() -> None:
+        while publisher.work_once():
+            pass
+
+    return drain_
+
+
+@pytest.fixture
+def alice_answers(admission: Admission, answers: AnswerService):
+    """``alice_answers(card, on=None)``: Alice clicks MongoDB on the card's message (or on
+    ``on``, another message of the card), is admitted, and her answer wins in Kandev."""
+
+    def answer(card: Card, on: CardMessage | None = None) -> None:
+        channel, ts = (card.channel, card.ts) if on is None else (on.channel, on.ts)
+        request = Request(
+            user_id=ALICE_ID,
+            action="answer",
+            source="slack:button",
+            via="card",
+            pending_id=card.pending_id,
+            channel=channel,
+            ts=ts,
+            option=("q1", "q1_opt2"),
+        )
+        admitted = admission.admit(request)
+        assert isinstance(admitted, Admitted)
+        assert answers.submit(admitted, answers=(MONGO,)).kind == "won"
+
+    return answer
+
+
+# ---- the Slack listeners, on a real Bolt App --------------------------------------------------
+
+
+@pytest.fixture
+def services(
+    admission: Admission,
+    answers: AnswerService,
+    queue: WaitingQueue,
+    fake_kandev: FakeKandev,
+    store: Store,
+    gateway: FakeSlackGateway,
+) -> Iterator[Services]:
+    """What the listeners delegate to: the real services on the fakes above."""
+    lanes = [Lane("answering", workers=4, waiting=4), Lane("reading", workers=2, waiting=4)]
+    home = HomeService(queue, store, gateway, Signal("card changed"), kandev_url=KANDEV_URL)
+    yield Services(
+        admission=admission,
+        answers=answers,
+        listing=ListingService(queue, fake_kandev, kandev_url=KANDEV_URL),
+        home=home,
+        notifier=Notifier(gateway),
+        kandev_public_url=KANDEV_URL,
+        answering=lanes[0],
+        reading=lanes[1],
+        conversation=ConversationService(
+            fake_kandev, PastAnswers(store, queue.routing), queue.routing, queue.permalinks
+        ),
+        subscriptions=SubscriptionService(store, fake_kandev),
+    )
+    for lane in lanes:
+        lane.shutdown()
+
+
+@pytest.fixture
+def bolt(fake_slack: FakeSlack, services: Services) -> App:
+    """The bot's Bolt App (its listeners registered) as Socket Mode runs it; its client talks
+    to the fake Slack (``auth.test`` at construction), every other Slack call goes through the
+    fake gateway of the services."""
+    web = make_web_client(fake_slack.workspace.bot_token, fake_slack.api_url)
+    return build_bolt_app(web, services, signing_secret=None, socket_mode=True)

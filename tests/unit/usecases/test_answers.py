@@ -1,0 +1,353 @@
+"""AnswerService through the fakes at its edges: what Kandev answers decides the card and the
+verdict; nothing is recorded when Kandev cannot be reached."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.cards import words
+from bot.core.domain import CardOutcome, CardState
+from bot.kandev.errors import KandevAuthError
+from bot.kandev.models import Answer
+from bot.store import Store
+from bot.usecases.admission import Admission, Admitted, Request
+from bot.usecases.answers import AnswerService, Begun
+from bot.usecases.publisher import Publisher
+from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
+from tests.kit.fakes import FakeKandev, FakeSlackGateway
+
+MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
+POSTGRES = Answer(question_id="q1", selected_options=["q1_opt1"])
+
+
+def click(admission: Admission, card, answer: Answer = MONGO) -> Admitted:
+    """Alice clicks ``answer`` on the card's message, admitted as every click is."""
+    return admit_as(admission, card, ALICE_ID, answer)
+
+
+def test_a_won_answer_resolves_the_card_and_edits_it(
+    posted,
+    admission: Admission,
+    answers: AnswerService,
+    fake_kandev: FakeKandev,
+    gateway: FakeSlackGateway,
+    publisher: Publisher,
+    store: Store,
+) -> None:
+    card = posted(make_bundle())
+
+    verdict = answers.submit(click(admission, card), answers=(MONGO,))
+
+    assert (verdict.kind, verdict.message) == ("won", "")
+    assert fake_kandev.called("answer") == [
+        {"pending_id": card.pending_id, "answers": [MONGO], "transport": "rest"}
+    ]
+    resolved = store.get(card.pending_id)
+    assert resolved is not None and resolved.state is CardState.ANSWERED
+    assert resolved.outcome is not None
+    assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", ALICE_ID)
+    assert publisher.work_once()
+    [edit] = gateway.called("chat.update")
+    assert (edit["channel"], edit["ts"]) == (CHANNEL, card.ts)
+    assert f"Answered by <@{ALICE_ID}> in Slack: MongoDB" in edit["message"].text
+
+
+def test_kandev_unreachable_records_nothing_and_a_retry_goes_through(
+    posted, admission: Admission, answers: AnswerService, fake_kandev: FakeKandev, store: Store
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.fail("answer", times=1)
+
+    first = answers.submit(click(admission, card), answers=(MONGO,))
+
+    assert first.kind == "not_recorded"
+    assert "not* recorded" in first.message
+    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.submissions_for(card.pending_id) == []
+    assert answers.submit(click(admission, card), answers=(MONGO,)).kind == "won"
+
+
+def test_an_answer_after_one_given_in_kandev_loses_and_the_card_shows_the_winner(
+    posted, admission: Admission, answers: AnswerService, fake_kandev: FakeKandev, store: Store
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.resolve_in_kandev(card.pending_id, [POSTGRES])
+
+    verdict = answers.submit(click(admission, card, MONGO), answers=(MONGO,))
+
+    assert verdict.kind == "lost"
+    assert "PostgreSQL" in verdict.message
+    resolved = store.get(card.pending_id)
+    assert resolved is not None and resolved.outcome is not None
+    assert resolved.state is CardState.ANSWERED
+    assert (resolved.outcome.via, resolved.outcome.by_user) == ("kandev", None)
+    assert resolved.outcome.answers == [POSTGRES]
+
+
+# ---- every verdict -------------------------------------------------------------------------
+
+BOB_ID = "U0BOB00002"
+
+
+def admit_as(admission: Admission, card, user: str, answer: Answer = MONGO) -> Admitted:
+    """``user`` clicks ``answer`` on the card's message, admitted as every click is."""
+    request = Request(
+        user_id=user,
+        action="answer",
+        source="slack:button",
+        via="card",
+        pending_id=card.pending_id,
+        channel=CHANNEL,
+        ts=card.ts,
+        option=(answer.question_id, answer.selected_options[0]),
+    )
+    admitted = admission.admit(request)
+    assert isinstance(admitted, Admitted), admitted
+    return admitted
+
+
+def reject_form(admission: Admission, card) -> Admitted:
+    request = Request(
+        user_id=ALICE_ID,
+        action="reject",
+        source="slack:modal:card",
+        via="card",
+        pending_id=card.pending_id,
+        channel=CHANNEL,
+        ts=card.ts,
+        form=True,
+    )
+    admitted = admission.admit(request)
+    assert isinstance(admitted, Admitted), admitted
+    return admitted
+
+
+def edits(gateway: FakeSlackGateway, publisher: Publisher) -> list[str]:
+    """The text of every card edit the publisher sends now."""
+    while publisher.work_once():
+        pass
+    return [call["message"].text for call in gateway.called("chat.update")]
+
+
+def audited(store: Store, pending_id: str) -> list[tuple[str, str, str]]:
+    """(user, source, result) of the answer use-case's audit entries, oldest first."""
+    return [
+        (e.user, e.source, e.result)
+        for e in reversed(store.audit_entries(pending_id))
+        if e.action in ("answer", "reject")
+    ]
+
+
+def test_a_won_rejection_resolves_the_card_with_the_reason(
+    posted, admission, answers: AnswerService, fake_kandev, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+
+    verdict = answers.submit(reject_form(admission, card), reason="use the old one")
+
+    assert verdict.kind == "won"
+    assert fake_kandev.called("reject")[0]["reason"] == "use the old one"
+    resolved = store.get(card.pending_id)
+    assert resolved is not None and resolved.state is CardState.REJECTED
+    assert resolved.outcome is not None and resolved.outcome.reason == "use the old one"
+    [edit] = edits(gateway, publisher)
+    assert f"<@{ALICE_ID}>" in edit and "use the old one" in edit
+    assert audited(store, card.pending_id) == [(ALICE_ID, "slack:modal:card", "won")]
+
+
+def test_an_answer_lost_to_another_slack_user_names_the_winner(
+    posted, admission, answers: AnswerService, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+    alice = admit_as(admission, card, ALICE_ID, MONGO)
+    bob = admit_as(admission, card, BOB_ID, POSTGRES)
+
+    assert answers.submit(bob, answers=(POSTGRES,)).kind == "won"
+    verdict = answers.submit(alice, answers=(MONGO,))
+
+    assert verdict.kind == "lost"
+    assert verdict.message.startswith(f"<@{BOB_ID}> answered first: PostgreSQL.")
+    assert "Your answer was not sent." in verdict.message
+    resolved = store.get(card.pending_id)
+    assert resolved is not None and resolved.outcome is not None
+    assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", BOB_ID)
+    [edit] = edits(gateway, publisher)  # one edit: Bob's win
+    assert f"Answered by <@{BOB_ID}> in Slack: PostgreSQL" in edit
+    assert audited(store, card.pending_id) == [
+        (BOB_ID, "slack:button", "won"),
+        (ALICE_ID, "slack:button", "lost"),
+    ]
+
+
+def test_a_second_different_answer_after_ones_own_win_is_already_answered(
+    posted, admission, answers: AnswerService, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+    first = admit_as(admission, card, ALICE_ID, POSTGRES)
+    second = admit_as(admission, card, ALICE_ID, MONGO)
+
+    assert answers.submit(first, answers=(POSTGRES,)).kind == "won"
+    verdict = answers.submit(second, answers=(MONGO,))
+
+    assert verdict.kind == "already_answered"
+    assert verdict.message == "You already answered this: PostgreSQL. Nothing more was sent."
+    resolved = store.get(card.pending_id)
+    assert resolved is not None and resolved.outcome is not None
+    assert resolved.outcome.by_user == ALICE_ID and resolved.outcome.answers == [POSTGRES]
+    assert len(edits(gateway, publisher)) == 1
+
+
+def test_an_answer_to_a_bundle_that_ended_ends_the_card(
+    posted, admission, answers: AnswerService, fake_kandev, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.end(card.pending_id, "cancelled")
+
+    verdict = answers.submit(click(admission, card), answers=(MONGO,))
+
+    assert (verdict.kind, verdict.message) == ("ended", words.ended_message())
+    assert store.get(card.pending_id).state is CardState.ENDED  # type: ignore[union-attr]
+    [edit] = edits(gateway, publisher)
+    assert "Ended — nobody answered" in edit
+    assert audited(store, card.pending_id) == [(ALICE_ID, "slack:button", "ended")]
+
+
+def test_an_answer_to_a_bundle_kandev_no_longer_shows_makes_the_card_unavailable(
+    posted, admission, answers: AnswerService, fake_kandev, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+    del fake_kandev.active[card.pending_id]  # gone without a trace (deleted, or not visible)
+
+    verdict = answers.submit(click(admission, card), answers=(MONGO,))
+
+    assert (verdict.kind, verdict.message) == ("unavailable", words.unavailable_message())
+    assert store.get(card.pending_id).state is CardState.UNAVAILABLE  # type: ignore[union-attr]
+    [edit] = edits(gateway, publisher)
+    assert "Unavailable — Kandev no longer shows this question" in edit
+    assert store.submissions_for(card.pending_id)[0].finished
+
+
+def test_kandevs_400_is_invalid_and_leaves_the_card_open(
+    posted, admission, answers: AnswerService, fake_kandev, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.refuse_next(card.pending_id, "answers[0]: unknown option")
+
+    verdict = answers.submit(click(admission, card), answers=(MONGO,))
+
+    assert verdict.kind == "invalid"
+    assert verdict.message == words.invalid_message("answers[0]: unknown option")
+    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert edits(gateway, publisher) == []
+    assert audited(store, card.pending_id) == [(ALICE_ID, "slack:button", "invalid")]
+
+
+@pytest.mark.parametrize(
+    ("sent", "says"),
+    [
+        ((), "every question needs an answer"),
+        ((Answer(question_id="q1"),), "every question needs an answer"),
+        (
+            (Answer(question_id="q1", selected_options=["q7_opt7"]),),
+            "that option is not part of this question",
+        ),
+        (
+            (Answer(question_id="q1", custom_text="x" * (words.MAX_TEXT + 1)),),
+            f"Your text is {words.MAX_TEXT + 1:,} characters",
+        ),
+    ],
+    ids=["no-answer", "empty-answer", "unknown-option", "too-long-text"],
+)
+def test_what_kandev_would_refuse_is_invalid_before_anything_is_sent(
+    posted, admission, answers: AnswerService, fake_kandev, store, sent, says: str
+) -> None:
+    card = posted(make_bundle())
+    form = Request(
+        user_id=ALICE_ID,
+        action="answer",
+        source="slack:modal:card",
+        via="card",
+        pending_id=card.pending_id,
+        channel=CHANNEL,
+        ts=card.ts,
+        form=True,
+    )
+    admitted = admission.admit(form)
+    assert isinstance(admitted, Admitted)
+
+    verdict = answers.submit(admitted, answers=sent)
+
+    assert verdict.kind == "invalid" and says in verdict.message
+    assert fake_kandev.called("answer") == []
+    assert store.submissions_for(card.pending_id) == []
+    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert audited(store, card.pending_id) == [(ALICE_ID, "slack:modal:card", "invalid")]
+
+
+def test_a_too_long_reason_is_invalid_before_anything_is_sent(
+    posted, admission, answers: AnswerService, fake_kandev, store
+) -> None:
+    card = posted(make_bundle())
+
+    verdict = answers.submit(reject_form(admission, card), reason="n" * (words.MAX_TEXT + 1))
+
+    assert verdict.kind == "invalid"
+    assert verdict.message == words.too_long_message(words.MAX_TEXT + 1)
+    assert fake_kandev.called("reject") == []
+
+
+def test_a_refused_token_records_nothing_and_says_so(
+    posted, admission, answers: AnswerService, fake_kandev, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+    fake_kandev.fail("reject", KandevAuthError(), times=1)
+
+    verdict = answers.submit(reject_form(admission, card), reason="no")
+
+    assert verdict.kind == "not_recorded"
+    assert verdict.message == words.not_recorded_message(action="reject", cause="auth")
+    assert store.submissions_for(card.pending_id) == []
+    assert edits(gateway, publisher) == []
+    [entry] = [e for e in store.audit_entries(card.pending_id) if e.action == "reject"]
+    assert entry.result == "not_recorded" and "401" in entry.detail
+    assert answers.submit(reject_form(admission, card), reason="no").kind == "won"
+
+
+def test_the_same_submission_again_is_a_duplicate_and_reaches_kandev_once(
+    posted, admission, answers: AnswerService, fake_kandev, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+    first = click(admission, card)
+    again = click(admission, card)  # a redelivery, admitted before the first was answered
+
+    assert answers.submit(first, answers=(MONGO,)).kind == "won"
+    verdict = answers.submit(again, answers=(MONGO,))
+
+    assert (verdict.kind, verdict.message) == ("duplicate", "")
+    assert verdict.card is not None and verdict.card.state is CardState.ANSWERED
+    assert len(fake_kandev.called("answer")) == 1
+    assert len(store.submissions_for(card.pending_id)) == 1
+    assert len(edits(gateway, publisher)) == 1
+    assert [r for _u, _s, r in audited(store, card.pending_id)] == ["won", "duplicate"]
+
+
+def test_a_win_sync_saw_first_is_attributed_to_the_slack_user(
+    posted, admission, answers: AnswerService, gateway, publisher, store
+) -> None:
+    card = posted(make_bundle())
+    begun = answers.begin(click(admission, card), answers=(MONGO,))
+    assert isinstance(begun, Begun)
+    # Sync noticed the resolution (as "in Kandev") before Kandev's reply came back here.
+    in_kandev = CardOutcome(
+        state=CardState.ANSWERED, via="kandev", answers=[MONGO], at=card.updated_at
+    )
+    assert store.transition(card.pending_id, in_kandev)
+
+    verdict = answers.complete(begun)
+
+    assert verdict.kind == "won"
+    resolved = store.get(card.pending_id)
+    assert resolved is not None and resolved.outcome is not None
+    assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", ALICE_ID)
+    [edit] = edits(gateway, publisher)
+    assert f"Answered by <@{ALICE_ID}> in Slack: MongoDB" in edit

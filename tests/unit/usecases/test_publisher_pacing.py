@@ -1,0 +1,102 @@
+"""Replicas' publishers share each channel's posting pace through the store: two publishers (as
+two replicas: each its own store on one database file, whose clock the test moves) never post to
+one channel in the same second, whichever of them took which post, and the posts a replica left
+waiting when it died go out at their slots from the other one."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.core.domain import Card, TaskInfo
+from bot.ops.health import Health
+from bot.store import Store
+from bot.usecases.publisher import Publisher
+from tests.kit.factories import CHANNEL, KANDEV_URL, make_bundle
+from tests.kit.fakes import FakeClock, FakeSlackGateway
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def stores(tmp_path: Path, clock: FakeClock) -> Iterator[list[Store]]:
+    opened = [Store(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock) for _ in range(2)]
+    yield opened
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def gateway() -> FakeSlackGateway:
+    return FakeSlackGateway()
+
+
+@pytest.fixture
+def replicas(stores: list[Store], gateway: FakeSlackGateway) -> list[Publisher]:
+    return [
+        Publisher(store, gateway, kandev_url=KANDEV_URL, health=Health(), post_spacing_s=1.0)
+        for store in stores
+    ]
+
+
+def enqueue(publisher: Publisher, names: list[str]) -> None:
+    for name in names:
+        bundle = make_bundle(pending_id=name, task_id=f"t-{name}")
+        store = publisher.store
+        assert store.claim(
+            name,
+            task_id=bundle.task_id,
+            channel=CHANNEL,
+            bundle=bundle,
+            task=TaskInfo(task_id=bundle.task_id, title=name),
+        )
+        card = store.get(name)
+        assert isinstance(card, Card)
+        publisher.enqueue_post(card)
+
+
+def posts(gateway: FakeSlackGateway) -> list[str]:
+    return [c.params["pending_id"] for c in gateway.calls if c.method == "chat.postMessage"]
+
+
+def test_two_replicas_with_posts_queued_for_one_channel_post_one_a_second(
+    replicas: list[Publisher], gateway: FakeSlackGateway, clock: FakeClock
+) -> None:
+    a, b = replicas
+    enqueue(a, ["a1", "a2", "a3"])
+    assert a.work_once()  # a1 goes; a2, a3 wait for their slots
+    enqueue(b, ["b1", "b2", "b3"])
+    assert b.work_once()  # b's posts queue behind a's: none goes this second
+    per_second: list[list[str]] = [posts(gateway)]
+    for second in range(1, 8):
+        clock.advance(1.0)
+        before = len(posts(gateway))
+        for replica in replicas if second % 2 else replicas[::-1]:
+            while replica.work_once():
+                pass
+        per_second.append(posts(gateway)[before:])
+    assert [len(s) for s in per_second] == [1, 1, 1, 1, 1, 1, 0, 0], per_second
+    assert Counter(posts(gateway)) == Counter(["a1", "a2", "a3", "b1", "b2", "b3"])
+    assert [p[0] for p in posts(gateway)] == ["a", "a", "a", "b", "b", "b"]  # first come
+
+
+def test_the_posts_a_dead_replica_left_waiting_go_out_at_their_slots(
+    replicas: list[Publisher], gateway: FakeSlackGateway, clock: FakeClock
+) -> None:
+    dead, alive = replicas
+    enqueue(dead, [f"p{n}" for n in range(4)])
+    assert dead.work_once()  # p0 goes, p1..p3 get their slots; then this replica dies
+    for _ in range(3):
+        clock.advance(1.0)
+        before = len(posts(gateway))
+        while alive.work_once():
+            pass
+        assert len(posts(gateway)) == before + 1  # one each second, none lost, none blocked
+    assert posts(gateway) == ["p0", "p1", "p2", "p3"]
