@@ -12,12 +12,15 @@ link targets (``[x](!channel)`` would become ``<!channel|x>``), so around it we:
    back next to an ``@`` — ``@[](here)`` — must not complete a broadcast).
 
 Invariant: every ``<…>`` in the output is ``<http(s)://…|label>`` made here from a Markdown
-link; nothing can ping, mention or forge a link.
+link; nothing can ping, mention or forge a link. A link whose label names another host than its
+target's, or imitates the bot's own links ("Open in Kandev"), keeps its words as plain text and
+links only its real host: ``label (<target|evil.example>)``.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import urlsplit
 
 from markdown_to_mrkdwn import SlackMarkdownConverter
@@ -41,6 +44,19 @@ _AUTOLINK = re.compile(r"<(?P<url>https?://[^\s<>]+)>", re.IGNORECASE)
 _QUOTE = re.compile(r"^([ \t]*)&gt;", re.M)
 _SPACES = re.compile(r"\s+")
 _UNSAFE_IN_URL = re.compile(r"[\s<>|\"\\^`{}]")
+#: A host name with a top-level domain of letters, or a dotted IPv4 address, in a label.
+_HOST_IN_LABEL = re.compile(
+    r"(?<![\w.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\.?"
+    r"|(?:\d{1,3}\.){3}\d{1,3})(?![\w-])"
+)
+_LOOKALIKES = str.maketrans(
+    "аеорсхукіјѕԁһмтвнпьгѵωαοτνіεκρχ",  # Cyrillic, then Greek
+    "aeopcxykijsdhmtbhnbrvwaotviekpx",
+)
+_INVISIBLE = re.compile(
+    r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f"
+    r"\u202a-\u202e\u2060-\u2064\u206a-\u206f\u3164\ufeff\uffa0]"
+)
 
 
 def is_safe_http_url(url: str) -> bool:
@@ -65,9 +81,54 @@ def link(url: str, label: str) -> str:
     return f"<{escape_url(url)}|{shown}>"
 
 
+def _host(url: str) -> str:
+    return (urlsplit(url).hostname or "").rstrip(".").casefold()
+
+
+def _shown_host(url: str) -> str:
+    """The target's host as it really is: a host of non-ASCII letters in its ASCII (IDNA)
+    form, so a look-alike of a known host cannot pass for it."""
+    host = _host(url)
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _hosts_named(label: str) -> list[str]:
+    """The host names (or IPv4 addresses) a label shows, as a reader would take them."""
+    return [m.group(1).rstrip(".") for m in _HOST_IN_LABEL.finditer(_as_read(label))]
+
+
+def _as_read(label: str) -> str:
+    """A label as a reader sees it: compatibility forms folded (a one-dot leader reads as a
+    dot), invisible characters dropped, case ignored, Cyrillic and Greek look-alikes of Latin
+    letters read as those letters."""
+    folded = _INVISIBLE.sub("", unicodedata.normalize("NFKC", label)).casefold()
+    return folded.translate(_LOOKALIKES)
+
+
+def is_deceptive_label(label: str, url: str) -> bool:
+    """True when an agent's link label could pass for something it is not: it names a host
+    (``docs.python.org``, ``https://kandev.example/t/1``, ``10.0.0.1``) that is not the
+    target's (nor a domain the target is under), or it imitates the bot's own link texts
+    ("Open in Kandev", anything naming Kandev)."""
+    target = _host(url)
+    if _as_read(label).strip().rstrip("/") in (target, url.casefold().rstrip("/")):
+        return False  # the label is the target itself
+    for named in _hosts_named(label):
+        if named != target and not target.endswith("." + named):
+            return True
+    letters = "".join(c for c in _as_read(label) if c.isalpha())
+    return "kandev" in letters
+
+
 def _render_link(label: str, url: str) -> str:
     label = _SPACES.sub(" ", label).strip()
     if is_safe_http_url(url):
+        if label and is_deceptive_label(label, url):
+            # The words stay, but only the real destination is the link.
+            return f"{_escape(label)} ({link(url, _shown_host(url))})"
         return link(url, label)
     # Not a link we will make: show the text, and the target so that nothing is hidden.
     if url and url != label:
