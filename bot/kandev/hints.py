@@ -19,6 +19,7 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +98,7 @@ class KandevHints:
         *,
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
+        stable_after: float = 30.0,
         open_timeout: float = 10.0,
         subscribe_timeout: float = 5.0,
     ):
@@ -107,6 +109,7 @@ class KandevHints:
         self._on_connected = on_connected
         self._backoff_initial = backoff_initial
         self._backoff_max = backoff_max
+        self._stable_after = stable_after
         self._open_timeout = open_timeout
         self._subscribe_timeout = subscribe_timeout
         self._stop = threading.Event()
@@ -160,7 +163,10 @@ class KandevHints:
                         self._ws = ws
                     if self._stop.is_set():
                         break
-                    if self._listen(ws):
+                    opened = time.monotonic()
+                    # A link that is dropped right after subscribing is no proof that Kandev
+                    # is back: only one that stayed up resets the backoff (no reconnect storm).
+                    if self._listen(ws) and time.monotonic() - opened >= self._stable_after:
                         delay = self._backoff_initial
             except InvalidStatus as exc:
                 status = exc.response.status_code
