@@ -63,7 +63,8 @@ class Services:
 
     def refuse_unusable(self, unusable: Unusable) -> str:
         """Audit a payload that could not become a request; returns what to tell."""
-        return said.unusable(self.interactions.refuse_unusable(unusable).unusable or unusable)
+        self.interactions.refuse_unusable(unusable)
+        return said.unusable(unusable)
 
     # ---- how each interaction is answered ---------------------------------------------------
 
