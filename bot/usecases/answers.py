@@ -3,8 +3,8 @@
 An admitted interaction (bot/usecases/admission.py decided it may go ahead) brings an answer or a
 rejection. This module checks what Kandev would refuse, records the submission durably (so a
 redelivered interaction never reaches Kandev twice), calls Kandev, and applies Kandev's verdict:
-the card shows the winner, the person is told what happened. A new outcome goes in
-:meth:`AnswerService._apply`.
+the card shows the winner, and the :class:`~bot.usecases.verdicts.Verdict` says what happened
+(a kind and its data; the edge words it). A new outcome goes in :meth:`AnswerService._apply`.
 """
 
 from __future__ import annotations

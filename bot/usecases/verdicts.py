@@ -1,5 +1,5 @@
 """What one person's attempt to resolve a bundle from Slack is, and how it ended: the
-:class:`Verdict` kinds with the data the words need (bot/slack/tell.py words them; no
+:class:`Verdict` kinds with the data the words need (bot/slack/said.py words them; no
 use-case says anything itself)."""
 
 from __future__ import annotations
