@@ -39,6 +39,7 @@ from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accep
 from bot.slack.lanes import Lane
 from bot.slack.services import Services
 from bot.slack.socket_mode import GuardedSocketModeHandler
+from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
@@ -312,7 +313,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         store,
         answers,
         permissions,
-        notifier,
+        RecoveryAnnouncer(notifier),
         in_flight,
         interval_s=RECOVERY_INTERVAL_S,
     )

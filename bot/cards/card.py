@@ -28,7 +28,7 @@ from bot.cards.text import (
     shorten_mrkdwn,
     shortened_note,
 )
-from bot.cards.wording import age_text, outcome_line, slack_date, user_mention
+from bot.cards.wording import age_text, choices_summary, outcome_line, slack_date, user_mention
 from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Answer, Bundle, Question
 
@@ -139,7 +139,8 @@ def past_line(past: PastAnswer, now: datetime) -> str:
     who = user_mention(past.by_user) if past.via == "slack" else None
     where = f"by {who}" if who else "in Slack" if past.via == "slack" else "in Kandev"
     line = f"↩ Last answered {ago} {where}"
-    summary = shorten_mrkdwn(past.summary, MAX_PAST_SUMMARY, note="…")[0] if past.summary else ""
+    worded = choices_summary(past.choices) if past.choices else past.summary  # legacy rows
+    summary = shorten_mrkdwn(worded, MAX_PAST_SUMMARY, note="…")[0] if worded else ""
     return f"{line}: {summary}" if summary else line
 
 

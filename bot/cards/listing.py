@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.cards import ids
+from bot.cards import ids, words
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import UNTITLED_TASK, question_heading, task_url
 from bot.cards.ids import ACTION_NEXT, COMMAND, ButtonValue, CodecError
@@ -33,7 +33,7 @@ from bot.cards.text import (
     one_line,
     shorten_mrkdwn,
 )
-from bot.cards.waiting import ListingPage, PageKey, Waiting
+from bot.cards.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Waiting
 from bot.cards.wording import age_text
 
 #: Bundles per page unless KANDEV_LIST_PAGE_SIZE says otherwise (the settings validate it).
@@ -98,6 +98,26 @@ def _message(text: str, blocks: list[Block]) -> dict[str, Any]:
 def render_problem(message: str) -> dict[str, Any]:
     """An error or refusal (``message`` is safe mrkdwn from the functions above)."""
     return _message(message, [section(message)])
+
+
+def problem_message(problem: BadFilter | ListingFailure) -> str:
+    """The words for a filter that cannot be used, or for Kandev failing to list."""
+    if isinstance(problem, ListingFailure):
+        if problem.kind == "unreachable":
+            return words.kandev_unreachable_message(problem.kandev_url)
+        if problem.kind == "auth":
+            return words.kandev_auth_message()
+        return words.kandev_failed_message(problem.detail)
+    if problem.kind == "too_long":
+        return words.filter_too_long_message(problem.length, problem.limit)
+    if problem.kind == "empty_term":
+        return words.empty_filter_term_message(problem.term)
+    return words.unknown_priority_message(problem.value, problem.known)
+
+
+def render_listing_problem(problem: BadFilter | ListingFailure) -> dict[str, Any]:
+    """A bad filter or a failed listing, said (see :func:`problem_message`)."""
+    return render_problem(problem_message(problem))
 
 
 def render_help() -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 from bot.core.domain import Card, TaskInfo
 from bot.kandev.models import Bundle, Workspace
@@ -25,6 +26,36 @@ class Query:
     words: tuple[str, ...] = ()
     labels: tuple[str, ...] = ()
     priorities: tuple[str, ...] = ()
+
+
+BadFilterKind = Literal["too_long", "empty_term", "unknown_priority"]
+
+
+@dataclass(frozen=True)
+class BadFilter:
+    """A filter that cannot be used: what is wrong with it (``kind``) and what the words
+    saying so need — ``length`` / ``limit`` (too long), ``term`` (the ``label`` / ``priority``
+    whose value is empty or unknown), ``value`` and the ``known`` values."""
+
+    kind: BadFilterKind
+    length: int = 0
+    limit: int = 0
+    term: str = ""
+    value: str = ""
+    known: tuple[str, ...] = ()
+
+
+ListingFailureKind = Literal["unreachable", "auth", "failed"]
+
+
+@dataclass(frozen=True)
+class ListingFailure:
+    """Kandev could not list what is waiting: unreachable at ``kandev_url`` (no user info),
+    refusing the token, or answering unexpectedly (``detail``)."""
+
+    kind: ListingFailureKind
+    kandev_url: str = ""
+    detail: str = ""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from bot.cards.limits import slack_len
 from bot.cards.text import fit_escaped, one_line
-from bot.core.domain import CardOutcome, CardState
+from bot.core.domain import CardOutcome, CardState, PastChoice
 from bot.kandev.models import Answer, Bundle
 
 MAX_LABEL_IN_SUMMARY = 100
@@ -91,7 +91,11 @@ def _answer_item(bundle: Bundle, answer: Answer | None, room: int) -> str:
     for option_id in dict.fromkeys(answer.selected_options):  # each option once, in order
         option = question.option(option_id) if question else None
         raw_labels.append(option.label if option and option.label else option_id)
-    free = f" + {FREE_TEXT}" if answer.custom_text.strip() else ""
+    return _item(raw_labels, bool(answer.custom_text.strip()), room)
+
+
+def _item(raw_labels: list[str], free_text: bool, room: int) -> str:
+    free = f" + {FREE_TEXT}" if free_text else ""
     if not raw_labels:
         return FREE_TEXT if free else NO_ANSWER
     return _labels_within(raw_labels, room - slack_len(free)) + free
@@ -111,6 +115,14 @@ def answers_summary(bundle: Bundle, answers: list[Answer], *, budget: int = MAX_
         chosen = list(by_question.values())
     room = (budget - slack_len(_ITEM_SEPARATOR) * (len(chosen) - 1)) // len(chosen)
     return _ITEM_SEPARATOR.join(_answer_item(bundle, a, room) for a in chosen)
+
+
+def choices_summary(choices: tuple[PastChoice, ...], *, budget: int = MAX_SUMMARY) -> str:
+    """:func:`answers_summary` of an earlier answer kept as :class:`PastChoice` data."""
+    if not choices:
+        return ""
+    room = (budget - slack_len(_ITEM_SEPARATOR) * (len(choices) - 1)) // len(choices)
+    return _ITEM_SEPARATOR.join(_item(list(c.labels), bool(c.text.strip()), room) for c in choices)
 
 
 def _quoted_reason(reason: str) -> str:

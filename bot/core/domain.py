@@ -52,10 +52,21 @@ class TaskInfo(BaseModel):
     labels: tuple[str, ...] = ()
 
 
+class PastChoice(BaseModel):
+    """One question's earlier answer, as given: the chosen options' labels (their ids when
+    unlabelled), in order, and the free text. Neither: the question was not answered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    labels: tuple[str, ...] = ()
+    text: str = ""
+
+
 class PastAnswer(BaseModel):
     """An earlier answer to the same questions (same workspace, same channel and route): what
-    a card shows under its questions. ``summary`` is the answer as the card's outcome line
-    words it (safe mrkdwn)."""
+    a card shows under its questions, kept as data (``choices``, per question in the bundle's
+    order; who; when) and rendered by the card. ``summary``: rows written by older versions
+    hold the answer already worded (safe mrkdwn) there instead, shown as it is."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -64,7 +75,8 @@ class PastAnswer(BaseModel):
     ts: str | None = None
     via: Literal["slack", "kandev"] = "kandev"
     by_user: str | None = None
-    summary: str = ""
+    choices: tuple[PastChoice, ...] = ()
+    summary: str = ""  # legacy: the worded answer, from rows written before ``choices``
     at: datetime
 
 

@@ -36,7 +36,7 @@ class AckOnce:
 
 
 @contextmanager
-def acked_within(ack: Ack, budget_s: float) -> Iterator[None]:
+def acked_within(ack: Ack, budget_s: float) -> Iterator[AckOnce]:
     """Ack when the block ends (even by an exception), or after ``budget_s`` if it is still
     running then.
 
@@ -46,13 +46,15 @@ def acked_within(ack: Ack, budget_s: float) -> Iterator[None]:
     60 s). Rather than a timeout on that call (a half-resolved group must not grant or deny
     access), a slow block is acked after ``budget_s`` and goes on: in that rare case a crash in
     the next few milliseconds can still lose the click.
+
+    Yields the ack (idempotent), for the block to ack as soon as the click is recorded.
     """
     once = AckOnce(ack)
     timer = threading.Timer(budget_s, once)
     timer.daemon = True
     timer.start()
     try:
-        yield
+        yield once
     finally:
         timer.cancel()
         once()

@@ -3,7 +3,6 @@ submitted. Shared by the card buttons, the listing / Home "Answer…" and the sh
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.cards.ids import ModalOrigin
@@ -16,7 +15,17 @@ from bot.cards.modals import (
 )
 from bot.cards.wording import Action
 from bot.core.domain import Card
-from bot.kandev.models import Answer
+from bot.usecases.interactions import Content, FieldErrors, ForeignInputs
+
+__all__ = [
+    "Content",
+    "FieldErrors",
+    "ForeignInputs",
+    "FormKind",
+    "action_of",
+    "form_for",
+    "read_form",
+]
 
 #: Which form a button opens: a free-text "Other answer…", every question, or a rejection.
 FormKind = Literal["other", "answer", "reject"]
@@ -51,28 +60,6 @@ def form_for(
     if kind == "other" and len(card.bundle.questions) == 1:
         return build_other_modal(card.bundle, card.task, card.bundle.questions[0], **common)
     return build_answer_modal(card.bundle, card.task, **common)
-
-
-@dataclass(frozen=True)
-class Content:
-    """What a submitted form says: the answers, or the rejection's reason."""
-
-    answers: tuple[Answer, ...] = ()
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class FieldErrors:
-    """The form stays open with these messages under its fields."""
-
-    errors: dict[str, str]
-
-
-@dataclass(frozen=True)
-class ForeignInputs:
-    """Inputs of another bundle than the one the form names (tampered with)."""
-
-    detail: str
 
 
 def read_form(

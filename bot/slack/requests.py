@@ -16,28 +16,9 @@ from bot.cards.ids import CodecError, ModalMetadata, parse_button_value, parse_m
 from bot.cards.wording import Action
 from bot.slack import raw_payload
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
-from bot.usecases.admission import RefusalKind, Request, Via
+from bot.usecases.admission import RefusalKind, Request, Unusable, Via, Where
 
-
-@dataclass(frozen=True)
-class Where:
-    """Where the person who interacted can be told something."""
-
-    user_id: str
-    channel: str | None = None
-    response_url: str | None = None
-
-
-@dataclass(frozen=True)
-class Unusable:
-    """A payload that cannot become a Request."""
-
-    kind: RefusalKind
-    detail: str
-    action: str  # for the audit: answer, reject, or the unknown thing's kind
-    source: str
-    where: Where
-    pending_id: str | None = None
+__all__ = ["Form", "Interaction", "Unusable", "Where", "click", "form", "shortcut", "unknown"]
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,34 @@
-"""What the Slack listeners delegate to, in one object, and how they tell one person."""
+"""What the Slack listeners delegate to, in one object, and the replies that tell one person
+(bot/slack/tell.py)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
-from bot.cards import words
-from bot.cards.conversation import loading_view, render_conversation
-from bot.cards.ids import ModalMetadata
-from bot.core.domain import Card
-from bot.slack.forms import FormKind, form_for
+from bot.slack import said
+from bot.slack.form_reply import FormReply
+from bot.slack.forms import FormKind, read_form
 from bot.slack.lanes import Lane
-from bot.slack.requests import Interaction, Unusable, Where
+from bot.slack.requests import Form, Interaction, Unusable, Where
+from bot.slack.tell import ClickReply, ConversationOpener, FormAnswer, FormOpener, Teller
 from bot.slack_api.notify import Notifier
-from bot.usecases.admission import Admission, Refusal
-from bot.usecases.answers import AnswerService, Verdict
+from bot.usecases.admission import Admission
+from bot.usecases.answers import AnswerService
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
+from bot.usecases.interactions import Interactions
 from bot.usecases.listing import ListingService
 from bot.usecases.subscriptions import SubscriptionService
 
 log = logging.getLogger(__name__)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -39,83 +46,57 @@ class Services:
     #: ``/kandev-questions subscribe | unsubscribe | subscriptions`` and Home's remove buttons.
     subscriptions: SubscriptionService
     conversation: ConversationService
-    clock: object = field(default=lambda: datetime.now(UTC))
+    clock: Callable[[], datetime] = field(default=_now)
+    #: The click and form pipeline (built from the services above).
+    interactions: Interactions = field(init=False)
+    teller: Teller = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.interactions = Interactions(
+            self.admission, self.answers, self.answering, self.reading, read_form
+        )
+        self.teller = Teller(self.notifier, self.home)
 
     def tell(self, where: Where, text: str) -> None:
-        """An ephemeral message to the person where they interacted; on the App Home (no
-        channel, no response_url) a notice on their Home instead."""
-        if not where.user_id or not text:
-            return
-        told = self.notifier.tell(
-            where.user_id, text, channel=where.channel, response_url=where.response_url
+        """An ephemeral message to the person where they interacted (or a Home notice)."""
+        self.teller.tell(where, text)
+
+    def refuse_unusable(self, unusable: Unusable) -> str:
+        """Audit a payload that could not become a request; returns what to tell."""
+        self.interactions.refuse_unusable(unusable)
+        return said.unusable(unusable)
+
+    # ---- how each interaction is answered ---------------------------------------------------
+
+    def click_reply(self, ack: Callable[[], None], where: Where) -> ClickReply:
+        return ClickReply(ack, where, self.teller)
+
+    def form_answer(
+        self, reply: FormReply, body: dict[str, Any], form: Form | Unusable, kind: FormKind
+    ) -> FormAnswer:
+        readable = form if isinstance(form, Form) else None
+        return FormAnswer(
+            reply, body, readable, kind, self.notifier, self.teller, self.kandev_public_url
         )
-        if not told and not self.home.notice(where.user_id, text):
-            log.error("could not tell %s: %s", where.user_id, text)
 
-    def tell_result(self, where: Where, result: Verdict | Refusal) -> None:
-        """Tell the person a verdict or a refusal where they interacted."""
-        self.tell(where, result.message)
-
-    def open_form(self, interaction: Interaction, card: Card, kind: FormKind) -> None:
-        """Open the form of ``kind`` for ``card`` on the interaction's trigger (or say why
-        not)."""
-        request = interaction.request
-        clicked = (request.channel, request.ts) if request.channel and request.ts else None
-        view = form_for(
-            card,
-            kind,
-            kandev_url=self.kandev_public_url,
-            origin=request.via,
-            response_url=interaction.response_url,
-            message=clicked if request.via in ("card", "shortcut") else None,
-        )
-        if not self.notifier.open_form(interaction.trigger_id, view, push=interaction.in_modal):
-            self.tell(interaction.where, words.form_not_opened_message())
-
-    def open_form_if_admitted(self, parsed: Interaction | Unusable, kind: FormKind) -> None:
+    def open_form(self, parsed: Interaction | Unusable, kind: FormKind) -> None:
         """A button or shortcut that opens a form: refused and told, or the form opens."""
-        if isinstance(parsed, Unusable):
-            self.tell(parsed.where, self.refuse_unusable(parsed).message)
-            return
-        admitted = self.admission.admit(parsed.request)
-        if isinstance(admitted, Refusal):
-            self.tell_result(parsed.where, admitted)
-            return
-        self.open_form(parsed, admitted.card, kind)
-
-    def open_conversation(self, interaction: Interaction, card: Card) -> tuple[str, str] | None:
-        """Open the Conversation view of ``card`` at once, showing "Loading…" (the trigger is
-        valid 3 s): its view id and metadata, or None (the person was told)."""
-        metadata = ModalMetadata(
-            pending_id=card.pending_id,
-            channel=card.channel,
-            ts=card.ts or "",
-            origin=interaction.request.via,
-            response_url=interaction.response_url,
-        ).encode()
-        view = loading_view(card, kandev_url=self.kandev_public_url, metadata=metadata)
-        view_id = self.notifier.open_view(interaction.trigger_id, view, push=interaction.in_modal)
-        if view_id is None:
-            self.tell(interaction.where, words.form_not_opened_message())
-            return None
-        return view_id, metadata
-
-    def fill_conversation(self, view_id: str, card: Card, metadata: str) -> None:
-        """Read the conversation from Kandev and show it in the open view."""
-        conversation = self.conversation.of(card)
-        view = render_conversation(
-            conversation, kandev_url=self.kandev_public_url, now=self.clock(), metadata=metadata
+        interaction = parsed if isinstance(parsed, Interaction) else None
+        opener = FormOpener(
+            interaction, parsed.where, kind, self.notifier, self.teller, self.kandev_public_url
         )
-        self.notifier.update_view(view_id, view)
+        self.interactions.admit(parsed, opener)
 
-    def refuse_unusable(self, unusable: Unusable) -> Refusal:
-        """Audit a payload that could not become a request; returns the refusal to tell."""
-        return self.admission.refuse(
-            unusable.kind,
-            words.unusable_message(unusable.kind, form=unusable.source == "slack:modal"),
-            user_id=unusable.where.user_id,
-            action=unusable.action,
-            source=unusable.source,
-            detail=unusable.detail,
-            pending_id=unusable.pending_id,
+    def open_conversation(self, parsed: Interaction | Unusable) -> None:
+        """The Conversation view: opened at once, filled in the reading lane."""
+        interaction = parsed if isinstance(parsed, Interaction) else None
+        opener = ConversationOpener(
+            interaction,
+            parsed.where,
+            self.notifier,
+            self.teller,
+            self.conversation,
+            self.kandev_public_url,
+            self.clock,
         )
+        self.interactions.view(parsed, opener)

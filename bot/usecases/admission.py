@@ -5,8 +5,8 @@ the App Home's "Answer…", the "Reject agent question" shortcut — is describe
 :class:`Request` (built from the Slack payload by bot/slack/requests.py) and admitted here
 before anything else happens. Admission locates the card, checks that the payload names what it
 was made for (not tampered with), the channel, the card's state and the person's permission,
-and audits every refusal. A refusal is typed (:class:`Refusal`: a kind and the message for the
-person); callers never interpret message text.
+and audits every refusal. A refusal is typed (:class:`Refusal`: a kind and the data the words
+for the person need); the edge words it (bot/slack/tell.py).
 
 A new refusal rule goes here, in :meth:`Admission.admit`.
 """
@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
-from bot.cards import words
 from bot.cards.wording import Action
 from bot.core.domain import Card, CardOutcome
 from bot.ops import metrics
@@ -69,12 +68,39 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Refusal:
-    """Why an interaction may not go ahead, and what to tell the person."""
+class Where:
+    """Where the person who interacted can be told something."""
+
+    user_id: str
+    channel: str | None = None
+    response_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """A payload that cannot become a Request (bot/slack/requests.py): refused and audited by
+    :meth:`Admission.refuse`."""
 
     kind: RefusalKind
-    message: str
+    detail: str
+    action: str  # for the audit: answer, reject, or the unknown thing's kind
+    source: str
+    where: Where
+    pending_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why an interaction may not go ahead, with what the words for the person need:
+    ``outcome`` (how the card ended: ``closed``, ``already_answered``, ``resolved_already``),
+    ``action`` (what they tried) and ``channel`` (the card's, for ``wrong_channel``)."""
+
+    kind: RefusalKind
     card: Card | None = None
+    _: KW_ONLY
+    outcome: CardOutcome | None = None
+    action: Action = "answer"
+    channel: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,7 +141,7 @@ class Admission:
         if refusal is None and not self.permissions.may_act(
             card, request.user_id, in_channel=in_channel
         ):
-            refusal = Refusal("forbidden", words.forbidden_message(), card)
+            refusal = Refusal("forbidden", card)
         if refusal is not None:
             return self._refused(request, refusal)
         bind_log_context(pending_id=card.pending_id)  # the rest of this interaction's lines
@@ -124,7 +150,6 @@ class Admission:
     def refuse(
         self,
         kind: RefusalKind,
-        message: str,
         *,
         user_id: str | None,
         action: str,
@@ -133,10 +158,10 @@ class Admission:
         pending_id: str | None = None,
     ) -> Refusal:
         """Refuse an interaction that could not even be described as a Request (a malformed
-        payload, an unknown action): audit it, return what to tell the person."""
+        payload, an unknown action): audit it and return it."""
         metrics.answer(source, "", kind)
         self._audit(pending_id, user_id, action, source, kind, detail)
-        return Refusal(kind, message)
+        return Refusal(kind)
 
     def card_at(self, channel: str | None, ts: str | None) -> Card | None:
         """The card posted at (channel, ts) — its channel card or any other message of it
@@ -150,9 +175,9 @@ class Admission:
             return self._on_message(request)
         card = self.queue.card_for(request.pending_id) if request.pending_id else None
         if card is None:
-            return Refusal("unknown_bundle", words.unknown_bundle_message())
+            return Refusal("unknown_bundle")
         if request.form and request.via == "card" and not self._same_message(card, request):
-            return Refusal("tampered", words.tampered_message(), card)
+            return Refusal("tampered", card)
         return card
 
     def _on_message(self, request: Request) -> Card | Refusal:
@@ -164,14 +189,14 @@ class Admission:
             card = self._recorded(request.channel, request.ts, wait=posting)
         if card is None:
             if request.via == "shortcut":
-                return Refusal("not_a_card", words.not_a_card_message())
+                return Refusal("not_a_card")
             named = self.store.get(request.pending_id) if request.pending_id else None
             if named is not None and named.ts == request.ts:
                 # The card's message, but the interaction claims another channel.
-                return Refusal("wrong_channel", words.wrong_channel_message(named.channel))
-            return Refusal("unknown_bundle", words.unknown_bundle_message())
+                return Refusal("wrong_channel", channel=named.channel)
+            return Refusal("unknown_bundle")
         if request.pending_id is not None and card.pending_id != request.pending_id:
-            return Refusal("tampered", words.tampered_message(), card)
+            return Refusal("tampered", card)
         return card
 
     def _being_posted(self, pending_id: str | None, channel: str | None) -> bool:
@@ -213,7 +238,7 @@ class Admission:
             return None
         question = card.bundle.question(request.option[0])
         if question is None or question.option(request.option[1]) is None:
-            return Refusal("tampered", words.tampered_message(), card)
+            return Refusal("tampered", card)
         return None
 
     @staticmethod
@@ -222,12 +247,11 @@ class Admission:
             return None  # reading the conversation of a resolved question changes nothing
         outcome = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
         if request.via == "shortcut" and not request.form:
-            return Refusal("closed", words.closed_card_message(outcome, card.bundle), card)
-        if outcome.by_user == request.user_id:
-            message = words.already_answered_message(card.bundle, outcome)
-            return Refusal("already_answered", message, card)
-        message = words.resolved_already_message(card.bundle, outcome, action=request.action)
-        return Refusal("resolved_already", message, card)
+            return Refusal("closed", card, outcome=outcome, action=request.action)
+        kind: RefusalKind = (
+            "already_answered" if outcome.by_user == request.user_id else "resolved_already"
+        )
+        return Refusal(kind, card, outcome=outcome, action=request.action)
 
     # ---- the audit -----------------------------------------------------------------------
 

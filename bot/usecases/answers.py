@@ -3,24 +3,20 @@
 An admitted interaction (bot/usecases/admission.py decided it may go ahead) brings an answer or a
 rejection. This module checks what Kandev would refuse, records the submission durably (so a
 redelivered interaction never reaches Kandev twice), calls Kandev, and applies Kandev's verdict:
-the card shows the winner, the person is told what happened. A new outcome goes in
-:meth:`AnswerService._apply`.
+the card shows the winner, and the :class:`~bot.usecases.verdicts.Verdict` says what happened
+(a kind and its data; the edge words it). A new outcome goes in :meth:`AnswerService._apply`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
 
-from bot.cards import words
-from bot.cards.wording import Action
+from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
 from bot.core.domain import Card, CardOutcome, CardState
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable, KandevUnconfirmed
@@ -38,89 +34,25 @@ from bot.kandev.models import (
 )
 from bot.ops import metrics
 from bot.store import Store, Submission
-from bot.store.records import SubmissionContent
 from bot.usecases.admission import Admitted
 from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from bot.usecases.publisher import Publisher
+from bot.usecases.verdicts import (
+    Attempt,
+    NotRecordedCause,
+    Problem,
+    Verdict,
+    VerdictKind,
+    repeat_of,
+)
+
+__all__ = ["AnswerService", "Attempt", "Begun", "Problem", "Verdict", "VerdictKind"]
 
 log = logging.getLogger(__name__)
 
 #: How long a losing submission waits for a concurrent Slack submission of the same bundle to
 #: finish, so that the loser (and the card) can name the Slack user who won.
 WINNER_WAIT_S = 3.0
-
-VerdictKind = Literal[
-    "won",
-    "lost",
-    "already_answered",
-    "ended",
-    "invalid",
-    "unavailable",
-    "not_recorded",  # nothing reached Kandev's record: the card stays open for another try
-    "unconfirmed",  # may have been recorded: left unfinished, crash recovery settles it
-    "unknown_bundle",
-    "forbidden",  # crash recovery: the person may no longer answer
-    "duplicate",
-]
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One person's attempt to answer or reject a bundle from Slack."""
-
-    pending_id: str
-    user_id: str
-    action: Action
-    source: str  # for the audit: slack:button, slack:modal:<via>, recovery
-    answers: tuple[Answer, ...] = ()
-    reason: str = ""
-    via: str = "card"  # where it was clicked (admission's Via), for the metrics
-    view_id: str = ""  # the modal showing "Sending…" (not part of the key)
-
-    @classmethod
-    def of(cls, sub: Submission, *, source: str) -> Attempt:
-        """The attempt a stored submission recorded."""
-        content = sub.content
-        return cls(
-            pending_id=sub.pending_id,
-            user_id=sub.user,
-            action=content.action,
-            source=source,
-            answers=tuple(content.answers),
-            reason=content.reason,
-            view_id=content.view_id,
-        )
-
-    def content(self) -> SubmissionContent:
-        return SubmissionContent(
-            action=self.action,
-            answers=list(self.answers),
-            reason=self.reason,
-            view_id=self.view_id,
-        )
-
-    def key(self) -> str:
-        """Identifies this submission: the same person sending the same thing twice."""
-        body = {
-            "p": self.pending_id,
-            "u": self.user_id,
-            "a": self.action,
-            "answers": sorted(
-                (a.question_id, sorted(a.selected_options), a.custom_text.strip())
-                for a in self.answers
-            ),
-            "r": self.reason.strip(),
-        }
-        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What happened, and what to tell the person (``message`` empty: the card says it all)."""
-
-    kind: VerdictKind
-    message: str = ""
-    card: Card | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -187,8 +119,8 @@ class AnswerService:
             view_id=view_id,
         )
         problem = self._local_problem(card, attempt)
-        if problem:
-            verdict = Verdict("invalid", problem, card)
+        if problem is not None:
+            verdict = Verdict("invalid", card, action=attempt.action, problem=problem)
             self._audit(attempt, verdict)
             return verdict
         key = attempt.key()
@@ -221,9 +153,10 @@ class AnswerService:
                 outcome = Unconfirmed(str(exc), earlier_attempt=True)
             except (KandevUnavailable, KandevAuthError) as exc:
                 log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
-                cause = "auth" if isinstance(exc, KandevAuthError) else "unreachable"
-                message = words.not_recorded_message(action=attempt.action, cause=cause)
-                verdict = Verdict("not_recorded", message, card)
+                cause: NotRecordedCause = (
+                    "auth" if isinstance(exc, KandevAuthError) else "unreachable"
+                )
+                verdict = Verdict("not_recorded", card, action=attempt.action, cause=cause)
                 self._close(key, verdict)
                 self._audit(attempt, verdict, str(exc))
                 return verdict
@@ -244,8 +177,7 @@ class AnswerService:
         if verdict.kind == "not_recorded":
             self.store.drop_submission(key)
         elif verdict.kind != "unconfirmed":
-            repeat = verdict.message if verdict.kind == "invalid" else ""
-            self.store.finish_submission(key, verdict.kind, repeat)
+            self.store.finish_submission(key, verdict.kind, repeat_of(verdict))
 
     def read_back(self, attempt: Attempt) -> Outcome | None:
         """What Kandev recorded for this attempt's bundle, read without sending anything
@@ -273,7 +205,7 @@ class AnswerService:
         re-sends unfinished ones) to its card, as :meth:`submit` would."""
         card = self.store.get(attempt.pending_id)
         if card is None:
-            return Verdict("unknown_bundle", words.unknown_bundle_message())
+            return Verdict("unknown_bundle", action=attempt.action)
         return self._apply(card, attempt, outcome, key)
 
     def _call_kandev(self, attempt: Attempt) -> Outcome:
@@ -282,46 +214,42 @@ class AnswerService:
         return self.kandev.answer(attempt.pending_id, list(attempt.answers))
 
     def _apply(self, card: Card, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
-        now = self.clock()
+        now, action = self.clock(), attempt.action
         match outcome:
             case Won(resolution=res):
                 result = self._outcome(res, now, by_user=attempt.user_id, reason=attempt.reason)
-                return Verdict("won", "", self._resolve(card, result, force=True))
+                return Verdict("won", self._resolve(card, result, force=True), action=action)
             case Lost(resolution=res):
-                earlier = self._slack_winner(card.pending_id, key)
-                if earlier is not None and earlier.user == attempt.user_id:
-                    result = self._outcome(res, now, by_user=attempt.user_id)
-                    updated = self._resolve(card, result)
-                    return Verdict(
-                        "already_answered",
-                        words.already_answered_message(card.bundle, result),
-                        updated,
-                    )
-                winner = earlier.user if earlier is not None else None
-                result = self._outcome(res, now, by_user=winner)
-                updated = self._resolve(card, result)
-                message = words.lost_message(card.bundle, result, action=attempt.action)
-                return Verdict("lost", message, updated)
+                return self._lost(card, attempt, res, key, now)
             case NotActive():
                 result = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
-                return Verdict("ended", words.ended_message(), self._resolve(card, result))
+                return Verdict("ended", self._resolve(card, result), action=action)
             case NotFound():
                 result = CardOutcome(state=CardState.UNAVAILABLE, via="kandev", at=now)
-                return Verdict(
-                    "unavailable", words.unavailable_message(), self._resolve(card, result)
-                )
+                return Verdict("unavailable", self._resolve(card, result), action=action)
             case Invalid(message=msg):
-                return Verdict("invalid", words.invalid_message(msg), card)
+                return Verdict("invalid", card, action=action, problem=Problem(msg))
             case NotRecorded(retry_after=wait):
-                message = words.not_recorded_message(
-                    action=attempt.action, cause="refused", retry_after=wait
-                )
-                return Verdict("not_recorded", message, card)
-            case Unconfirmed():
                 return Verdict(
-                    "unconfirmed", words.unconfirmed_message(action=attempt.action), card
+                    "not_recorded", card, action=action, cause="refused", retry_after=wait
                 )
+            case Unconfirmed():
+                return Verdict("unconfirmed", card, action=action)
         raise AssertionError(f"unexpected outcome {outcome!r}")
+
+    def _lost(
+        self, card: Card, attempt: Attempt, res: Resolution, key: str, now: datetime
+    ) -> Verdict:
+        """Kandev has another resolution: this person's earlier one, or someone else's."""
+        earlier = self._slack_winner(card.pending_id, key)
+        if earlier is not None and earlier.user == attempt.user_id:
+            result = self._outcome(res, now, by_user=attempt.user_id)
+            updated = self._resolve(card, result)
+            return Verdict("already_answered", updated, action=attempt.action, outcome=result)
+        winner = earlier.user if earlier is not None else None
+        result = self._outcome(res, now, by_user=winner)
+        updated = self._resolve(card, result)
+        return Verdict("lost", updated, action=attempt.action, outcome=result)
 
     def _slack_winner(self, pending_id: str, own_key: str) -> Submission | None:
         """The Slack submission that won, waiting briefly while a concurrent one (the likely
@@ -371,25 +299,24 @@ class AnswerService:
             self.publisher.enqueue_update(updated)
         return updated
 
-    def _local_problem(self, card: Card, attempt: Attempt) -> str:
-        """What Kandev would refuse, checked before sending (messages for an ephemeral)."""
+    def _local_problem(self, card: Card, attempt: Attempt) -> Problem | None:
+        """What Kandev would refuse, checked before sending."""
         if attempt.action == "reject":
-            if len(attempt.reason.strip()) > words.MAX_TEXT:
-                return words.too_long_message(len(attempt.reason.strip()))
-            return ""
+            length = len(attempt.reason.strip())
+            return Problem(length=length) if length > MAX_TEXT else None
         by_question = {a.question_id: a for a in attempt.answers}
         if set(by_question) != {q.question_id for q in card.bundle.questions}:
-            return words.invalid_message("every question needs an answer")
+            return Problem("every question needs an answer")
         for question in card.bundle.questions:
             answer = by_question[question.question_id]
             if any(question.option(o) is None for o in answer.selected_options):
-                return words.invalid_message("that option is not part of this question")
+                return Problem("that option is not part of this question")
             text = answer.custom_text.strip()
-            if len(text) > words.MAX_TEXT:
-                return words.too_long_message(len(text))
+            if len(text) > MAX_TEXT:
+                return Problem(length=len(text))
             if not answer.selected_options and not text:
-                return words.invalid_message("every question needs an answer")
-        return ""
+                return Problem("every question needs an answer")
+        return None
 
     def _duplicate(self, key: str, card: Card, attempt: Attempt) -> Verdict:
         """The same submission again: wait for the first to finish, then repeat a refusal
@@ -401,13 +328,13 @@ class AnswerService:
             time.sleep(0.05)
             sub = self.store.get_submission(key)
         current = self.store.get(card.pending_id) or card
+        action = attempt.action
         if sub is not None and sub.finished and sub.result_message:
-            return Verdict("invalid", sub.result_message, current)
+            problem = Problem.decode(sub.result_message)
+            return Verdict("invalid", current, action=action, problem=problem)
         if sub is not None and not sub.finished:
-            return Verdict(
-                "duplicate", words.still_checking_message(action=attempt.action), current
-            )
-        return Verdict("duplicate", "", current)
+            return Verdict("duplicate", current, action=action, checking=True)
+        return Verdict("duplicate", current, action=action)
 
     def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
         metrics.answer(attempt.source, attempt.via, verdict.kind)

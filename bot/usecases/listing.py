@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.cards import listing as render
-from bot.cards import words as said
 from bot.cards.text import one_line
-from bot.cards.waiting import ListingPage, PageKey, Query, Waiting
+from bot.cards.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Query, Waiting
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
 from bot.kandev.models import DEFAULT_PRIORITY, PRIORITIES, Workspace
@@ -40,20 +39,13 @@ class HelpRequest:
     """``/kandev-questions help``."""
 
 
-@dataclass(frozen=True)
-class BadFilter:
-    """A filter that cannot be used; ``message`` says why and what to type instead."""
-
-    message: str
-
-
 def parse_query(raw: str) -> Query | HelpRequest | BadFilter:
     """What the person typed after the command."""
     text = one_line(raw or "")
     if text.casefold() in HELP_WORDS:
         return HelpRequest()
     if len(text) > MAX_FILTER:
-        return BadFilter(said.filter_too_long_message(len(text), MAX_FILTER))
+        return BadFilter("too_long", length=len(text), limit=MAX_FILTER)
     words: list[str] = []
     labels: list[str] = []
     priorities: list[str] = []
@@ -62,11 +54,11 @@ def parse_query(raw: str) -> Query | HelpRequest | BadFilter:
         if kind is None:
             words.append(term.casefold())
         elif not value:
-            return BadFilter(said.empty_filter_term_message(kind))
+            return BadFilter("empty_term", term=kind)
         elif kind == "label":
             labels.append(value)
         elif value not in PRIORITIES:
-            return BadFilter(said.unknown_priority_message(value, PRIORITIES))
+            return BadFilter("unknown_priority", term=kind, value=value, known=PRIORITIES)
         else:
             priorities.append(value)
     return Query(text=text, words=tuple(words), labels=tuple(labels), priorities=tuple(priorities))
@@ -208,17 +200,18 @@ class ListingService:
         if isinstance(parsed, HelpRequest):
             return Reply(**render.render_help())
         if isinstance(parsed, BadFilter):
-            return Reply(**render.render_problem(parsed.message))
+            return Reply(**render.render_listing_problem(parsed))
         try:
             page = self.page(parsed, user_id, after=after, number=number)
         except KandevUnavailable as exc:
             log.warning("listing: Kandev unreachable: %s", exc)
-            message = said.kandev_unreachable_message(without_userinfo(self.kandev.base_url))
-            return Reply(**render.render_problem(message))
+            url = without_userinfo(self.kandev.base_url)
+            return Reply(**render.render_listing_problem(ListingFailure("unreachable", url)))
         except KandevAuthError as exc:
             log.error("listing: %s", exc)
-            return Reply(**render.render_problem(said.kandev_auth_message()))
+            return Reply(**render.render_listing_problem(ListingFailure("auth")))
         except KandevError as exc:
             log.exception("listing failed")
-            return Reply(**render.render_problem(said.kandev_failed_message(str(exc))))
+            failure = ListingFailure("failed", detail=str(exc))
+            return Reply(**render.render_listing_problem(failure))
         return Reply(**render.render_listing(page, kandev_url=self.kandev_url, now=self.clock()))

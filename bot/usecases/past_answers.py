@@ -14,10 +14,9 @@ import hashlib
 import re
 import unicodedata
 
-from bot.cards.wording import answers_summary
 from bot.config.routing import Route, Routing
-from bot.core.domain import Card, CardState, PastAnswer, TaskInfo
-from bot.kandev.models import Bundle
+from bot.core.domain import Card, CardState, PastAnswer, PastChoice, TaskInfo
+from bot.kandev.models import Answer, Bundle
 from bot.store import Store
 
 #: How many earlier answers the Conversation view lists.
@@ -57,9 +56,34 @@ def past_answer(card: Card) -> PastAnswer | None:
         ts=card.ts,
         via=outcome.via,
         by_user=outcome.by_user,
-        summary=answers_summary(card.bundle, outcome.answers),
+        choices=past_choices(card.bundle, outcome.answers),
         at=outcome.at,
     )
+
+
+def past_choices(bundle: Bundle, answers: list[Answer]) -> tuple[PastChoice, ...]:
+    """``answers`` as a later card shows them once ``bundle`` is gone: per question, in the
+    bundle's order, the chosen options' labels (ids when unlabelled) and the free text."""
+    if not answers:
+        return ()
+    by_question = {a.question_id: a for a in answers}
+    chosen = (
+        [by_question.get(q.question_id) for q in bundle.questions]
+        if bundle.questions
+        else list(by_question.values())
+    )
+    return tuple(_choice(bundle, answer) for answer in chosen)
+
+
+def _choice(bundle: Bundle, answer: Answer | None) -> PastChoice:
+    if answer is None:
+        return PastChoice()
+    question = bundle.question(answer.question_id)
+    labels = []
+    for option_id in dict.fromkeys(answer.selected_options):  # each option once, in order
+        option = question.option(option_id) if question else None
+        labels.append(option.label if option and option.label else option_id)
+    return PastChoice(labels=tuple(labels), text=answer.custom_text)
 
 
 class PastAnswers:

@@ -20,19 +20,19 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import KW_ONLY, dataclass, field
+from typing import Protocol
 
-from bot.cards import words
-from bot.cards.modals import build_outcome_modal
+from bot.core.domain import Card
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
 from bot.ops import metrics
 from bot.ops.logs import log_context
-from bot.slack_api.notify import Notifier
-from bot.store import Store, Submission
+from bot.store import Submission
 from bot.usecases.answers import AnswerService, Attempt, Verdict
 from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from bot.usecases.permissions import Permissions
+from bot.usecases.verdicts import VerdictKind, repeat_of
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +47,40 @@ class RecoveryReport:
     deferred: list[str] = field(default_factory=list)  # not settled yet: a later cycle
 
 
+class RecoveryStore(Protocol):
+    """What the recovery reads and writes in the store."""
+
+    def unfinished_submissions(self, older_than_s: float = 0) -> list[Submission]: ...
+    def reclaim_submission(self, submission_key: str, older_than_s: float) -> bool: ...
+    def get_submission(self, submission_key: str) -> Submission | None: ...
+    def finish_submission(self, submission_key: str, result: str, message: str = "") -> bool: ...
+    def drop_submission(self, submission_key: str) -> bool: ...
+    def get(self, pending_id: str) -> Card | None: ...
+    def audit(
+        self,
+        pending_id: str | None,
+        user: str | None,
+        action: str,
+        source: str,
+        result: str,
+        detail: str = "",
+    ) -> int: ...
+
+
+class Announcer(Protocol):
+    """Tells the person who clicked how a recovered submission ended: in ``channel`` (None:
+    not told there) and in the modal ``view_id`` left on "Sending…" (empty: none)."""
+
+    def recovered(self, user: str, channel: str | None, view_id: str, verdict: Verdict) -> None: ...
+
+
 @dataclass(eq=False)
 class Recovery:
     kandev: KandevClient
-    store: Store
+    store: RecoveryStore
     answers: AnswerService
     permissions: Permissions
-    notifier: Notifier
+    announce: Announcer
     in_flight: InFlight
     _: KW_ONLY
     interval_s: float = 5.0
@@ -121,9 +148,9 @@ class Recovery:
             self.store.audit(
                 sub.pending_id, sub.user, attempt.action, SOURCE, "forbidden", "not re-sent"
             )
-            self._tell(sub.user, channel, words.forbidden_message())
-            self._show(attempt, "forbidden", words.forbidden_message())
-            return Verdict("forbidden", words.forbidden_message(), card)
+            verdict = Verdict("forbidden", card, action=attempt.action)
+            self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
+            return verdict
         log.info(
             "recovering the %s of %s by %s (re-send %d of %d)",
             attempt.action,
@@ -152,17 +179,11 @@ class Recovery:
         self, sub: Submission, attempt: Attempt, channel: str | None, verdict: Verdict, detail: str
     ) -> Verdict | None:
         key = sub.submission_key
-        repeat = verdict.message if verdict.kind == "invalid" else ""
-        if not self.store.finish_submission(key, verdict.kind, repeat):
+        if not self.store.finish_submission(key, verdict.kind, repeat_of(verdict)):
             return None  # finished meanwhile by someone else; they told the person
         self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
         metrics.answer(SOURCE, "", verdict.kind)
-        self._tell(
-            sub.user,
-            channel,
-            words.recovered_message(verdict.message, won=verdict.kind == "won"),
-        )
-        self._show(attempt, verdict.kind, verdict.message)
+        self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
 
     def _give_up(
@@ -177,16 +198,15 @@ class Recovery:
         if outcome is not None and not isinstance(outcome, NotRecorded | Unconfirmed):
             verdict = self.answers.apply_outcome(attempt, outcome, key)
             return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
-        recorded = False if isinstance(outcome, NotRecorded) else None
-        message = words.gave_up_message(action=attempt.action, recorded=recorded)
-        kind = "not_recorded" if recorded is False else "unconfirmed"
+        kind: VerdictKind = "not_recorded" if isinstance(outcome, NotRecorded) else "unconfirmed"
         if not self.store.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
         self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
         metrics.answer(SOURCE, "", kind)
-        self._tell(sub.user, channel, message)
-        self._show(attempt, kind, message)
-        return Verdict(kind, message, self.store.get(sub.pending_id))
+        card = self.store.get(sub.pending_id)
+        verdict = Verdict(kind, card, action=attempt.action, gave_up=True)
+        self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
+        return verdict
 
     def _send(self, attempt: Attempt) -> Outcome:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly
@@ -194,18 +214,6 @@ class Recovery:
         if attempt.action == "reject":
             return self.kandev.reject(attempt.pending_id, attempt.reason, resend=True)
         return self.kandev.answer(attempt.pending_id, list(attempt.answers), resend=True)
-
-    def _tell(self, user: str, channel: str | None, text: str) -> None:
-        if channel:
-            self.notifier.tell(user, text, channel=channel)
-
-    def _show(self, attempt: Attempt, kind: str, message: str) -> None:
-        """A submission sent from a modal: the modal, left on "Sending…" by the process that
-        died, shows how it ended (if the person still has it open)."""
-        if attempt.view_id:
-            self.notifier.update_view(
-                attempt.view_id, build_outcome_modal(kind, message, attempt.action)
-            )
 
 
 def _describe(outcome: Outcome) -> str:

@@ -1,21 +1,17 @@
-"""Button clicks on cards (and on the listing / App Home): parse, ack, delegate, tell."""
+"""Button clicks on cards (and on the listing / App Home): parse, ack, delegate, tell
+(bot/usecases/interactions.py runs the pipeline, bot/slack/tell.py shows each result)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.cards import ids, words
-from bot.kandev.models import Answer
+from bot.cards import ids
 from bot.slack import requests
 from bot.slack.acks import acked_within
 from bot.slack.forms import FormKind, action_of
-from bot.slack.requests import Unusable
 from bot.slack.services import Services
-from bot.usecases.admission import Refusal
-from bot.usecases.answers import Verdict
 
 #: How long an option click may spend recording its submission before it is acked anyway
 #: (Slack allows 3 s; see ``acked_within``).
@@ -38,37 +34,12 @@ def _link_clicked(ack: Ack) -> None:
 
 def _option_clicked(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
-        # parse / admit / begin (local, durable) -> ack -> Kandev -> tell
-        with acked_within(ack, ACK_BUDGET_S):
-            then = _record_click(svc, body)
-        then()
+        # parse / admit / record (local, durable) -> ack -> Kandev -> tell
+        with acked_within(ack, ACK_BUDGET_S) as acked:
+            click = requests.click(body, "answer", option=True)
+            svc.interactions.click(click, svc.click_reply(acked, click.where))
 
     return handle
-
-
-def _record_click(svc: Services, body: dict[str, Any]) -> Callable[[], None]:
-    """Everything an option click does before its ack: parse it, admit it and record the
-    submission. Returns what is left to do once acked."""
-    click = requests.click(body, "answer", option=True)
-    if isinstance(click, Unusable):
-        refusal = svc.refuse_unusable(click)
-        return lambda: svc.tell(click.where, refusal.message)
-    place = svc.answering.reserve()
-    if place is None:  # nothing recorded: the person clicks again later
-        return lambda: svc.tell(click.where, words.busy_message())
-    admitted = svc.admission.admit(click.request)
-    if isinstance(admitted, Refusal):
-        place.release()
-        return lambda: svc.tell_result(click.where, admitted)
-    question_id, option_id = click.request.option or ("", "")
-    answer = Answer(question_id=question_id, selected_options=[option_id])
-    begun = svc.answers.begin(admitted, answers=(answer,))
-
-    def complete() -> None:
-        verdict = begun if isinstance(begun, Verdict) else svc.answers.complete(begun)
-        svc.tell_result(click.where, verdict)
-
-    return lambda: place.run(complete)
 
 
 def _conversation_opened(svc: Services):
@@ -76,25 +47,7 @@ def _conversation_opened(svc: Services):
 
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        click = requests.click(body, "view")
-        if isinstance(click, Unusable):
-            svc.tell(click.where, svc.refuse_unusable(click).message)
-            return
-        place = svc.reading.reserve()
-        if place is None:
-            svc.tell(click.where, words.busy_message())
-            return
-        admitted = svc.admission.admit(click.request)
-        if isinstance(admitted, Refusal):
-            place.release()
-            svc.tell_result(click.where, admitted)
-            return
-        opened = svc.open_conversation(click, admitted.card)
-        if opened is None:
-            place.release()
-            return
-        view_id, metadata = opened
-        place.run(svc.fill_conversation, view_id, admitted.card, metadata)
+        svc.open_conversation(requests.click(body, "view"))
 
     return handle
 
@@ -102,6 +55,6 @@ def _conversation_opened(svc: Services):
 def _form_opener(svc: Services, kind: FormKind):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        svc.open_form_if_admitted(requests.click(body, action_of(kind)), kind)
+        svc.open_form(requests.click(body, action_of(kind)), kind)
 
     return handle

@@ -52,7 +52,7 @@ def _unknown_action(svc: Services):
         unknown = requests.unknown(
             body, "unknown_action", "slack:button", action_id, pending_id=pending_id
         )
-        svc.tell(unknown.where, svc.refuse_unusable(unknown).message)
+        svc.tell(unknown.where, svc.refuse_unusable(unknown))
 
     return handle
 
@@ -63,7 +63,7 @@ def _unknown_view(svc: Services):
         callback_id = raw_payload.quote(view.get("callback_id"), 80)
         log.warning("unknown modal callback id %s", callback_id)
         unknown = requests.unknown(body, "unknown_form", "slack:modal", callback_id)
-        refuse_form(ack, body, svc.refuse_unusable(unknown).message)
+        refuse_form(ack, body, svc.refuse_unusable(unknown))
 
     return handle
 
@@ -74,7 +74,7 @@ def _unknown_shortcut(svc: Services):
         callback_id = raw_payload.quote(body.get("callback_id"), 80)
         log.warning("unknown shortcut %s", callback_id)
         unknown = requests.unknown(body, "unknown_shortcut", "slack:shortcut", callback_id)
-        svc.tell(unknown.where, svc.refuse_unusable(unknown).message)
+        svc.tell(unknown.where, svc.refuse_unusable(unknown))
 
     return handle
 

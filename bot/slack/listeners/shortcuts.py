@@ -23,6 +23,6 @@ def register(app: App, svc: Services) -> None:
 def _reject(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        svc.open_form_if_admitted(requests.shortcut(body), "reject")
+        svc.open_form(requests.shortcut(body), "reject")
 
     return handle

@@ -23,6 +23,7 @@ from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevUnavailable
 from bot.kandev.models import Answer
 from bot.ops.health import Health
+from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.slack_api.notify import Notifier
 from bot.store import Store
@@ -77,7 +78,7 @@ class World:
             self.store,
             answers,
             permissions,
-            Notifier(slack),
+            RecoveryAnnouncer(Notifier(slack)),
             self.in_flight,
             stale_after_s=0,
         )

@@ -19,7 +19,7 @@ from bot.cards.conversation import (
 )
 from bot.cards.ids import ModalMetadata
 from bot.cards.limits import MAX_VIEW_BLOCKS, slack_len
-from bot.core.domain import CardState, PastAnswer
+from bot.core.domain import CardState, PastAnswer, PastChoice
 from bot.kandev.models import SessionMessage
 from tests.kit.factories import ALICE_ID, KANDEV_URL, NOW, make_bundle, make_card, make_task
 from tests.unit.cards.limits_checker import assert_valid_view
@@ -146,7 +146,7 @@ def test_earlier_answers_link_to_their_cards():
         ts="1.1",
         via="slack",
         by_user=ALICE_ID,
-        summary="PostgreSQL",
+        choices=(PastChoice(labels=("PostgreSQL",)),),
         at=NOW,
     )
     conversation = Conversation(

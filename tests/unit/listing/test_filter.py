@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.cards.listing import problem_message
 from bot.cards.waiting import Query
 from bot.kandev.models import Workspace
 from bot.usecases.listing import (
@@ -37,10 +38,11 @@ def test_words_are_one_line_and_casefolded() -> None:
 def test_an_overly_long_filter_is_refused_with_its_length() -> None:
     assert isinstance(parse_query("x" * MAX_FILTER), Query)
     refused = parse_query("🙂" * (MAX_FILTER + 1))  # code points, as people count them
-    assert isinstance(refused, BadFilter)
-    assert f"{MAX_FILTER + 1:,} characters" in refused.message
-    assert f"at most {MAX_FILTER:,}" in refused.message
-    assert "/kandev-questions help" in refused.message
+    assert refused == BadFilter("too_long", length=MAX_FILTER + 1, limit=MAX_FILTER)
+    said = problem_message(refused)
+    assert f"{MAX_FILTER + 1:,} characters" in said
+    assert f"at most {MAX_FILTER:,}" in said
+    assert "/kandev-questions help" in said
 
 
 WORKSPACES = [Workspace(id="ws-1", name="Default Workspace"), Workspace(id="ws-2", name="Platform")]

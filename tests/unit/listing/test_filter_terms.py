@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.cards.listing import problem_message
 from bot.cards.waiting import Waiting
 from bot.core.domain import TaskInfo
 from bot.kandev.models import Workspace
@@ -51,6 +52,8 @@ def test_a_workspace_with_terms_is_still_the_workspace() -> None:
 
 def test_bad_terms_say_what_to_type() -> None:
     bad = parse_query("priority:urgent")
-    assert isinstance(bad, BadFilter) and "`priority:critical`" in bad.message
+    assert isinstance(bad, BadFilter) and bad.kind == "unknown_priority"
+    assert bad.value == "urgent" and "`priority:critical`" in problem_message(bad)
     empty = parse_query("label:")
-    assert isinstance(empty, BadFilter) and "`label:database`" in empty.message
+    assert isinstance(empty, BadFilter) and empty.kind == "empty_term"
+    assert "`label:database`" in problem_message(empty)

@@ -220,3 +220,44 @@ def test_the_shortcut_and_home_actions_ack_before_any_slack_call(
     finally:
         slack_answers.set()
     eventually(lambda: len(gateway.called("views.open")) == 2)
+
+
+def _fill(lane) -> list:
+    """Every place of ``lane`` taken (released by the caller)."""
+    places = []
+    while (place := lane.reserve()) is not None:
+        places.append(place)
+    return places
+
+
+def test_a_click_while_the_answering_lane_is_full_is_told_busy_and_records_nothing(
+    bolt: App, services, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Store
+) -> None:
+    card, message = on_card(posted, gateway)
+    places = _fill(services.answering)
+    try:
+        status, acked = dispatch(bolt, card_click(message, CHANNEL, card.ts, text="MongoDB"))
+        [told] = eventually(lambda: ephemerals(gateway))
+    finally:
+        for place in places:
+            place.release()
+
+    assert (status, acked) == (200, "")
+    assert told["text"] == words.busy_message()
+    assert fake_kandev.called("answer") == [] and store.submissions_for(card.pending_id) == []
+
+
+def test_the_conversation_opens_at_once_and_is_filled_in(
+    bolt: App, posted, gateway: FakeSlackGateway
+) -> None:
+    card, message = on_card(posted, gateway)
+
+    status, _ = dispatch(
+        bolt, card_click(message, CHANNEL, card.ts, action_id=ids.ACTION_CONVERSATION)
+    )
+
+    assert status == 200
+    [opened] = eventually(lambda: gateway.called("views.open"))
+    assert "Loading" in str(opened["view"])
+    [filled] = eventually(lambda: gateway.called("views.update"))
+    assert filled["view_id"] and "Loading" not in str(filled["view"])

@@ -286,3 +286,24 @@ def test_a_redelivered_submission_reaches_kandev_once_and_its_form_still_ends(
     texts = sorted(blocks_text(s["view"]["blocks"]) for s in shown)
     assert texts == sorted([words.sent_message("reject"), words.already_sent_message()])
     assert len(fake_kandev.called("reject")) == 1
+
+
+def test_a_form_sent_while_the_answering_lane_is_full_stays_open_saying_busy(
+    bolt: App, services, posted, fake_kandev: FakeKandev, store: Store
+) -> None:
+    card = posted(make_bundle())
+    places = []
+    while (place := services.answering.reserve()) is not None:
+        places.append(place)
+    try:
+        status, acked = dispatch(bolt, submission(opened(card, "reject"), reason("old one")))
+    finally:
+        for place in places:
+            place.release()
+
+    assert status == 200
+    assert acked == {
+        "response_action": "errors",
+        "errors": {ids.BLOCK_REASON: words.busy_message()},
+    }
+    assert fake_kandev.called("reject") == [] and store.submissions_for(card.pending_id) == []

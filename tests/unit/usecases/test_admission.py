@@ -12,6 +12,7 @@ from sqlalchemy import event
 from bot.cards import words
 from bot.config.routing import RouteRule, Routing
 from bot.core.domain import Card, CardState
+from bot.slack import said
 from bot.store import Store
 from bot.usecases.admission import Admission, Admitted, Refusal, Request
 from bot.usecases.permissions import Permissions
@@ -102,7 +103,7 @@ def assert_refused(
     """``result`` is a refusal of ``kind``, and the newest audit entry records it."""
     assert isinstance(result, Refusal), result
     assert result.kind == kind
-    assert result.message
+    assert said.refusal(result)
     newest = store.audit_entries(limit=1)[0]
     assert (newest.result, newest.source, newest.pending_id) == (kind, source, pending_id)
     return result
@@ -129,7 +130,7 @@ def test_a_click_naming_another_bundle_than_its_message_is_tampered(
     refusal = assert_refused(
         result, "tampered", store, pending_id=card.pending_id, source="slack:button"
     )
-    assert refusal.message == words.tampered_message()
+    assert said.refusal(refusal) == words.tampered_message()
     assert refusal.card is not None and refusal.card.pending_id == card.pending_id
 
 
@@ -176,7 +177,7 @@ def test_an_unknown_bundle_is_refused_from_a_message_and_from_the_list(
     refusal = assert_refused(
         result, "unknown_bundle", store, pending_id="pending-404", source="slack:button"
     )
-    assert refusal.message == words.unknown_bundle_message()
+    assert said.refusal(refusal) == words.unknown_bundle_message()
 
     result = admission.admit(from_list("pending-405"))
     assert_refused(result, "unknown_bundle", store, pending_id="pending-405", source="slack:button")
@@ -190,7 +191,7 @@ def test_the_shortcut_on_another_message_is_not_a_card(
     result = admission.admit(shortcut(CHANNEL, "1700000000.424242"))
 
     refusal = assert_refused(result, "not_a_card", store, pending_id=None, source="slack:shortcut")
-    assert refusal.message == words.not_a_card_message()
+    assert said.refusal(refusal) == words.not_a_card_message()
 
 
 def claimed_not_recorded(fake_kandev: FakeKandev, sync: SyncEngine, store: Store) -> Card:
@@ -284,7 +285,7 @@ def test_the_cards_message_in_another_channel_is_the_wrong_channel(
     refusal = assert_refused(
         result, "wrong_channel", store, pending_id=card.pending_id, source="slack:button"
     )
-    assert refusal.message == words.wrong_channel_message(CHANNEL)
+    assert said.refusal(refusal) == words.wrong_channel_message(CHANNEL)
 
 
 # ---- the card's state ----------------------------------------------------------------------
@@ -301,7 +302,7 @@ def test_the_shortcut_on_a_resolved_card_is_closed(
         result, "closed", store, pending_id=card.pending_id, source="slack:shortcut"
     )
     assert card.outcome is not None
-    assert refusal.message == words.closed_card_message(card.outcome, card.bundle)
+    assert said.refusal(refusal) == words.closed_card_message(card.outcome, card.bundle)
 
 
 def test_a_click_by_the_person_who_answered_is_already_answered(
@@ -314,7 +315,7 @@ def test_a_click_by_the_person_who_answered_is_already_answered(
     refusal = assert_refused(
         result, "already_answered", store, pending_id=card.pending_id, source="slack:button"
     )
-    assert "You already answered this: PostgreSQL" in refusal.message
+    assert "You already answered this: PostgreSQL" in said.refusal(refusal)
 
 
 @pytest.mark.parametrize(
@@ -337,7 +338,7 @@ def test_a_click_on_a_card_someone_else_resolved_is_resolved_already(
     refusal = assert_refused(
         result, "resolved_already", store, pending_id=card.pending_id, source="slack:button"
     )
-    assert says in refusal.message
+    assert says in said.refusal(refusal)
 
 
 # ---- permissions ---------------------------------------------------------------------------
@@ -351,7 +352,7 @@ def test_answerers_by_id_admit_exactly_them(posted, admit_with, store: Store) ->
     refusal = assert_refused(
         admit(click(card)), "forbidden", store, pending_id=card.pending_id, source="slack:button"
     )
-    assert refusal.message == words.forbidden_message()
+    assert said.refusal(refusal) == words.forbidden_message()
     assert store.audit_entries(limit=1)[0].user == ALICE_ID
 
 
@@ -475,14 +476,13 @@ def test_a_form_naming_its_cards_message_is_admitted(posted, admission: Admissio
 def test_refuse_audits_what_could_not_become_a_request(admission: Admission, store: Store) -> None:
     refusal = admission.refuse(
         "malformed",
-        words.malformed_message(),
         user_id=ALICE_ID,
         action="answer",
         source="slack:modal",
         detail="ViewSubmission: view missing",
     )
 
-    assert (refusal.kind, refusal.message) == ("malformed", words.malformed_message())
+    assert refusal.kind == "malformed"
     [entry] = store.audit_entries()
     assert (entry.user, entry.action, entry.source, entry.result, entry.detail) == (
         ALICE_ID,

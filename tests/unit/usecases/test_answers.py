@@ -9,6 +9,7 @@ from bot.cards import words
 from bot.core.domain import CardOutcome, CardState
 from bot.kandev.errors import KandevAuthError
 from bot.kandev.models import Answer
+from bot.slack import said
 from bot.store import Store
 from bot.usecases.admission import Admission, Admitted, Request
 from bot.usecases.answers import AnswerService, Begun
@@ -38,7 +39,7 @@ def test_a_won_answer_resolves_the_card_and_edits_it(
 
     verdict = answers.submit(click(admission, card), answers=(MONGO,))
 
-    assert (verdict.kind, verdict.message) == ("won", "")
+    assert (verdict.kind, said.verdict(verdict)) == ("won", "")
     assert fake_kandev.called("answer") == [
         {"pending_id": card.pending_id, "answers": [MONGO], "transport": "rest"}
     ]
@@ -61,7 +62,7 @@ def test_kandev_unreachable_records_nothing_and_a_retry_goes_through(
     first = answers.submit(click(admission, card), answers=(MONGO,))
 
     assert first.kind == "not_recorded"
-    assert "not* recorded" in first.message
+    assert "not* recorded" in said.verdict(first)
     assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
     assert store.submissions_for(card.pending_id) == []
     assert answers.submit(click(admission, card), answers=(MONGO,)).kind == "won"
@@ -76,7 +77,7 @@ def test_an_answer_after_one_given_in_kandev_loses_and_the_card_shows_the_winner
     verdict = answers.submit(click(admission, card, MONGO), answers=(MONGO,))
 
     assert verdict.kind == "lost"
-    assert "PostgreSQL" in verdict.message
+    assert "PostgreSQL" in said.verdict(verdict)
     resolved = store.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert resolved.state is CardState.ANSWERED
@@ -166,8 +167,8 @@ def test_an_answer_lost_to_another_slack_user_names_the_winner(
     verdict = answers.submit(alice, answers=(MONGO,))
 
     assert verdict.kind == "lost"
-    assert verdict.message.startswith(f"<@{BOB_ID}> answered first: PostgreSQL.")
-    assert "Your answer was not sent." in verdict.message
+    assert said.verdict(verdict).startswith(f"<@{BOB_ID}> answered first: PostgreSQL.")
+    assert "Your answer was not sent." in said.verdict(verdict)
     resolved = store.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", BOB_ID)
@@ -190,7 +191,7 @@ def test_a_second_different_answer_after_ones_own_win_is_already_answered(
     verdict = answers.submit(second, answers=(MONGO,))
 
     assert verdict.kind == "already_answered"
-    assert verdict.message == "You already answered this: PostgreSQL. Nothing more was sent."
+    assert said.verdict(verdict) == "You already answered this: PostgreSQL. Nothing more was sent."
     resolved = store.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert resolved.outcome.by_user == ALICE_ID and resolved.outcome.answers == [POSTGRES]
@@ -205,7 +206,7 @@ def test_an_answer_to_a_bundle_that_ended_ends_the_card(
 
     verdict = answers.submit(click(admission, card), answers=(MONGO,))
 
-    assert (verdict.kind, verdict.message) == ("ended", words.ended_message())
+    assert (verdict.kind, said.verdict(verdict)) == ("ended", words.ended_message())
     assert store.get(card.pending_id).state is CardState.ENDED  # type: ignore[union-attr]
     [edit] = edits(gateway, publisher)
     assert "Ended — nobody answered" in edit
@@ -220,7 +221,7 @@ def test_an_answer_to_a_bundle_kandev_no_longer_shows_makes_the_card_unavailable
 
     verdict = answers.submit(click(admission, card), answers=(MONGO,))
 
-    assert (verdict.kind, verdict.message) == ("unavailable", words.unavailable_message())
+    assert (verdict.kind, said.verdict(verdict)) == ("unavailable", words.unavailable_message())
     assert store.get(card.pending_id).state is CardState.UNAVAILABLE  # type: ignore[union-attr]
     [edit] = edits(gateway, publisher)
     assert "Unavailable — Kandev no longer shows this question" in edit
@@ -236,7 +237,7 @@ def test_kandevs_400_is_invalid_and_leaves_the_card_open(
     verdict = answers.submit(click(admission, card), answers=(MONGO,))
 
     assert verdict.kind == "invalid"
-    assert verdict.message == words.invalid_message("answers[0]: unknown option")
+    assert said.verdict(verdict) == words.invalid_message("answers[0]: unknown option")
     assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
     assert edits(gateway, publisher) == []
     assert audited(store, card.pending_id) == [(ALICE_ID, "slack:button", "invalid")]
@@ -277,7 +278,7 @@ def test_what_kandev_would_refuse_is_invalid_before_anything_is_sent(
 
     verdict = answers.submit(admitted, answers=sent)
 
-    assert verdict.kind == "invalid" and says in verdict.message
+    assert verdict.kind == "invalid" and says in said.verdict(verdict)
     assert fake_kandev.called("answer") == []
     assert store.submissions_for(card.pending_id) == []
     assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
@@ -292,7 +293,7 @@ def test_a_too_long_reason_is_invalid_before_anything_is_sent(
     verdict = answers.submit(reject_form(admission, card), reason="n" * (words.MAX_TEXT + 1))
 
     assert verdict.kind == "invalid"
-    assert verdict.message == words.too_long_message(words.MAX_TEXT + 1)
+    assert said.verdict(verdict) == words.too_long_message(words.MAX_TEXT + 1)
     assert fake_kandev.called("reject") == []
 
 
@@ -305,7 +306,7 @@ def test_a_refused_token_records_nothing_and_says_so(
     verdict = answers.submit(reject_form(admission, card), reason="no")
 
     assert verdict.kind == "not_recorded"
-    assert verdict.message == words.not_recorded_message(action="reject", cause="auth")
+    assert said.verdict(verdict) == words.not_recorded_message(action="reject", cause="auth")
     assert store.submissions_for(card.pending_id) == []
     assert edits(gateway, publisher) == []
     [entry] = [e for e in store.audit_entries(card.pending_id) if e.action == "reject"]
@@ -323,7 +324,7 @@ def test_the_same_submission_again_is_a_duplicate_and_reaches_kandev_once(
     assert answers.submit(first, answers=(MONGO,)).kind == "won"
     verdict = answers.submit(again, answers=(MONGO,))
 
-    assert (verdict.kind, verdict.message) == ("duplicate", "")
+    assert (verdict.kind, said.verdict(verdict)) == ("duplicate", "")
     assert verdict.card is not None and verdict.card.state is CardState.ANSWERED
     assert len(fake_kandev.called("answer")) == 1
     assert len(store.submissions_for(card.pending_id)) == 1

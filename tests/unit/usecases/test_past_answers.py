@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.cards import ids
+from bot.cards.card import past_line
 from bot.config.routing import Route, RouteRule, Routing
-from bot.core.domain import CardState
+from bot.core.domain import CardState, PastAnswer, PastChoice
 from bot.kandev.models import Answer
 from bot.usecases.past_answers import PastAnswers, normalise, question_key
 from tests.kit.factories import ALICE_ID, CHANNEL, NOW, answered, make_outcome, numbered_bundle
@@ -27,7 +28,8 @@ def test_a_second_identical_question_shows_the_first_ones_answer(posted, store, 
     _answer(store, first, answered(ALICE_ID, "q1_opt1"))
     second = posted(numbered_bundle(2, q(title="database", prompt="which database should we use")))
     assert second.past is not None and second.past.pending_id == first.pending_id
-    assert second.past.summary == "PostgreSQL" and second.past.by_user == ALICE_ID
+    assert second.past.choices == (PastChoice(labels=("PostgreSQL",)),)
+    assert second.past.summary == "" and second.past.by_user == ALICE_ID
     message = gateway.cards[(second.channel, second.ts)][0]
     [line] = [b for b in message.blocks if b.get("block_id") == ids.BLOCK_PAST]
     text = line["elements"][0]["text"]
@@ -124,3 +126,34 @@ def test_outcome_time_is_the_answer_time(posted, store):
     )
     again = posted(numbered_bundle(2, q()))
     assert again.past is not None and again.past.at == at
+
+
+def test_the_answer_is_stored_as_data_and_worded_by_the_card(posted, store):
+    """Nothing rendered is stored: the card words the labels (escaped) when it shows them."""
+    first = posted(numbered_bundle(1, q()))
+    _answer(store, first, answered(ALICE_ID, "q1_opt1"))
+    second = posted(numbered_bundle(2, q()))
+    stored = store.get(second.pending_id)
+    assert stored is not None and stored.past is not None
+    assert stored.past.choices == (PastChoice(labels=("PostgreSQL",)),)
+    assert stored.past.summary == ""
+
+
+def test_a_row_written_by_an_older_version_still_shows_its_worded_answer():
+    legacy = PastAnswer.model_validate_json(
+        '{"pending_id": "old", "channel": "C1", "ts": "1.1", "via": "slack",'
+        f' "by_user": "{ALICE_ID}", "summary": "*PostgreSQL*", "at": "{NOW.isoformat()}"}}'
+    )
+    assert legacy.choices == ()
+    assert past_line(legacy, NOW).endswith(f"by <@{ALICE_ID}>: *PostgreSQL*")
+
+
+def test_labels_and_free_text_are_worded_as_a_resolved_card_words_them():
+    past = PastAnswer(
+        pending_id="old",
+        channel="C1",
+        choices=(PastChoice(labels=("A <b>", "B")), PastChoice(text="mine"), PastChoice()),
+        at=NOW,
+    )
+    line = past_line(past, NOW)
+    assert line.endswith("in Kandev: A &lt;b&gt;, B; “free text”; no answer"), line

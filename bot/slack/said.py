@@ -1,0 +1,107 @@
+"""The words for what the use-cases return: refusals, verdicts and unusable payloads.
+
+The use-cases return kinds and the data the words need (bot/usecases/admission.py,
+bot/usecases/verdicts.py); the sentences are chosen here, at the edge, from
+bot/cards/words.py. Pure.
+"""
+
+from __future__ import annotations
+
+from bot.cards import words
+from bot.core.domain import CardOutcome
+from bot.kandev.models import Bundle
+from bot.slack.requests import Unusable
+from bot.usecases.admission import Refusal
+from bot.usecases.verdicts import Problem, Verdict
+
+
+def unusable(payload: Unusable) -> str:
+    """For a payload that could not become a request."""
+    return words.unusable_message(payload.kind, form=payload.source == "slack:modal")
+
+
+def refusal(refused: Refusal) -> str:
+    """Why an interaction may not go ahead."""
+    kind = refused.kind
+    match kind:
+        case "forbidden":
+            return words.forbidden_message()
+        case "unknown_bundle":
+            return words.unknown_bundle_message()
+        case "not_a_card":
+            return words.not_a_card_message()
+        case "wrong_channel":
+            return words.wrong_channel_message(refused.channel)
+        case "closed":
+            return words.closed_card_message(_outcome(refused.outcome), _bundle(refused))
+        case "already_answered":
+            return words.already_answered_message(_bundle(refused), _outcome(refused.outcome))
+        case "resolved_already":
+            outcome = _outcome(refused.outcome)
+            return words.resolved_already_message(_bundle(refused), outcome, action=refused.action)
+    return words.unusable_message(kind, form=False)
+
+
+def verdict(said: Verdict) -> str:
+    """How a submission ended ("" when the card says it all)."""
+    action = said.action
+    match said.kind:
+        case "won":
+            return ""
+        case "lost":
+            return words.lost_message(_verdict_bundle(said), _outcome(said.outcome), action=action)
+        case "already_answered":
+            return words.already_answered_message(_verdict_bundle(said), _outcome(said.outcome))
+        case "ended":
+            return words.ended_message()
+        case "unavailable":
+            return words.unavailable_message()
+        case "invalid":
+            return problem(said.problem or Problem())
+        case "not_recorded" if said.gave_up:
+            return words.gave_up_message(action=action, recorded=False)
+        case "not_recorded":
+            cause = said.cause or "unreachable"
+            return words.not_recorded_message(
+                action=action, cause=cause, retry_after=said.retry_after
+            )
+        case "unconfirmed" if said.gave_up:
+            return words.gave_up_message(action=action, recorded=None)
+        case "unconfirmed":
+            return words.unconfirmed_message(action=action)
+        case "unknown_bundle":
+            return words.unknown_bundle_message()
+        case "forbidden":
+            return words.forbidden_message()
+        case "duplicate":
+            return words.still_checking_message(action=action) if said.checking else ""
+    raise AssertionError(f"unexpected verdict {said.kind!r}")
+
+
+def problem(found: Problem) -> str:
+    """What Kandev (or the bot, before sending) found wrong with a submission."""
+    if found.legacy:
+        return found.legacy  # worded by an older version when it finished the submission
+    if found.length is not None:
+        return words.too_long_message(found.length)
+    return words.invalid_message(found.detail)
+
+
+def recovered(said: Verdict) -> str:
+    """What the person hears about a submission crash recovery settled."""
+    return words.recovered_message(verdict(said), won=said.kind == "won")
+
+
+def _outcome(outcome: CardOutcome | None) -> CardOutcome:
+    assert outcome is not None, "a refusal or verdict about how a card ended names the outcome"
+    return outcome
+
+
+def _bundle(refused: Refusal) -> Bundle:
+    assert refused.card is not None, f"a {refused.kind} refusal names its card"
+    return refused.card.bundle
+
+
+def _verdict_bundle(said: Verdict) -> Bundle:
+    assert said.card is not None, f"a {said.kind} verdict names its card"
+    return said.card.bundle

@@ -1,0 +1,261 @@
+"""The presenter: what Slack shows for each result of an interaction (bot/usecases/
+interactions.py) — an ephemeral message, the modal updated, field errors, a form opened — with
+the words chosen from bot/cards/words.py (bot/slack/said.py).
+
+One :class:`~bot.usecases.interactions.Reply` per kind of interaction: :class:`ClickReply` (an
+option button: ack, then tell), :class:`FormOpener` (a button or shortcut that opens a form)
+and :class:`FormAnswer` (a submitted form, answered in its ack or by ``views.update``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.cards import ids, words
+from bot.cards.conversation import loading_view, render_conversation
+from bot.cards.ids import ModalMetadata
+from bot.cards.modals import build_outcome_modal, build_result_modal, refill_form
+from bot.core.domain import Card
+from bot.slack import raw_payload, said
+from bot.slack.form_reply import FormReply
+from bot.slack.forms import FormKind, action_of, form_for
+from bot.slack.requests import Form, Interaction, Where
+from bot.slack_api.notify import Notifier
+from bot.usecases.admission import FORM_ERRORS, Admitted
+from bot.usecases.conversation import ConversationService
+from bot.usecases.home import HomeService
+from bot.usecases.interactions import Busy, FieldErrors, Refused, Result
+from bot.usecases.verdicts import Verdict
+
+log = logging.getLogger(__name__)
+
+#: Verdicts that bring the form back with the message as a field error (nothing was sent).
+KEEP_OPEN = ("invalid", "not_recorded")
+
+
+def words_for(result: Result) -> str:
+    """What the person is told about ``result`` ("" when there is nothing to say)."""
+    match result:
+        case Busy():
+            return words.busy_message()
+        case Refused(unusable=payload) if payload is not None:
+            return said.unusable(payload)
+        case Refused(refusal=refusal):
+            return said.refusal(refusal)
+        case Verdict():
+            return said.verdict(result)
+        case FieldErrors(errors=errors):
+            return next(iter(errors.values()), "")
+    return ""
+
+
+@dataclass(eq=False)
+class Teller:
+    notifier: Notifier
+    home: HomeService
+
+    def tell(self, where: Where, text: str) -> None:
+        """An ephemeral message to the person where they interacted; on the App Home (no
+        channel, no response_url) a notice on their Home instead."""
+        if not where.user_id or not text:
+            return
+        told = self.notifier.tell(
+            where.user_id, text, channel=where.channel, response_url=where.response_url
+        )
+        if not told and not self.home.notice(where.user_id, text):
+            log.error("could not tell %s: %s", where.user_id, text)
+
+
+@dataclass(eq=False)
+class ClickReply:
+    """A button click: acknowledged (``ack``, idempotent) before the person is told."""
+
+    ack: Callable[[], None]
+    where: Where
+    teller: Teller
+
+    def now(self, result: Result) -> None:
+        self.ack()
+        self.teller.tell(self.where, words_for(result))
+
+    def recorded(self) -> None:
+        self.ack()
+
+    def later(self, verdict: Verdict) -> None:
+        self.teller.tell(self.where, said.verdict(verdict))
+
+
+@dataclass(eq=False)
+class FormOpener:
+    """A button or shortcut (already acknowledged) that opens the form of ``kind``."""
+
+    interaction: Interaction | None  # None: the payload was unusable (only told)
+    where: Where
+    kind: FormKind
+    notifier: Notifier
+    teller: Teller
+    kandev_url: str
+
+    def now(self, result: Result) -> None:
+        if isinstance(result, Admitted) and self.interaction is not None:
+            self._open(self.interaction, result.card)
+        else:
+            self.teller.tell(self.where, words_for(result))
+
+    def recorded(self) -> None:  # opening a form records nothing
+        raise AssertionError("a form opener records nothing")
+
+    def later(self, verdict: Verdict) -> None:
+        raise AssertionError("a form opener sends nothing")
+
+    def _open(self, interaction: Interaction, card: Card) -> None:
+        request = interaction.request
+        clicked = (request.channel, request.ts) if request.channel and request.ts else None
+        view = form_for(
+            card,
+            self.kind,
+            kandev_url=self.kandev_url,
+            origin=request.via,
+            response_url=interaction.response_url,
+            message=clicked if request.via in ("card", "shortcut") else None,
+        )
+        if not self.notifier.open_form(interaction.trigger_id, view, push=interaction.in_modal):
+            self.teller.tell(interaction.where, words.form_not_opened_message())
+
+
+@dataclass(eq=False)
+class FormAnswer:
+    """A submitted form: answered in its ack (``reply``: field errors keep it open, a refusal
+    turns it into its explanation, a recorded one shows "Sending…"), then how it ended replaces
+    "Sending…" by ``views.update`` — or, when Kandev refused the content, the form comes back
+    as the person filled it with the message under its last input. A modal closed meanwhile
+    cannot be updated: the person is told where they opened it from instead."""
+
+    reply: FormReply
+    body: dict[str, Any]
+    form: Form | None  # None: the payload was unusable
+    kind: FormKind
+    notifier: Notifier
+    teller: Teller
+    kandev_url: str
+
+    def now(self, result: Result) -> None:
+        match result:
+            case FieldErrors(errors=errors):
+                self.reply.errors(errors)
+            case Refused(refusal=refusal, unusable=payload):
+                if payload is not None or refusal.kind in FORM_ERRORS:
+                    self.reply.refuse(words_for(result))  # the form is not what it claims
+                else:
+                    self.reply.update(build_result_modal("Not sent", words_for(result)))
+            case Verdict(kind=kind) if kind in KEEP_OPEN:
+                self.reply.errors({_last_input(self.body): said.verdict(result)})
+            case Verdict():
+                self.reply.update(self._result_view(result))
+            case _:
+                self.reply.refuse(words_for(result))  # busy: the form stays open
+
+    def recorded(self) -> None:
+        self.reply.sending()
+
+    def later(self, verdict: Verdict) -> None:
+        form = self.form
+        assert form is not None, "only a readable form is sent"
+        if verdict.kind in KEEP_OPEN and verdict.card is not None:
+            view = self._form_again(form, verdict.card, said.verdict(verdict))
+        else:
+            view = self._result_view(verdict)
+        if not form.view_id or not self.notifier.update_view(form.view_id, view):
+            self.teller.tell(form.where, said.verdict(verdict))
+
+    def _result_view(self, verdict: Verdict) -> dict[str, Any]:
+        return build_outcome_modal(verdict.kind, said.verdict(verdict), action_of(self.kind))
+
+    def _form_again(self, form: Form, card: Card, message: str) -> dict[str, Any]:
+        """The form as the person submitted it, with ``message`` under its last input."""
+        meta = form.meta
+        blank = form_for(
+            card,
+            self.kind,
+            kandev_url=self.kandev_url,
+            origin=meta.origin,
+            response_url=meta.response_url,
+            message=(meta.channel, meta.ts),
+        )
+        inputs = [b["block_id"] for b in blank["blocks"] if b.get("type") == "input"]
+        where = inputs[-1] if inputs else ids.BLOCK_REASON
+        return refill_form(blank, form.values, {where: message}, metadata=form.metadata)
+
+
+@dataclass(eq=False)
+class ConversationOpener:
+    """The Conversation view: opened at once showing "Loading…" (the trigger is valid 3 s),
+    then filled in from Kandev (in the reading lane)."""
+
+    interaction: Interaction | None  # None: the payload was unusable (only told)
+    where: Where
+    notifier: Notifier
+    teller: Teller
+    conversation: ConversationService
+    kandev_url: str
+    clock: Callable[[], datetime]
+
+    def now(self, result: Result) -> None:
+        self.teller.tell(self.where, words_for(result))
+
+    def recorded(self) -> None:
+        raise AssertionError("opening a view records nothing")
+
+    def later(self, verdict: Verdict) -> None:
+        raise AssertionError("opening a view sends nothing")
+
+    def opened(self, card: Card) -> Callable[[], None] | None:
+        interaction = self.interaction
+        assert interaction is not None, "only a readable click opens a view"
+        metadata = ModalMetadata(
+            pending_id=card.pending_id,
+            channel=card.channel,
+            ts=card.ts or "",
+            origin=interaction.request.via,
+            response_url=interaction.response_url,
+        ).encode()
+        view = loading_view(card, kandev_url=self.kandev_url, metadata=metadata)
+        view_id = self.notifier.open_view(interaction.trigger_id, view, push=interaction.in_modal)
+        if view_id is None:
+            self.teller.tell(interaction.where, words.form_not_opened_message())
+            return None
+
+        def fill() -> None:
+            """Read the conversation from Kandev and show it in the open view."""
+            conversation = self.conversation.of(card)
+            shown = render_conversation(
+                conversation, kandev_url=self.kandev_url, now=self.clock(), metadata=metadata
+            )
+            self.notifier.update_view(view_id, shown)
+
+        return fill
+
+
+@dataclass(eq=False)
+class RecoveryAnnouncer:
+    """Tells the person how a submission crash recovery settled ended (bot/usecases/
+    recovery.py): in the card's channel, and in the modal left on "Sending…"."""
+
+    notifier: Notifier
+
+    def recovered(self, user: str, channel: str | None, view_id: str, verdict: Verdict) -> None:
+        if channel:
+            self.notifier.tell(user, said.recovered(verdict), channel=channel)
+        if view_id:
+            view = build_outcome_modal(verdict.kind, said.verdict(verdict), verdict.action)
+            self.notifier.update_view(view_id, view)
+
+
+def _last_input(body: dict[str, Any]) -> str:
+    """Where a refusal is shown: the last input (free text / reason) of the modal."""
+    inputs = raw_payload.input_block_ids(body)
+    return inputs[-1] if inputs else ids.BLOCK_REASON

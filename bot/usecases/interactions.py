@@ -1,0 +1,299 @@
+"""One interaction pipeline: a button click or a form submission, end to end.
+
+reserve a place (the answering lane; full: :class:`Busy`) → admit (bot/usecases/admission.py;
+refused: :class:`Refused`) → read the form (:class:`FieldErrors` keep it open) → record the
+submission durably (``AnswerService.begin``) → acknowledge (``Reply.recorded``) → send it to
+Kandev in the lane (``AnswerService.complete``) → the verdict (``Reply.later``).
+
+What the person is told is no concern of this module: each step ends in a typed result, handed
+to the interaction's :class:`Reply` (bot/slack/tell.py maps each kind to what Slack shows: an
+ephemeral message, the modal updated, field errors). A result handed to :meth:`Reply.now` means
+nothing was recorded; :meth:`Reply.recorded` means it was (a crash after it is left to crash
+recovery), and :meth:`Reply.later` follows with how it ended.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from bot.cards.wording import Action
+from bot.core.domain import Card
+from bot.kandev.models import Answer
+from bot.usecases.admission import Admitted, Refusal, RefusalKind, Request, Unusable
+from bot.usecases.answers import Begun
+from bot.usecases.verdicts import Verdict
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# ---- what a submitted form says ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Content:
+    """What a submitted form says: the answers, or the rejection's reason."""
+
+    answers: tuple[Answer, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FieldErrors:
+    """The form stays open with these messages (block_id -> safe mrkdwn, from the form's own
+    reader in bot/cards/modals.py) under its fields; nothing was recorded."""
+
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ForeignInputs:
+    """Inputs of another bundle than the one the form names (tampered with)."""
+
+    detail: str
+
+
+# ---- the results -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Busy:
+    """The lane is full: nothing was recorded, the person may try again in a moment."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Not admitted (audited): ``refusal`` says why; ``unusable``: the payload could not even
+    be read as a request."""
+
+    refusal: Refusal
+    unusable: Unusable | None = None
+
+
+#: How an interaction ends: not admitted, busy, the form's field errors, admitted to open a
+#: form or a view (:class:`~bot.usecases.admission.Admitted`), or a submission's verdict.
+Result = Busy | Refused | FieldErrors | Admitted | Verdict
+
+
+# ---- the ports ---------------------------------------------------------------------------
+
+
+class Reply(Protocol):
+    """How one interaction is answered (bot/slack/tell.py)."""
+
+    def now(self, result: Result) -> None:
+        """The interaction's one answer, nothing recorded (a click: ack, then tell)."""
+
+    def recorded(self) -> None:
+        """The submission is recorded durably: acknowledge it; :meth:`later` follows."""
+
+    def later(self, verdict: Verdict) -> None:
+        """How a recorded submission ended, once Kandev answered."""
+
+
+class ViewReply(Reply, Protocol):
+    """How a click that opens a view to fill in (the Conversation view) is answered."""
+
+    def opened(self, card: Card) -> Callable[[], None] | None:
+        """Open the view of ``card`` at once; the job that fills it in (run in the reading
+        lane), or None when it could not be opened (the person was told)."""
+
+
+class Described(Protocol):
+    """A parsed click or shortcut (bot/slack/requests.py ``Interaction``)."""
+
+    @property
+    def request(self) -> Request: ...
+
+
+class Submitted(Described, Protocol):
+    """A parsed form submission (bot/slack/requests.py ``Form``)."""
+
+    @property
+    def values(self) -> dict[str, dict[str, dict[str, Any]]]: ...
+
+    @property
+    def view_id(self) -> str: ...
+
+
+class Place(Protocol):
+    def run(self, fn: Callable[..., T], *args: Any) -> Future[T]: ...
+    def release(self) -> None: ...
+
+
+class Lane(Protocol):
+    def reserve(self) -> Place | None: ...
+
+
+class Admitting(Protocol):
+    def admit(self, request: Request) -> Admitted | Refusal: ...
+    def refuse(
+        self,
+        kind: RefusalKind,
+        *,
+        user_id: str | None,
+        action: str,
+        source: str,
+        detail: str = "",
+        pending_id: str | None = None,
+    ) -> Refusal: ...
+
+
+class Answering(Protocol):
+    def begin(
+        self,
+        admitted: Admitted,
+        *,
+        answers: tuple[Answer, ...] = (),
+        reason: str = "",
+        view_id: str = "",
+    ) -> Verdict | Begun: ...
+    def complete(self, begun: Begun) -> Verdict: ...
+
+
+#: Reads a submitted form of ``card`` (bot/slack/forms.py ``read_form``).
+FormReader = Callable[[Card, Action, dict[str, Any]], Content | FieldErrors | ForeignInputs]
+
+
+# ---- the pipeline ------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Interactions:
+    admission: Admitting
+    answers: Answering
+    #: Answers and rejections on their way to Kandev (they may outlast an ack).
+    answering: Lane
+    #: Conversation views (and listings, Home tabs: bot/slack/listeners).
+    reading: Lane
+    read_form: FormReader
+
+    def click(self, parsed: Described | Unusable, reply: Reply) -> None:
+        """A one-click answer (an option button): reserve, admit, record, ack, send, verdict."""
+        if isinstance(parsed, Unusable):
+            reply.now(self.refuse_unusable(parsed))
+            return
+        place = self.answering.reserve()
+        if place is None:  # nothing recorded: the person clicks again later
+            reply.now(Busy())
+            return
+        admitted = self.admission.admit(parsed.request)
+        if isinstance(admitted, Refusal):
+            place.release()
+            reply.now(Refused(admitted))
+            return
+        question_id, option_id = parsed.request.option or ("", "")
+        answer = Answer(question_id=question_id, selected_options=[option_id])
+        self._send(place, admitted, reply, answers=(answer,))
+
+    def submit(self, parsed: Submitted | Unusable, reply: Reply) -> None:
+        """A submitted form: admit, read it, reserve, record, ack, send, verdict."""
+        if isinstance(parsed, Unusable):
+            reply.now(self.refuse_unusable(parsed))
+            return
+        request = parsed.request
+        admitted = self.admission.admit(request)
+        if isinstance(admitted, Refusal):
+            reply.now(Refused(admitted))
+            return
+        content = self.read_form(admitted.card, request.action, parsed.values)
+        if isinstance(content, ForeignInputs):
+            reply.now(Refused(self._foreign(request, admitted.card, content)))
+            return
+        if isinstance(content, FieldErrors):
+            reply.now(content)
+            return
+        place = self.answering.reserve()
+        if place is None:  # nothing recorded: the form stays open to be sent again
+            reply.now(Busy())
+            return
+        self._send(
+            place,
+            admitted,
+            reply,
+            answers=content.answers,
+            reason=content.reason,
+            view_id=parsed.view_id or "",
+        )
+
+    def admit(self, parsed: Described | Unusable, reply: Reply) -> None:
+        """A button or shortcut that opens a form: refused, or admitted (the form opens)."""
+        if isinstance(parsed, Unusable):
+            reply.now(self.refuse_unusable(parsed))
+            return
+        admitted = self.admission.admit(parsed.request)
+        reply.now(Refused(admitted) if isinstance(admitted, Refusal) else admitted)
+
+    def view(self, parsed: Described | Unusable, reply: ViewReply) -> None:
+        """A click that opens a view (the Conversation): reserve a reading place, admit, open
+        it at once and fill it in the reading lane."""
+        if isinstance(parsed, Unusable):
+            reply.now(self.refuse_unusable(parsed))
+            return
+        place = self.reading.reserve()
+        if place is None:
+            reply.now(Busy())
+            return
+        admitted = self.admission.admit(parsed.request)
+        if isinstance(admitted, Refusal):
+            place.release()
+            reply.now(Refused(admitted))
+            return
+        fill = reply.opened(admitted.card)
+        if fill is None:
+            place.release()
+            return
+        place.run(fill)
+
+    def refuse_unusable(self, unusable: Unusable) -> Refused:
+        """Audit a payload that could not become a request."""
+        refusal = self.admission.refuse(
+            unusable.kind,
+            user_id=unusable.where.user_id,
+            action=unusable.action,
+            source=unusable.source,
+            detail=unusable.detail,
+            pending_id=unusable.pending_id,
+        )
+        return Refused(refusal, unusable)
+
+    # ---- internals -----------------------------------------------------------------------
+
+    def _send(self, place: Place, admitted: Admitted, reply: Reply, **content: Any) -> None:
+        """Record the submission (a refusal before it releases the place), acknowledge, and
+        send it in the reserved place; its verdict goes to ``reply.later``."""
+        try:
+            begun = self.answers.begin(admitted, **content)
+        except Exception:
+            place.release()
+            raise
+        if isinstance(begun, Verdict):  # refused before anything was recorded or sent
+            place.release()
+            reply.now(begun)
+            return
+        # Recorded durably: from here a crash leaves it to crash recovery, never loses it.
+        reply.recorded()
+        place.run(self._complete, begun, reply)
+
+    def _complete(self, begun: Begun, reply: Reply) -> None:
+        try:
+            verdict = self.answers.complete(begun)
+        except Exception:
+            log.exception("answer submission failed")
+            return
+        reply.later(verdict)
+
+    def _foreign(self, request: Request, card: Card, foreign: ForeignInputs) -> Refusal:
+        """A form whose inputs belong to another bundle than the one its metadata names."""
+        return self.admission.refuse(
+            "tampered",
+            user_id=request.user_id,
+            action=request.action,
+            source=request.source,
+            detail=foreign.detail,
+            pending_id=card.pending_id,
+        )

@@ -1,0 +1,39 @@
+"""The click and form listeners only parse, ack, delegate and tell: they check no result
+types and build no views or words themselves (bot/usecases/interactions.py runs the pipeline,
+bot/slack/tell.py shows its results)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import bot.slack.listeners
+
+#: What only the pipeline and the presenter may use.
+NOT_IN_A_LISTENER = (
+    "bot.usecases.admission",
+    "bot.usecases.answers",
+    "bot.usecases.verdicts",
+    "bot.usecases.interactions",
+    "bot.cards.modals",
+    "bot.cards.words",
+)
+
+
+def _imported(path: Path) -> set[str]:
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            named.add(node.module)
+            named.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return named
+
+
+@pytest.mark.parametrize("name", ["actions.py", "views.py", "shortcuts.py"])
+def test_the_interaction_listeners_import_no_results_views_or_words(name: str) -> None:
+    path = Path(bot.slack.listeners.__file__).parent / name
+    assert sorted(_imported(path) & set(NOT_IN_A_LISTENER)) == []

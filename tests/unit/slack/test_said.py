@@ -1,0 +1,53 @@
+"""The words for each kind a use-case returns, chosen at the edge from bot/cards/words.py."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from bot.cards import words
+from bot.slack import said
+from bot.usecases.admission import Refusal, RefusalKind
+from bot.usecases.verdicts import Problem, Verdict, VerdictKind
+from tests.kit.factories import ALICE_ID, answered, make_card
+
+
+@pytest.mark.parametrize("kind", get_args(VerdictKind))
+def test_every_verdict_kind_has_its_words(kind: VerdictKind) -> None:
+    verdict = Verdict(kind, make_card(), outcome=answered(ALICE_ID), problem=Problem("no"))
+    text = said.verdict(verdict)
+    assert (text == "") == (kind in ("won", "duplicate")), text
+
+
+@pytest.mark.parametrize("kind", get_args(RefusalKind))
+def test_every_refusal_kind_has_its_words(kind: RefusalKind) -> None:
+    refusal = Refusal(kind, make_card(), outcome=answered(ALICE_ID), channel="C0CARD")
+    assert said.refusal(refusal)
+
+
+def test_the_data_a_verdict_carries_chooses_the_words() -> None:
+    card = make_card()
+    lost = Verdict("lost", card, action="reject", outcome=answered("U0BOB"))
+    assert said.verdict(lost) == words.lost_message(card.bundle, answered("U0BOB"), action="reject")
+    busy = Verdict("not_recorded", card, cause="refused", retry_after=3)
+    assert said.verdict(busy) == words.not_recorded_message(cause="refused", retry_after=3)
+    gave_up = Verdict("unconfirmed", card, action="reject", gave_up=True)
+    assert said.verdict(gave_up) == words.gave_up_message(action="reject", recorded=None)
+    checking = Verdict("duplicate", card, checking=True)
+    assert said.verdict(checking) == words.still_checking_message()
+    too_long = Verdict("invalid", card, problem=Problem(length=20_000))
+    assert said.verdict(too_long) == words.too_long_message(20_000)
+
+
+def test_a_problem_kept_as_data_and_one_kept_worded_by_an_older_version() -> None:
+    problem = Problem("answers[0]: unknown option")
+    assert Problem.decode(problem.encode()) == problem
+    legacy = Problem.decode("Kandev did not accept your answer: nope")
+    assert said.problem(legacy) == "Kandev did not accept your answer: nope"
+    assert said.problem(problem) == words.invalid_message("answers[0]: unknown option")
+
+
+def test_a_recovered_win_is_told_as_recovered() -> None:
+    won = Verdict("won", make_card())
+    assert said.recovered(won) == words.recovered_message("", won=True)
