@@ -22,7 +22,7 @@ version and refuses a newer one, as it always did.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -168,7 +168,12 @@ def migrate(engine: Engine, target: str = "head", script_location: Path = SCRIPT
         return current_version(conn)
 
 
-def record_legacy(ctx: MigrationContext, step: MigrationInfo, **_: Any) -> None:
+def record_legacy(
+    ctx: MigrationContext,
+    step: MigrationInfo,
+    heads: Collection[Any],
+    run_args: Mapping[str, Any],
+) -> None:
     """``on_version_apply`` hook: record an applied revision in ``schema_version`` as well."""
     if not step.is_migration or not step.is_upgrade or step.up_revision_id is None:
         return

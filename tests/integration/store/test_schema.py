@@ -218,7 +218,7 @@ OLD_ROWS: dict[str, tuple[int, dict[str, object]]] = {
 }
 
 #: Columns a later version added, with what an older row reads in them after the upgrade.
-ADDED = {
+ADDED: dict[str, dict[str, object]] = {
     "submissions": {"resends": 0},
     "cards": {"question_key": None, "past_json": None},
     "card_followups": {"notified": 0},
@@ -371,7 +371,7 @@ NEW_IN_5 = {
 
 
 def _index_names(engine: Engine, table: str) -> set[str]:
-    return {ix["name"] for ix in inspect(engine).get_indexes(table)}
+    return {ix["name"] for ix in inspect(engine).get_indexes(table) if ix["name"]}
 
 
 def test_version_5_indexes_exist_when_created_and_after_an_upgrade(
