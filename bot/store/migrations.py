@@ -22,6 +22,7 @@ version and refuses a newer one, as it always did.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -157,15 +158,30 @@ def migrate(engine: Engine, target: str = "head", script_location: Path = SCRIPT
     """Bring the database up to ``target`` (a revision id, default the newest); return the
     resulting version. A pre-Alembic database is stamped at its version first."""
     known = revisions(script_location)
-    with locked_transaction(engine) as conn:
+    with locked_transaction(engine) as conn, _quiet_alembic():
         context = MigrationContext.configure(conn)
         alembic_revision = context.get_current_revision()
         version = current_version(conn)
         _refuse_newer(version, known)
+        if target == "head" and alembic_revision == known[-1].revision:
+            return version  # up to date: nothing to load or run
         if alembic_revision is None and version:
             context.stamp(_scripts(script_location), _revision_id(version))
         command.upgrade(alembic_config(conn, script_location), target)
         return current_version(conn)
+
+
+@contextmanager
+def _quiet_alembic() -> Iterator[None]:
+    """Alembic narrates every run at INFO ("Context impl …", "Will assume …"); the bot's own
+    logs stay as they were."""
+    logger = logging.getLogger("alembic")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def record_legacy(
