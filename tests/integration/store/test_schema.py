@@ -5,19 +5,27 @@ the head schema equal to schema.py."""
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, event, insert, inspect, select, text
 
 from bot.store import REVISIONS, SCHEMA_VERSION, Store, StoreError, migrate
 from bot.store.engine import make_engine
-from bot.store.migrations import SCRIPT_LOCATION, current_revision, pending
+from bot.store.migrations import (
+    SCRIPT_LOCATION,
+    alembic_config,
+    current_revision,
+    locked_transaction,
+    pending,
+)
 from bot.store.schema import audit_log, metadata, schema_version
 from bot.store.url import normalize_url
 from tests.integration.store import old_schemas
@@ -451,3 +459,25 @@ def test_a_whole_table_read_is_recognised() -> None:
         "        Index Cond: (status = 'done')",
     ]
     assert full_scans(pg_search, "postgresql") == []
+
+
+def test_a_migrator_waits_for_the_one_holding_the_lock(engine: Engine) -> None:
+    done: list[int] = []
+    with locked_transaction(engine):  # another replica migrating (advisory lock / IMMEDIATE)
+        waiting = threading.Thread(target=lambda: done.append(migrate(engine)))
+        waiting.start()
+        waiting.join(timeout=1.0)
+        assert waiting.is_alive() and not done  # blocked, not failed
+    waiting.join(timeout=30)
+    assert done == [SCHEMA_VERSION]
+    assert [v for v, _ in _versions(engine)] == [r.version for r in REVISIONS]
+
+
+def test_the_shipped_environment_serves_alembic_commands(db_url: str, engine: Engine) -> None:
+    """What a developer runs to write the next revision: upgrade and autogenerate's check."""
+    config = alembic_config()
+    config.set_main_option("sqlalchemy.url", db_url.replace("%", "%%"))
+    command.upgrade(config, "head")
+    assert _alembic_revision(engine) == HEAD
+    assert [v for v, _ in _versions(engine)] == [r.version for r in REVISIONS]
+    command.check(config)  # no difference between the revisions and schema.py
