@@ -193,10 +193,13 @@ def record_legacy(
     """``on_version_apply`` hook: record an applied revision in ``schema_version`` as well."""
     if not step.is_migration or not step.is_upgrade or step.up_revision_id is None:
         return
+    conn = ctx.connection
+    assert conn is not None
+    if not conn.dialect.has_table(conn, schema_version.name):
+        return  # dropped by hand: Alembic's own record is the one that counts
     script = step.revision_map.get_revision(step.up_revision_id)
     description = getattr(script, "doc", "") or ""
-    assert ctx.connection is not None
-    ctx.connection.execute(
+    conn.execute(
         insert(schema_version).values(
             version=_version_of(step.up_revision_id),
             description=description,
