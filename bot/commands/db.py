@@ -1,9 +1,10 @@
 """`kandev-slack db upgrade` and `kandev-slack db status`: the database (DATABASE_URL) on its own.
 
-``upgrade`` applies the schema migrations explicitly, for deployments that run them as a
-release step (``run`` applies them too, at every start; on PostgreSQL an advisory lock
-serialises replicas starting at once). ``status`` changes nothing: the schema version and what
-an operator watches (waiting cards, the outbox, failed items, unfinished answers).
+``upgrade`` applies the schema migrations (Alembic revisions, see bot/store/migrations.py)
+explicitly, for deployments that run them as a release step (``run`` applies them too, at every
+start; on PostgreSQL an advisory lock serialises replicas starting at once). ``status`` changes
+nothing: the schema version (its revision against the head, and what ``upgrade`` would apply)
+and what an operator watches (waiting cards, the outbox, failed items, unfinished answers).
 
 Exit codes: 0 done / up to date; 1 the database cannot be opened, is newer than this
 kandev-slack, or (``status``) needs an upgrade; 2 DATABASE_URL is invalid.
@@ -15,12 +16,13 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.config.settings import load_partial
 from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from bot.ops.redaction import redact
-from bot.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
+from bot.store import REVISIONS, SCHEMA_VERSION, Revision, Store, StoreError
 from bot.store.engine import make_engine
 from bot.store.migrations import current_version, migrate
 from bot.store.url import is_sqlite_memory, normalize_url
@@ -49,7 +51,7 @@ def main_db(command: str) -> int:
         return EXIT_FAILED
 
 
-def _upgrade(url) -> int:
+def _upgrade(url: URL) -> int:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
@@ -57,17 +59,17 @@ def _upgrade(url) -> int:
         after = migrate(engine)
     finally:
         engine.dispose()
-    applied = [m for m in MIGRATIONS if before < m.version <= after]
+    applied = [r for r in REVISIONS if before < r.version <= after]
     if not applied:
         print(f"{'schema version':<20}{after} (up to date; nothing to apply)")
         return EXIT_OK
     print(f"{'schema version':<20}{before} → {after}")
-    for step in applied:
-        print(f"{'applied':<20}{step.version}: {step.description}")
+    for revision in applied:
+        print(f"{'applied':<20}{_described(revision)}")
     return EXIT_OK
 
 
-def _status(url) -> int:
+def _status(url: URL) -> int:
     if url.get_backend_name() == "sqlite" and not is_sqlite_memory(url):
         path = Path(url.database or "")
         if not path.exists():
@@ -87,7 +89,8 @@ def _status(url) -> int:
             )
             return EXIT_FAILED
         stats = store.stats()
-    pending = SCHEMA_VERSION - version
+    to_apply = [r for r in REVISIONS if r.version > version]
+    pending = len(to_apply)
     if pending:
         print(
             f"{'schema version':<20}{version} ({pending} migration(s) to apply: "
@@ -95,6 +98,9 @@ def _status(url) -> int:
         )
     else:
         print(f"{'schema version':<20}{version} (up to date)")
+    print(f"{'revision':<20}{_revision(version)} (head {REVISIONS[-1].revision})")
+    for revision in to_apply:
+        print(f"{'would apply':<20}{_described(revision)}")
     oldest = ""
     if stats.oldest_pending_at is not None:
         age = (datetime.now(UTC) - stats.oldest_pending_at).total_seconds()
@@ -104,6 +110,14 @@ def _status(url) -> int:
     print(f"{'outbox failed':<20}{stats.outbox_failed}")
     print(f"{'answers in flight':<20}{stats.unfinished_submissions}")
     return EXIT_FAILED if pending else EXIT_OK
+
+
+def _described(revision: Revision) -> str:
+    return f"{revision.version}: {revision.description}"
+
+
+def _revision(version: int) -> str:
+    return next(r.revision for r in REVISIONS if r.version == version)
 
 
 def _duration(seconds: float) -> str:

@@ -4,7 +4,7 @@ Use :class:`Store`; everything else here is the typed rows it returns and a few 
 """
 
 from bot.store.errors import StoreError
-from bot.store.migrations import MIGRATIONS, SCHEMA_VERSION, Migration, migrate
+from bot.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
 from bot.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
 from bot.store.store import Store
 from bot.store.types import utc_now
@@ -12,12 +12,12 @@ from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
-    "MIGRATIONS",
+    "REVISIONS",
     "SCHEMA_VERSION",
     "AuditEntry",
-    "Migration",
     "OutboxItem",
     "OutboxStatus",
+    "Revision",
     "Store",
     "StoreError",
     "Submission",

@@ -1,211 +1,49 @@
-"""Schema versions: an ordered list of steps, applied once each, recorded in ``schema_version``.
+"""Schema versions, as Alembic revisions shipped in the package (``bot/store/alembic``).
 
-``migrate`` runs at every start-up. It is idempotent (applied steps are skipped) and safe when
-several processes start at once: on PostgreSQL the whole upgrade runs in one transaction under a
-transaction-scoped advisory lock (per schema); on SQLite under ``BEGIN IMMEDIATE``. DDL is
-transactional on both, so a failed step leaves the previous version intact.
+``migrate`` runs at every start-up. It is idempotent (a database at head is left as it is) and
+safe when several processes start at once: the whole upgrade runs in one transaction, on
+PostgreSQL under a transaction-scoped advisory lock (per schema), on SQLite under
+``BEGIN IMMEDIATE``. DDL is transactional on both, so a failed revision leaves the previous
+version intact.
 
-Rule for future changes: a step is never edited once released. To change a table, add a step
-(ALTER ...) and, if the step that created it uses the live definition from schema.py, freeze a
-copy of the old definition for that earlier step.
+Revision ids are the schema versions, zero-padded (``0001`` … ``0010``), in one line without
+branches; a revision's docstring's first line is what ``kandev-slack db upgrade`` prints. Rule:
+a revision is never edited once released; a change of the tables in schema.py is a new
+revision (``command.revision(alembic_config(), "what it does", rev_id="0011")``, autogenerate
+works with ``sqlalchemy.url`` set on that config) with its DDL written out, not imported from
+schema.py.
+
+Before Alembic, kandev-slack recorded its version in its own ``schema_version`` table (one row
+per applied version). A database that has only that is stamped at the matching revision, then
+upgraded. The table stays, kept in step with every revision applied (``record_legacy``), so a
+release from before Alembic still recognises the version: it runs on a database at its own
+version and refuses a newer one, as it always did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
 
-from sqlalchemy import (
-    BigInteger,
-    Column,
-    Engine,
-    Index,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-    func,
-    insert,
-    select,
-    text,
-)
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext, MigrationInfo
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, func, insert, select, text
 from sqlalchemy.engine import Connection
 
 from bot.store.engine import WRITE_OPTION
 from bot.store.errors import StoreError
-from bot.store.schema import (
-    VERSION_5_INDEXES,
-    audit_log,
-    card_messages,
-    cards,
-    channel_pace,
-    home_viewers,
-    ix_cards_question,
-    outbox,
-    schema_version,
-    submissions,
-    subscriptions,
-)
-from bot.store.types import UTCDateTime, utc_now
+from bot.store.schema import schema_version
+from bot.store.types import utc_now
 
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    description: str
-    apply: Callable[[Connection], None]
-
-
-def _create(*tables: Table) -> Callable[[Connection], None]:
-    def apply(conn: Connection) -> None:
-        for table in tables:
-            table.create(conn)
-
-    return apply
-
-
-def _index(*indexes: Index) -> Callable[[Connection], None]:
-    """Create indexes that a database created at this version already got with its tables
-    (the earlier steps create them from the live definitions), hence ``checkfirst``."""
-
-    def apply(conn: Connection) -> None:
-        for index in indexes:
-            index.create(conn, checkfirst=True)
-
-    return apply
-
-
-# ``cards`` as step 1 creates it (step 7 adds ``question_key`` and ``past_json``). Until step 7
-# step 1 used the live definition, which carried the indexes step 5 adds for older databases.
-_cards_v1 = Table(
-    "cards",
-    MetaData(),
-    Column("pending_id", String, primary_key=True),
-    Column("task_id", String, nullable=False),
-    Column("session_id", String, nullable=False),
-    Column("workspace_id", String, nullable=False),
-    Column("channel", String, nullable=False),
-    Column("ts", String),
-    Column("state", String, nullable=False),
-    Column("bundle_json", Text, nullable=False),
-    Column("task_json", Text, nullable=False),
-    Column("outcome_json", Text),
-    Column("claimed_at", UTCDateTime, nullable=False),
-    Column("posted_at", UTCDateTime),
-    Column("resolved_at", UTCDateTime),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    UniqueConstraint("channel", "ts", name="uq_cards_message"),
-    Index("ix_cards_state_created", "state", "created_at"),
-)
-Index(
-    "ix_cards_unposted",
-    _cards_v1.c.claimed_at,
-    sqlite_where=_cards_v1.c.ts.is_(None),
-    postgresql_where=_cards_v1.c.ts.is_(None),
-)
-Index("ix_cards_resolved", _cards_v1.c.resolved_at)
-
-# ``submissions`` as step 2 created it (step 6 adds ``resends``).
-_submissions_v2 = Table(
-    "submissions",
-    MetaData(),
-    Column("submission_key", String, primary_key=True),
-    Column("pending_id", String, nullable=False),
-    Column("user_id", String, nullable=False),
-    Column("payload_json", Text, nullable=False),
-    Column("result_json", Text),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("leased_at", UTCDateTime, nullable=False),
-    Column("finished_at", UTCDateTime),
-    Index("ix_submissions_pending", "pending_id"),
-    Index("ix_submissions_unfinished", "finished_at", "leased_at"),
-)
-
-
-# ``outbox`` as step 3 created it (step 10 adds ``slot_at``).
-_outbox_v3 = Table(
-    "outbox",
-    MetaData(),
-    Column(
-        "id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
-    ),
-    Column("kind", String, nullable=False),
-    Column("dedupe_key", String, unique=True),
-    Column("channel", String),
-    Column("payload_json", Text, nullable=False),
-    Column("status", String, nullable=False),
-    Column("attempts", Integer, nullable=False),
-    Column("not_before", UTCDateTime, nullable=False),
-    Column("lease_owner", String),
-    Column("lease_until", UTCDateTime),
-    Column("last_error", Text, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    Column("finished_at", UTCDateTime),
-    Index("ix_outbox_due", "status", "not_before"),
-)
-# Until step 10 step 3 used the live definition, which carried the indexes step 5 adds.
-Index("ix_outbox_finished", _outbox_v3.c.status, _outbox_v3.c.finished_at)
-Index("ix_outbox_lease_owner", _outbox_v3.c.lease_owner)
-
-
-def _add_channel_pace(conn: Connection) -> None:
-    slot_type = UTCDateTime().compile(dialect=conn.dialect)
-    conn.execute(text(f"ALTER TABLE {outbox.name} ADD COLUMN slot_at {slot_type}"))
-    channel_pace.create(conn)
-
-
-# ``card_followups`` as step 8 created it (step 9 adds ``notified``).
-_card_followups_v8 = Table(
-    "card_followups",
-    MetaData(),
-    Column("pending_id", String, primary_key=True),
-    Column("reminders_sent", Integer, nullable=False),
-    Column("escalated", Integer, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-)
-
-
-def _add_followups_notified(conn: Connection) -> None:
-    conn.execute(text("ALTER TABLE card_followups ADD COLUMN notified INTEGER NOT NULL DEFAULT 0"))
-    subscriptions.create(conn)
-
-
-def _add_submission_resends(conn: Connection) -> None:
-    conn.execute(
-        text(f"ALTER TABLE {submissions.name} ADD COLUMN resends INTEGER NOT NULL DEFAULT 0")
-    )
-
-
-def _add_card_question_key(conn: Connection) -> None:
-    conn.execute(text(f"ALTER TABLE {cards.name} ADD COLUMN question_key VARCHAR"))
-    conn.execute(text(f"ALTER TABLE {cards.name} ADD COLUMN past_json TEXT"))
-    ix_cards_question.create(conn, checkfirst=True)
-
-
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "cards and audit log", _create(_cards_v1, audit_log)),
-    Migration(2, "answer submissions", _create(_submissions_v2)),
-    Migration(3, "outbox of pending Slack writes", _create(_outbox_v3)),
-    Migration(4, "who opened the App Home tab recently", _create(home_viewers)),
-    Migration(
-        5, "indexes for retention, unposted claims and lease renewal", _index(*VERSION_5_INDEXES)
-    ),
-    Migration(6, "how often crash recovery re-sent a submission", _add_submission_resends),
-    Migration(7, "past answers: cards keyed by their normalised questions", _add_card_question_key),
-    Migration(
-        8,
-        "a bundle's other messages (escalation, DM cards) and its reminders",
-        _create(card_messages, _card_followups_v8),
-    ),
-    Migration(9, "personal notifications: subscriptions", _add_followups_notified),
-    Migration(10, "posting slots per channel shared by replicas", _add_channel_pace),
-)
-
-SCHEMA_VERSION = MIGRATIONS[-1].version
+#: The Alembic scripts (env.py, versions/), beside this module in a clone and in an install.
+SCRIPT_LOCATION = Path(__file__).resolve().parent / "alembic"
 
 _PG_LOCK_SQL = text(
     "SELECT pg_advisory_xact_lock("
@@ -213,43 +51,158 @@ _PG_LOCK_SQL = text(
 )
 
 
-def _check_order(steps: Sequence[Migration]) -> None:
-    versions = [step.version for step in steps]
-    if versions != sorted(set(versions)) or (versions and versions[0] < 1):
-        raise ValueError(f"migration versions must be increasing from 1, got {versions}")
+@dataclass(frozen=True)
+class Revision:
+    """One schema version: its number, Alembic revision id and what it does."""
+
+    version: int
+    revision: str
+    description: str
 
 
-def current_version(conn: Connection) -> int:
-    """The applied schema version (0 for an empty database)."""
+def alembic_config(
+    connection: Connection | None = None, script_location: Path = SCRIPT_LOCATION
+) -> Config:
+    """An Alembic configuration without an ini file; ``connection`` is the one env.py uses
+    (otherwise env.py opens ``sqlalchemy.url``, as the ``alembic`` command line would)."""
+    config = Config()
+    config.set_main_option("script_location", str(script_location))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def _version_of(revision: str) -> int:
+    if not revision.isdigit():
+        raise StoreError(f"the database has schema revision {revision!r}, unknown to kandev-slack")
+    return int(revision)
+
+
+def _revision_id(version: int) -> str:
+    return f"{version:04d}"
+
+
+@cache
+def _scripts(script_location: Path) -> ScriptDirectory:
+    return ScriptDirectory.from_config(alembic_config(script_location=script_location))
+
+
+def revisions(script_location: Path = SCRIPT_LOCATION) -> tuple[Revision, ...]:
+    """Every revision, oldest first."""
+    scripts = _scripts(script_location)
+    found = [
+        Revision(version=_version_of(s.revision), revision=s.revision, description=s.doc)
+        for s in scripts.walk_revisions()
+    ]
+    return tuple(reversed(found))
+
+
+REVISIONS = revisions()
+#: The newest schema version this kandev-slack knows.
+SCHEMA_VERSION = REVISIONS[-1].version
+
+
+def _legacy_version(conn: Connection) -> int:
+    """The version recorded the pre-Alembic way (0 without that table)."""
     if not conn.dialect.has_table(conn, schema_version.name):
         return 0
     return int(conn.scalar(select(func.max(schema_version.c.version))) or 0)
 
 
-def migrate(engine: Engine, steps: Sequence[Migration] = MIGRATIONS) -> int:
-    """Bring the database up to the last of ``steps``; return the resulting version."""
-    _check_order(steps)
-    target = steps[-1].version if steps else 0
+def current_revision(conn: Connection) -> str | None:
+    """The database's revision id: Alembic's, else the one of its pre-Alembic version record
+    (before its first migrate by this code); None for an empty database."""
+    revision = MigrationContext.configure(conn).get_current_revision()
+    if revision is not None:
+        return revision
+    legacy = _legacy_version(conn)
+    return _revision_id(legacy) if legacy else None
+
+
+def current_version(conn: Connection) -> int:
+    """The applied schema version (0 for an empty database)."""
+    revision = current_revision(conn)
+    return 0 if revision is None else _version_of(revision)
+
+
+def pending(conn: Connection, script_location: Path = SCRIPT_LOCATION) -> list[Revision]:
+    """What ``migrate`` would apply, oldest first; changes nothing. Raises :class:`StoreError`
+    for a database newer than this kandev-slack."""
+    known = revisions(script_location)
+    version = current_version(conn)
+    _refuse_newer(version, known)
+    return [r for r in known if r.version > version]
+
+
+def _refuse_newer(version: int, known: tuple[Revision, ...]) -> None:
+    head = known[-1].version if known else 0
+    if version > head or (version and version not in {r.version for r in known}):
+        raise StoreError(
+            f"the database has schema version {version}, newer than this kandev-slack "
+            f"supports ({head}); upgrade kandev-slack or use another DATABASE_URL"
+        )
+
+
+@contextmanager
+def locked_transaction(engine: Engine) -> Iterator[Connection]:
+    """One write transaction that no other migrator runs beside (across processes)."""
     with engine.connect() as conn:
         conn.execution_options(**{WRITE_OPTION: True})
         with conn.begin():
             if conn.dialect.name == "postgresql":
                 conn.execute(_PG_LOCK_SQL)
-            schema_version.create(conn, checkfirst=True)
-            version = current_version(conn)
-            if version > target:
-                raise StoreError(
-                    f"the database has schema version {version}, newer than this kandev-slack "
-                    f"supports ({target}); upgrade kandev-slack or use another DATABASE_URL"
-                )
-            for step in steps:
-                if step.version <= version:
-                    continue
-                step.apply(conn)
-                conn.execute(
-                    insert(schema_version).values(
-                        version=step.version, description=step.description, applied_at=utc_now()
-                    )
-                )
-                version = step.version
-    return version
+            yield conn
+
+
+def migrate(engine: Engine, target: str = "head", script_location: Path = SCRIPT_LOCATION) -> int:
+    """Bring the database up to ``target`` (a revision id, default the newest); return the
+    resulting version. A pre-Alembic database is stamped at its version first."""
+    known = revisions(script_location)
+    with locked_transaction(engine) as conn, _quiet_alembic():
+        context = MigrationContext.configure(conn)
+        alembic_revision = context.get_current_revision()
+        version = current_version(conn)
+        _refuse_newer(version, known)
+        if target == "head" and alembic_revision == known[-1].revision:
+            return version  # up to date: nothing to load or run
+        if alembic_revision is None and version:
+            context.stamp(_scripts(script_location), _revision_id(version))
+        command.upgrade(alembic_config(conn, script_location), target)
+        return current_version(conn)
+
+
+@contextmanager
+def _quiet_alembic() -> Iterator[None]:
+    """Alembic narrates every run at INFO ("Context impl …", "Will assume …"); the bot's own
+    logs stay as they were."""
+    logger = logging.getLogger("alembic")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def record_legacy(
+    ctx: MigrationContext,
+    step: MigrationInfo,
+    heads: Collection[Any],
+    run_args: Mapping[str, Any],
+) -> None:
+    """``on_version_apply`` hook: record an applied revision in ``schema_version`` as well."""
+    if not step.is_migration or not step.is_upgrade or step.up_revision_id is None:
+        return
+    conn = ctx.connection
+    assert conn is not None
+    if not conn.dialect.has_table(conn, schema_version.name):
+        return  # dropped by hand: Alembic's own record is the one that counts
+    script = step.revision_map.get_revision(step.up_revision_id)
+    description = getattr(script, "doc", "") or ""
+    conn.execute(
+        insert(schema_version).values(
+            version=_version_of(step.up_revision_id),
+            description=description,
+            applied_at=utc_now(),
+        )
+    )

@@ -1,4 +1,5 @@
-"""The tables, as of the newest schema version (see migrations.py for how they come to be)."""
+"""The tables, as of the newest schema version (the Alembic revisions in alembic/versions/
+make them; see migrations.py)."""
 
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ outbox = Table(
     Index("ix_outbox_due", "status", "not_before"),
 )
 
-# Indexes added by schema version 5 (see migrations.py): the periodic lookup of claims that
+# Indexes added by schema version 5 (alembic/versions/v0005): the periodic lookup of claims that
 # never became a message (``ts IS NULL``: a partial index, so it stays small), retention
 # (resolved cards, audit entries and finished outbox rows by age) and the lease heartbeat.
 ix_cards_unposted = Index(

@@ -8,8 +8,8 @@ import subprocess
 
 from sqlalchemy import create_engine
 
-from bot.store import MIGRATIONS, SCHEMA_VERSION, Store, normalize_url
-from bot.store.migrations import migrate
+from bot.store import REVISIONS, SCHEMA_VERSION, Store, normalize_url
+from tests.integration.store import old_schemas
 from tests.kit.factories import claim
 from tests.kit.harness import CONSOLE_SCRIPT
 
@@ -32,7 +32,7 @@ def lines(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
 
 def test_upgrade_applies_the_missing_steps_and_status_reports_without_changing(db_url) -> None:
     engine = create_engine(normalize_url(db_url))
-    migrate(engine, MIGRATIONS[:4])  # a database of an older kandev-slack
+    old_schemas.build(engine, 4)  # a database of an older kandev-slack (before Alembic)
     engine.dispose()
 
     old = db("status", db_url)
@@ -41,15 +41,20 @@ def test_upgrade_applies_the_missing_steps_and_status_reports_without_changing(d
     assert lines(old)["schema version"] == (
         f"4 ({missing} migration(s) to apply: run `kandev-slack db upgrade`)"
     )
+    head = REVISIONS[-1].revision
+    assert lines(old)["revision"] == f"0004 (head {head})"
+    assert [line for line in old.stdout.splitlines() if line.startswith("would apply")] == [
+        f"would apply         {r.version}: {r.description}" for r in REVISIONS if r.version > 4
+    ]
     assert lines(db("status", db_url))["schema version"].startswith("4 ")  # status changes nothing
 
     up = db("upgrade", db_url)
     assert up.returncode == 0, up
     out = up.stdout.splitlines()
     assert f"schema version      4 → {SCHEMA_VERSION}" in out
-    applied = [m for m in MIGRATIONS if m.version > 4]
+    applied = [r for r in REVISIONS if r.version > 4]
     assert [line for line in out if line.startswith("applied")] == [
-        f"applied             {m.version}: {m.description}" for m in applied
+        f"applied             {r.version}: {r.description}" for r in applied
     ]
     again = db("upgrade", db_url)
     assert again.returncode == 0
@@ -66,6 +71,8 @@ def test_upgrade_applies_the_missing_steps_and_status_reports_without_changing(d
     assert status.returncode == 0, status
     shown = lines(status)
     assert shown["schema version"] == f"{SCHEMA_VERSION} (up to date)"
+    assert shown["revision"] == f"{head} (head {head})"
+    assert "would apply" not in shown
     assert shown["pending cards"].startswith("2 (oldest waiting ")
     assert (shown["outbox pending"], shown["outbox failed"], shown["answers in flight"]) == (
         "1",
