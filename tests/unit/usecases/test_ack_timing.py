@@ -13,9 +13,9 @@ from slack_bolt import App, BoltRequest
 from slack_bolt.listener import thread_runner
 
 from bot.ops import metrics
-from bot.ops.logs import AddContext
-from bot.slack.ack_timing import TimedAck, install_ack_timing, interaction_kind
-from bot.slack.ack_wait import AckWaitingRunner, install_ack_waiting
+from bot.ops.logs import AddContext, ContextExecutor
+from bot.slack.ack_timing import interaction_kind
+from bot.slack.ack_wait import PromptAckApp
 from bot.slack_api.gateway import make_web_client
 from bot.store import Store
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
@@ -57,77 +57,113 @@ def test_interaction_kinds() -> None:
     assert interaction_kind(["not", "a", "dict"]) == "event"
 
 
-# ---- no polling for the ack (bot/slack/ack_wait.py) -------------------------------------------
+# ---- the ack leaves when it is called (bot/slack/ack_wait.py) ----------------------------------
 
 
 def _bare_app(fake_slack: FakeSlack) -> App:
-    app = App(
+    return PromptAckApp(
+        executor=ContextExecutor(4, thread_name_prefix="test-listener"),
         client=make_web_client(fake_slack.workspace.bot_token, fake_slack.api_url),
         request_verification_enabled=False,
-        process_before_response=False,
     )
-    install_ack_timing(app)
-    install_ack_waiting(app)
-    return app
 
 
-def test_the_ack_leaves_when_it_is_set_not_at_bolts_next_poll(
+def test_the_ack_leaves_when_it_is_called_while_the_listener_goes_on(
     fake_slack: FakeSlack, monkeypatch
 ) -> None:
-    """Bolt 1.30 polls ``ack.response`` every 10 ms (time.sleep in its runner); the bot's runner
-    waits on the ack's event instead. The listener acks only once the runner is waiting, so a
-    runner that polled would have to sleep first."""
-    listener_may_ack = threading.Event()
+    """The response is back while the listener is still running after its ack, and nothing
+    polled for it (Bolt's default runner sleeps 10 ms between looks at ``ack.response``)."""
     slept: list[float] = []
-
-    def bolts_sleep(seconds: float) -> None:
-        slept.append(seconds)
-        listener_may_ack.set()
-
-    monkeypatch.setattr(thread_runner, "time", SimpleNamespace(time=time.time, sleep=bolts_sleep))
-    waited: list[float] = []
-    event_wait = TimedAck.wait
-
-    def waiting(self: TimedAck, timeout: float) -> bool:
-        waited.append(timeout)
-        listener_may_ack.set()
-        return event_wait(self, timeout)
-
-    monkeypatch.setattr(TimedAck, "wait", waiting)
+    monkeypatch.setattr(thread_runner, "time", SimpleNamespace(time=time.time, sleep=slept.append))
+    listener_may_end, listener_ended = threading.Event(), threading.Event()
     app = _bare_app(fake_slack)
+    before = acks("command")
 
     @app.command("/kandev-questions")
     def handle(ack) -> None:
-        listener_may_ack.wait(5)
         ack(text="the list")
+        listener_may_end.wait(5)
+        listener_ended.set()
 
     response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
 
     assert (response.status, response.body) == (200, "the list")
-    assert slept == [] and len(waited) == 1
-    assert isinstance(app.listener_runner, AckWaitingRunner)
+    assert not listener_ended.is_set()
+    listener_may_end.set()
+    assert listener_ended.wait(5)
+    assert slept == []
+    assert acks("command") == before + 1
 
 
-def test_a_listener_failing_before_its_ack_signals_bolts_500(
-    fake_slack: FakeSlack, monkeypatch
-) -> None:
-    """Bolt sets the 500 response itself (not through ack()); that too ends the wait."""
-    ended: list[bool] = []
-    event_wait = TimedAck.wait
-    monkeypatch.setattr(
-        TimedAck, "wait", lambda self, timeout: ended.append(event_wait(self, timeout)) or True
-    )
+def test_a_listener_failing_before_its_ack_answers_bolts_500(fake_slack: FakeSlack) -> None:
     app = _bare_app(fake_slack)
 
     @app.command("/kandev-questions")
     def handle(ack) -> None:
         raise RuntimeError("boom")
 
+    started = time.monotonic()
     response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
 
     assert response.status == 500
-    assert ended == [True]  # signalled, not timed out
+    assert time.monotonic() - started < 1  # at once, not after the ack timeout
 
 
-def test_the_bot_app_runs_its_listeners_without_polling(bolt: App) -> None:
-    assert isinstance(bolt.listener_runner, AckWaitingRunner)
+def test_a_listener_failing_after_its_ack_keeps_the_ack(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        ack(text="taken")
+        raise RuntimeError("boom")
+
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+
+    assert (response.status, response.body) == (200, "taken")
+
+
+def test_an_event_is_acked_before_its_listener_runs(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+    listener_may_end = threading.Event()
+    before = acks("event")
+
+    @app.event("app_home_opened")
+    def handle() -> None:
+        listener_may_end.wait(5)
+
+    body = {
+        "type": "event_callback",
+        "team_id": "T0FAKETEAM",
+        "event": {"type": "app_home_opened", "user": ALICE_ID, "tab": "home"},
+    }
+    response = app.dispatch(BoltRequest(body=body, mode="socket_mode"))
+    listener_may_end.set()
+
+    assert response.status == 200
+    assert acks("event") == before + 1
+
+
+def test_a_request_no_listener_claims_is_bolts_404_at_once(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+    assert response.status == 404
+
+
+def test_a_listener_that_never_acks_is_a_failure_after_the_timeout(
+    fake_slack: FakeSlack, monkeypatch
+) -> None:
+    monkeypatch.setattr("bot.slack.ack_wait.ACK_TIMEOUT_S", 0.2)
+    app = _bare_app(fake_slack)
+    release = threading.Event()
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        release.wait(5)
+
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+    release.set()
+    assert response.status == 500
+
+
+def test_the_bot_app_answers_at_the_ack(bolt: App) -> None:
+    assert isinstance(bolt, PromptAckApp) and bolt.process_before_response
