@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from bot.config.followups import DEFAULT_MAX_REMINDERS, FollowUps, parse_duration
 from bot.core.domain import TaskInfo
@@ -442,7 +443,7 @@ def _where(source: str, line: int) -> str:
     return f"{source}, line {line}" if source else f"line {line}"
 
 
-def _describe(error: dict, index: _LineIndex, source: str) -> tuple[int, str]:
+def _describe(error: ErrorDetails, index: _LineIndex, source: str) -> tuple[int, str]:
     """One pydantic error as (line, "file, line N: what is wrong and how to fix it")."""
     loc = tuple(error["loc"])
     line = index.locate(loc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -39,7 +40,7 @@ class Services:
     #: ``/kandev-questions subscribe | unsubscribe | subscriptions`` and Home's remove buttons.
     subscriptions: SubscriptionService
     conversation: ConversationService
-    clock: object = field(default=lambda: datetime.now(UTC))
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     def tell(self, where: Where, text: str) -> None:
         """An ephemeral message to the person where they interacted; on the App Home (no

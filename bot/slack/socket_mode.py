@@ -92,7 +92,7 @@ class GuardedSocketModeHandler(SocketModeHandler):
         kwargs.setdefault("logger", logging.getLogger(CLIENT_LOGGER))
         super().__init__(app, app_token, **kwargs)
 
-    def handle(self, client: BaseSocketModeClient, req: SocketModeRequest) -> None:  # type: ignore[override]
+    def handle(self, client: BaseSocketModeClient, req: SocketModeRequest) -> None:
         try:
             # Made here, not in a helper of ours: a payload Bolt cannot read must fail in
             # Bolt's frames alone (log_failure tells the origin from the traceback).

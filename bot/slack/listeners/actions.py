@@ -68,7 +68,10 @@ def _record_click(svc: Services, body: dict[str, Any]) -> Callable[[], None]:
         verdict = begun if isinstance(begun, Verdict) else svc.answers.complete(begun)
         svc.tell_result(click.where, verdict)
 
-    return lambda: place.run(complete)
+    def start() -> None:
+        place.run(complete)
+
+    return start
 
 
 def _conversation_opened(svc: Services):
