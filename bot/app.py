@@ -39,8 +39,9 @@ from bot.slack.http_server import make_ops_app, make_wsgi_app, serve, stop_accep
 from bot.slack.lanes import Lane
 from bot.slack.services import Services
 from bot.slack.socket_mode import GuardedSocketModeHandler
-from bot.slack_api.gateway import SlackGateway, make_web_client
+from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.notify import Notifier
+from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from bot.usecases.admission import Admission
 from bot.usecases.answers import AnswerService

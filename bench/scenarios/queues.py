@@ -48,7 +48,8 @@ from bench.world import World, wait_synced
 from bot.core.domain import TaskInfo
 from bot.kandev.client import rfc3339
 from bot.kandev.models import Bundle
-from bot.slack_api.gateway import SlackGateway, make_web_client
+from bot.slack_api.gateway import SlackGateway
+from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from bot.usecases.publisher import card_message
 from bot.usecases.sync import NEWEST_MARGIN_S

@@ -17,7 +17,7 @@ from slack_bolt import Ack, App, BoltRequest, BoltResponse
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
-from bot.slack_api.gateway import make_web_client
+from bot.slack_api.web_client import make_web_client
 from tests.kit.fakeslack import FakeSlack
 from tests.unit.slack.slack_bodies import command, event
 

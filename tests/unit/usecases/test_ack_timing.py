@@ -16,7 +16,7 @@ from bot.ops import metrics
 from bot.ops.logs import AddContext, ContextExecutor
 from bot.slack.ack_timing import interaction_kind
 from bot.slack.ack_wait import PromptAckApp
-from bot.slack_api.gateway import make_web_client
+from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeSlackGateway
