@@ -53,3 +53,8 @@ def not_a_slack_token(value: Any, problem: str) -> Any:
 
 def looks_like_slack_token(value: str) -> bool:
     return value.startswith(("xoxb-", "xoxp-", "xapp-", "xoxa-", "xoxe"))
+
+
+def secret_text(value: SecretStr | None) -> str | None:
+    """A secret setting's text, or None when it is not set."""
+    return value.get_secret_value() if value is not None else None
