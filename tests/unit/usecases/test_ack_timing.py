@@ -16,6 +16,7 @@ from bot.ops import metrics
 from bot.ops.logs import AddContext, ContextExecutor
 from bot.slack.ack_timing import interaction_kind
 from bot.slack.ack_wait import PromptAckApp
+from bot.slack.guard import raised_in, raised_in_bot
 from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
@@ -167,3 +168,16 @@ def test_a_listener_that_never_acks_is_a_failure_after_the_timeout(
 
 def test_the_bot_app_answers_at_the_ack(bolt: App) -> None:
     assert isinstance(bolt, PromptAckApp) and bolt.process_before_response
+
+
+def test_bolt_failing_below_the_dispatch_hop_is_not_the_bots_failure(fake_slack: FakeSlack) -> None:
+    """Bolt's kwargs injection chokes on a click without actions (in a middleware, then again
+    in its own error handler); the error passes through PromptAckApp.dispatch, which only hands
+    the request on, so it is still Bolt's (logged as malformed input, not as a bot bug)."""
+    app = _bare_app(fake_slack)
+    app.error(lambda error: None)  # an error handler taking arguments, as the bot's
+    body = {"type": "block_actions", "user": {"id": ALICE_ID}, "actions": []}
+    with pytest.raises(IndexError) as raised:
+        app.dispatch(BoltRequest(body=body, mode="socket_mode"))
+    assert not raised_in_bot(raised.value)
+    assert raised_in(raised.value) == "slack_bolt"
