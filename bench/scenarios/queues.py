@@ -46,9 +46,10 @@ from bench.stats import Summary
 from bench.transport import KeepAliveTransport, PreparedTransport
 from bench.world import World, wait_synced
 from bot.core.domain import TaskInfo
-from bot.kandev.client import rfc3339
 from bot.kandev.models import Bundle
-from bot.slack_api.gateway import SlackGateway, make_web_client
+from bot.kandev.replies import rfc3339
+from bot.slack_api.gateway import SlackGateway
+from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from bot.usecases.publisher import card_message
 from bot.usecases.sync import NEWEST_MARGIN_S

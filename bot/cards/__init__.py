@@ -38,11 +38,10 @@ from bot.cards.modals import (
     build_reject_modal,
     build_result_modal,
     build_sending_modal,
-    parse_answer_submission,
-    parse_reject_submission,
     refill_form,
 )
 from bot.cards.mrkdwn import markdown_to_mrkdwn
+from bot.cards.submissions import parse_answer_submission, parse_reject_submission
 from bot.cards.text import escape_mrkdwn, fit_escaped, fit_plain, shorten_mrkdwn
 from bot.cards.wording import (
     answers_summary,

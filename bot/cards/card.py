@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -266,48 +266,11 @@ def render_card(
     note = shortened_note(url)
     final = _effective_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
-
-    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
-    line = task_line(task)
-    if line:
-        head.append(context(line, block_id=ids.BLOCK_TASK))
-    head.append(context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META))
-    if final is not None:
-        line = f"{outcome_line(final, bundle)} · {slack_date(final.at)}"
-        head.append(section(line, block_id=ids.BLOCK_OUTCOME))
-    tail: list[Block] = []
-    total = len(bundle.questions)
+    head = _head_blocks(bundle, task, final, url, title, now)
     room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION
-    if total > room:
-        hidden = f"{total - room} more questions are not shown here — "
-        hidden += link(url, "open them in Kandev")
-        tail.append(context(hidden, block_id=ids.BLOCK_NOTICE))
-    if past is not None and final is None:
-        tail.append(context(past_line(past, now), block_id=ids.BLOCK_PAST))
-    elements = _action_elements(bundle, final is None, url)
-    tail.append(actions(elements, block_id=ids.BLOCK_ACTIONS))
-
-    # The variable parts, each rendered within a budget: (block_id, render(budget)); a divider
-    # goes before each question.
-    parts: list[tuple[str, Callable[[int], str]]] = []
-    shared = markdown_to_mrkdwn(bundle.context)
-    if shared:
-        parts.append((ids.BLOCK_CONTEXT, lambda b: shorten_mrkdwn(shared, b, note=note)[0]))
+    tail = _tail_blocks(bundle, final, past, url, room, now)
     questions = bundle.questions[:room]
-    for index, question in enumerate(questions):
-        answer = _answer_for(final, question)
-        parts.append(
-            (
-                ids.question_block_id(index, question),
-                lambda b, i=index, q=question: question_text(i, total, q, note, budget=b),
-            )
-        )
-        parts.append(
-            (
-                ids.options_block_id(index, question),
-                lambda b, q=question, a=answer: options_text(q, a, note, budget=b),
-            )
-        )
+    parts = _variable_parts(bundle, final, note, questions)
     texts = _within_total(head + tail, [render for _, render in parts])
     starts = {ids.question_block_id(i, q) for i, q in enumerate(questions)}
 
@@ -319,3 +282,70 @@ def render_card(
             blocks.append(section(text, block_id=block_id))
     blocks += tail
     return {"text": _fallback_text(bundle, title, final), "blocks": blocks}
+
+
+def _head_blocks(
+    bundle: Bundle, task: TaskInfo, final: CardOutcome | None, url: str, title: str, now: datetime
+) -> list[Block]:
+    """The title, the task's line, the meta line and (once final) the outcome."""
+    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
+    line = task_line(task)
+    if line:
+        head.append(context(line, block_id=ids.BLOCK_TASK))
+    head.append(context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META))
+    if final is not None:
+        line = f"{outcome_line(final, bundle)} · {slack_date(final.at)}"
+        head.append(section(line, block_id=ids.BLOCK_OUTCOME))
+    return head
+
+
+def _tail_blocks(
+    bundle: Bundle,
+    final: CardOutcome | None,
+    past: PastAnswer | None,
+    url: str,
+    room: int,
+    now: datetime,
+) -> list[Block]:
+    """The notice of questions not shown, the past answer (while pending) and the buttons."""
+    tail: list[Block] = []
+    total = len(bundle.questions)
+    if total > room:
+        hidden = f"{total - room} more questions are not shown here — "
+        hidden += link(url, "open them in Kandev")
+        tail.append(context(hidden, block_id=ids.BLOCK_NOTICE))
+    if past is not None and final is None:
+        tail.append(context(past_line(past, now), block_id=ids.BLOCK_PAST))
+    elements = _action_elements(bundle, final is None, url)
+    tail.append(actions(elements, block_id=ids.BLOCK_ACTIONS))
+    return tail
+
+
+Render = Callable[[int], str]
+
+
+def _variable_parts(
+    bundle: Bundle, final: CardOutcome | None, note: str, questions: Sequence[Question]
+) -> list[tuple[str, Render]]:
+    """The variable parts, each rendered within a budget: (block_id, render(budget)); a
+    divider goes before each question."""
+    parts: list[tuple[str, Render]] = []
+    shared = markdown_to_mrkdwn(bundle.context)
+    if shared:
+        parts.append((ids.BLOCK_CONTEXT, lambda b: shorten_mrkdwn(shared, b, note=note)[0]))
+    total = len(bundle.questions)
+    for index, question in enumerate(questions):
+        answer = _answer_for(final, question)
+        parts.append(
+            (ids.question_block_id(index, question), _question(index, total, question, note))
+        )
+        parts.append((ids.options_block_id(index, question), _options(question, answer, note)))
+    return parts
+
+
+def _question(index: int, total: int, question: Question, note: str) -> Render:
+    return lambda budget: question_text(index, total, question, note, budget=budget)
+
+
+def _options(question: Question, answer: Answer | None, note: str) -> Render:
+    return lambda budget: options_text(question, answer, note, budget=budget)

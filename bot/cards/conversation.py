@@ -77,14 +77,19 @@ class Conversation:
 # ---- messages → entries ------------------------------------------------------------------
 
 
+def _obj_at(value: dict[str, Any], key: str) -> dict[str, Any]:
+    found = value.get(key)
+    return found if isinstance(found, dict) else {}
+
+
 def _tool_line(message: SessionMessage) -> str:
     meta = message.metadata or {}
-    normalized = meta.get("normalized") if isinstance(meta.get("normalized"), dict) else {}
-    shell = normalized.get("shell_exec") if isinstance(normalized.get("shell_exec"), dict) else {}
+    normalized = _obj_at(meta, "normalized")
+    shell = _obj_at(normalized, "shell_exec")
     failed = str(meta.get("status") or "") in ("error", "failed")
     command = str(shell.get("command") or "") if shell else ""
     if command:
-        output = shell.get("output") if isinstance(shell.get("output"), dict) else {}
+        output = _obj_at(shell, "output")
         code = output.get("exit_code") if output else None
         what = "ran " + fit_escaped(one_line(command), MAX_TOOL_LINE)[0]
         if isinstance(code, int) and not isinstance(code, bool):

@@ -262,8 +262,8 @@ def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict
         blocks += item_blocks(item, kandev_url=kandev_url, now=now, budget=share)
     footer = f"Page {page.number}"
     if page.next_after is not None:
-        shown = page.first + len(page.items) - 1
-        footer += f" · {page.total - shown} more"
+        last_shown = page.first + len(page.items) - 1
+        footer += f" · {page.total - last_shown} more"
         value = NextPage(
             filter=page.query.text,
             after_at=page.next_after[0],

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     Field,
@@ -25,60 +24,26 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.cards.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
-from bot.config.routing import Routing, RoutingError, channel_id_problem, load_routing
+from bot.config.routing import Routing, RoutingError, channel_id_problem
+from bot.config.routing_file import load_routing
+from bot.config.setting_values import (
+    APP_TOKEN_HELP,
+    BOT_TOKEN_HELP,
+    LOG_LEVELS,
+    MAX_RETENTION_DAYS,
+    MISSING,
+    ConfigError,
+    not_a_slack_token,
+    url_problem,
+)
 from bot.ops.redaction import url_password, without_userinfo
 from bot.store.errors import StoreError
 from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
 
 Mode = Literal["http", "socket"]
+
+
 #: RETENTION_DAYS bounds: at least a day, at most a century.
-MAX_RETENTION_DAYS = 36500
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-_BOT_TOKEN_HELP = "the Bot User OAuth Token (xoxb-…) from your Slack app's OAuth & Permissions page"
-_APP_TOKEN_HELP = (
-    "an app-level token (xapp-…) from Basic Information → App-Level Tokens, "
-    "with the connections:write scope"
-)
-_MISSING = {
-    "SLACK_BOT_TOKEN": f"SLACK_BOT_TOKEN is not set; set it to {_BOT_TOKEN_HELP}",
-}
-
-
-class ConfigError(Exception):
-    """The configuration cannot be used; ``problems`` has one line per problem."""
-
-    def __init__(self, problems: list[str]):
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-
-def _url_problem(name: str, value: str, example: str) -> str | None:
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        shown = f" ('{value}')" if "@" not in value else ""
-        return f"{name} is not an http(s) URL{shown}; write it like {example}"
-    return None
-
-
-def _not_a_slack_token(value: Any, problem: str) -> Any:
-    """``value`` as given, unless it is a Slack token in the wrong setting (``problem``)."""
-    if value is None:
-        return None
-    text = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
-    if _looks_like_slack_token(text):
-        raise ValueError(problem)
-    return value
-
-
-def _looks_like_slack_token(value: str) -> bool:
-    return value.startswith(("xoxb-", "xoxp-", "xapp-", "xoxa-", "xoxe"))
-
-
 class Settings(BaseSettings):
     """Every setting of kandev-slack. Build it with :func:`load_settings` (full validation)."""
 
@@ -131,9 +96,9 @@ class Settings(BaseSettings):
             )
         if text.startswith("xoxp-"):
             raise ValueError(
-                f"SLACK_BOT_TOKEN looks like a user token (xoxp-…); use {_BOT_TOKEN_HELP}"
+                f"SLACK_BOT_TOKEN looks like a user token (xoxp-…); use {BOT_TOKEN_HELP}"
             )
-        raise ValueError(f"SLACK_BOT_TOKEN does not look like a bot token; use {_BOT_TOKEN_HELP}")
+        raise ValueError(f"SLACK_BOT_TOKEN does not look like a bot token; use {BOT_TOKEN_HELP}")
 
     @field_validator("slack_app_token", mode="before")
     @classmethod
@@ -148,13 +113,13 @@ class Settings(BaseSettings):
                 "SLACK_APP_TOKEN looks like a bot token (xoxb-…); put it in SLACK_BOT_TOKEN"
             )
         raise ValueError(
-            f"SLACK_APP_TOKEN does not look like an app-level token; use {_APP_TOKEN_HELP}"
+            f"SLACK_APP_TOKEN does not look like an app-level token; use {APP_TOKEN_HELP}"
         )
 
     @field_validator("slack_signing_secret", mode="before")
     @classmethod
     def _signing_secret(cls, value: Any) -> Any:
-        return _not_a_slack_token(
+        return not_a_slack_token(
             value,
             "SLACK_SIGNING_SECRET looks like a token; use the Signing Secret from "
             "Basic Information → App Credentials",
@@ -163,7 +128,7 @@ class Settings(BaseSettings):
     @field_validator("kandev_token", mode="before")
     @classmethod
     def _kandev_token(cls, value: Any) -> Any:
-        return _not_a_slack_token(
+        return not_a_slack_token(
             value,
             "KANDEV_TOKEN looks like a Slack token; use a Kandev personal access token "
             "(kandev_pat_…, Kandev settings → API tokens)",
@@ -173,7 +138,7 @@ class Settings(BaseSettings):
     @classmethod
     def _slack_api_url(cls, value: Any) -> str:
         text = str(value).strip()
-        if problem := _url_problem("SLACK_API_URL", text, "https://slack.com/api/"):
+        if problem := url_problem("SLACK_API_URL", text, "https://slack.com/api/"):
             raise ValueError(problem)
         return text.rstrip("/") + "/"
 
@@ -182,7 +147,7 @@ class Settings(BaseSettings):
     def _kandev_urls(cls, value: Any, info: Any) -> str:
         text = str(value).strip()
         name = info.field_name.upper()
-        if problem := _url_problem(name, text, "http://localhost:38429"):
+        if problem := url_problem(name, text, "http://localhost:38429"):
             raise ValueError(problem)
         if info.field_name == "kandev_public_url":
             text = without_userinfo(text)  # links in cards never carry credentials
@@ -301,7 +266,7 @@ def _env_values(env: Mapping[str, str]) -> dict[str, str]:
 def _describe(error: Any) -> str:
     name = str(error["loc"][0]).upper() if error["loc"] else "configuration"
     if error["type"] == "missing":
-        return _MISSING.get(name, f"{name} is not set")
+        return MISSING.get(name, f"{name} is not set")
     if error["type"] == "value_error":
         return str(error["ctx"]["error"])
     return f"{name}: {error['msg']}"
@@ -310,7 +275,7 @@ def _describe(error: Any) -> str:
 def _mode_problems(flag: Mode | None, has_app_token: bool, has_signing_secret: bool) -> list[str]:
     mode = resolve_flag(flag, has_app_token)
     if mode == "socket" and not has_app_token:
-        return [f"SLACK_APP_TOKEN is not set; Socket Mode (--socket) needs {_APP_TOKEN_HELP}"]
+        return [f"SLACK_APP_TOKEN is not set; Socket Mode (--socket) needs {APP_TOKEN_HELP}"]
     if mode == "http" and not has_signing_secret:
         return [
             "SLACK_SIGNING_SECRET is not set; HTTP mode needs the Signing Secret from Basic "

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.kandev import conversation, respond
 from bot.kandev.cache import TtlCache
@@ -32,6 +31,14 @@ from bot.kandev.models import (
     Workspace,
 )
 from bot.kandev.probe import probe
+from bot.kandev.replies import (
+    MessagePage,
+    RawPendingPage,
+    WorkspaceList,
+    json_200,
+    rfc3339,
+    validate,
+)
 
 Transport = Literal["rest", "mcp"]
 
@@ -39,17 +46,6 @@ LIST_PENDING_TOOL = "list_pending_questions_kandev"
 ANSWER_TOOL = "answer_question_kandev"
 CONVERSATION_TOOL = "get_task_conversation_kandev"
 MAX_PAGE_SIZE = 200
-
-M = TypeVar("M", bound=BaseModel)
-
-
-class _RawPendingPage(BaseModel):
-    """A page whose bundles are decoded later, one by one."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    bundles: list[dict[str, Any]] = Field(default_factory=list)
-    next_cursor: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,20 +58,6 @@ class ActiveList:
     newest: datetime | None
     #: The listed bundles not among the ``known`` ones, decoded.
     new: list[Bundle]
-
-
-class _MessagePage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    messages: list[SessionMessage] = Field(default_factory=list)
-    has_more: bool = False
-    cursor: str = ""
-
-
-class _WorkspaceList(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    workspaces: list[Workspace] = Field(default_factory=list)
 
 
 class KandevClient:
@@ -142,9 +124,9 @@ class KandevClient:
         # Bundle by bundle, not a page at once: validating a page of 200 is one call that holds
         # the interpreter for ~12 ms, and a command's ack waiting on another thread would wait.
         return [
-            _validate(Bundle, raw)
+            validate(Bundle, raw)
             for data in self._pages(arguments)
-            for raw in _validate(_RawPendingPage, data).bundles
+            for raw in validate(RawPendingPage, data).bundles
         ]
 
     def list_active(
@@ -158,14 +140,14 @@ class KandevClient:
         new: list[Bundle] = []
         newest: datetime | None = None
         for data in self._pages(arguments):
-            for raw in _validate(_RawPendingPage, data).bundles:
+            for raw in validate(RawPendingPage, data).bundles:
                 pending_id, created_at = raw.get("pending_id"), raw.get("created_at")
                 if not isinstance(pending_id, str) or not pending_id:
                     raise KandevProtocolError(f"{LIST_PENDING_TOOL}: a bundle without pending_id")
                 if pending_id in known:
                     created = _created_at(created_at)
                 else:
-                    bundle = _validate(Bundle, raw)
+                    bundle = validate(Bundle, raw)
                     new.append(bundle)
                     created = bundle.created_at
                 ids.append(pending_id)
@@ -323,7 +305,7 @@ class KandevClient:
                 data = self._mcp.call_tool_json(CONVERSATION_TOOL, arguments)
             except KandevNotFoundError:
                 return None
-            page = _validate(conversation.ConversationPage, data)
+            page = validate(conversation.ConversationPage, data)
             found.extend(conversation.bundle_messages(page.messages, pending_id))
             if conversation.is_complete(found) or not page.has_more or not page.cursor:
                 break
@@ -345,7 +327,7 @@ class KandevClient:
             response = self._http.request("GET", path, params=params).response
             if response.status_code == 404:
                 return SessionMessages()
-            page = _validate(_MessagePage, _json_200(response))
+            page = validate(MessagePage, json_200(response))
             newest_first.extend(page.messages)
             if not page.has_more or not page.cursor:
                 complete = True
@@ -375,24 +357,17 @@ class KandevClient:
         response = self._http.request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}").response
         if response.status_code == 404:
             raise KandevNotFoundError("NOT_FOUND", f"task {task_id} not found")
-        return _validate(Task, _json_200(response))
+        return validate(Task, json_200(response))
 
     def _load_workspaces(self) -> list[Workspace]:
         response = self._http.request("GET", "/api/v1/workspaces").response
-        return _validate(_WorkspaceList, _json_200(response)).workspaces
+        return validate(WorkspaceList, json_200(response)).workspaces
 
     # ---- health ----------------------------------------------------------------------
 
     def probe(self, *, timeout: float = 5.0) -> ProbeResult:
         """Reachable? ready? token accepted (REST and MCP)? version? — see ``probe.py``."""
         return probe(self._http, McpSession(self._http), timeout=timeout)
-
-
-def rfc3339(moment: datetime) -> str:
-    """UTC RFC3339 with whole seconds, rounded down (``created_since`` is inclusive)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _created_at(value: Any) -> datetime:
@@ -404,22 +379,3 @@ def _created_at(value: Any) -> datetime:
     if moment is None:
         raise KandevProtocolError(f"{LIST_PENDING_TOOL}: a bundle's created_at is {value!r}")
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def _json_200(response: httpx.Response) -> Any:
-    if response.status_code != 200:
-        raise KandevProtocolError(
-            f"{response.request.method} {response.request.url.path} answered HTTP "
-            f"{response.status_code}: {response.text[:200]}"
-        )
-    try:
-        return response.json()
-    except ValueError as exc:
-        raise KandevProtocolError(f"non-JSON reply: {response.text[:200]!r}") from exc
-
-
-def _validate(model: type[M], data: Any) -> M:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise KandevProtocolError(f"unexpected {model.__name__} shape: {exc}") from exc

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.kandev.models import Answer, FinalState
+from bot.kandev.models import Answer, FinalState, FinalStatus
 
 CLARIFICATION_TYPE = "clarification_request"
 
 # When the questions of one bundle disagree, the most decisive status wins.
-_PRECEDENCE = ("answered", "rejected", "cancelled", "expired", "pending")
+_PRECEDENCE: tuple[FinalStatus, ...] = ("answered", "rejected", "cancelled", "expired", "pending")
 
 
 class _Response(BaseModel):
@@ -81,7 +81,7 @@ def final_state(found: list[ClarificationMeta]) -> FinalState:
     """The bundle's final state from the metadata of its questions (``unknown`` if none)."""
     found = sorted(found, key=lambda md: md.question_index)
     statuses = {md.status for md in found}
-    status = next((s for s in _PRECEDENCE if s in statuses), "unknown")
+    status: FinalStatus = next((s for s in _PRECEDENCE if s in statuses), "unknown")
     if status != "answered":
         return FinalState(status=status)
     answers = [

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -170,54 +171,12 @@ class KandevHttp:
         def attempt() -> httpx.Response:
             nonlocal maybe_delivered
             try:
-                response = self._client.request(
-                    method,
-                    path,
-                    json=json,
-                    params=params,
-                    headers=headers,
-                    timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-                )
-            except httpx.TransportError as exc:
-                delivered = isinstance(exc, _MAYBE_DELIVERED_ERRORS)
-                maybe_delivered = maybe_delivered or delivered
-                raise _Retryable(f"{type(exc).__name__}: {exc}", maybe_delivered=delivered) from exc
-            if response.status_code >= 500:
-                delivered = response.status_code in _MAYBE_DELIVERED_STATUSES
-                maybe_delivered = maybe_delivered or delivered
-                raise _Retryable(
-                    f"HTTP {response.status_code}: {response.text[:200]}",
-                    maybe_delivered=delivered,
-                )
-            if response.status_code == 429:
-                # Refused before any work was done; worth waiting for when it is short.
-                asked = retry_after_s(response)
-                if asked is None or asked <= self._max_retry_after:
-                    raise _Retryable(
-                        f"HTTP 429 (Retry-After {asked if asked is not None else 'unset'})",
-                        maybe_delivered=False,
-                        wait=asked,
-                        response=response,
-                    )
-            return response
+                return self._send(method, path, json, params, headers, timeout)
+            except _Retryable as exc:
+                maybe_delivered = maybe_delivered or exc.maybe_delivered
+                raise
 
-        backoff = wait_exponential(
-            multiplier=self._retry_initial_wait, max=self._retry_max_wait
-        ) + wait_random(0, self._retry_initial_wait / 2)
-
-        def wait(state: RetryCallState) -> float:
-            exc = state.outcome.exception() if state.outcome else None
-            if isinstance(exc, _Retryable) and exc.wait is not None:
-                return exc.wait
-            return backoff(state)
-
-        retrying = Retrying(
-            stop=stop_after_attempt(self._retry_attempts if retry else 1),
-            wait=wait,
-            retry=retry_if_exception_type(_Retryable),
-            before_sleep=self._log_retry(method, path),
-            reraise=True,
-        )
+        retrying = self._retrying(method, path, retry)
         attempts = 0
         try:
             for attempt_ctx in retrying:
@@ -242,8 +201,68 @@ class KandevHttp:
         # Only failed (earlier) attempts set maybe_delivered.
         return Exchange(response=response, maybe_duplicate=maybe_delivered)
 
+    def _send(
+        self,
+        method: str,
+        path: str,
+        json: Any,
+        params: dict[str, Any] | None,
+        headers: dict[str, str] | None,
+        timeout: float | None,
+    ) -> httpx.Response:
+        """One attempt; raises _Retryable for what is worth another (saying whether this one
+        may have reached Kandev)."""
+        try:
+            response = self._client.request(
+                method,
+                path,
+                json=json,
+                params=params,
+                headers=headers,
+                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+            )
+        except httpx.TransportError as exc:
+            delivered = isinstance(exc, _MAYBE_DELIVERED_ERRORS)
+            raise _Retryable(f"{type(exc).__name__}: {exc}", maybe_delivered=delivered) from exc
+        if response.status_code >= 500:
+            raise _Retryable(
+                f"HTTP {response.status_code}: {response.text[:200]}",
+                maybe_delivered=response.status_code in _MAYBE_DELIVERED_STATUSES,
+            )
+        if response.status_code == 429:
+            # Refused before any work was done; worth waiting for when it is short.
+            asked = retry_after_s(response)
+            if asked is None or asked <= self._max_retry_after:
+                raise _Retryable(
+                    f"HTTP 429 (Retry-After {asked if asked is not None else 'unset'})",
+                    maybe_delivered=False,
+                    wait=asked,
+                    response=response,
+                )
+        return response
+
+    def _retrying(self, method: str, path: str, retry: bool) -> Retrying:
+        """The retry policy: exponential backoff with jitter, or the Retry-After of a 429."""
+        backoff = wait_exponential(
+            multiplier=self._retry_initial_wait, max=self._retry_max_wait
+        ) + wait_random(0, self._retry_initial_wait / 2)
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, _Retryable) and exc.wait is not None:
+                return exc.wait
+            return backoff(state)
+
+        return Retrying(
+            stop=stop_after_attempt(self._retry_attempts if retry else 1),
+            wait=wait,
+            retry=retry_if_exception_type(_Retryable),
+            before_sleep=self._log_retry(method, path),
+            reraise=True,
+        )
+
     @staticmethod
-    def _log_retry(method: str, path: str):
+    def _log_retry(method: str, path: str) -> Callable[[RetryCallState], None]:
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
             log.warning(

@@ -96,10 +96,11 @@ class Task(_Wire):
         if value is None or value == "":
             return ()
         if isinstance(value, str):
+            text = value
             try:
-                value = json.loads(value)
+                value = json.loads(text)
             except ValueError as exc:
-                raise ValueError(f"labels are not a JSON array: {value[:80]!r}") from exc
+                raise ValueError(f"labels are not a JSON array: {text[:80]!r}") from exc
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("labels must be an array of strings")
         return tuple(value)

@@ -7,6 +7,8 @@ which needs no token and answers even while the API is still starting.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
 from bot.kandev.http import KandevHttp
 from bot.kandev.mcp import McpSession
@@ -16,8 +18,15 @@ HEALTH_PATH = "/health"
 API_PROBE_PATH = "/api/v1/workspaces"
 
 
+class _Base(TypedDict):
+    """What every result says: where it asked, and whether a token was sent."""
+
+    base_url: str
+    token_sent: bool
+
+
 def probe(http: KandevHttp, mcp: McpSession, *, timeout: float = 5.0) -> ProbeResult:
-    base = {"base_url": http.base_url, "token_sent": http.token is not None}
+    base = _Base(base_url=http.base_url, token_sent=http.token is not None)
     try:
         health = http.request("GET", HEALTH_PATH, timeout=timeout, retry=False).response
     except KandevUnavailable as exc:
@@ -54,7 +63,7 @@ def probe(http: KandevHttp, mcp: McpSession, *, timeout: float = 5.0) -> ProbeRe
     )
 
 
-def _mcp_failed(base: dict, version: str | None, detail: str) -> ProbeResult:
+def _mcp_failed(base: _Base, version: str | None, detail: str) -> ProbeResult:
     return ProbeResult(
         **base,
         reachable=True,

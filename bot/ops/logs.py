@@ -89,7 +89,11 @@ class ContextExecutor(ThreadPoolExecutor):
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time (UTC, ISO 8601), level, logger, message, the context
-    fields that are known, and the traceback (``exception``) if any."""
+    fields that are known, and the traceback (``exception``) if any.
+
+    Written by hand on purpose: python-json-logger's formatter would need as many lines of
+    overrides (this time format, the context fields, keeping records' other attributes out of
+    the line) and formats ``record.exc_info`` itself, past the redacted ``exc_text``."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {

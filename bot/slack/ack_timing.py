@@ -1,22 +1,20 @@
 """How long each Slack request waits for its acknowledgement, by interaction kind.
 
-A global Bolt middleware runs first for every request (HTTP and Socket Mode alike) and gives
-the request a timed ``ack``: the listeners' ack (and Bolt's automatic one for events) records
-the time from the request reaching the app to the ack in the metrics. It also names the
-person and the channel of the request for the log lines written while it is handled.
+Every request gets a timed ``ack`` (:class:`TimedAck`, put in its Bolt context before Bolt
+dispatches it, bot/slack/ack_wait.py): the listeners' ack and Bolt's automatic one for events
+record the time from the request reaching the app to the first ack in the metrics, and signal
+the thread that answers Slack the moment that ack exists.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
-from slack_bolt import Ack, App, BoltRequest, BoltResponse
+from slack_bolt import Ack, BoltResponse
 
 from bot.ops import metrics
-from bot.ops.logs import new_log_context
 
 _KINDS = {
     "block_actions": "block_actions",
@@ -39,50 +37,41 @@ def interaction_kind(body: Any) -> str:
 
 
 class TimedAck(Ack):
-    """Bolt's ack that records, once, how long after ``started`` it was first called, and
-    signals its response the moment it is set (:meth:`wait`; see ack_wait.py)."""
+    """Bolt's ack that records, once, how long after ``started`` it was first called, keeps
+    that first response, and signals it the moment it exists (:meth:`wait`).
+
+    :meth:`settle` ends the wait without an ack (Bolt finished the request: it refused it,
+    no listener claimed it, or the listener failed before acking)."""
 
     def __init__(self, kind: str, started: float) -> None:
-        self._answered = threading.Event()
         super().__init__()
         self._kind = kind
         self._started = started
         self._lock = threading.Lock()
-        self._timed = False
-
-    @property  # type: ignore[override]
-    def response(self) -> BoltResponse | None:
-        return self._response
-
-    @response.setter
-    def response(self, value: BoltResponse | None) -> None:
-        # Bolt sets it in ack() and, when a listener fails before acking, directly.
-        self._response = value
-        if value is not None:
-            self._answered.set()
-
-    def wait(self, timeout: float) -> bool:
-        """Block until the response is set (True) or ``timeout`` seconds passed (False)."""
-        return self._answered.wait(max(timeout, 0.0))
+        self._first: BoltResponse | None = None
+        self._settled = threading.Event()
 
     def __call__(self, *args: Any, **kwargs: Any) -> BoltResponse:
+        response = super().__call__(*args, **kwargs)
         with self._lock:
-            first, self._timed = not self._timed, True
+            first = self._first is None
+            if first:
+                self._first = response
         if first:
             metrics.acked(self._kind, time.perf_counter() - self._started)
-        return super().__call__(*args, **kwargs)
+            self._settled.set()
+        return response
 
+    @property
+    def first_response(self) -> BoltResponse | None:
+        """What the first ack answered (None: not acked yet). Later acks, and the 500 Bolt
+        records when a listener fails after its ack, do not change it: it has been sent."""
+        return self._first
 
-def _time_acks(req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> Any:  # noqa: A002 - Bolt passes it by this name
-    context = req.context
-    current = context.get("ack")
-    if current is None or current.response is None:  # Bolt makes one early; not used yet
-        context["ack"] = TimedAck(interaction_kind(req.body), time.perf_counter())
-    # Listeners run after every middleware, in threads that copy this context (ContextExecutor).
-    new_log_context(user=context.user_id, channel=context.channel_id)
-    return next()
+    def settle(self) -> None:
+        """The request is finished, acked or not: end any :meth:`wait`."""
+        self._settled.set()
 
-
-def install_ack_timing(app: App) -> None:
-    """Time every acknowledgement of ``app`` (register before any other middleware)."""
-    app.middleware(_time_acks)
+    def wait(self, timeout: float) -> bool:
+        """Block until the first ack or :meth:`settle` (True), or ``timeout`` seconds (False)."""
+        return self._settled.wait(max(timeout, 0.0))

@@ -10,9 +10,8 @@ from bot.cards.modals import (
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
-    parse_answer_submission,
-    parse_reject_submission,
 )
+from bot.cards.submissions import parse_answer_submission, parse_reject_submission
 from bot.cards.wording import Action
 from bot.core.domain import Card
 from bot.usecases.interactions import Content, FieldErrors, ForeignInputs

@@ -184,11 +184,20 @@ def _frames_below_catcher(error: BaseException) -> list[Any]:
     return frames
 
 
+#: The bot's frames a request passes through on its way into Bolt (PromptAckApp.dispatch runs
+#: Bolt's dispatch on a listener thread, bot/slack/ack_wait.py): an error raised below them is
+#: not the bot's; one raised in them is.
+_HANDING_ON = str(Path(__file__).resolve().with_name("ack_wait.py"))
+
+
 def raised_in_bot(error: BaseException) -> bool:
     """Whether ``error`` was raised in this package's code (a bug to log with its traceback)
     rather than in a library handling a payload it did not expect."""
+    frames = _frames_below_catcher(error)
     return any(
-        frame.f_code.co_filename.startswith(_BOT_ROOT) for frame in _frames_below_catcher(error)
+        frame.f_code.co_filename.startswith(_BOT_ROOT)
+        and (frame.f_code.co_filename != _HANDING_ON or frame is frames[-1])
+        for frame in frames
     )
 
 

@@ -21,6 +21,20 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: Answers on their way to Kandev at once, and how many more may wait their turn (then:
+#: "busy"). A crowd is taken whole: 50 people clicking within a second are all in flight at
+#: once when Kandev takes a second per answer (a busy machine), and 32 Kandev calls at a time
+#: (Kandev's own concurrency, not a queue in front of it) clear them in about two seconds. A
+#: waiting answer is a recorded submission and a closure (a few KB), so the waiting room holds
+#: a burst of a few hundred clicks. "Busy" is for a Kandev that stopped answering: then 256
+#: people wait at most Kandev's timeout and the next are told at once.
+ANSWERING_WORKERS, ANSWERING_WAITING = 32, 224
+#: Listings and Home tabs built at once, and how many more may wait (then: "busy"). Fifty
+#: people running /kandev-questions within a second while each listing takes Kandev a second
+#: are all taken (with 4 + 8, 29 of them were told "busy"): 8 reads of Kandev at a time clear
+#: them in a few seconds, the slash command answering later through its response_url.
+READING_WORKERS, READING_WAITING = 8, 56
+
 
 class Place:
     """A reserved place in a lane: :meth:`run` one job in it, or :meth:`release` it unused."""

@@ -7,7 +7,7 @@ malformed or forged payload is refused cleanly instead of crashing a listener.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -149,7 +149,10 @@ class MessageShortcut(_P):
         return self.user.id
 
 
-def parse(model: type[_P], body: Any):
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], body: Any) -> M:
     try:
         return model.model_validate(body)
     except ValidationError as exc:

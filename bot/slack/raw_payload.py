@@ -22,8 +22,18 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def str_or_empty(value: Any) -> str:
+    """``value`` if it is a string, else an empty one."""
+    return _str(value)
+
+
 def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def obj_at(value: Any, key: str) -> dict[str, Any]:
+    """``value[key]`` if both are objects, else an empty one."""
+    return _obj(_obj(value).get(key))
 
 
 def user_of(body: Any) -> str:

@@ -1,8 +1,8 @@
 """The Slack Web API edge: every call the bot makes to Slack goes through here.
 
 The gateway turns slack-sdk's ``SlackApiError`` into a small exception hierarchy the use-cases
-understand (rate limited with Retry-After / failed with Slack's error code) and keeps request
-shapes in one place.
+understand (errors.py: rate limited with Retry-After / failed with Slack's error code) and keeps
+request shapes in one place; web_client.py makes the client it calls through.
 """
 
 from __future__ import annotations
@@ -13,22 +13,12 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
-from slack_sdk.http_retry.handler import RetryHandler
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
-from bot.ops import metrics
+from bot.slack_api.errors import SlackError, UnexpectedReply
 
 log = logging.getLogger(__name__)
 
@@ -44,73 +34,9 @@ DIRECTORY_TTL_S = 60.0
 MAX_MEMBER_PAGES = 20
 
 
-def card_metadata(pending_id: str) -> dict:
+def card_metadata(pending_id: str) -> dict[str, Any]:
     """The message metadata that marks a message as the card of ``pending_id``."""
     return {"event_type": CARD_EVENT_TYPE, "event_payload": {"pending_id": pending_id}}
-
-
-class SlackError(Exception):
-    """A Slack Web API call failed (each is made only to be raised: it is counted in the
-    metrics by method and error code)."""
-
-    def __init__(self, method: str, error: str, *, retry_after: float | None = None):
-        super().__init__(f"{method}: {error}")
-        self.method = method
-        self.error = error
-        self.retry_after = retry_after
-        metrics.slack_api_error(method, error)
-
-    @property
-    def rate_limited(self) -> bool:
-        return self.retry_after is not None
-
-    @property
-    def transient(self) -> bool:
-        """Worth retrying later (rate limit, server or network trouble)."""
-        return self.rate_limited or self.error in _TRANSIENT
-
-    @property
-    def needs_operator(self) -> str | None:
-        """What a person must fix before this can succeed (a revoked token, the bot not in the
-        channel…), or None. Writes failing so are kept and retried, not dropped."""
-        return _NEEDS_OPERATOR.get(self.error)
-
-
-class UnexpectedReply(Exception):
-    """Slack answered ok, but without what the call must return (e.g. a post without its
-    ``ts``): the call may have been carried out, so it is never simply repeated."""
-
-    def __init__(self, method: str, missing: str):
-        super().__init__(f"{method}: ok reply without {missing!r}")
-        self.method = method
-
-
-_TRANSIENT = {
-    "ratelimited",
-    "internal_error",
-    "fatal_error",
-    "service_unavailable",
-    "request_timeout",
-    "connection_error",
-    "http_5xx",
-}
-
-_TOKEN_HINT = "check SLACK_BOT_TOKEN (revoked, expired or from another workspace?)"
-_CHANNEL_HINT = "invite the app to the channel, or fix the channel in the routing"
-_SCOPE_HINT = "add the missing scope in the Slack app's OAuth & Permissions and reinstall it"
-_NEEDS_OPERATOR = {
-    "invalid_auth": _TOKEN_HINT,
-    "not_authed": _TOKEN_HINT,
-    "token_revoked": _TOKEN_HINT,
-    "token_expired": _TOKEN_HINT,
-    "account_inactive": _TOKEN_HINT,
-    "not_in_channel": _CHANNEL_HINT,
-    "channel_not_found": _CHANNEL_HINT,
-    "is_archived": _CHANNEL_HINT,
-    "restricted_action": _CHANNEL_HINT,
-    "missing_scope": _SCOPE_HINT,
-    "no_permission": _SCOPE_HINT,
-}
 
 
 @dataclass(frozen=True)
@@ -119,60 +45,6 @@ class Message:
 
     text: str
     blocks: list[dict[str, Any]]
-
-
-#: Methods whose repetition repeats their effect (a second message, a second modal). When the
-#: connection drops or Slack answers 5xx, the call may have been carried out all the same, so
-#: the client never re-sends these by itself: the caller decides (the outbox worker looks a
-#: card up in its channel before posting it again).
-NOT_REPEATABLE = frozenset({"chat.postMessage", "chat.postEphemeral", "views.open", "views.push"})
-
-
-def _method(request: HttpRequest) -> str:
-    return urlsplit(request.url).path.rstrip("/").rsplit("/", 1)[-1]
-
-
-class _RepeatableOnly(RetryHandler):
-    """Retries only the calls that are safe to repeat (see ``NOT_REPEATABLE``)."""
-
-    def _can_retry(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        if _method(request) in NOT_REPEATABLE:
-            return False
-        return super()._can_retry(state=state, request=request, response=response, error=error)
-
-
-class ConnectionRetry(_RepeatableOnly, ConnectionErrorRetryHandler):
-    """slack-sdk's connection-error retries, for repeatable calls only."""
-
-
-class ServerErrorRetry(_RepeatableOnly, ServerErrorRetryHandler):
-    """slack-sdk's 5xx retries, for repeatable calls only."""
-
-
-def make_web_client(
-    token: str, base_url: str, *, rate_limit_retries: int = 0, timeout: int = 10
-) -> WebClient:
-    """A WebClient pointed at ``base_url`` with retries for connection and server errors of
-    the calls that are safe to repeat (never a post: see ``NOT_REPEATABLE``).
-
-    ``rate_limit_retries`` > 0 makes the client sleep Retry-After itself; keep it 0 where the
-    caller must not block (listener threads, the outbox worker that reschedules instead). A
-    429 means Slack refused the call, so repeating it is safe for every method.
-    """
-    handlers: list[RetryHandler] = [
-        ConnectionRetry(max_retry_count=2),
-        ServerErrorRetry(max_retry_count=2),
-    ]
-    if rate_limit_retries:
-        handlers.append(RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
-    return WebClient(token=token, base_url=base_url, timeout=timeout, retry_handlers=handlers)
 
 
 class SlackGateway:

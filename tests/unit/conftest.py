@@ -18,8 +18,8 @@ from bot.ops.health import Health
 from bot.slack.app import build_bolt_app
 from bot.slack.lanes import Lane
 from bot.slack.services import Services
-from bot.slack_api.gateway import make_web_client
 from bot.slack_api.notify import Notifier
+from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from bot.store.copies import CardMessage
 from bot.usecases.admission import Admission, Admitted, Request

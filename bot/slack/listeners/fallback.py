@@ -46,7 +46,7 @@ def _unknown_action(svc: Services):
         ack()
         action_id = raw_payload.action_id_of(body)
         log.warning("unknown action id %s", raw_payload.quote(action_id, 80))
-        container = body.get("container") if isinstance(body.get("container"), dict) else {}
+        container = raw_payload.obj_at(body, "container")
         card = svc.admission.card_at(where_of(body).channel, container.get("message_ts"))
         pending_id = card.pending_id if card is not None else None
         unknown = requests.unknown(
@@ -59,7 +59,7 @@ def _unknown_action(svc: Services):
 
 def _unknown_view(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
-        view = body.get("view") if isinstance(body.get("view"), dict) else {}
+        view = raw_payload.obj_at(body, "view")
         callback_id = raw_payload.quote(view.get("callback_id"), 80)
         log.warning("unknown modal callback id %s", callback_id)
         unknown = requests.unknown(body, "unknown_form", "slack:modal", callback_id)
@@ -80,7 +80,7 @@ def _unknown_shortcut(svc: Services):
 
 
 def _unknown_command(ack: Ack, body: dict[str, Any]) -> None:
-    command = body.get("command") if isinstance(body.get("command"), str) else ""
+    command = raw_payload.str_or_empty(body.get("command"))
     log.warning("unknown command %s", raw_payload.quote(command, 40))
     ack(words.unknown_command_message(command))
 

@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from bot.slack_api.gateway import SlackError, SlackGateway, make_web_client
+from bot.slack_api.gateway import SlackError, SlackGateway
+from bot.slack_api.web_client import make_web_client
 from tests.kit.fakeslack import FakeSlack, ScriptedResponse
 
 CROWD = 50

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack_api.gateway import Message, SlackError, SlackGateway, make_web_client
+from bot.slack_api.gateway import Message, SlackError, SlackGateway
+from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from tests.e2e.helpers import (
     POLL_S,

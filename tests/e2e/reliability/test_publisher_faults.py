@@ -19,7 +19,8 @@ from sqlalchemy import create_engine, text
 from bot.core.domain import CardOutcome, CardState, TaskInfo
 from bot.kandev.models import Bundle, Option, Question
 from bot.ops.health import Health
-from bot.slack_api.gateway import SlackGateway, make_web_client
+from bot.slack_api.gateway import SlackGateway
+from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from bot.usecases.leases import InFlight, LeaseKeeper
 from bot.usecases.publisher import Publisher

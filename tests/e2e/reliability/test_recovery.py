@@ -24,8 +24,9 @@ from bot.kandev.errors import KandevUnavailable
 from bot.kandev.models import Answer
 from bot.ops.health import Health
 from bot.slack.tell import RecoveryAnnouncer
-from bot.slack_api.gateway import SlackGateway, make_web_client
+from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.notify import Notifier
+from bot.slack_api.web_client import make_web_client
 from bot.store import Store
 from bot.store.records import SubmissionContent
 from bot.usecases.answers import AnswerService

@@ -12,13 +12,9 @@ import httpx
 import pytest
 
 from bot import cli
-from bot.commands.check import (
-    Finding,
-    kandev_findings,
-    run_checks,
-    slack_findings,
-    waiting_findings,
-)
+from bot.commands.check import kandev_findings, run_checks, waiting_findings
+from bot.commands.check_slack import slack_findings
+from bot.commands.findings import Finding
 from bot.config.routing import RouteRule, Routing
 from bot.config.settings import load_settings
 from bot.kandev.client import KandevClient

@@ -4,7 +4,7 @@ workspace, labels and priority)."""
 from __future__ import annotations
 
 from bot.commands.check import waiting_findings
-from bot.config.routing import parse_routing
+from bot.config.routing_file import parse_routing
 from tests.kit.factories import make_bundle
 from tests.kit.fakes import FakeKandev
 

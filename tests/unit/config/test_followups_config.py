@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from bot.config.followups import FollowUps, describe_duration, mentions, parse_duration
-from bot.config.routing import RoutingError, parse_routing
+from bot.config.routing import RoutingError
+from bot.config.routing_file import parse_routing
 
 GOOD = """\
 [defaults]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.routing import Route, Routing, RoutingError, load_routing, parse_routing
+from bot.config.routing import Route, Routing, RoutingError
+from bot.config.routing_file import load_routing, parse_routing
 from bot.kandev.models import Workspace
 
 #: The reminder and escalation keys, allowed in [defaults] and [[route]] after the others.

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.config.routing import Route, RouteRule, Routing, RoutingError, parse_routing
+from bot.config.routing import Route, RouteRule, Routing, RoutingError
+from bot.config.routing_file import parse_routing
 from bot.core.domain import TaskInfo
 from bot.kandev.models import PRIORITIES
 

@@ -8,7 +8,7 @@ import pytest
 from slack_bolt import App
 
 from bot.cards import words
-from bot.cards.modals import MISSING_REASON
+from bot.cards.submissions import MISSING_REASON
 from bot.config.routing import Routing
 from bot.slack.listeners import views
 from tests.kit.factories import CHANNEL, make_bundle

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.app import Bot
 from bot.config.routing import RouteRule, Routing
 from bot.core.domain import Card, CardState
 from bot.core.signals import Inbox, Signal
@@ -18,6 +17,7 @@ from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUn
 from bot.kandev.hints import NewPending
 from bot.kandev.models import Answer
 from bot.ops.health import Health
+from bot.ops.replica import Bot
 from bot.store import Store
 from bot.store.records import SubmissionContent
 from bot.usecases import sync as sync_module

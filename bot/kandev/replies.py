@@ -1,0 +1,64 @@
+"""Decoding Kandev's REST and MCP replies for the client: the page shapes, a 200 JSON reply,
+a model validated or a protocol error, and the RFC 3339 times it is asked with."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.kandev.errors import KandevProtocolError
+from bot.kandev.models import SessionMessage, Workspace
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class RawPendingPage(BaseModel):
+    """A page whose bundles are decoded later, one by one."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    bundles: list[dict[str, Any]] = Field(default_factory=list)
+    next_cursor: str = ""
+
+
+class MessagePage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    messages: list[SessionMessage] = Field(default_factory=list)
+    has_more: bool = False
+    cursor: str = ""
+
+
+class WorkspaceList(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    workspaces: list[Workspace] = Field(default_factory=list)
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC RFC3339 with whole seconds, rounded down (``created_since`` is inclusive)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def json_200(response: httpx.Response) -> Any:
+    if response.status_code != 200:
+        raise KandevProtocolError(
+            f"{response.request.method} {response.request.url.path} answered HTTP "
+            f"{response.status_code}: {response.text[:200]}"
+        )
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise KandevProtocolError(f"non-JSON reply: {response.text[:200]!r}") from exc
+
+
+def validate(model: type[M], data: Any) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise KandevProtocolError(f"unexpected {model.__name__} shape: {exc}") from exc

@@ -1,0 +1,151 @@
+"""A running replica: start its background workers, answer Slack until a signal, hand over.
+
+:meth:`Bot.start` starts the background workers, :meth:`Bot.serve` answers Slack (Socket Mode
+or HTTP) until a signal, and :meth:`Bot.close` hands the work over: on SIGTERM / SIGINT the
+replica stops taking new work (Slack requests, claims, outbox items), finishes what is in
+flight within :data:`HANDOVER_S`, gives back what it still holds (outbox items to nobody,
+unfinished answers made stale at once) so another replica takes over now rather than after the
+leases run out, and exits 0. bot/app.py builds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from types import FrameType
+
+from slack_bolt import App
+
+from bot.config.setting_values import secret_text
+from bot.config.settings import Mode, Settings
+from bot.core.signals import Signal
+from bot.kandev.client import KandevClient
+from bot.kandev.hints import KandevHints
+from bot.ops.health import Health
+from bot.slack.lanes import Lane
+from bot.slack.serving import serve_http, serve_ops, serve_socket_mode, stop_ops
+from bot.store import Store
+from bot.usecases.leases import InFlight
+from bot.usecases.sync import SyncEngine
+
+log = logging.getLogger("bot.app")
+
+#: On SIGTERM, how long the work in flight (answers on their way to Kandev, card posts and
+#: edits being sent) may take to finish before what is left is handed over.
+HANDOVER_S = 10.0
+
+
+@dataclass
+class Bot:
+    settings: Settings
+    mode: Mode
+    health: Health
+    store: Store
+    kandev: KandevClient
+    bolt: App
+    hints: KandevHints
+    workers: list[threading.Thread]
+    lanes: list[Lane]
+    wakeups: list[Signal]
+    #: Who this replica is in the outbox's leases (its publisher), and the answers it sends.
+    worker_id: str = ""
+    in_flight: InFlight = field(default_factory=InFlight)
+    #: The lease heartbeat: it runs until the hand-over is done (see :meth:`close`).
+    lease_worker: threading.Thread | None = None
+    #: The sync engine: its reads ahead stop with its loops (see :meth:`close`).
+    sync: SyncEngine | None = None
+    #: Set on SIGTERM / SIGINT: take no new work.
+    stop: threading.Event = field(default_factory=threading.Event)
+    #: Set once the work in flight is finished or handed over: stop renewing leases.
+    leases_stop: threading.Event = field(default_factory=threading.Event)
+    #: Answers still on their way to Kandev when the process stopped (handed over).
+    abandoned: int = 0
+    _stopping_at: float | None = None
+    _closed: bool = False
+
+    def start(self) -> None:
+        """Start the background workers and (unless turned off) Kandev's push hints."""
+        for worker in self.workers:
+            worker.start()
+        if self.lease_worker is not None:
+            self.lease_worker.start()
+        if self.settings.kandev_hints:
+            self.hints.start()
+        else:
+            log.info(
+                "push hints off (KANDEV_HINTS): polling every %ss",
+                self.settings.kandev_poll_interval,
+            )
+
+    def serve(self) -> None:
+        """Answer Slack until SIGTERM / SIGINT, then hand the work over (:meth:`close`)."""
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        ops = serve_ops(self.health, self.settings.metrics_port)
+        try:
+            if self.mode == "socket":
+                serve_socket_mode(self.bolt, secret_text(self.settings.slack_app_token), self.stop)
+            else:
+                secret = secret_text(self.settings.slack_signing_secret)
+                serve_http(self.bolt, self.health, secret, self.settings.port, self.stop)
+        finally:
+            self.close()
+            if ops is not None:
+                stop_ops(ops)
+
+    def close(self) -> None:
+        """Stop taking work, finish what is in flight within HANDOVER_S, give back the rest
+        (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stop.set()
+        deadline = (self._stopping_at or time.monotonic()) + HANDOVER_S
+        for wakeup in self.wakeups:
+            wakeup.raise_()
+        self.hints.stop()
+        for worker in self.workers:  # each finishes its current step (a post being sent…)
+            worker.join(timeout=max(deadline - time.monotonic(), 0.0))
+        if self.sync is not None:  # reads ahead not started are dropped
+            self.sync.close()
+        while self.in_flight.keys() and time.monotonic() < deadline:
+            time.sleep(0.05)  # answers on their way to Kandev
+        for lane in self.lanes:  # jobs not started by now are handed over, not run
+            lane.shutdown(wait=False, cancel=True)
+        self._hand_over()
+        self.leases_stop.set()
+        if self.lease_worker is not None and self.lease_worker.is_alive():
+            self.lease_worker.join(timeout=5)
+        self.abandoned = len(self.in_flight.keys())
+        if not self.abandoned:  # else a call still running must not see its client closed
+            self.kandev.close()
+        self.store.close()
+
+    def _hand_over(self) -> None:
+        """Give back what this replica still holds, so another takes it over now."""
+        left = self.in_flight.keys()
+        try:
+            items = self.store.outbox_release(self.worker_id) if self.worker_id else 0
+            answers = self.store.release_submissions(left)
+        except Exception:  # the leases still run out by themselves
+            log.exception("could not hand over the work in flight; its leases will expire")
+            return
+        if items or answers:
+            log.info(
+                "replica %s handed over %d card post(s)/edit(s) and %d unfinished answer(s)",
+                self.worker_id,
+                items,
+                answers,
+            )
+        else:
+            log.info("stopped with nothing left in flight")
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        if self.stop.is_set():
+            return
+        self._stopping_at = time.monotonic()
+        log.info("signal %s: taking no new work, handing over within %.0fs", signum, HANDOVER_S)
+        self.stop.set()
