@@ -123,10 +123,12 @@ def is_deceptive_label(label: str, url: str) -> bool:
     return "kandev" in letters
 
 
-def _render_link(label: str, url: str) -> str:
+def _render_link(label: str, url: str, read_as: str | None = None) -> str:
+    """``read_as``: the label as it will read once what was taken out of it (a code span) is
+    put back, which is what the deception check must see."""
     label = _SPACES.sub(" ", label).strip()
     if is_safe_http_url(url):
-        if label and is_deceptive_label(label, url):
+        if label and is_deceptive_label(read_as if read_as is not None else label, url):
             # The words stay, but only the real destination is the link.
             return f"{_escape(label)} ({link(url, _shown_host(url))})"
         return link(url, label)
@@ -164,7 +166,14 @@ def markdown_to_mrkdwn(markdown: str) -> str:
     text = _IMAGE.sub(
         lambda m: keep(_render_link(m.group("label") or "image", m.group("url"))), text
     )
-    text = _LINK.sub(lambda m: keep(_render_link(m.group("label"), m.group("url"))), text)
+
+    def expand(label: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], label)
+
+    text = _LINK.sub(
+        lambda m: keep(_render_link(m.group("label"), m.group("url"), expand(m.group("label")))),
+        text,
+    )
     text = _AUTOLINK.sub(lambda m: keep(_render_link(m.group("url"), m.group("url"))), text)
 
     converted = SlackMarkdownConverter().convert(_escape(text))
