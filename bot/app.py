@@ -41,7 +41,7 @@ from bot.slack.services import Services
 from bot.slack.socket_mode import GuardedSocketModeHandler
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.slack_api.notify import Notifier
-from bot.store import Store
+from bot.store import Database, Store
 from bot.usecases.admission import Admission
 from bot.usecases.answers import AnswerService
 from bot.usecases.conversation import ConversationService
@@ -107,7 +107,7 @@ class Bot:
     settings: Settings
     mode: Mode
     health: Health
-    store: Store
+    store: Database
     kandev: KandevClient
     bolt: App
     hints: KandevHints
@@ -191,8 +191,8 @@ class Bot:
         """Give back what this replica still holds, so another takes it over now."""
         left = self.in_flight.keys()
         try:
-            items = self.store.outbox_release(self.worker_id) if self.worker_id else 0
-            answers = self.store.release_submissions(left)
+            items = self.store.outbox.outbox_release(self.worker_id) if self.worker_id else 0
+            answers = self.store.submissions.release_submissions(left)
         except Exception:  # the leases still run out by themselves
             log.exception("could not hand over the work in flight; its leases will expire")
             return
@@ -269,6 +269,8 @@ def _check_routing(check: WorkspaceCheck, health: Health) -> None:
 def build(settings: Settings, mode: Mode) -> Bot:
     """Make every component once, wired explicitly. Raises StartupError."""
     health = Health()
+    # TEMPORARY Store (a Database plus the old method names): sync, publisher, answers and
+    # admission still take the whole store; everything else gets only its repositories.
     store = Store(settings.database_url, retention_days=settings.retention_days)
     health.watch("database", lambda: None if store.ping() else "does not answer")
     kandev = KandevClient(
@@ -290,8 +292,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
     permalinks = Permalinks(slack)
-    queue = WaitingQueue(kandev, store, routing, tasks, permalinks, permissions)
-    past = PastAnswers(store, routing)
+    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
+    past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()  # answers on their way to Kandev (leases renewed while alive)
     answers = AnswerService(kandev, store, publisher, in_flight)
@@ -309,16 +311,26 @@ def build(settings: Settings, mode: Mode) -> Bot:
     )
     recovery = Recovery(
         kandev,
-        store,
+        store.cards,
+        store.submissions,
+        store.audit_log,
         answers,
         permissions,
         notifier,
         in_flight,
         interval_s=RECOVERY_INTERVAL_S,
     )
-    home = HomeService(queue, store, slack, card_changes, kandev_url=public_url)
-    followups = FollowUpWorker(store, permissions, publisher, health)
-    dm_cards = SubscriptionNotifier(store, permissions, publisher, health)
+    home = HomeService(
+        queue,
+        store.cards,
+        store.followups,
+        store.viewers,
+        slack,
+        card_changes,
+        kandev_url=public_url,
+    )
+    followups = FollowUpWorker(store.followups, permissions, publisher, health)
+    dm_cards = SubscriptionNotifier(store.followups, permissions, publisher, health)
     listing = ListingService(
         queue, kandev, kandev_url=public_url, page_size=settings.kandev_list_page_size
     )
@@ -334,7 +346,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         answering=answering,
         reading=reading,
         conversation=ConversationService(kandev, past, routing, permalinks),
-        subscriptions=SubscriptionService(store, kandev),
+        subscriptions=SubscriptionService(store.followups, kandev),
     )
     try:
         bolt = build_bolt_app(
@@ -369,7 +381,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         wakeups=[sync_wakeup, hinted, card_changes],
         sync=sync,
     )
-    leases = LeaseKeeper(store, publisher.worker_id, in_flight)
+    leases = LeaseKeeper(store.outbox, store.submissions, publisher.worker_id, in_flight)
     poll = settings.kandev_poll_interval
     bot.worker_id, bot.in_flight = publisher.worker_id, in_flight
     set_replica(publisher.worker_id)
@@ -389,7 +401,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     return bot
 
 
-def _state(store: Store, health: Health) -> metrics.State:
+def _state(store: Database, health: Health) -> metrics.State:
     stats = store.stats()
     report = health.report()
     return metrics.State(

@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from typing import Protocol
 
 from bot.cards.wording import answers_summary
 from bot.config.routing import Route, Routing
 from bot.core.domain import Card, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Bundle
-from bot.store import Store
 
 #: How many earlier answers the Conversation view lists.
 MAX_EARLIER = 5
@@ -62,9 +62,17 @@ def past_answer(card: Card) -> PastAnswer | None:
     )
 
 
+class AnsweredCards(Protocol):
+    """What past answers read: :meth:`bot.store.CardsRepository.answered_like`."""
+
+    def answered_like(
+        self, question_key: str, channel: str, *, exclude: str = "", limit: int = 20
+    ) -> list[Card]: ...
+
+
 class PastAnswers:
-    def __init__(self, store: Store, routing: Routing) -> None:
-        self.store = store
+    def __init__(self, cards: AnsweredCards, routing: Routing) -> None:
+        self.cards = cards
         self.routing = routing
 
     def earlier(
@@ -74,7 +82,7 @@ class PastAnswers:
         most recent first."""
         key = question_key(task.workspace_id, bundle)
         found: list[PastAnswer] = []
-        candidates = self.store.answered_like(
+        candidates = self.cards.answered_like(
             key, route.channel, exclude=bundle.pending_id, limit=_CANDIDATES
         )
         for card in candidates:

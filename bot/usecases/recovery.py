@@ -29,7 +29,7 @@ from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
 from bot.ops import metrics
 from bot.ops.logs import log_context
 from bot.slack_api.notify import Notifier
-from bot.store import Store, Submission
+from bot.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
 from bot.usecases.answers import AnswerService, Attempt, Verdict
 from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from bot.usecases.permissions import Permissions
@@ -50,7 +50,9 @@ class RecoveryReport:
 @dataclass(eq=False)
 class Recovery:
     kandev: KandevClient
-    store: Store
+    cards: CardsRepository
+    submissions: SubmissionsRepository
+    audit_log: AuditRepository
     answers: AnswerService
     permissions: Permissions
     notifier: Notifier
@@ -75,10 +77,12 @@ class Recovery:
         """Reconcile every stale unfinished submission; raises KandevUnavailable / auth errors
         (after giving the submission back to the next cycle) like the sync cycle does."""
         report = RecoveryReport()
-        for sub in self.store.unfinished_submissions(older_than_s=self.stale_after_s):
+        for sub in self.submissions.unfinished_submissions(older_than_s=self.stale_after_s):
             if sub.submission_key in self.in_flight:
                 continue  # ours and alive (the heartbeat may just not have run yet)
-            if not self.store.reclaim_submission(sub.submission_key, self._backoff(sub.resends)):
+            if not self.submissions.reclaim_submission(
+                sub.submission_key, self._backoff(sub.resends)
+            ):
                 continue  # another replica took it over first, or it waits out its backoff
             try:
                 with log_context(pending_id=sub.pending_id, user=sub.user):
@@ -93,7 +97,7 @@ class Recovery:
             if verdict is not None:
                 report.recovered.append((sub.pending_id, verdict.kind))
                 continue
-            left = self.store.get_submission(sub.submission_key)
+            left = self.submissions.get_submission(sub.submission_key)
             if left is not None and not left.finished:
                 report.deferred.append(sub.pending_id)  # settled nothing: a later cycle
         return report
@@ -106,19 +110,19 @@ class Recovery:
     def _reconcile(self, sub: Submission, resends: int) -> Verdict | None:
         attempt = Attempt.of(sub, source=SOURCE)
         key = sub.submission_key
-        card = self.store.get(sub.pending_id)
+        card = self.cards.get(sub.pending_id)
         if card is None:
             log.warning("dropping submission %s: its card is unknown", key[:12])
-            self.store.finish_submission(key, "unknown_bundle")
+            self.submissions.finish_submission(key, "unknown_bundle")
             return None
         channel = card.channel if card.ts else None
         # The re-send acts for the person who clicked: they must still be allowed to answer
         # (a user group that cannot be resolved now raises, and the submission waits).
         if not self.permissions.may_act(card, sub.user, strict=True):
             log.warning("not re-sending %s: %s may not answer it", key[:12], sub.user)
-            if not self.store.finish_submission(key, "forbidden"):
+            if not self.submissions.finish_submission(key, "forbidden"):
                 return None
-            self.store.audit(
+            self.audit_log.audit(
                 sub.pending_id, sub.user, attempt.action, SOURCE, "forbidden", "not re-sent"
             )
             self._tell(sub.user, channel, words.forbidden_message())
@@ -153,9 +157,9 @@ class Recovery:
     ) -> Verdict | None:
         key = sub.submission_key
         repeat = verdict.message if verdict.kind == "invalid" else ""
-        if not self.store.finish_submission(key, verdict.kind, repeat):
+        if not self.submissions.finish_submission(key, verdict.kind, repeat):
             return None  # finished meanwhile by someone else; they told the person
-        self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
+        self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
         metrics.answer(SOURCE, "", verdict.kind)
         self._tell(
             sub.user,
@@ -180,13 +184,13 @@ class Recovery:
         recorded = False if isinstance(outcome, NotRecorded) else None
         message = words.gave_up_message(action=attempt.action, recorded=recorded)
         kind = "not_recorded" if recorded is False else "unconfirmed"
-        if not self.store.drop_submission(key):
+        if not self.submissions.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
-        self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
+        self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
         metrics.answer(SOURCE, "", kind)
         self._tell(sub.user, channel, message)
         self._show(attempt, kind, message)
-        return Verdict(kind, message, self.store.get(sub.pending_id))
+        return Verdict(kind, message, self.cards.get(sub.pending_id))
 
     def _send(self, attempt: Attempt) -> Outcome:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly

@@ -232,10 +232,10 @@ def waiting(
 
 
 def claim(store: Store, pending_id: str, *, channel: str = "C1", **bundle_fields: Any) -> bool:
-    """``store.claim`` for ``make_bundle(pending_id=pending_id, **bundle_fields)``."""
+    """``store.cards.claim`` for ``make_bundle(pending_id=pending_id, **bundle_fields)``."""
     bundle = make_bundle(pending_id=pending_id, **bundle_fields)
     task = make_task(bundle.task_id)
-    return store.claim(
+    return store.cards.claim(
         pending_id,
         task_id=bundle.task_id,
         session_id=bundle.session_id,

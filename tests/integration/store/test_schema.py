@@ -80,9 +80,9 @@ def test_upgrade_from_an_older_version_keeps_the_data(
     store = open_store()
     assert store.schema_version() == SCHEMA_VERSION
     assert [v for v, _ in _versions(engine)] == [m.version for m in MIGRATIONS]
-    [entry] = store.audit_entries("p-old")
+    [entry] = store.audit_log.audit_entries("p-old")
     assert (entry.user, entry.result, entry.at) == ("U1", "won", datetime(2029, 1, 1, tzinfo=UTC))
-    assert store.outbox_put("post", "k", {}) is not None  # the upgrade's tables work
+    assert store.outbox.outbox_put("post", "k", {}) is not None  # the upgrade's tables work
 
 
 def test_a_newer_database_is_refused(engine: Engine, open_store: Callable[..., Store]) -> None:

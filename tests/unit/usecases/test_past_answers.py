@@ -19,7 +19,7 @@ from tests.kit.factories import make_question as q
 
 
 def _answer(store, card, outcome) -> None:
-    assert store.transition(card.pending_id, outcome)
+    assert store.cards.transition(card.pending_id, outcome)
 
 
 def test_a_second_identical_question_shows_the_first_ones_answer(posted, store, gateway):
@@ -66,11 +66,11 @@ def test_never_from_another_channel_or_route(store, posted):
     same = Routing(default_channel=CHANNEL)
     route = same.route_for_task(task)
     assert route is not None
-    assert [p.pending_id for p in PastAnswers(store, same).earlier(bundle, task, route)] == [
+    assert [p.pending_id for p in PastAnswers(store.cards, same).earlier(bundle, task, route)] == [
         first.pending_id
     ]
     # Another channel: nothing.
-    assert PastAnswers(store, same).earlier(bundle, task, Route(channel="C0OTHER")) == []
+    assert PastAnswers(store.cards, same).earlier(bundle, task, Route(channel="C0OTHER")) == []
     # The same channel, but the earlier card's task now takes a route with other answerers.
     narrowed = Routing(
         default_channel=CHANNEL,
@@ -83,7 +83,7 @@ def test_never_from_another_channel_or_route(store, posted):
             ),
         ),
     )
-    assert PastAnswers(store, narrowed).earlier(bundle, task, Route(channel=CHANNEL)) == []
+    assert PastAnswers(store.cards, narrowed).earlier(bundle, task, Route(channel=CHANNEL)) == []
 
 
 def test_another_workspace_has_another_key() -> None:
