@@ -123,7 +123,7 @@ class Database:
             count, oldest = conn.execute(
                 select(func.count(), func.min(cards.c.created_at)).where(cards.c.state == pending)
             ).one()
-            by_status = dict(
+            by_status: dict[str, int] = dict(
                 conn.execute(
                     select(outbox.c.status, func.count())
                     .where(
