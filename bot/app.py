@@ -43,7 +43,7 @@ from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.notify import Notifier
 from bot.slack_api.web_client import make_web_client
-from bot.store import Store
+from bot.store import Database, Store
 from bot.usecases.admission import Admission
 from bot.usecases.answers import AnswerService
 from bot.usecases.conversation import ConversationService
@@ -135,7 +135,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     set_replica(worker_id)
     metrics.watch_state(lambda: _state(store, health))
     bot.workers = _workers(parts, bot.stop)
-    leases = LeaseKeeper(store, worker_id, parts.in_flight)
+    leases = LeaseKeeper(store.outbox, store.submissions, worker_id, parts.in_flight)
     bot.lease_worker = _worker("leases", leases.run, bot.leases_stop)
     if not workspace_check.done:
         poll = settings.kandev_poll_interval
@@ -177,8 +177,10 @@ def _use_cases(
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
     permalinks = Permalinks(slack)
-    queue = WaitingQueue(kandev, store, routing, tasks, permalinks, permissions)
-    past = PastAnswers(store, routing)
+    # TEMPORARY Store (a Database plus the old method names): sync, publisher, answers and
+    # admission still take the whole store; everything else gets only its repositories.
+    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
+    past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()
     answers = AnswerService(kandev, store, publisher, in_flight)
@@ -196,21 +198,31 @@ def _use_cases(
     )
     recovery = Recovery(
         kandev,
-        store,
+        store.cards,
+        store.submissions,
+        store.audit_log,
         answers,
         permissions,
         RecoveryAnnouncer(notifier),
         in_flight,
         interval_s=RECOVERY_INTERVAL_S,
     )
-    home = HomeService(queue, store, slack, card_changes, kandev_url=public_url)
+    home = HomeService(
+        queue,
+        store.cards,
+        store.followups,
+        store.viewers,
+        slack,
+        card_changes,
+        kandev_url=public_url,
+    )
     return _UseCases(
         publisher=publisher,
         sync=sync,
         recovery=recovery,
         home=home,
-        followups=FollowUpWorker(store, permissions, publisher, health),
-        dm_cards=SubscriptionNotifier(store, permissions, publisher, health),
+        followups=FollowUpWorker(store.followups, permissions, publisher, health),
+        dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
         services=_listener_services(settings, store, kandev, queue, answers, home, notifier, past),
         in_flight=in_flight,
         new_bundles=new_bundles,
@@ -244,7 +256,7 @@ def _listener_services(
         answering=Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING),
         reading=Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING),
         conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
-        subscriptions=SubscriptionService(store, kandev),
+        subscriptions=SubscriptionService(store.followups, kandev),
     )
 
 
@@ -276,7 +288,7 @@ def _workers(parts: _UseCases, stop: threading.Event) -> list[threading.Thread]:
     ]
 
 
-def _state(store: Store, health: Health) -> metrics.State:
+def _state(store: Database, health: Health) -> metrics.State:
     stats = store.stats()
     report = health.report()
     return metrics.State(

@@ -172,7 +172,7 @@ def _filled(
         def post(item: tuple[Bundle, TaskInfo]) -> None:
             bundle, task = item
             channel = channels[task.workspace_id]
-            store.claim(
+            store.cards.claim(
                 bundle.pending_id,
                 task_id=bundle.task_id,
                 session_id=bundle.session_id,
@@ -181,12 +181,12 @@ def _filled(
                 bundle=bundle,
                 task=task,
             )
-            card = store.get(bundle.pending_id)
+            card = store.cards.get(bundle.pending_id)
             assert card is not None
             ts = gateway.post_card(
                 channel, card_message(card, "https://kandev.example.test"), bundle.pending_id
             )
-            store.mark_posted(bundle.pending_id, channel, ts)
+            store.cards.mark_posted(bundle.pending_id, channel, ts)
 
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(post, bundles))

@@ -29,23 +29,23 @@ def test_the_history_reads_back_through_the_store(tmp_path: Path) -> None:
     fill(url, ROUTES, start=0, count=40, waiting=waiting)
     fill(url, ROUTES, start=40, count=60)
     with Store(url) as store:
-        assert store.count() == 102
-        assert store.count(CardState.PENDING) == 2
-        assert {c.pending_id for c in store.waiting_posted() for c in [c.card]} == {
+        assert store.cards.count() == 102
+        assert store.cards.count(CardState.PENDING) == 2
+        assert {c.pending_id for c in store.followups.waiting_posted() for c in [c.card]} == {
             "p-wait-0",
             "p-wait-1",
         }
-        assert store.unnotified_posted() == []  # their DM cards were decided
-        resolved = store.recent_resolved(100)
+        assert store.followups.unnotified_posted() == []  # their DM cards were decided
+        resolved = store.cards.recent_resolved(100)
         assert len(resolved) == 100
         assert all(c.outcome is not None and c.outcome.at.tzinfo for c in resolved)
         assert all(c.ts for c in resolved)
         answered = [c for c in resolved if c.state is CardState.ANSWERED]
         assert answered and all(c.bundle.pending_id == c.pending_id for c in answered)
         slack = [c for c in answered if c.outcome and c.outcome.via == "slack"]
-        assert store.won_submission(slack[0].pending_id) is not None
-        assert len(store.audit_entries(slack[0].pending_id)) == 2
-        assert store.purge().cards == 0  # all within the retention period
+        assert store.submissions.won_submission(slack[0].pending_id) is not None
+        assert len(store.audit_log.audit_entries(slack[0].pending_id)) == 2
+        assert store.retention.purge().cards == 0  # all within the retention period
         assert store.stats().outbox_pending == 0
         # the history is spread over the retention period, newest within the week
         ages = sorted(c.outcome.at for c in resolved if c.outcome)

@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.config.settings import load_partial
 from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from bot.ops.redaction import redact
-from bot.store import REVISIONS, SCHEMA_VERSION, Revision, Store, StoreError
+from bot.store import REVISIONS, SCHEMA_VERSION, Database, Revision, StoreError
 from bot.store.engine import make_engine
 from bot.store.migrations import current_version, migrate
 from bot.store.url import is_sqlite_memory, normalize_url
@@ -77,7 +77,7 @@ def _status(url: URL) -> int:
                 f"{'schema version':<20}none: {path} does not exist; run `kandev-slack db upgrade`"
             )
             return EXIT_FAILED
-    with Store(url, upgrade=False) as store:
+    with Database(url, upgrade=False) as store:
         version = store.schema_version()
         if version == 0:
             print(f"{'schema version':<20}0 (empty database); run `kandev-slack db upgrade`")

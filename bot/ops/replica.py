@@ -27,7 +27,7 @@ from bot.kandev.hints import KandevHints
 from bot.ops.health import Health
 from bot.slack.lanes import Lane
 from bot.slack.serving import serve_http, serve_ops, serve_socket_mode, stop_ops
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.leases import InFlight
 from bot.usecases.sync import SyncEngine
 
@@ -43,7 +43,7 @@ class Bot:
     settings: Settings
     mode: Mode
     health: Health
-    store: Store
+    store: Database
     kandev: KandevClient
     bolt: App
     hints: KandevHints
@@ -128,8 +128,8 @@ class Bot:
         """Give back what this replica still holds, so another takes it over now."""
         left = self.in_flight.keys()
         try:
-            items = self.store.outbox_release(self.worker_id) if self.worker_id else 0
-            answers = self.store.release_submissions(left)
+            items = self.store.outbox.outbox_release(self.worker_id) if self.worker_id else 0
+            answers = self.store.submissions.release_submissions(left)
         except Exception:  # the leases still run out by themselves
             log.exception("could not hand over the work in flight; its leases will expire")
             return

@@ -1,12 +1,23 @@
 """Durable state of kandev-slack (SQLAlchemy Core; SQLite by default, PostgreSQL for replicas).
 
-Use :class:`Store`; everything else here is the typed rows it returns and a few helpers.
+Open a :class:`Database` and hand each use-case only the repositories it uses
+(``db.cards``, ``db.submissions``, ``db.outbox``, ``db.followups``, ``db.audit_log``,
+``db.viewers``, ``db.retention``). :class:`Store` is TEMPORARY (the old god object, forwarding
+every old method name to its repository). Everything else here is the typed rows and helpers.
 """
 
+from bot.store.audit import AuditRepository
+from bot.store.cards import CardsRepository
+from bot.store.database import Database, StoreStats
 from bot.store.errors import StoreError
+from bot.store.followups import FollowupsRepository
+from bot.store.home import HomeViewersRepository
 from bot.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
+from bot.store.outbox import OutboxRepository
 from bot.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
+from bot.store.retention import Purged, Retention
 from bot.store.store import Store
+from bot.store.submissions import SubmissionsRepository
 from bot.store.types import utc_now
 from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
 
@@ -15,12 +26,22 @@ __all__ = [
     "REVISIONS",
     "SCHEMA_VERSION",
     "AuditEntry",
+    "AuditRepository",
+    "CardsRepository",
+    "Database",
+    "FollowupsRepository",
+    "HomeViewersRepository",
     "OutboxItem",
+    "OutboxRepository",
     "OutboxStatus",
+    "Purged",
+    "Retention",
     "Revision",
     "Store",
     "StoreError",
+    "StoreStats",
     "Submission",
+    "SubmissionsRepository",
     "migrate",
     "normalize_url",
     "utc_now",

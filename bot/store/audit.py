@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import insert, select
 
-from bot.store.base import StoreBase
+from bot.store.base import Repository
 from bot.store.records import AuditEntry
 from bot.store.schema import audit_log
 
@@ -12,7 +12,9 @@ from bot.store.schema import audit_log
 SYSTEM_USER = "bot"
 
 
-class AuditMixin(StoreBase):
+class AuditRepository(Repository):
+    """The append-only audit log."""
+
     def audit(
         self,
         pending_id: str | None,

@@ -21,8 +21,11 @@ Clock = Callable[[], datetime]
 _SQLITE_NOW_FORMAT = "%Y-%m-%d %H:%M:%f"
 
 
-class StoreBase:
-    """``clock`` None: every timestamp the store writes and every lease or expiry it compares
+class Sql:
+    """The one database object every repository shares: the engine, the clock, the locks
+    around transactions, and the database's now as SQL.
+
+    ``clock`` None: every timestamp the store writes and every lease or expiry it compares
     is the DATABASE's now, computed inside the SQL statement, so replicas whose own clocks
     differ still agree on who holds what. A ``clock`` replaces the database's clock (tests).
     """
@@ -34,25 +37,25 @@ class StoreBase:
         lock: AbstractContextManager[object],
         write_lock: AbstractContextManager[object] | None = None,
     ) -> None:
-        self._engine = engine
-        self._clock = clock
+        self.engine = engine
+        self.clock = clock
         self._lock = lock  # a real lock only for in-memory SQLite (one shared connection)
         #: Held around every write transaction (a real lock only for an SQLite file, whose
-        #: writers are one at a time anyway; see Store).
+        #: writers are one at a time anyway; see Database).
         self._write_lock = write_lock or nullcontext()
 
-    def _now(self) -> ColumnElement[Any]:
+    def now(self) -> ColumnElement[Any]:
         """Now, as a SQL expression evaluated by the database."""
-        return self._at(0.0)
+        return self.at(0.0)
 
-    def _ago(self, seconds: float) -> ColumnElement[Any]:
-        return self._at(-seconds)
+    def ago(self, seconds: float) -> ColumnElement[Any]:
+        return self.at(-seconds)
 
-    def _at(self, seconds: float) -> ColumnElement[Any]:
+    def at(self, seconds: float) -> ColumnElement[Any]:
         """The database's now plus ``seconds`` (negative: in the past), as a SQL expression."""
-        if self._clock is not None:
-            return literal(self._clock() + timedelta(seconds=seconds), UTCDateTime())
-        if self._engine.dialect.name == "postgresql":
+        if self.clock is not None:
+            return literal(self.clock() + timedelta(seconds=seconds), UTCDateTime())
+        if self.engine.dialect.name == "postgresql":
             now: ColumnElement[Any] = func.now()
             if seconds:
                 now = now + timedelta(seconds=seconds)
@@ -61,17 +64,47 @@ class StoreBase:
         return type_coerce(func.strftime(_SQLITE_NOW_FORMAT, "now", *modifiers), UTCDateTime())
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def write(self) -> Iterator[Connection]:
         """A transaction that will write (``BEGIN IMMEDIATE`` on SQLite); commits on success."""
-        with self._write_lock, self._lock, self._engine.connect() as conn:
+        with self._write_lock, self._lock, self.engine.connect() as conn:
             conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():
                 yield conn
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self._lock, self._engine.connect() as conn, conn.begin():
+    def read(self) -> Iterator[Connection]:
+        with self._lock, self.engine.connect() as conn, conn.begin():
             yield conn
+
+
+class Repository:
+    """One aggregate's queries over the shared :class:`Sql` (no public methods of its own)."""
+
+    def __init__(self, sql: Sql) -> None:
+        self._sql = sql
+
+    @property
+    def _engine(self) -> Engine:
+        return self._sql.engine
+
+    @property
+    def _clock(self) -> Clock | None:
+        return self._sql.clock
+
+    def _now(self) -> ColumnElement[Any]:
+        return self._sql.now()
+
+    def _ago(self, seconds: float) -> ColumnElement[Any]:
+        return self._sql.ago(seconds)
+
+    def _at(self, seconds: float) -> ColumnElement[Any]:
+        return self._sql.at(seconds)
+
+    def _write(self) -> AbstractContextManager[Connection]:
+        return self._sql.write()
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        return self._sql.read()
 
 
 def insert_unless_exists(conn: Connection, table: Table, conflict: str) -> Insert:

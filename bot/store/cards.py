@@ -3,35 +3,21 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import func, select, update
 
 from bot.core.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
 from bot.kandev.models import Bundle
-from bot.store.base import StoreBase, insert_unless_exists
+from bot.store.base import insert_unless_exists
+from bot.store.card_row import card_from_row as _card
+from bot.store.copies import CopiesMixin
 from bot.store.schema import cards
 
 
-def _card(row: Any) -> Card:
-    return Card(
-        pending_id=row.pending_id,
-        task_id=row.task_id,
-        session_id=row.session_id,
-        workspace_id=row.workspace_id,
-        channel=row.channel,
-        ts=row.ts,
-        state=CardState(row.state),
-        bundle=Bundle.model_validate_json(row.bundle_json),
-        task=TaskInfo.model_validate_json(row.task_json),
-        outcome=CardOutcome.model_validate_json(row.outcome_json) if row.outcome_json else None,
-        past=PastAnswer.model_validate_json(row.past_json) if row.past_json else None,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+class CardsRepository(CopiesMixin):
+    """Cards (the atomic posting claim, the message it became, its state machine) and their
+    other messages (copies.py): one aggregate, keyed by ``pending_id``."""
 
-
-class CardsMixin(StoreBase):
     def claim(
         self,
         pending_id: str,

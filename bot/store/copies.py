@@ -2,8 +2,8 @@
 
 Each row is one message, created once by its key (before it is posted) and given its
 conversation and ts when the post succeeds. How a click on any of them is recognised
-(:meth:`MessagesMixin.by_any_message`) and which messages a resolution must edit
-(:meth:`MessagesMixin.messages_of`) both read from here.
+(:meth:`CopiesMixin.by_any_message`) and which messages a resolution must edit
+(:meth:`CopiesMixin.messages_of`) both read from here.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select, update
 
 from bot.core.domain import Card
-from bot.store.base import StoreBase, insert_unless_exists
-from bot.store.cards import _card
+from bot.store.base import Repository, insert_unless_exists
+from bot.store.card_row import card_from_row as _card
 from bot.store.schema import card_messages, cards
 
 MessageKind = Literal["escalation", "dm"]
@@ -69,7 +69,9 @@ def message_values(
     }
 
 
-class MessagesMixin(StoreBase):
+class CopiesMixin(Repository):
+    """The copies half of :class:`bot.store.cards.CardsRepository`."""
+
     def message_add(
         self, key: str, pending_id: str, kind: MessageKind, target: str, note: str = ""
     ) -> bool:

@@ -16,11 +16,12 @@ from typing import Any
 from sqlalchemy import exists, or_, select, update
 
 from bot.core.domain import Card, CardState
-from bot.store.base import insert_unless_exists
-from bot.store.cards import _card
+from bot.store.base import Sql, insert_unless_exists
+from bot.store.card_row import card_from_row as _card
 from bot.store.copies import MessageKind, message_values
-from bot.store.outbox import OutboxMixin
+from bot.store.outbox import OutboxRepository
 from bot.store.schema import card_followups, card_messages, cards
+from bot.store.subscriptions import SubscriptionsMixin
 
 _PENDING = CardState.PENDING.value
 
@@ -36,7 +37,7 @@ class Waiting:
 
 @dataclass(frozen=True)
 class OutboxRow:
-    """An outbox write to enqueue with a claimed step (see ``OutboxMixin.outbox_insert``)."""
+    """An outbox write to enqueue with a claimed step (see ``OutboxRepository.outbox_insert``)."""
 
     kind: str
     key: str
@@ -54,7 +55,15 @@ class NewMessage:
     note: str
 
 
-class FollowupsMixin(OutboxMixin):
+class FollowupsRepository(SubscriptionsMixin):
+    """Follow-ups of waiting cards (reminder steps, escalation, subscribers' DM cards) and
+    the subscriptions that decide who gets a DM card. A claimed step's Slack writes go in
+    the same transaction through ``outbox`` (the shared outbox repository)."""
+
+    def __init__(self, sql: Sql, outbox: OutboxRepository) -> None:
+        super().__init__(sql)
+        self._outbox = outbox
+
     def db_now(self) -> datetime:
         """The database's now (the clock every follow-up age is measured with)."""
         with self._read() as conn:
@@ -159,5 +168,7 @@ class FollowupsMixin(OutboxMixin):
                     )
                 )
             for write in writes:
-                self.outbox_insert(conn, write.kind, write.key, write.payload, write.channel)
+                self._outbox.outbox_insert(
+                    conn, write.kind, write.key, write.payload, write.channel
+                )
         return True

@@ -8,11 +8,13 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from bot.store.base import StoreBase
+from bot.store.base import Repository
 from bot.store.schema import home_viewers
 
 
-class HomeViewersMixin(StoreBase):
+class HomeViewersRepository(Repository):
+    """Who opened the App Home tab recently."""
+
     def home_opened(self, user_id: str) -> None:
         """Record that ``user_id`` opened the Home tab now (one row per user, last time wins)."""
         now = self._now()

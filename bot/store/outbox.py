@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy import and_, delete, func, literal, or_, select, true, update
 from sqlalchemy.engine import Connection
 
-from bot.store.base import StoreBase, insert_unless_exists
+from bot.store.base import insert_unless_exists
+from bot.store.pace import PaceMixin
 from bot.store.records import OutboxItem, OutboxStatus
 from bot.store.schema import outbox
 from bot.store.types import UTCDateTime, require_aware
@@ -41,7 +42,10 @@ def _item(row: Any) -> OutboxItem:
     )
 
 
-class OutboxMixin(StoreBase):
+class OutboxRepository(PaceMixin):
+    """The outbox (Slack writes kept until done, leased to one worker at a time) and the
+    per-channel posting slots that pace them (pace.py)."""
+
     def outbox_put(
         self,
         kind: str,

@@ -27,7 +27,7 @@ from sqlalchemy import ColumnElement, func, literal, type_coerce, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from bot.store.base import StoreBase
+from bot.store.base import Repository
 from bot.store.schema import channel_pace
 from bot.store.types import UTCDateTime, require_aware
 
@@ -53,7 +53,9 @@ class Turn:
         return max((self.at - self.now).total_seconds(), 0.0)
 
 
-class PaceMixin(StoreBase):
+class PaceMixin(Repository):
+    """The posting-slots half of :class:`bot.store.outbox.OutboxRepository`."""
+
     def pace_turn(
         self,
         channel: str,

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 
-from bot.store.base import StoreBase, insert_unless_exists
+from bot.store.base import Repository, insert_unless_exists
 from bot.store.records import Submission, SubmissionContent, SubmissionResult
 from bot.store.schema import submissions
 from bot.store.write_queue import urgent
@@ -32,7 +32,9 @@ def _submission(row: Any) -> Submission:
     )
 
 
-class SubmissionsMixin(StoreBase):
+class SubmissionsRepository(Repository):
+    """Submissions: one lease per distinct answer on its way to Kandev."""
+
     def begin_submission(
         self, pending_id: str, submission_key: str, user: str, content: SubmissionContent
     ) -> bool:

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from bot.store.base import StoreBase
+from bot.store.base import Repository
 from bot.store.schema import subscriptions
 
 ScopeKind = Literal["all", "workspace", "label"]
@@ -27,7 +27,9 @@ class Subscription(BaseModel):
     created_at: datetime
 
 
-class SubscriptionsMixin(StoreBase):
+class SubscriptionsMixin(Repository):
+    """The subscriptions half of :class:`bot.store.followups.FollowupsRepository`."""
+
     def subscribe(self, user_id: str, kind: ScopeKind, value: str = "") -> bool:
         """Add a subscription; False when this person had it already."""
         with self._write() as conn:

@@ -23,7 +23,7 @@ from bot.core.domain import Card
 from bot.core.signals import Signal
 from bot.kandev.errors import KandevError
 from bot.slack_api.gateway import SlackError, SlackGateway
-from bot.store import Store
+from bot.store import CardsRepository, FollowupsRepository, HomeViewersRepository
 from bot.usecases.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,9 @@ class Snapshot:
 @dataclass(eq=False)
 class HomeService:
     queue: WaitingQueue
-    store: Store
+    cards: CardsRepository
+    followups: FollowupsRepository  # the viewer's subscriptions
+    viewers: HomeViewersRepository
     slack: SlackGateway
     #: Raised by the publisher after every post or edit.
     changes: Signal
@@ -72,10 +74,10 @@ class HomeService:
         """What is waiting and what was resolved lately, for everyone (filtered per person by
         :meth:`build`)."""
         try:
-            return Snapshot(self.queue.waiting(), self.store.recent_resolved(RESOLVED_READ))
+            return Snapshot(self.queue.waiting(), self.cards.recent_resolved(RESOLVED_READ))
         except KandevError as exc:
             log.warning("Home: Kandev cannot be asked (%s); showing the bot's own cards", exc)
-            resolved = self.store.recent_resolved(RESOLVED_READ)
+            resolved = self.cards.recent_resolved(RESOLVED_READ)
             return Snapshot(self.queue.posted_pending(), resolved, stale=True)
 
     def build(self, user_id: str, snapshot: Snapshot | None = None) -> dict[str, Any]:
@@ -95,14 +97,14 @@ class HomeService:
             notice=self._notice(user_id),
         )
         # The person's subscriptions, with a remove button each (at the end of the tab).
-        view["blocks"] = with_home_blocks(view["blocks"], self.store.subscriptions_of(user_id))
+        view["blocks"] = with_home_blocks(view["blocks"], self.followups.subscriptions_of(user_id))
         return view
 
     # ---- publishing ----------------------------------------------------------------------
 
     def opened(self, user_id: str) -> None:
         """``app_home_opened``: remember the viewer, publish their Home."""
-        self.store.home_opened(user_id)
+        self.viewers.home_opened(user_id)
         try:
             self.publish([user_id])
         except SlackError as exc:
@@ -146,7 +148,7 @@ class HomeService:
 
     def recent_viewers(self) -> list[str]:
         since = self.clock() - timedelta(seconds=self.recent_s)
-        return self.store.home_viewers(since=since, limit=self.max_viewers)
+        return self.viewers.home_viewers(since=since, limit=self.max_viewers)
 
     def refresh(self) -> int:
         """Publish a fresh Home to every recent viewer; returns how many were published."""

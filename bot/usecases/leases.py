@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass
 
-from bot.store import Store
+from bot.store import OutboxRepository, SubmissionsRepository
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,8 @@ class InFlight:
 class LeaseKeeper:
     """Renews the publisher's outbox leases and the in-flight submissions' leases."""
 
-    store: Store
+    outbox: OutboxRepository
+    submissions: SubmissionsRepository
     worker_id: str
     in_flight: InFlight
     _: KW_ONLY
@@ -71,8 +72,8 @@ class LeaseKeeper:
 
     def renew_once(self) -> tuple[int, int]:
         """Renew now; returns (outbox items, submissions) renewed."""
-        items = self.store.outbox_renew(self.worker_id, self.outbox_lease_s)
-        subs = self.store.renew_submissions(self.in_flight.keys())
+        items = self.outbox.outbox_renew(self.worker_id, self.outbox_lease_s)
+        subs = self.submissions.renew_submissions(self.in_flight.keys())
         return items, subs
 
     def run(self, stop: threading.Event) -> None:

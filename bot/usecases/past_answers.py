@@ -13,11 +13,11 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from typing import Protocol
 
 from bot.config.routing import Route, Routing
 from bot.core.domain import Card, CardState, PastAnswer, PastChoice, TaskInfo
 from bot.kandev.models import Answer, Bundle
-from bot.store import Store
 
 #: How many earlier answers the Conversation view lists.
 MAX_EARLIER = 5
@@ -86,9 +86,17 @@ def _choice(bundle: Bundle, answer: Answer | None) -> PastChoice:
     return PastChoice(labels=tuple(labels), text=answer.custom_text)
 
 
+class AnsweredCards(Protocol):
+    """What past answers read: :meth:`bot.store.CardsRepository.answered_like`."""
+
+    def answered_like(
+        self, question_key: str, channel: str, *, exclude: str = "", limit: int = 20
+    ) -> list[Card]: ...
+
+
 class PastAnswers:
-    def __init__(self, store: Store, routing: Routing) -> None:
-        self.store = store
+    def __init__(self, cards: AnsweredCards, routing: Routing) -> None:
+        self.cards = cards
         self.routing = routing
 
     def earlier(
@@ -98,7 +106,7 @@ class PastAnswers:
         most recent first."""
         key = question_key(task.workspace_id, bundle)
         found: list[PastAnswer] = []
-        candidates = self.store.answered_like(
+        candidates = self.cards.answered_like(
             key, route.channel, exclude=bundle.pending_id, limit=_CANDIDATES
         )
         for card in candidates:

@@ -8,7 +8,7 @@ import threading
 from dataclasses import KW_ONLY, dataclass
 
 from bot.ops.health import Health
-from bot.store import Store
+from bot.store import FollowupsRepository
 from bot.usecases.permissions import Permissions
 from bot.usecases.publisher import Publisher
 
@@ -20,7 +20,7 @@ INTERVAL_S = 1.0
 
 @dataclass(eq=False)
 class PeriodicWorker:
-    store: Store
+    followups: FollowupsRepository
     permissions: Permissions
     publisher: Publisher
     health: Health

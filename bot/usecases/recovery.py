@@ -22,13 +22,12 @@ import threading
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
-from bot.core.domain import Card
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
 from bot.ops import metrics
 from bot.ops.logs import log_context
-from bot.store import Submission
+from bot.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
 from bot.usecases.answers import AnswerService, Attempt, Verdict
 from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from bot.usecases.permissions import Permissions
@@ -47,26 +46,6 @@ class RecoveryReport:
     deferred: list[str] = field(default_factory=list)  # not settled yet: a later cycle
 
 
-class RecoveryStore(Protocol):
-    """What the recovery reads and writes in the store."""
-
-    def unfinished_submissions(self, older_than_s: float = 0) -> list[Submission]: ...
-    def reclaim_submission(self, submission_key: str, older_than_s: float) -> bool: ...
-    def get_submission(self, submission_key: str) -> Submission | None: ...
-    def finish_submission(self, submission_key: str, result: str, message: str = "") -> bool: ...
-    def drop_submission(self, submission_key: str) -> bool: ...
-    def get(self, pending_id: str) -> Card | None: ...
-    def audit(
-        self,
-        pending_id: str | None,
-        user: str | None,
-        action: str,
-        source: str,
-        result: str,
-        detail: str = "",
-    ) -> int: ...
-
-
 class Announcer(Protocol):
     """Tells the person who clicked how a recovered submission ended: in ``channel`` (None:
     not told there) and in the modal ``view_id`` left on "Sending…" (empty: none)."""
@@ -77,7 +56,9 @@ class Announcer(Protocol):
 @dataclass(eq=False)
 class Recovery:
     kandev: KandevClient
-    store: RecoveryStore
+    cards: CardsRepository
+    submissions: SubmissionsRepository
+    audit_log: AuditRepository
     answers: AnswerService
     permissions: Permissions
     announce: Announcer
@@ -102,10 +83,12 @@ class Recovery:
         """Reconcile every stale unfinished submission; raises KandevUnavailable / auth errors
         (after giving the submission back to the next cycle) like the sync cycle does."""
         report = RecoveryReport()
-        for sub in self.store.unfinished_submissions(older_than_s=self.stale_after_s):
+        for sub in self.submissions.unfinished_submissions(older_than_s=self.stale_after_s):
             if sub.submission_key in self.in_flight:
                 continue  # ours and alive (the heartbeat may just not have run yet)
-            if not self.store.reclaim_submission(sub.submission_key, self._backoff(sub.resends)):
+            if not self.submissions.reclaim_submission(
+                sub.submission_key, self._backoff(sub.resends)
+            ):
                 continue  # another replica took it over first, or it waits out its backoff
             try:
                 with log_context(pending_id=sub.pending_id, user=sub.user):
@@ -120,7 +103,7 @@ class Recovery:
             if verdict is not None:
                 report.recovered.append((sub.pending_id, verdict.kind))
                 continue
-            left = self.store.get_submission(sub.submission_key)
+            left = self.submissions.get_submission(sub.submission_key)
             if left is not None and not left.finished:
                 report.deferred.append(sub.pending_id)  # settled nothing: a later cycle
         return report
@@ -133,19 +116,19 @@ class Recovery:
     def _reconcile(self, sub: Submission, resends: int) -> Verdict | None:
         attempt = Attempt.of(sub, source=SOURCE)
         key = sub.submission_key
-        card = self.store.get(sub.pending_id)
+        card = self.cards.get(sub.pending_id)
         if card is None:
             log.warning("dropping submission %s: its card is unknown", key[:12])
-            self.store.finish_submission(key, "unknown_bundle")
+            self.submissions.finish_submission(key, "unknown_bundle")
             return None
         channel = card.channel if card.ts else None
         # The re-send acts for the person who clicked: they must still be allowed to answer
         # (a user group that cannot be resolved now raises, and the submission waits).
         if not self.permissions.may_act(card, sub.user, strict=True):
             log.warning("not re-sending %s: %s may not answer it", key[:12], sub.user)
-            if not self.store.finish_submission(key, "forbidden"):
+            if not self.submissions.finish_submission(key, "forbidden"):
                 return None
-            self.store.audit(
+            self.audit_log.audit(
                 sub.pending_id, sub.user, attempt.action, SOURCE, "forbidden", "not re-sent"
             )
             verdict = Verdict("forbidden", card, action=attempt.action)
@@ -179,9 +162,9 @@ class Recovery:
         self, sub: Submission, attempt: Attempt, channel: str | None, verdict: Verdict, detail: str
     ) -> Verdict | None:
         key = sub.submission_key
-        if not self.store.finish_submission(key, verdict.kind, repeat_of(verdict)):
+        if not self.submissions.finish_submission(key, verdict.kind, repeat_of(verdict)):
             return None  # finished meanwhile by someone else; they told the person
-        self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
+        self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
         metrics.answer(SOURCE, "", verdict.kind)
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
@@ -199,11 +182,11 @@ class Recovery:
             verdict = self.answers.apply_outcome(attempt, outcome, key)
             return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
         kind: VerdictKind = "not_recorded" if isinstance(outcome, NotRecorded) else "unconfirmed"
-        if not self.store.drop_submission(key):
+        if not self.submissions.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
-        self.store.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
+        self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
         metrics.answer(SOURCE, "", kind)
-        card = self.store.get(sub.pending_id)
+        card = self.cards.get(sub.pending_id)
         verdict = Verdict(kind, card, action=attempt.action, gave_up=True)
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict

@@ -42,10 +42,10 @@ class FollowUpWorker(PeriodicWorker):
         """Claim every due step; returns how many were claimed."""
         if not self.permissions.routing.any_followups:
             return 0  # nothing to do: the waiting cards are not read every second for nothing
-        waiting = self.store.waiting_posted()
+        waiting = self.followups.waiting_posted()
         if not waiting:
             return 0
-        now = self.store.db_now()
+        now = self.followups.db_now()
         claimed = sum(self._follow_up(item, now) for item in waiting)
         if claimed:
             self.publisher.wake()
@@ -75,7 +75,7 @@ class FollowUpWorker(PeriodicWorker):
             {"pending_id": card.pending_id, "key": key, "text": text},
             card.channel,
         )
-        if not self.store.claim_reminder(card.pending_id, step, [write]):
+        if not self.followups.claim_reminder(card.pending_id, step, [write]):
             return False
         log.info("reminder %d of %s is due", step, card.pending_id)
         return True
@@ -99,7 +99,7 @@ class FollowUpWorker(PeriodicWorker):
             ),
         ]
         message = NewMessage(key, "escalation", target, note)
-        if not self.store.claim_escalation(card.pending_id, [message], writes):
+        if not self.followups.claim_escalation(card.pending_id, [message], writes):
             return False
         log.info("escalating %s to %s", card.pending_id, target)
         return True

@@ -17,7 +17,7 @@ from bot.cards import subscriptions as words
 from bot.core.domain import Card, TaskInfo
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
-from bot.store import Store
+from bot.store import FollowupsRepository
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.subscriptions import ScopeKind, Subscription
 from bot.usecases.listing import Reply
@@ -94,8 +94,8 @@ def dm_key(pending_id: str, user_id: str) -> str:
 class SubscriptionService:
     """The subcommands and the App Home's remove button."""
 
-    def __init__(self, store: Store, kandev: KandevClient) -> None:
-        self.store = store
+    def __init__(self, followups: FollowupsRepository, kandev: KandevClient) -> None:
+        self.followups = followups
         self.kandev = kandev
 
     def reply(self, command: SubscriptionCommand | BadSubscription, user_id: str) -> Reply:
@@ -106,25 +106,25 @@ class SubscriptionService:
         if isinstance(command, BadSubscription):
             return command.message
         if command.verb == "subscriptions":
-            return words.list_message(self.store.subscriptions_of(user_id))
+            return words.list_message(self.followups.subscriptions_of(user_id))
         kind, value = command.kind, command.value
         if kind == "workspace" and command.verb == "subscribe":
             value, problem = self._workspace(value)
             if problem:
                 return problem
         if command.verb == "subscribe" and kind is not None:
-            new = self.store.subscribe(user_id, kind, value)
+            new = self.followups.subscribe(user_id, kind, value)
             return words.subscribed_message(kind, value, new=new)
         if kind == "workspace":  # as subscribed: the name Kandev spells, in any case
             value = self._subscribed_name(user_id, value)
         return self.remove(user_id, kind, value)
 
     def remove(self, user_id: str, kind: ScopeKind | None, value: str) -> str:
-        removed = self.store.unsubscribe(user_id, kind, value)
+        removed = self.followups.unsubscribe(user_id, kind, value)
         return words.unsubscribed_message(kind, value, removed)
 
     def _subscribed_name(self, user_id: str, value: str) -> str:
-        for sub in self.store.subscriptions_of(user_id):
+        for sub in self.followups.subscriptions_of(user_id):
             if sub.kind == "workspace" and sub.value.casefold() == value.casefold():
                 return sub.value
         return value
@@ -150,10 +150,10 @@ class SubscriptionNotifier(PeriodicWorker):
 
     def work_once(self) -> int:
         """Decide every undecided card; returns how many DM cards were enqueued."""
-        cards = self.store.unnotified_posted()
+        cards = self.followups.unnotified_posted()
         if not cards:
             return 0
-        subs = self.store.all_subscriptions()
+        subs = self.followups.all_subscriptions()
         sent = 0
         for card in cards:
             sent += self._notify(card, subs)
@@ -187,7 +187,7 @@ class SubscriptionNotifier(PeriodicWorker):
                     user_id,
                 )
             )
-        if not self.store.claim_notify(card.pending_id, messages, writes):
+        if not self.followups.claim_notify(card.pending_id, messages, writes):
             return 0
         if messages:
             log.info("%d DM card(s) for %s", len(messages), card.pending_id)

@@ -20,7 +20,7 @@ from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
 from bot.kandev.models import Bundle
 from bot.slack_api.gateway import SlackGateway
-from bot.store import Store
+from bot.store import CardsRepository
 from bot.usecases.permissions import Permissions
 from bot.usecases.tasks import TaskDirectory, TaskUnknown
 
@@ -57,7 +57,7 @@ class Permalinks:
 @dataclass(eq=False)
 class WaitingQueue:
     kandev: KandevClient
-    store: Store
+    cards: CardsRepository
     routing: Routing
     tasks: TaskDirectory
     permalinks: Permalinks
@@ -72,7 +72,7 @@ class WaitingQueue:
         bundles = self.kandev.list_pending(workspace_id=workspace_id)
         # One read of the waiting cards' tasks (not of whole cards: with 1,000 waiting, the
         # command's ack would wait for the decoding), instead of one read per bundle.
-        tasks = self.store.pending_tasks()
+        tasks = self.cards.pending_tasks()
         joined = (self._join(b, tasks.get(b.pending_id)) for b in bundles)
         return [item for item in joined if item is not None]
 
@@ -89,13 +89,13 @@ class WaitingQueue:
     def posted_pending(self) -> list[Waiting]:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev
         cannot be reached."""
-        return [Waiting(bundle=c.bundle, task=c.task, card=c) for c in self.store.pending() if c.ts]
+        return [Waiting(bundle=c.bundle, task=c.task, card=c) for c in self.cards.pending() if c.ts]
 
     def shown(self, items: Iterable[Waiting]) -> list[Waiting]:
         """The items a page shows, each with its card (when posted) and the card's permalink."""
         out = []
         for item in items:
-            card = item.card or self.store.get(item.bundle.pending_id)
+            card = item.card or self.cards.get(item.bundle.pending_id)
             card = card if card is not None and card.state is CardState.PENDING else None
             link = self.permalinks.of(card) if card is not None else None
             out.append(Waiting(item.bundle, item.task, card, link))
@@ -104,7 +104,7 @@ class WaitingQueue:
     def card_for(self, pending_id: str) -> Card | None:
         """The bot's card for a bundle, or, for a bundle Kandev lists but the bot has not posted
         (yet), a card built from Kandev's list (not stored). None when neither knows it."""
-        card = self.store.get(pending_id)
+        card = self.cards.get(pending_id)
         if card is not None:
             return card
         try:

@@ -16,7 +16,7 @@ from typing import Any
 from bot.cards.waiting import Waiting
 from bot.core.domain import Card, CardOutcome, CardState, TaskInfo
 from bot.kandev.models import Answer, Bundle, Option, Question
-from bot.store import Store
+from bot.store import Database
 
 NOW = datetime(2026, 11, 30, 7, 30, 52, tzinfo=UTC)
 ASKED_AT = NOW - timedelta(minutes=3)
@@ -231,11 +231,11 @@ def waiting(
     return Waiting(bundle=bundle, task=task, permalink=permalink)
 
 
-def claim(store: Store, pending_id: str, *, channel: str = "C1", **bundle_fields: Any) -> bool:
-    """``store.claim`` for ``make_bundle(pending_id=pending_id, **bundle_fields)``."""
+def claim(store: Database, pending_id: str, *, channel: str = "C1", **bundle_fields: Any) -> bool:
+    """``store.cards.claim`` for ``make_bundle(pending_id=pending_id, **bundle_fields)``."""
     bundle = make_bundle(pending_id=pending_id, **bundle_fields)
     task = make_task(bundle.task_id)
-    return store.claim(
+    return store.cards.claim(
         pending_id,
         task_id=bundle.task_id,
         session_id=bundle.session_id,

@@ -65,17 +65,19 @@ _MESSAGE = NewMessage(key=f"escalation:{PROBE}", kind="escalation", target="C0ES
 HOT_QUERIES: tuple[HotQuery, ...] = (
     # the poll cycle (bot/usecases/sync.py)
     HotQuery(
-        "get", "poll cycle: a listed bundle unknown to this process; clicks", lambda s: s.get(PROBE)
+        "get",
+        "poll cycle: a listed bundle unknown to this process; clicks",
+        lambda s: s.cards.get(PROBE),
     ),
     HotQuery(
         "answered_like",
         "poll cycle: a new bundle's past answer",
-        lambda s: s.answered_like(PROBE_QUESTION_KEY, PROBE_CHANNEL, exclude=PROBE),
+        lambda s: s.cards.answered_like(PROBE_QUESTION_KEY, PROBE_CHANNEL, exclude=PROBE),
     ),
     HotQuery(
         "claim",
         "poll cycle: a new bundle",
-        lambda s: s.claim(
+        lambda s: s.cards.claim(
             "p-hot-new",
             task_id="t",
             channel=PROBE_CHANNEL,
@@ -83,141 +85,185 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
             task=TaskInfo(task_id="t"),
         ),
     ),
-    HotQuery("pending", "poll cycle: waiting cards", lambda s: s.pending()),
+    HotQuery("pending", "poll cycle: waiting cards", lambda s: s.cards.pending()),
     HotQuery(
         "pending_tasks",
         "/kandev-questions and Home: the tasks of waiting cards",
-        lambda s: s.pending_tasks(),
+        lambda s: s.cards.pending_tasks(),
     ),
-    HotQuery("pending_ids", "poll cycle: the ids of waiting cards", lambda s: s.pending_ids()),
     HotQuery(
-        "unposted", "poll cycle (every 30 s): claims without a message", lambda s: s.unposted(30)
+        "pending_ids", "poll cycle: the ids of waiting cards", lambda s: s.cards.pending_ids()
+    ),
+    HotQuery(
+        "unposted",
+        "poll cycle (every 30 s): claims without a message",
+        lambda s: s.cards.unposted(30),
     ),
     HotQuery(
         "submission_in_flight",
         "poll cycle: a card gone from Kandev's list; clicks",
-        lambda s: s.submission_in_flight(PROBE, 30.0),
+        lambda s: s.submissions.submission_in_flight(PROBE, 30.0),
     ),
     HotQuery(
         "won_submission",
         "poll cycle: a card resolved elsewhere; clicks",
-        lambda s: s.won_submission(PROBE),
+        lambda s: s.submissions.won_submission(PROBE),
     ),
     HotQuery(
         "transition",
         "poll cycle / click: a card resolved",
-        lambda s: s.transition("p-hot-none", _OUTCOME),
+        lambda s: s.cards.transition("p-hot-none", _OUTCOME),
     ),
     HotQuery(
-        "audit", "every action", lambda s: s.audit(PROBE, "U0PROBE", "answer", "button", "won")
+        "audit",
+        "every action",
+        lambda s: s.audit_log.audit(PROBE, "U0PROBE", "answer", "button", "won"),
     ),
-    HotQuery("purge", "poll cycle (every 30 s): retention", lambda s: s.purge()),
+    HotQuery("purge", "poll cycle (every 30 s): retention", lambda s: s.retention.purge()),
     # Slack interactions (bot/usecases/admission.py, bot/usecases/answers.py)
     HotQuery(
         "by_any_message",
         "click: the card of a message",
-        lambda s: s.by_any_message(PROBE_CHANNEL, "1.000000"),
+        lambda s: s.cards.by_any_message(PROBE_CHANNEL, "1.000000"),
     ),
     HotQuery(
         "messages_of",
         "click / card edit: a bundle's other messages",
-        lambda s: s.messages_of(PROBE),
+        lambda s: s.cards.messages_of(PROBE),
     ),
     HotQuery(
         "begin_submission",
         "click",
-        lambda s: s.begin_submission(
+        lambda s: s.submissions.begin_submission(
             PROBE, "s-hot-new", "U0PROBE", SubmissionContent(action="answer")
         ),
     ),
-    HotQuery("get_submission", "click / recovery", lambda s: s.get_submission(PROBE_SUBMISSION)),
     HotQuery(
-        "finish_submission", "click / recovery", lambda s: s.finish_submission("s-hot-none", "won")
+        "get_submission",
+        "click / recovery",
+        lambda s: s.submissions.get_submission(PROBE_SUBMISSION),
     ),
-    HotQuery("drop_submission", "click / recovery", lambda s: s.drop_submission("s-hot-none")),
+    HotQuery(
+        "finish_submission",
+        "click / recovery",
+        lambda s: s.submissions.finish_submission("s-hot-none", "won"),
+    ),
+    HotQuery(
+        "drop_submission", "click / recovery", lambda s: s.submissions.drop_submission("s-hot-none")
+    ),
     # the publisher's tick (bot/usecases/publisher.py)
     HotQuery(
         "outbox_put",
         "card posts and edits",
-        lambda s: s.outbox_put("update", "hot-probe-update", {"pending_id": PROBE}, PROBE_CHANNEL),
+        lambda s: s.outbox.outbox_put(
+            "update", "hot-probe-update", {"pending_id": PROBE}, PROBE_CHANNEL
+        ),
     ),
     HotQuery(
         "outbox_take",
         "publisher tick (every second)",
-        lambda s: s.outbox_take(None, limit=20, worker_id=PROBE_WORKER),
+        lambda s: s.outbox.outbox_take(None, limit=20, worker_id=PROBE_WORKER),
     ),
-    HotQuery("outbox_done", "publisher", lambda s: s.outbox_done(-1)),
+    HotQuery("outbox_done", "publisher", lambda s: s.outbox.outbox_done(-1)),
     HotQuery(
         "outbox_next_due_s",
         "publisher idle: when the next item falls due",
-        lambda s: s.outbox_next_due_s(),
+        lambda s: s.outbox.outbox_next_due_s(),
     ),
     HotQuery(
         "pace_turn",
         "publisher: every message posted (the channel's shared pace)",
-        lambda s: s.pace_turn(
+        lambda s: s.outbox.pace_turn(
             PROBE_CHANNEL, follow=False, held=None, spacing_s=1.0, tolerance_s=0.125
         ),
     ),
     HotQuery(
         "pace_block",
         "publisher: Slack answered 429",
-        lambda s: s.pace_block(PROBE_CHANNEL, 1.0, tolerance_s=0.125),
+        lambda s: s.outbox.pace_block(PROBE_CHANNEL, 1.0, tolerance_s=0.125),
     ),
-    HotQuery("outbox_fail", "publisher", lambda s: s.outbox_fail(-1, "x")),
+    HotQuery("outbox_fail", "publisher", lambda s: s.outbox.outbox_fail(-1, "x")),
     HotQuery(
-        "outbox_retry", "publisher", lambda s: s.outbox_retry(-1, 1.0, "x", worker_id=PROBE_WORKER)
+        "outbox_retry",
+        "publisher",
+        lambda s: s.outbox.outbox_retry(-1, 1.0, "x", worker_id=PROBE_WORKER),
     ),
-    HotQuery("outbox_note", "publisher", lambda s: s.outbox_note(-1, "posting")),
-    HotQuery("outbox_rearm", "publisher", lambda s: s.outbox_rearm("hot-probe-none")),
+    HotQuery("outbox_note", "publisher", lambda s: s.outbox.outbox_note(-1, "posting")),
+    HotQuery("outbox_rearm", "publisher", lambda s: s.outbox.outbox_rearm("hot-probe-none")),
     HotQuery(
-        "outbox_failed_count", "publisher (health)", lambda s: s.outbox_failed_count(within_s=3600)
+        "outbox_failed_count",
+        "publisher (health)",
+        lambda s: s.outbox.outbox_failed_count(within_s=3600),
     ),
     HotQuery(
         "mark_posted",
         "publisher: a card posted",
-        lambda s: s.mark_posted("p-hot-none", PROBE_CHANNEL, "2.0"),
+        lambda s: s.cards.mark_posted("p-hot-none", PROBE_CHANNEL, "2.0"),
     ),
     HotQuery(
-        "message_get", "publisher: DM / escalation cards", lambda s: s.message_get("hot-probe-none")
+        "message_get",
+        "publisher: DM / escalation cards",
+        lambda s: s.cards.message_get("hot-probe-none"),
     ),
     HotQuery(
         "message_opened",
         "publisher: DM cards",
-        lambda s: s.message_opened("hot-probe-none", "D0PROBE"),
+        lambda s: s.cards.message_opened("hot-probe-none", "D0PROBE"),
     ),
     HotQuery(
         "message_posted",
         "publisher: DM / escalation cards",
-        lambda s: s.message_posted("hot-probe-none", "D0PROBE", "3.0"),
+        lambda s: s.cards.message_posted("hot-probe-none", "D0PROBE", "3.0"),
     ),
     # heartbeats (bot/usecases/leases.py) and shutdown (bot/app.py)
-    HotQuery("outbox_renew", "lease heartbeat", lambda s: s.outbox_renew(PROBE_WORKER, 30.0)),
     HotQuery(
-        "renew_submissions", "lease heartbeat", lambda s: s.renew_submissions([PROBE_SUBMISSION])
+        "outbox_renew", "lease heartbeat", lambda s: s.outbox.outbox_renew(PROBE_WORKER, 30.0)
     ),
-    HotQuery("outbox_release", "shutdown", lambda s: s.outbox_release(PROBE_WORKER)),
     HotQuery(
-        "release_submissions", "shutdown", lambda s: s.release_submissions([PROBE_SUBMISSION])
+        "renew_submissions",
+        "lease heartbeat",
+        lambda s: s.submissions.renew_submissions([PROBE_SUBMISSION]),
+    ),
+    HotQuery("outbox_release", "shutdown", lambda s: s.outbox.outbox_release(PROBE_WORKER)),
+    HotQuery(
+        "release_submissions",
+        "shutdown",
+        lambda s: s.submissions.release_submissions([PROBE_SUBMISSION]),
     ),
     # crash recovery (bot/usecases/recovery.py)
-    HotQuery("unfinished_submissions", "recovery scan", lambda s: s.unfinished_submissions(60.0)),
-    HotQuery("reclaim_submission", "recovery", lambda s: s.reclaim_submission("s-hot-none", 60.0)),
+    HotQuery(
+        "unfinished_submissions",
+        "recovery scan",
+        lambda s: s.submissions.unfinished_submissions(60.0),
+    ),
+    HotQuery(
+        "reclaim_submission",
+        "recovery",
+        lambda s: s.submissions.reclaim_submission("s-hot-none", 60.0),
+    ),
     # reminders / escalation and subscribers' DM cards
     # (bot/usecases/reminders.py, bot/usecases/subscriptions.py)
-    HotQuery("waiting_posted", "reminders tick", lambda s: s.waiting_posted()),
-    HotQuery("claim_reminder", "reminders", lambda s: s.claim_reminder(PROBE, 1, [_WRITE])),
-    HotQuery("claim_escalation", "escalation", lambda s: s.claim_escalation(PROBE, [_MESSAGE], [])),
-    HotQuery("unnotified_posted", "subscriptions tick", lambda s: s.unnotified_posted()),
-    HotQuery("claim_notify", "subscriptions", lambda s: s.claim_notify(PROBE, [], [])),
-    HotQuery("all_subscriptions", "subscriptions tick", lambda s: s.all_subscriptions()),
+    HotQuery("waiting_posted", "reminders tick", lambda s: s.followups.waiting_posted()),
     HotQuery(
-        "subscriptions_of", "Home, /kandev-subscriptions", lambda s: s.subscriptions_of("U0PROBE")
+        "claim_reminder", "reminders", lambda s: s.followups.claim_reminder(PROBE, 1, [_WRITE])
+    ),
+    HotQuery(
+        "claim_escalation",
+        "escalation",
+        lambda s: s.followups.claim_escalation(PROBE, [_MESSAGE], []),
+    ),
+    HotQuery("unnotified_posted", "subscriptions tick", lambda s: s.followups.unnotified_posted()),
+    HotQuery("claim_notify", "subscriptions", lambda s: s.followups.claim_notify(PROBE, [], [])),
+    HotQuery("all_subscriptions", "subscriptions tick", lambda s: s.followups.all_subscriptions()),
+    HotQuery(
+        "subscriptions_of",
+        "Home, /kandev-subscriptions",
+        lambda s: s.followups.subscriptions_of("U0PROBE"),
     ),
     # the App Home tab (bot/usecases/home.py)
-    HotQuery("home_opened", "Home opened", lambda s: s.home_opened("U0PROBE")),
-    HotQuery("home_viewers", "Home refresh tick", lambda s: s.home_viewers(_A_DAY_BEFORE)),
-    HotQuery("recent_resolved", "Home opened / refreshed", lambda s: s.recent_resolved(20)),
+    HotQuery("home_opened", "Home opened", lambda s: s.viewers.home_opened("U0PROBE")),
+    HotQuery("home_viewers", "Home refresh tick", lambda s: s.viewers.home_viewers(_A_DAY_BEFORE)),
+    HotQuery("recent_resolved", "Home opened / refreshed", lambda s: s.cards.recent_resolved(20)),
     # metrics and health (bot/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),
@@ -264,7 +310,7 @@ def _bundle(pending_id: str) -> Bundle:
 def prepare_probe(store: Store) -> None:
     """The rows the hot calls act on: a waiting, posted card with an escalation message, an
     unfinished submission and a due outbox item (so each call runs every statement it has)."""
-    store.claim(
+    store.cards.claim(
         PROBE,
         task_id="t-hot-probe",
         channel=PROBE_CHANNEL,
@@ -272,8 +318,8 @@ def prepare_probe(store: Store) -> None:
         task=TaskInfo(task_id="t-hot-probe"),
         question_key=PROBE_QUESTION_KEY,
     )
-    store.mark_posted(PROBE, PROBE_CHANNEL, PROBE_TS)
-    store.begin_submission(
+    store.cards.mark_posted(PROBE, PROBE_CHANNEL, PROBE_TS)
+    store.submissions.begin_submission(
         PROBE,
         PROBE_SUBMISSION,
         "U0PROBE",
@@ -281,7 +327,7 @@ def prepare_probe(store: Store) -> None:
             action="answer", answers=[Answer(question_id="q1", selected_options=["q1_opt1"])]
         ),
     )
-    store.outbox_put("post", "hot-probe-post", {"pending_id": PROBE}, PROBE_CHANNEL)
+    store.outbox.outbox_put("post", "hot-probe-post", {"pending_id": PROBE}, PROBE_CHANNEL)
 
 
 @dataclass(frozen=True)
@@ -303,7 +349,7 @@ def capturing(store: Store) -> Iterator[list[Statement]]:
         if not many and not _SKIPPED.match(sql):
             seen.append(Statement(sql, params))
 
-    engine = store._engine  # noqa: SLF001 - the store's own engine is what sends the SQL
+    engine = store.sql.engine  # noqa: SLF001 - the store's own engine is what sends the SQL
     event.listen(engine, "before_cursor_execute", record)
     try:
         yield seen

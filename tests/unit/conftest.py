@@ -105,7 +105,7 @@ def queue(
     gateway: FakeSlackGateway,
     permissions: Permissions,
 ) -> WaitingQueue:
-    return WaitingQueue(fake_kandev, store, routing, tasks, Permalinks(gateway), permissions)
+    return WaitingQueue(fake_kandev, store.cards, routing, tasks, Permalinks(gateway), permissions)
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def posted(fake_kandev: FakeKandev, sync: SyncEngine, publisher: Publisher, stor
         fake_kandev.add(bundle)
         assert sync.reconcile_once().posted == [bundle.pending_id]
         assert publisher.work_once()
-        card = store.get(bundle.pending_id)
+        card = store.cards.get(bundle.pending_id)
         assert card is not None and card.ts is not None
         return card
 
@@ -189,7 +189,15 @@ def services(
 ) -> Iterator[Services]:
     """What the listeners delegate to: the real services on the fakes above."""
     lanes = [Lane("answering", workers=4, waiting=4), Lane("reading", workers=2, waiting=4)]
-    home = HomeService(queue, store, gateway, Signal("card changed"), kandev_url=KANDEV_URL)
+    home = HomeService(
+        queue,
+        store.cards,
+        store.followups,
+        store.viewers,
+        gateway,
+        Signal("card changed"),
+        kandev_url=KANDEV_URL,
+    )
     yield Services(
         admission=admission,
         answers=answers,
@@ -200,9 +208,9 @@ def services(
         answering=lanes[0],
         reading=lanes[1],
         conversation=ConversationService(
-            fake_kandev, PastAnswers(store, queue.routing), queue.routing, queue.permalinks
+            fake_kandev, PastAnswers(store.cards, queue.routing), queue.routing, queue.permalinks
         ),
-        subscriptions=SubscriptionService(store, fake_kandev),
+        subscriptions=SubscriptionService(store.followups, fake_kandev),
     )
     for lane in lanes:
         lane.shutdown()

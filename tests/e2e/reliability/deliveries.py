@@ -61,7 +61,7 @@ def submissions(db_url: str, pending_id: str) -> list[Submission]:
     """What the bot recorded as on its way to Kandev for this bundle (one row per distinct
     submission)."""
     with Store(db_url) as store:
-        return store.submissions_for(pending_id)
+        return store.submissions.submissions_for(pending_id)
 
 
 def extra_edits(fake: FakeSlack, ts: str, state_changes: int = 1) -> int:

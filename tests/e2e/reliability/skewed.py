@@ -47,19 +47,19 @@ def replica(
         taken: list[int] = []
         with Store(url) as store:
             deadline = time.monotonic() + 60
-            while store.outbox_pending_count() and time.monotonic() < deadline:
-                batch = store.outbox_take(None, 1, name, lease_s=OUTBOX_LEASE_S)
+            while store.outbox.outbox_pending_count() and time.monotonic() < deadline:
+                batch = store.outbox.outbox_take(None, 1, name, lease_s=OUTBOX_LEASE_S)
                 for item in batch:
                     taken.append(item.id)
                     time.sleep(work_s)  # the Slack call
-                    store.outbox_done(item.id)
+                    store.outbox.outbox_done(item.id)
                 if not batch:
                     time.sleep(0.02)
             stale = [
                 s.submission_key
-                for s in store.unfinished_submissions(older_than_s=SUBMISSION_LEASE_S)
+                for s in store.submissions.unfinished_submissions(older_than_s=SUBMISSION_LEASE_S)
             ]
-            reclaimed = store.reclaim_submission(live_key, SUBMISSION_LEASE_S)
+            reclaimed = store.submissions.reclaim_submission(live_key, SUBMISSION_LEASE_S)
         results.put((name, {"taken": taken, "stale": stale, "reclaimed": reclaimed}))
     except BaseException as exc:  # report instead of leaving the parent waiting
         results.put((name, {"error": repr(exc)}))

@@ -47,7 +47,7 @@ def still_pending(server: KandevServer, bundle: SeededBundle) -> bool:
 def audit_of(db_path: Path, pending_id: str | None = None) -> list[AuditEntry]:
     """The bot's audit log (oldest first), read from its SQLite file after (or during) a run."""
     with Store(f"sqlite:///{db_path}") as store:
-        return list(reversed(store.audit_entries(pending_id, limit=10_000)))
+        return list(reversed(store.audit_log.audit_entries(pending_id, limit=10_000)))
 
 
 def slack_writes(fake: FakeSlack, after: int) -> list[CallRecord]:

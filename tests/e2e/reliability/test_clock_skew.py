@@ -24,8 +24,8 @@ SKEW_S = 30.0
 @pytest.mark.fault("two replicas whose clocks differ by 30 s", guarantee=7)
 def test_replicas_with_skewed_clocks_never_share_a_lease(pg_url, reliability) -> None:
     with Store(pg_url) as store:
-        ids = {store.outbox_put("post", f"post:p{n}", {"n": n}) for n in range(ITEMS)}
-        assert store.begin_submission(
+        ids = {store.outbox.outbox_put("post", f"post:p{n}", {"n": n}) for n in range(ITEMS)}
+        assert store.submissions.begin_submission(
             "p0", "live", "U1", SubmissionContent(action="answer")
         )  # being sent right now
 
@@ -52,7 +52,9 @@ def test_replicas_with_skewed_clocks_never_share_a_lease(pg_url, reliability) ->
             sending.set()
             heartbeat.join()
         assert all("error" not in r for r in reports.values()), reports
-        assert store.renew_submissions(["live"]) == 1  # it was never taken over, still live
+        assert (
+            store.submissions.renew_submissions(["live"]) == 1
+        )  # it was never taken over, still live
 
     takes = Counter(i for r in reports.values() for i in r["taken"])
     duplicates = sum(n - 1 for n in takes.values())
@@ -71,4 +73,4 @@ def test_replicas_with_skewed_clocks_never_share_a_lease(pg_url, reliability) ->
 
 def _renew_until(store: Store, key: str, done: threading.Event) -> None:
     while not done.wait(HEARTBEAT_S / 4):
-        store.renew_submissions([key])
+        store.submissions.renew_submissions([key])

@@ -83,7 +83,7 @@ def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
     with Store(f"sqlite:///{db}") as store:
 
         def adopted() -> bool:
-            card = store.get(posted.pending_id)
+            card = store.cards.get(posted.pending_id)
             return card is not None and card.ts == first.ts
 
         _wait(adopted, TAKEOVER_S, "the bot to adopt the card Slack posted")

@@ -37,7 +37,9 @@ def test_a_submission_is_in_flight_exactly_while_recovery_leaves_it_alone(
     store: Store, clock: Clock, age_s: float
 ) -> None:
     clock.behind_s = age_s  # its lease was last renewed age_s ago
-    assert store.begin_submission("p1", "key-1", "U0ALICE", SubmissionContent(action="answer"))
+    assert store.submissions.begin_submission(
+        "p1", "key-1", "U0ALICE", SubmissionContent(action="answer")
+    )
     clock.behind_s = 0
-    stale = [s.submission_key for s in store.unfinished_submissions(SUBMISSION_LEASE_S)]
-    assert store.submission_in_flight("p1", SUBMISSION_LEASE_S) is (stale == [])
+    stale = [s.submission_key for s in store.submissions.unfinished_submissions(SUBMISSION_LEASE_S)]
+    assert store.submissions.submission_in_flight("p1", SUBMISSION_LEASE_S) is (stale == [])

@@ -41,7 +41,7 @@ def test_a_post_whose_reply_was_lost_is_looked_up_not_sent_again(
 
     def recorded() -> str | None:
         with Store(db) as store:
-            stored = store.get(bundle.pending_id)
+            stored = store.cards.get(bundle.pending_id)
         return stored.ts if stored is not None else None
 
     assert fake_slack.wait_for(recorded, 15, "the card recorded as posted") == card.ts

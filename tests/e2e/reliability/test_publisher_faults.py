@@ -62,27 +62,29 @@ class Rig:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.publisher.run, args=(self.stop,), daemon=True)
         # As in the bot: this worker's leases are renewed while it lives.
-        keeper = LeaseKeeper(store, self.publisher.worker_id, InFlight(), heartbeat_s=0.5)
+        keeper = LeaseKeeper(
+            store.outbox, store.submissions, self.publisher.worker_id, InFlight(), heartbeat_s=0.5
+        )
         self.keeper = threading.Thread(target=keeper.run, args=(self.stop,), daemon=True)
         self.keeper.start()
 
     def card(self, n: int, pending_id: str | None = None):
         bundle = _bundle(n, pending_id)
-        assert self.store.claim(
+        assert self.store.cards.claim(
             bundle.pending_id,
             task_id=bundle.task_id,
             channel=CHANNEL,
             bundle=bundle,
             task=TaskInfo(task_id=bundle.task_id, title=f"Task {n}"),
         )
-        card = self.store.get(bundle.pending_id)
+        card = self.store.cards.get(bundle.pending_id)
         assert card is not None
         self.publisher.enqueue_post(card)
         return card
 
     def drain(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while self.store.outbox_pending_count():
+        while self.store.outbox.outbox_pending_count():
             assert time.monotonic() < deadline, "the outbox was not drained"
             time.sleep(0.05)
 
@@ -122,7 +124,7 @@ def test_timed_out_post_is_looked_up_even_after_being_paced(rig, fake_slack, rel
     duplicates = sum(n - 1 for n in per_card if n > 1)
     lost = sum(1 for n in per_card if n == 0)
     assert per_card == [1, 1, 1, 1], per_card
-    stored = [r.store.get(c.pending_id) for c in cards]
+    stored = [r.store.cards.get(c.pending_id) for c in cards]
     assert all(s is not None and s.ts for s in stored), "every card is recorded as posted"
     reliability.record(
         "post timed out, then paced behind a backlog",
@@ -141,9 +143,9 @@ def test_posts_are_paced_per_channel_and_edits_jump_the_queue(rig, fake_slack):
     cards = [r.card(n) for n in range(1, 9)]
     r.thread.start()
     fake_slack.wait_for(lambda: any(c.ok for c in fake_slack.calls("chat.postMessage")), 5)
-    first = r.store.get(cards[0].pending_id)
-    fake_slack.wait_for(lambda: (c := r.store.get(first.pending_id)) and c.ts, 5)
-    posted = r.store.get(first.pending_id)
+    first = r.store.cards.get(cards[0].pending_id)
+    fake_slack.wait_for(lambda: (c := r.store.cards.get(first.pending_id)) and c.ts, 5)
+    posted = r.store.cards.get(first.pending_id)
     r.publisher.enqueue_update(posted)  # an edit while seven posts still wait
     r.drain(timeout=30)
     posts = [c for c in fake_slack.calls("chat.postMessage") if c.ok]
@@ -162,12 +164,12 @@ def test_a_post_rate_limit_does_not_hold_up_edits(rig, fake_slack):
     r = rig(spacing_s=0.1)
     first = r.card(1)
     r.thread.start()
-    fake_slack.wait_for(lambda: (c := r.store.get(first.pending_id)) and c.ts, 5)
+    fake_slack.wait_for(lambda: (c := r.store.cards.get(first.pending_id)) and c.ts, 5)
     fake_slack.faults.rate_limit("chat.postMessage", retry_after=4, times=1)
     second = r.card(2)
     fake_slack.wait_for(lambda: calls_for(fake_slack, "chat.postMessage", second.pending_id), 5)
     limited_at = time.time()
-    r.publisher.enqueue_update(r.store.get(first.pending_id))
+    r.publisher.enqueue_update(r.store.cards.get(first.pending_id))
     update = fake_slack.wait_for_call("chat.update", lambda c: c.ok, timeout=5)
     r.drain(timeout=10)
     retried = [c for c in calls_for(fake_slack, "chat.postMessage", second.pending_id)]
@@ -202,7 +204,7 @@ def test_a_post_refused_for_a_fixable_reason_is_kept_and_posted_later(rig, fake_
     r.drain(timeout=10)  # the operator "invited the app": the third try is accepted
     posts = [c for c in calls_for(fake_slack, "chat.postMessage", card.pending_id) if c.ok]
     assert len(posts) == 1
-    assert r.store.get(card.pending_id).ts == posts[0].response["ts"]
+    assert r.store.cards.get(card.pending_id).ts == posts[0].response["ts"]
     assert r.health.report().ok
     reliability.record(
         "post refused until an operator fixes it",
@@ -227,7 +229,7 @@ def _buttons(call) -> list[str]:
 
 
 def _audit(store: Store, pending_id: str | None) -> list[tuple[str, str]]:
-    return [(e.action, e.result) for e in reversed(store.audit_entries(pending_id))]
+    return [(e.action, e.result) for e in reversed(store.audit_log.audit_entries(pending_id))]
 
 
 @pytest.mark.fault("a card that cannot be rendered (an id too long for a button)", guarantee=4)
@@ -244,11 +246,11 @@ def test_a_card_that_cannot_be_rendered_goes_out_plain_and_holds_up_nothing(
     assert "cannot be shown here" in plain.params["text"]
     assert _buttons(plain) == ["Open in Kandev"]  # no room for the id: the shortcut is offered
     assert "Reject agent question" in str(plain.params["blocks"])
-    assert r.store.get(odd.pending_id).ts == plain.response["ts"]
+    assert r.store.cards.get(odd.pending_id).ts == plain.response["ts"]
     [full] = _posted(fake_slack, normal.pending_id)
     assert _buttons(full)[:2] == ["A", "B"]
     assert ("slack_post", "plain") in _audit(r.store, huge)
-    assert r.store.outbox_failed_count() == 0
+    assert r.store.outbox.outbox_failed_count() == 0
     reliability.record(
         "a card that cannot be rendered (an id too long for a button)",
         guarantee=4,
@@ -270,7 +272,7 @@ def test_a_card_slack_refuses_is_posted_in_its_plain_form(rig, fake_slack, relia
     plain = calls[1]
     assert "cannot be shown here" in plain.params["text"]
     assert _buttons(plain) == ["Answer…", "Reject…", "Open in Kandev"]
-    assert r.store.get(card.pending_id).ts == plain.response["ts"]
+    assert r.store.cards.get(card.pending_id).ts == plain.response["ts"]
     assert ("slack_post", "plain") in _audit(r.store, card.pending_id)
     reliability.record(
         "Slack refuses a card as invalid_blocks", guarantee=4, survived=True, lost=0, duplicates=0
@@ -300,8 +302,8 @@ def test_an_item_that_keeps_failing_is_marked_failed_and_blocks_nothing(
     # The reply without a ts proved nothing: the post was looked up, then sent once more.
     posted = [c for c in _posted(fake_slack, normal.pending_id) if "ts" in c.response]
     assert len(posted) == 1
-    assert r.store.get(normal.pending_id).ts == posted[0].response["ts"]
-    assert r.store.outbox_failed_count() == 1
+    assert r.store.cards.get(normal.pending_id).ts == posted[0].response["ts"]
+    assert r.store.outbox.outbox_failed_count() == 1
     assert ("slack_post", "failed") in _audit(r.store, broken.pending_id)
     assert "cards: 1 card posts/edits failed" in r.health.report().reasons
     reliability.record(
@@ -317,12 +319,12 @@ def test_an_edit_slack_refuses_as_too_long_goes_out_plain(rig, fake_slack):
     r = rig(spacing_s=0.1)
     card = r.card(1)
     r.thread.start()
-    fake_slack.wait_for(lambda: (c := r.store.get(card.pending_id)) and c.ts, 5)
-    assert r.store.transition(
+    fake_slack.wait_for(lambda: (c := r.store.cards.get(card.pending_id)) and c.ts, 5)
+    assert r.store.cards.transition(
         card.pending_id, CardOutcome(state=CardState.ENDED, via="kandev", at=datetime.now(UTC))
     )
     fake_slack.faults.error("chat.update", "msg_too_long", times=1)
-    r.publisher.enqueue_update(r.store.get(card.pending_id))
+    r.publisher.enqueue_update(r.store.cards.get(card.pending_id))
     r.drain(timeout=15)
     edits = fake_slack.calls("chat.update")
     assert [c.response.get("error") for c in edits] == ["msg_too_long", None]

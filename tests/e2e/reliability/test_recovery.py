@@ -76,7 +76,9 @@ class World:
         answers = AnswerService(self.kandev, self.store, publisher, self.in_flight)
         self.recovery = Recovery(
             self.kandev,
-            self.store,
+            self.store.cards,
+            self.store.submissions,
+            self.store.audit_log,
             answers,
             permissions,
             RecoveryAnnouncer(Notifier(slack)),
@@ -98,17 +100,17 @@ class World:
 
     def card(self) -> None:
         bundle = make_bundle(DB_QUESTION, pending_id=PENDING, task_id="t-1")
-        self.store.claim(
+        self.store.cards.claim(
             PENDING, task_id="t-1", channel=CHANNEL, bundle=bundle, task=make_task("t-1")
         )
-        self.store.mark_posted(PENDING, CHANNEL, "1700000000.000100")
+        self.store.cards.mark_posted(PENDING, CHANNEL, "1700000000.000100")
 
     def orphan(self, key: str = "k-1", answer: dict = MONGO, view_id: str = "") -> str:
         """A submission as AnswerService.submit records it before calling Kandev."""
         content = SubmissionContent(
             action="answer", answers=[Answer.model_validate(answer)], view_id=view_id
         )
-        assert self.store.begin_submission(PENDING, key, ALICE.id, content)
+        assert self.store.submissions.begin_submission(PENDING, key, ALICE.id, content)
         return key
 
     def told(self) -> list[str]:
@@ -131,13 +133,13 @@ def test_our_first_attempt_won_so_the_card_shows_the_clicker(world: World) -> No
 
     assert report.recovered == [(PENDING, "won")]
     assert world.sent == [{"answers": [MONGO], "rejected": False, "reject_reason": ""}]
-    card = world.store.get(PENDING)
+    card = world.store.cards.get(PENDING)
     assert card.state is CardState.ANSWERED
     assert (card.outcome.via, card.outcome.by_user) == ("slack", ALICE.id)
-    assert world.store.get_submission(key).finished
-    assert world.store.outbox_pending_count() == 1  # the card's edit
+    assert world.store.submissions.get_submission(key).finished
+    assert world.store.outbox.outbox_pending_count() == 1  # the card's edit
     assert any("recorded" in t for t in world.told())
-    entry = world.store.audit_entries(PENDING)[0]
+    entry = world.store.audit_log.audit_entries(PENDING)[0]
     assert (entry.user, entry.source, entry.result) == (ALICE.id, "recovery", "won")
 
 
@@ -145,7 +147,7 @@ def test_someone_else_won_so_the_clicker_hears_theirs_was_not_sent(world: World)
     world.reply = won_by(POSTGRES, claimed=False)
     world.orphan()
     assert world.recovery.run_once().recovered == [(PENDING, "lost")]
-    card = world.store.get(PENDING)
+    card = world.store.cards.get(PENDING)
     assert card.state is CardState.ANSWERED and card.outcome.by_user is None
     assert [a.selected_options for a in card.outcome.answers] == [["q1_opt1"]]
     assert any("PostgreSQL" in t for t in world.told()), world.told()
@@ -157,7 +159,7 @@ def test_a_bundle_no_longer_active_ends_the_card(world: World) -> None:
     )
     world.orphan()
     assert world.recovery.run_once().recovered == [(PENDING, "ended")]
-    assert world.store.get(PENDING).state is CardState.ENDED
+    assert world.store.cards.get(PENDING).state is CardState.ENDED
 
 
 def test_kandev_unreachable_leaves_it_for_the_next_cycle(world: World) -> None:
@@ -168,8 +170,8 @@ def test_kandev_unreachable_leaves_it_for_the_next_cycle(world: World) -> None:
     key = world.orphan()
     with pytest.raises(KandevUnavailable):
         world.recovery.run_once()
-    assert not world.store.get_submission(key).finished
-    assert world.store.get(PENDING).state is CardState.PENDING
+    assert not world.store.submissions.get_submission(key).finished
+    assert world.store.cards.get(PENDING).state is CardState.PENDING
     assert world.told() == []
 
     world.reply = won_by(MONGO, claimed=True)
@@ -187,14 +189,14 @@ def test_live_and_young_submissions_are_left_alone(world: World) -> None:
         report = world.recovery.run_once()
     assert world.sent == [{"answers": [POSTGRES], "rejected": False, "reject_reason": ""}]
     assert report.recovered == [(PENDING, "lost")]  # "young" re-sent; Kandev says MONGO won
-    assert not world.store.get_submission(live).finished
+    assert not world.store.submissions.get_submission(live).finished
 
 
 def test_a_submission_for_an_unknown_card_is_closed(world: World) -> None:
     content = SubmissionContent(action="reject", reason="no")
-    world.store.begin_submission("p-unknown", "k-x", ALICE.id, content)
+    world.store.submissions.begin_submission("p-unknown", "k-x", ALICE.id, content)
     assert world.recovery.run_once().recovered == []
-    assert world.store.get_submission("k-x").finished
+    assert world.store.submissions.get_submission("k-x").finished
     assert world.sent == []
 
 

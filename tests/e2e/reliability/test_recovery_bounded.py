@@ -83,7 +83,7 @@ def world(tmp_path: Path, fake_slack: FakeSlack) -> Iterator[BoundedWorld]:
 
 
 def _audit(world: World) -> list[tuple[str, str, str]]:
-    return [(e.source, e.result, e.detail) for e in world.store.audit_entries(PENDING)]
+    return [(e.source, e.result, e.detail) for e in world.store.audit_log.audit_entries(PENDING)]
 
 
 @pytest.mark.fault("recovery re-sends that never settle (bounded, then gives up)", guarantee=5)
@@ -92,13 +92,13 @@ def test_unsettled_resends_stop_and_an_open_question_is_told_not_recorded(world,
     key = world.orphan()
     for n in range(1, MAX_RESENDS):
         world.cycle()
-        sub = world.store.get_submission(key)
+        sub = world.store.submissions.get_submission(key)
         assert sub is not None and not sub.finished and sub.resends == n
         assert world.told() == []  # nothing is known yet: nothing is said
     world.cycle()  # the last re-send: the recovery gives up and reads Kandev's record
 
-    gone = world.store.get_submission(key)
-    card = world.store.get(PENDING)
+    gone = world.store.submissions.get_submission(key)
+    card = world.store.cards.get(PENDING)
     told = world.told()
     audit = _audit(world)
     reliability.record(
@@ -123,7 +123,7 @@ def test_giving_up_when_kandev_recorded_our_answer_shows_it(world, reliability):
     for _ in range(MAX_RESENDS):
         world.cycle()
 
-    card = world.store.get(PENDING)
+    card = world.store.cards.get(PENDING)
     told = world.told()
     reliability.record(
         "recovery gives up; Kandev had recorded the answer",
@@ -131,7 +131,7 @@ def test_giving_up_when_kandev_recorded_our_answer_shows_it(world, reliability):
     )
     assert card.state is CardState.ANSWERED
     assert (card.outcome.via, card.outcome.by_user) == ("slack", ALICE.id)
-    assert world.store.get_submission(key).result == "won"
+    assert world.store.submissions.get_submission(key).result == "won"
     assert len(told) == 1 and "recorded in Kandev" in told[0]
     assert _audit(world)[0][1] == "won"
 
@@ -142,7 +142,7 @@ def test_giving_up_when_someone_else_won_names_the_winner(world):
     world.orphan()
     for _ in range(MAX_RESENDS):
         world.cycle()
-    assert world.store.get(PENDING).state is CardState.ANSWERED
+    assert world.store.cards.get(PENDING).state is CardState.ANSWERED
     assert any("PostgreSQL" in t and "not sent" in t for t in world.told()), world.told()
 
 
@@ -162,8 +162,8 @@ def test_giving_up_without_knowing_never_says_not_recorded(world, reliability):
         "recovery gives up while Kandev never answers",
         survived=len(told) == 1 and "not* recorded" not in told[0],
     )
-    assert world.store.get_submission(key) is None  # not in flight any more
-    assert world.store.get(PENDING).state is CardState.PENDING
+    assert world.store.submissions.get_submission(key) is None  # not in flight any more
+    assert world.store.cards.get(PENDING).state is CardState.PENDING
     assert len(told) == 1 and "not* recorded" not in told[0]
     assert "could not find out" in told[0]
     assert _audit(world)[0][:2] == ("recovery", "unconfirmed")
@@ -176,8 +176,8 @@ def test_a_settling_resend_before_the_bound_needs_no_giving_up(world):
     world.cycle()
     world.reply = won_by(MONGO, claimed=False)  # our first attempt had won after all
     world.cycle()
-    assert world.store.get_submission(key).result == "won"
-    assert world.store.get(PENDING).outcome.by_user == ALICE.id
+    assert world.store.submissions.get_submission(key).result == "won"
+    assert world.store.cards.get(PENDING).outcome.by_user == ALICE.id
 
 
 def test_each_resend_that_settles_nothing_doubles_the_wait(world):

@@ -63,10 +63,10 @@ def test_upgrade_applies_the_missing_steps_and_status_reports_without_changing(d
     with Store(db_url) as store:
         claim(store, "p1")
         claim(store, "p2")
-        item = store.outbox_put("post", "post:p1", {"pending_id": "p1"})
+        item = store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"})
         assert item is not None
-        store.outbox_fail(item, "channel_not_found")
-        store.outbox_put("post", "post:p2", {"pending_id": "p2"})
+        store.outbox.outbox_fail(item, "channel_not_found")
+        store.outbox.outbox_put("post", "post:p2", {"pending_id": "p2"})
     status = db("status", db_url)
     assert status.returncode == 0, status
     shown = lines(status)

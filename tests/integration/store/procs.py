@@ -43,14 +43,14 @@ def replica(
         transitioned = _winners(
             pending_ids,
             threads,
-            lambda p: replica_store.transition(p, answered(name), CardState.PENDING),
+            lambda p: replica_store.cards.transition(p, answered(name), CardState.PENDING),
         )
         barrier.wait(BARRIER_TIMEOUT_S)
         taken: list[int] = []
-        while batch := store.outbox_take(None, 2, name, lease_s=300):
+        while batch := store.outbox.outbox_take(None, 2, name, lease_s=300):
             for item in batch:
                 taken.append(item.id)
-                store.outbox_done(item.id)
+                store.outbox.outbox_done(item.id)
             time.sleep(0.005)  # let the other replicas interleave
         results.put((name, {"claimed": claimed, "transitioned": transitioned, "taken": taken}))
     except BaseException as exc:  # report instead of leaving the parent waiting

@@ -9,17 +9,17 @@ from tests.kit.fakes import FakeClock
 
 
 def test_entries_are_appended_with_their_time(store: Store, clock: FakeClock) -> None:
-    first = store.audit("p1", "U1", "answer", "button", "won", detail="o1")
+    first = store.audit_log.audit("p1", "U1", "answer", "button", "won", detail="o1")
     first_at = clock.now
     clock.advance(1)
-    store.audit("p2", "U2", "reject", "modal", "refused", detail="not an answerer")
+    store.audit_log.audit("p2", "U2", "reject", "modal", "refused", detail="not an answerer")
     clock.advance(1)
-    store.audit(None, "U3", "answer", "button", "invalid", detail="malformed payload")
+    store.audit_log.audit(None, "U3", "answer", "button", "invalid", detail="malformed payload")
     clock.advance(1)
-    last = store.audit("p1", "U4", "answer", "modal", "lost")
+    last = store.audit_log.audit("p1", "U4", "answer", "modal", "lost")
     assert last > first
 
-    entries = store.audit_entries()
+    entries = store.audit_log.audit_entries()
     assert [e.user for e in entries] == ["U4", "U3", "U2", "U1"]
     assert entries[-1] == AuditEntry(
         id=first,
@@ -34,12 +34,12 @@ def test_entries_are_appended_with_their_time(store: Store, clock: FakeClock) ->
     assert entries[0].detail == ""
     assert entries[1].pending_id is None
     assert all(e.at.tzinfo is UTC for e in entries)
-    assert [e.result for e in store.audit_entries("p1")] == ["lost", "won"]
-    assert [e.user for e in store.audit_entries(limit=2)] == ["U4", "U3"]
-    assert store.audit_entries("unknown") == []
+    assert [e.result for e in store.audit_log.audit_entries("p1")] == ["lost", "won"]
+    assert [e.user for e in store.audit_log.audit_entries(limit=2)] == ["U4", "U3"]
+    assert store.audit_log.audit_entries("unknown") == []
 
 
 def test_the_same_attempt_twice_is_two_entries(store: Store) -> None:
-    store.audit("p1", "U1", "answer", "button", "duplicate")
-    store.audit("p1", "U1", "answer", "button", "duplicate")
-    assert len(store.audit_entries("p1")) == 2
+    store.audit_log.audit("p1", "U1", "answer", "button", "duplicate")
+    store.audit_log.audit("p1", "U1", "answer", "button", "duplicate")
+    assert len(store.audit_log.audit_entries("p1")) == 2

@@ -25,7 +25,7 @@ def _race(n: int, attempt: Callable[[], bool]) -> list[bool]:
 def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) -> None:
     big = make_bundle(pending_id="p1", count=4)
     claimed_at = clock.now
-    assert store.claim(
+    assert store.cards.claim(
         "p1",
         task_id="task-1",
         session_id="session-1",
@@ -36,7 +36,7 @@ def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) ->
     )
     clock.advance(5)
     assert not claim(store, "p1", channel="C2")
-    card = store.get("p1")
+    card = store.cards.get("p1")
     assert card is not None
     assert (card.pending_id, card.task_id, card.session_id, card.workspace_id) == (
         "p1",
@@ -54,14 +54,14 @@ def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) ->
     assert card.task == make_task()
     assert card.created_at == card.updated_at == claimed_at
     assert card.created_at.tzinfo is UTC
-    assert store.get("unknown") is None
+    assert store.cards.get("unknown") is None
 
 
 def test_claim_race_between_threads_has_one_winner(store: Store) -> None:
     for pending_id in ("p1", "p2", "p3"):
         results = _race(THREADS, lambda pid=pending_id: claim(store, pid))  # type: ignore[misc]
         assert results.count(True) == 1, results
-    assert store.count() == 3
+    assert store.cards.count() == 3
 
 
 def test_claim_race_between_store_instances_has_one_winner(
@@ -78,16 +78,16 @@ def test_mark_posted_and_lookup_by_message(store: Store, clock: FakeClock) -> No
     claim(store, "p1", channel="C1")
     claim(store, "p2", channel="C1")
     clock.advance(2)
-    assert store.mark_posted("p1", "C1", "1700000000.000100")
-    assert not store.mark_posted("unknown", "C1", "1700000000.000200")
-    card = store.by_message("C1", "1700000000.000100")
+    assert store.cards.mark_posted("p1", "C1", "1700000000.000100")
+    assert not store.cards.mark_posted("unknown", "C1", "1700000000.000200")
+    card = store.cards.by_message("C1", "1700000000.000100")
     assert card is not None and card.pending_id == "p1"
     assert card.ts == "1700000000.000100"
     assert card.updated_at == clock.now
-    assert store.by_message("C2", "1700000000.000100") is None
-    assert store.by_message("C1", "1700000000.999999") is None
+    assert store.cards.by_message("C2", "1700000000.000100") is None
+    assert store.cards.by_message("C1", "1700000000.999999") is None
     with pytest.raises(IntegrityError):  # two cards can never share one message
-        store.mark_posted("p2", "C1", "1700000000.000100")
+        store.cards.mark_posted("p2", "C1", "1700000000.000100")
 
 
 def test_unposted_lists_claims_without_a_message(store: Store, clock: FakeClock) -> None:
@@ -95,29 +95,29 @@ def test_unposted_lists_claims_without_a_message(store: Store, clock: FakeClock)
     clock.advance(10)
     claim(store, "new")
     claim(store, "posted")
-    store.mark_posted("posted", "C1", "1.1")
+    store.cards.mark_posted("posted", "C1", "1.1")
     clock.advance(10)
-    assert [c.pending_id for c in store.unposted()] == ["old", "new"]
-    assert [c.pending_id for c in store.unposted(older_than_s=15)] == ["old"]
-    assert store.unposted(older_than_s=60) == []
+    assert [c.pending_id for c in store.cards.unposted()] == ["old", "new"]
+    assert [c.pending_id for c in store.cards.unposted(older_than_s=15)] == ["old"]
+    assert store.cards.unposted(older_than_s=60) == []
 
 
 def test_transition_is_compare_and_set(store: Store, clock: FakeClock) -> None:
     claim(store, "p1")
     clock.advance(3)
     outcome = answered("U1")
-    assert store.transition("p1", outcome)
-    assert not store.transition("p1", answered("U2"))  # no longer pending
-    card = store.get("p1")
+    assert store.cards.transition("p1", outcome)
+    assert not store.cards.transition("p1", answered("U2"))  # no longer pending
+    card = store.cards.get("p1")
     assert card is not None
     assert (card.state, card.outcome, card.updated_at) == (CardState.ANSWERED, outcome, clock.now)
     ended = make_outcome(CardState.ENDED)
-    assert not store.transition("p1", ended, expected=CardState.REJECTED)
-    assert store.transition("p1", ended, expected=CardState.ANSWERED)
-    assert store.get("p1").state is CardState.ENDED  # type: ignore[union-attr]
-    assert not store.transition("unknown", ended)
+    assert not store.cards.transition("p1", ended, expected=CardState.REJECTED)
+    assert store.cards.transition("p1", ended, expected=CardState.ANSWERED)
+    assert store.cards.get("p1").state is CardState.ENDED  # type: ignore[union-attr]
+    assert not store.cards.transition("unknown", ended)
     with pytest.raises(ValueError, match="pending"):
-        store.transition("p1", make_outcome(CardState.PENDING), CardState.ENDED)
+        store.cards.transition("p1", make_outcome(CardState.PENDING), CardState.ENDED)
 
 
 def test_transition_race_has_exactly_one_winner(store: Store) -> None:
@@ -125,23 +125,25 @@ def test_transition_race_has_exactly_one_winner(store: Store) -> None:
     users = iter(f"U{n}" for n in range(THREADS))
     outcomes = [answered(next(users)) for _ in range(THREADS)]
     with ThreadPoolExecutor(THREADS) as pool:
-        wins = list(pool.map(lambda o: store.transition("p1", o), outcomes))
+        wins = list(pool.map(lambda o: store.cards.transition("p1", o), outcomes))
     assert wins.count(True) == 1
     winner = outcomes[wins.index(True)]
-    assert store.get("p1").outcome == winner  # type: ignore[union-attr]
+    assert store.cards.get("p1").outcome == winner  # type: ignore[union-attr]
 
 
 def test_pending_resolved_and_counts(store: Store, clock: FakeClock) -> None:
     for pending_id in ("a", "b", "c", "d"):
         claim(store, pending_id)
         clock.advance(1)
-    store.transition("c", answered("U1"))
+    store.cards.transition("c", answered("U1"))
     clock.advance(1)
-    store.transition("a", make_outcome(CardState.REJECTED, reason="no"))
-    assert [c.pending_id for c in store.pending()] == ["b", "d"]
-    assert store.pending_ids() == [(c.pending_id, c.created_at) for c in store.pending()]
-    assert [c.pending_id for c in store.recent_resolved(10)] == ["a", "c"]
-    assert [c.pending_id for c in store.recent_resolved(1)] == ["a"]
-    assert store.count() == 4
-    assert store.count(CardState.PENDING) == 2
-    assert store.count(CardState.REJECTED) == 1
+    store.cards.transition("a", make_outcome(CardState.REJECTED, reason="no"))
+    assert [c.pending_id for c in store.cards.pending()] == ["b", "d"]
+    assert store.cards.pending_ids() == [
+        (c.pending_id, c.created_at) for c in store.cards.pending()
+    ]
+    assert [c.pending_id for c in store.cards.recent_resolved(10)] == ["a", "c"]
+    assert [c.pending_id for c in store.cards.recent_resolved(1)] == ["a"]
+    assert store.cards.count() == 4
+    assert store.cards.count(CardState.PENDING) == 2
+    assert store.cards.count(CardState.REJECTED) == 1

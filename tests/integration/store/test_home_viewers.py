@@ -17,24 +17,24 @@ from tests.kit.fakes import FakeClock
 
 def test_a_user_is_recorded_once_with_their_latest_visit(store: Store, clock: FakeClock) -> None:
     start = clock.now
-    store.home_opened("U0ALICE")
+    store.viewers.home_opened("U0ALICE")
     clock.advance(10)
-    store.home_opened("U0BOB")
+    store.viewers.home_opened("U0BOB")
     clock.advance(10)
-    store.home_opened("U0ALICE")  # again: moves Alice to the front, no second row
+    store.viewers.home_opened("U0ALICE")  # again: moves Alice to the front, no second row
 
-    assert store.home_viewers(since=start) == ["U0ALICE", "U0BOB"]
-    assert store.home_viewers(since=start + timedelta(seconds=15)) == ["U0ALICE"]
-    assert store.home_viewers(since=start, limit=1) == ["U0ALICE"]
+    assert store.viewers.home_viewers(since=start) == ["U0ALICE", "U0BOB"]
+    assert store.viewers.home_viewers(since=start + timedelta(seconds=15)) == ["U0ALICE"]
+    assert store.viewers.home_viewers(since=start, limit=1) == ["U0ALICE"]
 
 
 def test_old_visits_can_be_forgotten(store: Store, clock: FakeClock) -> None:
-    store.home_opened("U0OLD")
+    store.viewers.home_opened("U0OLD")
     clock.advance(3600)
-    store.home_opened("U0NEW")
+    store.viewers.home_opened("U0NEW")
 
-    assert store.forget_home_viewers(before=clock.now - timedelta(seconds=60)) == 1
-    assert store.home_viewers(since=clock.now - timedelta(days=365)) == ["U0NEW"]
+    assert store.viewers.forget_home_viewers(before=clock.now - timedelta(seconds=60)) == 1
+    assert store.viewers.home_viewers(since=clock.now - timedelta(days=365)) == ["U0NEW"]
 
 
 @pytest.fixture
@@ -53,5 +53,5 @@ def test_the_home_viewers_migration_upgrades_an_older_database(
     store = open_store(clock=clock)
     assert store.schema_version() == SCHEMA_VERSION >= 4
     assert "home_viewers" in inspect(engine).get_table_names()
-    store.home_opened("U0ALICE")
-    assert store.home_viewers(since=clock.now) == ["U0ALICE"]
+    store.viewers.home_opened("U0ALICE")
+    assert store.viewers.home_viewers(since=clock.now) == ["U0ALICE"]

@@ -13,14 +13,18 @@ from tests.kit.fakes import FakeClock
 
 
 def test_put_and_dedupe(store: Store, clock: FakeClock) -> None:
-    first = store.outbox_put("update", "edit:p1:answered", {"ts": "1.1"}, channel="C1")
+    first = store.outbox.outbox_put("update", "edit:p1:answered", {"ts": "1.1"}, channel="C1")
     assert isinstance(first, int)
-    assert store.outbox_put("update", "edit:p1:answered", {"ts": "1.1"}, channel="C1") is None
-    assert store.outbox_put("update", "edit:p1:ended", {"ts": "1.1"}, channel="C1") is not None
-    anonymous = [store.outbox_put("ephemeral", None, {"n": n}) for n in range(2)]
+    assert (
+        store.outbox.outbox_put("update", "edit:p1:answered", {"ts": "1.1"}, channel="C1") is None
+    )
+    assert (
+        store.outbox.outbox_put("update", "edit:p1:ended", {"ts": "1.1"}, channel="C1") is not None
+    )
+    anonymous = [store.outbox.outbox_put("ephemeral", None, {"n": n}) for n in range(2)]
     assert None not in anonymous  # no key, no dedupe
-    assert store.outbox_pending_count() == 4
-    item = store.outbox_get(first)
+    assert store.outbox.outbox_pending_count() == 4
+    item = store.outbox.outbox_get(first)
     assert item is not None
     assert (item.kind, item.key, item.channel, item.payload) == (
         "update",
@@ -32,57 +36,59 @@ def test_put_and_dedupe(store: Store, clock: FakeClock) -> None:
 
 
 def test_key_stays_taken_after_done_until_purged(store: Store, clock: FakeClock) -> None:
-    item_id = store.outbox_put("update", "k", {})
+    item_id = store.outbox.outbox_put("update", "k", {})
     assert item_id is not None
-    store.outbox_take(None, 10, "w1")
-    assert store.outbox_done(item_id)
-    assert store.outbox_put("update", "k", {}) is None
+    store.outbox.outbox_take(None, 10, "w1")
+    assert store.outbox.outbox_done(item_id)
+    assert store.outbox.outbox_put("update", "k", {}) is None
     clock.advance(3600)
-    assert store.outbox_purge(older_than_s=60) == 1
-    assert store.outbox_get(item_id) is None
-    assert store.outbox_put("update", "k", {}) is not None
+    assert store.outbox.outbox_purge(older_than_s=60) == 1
+    assert store.outbox.outbox_get(item_id) is None
+    assert store.outbox.outbox_put("update", "k", {}) is not None
 
 
 def test_take_only_due_items_in_order(store: Store, clock: FakeClock) -> None:
     now = clock.now
-    later = store.outbox_put("post", "later", {}, not_before=now + timedelta(seconds=5))
-    second = store.outbox_put("post", "second", {}, not_before=now - timedelta(seconds=1))
-    first = store.outbox_put("post", "first", {}, not_before=now - timedelta(seconds=2))
-    taken = store.outbox_take(now, 10, "w1", lease_s=60)
+    later = store.outbox.outbox_put("post", "later", {}, not_before=now + timedelta(seconds=5))
+    second = store.outbox.outbox_put("post", "second", {}, not_before=now - timedelta(seconds=1))
+    first = store.outbox.outbox_put("post", "first", {}, not_before=now - timedelta(seconds=2))
+    taken = store.outbox.outbox_take(now, 10, "w1", lease_s=60)
     assert [i.id for i in taken] == [first, second]
     assert all(i.lease_owner == "w1" and i.attempts == 1 for i in taken)
     assert taken[0].lease_until == now + timedelta(seconds=60)
-    assert [i.id for i in store.outbox_take(now + timedelta(seconds=5), 10, "w1")] == [later]
+    assert [i.id for i in store.outbox.outbox_take(now + timedelta(seconds=5), 10, "w1")] == [later]
 
 
 def test_limit_and_kinds(store: Store) -> None:
     for n in range(3):
-        store.outbox_put("post", f"post{n}", {})
-    store.outbox_put("update", "update0", {})
-    assert [i.kind for i in store.outbox_take(None, 10, "w1", kinds=["update"])] == ["update"]
-    assert len(store.outbox_take(None, 2, "w1")) == 2
-    assert len(store.outbox_take(None, 2, "w1")) == 1
+        store.outbox.outbox_put("post", f"post{n}", {})
+    store.outbox.outbox_put("update", "update0", {})
+    assert [i.kind for i in store.outbox.outbox_take(None, 10, "w1", kinds=["update"])] == [
+        "update"
+    ]
+    assert len(store.outbox.outbox_take(None, 2, "w1")) == 2
+    assert len(store.outbox.outbox_take(None, 2, "w1")) == 1
 
 
 def test_a_lease_excludes_other_workers_until_it_expires(store: Store, clock: FakeClock) -> None:
-    item_id = store.outbox_put("post", "k", {"text": "hi"})
+    item_id = store.outbox.outbox_put("post", "k", {"text": "hi"})
     now = clock.now
-    [mine] = store.outbox_take(now, 10, "w1", lease_s=30)
+    [mine] = store.outbox.outbox_take(now, 10, "w1", lease_s=30)
     assert mine.id == item_id
-    assert store.outbox_take(now + timedelta(seconds=29), 10, "w2") == []
-    [theirs] = store.outbox_take(now + timedelta(seconds=30), 10, "w2", lease_s=30)
+    assert store.outbox.outbox_take(now + timedelta(seconds=29), 10, "w2") == []
+    [theirs] = store.outbox.outbox_take(now + timedelta(seconds=30), 10, "w2", lease_s=30)
     assert (theirs.id, theirs.lease_owner, theirs.attempts) == (item_id, "w2", 2)
-    assert store.outbox_pending_count() == 1
+    assert store.outbox.outbox_pending_count() == 1
 
 
 def test_retry_gives_the_lease_back_with_a_delay(store: Store, clock: FakeClock) -> None:
-    item_id = store.outbox_put("post", "k", {})
+    item_id = store.outbox.outbox_put("post", "k", {})
     assert item_id is not None
     now = clock.now
-    store.outbox_take(now, 10, "w1", lease_s=300)
+    store.outbox.outbox_take(now, 10, "w1", lease_s=300)
     retry_at = now + timedelta(seconds=7)  # e.g. Retry-After: 7
-    assert store.outbox_retry(item_id, retry_at, "ratelimited")
-    item = store.outbox_get(item_id)
+    assert store.outbox.outbox_retry(item_id, retry_at, "ratelimited")
+    item = store.outbox.outbox_get(item_id)
     assert item is not None
     assert (item.not_before, item.lease_owner, item.lease_until, item.last_error) == (
         retry_at,
@@ -90,77 +96,77 @@ def test_retry_gives_the_lease_back_with_a_delay(store: Store, clock: FakeClock)
         None,
         "ratelimited",
     )
-    assert store.outbox_take(now + timedelta(seconds=6), 10, "w2") == []
-    assert [i.id for i in store.outbox_take(retry_at, 10, "w2")] == [item_id]
+    assert store.outbox.outbox_take(now + timedelta(seconds=6), 10, "w2") == []
+    assert [i.id for i in store.outbox.outbox_take(retry_at, 10, "w2")] == [item_id]
 
 
 def test_done_and_failed_items_are_finished(store: Store, clock: FakeClock) -> None:
-    done_id = store.outbox_put("post", "a", {})
-    failed_id = store.outbox_put("post", "b", {})
+    done_id = store.outbox.outbox_put("post", "a", {})
+    failed_id = store.outbox.outbox_put("post", "b", {})
     assert done_id is not None and failed_id is not None
-    store.outbox_take(None, 10, "w1")
-    assert store.outbox_done(done_id)
-    assert store.outbox_fail(failed_id, "channel_not_found")
-    assert not store.outbox_done(done_id)
-    assert not store.outbox_retry(failed_id, clock.now, "again")
-    assert store.outbox_pending_count() == 0
-    assert store.outbox_take(clock.now + timedelta(days=1), 10, "w1") == []
-    failed = store.outbox_get(failed_id)
+    store.outbox.outbox_take(None, 10, "w1")
+    assert store.outbox.outbox_done(done_id)
+    assert store.outbox.outbox_fail(failed_id, "channel_not_found")
+    assert not store.outbox.outbox_done(done_id)
+    assert not store.outbox.outbox_retry(failed_id, clock.now, "again")
+    assert store.outbox.outbox_pending_count() == 0
+    assert store.outbox.outbox_take(clock.now + timedelta(days=1), 10, "w1") == []
+    failed = store.outbox.outbox_get(failed_id)
     assert failed is not None
     assert (failed.status, failed.last_error, failed.finished_at) == (
         OutboxStatus.FAILED,
         "channel_not_found",
         clock.now,
     )
-    assert store.outbox_get(done_id).status is OutboxStatus.DONE  # type: ignore[union-attr]
+    assert store.outbox.outbox_get(done_id).status is OutboxStatus.DONE  # type: ignore[union-attr]
 
 
 def test_naive_datetimes_are_refused(store: Store) -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
-        store.outbox_put("post", "k", {}, not_before=datetime(2030, 1, 1))
+        store.outbox.outbox_put("post", "k", {}, not_before=datetime(2030, 1, 1))
     with pytest.raises(ValueError, match="timezone-aware"):
-        store.outbox_take(datetime(2030, 1, 1), 1, "w1")
+        store.outbox.outbox_take(datetime(2030, 1, 1), 1, "w1")
 
 
 def test_two_workers_never_take_the_same_item(open_store: Callable[..., Store]) -> None:
     """Two replicas (separate engines) draining one outbox concurrently."""
     producer = open_store()
-    ids = {producer.outbox_put("post", f"k{n}", {"n": n}) for n in range(60)}
+    ids = {producer.outbox.outbox_put("post", f"k{n}", {"n": n}) for n in range(60)}
     workers = {"w1": open_store(), "w2": open_store()}
 
     def drain(name: str) -> list[int]:
         taken: list[int] = []
-        while batch := workers[name].outbox_take(None, 3, name, lease_s=300):
+        while batch := workers[name].outbox.outbox_take(None, 3, name, lease_s=300):
             for item in batch:
                 assert item.lease_owner == name
                 taken.append(item.id)
-                workers[name].outbox_done(item.id)
+                workers[name].outbox.outbox_done(item.id)
         return taken
 
     with ThreadPoolExecutor(2) as pool:
         w1, w2 = pool.map(drain, ["w1", "w2"])
     assert not set(w1) & set(w2)
     assert sorted(w1 + w2) == sorted(ids)  # type: ignore[type-var]
-    assert producer.outbox_pending_count() == 0
+    assert producer.outbox.outbox_pending_count() == 0
 
 
 def test_without_a_clock_leases_and_due_times_are_the_databases(
     open_store: Callable[..., Store],
 ) -> None:
     store = open_store()  # no clock: every time comes from the database, in the statement
-    item_id = store.outbox_put("post", "k", {})
+    item_id = store.outbox.outbox_put("post", "k", {})
     assert item_id is not None
-    [item] = store.outbox_take(None, 10, "w1", lease_s=30)
+    [item] = store.outbox.outbox_take(None, 10, "w1", lease_s=30)
     assert item.lease_until is not None
     assert item.lease_until - item.updated_at == timedelta(seconds=30)
-    assert store.outbox_take(None, 10, "w2") == []
-    assert store.outbox_renew("w1", 600) == 1
-    assert store.outbox_retry(item_id, 0.0, "paced")  # due again at once
-    [again] = store.outbox_take(None, 10, "w2", lease_s=30)
+    assert store.outbox.outbox_take(None, 10, "w2") == []
+    assert store.outbox.outbox_renew("w1", 600) == 1
+    assert store.outbox.outbox_retry(item_id, 0.0, "paced")  # due again at once
+    [again] = store.outbox.outbox_take(None, 10, "w2", lease_s=30)
     assert (again.id, again.attempts, again.lease_owner) == (item_id, 2, "w2")
-    assert store.outbox_retry(item_id, 3600.0, "ratelimited")  # Retry-After: an hour
-    assert store.outbox_take(None, 10, "w3") == []
-    waiting = store.outbox_get(item_id)
+    assert store.outbox.outbox_retry(item_id, 3600.0, "ratelimited")  # Retry-After: an hour
+    assert store.outbox.outbox_take(None, 10, "w3") == []
+    waiting = store.outbox.outbox_get(item_id)
     assert waiting is not None
     assert waiting.not_before - waiting.updated_at == timedelta(seconds=3600)
 
@@ -168,17 +174,17 @@ def test_without_a_clock_leases_and_due_times_are_the_databases(
 def test_failed_items_are_counted_and_a_give_back_respects_the_lease(
     store: Store, clock: FakeClock
 ) -> None:
-    ids = [store.outbox_put("post", f"k{n}", {}) for n in range(3)]
-    store.outbox_take(None, 10, "w1", lease_s=30)
-    assert store.outbox_fail(ids[0], "chat.postMessage: invalid_blocks")
-    assert store.outbox_failed_count() == 1
+    ids = [store.outbox.outbox_put("post", f"k{n}", {}) for n in range(3)]
+    store.outbox.outbox_take(None, 10, "w1", lease_s=30)
+    assert store.outbox.outbox_fail(ids[0], "chat.postMessage: invalid_blocks")
+    assert store.outbox.outbox_failed_count() == 1
     clock.advance(3600)
-    assert store.outbox_fail(ids[1], "error: ValidationError")
-    assert store.outbox_failed_count() == 2
-    assert store.outbox_failed_count(within_s=600) == 1  # only the recent one
-    assert not store.outbox_retry(ids[2], 0.0, "interrupted", worker_id="w2")  # not w2's
-    assert store.outbox_retry(ids[2], 5.0, "interrupted", worker_id="w1")
-    item = store.outbox_get(ids[2])
+    assert store.outbox.outbox_fail(ids[1], "error: ValidationError")
+    assert store.outbox.outbox_failed_count() == 2
+    assert store.outbox.outbox_failed_count(within_s=600) == 1  # only the recent one
+    assert not store.outbox.outbox_retry(ids[2], 0.0, "interrupted", worker_id="w2")  # not w2's
+    assert store.outbox.outbox_retry(ids[2], 5.0, "interrupted", worker_id="w1")
+    item = store.outbox.outbox_get(ids[2])
     assert item is not None
     assert (item.lease_owner, item.not_before, item.last_error) == (
         None,

@@ -18,7 +18,7 @@ CHANNEL = "C0PACE"
 
 
 def turn(store: Store, *, follow: bool = False, held=None, channel: str = CHANNEL) -> Turn:
-    return store.pace_turn(
+    return store.outbox.pace_turn(
         channel, follow=follow, held=held, spacing_s=SPACING, tolerance_s=TOLERANCE
     )
 
@@ -73,7 +73,9 @@ def test_concurrent_reservations_get_distinct_slots_spaced_apart(
     def reserve(store: Store) -> None:
         go.wait(timeout=30)
         for _ in range(5):
-            t = store.pace_turn(CHANNEL, follow=False, held=None, spacing_s=spacing, tolerance_s=0)
+            t = store.outbox.pace_turn(
+                CHANNEL, follow=False, held=None, spacing_s=spacing, tolerance_s=0
+            )
             with lock:
                 turns.append(t)
 
@@ -124,7 +126,7 @@ def test_a_slot_whose_holder_died_blocks_nothing(store: Store, clock: FakeClock)
 def test_a_rate_limit_holds_every_replica_off(store: Store, clock: FakeClock) -> None:
     assert turn(store).go
     clock.advance(5)
-    store.pace_block(CHANNEL, 3.0, tolerance_s=TOLERANCE)
+    store.outbox.pace_block(CHANNEL, 3.0, tolerance_s=TOLERANCE)
     blocked = turn(store)
     assert not blocked.go and blocked.wait_s == 3.0
     clock.now = blocked.at
@@ -134,19 +136,21 @@ def test_a_rate_limit_holds_every_replica_off(store: Store, clock: FakeClock) ->
 def test_an_outbox_item_keeps_its_slot_only_when_deferred_to_it(
     store: Store, clock: FakeClock
 ) -> None:
-    item_id = store.outbox_put("post", "post:p1", {"pending_id": "p1"}, channel=CHANNEL)
+    item_id = store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"}, channel=CHANNEL)
     assert item_id is not None
-    assert store.outbox_next_due_s() == 0.0
-    [item] = store.outbox_take(None, 10, "w1")
+    assert store.outbox.outbox_next_due_s() == 0.0
+    [item] = store.outbox.outbox_take(None, 10, "w1")
     assert item.slot_at is None
-    assert store.outbox_next_due_s() is None  # leased: nothing else waits
+    assert store.outbox.outbox_next_due_s() is None  # leased: nothing else waits
     slot = clock.now + s(3)
-    assert store.outbox_retry(item_id, slot, "paced", slot=True)
-    assert store.outbox_next_due_s() == 3.0
+    assert store.outbox.outbox_retry(item_id, slot, "paced", slot=True)
+    assert store.outbox.outbox_next_due_s() == 3.0
     clock.now = slot
-    [item] = store.outbox_take(None, 10, "w2")
+    [item] = store.outbox.outbox_take(None, 10, "w2")
     assert item.slot_at == slot
-    assert store.outbox_retry(item_id, 2.0, "ratelimited")  # any other wait gives the slot up
+    assert store.outbox.outbox_retry(
+        item_id, 2.0, "ratelimited"
+    )  # any other wait gives the slot up
     clock.advance(2)
-    [item] = store.outbox_take(None, 10, "w2")
+    [item] = store.outbox.outbox_take(None, 10, "w2")
     assert item.slot_at is None

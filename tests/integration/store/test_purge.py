@@ -19,32 +19,38 @@ def test_purge_removes_only_what_is_older_than_the_retention(
 ) -> None:
     # Old: resolved 100 days ago, with a submission, outbox rows and audit entries.
     claim(store, "old")
-    store.mark_posted("old", "C1", "1.1")
-    assert store.begin_submission("old", "k-old", "U1", SubmissionContent(action="answer"))
-    store.finish_submission("k-old", "won")
-    store.transition("old", answered("U1"))
-    post = store.outbox_put("post", "post:old", {"pending_id": "old"})
-    edit = store.outbox_put("update", "update:old:answered", {"pending_id": "old"})
-    store.outbox_take(None, 10, "w1")
-    store.outbox_done(post)  # type: ignore[arg-type]
-    store.outbox_done(edit)  # type: ignore[arg-type]
-    store.audit("old", "U1", "answer", "button", "won")
-    store.home_opened("U-gone")
+    store.cards.mark_posted("old", "C1", "1.1")
+    assert store.submissions.begin_submission(
+        "old", "k-old", "U1", SubmissionContent(action="answer")
+    )
+    store.submissions.finish_submission("k-old", "won")
+    store.cards.transition("old", answered("U1"))
+    post = store.outbox.outbox_put("post", "post:old", {"pending_id": "old"})
+    edit = store.outbox.outbox_put("update", "update:old:answered", {"pending_id": "old"})
+    store.outbox.outbox_take(None, 10, "w1")
+    store.outbox.outbox_done(post)  # type: ignore[arg-type]
+    store.outbox.outbox_done(edit)  # type: ignore[arg-type]
+    store.audit_log.audit("old", "U1", "answer", "button", "won")
+    store.viewers.home_opened("U-gone")
     # Old but still waiting: a pending card and an unfinished submission are kept.
     claim(store, "waiting")
-    assert store.begin_submission("waiting", "k-waiting", "U2", SubmissionContent(action="answer"))
+    assert store.submissions.begin_submission(
+        "waiting", "k-waiting", "U2", SubmissionContent(action="answer")
+    )
 
     clock.advance(100 * 24 * 3600)
     # Recent: resolved today, an audit entry and a Home viewer of today.
     claim(store, "recent")
-    store.transition("recent", answered("U3"))
-    recent_edit = store.outbox_put("update", "update:recent:answered", {"pending_id": "recent"})
-    store.outbox_take(None, 10, "w1")
-    store.outbox_done(recent_edit)  # type: ignore[arg-type]
-    store.audit("recent", "U3", "answer", "button", "won")
-    store.home_opened("U-here")
+    store.cards.transition("recent", answered("U3"))
+    recent_edit = store.outbox.outbox_put(
+        "update", "update:recent:answered", {"pending_id": "recent"}
+    )
+    store.outbox.outbox_take(None, 10, "w1")
+    store.outbox.outbox_done(recent_edit)  # type: ignore[arg-type]
+    store.audit_log.audit("recent", "U3", "answer", "button", "won")
+    store.viewers.home_opened("U-here")
 
-    purged = store.purge(DAYS_90)
+    purged = store.retention.purge(DAYS_90)
 
     assert (purged.cards, purged.submissions, purged.outbox, purged.audit, purged.home_viewers) == (
         1,
@@ -53,47 +59,50 @@ def test_purge_removes_only_what_is_older_than_the_retention(
         1,
         1,
     )
-    assert store.get("old") is None
-    assert store.by_message("C1", "1.1") is None
-    assert store.submissions_for("old") == []
-    assert store.outbox_get(post) is None and store.outbox_get(edit) is None  # type: ignore[arg-type]
-    assert store.outbox_put("post", "post:old", {}) is not None  # its key is free again
-    assert [e.pending_id for e in store.audit_entries()] == ["recent"]
-    assert store.home_viewers(since=clock.now - timedelta(days=365)) == ["U-here"]
+    assert store.cards.get("old") is None
+    assert store.cards.by_message("C1", "1.1") is None
+    assert store.submissions.submissions_for("old") == []
+    assert store.outbox.outbox_get(post) is None and store.outbox.outbox_get(edit) is None  # type: ignore[arg-type]
+    assert store.outbox.outbox_put("post", "post:old", {}) is not None  # its key is free again
+    assert [e.pending_id for e in store.audit_log.audit_entries()] == ["recent"]
+    assert store.viewers.home_viewers(since=clock.now - timedelta(days=365)) == ["U-here"]
     # Kept: the waiting card and its unfinished submission, everything recent.
-    assert store.get("waiting") is not None and store.get("waiting").state is CardState.PENDING  # type: ignore[union-attr]
-    assert [s.submission_key for s in store.unfinished_submissions()] == ["k-waiting"]
-    assert store.get("recent") is not None
-    assert store.outbox_get(recent_edit) is not None  # type: ignore[arg-type]
-    assert store.purge(DAYS_90) == type(purged)()  # nothing more to do
+    assert (
+        store.cards.get("waiting") is not None
+        and store.cards.get("waiting").state is CardState.PENDING
+    )  # type: ignore[union-attr]
+    assert [s.submission_key for s in store.submissions.unfinished_submissions()] == ["k-waiting"]
+    assert store.cards.get("recent") is not None
+    assert store.outbox.outbox_get(recent_edit) is not None  # type: ignore[arg-type]
+    assert store.retention.purge(DAYS_90) == type(purged)()  # nothing more to do
 
 
 def test_finished_outbox_rows_are_kept_a_week_at_most(store: Store, clock: FakeClock) -> None:
-    item = store.outbox_put("update", "update:p1:answered", {"pending_id": "p1"})
-    store.outbox_take(None, 10, "w1")
-    store.outbox_done(item)  # type: ignore[arg-type]
+    item = store.outbox.outbox_put("update", "update:p1:answered", {"pending_id": "p1"})
+    store.outbox.outbox_take(None, 10, "w1")
+    store.outbox.outbox_done(item)  # type: ignore[arg-type]
     clock.advance(6 * 24 * 3600)
-    assert store.purge(DAYS_90).outbox == 0
+    assert store.retention.purge(DAYS_90).outbox == 0
     clock.advance(2 * 24 * 3600)
-    assert store.purge(DAYS_90).outbox == 1
-    assert store.outbox_get(item) is None  # type: ignore[arg-type]
+    assert store.retention.purge(DAYS_90).outbox == 1
+    assert store.outbox.outbox_get(item) is None  # type: ignore[arg-type]
 
 
 def test_purge_uses_the_databases_clock(open_store) -> None:
     store = open_store()  # no clock: the database's own
     claim(store, "p1")
-    store.transition("p1", answered("U1"))
-    store.audit("p1", "U1", "answer", "button", "won")
-    assert store.purge(timedelta(days=1)).cards == 0  # resolved just now
-    assert store.purge(timedelta(seconds=0)).cards == 1
-    assert store.get("p1") is None
+    store.cards.transition("p1", answered("U1"))
+    store.audit_log.audit("p1", "U1", "answer", "button", "won")
+    assert store.retention.purge(timedelta(days=1)).cards == 0  # resolved just now
+    assert store.retention.purge(timedelta(seconds=0)).cards == 1
+    assert store.cards.get("p1") is None
 
 
 def test_purge_keeps_the_stores_retention_by_default(open_store, clock: FakeClock) -> None:
     store = open_store(clock=clock, retention_days=2)
     claim(store, "p1")
-    store.transition("p1", answered("U1"))
+    store.cards.transition("p1", answered("U1"))
     clock.advance(24 * 3600)
-    assert store.purge().cards == 0
+    assert store.retention.purge().cards == 0
     clock.advance(24 * 3600)
-    assert store.purge().cards == 1
+    assert store.retention.purge().cards == 1

@@ -33,7 +33,9 @@ def test_replicas_claim_transition_and_lease_exclusively(db_url: str) -> None:
         barrier.wait(procs.BARRIER_TIMEOUT_S)  # go: the replicas create the schema at once
         barrier.wait(procs.BARRIER_TIMEOUT_S)  # the replicas are open
         store = Store(db_url)
-        outbox_ids = {store.outbox_put("post", f"k{n}", {"n": n}) for n in range(OUTBOX_ITEMS)}
+        outbox_ids = {
+            store.outbox.outbox_put("post", f"k{n}", {"n": n}) for n in range(OUTBOX_ITEMS)
+        }
         for _ in range(procs.PHASES - 2):
             barrier.wait(procs.BARRIER_TIMEOUT_S)
         reports: dict[str, dict[str, Any]] = dict(
@@ -58,14 +60,14 @@ def test_replicas_claim_transition_and_lease_exclusively(db_url: str) -> None:
     assert store is not None
     try:
         assert store.schema_version() == SCHEMA_VERSION
-        assert store.count() == len(PENDING_IDS)
-        assert store.pending() == []
+        assert store.cards.count() == len(PENDING_IDS)
+        assert store.cards.pending() == []
         for pending_id in PENDING_IDS:
-            card = store.get(pending_id)
+            card = store.cards.get(pending_id)
             assert card is not None and card.outcome is not None
             assert card.outcome.by_user == next(
                 name for name, r in reports.items() if pending_id in r["transitioned"]
             )
-        assert store.outbox_pending_count() == 0
+        assert store.outbox.outbox_pending_count() == 0
     finally:
         store.close()

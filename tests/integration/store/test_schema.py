@@ -130,9 +130,9 @@ def test_upgrade_from_an_older_version_keeps_the_data(
     store = open_store()
     assert store.schema_version() == SCHEMA_VERSION
     assert [v for v, _ in _versions(engine)] == [r.version for r in REVISIONS]
-    [entry] = store.audit_entries("p-old")
+    [entry] = store.audit_log.audit_entries("p-old")
     assert (entry.user, entry.result, entry.at) == ("U1", "won", datetime(2029, 1, 1, tzinfo=UTC))
-    assert store.outbox_put("post", "k", {}) is not None  # the upgrade's tables work
+    assert store.outbox.outbox_put("post", "k", {}) is not None  # the upgrade's tables work
 
 
 AT = datetime(2029, 3, 4, 5, 6, 7, tzinfo=UTC)
@@ -262,8 +262,8 @@ def test_a_database_of_every_released_version_upgrades_with_its_data(
                 assert got[column] == value, (table, column)
     assert _schema_diff(engine) == []
     # and the store works on it
-    assert store.outbox_put("post", "post:new", {}) is not None
-    assert store.audit_entries("p-old")[0].at == AT
+    assert store.outbox.outbox_put("post", "post:new", {}) is not None
+    assert store.audit_log.audit_entries("p-old")[0].at == AT
 
 
 def test_a_database_at_head_is_untouched(engine: Engine, open_store: Callable[..., Store]) -> None:

@@ -44,33 +44,35 @@ def test_a_submission_of_an_older_schema_reads_with_no_resends(
             )
         )
     store = open_store()
-    sub = store.get_submission("old")
+    sub = store.submissions.get_submission("old")
     assert sub is not None and sub.resends == 0 and not sub.finished
-    assert store.reclaim_submission("old", 0)
-    assert store.get_submission("old").resends == 1
+    assert store.submissions.reclaim_submission("old", 0)
+    assert store.submissions.get_submission("old").resends == 1
 
 
 def test_each_take_over_counts_a_resend(store: Store, clock) -> None:
-    assert store.begin_submission("p1", "k", "U1", CONTENT)
+    assert store.submissions.begin_submission("p1", "k", "U1", CONTENT)
     for n in (1, 2, 3):
         clock.advance(60)
-        assert store.reclaim_submission("k", 30)
-        assert store.get_submission("k").resends == n
-    assert not store.reclaim_submission("k", 30)  # just taken over: its lease is young
-    assert store.get_submission("k").resends == 3
+        assert store.submissions.reclaim_submission("k", 30)
+        assert store.submissions.get_submission("k").resends == n
+    assert not store.submissions.reclaim_submission("k", 30)  # just taken over: its lease is young
+    assert store.submissions.get_submission("k").resends == 3
 
 
 def test_a_refusal_is_kept_with_the_result(store: Store) -> None:
-    store.begin_submission("p1", "refused", "U1", CONTENT)
-    store.begin_submission("p1", "won", "U2", CONTENT)
-    assert store.finish_submission("refused", "invalid", "Kandev did not accept your answer: x")
-    assert store.finish_submission("won", "won")
-    refused = store.get_submission("refused")
+    store.submissions.begin_submission("p1", "refused", "U1", CONTENT)
+    store.submissions.begin_submission("p1", "won", "U2", CONTENT)
+    assert store.submissions.finish_submission(
+        "refused", "invalid", "Kandev did not accept your answer: x"
+    )
+    assert store.submissions.finish_submission("won", "won")
+    refused = store.submissions.get_submission("refused")
     assert (refused.result, refused.result_message) == (
         "invalid",
         "Kandev did not accept your answer: x",
     )
-    assert store.get_submission("won").result_message == ""
+    assert store.submissions.get_submission("won").result_message == ""
     # A result without a message is encoded as before, so older rows and queries agree.
     assert SubmissionResult(kind="won").encode() == '{"kind":"won"}'
-    assert store.won_submission("p1").submission_key == "won"
+    assert store.submissions.won_submission("p1").submission_key == "won"

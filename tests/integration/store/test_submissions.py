@@ -19,10 +19,12 @@ OTHER = SubmissionContent(action="reject", reason="not now")
 
 
 def test_first_caller_begins_a_submission(store: Store, clock: FakeClock) -> None:
-    assert store.begin_submission("p1", "act-1", "U1", PAYLOAD)
-    assert not store.begin_submission("p1", "act-1", "U2", OTHER)  # a redelivery
-    assert store.begin_submission("p1", "act-2", "U2", OTHER)  # another distinct submission
-    sub = store.get_submission("act-1")
+    assert store.submissions.begin_submission("p1", "act-1", "U1", PAYLOAD)
+    assert not store.submissions.begin_submission("p1", "act-1", "U2", OTHER)  # a redelivery
+    assert store.submissions.begin_submission(
+        "p1", "act-2", "U2", OTHER
+    )  # another distinct submission
+    sub = store.submissions.get_submission("act-1")
     assert sub is not None
     assert (sub.pending_id, sub.user, sub.content, sub.result) == (
         "p1",
@@ -32,7 +34,7 @@ def test_first_caller_begins_a_submission(store: Store, clock: FakeClock) -> Non
     )
     assert sub.created_at == sub.leased_at == clock.now
     assert not sub.finished
-    assert store.get_submission("unknown") is None
+    assert store.submissions.get_submission("unknown") is None
 
 
 def test_begin_race_across_store_instances(open_store: Callable[..., Store]) -> None:
@@ -40,7 +42,9 @@ def test_begin_race_across_store_instances(open_store: Callable[..., Store]) -> 
     with ThreadPoolExecutor(12) as pool:
         results = list(
             pool.map(
-                lambda n: stores[n % 3].begin_submission("p1", "act-1", f"U{n}", PAYLOAD),
+                lambda n: stores[n % 3].submissions.begin_submission(
+                    "p1", "act-1", f"U{n}", PAYLOAD
+                ),
                 range(12),
             )
         )
@@ -48,58 +52,60 @@ def test_begin_race_across_store_instances(open_store: Callable[..., Store]) -> 
 
 
 def test_finish_records_the_result_once(store: Store, clock: FakeClock) -> None:
-    store.begin_submission("p1", "act-1", "U1", PAYLOAD)
+    store.submissions.begin_submission("p1", "act-1", "U1", PAYLOAD)
     clock.advance(1)
-    assert store.finish_submission("act-1", "won")
-    assert not store.finish_submission("act-1", "lost")
-    assert not store.finish_submission("unknown", "won")
-    sub = store.get_submission("act-1")
+    assert store.submissions.finish_submission("act-1", "won")
+    assert not store.submissions.finish_submission("act-1", "lost")
+    assert not store.submissions.finish_submission("unknown", "won")
+    sub = store.submissions.get_submission("act-1")
     assert sub is not None and sub.finished
     assert (sub.result, sub.finished_at) == ("won", clock.now)
 
 
 def test_unfinished_submissions_and_takeover(store: Store, clock: FakeClock) -> None:
-    store.begin_submission("p1", "old", "U1", PAYLOAD)
+    store.submissions.begin_submission("p1", "old", "U1", PAYLOAD)
     clock.advance(20)
-    store.begin_submission("p2", "new", "U1", PAYLOAD)
-    store.begin_submission("p3", "done", "U1", PAYLOAD)
-    store.finish_submission("done", "lost")
+    store.submissions.begin_submission("p2", "new", "U1", PAYLOAD)
+    store.submissions.begin_submission("p3", "done", "U1", PAYLOAD)
+    store.submissions.finish_submission("done", "lost")
     clock.advance(20)
-    assert [s.submission_key for s in store.unfinished_submissions()] == ["old", "new"]
-    assert [s.submission_key for s in store.unfinished_submissions(30)] == ["old"]
+    assert [s.submission_key for s in store.submissions.unfinished_submissions()] == ["old", "new"]
+    assert [s.submission_key for s in store.submissions.unfinished_submissions(30)] == ["old"]
     with ThreadPoolExecutor(8) as pool:
-        wins = list(pool.map(lambda _: store.reclaim_submission("old", 30), range(8)))
+        wins = list(pool.map(lambda _: store.submissions.reclaim_submission("old", 30), range(8)))
     assert wins.count(True) == 1
-    assert store.get_submission("old").leased_at == clock.now  # type: ignore[union-attr]
-    assert store.unfinished_submissions(30) == []
-    assert not store.reclaim_submission("new", 30)  # its lease is still young
-    assert not store.reclaim_submission("done", 0)
+    assert store.submissions.get_submission("old").leased_at == clock.now  # type: ignore[union-attr]
+    assert store.submissions.unfinished_submissions(30) == []
+    assert not store.submissions.reclaim_submission("new", 30)  # its lease is still young
+    assert not store.submissions.reclaim_submission("done", 0)
 
 
 def test_the_won_submission_of_a_bundle(store: Store, clock: FakeClock) -> None:
-    store.begin_submission("p1", "lost", "U1", PAYLOAD)
-    store.begin_submission("p1", "won", "U2", OTHER)
-    store.begin_submission("p2", "other", "U3", PAYLOAD)
-    assert store.won_submission("p1") is None
-    store.finish_submission("lost", "lost")
-    store.finish_submission("won", "won")
-    store.finish_submission("other", "won")
-    won = store.won_submission("p1")
+    store.submissions.begin_submission("p1", "lost", "U1", PAYLOAD)
+    store.submissions.begin_submission("p1", "won", "U2", OTHER)
+    store.submissions.begin_submission("p2", "other", "U3", PAYLOAD)
+    assert store.submissions.won_submission("p1") is None
+    store.submissions.finish_submission("lost", "lost")
+    store.submissions.finish_submission("won", "won")
+    store.submissions.finish_submission("other", "won")
+    won = store.submissions.won_submission("p1")
     assert won is not None and (won.submission_key, won.user, won.content) == ("won", "U2", OTHER)
 
 
 def test_a_submission_is_in_flight_while_its_lease_is_young(store: Store, clock: FakeClock) -> None:
-    store.begin_submission("p1", "mine", "U1", PAYLOAD)
-    assert not store.submission_in_flight("p1", 10, besides="mine")
-    store.begin_submission("p1", "theirs", "U2", OTHER)
-    assert store.submission_in_flight("p1", 10, besides="mine")
-    assert not store.submission_in_flight("p2", 10)
+    store.submissions.begin_submission("p1", "mine", "U1", PAYLOAD)
+    assert not store.submissions.submission_in_flight("p1", 10, besides="mine")
+    store.submissions.begin_submission("p1", "theirs", "U2", OTHER)
+    assert store.submissions.submission_in_flight("p1", 10, besides="mine")
+    assert not store.submissions.submission_in_flight("p2", 10)
     clock.advance(11)
-    assert not store.submission_in_flight("p1", 10)  # its process died: lease not renewed
-    store.renew_submissions(["theirs"])
-    assert store.submission_in_flight("p1", 10)
-    store.finish_submission("theirs", "won")
-    assert not store.submission_in_flight("p1", 10, besides="mine")
+    assert not store.submissions.submission_in_flight(
+        "p1", 10
+    )  # its process died: lease not renewed
+    store.submissions.renew_submissions(["theirs"])
+    assert store.submissions.submission_in_flight("p1", 10)
+    store.submissions.finish_submission("theirs", "won")
+    assert not store.submissions.submission_in_flight("p1", 10, besides="mine")
 
 
 def test_stored_content_round_trips_and_refuses_anything_else() -> None:

@@ -92,7 +92,7 @@ def test_sqlite_file_in_a_missing_directory_is_a_clear_error(tmp_path: Path) -> 
 
 def test_sqlite_uses_wal(tmp_path: Path) -> None:
     path = tmp_path / "k.db"
-    with Store(f"sqlite:///{path}") as store, store._engine.connect() as conn:
+    with Store(f"sqlite:///{path}") as store, store.sql.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 10_000
 
@@ -108,7 +108,7 @@ def test_in_memory_sqlite_is_shared_by_threads() -> None:
         for thread in threads:
             thread.join()
         assert sorted(results) == [False] * 7 + [True]
-        assert store.count() == 1
+        assert store.cards.count() == 1
 
 
 @pytest.mark.postgres

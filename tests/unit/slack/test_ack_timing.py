@@ -41,7 +41,9 @@ def test_a_click_is_timed_and_its_lines_name_the_card_person_and_channel(
     with caplog.at_level(logging.INFO, logger="bot.usecases.answers"):
         status, _ = dispatch(bolt, card_click(found[2], CHANNEL, card.ts, text="MongoDB"))
         assert status == 200
-        eventually(lambda: [e for e in store.audit_entries(card.pending_id) if e.result == "won"])
+        eventually(
+            lambda: [e for e in store.audit_log.audit_entries(card.pending_id) if e.result == "won"]
+        )
     assert acks("block_actions") == before + 1
     [line] = [r for r in caplog.records if r.getMessage().startswith(f"answer from {ALICE_ID}")]
     assert line.log_context["pending_id"] == card.pending_id  # type: ignore[attr-defined]

@@ -49,9 +49,11 @@ def test_an_option_click_is_acked_and_answers_in_kandev(
     status, acked = dispatch(bolt, card_click(message, CHANNEL, card.ts, text="MongoDB"))
 
     assert (status, acked) == (200, "")
-    eventually(lambda: [e for e in store.audit_entries(card.pending_id) if e.result == "won"])
+    eventually(
+        lambda: [e for e in store.audit_log.audit_entries(card.pending_id) if e.result == "won"]
+    )
     assert fake_kandev.called("answer")[0]["answers"] == [MONGO]
-    assert store.get(card.pending_id).state is CardState.ANSWERED  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.ANSWERED  # type: ignore[union-attr]
     assert ephemerals(gateway) == []  # the card says it all
 
 
@@ -79,7 +81,7 @@ def test_a_forged_button_value_is_refused_audited_and_told(
     [told] = eventually(lambda: ephemerals(gateway))
     assert told["text"] == words.unusable_message("tampered", form=False)
     assert fake_kandev.called("answer") == []
-    assert store.audit_entries(limit=1)[0].result == "tampered"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "tampered"
 
 
 def test_a_malformed_click_is_refused_and_told(
@@ -94,7 +96,7 @@ def test_a_malformed_click_is_refused_and_told(
     [told] = eventually(lambda: ephemerals(gateway))
     assert told["text"] == words.unusable_message("malformed", form=False)
     assert fake_kandev.called("answer") == []
-    assert store.audit_entries(limit=1)[0].result == "malformed"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "malformed"
 
 
 def test_a_click_on_a_resolved_card_is_refused_where_the_person_is(
@@ -102,7 +104,7 @@ def test_a_click_on_a_resolved_card_is_refused_where_the_person_is(
 ) -> None:
     card, message = on_card(posted, gateway)
     dispatch(bolt, card_click(message, CHANNEL, card.ts, text="PostgreSQL", user=BOB))
-    eventually(lambda: store.get(card.pending_id).state is CardState.ANSWERED)  # type: ignore[union-attr]
+    eventually(lambda: store.cards.get(card.pending_id).state is CardState.ANSWERED)  # type: ignore[union-attr]
 
     dispatch(bolt, card_click(message, CHANNEL, card.ts, text="MongoDB"))
 
@@ -110,7 +112,7 @@ def test_a_click_on_a_resolved_card_is_refused_where_the_person_is(
     assert told["channel"] == CHANNEL
     assert told["text"].startswith(f"<@{BOB.id}> answered first: PostgreSQL.")
     assert len(fake_kandev.called("answer")) == 1
-    assert store.audit_entries(limit=1)[0].result == "resolved_already"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "resolved_already"
 
 
 def test_reject_opens_the_reject_form_for_that_card(
@@ -172,7 +174,7 @@ def test_a_form_the_person_may_not_use_is_not_opened_and_they_are_told(
     [told] = eventually(lambda: ephemerals(gateway))
     assert told["text"] == words.forbidden_message()
     assert gateway.called("views.open") == []
-    assert store.audit_entries(limit=1)[0].result == "forbidden"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "forbidden"
 
 
 def test_answer_on_the_home_tab_opens_the_form_for_a_bundle_not_posted_yet(
@@ -244,7 +246,10 @@ def test_a_click_while_the_answering_lane_is_full_is_told_busy_and_records_nothi
 
     assert (status, acked) == (200, "")
     assert told["text"] == words.busy_message()
-    assert fake_kandev.called("answer") == [] and store.submissions_for(card.pending_id) == []
+    assert (
+        fake_kandev.called("answer") == []
+        and store.submissions.submissions_for(card.pending_id) == []
+    )
 
 
 def test_the_conversation_opens_at_once_and_is_filled_in(

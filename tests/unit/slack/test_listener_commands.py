@@ -157,10 +157,10 @@ def test_the_shortcut_elsewhere_or_on_a_closed_card_is_told(
     [told] = eventually(lambda: gateway.called("chat.postEphemeral"))
     assert (told["channel"], told["text"]) == (CHANNEL, words.not_a_card_message())
 
-    assert store.transition(card.pending_id, answered("U0BOB00002"))
+    assert store.cards.transition(card.pending_id, answered("U0BOB00002"))
     dispatch(bolt, shortcut(CHANNEL, card.ts))
     eventually(lambda: len(gateway.called("chat.postEphemeral")) == 2)
-    assert store.audit_entries(limit=1)[0].result == "closed"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "closed"
     assert gateway.called("views.open") == []
 
 
@@ -174,7 +174,7 @@ def test_a_malformed_shortcut_is_refused_and_told(
 
     [told] = eventually(lambda: gateway.called("chat.postEphemeral"))
     assert told["text"] == words.unusable_message("malformed", form=False)
-    assert store.audit_entries(limit=1)[0].result == "malformed"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "malformed"
 
 
 # ---- app_home_opened -----------------------------------------------------------------------
@@ -192,7 +192,7 @@ def test_opening_the_home_tab_publishes_it(
     [published] = eventually(lambda: gateway.called("views.publish"))
     assert published["user_id"] == ALICE_ID
     assert "Pick a datastore" in blocks_text(published["view"]["blocks"])
-    assert store.home_viewers(since=make_bundle().created_at) == [ALICE_ID]
+    assert store.viewers.home_viewers(since=make_bundle().created_at) == [ALICE_ID]
 
 
 def test_the_messages_tab_and_a_malformed_event_publish_nothing(
@@ -238,7 +238,7 @@ def test_an_unknown_button_is_acked_audited_and_told(
 
     [told] = eventually(lambda: gateway.called("chat.postEphemeral"))
     assert told["text"] == words.unknown_action_message()
-    [entry] = store.audit_entries(limit=1)
+    [entry] = store.audit_log.audit_entries(limit=1)
     assert (entry.result, entry.pending_id) == ("unknown_action", card.pending_id)
 
 
@@ -263,7 +263,7 @@ def test_an_unknown_form_is_refused_in_the_form(bolt: App, store: Store) -> None
         "response_action": "errors",
         "errors": {"old_input": words.unknown_form_message()},
     }
-    assert store.audit_entries(limit=1)[0].result == "unknown_form"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "unknown_form"
 
 
 def test_an_unknown_shortcut_and_command_are_answered(
@@ -273,7 +273,7 @@ def test_an_unknown_shortcut_and_command_are_answered(
     assert dispatch(bolt, body) == (200, "")
     [told] = eventually(lambda: gateway.called("chat.postEphemeral"))
     assert told["text"] == words.unknown_action_message()
-    assert store.audit_entries(limit=1)[0].result == "unknown_shortcut"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "unknown_shortcut"
 
     status, acked = dispatch(bolt, {**command("x"), "command": "/retired"})
     assert (status, acked) == (200, words.unknown_command_message("/retired"))

@@ -79,7 +79,7 @@ def test_a_valid_rejection_is_sent_and_the_form_shows_it(
     assert shown["title"]["text"] == "Sent"
     assert words.sent_message("reject") in blocks_text(shown["blocks"])
     assert fake_kandev.called("reject")[0]["reason"] == "use the old one"
-    assert store.get(card.pending_id).state is CardState.REJECTED  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.REJECTED  # type: ignore[union-attr]
     assert gateway.called("chat.postEphemeral") == []
 
 
@@ -97,11 +97,11 @@ def test_the_submission_is_recorded_before_its_ack(
         _, acked = dispatch(bolt, submission(opened(card, "reject"), reason("not now")))
 
         assert sending(acked)
-        [recorded] = store.unfinished_submissions(older_than_s=0)
+        [recorded] = store.submissions.unfinished_submissions(older_than_s=0)
         assert (recorded.pending_id, recorded.content.reason) == (card.pending_id, "not now")
     finally:
         kandev_may_answer.set()
-    eventually(lambda: store.get(card.pending_id).state is CardState.REJECTED)  # type: ignore[union-attr]
+    eventually(lambda: store.cards.get(card.pending_id).state is CardState.REJECTED)  # type: ignore[union-attr]
 
 
 def test_an_answer_form_is_read_and_sent(
@@ -149,7 +149,7 @@ def test_kandevs_refusal_brings_the_form_back_as_filled_with_the_error_under_the
     [at] = [i for i, b in enumerate(blocks) if b.get("block_id") == ids.BLOCK_REASON]
     assert blocks[at]["element"]["initial_value"] == "no"
     assert words.invalid_message("reason too vague") in blocks_text([blocks[at + 1]])
-    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
     assert gateway.called("chat.postEphemeral") == []
 
 
@@ -195,7 +195,7 @@ def test_a_form_with_forged_metadata_is_refused_in_the_form(
         "errors": {ids.BLOCK_REASON: words.unusable_message("malformed", form=True)},
     }
     assert fake_kandev.called("reject") == []
-    assert store.audit_entries(limit=1)[0].result == "malformed"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "malformed"
 
 
 def test_a_form_on_a_card_resolved_meanwhile_turns_into_the_explanation(
@@ -203,7 +203,7 @@ def test_a_form_on_a_card_resolved_meanwhile_turns_into_the_explanation(
 ) -> None:
     card = posted(make_bundle())
     view = opened(card, "reject")
-    assert store.transition(card.pending_id, answered(BOB_ID))
+    assert store.cards.transition(card.pending_id, answered(BOB_ID))
 
     status, acked = dispatch(bolt, submission(view, reason("no")))
 
@@ -211,7 +211,7 @@ def test_a_form_on_a_card_resolved_meanwhile_turns_into_the_explanation(
     assert acked["view"]["callback_id"] == ids.CALLBACK_RESULT
     assert blocks_text(acked["view"]["blocks"]).startswith(f"<@{BOB_ID}> answered first")
     assert gateway.called("chat.postEphemeral") == []
-    assert store.audit_entries(limit=1)[0].result == "resolved_already"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "resolved_already"
 
 
 def test_a_refused_form_from_the_home_tab_turns_into_the_explanation(
@@ -229,7 +229,7 @@ def test_a_refused_form_from_the_home_tab_turns_into_the_explanation(
     assert words.forbidden_message()[:40] in str(acked["view"]["blocks"])
     assert gateway.called("chat.postEphemeral") == []
     assert fake_kandev.called("reject") == []
-    assert store.audit_entries(limit=1)[0].result == "forbidden"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "forbidden"
 
 
 def test_an_answer_form_without_any_of_the_bundles_inputs_is_tampered(
@@ -245,7 +245,7 @@ def test_an_answer_form_without_any_of_the_bundles_inputs_is_tampered(
         "errors": {ids.BLOCK_REASON: words.tampered_message()},
     }
     assert fake_kandev.called("answer") == []
-    [entry] = store.audit_entries(limit=1)
+    [entry] = store.audit_log.audit_entries(limit=1)
     assert (entry.result, entry.pending_id) == ("tampered", card.pending_id)
 
 
@@ -306,4 +306,7 @@ def test_a_form_sent_while_the_answering_lane_is_full_stays_open_saying_busy(
         "response_action": "errors",
         "errors": {ids.BLOCK_REASON: words.busy_message()},
     }
-    assert fake_kandev.called("reject") == [] and store.submissions_for(card.pending_id) == []
+    assert (
+        fake_kandev.called("reject") == []
+        and store.submissions.submissions_for(card.pending_id) == []
+    )

@@ -104,14 +104,14 @@ def assert_refused(
     assert isinstance(result, Refusal), result
     assert result.kind == kind
     assert said.refusal(result)
-    newest = store.audit_entries(limit=1)[0]
+    newest = store.audit_log.audit_entries(limit=1)[0]
     assert (newest.result, newest.source, newest.pending_id) == (kind, source, pending_id)
     return result
 
 
 def resolve(store: Store, card: Card, outcome) -> Card:
-    assert store.transition(card.pending_id, outcome)
-    resolved = store.get(card.pending_id)
+    assert store.cards.transition(card.pending_id, outcome)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None
     return resolved
 
@@ -200,7 +200,7 @@ def claimed_not_recorded(fake_kandev: FakeKandev, sync: SyncEngine, store: Store
     bundle = make_bundle()
     fake_kandev.add(bundle)
     assert sync.reconcile_once().posted == [bundle.pending_id]
-    card = store.get(bundle.pending_id)
+    card = store.cards.get(bundle.pending_id)
     assert card is not None and card.ts is None
     return card
 
@@ -210,7 +210,7 @@ def test_a_click_on_a_card_whose_post_is_being_recorded_waits_for_it(
 ) -> None:
     card = claimed_not_recorded(fake_kandev, sync, store)
     ts = "1700000000.000777"
-    recorder = threading.Timer(0.2, store.mark_posted, (card.pending_id, CHANNEL, ts))
+    recorder = threading.Timer(0.2, store.cards.mark_posted, (card.pending_id, CHANNEL, ts))
     recorder.start()
 
     result = admission.admit(click(card, ts=ts))
@@ -233,13 +233,13 @@ def test_a_click_whose_post_is_recorded_between_two_looks_is_admitted(
     def record_after_the_first_look(_conn, _cursor, statement: str, *_args) -> None:
         if not looked and "JOIN card_messages" in statement:  # the last query of the look-up
             looked.append(statement)
-            assert store.mark_posted(card.pending_id, CHANNEL, ts)
+            assert store.cards.mark_posted(card.pending_id, CHANNEL, ts)
 
-    event.listen(store._engine, "after_cursor_execute", record_after_the_first_look)
+    event.listen(store.sql.engine, "after_cursor_execute", record_after_the_first_look)
     try:
         result = admission.admit(click(card, ts=ts))
     finally:
-        event.remove(store._engine, "after_cursor_execute", record_after_the_first_look)
+        event.remove(store.sql.engine, "after_cursor_execute", record_after_the_first_look)
 
     assert looked
     assert isinstance(result, Admitted), result
@@ -253,7 +253,9 @@ def test_a_click_naming_a_card_being_posted_is_still_checked_against_the_store(
     admission.posting_wait_s = 0.2
 
     # Another message than the one the post becomes: refused once the wait is over.
-    store_later = threading.Timer(0.05, store.mark_posted, (card.pending_id, CHANNEL, "1.000002"))
+    store_later = threading.Timer(
+        0.05, store.cards.mark_posted, (card.pending_id, CHANNEL, "1.000002")
+    )
     store_later.start()
     result = admission.admit(click(card, ts="1700000000.000001"))
     store_later.join()
@@ -353,7 +355,7 @@ def test_answerers_by_id_admit_exactly_them(posted, admit_with, store: Store) ->
         admit(click(card)), "forbidden", store, pending_id=card.pending_id, source="slack:button"
     )
     assert said.refusal(refusal) == words.forbidden_message()
-    assert store.audit_entries(limit=1)[0].user == ALICE_ID
+    assert store.audit_log.audit_entries(limit=1)[0].user == ALICE_ID
 
 
 def test_answerers_by_user_group_admit_its_members(
@@ -430,7 +432,9 @@ def test_a_click_on_a_pending_card_is_admitted_on_that_card(
 
     assert isinstance(admitted, Admitted)
     assert admitted.request == request and admitted.card == card
-    assert [e.result for e in store.audit_entries(card.pending_id)] == ["queued"]  # no refusal
+    assert [e.result for e in store.audit_log.audit_entries(card.pending_id)] == [
+        "queued"
+    ]  # no refusal
 
 
 def test_a_listed_bundle_the_bot_has_not_posted_is_admitted_on_a_transient_card(
@@ -444,7 +448,7 @@ def test_a_listed_bundle_the_bot_has_not_posted_is_admitted_on_a_transient_card(
         card = admitted.card
         assert (card.pending_id, card.channel, card.ts) == (bundle.pending_id, CHANNEL, None)
         assert card.state is CardState.PENDING and card.task.title == "Pick a datastore"
-    assert store.get(bundle.pending_id) is None  # not claimed: sync posts it as usual
+    assert store.cards.get(bundle.pending_id) is None  # not claimed: sync posts it as usual
 
 
 def test_the_shortcut_on_a_pending_card_is_admitted(posted, admission: Admission) -> None:
@@ -483,7 +487,7 @@ def test_refuse_audits_what_could_not_become_a_request(admission: Admission, sto
     )
 
     assert refusal.kind == "malformed"
-    [entry] = store.audit_entries()
+    [entry] = store.audit_log.audit_entries()
     assert (entry.user, entry.action, entry.source, entry.result, entry.detail) == (
         ALICE_ID,
         "answer",

@@ -43,7 +43,7 @@ def test_a_won_answer_resolves_the_card_and_edits_it(
     assert fake_kandev.called("answer") == [
         {"pending_id": card.pending_id, "answers": [MONGO], "transport": "rest"}
     ]
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.state is CardState.ANSWERED
     assert resolved.outcome is not None
     assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", ALICE_ID)
@@ -63,8 +63,8 @@ def test_kandev_unreachable_records_nothing_and_a_retry_goes_through(
 
     assert first.kind == "not_recorded"
     assert "not* recorded" in said.verdict(first)
-    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
-    assert store.submissions_for(card.pending_id) == []
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.submissions.submissions_for(card.pending_id) == []
     assert answers.submit(click(admission, card), answers=(MONGO,)).kind == "won"
 
 
@@ -78,7 +78,7 @@ def test_an_answer_after_one_given_in_kandev_loses_and_the_card_shows_the_winner
 
     assert verdict.kind == "lost"
     assert "PostgreSQL" in said.verdict(verdict)
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert resolved.state is CardState.ANSWERED
     assert (resolved.outcome.via, resolved.outcome.by_user) == ("kandev", None)
@@ -134,7 +134,7 @@ def audited(store: Store, pending_id: str) -> list[tuple[str, str, str]]:
     """(user, source, result) of the answer use-case's audit entries, oldest first."""
     return [
         (e.user, e.source, e.result)
-        for e in reversed(store.audit_entries(pending_id))
+        for e in reversed(store.audit_log.audit_entries(pending_id))
         if e.action in ("answer", "reject")
     ]
 
@@ -148,7 +148,7 @@ def test_a_won_rejection_resolves_the_card_with_the_reason(
 
     assert verdict.kind == "won"
     assert fake_kandev.called("reject")[0]["reason"] == "use the old one"
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.state is CardState.REJECTED
     assert resolved.outcome is not None and resolved.outcome.reason == "use the old one"
     [edit] = edits(gateway, publisher)
@@ -169,7 +169,7 @@ def test_an_answer_lost_to_another_slack_user_names_the_winner(
     assert verdict.kind == "lost"
     assert said.verdict(verdict).startswith(f"<@{BOB_ID}> answered first: PostgreSQL.")
     assert "Your answer was not sent." in said.verdict(verdict)
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", BOB_ID)
     [edit] = edits(gateway, publisher)  # one edit: Bob's win
@@ -192,7 +192,7 @@ def test_a_second_different_answer_after_ones_own_win_is_already_answered(
 
     assert verdict.kind == "already_answered"
     assert said.verdict(verdict) == "You already answered this: PostgreSQL. Nothing more was sent."
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert resolved.outcome.by_user == ALICE_ID and resolved.outcome.answers == [POSTGRES]
     assert len(edits(gateway, publisher)) == 1
@@ -207,7 +207,7 @@ def test_an_answer_to_a_bundle_that_ended_ends_the_card(
     verdict = answers.submit(click(admission, card), answers=(MONGO,))
 
     assert (verdict.kind, said.verdict(verdict)) == ("ended", words.ended_message())
-    assert store.get(card.pending_id).state is CardState.ENDED  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.ENDED  # type: ignore[union-attr]
     [edit] = edits(gateway, publisher)
     assert "Ended — nobody answered" in edit
     assert audited(store, card.pending_id) == [(ALICE_ID, "slack:button", "ended")]
@@ -222,10 +222,10 @@ def test_an_answer_to_a_bundle_kandev_no_longer_shows_makes_the_card_unavailable
     verdict = answers.submit(click(admission, card), answers=(MONGO,))
 
     assert (verdict.kind, said.verdict(verdict)) == ("unavailable", words.unavailable_message())
-    assert store.get(card.pending_id).state is CardState.UNAVAILABLE  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.UNAVAILABLE  # type: ignore[union-attr]
     [edit] = edits(gateway, publisher)
     assert "Unavailable — Kandev no longer shows this question" in edit
-    assert store.submissions_for(card.pending_id)[0].finished
+    assert store.submissions.submissions_for(card.pending_id)[0].finished
 
 
 def test_kandevs_400_is_invalid_and_leaves_the_card_open(
@@ -238,7 +238,7 @@ def test_kandevs_400_is_invalid_and_leaves_the_card_open(
 
     assert verdict.kind == "invalid"
     assert said.verdict(verdict) == words.invalid_message("answers[0]: unknown option")
-    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
     assert edits(gateway, publisher) == []
     assert audited(store, card.pending_id) == [(ALICE_ID, "slack:button", "invalid")]
 
@@ -280,8 +280,8 @@ def test_what_kandev_would_refuse_is_invalid_before_anything_is_sent(
 
     assert verdict.kind == "invalid" and says in said.verdict(verdict)
     assert fake_kandev.called("answer") == []
-    assert store.submissions_for(card.pending_id) == []
-    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.submissions.submissions_for(card.pending_id) == []
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
     assert audited(store, card.pending_id) == [(ALICE_ID, "slack:modal:card", "invalid")]
 
 
@@ -307,9 +307,9 @@ def test_a_refused_token_records_nothing_and_says_so(
 
     assert verdict.kind == "not_recorded"
     assert said.verdict(verdict) == words.not_recorded_message(action="reject", cause="auth")
-    assert store.submissions_for(card.pending_id) == []
+    assert store.submissions.submissions_for(card.pending_id) == []
     assert edits(gateway, publisher) == []
-    [entry] = [e for e in store.audit_entries(card.pending_id) if e.action == "reject"]
+    [entry] = [e for e in store.audit_log.audit_entries(card.pending_id) if e.action == "reject"]
     assert entry.result == "not_recorded" and "401" in entry.detail
     assert answers.submit(reject_form(admission, card), reason="no").kind == "won"
 
@@ -327,7 +327,7 @@ def test_the_same_submission_again_is_a_duplicate_and_reaches_kandev_once(
     assert (verdict.kind, said.verdict(verdict)) == ("duplicate", "")
     assert verdict.card is not None and verdict.card.state is CardState.ANSWERED
     assert len(fake_kandev.called("answer")) == 1
-    assert len(store.submissions_for(card.pending_id)) == 1
+    assert len(store.submissions.submissions_for(card.pending_id)) == 1
     assert len(edits(gateway, publisher)) == 1
     assert [r for _u, _s, r in audited(store, card.pending_id)] == ["won", "duplicate"]
 
@@ -342,12 +342,12 @@ def test_a_win_sync_saw_first_is_attributed_to_the_slack_user(
     in_kandev = CardOutcome(
         state=CardState.ANSWERED, via="kandev", answers=[MONGO], at=card.updated_at
     )
-    assert store.transition(card.pending_id, in_kandev)
+    assert store.cards.transition(card.pending_id, in_kandev)
 
     verdict = answers.complete(begun)
 
     assert verdict.kind == "won"
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", ALICE_ID)
     [edit] = edits(gateway, publisher)

@@ -22,8 +22,8 @@ MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
 
 def add_copy(store: Store, publisher: Publisher, card: Card, key: str, target: str) -> None:
     kind = "dm" if target.startswith("U") else "escalation"
-    assert store.message_add(key, card.pending_id, kind, target, note=f"note of {key}")
-    store.outbox_put(
+    assert store.cards.message_add(key, card.pending_id, kind, target, note=f"note of {key}")
+    store.outbox.outbox_put(
         POST_COPY,
         copy_post_key(key),
         {"pending_id": card.pending_id, "key": key},
@@ -77,7 +77,7 @@ def test_copies_are_posted_once_and_every_message_is_edited_once_on_resolution(
     assert gateway.called("conversations.open") == [{"users": BOB}]
     dm = "D" + BOB[1:]
     assert len(posts_in(gateway, dm)) == 1
-    copies = {m.key: m for m in store.messages_of(card.pending_id)}
+    copies = {m.key: m for m in store.cards.messages_of(card.pending_id)}
     assert {m.channel for m in copies.values()} == {LEADS, dm}
     assert all(m.ts for m in copies.values())
 
@@ -97,7 +97,7 @@ def test_copies_are_posted_once_and_every_message_is_edited_once_on_resolution(
         blocks = updates_in(gateway, channel)[0]["message"].blocks
         assert f"Answered by <@{ALICE_ID}>" in json.dumps(blocks), channel
     # Nothing more to do, and a late resolution signal edits nothing twice.
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.state is CardState.ANSWERED
     publisher.enqueue_update(resolved)
     drain(publisher)
@@ -128,7 +128,7 @@ def test_a_click_on_a_copy_of_another_bundle_is_tampered_and_an_unknown_message_
     other = posted(make_bundle(pending_id="pending-other", task_id="task-other"))
     add_copy(store, publisher, card, f"escalation:{card.pending_id}", LEADS)
     drain(publisher)
-    esc = store.messages_of(card.pending_id)[0]
+    esc = store.cards.messages_of(card.pending_id)[0]
     refused = admission.admit(click_on(LEADS, esc.ts or "", other))
     assert isinstance(refused, Refusal) and refused.kind == "tampered"
     unknown = admission.admit(click_on(LEADS, "1700000099.000001", card))

@@ -31,7 +31,15 @@ def routing() -> Routing:
 
 @pytest.fixture
 def home(queue: WaitingQueue, store: Store, gateway: FakeSlackGateway) -> HomeService:
-    return HomeService(queue, store, gateway, Signal("card changed"), kandev_url=KANDEV_URL)
+    return HomeService(
+        queue,
+        store.cards,
+        store.followups,
+        store.viewers,
+        gateway,
+        Signal("card changed"),
+        kandev_url=KANDEV_URL,
+    )
 
 
 def add_waiting(fake_kandev: FakeKandev) -> None:
@@ -55,7 +63,7 @@ def test_each_persons_home_shows_only_what_they_may_answer(
     home: HomeService, posted, store: Store, fake_kandev: FakeKandev
 ) -> None:
     resolved = posted(numbered_bundle(3))
-    assert store.transition(resolved.pending_id, make_outcome(CardState.ENDED))
+    assert store.cards.transition(resolved.pending_id, make_outcome(CardState.ENDED))
     add_waiting(fake_kandev)
 
     alice = shown(home.build(ALICE_ID))
@@ -120,7 +128,7 @@ def test_a_rate_limit_stops_the_round_and_a_refused_person_does_not(
     home: HomeService, gateway: FakeSlackGateway, store: Store
 ) -> None:
     for user in (ALICE_ID, BOB_ID, "U0CAROL003"):
-        store.home_opened(user)
+        store.viewers.home_opened(user)
     gateway.fail("views.publish", "user_not_found")  # the first person: skipped, round goes on
 
     assert home.refresh() == 2

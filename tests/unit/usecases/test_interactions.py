@@ -115,7 +115,7 @@ def test_a_click_is_recorded_then_acknowledged_then_sent_and_its_verdict_follows
     assert (first, second) == ("recorded", "later")
     assert isinstance(verdict, Verdict) and verdict.kind == "won"
     assert [c["answers"] for c in fake_kandev.called("answer")] == [[MONGO]]
-    assert store.get(card.pending_id).state is CardState.ANSWERED  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.ANSWERED  # type: ignore[union-attr]
 
 
 def test_a_full_lane_is_busy_and_records_nothing(
@@ -129,7 +129,10 @@ def test_a_full_lane_is_busy_and_records_nothing(
     pipeline(admission, answers, lanes).click(Clicked(on_card(card)), reply)
 
     assert reply.finished() == [("now", Busy())]
-    assert fake_kandev.called("answer") == [] and store.submissions_for(card.pending_id) == []
+    assert (
+        fake_kandev.called("answer") == []
+        and store.submissions.submissions_for(card.pending_id) == []
+    )
     held.release()
 
 
@@ -154,7 +157,7 @@ def test_an_unusable_payload_is_refused_and_audited(admission, answers, lanes, s
     [(_, result)] = reply.finished()
     assert isinstance(result, Refused) and result.unusable == unusable
     assert result.refusal.kind == "malformed"
-    assert store.audit_entries(limit=1)[0].result == "malformed"
+    assert store.audit_log.audit_entries(limit=1)[0].result == "malformed"
 
 
 def test_a_form_with_field_errors_stays_open_and_records_nothing(
@@ -167,7 +170,7 @@ def test_a_form_with_field_errors_stays_open_and_records_nothing(
     pipeline(admission, answers, lanes, reads(errors)).submit(Submitted(from_form(card)), reply)
 
     assert reply.finished() == [("now", errors)]
-    assert store.submissions_for(card.pending_id) == []
+    assert store.submissions.submissions_for(card.pending_id) == []
 
 
 def test_a_form_with_another_bundles_inputs_is_refused_as_tampered(

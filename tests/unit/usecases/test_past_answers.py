@@ -20,7 +20,7 @@ from tests.kit.factories import make_question as q
 
 
 def _answer(store, card, outcome) -> None:
-    assert store.transition(card.pending_id, outcome)
+    assert store.cards.transition(card.pending_id, outcome)
 
 
 def test_a_second_identical_question_shows_the_first_ones_answer(posted, store, gateway):
@@ -68,11 +68,11 @@ def test_never_from_another_channel_or_route(store, posted):
     same = Routing(default_channel=CHANNEL)
     route = same.route_for_task(task)
     assert route is not None
-    assert [p.pending_id for p in PastAnswers(store, same).earlier(bundle, task, route)] == [
+    assert [p.pending_id for p in PastAnswers(store.cards, same).earlier(bundle, task, route)] == [
         first.pending_id
     ]
     # Another channel: nothing.
-    assert PastAnswers(store, same).earlier(bundle, task, Route(channel="C0OTHER")) == []
+    assert PastAnswers(store.cards, same).earlier(bundle, task, Route(channel="C0OTHER")) == []
     # The same channel, but the earlier card's task now takes a route with other answerers.
     narrowed = Routing(
         default_channel=CHANNEL,
@@ -85,7 +85,7 @@ def test_never_from_another_channel_or_route(store, posted):
             ),
         ),
     )
-    assert PastAnswers(store, narrowed).earlier(bundle, task, Route(channel=CHANNEL)) == []
+    assert PastAnswers(store.cards, narrowed).earlier(bundle, task, Route(channel=CHANNEL)) == []
 
 
 def test_another_workspace_has_another_key() -> None:
@@ -133,7 +133,7 @@ def test_the_answer_is_stored_as_data_and_worded_by_the_card(posted, store):
     first = posted(numbered_bundle(1, q()))
     _answer(store, first, answered(ALICE_ID, "q1_opt1"))
     second = posted(numbered_bundle(2, q()))
-    stored = store.get(second.pending_id)
+    stored = store.cards.get(second.pending_id)
     assert stored is not None and stored.past is not None
     assert stored.past.choices == (PastChoice(labels=("PostgreSQL",)),)
     assert stored.past.summary == ""

@@ -50,14 +50,14 @@ def enqueue(publisher: Publisher, names: list[str]) -> None:
     for name in names:
         bundle = make_bundle(pending_id=name, task_id=f"t-{name}")
         store = publisher.store
-        assert store.claim(
+        assert store.cards.claim(
             name,
             task_id=bundle.task_id,
             channel=CHANNEL,
             bundle=bundle,
             task=TaskInfo(task_id=bundle.task_id, title=name),
         )
-        card = store.get(name)
+        card = store.cards.get(name)
         assert isinstance(card, Card)
         publisher.enqueue_post(card)
 

@@ -61,7 +61,7 @@ def routing(followups: FollowUps) -> Routing:
 
 @pytest.fixture
 def worker(store: Store, permissions: Permissions, publisher: Publisher) -> FollowUpWorker:
-    return FollowUpWorker(store, permissions, publisher, Health())
+    return FollowUpWorker(store.followups, permissions, publisher, Health())
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def test_two_workers_claim_each_step_once(
     drain,
     gateway: FakeSlackGateway,
 ) -> None:
-    other = FollowUpWorker(store, permissions, publisher, Health())
+    other = FollowUpWorker(store.followups, permissions, publisher, Health())
     at(clock, card, 30)
     assert worker.work_once() == 2  # the reminder and the escalation
     assert other.work_once() == 0
@@ -218,7 +218,7 @@ def test_escalation_to_a_person_is_a_direct_message(
     dm = "D" + LEAD[1:]
     assert [c["channel"] for c in gateway.called("chat.postMessage")] == [CHANNEL, dm]
     assert replies(gateway) == [f"🔺 Escalated to <@{LEAD}>"]
-    (copy,) = store.messages_of(card.pending_id)
+    (copy,) = store.cards.messages_of(card.pending_id)
     assert (copy.kind, copy.channel) == ("escalation", dm)
 
 

@@ -57,7 +57,7 @@ def platform(fake_kandev: FakeKandev) -> None:
 
 @pytest.fixture
 def service(store: Store, fake_kandev: FakeKandev, platform: None) -> SubscriptionService:
-    return SubscriptionService(store, fake_kandev)
+    return SubscriptionService(store.followups, fake_kandev)
 
 
 def say(service: SubscriptionService, text: str, user: str = ALICE_ID) -> str:
@@ -86,7 +86,7 @@ def test_subscribe_list_and_unsubscribe(service: SubscriptionService, store: Sto
     )
     assert say(service, "unsubscribe label:x").startswith("You were not subscribed")
     assert say(service, "unsubscribe") == "🔕 Unsubscribed from all 2 of your subscriptions."
-    assert store.subscriptions_of(ALICE_ID) == []
+    assert store.followups.subscriptions_of(ALICE_ID) == []
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def routing() -> Routing:
 
 @pytest.fixture
 def notifier(store: Store, permissions: Permissions, publisher: Publisher) -> SubscriptionNotifier:
-    return SubscriptionNotifier(store, permissions, publisher, Health())
+    return SubscriptionNotifier(store.followups, permissions, publisher, Health())
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def posted_to_alice(
     posted, and its DM card is sent to her; returns the bundle's card."""
 
     def arrange() -> Card:
-        store.subscribe(ALICE_ID, "all")
+        store.followups.subscribe(ALICE_ID, "all")
         card = posted(make_bundle())
         assert notifier.work_once() == 1
         drain()
@@ -130,7 +130,9 @@ def test_a_dm_card_for_each_new_bundle_a_subscriber_may_answer_once(
     gateway: FakeSlackGateway,
 ) -> None:
     before = posted(make_bundle(pending_id="before", task_id="t-before"))
-    store.subscribe(BOB, "workspace", "platform")  # Bob may not answer Platform's questions
+    store.followups.subscribe(
+        BOB, "workspace", "platform"
+    )  # Bob may not answer Platform's questions
     card = posted_to_alice()  # one DM card: Alice's
     assert notifier.work_once() == 0
 
@@ -139,17 +141,17 @@ def test_a_dm_card_for_each_new_bundle_a_subscriber_may_answer_once(
     assert dm["message"].blocks[0]["text"]["text"] == (
         f"🔔 Every new question you may answer (you subscribed) — first asked in <#{CHANNEL}>"
     )
-    assert [m.pending_id for m in store.messages_of(before.pending_id)] == []  # not new
+    assert [m.pending_id for m in store.cards.messages_of(before.pending_id)] == []  # not new
 
 
 def test_an_answer_on_a_dm_card_is_credited_and_every_copy_shows_it(
     posted_to_alice, store: Store, drain, gateway: FakeSlackGateway, alice_answers
 ) -> None:
     card = posted_to_alice()
-    (copy,) = store.messages_of(card.pending_id)
+    (copy,) = store.cards.messages_of(card.pending_id)
     alice_answers(card, on=copy)
     drain()
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.state is CardState.ANSWERED
     assert resolved.outcome is not None and resolved.outcome.by_user == ALICE_ID
     edited = {c["channel"]: c for c in gateway.called("chat.update")}
@@ -170,7 +172,7 @@ def test_the_command_and_the_home_remove_button(
 
     status, _ = dispatch(bolt, home_click(view, text="Remove"))
     assert status == 200
-    eventually(lambda: store.subscriptions_of(ALICE_ID) == [])
+    eventually(lambda: store.followups.subscriptions_of(ALICE_ID) == [])
     published = eventually(lambda: gateway.called("views.publish"))
     assert "Unsubscribed from new questions in workspace" in json.dumps(published[-1]["view"])
 
@@ -183,8 +185,8 @@ def test_when_slack_cannot_say_who_may_answer_the_dm_cards_wait_for_the_next_rou
     drain,
     gateway: FakeSlackGateway,
 ) -> None:
-    store.subscribe(ALICE_ID, "all")
-    store.subscribe(BOB, "all")
+    store.followups.subscribe(ALICE_ID, "all")
+    store.followups.subscribe(BOB, "all")
     # Mobile's route has no answerers: whoever reads the channel may answer (a Slack lookup).
     bundle = make_bundle()
     fake_kandev.add(bundle, workspace_id="ws-2", workspace_name="Mobile")
@@ -192,8 +194,8 @@ def test_when_slack_cannot_say_who_may_answer_the_dm_cards_wait_for_the_next_rou
     drain()
     gateway.fail("conversations.info", "internal_error")
     assert notifier.work_once() == 0
-    assert store.messages_of(bundle.pending_id) == []
+    assert store.cards.messages_of(bundle.pending_id) == []
     assert notifier.work_once() == 2
     drain()
-    assert {m.target for m in store.messages_of(bundle.pending_id)} == {ALICE_ID, BOB}
+    assert {m.target for m in store.cards.messages_of(bundle.pending_id)} == {ALICE_ID, BOB}
     assert len(dm_posts(gateway)) == 2

@@ -94,7 +94,7 @@ def test_a_new_bundle_is_claimed_and_posted_once(
     found = gateway.card_of(bundle.pending_id)
     assert found is not None
     channel, ts, message = found
-    card = store.get(bundle.pending_id)
+    card = store.cards.get(bundle.pending_id)
     assert card is not None and (card.channel, card.ts) == (channel, ts) == (CHANNEL, ts)
     assert (card.task.title, card.task.workspace_name) == ("Pick a datastore", "Platform")
     assert "Which database should we use?" in message.text
@@ -118,7 +118,7 @@ def test_a_bundle_answered_in_kandev_gets_its_card_edited(
     assert publisher.work_once()
 
     assert report.resolved == [card.pending_id]
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert resolved.state is CardState.ANSWERED and resolved.outcome.via == "kandev"
     [edit] = gateway.called("chat.update")
@@ -134,7 +134,7 @@ def test_kandev_unreachable_fails_the_cycle_and_claims_nothing(
     with pytest.raises(KandevUnavailable):
         sync.reconcile_once()
 
-    assert store.get(bundle.pending_id) is None
+    assert store.cards.get(bundle.pending_id) is None
     fake_kandev.recover()
     assert sync.reconcile_once().posted == [bundle.pending_id]
 
@@ -153,8 +153,8 @@ def test_a_post_slack_refuses_until_someone_acts_is_kept_and_reported(
     sync.reconcile_once()
     assert publisher.work_once()
 
-    assert store.get(bundle.pending_id).ts is None  # type: ignore[union-attr]
-    assert store.outbox_pending_count() == 1
+    assert store.cards.get(bundle.pending_id).ts is None  # type: ignore[union-attr]
+    assert store.outbox.outbox_pending_count() == 1
     [reason] = health.report().reasons
     assert reason.startswith("slack: chat.postMessage failed in C0QUESTION: not_in_channel")
 
@@ -177,7 +177,7 @@ def test_a_bundle_a_replica_claimed_is_not_posted_here(
     assert claim(store, bundle.pending_id, channel=CHANNEL)  # the other replica won the claim
 
     assert sync.reconcile_once().posted == []
-    assert store.outbox_pending_count() == 0
+    assert store.outbox.outbox_pending_count() == 0
     assert not publisher.work_once()
 
 
@@ -189,7 +189,7 @@ def test_a_young_bundle_listed_with_some_of_its_questions_waits_for_the_rest(
     fake_kandev.totals[partial.pending_id] = 2
 
     assert sync.reconcile_once().posted == []
-    assert store.get(partial.pending_id) is None
+    assert store.cards.get(partial.pending_id) is None
 
     complete = make_bundle(DB_QUESTION, CACHE_QUESTION, created_at=young)
     fake_kandev.active[partial.pending_id] = complete
@@ -227,7 +227,7 @@ def test_a_bundle_whose_task_cannot_be_read_waits_with_back_off_until_it_can(
     fake_kandev.fail("task", KandevNotFoundError("NOT_FOUND", "task not visible"))
 
     assert sync.reconcile_once().posted == []
-    assert store.get(bundle.pending_id) is None and not publisher.work_once()
+    assert store.cards.get(bundle.pending_id) is None and not publisher.work_once()
     assert gateway.called("chat.postMessage") == []
     [reason] = health.report().reasons
     assert reason.startswith("unroutable: 1 question cannot be routed: task lookup failed")
@@ -261,7 +261,7 @@ def test_a_workspace_without_a_route_is_a_health_problem_and_posts_nothing(
 
     assert engine.reconcile_once().posted == []
 
-    assert store.get(bundle.pending_id) is None
+    assert store.cards.get(bundle.pending_id) is None
     [reason] = health.report().reasons
     assert "no channel for workspace 'Platform'" in reason
 
@@ -294,12 +294,12 @@ def test_a_bundle_that_left_the_list_gets_its_final_state(
     assert sync.reconcile_once().resolved == [card.pending_id]
     assert publisher.work_once()
 
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.state is state
     assert resolved.outcome is not None and resolved.outcome.via == "kandev"
     [edit] = gateway.called("chat.update")
     assert line in edit["message"].text
-    [entry] = [e for e in store.audit_entries(card.pending_id) if e.result == "synced"]
+    [entry] = [e for e in store.audit_log.audit_entries(card.pending_id) if e.result == "synced"]
     assert (entry.action, entry.source) == (state.value, "kandev")
 
 
@@ -310,7 +310,7 @@ def test_a_final_state_kandev_cannot_read_makes_the_card_unavailable(
     fake_kandev.fail("final_state", KandevProtocolError("bad page"), times=1)
 
     assert sync.reconcile_once().resolved == [card.pending_id]
-    assert store.get(card.pending_id).state is CardState.UNAVAILABLE  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.UNAVAILABLE  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("action", ["answer", "reject"])
@@ -329,8 +329,8 @@ def test_a_resolution_a_slack_user_won_is_attributed_to_them(
         reason="not now" if action == "reject" else "",
     )
     # Alice's answer won in Kandev; her process stopped before it edited the card.
-    assert store.begin_submission(card.pending_id, "key-1", ALICE_ID, content)
-    assert store.finish_submission("key-1", "won")
+    assert store.submissions.begin_submission(card.pending_id, "key-1", ALICE_ID, content)
+    assert store.submissions.finish_submission("key-1", "won")
     if action == "answer":
         fake_kandev.resolve_in_kandev(card.pending_id, [MONGO])
     else:
@@ -339,7 +339,7 @@ def test_a_resolution_a_slack_user_won_is_attributed_to_them(
     assert sync.reconcile_once().resolved == [card.pending_id]
     assert publisher.work_once()
 
-    resolved = store.get(card.pending_id)
+    resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
     assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", ALICE_ID)
     [edit] = gateway.called("chat.update")
@@ -354,12 +354,14 @@ def test_an_answer_in_flight_owns_the_card_within_the_grace_window(
     card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
 ) -> None:
     content = SubmissionContent(action="answer", answers=[MONGO])
-    assert store.begin_submission(card.pending_id, "key-1", ALICE_ID, content)  # sending now
+    assert store.submissions.begin_submission(
+        card.pending_id, "key-1", ALICE_ID, content
+    )  # sending now
     fake_kandev.resolve_in_kandev(card.pending_id, [MONGO])
 
     assert sync.reconcile_once().resolved == []
 
-    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
     assert fake_kandev.called("final_state") == []
 
 
@@ -378,11 +380,11 @@ def test_a_missing_bundle_still_pending_in_kandev_ends_only_after_the_grace_peri
     card = vanished
     monotonic.advance(sync_module.PENDING_GRACE_S / 2)
     assert sync.reconcile_once().resolved == []
-    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
 
     monotonic.advance(sync_module.PENDING_GRACE_S / 2 + 0.1)
     assert sync.reconcile_once().resolved == [card.pending_id]
-    assert store.get(card.pending_id).state is CardState.ENDED  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.ENDED  # type: ignore[union-attr]
 
 
 def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
@@ -402,7 +404,7 @@ def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
     monotonic.advance(2)
 
     assert sync.reconcile_once().resolved == []
-    assert store.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
 
 
 # ---- push hints: reading only the newest bundles --------------------------------------------
@@ -434,7 +436,7 @@ def test_a_hinted_bundle_is_posted_from_a_read_of_the_newest_bundles_only(
     assert report.shown == {queue[-1].pending_id, new.pending_id}  # not the rest of the queue
     assert fake_kandev.called("final_state") == []  # nor checked for resolutions
     assert publisher.work_once() and gateway.card_of(new.pending_id) is not None
-    card = store.get(new.pending_id)
+    card = store.cards.get(new.pending_id)
     assert card is not None and card.ts is not None
 
 
@@ -511,19 +513,21 @@ def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole
     for loop in loops:
         loop.start()
     try:
-        _until(lambda: store.get(waiting.pending_id) is not None, fake_kandev.calls)  # start-up
+        _until(
+            lambda: store.cards.get(waiting.pending_id) is not None, fake_kandev.calls
+        )  # start-up
         assert (full_reads(), newest_reads()) == (1, 0)
 
         new = fake_kandev.add(numbered_bundle(2, created_at=OLD + timedelta(seconds=30)))
         assert engine.new_bundles is not None
         engine.new_bundles.put(_hint(new))
-        _until(lambda: store.get(new.pending_id) is not None, fake_kandev.calls)
+        _until(lambda: store.cards.get(new.pending_id) is not None, fake_kandev.calls)
         assert (full_reads(), newest_reads()) == (1, 1)
 
         fake_kandev.end(waiting.pending_id)  # resolved elsewhere: a hint asks for a full read
         engine.wakeup.raise_()
         _until(
-            lambda: store.get(waiting.pending_id).state is CardState.ENDED,  # type: ignore[union-attr]
+            lambda: store.cards.get(waiting.pending_id).state is CardState.ENDED,  # type: ignore[union-attr]
             fake_kandev.calls,
         )
         assert full_reads() == 2
@@ -565,7 +569,7 @@ def test_a_question_total_read_ahead_before_any_question_was_written_is_read_aga
     fake_kandev.list_pending = listed_meanwhile  # type: ignore[method-assign]
     sync._read_ahead(hint)  # the total is read before the bundle is listed
     assert sync.discover_new([hint]).posted == []
-    assert store.get("pending-001") is None  # never posted with only some of its questions
+    assert store.cards.get("pending-001") is None  # never posted with only some of its questions
     assert len(fake_kandev.called("question_total")) >= 2
 
 
@@ -577,7 +581,9 @@ def test_a_task_lookup_that_fails_while_read_ahead_still_fails_closed(
 
     assert sync.discover_new([_hint(bundle)]).posted == []
 
-    assert store.get(bundle.pending_id) is None  # not posted anywhere, the default channel least
+    assert (
+        store.cards.get(bundle.pending_id) is None
+    )  # not posted anywhere, the default channel least
     assert sync.unroutable[bundle.pending_id].reason.startswith("task lookup failed")
     fake_kandev.recover()
     sync.unroutable[bundle.pending_id].next_try = 0.0

@@ -88,7 +88,7 @@ def test_card_for_a_listed_bundle_not_posted_is_built_for_its_route(
     assert (card.pending_id, card.channel, card.ts) == (data.pending_id, DATA_CHANNEL, None)
     assert card.state is CardState.PENDING and card.task.title == "Data task"
     assert card.bundle == data
-    assert store.get(data.pending_id) is None  # built, not stored
+    assert store.cards.get(data.pending_id) is None  # built, not stored
 
 
 def test_card_for_prefers_the_stored_card(posted, queue: WaitingQueue) -> None:

@@ -1,0 +1,161 @@
+"""The database: opens (and migrates) one Engine and holds one repository per aggregate.
+
+Use-cases receive only the repositories they use (``db.cards``, ``db.outbox`` …), never the
+whole :class:`Database`; only the composition root (bot/app.py) and the commands hold it.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from types import TracebackType
+
+from sqlalchemy import func, select, text
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.core.domain import CardState
+from bot.store.audit import AuditRepository
+from bot.store.base import Clock, Sql
+from bot.store.cards import CardsRepository
+from bot.store.engine import make_engine
+from bot.store.followups import FollowupsRepository
+from bot.store.home import HomeViewersRepository
+from bot.store.migrations import current_version, migrate
+from bot.store.outbox import OutboxRepository
+from bot.store.records import OutboxStatus
+from bot.store.retention import DEFAULT_RETENTION_DAYS, Retention
+from bot.store.schema import cards, outbox, submissions
+from bot.store.submissions import SubmissionsRepository
+from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
+from bot.store.write_queue import WriteQueue
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """What the store holds that an operator watches (metrics, ``kandev-slack db status``)."""
+
+    schema_version: int
+    pending_cards: int
+    oldest_pending_at: datetime | None  # when the oldest waiting card was claimed
+    outbox_pending: int  # posts and edits not done yet
+    outbox_failed: int  # given up for good (kept for a week)
+    unfinished_submissions: int  # answers on their way to Kandev (or left by a crash)
+
+
+class Database:
+    """Cards, submissions, the audit log, the outbox and the Home tab's recent viewers, on
+    SQLite or PostgreSQL, as one repository per aggregate sharing one :class:`Sql` (engine,
+    clock, write queue):
+
+    - ``cards``: cards and their other messages (escalation and DM cards);
+    - ``submissions``: answers on their way to Kandev, leased;
+    - ``outbox``: Slack writes kept until done, and the per-channel posting slots;
+    - ``followups``: reminder / escalation / DM-card steps, and subscriptions;
+    - ``audit_log``: the append-only audit log;
+    - ``viewers``: who opened the App Home tab recently;
+    - ``retention``: deletes what is older than ``retention_days`` (``purge``).
+
+    Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
+    the database's own error when it cannot. Every timestamp the store writes and every lease
+    it compares comes from the database's clock, never this process's: replicas on machines
+    whose clocks differ share leases safely. ``clock`` (timezone-aware UTC) stands in for the
+    database's clock in tests.
+    """
+
+    def __init__(
+        self,
+        url: str | URL = DEFAULT_DATABASE_URL,
+        *,
+        clock: Clock | None = None,
+        retention_days: int = DEFAULT_RETENTION_DAYS,
+        upgrade: bool = True,
+    ) -> None:
+        self.url = normalize_url(url)
+        engine = make_engine(self.url)
+        lock: AbstractContextManager[object] = (
+            threading.RLock() if is_sqlite_memory(self.url) else nullcontext()
+        )
+        # SQLite lets one transaction write at a time, and a writer that finds the file locked
+        # sleeps in SQLite's busy handler (1, 2, 5 … up to 100 ms at a time) before it looks
+        # again: under a crowd, 32 threads writing at once waited up to a second. This
+        # process's writers queue instead (those an ack waits for first, see write_queue.py)
+        # and each goes the moment the last is done; the busy timeout still arbitrates between
+        # processes sharing the file.
+        sqlite_file = self.url.get_backend_name() == "sqlite" and not is_sqlite_memory(self.url)
+        write_lock: AbstractContextManager[object] | None = WriteQueue() if sqlite_file else None
+        try:
+            if upgrade:  # without: only read what is there (``kandev-slack db status``)
+                migrate(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        self.sql = Sql(engine, clock, lock, write_lock)
+        self.cards = CardsRepository(self.sql)
+        self.submissions = SubmissionsRepository(self.sql)
+        self.outbox = OutboxRepository(self.sql)
+        self.followups = FollowupsRepository(self.sql, self.outbox)
+        self.audit_log = AuditRepository(self.sql)
+        self.viewers = HomeViewersRepository(self.sql)
+        self.retention = Retention(self.sql, timedelta(days=retention_days))
+
+    def close(self) -> None:
+        """Close every pooled connection. The database must not be used afterwards."""
+        self.sql.engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def stats(self) -> StoreStats:
+        """A few indexed counts, in one read (cheap enough for every metrics scrape)."""
+        pending = CardState.PENDING.value
+        with self.sql.read() as conn:
+            count, oldest = conn.execute(
+                select(func.count(), func.min(cards.c.created_at)).where(cards.c.state == pending)
+            ).one()
+            by_status: dict[str, int] = dict(
+                conn.execute(
+                    select(outbox.c.status, func.count())
+                    .where(
+                        outbox.c.status.in_((OutboxStatus.PENDING.value, OutboxStatus.FAILED.value))
+                    )
+                    .group_by(outbox.c.status)
+                ).all()
+            )
+            unfinished = conn.scalar(
+                select(func.count())
+                .select_from(submissions)
+                .where(submissions.c.finished_at.is_(None))
+            )
+            version = current_version(conn)
+        return StoreStats(
+            schema_version=version,
+            pending_cards=int(count or 0),
+            oldest_pending_at=oldest,
+            outbox_pending=int(by_status.get(OutboxStatus.PENDING.value, 0)),
+            outbox_failed=int(by_status.get(OutboxStatus.FAILED.value, 0)),
+            unfinished_submissions=int(unfinished or 0),
+        )
+
+    def schema_version(self) -> int:
+        with self.sql.read() as conn:
+            return current_version(conn)
+
+    def ping(self) -> bool:
+        """True when the database answers a trivial query (for /healthz)."""
+        try:
+            with self.sql.read() as conn:
+                conn.execute(text("SELECT 1"))
+        except SQLAlchemyError:
+            return False
+        return True
