@@ -183,7 +183,9 @@ def _use_cases(
     past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()
-    answers = AnswerService(kandev, store, publisher, in_flight)
+    answers = AnswerService(
+        kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight
+    )
     sync = SyncEngine(
         kandev,
         store,
@@ -245,7 +247,7 @@ def _listener_services(
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
     return Services(
-        admission=Admission(store, queue, queue.permissions),
+        admission=Admission(store.cards, store.audit_log, queue, queue.permissions),
         answers=answers,
         listing=ListingService(
             queue, kandev, kandev_url=public_url, page_size=settings.kandev_list_page_size

@@ -22,7 +22,7 @@ from bot.cards.wording import Action
 from bot.core.domain import Card, CardOutcome
 from bot.ops import metrics
 from bot.ops.logs import bind_log_context
-from bot.store import Store
+from bot.store import AuditRepository, CardsRepository
 from bot.usecases.permissions import Permissions
 from bot.usecases.waiting import WaitingQueue
 
@@ -118,7 +118,8 @@ _POSTING_POLL_S = 0.05
 
 @dataclass(eq=False)
 class Admission:
-    store: Store
+    cards: CardsRepository
+    audit_log: AuditRepository
     queue: WaitingQueue
     permissions: Permissions
     posting_wait_s: float = POSTING_WAIT_S
@@ -166,7 +167,7 @@ class Admission:
     def card_at(self, channel: str | None, ts: str | None) -> Card | None:
         """The card posted at (channel, ts) — its channel card or any other message of it
         (an escalation card, a DM card) — if this message is one."""
-        return self.store.by_any_message(channel, ts) if channel and ts else None
+        return self.cards.by_any_message(channel, ts) if channel and ts else None
 
     # ---- the rules -----------------------------------------------------------------------
 
@@ -190,7 +191,7 @@ class Admission:
         if card is None:
             if request.via == "shortcut":
                 return Refusal("not_a_card")
-            named = self.store.get(request.pending_id) if request.pending_id else None
+            named = self.cards.get(request.pending_id) if request.pending_id else None
             if named is not None and named.ts == request.ts:
                 # The card's message, but the interaction claims another channel.
                 return Refusal("wrong_channel", channel=named.channel)
@@ -202,14 +203,14 @@ class Admission:
     def _being_posted(self, pending_id: str | None, channel: str | None) -> bool:
         """Whether the bundle ``pending_id`` names has a message in ``channel`` whose ts is
         not recorded yet (posted to Slack, or being posted, a moment ago)."""
-        card = self.store.get(pending_id) if pending_id else None
+        card = self.cards.get(pending_id) if pending_id else None
         if card is None or card.state.terminal or not channel:
             return False
         if card.ts is None and card.channel == channel:
             return True
         return any(
             copy.ts is None and copy.channel in (channel, None)
-            for copy in self.store.messages_of(card.pending_id)
+            for copy in self.cards.messages_of(card.pending_id)
         )
 
     def _recorded(self, channel: str | None, ts: str | None, *, wait: bool) -> Card | None:
@@ -229,7 +230,7 @@ class Admission:
             return True
         if not (request.channel and request.ts):
             return False
-        other = self.store.by_any_message(request.channel, request.ts)
+        other = self.cards.by_any_message(request.channel, request.ts)
         return other is not None and other.pending_id == card.pending_id
 
     @staticmethod
@@ -271,7 +272,7 @@ class Admission:
     def _audit(self, pending_id: str | None, user: str | None, *entry: str) -> None:
         """``entry``: action, source, result, detail (as ``Store.audit`` takes them)."""
         try:
-            self.store.audit(pending_id, user or None, *entry)
+            self.audit_log.audit(pending_id, user or None, *entry)
         except Exception:  # the refusal still reaches the person
             log.exception("could not audit a refused %s", entry[0])
 

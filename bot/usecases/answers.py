@@ -33,7 +33,7 @@ from bot.kandev.models import (
     Won,
 )
 from bot.ops import metrics
-from bot.store import Store, Submission
+from bot.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
 from bot.usecases.admission import Admitted
 from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from bot.usecases.publisher import Publisher
@@ -80,7 +80,9 @@ class Begun:
 @dataclass(eq=False)
 class AnswerService:
     kandev: KandevClient
-    store: Store
+    cards: CardsRepository
+    submissions: SubmissionsRepository
+    audit_log: AuditRepository
     publisher: Publisher
     #: Submissions this process is sending (their leases are renewed; see leases.py).
     in_flight: InFlight
@@ -124,7 +126,7 @@ class AnswerService:
             self._audit(attempt, verdict)
             return verdict
         key = attempt.key()
-        if not self.store.begin_submission(
+        if not self.submissions.begin_submission(
             attempt.pending_id, key, attempt.user_id, attempt.content()
         ):
             return Begun(attempt, card, key, duplicate=True)
@@ -175,14 +177,14 @@ class AnswerService:
         """Record how a submission ended. Not recorded: forget it (nothing reached Kandev, so
         the same answer may be sent again). Unconfirmed: leave it for crash recovery."""
         if verdict.kind == "not_recorded":
-            self.store.drop_submission(key)
+            self.submissions.drop_submission(key)
         elif verdict.kind != "unconfirmed":
-            self.store.finish_submission(key, verdict.kind, repeat_of(verdict))
+            self.submissions.finish_submission(key, verdict.kind, repeat_of(verdict))
 
     def read_back(self, attempt: Attempt) -> Outcome | None:
         """What Kandev recorded for this attempt's bundle, read without sending anything
         (None: the card is unknown, or Kandev's record does not tell)."""
-        card = self.store.get(attempt.pending_id)
+        card = self.cards.get(attempt.pending_id)
         return None if card is None else self._read_back(card, attempt)
 
     def _read_back(self, card: Card, attempt: Attempt) -> Outcome | None:
@@ -203,7 +205,7 @@ class AnswerService:
     def apply_outcome(self, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
         """Apply Kandev's reply to a submission sent outside :meth:`submit` (crash recovery
         re-sends unfinished ones) to its card, as :meth:`submit` would."""
-        card = self.store.get(attempt.pending_id)
+        card = self.cards.get(attempt.pending_id)
         if card is None:
             return Verdict("unknown_bundle", action=attempt.action)
         return self._apply(card, attempt, outcome, key)
@@ -256,11 +258,13 @@ class AnswerService:
         winner of a race between two Slack users) is still on its way back from Kandev."""
         deadline = time.monotonic() + WINNER_WAIT_S
         while True:
-            won = self.store.won_submission(pending_id)
+            won = self.submissions.won_submission(pending_id)
             if won is not None or time.monotonic() >= deadline:
                 return won
-            if not self.store.submission_in_flight(pending_id, SUBMISSION_LEASE_S, besides=own_key):
-                return self.store.won_submission(pending_id)
+            if not self.submissions.submission_in_flight(
+                pending_id, SUBMISSION_LEASE_S, besides=own_key
+            ):
+                return self.submissions.won_submission(pending_id)
             time.sleep(0.05)
 
     @staticmethod
@@ -279,22 +283,22 @@ class AnswerService:
 
     def _resolve(self, card: Card, outcome: CardOutcome, *, force: bool = False) -> Card:
         """Move the card to ``outcome`` (once) and schedule its edit."""
-        changed = self.store.transition(card.pending_id, outcome)
+        changed = self.cards.transition(card.pending_id, outcome)
         if not changed and force:
             # Sync may have recorded the same resolution as "in Kandev" a moment earlier;
             # the winner is known to be this Slack user, so correct the attribution.
-            current = self.store.get(card.pending_id)
+            current = self.cards.get(card.pending_id)
             if (
                 current is not None
                 and current.state == outcome.state
                 and (current.outcome is None or current.outcome.by_user is None)
             ):
-                changed = self.store.transition(card.pending_id, outcome, expected=current.state)
+                changed = self.cards.transition(card.pending_id, outcome, expected=current.state)
                 if changed:
-                    updated = self.store.get(card.pending_id) or card
+                    updated = self.cards.get(card.pending_id) or card
                     self.publisher.enqueue_update(updated, reason="attribution")
                     return updated
-        updated = self.store.get(card.pending_id) or card
+        updated = self.cards.get(card.pending_id) or card
         if changed:
             self.publisher.enqueue_update(updated)
         return updated
@@ -323,11 +327,11 @@ class AnswerService:
         worth repeating (Kandev's "invalid"), else say nothing new — unless Kandev has still
         not confirmed the first."""
         deadline = time.monotonic() + 5.0
-        sub = self.store.get_submission(key)
+        sub = self.submissions.get_submission(key)
         while sub is not None and not sub.finished and time.monotonic() < deadline:
             time.sleep(0.05)
-            sub = self.store.get_submission(key)
-        current = self.store.get(card.pending_id) or card
+            sub = self.submissions.get_submission(key)
+        current = self.cards.get(card.pending_id) or card
         action = attempt.action
         if sub is not None and sub.finished and sub.result_message:
             problem = Problem.decode(sub.result_message)
@@ -341,7 +345,7 @@ class AnswerService:
         log.info(
             "%s from %s (%s): %s", attempt.action, attempt.user_id, attempt.source, verdict.kind
         )
-        self.store.audit(
+        self.audit_log.audit(
             attempt.pending_id,
             attempt.user_id,
             attempt.action,

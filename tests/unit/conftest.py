@@ -110,12 +110,14 @@ def queue(
 
 @pytest.fixture
 def admission(store: Store, queue: WaitingQueue, permissions: Permissions) -> Admission:
-    return Admission(store, queue, permissions)
+    return Admission(store.cards, store.audit_log, queue, permissions)
 
 
 @pytest.fixture
 def answers(fake_kandev: FakeKandev, store: Store, publisher: Publisher) -> AnswerService:
-    return AnswerService(fake_kandev, store, publisher, InFlight())
+    return AnswerService(
+        fake_kandev, store.cards, store.submissions, store.audit_log, publisher, InFlight()
+    )
 
 
 @pytest.fixture

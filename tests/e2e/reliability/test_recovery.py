@@ -73,7 +73,14 @@ class World:
         publisher = Publisher(self.store, slack, kandev_url="https://k.test", health=health)
         self.in_flight = InFlight()
         permissions = Permissions(Routing(default_channel=CHANNEL), slack)
-        answers = AnswerService(self.kandev, self.store, publisher, self.in_flight)
+        answers = AnswerService(
+            self.kandev,
+            self.store.cards,
+            self.store.submissions,
+            self.store.audit_log,
+            publisher,
+            self.in_flight,
+        )
         self.recovery = Recovery(
             self.kandev,
             self.store.cards,

@@ -92,7 +92,7 @@ def admit_with(store: Store, fake_kandev: FakeKandev, tasks, gateway: FakeSlackG
     def make(routing: Routing) -> Admit:
         permissions = Permissions(routing, gateway)
         queue = WaitingQueue(fake_kandev, store, routing, tasks, Permalinks(gateway), permissions)
-        return Admission(store, queue, permissions).admit
+        return Admission(store.cards, store.audit_log, queue, permissions).admit
 
     return make
 
