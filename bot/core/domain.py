@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.pending import ItemKind, PendingItem
 from bot.kandev.models import Answer, Bundle
 
 
@@ -81,7 +82,8 @@ class PastAnswer(BaseModel):
 
 
 class Card(BaseModel):
-    """A posted (or being-posted) Slack card for one bundle, as the store keeps it."""
+    """A posted (or being-posted) Slack card for one pending item (today a bundle), as the
+    store keeps it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -98,3 +100,12 @@ class Card(BaseModel):
     past: PastAnswer | None = None  # the last answer to the same questions, when posted
     created_at: datetime
     updated_at: datetime
+
+    @property
+    def item(self) -> PendingItem:
+        """What the agent is blocked on (the kind-agnostic parts read only this)."""
+        return self.bundle
+
+    @property
+    def kind(self) -> ItemKind:
+        return self.item.kind

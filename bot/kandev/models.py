@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from bot.core.pending import ItemKind
+
 
 class _Wire(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -45,6 +47,23 @@ class Bundle(_Wire):
 
     def question(self, question_id: str) -> Question | None:
         return next((q for q in self.questions if q.question_id == question_id), None)
+
+    # ---- as a pending item (bot.core.pending.PendingItem) ----------------------------------
+
+    @property
+    def kind(self) -> ItemKind:
+        return ItemKind.QUESTION
+
+    @property
+    def item_id(self) -> str:
+        return self.pending_id
+
+    @property
+    def headline(self) -> str:
+        """The first question's prompt (its title when it has none), on one line."""
+        first = self.questions[0] if self.questions else None
+        text = (first.prompt or first.title) if first else ""
+        return " ".join(text.split())
 
 
 class Answer(_Wire):

@@ -1,0 +1,53 @@
+"""What an agent is blocked on: the one *pending item* the kind-agnostic parts work on.
+
+A card is the Slack face of a pending item. Today's kind is a clarification bundle (1–4
+questions, ``ask_user_question_kandev``); the next is a tool-permission request
+(``session/request_permission``). Routing, admission, the outbox, reminders and escalation,
+subscriptions, the listing, the App Home and the audit key everything by the item's id and
+read only what :class:`PendingItem` offers, so a new kind reuses them as they are.
+
+What differs by kind — how items are discovered, how one is resolved and how it ended, how its
+card renders — lives with that kind: for questions, the Kandev client's clarification calls
+(bot/kandev/), the discovery and reconciler use-cases, and the card renderer (bot/cards/).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+
+class ItemKind(StrEnum):
+    """The kinds of pending item (stored with a card, a label on metrics)."""
+
+    QUESTION = "question"  # a clarification bundle (kandev.models.Bundle)
+
+
+@runtime_checkable
+class PendingItem(Protocol):
+    """The part of a pending item every kind has."""
+
+    @property
+    def kind(self) -> ItemKind: ...
+
+    @property
+    def item_id(self) -> str:
+        """Kandev's id of the item (a bundle's ``pending_id``): unique, the key of its card."""
+        ...
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def session_id(self) -> str:
+        """The session the agent asked in ("" when Kandev did not say)."""
+        ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def headline(self) -> str:
+        """What is asked, in one line of plain text (a reminder, a notification, a list row)."""
+        ...
