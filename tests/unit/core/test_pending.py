@@ -63,7 +63,10 @@ def test_the_kind_agnostic_parts_never_touch_a_bundle() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr in ("bundle", "questions"):
                 reaching.append(f"{relative}:{node.lineno} .{node.attr}")
-            if isinstance(node, ast.ImportFrom) and node.module == "bot.kandev.models":
-                if any(alias.name == "Bundle" for alias in node.names):
-                    reaching.append(f"{relative}:{node.lineno} imports Bundle")
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "bot.kandev.models"
+                and any(alias.name == "Bundle" for alias in node.names)
+            ):
+                reaching.append(f"{relative}:{node.lineno} imports Bundle")
     assert reaching == []
