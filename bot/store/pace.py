@@ -114,11 +114,11 @@ class PaceMixin(Repository):
         """The channel's row (created when new), locked until the transaction ends, and the
         database's now read after the lock was granted."""
         make = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-        stmt = make(channel_pace).values(
+        insert = make(channel_pace).values(
             channel=channel, free_at=_NEVER, cards_at=_NEVER, follows_at=_NEVER
         )
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["channel"], set_={"channel": stmt.excluded.channel}
+        stmt = insert.on_conflict_do_update(
+            index_elements=["channel"], set_={"channel": insert.excluded.channel}
         ).returning(
             channel_pace.c.free_at,
             channel_pace.c.cards_at,

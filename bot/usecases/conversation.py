@@ -14,13 +14,16 @@ from datetime import UTC, datetime
 
 from bot.cards.conversation import Conversation, Problem
 from bot.config.routing import Routing
-from bot.core.domain import Card
+from bot.core.domain import Card, PastAnswer
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevNotFoundError, KandevUnavailable
 from bot.kandev.models import SessionMessage, SessionMessages
 from bot.ops.redaction import without_userinfo
 from bot.usecases.past_answers import PastAnswers
 from bot.usecases.waiting import Permalinks
+
+#: Earlier answers to the same question, each with its card's permalink (when known).
+Earlier = tuple[tuple[PastAnswer, str | None], ...]
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +92,7 @@ class ConversationService:
             earlier=earlier,
         )
 
-    def _problem(self, card: Card, problem: Problem, earlier: tuple) -> Conversation:
+    def _problem(self, card: Card, problem: Problem, earlier: Earlier) -> Conversation:
         return Conversation(
             card=card,
             problem=problem,
@@ -97,7 +100,7 @@ class ConversationService:
             kandev_url=without_userinfo(self.kandev.base_url),
         )
 
-    def _earlier(self, card: Card) -> tuple:
+    def _earlier(self, card: Card) -> Earlier:
         """Earlier answers to the same question, with links to their cards (from the store;
         the permalinks from Slack, remembered)."""
         route = self.routing.route_for_task(card.task)

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from bot.cards import listing as render
 from bot.cards.text import one_line
@@ -146,7 +147,7 @@ class Reply:
     """An ephemeral message: fallback text and blocks."""
 
     text: str
-    blocks: list[dict]
+    blocks: list[dict[str, Any]]
 
 
 class ListingService:

@@ -16,6 +16,7 @@ Anything that cannot be looked up (a group's members, a channel's privacy or mem
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from bot.config.routing import Route, Routing
 from bot.core.domain import Card, TaskInfo
@@ -69,7 +70,7 @@ class Permissions:
         return self._lookup(reads, f"who reads {channel}", strict=strict)
 
     @staticmethod
-    def _lookup(check, what: str, *, strict: bool) -> bool:
+    def _lookup(check: Callable[[], object], what: str, *, strict: bool) -> bool:
         if strict:
             return bool(check())
         try:

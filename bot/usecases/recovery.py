@@ -111,7 +111,7 @@ class Recovery:
     def _backoff(self, resends: int) -> float:
         """How old a submission's lease must be before its next re-send: the lease, doubled
         after each re-send that settled nothing."""
-        return self.stale_after_s * 2 ** max(resends - 1, 0)
+        return float(self.stale_after_s * 2 ** max(resends - 1, 0))
 
     def _reconcile(self, sub: Submission, resends: int) -> Verdict | None:
         attempt = Attempt.of(sub, source=SOURCE)

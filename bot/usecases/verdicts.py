@@ -62,6 +62,8 @@ class Attempt:
         )
 
     def content(self) -> SubmissionContent:
+        if self.action == "view":  # opening the Conversation view is never submitted
+            raise ValueError("a view is not a submission")
         return SubmissionContent(
             action=self.action,
             answers=list(self.answers),
