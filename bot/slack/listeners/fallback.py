@@ -35,6 +35,9 @@ ANYTHING = re.compile(r".*", re.DOTALL)
 def register(app: App, svc: Services) -> None:
     app.action(ANYTHING)(_unknown_action(svc))
     app.view(ANYTHING)(_unknown_view(svc))
+    # Bolt's app.view matches view_submission only: a view_closed (sent for a modal opened with
+    # notify_on_close, or by anyone replaying Slack's payloads) would be a 404.
+    app.view_closed(ANYTHING)(_closed_view)
     app.shortcut(ANYTHING)(_unknown_shortcut(svc))
     app.command(ANYTHING)(_unknown_command)
     app.event(ANYTHING)(_ignored_event)
@@ -66,6 +69,10 @@ def _unknown_view(svc: Services):
         refuse_form(ack, body, svc.refuse_unusable(unknown))
 
     return handle
+
+
+def _closed_view(ack: Ack) -> None:
+    ack()  # nothing to do: no modal of this app asks to be told it was closed
 
 
 def _unknown_shortcut(svc: Services):
