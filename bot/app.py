@@ -2,8 +2,8 @@
 
 The steps are explicit: :func:`build` (the composition root) makes each component once and
 hands it to whoever needs it (what two components share is its own small component); the
-:class:`~bot.ops.replica.Bot` it returns starts the background workers, answers Slack until a
-signal and hands the work over (bot/ops/replica.py).
+:class:`~bot.commands.run.Bot` it returns starts the background workers, answers Slack until a
+signal and hands the work over (bot/commands/run.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.commands.run import Bot
 from bot.config.setting_values import secret_text
 from bot.config.settings import Mode, Settings
 from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
@@ -28,7 +29,6 @@ from bot.kandev.hints import KandevHints, NewPending
 from bot.ops import metrics
 from bot.ops.health import Health
 from bot.ops.logs import install_redaction, set_replica
-from bot.ops.replica import Bot
 from bot.ops.runtime import SWITCH_INTERVAL_S, settle_heap
 from bot.slack.app import build_bolt_app
 from bot.slack.lanes import (

@@ -45,8 +45,8 @@ from bench.kandev import Asked, DirectBundles, Slot, delete_tasks
 from bench.procstat import cpu_seconds, peak_rss_mb, rss_mb
 from bench.transport import KeepAliveTransport
 from bench.world import Route, World, wait_synced
+from bot.core.clarification import Answer, Bundle, Option, Question
 from bot.core.domain import CardOutcome, CardState
-from bot.kandev.models import Answer, Bundle, Option, Question
 from bot.store import Store, normalize_url
 from bot.store.engine import make_engine
 from bot.store.records import SubmissionContent, SubmissionResult

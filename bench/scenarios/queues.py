@@ -45,8 +45,8 @@ from bench.procstat import cpu_seconds
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport, PreparedTransport
 from bench.world import World, wait_synced
+from bot.core.clarification import Bundle
 from bot.core.domain import TaskInfo
-from bot.kandev.models import Bundle
 from bot.kandev.replies import rfc3339
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client

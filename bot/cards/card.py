@@ -29,8 +29,8 @@ from bot.cards.text import (
     shortened_note,
 )
 from bot.cards.wording import age_text, choices_summary, outcome_line, slack_date, user_mention
+from bot.core.clarification import Answer, Bundle, Question
 from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo
-from bot.kandev.models import Answer, Bundle, Question
 
 UNTITLED_TASK = "Untitled task"
 MAX_TITLE = 300

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.cards.limits import MAX_BUTTON_VALUE, MAX_OPTION_VALUE, MAX_PRIVATE_METADATA
-from bot.kandev.models import Question
+from bot.core.clarification import Question
 
 # ---- card buttons (block_actions) ------------------------------------------------------------
 ACTION_ANSWER_OPTION = "kq_option"  # one-click option button; rendered as "kq_option:<index>"

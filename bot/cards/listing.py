@@ -35,11 +35,8 @@ from bot.cards.text import (
 )
 from bot.cards.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Waiting
 from bot.cards.wording import age_text
+from bot.core.limits import MAX_PAGE_SIZE
 
-#: Bundles per page unless KANDEV_LIST_PAGE_SIZE says otherwise (the settings validate it).
-DEFAULT_PAGE_SIZE = 10
-#: The most bundles one page may show: 2 blocks each plus 4 fixed ones stay within 50 blocks.
-MAX_PAGE_SIZE = 20
 MAX_TITLE = 200
 MAX_QUESTIONS_LINE = 600
 MAX_WORKSPACE = 200

@@ -36,8 +36,8 @@ from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.submissions import Errors, StateValues
 from bot.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn, shortened_note
 from bot.cards.wording import Action
+from bot.core.clarification import Bundle, Question
 from bot.core.domain import TaskInfo
-from bot.kandev.models import Bundle, Question
 
 _BLOCKS_PER_QUESTION = 5  # divider, question, full options, choice, text
 _CONTEXT_IN_MODAL = 1500

@@ -10,7 +10,7 @@ from bot.cards.card import question_heading
 from bot.cards.ids import CodecError
 from bot.cards.limits import KANDEV_MAX_TEXT
 from bot.cards.text import fit_plain
-from bot.kandev.models import Answer, Bundle
+from bot.core.clarification import Answer, Bundle
 
 StateValues = dict[str, dict[str, dict[str, Any]]]
 Errors = dict[str, str]

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
+from bot.core.clarification import Bundle
 from bot.core.domain import Card, TaskInfo
-from bot.kandev.models import Bundle, Workspace
+from bot.kandev.models import Workspace
 
 #: Where a listing page starts: (created_at, pending_id) of the last bundle before it.
 PageKey = tuple[datetime, str]

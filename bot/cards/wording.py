@@ -11,8 +11,8 @@ from typing import Literal
 
 from bot.cards.limits import slack_len
 from bot.cards.text import fit_escaped, one_line
+from bot.core.clarification import Answer, Bundle
 from bot.core.domain import CardOutcome, CardState, PastChoice
-from bot.kandev.models import Answer, Bundle
 
 MAX_LABEL_IN_SUMMARY = 100
 MAX_SUMMARY = 1000  # every question's answer together, in an outcome line or a message

@@ -19,8 +19,8 @@ from bot.cards.wording import (
     outcome_line,
     user_mention,
 )
+from bot.core.clarification import Bundle
 from bot.core.domain import CardOutcome, CardState
-from bot.kandev.models import Bundle
 
 
 def _what(action: Action) -> str:

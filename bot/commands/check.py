@@ -15,7 +15,8 @@ from bot.commands.check_slack import slack_findings
 from bot.commands.findings import Finding, exception_text
 from bot.config.routing import Routing
 from bot.config.settings import Mode, Settings
-from bot.kandev.models import Bundle, ProbeResult, Task, Workspace
+from bot.core.clarification import Bundle
+from bot.kandev.models import ProbeResult, Task, Workspace
 from bot.ops.redaction import redact
 from bot.usecases.tasks import TaskDirectory, TaskUnknown
 

@@ -23,7 +23,6 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.cards.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from bot.config.routing import Routing, RoutingError, channel_id_problem
 from bot.config.routing_file import load_routing
 from bot.config.setting_values import (
@@ -36,6 +35,7 @@ from bot.config.setting_values import (
     not_a_slack_token,
     url_problem,
 )
+from bot.core.limits import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from bot.ops.redaction import url_password, without_userinfo
 from bot.store.errors import StoreError
 from bot.store.url import DEFAULT_DATABASE_URL, normalize_url

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.clarification import Answer, Bundle
 from bot.core.pending import ItemKind, PendingItem
-from bot.kandev.models import Answer, Bundle
 
 
 class CardState(StrEnum):

@@ -14,18 +14,14 @@ from bot.kandev.errors import (
 )
 from bot.kandev.hints import KandevHints
 from bot.kandev.models import (
-    Answer,
-    Bundle,
     FinalState,
     Invalid,
     Lost,
     NotActive,
     NotFound,
     NotRecorded,
-    Option,
     Outcome,
     ProbeResult,
-    Question,
     Resolution,
     Task,
     Unconfirmed,
@@ -34,8 +30,6 @@ from bot.kandev.models import (
 )
 
 __all__ = [
-    "Answer",
-    "Bundle",
     "FinalState",
     "Invalid",
     "KandevAuthError",
@@ -53,10 +47,8 @@ __all__ = [
     "NotActive",
     "NotFound",
     "NotRecorded",
-    "Option",
     "Outcome",
     "ProbeResult",
-    "Question",
     "Resolution",
     "Task",
     "Transport",

@@ -10,14 +10,13 @@ from urllib.parse import quote
 
 import httpx
 
+from bot.core.clarification import Answer, Bundle
 from bot.kandev import conversation, respond
 from bot.kandev.cache import TtlCache
 from bot.kandev.errors import KandevNotFoundError, KandevProtocolError
 from bot.kandev.http import KandevHttp
 from bot.kandev.mcp import McpSession
 from bot.kandev.models import (
-    Answer,
-    Bundle,
     FinalState,
     Lost,
     NotActive,

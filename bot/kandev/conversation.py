@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.kandev.models import Answer, FinalState, FinalStatus
+from bot.core.clarification import Answer
+from bot.kandev.models import FinalState, FinalStatus
 
 CLARIFICATION_TYPE = "clarification_request"
 

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
+from bot.core.clarification import Answer
 from bot.kandev.errors import (
     KandevConflictError,
     KandevNotFoundError,
@@ -39,7 +40,6 @@ from bot.kandev.errors import (
 )
 from bot.kandev.mcp_wire import ToolResult
 from bot.kandev.models import (
-    Answer,
     Invalid,
     Lost,
     NotActive,

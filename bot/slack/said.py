@@ -8,8 +8,8 @@ bot/cards/words.py. Pure.
 from __future__ import annotations
 
 from bot.cards import words
+from bot.core.clarification import Bundle
 from bot.core.domain import CardOutcome
-from bot.kandev.models import Bundle
 from bot.slack.requests import Unusable
 from bot.usecases.admission import Refusal
 from bot.usecases.verdicts import Problem, Verdict

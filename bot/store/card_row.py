@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
-from bot.kandev.models import Bundle
 
 
 def card_from_row(row: Any) -> Card:

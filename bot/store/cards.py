@@ -6,8 +6,8 @@ from datetime import datetime
 
 from sqlalchemy import func, select, update
 
+from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
-from bot.kandev.models import Bundle
 from bot.store.base import insert_unless_exists
 from bot.store.card_row import card_from_row as _card
 from bot.store.copies import CopiesMixin

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.kandev.models import Answer
+from bot.core.clarification import Answer
 
 
 class _Row(BaseModel):

@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.engine import Connection
 
+from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
-from bot.kandev.models import Bundle
 from bot.store.copies import CardMessage, MessageKind
 from bot.store.database import Database, StoreStats
 from bot.store.followups import NewMessage, OutboxRow, Waiting

@@ -17,11 +17,11 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 
 from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
+from bot.core.clarification import Answer
 from bot.core.domain import Card, CardOutcome, CardState
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable, KandevUnconfirmed
 from bot.kandev.models import (
-    Answer,
     Invalid,
     Lost,
     NotActive,

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from bot.cards.wording import Action
+from bot.core.clarification import Answer
 from bot.core.domain import Card
-from bot.kandev.models import Answer
 from bot.usecases.admission import Admitted, Refusal, RefusalKind, Request, Unusable
 from bot.usecases.answers import Begun
 from bot.usecases.verdicts import Verdict

@@ -18,6 +18,7 @@ from typing import Any
 from bot.cards import listing as render
 from bot.cards.text import one_line
 from bot.cards.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Query, Waiting
+from bot.core.limits import DEFAULT_PAGE_SIZE
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
 from bot.kandev.models import DEFAULT_PRIORITY, PRIORITIES, Workspace
@@ -157,7 +158,7 @@ class ListingService:
         kandev: KandevClient,
         *,
         kandev_url: str,
-        page_size: int = render.DEFAULT_PAGE_SIZE,
+        page_size: int = DEFAULT_PAGE_SIZE,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
         self.queue = queue

@@ -16,8 +16,8 @@ import unicodedata
 from typing import Protocol
 
 from bot.config.routing import Route, Routing
+from bot.core.clarification import Answer, Bundle
 from bot.core.domain import Card, CardState, PastAnswer, PastChoice, TaskInfo
-from bot.kandev.models import Answer, Bundle
 
 #: How many earlier answers the Conversation view lists.
 MAX_EARLIER = 5

@@ -26,12 +26,13 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from bot.config.routing import Routing
+from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardOutcome, CardState
 from bot.core.signals import Inbox, Signal
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
 from bot.kandev.hints import NewPending
-from bot.kandev.models import Bundle, FinalState
+from bot.kandev.models import FinalState
 from bot.ops.health import Health
 from bot.store import Store
 from bot.usecases.past_answers import PastAnswers, question_key

@@ -10,8 +10,8 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal
 
 from bot.cards.wording import Action
+from bot.core.clarification import Answer
 from bot.core.domain import Card, CardOutcome
-from bot.kandev.models import Answer
 from bot.store import Submission
 from bot.store.records import SubmissionContent
 

@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 
 from bot.cards.waiting import Waiting
 from bot.config.routing import Routing
+from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardState, TaskInfo
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
-from bot.kandev.models import Bundle
 from bot.slack_api.gateway import SlackGateway
 from bot.store import CardsRepository
 from bot.usecases.permissions import Permissions

@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.cards.waiting import Waiting
+from bot.core.clarification import Answer, Bundle, Option, Question
 from bot.core.domain import Card, CardOutcome, CardState, TaskInfo
-from bot.kandev.models import Answer, Bundle, Option, Question
 from bot.store import Database
 
 NOW = datetime(2026, 11, 30, 7, 30, 52, tzinfo=UTC)

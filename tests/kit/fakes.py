@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.core.clarification import Answer, Bundle
 from bot.kandev.client import ActiveList
 from bot.kandev.errors import KandevNotFoundError, KandevUnavailable
 from bot.kandev.models import (
-    Answer,
-    Bundle,
     FinalState,
     Invalid,
     Lost,

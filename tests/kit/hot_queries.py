@@ -27,8 +27,8 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
 
+from bot.core.clarification import Answer, Bundle, Option, Question
 from bot.core.domain import CardOutcome, CardState, TaskInfo
-from bot.kandev.models import Answer, Bundle, Option, Question
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.records import SubmissionContent
 from bot.store.store import Store

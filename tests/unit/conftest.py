@@ -11,9 +11,9 @@ import pytest
 from slack_bolt import App
 
 from bot.config.routing import Routing
+from bot.core.clarification import Bundle
 from bot.core.domain import Card
 from bot.core.signals import Signal
-from bot.kandev.models import Bundle
 from bot.ops.health import Health
 from bot.slack.app import build_bolt_app
 from bot.slack.lanes import Lane

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.kandev.models import Answer
+from bot.core.clarification import Answer
 from bot.store import Store
 from bot.store.records import SubmissionContent
 from bot.usecases.answers import Attempt

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bot.cards import ids
 from bot.cards.ids import ButtonValue, CodecError, ModalMetadata
 from bot.cards.submissions import parse_answer_submission, parse_reject_submission
-from bot.kandev.models import Option
+from bot.core.clarification import Option
 from bot.slack import raw_payload
 from bot.slack.guard import body_problem, signature_problem
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from bot.core.clarification import Bundle, Option, Question
 from bot.core.domain import CardOutcome, CardState, TaskInfo
-from bot.kandev.models import Bundle, Option, Question
 from bot.ops.health import Health
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client

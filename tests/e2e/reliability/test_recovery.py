@@ -18,10 +18,10 @@ import pytest
 
 from bot.cards.modals import build_sending_modal
 from bot.config.routing import Routing
+from bot.core.clarification import Answer
 from bot.core.domain import CardState
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevUnavailable
-from bot.kandev.models import Answer
 from bot.ops.health import Health
 from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway

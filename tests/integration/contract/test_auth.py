@@ -4,7 +4,8 @@ import threading
 
 import pytest
 
-from bot.kandev import Answer, KandevAuthError, KandevClient, KandevHints, Won
+from bot.core.clarification import Answer
+from bot.kandev import KandevAuthError, KandevClient, KandevHints, Won
 from tests.kit.harness import sample_questions
 from tests.kit.polling import eventually
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from bot.kandev import Answer, Won
+from bot.core.clarification import Answer
+from bot.kandev import Won
 from tests.kit.harness import sample_questions
 from tests.kit.polling import eventually
 

@@ -5,7 +5,8 @@ import threading
 
 import pytest
 
-from bot.kandev import Answer, KandevHints, Won
+from bot.core.clarification import Answer
+from bot.kandev import KandevHints, Won
 from bot.kandev.hints import NewPending
 from tests.kit.harness import sample_questions
 

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from bot.kandev import Answer, KandevClient, KandevUnavailable
+from bot.core.clarification import Answer
+from bot.kandev import KandevClient, KandevUnavailable
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bot.kandev.models import Answer
+from bot.core.clarification import Answer
 from bot.store import Store
 from bot.store.records import SubmissionContent, SubmissionResult
 from tests.kit.fakes import FakeClock

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.clarification import Bundle
 from bot.core.domain import TaskInfo
-from bot.kandev.models import Bundle
 from tests.kit.factories import (
     CACHE_QUESTION,
     DB_QUESTION,

@@ -12,8 +12,8 @@ from datetime import timedelta
 from hypothesis import strategies as st
 
 from bot.cards.limits import KANDEV_MAX_TEXT
+from bot.core.clarification import Answer, Bundle, Option, Question
 from bot.core.domain import CardOutcome, CardState, TaskInfo
-from bot.kandev.models import Answer, Bundle, Option, Question
 from tests.kit.factories import NOW, make_bundle, make_outcome, make_question, make_task
 
 NASTY_PIECES = [

@@ -18,8 +18,8 @@ from bot.cards import (
     render_card,
     task_url,
 )
+from bot.core.clarification import Answer
 from bot.core.domain import CardOutcome, CardState, TaskInfo
-from bot.kandev.models import Answer
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, NOW, PENDING_ID, TASK_ID, make_bundle
 from tests.unit.cards.limits_checker import assert_valid_message, unsafe_angles
 

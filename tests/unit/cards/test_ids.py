@@ -22,7 +22,7 @@ from bot.cards.ids import (
     option_value,
     text_block_id,
 )
-from bot.kandev.models import Option
+from bot.core.clarification import Option
 from tests.kit.factories import PENDING_ID, make_question
 
 

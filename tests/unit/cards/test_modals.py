@@ -28,7 +28,7 @@ from bot.cards import (
 )
 from bot.cards.ids import option_value
 from bot.cards.limits import MAX_VIEW_BLOCKS
-from bot.kandev.models import Answer
+from bot.core.clarification import Answer
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, PENDING_ID, make_bundle
 from tests.unit.cards.limits_checker import assert_valid_view
 

@@ -15,8 +15,8 @@ from bot.cards.words import (
     not_recorded_message,
     unavailable_message,
 )
+from bot.core.clarification import Answer
 from bot.core.domain import CardState
-from bot.kandev.models import Answer
 from tests.kit.factories import make_bundle, make_outcome
 
 

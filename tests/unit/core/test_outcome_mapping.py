@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.core.clarification import Answer
 from bot.core.domain import CardState
-from bot.kandev.models import Answer, FinalState
+from bot.kandev.models import FinalState
 from bot.usecases.answers import Attempt
 from bot.usecases.sync import outcome_from_final
 

@@ -6,8 +6,8 @@ import httpx
 import pytest
 import respx
 
+from bot.core.clarification import Answer
 from bot.kandev import (
-    Answer,
     KandevClient,
     KandevNotFoundError,
     KandevProtocolError,

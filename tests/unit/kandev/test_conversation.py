@@ -1,12 +1,12 @@
 """Final state of a bundle from its task's clarification messages."""
 
+from bot.core.clarification import Answer
 from bot.kandev.conversation import (
     ConversationPage,
     bundle_messages,
     final_state,
     is_complete,
 )
-from bot.kandev.models import Answer
 
 
 def message(

@@ -11,8 +11,8 @@ import httpx
 import pytest
 import respx
 
+from bot.core.clarification import Answer
 from bot.kandev import (
-    Answer,
     Invalid,
     KandevAuthError,
     KandevUnavailable,

@@ -4,9 +4,10 @@ import json
 
 import pytest
 
+from bot.core.clarification import Answer
 from bot.kandev.errors import KandevProtocolError, KandevToolError
 from bot.kandev.mcp_wire import ToolResult
-from bot.kandev.models import Answer, Invalid, Lost, NotActive, NotFound, Resolution, Won
+from bot.kandev.models import Invalid, Lost, NotActive, NotFound, Resolution, Won
 from bot.kandev.respond import Submission, outcome_from_rest, outcome_from_tool, settle
 
 WINNER = {

@@ -8,8 +8,8 @@ import threading
 from slack_bolt import App
 
 from bot.cards import ids, words
+from bot.core.clarification import Answer
 from bot.core.domain import CardState
-from bot.kandev.models import Answer
 from bot.store import Store
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway

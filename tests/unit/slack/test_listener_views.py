@@ -10,8 +10,8 @@ from typing import Any
 from slack_bolt import App
 
 from bot.cards import ids, words
+from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
-from bot.kandev.models import Answer
 from bot.slack.forms import FormKind, form_for
 from bot.store import Store
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, answered, make_bundle

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bot.cards import words
+from bot.core.clarification import Answer
 from bot.core.domain import CardOutcome, CardState
 from bot.kandev.errors import KandevAuthError
-from bot.kandev.models import Answer
 from bot.slack import said
 from bot.store import Store
 from bot.usecases.admission import Admission, Admitted, Request

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
+from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
-from bot.kandev.models import Answer
 from bot.store import Store
 from bot.usecases.admission import Admission, Admitted, Refusal, Request
 from bot.usecases.answers import AnswerService

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
-from bot.kandev.models import Answer
 from bot.slack.lanes import Lane
 from bot.store import Store
 from bot.usecases.admission import Admission, Admitted, Request, Unusable, Where

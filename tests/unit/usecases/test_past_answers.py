@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from bot.cards import ids
 from bot.cards.card import past_line
 from bot.config.routing import Route, RouteRule, Routing
+from bot.core.clarification import Answer
 from bot.core.domain import CardState, PastAnswer, PastChoice
-from bot.kandev.models import Answer
 from bot.usecases.past_answers import PastAnswers, normalise, question_key
 from tests.kit.factories import ALICE_ID, CHANNEL, NOW, answered, make_outcome, numbered_bundle
 from tests.kit.factories import make_question as q

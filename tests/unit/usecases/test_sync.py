@@ -10,14 +10,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot.commands.run import Bot
 from bot.config.routing import RouteRule, Routing
+from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
 from bot.core.signals import Inbox, Signal
 from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
 from bot.kandev.hints import NewPending
-from bot.kandev.models import Answer
 from bot.ops.health import Health
-from bot.ops.replica import Bot
 from bot.store import Store
 from bot.store.records import SubmissionContent
 from bot.usecases import sync as sync_module
