@@ -11,15 +11,19 @@ for tests that ask for it.
   **env_overrides)`` -> a ``BotProcess`` on the fake Slack and ``kandev``; all are stopped after
   the test. ``bot``: one in HTTP mode with the default configuration.
 
-Tests using any of these get the ``kandev`` marker automatically.
+Tests using any of these get the ``kandev`` marker automatically. Every test also gets the marker
+of its folder: tests/unit -> ``unit``, tests/integration -> ``integration``, tests/e2e -> ``e2e``
+(``pytest -m unit`` is the inner loop; see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.kit.fakeslack import FakeSlack
 from tests.kit.harness import BotProcess, KandevServer, Seeder, bot_env, ensure_runtime
@@ -27,12 +31,32 @@ from tests.kit.harness import BotProcess, KandevServer, Seeder, bot_env, ensure_
 # The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory.
 pytest_plugins = ["tests.kit.fakeslack.fixtures"]
 
+# Hypothesis: ``unit`` (default) bounds every property for the inner loop (tests/unit/properties.py
+# caps the explicit numbers too); ``full`` runs each property as deep as it asks (CI, nightly).
+settings.register_profile("unit", max_examples=10)
+settings.register_profile("full", max_examples=100)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))
+
 BotFactory = Callable[..., BotProcess]
 KANDEV_FIXTURES = frozenset({"kandev_runtime", "kandev", "kandev_auth", "kandev_factory", "seed"})
+TESTS = Path(__file__).parent
+FOLDER_MARKERS = ("unit", "integration", "e2e")
+
+
+def folder_marker(path: Path) -> str | None:
+    """The marker of the test folder ``path`` lies in (tests/<folder>/...), if any."""
+    try:
+        folder = path.relative_to(TESTS).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return folder if folder in FOLDER_MARKERS else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        marker = folder_marker(item.path)
+        if marker is not None:
+            item.add_marker(marker)
         if KANDEV_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.kandev)
 
