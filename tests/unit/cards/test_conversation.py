@@ -22,7 +22,7 @@ from bot.cards.limits import MAX_VIEW_BLOCKS, slack_len
 from bot.core.domain import CardState, PastAnswer
 from bot.kandev.models import SessionMessage
 from tests.kit.factories import ALICE_ID, KANDEV_URL, NOW, make_bundle, make_card, make_task
-from tests.unit.cards.limits_checker import assert_valid_view
+from tests.unit.cards.checks import assert_valid_view
 from tests.unit.cards.strategies import bundles, tasks_for, texts
 from tests.unit.properties import examples
 

@@ -27,7 +27,8 @@ from bot.cards.wording import MAX_OUTCOME_LINE
 from bot.cards.words import already_answered_message, closed_card_message, lost_message
 from bot.core.domain import CardOutcome, CardState
 from tests.kit.factories import KANDEV_URL, NOW
-from tests.unit.cards.limits_checker import assert_valid_message, assert_valid_view, unsafe_angles
+from tests.unit.cards.checks import assert_valid_message, assert_valid_view
+from tests.unit.cards.safety import unsafe_angles
 from tests.unit.cards.strategies import bundles, free_texts, outcomes_for, tasks_for, texts
 from tests.unit.properties import examples
 
