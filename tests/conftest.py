@@ -10,6 +10,9 @@ for tests that ask for it.
 - ``bot_factory`` (function): ``bot_factory(mode="http"|"socket", start=True, db_url=None,
   **env_overrides)`` -> a ``BotProcess`` on the fake Slack and ``kandev``; all are stopped after
   the test. ``bot``: one in HTTP mode with the default configuration.
+- ``app_factory`` (function): ``app_factory(db_url=None, **env_overrides)`` -> an ``InProcessBot``
+  (bot.app.build() in this process, HTTP mode) on the same environment; for tests where the
+  process itself (restart, crash, signals, replicas, Socket Mode, the CLI) is not what is tested.
 
 Tests using any of these get the ``kandev`` marker automatically. Every test also gets the marker
 of its folder: tests/unit -> ``unit``, tests/integration -> ``integration``, tests/e2e -> ``e2e``
@@ -26,7 +29,14 @@ import pytest
 from hypothesis import settings
 
 from tests.kit.fakeslack import FakeSlack
-from tests.kit.harness import BotProcess, KandevServer, Seeder, bot_env, ensure_runtime
+from tests.kit.harness import (
+    BotProcess,
+    InProcessBot,
+    KandevServer,
+    Seeder,
+    bot_env,
+    ensure_runtime,
+)
 
 # The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory.
 pytest_plugins = ["tests.kit.fakeslack.fixtures"]
@@ -38,6 +48,7 @@ settings.register_profile("full", max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))
 
 BotFactory = Callable[..., BotProcess]
+AppFactory = Callable[..., InProcessBot]
 KANDEV_FIXTURES = frozenset({"kandev_runtime", "kandev", "kandev_auth", "kandev_factory", "seed"})
 TESTS = Path(__file__).parent
 FOLDER_MARKERS = ("unit", "integration", "e2e")
@@ -121,3 +132,18 @@ def bot_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[BotFa
 @pytest.fixture
 def bot(bot_factory: BotFactory) -> BotProcess:
     return bot_factory()
+
+
+@pytest.fixture
+def app_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[AppFactory]:
+    started: list[InProcessBot] = []
+
+    def make(*, db_url: str | None = None, **overrides: str) -> InProcessBot:
+        url = db_url or f"sqlite:///{tmp_path / f'app-{len(started)}.db'}"
+        app = InProcessBot(bot_env(fake_slack, kandev, url, mode="http", **overrides))
+        started.append(app)
+        return app.start()
+
+    yield make
+    for app in started:
+        app.stop()
