@@ -8,4 +8,6 @@ python3 -m venv .venv
 .venv/bin/pip install --quiet --disable-pip-version-check -e '.[test]'
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# The whole suite runs every property as deep as it asks (the default "unit" profile bounds them).
+export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-full}"
 exec .venv/bin/pytest "$@"

@@ -13,6 +13,7 @@ for tests that ask for it.
 - ``app_factory`` (function): ``app_factory(db_url=None, **env_overrides)`` -> an ``InProcessBot``
   (bot.app.build() in this process, HTTP mode) on the same environment; for tests where the
   process itself (restart, crash, signals, replicas, Socket Mode, the CLI) is not what is tested.
+  ``app``: one with the default configuration.
 
 Tests using any of these get the ``kandev`` marker automatically. Every test also gets the marker
 of its folder: tests/unit -> ``unit``, tests/integration -> ``integration``, tests/e2e -> ``e2e``
@@ -139,7 +140,7 @@ def app_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[AppFa
     started: list[InProcessBot] = []
 
     def make(*, db_url: str | None = None, **overrides: str) -> InProcessBot:
-        url = db_url or f"sqlite:///{tmp_path / f'app-{len(started)}.db'}"
+        url = db_url or f"sqlite:///{tmp_path / 'bot.db'}"
         app = InProcessBot(bot_env(fake_slack, kandev, url, mode="http", **overrides))
         started.append(app)
         return app.start()
@@ -147,3 +148,9 @@ def app_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[AppFa
     yield make
     for app in started:
         app.stop()
+
+
+@pytest.fixture
+def app(app_factory: AppFactory) -> InProcessBot:
+    """The bot in this process, HTTP mode, the default configuration (as ``bot``)."""
+    return app_factory()

@@ -6,9 +6,12 @@ same requests over HTTP, a second or two less per test and no subprocess."""
 
 from __future__ import annotations
 
+import io
+import logging
 import threading
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -21,7 +24,8 @@ READY_TIMEOUT_S = 30.0
 
 class InProcessBot:
     """Start/stop the bot in-process (HTTP mode); the surface e2e tests use of ``BotProcess``:
-    ``events_url``, ``health_url``, ``health()``, ``start()``, ``stop()``."""
+    ``env``, ``events_url``, ``health_url``, ``health()``, ``logs()`` (what the ``bot`` loggers
+    said at INFO and above while it ran), ``start()``, ``stop()``."""
 
     mode = "http"
 
@@ -29,8 +33,11 @@ class InProcessBot:
         self.env = dict(env)
         self.port = int(self.env["PORT"])
         self.bot: Bot | None = None
-        self._server: object | None = None
+        self._server: Any = None  # a waitress server (bot.slack.http_server.serve)
         self._thread: threading.Thread | None = None
+        self._log = io.StringIO()
+        self._handler: logging.Handler | None = None
+        self._level = logging.NOTSET
 
     @property
     def events_url(self) -> str:
@@ -42,6 +49,7 @@ class InProcessBot:
 
     def start(self) -> InProcessBot:
         assert self.bot is None, "already running"
+        self._capture_logs()
         settings = load_settings(self.env, mode="http")
         bot = build(settings, "http")
         bot.start()
@@ -50,7 +58,7 @@ class InProcessBot:
             bot.bolt, bot.health, signing_secret=secret.get_secret_value() if secret else None
         )
         self._server = serve(wsgi, self.port, host="127.0.0.1")
-        self._thread = threading.Thread(target=self._server.run, name="http", daemon=True)  # type: ignore[attr-defined]
+        self._thread = threading.Thread(target=self._server.run, name="http", daemon=True)
         self._thread.start()
         self.bot = bot
         self._wait_ready()
@@ -66,6 +74,18 @@ class InProcessBot:
                 time.sleep(0.05)
         raise TimeoutError("the in-process bot did not answer on its port")
 
+    def _capture_logs(self) -> None:
+        logger = logging.getLogger("bot")
+        self._handler = logging.StreamHandler(self._log)
+        self._handler.setLevel(logging.INFO)
+        self._handler.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+        self._level = logger.level
+        logger.setLevel(logging.INFO)
+        logger.addHandler(self._handler)
+
+    def logs(self) -> str:
+        return self._log.getvalue()
+
     def health(self) -> tuple[int, dict]:
         r = httpx.get(self.health_url, timeout=5.0)
         return r.status_code, r.json()
@@ -80,3 +100,8 @@ class InProcessBot:
             stop_server(self._server, self._thread)
         self.bot.close()
         self.bot, self._server, self._thread = None, None, None
+        if self._handler is not None:
+            logger = logging.getLogger("bot")
+            logger.removeHandler(self._handler)
+            logger.setLevel(self._level)
+            self._handler = None
