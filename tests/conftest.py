@@ -44,7 +44,7 @@ pytest_plugins = ["tests.kit.fakeslack.fixtures"]
 
 # Hypothesis: ``unit`` (default) bounds every property for the inner loop (tests/unit/properties.py
 # caps the explicit numbers too); ``full`` runs each property as deep as it asks (CI, nightly).
-settings.register_profile("unit", max_examples=10)
+settings.register_profile("unit", max_examples=5)
 settings.register_profile("full", max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))
 
