@@ -14,5 +14,5 @@ UNIT_PROFILE = "unit"
 def examples(asked: int) -> int:
     """``asked`` examples, or fewer when the active profile is the bounded ``unit`` one."""
     if settings.get_current_profile_name() == UNIT_PROFILE:
-        return min(asked, settings.default.max_examples)
+        return min(asked, settings().max_examples)  # settings(): the active profile's
     return asked

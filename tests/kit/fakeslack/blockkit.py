@@ -320,7 +320,8 @@ def validate_view(method: str, view: Any) -> list[Violation]:
         check.text_object(view.get("title"), "/view/title", 24, plain_only=True)
         check.text_object(view.get("submit"), "/view/submit", 24, plain_only=True, required=False)
         check.text_object(view.get("close"), "/view/close", 24, plain_only=True, required=False)
-        blocks = view.get("blocks") if isinstance(view.get("blocks"), list) else []
+        raw_blocks = view.get("blocks")
+        blocks: list[Any] = raw_blocks if isinstance(raw_blocks, list) else []
         has_input = any(isinstance(b, dict) and b.get("type") == "input" for b in blocks)
         if has_input and view.get("submit") is None:
             check.error("/view/submit", "a modal with input blocks needs a submit button")
