@@ -10,29 +10,65 @@ for tests that ask for it.
 - ``bot_factory`` (function): ``bot_factory(mode="http"|"socket", start=True, db_url=None,
   **env_overrides)`` -> a ``BotProcess`` on the fake Slack and ``kandev``; all are stopped after
   the test. ``bot``: one in HTTP mode with the default configuration.
+- ``app_factory`` (function): ``app_factory(db_url=None, **env_overrides)`` -> an ``InProcessBot``
+  (bot.app.build() in this process, HTTP mode) on the same environment; for tests where the
+  process itself (restart, crash, signals, replicas, Socket Mode, the CLI) is not what is tested.
+  ``app``: one with the default configuration.
 
-Tests using any of these get the ``kandev`` marker automatically.
+Tests using any of these get the ``kandev`` marker automatically. Every test also gets the marker
+of its folder: tests/unit -> ``unit``, tests/integration -> ``integration``, tests/e2e -> ``e2e``
+(``pytest -m unit`` is the inner loop; see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.kit.fakeslack import FakeSlack
-from tests.kit.harness import BotProcess, KandevServer, Seeder, bot_env, ensure_runtime
+from tests.kit.harness import (
+    BotProcess,
+    InProcessBot,
+    KandevServer,
+    Seeder,
+    bot_env,
+    ensure_runtime,
+)
 
 # The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory.
 pytest_plugins = ["tests.kit.fakeslack.fixtures"]
 
+# Hypothesis: ``unit`` (default) bounds every property for the inner loop (tests/unit/properties.py
+# caps the explicit numbers too); ``full`` runs each property as deep as it asks (CI, nightly).
+settings.register_profile("unit", max_examples=5)
+settings.register_profile("full", max_examples=100)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))
+
 BotFactory = Callable[..., BotProcess]
+AppFactory = Callable[..., InProcessBot]
 KANDEV_FIXTURES = frozenset({"kandev_runtime", "kandev", "kandev_auth", "kandev_factory", "seed"})
+TESTS = Path(__file__).parent
+FOLDER_MARKERS = ("unit", "integration", "e2e")
+
+
+def folder_marker(path: Path) -> str | None:
+    """The marker of the test folder ``path`` lies in (tests/<folder>/...), if any."""
+    try:
+        folder = path.relative_to(TESTS).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return folder if folder in FOLDER_MARKERS else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        marker = folder_marker(item.path)
+        if marker is not None:
+            item.add_marker(marker)
         if KANDEV_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.kandev)
 
@@ -97,3 +133,24 @@ def bot_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[BotFa
 @pytest.fixture
 def bot(bot_factory: BotFactory) -> BotProcess:
     return bot_factory()
+
+
+@pytest.fixture
+def app_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[AppFactory]:
+    started: list[InProcessBot] = []
+
+    def make(*, db_url: str | None = None, **overrides: str) -> InProcessBot:
+        url = db_url or f"sqlite:///{tmp_path / 'bot.db'}"
+        app = InProcessBot(bot_env(fake_slack, kandev, url, mode="http", **overrides))
+        started.append(app)
+        return app.start()
+
+    yield make
+    for app in started:
+        app.stop()
+
+
+@pytest.fixture
+def app(app_factory: AppFactory) -> InProcessBot:
+    """The bot in this process, HTTP mode, the default configuration (as ``bot``)."""
+    return app_factory()

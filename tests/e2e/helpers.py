@@ -24,7 +24,14 @@ from tests.kit.fakeslack import (
     iter_elements,
     payloads,
 )
-from tests.kit.harness import CHANNEL, BotProcess, KandevServer, QuestionSpec, question
+from tests.kit.harness import (
+    CHANNEL,
+    BotProcess,
+    InProcessBot,
+    KandevServer,
+    QuestionSpec,
+    question,
+)
 
 #: The poll interval the card tests run the bot with (seconds, KANDEV_POLL_INTERVAL).
 POLL_S = 1.5
@@ -245,7 +252,10 @@ def click_stale(
     )
 
 
-def start_bot(bot_factory: Callable[..., BotProcess], **env: str) -> BotProcess:
-    """The bot (HTTP mode unless ``mode=`` says otherwise) polling every ``POLL_S`` seconds."""
+def start_bot(
+    bot_factory: Callable[..., BotProcess] | Callable[..., InProcessBot], **env: str
+) -> BotProcess | InProcessBot:
+    """The bot (HTTP mode unless ``mode=`` says otherwise) polling every ``POLL_S`` seconds:
+    ``bot_factory`` (a process) or ``app_factory`` (in this process, HTTP mode)."""
     env.setdefault("KANDEV_POLL_INTERVAL", str(POLL_S))
     return bot_factory(**env)

@@ -31,9 +31,9 @@ REJECT_MODAL = "kq_reject_modal"
 
 
 def test_one_click_answers_in_kandev_and_unblocks_the_agent(
-    bot_factory, seed, fake_slack, slack_driver
+    app_factory, seed, fake_slack, slack_driver
 ):
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], context="We need to store orders.", title="Pick a DB")
     card = wait_card(fake_slack, bundle.pending_id)
     assert buttons(card) == [
@@ -78,8 +78,8 @@ def test_one_click_answers_in_kandev_and_unblocks_the_agent(
     assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
 
 
-def test_multi_question_modal_requires_every_answer(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_multi_question_modal_requires_every_answer(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     bundle = seed(sample_questions(3, options=3), context="Three choices.", title="Three at once")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
@@ -136,8 +136,8 @@ def test_multi_question_modal_requires_every_answer(bot_factory, seed, fake_slac
     assert len(card_posts(fake_slack, bundle.pending_id)) == 1
 
 
-def test_free_text_answer_with_a_length_check(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_free_text_answer_with_a_length_check(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Free text")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
@@ -178,8 +178,8 @@ def test_free_text_answer_with_a_length_check(bot_factory, seed, fake_slack, sla
     assert "<b>" not in edited.all_text
 
 
-def test_reject_with_a_reason(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_reject_with_a_reason(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Reject me")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)

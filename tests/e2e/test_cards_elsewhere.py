@@ -31,9 +31,9 @@ LABELS = {"q1_opt1": "PostgreSQL", "q1_opt2": "MongoDB"}
 
 
 def test_answered_in_kandev_first_then_a_late_slack_click(
-    bot_factory, seed, fake_slack, slack_driver
+    app_factory, seed, fake_slack, slack_driver
 ):
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Answered in the web UI")
     card = wait_card(fake_slack, bundle.pending_id)
 
@@ -63,10 +63,10 @@ def test_answered_in_kandev_first_then_a_late_slack_click(
     assert len(card_posts(fake_slack, bundle.pending_id)) == 1
 
 
-def test_modal_left_open_while_kandev_answered(bot_factory, seed, fake_slack, slack_driver):
+def test_modal_left_open_while_kandev_answered(app_factory, seed, fake_slack, slack_driver):
     """Bob opens "Other answer…", the question is answered in Kandev meanwhile, then Bob sends
     his text: it is not sent, the modal tells him the winner, the card keeps the Kandev answer."""
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Answered while Bob was typing")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
@@ -90,8 +90,8 @@ def test_modal_left_open_while_kandev_answered(bot_factory, seed, fake_slack, sl
     assert response_of(final, "db") == {"question_id": "db", "selected_options": ["q1_opt1"]}
 
 
-def test_two_slack_users_race(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_two_slack_users_race(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Race")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
@@ -140,8 +140,8 @@ def test_two_slack_users_race(bot_factory, seed, fake_slack, slack_driver):
     assert shown == {expected}
 
 
-def test_cancelled_bundle_ends_the_card(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_cancelled_bundle_ends_the_card(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Cancelled by an operator")
     card = wait_card(fake_slack, bundle.pending_id)
 

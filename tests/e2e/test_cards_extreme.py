@@ -54,8 +54,8 @@ def assert_safe(text: str) -> None:
     assert "&lt;!channel&gt;" in text
 
 
-def test_four_questions_six_options_and_huge_texts(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_four_questions_six_options_and_huge_texts(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     title = "Extreme <&> 🚀 " + "x" * 44  # Kandev allows 60 characters
     bundle = seed(extreme_questions(4, 6), context=long_text("context"), title=title)
     card = wait_card(fake_slack, bundle.pending_id)
@@ -101,9 +101,9 @@ def test_four_questions_six_options_and_huge_texts(bot_factory, seed, fake_slack
 
 
 def test_one_question_with_six_long_options_keeps_one_click_buttons(
-    bot_factory, seed, fake_slack, slack_driver
+    app_factory, seed, fake_slack, slack_driver
 ):
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     bundle = seed(extreme_questions(1, 6), context=long_text("ctx", 3000), title="Long labels")
     card = wait_card(fake_slack, bundle.pending_id)
     assert fake_slack.violations == []

@@ -54,9 +54,9 @@ def bundle_questions() -> list[dict]:
 
 
 def test_multi_select_and_long_free_text_answered_in_kandev_close_the_card(
-    bot_factory, seed, fake_slack
+    app_factory, seed, fake_slack
 ):
-    start_bot(bot_factory)
+    start_bot(app_factory)
     bundle = seed(bundle_questions(), context=DANGER * 10, title="Big answer @here")
     card = wait_card(fake_slack, bundle.pending_id)
     assert fake_slack.violations == []

@@ -45,8 +45,8 @@ QUESTIONS = [
 CONTEXT = "We are building the *orders* service; see `docs/orders.md` for the constraints."
 
 
-def test_multi_question_bundle_is_posted_within_the_poll_interval(bot_factory, seed, fake_slack):
-    start_bot(bot_factory)
+def test_multi_question_bundle_is_posted_within_the_poll_interval(app_factory, seed, fake_slack):
+    start_bot(app_factory)
     bundle = seed(QUESTIONS, context=CONTEXT, title="Orders service design")
     seeded_at = time.monotonic()
     card = wait_card(fake_slack, bundle.pending_id, timeout=POLL_S + MARGIN_S)

@@ -42,9 +42,9 @@ def filled(fake_slack, view_id: str, timeout: float = 15.0):
 
 
 def test_conversation_opens_at_once_and_shows_the_session_in_order(
-    bot_factory, seed, fake_slack, slack_driver
+    app_factory, seed, fake_slack, slack_driver
 ):
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     bundle = seed(
         [db_question()],
         title="Conversation: orders DB",
@@ -97,8 +97,8 @@ def test_conversation_opens_at_once_and_shows_the_session_in_order(
     wait_outcome(fake_slack, card.ts, "✅")
 
 
-def test_a_long_session_stays_within_the_modal_limits(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_a_long_session_stays_within_the_modal_limits(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     long_markdown = "## Findings\n" + "\n".join(f"- item **{n}** " + "x" * 80 for n in range(60))
     steps = []
     for n in range(120):
@@ -120,11 +120,11 @@ def test_a_long_session_stays_within_the_modal_limits(bot_factory, seed, fake_sl
 
 
 def test_only_answerers_may_open_the_conversation(
-    bot_factory, seed, fake_slack, slack_driver, tmp_path
+    app_factory, seed, fake_slack, slack_driver, tmp_path
 ):
     config = tmp_path / "routing.toml"
     config.write_text(f'[defaults]\nchannel = "{CHANNEL}"\nanswerers = ["{ALICE.id}"]\n')
-    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=str(config))
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(config))
     bundle = seed([db_question()], title="Conversation: Alice only")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
@@ -140,7 +140,7 @@ def test_only_answerers_may_open_the_conversation(
 
 
 def test_routing_by_priority_and_labels_and_the_listing_filters(
-    bot_factory, seed, fake_slack, slack_driver, tmp_path
+    app_factory, seed, fake_slack, slack_driver, tmp_path
 ):
     config = tmp_path / "routing.toml"
     config.write_text(
@@ -149,7 +149,7 @@ def test_routing_by_priority_and_labels_and_the_listing_filters(
         f'[[route]]\nlabels = ["database"]\nchannel = "{OTHER_CHANNEL}"\n'
         f'answerers = ["{BOB.id}"]\n'
     )
-    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=str(config))
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(config))
     fire = seed([db_question()], title="Routed: fire", priority="critical")
     schema = seed([db_question()], title="Routed: schema", labels=["database", "infra"])
     plain = seed([db_question()], title="Routed: plain", labels=["infra"])
@@ -168,8 +168,8 @@ def test_routing_by_priority_and_labels_and_the_listing_filters(
     assert titles(run_list(driver, "label:infra", user=ALICE).all_text) == ["Routed: plain"]
 
 
-def test_a_repeated_question_shows_the_earlier_answer(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_a_repeated_question_shows_the_earlier_answer(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     first = seed([db_question()], title="Past: first")
     card = wait_card(fake_slack, first.pending_id)
     driver = slack_driver(bot.events_url)

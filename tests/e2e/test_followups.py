@@ -1,7 +1,7 @@
-"""Reminders and escalation end to end (real Kandev, fake Slack, the bot as a process, durations
-in seconds): reminders come in the card's thread with their mentions and stop on resolution; the
-escalation card is posted and every copy shows the answer given on either; a reminder due while
-the bot was down is sent exactly once."""
+"""Reminders and escalation end to end (real Kandev, fake Slack, the bot in-process except across
+the restart, which needs a process; durations in seconds): reminders come in the card's thread
+with their mentions and stop on resolution; the escalation card is posted and every copy shows
+the answer given on either; a reminder due while the bot was down is sent exactly once."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def wait_message(fake: FakeSlack, channel: str, timeout: float) -> PostedMessage
 
 
 def test_reminders_escalation_and_an_answer_on_the_escalation_card(
-    bot_factory, seed, fake_slack, slack_driver, tmp_path
+    app_factory, seed, fake_slack, slack_driver, tmp_path
 ):
     fake_slack.add_channel(LEADS, "leads")
     config = routing_file(
@@ -64,7 +64,7 @@ def test_reminders_escalation_and_an_answer_on_the_escalation_card(
         'mention = ["S0ONCALL", "U0ANA"]\n'
         f'escalate_after = "4s"\nescalate_to = "{LEADS}"\nescalate_mention = ["S0LEADS"]\n',
     )
-    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=config)
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=config)
     bundle = seed([db_question()], title="Needs a person")
     card = wait_card(fake_slack, bundle.pending_id)
 
@@ -135,9 +135,9 @@ def test_a_reminder_due_while_the_bot_was_down_is_sent_once(
 
 
 def test_a_subscriber_answers_from_the_dm_card_and_every_copy_shows_it(
-    bot, seed, fake_slack, slack_driver
+    app, seed, fake_slack, slack_driver
 ):
-    driver = slack_driver(bot.events_url)
+    driver = slack_driver(app.events_url)
     dm = fake_slack.ctx.resolve_channel(BOB.id)
     # The command works from the bot's DM like from a channel (the reply is ephemeral there).
     ack = driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id)
@@ -165,11 +165,11 @@ def test_a_subscriber_answers_from_the_dm_card_and_every_copy_shows_it(
 
 
 def test_a_form_opened_on_the_escalation_card_answers_and_a_late_click_is_told_there(
-    bot_factory, seed, fake_slack, slack_driver, tmp_path
+    app_factory, seed, fake_slack, slack_driver, tmp_path
 ):
     fake_slack.add_channel(LEADS, "leads")
     config = routing_file(tmp_path, f'escalate_after = "1s"\nescalate_to = "{LEADS}"\n')
-    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=config)
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=config)
     driver = slack_driver(bot.events_url)
     bundle = seed([db_question()], title="Rejected from the leads channel")
     card = wait_card(fake_slack, bundle.pending_id)

@@ -21,8 +21,8 @@ from tests.unit.listing.e2e import answer_value, home_sections, titles, wait_hom
 ANSWER_MODAL = "kq_answer_modal"
 
 
-def test_home_is_published_and_answerable(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_home_is_published_and_answerable(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Home: pick a DB")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
@@ -61,8 +61,8 @@ def test_home_is_published_and_answerable(bot_factory, seed, fake_slack, slack_d
     assert titles(resolved)[0] == "Home: pick a DB"
 
 
-def test_home_is_refreshed_when_cards_change(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_home_is_refreshed_when_cards_change(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     driver = slack_driver(bot.events_url)
     driver.app_home_opened(ALICE)
     wait_home(fake_slack, ALICE.id, lambda v: "Recently resolved" in v.all_text)

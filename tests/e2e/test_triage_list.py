@@ -1,6 +1,6 @@
-"""/kandev-questions end to end (real Kandev, fake Slack, the bot as a process): listing with and
-without filters, help and a bad filter, paging, the empty state, Kandev unreachable, and
-answering from the list."""
+"""/kandev-questions end to end (real Kandev, fake Slack, the bot built in-process: the process
+itself is not what is tested here): listing with and without filters, help and a bad filter,
+paging, the empty state, Kandev unreachable, and answering from the list."""
 
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ from tests.unit.listing.e2e import (
 ANSWER_MODAL = "kq_answer_modal"
 
 
-def test_listing_with_and_without_filters(bot_factory, seed, fake_slack, slack_driver):
+def test_listing_with_and_without_filters(app_factory, seed, fake_slack, slack_driver):
     workspace = f"Triage {uuid.uuid4().hex[:8]}"
     workspace_id = seed.server.create_workspace(workspace)  # before the bot caches workspaces
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     alpha = seed([db_question()], title="Alpha: pick a datastore")
     beta = seed(
         [
@@ -103,8 +103,8 @@ def test_listing_with_and_without_filters(bot_factory, seed, fake_slack, slack_d
     assert "That filter is 201 characters long; use at most 200" in text
 
 
-def test_paging_with_a_next_button(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory, KANDEV_LIST_PAGE_SIZE="2")
+def test_paging_with_a_next_button(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory, KANDEV_LIST_PAGE_SIZE="2")
     seeded = seed.many(5)
     for bundle in seeded:
         wait_card(fake_slack, bundle.pending_id, timeout=15)
@@ -141,24 +141,24 @@ def test_paging_with_a_next_button(bot_factory, seed, fake_slack, slack_driver):
     assert "Page 2" in pages[1].all_text
 
 
-def test_empty_state(bot_factory, seed, fake_slack, slack_driver):
+def test_empty_state(app_factory, seed, fake_slack, slack_driver):
     wait_kandev_idle(seed.server)
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     listing = run_list(slack_driver(bot.events_url))
     assert "Nothing is waiting for an answer right now" in listing.all_text
     assert "Answer…" not in listing.all_text
 
 
-def test_kandev_unreachable_is_reported(bot_factory, fake_slack, slack_driver):
+def test_kandev_unreachable_is_reported(app_factory, fake_slack, slack_driver):
     dead = f"http://127.0.0.1:{free_port()}"
-    bot = start_bot(bot_factory, KANDEV_URL=dead)
+    bot = start_bot(app_factory, KANDEV_URL=dead)
     reply = run_list(slack_driver(bot.events_url), timeout=30)
     assert f"Kandev cannot be reached at {dead}" in reply.all_text
     assert "try again" in reply.all_text
 
 
-def test_answer_from_the_list(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_answer_from_the_list(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Answer me from the list")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
@@ -185,11 +185,11 @@ def test_answer_from_the_list(bot_factory, seed, fake_slack, slack_driver):
     assert "Answer me from the list" not in run_list(driver, "answer me from the list").all_text
 
 
-def test_a_slow_kandev_gets_an_empty_ack_then_the_list(bot_factory, seed, fake_slack, slack_driver):
+def test_a_slow_kandev_gets_an_empty_ack_then_the_list(app_factory, seed, fake_slack, slack_driver):
     proxy = KandevProxy(seed.server.base_url).start()
     proxy.slow(lambda body: b"list_pending_questions" in body, delay_s=2.5)
     try:
-        bot = start_bot(bot_factory, KANDEV_URL=proxy.base_url, KANDEV_HINTS="off")
+        bot = start_bot(app_factory, KANDEV_URL=proxy.base_url, KANDEV_HINTS="off")
         bundle = seed([db_question()], title="Listed after a while")
         wait_card(fake_slack, bundle.pending_id, timeout=20)
         driver = slack_driver(bot.events_url)

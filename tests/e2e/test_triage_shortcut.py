@@ -26,8 +26,8 @@ SHORTCUT = "reject_question"
 REJECT_MODAL = "kq_reject_modal"
 
 
-def test_shortcut_on_a_card_rejects_with_a_reason(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_shortcut_on_a_card_rejects_with_a_reason(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Reject me via the shortcut")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
@@ -66,9 +66,9 @@ def test_shortcut_on_a_card_rejects_with_a_reason(bot_factory, seed, fake_slack,
 
 
 def test_shortcut_on_a_resolved_card_states_the_outcome(
-    bot_factory, seed, fake_slack, slack_driver
+    app_factory, seed, fake_slack, slack_driver
 ):
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Already answered")
     card = wait_card(fake_slack, bundle.pending_id)
     assert seed.server.answer(bundle.pending_id, {"db": "q1_opt1"}).status_code == 200
@@ -89,8 +89,8 @@ def test_shortcut_on_a_resolved_card_states_the_outcome(
     assert bot.logs().count("answer_question") == 0
 
 
-def test_shortcut_on_another_message_explains(bot_factory, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_shortcut_on_another_message_explains(app_factory, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     message = fake_slack.post_user_message(CHANNEL, BOB.id, "Lunch at noon?")
 
     mark = fake_slack.mark()
@@ -104,11 +104,11 @@ def test_shortcut_on_another_message_explains(bot_factory, fake_slack, slack_dri
 
 
 def test_only_answerers_may_reject_or_answer_from_the_list(
-    bot_factory, seed, fake_slack, slack_driver, tmp_path
+    app_factory, seed, fake_slack, slack_driver, tmp_path
 ):
     config = tmp_path / "routing.toml"
     config.write_text(f'[defaults]\nchannel = "{CHANNEL}"\nanswerers = ["{ALICE.id}"]\n')
-    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=str(config))
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(config))
     bundle = seed([db_question()], title="Only Alice may answer")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)

@@ -106,7 +106,7 @@ def test_a_question_whose_task_cannot_be_read_is_never_posted_by_default(
 
 
 def test_listing_and_home_show_each_person_only_what_they_may_answer(
-    bot_factory, seed, fake_slack, slack_driver, tmp_path
+    app_factory, seed, fake_slack, slack_driver, tmp_path
 ):
     # Alice answers the workspace's questions; Bob may not. A question whose route lets anyone
     # answer, in a private channel, is seen by that channel's members only.
@@ -119,7 +119,7 @@ def test_listing_and_home_show_each_person_only_what_they_may_answer(
         f'[[route]]\nworkspace = "{seed.server.workspace_id}"\nchannel = "{ROUTED}"\n'
         f'answerers = ["{ALICE.id}"]\n'
     )
-    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=str(config))
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(config))
     bundle = seed([db_question()], title="Only for Alice")
     wait_card(fake_slack, bundle.pending_id, channel=ROUTED)
     driver = slack_driver(bot.events_url)
@@ -139,8 +139,8 @@ def test_listing_and_home_show_each_person_only_what_they_may_answer(
     assert "Which database" not in bob_home.all_text
 
 
-def test_a_refusal_on_the_home_tab_reaches_the_person(bot_factory, seed, fake_slack, slack_driver):
-    bot = start_bot(bot_factory)
+def test_a_refusal_on_the_home_tab_reaches_the_person(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
     first = seed([db_question()], title="Answered while Alice looks")
     second = seed([db_question()], title="Answered while the form is open")
     for bundle in (first, second):

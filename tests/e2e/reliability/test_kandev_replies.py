@@ -48,8 +48,8 @@ READ_TIMEOUT_S = 10.0
 TAKEOVER_S = SUBMISSION_LEASE_S + POLL_S + MARGIN_S + 5
 
 
-def _bot(bot_factory, proxy):
-    return start_bot(bot_factory, KANDEV_URL=proxy.base_url, KANDEV_HINTS="off")
+def _bot(app_factory, proxy):
+    return start_bot(app_factory, KANDEV_URL=proxy.base_url, KANDEV_HINTS="off")
 
 
 def _told(fake, user: str, contains: str) -> list[str]:
@@ -63,9 +63,9 @@ def _answerable(fake, ts: str) -> bool:
 
 @pytest.mark.fault("respond answers outside Kandev's table (403, HTML 404/200, 429)", guarantee=5)
 def test_replies_outside_the_table_are_not_recorded_and_the_card_stays_answerable(
-    bot_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
+    app_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
 ):
-    bot = _bot(bot_factory, kandev_proxy)
+    bot = _bot(app_factory, kandev_proxy)
     faults = {
         "403": Fault.reply(403, '{"error":"forbidden by policy"}'),
         "html 404": Fault.reply(404, "<html><body>Not Found</body></html>"),
@@ -152,9 +152,9 @@ def test_replies_outside_the_table_are_not_recorded_and_the_card_stays_answerabl
 
 
 def _settled_by_recovery(
-    fault: Fault, fault_name: str, bot_factory, seed, kandev_proxy, fake_slack, slack_driver, db
+    fault: Fault, fault_name: str, app_factory, seed, kandev_proxy, fake_slack, slack_driver, db
 ) -> dict:
-    bot = _bot(bot_factory, kandev_proxy)
+    bot = _bot(app_factory, kandev_proxy)
     bundle = seed([db_question()], title=f"Reply lost: {fault_name}")
     card = wait_card(fake_slack, bundle.pending_id)
     kandev_proxy.inject(bundle.pending_id, fault)
@@ -197,12 +197,12 @@ def _assert_settled(seen: dict) -> None:
 
 @pytest.mark.fault("connection cut after Kandev got the answer", guarantee=6)
 def test_a_connection_cut_after_kandev_recorded_the_answer_is_settled_not_guessed(
-    bot_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
+    app_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
 ):
     seen = _settled_by_recovery(
         Fault.cut_after_forwarding(),
         "connection cut",
-        bot_factory,
+        app_factory,
         seed,
         kandev_proxy,
         fake_slack,
@@ -221,12 +221,12 @@ def test_a_connection_cut_after_kandev_recorded_the_answer_is_settled_not_guesse
 
 @pytest.mark.fault("Kandev's reply slower than the read timeout", guarantee=6)
 def test_a_reply_slower_than_the_read_timeout_is_settled_not_guessed(
-    bot_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
+    app_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
 ):
     seen = _settled_by_recovery(
         Fault.slow(READ_TIMEOUT_S + 1.5, times=ATTEMPTS),
         "slow reply",
-        bot_factory,
+        app_factory,
         seed,
         kandev_proxy,
         fake_slack,
@@ -244,9 +244,9 @@ def test_a_reply_slower_than_the_read_timeout_is_settled_not_guessed(
 
 @pytest.mark.fault("the same content Kandev refused, sent again", guarantee=14)
 def test_a_refused_answer_sent_again_is_refused_again_in_words(
-    bot_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
+    app_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
 ):
-    bot = _bot(bot_factory, kandev_proxy)
+    bot = _bot(app_factory, kandev_proxy)
     bundle = seed([db_question()], title="Refused twice")
     card = wait_card(fake_slack, bundle.pending_id)
     refusal = json.dumps({"error": 'answer 1 references unknown option_id "q1_opt2"'})

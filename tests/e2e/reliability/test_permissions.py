@@ -47,7 +47,7 @@ def _routing_file(tmp_path: Path, workspace_id: str) -> Path:
 
 @pytest.mark.fault("answers from people not allowed to answer", guarantee=7)
 def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
-    bot_factory,  # noqa: F811
+    app_factory,  # noqa: F811
     seed,
     fake_slack,
     slack_driver,
@@ -57,7 +57,7 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
     fake_slack.add_user(CAROL)
     fake_slack.set_usergroup(ONCALL, [CAROL.id])
     config = _routing_file(tmp_path, seed.server.workspace_id)
-    bot = start_bot(bot_factory, KANDEV_SLACK_CONFIG=str(config))
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(config))
     db = Path(bot.env["DATABASE_URL"].removeprefix("sqlite:///"))
     first = seed([db_question()], title="Refused first")
     second = seed([db_question()], title="Carol's")

@@ -41,13 +41,13 @@ def _answer_by_click(driver, ts: str) -> None:
 
 @pytest.mark.fault("429 Retry-After on post and update", guarantee=3)
 def test_retry_after_is_honoured_for_posts_and_edits(
-    bot_factory,  # noqa: F811
+    app_factory,  # noqa: F811
     seed,
     fake_slack,
     slack_driver,
     reliability,
 ):
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     fake_slack.faults.rate_limit("chat.postMessage", retry_after=2, times=2)
     bundle = seed([db_question()], title="Rate limited post")
 
@@ -81,13 +81,13 @@ def test_retry_after_is_honoured_for_posts_and_edits(
 
 @pytest.mark.fault("5xx on post and update", guarantee=3)
 def test_server_errors_are_retried_without_duplicates(
-    bot_factory,  # noqa: F811
+    app_factory,  # noqa: F811
     seed,
     fake_slack,
     slack_driver,
     reliability,
 ):
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     # More 5xx than the Web API client retries by itself: the outbox must take over.
     fake_slack.faults.server_error("chat.postMessage", 500, times=4)
     bundle = seed([db_question()], title="Server errors")
@@ -114,7 +114,7 @@ BACKLOG = 40
 
 @pytest.mark.fault("backlog against 1 msg/s per channel", guarantee=3)
 def test_backlog_is_paced_and_does_not_starve_edits(
-    bot_factory,  # noqa: F811
+    app_factory,  # noqa: F811
     seed,
     fake_slack,
     slack_driver,
@@ -123,7 +123,7 @@ def test_backlog_is_paced_and_does_not_starve_edits(
     # Bundles that piled up while the bot was down, and Slack's per-channel posting limit.
     bundles = seed.many(BACKLOG, [db_question()])
     fake_slack.faults.limit_post_message(per_second=1.0, burst=3)
-    bot = start_bot(bot_factory)
+    bot = start_bot(app_factory)
     driver = slack_driver(bot.events_url)
 
     first = fake_slack.wait_for(

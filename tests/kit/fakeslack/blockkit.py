@@ -1,12 +1,21 @@
 """Block Kit validation: slack_sdk.models plus the limits slack_sdk does not check.
 
-Every blocks/view payload the app sends goes through here. Errors make the fake answer the way
-Slack does (`invalid_blocks` / `invalid_arguments`); warnings (a missing `text` fallback) are
-recorded but the call succeeds, as on Slack.
+Every blocks/view payload the app sends goes through here, and the cards' property tests use it
+directly (tests/unit/cards/checks.py). Errors make the fake answer the way Slack does
+(`invalid_blocks` / `invalid_arguments`); warnings (a missing `text` fallback, a fallback Slack
+truncates) are recorded but the call succeeds, as on Slack.
+
+Slack documents its limits in "characters" without saying how it counts: lengths here are UTF-16
+code units (an emoji outside the BMP counts 2), never less than code points, so what passes fits
+however Slack counts. Beyond slack_sdk and the documented limits: slack_sdk must give back exactly
+the block that was sent (a misspelt key it drops is a key Slack refuses), texts are not blank,
+``verbatim`` is for mrkdwn only, and the text of all of a message's blocks together stays within
+``MESSAGE_BLOCKS_TEXT_MAX`` (Slack refuses more with `msg_blocks_too_long`).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from slack_sdk.errors import SlackObjectFormationError
@@ -21,12 +30,18 @@ Surface = Literal["message", "modal", "home"]
 
 MAX_BLOCKS = {"message": 50, "modal": 100, "home": 100}
 MESSAGE_TEXT_MAX = 40_000
+# Slack truncates a longer top-level `text` fallback (what notifications show): a warning.
+MESSAGE_TEXT_FALLBACK_MAX = 4_000
+# Slack refuses a message whose blocks hold too much text altogether (`msg_blocks_too_long`,
+# observed from about 13,000 characters, less with more blocks), although every block is within
+# its own limit; the bot keeps within 11,000 (bot/cards/limits.py MAX_MESSAGE_BLOCKS_TEXT).
+MESSAGE_BLOCKS_TEXT_MAX = 11_000
 OPTION_LIMITS = {
     "radio_buttons": (1, 10),
     "checkboxes": (1, 10),
     "overflow": (2, 5),
-    "static_select": (0, 100),
-    "multi_static_select": (0, 100),
+    "static_select": (1, 100),
+    "multi_static_select": (1, 100),
 }
 
 
@@ -44,8 +59,10 @@ class _Checker:
         self.found.append(Violation(self.method, pointer, message, "warning"))
 
     def max_len(self, value: Any, limit: int, pointer: str) -> None:
-        if isinstance(value, str) and len(value) > limit:
-            self.error(pointer, f"must be less than {limit + 1} characters (got {len(value)})")
+        if isinstance(value, str) and slack_len(value) > limit:
+            self.error(
+                pointer, f"must be less than {limit + 1} characters (got {slack_len(value)})"
+            )
 
     def text_object(
         self,
@@ -65,11 +82,30 @@ class _Checker:
             return
         if plain_only and obj.get("type") != "plain_text":
             self.error(f"{pointer}/type", "must be plain_text")
+        if obj.get("type") == "plain_text" and "verbatim" in obj:
+            self.error(f"{pointer}/verbatim", "verbatim is only for mrkdwn")
         text = obj.get("text")
-        if not isinstance(text, str) or not text:
+        if not isinstance(text, str) or not text.strip():
             self.error(f"{pointer}/text", "must be more than 0 characters")
             return
         self.max_len(text, limit, f"{pointer}/text")
+
+
+def slack_len(text: str) -> int:
+    """Length as UTF-16 code units: an upper bound on any way Slack may count characters."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def blocks_text_length(blocks: Any) -> int:
+    """The length of every text object (mrkdwn and plain_text) in ``blocks``, together."""
+    if isinstance(blocks, list):
+        return sum(blocks_text_length(b) for b in blocks)
+    if not isinstance(blocks, dict):
+        return 0
+    total = 0
+    if blocks.get("type") in ("mrkdwn", "plain_text") and isinstance(blocks.get("text"), str):
+        total += slack_len(blocks["text"])
+    return total + sum(blocks_text_length(v) for v in blocks.values() if not isinstance(v, str))
 
 
 def _sdk_block_errors(check: _Checker, blocks: list[Any], prefix: str) -> None:
@@ -80,7 +116,9 @@ def _sdk_block_errors(check: _Checker, blocks: list[Any], prefix: str) -> None:
             if parsed is None:
                 check.error(pointer, f"unknown block type {raw.get('type')!r}")
                 continue
-            parsed.to_dict()
+            back = json.loads(json.dumps(parsed.to_dict()))
+            if back != raw:
+                check.error(pointer, f"slack_sdk gives back another block (a key unknown?): {back}")
         except SlackObjectFormationError as exc:
             check.error(pointer, f"slack_sdk: {exc}")
         except Exception as exc:  # malformed structure slack_sdk cannot even build
@@ -160,12 +198,13 @@ def _check_element(check: _Checker, element: JsonDict, pointer: str) -> None:
     elif kind == "plain_text_input":
         max_length = element.get("max_length")
         min_length = element.get("min_length")
-        for name, bound in (("max_length", max_length), ("min_length", min_length)):
-            if bound is not None and (not isinstance(bound, int) or not 0 <= bound <= 3000):
-                check.error(f"{pointer}/{name}", f"{name} must be an integer from 0 to 3000")
+        for name, bound, low in (("max_length", max_length, 1), ("min_length", min_length, 0)):
+            if bound is not None and (not isinstance(bound, int) or not low <= bound <= 3000):
+                check.error(f"{pointer}/{name}", f"{name} must be an integer from {low} to 3000")
         if isinstance(max_length, int) and isinstance(min_length, int) and min_length > max_length:
             check.error(f"{pointer}/min_length", "min_length must not exceed max_length")
         initial = element.get("initial_value")
+        # max_length bounds what a person types (code points, as Kandev counts), not UTF-16
         if isinstance(initial, str) and isinstance(max_length, int) and len(initial) > max_length:
             check.error(f"{pointer}/initial_value", "initial_value is longer than max_length")
 
@@ -243,11 +282,21 @@ def validate_message(
 ) -> list[Violation]:
     """Violations of a message payload (chat.postMessage/update/postEphemeral, response_url)."""
     check = _Checker(method)
-    if isinstance(text, str) and len(text) > MESSAGE_TEXT_MAX:
+    if isinstance(text, str) and slack_len(text) > MESSAGE_TEXT_MAX:
         check.error("/text", f"text must be less than {MESSAGE_TEXT_MAX + 1} characters")
+    elif isinstance(text, str) and slack_len(text) > MESSAGE_TEXT_FALLBACK_MAX:
+        limit = MESSAGE_TEXT_FALLBACK_MAX
+        check.warning("/text", f"text over {limit} characters is truncated ({slack_len(text)})")
     if blocks is None:
         return check.found
     _check_blocks(check, blocks, "/blocks", "message")
+    together = blocks_text_length(blocks)
+    if together > MESSAGE_BLOCKS_TEXT_MAX:
+        check.error(
+            "/blocks",
+            f"msg_blocks_too_long: the blocks hold {together} characters of text altogether "
+            f"(at most {MESSAGE_BLOCKS_TEXT_MAX})",
+        )
     if require_text_fallback and blocks and not (isinstance(text, str) and text.strip()):
         check.warning("/text", "top-level text fallback is missing while blocks are sent")
     return check.found
@@ -271,7 +320,8 @@ def validate_view(method: str, view: Any) -> list[Violation]:
         check.text_object(view.get("title"), "/view/title", 24, plain_only=True)
         check.text_object(view.get("submit"), "/view/submit", 24, plain_only=True, required=False)
         check.text_object(view.get("close"), "/view/close", 24, plain_only=True, required=False)
-        blocks = view.get("blocks") if isinstance(view.get("blocks"), list) else []
+        raw_blocks = view.get("blocks")
+        blocks: list[Any] = raw_blocks if isinstance(raw_blocks, list) else []
         has_input = any(isinstance(b, dict) and b.get("type") == "input" for b in blocks)
         if has_input and view.get("submit") is None:
             check.error("/view/submit", "a modal with input blocks needs a submit button")

@@ -1,5 +1,6 @@
 """The real-process half of the test kit: a real Kandev server on loopback (runtime install,
-port blocks, seeding through a scripted mock agent, its MCP endpoint) and the bot as a process.
+port blocks, seeding through a scripted mock agent, its MCP endpoint) and the bot as a process
+(``BotProcess``) or in the test's process (``InProcessBot``).
 
 This package's namespace is its public surface: tests and the benchmark import from here
 (``from tests.kit.harness import KandevServer, Seeder, question``), never from its modules.
@@ -7,6 +8,7 @@ This package's namespace is its public surface: tests and the benchmark import f
 
 from tests.kit.harness import mock_agent
 from tests.kit.harness.botproc import CHANNEL, CONSOLE_SCRIPT, BotProcess, bot_env, free_port
+from tests.kit.harness.inproc import InProcessBot
 from tests.kit.harness.kandev_proxy import AnswerCall, Fault, KandevProxy, PathFault
 from tests.kit.harness.kandev_runtime import KANDEV_VERSION, ensure_runtime
 from tests.kit.harness.kandev_server import KandevHarnessError, KandevServer, SeededBundle, Workflow
@@ -35,6 +37,7 @@ __all__ = [
     "KANDEV_VERSION",
     "AnswerCall",
     "BotProcess",
+    "InProcessBot",
     "KandevHarnessError",
     "Fault",
     "KandevProxy",

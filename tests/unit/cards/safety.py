@@ -73,3 +73,21 @@ def assert_text_cannot_notify(text: str, *, allowed_users: Iterable[str] = ()) -
     """For an ephemeral message's text (it is shown and notified as mrkdwn)."""
     bad = notifying(text, allowed_users=allowed_users)
     assert not bad, bad[:5]
+
+
+_SAFE_LINK = re.compile(r"<https?://[^\s<>|]+(?:\|[^<>]*)?>")
+_DATE = re.compile(r"<!date\^\d+\^[^<>|^]*\|[^<>]*>")
+_ANGLE = re.compile(r"<[^<>]*>?")
+
+
+def unsafe_angles(text: str, *, allowed_users: Iterable[str] = ()) -> list[str]:
+    """Every ``<…>`` in ``text`` that is not a vetted http(s) link, a Slack date token or a
+    mention of an allowed user."""
+    allowed = {f"<@{u}>" for u in allowed_users}
+    bad = []
+    for match in _ANGLE.finditer(text):
+        token = match.group(0)
+        if token in allowed or _SAFE_LINK.fullmatch(token) or _DATE.fullmatch(token):
+            continue
+        bad.append(token)
+    return bad

@@ -21,7 +21,8 @@ from bot.cards import (
 from bot.core.clarification import Answer
 from bot.core.domain import CardOutcome, CardState, TaskInfo
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, NOW, PENDING_ID, TASK_ID, make_bundle
-from tests.unit.cards.limits_checker import assert_valid_message, unsafe_angles
+from tests.unit.cards.checks import assert_valid_message
+from tests.unit.cards.safety import unsafe_angles
 
 URL = f"{KANDEV_URL}/t/{TASK_ID}"
 MONGO = Answer(question_id="db", selected_options=["q1_opt2"])

@@ -22,12 +22,13 @@ from bot.cards.limits import MAX_VIEW_BLOCKS, slack_len
 from bot.core.domain import CardState, PastAnswer, PastChoice
 from bot.kandev.models import SessionMessage
 from tests.kit.factories import ALICE_ID, KANDEV_URL, NOW, make_bundle, make_card, make_task
-from tests.unit.cards.limits_checker import assert_valid_view
+from tests.unit.cards.checks import assert_valid_view
 from tests.unit.cards.strategies import bundles, tasks_for, texts
+from tests.unit.properties import examples
 
 EXAMPLES = int(os.environ.get("CARDS_HYPOTHESIS_EXAMPLES", "40"))
 SETTINGS = settings(
-    max_examples=EXAMPLES,
+    max_examples=examples(EXAMPLES),
     deadline=None,
     database=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],

@@ -27,12 +27,15 @@ from bot.cards.wording import MAX_OUTCOME_LINE
 from bot.cards.words import already_answered_message, closed_card_message, lost_message
 from bot.core.domain import CardOutcome, CardState
 from tests.kit.factories import KANDEV_URL, NOW
-from tests.unit.cards.limits_checker import assert_valid_message, assert_valid_view, unsafe_angles
+from tests.unit.cards.checks import assert_valid_message, assert_valid_view
+from tests.unit.cards.safety import unsafe_angles
 from tests.unit.cards.strategies import bundles, free_texts, outcomes_for, tasks_for, texts
+from tests.unit.properties import examples
 
-EXAMPLES = int(os.environ.get("CARDS_HYPOTHESIS_EXAMPLES", "60"))  # raise it for a deeper run
+# raise it for a deeper run, with HYPOTHESIS_PROFILE=full (the unit profile caps it)
+EXAMPLES = int(os.environ.get("CARDS_HYPOTHESIS_EXAMPLES", "60"))
 SETTINGS = settings(
-    max_examples=EXAMPLES,
+    max_examples=examples(EXAMPLES),
     deadline=None,
     database=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],  # no slow "explain"
@@ -149,7 +152,7 @@ def test_every_message_quoting_an_answer_is_within_limits(data):
         assert_valid_view(build_result_modal("Already answered", text), allowed_users={"U0123ABC"})
 
 
-@settings(max_examples=3 * EXAMPLES, deadline=None, database=None, phases=SETTINGS.phases)
+@settings(max_examples=examples(3 * EXAMPLES), deadline=None, database=None, phases=SETTINGS.phases)
 @given(text=texts())
 def test_converted_markdown_never_pings_or_forges(text):
     assert unsafe_angles(markdown_to_mrkdwn(text)) == []

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from bot.cards import markdown_to_mrkdwn
 from bot.cards.mrkdwn import is_deceptive_label
-from tests.unit.cards.limits_checker import unsafe_angles
+from tests.unit.cards.safety import unsafe_angles
 
 _LINK = re.compile(r"<(https?://[^|>]+)\|([^>]*)>")
 

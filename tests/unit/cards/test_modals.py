@@ -30,7 +30,7 @@ from bot.cards.ids import option_value
 from bot.cards.limits import MAX_VIEW_BLOCKS
 from bot.core.clarification import Answer
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, PENDING_ID, make_bundle
-from tests.unit.cards.limits_checker import assert_valid_view
+from tests.unit.cards.checks import assert_valid_view
 
 WHERE = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
 

@@ -7,7 +7,7 @@ import pytest
 
 from bot.cards import escape_mrkdwn, markdown_to_mrkdwn
 from bot.cards.mrkdwn import is_safe_http_url
-from tests.unit.cards.limits_checker import unsafe_angles
+from tests.unit.cards.safety import unsafe_angles
 
 CONTROL_SEQUENCES = [
     "<!channel>",

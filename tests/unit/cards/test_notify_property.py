@@ -29,7 +29,7 @@ from bot.cards.words import (
 )
 from bot.core.domain import CardOutcome, CardState
 from tests.kit.factories import KANDEV_URL, NOW
-from tests.unit.cards.limits_checker import assert_valid_message, assert_valid_view
+from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.safety import assert_cannot_notify, assert_text_cannot_notify, notifying
 from tests.unit.cards.strategies import (
     broadcast_words,

@@ -1,14 +1,12 @@
 """WebSocket hints: message classification, and the listener against a local fake /ws server."""
 
 import json
-import threading
 import time
-from collections.abc import Callable
 
 import pytest
-from websockets.sync.server import ServerConnection, serve
 
 from bot.kandev.hints import KandevHints, NewPending, Resolved, parse_hint, ws_url
+from tests.kit.fakews import FakeWs
 
 
 def note(action: str, payload: dict, **extra) -> dict:
@@ -38,37 +36,6 @@ def test_parse_hint():
 def test_ws_url():
     assert ws_url("http://127.0.0.1:38429") == "ws://127.0.0.1:38429/ws"
     assert ws_url("https://kandev.example.com/base/") == "wss://kandev.example.com/base/ws"
-
-
-class FakeWs:
-    """A /ws that answers user.subscribe and then runs one script per connection."""
-
-    def __init__(self, scripts: list[Callable[[ServerConnection], None]], status: int = 101):
-        self.scripts = scripts
-        self.status = status
-        self.connections: list[dict] = []
-        self.server = serve(self._handle, "127.0.0.1", 0, process_request=self._check)
-        self.port = self.server.socket.getsockname()[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def _check(self, connection, request):
-        self.connections.append(
-            {"path": request.path, "authorization": request.headers.get("Authorization")}
-        )
-        if self.status != 101:
-            return connection.respond(self.status, "nope\n")
-        return None
-
-    def _handle(self, ws: ServerConnection) -> None:
-        request = json.loads(ws.recv())
-        assert request["action"] == "user.subscribe" and request["type"] == "request"
-        ws.send(json.dumps({"id": request["id"], "type": "response", "payload": {"success": True}}))
-        script = self.scripts.pop(0) if self.scripts else (lambda ws: ws.recv())
-        script(ws)
-
-    def close(self):
-        self.server.shutdown()
 
 
 def wait_for(predicate, timeout=5.0):
@@ -170,56 +137,3 @@ def test_nothing_listening_keeps_retrying_and_stops_promptly(unused_port):
     started = time.monotonic()
     hints.stop()
     assert time.monotonic() - started < 2
-
-
-def _drop_at_once(ws: ServerConnection) -> None:
-    ws.close()
-
-
-def test_a_link_dropped_right_after_subscribing_backs_off_no_reconnect_storm():
-    """Accepts, answers the subscribe, drops at once, forever: the delay between attempts
-    keeps growing (it was reset at every subscribe: ~20 reconnects a second)."""
-    server = FakeWs([_drop_at_once] * 1000)
-    hints = KandevHints(
-        f"http://127.0.0.1:{server.port}",
-        None,
-        lambda hint: None,
-        lambda: None,
-        lambda: None,
-        backoff_initial=0.05,
-        backoff_max=10.0,
-    )
-    try:
-        hints.start()
-        time.sleep(2.5)  # 0.05 + 0.1 + 0.2 + 0.4 + 0.8 (+ jitter) ≈ 1.6 s: about 6 attempts
-        assert 2 <= len(server.connections) <= 8
-    finally:
-        hints.stop()
-        server.close()
-
-
-def test_a_link_that_stayed_up_resets_the_backoff():
-    def held(ws: ServerConnection) -> None:
-        time.sleep(0.15)
-        ws.close()
-
-    server = FakeWs([held] * 1000)
-    hints = KandevHints(
-        f"http://127.0.0.1:{server.port}",
-        None,
-        lambda hint: None,
-        lambda: None,
-        lambda: None,
-        backoff_initial=0.05,
-        backoff_max=10.0,
-        stable_after=0.1,
-    )
-    try:
-        hints.start()
-        # each link up 0.15 s ≥ stable_after, then 0.05 s apart: ~20 links in 4 s (5 if the
-        # delay kept doubling)
-        time.sleep(4)
-        assert len(server.connections) >= 8
-    finally:
-        hints.stop()
-        server.close()

@@ -1,12 +1,13 @@
 """Block Kit checks for the triage surfaces: the fake Slack's validator (what e2e uses) plus
-the card tests' limit and safety checker."""
+the card tests' own checks (tests/unit/cards/checks.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tests.kit.fakeslack import blocks_text, validate_message, validate_view
-from tests.unit.cards.limits_checker import message_problems, unsafe_angles
+from tests.unit.cards.checks import message_problems
+from tests.unit.cards.safety import unsafe_angles
 
 
 def assert_valid_message(message: dict[str, Any], *, allowed_users: tuple[str, ...] = ()) -> None:

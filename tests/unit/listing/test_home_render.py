@@ -13,6 +13,7 @@ from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
 from tests.kit.fakeslack import blocks_text, iter_elements
 from tests.unit.cards.strategies import bundles, tasks_for
 from tests.unit.listing.checks import assert_valid_home
+from tests.unit.properties import examples
 
 ALICE = "U0ALICE001"
 
@@ -87,7 +88,7 @@ def waiting_items(draw) -> Waiting:
     return Waiting(bundle=b, task=draw(tasks_for(b)))
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=st.lists(waiting_items(), max_size=3))
 def test_any_home_stays_within_block_kit_limits(items: list[Waiting]) -> None:
     resolved = [(resolved_card(n, CardState.ANSWERED), None) for n in range(MAX_RESOLVED)]

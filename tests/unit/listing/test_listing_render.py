@@ -24,6 +24,7 @@ from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
 from tests.kit.fakeslack import blocks_text, iter_elements
 from tests.unit.cards.strategies import bundles, tasks_for
 from tests.unit.listing.checks import assert_valid_message
+from tests.unit.properties import examples
 
 
 def page_of(items: list[Waiting], **fields) -> ListingPage:
@@ -164,7 +165,7 @@ def waiting_items(draw) -> Waiting:
     return Waiting(bundle=b, task=draw(tasks_for(b)), permalink=link)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     items=st.lists(waiting_items(), min_size=1, max_size=3),
     query=st.text(max_size=200),

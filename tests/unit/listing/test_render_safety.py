@@ -19,10 +19,11 @@ from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.safety import assert_cannot_notify
 from tests.unit.cards.strategies import bundles, mention_texts, outcomes_for, tasks_for
 from tests.unit.listing.checks import assert_valid_home, assert_valid_message
+from tests.unit.properties import examples
 
 ALLOWED = ("U0123ABC",)
 PROPERTY = settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
