@@ -9,7 +9,7 @@ import pytest
 from bot.core.domain import CardState
 from bot.kandev.models import Answer, FinalState
 from bot.usecases.answers import Attempt
-from bot.usecases.sync import outcome_from_final
+from bot.usecases.reconciler import outcome_from_final
 
 AT = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
