@@ -101,6 +101,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--queue-fresh", type=int, default=20, help="new bundles asked among them (20)")
     p.add_argument("--queue-slash", type=int, default=20, help="slash commands among them (20)")
     p.add_argument(
+        "--queue-answered",
+        type=int,
+        default=5,
+        help="waiting bundles answered in Kandev, counting the bot's Kandev requests (5)",
+    )
+    p.add_argument(
         "--queue-window", type=float, default=15.0, help="CPU window s with them waiting (15)"
     )
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
@@ -221,6 +227,7 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
             slash=args.queue_slash,
             spacing=args.spacing,
             window=args.queue_window,
+            answered=args.queue_answered,
         )
 
 
