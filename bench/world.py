@@ -95,8 +95,8 @@ def wait_synced(bot: BotProcess, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(httpx.HTTPError, ValueError):
-            _status, report = bot.ops.health()
+            _status, report = bot.health()
             if report.get("last_sync_age_s") is not None:
                 return
         time.sleep(0.1)
-    raise TimeoutError(f"the bot did not sync within {timeout:.0f}s:\n{bot.ops.logs()[-3000:]}")
+    raise TimeoutError(f"the bot did not sync within {timeout:.0f}s:\n{bot.logs()[-3000:]}")

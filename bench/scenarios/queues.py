@@ -54,8 +54,8 @@ from bot.kandev.client import rfc3339
 from bot.kandev.models import Bundle
 from bot.slack_api.gateway import SlackGateway, make_web_client
 from bot.store import Store
-from bot.usecases.publisher import card_message
 from bot.usecases.sync import NEWEST_MARGIN_S
+from bot.usecases.writes import card_message
 from tests.kit.fakeslack import FakeSlack, SlackDriver
 from tests.kit.harness import BotProcess
 

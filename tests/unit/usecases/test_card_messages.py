@@ -11,7 +11,8 @@ from bot.kandev.models import Answer
 from bot.store import Store
 from bot.usecases.admission import Admission, Admitted, Refusal, Request
 from bot.usecases.answers import AnswerService
-from bot.usecases.publisher import POST_COPY, Publisher, copy_post_key
+from bot.usecases.publisher import Publisher
+from bot.usecases.writes import POST_COPY, copy_post_key
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 
