@@ -16,6 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                 run_scenario(name, world, args, results)
             except Exception as exc:  # report it with the other results, go on with the rest
                 results.failures[name] = f"{type(exc).__name__}: {exc}"[:2000]
-                say(f"{name} FAILED: {exc}")
+                say(f"{name} FAILED: {exc}\n{traceback.format_exc()}")
             say(f"{name} done in {time.monotonic() - started:.0f} s")
     finally:
         world.close()

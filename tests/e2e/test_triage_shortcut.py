@@ -86,7 +86,7 @@ def test_shortcut_on_a_resolved_card_states_the_outcome(
     fake_slack.settle(quiet=1.0, timeout=10)
     assert not any(c.method == "views.open" for c in fake_slack.calls()[mark:])
     assert outcome_line(fake_slack.message(CHANNEL, card.ts)) == "✅ Answered in Kandev: PostgreSQL"
-    assert bot.ops.logs().count("answer_question") == 0
+    assert bot.logs().count("answer_question") == 0
 
 
 def test_shortcut_on_another_message_explains(bot_factory, fake_slack, slack_driver):

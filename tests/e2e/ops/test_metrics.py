@@ -57,7 +57,7 @@ def test_metrics_follow_a_flow_and_match_the_readme(
     # Every line is a JSON object; the interaction's lines name the card, person and channel.
     lines = [
         json.loads(line)
-        for line in bot.ops.logs().splitlines()
+        for line in bot.logs().splitlines()
         if line.strip() and not line.startswith("=====")
     ]
     assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
@@ -98,7 +98,7 @@ def test_socket_mode_serves_metrics_and_health_on_metrics_port(
     # Ctrl-C (SIGINT) hands over like SIGTERM: the socket is closed, the exit code is 0.
     assert bot.proc is not None
     bot.proc.send_signal(signal.SIGINT)
-    assert bot.proc.wait(30) == 0, bot.ops.logs()[-2000:]
-    last_start = bot.ops.logs().rsplit("===== start", 1)[-1]
+    assert bot.proc.wait(30) == 0, bot.logs()[-2000:]
+    last_start = bot.logs().rsplit("===== start", 1)[-1]
     assert "Socket Mode connection closed" in last_start
     assert "stopped with nothing left in flight" in last_start

@@ -116,7 +116,7 @@ def test_bad_signatures_are_refused_without_side_effects(
     assert fake_slack.response_posts() == []
     assert still_pending(seed.server, bundle)
     assert len(audit_of(_db(bot))) == audit_before
-    assert bot.ops.health()[0] == 200
+    assert bot.health()[0] == 200
     reliability.record(
         "forged / missing / stale signatures",
         guarantee=6,
@@ -209,9 +209,9 @@ def test_malformed_payloads_get_a_clear_refusal_and_never_a_500(
     assert sum(status == 400 for _, status in answers) >= len(MALFORMED_RAW) // 2, answers
 
     assert bot.proc is not None and bot.proc.poll() is None, "the bot died"
-    assert bot.ops.health()[0] == 200
+    assert bot.health()[0] == 200
     assert still_pending(seed.server, bundle)
-    assert "Traceback" not in bot.ops.logs()
+    assert "Traceback" not in bot.logs()
     # A later honest click still works.
     assert driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE).status == 200
     wait_outcome(fake_slack, card.ts, "✅ Answered by")
@@ -328,8 +328,8 @@ def test_tampered_and_unknown_input_is_refused_clearly(
 
     # Nothing reached Kandev; the bot is healthy; an honest click still answers.
     assert still_pending(seed.server, mine) and still_pending(seed.server, other)
-    assert bot.ops.health()[0] == 200
-    assert "Traceback" not in bot.ops.logs()
+    assert bot.health()[0] == 200
+    assert "Traceback" not in bot.logs()
     assert driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE).status == 200
     final = wait_final(seed.server, mine.task_id, mine.pending_id, "answered")
     assert final["status"] == "answered"

@@ -47,7 +47,7 @@ def _routing(tmp_path: Path, workspace_id: str, channel: str, answerers: list[st
 
 
 def _health_reasons(bot) -> tuple[int, list[str]]:
-    code, body = bot.ops.health()
+    code, body = bot.health()
     return code, list(body.get("reasons") or [])
 
 

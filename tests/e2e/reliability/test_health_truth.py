@@ -19,7 +19,7 @@ MCP = r"^/mcp$"
 def _wait_health(bot, want_ok: bool, timeout: float) -> tuple[int, dict]:
     deadline = time.monotonic() + timeout
     while True:
-        code, body = bot.ops.health()
+        code, body = bot.health()
         if (code == 200) == want_ok:
             return code, body
         assert time.monotonic() < deadline, (code, body)

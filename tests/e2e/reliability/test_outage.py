@@ -63,10 +63,10 @@ def private_kandev(kandev_factory) -> Iterator[PrivateKandev]:
 
 def _wait_health(bot, status: int, timeout: float) -> dict:
     deadline = time.monotonic() + timeout
-    code, body = bot.ops.health()
+    code, body = bot.health()
     while code != status and time.monotonic() < deadline:
         time.sleep(0.1)
-        code, body = bot.ops.health()
+        code, body = bot.health()
     assert code == status, (code, body)
     return body
 

@@ -60,5 +60,5 @@ def test_replicas_share_the_channel_pace_and_survive_losing_one(
     span = posts[-1].at - posts[0].at
     assert span >= (len(posts) - 3) * 0.9, span
     for bot in bots[1:]:
-        code, body = bot.ops.health()
+        code, body = bot.health()
         assert code == 200, body

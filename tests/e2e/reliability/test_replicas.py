@@ -132,5 +132,5 @@ def test_replicas_share_the_work_and_survive_losing_one(
         final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
         assert response_of(final, "db")["selected_options"] == [option]
     for bot in bots[1:]:
-        code, body = bot.ops.health()
+        code, body = bot.health()
         assert code == 200, body

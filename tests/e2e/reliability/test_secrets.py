@@ -105,7 +105,7 @@ def test_no_secret_in_logs_errors_or_check_output_and_a_private_database(
         wait_outcome(fake_slack, card.ts, "✅ Answered by")
         # A click on a card the bot does not know, and a forged request: error paths log too.
         driver.click(CHANNEL, card.ts, text="Open in Kandev", user=ALICE)
-        outputs["healthz"] = str(bot.ops.health()[1])
+        outputs["healthz"] = str(bot.health()[1])
         bot.stop()
         mode = stat.S_IMODE(db.stat().st_mode)
 
@@ -135,7 +135,7 @@ def test_no_secret_in_logs_errors_or_check_output_and_a_private_database(
         for b in bots:
             b.stop()
 
-    outputs["bot log"] = bot.ops.logs()
+    outputs["bot log"] = bot.logs()
     outputs["bot log (wrong PAT)"] = wrong.logs()
     outputs["what people saw"] = "\n".join(
         [e.all_text for e in fake_slack.ephemerals()]
@@ -190,7 +190,7 @@ def test_credentials_in_urls_never_show(
     assert wait_final(kandev, bundle.task_id, bundle.pending_id, "answered")["status"]
     wait_outcome(fake_slack, card.ts, "✅ Answered by")
     listing = run_list(driver, timeout=30)
-    healthz = [str(bot.ops.health()[1])]
+    healthz = [str(bot.health()[1])]
     bot.stop()
 
     dead = f"127.0.0.1:{free_port()}"
@@ -216,7 +216,7 @@ def test_credentials_in_urls_never_show(
     ]
     assert any("kandev.example.test/t/" in link for link in links), links
     outputs = {
-        "bot log": bot.ops.logs(),
+        "bot log": bot.logs(),
         "bot log (Kandev unreachable)": down.logs(),
         "healthz": "\n".join(healthz),
         "what people saw": "\n".join(

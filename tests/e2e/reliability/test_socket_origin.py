@@ -108,7 +108,7 @@ def test_the_running_bot_logs_malformed_envelopes_as_such(bot_factory, fake_slac
         {"type": "view_submission", "user": {"id": "U1"}, "channel": 5},
     ):
         fake_slack.socket.send_envelope("interactive", payload, timeout=5)  # raises if unacked
-    logs = bot.ops.logs()
+    logs = bot.logs()
     assert logs.count("refused a malformed Socket Mode interactive envelope") == 2, logs[-3000:]
     assert "failed in the bot" not in logs
     assert " ERROR bot." not in logs, logs[-3000:]
