@@ -11,6 +11,7 @@ from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.crowd import CPU_LABELS, Crowd
 from bench.scenarios.footprint import Footprint
+from bench.scenarios.kandev_requests import KandevRequests
 from bench.scenarios.queues import Queues
 from bench.scenarios.reminders import REMINDERS_EACH, Reminders
 from bench.scenarios.replicas import TARGET_RATIO, ReplicaRun
@@ -517,6 +518,41 @@ def _ttc_targets(add, where, floor, push, poll, missing, res: Results) -> None:
         )
 
 
+def render_kandev_requests(r: KandevRequests) -> str:
+    """Kandev requests per bundle answered in Kandev, beside the floor."""
+
+    def parts(values: tuple[float, float, float] | None) -> list[str]:
+        if values is None:
+            return ["–"] * 4
+        return [f"{sum(values):.2f}", *(f"{v:.2f}" for v in values)]
+
+    pages = r.list_pages
+    rows = [
+        [
+            f"bot: per bundle answered in Kandev ({r.edited}/{r.answered} cards edited)",
+            *parts(r.per_answer),
+        ],
+        ["floor: the conversation read of that one session", "1", "0", "1", "0"],
+        [
+            f"bot: the regular poll, per {r.poll_interval_s:g} s interval (idle)",
+            *parts(r.idle_per_cycle),
+        ],
+        [
+            f"floor: the regular poll ({pages} list page(s) per interval)",
+            str(pages),
+            str(pages),
+            "0",
+            "0",
+        ],
+    ]
+    heading = (
+        f"Kandev requests per bundle answered in Kandev, with {r.waiting:,} waiting "
+        "(the bot's `kandev_slack_kandev_requests_total`, beyond its idle rate):"
+    )
+    columns = ["what", "requests", "list pages", "conversation reads", "other"]
+    return f"{heading}\n\n{table(columns, rows)}"
+
+
 def render_queues(r: Queues) -> str:
     floor = r.floor
     rows = [_summary_row("floor: bare WebSocket client", floor, "1×")]
@@ -549,6 +585,8 @@ def render_queues(r: Queues) -> str:
         [_ack_row("slash command /kandev-questions", r.ack_slash, r.slash_note)],
     )
     notes = [f"Not observed: {missing}"] if missing else []
+    if r.requests is not None:
+        notes.append(render_kandev_requests(r.requests))
     if r.slash_in_bot:
         within = ", ".join(
             f"{count} within {float(le) * 1000:g} ms"

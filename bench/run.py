@@ -16,6 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -101,6 +102,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--queue-fresh", type=int, default=20, help="new bundles asked among them (20)")
     p.add_argument("--queue-slash", type=int, default=20, help="slash commands among them (20)")
     p.add_argument(
+        "--queue-answered",
+        type=int,
+        default=5,
+        help="waiting bundles answered in Kandev, counting the bot's Kandev requests (5)",
+    )
+    p.add_argument(
         "--queue-window", type=float, default=15.0, help="CPU window s with them waiting (15)"
     )
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
@@ -161,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                 run_scenario(name, world, args, results)
             except Exception as exc:  # report it with the other results, go on with the rest
                 results.failures[name] = f"{type(exc).__name__}: {exc}"[:2000]
-                say(f"{name} FAILED: {exc}")
+                say(f"{name} FAILED: {exc}\n{traceback.format_exc()}")
             say(f"{name} done in {time.monotonic() - started:.0f} s")
     finally:
         world.close()
@@ -221,6 +228,7 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
             slash=args.queue_slash,
             spacing=args.spacing,
             window=args.queue_window,
+            answered=args.queue_answered,
         )
 
 

@@ -25,7 +25,7 @@ from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from bot.core.signals import Inbox, Signal
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError, KandevUnavailable
-from bot.kandev.hints import KandevHints, NewPending
+from bot.kandev.hints import KandevHints, NewPending, Resolved
 from bot.ops import metrics
 from bot.ops.health import Health
 from bot.ops.logs import install_redaction, set_replica
@@ -114,7 +114,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         settings.kandev_url,
         secret_text(settings.kandev_token),
         on_new_pending=parts.new_bundles.put,
-        on_resolved=parts.sync_wakeup.raise_,
+        on_resolved=parts.sync.on_resolved,
         on_connected=parts.sync_wakeup.raise_,
     )
     bot = Bot(
@@ -169,10 +169,11 @@ def _use_cases(
     routing = settings.routing
     public_url = settings.kandev_public_url
     card_changes, sync_wakeup = Signal("card changed"), Signal("look at Kandev")
-    # Push hints: a resolved bundle or a reconnect reads the whole list; a new bundle only the
-    # newest part of it, on a loop of its own (see bot/usecases/sync.py).
+    # Push hints: a reconnect reads the whole list; a new bundle only the newest part of it, a
+    # resolved session only its conversation, on a loop of their own (bot/usecases/sync.py).
     hinted = Signal("new bundles hinted")
     new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=hinted)
+    resolved_sessions: Inbox[Resolved] = Inbox("resolved sessions", wakes=hinted)
     publisher = Publisher(store, slack, kandev_url=public_url, health=health, changes=card_changes)
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
@@ -196,6 +197,7 @@ def _use_cases(
         sync_wakeup,
         poll_interval=settings.kandev_poll_interval,
         new_bundles=new_bundles,
+        resolved_sessions=resolved_sessions,
         past=past,
     )
     recovery = Recovery(

@@ -10,7 +10,9 @@ Measured with that queue in place, on two bots in their production configuration
   in it; the other workers' wake-ups are included, as in the footprint scenario);
 - time to card of ``fresh`` new bundles among the waiting ones, beside a bare WebSocket
   client's notification (the floor), asked one at a time like the time-to-card scenario;
-- acks of ``/kandev-questions`` (whose list covers every waiting bundle) on the push bot.
+- acks of ``/kandev-questions`` (whose list covers every waiting bundle) on the push bot;
+- the push bot's Kandev requests per bundle answered in Kandev, beside the floor (that
+  bundle's session conversation read once; the regular poll apart): kandev_requests.py.
 
 The waiting bundles are agentless (``bench/kandev.py``), but every one needs a session of its
 own, for which Kandev starts the harness' mock agent process: 0.1–0.4 s each on 2 CPUs (more
@@ -42,6 +44,8 @@ from bench.cardlog import CardLog
 from bench.floor import FloorClient
 from bench.kandev import Asked, DirectBundles, Slot
 from bench.procstat import cpu_seconds
+from bench.scenarios import kandev_requests
+from bench.scenarios.kandev_requests import KandevRequests
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport, PreparedTransport
 from bench.world import World, wait_synced
@@ -51,8 +55,8 @@ from bot.kandev.replies import rfc3339
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client
 from bot.store import Store
-from bot.usecases.publisher import card_message
 from bot.usecases.sync import NEWEST_MARGIN_S
+from bot.usecases.writes import card_message
 from tests.kit.fakeslack import FakeSlack, SlackDriver
 from tests.kit.harness import BotProcess
 
@@ -87,14 +91,24 @@ class Queues:
     #: reaching Bolt to the ack): how many within each bucket bound (seconds, as text).
     slash_in_bot: dict[str, int] = field(default_factory=dict)
     slash_note: str = ""
+    #: Waiting bundles answered in Kandev while the push bot runs, and its requests for them.
+    answered: int = 0
+    requests: KandevRequests | None = None
     problems: list[str] = field(default_factory=list)
 
 
 def run(
-    world: World, *, waiting: int, fresh: int, slash: int, spacing: float, window: float
+    world: World,
+    *,
+    waiting: int,
+    fresh: int,
+    slash: int,
+    spacing: float,
+    window: float,
+    answered: int = 5,
 ) -> Queues:
     direct = DirectBundles(world.kandev, workers=WORKERS)
-    result = Queues(waiting, fresh, spacing, window, poll_interval_s=5.0)
+    result = Queues(waiting, fresh, spacing, window, poll_interval_s=5.0, answered=answered)
     started = time.monotonic()
     slots = direct.prepare(world.workspace_ids, waiting + fresh)
     queued, newcomers = slots[:waiting], slots[waiting:]
@@ -110,7 +124,8 @@ def run(
         KANDEV_HINTS="off",
     )
     result.poll_interval_s = float(poll.env["KANDEV_POLL_INTERVAL"])
-    _measure(world, direct, newcomers, push, poll, fake_push, fake_poll, slash, result)
+    answer = [b.pending_id for b, _ in bundles[-answered:]] if answered > 0 else []
+    _measure(world, direct, newcomers, push, poll, fake_push, fake_poll, slash, result, answer)
     return result
 
 
@@ -203,6 +218,7 @@ def _measure(
     fake_poll: FakeSlack,
     slash: int,
     result: Queues,
+    answer: Sequence[str] = (),
 ) -> None:
     floor = FloorClient(world.kandev.base_url, world.kandev.token).start()
     transport = KeepAliveTransport(push.events_url, fake_push.workspace.signing_secret)
@@ -229,6 +245,16 @@ def _measure(
             result,
         )
         fake_push.settle(quiet=1.0, timeout=60.0)  # lists still being sent after their acks
+        if answer:
+            result.requests = kandev_requests.measure(
+                world.kandev,
+                push,
+                fake_push,
+                answer,
+                waiting=result.listed,
+                poll_interval_s=result.poll_interval_s,
+            )
+            result.problems += result.requests.problems
         pushed.pump()
         polled.pump()
     finally:

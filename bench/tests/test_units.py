@@ -12,6 +12,7 @@ from bench.cardlog import CardLog
 from bench.report import Results, render, table, targets
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.crowd import Crowd, CrowdRun, Floor
+from bench.scenarios.kandev_requests import KandevRequests
 from bench.scenarios.queues import Queues
 from bench.scenarios.reminders import Reminders
 from bench.scenarios.replicas import ReplicaRun, slack_floor_s
@@ -326,6 +327,24 @@ def test_the_big_queue_table_and_its_targets() -> None:
     queues.duplicates = 1
     rows = {row[0]: row[-1] for row in targets(Results(queues=queues))}
     assert rows["1,000 waiting: nothing posted twice"] == "**no**"
+
+
+def test_kandev_requests_per_bundle_answered_sit_beside_the_floor() -> None:
+    requests = KandevRequests(
+        waiting=1000,
+        answered=5,
+        edited=5,
+        idle_per_cycle=(5.0, 0.0, 0.2),
+        per_answer=(0.0, 1.0, 0.0),
+    )
+    queues = Queues(
+        waiting=1000, fresh=0, spacing_s=0.6, window_s=15.0, poll_interval_s=5.0, listed=1000
+    )
+    queues.requests = requests
+    text = render(Results(queues=queues), "## run")
+    assert "Kandev requests per bundle answered in Kandev, with 1,000 waiting" in text
+    assert "per bundle answered in Kandev (5/5 cards edited) | 1.00" in text
+    assert "floor: the regular poll (5 list page(s) per interval) | 5" in text
 
 
 def test_a_burst_is_sent_from_a_process_of_its_own_with_each_answer_in_order() -> None:

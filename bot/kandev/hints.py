@@ -4,8 +4,9 @@ Hints only make discovery faster; the paged list tool stays the source of truth.
 
 - ``session.clarification_requested`` (after ``user.subscribe``) → ``on_new_pending(hint)``, a
   :class:`NewPending` (the bundle's pending id, and its task and session when Kandev says);
-- ``session.pending_action_changed`` with ``pending_action: null`` → ``on_resolved()``
-  (some bundle was resolved or ended; poll to learn which);
+- ``session.pending_action_changed`` with ``pending_action: null`` → ``on_resolved(hint)``, a
+  :class:`Resolved` naming the session (some bundle of it was resolved or ended: read that
+  session's conversation to learn which; an empty session id: poll);
 - ``on_connected()`` after every (re)connect, once the subscription is in place: notifications
   are not replayed, so the caller polls then.
 
@@ -93,7 +94,7 @@ class KandevHints:
         base_url: str,
         token: str | None,
         on_new_pending: Callable[[NewPending], None],
-        on_resolved: Callable[[], None],
+        on_resolved: Callable[[Resolved], None],
         on_connected: Callable[[], None],
         *,
         backoff_initial: float = 0.5,
@@ -222,7 +223,7 @@ class KandevHints:
         if isinstance(hint, NewPending):
             self._call(self._on_new_pending, hint)
         elif isinstance(hint, Resolved):
-            self._call(self._on_resolved)
+            self._call(self._on_resolved, hint)
 
     @staticmethod
     def _call(callback: Callable[..., None], *args: Any) -> None:

@@ -37,6 +37,7 @@ from tenacity import (
 )
 
 from bot.kandev.errors import KandevAuthError, KandevUnavailable, KandevUnconfirmed
+from bot.ops import metrics
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,32 @@ def retry_after_s(response: httpx.Response) -> float | None:
     return max(seconds, 0.0)
 
 
+#: REST route segments kept in a request's count label (the rest are ids).
+_ROUTE_WORDS = frozenset(
+    {
+        "api",
+        "v1",
+        "clarification",
+        "respond",
+        "task-sessions",
+        "messages",
+        "tasks",
+        "workspaces",
+        "sessions",
+        "ensure",
+        "request",
+        "health",
+    }
+)
+
+
+def rest_route(method: str, path: str) -> str:
+    """``GET /api/v1/task-sessions/s-1/messages`` → ``GET task-sessions/:id/messages``."""
+    parts = [p for p in path.split("?", 1)[0].strip("/").split("/") if p]
+    words = [p if p in _ROUTE_WORDS else ":id" for p in parts if p not in ("api", "v1")]
+    return f"{method} {'/'.join(words)}"
+
+
 def auth_headers(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
@@ -164,12 +191,16 @@ class KandevHttp:
         headers: dict[str, str] | None = None,
         timeout: float | None = None,
         retry: bool = True,
+        call: str = "",
     ) -> Exchange:
-        """Send a request, retrying transient failures; see the module docstring."""
+        """Send a request, retrying transient failures; see the module docstring. ``call``:
+        what it is in the request count (default: its REST route, ids left out)."""
         maybe_delivered = False
+        counted = call or rest_route(method, path)
 
         def attempt() -> httpx.Response:
             nonlocal maybe_delivered
+            metrics.kandev_request(counted)
             try:
                 return self._send(method, path, json, params, headers, timeout)
             except _Retryable as exc:

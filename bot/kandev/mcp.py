@@ -97,8 +97,14 @@ class McpSession:
         headers = {"Accept": _ACCEPT}
         if session_id:
             headers[SESSION_HEADER] = session_id
+        name = params.get("name") if params is not None and method == "tools/call" else None
         return self._http.request(
-            "POST", self._path, json=message, headers=headers, timeout=timeout
+            "POST",
+            self._path,
+            json=message,
+            headers=headers,
+            timeout=timeout,
+            call=f"mcp {name if isinstance(name, str) else method}",
         )
 
     def _reply(self, exchange: Exchange, request_id: int) -> dict[str, Any]:

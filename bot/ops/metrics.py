@@ -110,6 +110,13 @@ KANDEV_ERRORS = Counter(
     ["kind"],
     registry=REGISTRY,
 )
+KANDEV_REQUESTS = Counter(
+    f"{PREFIX}_kandev_requests",
+    "HTTP requests sent to Kandev (every attempt), by call: the MCP tool or method, or the "
+    "REST route.",
+    ["call"],
+    registry=REGISTRY,
+)
 
 
 # ---- recording (one call where it happens) ------------------------------------------------
@@ -183,6 +190,10 @@ def slack_api_error(method: str, error: str) -> None:
     """A Slack call failed with ``error`` (its code only: any detail after it is dropped)."""
     match = _ERROR_CODE.match(error.strip().lower())
     SLACK_API_ERRORS.labels(method, match.group(0) if match else "other").inc()
+
+
+def kandev_request(call: str) -> None:
+    KANDEV_REQUESTS.labels(call).inc()
 
 
 def kandev_error(kind: str) -> None:

@@ -22,40 +22,35 @@ import logging
 import threading
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-from bot import cards
-from bot.cards.copy import with_note
-from bot.cards.plain import plain_card
-from bot.config.routing import USER_ID
-from bot.core.domain import Card, CardState
+from bot.core.domain import Card
 from bot.core.signals import Signal
-from bot.ops import metrics
 from bot.ops.health import Health
 from bot.ops.logs import log_context
-from bot.slack_api.gateway import Message, SlackError, SlackGateway
-from bot.store import Store
+from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store.copies import CardMessage
 from bot.store.pace import Turn
 from bot.store.records import OutboxItem
+from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.leases import OUTBOX_LEASE_S
+from bot.usecases.outbox_store import OutboxStore
+from bot.usecases.writes import (
+    KINDS,
+    NOT_SENT,
+    POST,
+    UPDATE,
+    UPDATE_COPY,
+    Write,
+    Writes,
+    copy_update_key,
+    update_key,
+)
 
 log = logging.getLogger(__name__)
-
-POST = "post"
-UPDATE = "update"
-#: A bundle's other messages (escalation card, DM card): their post and their edits.
-POST_COPY = "post_copy"
-UPDATE_COPY = "update_copy"
-#: A reply in the thread of a bundle's channel card (a reminder, an escalation notice).
-REPLY = "reply"
-#: Edits go before posts; card posts before copies and replies (so reminders never delay a
-#: card's first post); every kind that posts a message is paced per channel.
-_RANK = {UPDATE: 0, UPDATE_COPY: 0, POST: 1, POST_COPY: 2, REPLY: 2}
-_PACED = frozenset({POST, POST_COPY, REPLY})
 
 #: Seconds between two posts to one channel (Slack allows about one message per second).
 POST_SPACING_S = 1.0
@@ -67,8 +62,8 @@ POST_TOLERANCE = 0.125
 #: renews it while this process lives (see leases.py), so only a dead worker's rows expire.
 LEASE_S = OUTBOX_LEASE_S
 MAX_BACKOFF_S = 60.0
-#: ``last_error`` values that prove an earlier take of a post did not reach Slack.
-_NOT_SENT = ("", "paced", "ratelimited")
+#: Waits before an item that failed is tried again: 1 s, doubling with its consecutive failures.
+RETRY_WAIT = doubling(1.0, MAX_BACKOFF_S)
 #: After this many consecutive errors (other than the database being unreachable) an item is
 #: marked failed instead of being retried again.
 GIVE_UP_AFTER = 5
@@ -82,60 +77,12 @@ FAILED_SHOWN_S = 24 * 3600.0
 FAILED_CHECK_S = 60.0
 
 
-def update_key(card: Card, reason: str = "") -> str:
-    """The outbox key of the edit of ``card`` to its current state (one edit per state, and
-    one more per ``reason`` such as a corrected attribution)."""
-    key = f"update:{card.pending_id}:{card.state.value}"
-    return f"{key}:{reason}" if reason else key
-
-
-def copy_update_key(card: Card, message_key: str, reason: str = "") -> str:
-    """The outbox key of the edit of one of ``card``'s other messages to its current state."""
-    return f"{update_key(card, reason)}:copy:{message_key}"
-
-
-def copy_post_key(message_key: str) -> str:
-    return f"post_copy:{message_key}"
-
-
-def reply_key(key: str) -> str:
-    return f"reply:{key}"
-
-
-def copy_message(card: Card, note: str, kandev_url: str) -> Message:
-    """One of the card's other messages: the card with its note above it."""
-    message = card_message(card, kandev_url)
-    rendered = with_note({"text": message.text, "blocks": message.blocks}, note)
-    return Message(text=rendered["text"], blocks=rendered["blocks"])
-
-
-def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
-    rendered = cards.render_card(
-        card.bundle,
-        card.task,
-        card.state,
-        card.outcome,
-        kandev_url=kandev_url,
-        now=now or datetime.now(UTC),
-        past=card.past,
-    )
-    return Message(text=rendered["text"], blocks=rendered["blocks"])
-
-
-def plain_message(card: Card, kandev_url: str) -> Message:
-    """The card's plain form (see bot/cards/plain.py)."""
-    rendered = plain_card(
-        card.pending_id, card.task_id or card.bundle.task_id, card.state, kandev_url=kandev_url
-    )
-    return Message(text=rendered["text"], blocks=rendered["blocks"])
-
-
 class Publisher:
     """Performs the outbox's Slack writes; wake() it after enqueueing."""
 
     def __init__(
         self,
-        store: Store,
+        store: OutboxStore,
         slack: SlackGateway,
         *,
         kandev_url: str,
@@ -165,6 +112,7 @@ class Publisher:
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
         self._stop = threading.Event()
+        self.writes = Writes(store, slack, kandev_url, self)
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------
 
@@ -177,23 +125,26 @@ class Publisher:
     def enqueue_update(self, card: Card, *, reason: str = "") -> None:
         """Schedule the edit of a card to its (new) state — its channel card and every other
         message of it — once per message and state (and ``reason``)."""
-        self.store.outbox_put(
-            UPDATE,
-            update_key(card, reason),
-            {"pending_id": card.pending_id},
-            channel=card.channel,
-        )
+        payload = {"pending_id": card.pending_id}
+        self.store.outbox_put(UPDATE, update_key(card, reason), payload, channel=card.channel)
         for copy in self.store.messages_of(card.pending_id):
-            self._enqueue_copy_update(card, copy, reason)
+            self.enqueue_copy_update(card, copy, reason)
         self._wake.set()
 
-    def _enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
+    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
+        """Schedule the edit of one of the card's other messages to the card's state."""
         self.store.outbox_put(
             UPDATE_COPY,
             copy_update_key(card, copy.key, reason),
             {"pending_id": card.pending_id, "key": copy.key},
             channel=copy.channel or copy.target,
         )
+        self._wake.set()
+
+    def changed(self) -> None:
+        """A card's message was posted or edited (the Home refresher waits on ``changes``)."""
+        if self.changes is not None:
+            self.changes.raise_()
 
     def wake(self) -> None:
         self._wake.set()
@@ -241,7 +192,7 @@ class Publisher:
         if not items:
             return False
         # Edits first: a backlog of new cards never starves the edits of existing ones.
-        items.sort(key=lambda it: (_RANK.get(it.kind, 3), it.id))
+        items.sort(key=lambda it: (KINDS[it.kind].rank if it.kind in KINDS else 3, it.id))
         self._unsettled = {item.id: item for item in items}
         for item in items:
             if self._stop.is_set():
@@ -273,27 +224,21 @@ class Publisher:
         if wait > 0:
             self._defer(item, wait, error=None)
             return
+        kind = KINDS.get(item.kind)
+        if kind is None:
+            self._give_up(item, f"unknown outbox item kind {item.kind!r}")
+            return
         card = self.store.get(item.payload["pending_id"])
         if card is None:
             self.store.outbox_done(item.id)
             return
-        if item.kind in (POST_COPY, REPLY) and not card.ts and not card.state.terminal:
+        if kind.after_card and not card.ts and not card.state.terminal:
             self._defer(item, self.post_spacing_s, error=None)  # after the channel card
             return
         try:
-            if item.kind == POST:
-                self._post(card, item)
-            elif item.kind == UPDATE:
-                self._update(card)
-            elif item.kind == POST_COPY:
-                self._post_copy(card, item)
-            elif item.kind == UPDATE_COPY:
-                self._update_copy(card, item)
-            elif item.kind == REPLY:
-                self._reply(card, item)
-            else:
-                self._give_up(item, f"unknown outbox item kind {item.kind!r}")
-                return
+            write = kind.plan(self.writes, card, item)
+            if write is not None:
+                self._send(item, card, write, paced=kind.paced)
         except _NotYourTurn as paced:
             self._defer(item, paced.turn.wait_s, error=None, slot=paced.turn.at)
             return
@@ -303,6 +248,29 @@ class Publisher:
         self.store.outbox_done(item.id)
         self._failures.pop(item.id, None)
         self.health.clear("slack")
+
+    def _send(self, item: OutboxItem, card: Card, write: Write, *, paced: bool) -> None:
+        """The one send path of every kind: an earlier attempt that reached Slack is recorded
+        instead of sent again; a paced kind takes its turn (before rendering: a waiting post is
+        not rendered); a message Slack refuses is sent in its plain form."""
+        # An earlier attempt may have reached Slack before it failed or the process died.
+        earlier = write.made_earlier
+        if earlier is not None and item.last_error not in NOT_SENT and earlier():
+            return
+        if paced:
+            self._take_turn(item, write.channel)
+        message, plain = write.render()
+        if paced:
+            self.store.outbox_note(item.id, "posting")
+        try:
+            ts = write.send(message)
+        except SlackError as exc:
+            if plain or write.plain is None or exc.error not in _REFUSED_CONTENT:
+                raise
+            # Refused, so not written: its plain form goes instead.
+            self.writes.audit_plain(card, item.kind, f"slack refused the card: {exc.error}")
+            ts = write.send(write.plain())
+        write.done(ts)
 
     def _take_turn(self, item: OutboxItem, channel: str) -> None:
         """Just before a message is sent to ``channel``: take its turn from the pace every
@@ -319,191 +287,25 @@ class Publisher:
         if not turn.go:
             raise _NotYourTurn(turn)
 
-    def _post(self, card: Card, item: OutboxItem) -> None:
-        if card.ts:
-            return  # already posted (e.g. by another replica)
-        if item.last_error not in _NOT_SENT:
-            # An earlier attempt may have reached Slack before it failed or the process died.
-            oldest = (card.created_at - timedelta(minutes=1)).timestamp()
-            found = self.slack.find_card(card.channel, card.pending_id, oldest)
-            if found:
-                self.store.mark_posted(card.pending_id, card.channel, found)
-                metrics.card_posted(card.bundle.created_at)
-                self._after_post(card.pending_id, rendered=None)
-                return
-        self._take_turn(item, card.channel)  # before rendering: a waiting post is not rendered
-        message, plain = self._message(card, POST)
-        self.store.outbox_note(item.id, "posting")
-        try:
-            ts = self.slack.post_card(card.channel, message, card.pending_id)
-        except SlackError as exc:
-            if plain or exc.error not in _REFUSED_CONTENT:
-                raise
-            # Refused, so not posted: its plain form goes instead.
-            self._audit_plain(card, POST, f"slack refused the card: {exc.error}")
-            ts = self.slack.post_card(
-                card.channel, plain_message(card, self.kandev_url), card.pending_id
-            )
-        self.store.mark_posted(card.pending_id, card.channel, ts)
-        metrics.card_posted(card.bundle.created_at)
-        log.info("posted the card of %s in %s", card.pending_id, card.channel)
-        self._after_post(card.pending_id, rendered=card.state)
-
-    def _message(self, card: Card, kind: str) -> tuple[Message, bool]:
-        """The card as rendered, or its plain form when it cannot be (True: plain)."""
-        try:
-            return card_message(card, self.kandev_url), False
-        except Exception as exc:  # rendering is deterministic: retrying would fail again
-            log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
-            self._audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
-            return plain_message(card, self.kandev_url), True
-
-    def _audit_plain(self, card: Card, kind: str, why: str) -> None:
-        self.store.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
-
-    def _after_post(self, pending_id: str, *, rendered: CardState | None) -> None:
-        """``rendered``: the state the posted message shows (None: a card found in the channel,
-        posted by a process that died before it could record it — most likely still pending)."""
-        posted = self.store.get(pending_id)
-        if posted is None:
-            return
-        if posted.state is not CardState.PENDING and posted.state is not rendered:
-            # Resolved while it was being posted: its edit was skipped as a no-op (the card had
-            # no ts yet; possibly on another replica), so make sure the edit runs now.
-            self.enqueue_update(posted)
-            self.store.outbox_rearm(update_key(posted))
-        self._changed(posted)
-
-    def _update(self, card: Card) -> None:
-        if not card.ts:
-            return  # the post renders the current state when it happens
-        message, plain = self._message(card, UPDATE)
-        try:
-            self.slack.update_card(card.channel, card.ts, message, card.pending_id)
-        except SlackError as exc:
-            if plain or exc.error not in _REFUSED_CONTENT:
-                raise
-            self._audit_plain(card, UPDATE, f"slack refused the card: {exc.error}")
-            self.slack.update_card(
-                card.channel, card.ts, plain_message(card, self.kandev_url), card.pending_id
-            )
-        self._changed(card)
-
-    # ---- a bundle's other messages and thread replies -----------------------------------
-
-    def _post_copy(self, card: Card, item: OutboxItem) -> None:
-        """Post one of the card's other messages (never for a bundle resolved by now)."""
-        copy = self.store.message_get(str(item.payload.get("key")))
-        if copy is None or copy.ts or card.state.terminal:
-            return
-        channel = copy.channel
-        if channel is None:
-            channel = self.slack.open_dm(copy.target) if USER_ID.match(copy.target) else copy.target
-            self.store.message_opened(copy.key, channel)
-        if item.last_error not in _NOT_SENT and channel != card.channel:
-            # An earlier attempt may have reached Slack: look for it before posting again.
-            oldest = (copy.created_at - timedelta(minutes=1)).timestamp()
-            found = self._find_copy(channel, card.pending_id, oldest)
-            if found:
-                self.store.message_posted(copy.key, channel, found)
-                self._after_copy(card.pending_id, copy.key, rendered=None)
-                return
-        self._take_turn(item, item.channel or channel)
-        message = self._copy_message(card, copy, POST_COPY)
-        self.store.outbox_note(item.id, "posting")
-        try:
-            ts = self.slack.post_card(channel, message, card.pending_id)
-        except SlackError as exc:
-            if exc.error not in _REFUSED_CONTENT:
-                raise
-            self._audit_plain(card, POST_COPY, f"slack refused the card: {exc.error}")
-            ts = self.slack.post_card(
-                channel, plain_message(card, self.kandev_url), card.pending_id
-            )
-        self.store.message_posted(copy.key, channel, ts)
-        log.info("posted the %s card of %s in %s", copy.kind, card.pending_id, channel)
-        self._after_copy(card.pending_id, copy.key, rendered=card.state)
-
-    def _copy_message(self, card: Card, copy: CardMessage, kind: str) -> Message:
-        try:
-            return copy_message(card, copy.note, self.kandev_url)
-        except Exception as exc:  # rendering is deterministic: retrying would fail again
-            log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
-            self._audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
-            return plain_message(card, self.kandev_url)
-
-    def _find_copy(self, channel: str, pending_id: str, oldest: float) -> str | None:
-        """A copy already in ``channel``; a direct-message conversation cannot be read back
-        (the app has no ``im:history``), so there a crash mid-post may show it twice."""
-        if channel.startswith("D"):
-            return None
-        return self.slack.find_card(channel, pending_id, oldest)
-
-    def _after_copy(self, pending_id: str, key: str, *, rendered: CardState | None) -> None:
-        """Like :meth:`_after_post`, for one other message: resolved while it was being
-        posted, it is edited now."""
-        posted = self.store.get(pending_id)
-        copy = self.store.message_get(key)
-        if posted is None or copy is None:
-            return
-        if posted.state is not CardState.PENDING and posted.state is not rendered:
-            self._enqueue_copy_update(posted, copy)
-            self.store.outbox_rearm(copy_update_key(posted, copy.key))
-            self._wake.set()
-        self._changed(posted)
-
-    def _update_copy(self, card: Card, item: OutboxItem) -> None:
-        copy = self.store.message_get(str(item.payload.get("key")))
-        if copy is None or not copy.ts or not copy.channel:
-            return  # its post renders the current state when it happens
-        message = self._copy_message(card, copy, UPDATE_COPY)
-        try:
-            self.slack.update_card(copy.channel, copy.ts, message, card.pending_id)
-        except SlackError as exc:
-            if exc.error not in _REFUSED_CONTENT:
-                raise
-            self._audit_plain(card, UPDATE_COPY, f"slack refused the card: {exc.error}")
-            self.slack.update_card(
-                copy.channel, copy.ts, plain_message(card, self.kandev_url), card.pending_id
-            )
-
-    def _reply(self, card: Card, item: OutboxItem) -> None:
-        """A reply in the channel card's thread; never once the bundle is resolved."""
-        if card.state.terminal or not card.ts:
-            return
-        key = str(item.payload.get("key"))
-        if item.last_error not in _NOT_SENT and self.slack.find_reply(card.channel, card.ts, key):
-            return  # an earlier attempt reached Slack
-        self._take_turn(item, card.channel)
-        self.store.outbox_note(item.id, "posting")
-        self.slack.post_reply(
-            card.channel, card.ts, str(item.payload.get("text")), card.pending_id, key
-        )
-        log.info("replied in the thread of %s: %s", card.pending_id, key)
-
-    def _changed(self, _card: Card) -> None:
-        if self.changes is not None:
-            self.changes.raise_()
-
     def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
             channel = item.channel or card.channel
             self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
-            if item.kind in _PACED:  # every replica holds off posting there
+            if _paced(item.kind):  # every replica holds off posting there
                 spacing = self.post_spacing_s
                 self.store.pace_block(channel, delay, tolerance_s=spacing * POST_TOLERANCE)
             self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
             self._defer(item, delay, error=exc.error)
         elif exc.transient:
             failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
-            delay = min(2.0 ** (failures - 1), MAX_BACKOFF_S)
+            delay = wait_for(RETRY_WAIT, failures)
             self.health.problem("slack", f"{exc.method} failed ({exc.error}); retrying")
             self._defer(item, delay, error=exc.error)
         elif exc.needs_operator:
             # Kept, not dropped: once someone fixes it the card is posted / edited after all.
             failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
-            delay = min(2.0 ** (failures - 1), MAX_BACKOFF_S)
+            delay = wait_for(RETRY_WAIT, failures)
             where = item.channel or card.channel
             problem = f"{exc.method} failed in {where}: {exc.error}; {exc.needs_operator}"
             if failures == 1:
@@ -553,11 +355,11 @@ class Publisher:
 
     def _backoff(self, item_id: int) -> float:
         """Seconds before the next try: doubling with the item's consecutive failures."""
-        return min(2.0 ** max(self._failures.get(item_id, 0) - 1, 0), MAX_BACKOFF_S)
+        return wait_for(RETRY_WAIT, self._failures.get(item_id, 0))
 
     @staticmethod
     def _retry_note(item: OutboxItem, note: str) -> str:
-        if item.kind in _PACED and note in _NOT_SENT and item.last_error not in _NOT_SENT:
+        if _paced(item.kind) and note in NOT_SENT and item.last_error not in NOT_SENT:
             # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
             # limited now proves nothing about it, so keep the mark that makes the next take
             # look for the card in the channel before posting again.
@@ -581,6 +383,10 @@ class Publisher:
             self.store.outbox_retry(item.id, slot, note, slot=True)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)
+
+
+def _paced(kind: str) -> bool:
+    return kind in KINDS and KINDS[kind].paced
 
 
 class _NotYourTurn(Exception):

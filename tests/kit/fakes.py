@@ -201,7 +201,7 @@ class FakeKandev:
     def final_state(
         self, task_id: str, pending_id: str, *, session_id: str | None = None
     ) -> FinalState:
-        self._enter("final_state", task_id=task_id, pending_id=pending_id)
+        self._enter("final_state", task_id=task_id, pending_id=pending_id, session_id=session_id)
         if pending_id in self.active:
             return FinalState(status="pending")
         return self.finals.get(pending_id, FinalState(status="unknown"))

@@ -10,7 +10,7 @@ from bot.core.clarification import Answer
 from bot.core.domain import CardState
 from bot.kandev.models import FinalState
 from bot.usecases.answers import Attempt
-from bot.usecases.sync import outcome_from_final
+from bot.usecases.reconciler import outcome_from_final
 
 AT = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

@@ -62,14 +62,14 @@ def test_listener_dispatches_hints_and_reconnects_after_a_drop():
         f"http://127.0.0.1:{server.port}",
         "kandev_pat_secret",
         on_new_pending=lambda hint: events.append(("new", hint.pending_id)),
-        on_resolved=lambda: events.append(("resolved",)),
+        on_resolved=lambda hint: events.append(("resolved", hint.session_id)),
         on_connected=lambda: events.append(("connected",)),
         backoff_initial=0.05,
     )
     try:
         hints.start()
         wait_for(lambda: events.count(("connected",)) == 2)
-        assert events == [("connected",), ("new", "p1"), ("resolved",), ("connected",)]
+        assert events == [("connected",), ("new", "p1"), ("resolved", ""), ("connected",)]
         assert hints.connected and hints.connections == 2
         assert server.connections[0] == {
             "path": "/ws",

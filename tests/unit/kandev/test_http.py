@@ -10,7 +10,8 @@ import pytest
 import respx
 
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
-from bot.kandev.http import KandevHttp
+from bot.kandev.http import KandevHttp, rest_route
+from bot.ops import metrics
 
 BASE = "http://kandev.test"
 
@@ -132,3 +133,25 @@ def test_a_crowd_of_concurrent_calls_reuses_its_connections():
         http.close()
         server.shutdown()
         server.server_close()
+
+
+def _requests(call: str) -> float:
+    return (
+        metrics.REGISTRY.get_sample_value("kandev_slack_kandev_requests_total", {"call": call})
+        or 0.0
+    )
+
+
+@respx.mock
+def test_every_attempt_is_counted_by_its_route_without_ids():
+    respx.get(f"{BASE}/api/v1/task-sessions/s-1/messages").mock(
+        side_effect=[httpx.Response(503), httpx.Response(200, json={})]
+    )
+    call = rest_route("GET", "/api/v1/task-sessions/s-1/messages")
+    assert call == "GET task-sessions/:id/messages"
+    before = _requests(call)
+    make().request("GET", "/api/v1/task-sessions/s-1/messages")
+    assert _requests(call) - before == 2
+    assert (
+        rest_route("POST", "/api/v1/clarification/p-9/respond") == "POST clarification/:id/respond"
+    )

@@ -14,6 +14,7 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     metrics.acked("block_actions", 0.01)
     metrics.slack_api_error("chat.postMessage", "channel_not_found")
     metrics.kandev_error("unreachable")
+    metrics.kandev_request("mcp list_pending_questions_kandev")
     metrics.card_posted(datetime.now(UTC) - timedelta(seconds=2))
     metrics.answered_in(0.05)
     metrics.watch_state(
@@ -28,7 +29,7 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     )
     now = served(metrics.exposition().decode())
     assert compare(now) == []
-    assert len(documented()) == 13
+    assert len(documented()) == 14
     assert value(now, "kandev_slack_pending_cards") == 3
     assert value(now, "kandev_slack_oldest_pending_age_seconds") >= 300
     assert value(now, "kandev_slack_health_problem", component="kandev") == 1

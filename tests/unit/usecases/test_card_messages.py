@@ -11,7 +11,8 @@ from bot.core.domain import Card, CardState
 from bot.store import Store
 from bot.usecases.admission import Admission, Admitted, Refusal, Request
 from bot.usecases.answers import AnswerService
-from bot.usecases.publisher import POST_COPY, Publisher, copy_post_key
+from bot.usecases.publisher import Publisher
+from bot.usecases.writes import POST_COPY, REPLY, copy_post_key, reply_key
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 
@@ -133,3 +134,31 @@ def test_a_click_on_a_copy_of_another_bundle_is_tampered_and_an_unknown_message_
     assert isinstance(refused, Refusal) and refused.kind == "tampered"
     unknown = admission.admit(click_on(LEADS, "1700000099.000001", card))
     assert isinstance(unknown, Refusal) and unknown.kind == "unknown_bundle"
+
+
+def test_a_copy_slack_refuses_goes_in_its_plain_form_and_a_refused_reply_is_not_resent(
+    posted, store: Store, publisher: Publisher, gateway: FakeSlackGateway
+) -> None:
+    card = posted(make_bundle())
+    key = f"escalation:{card.pending_id}"
+    gateway.fail("chat.postMessage", "msg_too_long")
+    add_copy(store, publisher, card, key, LEADS)
+    drain(publisher)
+
+    first, plain = posts_in(gateway, LEADS)
+    assert first["message"].blocks[0]["text"]["text"] == f"note of {key}"
+    assert "cannot be shown here" in plain["message"].text
+    copy = store.message_get(key)
+    assert copy is not None and copy.ts
+    audited = [(e.action, e.result) for e in store.audit_entries(card.pending_id)]
+    assert ("slack_post_copy", "plain") in audited
+
+    # A thread reply has no plain form: Slack's refusal is final (marked failed, audited).
+    gateway.fail("chat.postMessage:reply", "msg_too_long")
+    store.outbox_put(
+        REPLY, reply_key("r1"), {"pending_id": card.pending_id, "key": "r1", "text": "Still?"}
+    )
+    drain(publisher)
+    assert len(gateway.called("chat.postMessage:reply")) == 1
+    audited = [(e.action, e.result) for e in store.audit_entries(card.pending_id)]
+    assert ("slack_reply", "failed") in audited

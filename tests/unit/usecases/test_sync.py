@@ -20,7 +20,9 @@ from bot.kandev.hints import NewPending
 from bot.ops.health import Health
 from bot.store import Store
 from bot.store.records import SubmissionContent
-from bot.usecases import sync as sync_module
+from bot.usecases import discovery as discovery_module
+from bot.usecases import reconciler as reconciler_module
+from bot.usecases import retention as retention_module
 from bot.usecases.publisher import Publisher
 from bot.usecases.sync import SyncEngine
 from tests.kit.factories import (
@@ -166,7 +168,8 @@ def test_a_post_slack_refuses_until_someone_acts_is_kept_and_reported(
 def monotonic(monkeypatch: pytest.MonkeyPatch) -> FakeMonotonic:
     """The engine's waits (grace periods, back-off) on a clock that moves only when told."""
     clock = FakeMonotonic()
-    monkeypatch.setattr(sync_module, "time", clock)
+    for module in (discovery_module, reconciler_module, retention_module):
+        monkeypatch.setattr(module, "time", clock)
     return clock
 
 
@@ -378,11 +381,11 @@ def test_a_missing_bundle_still_pending_in_kandev_ends_only_after_the_grace_peri
     vanished: Card, sync: SyncEngine, store: Store, monotonic: FakeMonotonic
 ) -> None:
     card = vanished
-    monotonic.advance(sync_module.PENDING_GRACE_S / 2)
+    monotonic.advance(reconciler_module.PENDING_GRACE_S / 2)
     assert sync.reconcile_once().resolved == []
     assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
 
-    monotonic.advance(sync_module.PENDING_GRACE_S / 2 + 0.1)
+    monotonic.advance(reconciler_module.PENDING_GRACE_S / 2 + 0.1)
     assert sync.reconcile_once().resolved == [card.pending_id]
     assert store.cards.get(card.pending_id).state is CardState.ENDED  # type: ignore[union-attr]
 
@@ -395,7 +398,7 @@ def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
     monotonic: FakeMonotonic,
 ) -> None:
     card = vanished
-    monotonic.advance(sync_module.PENDING_GRACE_S - 1)
+    monotonic.advance(reconciler_module.PENDING_GRACE_S - 1)
 
     fake_kandev.active[card.pending_id] = card.bundle  # listed again
     fake_kandev.finals.pop(card.pending_id)
@@ -432,7 +435,7 @@ def test_a_hinted_bundle_is_posted_from_a_read_of_the_newest_bundles_only(
     assert report.posted == [new.pending_id]
     [read] = fake_kandev.called("list_pending")
     newest = queue[-1].created_at
-    assert read["created_since"] == newest - timedelta(seconds=sync_module.NEWEST_MARGIN_S)
+    assert read["created_since"] == newest - timedelta(seconds=discovery_module.NEWEST_MARGIN_S)
     assert report.shown == {queue[-1].pending_id, new.pending_id}  # not the rest of the queue
     assert fake_kandev.called("final_state") == []  # nor checked for resolutions
     assert publisher.work_once() and gateway.card_of(new.pending_id) is not None
@@ -472,13 +475,13 @@ def test_a_bundle_older_than_the_newest_seen_is_found_by_the_next_full_read(
 def test_a_hinted_bundle_not_listed_yet_is_looked_for_again_a_few_times(
     make_engine, fake_kandev: FakeKandev, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sync_module, "HINT_RETRY_S", 0.0)
+    monkeypatch.setattr(discovery_module, "HINT_RETRY_S", 0.0)
     engine = make_engine(hinted=True)
     inbox = engine.new_bundles
     assert inbox is not None
 
     hinted = [NewPending("pending-not-listed-yet", "task-x", "session-x")]
-    for _ in range(sync_module.HINT_RETRIES):
+    for _ in range(discovery_module.HINT_RETRIES):
         engine.discover_new(hinted)
         assert inbox.wakes.wait(timeout=10.0)  # handed over again
         inbox.wakes.take()
@@ -567,7 +570,7 @@ def test_a_question_total_read_ahead_before_any_question_was_written_is_read_aga
         return original(*args, **kwargs)
 
     fake_kandev.list_pending = listed_meanwhile  # type: ignore[method-assign]
-    sync._read_ahead(hint)  # the total is read before the bundle is listed
+    sync.discovery.read_ahead(hint)  # the total is read before the bundle is listed
     assert sync.discover_new([hint]).posted == []
     assert store.cards.get("pending-001") is None  # never posted with only some of its questions
     assert len(fake_kandev.called("question_total")) >= 2
@@ -628,7 +631,7 @@ def _held_burst(size: int = 20) -> list[NewPending]:
 @pytest.fixture
 def no_hint_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """A hinted bundle not listed is left to the next full read (no timers looking again)."""
-    monkeypatch.setattr(sync_module, "HINT_RETRIES", 0)
+    monkeypatch.setattr(discovery_module, "HINT_RETRIES", 0)
 
 
 @pytest.mark.usefixtures("no_hint_retries")
@@ -637,7 +640,7 @@ def test_a_burst_of_hints_reads_ahead_on_a_bounded_number_of_threads(
 ) -> None:
     started, release = _hold_reads(fake_kandev)
     burst = _held_burst()
-    workers = sync_module.READ_AHEAD_WORKERS
+    workers = discovery_module.READ_AHEAD_WORKERS
     before = _read_ahead_threads()
     try:
         sync.discover_new(burst)  # 40 reads ahead asked for, none waited on (none listed)
@@ -658,12 +661,12 @@ def test_a_read_ahead_still_waiting_its_turn_is_made_when_the_bundle_is_posted(
     started, release = _hold_reads(fake_kandev)
     try:
         sync.discover_new(_held_burst())  # every read-ahead thread is busy
-        _until(lambda: len(started) == sync_module.READ_AHEAD_WORKERS)
+        _until(lambda: len(started) == discovery_module.READ_AHEAD_WORKERS)
         young = fake_kandev.add(make_bundle(created_at=datetime.now(UTC)))
 
         assert sync.discover_new([_hint(young)]).posted == [young.pending_id]  # not held up
 
-        assert len(started) == sync_module.READ_AHEAD_WORKERS  # nothing else ran meanwhile
+        assert len(started) == discovery_module.READ_AHEAD_WORKERS  # nothing else ran meanwhile
         totals, tasks = (
             [c for c in fake_kandev.called(method) if c["task_id"] == young.task_id]
             for method in ("question_total", "task")
@@ -696,16 +699,18 @@ def test_closing_the_bot_stops_the_reads_ahead_of_its_sync_engine(
         sync=sync,
     )
     for hint in _held_burst():
-        sync._read_ahead(hint)
-    waiting = [*sync._totals.values(), *sync._lookups.values()]
-    _until(lambda: len(started) == sync_module.READ_AHEAD_WORKERS)
+        sync.discovery.read_ahead(hint)
+    waiting = [*sync.discovery._totals.values(), *sync.discovery._lookups.values()]
+    _until(lambda: len(started) == discovery_module.READ_AHEAD_WORKERS)
 
     bot.close()
     release.set()
 
     _until(lambda: not _read_ahead_threads(before))  # the pool's threads end
-    assert len(started) == sync_module.READ_AHEAD_WORKERS  # the waiting reads were dropped
+    assert len(started) == discovery_module.READ_AHEAD_WORKERS  # the waiting reads were dropped
     assert sum(future.cancelled() for future in waiting) == len(waiting) - len(started)
-    sync._read_ahead(NewPending("pending-late", "task-late", "session-late"))
-    assert "pending-late" not in sync._totals  # closed: read when the bundle is posted instead
+    sync.discovery.read_ahead(NewPending("pending-late", "task-late", "session-late"))
+    assert (
+        "pending-late" not in sync.discovery._totals
+    )  # closed: read when the bundle is posted instead
     assert not _read_ahead_threads(before)

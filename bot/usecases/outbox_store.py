@@ -1,0 +1,95 @@
+"""What the outbox's publisher and its writes call on the store (bot.store.Store satisfies
+both): narrow ports, so the store can be split into repositories behind them."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any, Protocol
+
+from bot.core.domain import Card
+from bot.store.copies import CardMessage
+from bot.store.pace import Turn
+from bot.store.records import OutboxItem
+
+
+class CopyStore(Protocol):
+    """What the writes call on the store (bot.store.Store)."""
+
+    def get(self, pending_id: str) -> Card | None: ...
+
+    def mark_posted(self, pending_id: str, channel: str, ts: str) -> bool: ...
+
+    def message_get(self, key: str) -> CardMessage | None: ...
+
+    def message_opened(self, key: str, channel: str) -> bool: ...
+
+    def message_posted(self, key: str, channel: str, ts: str) -> bool: ...
+
+    def outbox_rearm(self, key: str) -> bool: ...
+
+    def audit(
+        self,
+        pending_id: str | None,
+        user: str | None,
+        action: str,
+        source: str,
+        result: str,
+        detail: str = "",
+    ) -> int: ...
+
+
+class OutboxStore(CopyStore, Protocol):
+    """What the publisher calls on the store (bot.store.Store), besides its writes'."""
+
+    def outbox_put(
+        self,
+        kind: str,
+        key: str | None,
+        payload: dict[str, Any],
+        channel: str | None = None,
+        not_before: datetime | None = None,
+    ) -> int | None: ...
+
+    def messages_of(self, pending_id: str) -> list[CardMessage]: ...
+
+    def outbox_take(
+        self,
+        now: datetime | None,
+        limit: int,
+        worker_id: str,
+        lease_s: float = 30.0,
+        kinds: Collection[str] | None = None,
+    ) -> list[OutboxItem]: ...
+
+    def outbox_next_due_s(self) -> float | None: ...
+
+    def outbox_done(self, item_id: int) -> bool: ...
+
+    def outbox_fail(self, item_id: int, error: str) -> bool: ...
+
+    def outbox_retry(
+        self,
+        item_id: int,
+        not_before: datetime | float,
+        error: str,
+        *,
+        worker_id: str | None = None,
+        slot: bool = False,
+    ) -> bool: ...
+
+    def outbox_note(self, item_id: int, note: str) -> bool: ...
+
+    def outbox_failed_count(self, within_s: float | None = None) -> int: ...
+
+    def pace_turn(
+        self,
+        channel: str,
+        *,
+        follow: bool,
+        held: datetime | None,
+        spacing_s: float,
+        tolerance_s: float,
+    ) -> Turn: ...
+
+    def pace_block(self, channel: str, seconds: float, *, tolerance_s: float) -> None: ...

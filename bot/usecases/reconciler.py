@@ -1,0 +1,220 @@
+"""Kandev -> Slack: bundles resolved elsewhere (in Kandev's web UI, by the agent) end their card.
+
+Two ways in, both reading a bundle's final state from its task's conversation:
+
+- a full read of the active list: every pending card whose bundle left the list
+  (:meth:`Reconciler.reconcile`);
+- a push hint that a session's pending action went away (``Resolved(session_id)``): only the
+  cards of that session, from that session's conversation (:meth:`Reconciler.resolve_session`);
+  no list is read. The sessions of the listed bundles are kept in a :class:`SessionIndex`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection
+from datetime import datetime
+from typing import Protocol
+
+from bot.core.domain import Card, CardOutcome, CardState
+from bot.kandev.errors import KandevError, KandevUnavailable
+from bot.kandev.models import FinalState
+from bot.store.records import Submission
+
+log = logging.getLogger(__name__)
+
+#: A bundle missing from the active list whose messages still say "pending" is ended only after
+#: it stayed missing this long (guards against a list taken mid-change).
+PENDING_GRACE_S = 10.0
+#: An answer submitted from Slack within this window owns the card's resolution.
+SUBMISSION_GRACE_S = 30.0
+#: Final states a hint may apply while the bundle may still be listed (``unknown`` is left to
+#: the full read: the bundle may not be in the conversation yet).
+_DECIDED = frozenset({"answered", "rejected", "cancelled", "expired"})
+
+
+def outcome_from_final(final: FinalState, at: datetime) -> CardOutcome | None:
+    """The card outcome for a bundle that left the active list (None: not decided yet)."""
+    if final.status == "answered":
+        return CardOutcome(state=CardState.ANSWERED, via="kandev", answers=final.answers, at=at)
+    if final.status == "rejected":
+        return CardOutcome(state=CardState.REJECTED, via="kandev", at=at)
+    if final.status in ("cancelled", "expired"):
+        return CardOutcome(state=CardState.ENDED, via="kandev", at=at)
+    if final.status == "unknown":
+        return CardOutcome(state=CardState.UNAVAILABLE, via="kandev", at=at)
+    return None
+
+
+class FinalStates(Protocol):
+    """What the reconciler reads from Kandev (bot.kandev.client.KandevClient)."""
+
+    def final_state(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> FinalState: ...
+
+
+class ReconcilerStore(Protocol):
+    """What the reconciler calls on the store (bot.store.Store)."""
+
+    def pending_ids(self) -> list[tuple[str, datetime]]: ...
+
+    def get(self, pending_id: str) -> Card | None: ...
+
+    def submission_in_flight(
+        self, pending_id: str, within_s: float, *, besides: str = ""
+    ) -> bool: ...
+
+    def won_submission(self, pending_id: str) -> Submission | None: ...
+
+    def transition(
+        self, pending_id: str, to: CardOutcome, expected: CardState = CardState.PENDING
+    ) -> bool: ...
+
+    def audit(
+        self,
+        pending_id: str | None,
+        user: str | None,
+        action: str,
+        source: str,
+        result: str,
+        detail: str = "",
+    ) -> int: ...
+
+
+class Edits(Protocol):
+    """Where a card's edit is queued (bot.usecases.publisher.Publisher)."""
+
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
+
+
+class SessionIndex:
+    """The pending ids of the listed bundles, by Kandev session (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_session: dict[str, set[str]] = {}
+
+    def note(self, session_id: str, pending_id: str) -> None:
+        with self._lock:
+            self._by_session.setdefault(session_id, set()).add(pending_id)
+
+    def keep(self, active: Collection[str]) -> None:
+        """Forget the bundles a full read no longer lists."""
+        keep = set(active)
+        with self._lock:
+            for session_id in list(self._by_session):
+                left = self._by_session[session_id] & keep
+                if left:
+                    self._by_session[session_id] = left
+                else:
+                    del self._by_session[session_id]
+
+    def of(self, session_id: str) -> list[str]:
+        with self._lock:
+            return sorted(self._by_session.get(session_id, ()))
+
+
+class Reconciler:
+    """Ends the cards of bundles resolved outside this bot."""
+
+    def __init__(
+        self,
+        kandev: FinalStates,
+        store: ReconcilerStore,
+        edits: Edits,
+        *,
+        clock: Callable[[], datetime],
+        sessions: SessionIndex,
+    ) -> None:
+        self.kandev, self.store, self.edits, self.clock = kandev, store, edits, clock
+        self.sessions = sessions
+        self._missing_since: dict[str, float] = {}
+
+    def reconcile(self, active: Collection[str], started: datetime) -> list[str]:
+        """After a full read showed ``active``: end the cards whose bundle left the list
+        (cards claimed since ``started`` are left alone); the pending ids resolved."""
+        for pending_id in active:
+            self._missing_since.pop(pending_id, None)
+        resolved = []
+        # Only the cards of bundles that left the list are read whole (with many bundles
+        # waiting, decoding every pending card each cycle was most of an idle cycle's CPU).
+        for pending_id, created_at in self.store.pending_ids():
+            if pending_id in active or created_at >= started:
+                continue
+            card = self.store.get(pending_id)
+            if card is None or card.state is not CardState.PENDING:
+                continue  # resolved meanwhile (e.g. an answer from Slack)
+            if self._resolve_missing(card):
+                resolved.append(pending_id)
+        return resolved
+
+    def resolve_session(self, session_id: str) -> tuple[list[str], list[str]]:
+        """A hint said ``session_id``'s pending action went away: read the final state of its
+        pending cards from that session's conversation. (resolved, still pending) pending ids;
+        a card Kandev does not show decided yet is left to a later look or the full read."""
+        resolved: list[str] = []
+        undecided: list[str] = []
+        for pending_id in self.sessions.of(session_id):
+            card = self.store.get(pending_id)
+            if card is None or card.state is not CardState.PENDING:
+                continue
+            if self._submitting(card):
+                continue
+            final = self._final(card, session_id)
+            if final.status not in _DECIDED:
+                undecided.append(pending_id)
+                continue
+            outcome = outcome_from_final(final, self.clock())
+            if outcome is not None and self._end(card, outcome):
+                resolved.append(pending_id)
+        return resolved, undecided
+
+    def _submitting(self, card: Card) -> bool:
+        """A Slack answer is being recorded: the answer use-case owns this card."""
+        return self.store.submission_in_flight(card.pending_id, SUBMISSION_GRACE_S)
+
+    def _final(self, card: Card, session_id: str | None = None) -> FinalState:
+        try:
+            return self.kandev.final_state(card.task_id, card.pending_id, session_id=session_id)
+        except KandevUnavailable:
+            raise
+        except KandevError as exc:
+            log.warning("final state of %s not readable: %s", card.pending_id, exc)
+            return FinalState(status="unknown")
+
+    def _resolve_missing(self, card: Card) -> bool:
+        if self._submitting(card):
+            return False
+        final = self._final(card)
+        now = self.clock()
+        outcome = outcome_from_final(final, now)
+        if outcome is None:
+            first = self._missing_since.setdefault(card.pending_id, time.monotonic())
+            if time.monotonic() - first < PENDING_GRACE_S:
+                return False
+            outcome = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
+        return self._end(card, outcome)
+
+    def _end(self, card: Card, outcome: CardOutcome) -> bool:
+        self._missing_since.pop(card.pending_id, None)
+        outcome = self._attribute(card, outcome)
+        if not self.store.transition(card.pending_id, outcome):
+            return False
+        self.store.audit(card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced")
+        updated = self.store.get(card.pending_id)
+        if updated is not None:
+            self.edits.enqueue_update(updated)
+        return True
+
+    def _attribute(self, card: Card, outcome: CardOutcome) -> CardOutcome:
+        """An answer that a Slack user won shows their name, even if sync notices it first."""
+        won = self.store.won_submission(card.pending_id)
+        if won is None or outcome.state not in (CardState.ANSWERED, CardState.REJECTED):
+            return outcome
+        update: dict[str, object] = {"via": "slack", "by_user": won.user}
+        if outcome.state is CardState.REJECTED:
+            update["reason"] = won.content.reason
+        return outcome.model_copy(update=update)

@@ -1,0 +1,328 @@
+"""The kinds of Slack writes the outbox makes, in one table: kind → how its call is built and what
+is recorded once it went out (bot/usecases/publisher.py sends them all down one path).
+
+Each kind's plan reads the store's current state and returns a :class:`Write` (None: nothing to
+write any more, e.g. a post already made by another replica): where it goes, how an earlier
+attempt that reached Slack is recognised, how the message is rendered (its plain form when it
+cannot be, or when Slack refuses it), the Slack call, and what is recorded afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from bot import cards
+from bot.cards.copy import with_note
+from bot.cards.plain import plain_card
+from bot.config.routing import USER_ID
+from bot.core.domain import Card, CardState
+from bot.ops import metrics
+from bot.slack_api.gateway import Message, SlackGateway
+from bot.store.copies import CardMessage
+from bot.store.records import OutboxItem
+from bot.usecases.outbox_store import CopyStore
+
+log = logging.getLogger(__name__)
+
+POST = "post"
+UPDATE = "update"
+#: A bundle's other messages (escalation card, DM card): their post and their edits.
+POST_COPY = "post_copy"
+UPDATE_COPY = "update_copy"
+#: A reply in the thread of a bundle's channel card (a reminder, an escalation notice).
+REPLY = "reply"
+#: ``last_error`` values that prove an earlier take of a post did not reach Slack.
+NOT_SENT = ("", "paced", "ratelimited")
+
+
+def update_key(card: Card, reason: str = "") -> str:
+    """The outbox key of the edit of ``card`` to its current state (one edit per state, and
+    one more per ``reason`` such as a corrected attribution)."""
+    key = f"update:{card.pending_id}:{card.state.value}"
+    return f"{key}:{reason}" if reason else key
+
+
+def copy_update_key(card: Card, message_key: str, reason: str = "") -> str:
+    """The outbox key of the edit of one of ``card``'s other messages to its current state."""
+    return f"{update_key(card, reason)}:copy:{message_key}"
+
+
+def copy_post_key(message_key: str) -> str:
+    return f"post_copy:{message_key}"
+
+
+def reply_key(key: str) -> str:
+    return f"reply:{key}"
+
+
+def copy_message(card: Card, note: str, kandev_url: str) -> Message:
+    """One of the card's other messages: the card with its note above it."""
+    message = card_message(card, kandev_url)
+    rendered = with_note({"text": message.text, "blocks": message.blocks}, note)
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
+    rendered = cards.render_card(
+        card.bundle,
+        card.task,
+        card.state,
+        card.outcome,
+        kandev_url=kandev_url,
+        now=now or datetime.now(UTC),
+        past=card.past,
+    )
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+def plain_message(card: Card, kandev_url: str) -> Message:
+    """The card's plain form (see bot/cards/plain.py)."""
+    rendered = plain_card(
+        card.pending_id, card.task_id or card.bundle.task_id, card.state, kandev_url=kandev_url
+    )
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+@dataclass(frozen=True)
+class Write:
+    """One Slack write, built for an outbox item from the store's current state."""
+
+    #: The channel whose pace a paced kind takes its turn in.
+    channel: str
+    #: The message, and whether it is the plain form already (Slack's refusal is then final).
+    render: Callable[[], tuple[Message, bool]]
+    #: The Slack call: the ts of the message written ("" for an edit).
+    send: Callable[[Message], str]
+    #: What is recorded once it went out, given that ts.
+    done: Callable[[str], None]
+    #: For a write an earlier attempt may have made (its item's last error proves nothing):
+    #: look for it in Slack and record it; True if found (then nothing is sent).
+    made_earlier: Callable[[], bool] | None = None
+    #: Sent instead when Slack refuses the message itself (None: a refusal is final).
+    plain: Callable[[], Message] | None = None
+
+
+class Requeue(Protocol):
+    """The publisher, for the edits a write finds it must make after all."""
+
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
+
+    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None: ...
+
+    def changed(self) -> None: ...
+
+
+Plan = Callable[["Writes", Card, OutboxItem], Write | None]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How the outbox handles one kind of item."""
+
+    plan: Plan
+    #: Taken in this order within a batch: edits go before posts; card posts before copies and
+    #: replies (so reminders never delay a card's first post).
+    rank: int
+    #: Posts a message: paced per channel, and marked "posting" just before it is sent.
+    paced: bool
+    #: Waits for the channel card's post (unless the bundle is resolved by then).
+    after_card: bool = False
+
+
+class Writes:
+    """The plans of every kind (see :data:`KINDS`)."""
+
+    def __init__(
+        self, store: CopyStore, slack: SlackGateway, kandev_url: str, requeue: Requeue
+    ) -> None:
+        self.store, self.slack, self.kandev_url, self.requeue = store, slack, kandev_url, requeue
+
+    def audit_plain(self, card: Card, kind: str, why: str) -> None:
+        self.store.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
+
+    def _card(self, card: Card, kind: str) -> Callable[[], tuple[Message, bool]]:
+        """The card as rendered, or its plain form when it cannot be (True: plain)."""
+
+        def render() -> tuple[Message, bool]:
+            try:
+                return card_message(card, self.kandev_url), False
+            except Exception as exc:  # rendering is deterministic: retrying would fail again
+                log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
+                self.audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
+                return plain_message(card, self.kandev_url), True
+
+        return render
+
+    def _copy(self, card: Card, copy: CardMessage, kind: str) -> Callable[[], tuple[Message, bool]]:
+        def render() -> tuple[Message, bool]:
+            try:
+                return copy_message(card, copy.note, self.kandev_url), False
+            except Exception as exc:  # rendering is deterministic: retrying would fail again
+                log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
+                self.audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
+                return plain_message(card, self.kandev_url), True
+
+        return render
+
+    def _plain(self, card: Card) -> Callable[[], Message]:
+        return lambda: plain_message(card, self.kandev_url)
+
+    # ---- the channel card ----------------------------------------------------------------
+
+    def post(self, card: Card, item: OutboxItem) -> Write | None:
+        if card.ts:
+            return None  # already posted (e.g. by another replica)
+
+        def made_earlier() -> bool:
+            oldest = (card.created_at - timedelta(minutes=1)).timestamp()
+            found = self.slack.find_card(card.channel, card.pending_id, oldest)
+            if found:
+                self._posted(card, found, rendered=None)
+            return bool(found)
+
+        def done(ts: str) -> None:
+            self._posted(card, ts, rendered=card.state)
+            log.info("posted the card of %s in %s", card.pending_id, card.channel)
+
+        return Write(
+            channel=card.channel,
+            render=self._card(card, POST),
+            send=lambda message: self.slack.post_card(card.channel, message, card.pending_id),
+            done=done,
+            made_earlier=made_earlier,
+            plain=self._plain(card),
+        )
+
+    def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> None:
+        """``rendered``: the state the posted message shows (None: a card found in the channel,
+        posted by a process that died before it could record it — most likely still pending)."""
+        self.store.mark_posted(card.pending_id, card.channel, ts)
+        metrics.card_posted(card.bundle.created_at)
+        posted = self.store.get(card.pending_id)
+        if posted is None:
+            return
+        if posted.state is not CardState.PENDING and posted.state is not rendered:
+            # Resolved while it was being posted: its edit was skipped as a no-op (the card had
+            # no ts yet; possibly on another replica), so make sure the edit runs now.
+            self.requeue.enqueue_update(posted)
+            self.store.outbox_rearm(update_key(posted))
+        self.requeue.changed()
+
+    def update(self, card: Card, item: OutboxItem) -> Write | None:
+        ts = card.ts
+        if not ts:
+            return None  # the post renders the current state when it happens
+
+        def send(message: Message) -> str:
+            self.slack.update_card(card.channel, ts, message, card.pending_id)
+            return ts
+
+        return Write(
+            channel=card.channel,
+            render=self._card(card, UPDATE),
+            send=send,
+            done=lambda _ts: self.requeue.changed(),
+            plain=self._plain(card),
+        )
+
+    # ---- a bundle's other messages and thread replies -----------------------------------
+
+    def post_copy(self, card: Card, item: OutboxItem) -> Write | None:
+        """Post one of the card's other messages (never for a bundle resolved by now)."""
+        copy = self.store.message_get(str(item.payload.get("key")))
+        if copy is None or copy.ts or card.state.terminal:
+            return None
+        channel = copy.channel
+        if channel is None:
+            channel = self.slack.open_dm(copy.target) if USER_ID.match(copy.target) else copy.target
+            self.store.message_opened(copy.key, channel)
+        to = channel
+
+        def made_earlier() -> bool:
+            oldest = (copy.created_at - timedelta(minutes=1)).timestamp()
+            found = self._find_copy(to, card.pending_id, oldest)
+            if found:
+                self.store.message_posted(copy.key, to, found)
+                self._copy_posted(card.pending_id, copy.key, rendered=None)
+            return bool(found)
+
+        def done(ts: str) -> None:
+            self.store.message_posted(copy.key, to, ts)
+            log.info("posted the %s card of %s in %s", copy.kind, card.pending_id, to)
+            self._copy_posted(card.pending_id, copy.key, rendered=card.state)
+
+        return Write(
+            channel=item.channel or to,
+            render=self._copy(card, copy, POST_COPY),
+            send=lambda message: self.slack.post_card(to, message, card.pending_id),
+            done=done,
+            made_earlier=made_earlier if to != card.channel else None,
+            plain=self._plain(card),
+        )
+
+    def _find_copy(self, channel: str, pending_id: str, oldest: float) -> str | None:
+        """A copy already in ``channel``; a direct-message conversation cannot be read back
+        (the app has no ``im:history``), so there a crash mid-post may show it twice."""
+        if channel.startswith("D"):
+            return None
+        return self.slack.find_card(channel, pending_id, oldest)
+
+    def _copy_posted(self, pending_id: str, key: str, *, rendered: CardState | None) -> None:
+        """Like :meth:`_posted`, for one other message: resolved while it was being posted,
+        it is edited now."""
+        posted = self.store.get(pending_id)
+        copy = self.store.message_get(key)
+        if posted is None or copy is None:
+            return
+        if posted.state is not CardState.PENDING and posted.state is not rendered:
+            self.requeue.enqueue_copy_update(posted, copy)
+            self.store.outbox_rearm(copy_update_key(posted, copy.key))
+        self.requeue.changed()
+
+    def update_copy(self, card: Card, item: OutboxItem) -> Write | None:
+        copy = self.store.message_get(str(item.payload.get("key")))
+        if copy is None or not copy.ts or not copy.channel:
+            return None  # its post renders the current state when it happens
+        channel, ts = copy.channel, copy.ts
+
+        def send(message: Message) -> str:
+            self.slack.update_card(channel, ts, message, card.pending_id)
+            return ts
+
+        return Write(
+            channel=channel,
+            render=self._copy(card, copy, UPDATE_COPY),
+            send=send,
+            done=lambda _ts: None,
+            plain=self._plain(card),
+        )
+
+    def reply(self, card: Card, item: OutboxItem) -> Write | None:
+        """A reply in the channel card's thread; never once the bundle is resolved."""
+        thread = card.ts
+        if card.state.terminal or not thread:
+            return None
+        key, text = str(item.payload.get("key")), str(item.payload.get("text"))
+        return Write(
+            channel=card.channel,
+            render=lambda: (Message(text=text, blocks=[]), True),
+            send=lambda m: self.slack.post_reply(
+                card.channel, thread, m.text, card.pending_id, key
+            ),
+            done=lambda _ts: log.info("replied in the thread of %s: %s", card.pending_id, key),
+            made_earlier=lambda: bool(self.slack.find_reply(card.channel, thread, key)),
+        )
+
+
+#: Every kind of outbox item.
+KINDS: dict[str, Kind] = {
+    POST: Kind(Writes.post, rank=1, paced=True),
+    UPDATE: Kind(Writes.update, rank=0, paced=False),
+    POST_COPY: Kind(Writes.post_copy, rank=2, paced=True, after_card=True),
+    UPDATE_COPY: Kind(Writes.update_copy, rank=0, paced=False),
+    REPLY: Kind(Writes.reply, rank=2, paced=True, after_card=True),
+}
