@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.config.routing import Routing
 from bot.core.clarification import Bundle
@@ -332,7 +332,7 @@ class Discovery:
         return total <= len(bundle.questions)
 
 
-def _failed(future: Future[object]) -> bool:
+def _failed(future: Future[Any]) -> bool:
     """Wait for a read ahead: True if it raised or was cancelled (never started: shut down, or
     still waiting its turn when needed); the caller then reads itself."""
     try:
