@@ -43,7 +43,7 @@ from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.notify import Notifier
 from bot.slack_api.web_client import make_web_client
-from bot.store import Database, Store
+from bot.store import Database
 from bot.usecases.admission import Admission
 from bot.usecases.answers import AnswerService
 from bot.usecases.conversation import ConversationService
@@ -96,7 +96,7 @@ def _check_routing(check: WorkspaceCheck, health: Health) -> None:
 def build(settings: Settings, mode: Mode) -> Bot:
     """Make every component once, wired explicitly. Raises StartupError."""
     health = Health()
-    store = Store(settings.database_url, retention_days=settings.retention_days)
+    store = Database(settings.database_url, retention_days=settings.retention_days)
     health.watch("database", lambda: None if store.ping() else "does not answer")
     kandev = KandevClient(
         settings.kandev_url,
@@ -164,7 +164,7 @@ class _UseCases:
 
 
 def _use_cases(
-    settings: Settings, health: Health, store: Store, kandev: KandevClient, slack: SlackGateway
+    settings: Settings, health: Health, store: Database, kandev: KandevClient, slack: SlackGateway
 ) -> _UseCases:
     routing = settings.routing
     public_url = settings.kandev_public_url
@@ -174,12 +174,19 @@ def _use_cases(
     hinted = Signal("new bundles hinted")
     new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=hinted)
     resolved_sessions: Inbox[Resolved] = Inbox("resolved sessions", wakes=hinted)
-    publisher = Publisher(store, slack, kandev_url=public_url, health=health, changes=card_changes)
+    publisher = Publisher(
+        store.outbox,
+        store.cards,
+        store.audit_log,
+        slack,
+        kandev_url=public_url,
+        health=health,
+        changes=card_changes,
+    )
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
     permalinks = Permalinks(slack)
-    # TEMPORARY Store (a Database plus the old method names): sync, publisher, answers and
-    # admission still take the whole store; everything else gets only its repositories.
+    # Every use-case gets only the repositories it uses, never the whole database.
     queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
     past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
@@ -189,7 +196,10 @@ def _use_cases(
     )
     sync = SyncEngine(
         kandev,
-        store,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        store.retention,
         routing,
         tasks,
         publisher,
@@ -238,7 +248,7 @@ def _use_cases(
 
 def _listener_services(
     settings: Settings,
-    store: Store,
+    store: Database,
     kandev: KandevClient,
     queue: WaitingQueue,
     answers: AnswerService,

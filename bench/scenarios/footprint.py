@@ -47,7 +47,7 @@ from bench.transport import KeepAliveTransport
 from bench.world import Route, World, wait_synced
 from bot.core.clarification import Answer, Bundle, Option, Question
 from bot.core.domain import CardOutcome, CardState
-from bot.store import Store, normalize_url
+from bot.store import Database, normalize_url
 from bot.store.engine import make_engine
 from bot.store.records import SubmissionContent, SubmissionResult
 from bot.store.schema import (
@@ -131,7 +131,7 @@ def run(
         )
         preparing.start()
         for backend, url in urls.items():  # the empty stores first: no bundle waits yet
-            Store(url).close()
+            Database(url).close()
             result.runs.append(_measure(world, fake, backend, url, 0, env, window, result))
         preparing.join()
         if len(slots) != pending:
@@ -322,7 +322,7 @@ def query_plans(url: str, work_dir: Path) -> list[Plan]:
     engine = make_engine(normalize_url(url))
     try:
         postgres = engine.dialect.name == "postgresql"
-        with _probe_url(url, postgres, work_dir) as probe_url, Store(probe_url) as probe:
+        with _probe_url(url, postgres, work_dir) as probe_url, Database(probe_url) as probe:
             prepare_probe(probe)
             captured = capture(probe, HOT_QUERIES)
         with engine.connect() as conn:

@@ -54,7 +54,7 @@ from bot.core.domain import TaskInfo
 from bot.kandev.replies import rfc3339
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.sync import NEWEST_MARGIN_S
 from bot.usecases.writes import card_message
 from tests.kit.fakeslack import FakeSlack, SlackDriver
@@ -182,7 +182,7 @@ def _filled(
     database = world.work_dir / f"queues-{name}.db"
     channels = {r.workspace_id: r.channel for r in world.routes}
     gateway = SlackGateway(make_web_client(fake.workspace.bot_token, fake.api_url))
-    with Store(f"sqlite:///{database}") as store:
+    with Database(f"sqlite:///{database}") as store:
 
         def post(item: tuple[Bundle, TaskInfo]) -> None:
             bundle, task = item

@@ -10,7 +10,7 @@ from bench.report import Results, render, targets
 from bench.scenarios.footprint import Footprint, Measured, Waiting, fill, query_plans, sizes
 from bench.world import Route
 from bot.core.domain import CardState
-from bot.store import Store
+from bot.store import Database
 
 ROUTES = [Route(f"ws-{n}", f"bench-{n:02d}", f"C0BENCH{n:02d}") for n in range(1, 4)]
 
@@ -22,13 +22,13 @@ def test_sizes_are_empty_a_tenth_and_all() -> None:
 
 def test_the_history_reads_back_through_the_store(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'history.db'}"
-    Store(url).close()
+    Database(url).close()
     waiting = [
         Waiting(f"p-wait-{n}", f"t-wait-{n}", ROUTES[n], f"17000000{n}.000100") for n in range(2)
     ]
     fill(url, ROUTES, start=0, count=40, waiting=waiting)
     fill(url, ROUTES, start=40, count=60)
-    with Store(url) as store:
+    with Database(url) as store:
         assert store.cards.count() == 102
         assert store.cards.count(CardState.PENDING) == 2
         assert {c.pending_id for c in store.followups.waiting_posted() for c in [c.card]} == {
@@ -54,7 +54,7 @@ def test_the_history_reads_back_through_the_store(tmp_path: Path) -> None:
 
 def test_query_plans_of_a_filled_store_flag_no_scan(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'history.db'}"
-    Store(url).close()
+    Database(url).close()
     fill(url, ROUTES, start=0, count=50)
     found = query_plans(url, tmp_path)
     assert {p.query for p in found} >= {"pending", "purge", "outbox_take", "recent_resolved"}
@@ -76,7 +76,7 @@ def test_the_footprint_target_is_per_store_with_the_most_cards(tmp_path: Path) -
     assert row[0] == "RSS ≤ 100 MB with 100,000 cards (SQLite, PostgreSQL)"
     assert row[2] == "**no**"
     url = f"sqlite:///{tmp_path / 'h.db'}"
-    Store(url).close()
+    Database(url).close()
     fill(url, ROUTES, start=0, count=10)
     f.plans = {"sqlite": query_plans(url, tmp_path)}
     f.plan_cards = 10

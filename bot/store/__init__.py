@@ -2,8 +2,7 @@
 
 Open a :class:`Database` and hand each use-case only the repositories it uses
 (``db.cards``, ``db.submissions``, ``db.outbox``, ``db.followups``, ``db.audit_log``,
-``db.viewers``, ``db.retention``). :class:`Store` is TEMPORARY (the old god object, forwarding
-every old method name to its repository). Everything else here is the typed rows and helpers.
+``db.viewers``, ``db.retention``). Everything else here is the typed rows and helpers.
 """
 
 from bot.store.audit import AuditRepository
@@ -16,7 +15,6 @@ from bot.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
 from bot.store.outbox import OutboxRepository
 from bot.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
 from bot.store.retention import Purged, Retention
-from bot.store.store import Store
 from bot.store.submissions import SubmissionsRepository
 from bot.store.types import utc_now
 from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
@@ -37,7 +35,6 @@ __all__ = [
     "Purged",
     "Retention",
     "Revision",
-    "Store",
     "StoreError",
     "StoreStats",
     "Submission",

@@ -270,7 +270,7 @@ class Admission:
         return refusal
 
     def _audit(self, pending_id: str | None, user: str | None, *entry: str) -> None:
-        """``entry``: action, source, result, detail (as ``Store.audit`` takes them)."""
+        """``entry``: action, source, result, detail (as ``AuditRepository.audit`` takes them)."""
         try:
             self.audit_log.audit(pending_id, user or None, *entry)
         except Exception:  # the refusal still reaches the person

@@ -29,6 +29,7 @@ from bot.core.domain import Card, PastAnswer, TaskInfo
 from bot.kandev.client import ActiveList
 from bot.kandev.hints import NewPending
 from bot.ops.health import Health
+from bot.usecases.audit import Audit
 from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.past_answers import PastAnswers, question_key
 from bot.usecases.reconciler import SessionIndex
@@ -70,8 +71,8 @@ class DiscoveryKandev(Protocol):
     ) -> int: ...
 
 
-class DiscoveryStore(Protocol):
-    """What discovery calls on the store (bot.store.Store)."""
+class DiscoveryCards(Protocol):
+    """What discovery calls on the cards (bot.store.CardsRepository)."""
 
     def get(self, pending_id: str) -> Card | None: ...
 
@@ -88,16 +89,6 @@ class DiscoveryStore(Protocol):
         question_key: str | None = None,
         past: PastAnswer | None = None,
     ) -> bool: ...
-
-    def audit(
-        self,
-        pending_id: str | None,
-        user: str | None,
-        action: str,
-        source: str,
-        result: str,
-        detail: str = "",
-    ) -> int: ...
 
 
 class Posts(Protocol):
@@ -121,7 +112,8 @@ class Discovery:
     def __init__(
         self,
         kandev: DiscoveryKandev,
-        store: DiscoveryStore,
+        cards: DiscoveryCards,
+        audit_log: Audit,
         routing: Routing,
         tasks: TaskDirectory,
         posts: Posts,
@@ -132,7 +124,8 @@ class Discovery:
         look_again: Callable[[NewPending, float], None],
         sessions: SessionIndex | None = None,
     ) -> None:
-        self.kandev, self.store, self.routing, self.tasks = kandev, store, routing, tasks
+        self.kandev, self.cards, self.audit_log = kandev, cards, audit_log
+        self.routing, self.tasks = routing, tasks
         self.posts, self.health, self.past, self.clock = posts, health, past, clock
         #: Read the newest bundles again for a hint after so many seconds (the coordinator's).
         self.look_again = look_again
@@ -206,7 +199,7 @@ class Discovery:
                 self.sessions.note(bundle.session_id, bundle.pending_id)
             if bundle.pending_id in self._known or not self._due(bundle.pending_id):
                 continue
-            if self.store.get(bundle.pending_id) is not None:
+            if self.cards.get(bundle.pending_id) is not None:
                 self._known.add(bundle.pending_id)
             elif self._post_new(bundle):
                 self._known.add(bundle.pending_id)
@@ -270,7 +263,7 @@ class Discovery:
             reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
             return self._cannot_route(bundle.pending_id, reason)
         self.unroutable.pop(bundle.pending_id, None)
-        claimed = self.store.claim(
+        claimed = self.cards.claim(
             bundle.pending_id,
             question_key=question_key(task.workspace_id, bundle),
             past=self.past.last(bundle, task, route),
@@ -283,10 +276,10 @@ class Discovery:
         )
         if not claimed:
             return False  # another replica (or an earlier cycle) has it
-        card = self.store.get(bundle.pending_id)
+        card = self.cards.get(bundle.pending_id)
         if card is not None:
             self.posts.enqueue_post(card)
-            self.store.audit(bundle.pending_id, None, "post", "kandev", "queued", route.channel)
+            self.audit_log.audit(bundle.pending_id, None, "post", "kandev", "queued", route.channel)
         return True
 
     def _due(self, pending_id: str) -> bool:

@@ -35,9 +35,10 @@ from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store.copies import CardMessage
 from bot.store.pace import Turn
 from bot.store.records import OutboxItem
+from bot.usecases.audit import Audit
 from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.leases import OUTBOX_LEASE_S
-from bot.usecases.outbox_store import OutboxStore
+from bot.usecases.outbox_ports import PublisherCards, PublisherOutbox
 from bot.usecases.writes import (
     KINDS,
     NOT_SENT,
@@ -82,7 +83,9 @@ class Publisher:
 
     def __init__(
         self,
-        store: OutboxStore,
+        outbox: PublisherOutbox,
+        cards: PublisherCards,
+        audit_log: Audit,
         slack: SlackGateway,
         *,
         kandev_url: str,
@@ -91,7 +94,7 @@ class Publisher:
         post_spacing_s: float = POST_SPACING_S,
         give_up_after: int = GIVE_UP_AFTER,
     ):
-        self.store = store
+        self.outbox, self.cards, self.audit_log = outbox, cards, audit_log
         self.slack = slack
         self.kandev_url = kandev_url
         self.health = health
@@ -112,12 +115,12 @@ class Publisher:
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
         self._stop = threading.Event()
-        self.writes = Writes(store, slack, kandev_url, self)
+        self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self)
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------
 
     def enqueue_post(self, card: Card) -> None:
-        self.store.outbox_put(
+        self.outbox.outbox_put(
             POST, f"post:{card.pending_id}", {"pending_id": card.pending_id}, channel=card.channel
         )
         self._wake.set()
@@ -126,14 +129,14 @@ class Publisher:
         """Schedule the edit of a card to its (new) state — its channel card and every other
         message of it — once per message and state (and ``reason``)."""
         payload = {"pending_id": card.pending_id}
-        self.store.outbox_put(UPDATE, update_key(card, reason), payload, channel=card.channel)
-        for copy in self.store.messages_of(card.pending_id):
+        self.outbox.outbox_put(UPDATE, update_key(card, reason), payload, channel=card.channel)
+        for copy in self.cards.messages_of(card.pending_id):
             self.enqueue_copy_update(card, copy, reason)
         self._wake.set()
 
     def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
         """Schedule the edit of one of the card's other messages to the card's state."""
-        self.store.outbox_put(
+        self.outbox.outbox_put(
             UPDATE_COPY,
             copy_update_key(card, copy.key, reason),
             {"pending_id": card.pending_id, "key": copy.key},
@@ -174,7 +177,7 @@ class Publisher:
         now = time.monotonic()
         soonest, self._soonest = self._soonest, None
         try:
-            due_s = self.store.outbox_next_due_s()
+            due_s = self.outbox.outbox_next_due_s()
         except Exception:  # the store is away: wake at this worker's own times
             log.debug("could not read when the next outbox item is due", exc_info=True)
             due_s = None
@@ -188,7 +191,9 @@ class Publisher:
         """Process the due outbox items; True when something was done."""
         self._release_unsettled()
         # The store compares leases with the database's clock (None), never this machine's.
-        items = self.store.outbox_take(None, limit=limit, worker_id=self.worker_id, lease_s=LEASE_S)
+        items = self.outbox.outbox_take(
+            None, limit=limit, worker_id=self.worker_id, lease_s=LEASE_S
+        )
         if not items:
             return False
         # Edits first: a backlog of new cards never starves the edits of existing ones.
@@ -210,7 +215,7 @@ class Publisher:
         """Give back the items of a batch an error interrupted (e.g. the database went away
         while one was being given back), so they are retried instead of staying leased."""
         for item in list(self._unsettled.values()):
-            self.store.outbox_retry(
+            self.outbox.outbox_retry(
                 item.id,
                 self._backoff(item.id),
                 self._retry_note(item, "interrupted"),
@@ -228,9 +233,9 @@ class Publisher:
         if kind is None:
             self._give_up(item, f"unknown outbox item kind {item.kind!r}")
             return
-        card = self.store.get(item.payload["pending_id"])
+        card = self.cards.get(item.payload["pending_id"])
         if card is None:
-            self.store.outbox_done(item.id)
+            self.outbox.outbox_done(item.id)
             return
         if kind.after_card and not card.ts and not card.state.terminal:
             self._defer(item, self.post_spacing_s, error=None)  # after the channel card
@@ -245,7 +250,7 @@ class Publisher:
         except SlackError as exc:
             self._failed(item, card, exc)
             return
-        self.store.outbox_done(item.id)
+        self.outbox.outbox_done(item.id)
         self._failures.pop(item.id, None)
         self.health.clear("slack")
 
@@ -261,7 +266,7 @@ class Publisher:
             self._take_turn(item, write.channel)
         message, plain = write.render()
         if paced:
-            self.store.outbox_note(item.id, "posting")
+            self.outbox.outbox_note(item.id, "posting")
         try:
             ts = write.send(message)
         except SlackError as exc:
@@ -277,7 +282,7 @@ class Publisher:
         replica shares (store/pace.py), or raise :class:`_NotYourTurn` with the slot to wait
         for. Card posts go before the copies and thread replies waiting in the channel."""
         spacing = self.post_spacing_s
-        turn = self.store.pace_turn(
+        turn = self.outbox.pace_turn(
             channel,
             follow=item.kind != POST,
             held=item.slot_at,
@@ -294,7 +299,7 @@ class Publisher:
             self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
             if _paced(item.kind):  # every replica holds off posting there
                 spacing = self.post_spacing_s
-                self.store.pace_block(channel, delay, tolerance_s=spacing * POST_TOLERANCE)
+                self.outbox.pace_block(channel, delay, tolerance_s=spacing * POST_TOLERANCE)
             self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
             self._defer(item, delay, error=exc.error)
         elif exc.transient:
@@ -335,9 +340,9 @@ class Publisher:
         pending_id = item.payload.get("pending_id")
         pending_id = pending_id if isinstance(pending_id, str) else None
         log.error("giving up on %s of %s: %s", item.kind, pending_id, why)
-        self.store.outbox_fail(item.id, why)
+        self.outbox.outbox_fail(item.id, why)
         self._failures.pop(item.id, None)
-        self.store.audit(pending_id, None, f"slack_{item.kind}", "bot", "failed", why)
+        self.audit_log.audit(pending_id, None, f"slack_{item.kind}", "bot", "failed", why)
         self._check_failed(force=True)
 
     def _check_failed(self, *, force: bool = False) -> None:
@@ -347,7 +352,7 @@ class Publisher:
         if not force and checked is not None and now - checked < FAILED_CHECK_S:
             return
         self._failed_checked = now
-        failed = self.store.outbox_failed_count(within_s=FAILED_SHOWN_S)
+        failed = self.outbox.outbox_failed_count(within_s=FAILED_SHOWN_S)
         if failed:
             self.health.problem("cards", f"{failed} card posts/edits failed")
         else:
@@ -378,9 +383,9 @@ class Publisher:
         ``delay_s`` from the database's now), which it keeps."""
         note = self._retry_note(item, error or "paced")
         if slot is None:
-            self.store.outbox_retry(item.id, delay_s, note)
+            self.outbox.outbox_retry(item.id, delay_s, note)
         else:
-            self.store.outbox_retry(item.id, slot, note, slot=True)
+            self.outbox.outbox_retry(item.id, slot, note, slot=True)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)
 

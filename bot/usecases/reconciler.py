@@ -22,6 +22,7 @@ from bot.core.domain import Card, CardOutcome, CardState
 from bot.kandev.errors import KandevError, KandevUnavailable
 from bot.kandev.models import FinalState
 from bot.store.records import Submission
+from bot.usecases.audit import Audit
 
 log = logging.getLogger(__name__)
 
@@ -56,32 +57,27 @@ class FinalStates(Protocol):
     ) -> FinalState: ...
 
 
-class ReconcilerStore(Protocol):
-    """What the reconciler calls on the store (bot.store.Store)."""
+class ReconcilerCards(Protocol):
+    """What the reconciler calls on the cards (bot.store.CardsRepository)."""
 
     def pending_ids(self) -> list[tuple[str, datetime]]: ...
 
     def get(self, pending_id: str) -> Card | None: ...
+
+    def transition(
+        self, pending_id: str, to: CardOutcome, expected: CardState = CardState.PENDING
+    ) -> bool: ...
+
+
+class ReconcilerSubmissions(Protocol):
+    """What the reconciler reads of the answers submitted from Slack
+    (bot.store.SubmissionsRepository)."""
 
     def submission_in_flight(
         self, pending_id: str, within_s: float, *, besides: str = ""
     ) -> bool: ...
 
     def won_submission(self, pending_id: str) -> Submission | None: ...
-
-    def transition(
-        self, pending_id: str, to: CardOutcome, expected: CardState = CardState.PENDING
-    ) -> bool: ...
-
-    def audit(
-        self,
-        pending_id: str | None,
-        user: str | None,
-        action: str,
-        source: str,
-        result: str,
-        detail: str = "",
-    ) -> int: ...
 
 
 class Edits(Protocol):
@@ -123,13 +119,16 @@ class Reconciler:
     def __init__(
         self,
         kandev: FinalStates,
-        store: ReconcilerStore,
+        cards: ReconcilerCards,
+        submissions: ReconcilerSubmissions,
+        audit_log: Audit,
         edits: Edits,
         *,
         clock: Callable[[], datetime],
         sessions: SessionIndex,
     ) -> None:
-        self.kandev, self.store, self.edits, self.clock = kandev, store, edits, clock
+        self.kandev, self.cards, self.submissions = kandev, cards, submissions
+        self.audit_log, self.edits, self.clock = audit_log, edits, clock
         self.sessions = sessions
         self._missing_since: dict[str, float] = {}
 
@@ -141,10 +140,10 @@ class Reconciler:
         resolved = []
         # Only the cards of bundles that left the list are read whole (with many bundles
         # waiting, decoding every pending card each cycle was most of an idle cycle's CPU).
-        for pending_id, created_at in self.store.pending_ids():
+        for pending_id, created_at in self.cards.pending_ids():
             if pending_id in active or created_at >= started:
                 continue
-            card = self.store.get(pending_id)
+            card = self.cards.get(pending_id)
             if card is None or card.state is not CardState.PENDING:
                 continue  # resolved meanwhile (e.g. an answer from Slack)
             if self._resolve_missing(card):
@@ -158,7 +157,7 @@ class Reconciler:
         resolved: list[str] = []
         undecided: list[str] = []
         for pending_id in self.sessions.of(session_id):
-            card = self.store.get(pending_id)
+            card = self.cards.get(pending_id)
             if card is None or card.state is not CardState.PENDING:
                 continue
             if self._submitting(card):
@@ -174,7 +173,7 @@ class Reconciler:
 
     def _submitting(self, card: Card) -> bool:
         """A Slack answer is being recorded: the answer use-case owns this card."""
-        return self.store.submission_in_flight(card.pending_id, SUBMISSION_GRACE_S)
+        return self.submissions.submission_in_flight(card.pending_id, SUBMISSION_GRACE_S)
 
     def _final(self, card: Card, session_id: str | None = None) -> FinalState:
         try:
@@ -201,17 +200,19 @@ class Reconciler:
     def _end(self, card: Card, outcome: CardOutcome) -> bool:
         self._missing_since.pop(card.pending_id, None)
         outcome = self._attribute(card, outcome)
-        if not self.store.transition(card.pending_id, outcome):
+        if not self.cards.transition(card.pending_id, outcome):
             return False
-        self.store.audit(card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced")
-        updated = self.store.get(card.pending_id)
+        self.audit_log.audit(
+            card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced"
+        )
+        updated = self.cards.get(card.pending_id)
         if updated is not None:
             self.edits.enqueue_update(updated)
         return True
 
     def _attribute(self, card: Card, outcome: CardOutcome) -> CardOutcome:
         """An answer that a Slack user won shows their name, even if sync notices it first."""
-        won = self.store.won_submission(card.pending_id)
+        won = self.submissions.won_submission(card.pending_id)
         if won is None or outcome.state not in (CardState.ANSWERED, CardState.REJECTED):
             return outcome
         update: dict[str, object] = {"via": "slack", "by_user": won.user}

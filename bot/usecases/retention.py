@@ -2,8 +2,8 @@
 
 A crash between a bundle's claim and its outbox entry leaves a card nobody posts: such claims
 are queued again. Both that lookup and the store's purge (old resolved cards, audit entries,
-outbox rows… see Store.purge) scan whole tables, so they run every ``UNPOSTED_CHECK_S`` (and at
-the first full read after start-up), not every cycle.
+outbox rows… see bot/store/retention.py) scan whole tables, so they run every
+``UNPOSTED_CHECK_S`` (and at the first full read after start-up), not every cycle.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Protocol
 
 from bot.core.domain import Card
-from bot.store.store import Purged
+from bot.store.retention import Purged
 
 #: Claims left without a message are looked for this often (and after start-up) rather than
 #: every cycle: the lookup scans the whole card history and only finds claims over 30 s old.
@@ -22,10 +22,14 @@ UNPOSTED_CHECK_S = 30.0
 UNPOSTED_AFTER_S = 30.0
 
 
-class RetentionStore(Protocol):
-    """What retention calls on the store (bot.store.Store)."""
+class UnpostedCards(Protocol):
+    """What retention reads of the cards (bot.store.CardsRepository)."""
 
     def unposted(self, older_than_s: float = 0) -> list[Card]: ...
+
+
+class Purge(Protocol):
+    """The store's purge of old records (bot.store.Retention)."""
 
     def purge(self, older_than: timedelta | None = None) -> Purged: ...
 
@@ -38,9 +42,14 @@ class Retention:
     """Re-queues unposted claims and purges old records, at most every ``every_s``."""
 
     def __init__(
-        self, store: RetentionStore, posts: Posts, *, every_s: float = UNPOSTED_CHECK_S
+        self,
+        cards: UnpostedCards,
+        retention: Purge,
+        posts: Posts,
+        *,
+        every_s: float = UNPOSTED_CHECK_S,
     ) -> None:
-        self.store, self.posts, self.every_s = store, posts, every_s
+        self.cards, self.retention, self.posts, self.every_s = cards, retention, posts, every_s
         self._checked: float | None = None
 
     def due(self) -> bool:
@@ -53,8 +62,8 @@ class Retention:
         if not self.due():
             return 0
         self._checked = time.monotonic()
-        unposted = self.store.unposted(older_than_s=UNPOSTED_AFTER_S)
+        unposted = self.cards.unposted(older_than_s=UNPOSTED_AFTER_S)
         for card in unposted:
             self.posts.enqueue_post(card)
-        self.store.purge()  # retention: old resolved cards, audit entries, outbox rows…
+        self.retention.purge()  # retention: old resolved cards, audit entries, outbox rows…
         return len(unposted)

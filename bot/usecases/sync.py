@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from bot.config.routing import Routing
 from bot.core.signals import Inbox, Signal
@@ -26,12 +27,18 @@ from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.hints import NewPending, Resolved
 from bot.ops.health import Health
-from bot.store import Store
-from bot.usecases.discovery import NEWEST_MARGIN_S, Discovery, Unroutable
-from bot.usecases.past_answers import PastAnswers
+from bot.usecases.audit import Audit
+from bot.usecases.discovery import NEWEST_MARGIN_S, Discovery, DiscoveryCards, Unroutable
+from bot.usecases.past_answers import AnsweredCards, PastAnswers
 from bot.usecases.publisher import Publisher
-from bot.usecases.reconciler import Reconciler, SessionIndex, outcome_from_final
-from bot.usecases.retention import Retention
+from bot.usecases.reconciler import (
+    Reconciler,
+    ReconcilerCards,
+    ReconcilerSubmissions,
+    SessionIndex,
+    outcome_from_final,
+)
+from bot.usecases.retention import Purge, Retention, UnpostedCards
 from bot.usecases.tasks import TaskDirectory
 
 __all__ = ["NEWEST_MARGIN_S", "SyncEngine", "SyncReport", "Unroutable", "outcome_from_final"]
@@ -42,6 +49,11 @@ log = logging.getLogger(__name__)
 #: conversation does not show its bundle decided yet; then the full reads are left to it.
 RESOLVED_RETRIES = 3
 RESOLVED_RETRY_S = 0.5
+
+
+class SyncCards(DiscoveryCards, ReconcilerCards, UnpostedCards, AnsweredCards, Protocol):
+    """What the loops' use-cases call on the cards (bot.store.CardsRepository): discovery's,
+    the reconciler's, retention's and, by default, past answers'."""
 
 
 @dataclass
@@ -56,7 +68,10 @@ class SyncReport:
 @dataclass(eq=False)
 class SyncEngine:
     kandev: KandevClient
-    store: Store
+    cards: SyncCards
+    submissions: ReconcilerSubmissions
+    audit_log: Audit
+    retention: Purge
     routing: Routing
     tasks: TaskDirectory
     publisher: Publisher
@@ -74,19 +89,21 @@ class SyncEngine:
     #: Without it, the full read is made again instead.
     resolved_sessions: Inbox[Resolved] | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-    #: Earlier answers to the same questions, shown on a new card (default: from the store).
+    #: Earlier answers to the same questions, shown on a new card (default: from ``cards``).
     past: PastAnswers | None = None
     discovery: Discovery = field(init=False)
     reconciler: Reconciler = field(init=False)
-    retention: Retention = field(init=False)
+    #: Re-queues claims left unposted and purges old records (``retention`` is its purge).
+    housekeeping: Retention = field(init=False)
     _resolved_retries: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        past = self.past if self.past is not None else PastAnswers(self.store, self.routing)
+        past = self.past if self.past is not None else PastAnswers(self.cards, self.routing)
         sessions = SessionIndex()
         self.discovery = Discovery(
             self.kandev,
-            self.store,
+            self.cards,
+            self.audit_log,
             self.routing,
             self.tasks,
             self.publisher,
@@ -97,9 +114,15 @@ class SyncEngine:
             sessions=sessions,
         )
         self.reconciler = Reconciler(
-            self.kandev, self.store, self.publisher, clock=self.clock, sessions=sessions
+            self.kandev,
+            self.cards,
+            self.submissions,
+            self.audit_log,
+            self.publisher,
+            clock=self.clock,
+            sessions=sessions,
         )
-        self.retention = Retention(self.store, self.publisher)
+        self.housekeeping = Retention(self.cards, self.retention, self.publisher)
 
     @property
     def unroutable(self) -> dict[str, Unroutable]:
@@ -172,7 +195,7 @@ class SyncEngine:
         listed = self.kandev.list_active(known=self.discovery.known())
         report = SyncReport(listed=len(listed.ids), shown=set(listed.ids))
         report.posted = self.discovery.take_listed(listed)
-        self.retention.tick()
+        self.housekeeping.tick()
         report.resolved = self.reconciler.reconcile(report.shown, started)
         return report
 

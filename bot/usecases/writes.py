@@ -24,7 +24,8 @@ from bot.ops import metrics
 from bot.slack_api.gateway import Message, SlackGateway
 from bot.store.copies import CardMessage
 from bot.store.records import OutboxItem
-from bot.usecases.outbox_store import CopyStore
+from bot.usecases.audit import Audit
+from bot.usecases.outbox_ports import WriteCards, WriteOutbox
 
 log = logging.getLogger(__name__)
 
@@ -137,12 +138,19 @@ class Writes:
     """The plans of every kind (see :data:`KINDS`)."""
 
     def __init__(
-        self, store: CopyStore, slack: SlackGateway, kandev_url: str, requeue: Requeue
+        self,
+        cards: WriteCards,
+        outbox: WriteOutbox,
+        audit_log: Audit,
+        slack: SlackGateway,
+        kandev_url: str,
+        requeue: Requeue,
     ) -> None:
-        self.store, self.slack, self.kandev_url, self.requeue = store, slack, kandev_url, requeue
+        self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
+        self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
 
     def audit_plain(self, card: Card, kind: str, why: str) -> None:
-        self.store.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
+        self.audit_log.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
 
     def _card(self, card: Card, kind: str) -> Callable[[], tuple[Message, bool]]:
         """The card as rendered, or its plain form when it cannot be (True: plain)."""
@@ -200,16 +208,16 @@ class Writes:
     def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> None:
         """``rendered``: the state the posted message shows (None: a card found in the channel,
         posted by a process that died before it could record it — most likely still pending)."""
-        self.store.mark_posted(card.pending_id, card.channel, ts)
+        self.cards.mark_posted(card.pending_id, card.channel, ts)
         metrics.card_posted(card.bundle.created_at)
-        posted = self.store.get(card.pending_id)
+        posted = self.cards.get(card.pending_id)
         if posted is None:
             return
         if posted.state is not CardState.PENDING and posted.state is not rendered:
             # Resolved while it was being posted: its edit was skipped as a no-op (the card had
             # no ts yet; possibly on another replica), so make sure the edit runs now.
             self.requeue.enqueue_update(posted)
-            self.store.outbox_rearm(update_key(posted))
+            self.outbox.outbox_rearm(update_key(posted))
         self.requeue.changed()
 
     def update(self, card: Card, item: OutboxItem) -> Write | None:
@@ -233,25 +241,25 @@ class Writes:
 
     def post_copy(self, card: Card, item: OutboxItem) -> Write | None:
         """Post one of the card's other messages (never for a bundle resolved by now)."""
-        copy = self.store.message_get(str(item.payload.get("key")))
+        copy = self.cards.message_get(str(item.payload.get("key")))
         if copy is None or copy.ts or card.state.terminal:
             return None
         channel = copy.channel
         if channel is None:
             channel = self.slack.open_dm(copy.target) if USER_ID.match(copy.target) else copy.target
-            self.store.message_opened(copy.key, channel)
+            self.cards.message_opened(copy.key, channel)
         to = channel
 
         def made_earlier() -> bool:
             oldest = (copy.created_at - timedelta(minutes=1)).timestamp()
             found = self._find_copy(to, card.pending_id, oldest)
             if found:
-                self.store.message_posted(copy.key, to, found)
+                self.cards.message_posted(copy.key, to, found)
                 self._copy_posted(card.pending_id, copy.key, rendered=None)
             return bool(found)
 
         def done(ts: str) -> None:
-            self.store.message_posted(copy.key, to, ts)
+            self.cards.message_posted(copy.key, to, ts)
             log.info("posted the %s card of %s in %s", copy.kind, card.pending_id, to)
             self._copy_posted(card.pending_id, copy.key, rendered=card.state)
 
@@ -274,17 +282,17 @@ class Writes:
     def _copy_posted(self, pending_id: str, key: str, *, rendered: CardState | None) -> None:
         """Like :meth:`_posted`, for one other message: resolved while it was being posted,
         it is edited now."""
-        posted = self.store.get(pending_id)
-        copy = self.store.message_get(key)
+        posted = self.cards.get(pending_id)
+        copy = self.cards.message_get(key)
         if posted is None or copy is None:
             return
         if posted.state is not CardState.PENDING and posted.state is not rendered:
             self.requeue.enqueue_copy_update(posted, copy)
-            self.store.outbox_rearm(copy_update_key(posted, copy.key))
+            self.outbox.outbox_rearm(copy_update_key(posted, copy.key))
         self.requeue.changed()
 
     def update_copy(self, card: Card, item: OutboxItem) -> Write | None:
-        copy = self.store.message_get(str(item.payload.get("key")))
+        copy = self.cards.message_get(str(item.payload.get("key")))
         if copy is None or not copy.ts or not copy.channel:
             return None  # its post renders the current state when it happens
         channel, ts = copy.channel, copy.ts

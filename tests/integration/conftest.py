@@ -20,7 +20,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
-from bot.store import Store, normalize_url
+from bot.store import Database, normalize_url
 from tests.kit.fakes import FakeClock
 
 POSTGRES_URL_ENV = "KANDEV_SLACK_TEST_POSTGRES_URL"
@@ -84,12 +84,12 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def open_store(db_url: str) -> Iterator[Callable[..., Store]]:
+def open_store(db_url: str) -> Iterator[Callable[..., Database]]:
     """Open (more) stores on the test database; all are closed at teardown."""
-    opened: list[Store] = []
+    opened: list[Database] = []
 
-    def _open(url: str | None = None, **kwargs: object) -> Store:
-        store = Store(url or db_url, **kwargs)  # type: ignore[arg-type]
+    def _open(url: str | None = None, **kwargs: object) -> Database:
+        store = Database(url or db_url, **kwargs)  # type: ignore[arg-type]
         opened.append(store)
         return store
 
@@ -99,5 +99,5 @@ def open_store(db_url: str) -> Iterator[Callable[..., Store]]:
 
 
 @pytest.fixture
-def store(open_store: Callable[..., Store], clock: FakeClock) -> Store:
+def store(open_store: Callable[..., Database], clock: FakeClock) -> Database:
     return open_store(clock=clock)

@@ -3,11 +3,11 @@
 A *hot* query runs per poll cycle, per Slack interaction, per tick of the publisher, crash
 recovery, reminders, subscribers' DM cards or lease heartbeat, per metrics scrape, or in the
 retention purge. Each must find its rows through an index: a store of 100,000 cards must cost
-no more per cycle than an empty one. This module lists them (as calls of :class:`Store`
-methods, so the SQL is the real one), captures the statements each call sends and asks the
-database for their plans (``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN`` on PostgreSQL). The
-store tests assert that no hot query reads a large table whole; the footprint benchmark prints
-the plans against 100,000 cards.
+no more per cycle than an empty one. This module lists them (as calls on a :class:`Database`
+and its repositories, so the SQL is the real one), captures the statements each call sends and
+asks the database for their plans (``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN`` on
+PostgreSQL). The store tests assert that no hot query reads a large table whole; the footprint
+benchmark prints the plans against 100,000 cards.
 
 The calls run against a *probe* store (:func:`prepare_probe`: one waiting, posted card with a
 message, a submission and outbox rows), so that each takes its full path (every statement of
@@ -29,9 +29,9 @@ from sqlalchemy.engine import Connection
 
 from bot.core.clarification import Answer, Bundle, Option, Question
 from bot.core.domain import CardOutcome, CardState, TaskInfo
+from bot.store import Database
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.records import SubmissionContent
-from bot.store.store import Store
 
 #: Tables that grow with the history (one or more rows per card): never read whole.
 LARGE_TABLES = frozenset(
@@ -50,7 +50,7 @@ PROBE_QUESTION_KEY = "ws-probe|which database?"
 class HotQuery:
     name: str
     when: str  # what runs it
-    call: Callable[[Store], object]
+    call: Callable[[Database], object]
 
 
 _A_DAY_BEFORE = datetime(2030, 1, 1, tzinfo=UTC)  # "opened Home since": any instant plans alike
@@ -269,7 +269,8 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery("ping", "/healthz", lambda s: s.ping()),
 )
 
-#: Store methods that are not hot: the CLI, tests, or a call that is never repeated.
+#: Methods of the Database and its repositories that are not hot: the CLI, tests, or a call that
+#: is never repeated.
 COLD_METHODS = frozenset(
     {
         "close",
@@ -307,7 +308,7 @@ def _bundle(pending_id: str) -> Bundle:
     )
 
 
-def prepare_probe(store: Store) -> None:
+def prepare_probe(store: Database) -> None:
     """The rows the hot calls act on: a waiting, posted card with an escalation message, an
     unfinished submission and a due outbox item (so each call runs every statement it has)."""
     store.cards.claim(
@@ -340,7 +341,7 @@ _SKIPPED = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|PRAGMA|SELECT 1\b|SELECT pg_)
 
 
 @contextmanager
-def capturing(store: Store) -> Iterator[list[Statement]]:
+def capturing(store: Database) -> Iterator[list[Statement]]:
     """Every statement the store sends while the block runs (transaction control, pre-pings
     and pragmas left out)."""
     seen: list[Statement] = []
@@ -357,7 +358,9 @@ def capturing(store: Store) -> Iterator[list[Statement]]:
         event.remove(engine, "before_cursor_execute", record)
 
 
-def capture(store: Store, queries: Sequence[HotQuery] = HOT_QUERIES) -> dict[str, list[Statement]]:
+def capture(
+    store: Database, queries: Sequence[HotQuery] = HOT_QUERIES
+) -> dict[str, list[Statement]]:
     """The statements of each hot query, run on ``store`` (see :func:`prepare_probe`)."""
     out: dict[str, list[Statement]] = {}
     for query in queries:

@@ -20,7 +20,7 @@ from bot.slack.lanes import Lane
 from bot.slack.services import Services
 from bot.slack_api.notify import Notifier
 from bot.slack_api.web_client import make_web_client
-from bot.store import Store
+from bot.store import Database
 from bot.store.copies import CardMessage
 from bot.usecases.admission import Admission, Admitted, Request
 from bot.usecases.answers import AnswerService
@@ -41,8 +41,8 @@ from tests.kit.fakeslack import FakeSlack
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    store = Store(f"sqlite:///{tmp_path / 'bot.db'}")
+def store(tmp_path: Path) -> Iterator[Database]:
+    store = Database(f"sqlite:///{tmp_path / 'bot.db'}")
     yield store
     store.close()
 
@@ -68,8 +68,16 @@ def routing() -> Routing:
 
 
 @pytest.fixture
-def publisher(store: Store, gateway: FakeSlackGateway, health: Health) -> Publisher:
-    return Publisher(store, gateway, kandev_url=KANDEV_URL, health=health, post_spacing_s=0)
+def publisher(store: Database, gateway: FakeSlackGateway, health: Health) -> Publisher:
+    return Publisher(
+        store.outbox,
+        store.cards,
+        store.audit_log,
+        gateway,
+        kandev_url=KANDEV_URL,
+        health=health,
+        post_spacing_s=0,
+    )
 
 
 @pytest.fixture
@@ -80,13 +88,24 @@ def tasks(fake_kandev: FakeKandev) -> TaskDirectory:
 @pytest.fixture
 def sync(
     fake_kandev: FakeKandev,
-    store: Store,
+    store: Database,
     routing: Routing,
     tasks: TaskDirectory,
     publisher: Publisher,
     health: Health,
 ) -> Iterator[SyncEngine]:
-    engine = SyncEngine(fake_kandev, store, routing, tasks, publisher, health, Signal("sync"))
+    engine = SyncEngine(
+        fake_kandev,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        store.retention,
+        routing,
+        tasks,
+        publisher,
+        health,
+        Signal("sync"),
+    )
     yield engine
     engine.close()
 
@@ -99,7 +118,7 @@ def permissions(routing: Routing, gateway: FakeSlackGateway) -> Permissions:
 @pytest.fixture
 def queue(
     fake_kandev: FakeKandev,
-    store: Store,
+    store: Database,
     routing: Routing,
     tasks: TaskDirectory,
     gateway: FakeSlackGateway,
@@ -109,19 +128,19 @@ def queue(
 
 
 @pytest.fixture
-def admission(store: Store, queue: WaitingQueue, permissions: Permissions) -> Admission:
+def admission(store: Database, queue: WaitingQueue, permissions: Permissions) -> Admission:
     return Admission(store.cards, store.audit_log, queue, permissions)
 
 
 @pytest.fixture
-def answers(fake_kandev: FakeKandev, store: Store, publisher: Publisher) -> AnswerService:
+def answers(fake_kandev: FakeKandev, store: Database, publisher: Publisher) -> AnswerService:
     return AnswerService(
         fake_kandev, store.cards, store.submissions, store.audit_log, publisher, InFlight()
     )
 
 
 @pytest.fixture
-def posted(fake_kandev: FakeKandev, sync: SyncEngine, publisher: Publisher, store: Store):
+def posted(fake_kandev: FakeKandev, sync: SyncEngine, publisher: Publisher, store: Database):
     """``posted(bundle)``: the bundle is active in Kandev and its card is in Slack (the way
     sync and the publisher put it there); returns the stored card."""
 
@@ -186,7 +205,7 @@ def services(
     answers: AnswerService,
     queue: WaitingQueue,
     fake_kandev: FakeKandev,
-    store: Store,
+    store: Database,
     gateway: FakeSlackGateway,
 ) -> Iterator[Services]:
     """What the listeners delegate to: the real services on the fakes above."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from bot.store import Store, Submission
+from bot.store import Database, Submission
 from tests.e2e.helpers import card_updates
 from tests.kit.fakeslack import (
     Ack,
@@ -60,7 +60,7 @@ def deliver_all(
 def submissions(db_url: str, pending_id: str) -> list[Submission]:
     """What the bot recorded as on its way to Kandev for this bundle (one row per distinct
     submission)."""
-    with Store(db_url) as store:
+    with Database(db_url) as store:
         return store.submissions.submissions_for(pending_id)
 
 

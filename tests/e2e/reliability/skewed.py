@@ -39,13 +39,13 @@ def replica(
     """Drain the outbox like a publisher whose Slack calls take ``work_s`` each, then try to
     take over the submission ``live_key`` as crash recovery would. Puts ``(name, report)``."""
     try:
-        from bot.store import Store
+        from bot.store import Database
         from bot.usecases import recovery  # noqa: F401 - loaded so their clocks are skewed
         from bot.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
 
         skew_clock(offset_s)
         taken: list[int] = []
-        with Store(url) as store:
+        with Database(url) as store:
             deadline = time.monotonic() + 60
             while store.outbox.outbox_pending_count() and time.monotonic() < deadline:
                 batch = store.outbox.outbox_take(None, 1, name, lease_s=OUTBOX_LEASE_S)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import AuditEntry
 from tests.e2e.helpers import card_posts
 from tests.kit.fakeslack import CallRecord, FakeSlack
@@ -46,7 +46,7 @@ def still_pending(server: KandevServer, bundle: SeededBundle) -> bool:
 
 def audit_of(db_path: Path, pending_id: str | None = None) -> list[AuditEntry]:
     """The bot's audit log (oldest first), read from its SQLite file after (or during) a run."""
-    with Store(f"sqlite:///{db_path}") as store:
+    with Database(f"sqlite:///{db_path}") as store:
         return list(reversed(store.audit_log.audit_entries(pending_id, limit=10_000)))
 
 

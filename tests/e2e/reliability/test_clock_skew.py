@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import SubmissionContent
 from bot.usecases.leases import HEARTBEAT_S
 from tests.e2e.reliability import skewed
@@ -23,7 +23,7 @@ SKEW_S = 30.0
 @pytest.mark.postgres
 @pytest.mark.fault("two replicas whose clocks differ by 30 s", guarantee=7)
 def test_replicas_with_skewed_clocks_never_share_a_lease(pg_url, reliability) -> None:
-    with Store(pg_url) as store:
+    with Database(pg_url) as store:
         ids = {store.outbox.outbox_put("post", f"post:p{n}", {"n": n}) for n in range(ITEMS)}
         assert store.submissions.begin_submission(
             "p0", "live", "U1", SubmissionContent(action="answer")
@@ -71,6 +71,6 @@ def test_replicas_with_skewed_clocks_never_share_a_lease(pg_url, reliability) ->
     assert reports["ahead"]["reclaimed"] is False, "a live submission was taken over"
 
 
-def _renew_until(store: Store, key: str, done: threading.Event) -> None:
+def _renew_until(store: Database, key: str, done: threading.Event) -> None:
     while not done.wait(HEARTBEAT_S / 4):
         store.submissions.renew_submissions([key])

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
 from tests.e2e.helpers import (
     MARGIN_S,
@@ -80,7 +80,7 @@ def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
     later = seed([db_question()], title="Asked while the bot was down")
 
     bot.start()
-    with Store(f"sqlite:///{db}") as store:
+    with Database(f"sqlite:///{db}") as store:
 
         def adopted() -> bool:
             card = store.cards.get(posted.pending_id)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import SubmissionContent
 from bot.usecases.leases import SUBMISSION_LEASE_S
 
@@ -27,14 +27,14 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> Iterator[Store]:
-    with Store(f"sqlite:///{tmp_path / 'lease.db'}", clock=clock) as opened:
+def store(tmp_path: Path, clock: Clock) -> Iterator[Database]:
+    with Database(f"sqlite:///{tmp_path / 'lease.db'}", clock=clock) as opened:
         yield opened
 
 
 @pytest.mark.parametrize("age_s", [1.0, SUBMISSION_LEASE_S + 5, SUBMISSION_LEASE_S * 3 + 5])
 def test_a_submission_is_in_flight_exactly_while_recovery_leaves_it_alone(
-    store: Store, clock: Clock, age_s: float
+    store: Database, clock: Clock, age_s: float
 ) -> None:
     clock.behind_s = age_s  # its lease was last renewed age_s ago
     assert store.submissions.begin_submission(

@@ -1,6 +1,6 @@
 """The heartbeat behind crash recovery: a live process keeps its leases, a dead one loses them.
 
-Store level (SQLite and PostgreSQL): ``outbox_renew`` extends only the renewing worker's live
+At the store (SQLite and PostgreSQL): ``outbox_renew`` extends only the renewing worker's live
 leases; ``renew_submissions`` refreshes only unfinished submissions. ``LeaseKeeper`` renews
 what ``InFlight`` holds, and stops renewing once a submission is let go. A card edit that ran
 as a no-op (its post was still on the way) can be re-armed once the post landed.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.clarification import Answer
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import SubmissionContent
 from bot.usecases.answers import Attempt
 from bot.usecases.leases import InFlight, LeaseKeeper
@@ -43,17 +43,17 @@ def clock() -> Clock:
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def store(request, tmp_path: Path, clock: Clock) -> Iterator[Store]:
+def store(request, tmp_path: Path, clock: Clock) -> Iterator[Database]:
     url = (
         f"sqlite:///{tmp_path / 'leases.db'}"
         if request.param == "sqlite"
         else request.getfixturevalue("pg_url")
     )
-    with Store(url, clock=clock) as opened:
+    with Database(url, clock=clock) as opened:
         yield opened
 
 
-def test_only_the_renewing_workers_live_leases_are_extended(store: Store, clock: Clock) -> None:
+def test_only_the_renewing_workers_live_leases_are_extended(store: Database, clock: Clock) -> None:
     mine = store.outbox.outbox_put("post", "post:a", {"pending_id": "a"})
     theirs = store.outbox.outbox_put("post", "post:b", {"pending_id": "b"})
     store.outbox.outbox_take(clock(), limit=1, worker_id="me", lease_s=10)
@@ -72,7 +72,7 @@ def test_only_the_renewing_workers_live_leases_are_extended(store: Store, clock:
 
 
 def test_renewed_submissions_are_not_stale_finished_ones_are_left_alone(
-    store: Store, clock: Clock
+    store: Database, clock: Clock
 ) -> None:
     for key in ("alive", "dead", "done"):
         assert store.submissions.begin_submission("p1", key, "U1", ANY)
@@ -87,7 +87,7 @@ def test_renewed_submissions_are_not_stale_finished_ones_are_left_alone(
     assert store.submissions.reclaim_submission("dead", 10)
 
 
-def test_the_keeper_renews_what_is_in_flight_until_it_lands(store: Store, clock: Clock) -> None:
+def test_the_keeper_renews_what_is_in_flight_until_it_lands(store: Database, clock: Clock) -> None:
     in_flight = InFlight()
     keeper = LeaseKeeper(store.outbox, store.submissions, "pub-1", in_flight, outbox_lease_s=10)
     store.submissions.begin_submission("p1", "k1", "U1", ANY)
@@ -110,7 +110,7 @@ def test_the_keeper_renews_what_is_in_flight_until_it_lands(store: Store, clock:
     ] == ["k1"]
 
 
-def test_the_keeper_thread_stops_with_the_process(store: Store) -> None:
+def test_the_keeper_thread_stops_with_the_process(store: Database) -> None:
     keeper = LeaseKeeper(store.outbox, store.submissions, "pub-1", InFlight(), heartbeat_s=0.01)
     stop = threading.Event()
     thread = threading.Thread(target=keeper.run, args=(stop,))
@@ -120,7 +120,7 @@ def test_the_keeper_thread_stops_with_the_process(store: Store) -> None:
     assert not thread.is_alive()
 
 
-def test_a_stored_submission_becomes_the_attempt_it_recorded(store: Store) -> None:
+def test_a_stored_submission_becomes_the_attempt_it_recorded(store: Database) -> None:
     answer_db = Answer(question_id="db", selected_options=["q1_opt2"])
     store.submissions.begin_submission(
         "p1", "k1", "U1", SubmissionContent(action="answer", answers=[answer_db])
@@ -141,7 +141,7 @@ def test_a_stored_submission_becomes_the_attempt_it_recorded(store: Store) -> No
 
 
 def test_a_finished_edit_can_be_rearmed_but_a_pending_one_is_left_as_is(
-    store: Store, clock: Clock
+    store: Database, clock: Clock
 ) -> None:
     item = store.outbox.outbox_put("update", "update:a:answered", {"pending_id": "a"})
     assert not store.outbox.outbox_rearm("update:a:answered")  # still pending: it will run anyway

@@ -9,7 +9,7 @@ import pytest
 
 from bot.slack_api.gateway import Message, SlackError, SlackGateway
 from bot.slack_api.web_client import make_web_client
-from bot.store import Store
+from bot.store import Database
 from tests.e2e.helpers import (
     POLL_S,
     card_posts,
@@ -40,7 +40,7 @@ def test_a_post_whose_reply_was_lost_is_looked_up_not_sent_again(
     db = bot.env["DATABASE_URL"]
 
     def recorded() -> str | None:
-        with Store(db) as store:
+        with Database(db) as store:
             stored = store.cards.get(bundle.pending_id)
         return stored.ts if stored is not None else None
 

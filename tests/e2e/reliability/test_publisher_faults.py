@@ -21,7 +21,7 @@ from bot.core.domain import CardOutcome, CardState, TaskInfo
 from bot.ops.health import Health
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.leases import InFlight, LeaseKeeper
 from bot.usecases.publisher import Publisher
 from tests.e2e.reliability.support import calls_for
@@ -47,13 +47,15 @@ def _bundle(n: int, pending_id: str | None = None) -> Bundle:
 
 
 class Rig:
-    def __init__(self, fake: FakeSlack, store: Store, spacing_s: float, timeout_s: int) -> None:
+    def __init__(self, fake: FakeSlack, store: Database, spacing_s: float, timeout_s: int) -> None:
         self.fake = fake
         self.store = store
         self.health = Health()
         client = make_web_client(fake.workspace.bot_token, fake.api_url, timeout=timeout_s)
         self.publisher = Publisher(
-            store,
+            store.outbox,
+            store.cards,
+            store.audit_log,
             SlackGateway(client),
             kandev_url="https://kandev.example.test",
             health=self.health,
@@ -91,7 +93,7 @@ class Rig:
 
 @pytest.fixture
 def rig(fake_slack: FakeSlack, tmp_path: Path) -> Iterator[Rig]:
-    store = Store(f"sqlite:///{tmp_path / 'pub.db'}")
+    store = Database(f"sqlite:///{tmp_path / 'pub.db'}")
     made: list[Rig] = []
 
     def make(spacing_s: float = 1.0, timeout_s: int = 1, give_up_after: int = 5) -> Rig:
@@ -228,7 +230,7 @@ def _buttons(call) -> list[str]:
     ]
 
 
-def _audit(store: Store, pending_id: str | None) -> list[tuple[str, str]]:
+def _audit(store: Database, pending_id: str | None) -> list[tuple[str, str]]:
     return [(e.action, e.result) for e in reversed(store.audit_log.audit_entries(pending_id))]
 
 

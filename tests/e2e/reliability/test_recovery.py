@@ -27,7 +27,7 @@ from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.notify import Notifier
 from bot.slack_api.web_client import make_web_client
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import SubmissionContent
 from bot.usecases.answers import AnswerService
 from bot.usecases.leases import InFlight
@@ -64,13 +64,20 @@ class World:
     def __init__(self, tmp_path: Path, fake: FakeSlack) -> None:
         self.reply: Reply = won_by(MONGO, True)
         self.sent: list[dict] = []
-        self.store = Store(f"sqlite:///{tmp_path / 'bot.db'}")
+        self.store = Database(f"sqlite:///{tmp_path / 'bot.db'}")
         self.kandev = KandevClient(
             "http://kandev.test", retry_attempts=1, transport=httpx.MockTransport(self._kandev)
         )
         slack = SlackGateway(make_web_client(fake.workspace.bot_token, fake.api_url))
         health = Health()
-        publisher = Publisher(self.store, slack, kandev_url="https://k.test", health=health)
+        publisher = Publisher(
+            self.store.outbox,
+            self.store.cards,
+            self.store.audit_log,
+            slack,
+            kandev_url="https://k.test",
+            health=health,
+        )
         self.in_flight = InFlight()
         permissions = Permissions(Routing(default_channel=CHANNEL), slack)
         answers = AnswerService(

@@ -8,7 +8,7 @@ import subprocess
 
 from sqlalchemy import create_engine
 
-from bot.store import REVISIONS, SCHEMA_VERSION, Store, normalize_url
+from bot.store import REVISIONS, SCHEMA_VERSION, Database, normalize_url
 from tests.integration.store import old_schemas
 from tests.kit.factories import claim
 from tests.kit.harness import CONSOLE_SCRIPT
@@ -60,7 +60,7 @@ def test_upgrade_applies_the_missing_steps_and_status_reports_without_changing(d
     assert again.returncode == 0
     assert lines(again)["schema version"] == f"{SCHEMA_VERSION} (up to date; nothing to apply)"
 
-    with Store(db_url) as store:
+    with Database(db_url) as store:
         claim(store, "p1")
         claim(store, "p2")
         item = store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"})

@@ -8,7 +8,7 @@ from multiprocessing.synchronize import Barrier
 from typing import Any
 
 from bot.core.domain import CardState
-from bot.store import Store
+from bot.store import Database
 from tests.kit.factories import answered, claim
 
 BARRIER_TIMEOUT_S = 120
@@ -31,10 +31,10 @@ def replica(
     Puts ``(name, {"claimed": [...], "transitioned": [...], "taken": [...]})`` on ``results``,
     or ``(name, {"error": ...})``.
     """
-    store: Store | None = None
+    store: Database | None = None
     try:
         barrier.wait(BARRIER_TIMEOUT_S)
-        store = Store(url)
+        store = Database(url)
         replica_store = store
         barrier.wait(BARRIER_TIMEOUT_S)
         barrier.wait(BARRIER_TIMEOUT_S)

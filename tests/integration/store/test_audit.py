@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from bot.store import AuditEntry, Store
+from bot.store import AuditEntry, Database
 from tests.kit.fakes import FakeClock
 
 
-def test_entries_are_appended_with_their_time(store: Store, clock: FakeClock) -> None:
+def test_entries_are_appended_with_their_time(store: Database, clock: FakeClock) -> None:
     first = store.audit_log.audit("p1", "U1", "answer", "button", "won", detail="o1")
     first_at = clock.now
     clock.advance(1)
@@ -39,7 +39,7 @@ def test_entries_are_appended_with_their_time(store: Store, clock: FakeClock) ->
     assert store.audit_log.audit_entries("unknown") == []
 
 
-def test_the_same_attempt_twice_is_two_entries(store: Store) -> None:
+def test_the_same_attempt_twice_is_two_entries(store: Database) -> None:
     store.audit_log.audit("p1", "U1", "answer", "button", "duplicate")
     store.audit_log.audit("p1", "U1", "answer", "button", "duplicate")
     assert len(store.audit_log.audit_entries("p1")) == 2

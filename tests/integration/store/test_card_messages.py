@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.store import Store
+from bot.store import Database
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
 
 
-def test_a_message_is_recorded_once_and_found_by_its_channel_and_ts(store: Store) -> None:
+def test_a_message_is_recorded_once_and_found_by_its_channel_and_ts(store: Database) -> None:
     claim(store, "p1")
     store.cards.mark_posted("p1", "C1", "1.1")
     assert store.cards.message_add("escalation:p1", "p1", "escalation", "C0LEADS", note="waited")
@@ -35,7 +35,7 @@ def test_a_message_is_recorded_once_and_found_by_its_channel_and_ts(store: Store
     ]
 
 
-def test_purge_removes_the_messages_of_purged_cards_only(store: Store, clock: FakeClock) -> None:
+def test_purge_removes_the_messages_of_purged_cards_only(store: Database, clock: FakeClock) -> None:
     claim(store, "old")
     store.cards.message_add("escalation:old", "old", "escalation", "C0LEADS")
     store.cards.transition("old", answered("U1"))

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy.exc import IntegrityError
 
 from bot.core.domain import CardState
-from bot.store import Store
+from bot.store import Database
 from tests.kit.factories import answered, claim, make_bundle, make_outcome, make_task
 from tests.kit.fakes import FakeClock
 
@@ -22,7 +22,7 @@ def _race(n: int, attempt: Callable[[], bool]) -> list[bool]:
         return list(pool.map(lambda _: attempt(), range(n)))
 
 
-def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) -> None:
+def test_claim_records_the_card_and_only_once(store: Database, clock: FakeClock) -> None:
     big = make_bundle(pending_id="p1", count=4)
     claimed_at = clock.now
     assert store.cards.claim(
@@ -57,7 +57,7 @@ def test_claim_records_the_card_and_only_once(store: Store, clock: FakeClock) ->
     assert store.cards.get("unknown") is None
 
 
-def test_claim_race_between_threads_has_one_winner(store: Store) -> None:
+def test_claim_race_between_threads_has_one_winner(store: Database) -> None:
     for pending_id in ("p1", "p2", "p3"):
         results = _race(THREADS, lambda pid=pending_id: claim(store, pid))  # type: ignore[misc]
         assert results.count(True) == 1, results
@@ -65,7 +65,7 @@ def test_claim_race_between_threads_has_one_winner(store: Store) -> None:
 
 
 def test_claim_race_between_store_instances_has_one_winner(
-    open_store: Callable[..., Store],
+    open_store: Callable[..., Database],
 ) -> None:
     """Separate engines (as separate replicas would have) racing on the same key."""
     stores = [open_store() for _ in range(3)]
@@ -74,7 +74,7 @@ def test_claim_race_between_store_instances_has_one_winner(
     assert results.count(True) == 1
 
 
-def test_mark_posted_and_lookup_by_message(store: Store, clock: FakeClock) -> None:
+def test_mark_posted_and_lookup_by_message(store: Database, clock: FakeClock) -> None:
     claim(store, "p1", channel="C1")
     claim(store, "p2", channel="C1")
     clock.advance(2)
@@ -90,7 +90,7 @@ def test_mark_posted_and_lookup_by_message(store: Store, clock: FakeClock) -> No
         store.cards.mark_posted("p2", "C1", "1700000000.000100")
 
 
-def test_unposted_lists_claims_without_a_message(store: Store, clock: FakeClock) -> None:
+def test_unposted_lists_claims_without_a_message(store: Database, clock: FakeClock) -> None:
     claim(store, "old")
     clock.advance(10)
     claim(store, "new")
@@ -102,7 +102,7 @@ def test_unposted_lists_claims_without_a_message(store: Store, clock: FakeClock)
     assert store.cards.unposted(older_than_s=60) == []
 
 
-def test_transition_is_compare_and_set(store: Store, clock: FakeClock) -> None:
+def test_transition_is_compare_and_set(store: Database, clock: FakeClock) -> None:
     claim(store, "p1")
     clock.advance(3)
     outcome = answered("U1")
@@ -120,7 +120,7 @@ def test_transition_is_compare_and_set(store: Store, clock: FakeClock) -> None:
         store.cards.transition("p1", make_outcome(CardState.PENDING), CardState.ENDED)
 
 
-def test_transition_race_has_exactly_one_winner(store: Store) -> None:
+def test_transition_race_has_exactly_one_winner(store: Database) -> None:
     claim(store, "p1")
     users = iter(f"U{n}" for n in range(THREADS))
     outcomes = [answered(next(users)) for _ in range(THREADS)]
@@ -131,7 +131,7 @@ def test_transition_race_has_exactly_one_winner(store: Store) -> None:
     assert store.cards.get("p1").outcome == winner  # type: ignore[union-attr]
 
 
-def test_pending_resolved_and_counts(store: Store, clock: FakeClock) -> None:
+def test_pending_resolved_and_counts(store: Database, clock: FakeClock) -> None:
     for pending_id in ("a", "b", "c", "d"):
         claim(store, pending_id)
         clock.advance(1)

@@ -1,19 +1,15 @@
-"""The Database: one repository per aggregate over one shared database, and the TEMPORARY
-Store that still answers every old method name."""
+"""The Database: one repository per aggregate over one shared database."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 
-from bot.store import Database, Store
+from bot.store import Database
 from bot.store.followups import OutboxRow
 from tests.kit.factories import answered, claim
-
-REPOSITORIES = ("cards", "submissions", "outbox", "followups", "audit_log", "viewers", "retention")
 
 
 @pytest.fixture
@@ -39,20 +35,3 @@ def test_the_repositories_share_one_database(db: Database) -> None:
 def test_the_retention_period_is_the_databases(db_url: str) -> None:
     with Database(db_url, retention_days=3) as db:
         assert db.retention.keep == timedelta(days=3)
-
-
-def test_the_temporary_store_forwards_every_repository_method(db_url: str) -> None:
-    # ``legacy``, not ``store``: /work/tools/rewrite_store_calls.py must leave the old names here
-    with Store(db_url) as legacy:
-        for name in REPOSITORIES:
-            repository = getattr(legacy, name)
-            for method, _ in inspect.getmembers(type(repository), inspect.isfunction):
-                if method.startswith("_"):
-                    continue
-                forwarder = getattr(Store, method)
-                assert inspect.signature(forwarder) == inspect.signature(
-                    getattr(type(repository), method)
-                ), method
-        claim(legacy, "p1")
-        assert legacy.count() == legacy.cards.count() == 1
-        assert legacy.get("p1") == legacy.cards.get("p1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.store import Store
+from bot.store import Database
 from bot.store.followups import NewMessage, OutboxRow
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
@@ -14,7 +14,7 @@ def reply(key: str) -> OutboxRow:
     return OutboxRow("reply", f"reply:{key}", {"pending_id": "p1", "key": key}, "C1")
 
 
-def test_a_reminder_step_is_claimed_once_with_its_write(store: Store) -> None:
+def test_a_reminder_step_is_claimed_once_with_its_write(store: Database) -> None:
     claim(store, "p1")
     store.cards.mark_posted("p1", "C1", "1.1")
     assert store.followups.claim_reminder("p1", 2, [reply("r2")])
@@ -29,7 +29,7 @@ def test_a_reminder_step_is_claimed_once_with_its_write(store: Store) -> None:
     assert (waiting.card.pending_id, waiting.reminders_sent, waiting.escalated) == ("p1", 3, False)
 
 
-def test_nothing_is_claimed_for_a_resolved_card(store: Store) -> None:
+def test_nothing_is_claimed_for_a_resolved_card(store: Database) -> None:
     claim(store, "p1")
     store.cards.mark_posted("p1", "C1", "1.1")
     store.cards.transition("p1", answered("U1"))
@@ -41,7 +41,7 @@ def test_nothing_is_claimed_for_a_resolved_card(store: Store) -> None:
     assert store.followups.waiting_posted() == []
 
 
-def test_escalation_records_its_message_once(store: Store) -> None:
+def test_escalation_records_its_message_once(store: Database) -> None:
     claim(store, "p1")
     store.cards.mark_posted("p1", "C1", "1.1")
     message = NewMessage("escalation:p1", "escalation", "C0LEADS", "note")
@@ -52,7 +52,7 @@ def test_escalation_records_its_message_once(store: Store) -> None:
     assert [item.key for item in store.outbox.outbox_take(None, 10, "w")] == ["reply:e"]
 
 
-def test_concurrent_claims_of_one_step_have_one_winner(store: Store) -> None:
+def test_concurrent_claims_of_one_step_have_one_winner(store: Database) -> None:
     claim(store, "p1")
     store.cards.mark_posted("p1", "C1", "1.1")
     with ThreadPoolExecutor(8) as pool:
@@ -63,5 +63,5 @@ def test_concurrent_claims_of_one_step_have_one_winner(store: Store) -> None:
     assert len(store.outbox.outbox_take(None, 10, "w")) == 1
 
 
-def test_the_database_clock_is_the_stores(store: Store, clock: FakeClock) -> None:
+def test_the_database_clock_is_the_stores(store: Database, clock: FakeClock) -> None:
     assert store.followups.db_now() == clock()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.core.domain import CardState
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import SubmissionContent
 from bot.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
 from tests.kit.factories import answered, claim
@@ -17,7 +17,7 @@ REJECT = SubmissionContent(action="reject", reason="not now")
 
 
 def test_released_outbox_items_are_taken_by_another_worker_at_once(
-    store: Store, clock: FakeClock
+    store: Database, clock: FakeClock
 ) -> None:
     ids = [store.outbox.outbox_put("post", f"post:p{n}", {"pending_id": f"p{n}"}) for n in range(3)]
     mine = store.outbox.outbox_take(None, 2, "pub-stopping", lease_s=OUTBOX_LEASE_S)
@@ -35,7 +35,7 @@ def test_released_outbox_items_are_taken_by_another_worker_at_once(
     assert all(i.lease_owner == "pub-other" for i in map(store.outbox.outbox_get, ids) if i)
 
 
-def test_released_submissions_are_stale_at_once(store: Store, clock: FakeClock) -> None:
+def test_released_submissions_are_stale_at_once(store: Database, clock: FakeClock) -> None:
     store.submissions.begin_submission("p1", "s1", "U1", REJECT)
     store.submissions.begin_submission("p2", "s2", "U1", REJECT)
     store.submissions.begin_submission("p3", "s3", "U1", REJECT)
@@ -52,7 +52,7 @@ def test_released_submissions_are_stale_at_once(store: Store, clock: FakeClock) 
     assert store.submissions.release_submissions([]) == 0
 
 
-def test_stats_counts_what_an_operator_watches(store: Store, clock: FakeClock) -> None:
+def test_stats_counts_what_an_operator_watches(store: Database, clock: FakeClock) -> None:
     empty = store.stats()
     assert (empty.pending_cards, empty.oldest_pending_at, empty.outbox_pending) == (0, None, 0)
     assert empty.schema_version >= 6

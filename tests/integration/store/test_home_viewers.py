@@ -9,13 +9,13 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import Engine, inspect
 
-from bot.store import SCHEMA_VERSION, Store, migrate
+from bot.store import SCHEMA_VERSION, Database, migrate
 from bot.store.engine import make_engine
 from bot.store.url import normalize_url
 from tests.kit.fakes import FakeClock
 
 
-def test_a_user_is_recorded_once_with_their_latest_visit(store: Store, clock: FakeClock) -> None:
+def test_a_user_is_recorded_once_with_their_latest_visit(store: Database, clock: FakeClock) -> None:
     start = clock.now
     store.viewers.home_opened("U0ALICE")
     clock.advance(10)
@@ -28,7 +28,7 @@ def test_a_user_is_recorded_once_with_their_latest_visit(store: Store, clock: Fa
     assert store.viewers.home_viewers(since=start, limit=1) == ["U0ALICE"]
 
 
-def test_old_visits_can_be_forgotten(store: Store, clock: FakeClock) -> None:
+def test_old_visits_can_be_forgotten(store: Database, clock: FakeClock) -> None:
     store.viewers.home_opened("U0OLD")
     clock.advance(3600)
     store.viewers.home_opened("U0NEW")
@@ -45,7 +45,7 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 
 def test_the_home_viewers_migration_upgrades_an_older_database(
-    engine: Engine, open_store: Callable[..., Store], clock: FakeClock
+    engine: Engine, open_store: Callable[..., Database], clock: FakeClock
 ) -> None:
     assert migrate(engine, "0003") == 3
     assert "home_viewers" not in inspect(engine).get_table_names()

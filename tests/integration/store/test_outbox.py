@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from bot.store import OutboxStatus, Store
+from bot.store import Database, OutboxStatus
 from tests.kit.fakes import FakeClock
 
 
-def test_put_and_dedupe(store: Store, clock: FakeClock) -> None:
+def test_put_and_dedupe(store: Database, clock: FakeClock) -> None:
     first = store.outbox.outbox_put("update", "edit:p1:answered", {"ts": "1.1"}, channel="C1")
     assert isinstance(first, int)
     assert (
@@ -35,7 +35,7 @@ def test_put_and_dedupe(store: Store, clock: FakeClock) -> None:
     assert (item.status, item.attempts, item.not_before) == (OutboxStatus.PENDING, 0, clock.now)
 
 
-def test_key_stays_taken_after_done_until_purged(store: Store, clock: FakeClock) -> None:
+def test_key_stays_taken_after_done_until_purged(store: Database, clock: FakeClock) -> None:
     item_id = store.outbox.outbox_put("update", "k", {})
     assert item_id is not None
     store.outbox.outbox_take(None, 10, "w1")
@@ -47,7 +47,7 @@ def test_key_stays_taken_after_done_until_purged(store: Store, clock: FakeClock)
     assert store.outbox.outbox_put("update", "k", {}) is not None
 
 
-def test_take_only_due_items_in_order(store: Store, clock: FakeClock) -> None:
+def test_take_only_due_items_in_order(store: Database, clock: FakeClock) -> None:
     now = clock.now
     later = store.outbox.outbox_put("post", "later", {}, not_before=now + timedelta(seconds=5))
     second = store.outbox.outbox_put("post", "second", {}, not_before=now - timedelta(seconds=1))
@@ -59,7 +59,7 @@ def test_take_only_due_items_in_order(store: Store, clock: FakeClock) -> None:
     assert [i.id for i in store.outbox.outbox_take(now + timedelta(seconds=5), 10, "w1")] == [later]
 
 
-def test_limit_and_kinds(store: Store) -> None:
+def test_limit_and_kinds(store: Database) -> None:
     for n in range(3):
         store.outbox.outbox_put("post", f"post{n}", {})
     store.outbox.outbox_put("update", "update0", {})
@@ -70,7 +70,7 @@ def test_limit_and_kinds(store: Store) -> None:
     assert len(store.outbox.outbox_take(None, 2, "w1")) == 1
 
 
-def test_a_lease_excludes_other_workers_until_it_expires(store: Store, clock: FakeClock) -> None:
+def test_a_lease_excludes_other_workers_until_it_expires(store: Database, clock: FakeClock) -> None:
     item_id = store.outbox.outbox_put("post", "k", {"text": "hi"})
     now = clock.now
     [mine] = store.outbox.outbox_take(now, 10, "w1", lease_s=30)
@@ -81,7 +81,7 @@ def test_a_lease_excludes_other_workers_until_it_expires(store: Store, clock: Fa
     assert store.outbox.outbox_pending_count() == 1
 
 
-def test_retry_gives_the_lease_back_with_a_delay(store: Store, clock: FakeClock) -> None:
+def test_retry_gives_the_lease_back_with_a_delay(store: Database, clock: FakeClock) -> None:
     item_id = store.outbox.outbox_put("post", "k", {})
     assert item_id is not None
     now = clock.now
@@ -100,7 +100,7 @@ def test_retry_gives_the_lease_back_with_a_delay(store: Store, clock: FakeClock)
     assert [i.id for i in store.outbox.outbox_take(retry_at, 10, "w2")] == [item_id]
 
 
-def test_done_and_failed_items_are_finished(store: Store, clock: FakeClock) -> None:
+def test_done_and_failed_items_are_finished(store: Database, clock: FakeClock) -> None:
     done_id = store.outbox.outbox_put("post", "a", {})
     failed_id = store.outbox.outbox_put("post", "b", {})
     assert done_id is not None and failed_id is not None
@@ -121,14 +121,14 @@ def test_done_and_failed_items_are_finished(store: Store, clock: FakeClock) -> N
     assert store.outbox.outbox_get(done_id).status is OutboxStatus.DONE  # type: ignore[union-attr]
 
 
-def test_naive_datetimes_are_refused(store: Store) -> None:
+def test_naive_datetimes_are_refused(store: Database) -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         store.outbox.outbox_put("post", "k", {}, not_before=datetime(2030, 1, 1))
     with pytest.raises(ValueError, match="timezone-aware"):
         store.outbox.outbox_take(datetime(2030, 1, 1), 1, "w1")
 
 
-def test_two_workers_never_take_the_same_item(open_store: Callable[..., Store]) -> None:
+def test_two_workers_never_take_the_same_item(open_store: Callable[..., Database]) -> None:
     """Two replicas (separate engines) draining one outbox concurrently."""
     producer = open_store()
     ids = {producer.outbox.outbox_put("post", f"k{n}", {"n": n}) for n in range(60)}
@@ -151,7 +151,7 @@ def test_two_workers_never_take_the_same_item(open_store: Callable[..., Store]) 
 
 
 def test_without_a_clock_leases_and_due_times_are_the_databases(
-    open_store: Callable[..., Store],
+    open_store: Callable[..., Database],
 ) -> None:
     store = open_store()  # no clock: every time comes from the database, in the statement
     item_id = store.outbox.outbox_put("post", "k", {})
@@ -172,7 +172,7 @@ def test_without_a_clock_leases_and_due_times_are_the_databases(
 
 
 def test_failed_items_are_counted_and_a_give_back_respects_the_lease(
-    store: Store, clock: FakeClock
+    store: Database, clock: FakeClock
 ) -> None:
     ids = [store.outbox.outbox_put("post", f"k{n}", {}) for n in range(3)]
     store.outbox.outbox_take(None, 10, "w1", lease_s=30)

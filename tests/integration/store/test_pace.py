@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from datetime import timedelta
 
-from bot.store import Store
+from bot.store import Database
 from bot.store.pace import STALE_SLOT_S, Turn
 from tests.kit.fakes import FakeClock
 
@@ -17,7 +17,7 @@ TOLERANCE = 0.125
 CHANNEL = "C0PACE"
 
 
-def turn(store: Store, *, follow: bool = False, held=None, channel: str = CHANNEL) -> Turn:
+def turn(store: Database, *, follow: bool = False, held=None, channel: str = CHANNEL) -> Turn:
     return store.outbox.pace_turn(
         channel, follow=follow, held=held, spacing_s=SPACING, tolerance_s=TOLERANCE
     )
@@ -28,7 +28,7 @@ def s(seconds: float) -> timedelta:
 
 
 def test_a_backlog_gets_one_slot_a_second_and_each_goes_at_its_slot(
-    store: Store, clock: FakeClock
+    store: Database, clock: FakeClock
 ) -> None:
     start = clock.now
     first, *waiting = [turn(store) for _ in range(4)]
@@ -45,7 +45,7 @@ def test_a_backlog_gets_one_slot_a_second_and_each_goes_at_its_slot(
 
 
 def test_a_post_at_its_slot_waits_for_the_gate_when_the_one_before_went_late(
-    store: Store, clock: FakeClock
+    store: Database, clock: FakeClock
 ) -> None:
     start = clock.now
     assert turn(store).go
@@ -61,7 +61,7 @@ def test_a_post_at_its_slot_waits_for_the_gate_when_the_one_before_went_late(
 
 
 def test_concurrent_reservations_get_distinct_slots_spaced_apart(
-    open_store: Callable[..., Store],
+    open_store: Callable[..., Database],
 ) -> None:
     # Replicas: each thread has its own store (engine, connections); the database's clock.
     stores = [open_store() for _ in range(6)]
@@ -70,7 +70,7 @@ def test_concurrent_reservations_get_distinct_slots_spaced_apart(
     lock = threading.Lock()
     go = threading.Barrier(len(stores))
 
-    def reserve(store: Store) -> None:
+    def reserve(store: Database) -> None:
         go.wait(timeout=30)
         for _ in range(5):
             t = store.outbox.pace_turn(
@@ -91,7 +91,7 @@ def test_concurrent_reservations_get_distinct_slots_spaced_apart(
 
 
 def test_card_posts_go_before_copies_and_replies_queued_earlier(
-    store: Store, clock: FakeClock
+    store: Database, clock: FakeClock
 ) -> None:
     start = clock.now
     assert turn(store).go  # a card post
@@ -109,7 +109,7 @@ def test_card_posts_go_before_copies_and_replies_queued_earlier(
     assert turn(store, follow=True, held=again.at).go
 
 
-def test_a_slot_whose_holder_died_blocks_nothing(store: Store, clock: FakeClock) -> None:
+def test_a_slot_whose_holder_died_blocks_nothing(store: Database, clock: FakeClock) -> None:
     start = clock.now
     assert turn(store).go
     lost = turn(store)  # reserved by a replica that dies before its slot comes
@@ -123,7 +123,7 @@ def test_a_slot_whose_holder_died_blocks_nothing(store: Store, clock: FakeClock)
     assert lost.at == start + s(1)
 
 
-def test_a_rate_limit_holds_every_replica_off(store: Store, clock: FakeClock) -> None:
+def test_a_rate_limit_holds_every_replica_off(store: Database, clock: FakeClock) -> None:
     assert turn(store).go
     clock.advance(5)
     store.outbox.pace_block(CHANNEL, 3.0, tolerance_s=TOLERANCE)
@@ -134,7 +134,7 @@ def test_a_rate_limit_holds_every_replica_off(store: Store, clock: FakeClock) ->
 
 
 def test_an_outbox_item_keeps_its_slot_only_when_deferred_to_it(
-    store: Store, clock: FakeClock
+    store: Database, clock: FakeClock
 ) -> None:
     item_id = store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"}, channel=CHANNEL)
     assert item_id is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.core.domain import CardState
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import SubmissionContent
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
@@ -15,7 +15,7 @@ DAYS_90 = timedelta(days=90)
 
 
 def test_purge_removes_only_what_is_older_than_the_retention(
-    store: Store, clock: FakeClock
+    store: Database, clock: FakeClock
 ) -> None:
     # Old: resolved 100 days ago, with a submission, outbox rows and audit entries.
     claim(store, "old")
@@ -77,7 +77,7 @@ def test_purge_removes_only_what_is_older_than_the_retention(
     assert store.retention.purge(DAYS_90) == type(purged)()  # nothing more to do
 
 
-def test_finished_outbox_rows_are_kept_a_week_at_most(store: Store, clock: FakeClock) -> None:
+def test_finished_outbox_rows_are_kept_a_week_at_most(store: Database, clock: FakeClock) -> None:
     item = store.outbox.outbox_put("update", "update:p1:answered", {"pending_id": "p1"})
     store.outbox.outbox_take(None, 10, "w1")
     store.outbox.outbox_done(item)  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ import multiprocessing
 from collections import Counter
 from typing import Any
 
-from bot.store import SCHEMA_VERSION, Store
+from bot.store import SCHEMA_VERSION, Database
 from tests.integration.store import procs
 
 REPLICAS = 2
@@ -28,11 +28,11 @@ def test_replicas_claim_transition_and_lease_exclusively(db_url: str) -> None:
     ]
     for worker in workers:
         worker.start()
-    store: Store | None = None
+    store: Database | None = None
     try:
         barrier.wait(procs.BARRIER_TIMEOUT_S)  # go: the replicas create the schema at once
         barrier.wait(procs.BARRIER_TIMEOUT_S)  # the replicas are open
-        store = Store(db_url)
+        store = Database(db_url)
         outbox_ids = {
             store.outbox.outbox_put("post", f"k{n}", {"n": n}) for n in range(OUTBOX_ITEMS)
         }

@@ -17,7 +17,20 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, event, insert, inspect, select, text
 
-from bot.store import REVISIONS, SCHEMA_VERSION, Store, StoreError, migrate
+from bot.store import (
+    REVISIONS,
+    SCHEMA_VERSION,
+    AuditRepository,
+    CardsRepository,
+    Database,
+    FollowupsRepository,
+    HomeViewersRepository,
+    OutboxRepository,
+    Retention,
+    StoreError,
+    SubmissionsRepository,
+    migrate,
+)
 from bot.store.engine import make_engine
 from bot.store.migrations import (
     SCRIPT_LOCATION,
@@ -39,6 +52,17 @@ from tests.kit.hot_queries import (
 )
 
 HEAD = REVISIONS[-1].revision
+#: The repositories of a Database (db.cards, db.submissions, db.outbox, db.followups, db.audit_log,
+#: db.viewers, db.retention).
+REPOSITORIES = (
+    CardsRepository,
+    SubmissionsRepository,
+    OutboxRepository,
+    FollowupsRepository,
+    AuditRepository,
+    HomeViewersRepository,
+    Retention,
+)
 
 
 @pytest.fixture
@@ -77,7 +101,7 @@ def test_the_revisions_are_the_versions_in_one_line() -> None:
 
 
 def test_fresh_database_gets_every_version(
-    engine: Engine, open_store: Callable[..., Store]
+    engine: Engine, open_store: Callable[..., Database]
 ) -> None:
     store = open_store()
     assert store.schema_version() == SCHEMA_VERSION == REVISIONS[-1].version
@@ -89,13 +113,13 @@ def test_fresh_database_gets_every_version(
 
 
 def test_the_head_schema_is_what_schema_py_declares(
-    engine: Engine, open_store: Callable[..., Store]
+    engine: Engine, open_store: Callable[..., Database]
 ) -> None:
     open_store().close()
     assert _schema_diff(engine) == []
 
 
-def test_reopening_is_a_no_op(engine: Engine, open_store: Callable[..., Store]) -> None:
+def test_reopening_is_a_no_op(engine: Engine, open_store: Callable[..., Database]) -> None:
     open_store().close()
     before = _versions(engine)
     store = open_store()
@@ -109,7 +133,7 @@ def test_reopening_is_a_no_op(engine: Engine, open_store: Callable[..., Store]) 
 
 
 def test_upgrade_from_an_older_version_keeps_the_data(
-    engine: Engine, open_store: Callable[..., Store]
+    engine: Engine, open_store: Callable[..., Database]
 ) -> None:
     assert migrate(engine, "0001") == 1
     assert "outbox" not in inspect(engine).get_table_names()
@@ -236,7 +260,7 @@ ADDED: dict[str, dict[str, object]] = {
 
 @pytest.mark.parametrize("version", range(1, old_schemas.LAST_VERSION + 1))
 def test_a_database_of_every_released_version_upgrades_with_its_data(
-    engine: Engine, open_store: Callable[..., Store], version: int
+    engine: Engine, open_store: Callable[..., Database], version: int
 ) -> None:
     old_schemas.build(engine, version)  # as the hand-written migrations left it
     written = {t: row for t, (since, row) in OLD_ROWS.items() if since <= version}
@@ -266,7 +290,9 @@ def test_a_database_of_every_released_version_upgrades_with_its_data(
     assert store.audit_log.audit_entries("p-old")[0].at == AT
 
 
-def test_a_database_at_head_is_untouched(engine: Engine, open_store: Callable[..., Store]) -> None:
+def test_a_database_at_head_is_untouched(
+    engine: Engine, open_store: Callable[..., Database]
+) -> None:
     open_store().close()
     before = _versions(engine)
     statements: list[str] = []
@@ -285,7 +311,7 @@ def test_a_database_at_head_is_untouched(engine: Engine, open_store: Callable[..
     assert _alembic_revision(engine) == HEAD
 
 
-def test_a_newer_database_is_refused(engine: Engine, open_store: Callable[..., Store]) -> None:
+def test_a_newer_database_is_refused(engine: Engine, open_store: Callable[..., Database]) -> None:
     open_store().close()
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0015'"))
@@ -294,7 +320,7 @@ def test_a_newer_database_is_refused(engine: Engine, open_store: Callable[..., S
 
 
 def test_a_newer_database_of_the_old_record_is_refused(
-    engine: Engine, open_store: Callable[..., Store]
+    engine: Engine, open_store: Callable[..., Database]
 ) -> None:
     old_schemas.build(engine, old_schemas.LAST_VERSION)
     with engine.begin() as conn:
@@ -349,7 +375,7 @@ def test_a_failing_revision_changes_nothing(engine: Engine, tmp_path: Path) -> N
 
 def test_concurrent_start_ups_create_the_schema_once(db_url: str, engine: Engine) -> None:
     def start() -> int:
-        with Store(db_url) as store:
+        with Database(db_url) as store:
             return store.schema_version()
 
     with ThreadPoolExecutor(6) as pool:
@@ -362,7 +388,7 @@ def test_concurrent_start_ups_upgrade_an_old_database_once(db_url: str, engine: 
     old_schemas.build(engine, 4)
 
     def start() -> int:
-        with Store(db_url) as store:
+        with Database(db_url) as store:
             return store.schema_version()
 
     with ThreadPoolExecutor(4) as pool:
@@ -383,7 +409,7 @@ def _index_names(engine: Engine, table: str) -> set[str]:
 
 
 def test_version_5_indexes_exist_when_created_and_after_an_upgrade(
-    engine: Engine, open_store: Callable[..., Store]
+    engine: Engine, open_store: Callable[..., Database]
 ) -> None:
     old_schemas.build(engine, 4)
     with engine.begin() as conn:  # a database of version 4 as released: without them
@@ -403,7 +429,7 @@ def test_version_5_indexes_exist_when_created_and_after_an_upgrade(
 PREFER_INDEXES = ("enable_seqscan", "enable_hashjoin", "enable_mergejoin")
 
 
-def test_every_hot_query_uses_an_index(engine: Engine, open_store: Callable[..., Store]) -> None:
+def test_every_hot_query_uses_an_index(engine: Engine, open_store: Callable[..., Database]) -> None:
     store = open_store()
     prepare_probe(store)
     captured = capture(store)
@@ -429,8 +455,13 @@ def test_every_hot_query_uses_an_index(engine: Engine, open_store: Callable[...,
         assert index in used[query], (query, used[query])
 
 
+def _methods(cls: type) -> set[str]:
+    return {name for name in dir(cls) if not name.startswith("_") and callable(getattr(cls, name))}
+
+
 def test_every_store_method_is_hot_or_known_cold() -> None:
-    methods = {name for name in dir(Store) if not name.startswith("_")} - {"retention", "url"}
+    # the Database's own (stats, ping…) and those of each of its repositories
+    methods = _methods(Database).union(*map(_methods, REPOSITORIES))
     hot = {q.name for q in HOT_QUERIES}
     assert methods - hot - COLD_METHODS == set()
     assert (hot | COLD_METHODS) - methods == set()

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import Engine, insert
 
-from bot.store import Store, migrate
+from bot.store import Database, migrate
 from bot.store.engine import make_engine
 from bot.store.records import SubmissionContent, SubmissionResult
 from bot.store.schema import submissions
@@ -26,7 +26,7 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 
 def test_a_submission_of_an_older_schema_reads_with_no_resends(
-    engine: Engine, open_store: Callable[..., Store]
+    engine: Engine, open_store: Callable[..., Database]
 ) -> None:
     assert migrate(engine, "0004") == 4
     at = datetime(2020, 1, 1, tzinfo=UTC)
@@ -50,7 +50,7 @@ def test_a_submission_of_an_older_schema_reads_with_no_resends(
     assert store.submissions.get_submission("old").resends == 1
 
 
-def test_each_take_over_counts_a_resend(store: Store, clock) -> None:
+def test_each_take_over_counts_a_resend(store: Database, clock) -> None:
     assert store.submissions.begin_submission("p1", "k", "U1", CONTENT)
     for n in (1, 2, 3):
         clock.advance(60)
@@ -60,7 +60,7 @@ def test_each_take_over_counts_a_resend(store: Store, clock) -> None:
     assert store.submissions.get_submission("k").resends == 3
 
 
-def test_a_refusal_is_kept_with_the_result(store: Store) -> None:
+def test_a_refusal_is_kept_with_the_result(store: Database) -> None:
     store.submissions.begin_submission("p1", "refused", "U1", CONTENT)
     store.submissions.begin_submission("p1", "won", "U2", CONTENT)
     assert store.submissions.finish_submission(

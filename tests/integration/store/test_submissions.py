@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from bot.core.clarification import Answer
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import SubmissionContent, SubmissionResult
 from tests.kit.fakes import FakeClock
 
@@ -18,7 +18,7 @@ PAYLOAD = SubmissionContent(
 OTHER = SubmissionContent(action="reject", reason="not now")
 
 
-def test_first_caller_begins_a_submission(store: Store, clock: FakeClock) -> None:
+def test_first_caller_begins_a_submission(store: Database, clock: FakeClock) -> None:
     assert store.submissions.begin_submission("p1", "act-1", "U1", PAYLOAD)
     assert not store.submissions.begin_submission("p1", "act-1", "U2", OTHER)  # a redelivery
     assert store.submissions.begin_submission(
@@ -37,7 +37,7 @@ def test_first_caller_begins_a_submission(store: Store, clock: FakeClock) -> Non
     assert store.submissions.get_submission("unknown") is None
 
 
-def test_begin_race_across_store_instances(open_store: Callable[..., Store]) -> None:
+def test_begin_race_across_store_instances(open_store: Callable[..., Database]) -> None:
     stores = [open_store() for _ in range(3)]
     with ThreadPoolExecutor(12) as pool:
         results = list(
@@ -51,7 +51,7 @@ def test_begin_race_across_store_instances(open_store: Callable[..., Store]) -> 
     assert results.count(True) == 1
 
 
-def test_finish_records_the_result_once(store: Store, clock: FakeClock) -> None:
+def test_finish_records_the_result_once(store: Database, clock: FakeClock) -> None:
     store.submissions.begin_submission("p1", "act-1", "U1", PAYLOAD)
     clock.advance(1)
     assert store.submissions.finish_submission("act-1", "won")
@@ -62,7 +62,7 @@ def test_finish_records_the_result_once(store: Store, clock: FakeClock) -> None:
     assert (sub.result, sub.finished_at) == ("won", clock.now)
 
 
-def test_unfinished_submissions_and_takeover(store: Store, clock: FakeClock) -> None:
+def test_unfinished_submissions_and_takeover(store: Database, clock: FakeClock) -> None:
     store.submissions.begin_submission("p1", "old", "U1", PAYLOAD)
     clock.advance(20)
     store.submissions.begin_submission("p2", "new", "U1", PAYLOAD)
@@ -80,7 +80,7 @@ def test_unfinished_submissions_and_takeover(store: Store, clock: FakeClock) -> 
     assert not store.submissions.reclaim_submission("done", 0)
 
 
-def test_the_won_submission_of_a_bundle(store: Store, clock: FakeClock) -> None:
+def test_the_won_submission_of_a_bundle(store: Database, clock: FakeClock) -> None:
     store.submissions.begin_submission("p1", "lost", "U1", PAYLOAD)
     store.submissions.begin_submission("p1", "won", "U2", OTHER)
     store.submissions.begin_submission("p2", "other", "U3", PAYLOAD)
@@ -92,7 +92,9 @@ def test_the_won_submission_of_a_bundle(store: Store, clock: FakeClock) -> None:
     assert won is not None and (won.submission_key, won.user, won.content) == ("won", "U2", OTHER)
 
 
-def test_a_submission_is_in_flight_while_its_lease_is_young(store: Store, clock: FakeClock) -> None:
+def test_a_submission_is_in_flight_while_its_lease_is_young(
+    store: Database, clock: FakeClock
+) -> None:
     store.submissions.begin_submission("p1", "mine", "U1", PAYLOAD)
     assert not store.submissions.submission_in_flight("p1", 10, besides="mine")
     store.submissions.begin_submission("p1", "theirs", "U2", OTHER)

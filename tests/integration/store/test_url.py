@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import DEFAULT_DATABASE_URL, Store, StoreError, normalize_url
+from bot.store import DEFAULT_DATABASE_URL, Database, StoreError, normalize_url
 from tests.kit.factories import claim
 
 
@@ -64,7 +64,7 @@ def _mode(path: Path) -> int:
 @pytest.mark.usefixtures("permissive_umask")
 def test_new_sqlite_file_is_private_whatever_the_umask(tmp_path: Path) -> None:
     path = tmp_path / "kandev-slack.db"
-    with Store(f"sqlite:///{path}") as store:
+    with Database(f"sqlite:///{path}") as store:
         assert claim(store, "p1")  # writes, so the WAL companions exist
         assert _mode(path) == 0o600
         for companion in (Path(f"{path}-wal"), Path(f"{path}-shm")):
@@ -78,7 +78,7 @@ def test_existing_sqlite_file_is_left_alone_with_a_warning(
     path = tmp_path / "kandev-slack.db"
     path.touch()
     path.chmod(0o644)
-    with caplog.at_level(logging.WARNING), Store(f"sqlite:///{path}"):
+    with caplog.at_level(logging.WARNING), Database(f"sqlite:///{path}"):
         pass
     assert _mode(path) == 0o644
     assert "others can read it" in caplog.text
@@ -86,19 +86,19 @@ def test_existing_sqlite_file_is_left_alone_with_a_warning(
 
 def test_sqlite_file_in_a_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="does not exist"):
-        Store(f"sqlite:///{tmp_path / 'nowhere' / 'k.db'}")
+        Database(f"sqlite:///{tmp_path / 'nowhere' / 'k.db'}")
     assert not (tmp_path / "nowhere").exists()
 
 
 def test_sqlite_uses_wal(tmp_path: Path) -> None:
     path = tmp_path / "k.db"
-    with Store(f"sqlite:///{path}") as store, store.sql.engine.connect() as conn:
+    with Database(f"sqlite:///{path}") as store, store.sql.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 10_000
 
 
 def test_in_memory_sqlite_is_shared_by_threads() -> None:
-    with Store("sqlite://") as store:
+    with Database("sqlite://") as store:
         results: list[bool] = []
         threads = [
             threading.Thread(target=lambda: results.append(claim(store, "p1"))) for _ in range(8)
@@ -115,7 +115,7 @@ def test_in_memory_sqlite_is_shared_by_threads() -> None:
 @pytest.mark.parametrize("scheme", ["postgres", "postgresql"])
 def test_plain_postgres_urls_open_a_store(postgres_url: str, scheme: str) -> None:
     plain = scheme + postgres_url.removeprefix("postgresql+psycopg")
-    with Store(plain) as store:
+    with Database(plain) as store:
         assert store.url.get_backend_name() == "postgresql"
         assert store.url.drivername == "postgresql+psycopg"
         assert store.ping()

@@ -18,7 +18,7 @@ from bot.slack.ack_timing import interaction_kind
 from bot.slack.ack_wait import PromptAckApp
 from bot.slack.guard import raised_in, raised_in_bot
 from bot.slack_api.web_client import make_web_client
-from bot.store import Store
+from bot.store import Database
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 from tests.kit.fakeslack import FakeSlack
@@ -31,7 +31,7 @@ def acks(kind: str) -> float:
 
 
 def test_a_click_is_timed_and_its_lines_name_the_card_person_and_channel(
-    bolt: App, posted, gateway: FakeSlackGateway, store: Store, caplog: pytest.LogCaptureFixture
+    bolt: App, posted, gateway: FakeSlackGateway, store: Database, caplog: pytest.LogCaptureFixture
 ) -> None:
     card = posted(make_bundle())
     found = gateway.card_of(card.pending_id)

@@ -10,7 +10,7 @@ from slack_bolt import App
 from bot.cards import ids, words
 from bot.core.clarification import Answer
 from bot.core.domain import CardState
-from bot.store import Store
+from bot.store import Database
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.kit.fakeslack import BOB
@@ -42,7 +42,7 @@ def ephemerals(gateway: FakeSlackGateway, user: str = ALICE_ID) -> list[dict]:
 
 
 def test_an_option_click_is_acked_and_answers_in_kandev(
-    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Store
+    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card, message = on_card(posted, gateway)
 
@@ -71,7 +71,7 @@ def test_a_click_that_lost_in_kandev_is_told_in_the_cards_channel(
 
 
 def test_a_forged_button_value_is_refused_audited_and_told(
-    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Store
+    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card, message = on_card(posted, gateway)
 
@@ -85,7 +85,7 @@ def test_a_forged_button_value_is_refused_audited_and_told(
 
 
 def test_a_malformed_click_is_refused_and_told(
-    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Store
+    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card, message = on_card(posted, gateway)
     body = card_click(message, CHANNEL, card.ts, text="MongoDB", value=42)  # not a string
@@ -100,7 +100,7 @@ def test_a_malformed_click_is_refused_and_told(
 
 
 def test_a_click_on_a_resolved_card_is_refused_where_the_person_is(
-    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Store
+    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card, message = on_card(posted, gateway)
     dispatch(bolt, card_click(message, CHANNEL, card.ts, text="PostgreSQL", user=BOB))
@@ -150,7 +150,7 @@ def test_a_form_slack_will_not_open_is_told(bolt: App, posted, gateway: FakeSlac
 
 
 def test_a_form_the_person_may_not_use_is_not_opened_and_they_are_told(
-    bolt: App, posted, gateway: FakeSlackGateway, store: Store
+    bolt: App, posted, gateway: FakeSlackGateway, store: Database
 ) -> None:
     card, message = on_card(posted, gateway)
     gateway.private_channels[CHANNEL] = frozenset({BOB.id})
@@ -233,7 +233,7 @@ def _fill(lane) -> list:
 
 
 def test_a_click_while_the_answering_lane_is_full_is_told_busy_and_records_nothing(
-    bolt: App, services, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Store
+    bolt: App, services, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card, message = on_card(posted, gateway)
     places = _fill(services.answering)

@@ -9,7 +9,7 @@ from slack_bolt import App
 
 from bot.cards import ids, words
 from bot.slack.listeners import commands
-from bot.store import Store
+from bot.store import Database
 from tests.kit.factories import ALICE_ID, CHANNEL, answered, make_bundle, numbered_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.kit.fakeslack import blocks_text
@@ -150,7 +150,7 @@ def test_the_shortcut_on_a_pending_card_opens_the_reject_form(
 
 
 def test_the_shortcut_elsewhere_or_on_a_closed_card_is_told(
-    bolt: App, posted, gateway: FakeSlackGateway, store: Store
+    bolt: App, posted, gateway: FakeSlackGateway, store: Database
 ) -> None:
     card = posted(make_bundle())
     dispatch(bolt, shortcut(CHANNEL, "1700000000.777777"))
@@ -165,7 +165,7 @@ def test_the_shortcut_elsewhere_or_on_a_closed_card_is_told(
 
 
 def test_a_malformed_shortcut_is_refused_and_told(
-    bolt: App, gateway: FakeSlackGateway, store: Store
+    bolt: App, gateway: FakeSlackGateway, store: Database
 ) -> None:
     body = shortcut(CHANNEL, "1700000000.777777")
     body["message"] = {"type": "message"}  # no ts
@@ -181,7 +181,7 @@ def test_a_malformed_shortcut_is_refused_and_told(
 
 
 def test_opening_the_home_tab_publishes_it(
-    bolt: App, fake_kandev: FakeKandev, gateway: FakeSlackGateway, store: Store
+    bolt: App, fake_kandev: FakeKandev, gateway: FakeSlackGateway, store: Database
 ) -> None:
     fake_kandev.add(make_bundle(), title="Pick a datastore")
 
@@ -196,7 +196,7 @@ def test_opening_the_home_tab_publishes_it(
 
 
 def test_the_messages_tab_and_a_malformed_event_publish_nothing(
-    bolt: App, gateway: FakeSlackGateway, store: Store
+    bolt: App, gateway: FakeSlackGateway, store: Database
 ) -> None:
     messages_tab = {"type": "app_home_opened", "user": ALICE_ID, "tab": "messages"}
     no_user = {"type": "app_home_opened", "tab": "home"}
@@ -215,7 +215,7 @@ def test_the_messages_tab_and_a_malformed_event_publish_nothing(
 
 
 def test_an_unknown_button_is_acked_audited_and_told(
-    bolt: App, posted, gateway: FakeSlackGateway, store: Store
+    bolt: App, posted, gateway: FakeSlackGateway, store: Database
 ) -> None:
     card = posted(make_bundle())
     blocks = [
@@ -242,7 +242,7 @@ def test_an_unknown_button_is_acked_audited_and_told(
     assert (entry.result, entry.pending_id) == ("unknown_action", card.pending_id)
 
 
-def test_an_unknown_form_is_refused_in_the_form(bolt: App, store: Store) -> None:
+def test_an_unknown_form_is_refused_in_the_form(bolt: App, store: Database) -> None:
     view = {
         "type": "modal",
         "callback_id": "kq_retired_modal",
@@ -267,7 +267,7 @@ def test_an_unknown_form_is_refused_in_the_form(bolt: App, store: Store) -> None
 
 
 def test_an_unknown_shortcut_and_command_are_answered(
-    bolt: App, gateway: FakeSlackGateway, store: Store
+    bolt: App, gateway: FakeSlackGateway, store: Database
 ) -> None:
     body = {**shortcut(CHANNEL, "1700000000.777777"), "callback_id": "retired_shortcut"}
     assert dispatch(bolt, body) == (200, "")

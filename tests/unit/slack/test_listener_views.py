@@ -13,7 +13,7 @@ from bot.cards import ids, words
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
 from bot.slack.forms import FormKind, form_for
-from bot.store import Store
+from bot.store import Database
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, answered, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.kit.fakeslack import BOB, blocks_text
@@ -68,7 +68,7 @@ def updated_view(gateway: FakeSlackGateway) -> dict[str, Any]:
 
 
 def test_a_valid_rejection_is_sent_and_the_form_shows_it(
-    bolt: App, posted, fake_kandev: FakeKandev, store: Store, gateway: FakeSlackGateway
+    bolt: App, posted, fake_kandev: FakeKandev, store: Database, gateway: FakeSlackGateway
 ) -> None:
     card = posted(make_bundle())
 
@@ -84,7 +84,7 @@ def test_a_valid_rejection_is_sent_and_the_form_shows_it(
 
 
 def test_the_submission_is_recorded_before_its_ack(
-    bolt: App, posted, fake_kandev: FakeKandev, store: Store, monkeypatch
+    bolt: App, posted, fake_kandev: FakeKandev, store: Database, monkeypatch
 ) -> None:
     """Durable as a click: once acked, a crash cannot lose it (crash recovery re-sends it)."""
     card = posted(make_bundle())
@@ -131,7 +131,7 @@ def test_a_form_missing_its_answer_keeps_open_with_a_field_error(
 
 
 def test_kandevs_refusal_brings_the_form_back_as_filled_with_the_error_under_the_field(
-    bolt: App, posted, fake_kandev: FakeKandev, store: Store, gateway: FakeSlackGateway
+    bolt: App, posted, fake_kandev: FakeKandev, store: Database, gateway: FakeSlackGateway
 ) -> None:
     card = posted(make_bundle())
     fake_kandev.refuse_next(card.pending_id, "reason too vague")
@@ -183,7 +183,7 @@ def test_a_result_the_modal_cannot_show_any_more_is_told_where_it_was_opened(
 
 
 def test_a_form_with_forged_metadata_is_refused_in_the_form(
-    bolt: App, posted, fake_kandev: FakeKandev, store: Store
+    bolt: App, posted, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     view = {**opened(card, "reject"), "private_metadata": "not ours"}
@@ -199,7 +199,7 @@ def test_a_form_with_forged_metadata_is_refused_in_the_form(
 
 
 def test_a_form_on_a_card_resolved_meanwhile_turns_into_the_explanation(
-    bolt: App, posted, gateway: FakeSlackGateway, store: Store
+    bolt: App, posted, gateway: FakeSlackGateway, store: Database
 ) -> None:
     card = posted(make_bundle())
     view = opened(card, "reject")
@@ -215,7 +215,7 @@ def test_a_form_on_a_card_resolved_meanwhile_turns_into_the_explanation(
 
 
 def test_a_refused_form_from_the_home_tab_turns_into_the_explanation(
-    bolt: App, services, fake_kandev: FakeKandev, gateway: FakeSlackGateway, store: Store
+    bolt: App, services, fake_kandev: FakeKandev, gateway: FakeSlackGateway, store: Database
 ) -> None:
     bundle = fake_kandev.add(make_bundle())  # listed, no card yet: no channel to tell Bob in
     card = services.admission.queue.card_for(bundle.pending_id)
@@ -233,7 +233,7 @@ def test_a_refused_form_from_the_home_tab_turns_into_the_explanation(
 
 
 def test_an_answer_form_without_any_of_the_bundles_inputs_is_tampered(
-    bolt: App, posted, fake_kandev: FakeKandev, store: Store
+    bolt: App, posted, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     forged = {**opened(card, "reject"), "callback_id": ids.CALLBACK_ANSWER}
@@ -289,7 +289,7 @@ def test_a_redelivered_submission_reaches_kandev_once_and_its_form_still_ends(
 
 
 def test_a_form_sent_while_the_answering_lane_is_full_stays_open_saying_busy(
-    bolt: App, services, posted, fake_kandev: FakeKandev, store: Store
+    bolt: App, services, posted, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     places = []

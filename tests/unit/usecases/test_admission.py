@@ -13,7 +13,7 @@ from bot.cards import words
 from bot.config.routing import RouteRule, Routing
 from bot.core.domain import Card, CardState
 from bot.slack import said
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Refusal, Request
 from bot.usecases.permissions import Permissions
 from bot.usecases.sync import SyncEngine
@@ -86,19 +86,23 @@ def form(card: Card, *, channel: str | None = None, ts: str | None = None) -> Re
 
 
 @pytest.fixture
-def admit_with(store: Store, fake_kandev: FakeKandev, tasks, gateway: FakeSlackGateway) -> Callable:
+def admit_with(
+    store: Database, fake_kandev: FakeKandev, tasks, gateway: FakeSlackGateway
+) -> Callable:
     """``admit_with(routing)(request)``: admission under another routing file."""
 
     def make(routing: Routing) -> Admit:
         permissions = Permissions(routing, gateway)
-        queue = WaitingQueue(fake_kandev, store, routing, tasks, Permalinks(gateway), permissions)
+        queue = WaitingQueue(
+            fake_kandev, store.cards, routing, tasks, Permalinks(gateway), permissions
+        )
         return Admission(store.cards, store.audit_log, queue, permissions).admit
 
     return make
 
 
 def assert_refused(
-    result: Admitted | Refusal, kind: str, store: Store, *, pending_id: str | None, source: str
+    result: Admitted | Refusal, kind: str, store: Database, *, pending_id: str | None, source: str
 ) -> Refusal:
     """``result`` is a refusal of ``kind``, and the newest audit entry records it."""
     assert isinstance(result, Refusal), result
@@ -109,7 +113,7 @@ def assert_refused(
     return result
 
 
-def resolve(store: Store, card: Card, outcome) -> Card:
+def resolve(store: Database, card: Card, outcome) -> Card:
     assert store.cards.transition(card.pending_id, outcome)
     resolved = store.cards.get(card.pending_id)
     assert resolved is not None
@@ -120,7 +124,7 @@ def resolve(store: Store, card: Card, outcome) -> Card:
 
 
 def test_a_click_naming_another_bundle_than_its_message_is_tampered(
-    posted, admission: Admission, store: Store
+    posted, admission: Admission, store: Database
 ) -> None:
     card = posted(numbered_bundle(1))
     other = posted(numbered_bundle(2))
@@ -135,7 +139,7 @@ def test_a_click_naming_another_bundle_than_its_message_is_tampered(
 
 
 def test_an_option_that_is_not_the_bundles_is_tampered(
-    posted, admission: Admission, store: Store
+    posted, admission: Admission, store: Database
 ) -> None:
     card = posted(make_bundle())
 
@@ -145,7 +149,7 @@ def test_an_option_that_is_not_the_bundles_is_tampered(
 
 
 def test_a_form_naming_another_cards_message_is_tampered(
-    posted, admission: Admission, store: Store
+    posted, admission: Admission, store: Database
 ) -> None:
     card = posted(numbered_bundle(1))
     other = posted(numbered_bundle(2))
@@ -161,7 +165,7 @@ def test_a_form_naming_another_cards_message_is_tampered(
 
 
 def test_an_unknown_bundle_is_refused_from_a_message_and_from_the_list(
-    admission: Admission, store: Store
+    admission: Admission, store: Database
 ) -> None:
     result = admission.admit(
         Request(
@@ -184,7 +188,7 @@ def test_an_unknown_bundle_is_refused_from_a_message_and_from_the_list(
 
 
 def test_the_shortcut_on_another_message_is_not_a_card(
-    posted, admission: Admission, store: Store
+    posted, admission: Admission, store: Database
 ) -> None:
     posted(make_bundle())
 
@@ -194,7 +198,7 @@ def test_the_shortcut_on_another_message_is_not_a_card(
     assert said.refusal(refusal) == words.not_a_card_message()
 
 
-def claimed_not_recorded(fake_kandev: FakeKandev, sync: SyncEngine, store: Store) -> Card:
+def claimed_not_recorded(fake_kandev: FakeKandev, sync: SyncEngine, store: Database) -> Card:
     """A bundle whose card is claimed for CHANNEL, its message's ts not recorded yet (the
     moment between Slack's answer to chat.postMessage and the publisher's mark_posted)."""
     bundle = make_bundle()
@@ -206,7 +210,7 @@ def claimed_not_recorded(fake_kandev: FakeKandev, sync: SyncEngine, store: Store
 
 
 def test_a_click_on_a_card_whose_post_is_being_recorded_waits_for_it(
-    fake_kandev: FakeKandev, sync: SyncEngine, store: Store, admission: Admission
+    fake_kandev: FakeKandev, sync: SyncEngine, store: Database, admission: Admission
 ) -> None:
     card = claimed_not_recorded(fake_kandev, sync, store)
     ts = "1700000000.000777"
@@ -221,7 +225,7 @@ def test_a_click_on_a_card_whose_post_is_being_recorded_waits_for_it(
 
 
 def test_a_click_whose_post_is_recorded_between_two_looks_is_admitted(
-    fake_kandev: FakeKandev, sync: SyncEngine, store: Store, admission: Admission
+    fake_kandev: FakeKandev, sync: SyncEngine, store: Database, admission: Admission
 ) -> None:
     """The publisher records the ts just after the click's first look-up by message and
     before admission asks whether the card is still being posted: the click is on the card
@@ -247,7 +251,7 @@ def test_a_click_whose_post_is_recorded_between_two_looks_is_admitted(
 
 
 def test_a_click_naming_a_card_being_posted_is_still_checked_against_the_store(
-    fake_kandev: FakeKandev, sync: SyncEngine, store: Store, admission: Admission
+    fake_kandev: FakeKandev, sync: SyncEngine, store: Database, admission: Admission
 ) -> None:
     card = claimed_not_recorded(fake_kandev, sync, store)
     admission.posting_wait_s = 0.2
@@ -265,7 +269,7 @@ def test_a_click_naming_a_card_being_posted_is_still_checked_against_the_store(
 
 
 def test_a_click_in_another_channel_than_the_post_does_not_wait(
-    fake_kandev: FakeKandev, sync: SyncEngine, store: Store, admission: Admission
+    fake_kandev: FakeKandev, sync: SyncEngine, store: Database, admission: Admission
 ) -> None:
     card = claimed_not_recorded(fake_kandev, sync, store)
     admission.posting_wait_s = 30.0  # would hang the test if it waited
@@ -278,7 +282,7 @@ def test_a_click_in_another_channel_than_the_post_does_not_wait(
 
 
 def test_the_cards_message_in_another_channel_is_the_wrong_channel(
-    posted, admission: Admission, store: Store
+    posted, admission: Admission, store: Database
 ) -> None:
     card = posted(make_bundle())
 
@@ -294,7 +298,7 @@ def test_the_cards_message_in_another_channel_is_the_wrong_channel(
 
 
 def test_the_shortcut_on_a_resolved_card_is_closed(
-    posted, admission: Admission, store: Store
+    posted, admission: Admission, store: Database
 ) -> None:
     card = resolve(store, posted(make_bundle()), answered(BOB_ID))
 
@@ -308,7 +312,7 @@ def test_the_shortcut_on_a_resolved_card_is_closed(
 
 
 def test_a_click_by_the_person_who_answered_is_already_answered(
-    posted, admission: Admission, store: Store
+    posted, admission: Admission, store: Database
 ) -> None:
     card = resolve(store, posted(make_bundle()), answered(ALICE_ID))
 
@@ -331,7 +335,7 @@ def test_a_click_by_the_person_who_answered_is_already_answered(
     ids=["answered-by-bob", "rejected-in-kandev", "ended", "unavailable"],
 )
 def test_a_click_on_a_card_someone_else_resolved_is_resolved_already(
-    posted, admission: Admission, store: Store, outcome, says: str
+    posted, admission: Admission, store: Database, outcome, says: str
 ) -> None:
     card = resolve(store, posted(make_bundle()), outcome)
 
@@ -346,7 +350,7 @@ def test_a_click_on_a_card_someone_else_resolved_is_resolved_already(
 # ---- permissions ---------------------------------------------------------------------------
 
 
-def test_answerers_by_id_admit_exactly_them(posted, admit_with, store: Store) -> None:
+def test_answerers_by_id_admit_exactly_them(posted, admit_with, store: Database) -> None:
     card = posted(make_bundle())
     admit = admit_with(Routing(default_channel=CHANNEL, default_answerers=frozenset({BOB_ID})))
 
@@ -359,7 +363,7 @@ def test_answerers_by_id_admit_exactly_them(posted, admit_with, store: Store) ->
 
 
 def test_answerers_by_user_group_admit_its_members(
-    posted, admit_with, store: Store, gateway: FakeSlackGateway
+    posted, admit_with, store: Database, gateway: FakeSlackGateway
 ) -> None:
     card = posted(make_bundle())
     gateway.groups[GROUP_ID] = frozenset({ALICE_ID})
@@ -372,7 +376,7 @@ def test_answerers_by_user_group_admit_its_members(
 
 
 def test_a_group_that_cannot_be_looked_up_admits_nobody(
-    posted, admit_with, store: Store, gateway: FakeSlackGateway
+    posted, admit_with, store: Database, gateway: FakeSlackGateway
 ) -> None:
     card = posted(make_bundle())
     gateway.groups[GROUP_ID] = frozenset({ALICE_ID})
@@ -384,7 +388,7 @@ def test_a_group_that_cannot_be_looked_up_admits_nobody(
     assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
 
 
-def test_a_card_without_a_route_admits_nobody(posted, admit_with, store: Store) -> None:
+def test_a_card_without_a_route_admits_nobody(posted, admit_with, store: Database) -> None:
     card = posted(make_bundle())
     only_data = RouteRule(workspace="Data", channel="C0DATA", answerers=frozenset(), line=1)
     admit = admit_with(Routing(rules=(only_data,)))  # no default channel: Platform has no route
@@ -396,7 +400,7 @@ def test_a_card_without_a_route_admits_nobody(posted, admit_with, store: Store) 
 
 @pytest.mark.parametrize("via", ["list", "home"])
 def test_a_private_channels_card_from_the_list_or_home_admits_its_members_only(
-    posted, admission: Admission, store: Store, gateway: FakeSlackGateway, via: str
+    posted, admission: Admission, store: Database, gateway: FakeSlackGateway, via: str
 ) -> None:
     card = posted(make_bundle())
     gateway.private_channels[CHANNEL] = frozenset({ALICE_ID})
@@ -423,7 +427,7 @@ def test_a_click_in_a_private_channel_proves_the_person_reads_it(
 
 
 def test_a_click_on_a_pending_card_is_admitted_on_that_card(
-    posted, admission: Admission, store: Store
+    posted, admission: Admission, store: Database
 ) -> None:
     card = posted(make_bundle())
     request = click(card)
@@ -438,7 +442,7 @@ def test_a_click_on_a_pending_card_is_admitted_on_that_card(
 
 
 def test_a_listed_bundle_the_bot_has_not_posted_is_admitted_on_a_transient_card(
-    admission: Admission, fake_kandev: FakeKandev, store: Store
+    admission: Admission, fake_kandev: FakeKandev, store: Database
 ) -> None:
     bundle = fake_kandev.add(make_bundle())
 
@@ -477,7 +481,9 @@ def test_a_form_naming_its_cards_message_is_admitted(posted, admission: Admissio
     assert isinstance(admission.admit(listed), Admitted)
 
 
-def test_refuse_audits_what_could_not_become_a_request(admission: Admission, store: Store) -> None:
+def test_refuse_audits_what_could_not_become_a_request(
+    admission: Admission, store: Database
+) -> None:
     refusal = admission.refuse(
         "malformed",
         user_id=ALICE_ID,

@@ -10,7 +10,7 @@ from bot.core.clarification import Answer
 from bot.core.domain import CardOutcome, CardState
 from bot.kandev.errors import KandevAuthError
 from bot.slack import said
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Request
 from bot.usecases.answers import AnswerService, Begun
 from bot.usecases.publisher import Publisher
@@ -33,7 +33,7 @@ def test_a_won_answer_resolves_the_card_and_edits_it(
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
     publisher: Publisher,
-    store: Store,
+    store: Database,
 ) -> None:
     card = posted(make_bundle())
 
@@ -54,7 +54,7 @@ def test_a_won_answer_resolves_the_card_and_edits_it(
 
 
 def test_kandev_unreachable_records_nothing_and_a_retry_goes_through(
-    posted, admission: Admission, answers: AnswerService, fake_kandev: FakeKandev, store: Store
+    posted, admission: Admission, answers: AnswerService, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     fake_kandev.fail("answer", times=1)
@@ -69,7 +69,7 @@ def test_kandev_unreachable_records_nothing_and_a_retry_goes_through(
 
 
 def test_an_answer_after_one_given_in_kandev_loses_and_the_card_shows_the_winner(
-    posted, admission: Admission, answers: AnswerService, fake_kandev: FakeKandev, store: Store
+    posted, admission: Admission, answers: AnswerService, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     fake_kandev.resolve_in_kandev(card.pending_id, [POSTGRES])
@@ -130,7 +130,7 @@ def edits(gateway: FakeSlackGateway, publisher: Publisher) -> list[str]:
     return [call["message"].text for call in gateway.called("chat.update")]
 
 
-def audited(store: Store, pending_id: str) -> list[tuple[str, str, str]]:
+def audited(store: Database, pending_id: str) -> list[tuple[str, str, str]]:
     """(user, source, result) of the answer use-case's audit entries, oldest first."""
     return [
         (e.user, e.source, e.result)

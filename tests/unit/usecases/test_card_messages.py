@@ -8,7 +8,7 @@ import json
 
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Refusal, Request
 from bot.usecases.answers import AnswerService
 from bot.usecases.publisher import Publisher
@@ -21,7 +21,7 @@ BOB = "U0BOB00002"
 MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
 
 
-def add_copy(store: Store, publisher: Publisher, card: Card, key: str, target: str) -> None:
+def add_copy(store: Database, publisher: Publisher, card: Card, key: str, target: str) -> None:
     kind = "dm" if target.startswith("U") else "escalation"
     assert store.cards.message_add(key, card.pending_id, kind, target, note=f"note of {key}")
     store.outbox.outbox_put(
@@ -61,7 +61,7 @@ def click_on(channel: str, ts: str, card: Card, user: str = ALICE_ID) -> Request
 
 def test_copies_are_posted_once_and_every_message_is_edited_once_on_resolution(
     posted,
-    store: Store,
+    store: Database,
     publisher: Publisher,
     gateway: FakeSlackGateway,
     answers: AnswerService,
@@ -107,7 +107,7 @@ def test_copies_are_posted_once_and_every_message_is_edited_once_on_resolution(
 
 def test_a_copy_of_a_resolved_bundle_is_never_posted(
     posted,
-    store: Store,
+    store: Database,
     publisher: Publisher,
     gateway: FakeSlackGateway,
     answers: AnswerService,
@@ -123,7 +123,7 @@ def test_a_copy_of_a_resolved_bundle_is_never_posted(
 
 
 def test_a_click_on_a_copy_of_another_bundle_is_tampered_and_an_unknown_message_unknown(
-    posted, store: Store, publisher: Publisher, admission: Admission
+    posted, store: Database, publisher: Publisher, admission: Admission
 ) -> None:
     card = posted(make_bundle())
     other = posted(make_bundle(pending_id="pending-other", task_id="task-other"))
@@ -137,7 +137,7 @@ def test_a_click_on_a_copy_of_another_bundle_is_tampered_and_an_unknown_message_
 
 
 def test_a_copy_slack_refuses_goes_in_its_plain_form_and_a_refused_reply_is_not_resent(
-    posted, store: Store, publisher: Publisher, gateway: FakeSlackGateway
+    posted, store: Database, publisher: Publisher, gateway: FakeSlackGateway
 ) -> None:
     card = posted(make_bundle())
     key = f"escalation:{card.pending_id}"
@@ -148,17 +148,17 @@ def test_a_copy_slack_refuses_goes_in_its_plain_form_and_a_refused_reply_is_not_
     first, plain = posts_in(gateway, LEADS)
     assert first["message"].blocks[0]["text"]["text"] == f"note of {key}"
     assert "cannot be shown here" in plain["message"].text
-    copy = store.message_get(key)
+    copy = store.cards.message_get(key)
     assert copy is not None and copy.ts
-    audited = [(e.action, e.result) for e in store.audit_entries(card.pending_id)]
+    audited = [(e.action, e.result) for e in store.audit_log.audit_entries(card.pending_id)]
     assert ("slack_post_copy", "plain") in audited
 
     # A thread reply has no plain form: Slack's refusal is final (marked failed, audited).
     gateway.fail("chat.postMessage:reply", "msg_too_long")
-    store.outbox_put(
+    store.outbox.outbox_put(
         REPLY, reply_key("r1"), {"pending_id": card.pending_id, "key": "r1", "text": "Still?"}
     )
     drain(publisher)
     assert len(gateway.called("chat.postMessage:reply")) == 1
-    audited = [(e.action, e.result) for e in store.audit_entries(card.pending_id)]
+    audited = [(e.action, e.result) for e in store.audit_log.audit_entries(card.pending_id)]
     assert ("slack_reply", "failed") in audited

@@ -8,7 +8,7 @@ from bot.config.routing import RouteRule, Routing
 from bot.core.domain import CardState
 from bot.core.signals import Signal
 from bot.slack_api.gateway import SlackError
-from bot.store import Store
+from bot.store import Database
 from bot.usecases import home as home_module
 from bot.usecases.home import NOTICE_S, HomeService
 from bot.usecases.waiting import WaitingQueue
@@ -30,7 +30,7 @@ def routing() -> Routing:
 
 
 @pytest.fixture
-def home(queue: WaitingQueue, store: Store, gateway: FakeSlackGateway) -> HomeService:
+def home(queue: WaitingQueue, store: Database, gateway: FakeSlackGateway) -> HomeService:
     return HomeService(
         queue,
         store.cards,
@@ -60,7 +60,7 @@ def published(gateway: FakeSlackGateway) -> dict[str, str]:
 
 
 def test_each_persons_home_shows_only_what_they_may_answer(
-    home: HomeService, posted, store: Store, fake_kandev: FakeKandev
+    home: HomeService, posted, store: Database, fake_kandev: FakeKandev
 ) -> None:
     resolved = posted(numbered_bundle(3))
     assert store.cards.transition(resolved.pending_id, make_outcome(CardState.ENDED))
@@ -125,7 +125,7 @@ def test_a_notice_that_cannot_be_published_says_so(
 
 
 def test_a_rate_limit_stops_the_round_and_a_refused_person_does_not(
-    home: HomeService, gateway: FakeSlackGateway, store: Store
+    home: HomeService, gateway: FakeSlackGateway, store: Database
 ) -> None:
     for user in (ALICE_ID, BOB_ID, "U0CAROL003"):
         store.viewers.home_opened(user)

@@ -13,7 +13,7 @@ import pytest
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
 from bot.slack.lanes import Lane
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Request, Unusable, Where
 from bot.usecases.answers import AnswerService
 from bot.usecases.interactions import (
@@ -104,7 +104,7 @@ def from_form(card: Card, action: str = "answer") -> Request:
 
 
 def test_a_click_is_recorded_then_acknowledged_then_sent_and_its_verdict_follows(
-    posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Store
+    posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     reply = Recorded()
@@ -119,7 +119,7 @@ def test_a_click_is_recorded_then_acknowledged_then_sent_and_its_verdict_follows
 
 
 def test_a_full_lane_is_busy_and_records_nothing(
-    posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Store
+    posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     held = lanes[0].reserve()  # the one place there is

@@ -14,7 +14,7 @@ import pytest
 
 from bot.core.domain import Card, TaskInfo
 from bot.ops.health import Health
-from bot.store import Store
+from bot.store import CardsRepository, Database
 from bot.usecases.publisher import Publisher
 from tests.kit.factories import CHANNEL, KANDEV_URL, make_bundle
 from tests.kit.fakes import FakeClock, FakeSlackGateway
@@ -26,8 +26,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def stores(tmp_path: Path, clock: FakeClock) -> Iterator[list[Store]]:
-    opened = [Store(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock) for _ in range(2)]
+def stores(tmp_path: Path, clock: FakeClock) -> Iterator[list[Database]]:
+    opened = [Database(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock) for _ in range(2)]
     yield opened
     for store in opened:
         store.close()
@@ -39,9 +39,17 @@ def gateway() -> FakeSlackGateway:
 
 
 @pytest.fixture
-def replicas(stores: list[Store], gateway: FakeSlackGateway) -> list[Publisher]:
+def replicas(stores: list[Database], gateway: FakeSlackGateway) -> list[Publisher]:
     return [
-        Publisher(store, gateway, kandev_url=KANDEV_URL, health=Health(), post_spacing_s=1.0)
+        Publisher(
+            store.outbox,
+            store.cards,
+            store.audit_log,
+            gateway,
+            kandev_url=KANDEV_URL,
+            health=Health(),
+            post_spacing_s=1.0,
+        )
         for store in stores
     ]
 
@@ -49,15 +57,16 @@ def replicas(stores: list[Store], gateway: FakeSlackGateway) -> list[Publisher]:
 def enqueue(publisher: Publisher, names: list[str]) -> None:
     for name in names:
         bundle = make_bundle(pending_id=name, task_id=f"t-{name}")
-        store = publisher.store
-        assert store.cards.claim(
+        cards = publisher.cards  # the replica's own store's
+        assert isinstance(cards, CardsRepository)
+        assert cards.claim(
             name,
             task_id=bundle.task_id,
             channel=CHANNEL,
             bundle=bundle,
             task=TaskInfo(task_id=bundle.task_id, title=name),
         )
-        card = store.cards.get(name)
+        card = cards.get(name)
         assert isinstance(card, Card)
         publisher.enqueue_post(card)
 

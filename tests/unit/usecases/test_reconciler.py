@@ -15,7 +15,7 @@ from bot.core.domain import CardState
 from bot.core.signals import Inbox, Signal
 from bot.kandev.hints import NewPending, Resolved
 from bot.ops.health import Health
-from bot.store import Store
+from bot.store import Database
 from bot.usecases import sync as sync_module
 from bot.usecases.publisher import Publisher
 from bot.usecases.sync import SyncEngine
@@ -29,7 +29,7 @@ KANDEV_READS = ("list_active", "list_pending", "final_state", "question_total")
 @pytest.fixture
 def engine(
     fake_kandev: FakeKandev,
-    store: Store,
+    store: Database,
     routing: Routing,
     tasks,
     publisher: Publisher,
@@ -39,7 +39,10 @@ def engine(
     hinted = Signal("hinted")
     made = SyncEngine(
         fake_kandev,
-        store,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        store.retention,
         routing,
         tasks,
         publisher,
@@ -69,7 +72,7 @@ def _until(predicate: Callable[[], object], why: object = None) -> None:
 
 
 def test_a_resolved_hint_reads_that_session_s_conversation_and_no_list(
-    engine: SyncEngine, fake_kandev: FakeKandev, store: Store
+    engine: SyncEngine, fake_kandev: FakeKandev, store: Database
 ) -> None:
     one, two = (fake_kandev.add(numbered_bundle(n)) for n in (1, 2))
     assert sorted(engine.reconcile_once().posted) == [one.pending_id, two.pending_id]
@@ -80,10 +83,10 @@ def test_a_resolved_hint_reads_that_session_s_conversation_and_no_list(
 
     assert report.resolved == [one.pending_id]
     assert _reads(fake_kandev) == [("final_state", one.session_id)]
-    card = store.get(one.pending_id)
+    card = store.cards.get(one.pending_id)
     assert card is not None and card.state is CardState.ANSWERED
     assert card.outcome is not None and card.outcome.via == "kandev"
-    assert store.get(two.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert store.cards.get(two.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
 
 
 def test_a_resolved_hint_for_a_session_without_cards_reads_nothing(
@@ -124,7 +127,7 @@ def test_a_session_not_shown_decided_yet_is_read_again_a_few_times(
 
 
 def test_on_the_loops_a_resolved_hint_ends_the_card_without_a_list_read_while_polls_go_on(
-    engine: SyncEngine, fake_kandev: FakeKandev, store: Store
+    engine: SyncEngine, fake_kandev: FakeKandev, store: Database
 ) -> None:
     engine.poll_interval = 3600.0  # only the start-up read, until told otherwise
     bundle = fake_kandev.add(numbered_bundle(1))
@@ -140,12 +143,12 @@ def test_on_the_loops_a_resolved_hint_ends_the_card_without_a_list_read_while_po
     for loop in loops:
         loop.start()
     try:
-        _until(lambda: store.get(bundle.pending_id) is not None, fake_kandev.calls)
+        _until(lambda: store.cards.get(bundle.pending_id) is not None, fake_kandev.calls)
         fake_kandev.resolve_in_kandev(bundle.pending_id, ANSWER)
         assert full_reads() == 1
         engine.on_resolved(Resolved(bundle.session_id))
         _until(
-            lambda: store.get(bundle.pending_id).state is CardState.ANSWERED,  # type: ignore[union-attr]
+            lambda: store.cards.get(bundle.pending_id).state is CardState.ANSWERED,  # type: ignore[union-attr]
             fake_kandev.calls,
         )
         assert ("final_state", bundle.session_id) in _reads(fake_kandev)

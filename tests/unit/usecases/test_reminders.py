@@ -15,7 +15,7 @@ from bot.config.routing import Routing
 from bot.core.domain import Card
 from bot.ops.health import Health
 from bot.slack_api.gateway import SlackError
-from bot.store import Store
+from bot.store import Database
 from bot.usecases import publisher as publisher_module
 from bot.usecases.permissions import Permissions
 from bot.usecases.publisher import Publisher
@@ -43,8 +43,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
-    store = Store(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock)
+def store(tmp_path: Path, clock: FakeClock) -> Iterator[Database]:
+    store = Database(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock)
     yield store
     store.close()
 
@@ -60,7 +60,7 @@ def routing(followups: FollowUps) -> Routing:
 
 
 @pytest.fixture
-def worker(store: Store, permissions: Permissions, publisher: Publisher) -> FollowUpWorker:
+def worker(store: Database, permissions: Permissions, publisher: Publisher) -> FollowUpWorker:
     return FollowUpWorker(store.followups, permissions, publisher, Health())
 
 
@@ -150,7 +150,7 @@ def test_reminders_missed_while_down_are_sent_once(
 
 def test_two_workers_claim_each_step_once(
     card: Card,
-    store: Store,
+    store: Database,
     permissions: Permissions,
     clock: FakeClock,
     worker: FollowUpWorker,
@@ -210,7 +210,7 @@ def test_escalation_posts_the_card_there_and_a_notice_under_the_original(
     "followups", [FollowUps(escalate_after=5, escalate_to=LEAD)], ids=["to-a-person"]
 )
 def test_escalation_to_a_person_is_a_direct_message(
-    card: Card, store: Store, clock: FakeClock, tick, gateway: FakeSlackGateway
+    card: Card, store: Database, clock: FakeClock, tick, gateway: FakeSlackGateway
 ) -> None:
     at(clock, card, 5)
     tick()
@@ -236,13 +236,21 @@ def test_a_new_card_is_posted_before_reminders_already_waiting_in_the_outbox(
 def test_paced_reminders_queue_behind_a_new_cards_first_post_one_message_a_second(
     reminders_waiting,
     new_bundle_found,
-    store: Store,
+    store: Database,
     clock: FakeClock,
     gateway: FakeSlackGateway,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reminders_waiting(5)
-    paced = Publisher(store, gateway, kandev_url=KANDEV_URL, health=Health(), post_spacing_s=1.0)
+    paced = Publisher(
+        store.outbox,
+        store.cards,
+        store.audit_log,
+        gateway,
+        kandev_url=KANDEV_URL,
+        health=Health(),
+        post_spacing_s=1.0,
+    )
     monotonic = FakeMonotonic()
     monkeypatch.setattr(publisher_module, "time", monotonic)
     gateway.calls.clear()

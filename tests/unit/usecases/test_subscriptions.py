@@ -13,7 +13,7 @@ from bot.config.routing import RouteRule, Routing
 from bot.core.domain import Card, CardState
 from bot.kandev.models import Workspace
 from bot.ops.health import Health
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.permissions import Permissions
 from bot.usecases.publisher import Publisher
 from bot.usecases.subscriptions import (
@@ -56,7 +56,7 @@ def platform(fake_kandev: FakeKandev) -> None:
 
 
 @pytest.fixture
-def service(store: Store, fake_kandev: FakeKandev, platform: None) -> SubscriptionService:
+def service(store: Database, fake_kandev: FakeKandev, platform: None) -> SubscriptionService:
     return SubscriptionService(store.followups, fake_kandev)
 
 
@@ -66,7 +66,7 @@ def say(service: SubscriptionService, text: str, user: str = ALICE_ID) -> str:
     return service.reply(parsed, user).text
 
 
-def test_subscribe_list_and_unsubscribe(service: SubscriptionService, store: Store) -> None:
+def test_subscribe_list_and_unsubscribe(service: SubscriptionService, store: Database) -> None:
     assert say(service, "subscribe platform") == (
         "🔔 Subscribed: you will get a direct message for new questions in workspace *Platform*."
     )
@@ -97,13 +97,15 @@ def routing() -> Routing:
 
 
 @pytest.fixture
-def notifier(store: Store, permissions: Permissions, publisher: Publisher) -> SubscriptionNotifier:
+def notifier(
+    store: Database, permissions: Permissions, publisher: Publisher
+) -> SubscriptionNotifier:
     return SubscriptionNotifier(store.followups, permissions, publisher, Health())
 
 
 @pytest.fixture
 def posted_to_alice(
-    posted, store: Store, notifier: SubscriptionNotifier, drain: Callable[[], None]
+    posted, store: Database, notifier: SubscriptionNotifier, drain: Callable[[], None]
 ) -> Callable[[], Card]:
     """``posted_to_alice()``: Alice subscribes to every new question, the story's bundle is
     posted, and its DM card is sent to her; returns the bundle's card."""
@@ -125,7 +127,7 @@ def dm_posts(gateway: FakeSlackGateway) -> list[dict]:
 def test_a_dm_card_for_each_new_bundle_a_subscriber_may_answer_once(
     posted,
     posted_to_alice,
-    store: Store,
+    store: Database,
     notifier: SubscriptionNotifier,
     gateway: FakeSlackGateway,
 ) -> None:
@@ -145,7 +147,7 @@ def test_a_dm_card_for_each_new_bundle_a_subscriber_may_answer_once(
 
 
 def test_an_answer_on_a_dm_card_is_credited_and_every_copy_shows_it(
-    posted_to_alice, store: Store, drain, gateway: FakeSlackGateway, alice_answers
+    posted_to_alice, store: Database, drain, gateway: FakeSlackGateway, alice_answers
 ) -> None:
     card = posted_to_alice()
     (copy,) = store.cards.messages_of(card.pending_id)
@@ -162,7 +164,7 @@ def test_an_answer_on_a_dm_card_is_credited_and_every_copy_shows_it(
 
 @pytest.mark.usefixtures("platform")
 def test_the_command_and_the_home_remove_button(
-    bolt: App, services, store: Store, gateway: FakeSlackGateway
+    bolt: App, services, store: Database, gateway: FakeSlackGateway
 ) -> None:
     status, acked = dispatch(bolt, command("subscribe Platform"))
     assert status == 200 and acked["text"].startswith("🔔 Subscribed")
@@ -178,7 +180,7 @@ def test_the_command_and_the_home_remove_button(
 
 
 def test_when_slack_cannot_say_who_may_answer_the_dm_cards_wait_for_the_next_round(
-    store: Store,
+    store: Database,
     fake_kandev: FakeKandev,
     sync,
     notifier: SubscriptionNotifier,

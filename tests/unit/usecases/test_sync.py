@@ -18,7 +18,7 @@ from bot.core.signals import Inbox, Signal
 from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
 from bot.kandev.hints import NewPending
 from bot.ops.health import Health
-from bot.store import Store
+from bot.store import Database
 from bot.store.records import SubmissionContent
 from bot.usecases import discovery as discovery_module
 from bot.usecases import reconciler as reconciler_module
@@ -41,7 +41,7 @@ from tests.kit.fakes import FakeKandev, FakeMonotonic, FakeSlackGateway
 @pytest.fixture
 def make_engine(
     fake_kandev: FakeKandev,
-    store: Store,
+    store: Database,
     routing: Routing,
     tasks,
     publisher: Publisher,
@@ -56,7 +56,10 @@ def make_engine(
         inbox = Inbox[NewPending]("new bundles", wakes=Signal("hinted")) if hinted else None
         engine = SyncEngine(
             fake_kandev,
-            store,
+            store.cards,
+            store.submissions,
+            store.audit_log,
+            store.retention,
             other_routing or routing,
             tasks,
             publisher,
@@ -85,7 +88,7 @@ def test_a_new_bundle_is_claimed_and_posted_once(
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
     publisher: Publisher,
-    store: Store,
+    store: Database,
 ) -> None:
     bundle = fake_kandev.add(make_bundle(), title="Pick a datastore", workspace_name="Platform")
 
@@ -111,7 +114,7 @@ def test_a_bundle_answered_in_kandev_gets_its_card_edited(
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
     publisher: Publisher,
-    store: Store,
+    store: Database,
 ) -> None:
     answer = Answer(question_id="q1", selected_options=["q1_opt1"])
     fake_kandev.resolve_in_kandev(card.pending_id, [answer])
@@ -128,7 +131,7 @@ def test_a_bundle_answered_in_kandev_gets_its_card_edited(
 
 
 def test_kandev_unreachable_fails_the_cycle_and_claims_nothing(
-    sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+    sync: SyncEngine, fake_kandev: FakeKandev, store: Database
 ) -> None:
     bundle = fake_kandev.add(make_bundle())
     fake_kandev.fail()
@@ -146,7 +149,7 @@ def test_a_post_slack_refuses_until_someone_acts_is_kept_and_reported(
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
     publisher: Publisher,
-    store: Store,
+    store: Database,
     health: Health,
 ) -> None:
     bundle = fake_kandev.add(numbered_bundle(1))
@@ -174,7 +177,7 @@ def monotonic(monkeypatch: pytest.MonkeyPatch) -> FakeMonotonic:
 
 
 def test_a_bundle_a_replica_claimed_is_not_posted_here(
-    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, store: Store
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, store: Database
 ) -> None:
     bundle = fake_kandev.add(make_bundle())
     assert claim(store, bundle.pending_id, channel=CHANNEL)  # the other replica won the claim
@@ -185,7 +188,7 @@ def test_a_bundle_a_replica_claimed_is_not_posted_here(
 
 
 def test_a_young_bundle_listed_with_some_of_its_questions_waits_for_the_rest(
-    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway, store: Store
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway, store: Database
 ) -> None:
     young = datetime.now(UTC)
     partial = fake_kandev.add(make_bundle(DB_QUESTION, created_at=young))
@@ -222,7 +225,7 @@ def test_a_bundle_whose_task_cannot_be_read_waits_with_back_off_until_it_can(
     fake_kandev: FakeKandev,
     publisher: Publisher,
     gateway: FakeSlackGateway,
-    store: Store,
+    store: Database,
     health: Health,
     monotonic: FakeMonotonic,
 ) -> None:
@@ -256,7 +259,7 @@ def test_a_bundle_whose_task_cannot_be_read_waits_with_back_off_until_it_can(
 
 
 def test_a_workspace_without_a_route_is_a_health_problem_and_posts_nothing(
-    make_engine, fake_kandev: FakeKandev, store: Store, health: Health
+    make_engine, fake_kandev: FakeKandev, store: Database, health: Health
 ) -> None:
     data_only = RouteRule(workspace="Data", channel="C0DATA", answerers=frozenset(), line=1)
     engine = make_engine(Routing(rules=(data_only,)))
@@ -287,7 +290,7 @@ def test_a_bundle_that_left_the_list_gets_its_final_state(
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
     publisher: Publisher,
-    store: Store,
+    store: Database,
     status: str,
     state: CardState,
     line: str,
@@ -307,7 +310,7 @@ def test_a_bundle_that_left_the_list_gets_its_final_state(
 
 
 def test_a_final_state_kandev_cannot_read_makes_the_card_unavailable(
-    card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+    card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Database
 ) -> None:
     fake_kandev.end(card.pending_id, "cancelled")
     fake_kandev.fail("final_state", KandevProtocolError("bad page"), times=1)
@@ -323,7 +326,7 @@ def test_a_resolution_a_slack_user_won_is_attributed_to_them(
     fake_kandev: FakeKandev,
     gateway: FakeSlackGateway,
     publisher: Publisher,
-    store: Store,
+    store: Database,
     action: str,
 ) -> None:
     content = SubmissionContent(
@@ -354,7 +357,7 @@ def test_a_resolution_a_slack_user_won_is_attributed_to_them(
 
 
 def test_an_answer_in_flight_owns_the_card_within_the_grace_window(
-    card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+    card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Database
 ) -> None:
     content = SubmissionContent(action="answer", answers=[MONGO])
     assert store.submissions.begin_submission(
@@ -378,7 +381,7 @@ def vanished(card: Card, sync: SyncEngine, fake_kandev: FakeKandev, monotonic) -
 
 
 def test_a_missing_bundle_still_pending_in_kandev_ends_only_after_the_grace_period(
-    vanished: Card, sync: SyncEngine, store: Store, monotonic: FakeMonotonic
+    vanished: Card, sync: SyncEngine, store: Database, monotonic: FakeMonotonic
 ) -> None:
     card = vanished
     monotonic.advance(reconciler_module.PENDING_GRACE_S / 2)
@@ -394,7 +397,7 @@ def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
     vanished: Card,
     sync: SyncEngine,
     fake_kandev: FakeKandev,
-    store: Store,
+    store: Database,
     monotonic: FakeMonotonic,
 ) -> None:
     card = vanished
@@ -420,7 +423,7 @@ def _hint(bundle) -> NewPending:
 
 
 def test_a_hinted_bundle_is_posted_from_a_read_of_the_newest_bundles_only(
-    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway, store: Store
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway, store: Database
 ) -> None:
     queue = [
         fake_kandev.add(numbered_bundle(n, created_at=OLD + timedelta(minutes=n)))
@@ -496,7 +499,7 @@ def test_a_hinted_bundle_not_listed_yet_is_looked_for_again_a_few_times(
 
 
 def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole_list(
-    make_engine, fake_kandev: FakeKandev, store: Store
+    make_engine, fake_kandev: FakeKandev, store: Database
 ) -> None:
     engine = make_engine(hinted=True)
     engine.poll_interval = 3600.0  # only the start-up read and hints make it read
@@ -555,7 +558,7 @@ def test_a_hinted_bundle_s_question_total_is_read_while_the_list_is(
 
 
 def test_a_question_total_read_ahead_before_any_question_was_written_is_read_again(
-    sync: SyncEngine, fake_kandev: FakeKandev, store: Store
+    sync: SyncEngine, fake_kandev: FakeKandev, store: Database
 ) -> None:
     # Read ahead, the bundle shows no question yet; when the list shows it, one of two.
     hint = NewPending("pending-001", "task-001", "session-001")
@@ -577,7 +580,7 @@ def test_a_question_total_read_ahead_before_any_question_was_written_is_read_aga
 
 
 def test_a_task_lookup_that_fails_while_read_ahead_still_fails_closed(
-    sync: SyncEngine, fake_kandev: FakeKandev, store: Store, health: Health
+    sync: SyncEngine, fake_kandev: FakeKandev, store: Database, health: Health
 ) -> None:
     bundle = fake_kandev.add(make_bundle(created_at=datetime.now(UTC)))
     fake_kandev.fail("task", KandevUnavailable("Kandev is down"))
@@ -677,7 +680,7 @@ def test_a_read_ahead_still_waiting_its_turn_is_made_when_the_bundle_is_posted(
 
 
 def test_closing_the_bot_stops_the_reads_ahead_of_its_sync_engine(
-    sync: SyncEngine, fake_kandev: FakeKandev, store: Store, health: Health
+    sync: SyncEngine, fake_kandev: FakeKandev, store: Database, health: Health
 ) -> None:
     class Hints:
         def stop(self) -> None:

@@ -7,7 +7,7 @@ import pytest
 from bot.config.routing import RouteRule, Routing
 from bot.core.domain import CardState
 from bot.kandev.errors import KandevNotFoundError, KandevUnavailable
-from bot.store import Store
+from bot.store import Database
 from bot.usecases.waiting import WaitingQueue
 from tests.kit.factories import ALICE_ID, CHANNEL, numbered_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
@@ -78,7 +78,7 @@ def test_kandev_unreachable_is_raised_not_hidden(
 
 
 def test_card_for_a_listed_bundle_not_posted_is_built_for_its_route(
-    queue: WaitingQueue, store: Store, listed
+    queue: WaitingQueue, store: Database, listed
 ) -> None:
     _platform, data = listed
 
@@ -111,7 +111,7 @@ def test_card_for_is_none_when_neither_knows_it_or_its_task_cannot_be_read(
 
 
 def test_posted_pending_is_what_the_bot_last_knew(
-    posted, queue: WaitingQueue, store: Store
+    posted, queue: WaitingQueue, store: Database
 ) -> None:
     card = posted(numbered_bundle(1))
 

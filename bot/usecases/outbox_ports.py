@@ -1,5 +1,5 @@
-"""What the outbox's publisher and its writes call on the store (bot.store.Store satisfies
-both): narrow ports, so the store can be split into repositories behind them."""
+"""What the outbox's publisher and its writes call on the repositories: one narrow port per
+repository (cards, outbox; the audit log's is :class:`bot.usecases.audit.Audit`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from bot.store.pace import Turn
 from bot.store.records import OutboxItem
 
 
-class CopyStore(Protocol):
-    """What the writes call on the store (bot.store.Store)."""
+class WriteCards(Protocol):
+    """What the writes call on the cards and their other messages (bot.store.CardsRepository)."""
 
     def get(self, pending_id: str) -> Card | None: ...
 
@@ -26,21 +26,22 @@ class CopyStore(Protocol):
 
     def message_posted(self, key: str, channel: str, ts: str) -> bool: ...
 
+
+class WriteOutbox(Protocol):
+    """What the writes call on the outbox (bot.store.OutboxRepository)."""
+
     def outbox_rearm(self, key: str) -> bool: ...
 
-    def audit(
-        self,
-        pending_id: str | None,
-        user: str | None,
-        action: str,
-        source: str,
-        result: str,
-        detail: str = "",
-    ) -> int: ...
+
+class PublisherCards(WriteCards, Protocol):
+    """What the publisher calls on the cards (bot.store.CardsRepository), besides its writes'."""
+
+    def messages_of(self, pending_id: str) -> list[CardMessage]: ...
 
 
-class OutboxStore(CopyStore, Protocol):
-    """What the publisher calls on the store (bot.store.Store), besides its writes'."""
+class PublisherOutbox(WriteOutbox, Protocol):
+    """What the publisher calls on the outbox and the per-channel pace
+    (bot.store.OutboxRepository), besides its writes'."""
 
     def outbox_put(
         self,
@@ -50,8 +51,6 @@ class OutboxStore(CopyStore, Protocol):
         channel: str | None = None,
         not_before: datetime | None = None,
     ) -> int | None: ...
-
-    def messages_of(self, pending_id: str) -> list[CardMessage]: ...
 
     def outbox_take(
         self,
