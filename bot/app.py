@@ -168,12 +168,8 @@ def _use_cases(
 ) -> _UseCases:
     routing = settings.routing
     public_url = settings.kandev_public_url
-    card_changes, sync_wakeup = Signal("card changed"), Signal("look at Kandev")
-    # Push hints: a reconnect reads the whole list; a new bundle only the newest part of it, a
-    # resolved session only its conversation, on a loop of their own (bot/usecases/sync.py).
-    hinted = Signal("new bundles hinted")
-    new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=hinted)
-    resolved_sessions: Inbox[Resolved] = Inbox("resolved sessions", wakes=hinted)
+    signals = _Signals()
+    card_changes = signals.card_changes
     publisher = Publisher(
         store.outbox,
         store.cards,
@@ -194,33 +190,8 @@ def _use_cases(
     answers = AnswerService(
         kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight
     )
-    sync = SyncEngine(
-        kandev,
-        store.cards,
-        store.submissions,
-        store.audit_log,
-        store.retention,
-        routing,
-        tasks,
-        publisher,
-        health,
-        sync_wakeup,
-        poll_interval=settings.kandev_poll_interval,
-        new_bundles=new_bundles,
-        resolved_sessions=resolved_sessions,
-        past=past,
-    )
-    recovery = Recovery(
-        kandev,
-        store.cards,
-        store.submissions,
-        store.audit_log,
-        answers,
-        permissions,
-        RecoveryAnnouncer(notifier),
-        in_flight,
-        interval_s=RECOVERY_INTERVAL_S,
-    )
+    sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
+    recovery = _recovery(store, kandev, answers, permissions, notifier, in_flight)
     home = HomeService(
         queue,
         store.cards,
@@ -239,10 +210,74 @@ def _use_cases(
         dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
         services=_listener_services(settings, store, kandev, queue, answers, home, notifier, past),
         in_flight=in_flight,
-        new_bundles=new_bundles,
-        sync_wakeup=sync_wakeup,
-        hinted=hinted,
+        new_bundles=signals.new_bundles,
+        sync_wakeup=signals.sync_wakeup,
+        hinted=signals.hinted,
         card_changes=card_changes,
+    )
+
+
+def _recovery(
+    store: Database,
+    kandev: KandevClient,
+    answers: AnswerService,
+    permissions: Permissions,
+    notifier: Notifier,
+    in_flight: InFlight,
+) -> Recovery:
+    """Answers left in flight by a crashed process, re-sent or settled (own worker)."""
+    return Recovery(
+        kandev,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        answers,
+        permissions,
+        RecoveryAnnouncer(notifier),
+        in_flight,
+        interval_s=RECOVERY_INTERVAL_S,
+    )
+
+
+class _Signals:
+    """The wake-ups and inboxes that connect the workers. Push hints: a reconnect reads the
+    whole list; a new bundle only the newest part of it, a resolved session only its
+    conversation, on a loop of their own (bot/usecases/sync.py)."""
+
+    def __init__(self) -> None:
+        self.card_changes = Signal("card changed")
+        self.sync_wakeup = Signal("look at Kandev")
+        self.hinted = Signal("new bundles hinted")
+        self.new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=self.hinted)
+        self.resolved_sessions: Inbox[Resolved] = Inbox("resolved sessions", wakes=self.hinted)
+
+
+def _sync(
+    settings: Settings,
+    store: Database,
+    kandev: KandevClient,
+    tasks: TaskDirectory,
+    publisher: Publisher,
+    health: Health,
+    signals: _Signals,
+    past: PastAnswers,
+) -> SyncEngine:
+    """Discovery, the reconciler and the housekeeping, on their loops."""
+    return SyncEngine(
+        kandev,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        store.retention,
+        settings.routing,
+        tasks,
+        publisher,
+        health,
+        signals.sync_wakeup,
+        poll_interval=settings.kandev_poll_interval,
+        new_bundles=signals.new_bundles,
+        resolved_sessions=signals.resolved_sessions,
+        past=past,
     )
 
 

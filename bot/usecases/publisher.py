@@ -1,19 +1,16 @@
 """Slack writes for cards, made durable: the outbox worker.
 
-Every post and every card edit is first recorded in the store's outbox (deduplicated by key:
-one post per bundle, one edit per state change), then performed by this worker. A card is
-always rendered from the store's current state at the moment of writing, so a late or retried
-write never shows a stale state. Rate limits are honoured (Retry-After) per channel without
-blocking other channels, posts are paced per channel (~1/s, Slack's limit) through the store, so
-every replica's posts to one channel share that pace (store/pace.py), and edits are taken before
-posts so a backlog of new cards never starves edits.
+Every post and card edit is first recorded in the outbox (deduplicated by key: one post per
+bundle, one edit per state change), then performed here, rendered from the store's state at the
+moment of writing (a late or retried write never shows a stale state). Rate limits (Retry-After)
+hold back one channel only; posts are paced per channel (~1/s, Slack's limit) through the store,
+shared by every replica (store/pace.py); edits go before posts, so new cards never starve them.
 
-Nothing gets stuck: an error while processing one item (the store, rendering, an unexpected
-Slack reply) gives that item back for a retry with backoff and never holds up the others; the
-rest of a batch interrupted by an error is given back too. An item that keeps failing for a
-reason retrying cannot fix is marked failed, audited and reported in /healthz. A card that
-cannot be rendered, or that Slack refuses as too big or malformed, is sent in its plain form
-(fixed wording, a link to Kandev, the answer/reject buttons when they fit) instead.
+Nothing gets stuck: an error on one item (the store, rendering, an unexpected Slack reply) gives
+that item, and the rest of its batch, back for a retry with backoff. An item retrying cannot fix
+is marked failed, audited and reported in /healthz. A card that cannot be rendered, or that Slack
+refuses as too big or malformed, is sent in its plain form (fixed wording, a link to Kandev, the
+answer/reject buttons when they fit).
 """
 
 from __future__ import annotations
