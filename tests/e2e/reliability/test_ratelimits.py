@@ -29,6 +29,7 @@ from tests.e2e.reliability.support import (
 )
 from tests.kit.fakeslack import ALICE
 from tests.kit.harness import CHANNEL
+from tests.kit.polling import eventually
 
 #: How much earlier than Retry-After a retry may be recorded (clock granularity only).
 EPSILON_S = 0.05
@@ -66,7 +67,14 @@ def test_retry_after_is_honoured_for_posts_and_edits(
         "answered"
     )
     wait_outcome(fake_slack, card.ts, "✅ Answered by", timeout=15)
-    updates = [c for c in fake_slack.calls("chat.update") if c.params.get("ts") == card.ts]
+
+    def card_updates() -> list:
+        # The fake records a call once it has answered it: the edit it applied can be seen a
+        # moment before its record (the bot runs in this process).
+        found = [c for c in fake_slack.calls("chat.update") if c.params.get("ts") == card.ts]
+        return found if len(found) >= 2 else []
+
+    updates = eventually(card_updates, timeout=5)
     assert updates[0].status == 429
     assert updates[1].at - updates[0].at >= 3.0 - EPSILON_S
     assert len(card_posts(fake_slack, bundle.pending_id)) == 1
