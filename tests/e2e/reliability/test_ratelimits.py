@@ -68,13 +68,13 @@ def test_retry_after_is_honoured_for_posts_and_edits(
     )
     wait_outcome(fake_slack, card.ts, "✅ Answered by", timeout=15)
 
-    def card_updates() -> list:
+    def both_edits() -> list:
         # The fake records a call once it has answered it: the edit it applied can be seen a
         # moment before its record (the bot runs in this process).
         found = [c for c in fake_slack.calls("chat.update") if c.params.get("ts") == card.ts]
         return found if len(found) >= 2 else []
 
-    updates = eventually(card_updates, timeout=5)
+    updates = eventually(both_edits, timeout=5)
     assert updates[0].status == 429
     assert updates[1].at - updates[0].at >= 3.0 - EPSILON_S
     assert len(card_posts(fake_slack, bundle.pending_id)) == 1
