@@ -17,9 +17,6 @@ from bot.core.domain import Card
 from bot.usecases.interactions import Content, FieldErrors, ForeignInputs
 
 __all__ = [
-    "Content",
-    "FieldErrors",
-    "ForeignInputs",
     "FormKind",
     "action_of",
     "form_for",

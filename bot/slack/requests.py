@@ -18,7 +18,7 @@ from bot.slack import raw_payload
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
 from bot.usecases.admission import RefusalKind, Request, Unusable, Via, Where
 
-__all__ = ["Form", "Interaction", "Unusable", "Where", "click", "form", "shortcut", "unknown"]
+__all__ = ["Form", "Interaction", "click", "form", "shortcut", "unknown"]
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from bot.cards import words
 from bot.core.clarification import Bundle
 from bot.core.domain import CardOutcome
-from bot.slack.requests import Unusable
-from bot.usecases.admission import Refusal
+from bot.usecases.admission import Refusal, Unusable
 from bot.usecases.verdicts import Problem, Verdict
 
 

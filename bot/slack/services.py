@@ -13,10 +13,10 @@ from bot.slack import said
 from bot.slack.form_reply import FormReply
 from bot.slack.forms import FormKind, read_form
 from bot.slack.lanes import Lane
-from bot.slack.requests import Form, Interaction, Unusable, Where
+from bot.slack.requests import Form, Interaction
 from bot.slack.tell import ClickReply, ConversationOpener, FormAnswer, FormOpener, Teller
 from bot.slack_api.notify import Notifier
-from bot.usecases.admission import Admission
+from bot.usecases.admission import Admission, Unusable, Where
 from bot.usecases.answers import AnswerService
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService

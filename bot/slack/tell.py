@@ -23,9 +23,9 @@ from bot.core.domain import Card
 from bot.slack import raw_payload, said
 from bot.slack.form_reply import FormReply
 from bot.slack.forms import FormKind, action_of, form_for
-from bot.slack.requests import Form, Interaction, Where
+from bot.slack.requests import Form, Interaction
 from bot.slack_api.notify import Notifier
-from bot.usecases.admission import FORM_ERRORS, Admitted
+from bot.usecases.admission import FORM_ERRORS, Admitted, Where
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Busy, FieldErrors, Refused, Result

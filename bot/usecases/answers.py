@@ -42,11 +42,10 @@ from bot.usecases.verdicts import (
     NotRecordedCause,
     Problem,
     Verdict,
-    VerdictKind,
     repeat_of,
 )
 
-__all__ = ["AnswerService", "Attempt", "Begun", "Problem", "Verdict", "VerdictKind"]
+__all__ = ["AnswerService", "Begun"]
 
 log = logging.getLogger(__name__)
 

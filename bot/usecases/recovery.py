@@ -28,10 +28,10 @@ from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
 from bot.ops import metrics
 from bot.ops.logs import log_context
 from bot.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
-from bot.usecases.answers import AnswerService, Attempt, Verdict
+from bot.usecases.answers import AnswerService
 from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from bot.usecases.permissions import Permissions
-from bot.usecases.verdicts import VerdictKind, repeat_of
+from bot.usecases.verdicts import Attempt, Verdict, VerdictKind, repeat_of
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from bot.cards.ids import ACTION_NEXT, COMMAND, CodecError
 from bot.cards.listing import NextPage, parse_next_page
 from bot.slack.lanes import when_done
 from bot.slack.payloads import PayloadError, parse, parse_click
-from bot.slack.requests import Where
 from bot.slack.services import Services
+from bot.usecases.admission import Where
 from bot.usecases.listing import Reply
 from bot.usecases.subscriptions import parse_command
 

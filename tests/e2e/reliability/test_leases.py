@@ -18,8 +18,8 @@ import pytest
 from bot.core.clarification import Answer
 from bot.store import Database
 from bot.store.records import SubmissionContent
-from bot.usecases.answers import Attempt
 from bot.usecases.leases import InFlight, LeaseKeeper
+from bot.usecases.verdicts import Attempt
 
 ANY = SubmissionContent(action="answer")
 

@@ -9,8 +9,8 @@ import pytest
 from bot.core.clarification import Answer
 from bot.core.domain import CardState
 from bot.kandev.models import FinalState
-from bot.usecases.answers import Attempt
 from bot.usecases.reconciler import outcome_from_final
+from bot.usecases.verdicts import Attempt
 
 AT = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
