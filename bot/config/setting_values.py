@@ -58,3 +58,12 @@ def looks_like_slack_token(value: str) -> bool:
 def secret_text(value: SecretStr | None) -> str | None:
     """A secret setting's text, or None when it is not set."""
     return value.get_secret_value() if value is not None else None
+
+
+def whole_number(value: Any, name: str, highest: int, *, unit: str = "") -> int:
+    """``value`` as a whole number from 1 to ``highest``, else a ValueError naming ``name``."""
+    text = str(value).strip()
+    if not text.isdigit() or not 1 <= int(text) <= highest:
+        of = f" of {unit}" if unit else ""
+        raise ValueError(f"{name} must be a whole number{of} from 1 to {highest} (got '{text}')")
+    return int(text)

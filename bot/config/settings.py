@@ -34,6 +34,7 @@ from bot.config.setting_values import (
     ConfigError,
     not_a_slack_token,
     url_problem,
+    whole_number,
 )
 from bot.core.limits import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from bot.ops.redaction import url_password, without_userinfo
@@ -208,24 +209,12 @@ class Settings(BaseSettings):
     @field_validator("kandev_list_page_size", mode="before")
     @classmethod
     def _list_page_size(cls, value: Any) -> int:
-        text = str(value).strip()
-        if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE_SIZE:
-            raise ValueError(
-                f"KANDEV_LIST_PAGE_SIZE must be a whole number from 1 to {MAX_PAGE_SIZE} "
-                f"(got '{text}')"
-            )
-        return int(text)
+        return whole_number(value, "KANDEV_LIST_PAGE_SIZE", MAX_PAGE_SIZE)
 
     @field_validator("retention_days", mode="before")
     @classmethod
     def _retention_days(cls, value: Any) -> int:
-        text = str(value).strip()
-        if not text.isdigit() or not 1 <= int(text) <= MAX_RETENTION_DAYS:
-            raise ValueError(
-                f"RETENTION_DAYS must be a whole number of days from 1 to {MAX_RETENTION_DAYS} "
-                f"(got '{text}')"
-            )
-        return int(text)
+        return whole_number(value, "RETENTION_DAYS", MAX_RETENTION_DAYS, unit="days")
 
     @field_validator("log_level", mode="before")
     @classmethod
