@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+
+from bot.store.ddl import forward_only
 ${imports if imports else ""}
 revision = ${repr(up_revision)}
 down_revision = ${repr(down_revision)}
-branch_labels = ${repr(branch_labels)}
-depends_on = ${repr(depends_on)}
 
 
 def upgrade() -> None:
     ${upgrades if upgrades else "pass"}
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

