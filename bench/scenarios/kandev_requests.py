@@ -21,9 +21,9 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.core.clarification import Answer
-from bot.kandev import Won
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
+from bot.kandev.models import Won
 from tests.kit.fakeslack import CallRecord, FakeSlack
 from tests.kit.harness import BotProcess, KandevServer
 

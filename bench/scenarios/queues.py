@@ -50,7 +50,7 @@ from bench.stats import Summary
 from bench.transport import KeepAliveTransport, PreparedTransport
 from bench.world import World, wait_synced
 from bot.core.clarification import Bundle
-from bot.core.domain import TaskInfo
+from bot.core.domain import NewCard, TaskInfo
 from bot.kandev.replies import rfc3339
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client
@@ -187,15 +187,7 @@ def _filled(
         def post(item: tuple[Bundle, TaskInfo]) -> None:
             bundle, task = item
             channel = channels[task.workspace_id]
-            store.cards.claim(
-                bundle.pending_id,
-                task_id=bundle.task_id,
-                session_id=bundle.session_id,
-                workspace_id=task.workspace_id,
-                channel=channel,
-                bundle=bundle,
-                task=task,
-            )
+            store.cards.claim(NewCard(bundle, task, channel))
             card = store.cards.get(bundle.pending_id)
             assert card is not None
             ts = gateway.post_card(

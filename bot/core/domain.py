@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Literal
@@ -79,6 +80,19 @@ class PastAnswer(BaseModel):
     choices: tuple[PastChoice, ...] = ()
     summary: str = ""  # legacy: the worded answer, from rows written before ``choices``
     at: datetime
+
+
+@dataclass(frozen=True)
+class NewCard:
+    """A card about to be claimed: the bundle it shows, its task, the channel it goes to,
+    ``question_key`` (the bundle's normalised questions; see bot/usecases/past_answers.py) and
+    ``past``, the earlier answer the card shows."""
+
+    bundle: Bundle
+    task: TaskInfo
+    channel: str
+    question_key: str | None = None
+    past: PastAnswer | None = None
 
 
 class Card(BaseModel):

@@ -105,38 +105,37 @@ class Workspace(_Wire):
 
 
 @dataclass(frozen=True)
-class Won:
+class _Claimed:
+    """The bundle is claimed; ``resolution`` is what Kandev recorded."""
+
+    resolution: Resolution
+
+
+class Won(_Claimed):
     """This call claimed the bundle; ``resolution`` is what was recorded."""
 
-    resolution: Resolution
 
-
-@dataclass(frozen=True)
-class Lost:
+class Lost(_Claimed):
     """Someone else claimed it first; ``resolution`` is the winner's."""
 
-    resolution: Resolution
-
 
 @dataclass(frozen=True)
-class NotActive:
+class _Refused:
+    """Kandev said no, in ``message``."""
+
+    message: str
+
+
+class NotActive(_Refused):
     """409: no longer active and nobody won (cancelled, expired, superseded, ended)."""
 
-    message: str
 
-
-@dataclass(frozen=True)
-class Invalid:
+class Invalid(_Refused):
     """400: Kandev refused the submission (checked before any claim)."""
 
-    message: str
 
-
-@dataclass(frozen=True)
-class NotFound:
+class NotFound(_Refused):
     """404: unknown id, or not visible to this token."""
-
-    message: str
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select, update
 
-from bot.core.clarification import Bundle
-from bot.core.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
+from bot.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from bot.store.base import insert_unless_exists
 from bot.store.card_row import card_from_row as _card
 from bot.store.copies import CopiesMixin
@@ -18,24 +17,9 @@ class CardsRepository(CopiesMixin):
     """Cards (the atomic posting claim, the message it became, its state machine) and their
     other messages (copies.py): one aggregate, keyed by ``pending_id``."""
 
-    def claim(
-        self,
-        pending_id: str,
-        *,
-        task_id: str,
-        session_id: str = "",
-        workspace_id: str = "",
-        channel: str,
-        bundle: Bundle,
-        task: TaskInfo,
-        question_key: str | None = None,
-        past: PastAnswer | None = None,
-    ) -> bool:
-        """Claim ``pending_id`` for posting in ``channel``: True for exactly one caller ever.
-
-        ``question_key``: the bundle's normalised questions (see bot/usecases/past_answers.py);
-        ``past``: the
-        earlier answer the card shows.
+    def claim(self, new: NewCard) -> bool:
+        """Claim ``new.bundle``'s card for posting in ``new.channel``: True for exactly one
+        caller ever.
 
         One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive
         across threads, processes and replicas. The card starts ``pending`` with ``ts`` NULL.
@@ -43,18 +27,18 @@ class CardsRepository(CopiesMixin):
         now = self._now()
         with self._write() as conn:
             stmt = insert_unless_exists(conn, cards, "pending_id").values(
-                pending_id=pending_id,
-                task_id=task_id,
-                session_id=session_id,
-                workspace_id=workspace_id,
-                channel=channel,
+                pending_id=new.bundle.pending_id,
+                task_id=new.bundle.task_id,
+                session_id=new.bundle.session_id,
+                workspace_id=new.task.workspace_id,
+                channel=new.channel,
                 ts=None,
                 state=CardState.PENDING.value,
-                bundle_json=bundle.model_dump_json(),
-                task_json=task.model_dump_json(),
+                bundle_json=new.bundle.model_dump_json(),
+                task_json=new.task.model_dump_json(),
                 outcome_json=None,
-                question_key=question_key,
-                past_json=past.model_dump_json() if past is not None else None,
+                question_key=new.question_key,
+                past_json=new.past.model_dump_json() if new.past is not None else None,
                 claimed_at=now,
                 posted_at=None,
                 resolved_at=None,

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from bot.config.routing import Routing
 from bot.core.clarification import Bundle
-from bot.core.domain import Card, PastAnswer, TaskInfo
+from bot.core.domain import Card, NewCard, TaskInfo
 from bot.kandev.client import ActiveList
 from bot.kandev.hints import NewPending
 from bot.ops.health import Health
@@ -76,19 +76,7 @@ class DiscoveryCards(Protocol):
 
     def get(self, pending_id: str) -> Card | None: ...
 
-    def claim(
-        self,
-        pending_id: str,
-        *,
-        task_id: str,
-        session_id: str = "",
-        workspace_id: str = "",
-        channel: str,
-        bundle: Bundle,
-        task: TaskInfo,
-        question_key: str | None = None,
-        past: PastAnswer | None = None,
-    ) -> bool: ...
+    def claim(self, new: NewCard) -> bool: ...
 
 
 class Posts(Protocol):
@@ -264,15 +252,13 @@ class Discovery:
             return self._cannot_route(bundle.pending_id, reason)
         self.unroutable.pop(bundle.pending_id, None)
         claimed = self.cards.claim(
-            bundle.pending_id,
-            question_key=question_key(task.workspace_id, bundle),
-            past=self.past.last(bundle, task, route),
-            task_id=bundle.task_id,
-            session_id=bundle.session_id,
-            workspace_id=task.workspace_id,
-            channel=route.channel,
-            bundle=bundle,
-            task=task,
+            NewCard(
+                bundle,
+                task,
+                route.channel,
+                question_key=question_key(task.workspace_id, bundle),
+                past=self.past.last(bundle, task, route),
+            )
         )
         if not claimed:
             return False  # another replica (or an earlier cycle) has it

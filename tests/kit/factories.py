@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.cards.waiting import Waiting
 from bot.core.clarification import Answer, Bundle, Option, Question
-from bot.core.domain import Card, CardOutcome, CardState, TaskInfo
+from bot.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from bot.store import Database
 
 NOW = datetime(2026, 11, 30, 7, 30, 52, tzinfo=UTC)
@@ -235,12 +235,4 @@ def claim(store: Database, pending_id: str, *, channel: str = "C1", **bundle_fie
     """``store.cards.claim`` for ``make_bundle(pending_id=pending_id, **bundle_fields)``."""
     bundle = make_bundle(pending_id=pending_id, **bundle_fields)
     task = make_task(bundle.task_id)
-    return store.cards.claim(
-        pending_id,
-        task_id=bundle.task_id,
-        session_id=bundle.session_id,
-        workspace_id=task.workspace_id,
-        channel=channel,
-        bundle=bundle,
-        task=task,
-    )
+    return store.cards.claim(NewCard(bundle, task, channel))

@@ -28,7 +28,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection
 
 from bot.core.clarification import Answer, Bundle, Option, Question
-from bot.core.domain import CardOutcome, CardState, TaskInfo
+from bot.core.domain import CardOutcome, CardState, NewCard, TaskInfo
 from bot.store import Database
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.records import SubmissionContent
@@ -78,11 +78,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "claim",
         "poll cycle: a new bundle",
         lambda s: s.cards.claim(
-            "p-hot-new",
-            task_id="t",
-            channel=PROBE_CHANNEL,
-            bundle=_bundle("p-hot-new"),
-            task=TaskInfo(task_id="t"),
+            NewCard(_bundle("p-hot-new"), TaskInfo(task_id="t"), PROBE_CHANNEL)
         ),
     ),
     HotQuery("pending", "poll cycle: waiting cards", lambda s: s.cards.pending()),
@@ -312,12 +308,12 @@ def prepare_probe(store: Database) -> None:
     """The rows the hot calls act on: a waiting, posted card with an escalation message, an
     unfinished submission and a due outbox item (so each call runs every statement it has)."""
     store.cards.claim(
-        PROBE,
-        task_id="t-hot-probe",
-        channel=PROBE_CHANNEL,
-        bundle=_bundle(PROBE),
-        task=TaskInfo(task_id="t-hot-probe"),
-        question_key=PROBE_QUESTION_KEY,
+        NewCard(
+            _bundle(PROBE),
+            TaskInfo(task_id="t-hot-probe"),
+            PROBE_CHANNEL,
+            question_key=PROBE_QUESTION_KEY,
+        )
     )
     store.cards.mark_posted(PROBE, PROBE_CHANNEL, PROBE_TS)
     store.submissions.begin_submission(

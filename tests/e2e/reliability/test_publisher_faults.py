@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from bot.core.clarification import Bundle, Option, Question
-from bot.core.domain import CardOutcome, CardState, TaskInfo
+from bot.core.domain import CardOutcome, CardState, NewCard, TaskInfo
 from bot.ops.health import Health
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client
@@ -72,13 +72,8 @@ class Rig:
 
     def card(self, n: int, pending_id: str | None = None):
         bundle = _bundle(n, pending_id)
-        assert self.store.cards.claim(
-            bundle.pending_id,
-            task_id=bundle.task_id,
-            channel=CHANNEL,
-            bundle=bundle,
-            task=TaskInfo(task_id=bundle.task_id, title=f"Task {n}"),
-        )
+        task = TaskInfo(task_id=bundle.task_id, title=f"Task {n}")
+        assert self.store.cards.claim(NewCard(bundle, task, CHANNEL))
         card = self.store.cards.get(bundle.pending_id)
         assert card is not None
         self.publisher.enqueue_post(card)

@@ -19,7 +19,7 @@ import pytest
 from bot.cards.modals import build_sending_modal
 from bot.config.routing import Routing
 from bot.core.clarification import Answer
-from bot.core.domain import CardState
+from bot.core.domain import CardState, NewCard
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevUnavailable
 from bot.ops.health import Health
@@ -114,9 +114,7 @@ class World:
 
     def card(self) -> None:
         bundle = make_bundle(DB_QUESTION, pending_id=PENDING, task_id="t-1")
-        self.store.cards.claim(
-            PENDING, task_id="t-1", channel=CHANNEL, bundle=bundle, task=make_task("t-1")
-        )
+        self.store.cards.claim(NewCard(bundle, make_task("t-1"), CHANNEL))
         self.store.cards.mark_posted(PENDING, CHANNEL, "1700000000.000100")
 
     def orphan(self, key: str = "k-1", answer: dict = MONGO, view_id: str = "") -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.kandev import KandevClient
+from bot.kandev.client import KandevClient
 from tests.kit.harness import Seeder
 
 

@@ -5,7 +5,7 @@ import threading
 import pytest
 
 from bot.core.clarification import Answer
-from bot.kandev import Invalid, Lost, NotActive, NotFound, Won
+from bot.kandev.models import Invalid, Lost, NotActive, NotFound, Won
 from tests.kit.harness import sample_questions
 from tests.kit.polling import eventually
 

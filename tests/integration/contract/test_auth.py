@@ -5,7 +5,10 @@ import threading
 import pytest
 
 from bot.core.clarification import Answer
-from bot.kandev import KandevAuthError, KandevClient, KandevHints, Won
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevAuthError
+from bot.kandev.hints import KandevHints
+from bot.kandev.models import Won
 from tests.kit.harness import sample_questions
 from tests.kit.polling import eventually
 

@@ -3,7 +3,7 @@
 import pytest
 
 from bot.core.clarification import Answer
-from bot.kandev import Won
+from bot.kandev.models import Won
 from tests.kit.harness import sample_questions
 from tests.kit.polling import eventually
 

@@ -6,8 +6,8 @@ import threading
 import pytest
 
 from bot.core.clarification import Answer
-from bot.kandev import KandevHints, Won
-from bot.kandev.hints import NewPending, Resolved
+from bot.kandev.hints import KandevHints, NewPending, Resolved
+from bot.kandev.models import Won
 from tests.kit.harness import sample_questions
 
 pytestmark = pytest.mark.kandev

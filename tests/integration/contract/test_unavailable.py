@@ -6,7 +6,8 @@ import time
 import pytest
 
 from bot.core.clarification import Answer
-from bot.kandev import KandevClient, KandevUnavailable
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevUnavailable
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from datetime import UTC
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from bot.core.domain import CardState
+from bot.core.domain import CardState, NewCard
 from bot.store import Database
 from tests.kit.factories import answered, claim, make_bundle, make_outcome, make_task
 from tests.kit.fakes import FakeClock
@@ -23,17 +23,9 @@ def _race(n: int, attempt: Callable[[], bool]) -> list[bool]:
 
 
 def test_claim_records_the_card_and_only_once(store: Database, clock: FakeClock) -> None:
-    big = make_bundle(pending_id="p1", count=4)
+    big = make_bundle(pending_id="p1", count=4, task_id="task-1", session_id="session-1")
     claimed_at = clock.now
-    assert store.cards.claim(
-        "p1",
-        task_id="task-1",
-        session_id="session-1",
-        workspace_id="ws-1",
-        channel="C1",
-        bundle=big,
-        task=make_task(),
-    )
+    assert store.cards.claim(NewCard(big, make_task(workspace_id="ws-1"), "C1"))
     clock.advance(5)
     assert not claim(store, "p1", channel="C2")
     card = store.cards.get("p1")

@@ -7,15 +7,9 @@ import pytest
 import respx
 
 from bot.core.clarification import Answer
-from bot.kandev import (
-    KandevClient,
-    KandevNotFoundError,
-    KandevProtocolError,
-    KandevUnavailable,
-    Lost,
-    NotActive,
-    Won,
-)
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
+from bot.kandev.models import Lost, NotActive, Won
 from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
 
 BASE = "http://kandev.test"

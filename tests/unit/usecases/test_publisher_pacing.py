@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.domain import Card, TaskInfo
+from bot.core.domain import Card, NewCard, TaskInfo
 from bot.ops.health import Health
 from bot.store import CardsRepository, Database
 from bot.usecases.publisher import Publisher
@@ -59,13 +59,7 @@ def enqueue(publisher: Publisher, names: list[str]) -> None:
         bundle = make_bundle(pending_id=name, task_id=f"t-{name}")
         cards = publisher.cards  # the replica's own store's
         assert isinstance(cards, CardsRepository)
-        assert cards.claim(
-            name,
-            task_id=bundle.task_id,
-            channel=CHANNEL,
-            bundle=bundle,
-            task=TaskInfo(task_id=bundle.task_id, title=name),
-        )
+        assert cards.claim(NewCard(bundle, TaskInfo(task_id=bundle.task_id, title=name), CHANNEL))
         card = cards.get(name)
         assert isinstance(card, Card)
         publisher.enqueue_post(card)
