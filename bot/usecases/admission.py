@@ -148,20 +148,13 @@ class Admission:
         bind_log_context(pending_id=card.pending_id)  # the rest of this interaction's lines
         return Admitted(request, card)
 
-    def refuse(
-        self,
-        kind: RefusalKind,
-        *,
-        user_id: str | None,
-        action: str,
-        source: str,
-        detail: str = "",
-        pending_id: str | None = None,
-    ) -> Refusal:
+    def refuse(self, unusable: Unusable) -> Refusal:
         """Refuse an interaction that could not even be described as a Request (a malformed
-        payload, an unknown action): audit it and return it."""
+        payload, an unknown action, a tampered form): audit it and return it."""
+        kind, source = unusable.kind, unusable.source
         metrics.answer(source, "", kind)
-        self._audit(pending_id, user_id, action, source, kind, detail)
+        entry = (unusable.action, source, kind, unusable.detail)
+        self._audit(unusable.pending_id, unusable.where.user_id, *entry)
         return Refusal(kind)
 
     def card_at(self, channel: str | None, ts: str | None) -> Card | None:

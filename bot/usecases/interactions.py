@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar
 from bot.cards.wording import Action
 from bot.core.clarification import Answer
 from bot.core.domain import Card
-from bot.usecases.admission import Admitted, Refusal, RefusalKind, Request, Unusable
+from bot.usecases.admission import Admitted, Refusal, Request, Unusable, Where
 from bot.usecases.answers import Begun
 from bot.usecases.verdicts import Verdict
 
@@ -131,16 +131,7 @@ class Lane(Protocol):
 
 class Admitting(Protocol):
     def admit(self, request: Request) -> Admitted | Refusal: ...
-    def refuse(
-        self,
-        kind: RefusalKind,
-        *,
-        user_id: str | None,
-        action: str,
-        source: str,
-        detail: str = "",
-        pending_id: str | None = None,
-    ) -> Refusal: ...
+    def refuse(self, unusable: Unusable) -> Refusal: ...
 
 
 class Answering(Protocol):
@@ -174,19 +165,11 @@ class Interactions:
 
     def click(self, parsed: Described | Unusable, reply: Reply) -> None:
         """A one-click answer (an option button): reserve, admit, record, ack, send, verdict."""
-        if isinstance(parsed, Unusable):
-            reply.now(self.refuse_unusable(parsed))
+        held = self._reserve_and_admit(self.answering, parsed, reply)
+        if held is None:  # refused, or busy: nothing recorded, the person clicks again later
             return
-        place = self.answering.reserve()
-        if place is None:  # nothing recorded: the person clicks again later
-            reply.now(Busy())
-            return
-        admitted = self.admission.admit(parsed.request)
-        if isinstance(admitted, Refusal):
-            place.release()
-            reply.now(Refused(admitted))
-            return
-        question_id, option_id = parsed.request.option or ("", "")
+        place, admitted = held
+        question_id, option_id = admitted.request.option or ("", "")
         answer = Answer(question_id=question_id, selected_options=[option_id])
         self._send(place, admitted, reply, answers=(answer,))
 
@@ -231,35 +214,38 @@ class Interactions:
     def view(self, parsed: Described | Unusable, reply: ViewReply) -> None:
         """A click that opens a view (the Conversation): reserve a reading place, admit, open
         it at once and fill it in the reading lane."""
-        if isinstance(parsed, Unusable):
-            reply.now(self.refuse_unusable(parsed))
+        held = self._reserve_and_admit(self.reading, parsed, reply)
+        if held is None:
             return
-        place = self.reading.reserve()
-        if place is None:
-            reply.now(Busy())
-            return
-        admitted = self.admission.admit(parsed.request)
-        if isinstance(admitted, Refusal):
-            place.release()
-            reply.now(Refused(admitted))
-            return
+        place, admitted = held
         fill = reply.opened(admitted.card)
         if fill is None:
             place.release()
             return
         place.run(fill)
 
+    def _reserve_and_admit(
+        self, lane: Lane, parsed: Described | Unusable, reply: Reply | ViewReply
+    ) -> tuple[Place, Admitted] | None:
+        """A place in ``lane`` and the admitted request, or None once the person was told why
+        not (unusable, busy, refused: the place is given back)."""
+        if isinstance(parsed, Unusable):
+            reply.now(self.refuse_unusable(parsed))
+            return None
+        place = lane.reserve()
+        if place is None:
+            reply.now(Busy())
+            return None
+        admitted = self.admission.admit(parsed.request)
+        if isinstance(admitted, Refusal):
+            place.release()
+            reply.now(Refused(admitted))
+            return None
+        return place, admitted
+
     def refuse_unusable(self, unusable: Unusable) -> Refused:
         """Audit a payload that could not become a request."""
-        refusal = self.admission.refuse(
-            unusable.kind,
-            user_id=unusable.where.user_id,
-            action=unusable.action,
-            source=unusable.source,
-            detail=unusable.detail,
-            pending_id=unusable.pending_id,
-        )
-        return Refused(refusal, unusable)
+        return Refused(self.admission.refuse(unusable), unusable)
 
     # ---- internals -----------------------------------------------------------------------
 
@@ -289,11 +275,9 @@ class Interactions:
 
     def _foreign(self, request: Request, card: Card, foreign: ForeignInputs) -> Refusal:
         """A form whose inputs belong to another bundle than the one its metadata names."""
+        where = Where(request.user_id, request.channel)
         return self.admission.refuse(
-            "tampered",
-            user_id=request.user_id,
-            action=request.action,
-            source=request.source,
-            detail=foreign.detail,
-            pending_id=card.pending_id,
+            Unusable(
+                "tampered", foreign.detail, request.action, request.source, where, card.pending_id
+            )
         )

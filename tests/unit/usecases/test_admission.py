@@ -14,7 +14,7 @@ from bot.config.routing import RouteRule, Routing
 from bot.core.domain import Card, CardState
 from bot.slack import said
 from bot.store import Database
-from bot.usecases.admission import Admission, Admitted, Refusal, Request
+from bot.usecases.admission import Admission, Admitted, Refusal, Request, Unusable, Where
 from bot.usecases.permissions import Permissions
 from bot.usecases.sync import SyncEngine
 from bot.usecases.waiting import Permalinks, WaitingQueue
@@ -485,11 +485,9 @@ def test_refuse_audits_what_could_not_become_a_request(
     admission: Admission, store: Database
 ) -> None:
     refusal = admission.refuse(
-        "malformed",
-        user_id=ALICE_ID,
-        action="answer",
-        source="slack:modal",
-        detail="ViewSubmission: view missing",
+        Unusable(
+            "malformed", "ViewSubmission: view missing", "answer", "slack:modal", Where(ALICE_ID)
+        )
     )
 
     assert refusal.kind == "malformed"
