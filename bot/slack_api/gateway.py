@@ -86,27 +86,9 @@ class SlackGateway:
 
     def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
         """The ts of a card for ``pending_id`` already in ``channel`` (posted before a crash)."""
-        cursor = None
-        for _ in range(20):
-            resp = self._call(
-                "conversations.history",
-                channel=channel,
-                oldest=f"{oldest:.6f}",
-                limit=200,
-                include_all_metadata=True,
-                cursor=cursor,
-            )
-            for msg in resp.get("messages") or []:
-                meta = msg.get("metadata") or {}
-                payload = meta.get("event_payload") or {}
-                if meta.get("event_type") == CARD_EVENT_TYPE and payload.get("pending_id") == (
-                    pending_id
-                ):
-                    return str(msg["ts"])
-            cursor = (resp.get("response_metadata") or {}).get("next_cursor")
-            if not cursor:
-                return None
-        return None
+        history = {"oldest": f"{oldest:.6f}"}
+        match = (CARD_EVENT_TYPE, "pending_id", pending_id)
+        return self._find("conversations.history", channel, match, history)
 
     def post_reply(self, channel: str, thread_ts: str, text: str, pending_id: str, key: str) -> str:
         """Reply in a card's thread (``text`` may mention people: replies notify, cards do
@@ -127,20 +109,30 @@ class SlackGateway:
 
     def find_reply(self, channel: str, thread_ts: str, key: str) -> str | None:
         """The ts of the reply ``key`` already in the thread (posted before a crash)."""
+        return self._find(
+            "conversations.replies", channel, (REPLY_EVENT_TYPE, "key", key), {"ts": thread_ts}
+        )
+
+    def _find(
+        self, method: str, channel: str, match: tuple[str, str, str], params: dict[str, str]
+    ) -> str | None:
+        """The ts of the first message ``method`` lists (at most 20 pages of 200) whose
+        metadata is of event type ``match[0]`` with ``match[1]`` equal to ``match[2]``."""
+        event_type, field, value = match
         cursor = None
         for _ in range(20):
             resp = self._call(
-                "conversations.replies",
+                method,
                 channel=channel,
-                ts=thread_ts,
                 limit=200,
                 include_all_metadata=True,
                 cursor=cursor,
+                **params,
             )
             for msg in resp.get("messages") or []:
                 meta = msg.get("metadata") or {}
                 payload = meta.get("event_payload") or {}
-                if meta.get("event_type") == REPLY_EVENT_TYPE and payload.get("key") == key:
+                if meta.get("event_type") == event_type and payload.get(field) == value:
                     return str(msg["ts"])
             cursor = (resp.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
