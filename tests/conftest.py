@@ -39,8 +39,10 @@ from tests.kit.harness import (
     ensure_runtime,
 )
 
-# The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory.
-pytest_plugins = ["tests.kit.fakeslack.fixtures"]
+# The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory, and the
+# reliability summary (loaded here so that pytest-xdist's controller, which collects nothing,
+# has it too).
+pytest_plugins = ["tests.kit.fakeslack.fixtures", "tests.e2e.reliability.summary"]
 
 # Hypothesis: ``unit`` (default) bounds every property for the inner loop (tests/unit/properties.py
 # caps the explicit numbers too); ``full`` runs each property as deep as it asks (CI, nightly).

@@ -12,7 +12,8 @@ Fixtures
   test is skipped when PostgreSQL is unreachable, except on CI).
 - ``bot_factory`` (from tests/e2e): the bot as a process.
 
-At the end of the run ``pytest_terminal_summary`` prints a "Reliability summary" table.
+At the end of the run a "Reliability summary" table is printed (summary.py, a plugin that
+tests/conftest.py registers, so it works with pytest-xdist too).
 """
 
 from __future__ import annotations
@@ -24,50 +25,16 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from tests.e2e.reliability.recorder import Reliability, ReliabilityLog, fault_marker
+from tests.e2e.reliability.recorder import Reliability
+from tests.e2e.reliability.summary import recorded
 from tests.kit.harness import PG_ADMIN, KandevProxy, KandevServer
 
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
 
-_LOG = pytest.StashKey[ReliabilityLog]()
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "fault(name, guarantee=None): the fault a reliability test injects"
-    )
-    config.stash[_LOG] = ReliabilityLog()
-
-
-def _log(config: pytest.Config) -> ReliabilityLog:
-    log = config.stash.get(_LOG, None)
-    if log is None:
-        log = config.stash[_LOG] = ReliabilityLog()
-    return log
-
 
 @pytest.fixture
 def reliability(request: pytest.FixtureRequest) -> Reliability:
-    return Reliability(_log(request.config), request.node)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
-    report = yield
-    if report.failed and "reliability" in getattr(item, "fixturenames", ()):
-        fault, guarantee = fault_marker(item)
-        why = f"test failed in {report.when}"
-        _log(item.config).mark_failed(item.nodeid, fault, guarantee, why)
-    return report
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    lines = _log(config).summary_lines()
-    if not lines:
-        return
-    terminalreporter.section("Reliability summary")
-    for line in lines:
-        terminalreporter.write_line(line)
+    return Reliability(recorded(request.config), request.node)
 
 
 @pytest.fixture

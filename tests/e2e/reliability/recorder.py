@@ -9,7 +9,7 @@ Each fault test asks for the ``reliability`` fixture and records what it observe
 ``survived`` is the test's own verdict (usually ``lost == 0 and duplicates == 0`` plus whatever
 else it checks); a test that fails afterwards is counted as not survived whatever it recorded,
 and a failing test that recorded nothing still appears (as its ``fault`` marker or test name).
-``pytest_terminal_summary`` prints the table (see tests/e2e/reliability/conftest.py).
+summary.py prints the table.
 """
 
 from __future__ import annotations
