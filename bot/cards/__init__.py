@@ -33,6 +33,7 @@ from bot.cards.ids import (
     text_block_id,
 )
 from bot.cards.modals import (
+    FormPlace,
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
@@ -70,6 +71,7 @@ __all__ = [
     "ModalMetadata",
     "ModalOrigin",
     "answers_summary",
+    "FormPlace",
     "build_answer_modal",
     "build_other_modal",
     "build_reject_modal",

@@ -10,6 +10,7 @@ reasons of at most 2,000 code points after trimming.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from bot.cards import ids, words
@@ -46,14 +47,27 @@ _CONTEXT_IN_MODAL = 1500
 # ---- building ------------------------------------------------------------------------------
 
 
-def _metadata(bundle: Bundle, channel: str, ts: str, origin: ModalOrigin, response_url: str):
-    return ModalMetadata(
-        pending_id=bundle.pending_id,
-        channel=channel,
-        ts=ts,
-        origin=origin,
-        response_url=response_url,
-    ).encode()
+@dataclass(frozen=True)
+class FormPlace:
+    """Where a form's links point (``kandev_url``) and where it came from: the card message it
+    updates (``channel``, ``ts``), how it was opened (``origin``) and the ``response_url`` of
+    the interaction that opened it."""
+
+    kandev_url: str
+    channel: str = ""
+    ts: str = ""
+    origin: ModalOrigin = "card"
+    response_url: str = ""
+
+    def metadata(self, bundle: Bundle) -> str:
+        """The form's ``private_metadata``."""
+        return ModalMetadata(
+            pending_id=bundle.pending_id,
+            channel=self.channel,
+            ts=self.ts,
+            origin=self.origin,
+            response_url=self.response_url,
+        ).encode()
 
 
 def _view(
@@ -166,20 +180,12 @@ def _question_blocks(bundle: Bundle, index: int, url: str, *, other: bool) -> li
 
 
 def build_answer_modal(
-    bundle: Bundle,
-    task: TaskInfo,
-    *,
-    kandev_url: str,
-    channel: str = "",
-    ts: str = "",
-    question_ids: list[str] | None = None,
-    origin: ModalOrigin = "card",
-    response_url: str = "",
+    bundle: Bundle, task: TaskInfo, place: FormPlace, *, question_ids: list[str] | None = None
 ) -> dict[str, Any]:
     """The "Answer…" modal: per question its prompt, one radio group of its options and an
     optional free-text field; all questions are answered together (Kandev requires one answer
     per question). ``question_ids`` picks and orders the questions shown (default: all)."""
-    url = task_url(kandev_url, bundle.task_id or task.task_id)
+    url = task_url(place.kandev_url, bundle.task_id or task.task_id)
     if question_ids is None:
         indexes = list(range(len(bundle.questions)))
     else:
@@ -197,24 +203,16 @@ def build_answer_modal(
         "Answer agent question" if count <= 1 else "Answer agent questions",
         blocks,
         submit="Send answer" if count <= 1 else "Send answers",
-        metadata=_metadata(bundle, channel, ts, origin, response_url),
+        metadata=place.metadata(bundle),
     )
 
 
 def build_other_modal(
-    bundle: Bundle,
-    task: TaskInfo,
-    question: Question,
-    *,
-    kandev_url: str,
-    channel: str = "",
-    ts: str = "",
-    origin: ModalOrigin = "card",
-    response_url: str = "",
+    bundle: Bundle, task: TaskInfo, question: Question, place: FormPlace
 ) -> dict[str, Any]:
     """The "Other answer…" modal of a one-question bundle: required free text, optionally an
     option as well."""
-    url = task_url(kandev_url, bundle.task_id or task.task_id)
+    url = task_url(place.kandev_url, bundle.task_id or task.task_id)
     position = next(
         (i for i, q in enumerate(bundle.questions) if q.question_id == question.question_id),
         None,
@@ -228,22 +226,13 @@ def build_other_modal(
         "Other answer",
         blocks,
         submit="Send answer",
-        metadata=_metadata(bundle, channel, ts, origin, response_url),
+        metadata=place.metadata(bundle),
     )
 
 
-def build_reject_modal(
-    bundle: Bundle,
-    task: TaskInfo,
-    *,
-    kandev_url: str,
-    channel: str = "",
-    ts: str = "",
-    origin: ModalOrigin = "card",
-    response_url: str = "",
-) -> dict[str, Any]:
+def build_reject_modal(bundle: Bundle, task: TaskInfo, place: FormPlace) -> dict[str, Any]:
     """The "Reject…" modal: a required reason (at most 2,000 characters) for the agent."""
-    url = task_url(kandev_url, bundle.task_id or task.task_id)
+    url = task_url(place.kandev_url, bundle.task_id or task.task_id)
     blocks = _intro(bundle, task, url, with_context=False)
     headings = [
         question_heading(i, len(bundle.questions), q) for i, q in enumerate(bundle.questions)
@@ -271,7 +260,7 @@ def build_reject_modal(
         "Reject agent question",
         blocks,
         submit="Reject",
-        metadata=_metadata(bundle, channel, ts, origin, response_url),
+        metadata=place.metadata(bundle),
     )
 
 

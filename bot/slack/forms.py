@@ -3,10 +3,11 @@ submitted. Shared by the card buttons, the listing / Home "Answer…" and the sh
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
-from bot.cards.ids import ModalOrigin
 from bot.cards.modals import (
+    FormPlace,
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
@@ -31,31 +32,16 @@ def action_of(kind: FormKind) -> Action:
     return "reject" if kind == "reject" else "answer"
 
 
-def form_for(
-    card: Card,
-    kind: FormKind,
-    *,
-    kandev_url: str,
-    origin: ModalOrigin,
-    response_url: str = "",
-    message: tuple[str, str] | None = None,
-) -> dict[str, Any]:
-    """The modal to open for ``card``; ``message``: the (channel, ts) of the card's message it
-    was opened from when that is another message of the card (an escalation or DM card), so
-    the person is told there."""
-    channel, ts = message or (card.channel, card.ts or "")
-    common: dict[str, Any] = {
-        "kandev_url": kandev_url,
-        "channel": channel,
-        "ts": ts,
-        "origin": origin,
-        "response_url": response_url,
-    }
+def form_for(card: Card, kind: FormKind, place: FormPlace) -> dict[str, Any]:
+    """The modal to open for ``card``; ``place.channel``/``place.ts``: the card's message it
+    was opened from (an escalation or DM card, so the person is told there), else the card's."""
+    if not (place.channel and place.ts):
+        place = replace(place, channel=card.channel, ts=card.ts or "")
     if kind == "reject":
-        return build_reject_modal(card.bundle, card.task, **common)
+        return build_reject_modal(card.bundle, card.task, place)
     if kind == "other" and len(card.bundle.questions) == 1:
-        return build_other_modal(card.bundle, card.task, card.bundle.questions[0], **common)
-    return build_answer_modal(card.bundle, card.task, **common)
+        return build_other_modal(card.bundle, card.task, card.bundle.questions[0], place)
+    return build_answer_modal(card.bundle, card.task, place)
 
 
 def read_form(

@@ -18,7 +18,7 @@ from typing import Any
 from bot.cards import ids, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
-from bot.cards.modals import build_outcome_modal, build_result_modal, refill_form
+from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
 from bot.core.domain import Card
 from bot.slack import raw_payload, said
 from bot.slack.form_reply import FormReply
@@ -114,15 +114,10 @@ class FormOpener:
 
     def _open(self, interaction: Interaction, card: Card) -> None:
         request = interaction.request
-        clicked = (request.channel, request.ts) if request.channel and request.ts else None
-        view = form_for(
-            card,
-            self.kind,
-            kandev_url=self.kandev_url,
-            origin=request.via,
-            response_url=interaction.response_url,
-            message=clicked if request.via in ("card", "shortcut") else None,
-        )
+        on_message = request.via in ("card", "shortcut") and request.channel and request.ts
+        channel, ts = (request.channel or "", request.ts or "") if on_message else ("", "")
+        place = FormPlace(self.kandev_url, channel, ts, request.via, interaction.response_url)
+        view = form_for(card, self.kind, place)
         if not self.notifier.open_form(interaction.trigger_id, view, push=interaction.in_modal):
             self.teller.tell(interaction.where, words.form_not_opened_message())
 
@@ -178,14 +173,8 @@ class FormAnswer:
     def _form_again(self, form: Form, card: Card, message: str) -> dict[str, Any]:
         """The form as the person submitted it, with ``message`` under its last input."""
         meta = form.meta
-        blank = form_for(
-            card,
-            self.kind,
-            kandev_url=self.kandev_url,
-            origin=meta.origin,
-            response_url=meta.response_url,
-            message=(meta.channel, meta.ts),
-        )
+        place = FormPlace(self.kandev_url, meta.channel, meta.ts, meta.origin, meta.response_url)
+        blank = form_for(card, self.kind, place)
         inputs = [b["block_id"] for b in blank["blocks"] if b.get("type") == "input"]
         where = inputs[-1] if inputs else ids.BLOCK_REASON
         return refill_form(blank, form.values, {where: message}, metadata=form.metadata)

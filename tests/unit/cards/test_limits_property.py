@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from bot.cards import (
+    FormPlace,
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
@@ -65,9 +66,9 @@ def test_every_modal_stays_within_limits(data):
     bundle = data.draw(bundles())
     task = data.draw(tasks_for(bundle))
     where = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
-    assert_valid_view(build_answer_modal(bundle, task, **where))
-    assert_valid_view(build_other_modal(bundle, task, bundle.questions[0], **where))
-    assert_valid_view(build_reject_modal(bundle, task, **where))
+    assert_valid_view(build_answer_modal(bundle, task, FormPlace(**where)))
+    assert_valid_view(build_other_modal(bundle, task, bundle.questions[0], FormPlace(**where)))
+    assert_valid_view(build_reject_modal(bundle, task, FormPlace(**where)))
     outcome = data.draw(outcomes_for(bundle, CardState.ANSWERED))
     if outcome is not None:
         message = lost_message(bundle, outcome)
@@ -102,9 +103,9 @@ def test_every_form_brought_back_with_kandevs_refusal_stays_within_limits(data):
     task = data.draw(tasks_for(bundle))
     where = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
     for form in (
-        build_answer_modal(bundle, task, **where),
-        build_other_modal(bundle, task, bundle.questions[0], **where),
-        build_reject_modal(bundle, task, **where),
+        build_answer_modal(bundle, task, FormPlace(**where)),
+        build_other_modal(bundle, task, bundle.questions[0], FormPlace(**where)),
+        build_reject_modal(bundle, task, FormPlace(**where)),
     ):
         fields = [b["block_id"] for b in form["blocks"] if b["type"] == "input"]
         refused = data.draw(st.sampled_from(fields))

@@ -13,6 +13,7 @@ from bot.cards import (
     CALLBACK_OTHER,
     CALLBACK_REJECT,
     CALLBACK_RESULT,
+    FormPlace,
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
@@ -59,7 +60,7 @@ def state(*parts: dict) -> dict:
 
 
 def test_answer_modal_has_a_radio_group_and_free_text_per_question(three_questions, task):
-    view = build_answer_modal(three_questions, task, **WHERE)
+    view = build_answer_modal(three_questions, task, FormPlace(**WHERE))
     assert_valid_view(view)
     assert view["callback_id"] == CALLBACK_ANSWER
     assert view["title"]["text"] == "Answer agent questions"
@@ -152,7 +153,9 @@ def test_free_text_limit_counts_code_points_after_stripping(one_question):
 
 
 def test_subset_modal_cannot_be_submitted_without_the_other_questions(three_questions, task):
-    view = build_answer_modal(three_questions, task, question_ids=["cache"], **WHERE)
+    view = build_answer_modal(
+        three_questions, task, FormPlace(**WHERE), question_ids=["cache"]
+    )
     assert_valid_view(view)
     assert list(inputs(view)) == ["kq_choice:1:cache", "kq_text:1:cache"]
     errors = parse_answer_submission(three_questions, pick("kq_choice:1:cache", "q2_opt1"))
@@ -169,7 +172,7 @@ def test_submission_without_any_of_our_inputs_is_a_programming_error(one_questio
 
 
 def test_other_modal_requires_text_and_offers_options_too(one_question, task):
-    view = build_other_modal(one_question, task, one_question.questions[0], **WHERE)
+    view = build_other_modal(one_question, task, one_question.questions[0], FormPlace(**WHERE))
     assert_valid_view(view)
     assert view["callback_id"] == CALLBACK_OTHER and view["title"]["text"] == "Other answer"
     blocks = inputs(view)
@@ -191,13 +194,13 @@ def test_other_modal_requires_text_and_offers_options_too(one_question, task):
 
 def test_other_modal_refuses_a_foreign_question(one_question, three_questions, task):
     with pytest.raises(ValueError):
-        build_other_modal(one_question, task, three_questions.questions[1], **WHERE)
+        build_other_modal(one_question, task, three_questions.questions[1], FormPlace(**WHERE))
 
 
 def test_long_option_texts_are_listed_in_full_in_the_modal(task):
     label = "A label that is far too long to fit in a radio button option of seventy-five chars"
     bundle = make_bundle({**DB_QUESTION, "options": [{"option_id": "a", "label": label}]})
-    view = build_answer_modal(bundle, task, **WHERE)
+    view = build_answer_modal(bundle, task, FormPlace(**WHERE))
     assert_valid_view(view)
     option = inputs(view)["kq_choice:0:db"]["element"]["options"][0]
     assert option["text"]["text"].endswith("…") and len(option["text"]["text"]) <= 75
@@ -209,7 +212,7 @@ def test_long_option_texts_are_listed_in_full_in_the_modal(task):
 
 
 def test_reject_modal_requires_a_reason(three_questions, task):
-    view = build_reject_modal(three_questions, task, **WHERE, origin="shortcut")
+    view = build_reject_modal(three_questions, task, FormPlace(**WHERE, origin="shortcut"))
     assert_valid_view(view)
     assert view["callback_id"] == CALLBACK_REJECT and view["submit"]["text"] == "Reject"
     reason = inputs(view)[BLOCK_REASON]
@@ -261,7 +264,7 @@ def test_the_sending_modal_is_read_only_and_says_what_is_on_its_way():
 
 
 def test_a_refilled_reject_form_keeps_the_reason_and_shows_the_error_below_it(task):
-    form = build_reject_modal(make_bundle(), task, **WHERE)
+    form = build_reject_modal(make_bundle(), task, FormPlace(**WHERE))
     values = {BLOCK_REASON: {ACTION_REASON: {"type": "plain_text_input", "value": "too vague"}}}
 
     view = refill_form(form, values, {BLOCK_REASON: "Kandev said *no*"}, metadata="kept")
@@ -277,7 +280,7 @@ def test_a_refilled_reject_form_keeps_the_reason_and_shows_the_error_below_it(ta
 
 
 def test_a_refilled_answer_form_keeps_each_pick_and_text(three_questions, task):
-    form = build_answer_modal(three_questions, task, **WHERE)
+    form = build_answer_modal(three_questions, task, FormPlace(**WHERE))
     first = three_questions.questions[0]
     choice_id, text_id = choice_block_id(0, first), text_block_id(0, first)
     picked = option_value(first, 1)
@@ -295,7 +298,7 @@ def test_a_refilled_answer_form_keeps_each_pick_and_text(three_questions, task):
 
 
 def test_a_form_with_no_room_left_shows_the_error_as_the_fields_hint(task):
-    form = build_reject_modal(make_bundle(), task, **WHERE)
+    form = build_reject_modal(make_bundle(), task, FormPlace(**WHERE))
     filler = {"type": "divider"}
     form["blocks"] = [filler] * (MAX_VIEW_BLOCKS - len(form["blocks"])) + form["blocks"]
 

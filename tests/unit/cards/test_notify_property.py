@@ -9,6 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from bot.cards import (
+    FormPlace,
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
@@ -62,9 +63,9 @@ def test_no_modal_can_notify(data):
     task = data.draw(tasks_for(bundle, mention_texts))
     where = {"kandev_url": KANDEV_URL, "channel": "C0123", "ts": "1764488872.000100"}
     for view in (
-        build_answer_modal(bundle, task, **where),
-        build_other_modal(bundle, task, bundle.questions[0], **where),
-        build_reject_modal(bundle, task, **where),
+        build_answer_modal(bundle, task, FormPlace(**where)),
+        build_other_modal(bundle, task, bundle.questions[0], FormPlace(**where)),
+        build_reject_modal(bundle, task, FormPlace(**where)),
     ):
         assert_valid_view(view)
         assert_cannot_notify(view)

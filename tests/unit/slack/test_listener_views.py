@@ -10,6 +10,7 @@ from typing import Any
 from slack_bolt import App
 
 from bot.cards import ids, words
+from bot.cards.modals import FormPlace
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
 from bot.slack.forms import FormKind, form_for
@@ -31,13 +32,9 @@ BOB_ID = "U0BOB00002"
 
 def opened(card: Card, kind: FormKind, origin: str = "card") -> dict[str, Any]:
     """The form the card's button opens (as actions.py opens it)."""
-    return form_for(
-        card,
-        kind,
-        kandev_url=KANDEV_URL,
-        origin=origin,  # type: ignore[arg-type]
-        response_url=RESPONSE_URL if origin != "home" else "",
-    )
+    response_url = RESPONSE_URL if origin != "home" else ""
+    place = FormPlace(KANDEV_URL, origin=origin, response_url=response_url)  # type: ignore[arg-type]
+    return form_for(card, kind, place)
 
 
 def reason(text: str) -> dict[str, dict[str, Any]]:
