@@ -61,13 +61,8 @@ class FormPlace:
 
     def metadata(self, bundle: Bundle) -> str:
         """The form's ``private_metadata``."""
-        return ModalMetadata(
-            pending_id=bundle.pending_id,
-            channel=self.channel,
-            ts=self.ts,
-            origin=self.origin,
-            response_url=self.response_url,
-        ).encode()
+        where = {k: getattr(self, k) for k in ("channel", "ts", "origin", "response_url")}
+        return ModalMetadata(pending_id=bundle.pending_id, **where).encode()
 
 
 def _view(
@@ -221,13 +216,8 @@ def build_other_modal(
         raise ValueError(f"question {question.question_id!r} is not part of this bundle")
     blocks = _intro(bundle, task, url, with_context=False)
     blocks += _question_blocks(bundle, position, url, other=True)
-    return _view(
-        ids.CALLBACK_OTHER,
-        "Other answer",
-        blocks,
-        submit="Send answer",
-        metadata=place.metadata(bundle),
-    )
+    meta = place.metadata(bundle)
+    return _view(ids.CALLBACK_OTHER, "Other answer", blocks, submit="Send answer", metadata=meta)
 
 
 def build_reject_modal(bundle: Bundle, task: TaskInfo, place: FormPlace) -> dict[str, Any]:
@@ -255,12 +245,9 @@ def build_reject_modal(bundle: Bundle, task: TaskInfo, place: FormPlace) -> dict
             "optional": False,
         }
     )
+    meta = place.metadata(bundle)
     return _view(
-        ids.CALLBACK_REJECT,
-        "Reject agent question",
-        blocks,
-        submit="Reject",
-        metadata=place.metadata(bundle),
+        ids.CALLBACK_REJECT, "Reject agent question", blocks, submit="Reject", metadata=meta
     )
 
 

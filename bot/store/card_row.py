@@ -8,20 +8,18 @@ from typing import Any
 from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
 
+#: The columns a Card takes as they are (the others are decoded).
+_AS_STORED = ("pending_id", "task_id", "session_id", "workspace_id", "channel", "ts")
+_STAMPS = ("created_at", "updated_at")
+
 
 def card_from_row(row: Any) -> Card:
+    stored = {name: getattr(row, name) for name in (*_AS_STORED, *_STAMPS)}
     return Card(
-        pending_id=row.pending_id,
-        task_id=row.task_id,
-        session_id=row.session_id,
-        workspace_id=row.workspace_id,
-        channel=row.channel,
-        ts=row.ts,
+        **stored,
         state=CardState(row.state),
         bundle=Bundle.model_validate_json(row.bundle_json),
         task=TaskInfo.model_validate_json(row.task_json),
         outcome=CardOutcome.model_validate_json(row.outcome_json) if row.outcome_json else None,
         past=PastAnswer.model_validate_json(row.past_json) if row.past_json else None,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
     )

@@ -39,17 +39,7 @@ class CardMessage(BaseModel):
 
 
 def _message(row: Any) -> CardMessage:
-    return CardMessage(
-        key=row.key,
-        pending_id=row.pending_id,
-        kind=row.kind,
-        target=row.target,
-        channel=row.channel,
-        ts=row.ts,
-        note=row.note,
-        created_at=row.created_at,
-        posted_at=row.posted_at,
-    )
+    return CardMessage(**row._mapping)  # the columns of card_messages are its fields
 
 
 def message_values(
