@@ -117,7 +117,7 @@ def waiting_findings(
             unroutable[reason] = unroutable.get(reason, 0) + 1
             lines.append(Finding(False, name, f"task {bundle.task_id}: not routed: {reason}"))
             continue
-        route = routing.route_for_task(task)
+        route = routing.route_for(task)
         workspace = repr(task.workspace_name or task.workspace_id)
         about = f"{task.title or task.task_id!r} in workspace {workspace}"
         if route is None:
@@ -146,7 +146,7 @@ def waiting_findings(
 def _route_name(routing: Routing, task: Any) -> str:
     """Which part of the routing sends ``task``'s questions where they go (by its workspace,
     labels and priority)."""
-    rule = routing.rule_for_task(task)
+    rule = routing.rule_for(task)
     if rule is None:
         return "the default channel"
     where = f" ({routing.source}:{rule.line})" if routing.source else ""

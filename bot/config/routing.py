@@ -180,21 +180,14 @@ class Routing(BaseModel):
         """Whether any route (or the defaults) asks for reminders or an escalation."""
         return self.default_followups.any or any(rule.followups.any for rule in self.rules)
 
-    def route_for(
-        self,
-        workspace_id: str,
-        workspace_name: str = "",
-        *,
-        labels: Iterable[str] = (),
-        priority: str = "",
-    ) -> Route | None:
-        """The route of a task in this workspace (matched by id, or by name ignoring case)
-        with these labels and priority: the first rule whose every criterion matches.
+    def route_for(self, task: TaskInfo) -> Route | None:
+        """The route of a task (its workspace, matched by id or by name ignoring case, labels
+        and priority): the first rule whose every criterion matches.
 
         None only when no rule matches and no default channel is configured: then the
         question has nowhere to go (start-up reports this for known workspaces).
         """
-        rule = self.rule_for(workspace_id, workspace_name, labels=labels, priority=priority)
+        rule = self.rule_for(task)
         if rule is not None:
             channel = rule.channel or self.default_channel
             if not channel:
@@ -208,31 +201,14 @@ class Routing(BaseModel):
             followups=self.default_followups,
         )
 
-    def rule_for(
-        self,
-        workspace_id: str,
-        workspace_name: str = "",
-        *,
-        labels: Iterable[str] = (),
-        priority: str = "",
-    ) -> RouteRule | None:
+    def rule_for(self, task: TaskInfo) -> RouteRule | None:
         """The first rule that matches (None: the defaults apply)."""
-        labels = tuple(labels)
         for rule in self.rules:
-            if rule.matches_task(workspace_id, workspace_name, labels, priority):
+            if rule.matches_task(
+                task.workspace_id, task.workspace_name, task.labels, task.priority
+            ):
                 return rule
         return None
-
-    def route_for_task(self, task: TaskInfo) -> Route | None:
-        """The route of a task (its workspace, labels and priority)."""
-        return self.route_for(
-            task.workspace_id, task.workspace_name, labels=task.labels, priority=task.priority
-        )
-
-    def rule_for_task(self, task: TaskInfo) -> RouteRule | None:
-        return self.rule_for(
-            task.workspace_id, task.workspace_name, labels=task.labels, priority=task.priority
-        )
 
     def channels(self) -> list[str]:
         """Every channel cards can go to (default first), without duplicates."""

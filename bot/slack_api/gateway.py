@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -86,9 +87,12 @@ class SlackGateway:
 
     def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
         """The ts of a card for ``pending_id`` already in ``channel`` (posted before a crash)."""
-        history = {"oldest": f"{oldest:.6f}"}
-        match = (CARD_EVENT_TYPE, "pending_id", pending_id)
-        return self._find("conversations.history", channel, match, history)
+        return _find(
+            lambda cursor: self._call(
+                "conversations.history", channel=channel, oldest=f"{oldest:.6f}", **_page(cursor)
+            ),
+            (CARD_EVENT_TYPE, "pending_id", pending_id),
+        )
 
     def post_reply(self, channel: str, thread_ts: str, text: str, pending_id: str, key: str) -> str:
         """Reply in a card's thread (``text`` may mention people: replies notify, cards do
@@ -109,35 +113,12 @@ class SlackGateway:
 
     def find_reply(self, channel: str, thread_ts: str, key: str) -> str | None:
         """The ts of the reply ``key`` already in the thread (posted before a crash)."""
-        return self._find(
-            "conversations.replies", channel, (REPLY_EVENT_TYPE, "key", key), {"ts": thread_ts}
+        return _find(
+            lambda cursor: self._call(
+                "conversations.replies", channel=channel, ts=thread_ts, **_page(cursor)
+            ),
+            (REPLY_EVENT_TYPE, "key", key),
         )
-
-    def _find(
-        self, method: str, channel: str, match: tuple[str, str, str], params: dict[str, str]
-    ) -> str | None:
-        """The ts of the first message ``method`` lists (at most 20 pages of 200) whose
-        metadata is of event type ``match[0]`` with ``match[1]`` equal to ``match[2]``."""
-        event_type, field, value = match
-        cursor = None
-        for _ in range(20):
-            resp = self._call(
-                method,
-                channel=channel,
-                limit=200,
-                include_all_metadata=True,
-                cursor=cursor,
-                **params,
-            )
-            for msg in resp.get("messages") or []:
-                meta = msg.get("metadata") or {}
-                payload = meta.get("event_payload") or {}
-                if meta.get("event_type") == event_type and payload.get(field) == value:
-                    return str(msg["ts"])
-            cursor = (resp.get("response_metadata") or {}).get("next_cursor")
-            if not cursor:
-                return None
-        return None
 
     def open_dm(self, user_id: str) -> str:
         """The id of the bot's direct-message conversation with ``user_id`` (``im:write``)."""
@@ -296,3 +277,26 @@ def _posted_ts(resp: Any) -> str:
     if not isinstance(ts, str) or not ts:
         raise UnexpectedReply("chat.postMessage", "ts")
     return ts
+
+
+def _page(cursor: str | None) -> dict[str, Any]:
+    """One page of a history search: 200 messages with their metadata, from ``cursor``."""
+    return {"limit": 200, "include_all_metadata": True, "cursor": cursor}
+
+
+def _find(page: Callable[[str | None], Any], match: tuple[str, str, str]) -> str | None:
+    """The ts of the first message of at most 20 ``page``s whose metadata is of event type
+    ``match[0]`` with ``match[1]`` equal to ``match[2]``."""
+    event_type, field, value = match
+    cursor = None
+    for _ in range(20):
+        resp = page(cursor)
+        for msg in resp.get("messages") or []:
+            meta = msg.get("metadata") or {}
+            payload = meta.get("event_payload") or {}
+            if meta.get("event_type") == event_type and payload.get(field) == value:
+                return str(msg["ts"])
+        cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+        if not cursor:
+            return None
+    return None

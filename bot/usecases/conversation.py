@@ -103,7 +103,7 @@ class ConversationService:
     def _earlier(self, card: Card) -> Earlier:
         """Earlier answers to the same question, with links to their cards (from the store;
         the permalinks from Slack, remembered)."""
-        route = self.routing.route_for_task(card.task)
+        route = self.routing.route_for(card.task)
         if route is None:
             return ()
         try:

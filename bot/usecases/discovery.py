@@ -245,7 +245,7 @@ class Discovery:
             task = self.tasks.info(bundle.task_id)
         except TaskUnknown as exc:
             return self._cannot_route(bundle.pending_id, exc.reason)
-        route = self.routing.route_for_task(task)
+        route = self.routing.route_for(task)
         if route is None:
             name = task.workspace_name or task.workspace_id
             reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"

@@ -110,7 +110,7 @@ class PastAnswers:
             key, route.channel, exclude=bundle.pending_id, limit=_CANDIDATES
         )
         for card in candidates:
-            if self.routing.route_for_task(card.task) != route:
+            if self.routing.route_for(card.task) != route:
                 continue
             past = past_answer(card)
             if past is not None:

@@ -31,7 +31,7 @@ class Permissions:
         self.slack = slack
 
     def route_of(self, task: TaskInfo) -> Route | None:
-        return self.routing.route_for_task(task)
+        return self.routing.route_for(task)
 
     def may_act(
         self, card: Card, user_id: str, *, in_channel: bool = False, strict: bool = False

@@ -118,7 +118,7 @@ class WaitingQueue:
             # Its route decides who may answer: without it, nobody may (fail closed).
             log.warning("cannot look up bundle %s in Kandev: %s", pending_id, exc)
             return None
-        route = self.routing.route_for_task(task)
+        route = self.routing.route_for(task)
         return Card(
             pending_id=bundle.pending_id,
             task_id=bundle.task_id,

@@ -153,9 +153,7 @@ def test_free_text_limit_counts_code_points_after_stripping(one_question):
 
 
 def test_subset_modal_cannot_be_submitted_without_the_other_questions(three_questions, task):
-    view = build_answer_modal(
-        three_questions, task, FormPlace(**WHERE), question_ids=["cache"]
-    )
+    view = build_answer_modal(three_questions, task, FormPlace(**WHERE), question_ids=["cache"])
     assert_valid_view(view)
     assert list(inputs(view)) == ["kq_choice:1:cache", "kq_text:1:cache"]
     errors = parse_answer_submission(three_questions, pick("kq_choice:1:cache", "q2_opt1"))

@@ -8,6 +8,7 @@ import pytest
 from bot.config.followups import FollowUps, describe_duration, mentions, parse_duration
 from bot.config.routing import RoutingError
 from bot.config.routing_file import parse_routing
+from bot.core.domain import TaskInfo
 
 GOOD = """\
 [defaults]
@@ -28,6 +29,11 @@ escalate_mention = ["S0LEADS"]
 [[route]]
 workspace = "Quiet"
 """
+
+
+def ws(workspace_id: str, workspace_name: str) -> TaskInfo:
+    """A task of the workspace with this id and name (no labels, the default priority)."""
+    return TaskInfo(task_id="t", workspace_id=workspace_id, workspace_name=workspace_name)
 
 
 def errors(text: str) -> list[str]:
@@ -52,9 +58,9 @@ def test_durations() -> None:
 
 def test_routes_take_each_absent_key_from_the_defaults() -> None:
     routing = parse_routing(GOOD, "routes.toml")
-    platform = routing.route_for("ws-p", "Platform")
-    quiet = routing.route_for("ws-q", "Quiet")
-    other = routing.route_for("ws-o", "Other")
+    platform = routing.route_for(ws("ws-p", "Platform"))
+    quiet = routing.route_for(ws("ws-q", "Quiet"))
+    other = routing.route_for(ws("ws-o", "Other"))
     assert platform is not None and quiet is not None and other is not None
     assert platform.followups == FollowUps(
         remind_after=90,

@@ -6,6 +6,7 @@ import pytest
 
 from bot.config.routing import Route, Routing, RoutingError
 from bot.config.routing_file import load_routing, parse_routing
+from bot.core.domain import TaskInfo
 from bot.kandev.models import Workspace
 
 #: The reminder and escalation keys, allowed in [defaults] and [[route]] after the others.
@@ -34,6 +35,11 @@ channel = "G0MOBILE"
 """
 
 
+def ws(workspace_id: str, workspace_name: str) -> TaskInfo:
+    """A task of the workspace with this id and name (no labels, the default priority)."""
+    return TaskInfo(task_id="t", workspace_id=workspace_id, workspace_name=workspace_name)
+
+
 def errors(text: str, source: str = "routes.toml") -> list[str]:
     with pytest.raises(RoutingError) as caught:
         parse_routing(text, source)
@@ -50,14 +56,14 @@ def test_parses_the_documented_example() -> None:
 
 def test_route_for_matches_by_name_ignoring_case() -> None:
     routing = parse_routing(EXAMPLE)
-    assert routing.route_for("some-id", "platform") == Route(
+    assert routing.route_for(ws("some-id", "platform")) == Route(
         channel="C0PLATFORM", answerers=frozenset({"U0ANA", "S0ONCALL"})
     )
 
 
 def test_route_for_matches_by_id_and_inherits_the_default_channel() -> None:
     routing = parse_routing(EXAMPLE)
-    assert routing.route_for("ws-1234", "Renamed") == Route(
+    assert routing.route_for(ws("ws-1234", "Renamed")) == Route(
         channel="C0DEFAULT", answerers=frozenset({"W0BOB"})
     )
 
@@ -68,29 +74,29 @@ def test_route_without_answerers_inherits_the_default_answerers() -> None:
         '[[route]]\nworkspace = "Mobile"\nchannel = "C0MOB"\n'
         '[[route]]\nworkspace = "Open"\nanswerers = []\n'
     )
-    assert routing.route_for("x", "Mobile") == Route(channel="C0MOB", answerers={"U0LEAD"})
-    assert routing.route_for("y", "Open") == Route(channel="C0D", answerers=frozenset())
-    assert routing.route_for("z", "Other") == Route(channel="C0D", answerers={"U0LEAD"})
+    assert routing.route_for(ws("x", "Mobile")) == Route(channel="C0MOB", answerers={"U0LEAD"})
+    assert routing.route_for(ws("y", "Open")) == Route(channel="C0D", answerers=frozenset())
+    assert routing.route_for(ws("z", "Other")) == Route(channel="C0D", answerers={"U0LEAD"})
 
 
 def test_unrouted_workspace_falls_back_to_defaults_then_env() -> None:
-    assert parse_routing(EXAMPLE).route_for("zz", "Other") == Route(channel="C0DEFAULT")
+    assert parse_routing(EXAMPLE).route_for(ws("zz", "Other")) == Route(channel="C0DEFAULT")
     routing = parse_routing(
         '[[route]]\nworkspace = "A"\nchannel = "C0A"\n', fallback_channel="C0ENV"
     )
-    assert routing.route_for("zz", "Other") == Route(channel="C0ENV")
+    assert routing.route_for(ws("zz", "Other")) == Route(channel="C0ENV")
     assert routing.channels() == ["C0ENV", "C0A"]
 
 
 def test_no_default_channel_means_no_route_for_unrouted_workspaces() -> None:
     routing = parse_routing('[[route]]\nworkspace = "A"\nchannel = "C0A"\n')
-    assert routing.route_for("zz", "Other") is None
-    assert routing.route_for("zz", "A") == Route(channel="C0A")
+    assert routing.route_for(ws("zz", "Other")) is None
+    assert routing.route_for(ws("zz", "A")) == Route(channel="C0A")
 
 
 def test_without_a_file_everything_goes_to_the_env_channel() -> None:
     routing = load_routing(None, "C0ENV")
-    assert routing.route_for("any", "thing") == Route(channel="C0ENV")
+    assert routing.route_for(ws("any", "thing")) == Route(channel="C0ENV")
 
 
 def test_load_routing_reads_the_file(tmp_path) -> None:

@@ -47,13 +47,13 @@ def errors(text: str) -> list[str]:
 def test_the_readme_example_routes_by_priority_then_workspace_and_labels() -> None:
     routing = parse_routing(README_EXAMPLE)
     oncall = Route(channel="C0ONCALL", answerers=frozenset({"S0ONCALL"}))
-    assert routing.route_for_task(task(priority="critical", labels=["database"])) == oncall
-    assert routing.route_for_task(task("Other", priority="critical")) == oncall
-    assert routing.route_for_task(task(labels=["database", "infra"])) == Route(channel="C0DBA")
-    assert routing.route_for_task(task(labels=["DataBase"])) == Route(channel="C0DBA")
-    assert routing.route_for_task(task(labels=["infra"])) == Route(channel="C0DEFAULT")
-    assert routing.route_for_task(task("Mobile", labels=["database"])) == Route(channel="C0DEFAULT")
-    assert routing.route_for_task(task(priority="high")) == Route(channel="C0DEFAULT")
+    assert routing.route_for(task(priority="critical", labels=["database"])) == oncall
+    assert routing.route_for(task("Other", priority="critical")) == oncall
+    assert routing.route_for(task(labels=["database", "infra"])) == Route(channel="C0DBA")
+    assert routing.route_for(task(labels=["DataBase"])) == Route(channel="C0DBA")
+    assert routing.route_for(task(labels=["infra"])) == Route(channel="C0DEFAULT")
+    assert routing.route_for(task("Mobile", labels=["database"])) == Route(channel="C0DEFAULT")
+    assert routing.route_for(task(priority="high")) == Route(channel="C0DEFAULT")
 
 
 def test_every_listed_label_must_be_present_and_any_priority_matches() -> None:
@@ -61,25 +61,23 @@ def test_every_listed_label_must_be_present_and_any_priority_matches() -> None:
         '[defaults]\nchannel = "C0D"\n'
         '[[route]]\nlabels = ["db", "prod"]\npriority = ["high", "critical"]\nchannel = "C0X"\n'
     )
-    assert routing.route_for_task(task(labels=["db", "prod"], priority="high")).channel == "C0X"
-    assert routing.route_for_task(task(labels=["db", "prod"], priority="critical")).channel == (
-        "C0X"
-    )
-    assert routing.route_for_task(task(labels=["db"], priority="high")).channel == "C0D"
-    assert routing.route_for_task(task(labels=["db", "prod"], priority="low")).channel == "C0D"
+    assert routing.route_for(task(labels=["db", "prod"], priority="high")).channel == "C0X"
+    assert routing.route_for(task(labels=["db", "prod"], priority="critical")).channel == ("C0X")
+    assert routing.route_for(task(labels=["db"], priority="high")).channel == "C0D"
+    assert routing.route_for(task(labels=["db", "prod"], priority="low")).channel == "C0D"
 
 
 def test_a_task_without_priority_counts_as_medium() -> None:
     routing = parse_routing('[[route]]\npriority = ["medium"]\nchannel = "C0M"\n')
-    assert routing.route_for_task(task(priority="")) == Route(channel="C0M")
+    assert routing.route_for(task(priority="")) == Route(channel="C0M")
 
 
 def test_the_route_taken_is_named_for_check() -> None:
     routing = parse_routing(README_EXAMPLE)
-    rule = routing.rule_for_task(task(labels=["database"]))
+    rule = routing.rule_for(task(labels=["database"]))
     assert rule is not None
     assert rule.describe() == "route at line 9 (workspace 'Platform'; labels database)"
-    assert routing.rule_for_task(task(labels=["x"])) is None
+    assert routing.rule_for(task(labels=["x"])) is None
 
 
 def test_an_empty_route_is_a_start_up_error_naming_its_line() -> None:
@@ -171,6 +169,12 @@ def test_first_rule_whose_every_criterion_matches_wins(rules, workspace, labels,
             expected = f"C0R{n}"
             break
     route = routing.route_for(
-        f"id-{workspace}", workspace, labels=sorted(labels), priority=priority
+        TaskInfo(
+            task_id="t",
+            workspace_id=f"id-{workspace}",
+            workspace_name=workspace,
+            labels=tuple(sorted(labels)),
+            priority=priority,
+        )
     )
     assert route is not None and route.channel == expected

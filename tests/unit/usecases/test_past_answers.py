@@ -66,7 +66,7 @@ def test_never_from_another_channel_or_route(store, posted):
     bundle = numbered_bundle(2, q())
     task = first.task
     same = Routing(default_channel=CHANNEL)
-    route = same.route_for_task(task)
+    route = same.route_for(task)
     assert route is not None
     assert [p.pending_id for p in PastAnswers(store.cards, same).earlier(bundle, task, route)] == [
         first.pending_id
