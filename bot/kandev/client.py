@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 from urllib.parse import quote
-
-import httpx
 
 from bot.core.clarification import Answer, Bundle
 from bot.kandev import conversation, respond
 from bot.kandev.cache import TtlCache
 from bot.kandev.errors import KandevNotFoundError, KandevProtocolError
-from bot.kandev.http import KandevHttp
+from bot.kandev.http import HttpOptions, KandevHttp
 from bot.kandev.mcp import McpSession
 from bot.kandev.models import (
     FinalState,
@@ -71,22 +69,12 @@ class KandevClient:
         base_url: str,
         token: str | None = None,
         *,
-        timeout: float = 10.0,
-        retry_attempts: int = 5,
-        retry_max_wait: float = 4.0,
         cache_ttl: float = 45.0,
         conversation_page_size: int = 100,
         conversation_max_pages: int = 50,
-        transport: httpx.BaseTransport | None = None,
+        **http: Unpack[HttpOptions],
     ):
-        self._http = KandevHttp(
-            base_url,
-            token,
-            timeout=timeout,
-            retry_attempts=retry_attempts,
-            retry_max_wait=retry_max_wait,
-            transport=transport,
-        )
+        self._http = KandevHttp(base_url, token, **http)
         self._mcp = McpSession(self._http)
         self._tasks: TtlCache[Task] = TtlCache(cache_ttl)
         self._workspaces: TtlCache[list[Workspace]] = TtlCache(cache_ttl)

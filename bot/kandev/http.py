@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 from tenacity import (
@@ -142,6 +142,18 @@ def rest_route(method: str, path: str) -> str:
 
 def auth_headers(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+class HttpOptions(TypedDict, total=False):
+    """How :class:`KandevHttp` talks to Kandev (its keyword arguments, for the callers that
+    pass them on)."""
+
+    timeout: float
+    retry_attempts: int
+    retry_max_wait: float
+    retry_initial_wait: float
+    max_retry_after: float
+    transport: httpx.BaseTransport | None
 
 
 class KandevHttp:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import insert, select
 
 from bot.store.base import Repository
@@ -54,16 +56,9 @@ class AuditRepository(Repository):
             stmt = stmt.where(audit_log.c.pending_id == pending_id)
         with self._read() as conn:
             rows = conn.execute(stmt).all()
-        return [
-            AuditEntry(
-                id=row.id,
-                at=row.at,
-                pending_id=row.pending_id,
-                user=row.user_id,
-                action=row.action,
-                source=row.source,
-                result=row.result,
-                detail=row.detail,
-            )
-            for row in rows
-        ]
+        return [AuditEntry(user=row.user_id, **_entry_columns(row)) for row in rows]
+
+
+def _entry_columns(row: Any) -> dict[str, Any]:
+    """The columns of an audit_log row that an AuditEntry takes by the same name."""
+    return {name: value for name, value in row._mapping.items() if name != "user_id"}

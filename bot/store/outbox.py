@@ -22,24 +22,13 @@ _FAILED = OutboxStatus.FAILED.value
 _FINISHED = (OutboxStatus.DONE.value, _FAILED)
 
 
+#: The outbox columns an OutboxItem names otherwise (every other column is its field).
+_FIELD_OF = {"dedupe_key": "key", "payload_json": "payload"}
+
+
 def _item(row: Any) -> OutboxItem:
-    return OutboxItem(
-        id=row.id,
-        kind=row.kind,
-        key=row.dedupe_key,
-        channel=row.channel,
-        payload=json.loads(row.payload_json),
-        status=OutboxStatus(row.status),
-        attempts=row.attempts,
-        not_before=row.not_before,
-        lease_owner=row.lease_owner,
-        lease_until=row.lease_until,
-        last_error=row.last_error,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        finished_at=row.finished_at,
-        slot_at=row.slot_at,
-    )
+    values = {_FIELD_OF.get(name, name): value for name, value in row._mapping.items()}
+    return OutboxItem(**{**values, "payload": json.loads(values["payload"])})
 
 
 class OutboxRepository(PaceMixin):
