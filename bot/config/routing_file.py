@@ -301,6 +301,21 @@ def _line_of(problem: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+#: Follow-up keys that make sense only with another: (key, the key it needs, how it is said).
+_NEEDS = (
+    ("remind_every", "remind_after", ""),
+    ("max_reminders", "remind_after", ""),
+    ("mention", "remind_after", "is who reminders notify; it needs"),
+    ("escalate_after", "escalate_to", ""),
+    ("escalate_to", "escalate_after", ""),
+    ("escalate_mention", "escalate_to", ""),
+)
+_NEEDED_FOR = {
+    "remind_every": " (when the first reminder is sent)",
+    "escalate_after": " (a channel id, or a user id for a direct message)",
+}
+
+
 def _followups(
     table: _FollowUpsFile, defaults: _FollowUpsFile | None, where: Where, problems: list[str]
 ) -> FollowUps:
@@ -315,24 +330,9 @@ def _followups(
 
     remind_after, remind_every = pick("remind_after"), pick("remind_every")
     escalate_after, escalate_to = pick("escalate_after"), pick("escalate_to")
-    if table.remind_every is not None and remind_after is None:
-        found.append(
-            f"{where('remind_every')}: remind_every needs remind_after (when the first "
-            "reminder is sent)"
-        )
-    if table.max_reminders is not None and remind_after is None:
-        found.append(f"{where('max_reminders')}: max_reminders needs remind_after")
-    if table.mention is not None and remind_after is None:
-        found.append(f"{where('mention')}: mention is who reminders notify; it needs remind_after")
-    if table.escalate_after is not None and escalate_to is None:
-        found.append(
-            f"{where('escalate_after')}: escalate_after needs escalate_to (a channel id, or a "
-            "user id for a direct message)"
-        )
-    if table.escalate_to is not None and escalate_after is None:
-        found.append(f"{where('escalate_to')}: escalate_to needs escalate_after")
-    if table.escalate_mention is not None and escalate_to is None:
-        found.append(f"{where('escalate_mention')}: escalate_mention needs escalate_to")
+    for key, needed, why in _NEEDS:
+        if getattr(table, key) is not None and pick(needed) is None:
+            found.append(f"{where(key)}: {key} {why or 'needs'} {needed}{_NEEDED_FOR.get(key, '')}")
     problems += sorted(found, key=_line_of)
     max_reminders = pick("max_reminders")
     return FollowUps(

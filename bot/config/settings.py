@@ -18,6 +18,7 @@ from pydantic import (
     PrivateAttr,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -45,6 +46,15 @@ Mode = Literal["http", "socket"]
 
 
 #: RETENTION_DAYS bounds: at least a day, at most a century.
+#: Settings that must not hold a Slack token, and what to say when one does.
+NOT_SLACK_TOKENS = {
+    "slack_signing_secret": "SLACK_SIGNING_SECRET looks like a token; use the Signing Secret "
+    "from Basic Information → App Credentials",
+    "kandev_token": "KANDEV_TOKEN looks like a Slack token; use a Kandev personal access token "
+    "(kandev_pat_…, Kandev settings → API tokens)",
+}
+
+
 class Settings(BaseSettings):
     """Every setting of kandev-slack. Build it with :func:`load_settings` (full validation)."""
 
@@ -117,23 +127,10 @@ class Settings(BaseSettings):
             f"SLACK_APP_TOKEN does not look like an app-level token; use {APP_TOKEN_HELP}"
         )
 
-    @field_validator("slack_signing_secret", mode="before")
+    @field_validator(*NOT_SLACK_TOKENS, mode="before")
     @classmethod
-    def _signing_secret(cls, value: Any) -> Any:
-        return not_a_slack_token(
-            value,
-            "SLACK_SIGNING_SECRET looks like a token; use the Signing Secret from "
-            "Basic Information → App Credentials",
-        )
-
-    @field_validator("kandev_token", mode="before")
-    @classmethod
-    def _kandev_token(cls, value: Any) -> Any:
-        return not_a_slack_token(
-            value,
-            "KANDEV_TOKEN looks like a Slack token; use a Kandev personal access token "
-            "(kandev_pat_…, Kandev settings → API tokens)",
-        )
+    def _not_a_slack_token(cls, value: Any, info: ValidationInfo) -> Any:
+        return not_a_slack_token(value, NOT_SLACK_TOKENS[info.field_name or ""])
 
     @field_validator("slack_api_url", mode="before")
     @classmethod
