@@ -46,6 +46,24 @@ Mode = Literal["http", "socket"]
 
 
 #: RETENTION_DAYS bounds: at least a day, at most a century.
+#: The Slack tokens: (the prefix each must have, what to say of a token of another kind, what
+#: to say of anything else).
+SLACK_TOKENS = {
+    "slack_bot_token": (
+        "xoxb-",
+        {
+            "xapp-": "SLACK_BOT_TOKEN looks like an app-level token (xapp-…); put it in "
+            "SLACK_APP_TOKEN",
+            "xoxp-": f"SLACK_BOT_TOKEN looks like a user token (xoxp-…); use {BOT_TOKEN_HELP}",
+        },
+        f"SLACK_BOT_TOKEN does not look like a bot token; use {BOT_TOKEN_HELP}",
+    ),
+    "slack_app_token": (
+        "xapp-",
+        {"xoxb-": "SLACK_APP_TOKEN looks like a bot token (xoxb-…); put it in SLACK_BOT_TOKEN"},
+        f"SLACK_APP_TOKEN does not look like an app-level token; use {APP_TOKEN_HELP}",
+    ),
+}
 #: Settings that must not hold a Slack token, and what to say when one does.
 NOT_SLACK_TOKENS = {
     "slack_signing_secret": "SLACK_SIGNING_SECRET looks like a token; use the Signing Secret "
@@ -95,37 +113,19 @@ class Settings(BaseSettings):
             return {**data, "kandev_public_url": data.get("kandev_url", "http://localhost:38429")}
         return data
 
-    @field_validator("slack_bot_token", mode="before")
+    @field_validator(*SLACK_TOKENS, mode="before")
     @classmethod
-    def _bot_token(cls, value: Any) -> Any:
-        text = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
-        if text.startswith("xoxb-"):
-            return value
-        if text.startswith("xapp-"):
-            raise ValueError(
-                "SLACK_BOT_TOKEN looks like an app-level token (xapp-…); put it in SLACK_APP_TOKEN"
-            )
-        if text.startswith("xoxp-"):
-            raise ValueError(
-                f"SLACK_BOT_TOKEN looks like a user token (xoxp-…); use {BOT_TOKEN_HELP}"
-            )
-        raise ValueError(f"SLACK_BOT_TOKEN does not look like a bot token; use {BOT_TOKEN_HELP}")
-
-    @field_validator("slack_app_token", mode="before")
-    @classmethod
-    def _app_token(cls, value: Any) -> Any:
-        if value is None:
+    def _slack_token(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.field_name == "slack_app_token":
             return None
+        prefix, wrong, otherwise = SLACK_TOKENS[info.field_name or ""]
         text = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
-        if text.startswith("xapp-"):
+        if text.startswith(prefix):
             return value
-        if text.startswith("xoxb-"):
-            raise ValueError(
-                "SLACK_APP_TOKEN looks like a bot token (xoxb-…); put it in SLACK_BOT_TOKEN"
-            )
-        raise ValueError(
-            f"SLACK_APP_TOKEN does not look like an app-level token; use {APP_TOKEN_HELP}"
-        )
+        for other, message in wrong.items():
+            if text.startswith(other):
+                raise ValueError(message)
+        raise ValueError(otherwise)
 
     @field_validator(*NOT_SLACK_TOKENS, mode="before")
     @classmethod
