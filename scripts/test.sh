@@ -12,4 +12,7 @@ python3 -m venv .venv
 .venv/bin/mypy bot
 # The whole suite runs every property as deep as it asks (the default "unit" profile bounds them).
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-full}"
-exec .venv/bin/pytest "$@"
+# Two workers (the machine's two cores; PYTEST_WORKERS to change): most e2e tests wait on
+# processes, leases and polls, so the suite takes ~60 % of its one-process time. A test file
+# stays on one worker (its module fixtures are made once); each worker has its own Kandev.
+exec .venv/bin/pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile "$@"
