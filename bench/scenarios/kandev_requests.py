@@ -32,6 +32,7 @@ LIST_CALL = "mcp list_pending_questions_kandev"
 CONVERSATION_CALL = "mcp get_task_conversation_kandev"
 LIST_PAGE = 200  # bundles a page of Kandev's list (the bot asks for the largest)
 EDIT_TIMEOUT_S = 30.0
+QUIET_TIMEOUT_S = 120.0  # how long the bot may take to settle before the idle window
 ANSWER = [Answer(question_id="q1", selected_options=["q1_opt1"])]
 
 
@@ -67,6 +68,8 @@ def measure(
     result = KandevRequests(waiting=waiting, poll_interval_s=poll_interval_s)
     url = bot.events_url.rsplit("/slack/", 1)[0] + "/metrics"
     window = cycles * poll_interval_s
+    if not _wait_quiet(url, poll_interval_s, result.list_pages):
+        result.problems.append("the bot never settled to one list read per poll interval")
     before, t0 = _counts(url), time.monotonic()
     time.sleep(window)
     idle, idle_s = _delta(before, _counts(url)), time.monotonic() - t0
@@ -103,6 +106,20 @@ def _respond(kandev: KandevClient, pending_id: str) -> str:
     except KandevError as exc:
         return f"{type(exc).__name__}: {exc}"
     return "" if isinstance(outcome, Won) else repr(outcome)[:200]
+
+
+def _wait_quiet(
+    url: str, interval_s: float, pages: int, timeout_s: float = QUIET_TIMEOUT_S
+) -> bool:
+    """Wait until a whole poll interval passes with no more list pages than one full read
+    (the listings and posts before the idle window have finished their own reads)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = _counts(url)
+        time.sleep(interval_s)
+        if _delta(before, _counts(url)).get(LIST_CALL, 0.0) <= pages:
+            return True
+    return False
 
 
 def _parts(by_call: dict[str, float]) -> tuple[float, float, float]:

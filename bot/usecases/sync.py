@@ -4,7 +4,7 @@
   ``poll_interval`` seconds and after every (re)connect of the push hints (``wakeup``). Its new
   bundles go to discovery (bot/usecases/discovery.py), the bundles that left it to the
   reconciler (bot/usecases/reconciler.py); claims left without a message and the purge are
-  retention's (bot/usecases/retention.py), every so often.
+  housekeeping's (bot/usecases/housekeeping.py), every so often.
 - The hints loop (``run_hints``): a hint announcing a new bundle reads only the newest part of
   the list (discovery); a hint that a session's pending action went away reads only that
   session's conversation, for the cards of that session (the reconciler), never the list.
@@ -29,6 +29,7 @@ from bot.kandev.hints import NewPending, Resolved
 from bot.ops.health import Health
 from bot.usecases.audit import Audit
 from bot.usecases.discovery import NEWEST_MARGIN_S, Discovery, DiscoveryCards, Unroutable
+from bot.usecases.housekeeping import Housekeeping, Purge, UnpostedCards
 from bot.usecases.past_answers import AnsweredCards, PastAnswers
 from bot.usecases.publisher import Publisher
 from bot.usecases.reconciler import (
@@ -38,7 +39,6 @@ from bot.usecases.reconciler import (
     SessionIndex,
     outcome_from_final,
 )
-from bot.usecases.retention import Purge, Retention, UnpostedCards
 from bot.usecases.tasks import TaskDirectory
 
 __all__ = ["NEWEST_MARGIN_S", "SyncEngine", "SyncReport", "Unroutable", "outcome_from_final"]
@@ -53,7 +53,7 @@ RESOLVED_RETRY_S = 0.5
 
 class SyncCards(DiscoveryCards, ReconcilerCards, UnpostedCards, AnsweredCards, Protocol):
     """What the loops' use-cases call on the cards (bot.store.CardsRepository): discovery's,
-    the reconciler's, retention's and, by default, past answers'."""
+    the reconciler's, housekeeping's and, by default, past answers'."""
 
 
 @dataclass
@@ -94,7 +94,7 @@ class SyncEngine:
     discovery: Discovery = field(init=False)
     reconciler: Reconciler = field(init=False)
     #: Re-queues claims left unposted and purges old records (``retention`` is its purge).
-    housekeeping: Retention = field(init=False)
+    housekeeping: Housekeeping = field(init=False)
     _resolved_retries: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -122,7 +122,7 @@ class SyncEngine:
             clock=self.clock,
             sessions=sessions,
         )
-        self.housekeeping = Retention(self.cards, self.retention, self.publisher)
+        self.housekeeping = Housekeeping(self.cards, self.retention, self.publisher)
 
     @property
     def unroutable(self) -> dict[str, Unroutable]:

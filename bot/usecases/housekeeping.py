@@ -38,7 +38,7 @@ class Posts(Protocol):
     def enqueue_post(self, card: Card) -> None: ...
 
 
-class Retention:
+class Housekeeping:
     """Re-queues unposted claims and purges old records, at most every ``every_s``."""
 
     def __init__(
