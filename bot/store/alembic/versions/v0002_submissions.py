@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from bot.store.ddl import Timestamp, forward_only
+from bot.store.ddl import Timestamp, forward_only, optional, required
 
 revision, down_revision = "0002", "0001"
 
@@ -14,13 +14,11 @@ def upgrade() -> None:
     op.create_table(
         "submissions",
         sa.Column("submission_key", sa.String, primary_key=True),
-        sa.Column("pending_id", sa.String, nullable=False),
-        sa.Column("user_id", sa.String, nullable=False),
-        sa.Column("payload_json", sa.Text, nullable=False),
-        sa.Column("result_json", sa.Text),
-        sa.Column("created_at", Timestamp, nullable=False),
-        sa.Column("leased_at", Timestamp, nullable=False),
-        sa.Column("finished_at", Timestamp),
+        *required(sa.String, "pending_id", "user_id"),
+        *required(sa.Text, "payload_json"),
+        *optional(sa.Text, "result_json"),
+        *required(Timestamp, "created_at", "leased_at"),
+        *optional(Timestamp, "finished_at"),
     )
     op.create_index("ix_submissions_pending", "submissions", ["pending_id"])
     op.create_index("ix_submissions_unfinished", "submissions", ["finished_at", "leased_at"])

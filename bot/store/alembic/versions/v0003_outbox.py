@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from bot.store.ddl import Id, Timestamp, forward_only
+from bot.store.ddl import Id, Timestamp, forward_only, optional, required
 
 revision, down_revision = "0003", "0002"
 
@@ -14,19 +14,18 @@ def upgrade() -> None:
     op.create_table(
         "outbox",
         sa.Column("id", Id, primary_key=True, autoincrement=True),
-        sa.Column("kind", sa.String, nullable=False),
+        *required(sa.String, "kind"),
         sa.Column("dedupe_key", sa.String, unique=True),
-        sa.Column("channel", sa.String),
-        sa.Column("payload_json", sa.Text, nullable=False),
-        sa.Column("status", sa.String, nullable=False),
-        sa.Column("attempts", sa.Integer, nullable=False),
-        sa.Column("not_before", Timestamp, nullable=False),
-        sa.Column("lease_owner", sa.String),
-        sa.Column("lease_until", Timestamp),
-        sa.Column("last_error", sa.Text, nullable=False),
-        sa.Column("created_at", Timestamp, nullable=False),
-        sa.Column("updated_at", Timestamp, nullable=False),
-        sa.Column("finished_at", Timestamp),
+        *optional(sa.String, "channel"),
+        *required(sa.Text, "payload_json"),
+        *required(sa.String, "status"),
+        *required(sa.Integer, "attempts"),
+        *required(Timestamp, "not_before"),
+        *optional(sa.String, "lease_owner"),
+        *optional(Timestamp, "lease_until"),
+        *required(sa.Text, "last_error"),
+        *required(Timestamp, "created_at", "updated_at"),
+        *optional(Timestamp, "finished_at"),
     )
     op.create_index("ix_outbox_due", "outbox", ["status", "not_before"])
     # These two came with the table before version 5 added them.

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
 
-from bot.store.ddl import forward_only
+from bot.store.ddl import create_unposted_index, forward_only
 
 revision, down_revision = "0005", "0004"
 
@@ -13,14 +12,7 @@ revision, down_revision = "0005", "0004"
 def upgrade() -> None:
     # A database created at version 1..4 by a later release already has them (they came with
     # its tables), one from an earlier release has not.
-    op.create_index(
-        "ix_cards_unposted",
-        "cards",
-        ["claimed_at"],
-        sqlite_where=sa.text("ts IS NULL"),
-        postgresql_where=sa.text("ts IS NULL"),
-        if_not_exists=True,
-    )
+    create_unposted_index(if_not_exists=True)
     op.create_index("ix_cards_resolved", "cards", ["resolved_at"], if_not_exists=True)
     op.create_index("ix_audit_log_at", "audit_log", ["at"], if_not_exists=True)
     op.create_index("ix_outbox_finished", "outbox", ["status", "finished_at"], if_not_exists=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from bot.store.ddl import Timestamp, forward_only
+from bot.store.ddl import Timestamp, forward_only, optional, required
 
 revision, down_revision = "0008", "0007"
 
@@ -14,23 +14,19 @@ def upgrade() -> None:
     op.create_table(
         "card_messages",
         sa.Column("key", sa.String, primary_key=True),
-        sa.Column("pending_id", sa.String, nullable=False),
-        sa.Column("kind", sa.String, nullable=False),
-        sa.Column("target", sa.String, nullable=False),
-        sa.Column("channel", sa.String),
-        sa.Column("ts", sa.String),
-        sa.Column("note", sa.Text, nullable=False),
-        sa.Column("created_at", Timestamp, nullable=False),
-        sa.Column("posted_at", Timestamp),
+        *required(sa.String, "pending_id", "kind", "target"),
+        *optional(sa.String, "channel", "ts"),
+        *required(sa.Text, "note"),
+        *required(Timestamp, "created_at"),
+        *optional(Timestamp, "posted_at"),
         sa.UniqueConstraint("channel", "ts", name="uq_card_messages_message"),
     )
     op.create_index("ix_card_messages_pending", "card_messages", ["pending_id"])
     op.create_table(
         "card_followups",
         sa.Column("pending_id", sa.String, primary_key=True),
-        sa.Column("reminders_sent", sa.Integer, nullable=False),
-        sa.Column("escalated", sa.Integer, nullable=False),
-        sa.Column("updated_at", Timestamp, nullable=False),
+        *required(sa.Integer, "reminders_sent", "escalated"),
+        *required(Timestamp, "updated_at"),
     )
 
 

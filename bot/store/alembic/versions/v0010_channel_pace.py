@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from bot.store.ddl import Timestamp, forward_only
+from bot.store.ddl import Timestamp, forward_only, required
 
 revision, down_revision = "0010", "0009"
 
@@ -15,9 +15,7 @@ def upgrade() -> None:
     op.create_table(
         "channel_pace",
         sa.Column("channel", sa.String, primary_key=True),
-        sa.Column("free_at", Timestamp, nullable=False),
-        sa.Column("cards_at", Timestamp, nullable=False),
-        sa.Column("follows_at", Timestamp, nullable=False),
+        *required(Timestamp, "free_at", "cards_at", "follows_at"),
     )
 
 
