@@ -164,13 +164,17 @@ class KandevClient:
         *,
         transport: Transport = "rest",
         resend: bool = False,
+        first_sent: datetime | None = None,
     ) -> Outcome:
         """Answer every question of a bundle (one :class:`Answer` per question).
 
         ``resend``: this very answer may have reached Kandev before (a process died while
-        sending it), so a ``Lost`` to exactly this content is that earlier attempt: ``Won``.
+        sending it), so a ``Lost`` to exactly this content may be that earlier attempt: it is
+        decided from Kandev's ``responded_at`` against ``first_sent``, when the submission was
+        first sent (default: now), see :func:`respond.settle`.
         """
-        return self._submit(pending_id, respond.Submission.answer(answers), transport, resend)
+        submission = respond.Submission.answer(answers)
+        return self._submit(pending_id, submission, transport, resend, first_sent)
 
     def reject(
         self,
@@ -179,12 +183,14 @@ class KandevClient:
         *,
         transport: Transport = "rest",
         resend: bool = False,
+        first_sent: datetime | None = None,
     ) -> Outcome:
         """Reject a whole bundle (Kandev hands ``reason`` to the agent; it is not stored).
 
-        ``resend``: as for :meth:`answer`.
+        ``resend``, ``first_sent``: as for :meth:`answer`.
         """
-        return self._submit(pending_id, respond.Submission.reject(reason), transport, resend)
+        submission = respond.Submission.reject(reason)
+        return self._submit(pending_id, submission, transport, resend, first_sent)
 
     def _submit(
         self,
@@ -192,10 +198,12 @@ class KandevClient:
         submission: respond.Submission,
         transport: Transport,
         resend: bool,
+        first_sent: datetime | None,
     ) -> Outcome:
         """Every reply becomes an Outcome (see respond.py); no reply at all raises
         KandevUnavailable (it surely did not reach Kandev), KandevUnconfirmed (it may have) or
         KandevAuthError."""
+        first_sent = first_sent or datetime.now(UTC)
         if transport == "rest":
             exchange = self._http.request(
                 "POST",
@@ -214,7 +222,9 @@ class KandevClient:
             maybe_duplicate = result.maybe_duplicate
         else:
             raise ValueError(f"unknown transport {transport!r} (use 'rest' or 'mcp')")
-        return respond.settle(outcome, submission, maybe_duplicate=maybe_duplicate or resend)
+        return respond.settle(
+            outcome, submission, maybe_duplicate=maybe_duplicate or resend, first_sent=first_sent
+        )
 
     def recorded(
         self,
@@ -224,11 +234,14 @@ class KandevClient:
         answers: list[Answer] | None = None,
         reason: str = "",
         session_id: str | None = None,
+        first_sent: datetime | None = None,
     ) -> Outcome | None:
         """What Kandev recorded for a bundle, read from its conversation (nothing is sent), as
         the outcome a submission of ``answers`` (None: a rejection with ``reason``) gets:
-        still pending → NotRecorded; answered/rejected exactly so → Won, otherwise → Lost;
-        cancelled/expired → NotActive. None when the conversation does not tell.
+        still pending → NotRecorded; answered/rejected otherwise → Lost; answered/rejected like
+        it → an uncertain Lost (the conversation does not say when, so not whose: see
+        :func:`respond.settle`); cancelled/expired → NotActive. None when the conversation does
+        not tell.
 
         Only meaningful once Kandev is done with every attempt (it replied, or the attempts
         are long past): an answer still being processed reads as pending."""
@@ -243,7 +256,7 @@ class KandevClient:
                 return NotRecorded("Kandev shows the question still waiting for an answer")
             case "answered" | "rejected":
                 lost = Lost(Resolution(status=state.status, answers=state.answers))
-                return respond.settle(lost, submission, maybe_duplicate=True)
+                return respond.settle(lost, submission, maybe_duplicate=True, first_sent=first_sent)
             case "cancelled" | "expired":
                 return NotActive(f"the question was {state.status}")
         return None
@@ -255,8 +268,11 @@ class KandevClient:
     ) -> FinalState:
         """How a bundle ended, from its task's clarification messages (newest pages first).
 
-        Without ``session_id`` Kandev reads the task's primary (else latest) session. An unknown
-        task, or a bundle not found in the conversation, gives status ``unknown``.
+        Without ``session_id`` Kandev reads the task's primary (else latest) session, which may
+        be newer than the bundle's: pass the bundle's own. Only a definite not-found (an unknown
+        task, a conversation read to its start without the bundle) gives status ``unknown``; a
+        reply that cannot be read (a tool error, a malformed or invalid page) raises a
+        :class:`~bot.kandev.errors.KandevError`: try again later, it is not an answer.
         """
         found = self._bundle_meta(task_id, pending_id, session_id)
         return (
@@ -295,9 +311,15 @@ class KandevClient:
             page = validate(conversation.ConversationPage, data)
             found.extend(conversation.bundle_messages(page.messages, pending_id))
             if conversation.is_complete(found) or not page.has_more or not page.cursor:
-                break
+                return found
             arguments["before"] = page.cursor
-        return found
+        if found:
+            return found
+        # Not "not found": the pages the bot reads ended before the conversation did.
+        raise KandevProtocolError(
+            f"{CONVERSATION_TOOL}: {pending_id} not in the last "
+            f"{self._conversation_max_pages} pages"
+        )
 
     # ---- a session's messages ---------------------------------------------------------
 

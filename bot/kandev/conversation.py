@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.clarification import Answer
+from bot.kandev.errors import KandevProtocolError
 from bot.kandev.models import FinalState, FinalStatus
 
 CLARIFICATION_TYPE = "clarification_request"
@@ -79,10 +80,16 @@ def is_complete(found: list[ClarificationMeta]) -> bool:
 
 
 def final_state(found: list[ClarificationMeta]) -> FinalState:
-    """The bundle's final state from the metadata of its questions (``unknown`` if none)."""
+    """The bundle's final state from the metadata of its questions (``unknown`` if none: not
+    in the conversation). Messages of the bundle whose statuses are none Kandev uses are not
+    an answer: they raise :class:`KandevProtocolError` (unreadable, try again)."""
     found = sorted(found, key=lambda md: md.question_index)
     statuses = {md.status for md in found}
-    status: FinalStatus = next((s for s in _PRECEDENCE if s in statuses), "unknown")
+    status: FinalStatus | None = next((s for s in _PRECEDENCE if s in statuses), None)
+    if status is None:
+        if found:
+            raise KandevProtocolError(f"clarification messages with status {sorted(statuses)!r}")
+        return FinalState(status="unknown")
     if status != "answered":
         return FinalState(status=status)
     answers = [

@@ -115,8 +115,16 @@ class Won(_Claimed):
     """This call claimed the bundle; ``resolution`` is what was recorded."""
 
 
+@dataclass(frozen=True)
 class Lost(_Claimed):
-    """Someone else claimed it first; ``resolution`` is the winner's."""
+    """Someone else claimed it first; ``resolution`` is the winner's.
+
+    ``uncertain``: the winner's resolution is like this submission's and was recorded while an
+    earlier attempt of it may have been on its way (a maybe-delivered call, a re-send), and
+    what Kandev recorded cannot tell whose it was: the winner is "in Kandev", and the person
+    must hear that someone else may have answered first."""
+
+    uncertain: bool = False
 
 
 @dataclass(frozen=True)
