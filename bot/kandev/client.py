@@ -239,9 +239,9 @@ class KandevClient:
         """What Kandev recorded for a bundle, read from its conversation (nothing is sent), as
         the outcome a submission of ``answers`` (None: a rejection with ``reason``) gets:
         still pending → NotRecorded; answered/rejected otherwise → Lost; answered/rejected like
-        it → an uncertain Lost (the conversation does not say when, so not whose: see
-        :func:`respond.settle`); cancelled/expired → NotActive. None when the conversation does
-        not tell.
+        it → decided by when Kandev recorded it against ``first_sent`` (see
+        :func:`respond.settle`: Won, Lost, or an uncertain Lost when that cannot be told);
+        cancelled/expired → NotActive. None when the conversation does not tell.
 
         Only meaningful once Kandev is done with every attempt (it replied, or the attempts
         are long past): an answer still being processed reads as pending."""
@@ -255,7 +255,10 @@ class KandevClient:
             case "pending":
                 return NotRecorded("Kandev shows the question still waiting for an answer")
             case "answered" | "rejected":
-                lost = Lost(Resolution(status=state.status, answers=state.answers))
+                resolution = Resolution(
+                    status=state.status, answers=state.answers, responded_at=state.responded_at
+                )
+                lost = Lost(resolution)
                 return respond.settle(lost, submission, maybe_duplicate=True, first_sent=first_sent)
             case "cancelled" | "expired":
                 return NotActive(f"the question was {state.status}")

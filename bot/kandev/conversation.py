@@ -3,9 +3,13 @@
 Kandev records one conversation message per question of a bundle, with ``metadata.pending_id``,
 ``metadata.question_id``, ``metadata.status`` (pending/answered/rejected/cancelled/expired) and,
 once answered, ``metadata.response`` (``question_id``, ``selected_options``, ``custom_text``).
+A decided message's ``updated_at`` is when Kandev recorded the resolution (seen on the wire: the
+same instant as the respond reply's ``responded_at``).
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +40,8 @@ class ClarificationMeta(BaseModel):
     question_total: int = 0
     status: str = ""
     response: _Response | None = None
+    #: The message's ``updated_at`` (set by :func:`bundle_messages`, not part of the metadata).
+    updated_at: datetime | None = None
 
 
 class ConversationMessage(BaseModel):
@@ -44,6 +50,7 @@ class ConversationMessage(BaseModel):
     id: str = ""
     type: str = ""
     metadata: ClarificationMeta = Field(default_factory=ClarificationMeta)
+    updated_at: datetime | None = None
 
 
 class ConversationPage(BaseModel):
@@ -65,7 +72,7 @@ def bundle_messages(
 ) -> list[ClarificationMeta]:
     """The clarification metadata of ``pending_id``'s questions, in question order."""
     found = [
-        m.metadata
+        m.metadata.model_copy(update={"updated_at": m.updated_at})
         for m in messages
         if m.type == CLARIFICATION_TYPE and m.metadata.pending_id == pending_id
     ]
@@ -90,8 +97,11 @@ def final_state(found: list[ClarificationMeta]) -> FinalState:
         if found:
             raise KandevProtocolError(f"clarification messages with status {sorted(statuses)!r}")
         return FinalState(status="unknown")
+    # When Kandev recorded the resolution: the earliest decided message's update (None: unsaid).
+    times = [md.updated_at for md in found if md.status == status and md.updated_at is not None]
+    responded_at = min(times) if times and status in ("answered", "rejected") else None
     if status != "answered":
-        return FinalState(status=status)
+        return FinalState(status=status, responded_at=responded_at)
     answers = [
         Answer(
             question_id=md.response.question_id or md.question_id,
@@ -101,4 +111,4 @@ def final_state(found: list[ClarificationMeta]) -> FinalState:
         for md in found
         if md.status == "answered" and md.response is not None
     ]
-    return FinalState(status="answered", answers=answers)
+    return FinalState(status="answered", answers=answers, responded_at=responded_at)

@@ -34,6 +34,8 @@ class FinalState(_Wire):
 
     status: FinalStatus
     answers: list[Answer] = Field(default_factory=list)
+    #: When Kandev recorded an answer or rejection (its messages' update time; None: unsaid).
+    responded_at: datetime | None = None
 
 
 #: Kandev's task priorities; ``medium`` is the default.

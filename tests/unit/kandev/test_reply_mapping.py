@@ -257,3 +257,27 @@ def test_recorded_of_a_bundle_the_conversation_does_not_show_is_unknown():
     fake = FakeMcp({"get_task_conversation_kandev": lambda a: {"messages": [], "has_more": False}})
     respx.post(f"{BASE}/mcp").mock(side_effect=fake)
     assert client().recorded("t1", "p1", answers=None, reason="no") is None
+
+
+@pytest.mark.parametrize(
+    ("recorded_after_s", "uncertain", "won"),
+    [(5.0, False, True), (-5.0, False, False), (-0.5, True, False), (None, True, False)],
+)
+@respx.mock
+def test_recorded_like_ours_is_decided_by_when_kandev_updated_the_messages(
+    recorded_after_s, uncertain, won
+):
+    """A decided message's ``updated_at`` is when Kandev recorded the resolution: after this
+    submission was first sent, ours; well before, someone else's; else it cannot be told."""
+    first_sent = datetime.now(UTC)
+    message = clarification("p1", "db", 0, 1, "rejected")
+    if recorded_after_s is not None:
+        at = first_sent + timedelta(seconds=recorded_after_s)
+        message["updated_at"] = at.isoformat()
+    fake = FakeMcp(
+        {"get_task_conversation_kandev": lambda a: {"messages": [message], "has_more": False}}
+    )
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    found = client().recorded("t1", "p1", answers=None, reason="no", first_sent=first_sent)
+    assert isinstance(found, Won) == won, found
+    assert (isinstance(found, Lost) and found.uncertain) == uncertain, found
