@@ -32,6 +32,7 @@ from bot.kandev.replies import (
     MessagePage,
     RawPendingPage,
     WorkspaceList,
+    created_at_of,
     json_200,
     rfc3339,
     validate,
@@ -132,7 +133,7 @@ class KandevClient:
                 if not isinstance(pending_id, str) or not pending_id:
                     raise KandevProtocolError(f"{LIST_PENDING_TOOL}: a bundle without pending_id")
                 if pending_id in known:
-                    created = _created_at(created_at)
+                    created = created_at_of(created_at, LIST_PENDING_TOOL)
                 else:
                     bundle = validate(Bundle, raw)
                     new.append(bundle)
@@ -277,7 +278,7 @@ class KandevClient:
         reply that cannot be read (a tool error, a malformed or invalid page) raises a
         :class:`~bot.kandev.errors.KandevError`: try again later, it is not an answer.
         """
-        found = self._bundle_meta(task_id, pending_id, session_id)
+        found = self._bundle_meta(task_id, pending_id, session_id, whole=True)
         return (
             conversation.final_state(found) if found is not None else FinalState(status="unknown")
         )
@@ -294,9 +295,11 @@ class KandevClient:
         return max((md.question_total for md in found), default=0)
 
     def _bundle_meta(
-        self, task_id: str, pending_id: str, session_id: str | None
+        self, task_id: str, pending_id: str, session_id: str | None, *, whole: bool = False
     ) -> list[conversation.ClarificationMeta] | None:
-        """The clarification metadata of one bundle's questions (None: unknown task)."""
+        """The clarification metadata of one bundle's questions (None: unknown task).
+        ``whole``: not finding the bundle in the pages read must mean it is not there (else
+        KandevProtocolError: the conversation is longer than the pages the bot reads)."""
         arguments: dict[str, Any] = {
             "task_id": task_id,
             "message_types": [conversation.CLARIFICATION_TYPE],
@@ -316,7 +319,7 @@ class KandevClient:
             if conversation.is_complete(found) or not page.has_more or not page.cursor:
                 return found
             arguments["before"] = page.cursor
-        if found:
+        if found or not whole:
             return found
         # Not "not found": the pages the bot reads ended before the conversation did.
         raise KandevProtocolError(
@@ -380,14 +383,3 @@ class KandevClient:
     def probe(self, *, timeout: float = 5.0) -> ProbeResult:
         """Reachable? ready? token accepted (REST and MCP)? version? — see ``probe.py``."""
         return probe(self._http, McpSession(self._http), timeout=timeout)
-
-
-def _created_at(value: Any) -> datetime:
-    """A bundle's ``created_at`` (RFC 3339; UTC when it names no offset)."""
-    try:
-        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        moment = None
-    if moment is None:
-        raise KandevProtocolError(f"{LIST_PENDING_TOOL}: a bundle's created_at is {value!r}")
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
