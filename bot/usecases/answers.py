@@ -371,6 +371,8 @@ class AnswerService:
 
 def _describe(outcome: Outcome) -> str:
     match outcome:
+        case Lost(resolution=r, uncertain=True):
+            return f"lost {r.status} (like this one, recorded {r.responded_at}: maybe its own)"
         case Won(resolution=r) | Lost(resolution=r):
             return f"{type(outcome).__name__.lower()} {r.status}"
         case NotActive(message=m) | Invalid(message=m) | NotFound(message=m):
