@@ -45,6 +45,21 @@ def lost_message(bundle: Bundle, winner: CardOutcome, *, action: Action = "answe
     return f"{won} {_yours(action)}"
 
 
+def undecided_message(bundle: Bundle, recorded: CardOutcome, *, action: Action = "answer") -> str:
+    """For a person whose answer or rejection may have arrived after someone else's like it:
+    what Kandev recorded, and that it may not have been theirs (never "sent")."""
+    if recorded.state is CardState.REJECTED:
+        what = "Kandev recorded a rejection of this question"
+    else:
+        summary = answers_summary(bundle, recorded.answers)
+        what = f"Kandev recorded the answer {summary}" if summary else "Kandev recorded an answer"
+    yours = "your rejection and your reason" if action == "reject" else "your answer"
+    return (
+        f"{what}, but someone else may have answered first: the bot cannot tell whether "
+        f"{yours} reached the agent. Open the question in Kandev to see what it got."
+    )
+
+
 def already_answered_message(bundle: Bundle, outcome: CardOutcome) -> str:
     """For someone who resubmits what they already got recorded."""
     if outcome.state is CardState.REJECTED:
@@ -337,6 +352,7 @@ def result_title(kind: str) -> str:
         "already_answered": "Already sent",
         "duplicate": "Already sent",
         "unconfirmed": "Not confirmed yet",
+        "undecided": "Maybe not sent",
     }
     return titles.get(kind, "Not sent")
 

@@ -32,6 +32,7 @@ from bot.kandev.replies import (
     MessagePage,
     RawPendingPage,
     WorkspaceList,
+    created_at_of,
     json_200,
     rfc3339,
     validate,
@@ -132,7 +133,7 @@ class KandevClient:
                 if not isinstance(pending_id, str) or not pending_id:
                     raise KandevProtocolError(f"{LIST_PENDING_TOOL}: a bundle without pending_id")
                 if pending_id in known:
-                    created = _created_at(created_at)
+                    created = created_at_of(created_at, LIST_PENDING_TOOL)
                 else:
                     bundle = validate(Bundle, raw)
                     new.append(bundle)
@@ -164,13 +165,17 @@ class KandevClient:
         *,
         transport: Transport = "rest",
         resend: bool = False,
+        first_sent: datetime | None = None,
     ) -> Outcome:
         """Answer every question of a bundle (one :class:`Answer` per question).
 
         ``resend``: this very answer may have reached Kandev before (a process died while
-        sending it), so a ``Lost`` to exactly this content is that earlier attempt: ``Won``.
+        sending it), so a ``Lost`` to exactly this content may be that earlier attempt: it is
+        decided from Kandev's ``responded_at`` against ``first_sent``, when the submission was
+        first sent (default: now), see :func:`respond.settle`.
         """
-        return self._submit(pending_id, respond.Submission.answer(answers), transport, resend)
+        submission = respond.Submission.answer(answers)
+        return self._submit(pending_id, submission, transport, resend, first_sent)
 
     def reject(
         self,
@@ -179,12 +184,14 @@ class KandevClient:
         *,
         transport: Transport = "rest",
         resend: bool = False,
+        first_sent: datetime | None = None,
     ) -> Outcome:
         """Reject a whole bundle (Kandev hands ``reason`` to the agent; it is not stored).
 
-        ``resend``: as for :meth:`answer`.
+        ``resend``, ``first_sent``: as for :meth:`answer`.
         """
-        return self._submit(pending_id, respond.Submission.reject(reason), transport, resend)
+        submission = respond.Submission.reject(reason)
+        return self._submit(pending_id, submission, transport, resend, first_sent)
 
     def _submit(
         self,
@@ -192,10 +199,12 @@ class KandevClient:
         submission: respond.Submission,
         transport: Transport,
         resend: bool,
+        first_sent: datetime | None,
     ) -> Outcome:
         """Every reply becomes an Outcome (see respond.py); no reply at all raises
         KandevUnavailable (it surely did not reach Kandev), KandevUnconfirmed (it may have) or
         KandevAuthError."""
+        first_sent = first_sent or datetime.now(UTC)
         if transport == "rest":
             exchange = self._http.request(
                 "POST",
@@ -214,7 +223,9 @@ class KandevClient:
             maybe_duplicate = result.maybe_duplicate
         else:
             raise ValueError(f"unknown transport {transport!r} (use 'rest' or 'mcp')")
-        return respond.settle(outcome, submission, maybe_duplicate=maybe_duplicate or resend)
+        return respond.settle(
+            outcome, submission, maybe_duplicate=maybe_duplicate or resend, first_sent=first_sent
+        )
 
     def recorded(
         self,
@@ -224,10 +235,13 @@ class KandevClient:
         answers: list[Answer] | None = None,
         reason: str = "",
         session_id: str | None = None,
+        first_sent: datetime | None = None,
     ) -> Outcome | None:
         """What Kandev recorded for a bundle, read from its conversation (nothing is sent), as
         the outcome a submission of ``answers`` (None: a rejection with ``reason``) gets:
-        still pending → NotRecorded; answered/rejected exactly so → Won, otherwise → Lost;
+        still pending → NotRecorded; answered/rejected otherwise → Lost; answered/rejected like
+        it → decided by when Kandev recorded it against ``first_sent`` (see
+        :func:`respond.settle`: Won, Lost, or an uncertain Lost when that cannot be told);
         cancelled/expired → NotActive. None when the conversation does not tell.
 
         Only meaningful once Kandev is done with every attempt (it replied, or the attempts
@@ -242,8 +256,11 @@ class KandevClient:
             case "pending":
                 return NotRecorded("Kandev shows the question still waiting for an answer")
             case "answered" | "rejected":
-                lost = Lost(Resolution(status=state.status, answers=state.answers))
-                return respond.settle(lost, submission, maybe_duplicate=True)
+                resolution = Resolution(
+                    status=state.status, answers=state.answers, responded_at=state.responded_at
+                )
+                lost = Lost(resolution)
+                return respond.settle(lost, submission, maybe_duplicate=True, first_sent=first_sent)
             case "cancelled" | "expired":
                 return NotActive(f"the question was {state.status}")
         return None
@@ -255,10 +272,13 @@ class KandevClient:
     ) -> FinalState:
         """How a bundle ended, from its task's clarification messages (newest pages first).
 
-        Without ``session_id`` Kandev reads the task's primary (else latest) session. An unknown
-        task, or a bundle not found in the conversation, gives status ``unknown``.
+        Without ``session_id`` Kandev reads the task's primary (else latest) session, which may
+        be newer than the bundle's: pass the bundle's own. Only a definite not-found (an unknown
+        task, a conversation read to its start without the bundle) gives status ``unknown``; a
+        reply that cannot be read (a tool error, a malformed or invalid page) raises a
+        :class:`~bot.kandev.errors.KandevError`: try again later, it is not an answer.
         """
-        found = self._bundle_meta(task_id, pending_id, session_id)
+        found = self._bundle_meta(task_id, pending_id, session_id, whole=True)
         return (
             conversation.final_state(found) if found is not None else FinalState(status="unknown")
         )
@@ -275,9 +295,11 @@ class KandevClient:
         return max((md.question_total for md in found), default=0)
 
     def _bundle_meta(
-        self, task_id: str, pending_id: str, session_id: str | None
+        self, task_id: str, pending_id: str, session_id: str | None, *, whole: bool = False
     ) -> list[conversation.ClarificationMeta] | None:
-        """The clarification metadata of one bundle's questions (None: unknown task)."""
+        """The clarification metadata of one bundle's questions (None: unknown task).
+        ``whole``: not finding the bundle in the pages read must mean it is not there (else
+        KandevProtocolError: the conversation is longer than the pages the bot reads)."""
         arguments: dict[str, Any] = {
             "task_id": task_id,
             "message_types": [conversation.CLARIFICATION_TYPE],
@@ -295,9 +317,15 @@ class KandevClient:
             page = validate(conversation.ConversationPage, data)
             found.extend(conversation.bundle_messages(page.messages, pending_id))
             if conversation.is_complete(found) or not page.has_more or not page.cursor:
-                break
+                return found
             arguments["before"] = page.cursor
-        return found
+        if found or not whole:
+            return found
+        # Not "not found": the pages the bot reads ended before the conversation did.
+        raise KandevProtocolError(
+            f"{CONVERSATION_TOOL}: {pending_id} not in the last "
+            f"{self._conversation_max_pages} pages"
+        )
 
     # ---- a session's messages ---------------------------------------------------------
 
@@ -355,14 +383,3 @@ class KandevClient:
     def probe(self, *, timeout: float = 5.0) -> ProbeResult:
         """Reachable? ready? token accepted (REST and MCP)? version? — see ``probe.py``."""
         return probe(self._http, McpSession(self._http), timeout=timeout)
-
-
-def _created_at(value: Any) -> datetime:
-    """A bundle's ``created_at`` (RFC 3339; UTC when it names no offset)."""
-    try:
-        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        moment = None
-    if moment is None:
-        raise KandevProtocolError(f"{LIST_PENDING_TOOL}: a bundle's created_at is {value!r}")
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

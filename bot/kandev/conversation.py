@@ -3,13 +3,18 @@
 Kandev records one conversation message per question of a bundle, with ``metadata.pending_id``,
 ``metadata.question_id``, ``metadata.status`` (pending/answered/rejected/cancelled/expired) and,
 once answered, ``metadata.response`` (``question_id``, ``selected_options``, ``custom_text``).
+A decided message's ``updated_at`` is when Kandev recorded the resolution (seen on the wire: the
+same instant as the respond reply's ``responded_at``).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.clarification import Answer
+from bot.kandev.errors import KandevProtocolError
 from bot.kandev.models import FinalState, FinalStatus
 
 CLARIFICATION_TYPE = "clarification_request"
@@ -35,6 +40,8 @@ class ClarificationMeta(BaseModel):
     question_total: int = 0
     status: str = ""
     response: _Response | None = None
+    #: The message's ``updated_at`` (set by :func:`bundle_messages`, not part of the metadata).
+    updated_at: datetime | None = None
 
 
 class ConversationMessage(BaseModel):
@@ -43,6 +50,7 @@ class ConversationMessage(BaseModel):
     id: str = ""
     type: str = ""
     metadata: ClarificationMeta = Field(default_factory=ClarificationMeta)
+    updated_at: datetime | None = None
 
 
 class ConversationPage(BaseModel):
@@ -64,7 +72,7 @@ def bundle_messages(
 ) -> list[ClarificationMeta]:
     """The clarification metadata of ``pending_id``'s questions, in question order."""
     found = [
-        m.metadata
+        m.metadata.model_copy(update={"updated_at": m.updated_at})
         for m in messages
         if m.type == CLARIFICATION_TYPE and m.metadata.pending_id == pending_id
     ]
@@ -79,12 +87,21 @@ def is_complete(found: list[ClarificationMeta]) -> bool:
 
 
 def final_state(found: list[ClarificationMeta]) -> FinalState:
-    """The bundle's final state from the metadata of its questions (``unknown`` if none)."""
+    """The bundle's final state from the metadata of its questions (``unknown`` if none: not
+    in the conversation). Messages of the bundle whose statuses are none Kandev uses are not
+    an answer: they raise :class:`KandevProtocolError` (unreadable, try again)."""
     found = sorted(found, key=lambda md: md.question_index)
     statuses = {md.status for md in found}
-    status: FinalStatus = next((s for s in _PRECEDENCE if s in statuses), "unknown")
+    status: FinalStatus | None = next((s for s in _PRECEDENCE if s in statuses), None)
+    if status is None:
+        if found:
+            raise KandevProtocolError(f"clarification messages with status {sorted(statuses)!r}")
+        return FinalState(status="unknown")
+    # When Kandev recorded the resolution: the earliest decided message's update (None: unsaid).
+    times = [md.updated_at for md in found if md.status == status and md.updated_at is not None]
+    responded_at = min(times) if times and status in ("answered", "rejected") else None
     if status != "answered":
-        return FinalState(status=status)
+        return FinalState(status=status, responded_at=responded_at)
     answers = [
         Answer(
             question_id=md.response.question_id or md.question_id,
@@ -94,4 +111,4 @@ def final_state(found: list[ClarificationMeta]) -> FinalState:
         for md in found
         if md.status == "answered" and md.response is not None
     ]
-    return FinalState(status="answered", answers=answers)
+    return FinalState(status="answered", answers=answers, responded_at=responded_at)

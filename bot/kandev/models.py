@@ -34,6 +34,8 @@ class FinalState(_Wire):
 
     status: FinalStatus
     answers: list[Answer] = Field(default_factory=list)
+    #: When Kandev recorded an answer or rejection (its messages' update time; None: unsaid).
+    responded_at: datetime | None = None
 
 
 #: Kandev's task priorities; ``medium`` is the default.
@@ -115,8 +117,16 @@ class Won(_Claimed):
     """This call claimed the bundle; ``resolution`` is what was recorded."""
 
 
+@dataclass(frozen=True)
 class Lost(_Claimed):
-    """Someone else claimed it first; ``resolution`` is the winner's."""
+    """Someone else claimed it first; ``resolution`` is the winner's.
+
+    ``uncertain``: the winner's resolution is like this submission's and was recorded while an
+    earlier attempt of it may have been on its way (a maybe-delivered call, a re-send), and
+    what Kandev recorded cannot tell whose it was: the winner is "in Kandev", and the person
+    must hear that someone else may have answered first."""
+
+    uncertain: bool = False
 
 
 @dataclass(frozen=True)

@@ -62,3 +62,14 @@ def validate(model: type[M], data: Any) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         raise KandevProtocolError(f"unexpected {model.__name__} shape: {exc}") from exc
+
+
+def created_at_of(value: Any, source: str) -> datetime:
+    """A bundle's ``created_at`` (RFC 3339; UTC when it names no offset) as ``source`` sent it."""
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise KandevProtocolError(f"{source}: a bundle's created_at is {value!r}")
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -25,7 +25,7 @@ raise on anything else). :func:`outcome_of_reply` and :func:`outcome_of_tool` ma
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
@@ -218,18 +218,49 @@ def outcome_from_tool(result: ToolResult) -> Outcome:
     raise error
 
 
-def settle(outcome: Outcome, submission: Submission, *, maybe_duplicate: bool) -> Outcome:
-    """Recognise our own earlier attempt: after an ambiguous retry, a Lost whose winner is
-    exactly what we submitted was (almost certainly) our first attempt winning → Won. And a
-    "not recorded" reply to such a retry says nothing about the earlier attempt → Unconfirmed."""
+#: How far Kandev's clock (``responded_at``) may be behind the bot's: a resolution recorded up to
+#: this long before a submission was first sent may still be that submission's.
+CLOCK_TOLERANCE_S = 1.0
+
+
+def settle(
+    outcome: Outcome,
+    submission: Submission,
+    *,
+    maybe_duplicate: bool,
+    first_sent: datetime | None = None,
+) -> Outcome:
+    """Recognise our own earlier attempt. After an ambiguous attempt (``maybe_duplicate``), a
+    "not recorded" reply says nothing about the earlier attempt → Unconfirmed. A Lost whose
+    winner is what we submitted is decided from what Kandev recorded (:func:`_own_or_other`)."""
     if maybe_duplicate and isinstance(outcome, NotRecorded):
         return Unconfirmed(
             f"an earlier attempt may have reached Kandev; then {outcome.reason}",
             earlier_attempt=True,
         )
     if maybe_duplicate and isinstance(outcome, Lost) and submission.matches(outcome.resolution):
-        resolution = outcome.resolution
-        if submission.rejected:
-            resolution = resolution.model_copy(update={"reject_reason": submission.reject_reason})
-        return Won(resolution)
+        return _own_or_other(outcome, submission, first_sent)
     return outcome
+
+
+def _own_or_other(lost: Lost, submission: Submission, first_sent: datetime | None) -> Outcome:
+    """A winner like this submission, after an attempt of it may have reached Kandev: ours
+    (Won) when Kandev recorded it after this submission was first sent; someone else's (Lost)
+    when it recorded it before; uncertain (``Lost(uncertain=True)``) when that cannot be told:
+    no ``responded_at`` (a conversation read), no send time, or within the clocks' tolerance.
+    (A rejection's reason is not stored, so any rejection is "like" ours: only the time tells.)"""
+    recorded, resolution = lost.resolution.responded_at, lost.resolution
+    if recorded is None or first_sent is None:
+        return Lost(resolution, uncertain=True)
+    before = (_aware(first_sent) - _aware(recorded)).total_seconds()
+    if before > CLOCK_TOLERANCE_S:
+        return lost  # recorded before this submission left the bot: someone else's
+    if before > 0:
+        return Lost(resolution, uncertain=True)
+    if submission.rejected:
+        resolution = resolution.model_copy(update={"reject_reason": submission.reject_reason})
+    return Won(resolution)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -46,6 +46,7 @@ SOURCES = ("button", "modal", "list", "home", "shortcut", "dm", "recovery")
 OUTCOMES = (
     "won",
     "lost",
+    "undecided",
     "ended",
     "invalid",
     "unavailable",
@@ -142,6 +143,7 @@ def source_label(source: str, via: str = "card") -> str:
 _OUTCOME_OF = {
     "won": "won",
     "lost": "lost",
+    "undecided": "undecided",
     "already_answered": "duplicate",  # the same person's earlier answer won
     "duplicate": "duplicate",
     "ended": "ended",

@@ -49,6 +49,9 @@ def verdict(said: Verdict) -> str:
             return ""
         case "lost":
             return words.lost_message(_verdict_bundle(said), _outcome(said.outcome), action=action)
+        case "undecided":
+            outcome = _outcome(said.outcome)
+            return words.undecided_message(_verdict_bundle(said), outcome, action=action)
         case "already_answered":
             return words.already_answered_message(_verdict_bundle(said), _outcome(said.outcome))
         case "ended":

@@ -42,6 +42,7 @@ from bot.usecases.verdicts import (
     NotRecordedCause,
     Problem,
     Verdict,
+    VerdictKind,
     repeat_of,
 )
 
@@ -69,6 +70,8 @@ class Begun:
     key: str
     duplicate: bool = False
     begun_at: float = field(default_factory=time.monotonic)  # the click recorded
+    #: When it was first sent (just before: Kandev's record of a win of its is later).
+    first_sent: datetime = field(default_factory=lambda: datetime.now(UTC))
     lease: ExitStack = field(default_factory=ExitStack, repr=False, compare=False)
 
     def release(self) -> None:
@@ -125,11 +128,12 @@ class AnswerService:
             self._audit(attempt, verdict)
             return verdict
         key = attempt.key()
+        first_sent = self.clock()
         if not self.submissions.begin_submission(
             attempt.pending_id, key, attempt.user_id, attempt.content()
         ):
             return Begun(attempt, card, key, duplicate=True)
-        begun = Begun(attempt, card, key)
+        begun = Begun(attempt, card, key, first_sent=first_sent)
         begun.lease.enter_context(self.in_flight.hold(key))
         return begun
 
@@ -148,7 +152,7 @@ class AnswerService:
             return verdict
         try:
             try:
-                outcome = self._call_kandev(attempt)
+                outcome = self._call_kandev(attempt, begun.first_sent)
             except KandevUnconfirmed as exc:
                 log.warning("answer for %s not confirmed by Kandev: %s", attempt.pending_id, exc)
                 outcome = Unconfirmed(str(exc), earlier_attempt=True)
@@ -163,7 +167,7 @@ class AnswerService:
                 return verdict
             if isinstance(outcome, Unconfirmed) and not outcome.earlier_attempt:
                 # Kandev replied, unreadably: it is done with the call, so its record tells.
-                outcome = self._read_back(card, attempt) or outcome
+                outcome = self._read_back(card, attempt, begun.first_sent) or outcome
             verdict = self._apply(card, attempt, outcome, key)
             self._close(key, verdict)
             metrics.answered_in(time.monotonic() - begun.begun_at)
@@ -180,13 +184,13 @@ class AnswerService:
         elif verdict.kind != "unconfirmed":
             self.submissions.finish_submission(key, verdict.kind, repeat_of(verdict))
 
-    def read_back(self, attempt: Attempt) -> Outcome | None:
+    def read_back(self, attempt: Attempt, first_sent: datetime) -> Outcome | None:
         """What Kandev recorded for this attempt's bundle, read without sending anything
         (None: the card is unknown, or Kandev's record does not tell)."""
         card = self.cards.get(attempt.pending_id)
-        return None if card is None else self._read_back(card, attempt)
+        return None if card is None else self._read_back(card, attempt, first_sent)
 
-    def _read_back(self, card: Card, attempt: Attempt) -> Outcome | None:
+    def _read_back(self, card: Card, attempt: Attempt, first_sent: datetime) -> Outcome | None:
         try:
             return self.kandev.recorded(
                 card.task_id,
@@ -194,6 +198,7 @@ class AnswerService:
                 answers=None if attempt.action == "reject" else list(attempt.answers),
                 reason=attempt.reason,
                 session_id=card.session_id or None,
+                first_sent=first_sent,
             )
         except KandevError as exc:
             log.warning("could not read what Kandev recorded for %s: %s", card.pending_id, exc)
@@ -209,10 +214,10 @@ class AnswerService:
             return Verdict("unknown_bundle", action=attempt.action)
         return self._apply(card, attempt, outcome, key)
 
-    def _call_kandev(self, attempt: Attempt) -> Outcome:
+    def _call_kandev(self, attempt: Attempt, first_sent: datetime) -> Outcome:
         if attempt.action == "reject":
-            return self.kandev.reject(attempt.pending_id, attempt.reason)
-        return self.kandev.answer(attempt.pending_id, list(attempt.answers))
+            return self.kandev.reject(attempt.pending_id, attempt.reason, first_sent=first_sent)
+        return self.kandev.answer(attempt.pending_id, list(attempt.answers), first_sent=first_sent)
 
     def _apply(self, card: Card, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
         now, action = self.clock(), attempt.action
@@ -220,8 +225,8 @@ class AnswerService:
             case Won(resolution=res):
                 result = self._outcome(res, now, by_user=attempt.user_id, reason=attempt.reason)
                 return Verdict("won", self._resolve(card, result, force=True), action=action)
-            case Lost(resolution=res):
-                return self._lost(card, attempt, res, key, now)
+            case Lost(resolution=res, uncertain=uncertain):
+                return self._lost(card, attempt, res, key, now, uncertain=uncertain)
             case NotActive():
                 result = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
                 return Verdict("ended", self._resolve(card, result), action=action)
@@ -239,9 +244,18 @@ class AnswerService:
         raise AssertionError(f"unexpected outcome {outcome!r}")
 
     def _lost(
-        self, card: Card, attempt: Attempt, res: Resolution, key: str, now: datetime
+        self,
+        card: Card,
+        attempt: Attempt,
+        res: Resolution,
+        key: str,
+        now: datetime,
+        *,
+        uncertain: bool = False,
     ) -> Verdict:
-        """Kandev has another resolution: this person's earlier one, or someone else's."""
+        """Kandev has another resolution: this person's earlier one, or someone else's.
+        ``uncertain``: it may be this very submission's (a maybe-delivered attempt); unless a
+        Slack winner is known, the card says "in Kandev" and the verdict is ``undecided``."""
         earlier = self._slack_winner(card.pending_id, key)
         if earlier is not None and earlier.user == attempt.user_id:
             result = self._outcome(res, now, by_user=attempt.user_id)
@@ -250,7 +264,8 @@ class AnswerService:
         winner = earlier.user if earlier is not None else None
         result = self._outcome(res, now, by_user=winner)
         updated = self._resolve(card, result)
-        return Verdict("lost", updated, action=attempt.action, outcome=result)
+        kind: VerdictKind = "undecided" if uncertain and earlier is None else "lost"
+        return Verdict(kind, updated, action=attempt.action, outcome=result)
 
     def _slack_winner(self, pending_id: str, own_key: str) -> Submission | None:
         """The Slack submission that won, waiting briefly while a concurrent one (the likely
@@ -356,6 +371,8 @@ class AnswerService:
 
 def _describe(outcome: Outcome) -> str:
     match outcome:
+        case Lost(resolution=r, uncertain=True):
+            return f"lost {r.status} (like this one, recorded {r.responded_at}: maybe its own)"
         case Won(resolution=r) | Lost(resolution=r):
             return f"{type(outcome).__name__.lower()} {r.status}"
         case NotActive(message=m) | Invalid(message=m) | NotFound(message=m):

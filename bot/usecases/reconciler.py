@@ -7,6 +7,11 @@ Two ways in, both reading a bundle's final state from its task's conversation:
 - a push hint that a session's pending action went away (``Resolved(session_id)``): only the
   cards of that session, from that session's conversation (:meth:`Reconciler.resolve_session`);
   no list is read. The sessions of the listed bundles are kept in a :class:`SessionIndex`.
+
+A bundle's final state is read from its card's own session (a task may have newer ones). A
+reply that cannot be read (a tool error, a malformed or invalid page) is not an answer: the card
+stays pending, the next cycle reads again, and /healthz reports ``final_state`` meanwhile; only a
+definite not-found makes a card unavailable.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Protocol
 from bot.core.domain import Card, CardOutcome, CardState
 from bot.kandev.errors import KandevError, KandevUnavailable
 from bot.kandev.models import FinalState
+from bot.ops.health import Health
 from bot.store.records import Submission
 from bot.usecases.audit import Audit
 
@@ -31,6 +37,8 @@ log = logging.getLogger(__name__)
 PENDING_GRACE_S = 10.0
 #: An answer submitted from Slack within this window owns the card's resolution.
 SUBMISSION_GRACE_S = 30.0
+#: The /healthz component for final states Kandev answered unreadably.
+UNREADABLE = "final_state"
 #: Final states a hint may apply while the bundle may still be listed (``unknown`` is left to
 #: the full read: the bundle may not be in the conversation yet).
 _DECIDED = frozenset({"answered", "rejected", "cancelled", "expired"})
@@ -126,11 +134,15 @@ class Reconciler:
         *,
         clock: Callable[[], datetime],
         sessions: SessionIndex,
+        health: Health,
     ) -> None:
         self.kandev, self.cards, self.submissions = kandev, cards, submissions
         self.audit_log, self.edits, self.clock = audit_log, edits, clock
-        self.sessions = sessions
+        self.sessions, self.health = sessions, health
         self._missing_since: dict[str, float] = {}
+        #: Pending ids whose last final-state read was unreadable (guarded by ``_lock``).
+        self._unreadable: set[str] = set()
+        self._lock = threading.Lock()
 
     def reconcile(self, active: Collection[str], started: datetime) -> list[str]:
         """After a full read showed ``active``: end the cards whose bundle left the list
@@ -138,9 +150,11 @@ class Reconciler:
         for pending_id in active:
             self._missing_since.pop(pending_id, None)
         resolved = []
+        pending = self.cards.pending_ids()
+        self._forget_unreadable({pending_id for pending_id, _ in pending} - set(active))
         # Only the cards of bundles that left the list are read whole (with many bundles
         # waiting, decoding every pending card each cycle was most of an idle cycle's CPU).
-        for pending_id, created_at in self.cards.pending_ids():
+        for pending_id, created_at in pending:
             if pending_id in active or created_at >= started:
                 continue
             card = self.cards.get(pending_id)
@@ -163,7 +177,7 @@ class Reconciler:
             if self._submitting(card):
                 continue
             final = self._final(card, session_id)
-            if final.status not in _DECIDED:
+            if final is None or final.status not in _DECIDED:
                 undecided.append(pending_id)
                 continue
             outcome = outcome_from_final(final, self.clock())
@@ -175,19 +189,49 @@ class Reconciler:
         """A Slack answer is being recorded: the answer use-case owns this card."""
         return self.submissions.submission_in_flight(card.pending_id, SUBMISSION_GRACE_S)
 
-    def _final(self, card: Card, session_id: str | None = None) -> FinalState:
+    def _final(self, card: Card, session_id: str | None = None) -> FinalState | None:
+        """The bundle's final state, from the card's own session (None: Kandev's reply could
+        not be read; a later cycle reads again)."""
+        session = card.session_id or session_id
         try:
-            return self.kandev.final_state(card.task_id, card.pending_id, session_id=session_id)
+            final = self.kandev.final_state(card.task_id, card.pending_id, session_id=session)
         except KandevUnavailable:
             raise
         except KandevError as exc:
-            log.warning("final state of %s not readable: %s", card.pending_id, exc)
-            return FinalState(status="unknown")
+            log.warning("final state of %s not readable, will retry: %s", card.pending_id, exc)
+            self._readable(card.pending_id, False)
+            return None
+        self._readable(card.pending_id, True)
+        return final
+
+    def _readable(self, pending_id: str, readable: bool) -> None:
+        """Note whether ``pending_id``'s final state could be read; /healthz says how many
+        could not."""
+        with self._lock:
+            if readable:
+                self._unreadable.discard(pending_id)
+            else:
+                self._unreadable.add(pending_id)
+            count = len(self._unreadable)
+        if count:
+            what = "question's" if count == 1 else "questions'"
+            self.health.problem(UNREADABLE, f"{count} {what} final state unreadable; retrying")
+        else:
+            self.health.clear(UNREADABLE)
+
+    def _forget_unreadable(self, keep: set[str]) -> None:
+        """Cards no longer pending, or whose bundle is listed again, are no longer unreadable."""
+        with self._lock:
+            gone = self._unreadable - keep
+        for pending_id in gone:
+            self._readable(pending_id, True)
 
     def _resolve_missing(self, card: Card) -> bool:
         if self._submitting(card):
             return False
         final = self._final(card)
+        if final is None:
+            return False
         now = self.clock()
         outcome = outcome_from_final(final, now)
         if outcome is None:
@@ -199,6 +243,7 @@ class Reconciler:
 
     def _end(self, card: Card, outcome: CardOutcome) -> bool:
         self._missing_since.pop(card.pending_id, None)
+        self._readable(card.pending_id, True)
         outcome = self._attribute(card, outcome)
         if not self.cards.transition(card.pending_id, outcome):
             return False

@@ -144,7 +144,7 @@ class Recovery:
         )
         try:
             with self.in_flight.hold(key):
-                outcome = self._send(attempt)
+                outcome = self._send(attempt, sub)
         except (KandevUnavailable, KandevAuthError) as exc:
             if resends < MAX_RESENDS:
                 raise
@@ -177,7 +177,7 @@ class Recovery:
         key = sub.submission_key
         detail = f"gave up after {resends} re-sends ({why})"
         log.error("recovery gives up on the %s of %s: %s", attempt.action, sub.pending_id, detail)
-        outcome = self.answers.read_back(attempt)
+        outcome = self.answers.read_back(attempt, sub.created_at)
         if outcome is not None and not isinstance(outcome, NotRecorded | Unconfirmed):
             verdict = self.answers.apply_outcome(attempt, outcome, key)
             return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
@@ -191,12 +191,18 @@ class Recovery:
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
 
-    def _send(self, attempt: Attempt) -> Outcome:
+    def _send(self, attempt: Attempt, sub: Submission) -> Outcome:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly
-        # what we send as that attempt winning.
+        # what we send, recorded after the submission was (so first sent), as that attempt
+        # winning; recorded before, as someone else's; undecidable, as uncertain.
+        first_sent = sub.created_at
         if attempt.action == "reject":
-            return self.kandev.reject(attempt.pending_id, attempt.reason, resend=True)
-        return self.kandev.answer(attempt.pending_id, list(attempt.answers), resend=True)
+            return self.kandev.reject(
+                attempt.pending_id, attempt.reason, resend=True, first_sent=first_sent
+            )
+        return self.kandev.answer(
+            attempt.pending_id, list(attempt.answers), resend=True, first_sent=first_sent
+        )
 
 
 def _describe(outcome: Outcome) -> str:

@@ -121,6 +121,7 @@ class SyncEngine:
             self.publisher,
             clock=self.clock,
             sessions=sessions,
+            health=self.health,
         )
         self.housekeeping = Housekeeping(self.cards, self.retention, self.publisher)
 

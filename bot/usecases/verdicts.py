@@ -18,6 +18,7 @@ from bot.store.records import SubmissionContent
 VerdictKind = Literal[
     "won",
     "lost",
+    "undecided",  # a resolution like this one won, maybe someone else's: credited "in Kandev"
     "already_answered",
     "ended",
     "invalid",
@@ -116,10 +117,10 @@ class Verdict:
     """What happened, with what the words for the person need (bot/slack/tell.py says it;
     nothing to say for ``won``: the card says it all).
 
-    ``outcome``: who resolved it with what (``lost``, ``already_answered``); ``cause`` and
-    ``retry_after``: why nothing was recorded (``not_recorded``); ``problem``: what Kandev
-    (or the bot) found wrong (``invalid``); ``checking``: a ``duplicate`` whose first is still
-    unconfirmed; ``gave_up``: crash recovery stopped re-sending it."""
+    ``outcome``: who resolved it with what (``lost``, ``undecided``, ``already_answered``);
+    ``cause`` and ``retry_after``: why nothing was recorded (``not_recorded``); ``problem``:
+    what Kandev (or the bot) found wrong (``invalid``); ``checking``: a ``duplicate`` whose
+    first is still unconfirmed; ``gave_up``: crash recovery stopped re-sending it."""
 
     kind: VerdictKind
     card: Card | None = field(default=None, compare=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.core.clarification import Answer, Bundle
@@ -26,6 +26,7 @@ from bot.kandev.models import (
     Won,
     Workspace,
 )
+from bot.kandev.respond import Submission, settle
 from bot.slack_api.gateway import Message, SlackError
 
 
@@ -65,6 +66,10 @@ class FakeMonotonic:
 # ---- Kandev ---------------------------------------------------------------------------------
 
 
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
 @dataclass
 class _Failure:
     error: Exception
@@ -91,6 +96,7 @@ class FakeKandev:
         self.totals: dict[str, int] = {}  # question_total when it differs from the bundle's
         self.sessions: dict[str, list[SessionMessage]] = {}  # session id -> messages, oldest first
         self.refusals: dict[str, str] = {}  # pending id -> the 400 its next submission gets
+        self.ambiguous: set[str] = set()  # pending ids whose next submission may be a duplicate
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self._failures: dict[str, _Failure] = {}
 
@@ -114,6 +120,19 @@ class FakeKandev:
     def resolve_in_kandev(self, pending_id: str, answers: Sequence[Answer]) -> Resolution:
         """Someone answered the bundle outside Slack (Kandev's web UI)."""
         return self._claim(pending_id, Resolution(status="answered", answers=list(answers)))
+
+    def reject_in_kandev(self, pending_id: str, *, ago_s: float | None = 0.0) -> Resolution:
+        """Someone rejected the bundle outside Slack, ``ago_s`` seconds ago (Kandev's
+        ``responded_at``; None: Kandev's replies do not say when)."""
+        resolution = self._claim(pending_id, Resolution(status="rejected"), at=_now())
+        at = None if ago_s is None else _now() - timedelta(seconds=ago_s)
+        self.resolutions[pending_id] = resolution.model_copy(update={"responded_at": at})
+        return self.resolutions[pending_id]
+
+    def maybe_delivered(self, pending_id: str) -> None:
+        """The next submission for ``pending_id`` is settled as after a 502 or a read timeout
+        that the client retried: its first attempt may have reached Kandev."""
+        self.ambiguous.add(pending_id)
 
     def end(self, pending_id: str, status: str = "cancelled") -> None:
         """The bundle left the active list unanswered (cancelled, expired)."""
@@ -176,27 +195,28 @@ class FakeKandev:
         *,
         transport: str = "rest",
         resend: bool = False,
+        first_sent: datetime | None = None,
     ) -> Outcome:
         self._enter("answer", pending_id=pending_id, answers=answers, transport=transport)
-        sent = Resolution(status="answered", answers=answers)
-        return self._settled(self._respond(pending_id, sent), sent, resend)
+        sent = Submission.answer(answers)
+        outcome = self._respond(pending_id, Resolution(status="answered", answers=answers))
+        resend = self._ambiguous(pending_id) or resend
+        return settle(outcome, sent, maybe_duplicate=resend, first_sent=first_sent or _now())
 
     def reject(
-        self, pending_id: str, reason: str = "", *, transport: str = "rest", resend: bool = False
+        self,
+        pending_id: str,
+        reason: str = "",
+        *,
+        transport: str = "rest",
+        resend: bool = False,
+        first_sent: datetime | None = None,
     ) -> Outcome:
         self._enter("reject", pending_id=pending_id, reason=reason, transport=transport)
-        sent = Resolution(status="rejected", reject_reason=reason)
-        return self._settled(self._respond(pending_id, sent), sent, resend)
-
-    @staticmethod
-    def _settled(outcome: Outcome, sent: Resolution, resend: bool) -> Outcome:
-        """As the client does for a re-send: losing to exactly what was sent is a win."""
-        ours = (sent.status, sent.answers)
-        if resend and isinstance(outcome, Lost):
-            won = outcome.resolution
-            if (won.status, won.answers) == ours:
-                return Won(resolution=won)
-        return outcome
+        sent = Submission.reject(reason)
+        outcome = self._respond(pending_id, Resolution(status="rejected", reject_reason=reason))
+        resend = self._ambiguous(pending_id) or resend
+        return settle(outcome, sent, maybe_duplicate=resend, first_sent=first_sent or _now())
 
     def final_state(
         self, task_id: str, pending_id: str, *, session_id: str | None = None
@@ -263,7 +283,17 @@ class FakeKandev:
             return NotFound(f"clarification {pending_id} not found")
         return Won(self._claim(pending_id, resolution))
 
-    def _claim(self, pending_id: str, resolution: Resolution) -> Resolution:
+    def _ambiguous(self, pending_id: str) -> bool:
+        if pending_id in self.ambiguous:
+            self.ambiguous.discard(pending_id)
+            return True
+        return False
+
+    def _claim(
+        self, pending_id: str, resolution: Resolution, *, at: datetime | None = None
+    ) -> Resolution:
+        """Kandev records the winner, with the time (``responded_at``) it did."""
+        resolution = resolution.model_copy(update={"responded_at": at or _now()})
         self.active.pop(pending_id)
         self.resolutions[pending_id] = resolution
         self.finals[pending_id] = FinalState(status=resolution.status, answers=resolution.answers)

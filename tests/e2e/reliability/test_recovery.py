@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -45,19 +46,25 @@ Reply = Callable[[httpx.Request], httpx.Response]
 
 
 def won_by(answer: dict, claimed: bool) -> Reply:
-    body = {
-        "success": True,
-        "claimed": claimed,
-        "status": "answered",
-        "response": {
-            "pending_id": PENDING,
-            "answers": [answer],
-            "rejected": False,
-            "reject_reason": "",
-            "responded_at": "2026-11-30T07:18:34.78Z",
-        },
-    }
-    return lambda request: httpx.Response(200, json=body)
+    """Kandev's reply: ``answer`` won, recorded when the reply is made (after the submission
+    was first sent, as a first attempt's win is)."""
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        body = {
+            "success": True,
+            "claimed": claimed,
+            "status": "answered",
+            "response": {
+                "pending_id": PENDING,
+                "answers": [answer],
+                "rejected": False,
+                "reject_reason": "",
+                "responded_at": datetime.now(UTC).isoformat(),
+            },
+        }
+        return httpx.Response(200, json=body)
+
+    return reply
 
 
 class World:
@@ -233,3 +240,55 @@ def test_a_modal_left_on_sending_shows_that_someone_else_won(world: World) -> No
 
     shown = world.fake.view(view_id).all_text
     assert "Sending" not in shown and "Not sent" in shown and "PostgreSQL" in shown
+
+
+def rejected_at(at: datetime) -> Reply:
+    """Kandev's reply to a re-sent rejection: someone's rejection won, recorded ``at``."""
+    body = {
+        "success": True,
+        "claimed": False,
+        "status": "rejected",
+        "response": {
+            "pending_id": PENDING,
+            "answers": [],
+            "rejected": True,
+            "reject_reason": "",
+            "responded_at": at.isoformat(),
+        },
+    }
+    return lambda request: httpx.Response(200, json=body)
+
+
+@pytest.mark.fault("crash recovery re-sends a rejection another made first", guarantee=6)
+def test_a_resent_rejection_is_not_credited_with_one_recorded_before_it_was_sent(
+    world: World, reliability
+) -> None:
+    """Someone rejected in Kandev before Alice's rejection was first sent; her process died
+    while sending it and the re-send learns ``claimed:false``, rejected: not hers."""
+    before = datetime.now(UTC) - timedelta(seconds=5)
+    world.reply = rejected_at(before)
+    view_id = world.sending_modal()
+    content = SubmissionContent(action="reject", reason="use the old one", view_id=view_id)
+    assert world.store.submissions.begin_submission(PENDING, "k-r", ALICE.id, content)
+
+    report = world.recovery.run_once()
+
+    card = world.store.cards.get(PENDING)
+    entry = world.store.audit_log.audit_entries(PENDING)[0]
+    shown = world.fake.view(view_id).all_text
+    survived = (
+        report.recovered == [(PENDING, "lost")]
+        and card.state is CardState.REJECTED
+        and (card.outcome.via, card.outcome.by_user, card.outcome.reason) == ("kandev", None, "")
+        and entry.result == "lost"
+        and "with your reason" not in shown
+    )
+    reliability.record(
+        "crash recovery's re-sent rejection lost to an earlier one", survived=survived
+    )
+    assert report.recovered == [(PENDING, "lost")]
+    assert card.state is CardState.REJECTED
+    assert (card.outcome.via, card.outcome.by_user, card.outcome.reason) == ("kandev", None, "")
+    assert (entry.user, entry.source, entry.result) == (ALICE.id, "recovery", "lost")
+    assert "Not sent" in shown and "Someone else rejected this question first" in shown, shown
+    assert "with your reason" not in shown

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -62,6 +63,8 @@ class BoundedWorld(World):
         if answer:
             metadata["response"] = answer
         message = {"id": "m1", "type": "clarification_request", "metadata": metadata}
+        if status != "pending":  # Kandev recorded it now, after the submission was first sent
+            message["updated_at"] = datetime.now(UTC).isoformat()
         return {"messages": [message], "has_more": False}
 
     def cycle(self) -> None:

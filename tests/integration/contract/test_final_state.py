@@ -1,9 +1,11 @@
 """Contract: how a bundle ended, read back from the task conversation."""
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from bot.core.clarification import Answer
-from bot.kandev.models import Won
+from bot.kandev.models import Lost, Won
 from tests.kit.harness import sample_questions
 from tests.kit.polling import eventually
 
@@ -52,3 +54,38 @@ def test_unknown_bundle_or_task(kandev, client, seed):
     assert client.final_state("00000000-0000-0000-0000-000000000000", bundle.pending_id).status == (
         "unknown"
     )
+
+
+@pytest.mark.parametrize("action", ["answer", "reject"])
+def test_the_conversation_tells_when_kandev_recorded_the_resolution(client, seed, action):
+    """A decided message's ``updated_at`` is the respond reply's ``responded_at``: reading back
+    what Kandev recorded can tell whose a resolution like ours was, as a respond reply can."""
+    bundle = seed(sample_questions(2))
+    if action == "answer":
+        answers = [
+            Answer(question_id="q1", selected_options=["q1_opt1"]),
+            Answer(question_id="q2", selected_options=["q2_opt2"]),
+        ]
+        won = client.answer(bundle.pending_id, answers)
+    else:
+        won = client.reject(bundle.pending_id, "not now")
+    assert isinstance(won, Won) and won.resolution.responded_at is not None
+    state = final(client, bundle, "answered" if action == "answer" else "rejected")
+    assert state.responded_at == won.resolution.responded_at
+
+
+def test_a_resend_after_someone_elses_earlier_rejection_is_not_ours(client, seed):
+    """Kandev does not keep a rejection's reason, so any rejection looks like ours: a re-send
+    made after the first send is decided by ``responded_at`` (here: long before it)."""
+    bundle = seed(sample_questions(1))
+    assert isinstance(client.reject(bundle.pending_id, "made in Kandev"), Won)
+    sent = datetime.now(UTC) + timedelta(seconds=5)  # as if ours were first sent 5 s later
+
+    resent = client.reject(bundle.pending_id, "mine", resend=True, first_sent=sent)
+    assert isinstance(resent, Lost) and not resent.uncertain, resent
+    read = client.recorded(bundle.task_id, bundle.pending_id, reason="mine", first_sent=sent)
+    assert isinstance(read, Lost) and not read.uncertain, read
+    ours = client.reject(
+        bundle.pending_id, "mine", resend=True, first_sent=sent - timedelta(seconds=60)
+    )
+    assert isinstance(ours, Won), ours  # first sent before Kandev recorded it: ours

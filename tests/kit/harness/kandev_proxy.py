@@ -9,7 +9,10 @@ then=...)`` keeps that bundle's next answer call waiting (the bot sees a slow Ka
 may be gone), ``then="drop"`` never delivers it (the connection is cut). ``slow(matches,
 delay_s)`` makes every request whose body ``matches`` wait ``delay_s`` before it is forwarded;
 ``fail_path(pattern, status, body)`` answers every request whose path matches in Kandev's place
-until ``heal()``.
+until ``heal()``. ``fail_tool(name, ...)`` answers the MCP ``tools/call`` of tool ``name`` (those
+whose arguments ``when`` accepts) in Kandev's place: a tool result with ``text`` (``is_error``:
+a tool error such as ``backend error [INTERNAL]: …``) or a ``raw`` HTTP 200 body, until
+``heal()``; ``tool_faulted`` lists the calls so answered (tool, arguments).
 
 ``inject(pending_id, Fault...)`` makes that bundle's answer calls misbehave (the next ``times``
 of them, or all until ``clear``): ``Fault.reply(status, body, headers)`` answers in Kandev's
@@ -105,6 +108,25 @@ class PathFault:
 
 
 @dataclass(frozen=True)
+class ToolFault:
+    """Answer the ``tools/call`` of ``name`` whose arguments ``when`` accepts in Kandev's place:
+    with a result whose content is ``text`` (an error result when ``is_error``), or with the
+    ``raw`` HTTP 200 body (a reply that is not JSON-RPC at all)."""
+
+    name: str
+    when: Callable[[dict[str, Any]], bool]
+    text: str = ""
+    is_error: bool = False
+    raw: bytes | None = None
+
+    def body(self, request_id: object) -> bytes:
+        if self.raw is not None:
+            return self.raw
+        result = {"content": [{"type": "text", "text": self.text}], "isError": self.is_error}
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+
+
+@dataclass(frozen=True)
 class AnswerCall:
     pending_id: str
     transport: str  # rest | mcp
@@ -140,6 +162,9 @@ class KandevProxy:
         self._faults: dict[str, tuple[Fault, int]] = {}  # pending_id -> (fault, calls left)
         self._path_faults: list[PathFault] = []
         self.faulted: list[str] = []  # paths answered by a path fault instead of Kandev
+        self._tool_faults: list[ToolFault] = []
+        #: (tool, arguments) of each call a tool fault answered instead of Kandev.
+        self.tool_faulted: list[tuple[str, dict[str, Any]]] = []
         self._slow: tuple[Callable[[bytes], bool], float] | None = None
         self.calls: list[AnswerCall] = []
         self._client = httpx.Client(base_url=self.upstream, timeout=120.0, trust_env=False)
@@ -206,10 +231,24 @@ class KandevProxy:
         with self._lock:
             self._path_faults.append(PathFault(re.compile(pattern), status, body, content_type))
 
+    def fail_tool(
+        self,
+        name: str,
+        *,
+        text: str = "",
+        is_error: bool = False,
+        raw: bytes | None = None,
+        when: Callable[[dict[str, Any]], bool] = lambda arguments: True,
+    ) -> None:
+        """Answer the calls of MCP tool ``name`` (those ``when`` accepts) in Kandev's place."""
+        with self._lock:
+            self._tool_faults.append(ToolFault(name, when, text, is_error, raw))
+
     def heal(self) -> None:
-        """Forward every path again."""
+        """Forward every path and every tool call again."""
         with self._lock:
             self._path_faults.clear()
+            self._tool_faults.clear()
 
     def inject(self, pending_id: str, fault: Fault) -> None:
         """Apply ``fault`` to the answer calls of ``pending_id`` (see the module docstring)."""
@@ -268,6 +307,32 @@ class KandevProxy:
                 self.faulted.append(path)
             return fault
 
+    def _tool_fault(self, path: str, body: bytes) -> bytes | None:
+        """The body to answer a faulted MCP tool call with (None: not faulted)."""
+        if path != "/mcp" or not body:
+            return None
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return None
+        params = message.get("params") if isinstance(message, dict) else None
+        if not isinstance(params, dict) or message.get("method") != "tools/call":
+            return None
+        arguments = params.get("arguments") or {}
+        with self._lock:
+            fault = next(
+                (
+                    f
+                    for f in self._tool_faults
+                    if f.name == params.get("name") and f.when(arguments)
+                ),
+                None,
+            )
+            if fault is None:
+                return None
+            self.tool_faulted.append((fault.name, dict(arguments)))
+        return fault.body(message.get("id"))
+
     def _forward(self, req: BaseHTTPRequestHandler) -> None:
         length = int(req.headers.get("Content-Length") or 0)
         body = req.rfile.read(length) if length else b""
@@ -275,6 +340,10 @@ class KandevProxy:
         if path_fault is not None:
             headers = (("Content-Type", path_fault.content_type),)
             self._reply(req, path_fault.status, headers, path_fault.body)
+            return
+        tool_reply = self._tool_fault(req.path.split("?", 1)[0], body)
+        if tool_reply is not None:
+            self._reply(req, 200, (("Content-Type", "application/json"),), tool_reply)
             return
         if self._slow is not None and self._slow[0](body):
             time.sleep(self._slow[1])

@@ -133,9 +133,19 @@ def test_answer_over_rest_sends_the_body_and_maps_the_outcome():
     )
 
 
+def recorded_now() -> dict:
+    """Kandev's response, recorded after the bot first sent its submission (made just before)."""
+    return {**RESPONSE, "responded_at": (datetime.now(UTC) + timedelta(seconds=1)).isoformat()}
+
+
 @respx.mock
 def test_a_retried_answer_that_finds_itself_the_winner_is_won():
-    lost_to_self = {"success": True, "claimed": False, "status": "answered", "response": RESPONSE}
+    lost_to_self = {
+        "success": True,
+        "claimed": False,
+        "status": "answered",
+        "response": recorded_now(),
+    }
     respx.post(f"{BASE}/api/v1/clarification/p1/respond").mock(
         side_effect=[httpx.ReadTimeout("slow"), httpx.Response(200, json=lost_to_self)]
     )
@@ -146,8 +156,13 @@ def test_a_retried_answer_that_finds_itself_the_winner_is_won():
 @pytest.mark.parametrize("transport", ["rest", "mcp"])
 @respx.mock
 def test_a_resend_that_finds_its_own_content_the_winner_is_won(transport):
-    winner = {"success": True, "claimed": False, "status": "answered", "response": RESPONSE}
-    rejected = {"success": True, "claimed": False, "status": "rejected", "response": {}}
+    winner = {"success": True, "claimed": False, "status": "answered", "response": recorded_now()}
+    rejected = {
+        "success": True,
+        "claimed": False,
+        "status": "rejected",
+        "response": {"responded_at": recorded_now()["responded_at"]},
+    }
     replies = iter([winner, winner, rejected, winner])
     respx.post(f"{BASE}/api/v1/clarification/p1/respond").mock(
         side_effect=lambda request: httpx.Response(200, json=next(replies))
@@ -165,6 +180,65 @@ def test_a_resend_that_finds_its_own_content_the_winner_is_won(transport):
     won = c.reject("p1", "not now", transport=transport, resend=True)
     assert isinstance(won, Won) and won.resolution.reject_reason == "not now"
     assert isinstance(c.answer("p1", other, transport=transport, resend=True), Lost)
+
+
+@pytest.mark.parametrize("transport", ["rest", "mcp"])
+@respx.mock
+def test_a_maybe_delivered_rejection_is_not_credited_with_a_rejection_recorded_before_it(
+    transport,
+):
+    """Someone rejected in Kandev before this rejection was first sent; its first attempt got a
+    502 (maybe delivered), the retry is told ``claimed:false`` with a rejection: not ours."""
+    first_sent = datetime.now(UTC)
+    earlier = (first_sent - timedelta(seconds=3)).isoformat()
+    lost = {
+        "success": True,
+        "claimed": False,
+        "status": "rejected",
+        "response": {"rejected": True, "reject_reason": "", "responded_at": earlier},
+    }
+    respx.post(f"{BASE}/api/v1/clarification/p1/respond").mock(
+        side_effect=[httpx.Response(502, text="bad gateway"), httpx.Response(200, json=lost)]
+    )
+    respx.post(f"{BASE}/mcp").mock(side_effect=FakeMcp({"answer_question_kandev": lambda a: lost}))
+    c = client()
+    resend = transport == "mcp"  # the MCP path: crash recovery's re-send
+    outcome = c.reject("p1", "not now", transport=transport, resend=resend)
+    assert isinstance(outcome, Lost) and not outcome.uncertain, outcome
+    assert outcome.resolution.reject_reason == ""
+
+
+@pytest.mark.parametrize(
+    ("recorded_after_s", "expected"),
+    [(-3.0, "lost"), (-0.5, "uncertain"), (None, "uncertain"), (0.5, "won")],
+)
+@respx.mock
+def test_a_retried_answer_like_the_winner_is_decided_by_when_kandev_recorded_it(
+    recorded_after_s, expected
+):
+    """Recorded before the first send: someone else's; just before (within the clocks'
+    tolerance) or with no time: cannot tell; after: ours."""
+    first_sent = datetime.now(UTC)
+    response = dict(RESPONSE)
+    response["responded_at"] = (
+        None
+        if recorded_after_s is None
+        else (first_sent + timedelta(seconds=recorded_after_s)).isoformat()
+    )
+    lost = {"success": True, "claimed": False, "status": "answered", "response": response}
+    respx.post(f"{BASE}/api/v1/clarification/p1/respond").mock(
+        side_effect=[httpx.ReadTimeout("slow"), httpx.Response(200, json=lost)]
+    )
+    same = [Answer(question_id="db", selected_options=["q1_opt1"])]
+    outcome = client().answer("p1", same, first_sent=first_sent)
+    found = (
+        "won"
+        if isinstance(outcome, Won)
+        else "uncertain"
+        if isinstance(outcome, Lost) and outcome.uncertain
+        else "lost"
+    )
+    assert found == expected, outcome
 
 
 @respx.mock

@@ -1,5 +1,9 @@
 """Final state of a bundle from its task's clarification messages."""
 
+from datetime import UTC, datetime
+
+import pytest
+
 from bot.core.clarification import Answer
 from bot.kandev.conversation import (
     ConversationPage,
@@ -7,6 +11,7 @@ from bot.kandev.conversation import (
     final_state,
     is_complete,
 )
+from bot.kandev.errors import KandevProtocolError
 
 
 def message(
@@ -89,3 +94,22 @@ def test_is_complete_counts_distinct_questions():
     page = ConversationPage.model_validate({"messages": [message("p1", "b", 1, 2, "pending")]})
     assert is_complete(found + bundle_messages(page.messages, "p1"))
     assert not is_complete([])
+
+
+def test_messages_of_the_bundle_with_statuses_kandev_never_uses_are_unreadable_not_unknown():
+    """``unknown`` (the bundle is not in the conversation) makes a card unavailable; messages
+    that are there but say nothing Kandev says are "try again"."""
+    with pytest.raises(KandevProtocolError):
+        state([message("p1", "db", 0, 1, "")])
+    with pytest.raises(KandevProtocolError):
+        state([message("p1", "db", 0, 1, "resolved-ish")])
+    assert state([message("p2", "db", 0, 1, "answered")]).status == "unknown"
+
+
+def test_the_resolution_time_is_the_earliest_decided_messages_update():
+    first = {**message("p1", "db", 0, 2, "rejected"), "updated_at": "2026-12-02T06:03:26.2Z"}
+    second = {**message("p1", "os", 1, 2, "rejected"), "updated_at": "2026-12-02T06:03:27Z"}
+    found = state([first, second])
+    assert found.status == "rejected"
+    assert found.responded_at == datetime(2026, 12, 2, 6, 3, 26, 200000, tzinfo=UTC)
+    assert state([message("p1", "db", 0, 1, "rejected")]).responded_at is None

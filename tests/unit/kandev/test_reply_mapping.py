@@ -5,6 +5,7 @@ Retry-After, and failures after which the call may or may not have reached Kande
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
@@ -209,10 +210,16 @@ def test_a_dropped_connection_then_our_own_answer_as_the_winner_is_won():
     respx.post(RESPOND).mock(
         side_effect=[
             httpx.RemoteProtocolError("Server disconnected without sending a response."),
-            httpx.Response(200, json=envelope(False)),
+            httpx.Response(200, json=recorded_after_sending()),
         ]
     )
     assert isinstance(client().answer("p1", MINE), Won)
+
+
+def recorded_after_sending() -> dict:
+    """``claimed:false`` with our own answer, recorded after the bot first sent it."""
+    later = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+    return {**envelope(False), "response": {**RESPONSE, "responded_at": later}}
 
 
 # ---- reading Kandev's record instead of answering ------------------------------------------------
@@ -222,7 +229,8 @@ def test_a_dropped_connection_then_our_own_answer_as_the_winner_is_won():
     ("status", "response", "expected"),
     [
         ("pending", None, NotRecorded),
-        ("answered", {"question_id": "db", "selected_options": ["q1_opt1"]}, Won),
+        # Like ours, but the conversation does not say when: it may be someone else's.
+        ("answered", {"question_id": "db", "selected_options": ["q1_opt1"]}, "uncertain"),
         ("answered", {"question_id": "db", "selected_options": ["q1_opt2"]}, Lost),
         ("cancelled", None, NotActive),
         ("expired", None, NotActive),
@@ -236,7 +244,11 @@ def test_recorded_reads_the_conversation(status, response, expected):
     )
     respx.post(f"{BASE}/mcp").mock(side_effect=fake)
     route = respx.post(RESPOND)
-    assert isinstance(client().recorded("t1", "p1", answers=MINE), expected)
+    found = client().recorded("t1", "p1", answers=MINE)
+    if expected == "uncertain":
+        assert isinstance(found, Lost) and found.uncertain, found
+    else:
+        assert isinstance(found, expected) and not getattr(found, "uncertain", False), found
     assert not route.called  # nothing was sent
 
 
@@ -245,3 +257,27 @@ def test_recorded_of_a_bundle_the_conversation_does_not_show_is_unknown():
     fake = FakeMcp({"get_task_conversation_kandev": lambda a: {"messages": [], "has_more": False}})
     respx.post(f"{BASE}/mcp").mock(side_effect=fake)
     assert client().recorded("t1", "p1", answers=None, reason="no") is None
+
+
+@pytest.mark.parametrize(
+    ("recorded_after_s", "uncertain", "won"),
+    [(5.0, False, True), (-5.0, False, False), (-0.5, True, False), (None, True, False)],
+)
+@respx.mock
+def test_recorded_like_ours_is_decided_by_when_kandev_updated_the_messages(
+    recorded_after_s, uncertain, won
+):
+    """A decided message's ``updated_at`` is when Kandev recorded the resolution: after this
+    submission was first sent, ours; well before, someone else's; else it cannot be told."""
+    first_sent = datetime.now(UTC)
+    message = clarification("p1", "db", 0, 1, "rejected")
+    if recorded_after_s is not None:
+        at = first_sent + timedelta(seconds=recorded_after_s)
+        message["updated_at"] = at.isoformat()
+    fake = FakeMcp(
+        {"get_task_conversation_kandev": lambda a: {"messages": [message], "has_more": False}}
+    )
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    found = client().recorded("t1", "p1", answers=None, reason="no", first_sent=first_sent)
+    assert isinstance(found, Won) == won, found
+    assert (isinstance(found, Lost) and found.uncertain) == uncertain, found

@@ -1,6 +1,7 @@
 """Mapping of REST respond / MCP answer replies to the typed Outcome."""
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -113,18 +114,56 @@ def test_submission_bodies():
     assert Submission.answer(answers).tool_arguments("p")["answers"][0]["question_id"] == "db"
 
 
-def lost(status: str, answers: list[Answer]) -> Lost:
-    return Lost(Resolution(status=status, answers=answers))
+SENT = datetime(2026, 11, 30, 7, 18, 34, tzinfo=UTC)  # when the submission was first sent
+
+
+def lost(status: str, answers: list[Answer], *, after_s: float | None = 0.1) -> Lost:
+    """The winner Kandev reports, recorded ``after_s`` seconds after SENT (None: no time)."""
+    at = None if after_s is None else SENT + timedelta(seconds=after_s)
+    return Lost(Resolution(status=status, answers=answers, responded_at=at))
 
 
 def test_settle_turns_our_own_earlier_attempt_into_won_only_after_an_ambiguous_retry():
     mine = Submission.answer([Answer(question_id="db", custom_text="  because ")])
     same = lost("answered", [Answer(question_id="db", custom_text="because")])
     other = lost("answered", [Answer(question_id="db", selected_options=["q1_opt1"])])
-    assert isinstance(settle(same, mine, maybe_duplicate=True), Won)
-    assert settle(same, mine, maybe_duplicate=False) == same
-    assert settle(other, mine, maybe_duplicate=True) == other
-    rejected = settle(lost("rejected", []), Submission.reject("nope"), maybe_duplicate=True)
+    assert isinstance(settle(same, mine, maybe_duplicate=True, first_sent=SENT), Won)
+    assert settle(same, mine, maybe_duplicate=False, first_sent=SENT) == same
+    assert settle(other, mine, maybe_duplicate=True, first_sent=SENT) == other
+    rejected = settle(
+        lost("rejected", []), Submission.reject("nope"), maybe_duplicate=True, first_sent=SENT
+    )
     assert isinstance(rejected, Won)
     assert rejected.resolution.reject_reason == "nope"
     assert settle(NotFound("x"), mine, maybe_duplicate=True) == NotFound("x")
+
+
+@pytest.mark.parametrize(
+    ("after_s", "first_sent", "expected"),
+    [
+        (-5.0, SENT, "lost"),  # recorded before this submission left the bot: someone else's
+        (-0.5, SENT, "uncertain"),  # within the clocks' tolerance: cannot tell
+        (None, SENT, "uncertain"),  # no responded_at (a conversation read)
+        (0.1, None, "uncertain"),  # no send time
+        (0.1, SENT, "won"),
+    ],
+)
+def test_a_rejection_like_ours_after_a_maybe_delivered_attempt_is_decided_by_its_time(
+    after_s, first_sent, expected
+):
+    """A rejection's reason is not stored, so any rejection looks like ours: only Kandev's
+    ``responded_at`` against the first send can tell whose it was."""
+    settled = settle(
+        lost("rejected", [], after_s=after_s),
+        Submission.reject("not now"),
+        maybe_duplicate=True,
+        first_sent=first_sent,
+    )
+    found = (
+        "won"
+        if isinstance(settled, Won)
+        else ("uncertain" if isinstance(settled, Lost) and settled.uncertain else "lost")
+    )
+    assert found == expected, settled
+    if isinstance(settled, Lost):
+        assert settled.resolution.reject_reason == ""  # never "sent with your reason"

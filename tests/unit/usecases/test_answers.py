@@ -352,3 +352,60 @@ def test_a_win_sync_saw_first_is_attributed_to_the_slack_user(
     assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", ALICE_ID)
     [edit] = edits(gateway, publisher)
     assert f"Answered by <@{ALICE_ID}> in Slack: MongoDB" in edit
+
+
+# ---- a maybe-delivered submission and a winner like it ----------------------------------------
+
+
+def test_a_maybe_delivered_rejection_after_an_earlier_one_in_kandev_is_not_credited(
+    posted, admission, answers: AnswerService, fake_kandev, gateway, publisher, store
+) -> None:
+    """Someone rejected in Kandev seconds before Alice's rejection was first sent; her call got
+    a 502 (maybe delivered) and the retry learned ``claimed:false``, rejected: not hers."""
+    card = posted(make_bundle())
+    fake_kandev.reject_in_kandev(card.pending_id, ago_s=5.0)
+    fake_kandev.maybe_delivered(card.pending_id)
+
+    verdict = answers.submit(reject_form(admission, card), reason="use the old one")
+
+    assert verdict.kind == "lost"
+    assert said.verdict(verdict) == (
+        "Someone else rejected this question first. Your rejection was not sent."
+    )
+    resolved = store.cards.get(card.pending_id)
+    assert resolved is not None and resolved.state is CardState.REJECTED
+    assert resolved.outcome is not None
+    assert (resolved.outcome.via, resolved.outcome.by_user, resolved.outcome.reason) == (
+        "kandev",
+        None,
+        "",
+    )
+    [edit] = edits(gateway, publisher)
+    assert "Rejected in Kandev" in edit and "use the old one" not in edit
+    assert audited(store, card.pending_id) == [(ALICE_ID, "slack:modal:card", "lost")]
+
+
+def test_a_maybe_delivered_rejection_that_cannot_be_told_from_another_is_credited_in_kandev(
+    posted, admission, answers: AnswerService, fake_kandev, gateway, publisher, store
+) -> None:
+    """A rejection Kandev reports without saying when it was recorded may be hers or not (as
+    one recorded within the clocks' tolerance of her first send): "in Kandev", and she hears
+    someone else may have answered first."""
+    card = posted(make_bundle())
+    fake_kandev.reject_in_kandev(card.pending_id, ago_s=None)
+    fake_kandev.maybe_delivered(card.pending_id)
+
+    verdict = answers.submit(reject_form(admission, card), reason="use the old one")
+
+    assert verdict.kind == "undecided"
+    told = said.verdict(verdict)
+    assert "someone else may have answered first" in told
+    assert "with your reason" not in told.replace("your rejection and your reason", "")
+    assert words.result_title(verdict.kind) == "Maybe not sent"
+    resolved = store.cards.get(card.pending_id)
+    assert resolved is not None and resolved.outcome is not None
+    assert (resolved.outcome.via, resolved.outcome.by_user) == ("kandev", None)
+    [edit] = edits(gateway, publisher)
+    assert "Rejected in Kandev" in edit and "use the old one" not in edit
+    assert audited(store, card.pending_id) == [(ALICE_ID, "slack:modal:card", "undecided")]
+    assert store.submissions.won_submission(card.pending_id) is None

@@ -13,6 +13,7 @@ from bot.config.routing import Routing
 from bot.core.clarification import Answer
 from bot.core.domain import CardState
 from bot.core.signals import Inbox, Signal
+from bot.kandev.errors import KandevToolError
 from bot.kandev.hints import NewPending, Resolved
 from bot.ops.health import Health
 from bot.store import Database
@@ -168,3 +169,22 @@ def test_on_the_loops_a_resolved_hint_ends_the_card_without_a_list_read_while_po
         for loop in loops:
             loop.join(5)
     assert not any(loop.is_alive() for loop in loops)
+
+
+def test_a_resolved_hint_whose_conversation_is_unreadable_leaves_the_card_pending(
+    engine: SyncEngine, fake_kandev: FakeKandev, store: Database, health: Health
+) -> None:
+    """A tool error on the session's read is "try again" (the hint's retries, then the full
+    reads), never "Unavailable"; /healthz says so until a read succeeds."""
+    bundle = fake_kandev.add(numbered_bundle(1))
+    engine.reconcile_once()
+    fake_kandev.resolve_in_kandev(bundle.pending_id, ANSWER)
+    fake_kandev.fail("final_state", KandevToolError("INTERNAL", "database is locked"), times=1)
+
+    assert engine.resolve_sessions([Resolved(bundle.session_id)]).resolved == []
+    assert store.cards.get(bundle.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert [r for r in health.report().reasons if r.startswith("final_state:")]
+
+    assert engine.resolve_sessions([Resolved(bundle.session_id)]).resolved == [bundle.pending_id]
+    assert store.cards.get(bundle.pending_id).state is CardState.ANSWERED  # type: ignore[union-attr]
+    assert not [r for r in health.report().reasons if r.startswith("final_state:")]

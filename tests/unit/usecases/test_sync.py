@@ -15,7 +15,13 @@ from bot.config.routing import RouteRule, Routing
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
 from bot.core.signals import Inbox, Signal
-from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
+from bot.kandev.errors import (
+    KandevError,
+    KandevNotFoundError,
+    KandevProtocolError,
+    KandevToolError,
+    KandevUnavailable,
+)
 from bot.kandev.hints import NewPending
 from bot.ops.health import Health
 from bot.store import Database
@@ -309,14 +315,48 @@ def test_a_bundle_that_left_the_list_gets_its_final_state(
     assert (entry.action, entry.source) == (state.value, "kandev")
 
 
-def test_a_final_state_kandev_cannot_read_makes_the_card_unavailable(
-    card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Database
+@pytest.mark.parametrize(
+    "unreadable",
+    [
+        KandevProtocolError("unexpected ConversationPage shape: messages.0.metadata"),
+        KandevToolError("INTERNAL", "database is locked"),
+    ],
+    ids=["malformed page", "tool error"],
+)
+def test_a_final_state_kandev_cannot_read_leaves_the_card_pending_until_it_can(
+    card: Card,
+    sync: SyncEngine,
+    fake_kandev: FakeKandev,
+    store: Database,
+    health: Health,
+    unreadable: KandevError,
 ) -> None:
-    fake_kandev.end(card.pending_id, "cancelled")
-    fake_kandev.fail("final_state", KandevProtocolError("bad page"), times=1)
+    """Unreadable is "try again", never an answer: the card stays pending (not "Unavailable"),
+    /healthz says so, and the next cycle that can read it ends the card as Kandev recorded."""
+    fake_kandev.resolve_in_kandev(card.pending_id, [Answer(question_id="q1", custom_text="yes")])
+    fake_kandev.fail("final_state", unreadable, times=1)
+
+    assert sync.reconcile_once().resolved == []
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
+    assert any(r.startswith("final_state:") for r in health.report().reasons), health.report()
 
     assert sync.reconcile_once().resolved == [card.pending_id]
-    assert store.cards.get(card.pending_id).state is CardState.UNAVAILABLE  # type: ignore[union-attr]
+    assert store.cards.get(card.pending_id).state is CardState.ANSWERED  # type: ignore[union-attr]
+    assert health.report().ok, health.report()
+
+
+def test_a_final_state_is_read_from_the_cards_own_session(
+    card: Card, sync: SyncEngine, fake_kandev: FakeKandev
+) -> None:
+    """Not the task's primary session (which may be a newer one without this bundle)."""
+    assert card.session_id
+    fake_kandev.end(card.pending_id, "cancelled")
+    fake_kandev.calls.clear()
+
+    sync.reconcile_once()
+
+    [read] = fake_kandev.called("final_state")
+    assert read["session_id"] == card.session_id
 
 
 @pytest.mark.parametrize("action", ["answer", "reject"])
