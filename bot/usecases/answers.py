@@ -19,19 +19,10 @@ from datetime import UTC, datetime
 from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardOutcome, CardState
+from bot.kandev import models as reply
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable, KandevUnconfirmed
-from bot.kandev.models import (
-    Invalid,
-    Lost,
-    NotActive,
-    NotFound,
-    NotRecorded,
-    Outcome,
-    Resolution,
-    Unconfirmed,
-    Won,
-)
+from bot.kandev.models import Outcome, Resolution
 from bot.ops import metrics
 from bot.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
 from bot.usecases.admission import Admitted
@@ -155,7 +146,7 @@ class AnswerService:
                 outcome = self._call_kandev(attempt, begun.first_sent)
             except KandevUnconfirmed as exc:
                 log.warning("answer for %s not confirmed by Kandev: %s", attempt.pending_id, exc)
-                outcome = Unconfirmed(str(exc), earlier_attempt=True)
+                outcome = reply.Unconfirmed(str(exc), earlier_attempt=True)
             except (KandevUnavailable, KandevAuthError) as exc:
                 log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
                 cause: NotRecordedCause = (
@@ -165,7 +156,7 @@ class AnswerService:
                 self._close(key, verdict)
                 self._audit(attempt, verdict, str(exc))
                 return verdict
-            if isinstance(outcome, Unconfirmed) and not outcome.earlier_attempt:
+            if isinstance(outcome, reply.Unconfirmed) and not outcome.earlier_attempt:
                 # Kandev replied, unreadably: it is done with the call, so its record tells.
                 outcome = self._read_back(card, attempt, begun.first_sent) or outcome
             verdict = self._apply(card, attempt, outcome, key)
@@ -222,24 +213,24 @@ class AnswerService:
     def _apply(self, card: Card, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
         now, action = self.clock(), attempt.action
         match outcome:
-            case Won(resolution=res):
+            case reply.Won(resolution=res):
                 result = self._outcome(res, now, by_user=attempt.user_id, reason=attempt.reason)
                 return Verdict("won", self._resolve(card, result, force=True), action=action)
-            case Lost(resolution=res, uncertain=uncertain):
+            case reply.Lost(resolution=res, uncertain=uncertain):
                 return self._lost(card, attempt, res, key, now, uncertain=uncertain)
-            case NotActive():
+            case reply.NotActive():
                 result = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
                 return Verdict("ended", self._resolve(card, result), action=action)
-            case NotFound():
+            case reply.NotFound():
                 result = CardOutcome(state=CardState.UNAVAILABLE, via="kandev", at=now)
                 return Verdict("unavailable", self._resolve(card, result), action=action)
-            case Invalid(message=msg):
+            case reply.Invalid(message=msg):
                 return Verdict("invalid", card, action=action, problem=Problem(msg))
-            case NotRecorded(retry_after=wait):
+            case reply.NotRecorded(retry_after=wait):
                 return Verdict(
                     "not_recorded", card, action=action, cause="refused", retry_after=wait
                 )
-            case Unconfirmed():
+            case reply.Unconfirmed():
                 return Verdict("unconfirmed", card, action=action)
         raise AssertionError(f"unexpected outcome {outcome!r}")
 
@@ -371,15 +362,15 @@ class AnswerService:
 
 def _describe(outcome: Outcome) -> str:
     match outcome:
-        case Lost(resolution=r, uncertain=True):
+        case reply.Lost(resolution=r, uncertain=True):
             return f"lost {r.status} (like this one, recorded {r.responded_at}: maybe its own)"
-        case Won(resolution=r) | Lost(resolution=r):
+        case reply.Won(resolution=r) | reply.Lost(resolution=r):
             return f"{type(outcome).__name__.lower()} {r.status}"
-        case NotActive(message=m) | Invalid(message=m) | NotFound(message=m):
+        case reply.NotActive(message=m) | reply.Invalid(message=m) | reply.NotFound(message=m):
             return f"{type(outcome).__name__} {m}"
-        case NotRecorded(reason=r, retry_after=wait):
+        case reply.NotRecorded(reason=r, retry_after=wait):
             after = f" (retry after {wait:g}s)" if wait is not None else ""
             return f"not recorded: {r}{after}"
-        case Unconfirmed(reason=r):
+        case reply.Unconfirmed(reason=r):
             return f"unconfirmed: {r}"
     return repr(outcome)
