@@ -44,7 +44,10 @@ from bot.usecases.writes import (
     UPDATE_COPY,
     Write,
     Writes,
+    attempt_note,
     copy_update_key,
+    paced,
+    retry_note,
     update_key,
 )
 
@@ -215,7 +218,7 @@ class Publisher:
             self.outbox.outbox_retry(
                 item.id,
                 self._backoff(item.id),
-                self._retry_note(item, "interrupted"),
+                retry_note(item, "interrupted"),
                 worker_id=self.worker_id,
             )
             del self._unsettled[item.id]
@@ -232,7 +235,7 @@ class Publisher:
             return
         card = self.cards.get(item.payload["pending_id"])
         if card is None:
-            self.outbox.outbox_done(item.id)
+            self.outbox.outbox_done(item.id, worker_id=self.worker_id)
             return
         if kind.after_card and not card.ts and not card.state.terminal:
             self._defer(item, self.post_spacing_s, error=None)  # after the channel card
@@ -244,10 +247,13 @@ class Publisher:
         except _NotYourTurn as paced:
             self._defer(item, paced.turn.wait_s, error=None, slot=paced.turn.at)
             return
+        except _LostLease:
+            log.warning("outbox item %s (%s): lease lost, left to its new holder", item.id, kind)
+            return
         except SlackError as exc:
             self._failed(item, card, exc)
             return
-        self.outbox.outbox_done(item.id)
+        self.outbox.outbox_done(item.id, worker_id=self.worker_id)
         self._failures.pop(item.id, None)
         self.health.clear("slack")
 
@@ -262,8 +268,10 @@ class Publisher:
         if paced:
             self._take_turn(item, write.channel)
         message, plain = write.render()
-        if paced:
-            self.outbox.outbox_note(item.id, "posting")
+        # The fence, right before the call: still this worker's (owner and expiry, in the
+        # statement that notes the attempt), else a worker frozen past its lease stops here.
+        if not self.outbox.outbox_note(item.id, attempt_note(item), worker_id=self.worker_id):
+            raise _LostLease()
         try:
             ts = write.send(message)
         except SlackError as exc:
@@ -294,7 +302,7 @@ class Publisher:
             delay = max(exc.retry_after or 1.0, 0.5)
             channel = item.channel or card.channel
             self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
-            if _paced(item.kind):  # every replica holds off posting there
+            if paced(item.kind):  # every replica holds off posting there
                 spacing = self.post_spacing_s
                 self.outbox.pace_block(channel, delay, tolerance_s=spacing * POST_TOLERANCE)
             self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
@@ -336,8 +344,9 @@ class Publisher:
         """Retrying cannot fix it: mark the item failed (never retried), audit, report."""
         pending_id = item.payload.get("pending_id")
         pending_id = pending_id if isinstance(pending_id, str) else None
+        if not self.outbox.outbox_fail(item.id, why, worker_id=self.worker_id):
+            return  # no longer this worker's: its new holder decides
         log.error("giving up on %s of %s: %s", item.kind, pending_id, why)
-        self.outbox.outbox_fail(item.id, why)
         self._failures.pop(item.id, None)
         self.audit_log.audit(pending_id, None, f"slack_{item.kind}", "bot", "failed", why)
         self._check_failed(force=True)
@@ -359,15 +368,6 @@ class Publisher:
         """Seconds before the next try: doubling with the item's consecutive failures."""
         return wait_for(RETRY_WAIT, self._failures.get(item_id, 0))
 
-    @staticmethod
-    def _retry_note(item: OutboxItem, note: str) -> str:
-        if _paced(item.kind) and note in NOT_SENT and item.last_error not in NOT_SENT:
-            # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
-            # limited now proves nothing about it, so keep the mark that makes the next take
-            # look for the card in the channel before posting again.
-            return item.last_error
-        return note
-
     def _defer(
         self,
         item: OutboxItem,
@@ -378,17 +378,17 @@ class Publisher:
     ) -> None:
         """Give ``item`` back for ``delay_s``; ``slot``: its posting slot (the database's time,
         ``delay_s`` from the database's now), which it keeps."""
-        note = self._retry_note(item, error or "paced")
+        note = retry_note(item, error or "paced")
         if slot is None:
-            self.outbox.outbox_retry(item.id, delay_s, note)
+            self.outbox.outbox_retry(item.id, delay_s, note, worker_id=self.worker_id)
         else:
-            self.outbox.outbox_retry(item.id, slot, note, slot=True)
+            self.outbox.outbox_retry(item.id, slot, note, worker_id=self.worker_id, slot=True)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)
 
 
-def _paced(kind: str) -> bool:
-    return kind in KINDS and KINDS[kind].paced
+class _LostLease(Exception):
+    """This worker no longer holds the item's lease: it stops without side effects."""
 
 
 class _NotYourTurn(Exception):
