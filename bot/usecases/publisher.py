@@ -30,12 +30,13 @@ from bot.ops.health import Health
 from bot.ops.logs import log_context
 from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store.copies import CardMessage
-from bot.store.pace import Turn
+from bot.store.pace import PaceBusy
 from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
 from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.leases import OUTBOX_LEASE_S
 from bot.usecases.outbox_ports import PublisherCards, PublisherOutbox
+from bot.usecases.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
 from bot.usecases.writes import (
     KINDS,
     NOT_SENT,
@@ -53,12 +54,6 @@ from bot.usecases.writes import (
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two posts to one channel (Slack allows about one message per second).
-POST_SPACING_S = 1.0
-#: How much sooner than ``spacing`` after the previous post a post may go when that one was sent
-#: late (a busy replica), as a fraction of the spacing: the average pace is kept without every
-#: later post having to wait again, and two posts are never closer than 7/8 of the spacing.
-POST_TOLERANCE = 0.125
 #: How long a worker holds an outbox row before another worker may take it; the LeaseKeeper
 #: renews it while this process lives (see leases.py), so only a dead worker's rows expire.
 LEASE_S = OUTBOX_LEASE_S
@@ -116,6 +111,7 @@ class Publisher:
         self._failed_checked: float | None = None
         self._stop = threading.Event()
         self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self)
+        self.pacer = Pacer(outbox, health, post_spacing_s)
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------
 
@@ -244,8 +240,12 @@ class Publisher:
             write = kind.plan(self.writes, card, item)
             if write is not None:
                 self._send(item, card, write, paced=kind.paced)
-        except _NotYourTurn as paced:
-            self._defer(item, paced.turn.wait_s, error=None, slot=paced.turn.at)
+        except NotYourTurn as wait:
+            self._defer(item, wait.turn.wait_s, error=None, slot=wait.turn.at)
+            return
+        except PaceBusy as busy:  # never waited for: other channels and edits go on
+            self.pacer.locked(busy.channel)
+            self._defer(item, LOCKED_WAIT_S, error=None)
             return
         except _LostLease:
             log.warning("outbox item %s (%s): lease lost, left to its new holder", item.id, kind)
@@ -266,7 +266,7 @@ class Publisher:
         if earlier is not None and item.last_error not in NOT_SENT and earlier():
             return
         if paced:
-            self._take_turn(item, write.channel)
+            self.pacer.take_turn(write.channel, follow=item.kind != POST, held=item.slot_at)
         message, plain = write.render()
         # The fence, right before the call: still this worker's (owner and expiry, in the
         # statement that notes the attempt), else a worker frozen past its lease stops here.
@@ -282,29 +282,13 @@ class Publisher:
             ts = write.send(write.plain())
         write.done(ts)
 
-    def _take_turn(self, item: OutboxItem, channel: str) -> None:
-        """Just before a message is sent to ``channel``: take its turn from the pace every
-        replica shares (store/pace.py), or raise :class:`_NotYourTurn` with the slot to wait
-        for. Card posts go before the copies and thread replies waiting in the channel."""
-        spacing = self.post_spacing_s
-        turn = self.outbox.pace_turn(
-            channel,
-            follow=item.kind != POST,
-            held=item.slot_at,
-            spacing_s=spacing,
-            tolerance_s=spacing * POST_TOLERANCE,
-        )
-        if not turn.go:
-            raise _NotYourTurn(turn)
-
     def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
             channel = item.channel or card.channel
             self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
             if paced(item.kind):  # every replica holds off posting there
-                spacing = self.post_spacing_s
-                self.outbox.pace_block(channel, delay, tolerance_s=spacing * POST_TOLERANCE)
+                self.pacer.block(channel, delay)
             self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
             self._defer(item, delay, error=exc.error)
         elif exc.transient:
@@ -389,11 +373,3 @@ class Publisher:
 
 class _LostLease(Exception):
     """This worker no longer holds the item's lease: it stops without side effects."""
-
-
-class _NotYourTurn(Exception):
-    """A message may not go to its channel yet: wait for ``turn.at`` (its slot)."""
-
-    def __init__(self, turn: Turn) -> None:
-        super().__init__(f"paced until {turn.at.isoformat()}")
-        self.turn = turn
