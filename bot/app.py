@@ -378,10 +378,17 @@ def main_run(settings: Settings, mode: Mode) -> int:
     settle_heap()
     bot.start()
     bot.serve()
-    if bot.abandoned:
-        # Calls that outlived the hand-over belong to another replica now: end them with the
-        # process rather than wait for Kandev (the interpreter would join their threads).
-        log.warning("exiting with %d answer call(s) still waiting on Kandev", bot.abandoned)
+    stragglers = [t.name for t in threading.enumerate() if t.is_alive() and not t.daemon]
+    stragglers = [name for name in stragglers if name != threading.current_thread().name]
+    if bot.abandoned or stragglers:
+        # Calls that outlived the hand-over (waiting on Kandev, or on a database lock) belong
+        # to another replica now: end them with the process rather than wait for them (the
+        # interpreter would join their threads, past the hand-over's budget).
+        log.warning(
+            "exiting with %d answer call(s) still waiting on Kandev, %d thread(s) busy",
+            bot.abandoned,
+            len(stragglers),
+        )
         logging.shutdown()
         os._exit(EXIT_OK)
     return EXIT_OK

@@ -222,11 +222,12 @@ class OutboxRepository(PaceMixin):
             )
             return int(conn.execute(stmt).rowcount)
 
-    def outbox_release(self, worker_id: str) -> int:
+    def outbox_release(self, worker_id: str, *, within_s: float | None = None) -> int:
         """Give back every item ``worker_id`` still holds, due now and owned by nobody (a
         worker that stops hands its work over at once instead of after its leases run out).
-        A post's progress note stays, so whoever takes it looks for the card before posting."""
-        with self._write() as conn:
+        A post's progress note stays, so whoever takes it looks for the card before posting.
+        ``within_s``: the statement's bound (PostgreSQL), see ``Sql.write``."""
+        with self._write(within_s) as conn:
             stmt = (
                 update(outbox)
                 .where(outbox.c.lease_owner == worker_id, outbox.c.status == _PENDING)

@@ -134,17 +134,23 @@ class SubmissionsRepository(Repository):
         heartbeat), so crash recovery never takes over a submission that is alive."""
         return self._lease_submissions(submission_keys, self._now())
 
-    def release_submissions(self, submission_keys: Collection[str]) -> int:
+    def release_submissions(
+        self, submission_keys: Collection[str], *, within_s: float | None = None
+    ) -> int:
         """Make unfinished submissions this process will not finish stale now (their lease
         as old as a day), so crash recovery — on another replica, or this one after a
-        restart — takes them over at its next cycle instead of after the lease period."""
-        return self._lease_submissions(submission_keys, self._ago(RELEASED_LEASE_AGE_S))
+        restart — takes them over at its next cycle instead of after the lease period.
+        ``within_s``: the statement's bound (PostgreSQL), see ``Sql.write``."""
+        stale = self._ago(RELEASED_LEASE_AGE_S)
+        return self._lease_submissions(submission_keys, stale, within_s)
 
-    def _lease_submissions(self, submission_keys: Collection[str], leased_at: Any) -> int:
+    def _lease_submissions(
+        self, submission_keys: Collection[str], leased_at: Any, within_s: float | None = None
+    ) -> int:
         keys = list(submission_keys)
         if not keys:
             return 0
-        with self._write() as conn:
+        with self._write(within_s) as conn:
             stmt = (
                 update(submissions)
                 .where(
