@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
-from typing import Any
 
 import psycopg
 import pytest
@@ -22,21 +20,12 @@ import pytest
 from bot.store import Database
 from bot.usecases.leases import OUTBOX_LEASE_S
 from tests.e2e.helpers import MARGIN_S, POLL_S, card_posts, db_question, start_bot
+from tests.e2e.reliability.support import wait_until
 from tests.kit.harness import CHANNEL
 
 #: How long the fake Slack holds A's chat.postMessage before carrying it out: longer than A's
 #: lease plus B's start and its post, so B finds no card when it looks.
 HELD_S = 30.0
-
-
-def _wait(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _posting(pg_url: str, key: str) -> bool:
@@ -68,7 +57,7 @@ def test_a_frozen_replica_that_lost_its_post_leaves_one_card(
     fake_slack.faults.slow("chat.postMessage", HELD_S, times=1)
     bundle = seed([db_question()], title="Posted by a replica that froze")
     key = f"post:{bundle.pending_id}"
-    _wait(lambda: _posting(pg_url, key), POLL_S + MARGIN_S + 5, "replica A's post in flight")
+    wait_until(lambda: _posting(pg_url, key), POLL_S + MARGIN_S + 5, "replica A's post in flight")
     time.sleep(0.5)
     os.kill(frozen.proc.pid, signal.SIGSTOP)
     try:
@@ -94,7 +83,7 @@ def test_a_frozen_replica_that_lost_its_post_leaves_one_card(
 
     survived = True
     try:
-        _wait(settled, 20, "one card in the channel")
+        wait_until(settled, 20, "one card in the channel")
     except AssertionError:
         survived = False
     with Database(pg_url, upgrade=False) as store:
