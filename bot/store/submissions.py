@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select, true, update
 
 from bot.store.base import Repository, insert_unless_exists
 from bot.store.records import Submission, SubmissionContent, SubmissionResult
@@ -129,10 +129,34 @@ class SubmissionsRepository(Repository):
             )
             return conn.execute(stmt).rowcount == 1
 
-    def renew_submissions(self, submission_keys: Collection[str]) -> int:
+    def hold_submission(self, submission_key: str, holder: int, lease_s: float) -> bool:
+        """The fence right before a submission is sent to Kandev: renew its lease, only while
+        ``holder`` still holds it (its take-over count: 0 for the process that recorded it,
+        ``resends`` for the recovery that reclaimed it) and the lease, ``lease_s`` long, is
+        live, in the one statement. False: a process frozen past its lease (another replica
+        may be re-sending it now) must not send it."""
+        with self._write() as conn:
+            stmt = (
+                update(submissions)
+                .where(
+                    submissions.c.submission_key == submission_key,
+                    submissions.c.finished_at.is_(None),
+                    submissions.c.resends == holder,
+                    submissions.c.leased_at > self._ago(lease_s),
+                )
+                .values(leased_at=self._now())
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def renew_submissions(
+        self, submission_keys: Collection[str], lease_s: float | None = None
+    ) -> int:
         """Refresh the lease of unfinished submissions this process is still sending (its
-        heartbeat), so crash recovery never takes over a submission that is alive."""
-        return self._lease_submissions(submission_keys, self._now())
+        heartbeat), so crash recovery never takes over a submission that is alive. With
+        ``lease_s``, only live leases (a process woken from a freeze longer than its lease
+        cannot revive one that recovery may have taken over)."""
+        live = None if lease_s is None else submissions.c.leased_at > self._ago(lease_s)
+        return self._lease_submissions(submission_keys, self._now(), live=live)
 
     def release_submissions(
         self, submission_keys: Collection[str], *, within_s: float | None = None
@@ -145,7 +169,12 @@ class SubmissionsRepository(Repository):
         return self._lease_submissions(submission_keys, stale, within_s)
 
     def _lease_submissions(
-        self, submission_keys: Collection[str], leased_at: Any, within_s: float | None = None
+        self,
+        submission_keys: Collection[str],
+        leased_at: Any,
+        within_s: float | None = None,
+        *,
+        live: Any = None,
     ) -> int:
         keys = list(submission_keys)
         if not keys:
@@ -156,6 +185,7 @@ class SubmissionsRepository(Repository):
                 .where(
                     submissions.c.submission_key.in_(keys),
                     submissions.c.finished_at.is_(None),
+                    true() if live is None else live,
                 )
                 .values(leased_at=leased_at)
             )

@@ -5,6 +5,7 @@ message is recorded yet."""
 from __future__ import annotations
 
 from bot.store import Database, OutboxStatus
+from bot.store.records import SubmissionContent
 from tests.kit.factories import claim
 from tests.kit.fakes import FakeClock
 
@@ -40,3 +41,19 @@ def test_a_post_is_recorded_only_where_no_other_message_is(store: Database) -> N
     assert not store.cards.mark_posted("p1", "C1", "2.2")  # a second post: refused
     card = store.cards.get("p1")
     assert card is not None and card.ts == "1.1"
+
+
+def test_a_submission_is_sent_only_by_its_holder_with_a_live_lease(
+    store: Database, clock: FakeClock
+) -> None:
+    ANY = SubmissionContent(action="answer")
+    assert store.submissions.begin_submission("p1", "k1", "U1", ANY)
+    assert store.submissions.hold_submission("k1", 0, 10)
+    clock.advance(11)  # frozen past its lease
+    assert not store.submissions.hold_submission("k1", 0, 10)
+    assert store.submissions.renew_submissions(["k1"], 10) == 0  # the heartbeat cannot revive it
+    assert store.submissions.reclaim_submission("k1", 10)  # recovery takes it over: holder 1
+    assert not store.submissions.hold_submission("k1", 0, 10)
+    assert store.submissions.hold_submission("k1", 1, 10)
+    store.submissions.finish_submission("k1", "won")
+    assert not store.submissions.hold_submission("k1", 1, 10)
