@@ -62,19 +62,12 @@ class SubmissionsRepository(Repository):
     def finish_submission(self, submission_key: str, result: str, message: str = "") -> bool:
         """Record what Kandev answered (``message``: what the person was told, to repeat it
         to a resubmission); False when unknown or already finished."""
-        with self._write() as conn:
-            stmt = (
-                update(submissions)
-                .where(
-                    submissions.c.submission_key == submission_key,
-                    submissions.c.finished_at.is_(None),
-                )
-                .values(
-                    result_json=SubmissionResult(kind=result, message=message).encode(),
-                    finished_at=self._now(),
-                )
-            )
-            return conn.execute(stmt).rowcount == 1
+        return self._change_unfinished(
+            submission_key,
+            (),
+            result_json=SubmissionResult(kind=result, message=message).encode(),
+            finished_at=self._now(),
+        )
 
     def get_submission(self, submission_key: str) -> Submission | None:
         with self._read() as conn:
@@ -116,18 +109,12 @@ class SubmissionsRepository(Repository):
         """Take over an unfinished submission whose lease is ``older_than_s`` old (crash
         recovery): compare-and-set on the lease, so exactly one replica reconciles it. Counts
         the take-over in ``resends``."""
-        now = self._now()
-        with self._write() as conn:
-            stmt = (
-                update(submissions)
-                .where(
-                    submissions.c.submission_key == submission_key,
-                    submissions.c.finished_at.is_(None),
-                    submissions.c.leased_at <= self._ago(older_than_s),
-                )
-                .values(leased_at=now, resends=submissions.c.resends + 1)
-            )
-            return conn.execute(stmt).rowcount == 1
+        return self._change_unfinished(
+            submission_key,
+            (submissions.c.leased_at <= self._ago(older_than_s),),
+            leased_at=self._now(),
+            resends=submissions.c.resends + 1,
+        )
 
     def hold_submission(self, submission_key: str, holder: int, lease_s: float) -> bool:
         """The fence right before a submission is sent to Kandev: renew its lease, only while
@@ -135,16 +122,20 @@ class SubmissionsRepository(Repository):
         ``resends`` for the recovery that reclaimed it) and the lease, ``lease_s`` long, is
         live, in the one statement. False: a process frozen past its lease (another replica
         may be re-sending it now) must not send it."""
+        held = (submissions.c.resends == holder, submissions.c.leased_at > self._ago(lease_s))
+        return self._change_unfinished(submission_key, held, leased_at=self._now())
+
+    def _change_unfinished(self, submission_key: str, conditions: Any, **values: Any) -> bool:
+        """One compare-and-set on the unfinished submission ``submission_key``."""
         with self._write() as conn:
             stmt = (
                 update(submissions)
                 .where(
                     submissions.c.submission_key == submission_key,
                     submissions.c.finished_at.is_(None),
-                    submissions.c.resends == holder,
-                    submissions.c.leased_at > self._ago(lease_s),
+                    *conditions,
                 )
-                .values(leased_at=self._now())
+                .values(**values)
             )
             return conn.execute(stmt).rowcount == 1
 
