@@ -44,6 +44,7 @@ from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.notify import Notifier
 from bot.slack_api.web_client import make_web_client
 from bot.store import Database
+from bot.store.engine import SessionTimeouts
 from bot.usecases.admission import Admission
 from bot.usecases.answers import AnswerService
 from bot.usecases.conversation import ConversationService
@@ -93,10 +94,21 @@ def _check_routing(check: WorkspaceCheck, health: Health) -> None:
         raise StartupError(EXIT_CONFIG, "kandev-slack: configuration problems:", *lines)
 
 
+def _open_store(settings: Settings) -> Database:
+    timeouts = SessionTimeouts(
+        lock_s=settings.database_lock_timeout,
+        statement_s=settings.database_statement_timeout,
+        idle_in_transaction_s=settings.database_idle_in_transaction_timeout,
+    )
+    return Database(
+        settings.database_url, retention_days=settings.retention_days, timeouts=timeouts
+    )
+
+
 def build(settings: Settings, mode: Mode) -> Bot:
     """Make every component once, wired explicitly. Raises StartupError."""
     health = Health()
-    store = Database(settings.database_url, retention_days=settings.retention_days)
+    store = _open_store(settings)
     health.watch("database", lambda: None if store.ping() else "does not answer")
     kandev = KandevClient(
         settings.kandev_url,
@@ -366,10 +378,17 @@ def main_run(settings: Settings, mode: Mode) -> int:
     settle_heap()
     bot.start()
     bot.serve()
-    if bot.abandoned:
-        # Calls that outlived the hand-over belong to another replica now: end them with the
-        # process rather than wait for Kandev (the interpreter would join their threads).
-        log.warning("exiting with %d answer call(s) still waiting on Kandev", bot.abandoned)
+    stragglers = [t.name for t in threading.enumerate() if t.is_alive() and not t.daemon]
+    stragglers = [name for name in stragglers if name != threading.current_thread().name]
+    if bot.abandoned or stragglers:
+        # Calls that outlived the hand-over (waiting on Kandev, or on a database lock) belong
+        # to another replica now: end them with the process rather than wait for them (the
+        # interpreter would join their threads, past the hand-over's budget).
+        log.warning(
+            "exiting with %d answer call(s) still waiting on Kandev, %d thread(s) busy",
+            bot.abandoned,
+            len(stragglers),
+        )
         logging.shutdown()
         os._exit(EXIT_OK)
     return EXIT_OK

@@ -3,7 +3,8 @@
 :meth:`Bot.start` starts the background workers, :meth:`Bot.serve` answers Slack (Socket Mode
 or HTTP) until a signal, and :meth:`Bot.close` hands the work over: on SIGTERM / SIGINT the
 replica stops taking new work (Slack requests, claims, outbox items), finishes what is in
-flight within :data:`HANDOVER_S`, gives back what it still holds (outbox items to nobody,
+flight within :data:`HANDOVER_S` (less the part kept for giving back, :data:`HAND_BACK_S`),
+gives back what it still holds (outbox items to nobody,
 unfinished answers made stale at once) so another replica takes over now rather than after the
 leases run out, and exits 0. bot/app.py builds it.
 """
@@ -33,9 +34,14 @@ from bot.usecases.sync import SyncEngine
 
 log = logging.getLogger("bot.app")
 
-#: On SIGTERM, how long the work in flight (answers on their way to Kandev, card posts and
-#: edits being sent) may take to finish before what is left is handed over.
+#: On SIGTERM, how long the whole hand-over may take, from the signal to the process's exit.
 HANDOVER_S = 10.0
+#: Of it, the part kept for giving back what is left (its database writes) and closing: the
+#: work in flight (answers on their way to Kandev, card posts and edits being sent) has the rest.
+HAND_BACK_S = 3.5
+#: The bound of each database write of the hand-over (lock waits and statements, PostgreSQL):
+#: a table locked by another session cannot hold the exit up; the leases then simply expire.
+HAND_BACK_WRITE_S = 1.0
 
 
 @dataclass
@@ -104,21 +110,24 @@ class Bot:
         self._closed = True
         self.stop.set()
         deadline = (self._stopping_at or time.monotonic()) + HANDOVER_S
+        finish_by = deadline - HAND_BACK_S
         for wakeup in self.wakeups:
             wakeup.raise_()
         self.hints.stop()
         for worker in self.workers:  # each finishes its current step (a post being sent…)
-            worker.join(timeout=max(deadline - time.monotonic(), 0.0))
+            worker.join(timeout=max(finish_by - time.monotonic(), 0.0))
         if self.sync is not None:  # reads ahead not started are dropped
             self.sync.close()
-        while self.in_flight.keys() and time.monotonic() < deadline:
+        while self.in_flight.keys() and time.monotonic() < finish_by:
             time.sleep(0.05)  # answers on their way to Kandev
         for lane in self.lanes:  # jobs not started by now are handed over, not run
             lane.shutdown(wait=False, cancel=True)
         self._hand_over()
         self.leases_stop.set()
         if self.lease_worker is not None and self.lease_worker.is_alive():
-            self.lease_worker.join(timeout=5)
+            # A renewal may be waiting on a lock: not past the budget (its thread is a daemon).
+            left = min(HAND_BACK_WRITE_S, deadline - time.monotonic() - 1.0)
+            self.lease_worker.join(timeout=max(left, 0.0))
         self.abandoned = len(self.in_flight.keys())
         if not self.abandoned:  # else a call still running must not see its client closed
             self.kandev.close()
@@ -128,8 +137,10 @@ class Bot:
         """Give back what this replica still holds, so another takes it over now."""
         left = self.in_flight.keys()
         try:
-            items = self.store.outbox.outbox_release(self.worker_id) if self.worker_id else 0
-            answers = self.store.submissions.release_submissions(left)
+            within = HAND_BACK_WRITE_S
+            outbox = self.store.outbox
+            items = outbox.outbox_release(self.worker_id, within_s=within) if self.worker_id else 0
+            answers = self.store.submissions.release_submissions(left, within_s=within)
         except Exception:  # the leases still run out by themselves
             log.exception("could not hand over the work in flight; its leases will expire")
             return

@@ -67,3 +67,17 @@ def whole_number(value: Any, name: str, highest: int, *, unit: str = "") -> int:
         of = f" of {unit}" if unit else ""
         raise ValueError(f"{name} must be a whole number{of} from 1 to {highest} (got '{text}')")
     return int(text)
+
+
+def positive_seconds(value: Any, name: str, example: str) -> float:
+    """``value`` as a finite number of seconds above 0, else a ValueError naming ``name``."""
+    text = str(value).strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(
+            f"{name} must be a number of seconds above 0, e.g. {example} (got '{text}')"
+        )
+    return seconds

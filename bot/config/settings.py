@@ -34,6 +34,7 @@ from bot.config.setting_values import (
     MISSING,
     ConfigError,
     not_a_slack_token,
+    positive_seconds,
     url_problem,
     whole_number,
 )
@@ -103,6 +104,11 @@ class Settings(BaseSettings):
     #: Resolved cards (with their submissions), audit entries and Home viewers older than this
     #: many days are deleted.
     retention_days: int = 90
+    #: PostgreSQL: every session's lock_timeout, statement_timeout and
+    #: idle_in_transaction_session_timeout, in seconds (see bot/store/engine.py).
+    database_lock_timeout: float = 5.0
+    database_statement_timeout: float = 15.0
+    database_idle_in_transaction_timeout: float = 30.0
 
     _routing: Routing | None = PrivateAttr(default=None)
 
@@ -192,16 +198,17 @@ class Settings(BaseSettings):
     @field_validator("kandev_poll_interval", mode="before")
     @classmethod
     def _poll_interval(cls, value: Any) -> float:
-        text = str(value).strip()
-        try:
-            seconds = float(text)
-        except ValueError:
-            seconds = float("nan")
-        if not seconds > 0 or seconds == float("inf"):
-            raise ValueError(
-                f"KANDEV_POLL_INTERVAL must be a number of seconds above 0, e.g. 5 (got '{text}')"
-            )
-        return seconds
+        return positive_seconds(value, "KANDEV_POLL_INTERVAL", "5")
+
+    @field_validator(
+        "database_lock_timeout",
+        "database_statement_timeout",
+        "database_idle_in_transaction_timeout",
+        mode="before",
+    )
+    @classmethod
+    def _database_timeouts(cls, value: Any, info: Any) -> float:
+        return positive_seconds(value, str(info.field_name).upper(), "5")
 
     @field_validator("kandev_list_page_size", mode="before")
     @classmethod

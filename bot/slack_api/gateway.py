@@ -85,6 +85,11 @@ class SlackGateway:
             metadata=card_metadata(pending_id),
         )
 
+    def delete_message(self, channel: str, ts: str) -> None:
+        """Delete one of the bot's own messages (a duplicate posted by a replica that lost its
+        lease while its call was in flight)."""
+        self._call("chat.delete", channel=channel, ts=ts)
+
     def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
         """The ts of a card for ``pending_id`` already in ``channel`` (posted before a crash)."""
         return _find(

@@ -64,11 +64,17 @@ class Sql:
         return type_coerce(func.strftime(_SQLITE_NOW_FORMAT, "now", *modifiers), UTCDateTime())
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
-        """A transaction that will write (``BEGIN IMMEDIATE`` on SQLite); commits on success."""
+    def write(self, within_s: float | None = None) -> Iterator[Connection]:
+        """A transaction that will write (``BEGIN IMMEDIATE`` on SQLite); commits on success.
+        ``within_s`` (PostgreSQL): its lock waits and statements are cut at that many seconds
+        (e.g. the hand-over, which must fit its budget whatever holds a lock)."""
         with self._write_lock, self._lock, self.engine.connect() as conn:
             conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():
+                if within_s is not None and conn.dialect.name == "postgresql":
+                    ms = max(int(within_s * 1000), 1)
+                    conn.exec_driver_sql(f"SET LOCAL lock_timeout = {ms}")
+                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
                 yield conn
 
     @contextmanager
@@ -100,8 +106,8 @@ class Repository:
     def _at(self, seconds: float) -> ColumnElement[Any]:
         return self._sql.at(seconds)
 
-    def _write(self) -> AbstractContextManager[Connection]:
-        return self._sql.write()
+    def _write(self, within_s: float | None = None) -> AbstractContextManager[Connection]:
+        return self._sql.write(within_s)
 
     def _read(self) -> AbstractContextManager[Connection]:
         return self._sql.read()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 
 from bot.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from bot.store.base import insert_unless_exists
@@ -48,12 +48,16 @@ class CardsRepository(CopiesMixin):
             return conn.execute(stmt.returning(cards.c.pending_id)).first() is not None
 
     def mark_posted(self, pending_id: str, channel: str, ts: str) -> bool:
-        """Record the Slack message a claim became; False when there is no such card."""
+        """Record the Slack message a claim became; False when there is no such card, or when
+        another message is recorded for it already (a replica that lost its lease posted a
+        second one: the first recorded stays the card)."""
         now = self._now()
         with self._write() as conn:
             stmt = (
                 update(cards)
-                .where(cards.c.pending_id == pending_id)
+                .where(
+                    cards.c.pending_id == pending_id, or_(cards.c.ts.is_(None), cards.c.ts == ts)
+                )
                 .values(channel=channel, ts=ts, posted_at=now, updated_at=now)
             )
             return conn.execute(stmt).rowcount == 1

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 
 from bot.core.domain import Card
 from bot.store.base import Repository, insert_unless_exists
@@ -88,10 +88,14 @@ class CopiesMixin(Repository):
             return conn.execute(stmt).rowcount == 1
 
     def message_posted(self, key: str, channel: str, ts: str) -> bool:
+        """Record the Slack message of ``key``; False when another one is recorded already."""
         with self._write() as conn:
             stmt = (
                 update(card_messages)
-                .where(card_messages.c.key == key)
+                .where(
+                    card_messages.c.key == key,
+                    or_(card_messages.c.ts.is_(None), card_messages.c.ts == ts),
+                )
                 .values(channel=channel, ts=ts, posted_at=self._now())
             )
             return conn.execute(stmt).rowcount == 1

@@ -20,7 +20,7 @@ from bot.core.domain import CardState
 from bot.store.audit import AuditRepository
 from bot.store.base import Clock, Sql
 from bot.store.cards import CardsRepository
-from bot.store.engine import make_engine
+from bot.store.engine import SessionTimeouts, make_engine
 from bot.store.followups import FollowupsRepository
 from bot.store.home import HomeViewersRepository
 from bot.store.migrations import current_version, migrate
@@ -62,7 +62,8 @@ class Database:
     the database's own error when it cannot. Every timestamp the store writes and every lease
     it compares comes from the database's clock, never this process's: replicas on machines
     whose clocks differ share leases safely. ``clock`` (timezone-aware UTC) stands in for the
-    database's clock in tests.
+    database's clock in tests. ``timeouts``: what every PostgreSQL session is started with
+    (lock, statement and idle-in-transaction timeouts; see engine.py).
     """
 
     def __init__(
@@ -72,9 +73,10 @@ class Database:
         clock: Clock | None = None,
         retention_days: int = DEFAULT_RETENTION_DAYS,
         upgrade: bool = True,
+        timeouts: SessionTimeouts | None = None,
     ) -> None:
         self.url = normalize_url(url)
-        engine = make_engine(self.url)
+        engine = make_engine(self.url, timeouts)
         lock: AbstractContextManager[object] = (
             threading.RLock() if is_sqlite_memory(self.url) else nullcontext()
         )

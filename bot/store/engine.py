@@ -3,13 +3,16 @@
 SQLite: WAL and a busy timeout so several processes can share the file; the driver's own
 transaction handling is replaced by explicit ``BEGIN`` (so DDL is transactional too), and write
 transactions start with ``BEGIN IMMEDIATE`` so they queue on the busy timeout instead of failing
-mid-way. PostgreSQL: psycopg 3 with pre-ping, so a restarted server is survived.
+mid-way. PostgreSQL: psycopg 3 with pre-ping, so a restarted server is survived, and every
+session started with :class:`SessionTimeouts`, so no session waits on a lock, runs a statement
+or sits in an open transaction for ever (a frozen replica's transaction is ended by the server).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -25,12 +28,37 @@ PG_CONNECT_TIMEOUT_S = 10
 WRITE_OPTION = "kandev_store_write"
 
 
-def make_engine(url: URL) -> Engine:
+@dataclass(frozen=True)
+class SessionTimeouts:
+    """What every PostgreSQL session is started with (seconds): ``lock_timeout`` (waiting for
+    a lock), ``statement_timeout`` (one statement) and ``idle_in_transaction_session_timeout``
+    (an open transaction doing nothing: its session is ended, its locks released)."""
+
+    lock_s: float = 5.0
+    statement_s: float = 15.0
+    idle_in_transaction_s: float = 30.0
+
+    def options(self) -> str:
+        """As libpq ``options`` (``-c name=value`` …), in milliseconds."""
+        values = {
+            "lock_timeout": self.lock_s,
+            "statement_timeout": self.statement_s,
+            "idle_in_transaction_session_timeout": self.idle_in_transaction_s,
+        }
+        return " ".join(f"-c {name}={round(s * 1000)}" for name, s in values.items())
+
+
+def make_engine(url: URL, timeouts: SessionTimeouts | None = None) -> Engine:
     if url.get_backend_name() == "sqlite":
         return _sqlite_engine(url)
     connect_args: dict[str, Any] = {}
     if "connect_timeout" not in url.query:
         connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
+    # Ours first, the URL's own after (it may set a search_path, or override a timeout).
+    given = url.query.get("options")
+    given = " ".join(given) if isinstance(given, tuple) else given
+    own = (timeouts or SessionTimeouts()).options()
+    connect_args["options"] = f"{own} {given}" if given else own
     return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
 
 

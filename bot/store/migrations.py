@@ -150,6 +150,9 @@ def locked_transaction(engine: Engine) -> Iterator[Connection]:
         conn.execution_options(**{WRITE_OPTION: True})
         with conn.begin():
             if conn.dialect.name == "postgresql":
+                # A migration may take long, and waits for another replica's: unbounded here.
+                conn.execute(text("SET LOCAL lock_timeout = 0"))
+                conn.execute(text("SET LOCAL statement_timeout = 0"))
                 conn.execute(_PG_LOCK_SQL)
             yield conn
 

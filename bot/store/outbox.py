@@ -7,7 +7,7 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, literal, or_, select, true, update
+from sqlalchemy import ColumnElement, and_, delete, func, literal, or_, select, true, update
 from sqlalchemy.engine import Connection
 
 from bot.store.base import insert_unless_exists
@@ -139,13 +139,14 @@ class OutboxRepository(PaceMixin):
             ).all()
         return sorted((_item(row) for row in rows), key=lambda item: (item.not_before, item.id))
 
-    def outbox_done(self, item_id: int) -> bool:
-        """The write happened: the item is finished for good (its key stays taken)."""
-        return self._finish(item_id, OutboxStatus.DONE, error=None)
+    def outbox_done(self, item_id: int, *, worker_id: str | None = None) -> bool:
+        """The write happened: the item is finished for good (its key stays taken). With
+        ``worker_id``: only while that worker still holds the lease (see :meth:`_held`)."""
+        return self._finish(item_id, OutboxStatus.DONE, None, worker_id)
 
-    def outbox_fail(self, item_id: int, error: str) -> bool:
+    def outbox_fail(self, item_id: int, error: str, *, worker_id: str | None = None) -> bool:
         """The write can never succeed (e.g. channel_not_found): stop retrying it."""
-        return self._finish(item_id, OutboxStatus.FAILED, error=error)
+        return self._finish(item_id, OutboxStatus.FAILED, error, worker_id)
 
     def outbox_retry(
         self,
@@ -158,7 +159,8 @@ class OutboxRepository(PaceMixin):
     ) -> bool:
         """Give the lease back and try again at ``not_before``: a time, or a number of seconds
         from the database's now (e.g. Retry-After). With ``worker_id``, only while that worker
-        still holds the lease (an item another worker took over is left alone). ``slot``:
+        still holds the lease (an item another worker took over, or whose lease ran out while
+        its worker was frozen, is left alone). ``slot``:
         ``not_before`` is the posting slot the item was given (see pace.py) and it keeps it;
         otherwise any slot it held is given up."""
         due = (
@@ -166,11 +168,10 @@ class OutboxRepository(PaceMixin):
             if isinstance(not_before, datetime)
             else self._at(float(not_before))
         )
-        mine = outbox.c.lease_owner == worker_id if worker_id is not None else true()
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, mine)
+                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, self._held(worker_id))
                 .values(
                     not_before=due,
                     slot_at=due if slot else None,
@@ -182,40 +183,51 @@ class OutboxRepository(PaceMixin):
             )
             return conn.execute(stmt).rowcount == 1
 
-    def outbox_note(self, item_id: int, note: str) -> bool:
+    def outbox_note(self, item_id: int, note: str, *, worker_id: str | None = None) -> bool:
         """Record progress on a leased item (e.g. "posting" just before a Slack write) so a
-        worker that takes it over after a crash knows the write may already have happened."""
+        worker that takes it over after a crash knows the write may already have happened.
+
+        With ``worker_id`` it is the fence before the Slack call: False when that worker no
+        longer holds a live lease on the item (it was frozen past its lease and another worker
+        may have taken the item over), and then the worker must not make the call."""
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, outbox.c.status == _PENDING)
+                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, self._held(worker_id))
                 .values(last_error=note, updated_at=self._now())
             )
             return conn.execute(stmt).rowcount == 1
+
+    def _held(self, worker_id: str | None) -> ColumnElement[bool]:
+        """``worker_id`` holds a live lease (owner AND expiry, by the database's clock, in the
+        statement that writes: a worker frozen past its lease is fenced off even if nobody has
+        taken the item over yet); no condition without ``worker_id``."""
+        if worker_id is None:
+            return true()
+        return and_(outbox.c.lease_owner == worker_id, outbox.c.lease_until > self._now())
 
     def outbox_renew(self, worker_id: str, lease_s: float) -> int:
         """Extend every lease ``worker_id`` holds to now + ``lease_s`` (its heartbeat).
 
         A live worker renews its leases while it waits on Slack, so leases can stay short and
-        the items of a worker that died are taken over soon after its last heartbeat.
+        the items of a worker that died are taken over soon after its last heartbeat. Only live
+        leases are renewed: a worker that wakes from a freeze longer than its lease has lost
+        its items, whether or not another worker took them over yet.
         """
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(
-                    outbox.c.lease_owner == worker_id,
-                    outbox.c.status == _PENDING,
-                    outbox.c.lease_until.is_not(None),
-                )
+                .where(outbox.c.status == _PENDING, self._held(worker_id))
                 .values(lease_until=self._at(lease_s))
             )
             return int(conn.execute(stmt).rowcount)
 
-    def outbox_release(self, worker_id: str) -> int:
+    def outbox_release(self, worker_id: str, *, within_s: float | None = None) -> int:
         """Give back every item ``worker_id`` still holds, due now and owned by nobody (a
         worker that stops hands its work over at once instead of after its leases run out).
-        A post's progress note stays, so whoever takes it looks for the card before posting."""
-        with self._write() as conn:
+        A post's progress note stays, so whoever takes it looks for the card before posting.
+        ``within_s``: the statement's bound (PostgreSQL), see ``Sql.write``."""
+        with self._write(within_s) as conn:
             stmt = (
                 update(outbox)
                 .where(outbox.c.lease_owner == worker_id, outbox.c.status == _PENDING)
@@ -286,7 +298,9 @@ class OutboxRepository(PaceMixin):
             )
             return int(conn.execute(stmt).rowcount)
 
-    def _finish(self, item_id: int, status: OutboxStatus, error: str | None) -> bool:
+    def _finish(
+        self, item_id: int, status: OutboxStatus, error: str | None, worker_id: str | None
+    ) -> bool:
         now = self._now()
         values: dict[str, Any] = {
             "status": status.value,
@@ -300,7 +314,7 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, outbox.c.status == _PENDING)
+                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, self._held(worker_id))
                 .values(**values)
             )
             return conn.execute(stmt).rowcount == 1

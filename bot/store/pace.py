@@ -1,9 +1,11 @@
 """Posting slots per channel, shared by every replica: Slack allows about one message per second
 per channel, whichever process sends it.
 
-Each channel has one row in ``channel_pace``, changed only under its row lock (PostgreSQL: the
-upsert that reads it locks it; SQLite: ``BEGIN IMMEDIATE``) and only by the DATABASE's clock, so
-replicas whose own clocks differ still agree:
+Each channel has one row in ``channel_pace``, changed only under its row lock (PostgreSQL:
+``SELECT … FOR UPDATE NOWAIT``, so a row another session holds — a replica frozen inside this
+transaction, an operator's forgotten one — raises :class:`PaceBusy` at once instead of holding
+up the caller, and with it every other channel and every edit; SQLite: ``BEGIN IMMEDIATE``) and
+only by the DATABASE's clock, so replicas whose own clocks differ still agree:
 
 - a queue of slots ``spacing_s`` apart: a post that has to wait is given the next slot and is
   deferred to it (the slot is kept on its outbox row), so a backlog is taken about once per post
@@ -23,9 +25,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, literal, type_coerce, update
+from sqlalchemy import ColumnElement, func, literal, select, type_coerce, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import OperationalError
 
 from bot.store.base import Repository
 from bot.store.schema import channel_pace
@@ -35,6 +38,16 @@ _NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 #: A slot held for longer than this after it came is not honoured: the item queues again (it was
 #: held by a process that died, or the store was away) instead of crowding the gate.
 STALE_SLOT_S = 2.0
+#: PostgreSQL's "lock_not_available": NOWAIT found the row locked, or lock_timeout ran out.
+_LOCK_NOT_AVAILABLE = "55P03"
+
+
+class PaceBusy(Exception):
+    """The channel's pace row is locked by another session: try the message again later."""
+
+    def __init__(self, channel: str) -> None:
+        super().__init__(f"the pace row of {channel} is locked by another session")
+        self.channel = channel
 
 
 @dataclass(frozen=True)
@@ -112,9 +125,16 @@ class PaceMixin(Repository):
 
     def _pace_row(self, conn: Any, channel: str) -> tuple[datetime, datetime, datetime, datetime]:
         """The channel's row (created when new), locked until the transaction ends, and the
-        database's now read after the lock was granted."""
-        make = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-        insert = make(channel_pace).values(
+        database's now read after the lock was granted. :class:`PaceBusy` when another session
+        holds the row (PostgreSQL)."""
+        if conn.dialect.name == "postgresql":
+            try:
+                return self._pg_pace_row(conn, channel)
+            except OperationalError as exc:
+                if getattr(exc.orig, "sqlstate", None) == _LOCK_NOT_AVAILABLE:
+                    raise PaceBusy(channel) from exc
+                raise
+        insert = sqlite_insert(channel_pace).values(
             channel=channel, free_at=_NEVER, cards_at=_NEVER, follows_at=_NEVER
         )
         stmt = insert.on_conflict_do_update(
@@ -126,6 +146,29 @@ class PaceMixin(Repository):
             self._clock_now(conn.dialect.name).label("now"),
         )
         row = conn.execute(stmt).one()
+        return row.free_at, row.cards_at, row.follows_at, row.now
+
+    def _pg_pace_row(
+        self, conn: Any, channel: str
+    ) -> tuple[datetime, datetime, datetime, datetime]:
+        locked = (
+            select(
+                channel_pace.c.free_at,
+                channel_pace.c.cards_at,
+                channel_pace.c.follows_at,
+                self._clock_now("postgresql").label("now"),
+            )
+            .where(channel_pace.c.channel == channel)
+            .with_for_update(nowait=True)
+        )
+        row = conn.execute(locked).first()
+        if row is None:  # a new channel (a concurrent insert is waited for up to lock_timeout)
+            conn.execute(
+                pg_insert(channel_pace)
+                .values(channel=channel, free_at=_NEVER, cards_at=_NEVER, follows_at=_NEVER)
+                .on_conflict_do_nothing(index_elements=["channel"])
+            )
+            row = conn.execute(locked).one()
         return row.free_at, row.cards_at, row.follows_at, row.now
 
     def _clock_now(self, dialect: str) -> ColumnElement[Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select, true, update
 
 from bot.store.base import Repository, insert_unless_exists
 from bot.store.records import Submission, SubmissionContent, SubmissionResult
@@ -62,19 +62,12 @@ class SubmissionsRepository(Repository):
     def finish_submission(self, submission_key: str, result: str, message: str = "") -> bool:
         """Record what Kandev answered (``message``: what the person was told, to repeat it
         to a resubmission); False when unknown or already finished."""
-        with self._write() as conn:
-            stmt = (
-                update(submissions)
-                .where(
-                    submissions.c.submission_key == submission_key,
-                    submissions.c.finished_at.is_(None),
-                )
-                .values(
-                    result_json=SubmissionResult(kind=result, message=message).encode(),
-                    finished_at=self._now(),
-                )
-            )
-            return conn.execute(stmt).rowcount == 1
+        return self._change_unfinished(
+            submission_key,
+            (),
+            result_json=SubmissionResult(kind=result, message=message).encode(),
+            finished_at=self._now(),
+        )
 
     def get_submission(self, submission_key: str) -> Submission | None:
         with self._read() as conn:
@@ -116,40 +109,74 @@ class SubmissionsRepository(Repository):
         """Take over an unfinished submission whose lease is ``older_than_s`` old (crash
         recovery): compare-and-set on the lease, so exactly one replica reconciles it. Counts
         the take-over in ``resends``."""
-        now = self._now()
+        return self._change_unfinished(
+            submission_key,
+            (submissions.c.leased_at <= self._ago(older_than_s),),
+            leased_at=self._now(),
+            resends=submissions.c.resends + 1,
+        )
+
+    def hold_submission(self, submission_key: str, holder: int, lease_s: float) -> bool:
+        """The fence right before a submission is sent to Kandev: renew its lease, only while
+        ``holder`` still holds it (its take-over count: 0 for the process that recorded it,
+        ``resends`` for the recovery that reclaimed it) and the lease, ``lease_s`` long, is
+        live, in the one statement. False: a process frozen past its lease (another replica
+        may be re-sending it now) must not send it."""
+        held = (submissions.c.resends == holder, submissions.c.leased_at > self._ago(lease_s))
+        return self._change_unfinished(submission_key, held, leased_at=self._now())
+
+    def _change_unfinished(self, submission_key: str, conditions: Any, **values: Any) -> bool:
+        """One compare-and-set on the unfinished submission ``submission_key``."""
         with self._write() as conn:
             stmt = (
                 update(submissions)
                 .where(
                     submissions.c.submission_key == submission_key,
                     submissions.c.finished_at.is_(None),
-                    submissions.c.leased_at <= self._ago(older_than_s),
+                    *conditions,
                 )
-                .values(leased_at=now, resends=submissions.c.resends + 1)
+                .values(**values)
             )
             return conn.execute(stmt).rowcount == 1
 
-    def renew_submissions(self, submission_keys: Collection[str]) -> int:
+    def renew_submissions(
+        self, submission_keys: Collection[str], lease_s: float | None = None
+    ) -> int:
         """Refresh the lease of unfinished submissions this process is still sending (its
-        heartbeat), so crash recovery never takes over a submission that is alive."""
-        return self._lease_submissions(submission_keys, self._now())
+        heartbeat), so crash recovery never takes over a submission that is alive. With
+        ``lease_s``, only live leases (a process woken from a freeze longer than its lease
+        cannot revive one that recovery may have taken over)."""
+        live = None if lease_s is None else submissions.c.leased_at > self._ago(lease_s)
+        return self._lease_submissions(submission_keys, self._now(), live=live)
 
-    def release_submissions(self, submission_keys: Collection[str]) -> int:
+    def release_submissions(
+        self, submission_keys: Collection[str], *, within_s: float | None = None
+    ) -> int:
         """Make unfinished submissions this process will not finish stale now (their lease
         as old as a day), so crash recovery — on another replica, or this one after a
-        restart — takes them over at its next cycle instead of after the lease period."""
-        return self._lease_submissions(submission_keys, self._ago(RELEASED_LEASE_AGE_S))
+        restart — takes them over at its next cycle instead of after the lease period.
+        ``within_s``: the statement's bound (PostgreSQL), see ``Sql.write``."""
+        stale = self._ago(RELEASED_LEASE_AGE_S)
+        return self._lease_submissions(submission_keys, stale, within_s)
 
-    def _lease_submissions(self, submission_keys: Collection[str], leased_at: Any) -> int:
+    def _lease_submissions(
+        self,
+        submission_keys: Collection[str],
+        leased_at: Any,
+        within_s: float | None = None,
+        *,
+        live: Any = None,
+    ) -> int:
         keys = list(submission_keys)
         if not keys:
             return 0
-        with self._write() as conn:
+        with self._write(within_s) as conn:
             stmt = (
                 update(submissions)
                 .where(
                     submissions.c.submission_key.in_(keys),
                     submissions.c.finished_at.is_(None),
+                    true() if live is None else live,
                 )
                 .values(leased_at=leased_at)
             )

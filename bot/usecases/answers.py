@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 #: How long a losing submission waits for a concurrent Slack submission of the same bundle to
 #: finish, so that the loser (and the card) can name the Slack user who won.
 WINNER_WAIT_S = 3.0
+#: The take-over count of a submission held by the process that recorded it (see
+#: ``SubmissionsRepository.hold_submission``).
+RECORDED = 0
 
 
 @dataclass
@@ -142,6 +145,11 @@ class AnswerService:
             self._audit(attempt, verdict)
             return verdict
         try:
+            # The fence right before the call: still this process's, with a live lease. One
+            # frozen past it leaves the answer to crash recovery (here or on another replica).
+            if not self.submissions.hold_submission(key, RECORDED, SUBMISSION_LEASE_S):
+                log.warning("answer for %s not sent: its lease ran out", attempt.pending_id)
+                return Verdict("unconfirmed", card, action=attempt.action)
             try:
                 outcome = self._call_kandev(attempt, begun.first_sent)
             except KandevUnconfirmed as exc:

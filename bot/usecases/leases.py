@@ -73,7 +73,7 @@ class LeaseKeeper:
     def renew_once(self) -> tuple[int, int]:
         """Renew now; returns (outbox items, submissions) renewed."""
         items = self.outbox.outbox_renew(self.worker_id, self.outbox_lease_s)
-        subs = self.submissions.renew_submissions(self.in_flight.keys())
+        subs = self.submissions.renew_submissions(self.in_flight.keys(), SUBMISSION_LEASE_S)
         return items, subs
 
     def run(self, stop: threading.Event) -> None:

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 
 from bot.core.domain import Card
 from bot.store.copies import CardMessage
-from bot.store.pace import Turn
 from bot.store.records import OutboxItem
+from bot.usecases.pacing import PaceOutbox
 
 
 class WriteCards(Protocol):
@@ -39,7 +39,7 @@ class PublisherCards(WriteCards, Protocol):
     def messages_of(self, pending_id: str) -> list[CardMessage]: ...
 
 
-class PublisherOutbox(WriteOutbox, Protocol):
+class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
     """What the publisher calls on the outbox and the per-channel pace
     (bot.store.OutboxRepository), besides its writes'."""
 
@@ -63,9 +63,9 @@ class PublisherOutbox(WriteOutbox, Protocol):
 
     def outbox_next_due_s(self) -> float | None: ...
 
-    def outbox_done(self, item_id: int) -> bool: ...
+    def outbox_done(self, item_id: int, *, worker_id: str | None = None) -> bool: ...
 
-    def outbox_fail(self, item_id: int, error: str) -> bool: ...
+    def outbox_fail(self, item_id: int, error: str, *, worker_id: str | None = None) -> bool: ...
 
     def outbox_retry(
         self,
@@ -77,18 +77,6 @@ class PublisherOutbox(WriteOutbox, Protocol):
         slot: bool = False,
     ) -> bool: ...
 
-    def outbox_note(self, item_id: int, note: str) -> bool: ...
+    def outbox_note(self, item_id: int, note: str, *, worker_id: str | None = None) -> bool: ...
 
     def outbox_failed_count(self, within_s: float | None = None) -> int: ...
-
-    def pace_turn(
-        self,
-        channel: str,
-        *,
-        follow: bool,
-        held: datetime | None,
-        spacing_s: float,
-        tolerance_s: float,
-    ) -> Turn: ...
-
-    def pace_block(self, channel: str, seconds: float, *, tolerance_s: float) -> None: ...

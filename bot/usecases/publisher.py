@@ -30,12 +30,13 @@ from bot.ops.health import Health
 from bot.ops.logs import log_context
 from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store.copies import CardMessage
-from bot.store.pace import Turn
+from bot.store.pace import PaceBusy
 from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
 from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.leases import OUTBOX_LEASE_S
 from bot.usecases.outbox_ports import PublisherCards, PublisherOutbox
+from bot.usecases.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
 from bot.usecases.writes import (
     KINDS,
     NOT_SENT,
@@ -44,18 +45,15 @@ from bot.usecases.writes import (
     UPDATE_COPY,
     Write,
     Writes,
+    attempt_note,
     copy_update_key,
+    paced,
+    retry_note,
     update_key,
 )
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two posts to one channel (Slack allows about one message per second).
-POST_SPACING_S = 1.0
-#: How much sooner than ``spacing`` after the previous post a post may go when that one was sent
-#: late (a busy replica), as a fraction of the spacing: the average pace is kept without every
-#: later post having to wait again, and two posts are never closer than 7/8 of the spacing.
-POST_TOLERANCE = 0.125
 #: How long a worker holds an outbox row before another worker may take it; the LeaseKeeper
 #: renews it while this process lives (see leases.py), so only a dead worker's rows expire.
 LEASE_S = OUTBOX_LEASE_S
@@ -113,6 +111,7 @@ class Publisher:
         self._failed_checked: float | None = None
         self._stop = threading.Event()
         self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self)
+        self.pacer = Pacer(outbox, health, post_spacing_s)
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------
 
@@ -215,7 +214,7 @@ class Publisher:
             self.outbox.outbox_retry(
                 item.id,
                 self._backoff(item.id),
-                self._retry_note(item, "interrupted"),
+                retry_note(item, "interrupted"),
                 worker_id=self.worker_id,
             )
             del self._unsettled[item.id]
@@ -232,7 +231,7 @@ class Publisher:
             return
         card = self.cards.get(item.payload["pending_id"])
         if card is None:
-            self.outbox.outbox_done(item.id)
+            self.outbox.outbox_done(item.id, worker_id=self.worker_id)
             return
         if kind.after_card and not card.ts and not card.state.terminal:
             self._defer(item, self.post_spacing_s, error=None)  # after the channel card
@@ -241,13 +240,20 @@ class Publisher:
             write = kind.plan(self.writes, card, item)
             if write is not None:
                 self._send(item, card, write, paced=kind.paced)
-        except _NotYourTurn as paced:
-            self._defer(item, paced.turn.wait_s, error=None, slot=paced.turn.at)
+        except NotYourTurn as wait:
+            self._defer(item, wait.turn.wait_s, error=None, slot=wait.turn.at)
+            return
+        except PaceBusy as busy:  # never waited for: other channels and edits go on
+            self.pacer.locked(busy.channel)
+            self._defer(item, LOCKED_WAIT_S, error=None)
+            return
+        except _LostLease:
+            log.warning("outbox item %s (%s): lease lost, left to its new holder", item.id, kind)
             return
         except SlackError as exc:
             self._failed(item, card, exc)
             return
-        self.outbox.outbox_done(item.id)
+        self.outbox.outbox_done(item.id, worker_id=self.worker_id)
         self._failures.pop(item.id, None)
         self.health.clear("slack")
 
@@ -260,10 +266,12 @@ class Publisher:
         if earlier is not None and item.last_error not in NOT_SENT and earlier():
             return
         if paced:
-            self._take_turn(item, write.channel)
+            self.pacer.take_turn(write.channel, follow=item.kind != POST, held=item.slot_at)
         message, plain = write.render()
-        if paced:
-            self.outbox.outbox_note(item.id, "posting")
+        # The fence, right before the call: still this worker's (owner and expiry, in the
+        # statement that notes the attempt), else a worker frozen past its lease stops here.
+        if not self.outbox.outbox_note(item.id, attempt_note(item), worker_id=self.worker_id):
+            raise _LostLease()
         try:
             ts = write.send(message)
         except SlackError as exc:
@@ -274,29 +282,13 @@ class Publisher:
             ts = write.send(write.plain())
         write.done(ts)
 
-    def _take_turn(self, item: OutboxItem, channel: str) -> None:
-        """Just before a message is sent to ``channel``: take its turn from the pace every
-        replica shares (store/pace.py), or raise :class:`_NotYourTurn` with the slot to wait
-        for. Card posts go before the copies and thread replies waiting in the channel."""
-        spacing = self.post_spacing_s
-        turn = self.outbox.pace_turn(
-            channel,
-            follow=item.kind != POST,
-            held=item.slot_at,
-            spacing_s=spacing,
-            tolerance_s=spacing * POST_TOLERANCE,
-        )
-        if not turn.go:
-            raise _NotYourTurn(turn)
-
     def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
             channel = item.channel or card.channel
             self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
-            if _paced(item.kind):  # every replica holds off posting there
-                spacing = self.post_spacing_s
-                self.outbox.pace_block(channel, delay, tolerance_s=spacing * POST_TOLERANCE)
+            if paced(item.kind):  # every replica holds off posting there
+                self.pacer.block(channel, delay)
             self.health.problem("slack", f"rate limited on {exc.method}, retrying in {delay:.0f}s")
             self._defer(item, delay, error=exc.error)
         elif exc.transient:
@@ -336,8 +328,9 @@ class Publisher:
         """Retrying cannot fix it: mark the item failed (never retried), audit, report."""
         pending_id = item.payload.get("pending_id")
         pending_id = pending_id if isinstance(pending_id, str) else None
+        if not self.outbox.outbox_fail(item.id, why, worker_id=self.worker_id):
+            return  # no longer this worker's: its new holder decides
         log.error("giving up on %s of %s: %s", item.kind, pending_id, why)
-        self.outbox.outbox_fail(item.id, why)
         self._failures.pop(item.id, None)
         self.audit_log.audit(pending_id, None, f"slack_{item.kind}", "bot", "failed", why)
         self._check_failed(force=True)
@@ -359,15 +352,6 @@ class Publisher:
         """Seconds before the next try: doubling with the item's consecutive failures."""
         return wait_for(RETRY_WAIT, self._failures.get(item_id, 0))
 
-    @staticmethod
-    def _retry_note(item: OutboxItem, note: str) -> str:
-        if _paced(item.kind) and note in NOT_SENT and item.last_error not in NOT_SENT:
-            # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
-            # limited now proves nothing about it, so keep the mark that makes the next take
-            # look for the card in the channel before posting again.
-            return item.last_error
-        return note
-
     def _defer(
         self,
         item: OutboxItem,
@@ -378,22 +362,14 @@ class Publisher:
     ) -> None:
         """Give ``item`` back for ``delay_s``; ``slot``: its posting slot (the database's time,
         ``delay_s`` from the database's now), which it keeps."""
-        note = self._retry_note(item, error or "paced")
+        note = retry_note(item, error or "paced")
         if slot is None:
-            self.outbox.outbox_retry(item.id, delay_s, note)
+            self.outbox.outbox_retry(item.id, delay_s, note, worker_id=self.worker_id)
         else:
-            self.outbox.outbox_retry(item.id, slot, note, slot=True)
+            self.outbox.outbox_retry(item.id, slot, note, worker_id=self.worker_id, slot=True)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)
 
 
-def _paced(kind: str) -> bool:
-    return kind in KINDS and KINDS[kind].paced
-
-
-class _NotYourTurn(Exception):
-    """A message may not go to its channel yet: wait for ``turn.at`` (its slot)."""
-
-    def __init__(self, turn: Turn) -> None:
-        super().__init__(f"paced until {turn.at.isoformat()}")
-        self.turn = turn
+class _LostLease(Exception):
+    """This worker no longer holds the item's lease: it stops without side effects."""

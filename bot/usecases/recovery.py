@@ -144,6 +144,10 @@ class Recovery:
         )
         try:
             with self.in_flight.hold(key):
+                # The fence right before the re-send: still this recovery's take-over.
+                if not self.submissions.hold_submission(key, resends, SUBMISSION_LEASE_S):
+                    log.warning("not re-sending %s: taken over meanwhile", key[:12])
+                    return None
                 outcome = self._send(attempt, sub)
         except (KandevUnavailable, KandevAuthError) as exc:
             if resends < MAX_RESENDS:

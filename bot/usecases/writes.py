@@ -21,6 +21,7 @@ from bot.cards.plain import plain_card
 from bot.config.routing import USER_ID
 from bot.core.domain import Card, CardState
 from bot.ops import metrics
+from bot.slack_api.errors import SlackError
 from bot.slack_api.gateway import Message, SlackGateway
 from bot.store.copies import CardMessage
 from bot.store.records import OutboxItem
@@ -193,7 +194,9 @@ class Writes:
             return bool(found)
 
         def done(ts: str) -> None:
-            self._posted(card, ts, rendered=card.state)
+            if not self._posted(card, ts, rendered=card.state):
+                self._duplicate(card.pending_id, card.channel, ts)
+                return
             log.info("posted the card of %s in %s", card.pending_id, card.channel)
 
         return Write(
@@ -205,20 +208,39 @@ class Writes:
             plain=self._plain(card),
         )
 
-    def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> None:
-        """``rendered``: the state the posted message shows (None: a card found in the channel,
+    def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> bool:
+        """Record ``ts`` as the card's message unless another one is recorded already (False).
+        ``rendered``: the state the posted message shows (None: a card found in the channel,
         posted by a process that died before it could record it — most likely still pending)."""
-        self.cards.mark_posted(card.pending_id, card.channel, ts)
+        if not self.cards.mark_posted(card.pending_id, card.channel, ts):
+            return False
         metrics.card_posted(card.bundle.created_at)
         posted = self.cards.get(card.pending_id)
         if posted is None:
-            return
+            return True
         if posted.state is not CardState.PENDING and posted.state is not rendered:
             # Resolved while it was being posted: its edit was skipped as a no-op (the card had
             # no ts yet; possibly on another replica), so make sure the edit runs now.
             self.requeue.enqueue_update(posted)
             self.outbox.outbox_rearm(update_key(posted))
         self.requeue.changed()
+        return True
+
+    def _duplicate(self, pending_id: str, channel: str, ts: str) -> None:
+        """Another message is recorded for this one already: this replica's lease ran out while
+        its call was in flight (it was frozen) and another replica posted it meanwhile. The
+        recorded message is the card; this one is deleted, so no second card keeps buttons."""
+        log.warning(
+            "%s was posted by another replica while this one's post was in flight; "
+            "deleting this replica's duplicate %s in %s",
+            pending_id,
+            ts,
+            channel,
+        )
+        try:
+            self.slack.delete_message(channel, ts)
+        except SlackError as exc:
+            log.error("could not delete the duplicate %s in %s: %s", ts, channel, exc.error)
 
     def update(self, card: Card, item: OutboxItem) -> Write | None:
         ts = card.ts
@@ -259,7 +281,9 @@ class Writes:
             return bool(found)
 
         def done(ts: str) -> None:
-            self.cards.message_posted(copy.key, to, ts)
+            if not self.cards.message_posted(copy.key, to, ts):
+                self._duplicate(card.pending_id, to, ts)
+                return
             log.info("posted the %s card of %s in %s", copy.kind, card.pending_id, to)
             self._copy_posted(card.pending_id, copy.key, rendered=card.state)
 
@@ -334,3 +358,25 @@ KINDS: dict[str, Kind] = {
     UPDATE_COPY: Kind(Writes.update_copy, rank=0, paced=False),
     REPLY: Kind(Writes.reply, rank=2, paced=True, after_card=True),
 }
+
+
+def paced(kind: str) -> bool:
+    return kind in KINDS and KINDS[kind].paced
+
+
+def attempt_note(item: OutboxItem) -> str:
+    """Noted just before the Slack call: "posting" tells whoever takes a post over that it may
+    have been made (it looks in Slack first)."""
+    if paced(item.kind):
+        return "posting"
+    return item.last_error or "sending"
+
+
+def retry_note(item: OutboxItem, note: str) -> str:
+    """The note an item is given back with."""
+    if paced(item.kind) and note in NOT_SENT and item.last_error not in NOT_SENT:
+        # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
+        # limited now proves nothing about it, so keep the mark that makes the next take
+        # look for the card in the channel before posting again.
+        return item.last_error
+    return note

@@ -371,6 +371,11 @@ class FakeSlackGateway:
             raise SlackError("chat.update", "message_not_found")
         self.cards[(channel, ts)] = (message, pending_id)
 
+    def delete_message(self, channel: str, ts: str) -> None:
+        self._enter("chat.delete", channel=channel, ts=ts)
+        if self.cards.pop((channel, ts), None) is None:
+            raise SlackError("chat.delete", "message_not_found")
+
     def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
         self._enter("conversations.history", channel=channel, pending_id=pending_id)
         return next(

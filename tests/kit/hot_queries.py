@@ -218,7 +218,12 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery(
         "renew_submissions",
         "lease heartbeat",
-        lambda s: s.submissions.renew_submissions([PROBE_SUBMISSION]),
+        lambda s: s.submissions.renew_submissions([PROBE_SUBMISSION], 10.0),
+    ),
+    HotQuery(
+        "hold_submission",
+        "every answer, right before Kandev is called (its fence)",
+        lambda s: s.submissions.hold_submission(PROBE_SUBMISSION, 0, 10.0),
     ),
     HotQuery("outbox_release", "shutdown", lambda s: s.outbox.outbox_release(PROBE_WORKER)),
     HotQuery(

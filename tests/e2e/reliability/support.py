@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bot.store import Database
 from bot.store.records import AuditEntry
@@ -24,6 +27,17 @@ def calls_for(fake: FakeSlack, method: str, pending_id: str | None = None) -> li
         if ((c.params.get("metadata") or {}).get("event_payload") or {}).get("pending_id")
         == pending_id
     ]
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    """``predicate()``'s first truthy value, looked at every 0.1 s for up to ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def rate_limited(calls: list[CallRecord]) -> list[CallRecord]:

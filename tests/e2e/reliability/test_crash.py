@@ -34,6 +34,7 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.deliveries import submissions, tool_answers
+from tests.e2e.reliability.support import wait_until
 from tests.kit.fakeslack import ALICE, BOB
 from tests.kit.harness import CHANNEL
 
@@ -47,16 +48,6 @@ def _outbox_note(db: Path, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.fault("SIGKILL mid chat.postMessage", guarantee=4)
 def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
     bot_factory, seed, fake_slack, slack_driver, tmp_path, reliability
@@ -66,7 +57,7 @@ def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
     fake_slack.faults.slow("chat.postMessage", 4.0, times=1)
     posted = seed([db_question()], title="Posted while dying")
 
-    _wait(
+    wait_until(
         lambda: _outbox_note(db, f"post:{posted.pending_id}") == "posting",
         POLL_S + MARGIN_S + 5,
         "the post to be in flight",
@@ -86,7 +77,7 @@ def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
             card = store.cards.get(posted.pending_id)
             return card is not None and card.ts == first.ts
 
-        _wait(adopted, TAKEOVER_S, "the bot to adopt the card Slack posted")
+        wait_until(adopted, TAKEOVER_S, "the bot to adopt the card Slack posted")
     # The adopted card (rendered "pending" by the process that died) shows how it ended.
     wait_outcome(fake_slack, first.ts, "✅ Answered in Kandev: PostgreSQL", POLL_S + MARGIN_S)
     second = wait_card(fake_slack, later.pending_id, timeout=POLL_S + MARGIN_S + 5)

@@ -133,7 +133,7 @@ def test_timed_out_post_is_looked_up_even_after_being_paced(rig, fake_slack, rel
 
 
 def test_posts_are_paced_per_channel_and_edits_jump_the_queue(rig, fake_slack):
-    # Posts are never closer than 7/8 of the spacing (publisher.POST_TOLERANCE): 0.39 s here,
+    # Posts are never closer than 7/8 of the spacing (pacing.POST_TOLERANCE): 0.39 s here,
     # over the limit's 0.33 s by about the margin this test always had (arrival jitter).
     r = rig(spacing_s=0.45)
     fake_slack.faults.limit_post_message(per_second=3.0, burst=1)

@@ -175,7 +175,7 @@ def test_failed_items_are_counted_and_a_give_back_respects_the_lease(
     store: Database, clock: FakeClock
 ) -> None:
     ids = [store.outbox.outbox_put("post", f"k{n}", {}) for n in range(3)]
-    store.outbox.outbox_take(None, 10, "w1", lease_s=30)
+    store.outbox.outbox_take(None, 10, "w1", lease_s=7200)  # still w1's after the hour below
     assert store.outbox.outbox_fail(ids[0], "chat.postMessage: invalid_blocks")
     assert store.outbox.outbox_failed_count() == 1
     clock.advance(3600)

@@ -35,6 +35,11 @@ def test_defaults() -> None:
     assert settings.database_url == "sqlite:///kandev-slack.db"
     assert settings.port == 3000
     assert settings.kandev_poll_interval == 5.0
+    assert (
+        settings.database_lock_timeout,
+        settings.database_statement_timeout,
+        settings.database_idle_in_transaction_timeout,
+    ) == (5.0, 15.0, 30.0)
     assert settings.log_level == "INFO"
     assert settings.kandev_token is None
     assert settings.slack_app_token is None
@@ -129,6 +134,12 @@ def test_swapped_tokens_are_both_reported() -> None:
         ("PORT", "70000", "PORT must be a TCP port number from 1 to 65535 (got '70000')"),
         ("KANDEV_POLL_INTERVAL", "0", "KANDEV_POLL_INTERVAL must be a number of seconds above 0"),
         ("KANDEV_POLL_INTERVAL", "soon", "KANDEV_POLL_INTERVAL must be a number of seconds"),
+        ("DATABASE_LOCK_TIMEOUT", "0", "DATABASE_LOCK_TIMEOUT must be a number of seconds"),
+        (
+            "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT",
+            "never",
+            "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT must be a number of seconds above 0",
+        ),
         ("LOG_LEVEL", "loud", "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
         ("KANDEV_SLACK_CONFIG", "/nonexistent/routes.toml", "KANDEV_SLACK_CONFIG: /nonexistent"),
     ],

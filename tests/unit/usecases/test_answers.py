@@ -409,3 +409,23 @@ def test_a_maybe_delivered_rejection_that_cannot_be_told_from_another_is_credite
     assert "Rejected in Kandev" in edit and "use the old one" not in edit
     assert audited(store, card.pending_id) == [(ALICE_ID, "slack:modal:card", "undecided")]
     assert store.submissions.won_submission(card.pending_id) is None
+
+
+def test_an_answer_whose_lease_ran_out_before_the_call_is_not_sent(
+    posted, admission, answers: AnswerService, fake_kandev, store: Database
+) -> None:
+    # The process froze between recording the answer and calling Kandev, past its lease:
+    # crash recovery (on another replica) took it over, and re-sends it itself.
+    card = posted(make_bundle())
+    begun = answers.begin(click(admission, card), answers=(MONGO,))
+    assert isinstance(begun, Begun)
+    store.submissions.release_submissions([begun.key])  # its lease is long gone
+    assert store.submissions.reclaim_submission(begun.key, older_than_s=10)
+
+    verdict = answers.complete(begun)
+
+    assert verdict.kind == "unconfirmed"
+    assert fake_kandev.called("answer") == []
+    left = store.submissions.get_submission(begun.key)
+    assert left is not None and not left.finished and left.resends == 1
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
