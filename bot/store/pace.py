@@ -51,6 +51,15 @@ class PaceBusy(Exception):
 
 
 @dataclass(frozen=True)
+class Pace:
+    """A channel's pace: ``spacing_s`` between two messages, of which a message sent after a
+    late one may take back up to ``tolerance_s``."""
+
+    spacing_s: float
+    tolerance_s: float
+
+
+@dataclass(frozen=True)
 class Turn:
     """The answer of :meth:`PaceMixin.pace_turn`, in the database's time.
 
@@ -69,20 +78,13 @@ class Turn:
 class PaceMixin(Repository):
     """The posting-slots half of :class:`bot.store.outbox.OutboxRepository`."""
 
-    def pace_turn(
-        self,
-        channel: str,
-        *,
-        follow: bool,
-        held: datetime | None,
-        spacing_s: float,
-        tolerance_s: float,
-    ) -> Turn:
+    def pace_turn(self, channel: str, *, follow: bool, held: datetime | None, pace: Pace) -> Turn:
         """May a message go to ``channel`` now? ``follow``: a copy or thread reply (it waits
         for the card posts queued in the channel). ``held``: the slot the item was given last
         time, if any (without one, or with a stale one, the item joins its queue)."""
+        spacing_s = pace.spacing_s
         spacing = timedelta(seconds=spacing_s)
-        tolerance = timedelta(seconds=tolerance_s)
+        tolerance = timedelta(seconds=pace.tolerance_s)
         held = None if held is None else require_aware(held)
         with self._write() as conn:
             free_at, cards_at, follows_at, now = self._pace_row(conn, channel)

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Protocol
 
 from bot.ops.health import Health
-from bot.store.pace import PaceBusy, Turn
+from bot.store.pace import Pace, PaceBusy, Turn
 
 #: Seconds between two posts to one channel (Slack allows about one message per second).
 POST_SPACING_S = 1.0
@@ -30,13 +30,7 @@ class PaceOutbox(Protocol):
     """The per-channel pace (bot.store.OutboxRepository)."""
 
     def pace_turn(
-        self,
-        channel: str,
-        *,
-        follow: bool,
-        held: datetime | None,
-        spacing_s: float,
-        tolerance_s: float,
+        self, channel: str, *, follow: bool, held: datetime | None, pace: Pace
     ) -> Turn: ...
 
     def pace_block(self, channel: str, seconds: float, *, tolerance_s: float) -> None: ...
@@ -60,14 +54,8 @@ class Pacer:
         """Just before a message is sent to ``channel``; raises :class:`NotYourTurn` with the
         slot to wait for, or ``PaceBusy``. ``follow``: a copy or thread reply (card posts go
         before those waiting in the channel)."""
-        spacing = self.spacing_s
-        turn = self.outbox.pace_turn(
-            channel,
-            follow=follow,
-            held=held,
-            spacing_s=spacing,
-            tolerance_s=spacing * POST_TOLERANCE,
-        )
+        pace = Pace(self.spacing_s, self.spacing_s * POST_TOLERANCE)
+        turn = self.outbox.pace_turn(channel, follow=follow, held=held, pace=pace)
         self.health.clear(f"{LOCKS} {channel}")
         if not turn.go:
             raise NotYourTurn(turn)

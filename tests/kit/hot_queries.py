@@ -31,6 +31,7 @@ from bot.core.clarification import Answer, Bundle, Option, Question
 from bot.core.domain import CardOutcome, CardState, NewCard, TaskInfo
 from bot.store import Database
 from bot.store.followups import NewMessage, OutboxRow
+from bot.store.pace import Pace
 from bot.store.records import SubmissionContent
 
 #: Tables that grow with the history (one or more rows per card): never read whole.
@@ -169,9 +170,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery(
         "pace_turn",
         "publisher: every message posted (the channel's shared pace)",
-        lambda s: s.outbox.pace_turn(
-            PROBE_CHANNEL, follow=False, held=None, spacing_s=1.0, tolerance_s=0.125
-        ),
+        lambda s: s.outbox.pace_turn(PROBE_CHANNEL, follow=False, held=None, pace=Pace(1.0, 0.125)),
     ),
     HotQuery(
         "pace_block",

@@ -27,7 +27,7 @@ from sqlalchemy.pool import NullPool
 from bot.ops.health import Health
 from bot.store import Database
 from bot.store.engine import SessionTimeouts
-from bot.store.pace import PaceBusy
+from bot.store.pace import Pace, PaceBusy
 from bot.usecases.publisher import Publisher
 from tests.kit.factories import KANDEV_URL, answered, claim
 from tests.kit.fakes import FakeSlackGateway
@@ -66,7 +66,7 @@ def outside(postgres_url: str) -> Iterator[Connection]:
 
 
 def _pace(store: Database, channel: str) -> None:
-    store.outbox.pace_turn(channel, follow=False, held=None, spacing_s=0, tolerance_s=0)
+    store.outbox.pace_turn(channel, follow=False, held=None, pace=Pace(0, 0))
 
 
 def test_every_session_has_the_timeouts(pg: Database) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from bot.store import Database
-from bot.store.pace import STALE_SLOT_S, PaceBusy, Turn
+from bot.store.pace import STALE_SLOT_S, Pace, PaceBusy, Turn
 from tests.kit.fakes import FakeClock
 
 SPACING = 1.0
@@ -19,9 +19,7 @@ CHANNEL = "C0PACE"
 
 
 def turn(store: Database, *, follow: bool = False, held=None, channel: str = CHANNEL) -> Turn:
-    return store.outbox.pace_turn(
-        channel, follow=follow, held=held, spacing_s=SPACING, tolerance_s=TOLERANCE
-    )
+    return store.outbox.pace_turn(channel, follow=follow, held=held, pace=Pace(SPACING, TOLERANCE))
 
 
 def s(seconds: float) -> timedelta:
@@ -76,9 +74,7 @@ def test_concurrent_reservations_get_distinct_slots_spaced_apart(
         taken = 0
         while taken < 5:
             try:
-                t = store.outbox.pace_turn(
-                    CHANNEL, follow=False, held=None, spacing_s=spacing, tolerance_s=0
-                )
+                t = store.outbox.pace_turn(CHANNEL, follow=False, held=None, pace=Pace(spacing, 0))
             except PaceBusy:  # another replica holds the row now: the item is tried again
                 time.sleep(0.005)
                 continue
