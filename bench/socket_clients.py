@@ -1,6 +1,7 @@
 """Socket Mode clients under faults.
 
-``python -m bench.socket_clients builtin|websocket_client|ours``
+``python -m bench.socket_clients builtin|websocket_client|ours`` (``SKIP=silent``: leave out the
+steps whose name holds that word)
 
 Each client is connected to the fake Slack's Socket Mode server with a listener that acks every
 envelope at once, then the faults of issue 19 (items 10, 13, 14) are injected one by one and
@@ -11,6 +12,7 @@ non-UTF-8 text frame, and envelopes during a refresh are acked, and how late.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -119,7 +121,10 @@ def measure(kind: str) -> None:
         client = make_client(kind, fake)
         client.connect()
         fake.socket.wait_for_connection(1, 10)
+        skip = os.environ.get("SKIP", "")
         for name, step in steps(fake):
+            if skip and skip in name:
+                continue
             try:
                 value = step()
             except Exception as exc:  # a step that breaks the client: say so, go on

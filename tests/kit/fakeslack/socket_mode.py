@@ -259,7 +259,7 @@ class FakeSocketModeServer:
             "type": type,
             "accepts_response_payload": accepts_response_payload,
         }
-        if type == "events_api":
+        if type == "events_api" or retry_attempt is not None:  # a redelivery of any kind
             envelope["retry_attempt"] = retry_attempt or 0
             envelope["retry_reason"] = retry_reason or ""
         self._send(self._link(timeout, link), envelope)
