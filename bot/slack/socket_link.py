@@ -74,6 +74,16 @@ def backoff_s(failures: int) -> float:
     return min(BACKOFF_MAX_S, 0.5 * 2 ** (failures - 1)) * random.uniform(0.8, 1.2)
 
 
+def _error_name(error: Exception) -> str:
+    """Slack's error code of a refused call (``ratelimited``, ``internal_error``…), else the
+    exception's type."""
+    if isinstance(error, SlackApiError):
+        code = error.response.get("error") if error.response is not None else None
+        if isinstance(code, str) and code.isidentifier():
+            return code
+    return type(error).__name__
+
+
 class _Link:
     """One WebSocket link and what it said."""
 
@@ -208,7 +218,7 @@ class SocketLinks:
             self._refused(refused)
             return None
         except Exception as exc:  # Slack down, slow, rate limited: try again
-            self._down(f"apps.connections.open failed ({type(exc).__name__})", exc)
+            self._down(f"apps.connections.open failed ({_error_name(exc)})", exc)
             return None
         try:
             conn = connect(

@@ -213,30 +213,12 @@ class FakeSocketModeServer:
 
     # -- envelopes ----------------------------------------------------------------------------
     def send_envelope(
-        self,
-        type: str,
-        payload: JsonDict,
-        *,
-        accepts_response_payload: bool = False,
-        retry_attempt: int | None = None,
-        retry_reason: str | None = None,
-        envelope_id: str | None = None,
-        timeout: float = 5.0,
-        link: int = -1,
+        self, type: str, payload: JsonDict, *, timeout: float = 5.0, **options: Any
     ) -> SocketAck:
         """Deliver an envelope on the newest connection (or ``link``) and wait for the app's
-        ack."""
+        ack; ``options`` as :meth:`deliver`'s."""
         started = time.monotonic()
-        eid = self.deliver(
-            type,
-            payload,
-            accepts_response_payload=accepts_response_payload,
-            retry_attempt=retry_attempt,
-            retry_reason=retry_reason,
-            envelope_id=envelope_id,
-            timeout=timeout,
-            link=link,
-        )
+        eid = self.deliver(type, payload, timeout=timeout, **options)
         return self.wait_for_ack(eid, started, timeout)
 
     def deliver(
