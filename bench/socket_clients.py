@@ -1,7 +1,7 @@
 """Socket Mode clients under faults.
 
-``python -m bench.socket_clients builtin|websocket_client|ours`` (``SKIP=silent``: leave out the
-steps whose name holds that word)
+``python -m bench.socket_clients builtin|websocket_client|aiohttp|ours`` (``SKIP=silent``: leave
+out the steps whose name holds that word)
 
 Each client is connected to the fake Slack's Socket Mode server with a listener that acks every
 envelope at once, then the faults of issue 19 (items 10, 13, 14) are injected one by one and
@@ -39,6 +39,8 @@ def make_client(kind: str, fake: FakeSlack) -> Any:
         from slack_sdk.socket_mode.websocket_client import SocketModeClient as WsClient
 
         client = WsClient(token, web_client=web)
+    elif kind == "aiohttp":
+        return AsyncClient(fake)
     else:
         from bot.ops.health import Health
         from bot.slack.socket_link import SocketLinks
@@ -50,6 +52,42 @@ def make_client(kind: str, fake: FakeSlack) -> Any:
 
     client.socket_mode_request_listeners.append(ack)
     return client
+
+
+class AsyncClient:
+    """slack_sdk's aiohttp client (an asyncio app's) on a loop of its own thread, acking."""
+
+    def __init__(self, fake: FakeSlack) -> None:
+        import asyncio
+        import threading
+
+        from slack_sdk.socket_mode.aiohttp import SocketModeClient as AioClient
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        self._asyncio = asyncio
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+        async def make() -> Any:
+            web = AsyncWebClient(base_url=fake.api_url)
+            return AioClient(fake.workspace.app_token, web_client=web)
+
+        self.client = self._run(make())
+
+        async def ack(c: Any, req: Any) -> None:
+            await c.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
+
+        self.client.socket_mode_request_listeners.append(ack)
+        self.socket_mode_request_listeners: list[Any] = []
+
+    def _run(self, coro: Any) -> Any:
+        return self._asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
+
+    def connect(self) -> None:
+        self._run(self.client.connect())
+
+    def close(self) -> None:
+        self._run(self.client.close())
 
 
 def reconnect_after(fake: FakeSlack, fault: Callable[[], None]) -> tuple[float, float]:
