@@ -237,11 +237,22 @@ class SocketLinks:
         with self._lock:
             self._links.append(link)
         threading.Thread(target=self._read, args=(link,), name="socket-read", daemon=True).start()
-        if not link.hello.wait(HELLO_TIMEOUT_S):
-            self._down(f"no hello within {HELLO_TIMEOUT_S:.0f}s: asking for a new URL", None)
+        if not self._hello(link):
             link.close()
             return None
         return link if self._greeted(link) else None
+
+    def _hello(self, link: _Link) -> bool:
+        """Wait for ``link``'s hello (False: it closed, the client stops, or
+        HELLO_TIMEOUT_S passed: then a new URL is asked for)."""
+        deadline = time.monotonic() + HELLO_TIMEOUT_S
+        while not link.hello.wait(0.1):
+            if link.done.is_set() or self._stop.is_set():
+                return False
+            if time.monotonic() >= deadline:
+                self._down(f"no hello within {HELLO_TIMEOUT_S:.0f}s: asking for a new URL", None)
+                return False
+        return True
 
     def _open_url(self) -> str:
         try:
@@ -296,9 +307,9 @@ class SocketLinks:
     # -- a link's reader ----------------------------------------------------------------------
     def _read(self, link: _Link) -> None:
         try:
-            while True:
-                data = link.conn.recv(decode=False)
-                self._on_frame(link, data)
+            with link.conn:  # entered before anything is sent on it; closed when reading ends
+                while True:
+                    self._on_frame(link, link.conn.recv(decode=False))
         except ConnectionClosed as closed:
             self.logger.info("Socket Mode link closed (%s)", closed)
         except Exception:  # the reader must end, and say why, whatever broke
