@@ -84,6 +84,15 @@ def _error_name(error: Exception) -> str:
     return type(error).__name__
 
 
+def _retry_after_s(error: Exception) -> float:
+    """The Retry-After of a 429 answer (0 for any other failure)."""
+    response = error.response if isinstance(error, SlackApiError) else None
+    if response is None or response.status_code != 429:
+        return 0.0
+    value = str(response.headers.get("Retry-After") or response.headers.get("retry-after") or 1)
+    return min(float(value), BACKOFF_MAX_S) if value.isdigit() else 1.0
+
+
 class _Link:
     """One WebSocket link and what it said."""
 
@@ -146,6 +155,8 @@ class SocketLinks:
         self._links: list[_Link] = []
         self._current: _Link | None = None
         self._manager: threading.Thread | None = None
+        #: Slack's Retry-After of a rate-limited apps.connections.open (0: none).
+        self._retry_after_s = 0.0
         health.problem(COMPONENT, "Socket Mode is not connected yet")
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -197,14 +208,15 @@ class SocketLinks:
     def _manage(self) -> None:
         failures = 0
         while not self._stop.is_set():
-            if self._stop.wait(backoff_s(failures)):
+            wait_s, self._retry_after_s = max(backoff_s(failures), self._retry_after_s), 0.0
+            if self._stop.wait(wait_s):
                 return
             link = self._new_link()
+            if self.refused is not None:
+                return
             if link is None:
                 failures += 1
                 continue
-            if self.refused is not None:
-                return
             lived = self._watch(link)
             failures = 0 if lived >= STABLE_S else failures + 1
             if link.retiring and not link.done.is_set():
@@ -218,6 +230,7 @@ class SocketLinks:
             self._refused(refused)
             return None
         except Exception as exc:  # Slack down, slow, rate limited: try again
+            self._retry_after_s = _retry_after_s(exc)
             self._down(f"apps.connections.open failed ({_error_name(exc)})", exc)
             return None
         try:

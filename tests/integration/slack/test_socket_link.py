@@ -76,3 +76,16 @@ def test_links_that_die_young_back_off(links: SocketLinks, fake_slack: FakeSlack
         fake_slack.socket.wait_for("connections_opened", opened + 1, 30)
     # backoff 0.5, 1, 2, 4 s (±20 %) before the later ones: no reconnect storm
     assert time.monotonic() - started > 4.0
+
+
+def test_a_rate_limited_open_waits_for_retry_after(
+    links: SocketLinks, fake_slack: FakeSlack
+) -> None:
+    links.connect()
+    fake_slack.socket.wait_for_connection(1, 10)
+    fake_slack.faults.rate_limit("apps.connections.open", retry_after=3, times=1)
+    fake_slack.socket.close_connections()
+    fake_slack.socket.wait_for("connections_opened", 2, 20)
+    limited, retried = fake_slack.calls("apps.connections.open")[1:3]
+    assert limited.status == 429 and retried.ok
+    assert retried.at - limited.at >= 2.5  # Slack's Retry-After, not the 0.5 s backoff
