@@ -168,8 +168,8 @@ class SocketLinks:
     def close(self) -> None:
         self._stop.set()
         self._wake.set()
-        if self._manager is not None:
-            self._manager.join(timeout=5)
+        if self._manager is not None:  # it may be inside a slow call: it stops after it
+            self._manager.join(timeout=1.0)
         with self._lock:
             links, self._links = list(self._links), []
         for link in links:
@@ -248,6 +248,9 @@ class SocketLinks:
             return None
         link = _Link(conn)
         with self._lock:
+            if self._stop.is_set():  # closed meanwhile: this link must not outlive the client
+                link.close()
+                return None
             self._links.append(link)
         threading.Thread(target=self._read, args=(link,), name="socket-read", daemon=True).start()
         if not self._hello(link):
