@@ -246,6 +246,7 @@ class SocketLinks:
         except Exception as exc:  # refused, reset, timed out
             self._down(f"the WebSocket handshake failed ({type(exc).__name__})", exc)
             return None
+        conn.__enter__()  # websockets 17.1+ wants a connection entered before it is used
         link = _Link(conn)
         with self._lock:
             if self._stop.is_set():  # closed meanwhile: this link must not outlive the client
@@ -323,14 +324,14 @@ class SocketLinks:
     # -- a link's reader ----------------------------------------------------------------------
     def _read(self, link: _Link) -> None:
         try:
-            with link.conn:  # entered before anything is sent on it; closed when reading ends
-                while True:
-                    self._on_frame(link, link.conn.recv(decode=False))
+            while True:
+                self._on_frame(link, link.conn.recv(decode=False))
         except ConnectionClosed as closed:
             self.logger.info("Socket Mode link closed (%s)", closed)
         except Exception:  # the reader must end, and say why, whatever broke
             self.logger.exception("Socket Mode link failed")
         finally:
+            link.close()
             self._ended(link)
 
     def _ended(self, link: _Link) -> None:

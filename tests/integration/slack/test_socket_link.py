@@ -54,7 +54,7 @@ def test_invalid_auth_after_the_first_link_is_retried_not_fatal(
     links: SocketLinks, fake_slack: FakeSlack, health: Health
 ) -> None:
     links.connect()
-    fake_slack.socket.wait_for_connection(1, 10)
+    assert links.connected.wait(10)  # greeted: from now on a refusal is retried
     fake_slack.faults.error("apps.connections.open", "invalid_auth", times=2)
     fake_slack.socket.close_connections()
     said = "slack: Socket Mode is not connected: apps.connections.open failed (invalid_auth)"
