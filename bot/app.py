@@ -39,6 +39,7 @@ from bot.slack.lanes import (
     Lane,
 )
 from bot.slack.services import Services
+from bot.slack.socket_link import SocketModeRefused
 from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.notify import Notifier
@@ -147,6 +148,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
     set_replica(worker_id)
     metrics.watch_state(lambda: _state(store, health))
     bot.workers = _workers(parts, bot.stop)
+    # Stopped only after the answers in flight (their card edits are sent first).
+    bot.edit_workers = [_worker("publisher", parts.publisher.run, bot.edits_stop)]
     leases = LeaseKeeper(store.outbox, store.submissions, worker_id, parts.in_flight)
     bot.lease_worker = _worker("leases", leases.run, bot.leases_stop)
     if not workspace_check.done:
@@ -339,7 +342,6 @@ def _bolt_app(web: WebClient, services: Services, settings: Settings, mode: Mode
 
 def _workers(parts: _UseCases, stop: threading.Event) -> list[threading.Thread]:
     return [
-        _worker("publisher", parts.publisher.run, stop),
         _worker("sync", parts.sync.run, stop),
         _worker("sync-hints", parts.sync.run_hints, stop),
         _worker("recovery", parts.recovery.run, stop),
@@ -377,7 +379,15 @@ def main_run(settings: Settings, mode: Mode) -> int:
         return exc.exit_code
     settle_heap()
     bot.start()
-    bot.serve()
+    try:
+        bot.serve()
+    except SocketModeRefused as refused:
+        print(
+            f"kandev-slack: Slack refused SLACK_APP_TOKEN ({refused.error}): check the app-level "
+            "token (xapp-…) and its connections:write scope",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     stragglers = [t.name for t in threading.enumerate() if t.is_alive() and not t.daemon]
     stragglers = [name for name in stragglers if name != threading.current_thread().name]
     if bot.abandoned or stragglers:

@@ -42,6 +42,9 @@ HAND_BACK_S = 3.5
 #: The bound of each database write of the hand-over (lock waits and statements, PostgreSQL):
 #: a table locked by another session cannot hold the exit up; the leases then simply expire.
 HAND_BACK_WRITE_S = 1.0
+#: If answers were in flight at the signal: once they ended, how long the publisher goes on
+#: sending (their card edits) before it stops; within the work-in-flight part of HANDOVER_S.
+EDIT_DRAIN_S = 2.0
 
 
 @dataclass
@@ -63,8 +66,12 @@ class Bot:
     lease_worker: threading.Thread | None = None
     #: The sync engine: its reads ahead stop with its loops (see :meth:`close`).
     sync: SyncEngine | None = None
+    #: The publisher: it runs until the answers in flight ended and their edits were sent.
+    edit_workers: list[threading.Thread] = field(default_factory=list)
     #: Set on SIGTERM / SIGINT: take no new work.
     stop: threading.Event = field(default_factory=threading.Event)
+    #: Set once the answers in flight ended and their card edits were sent: the publisher stops.
+    edits_stop: threading.Event = field(default_factory=threading.Event)
     #: Set once the work in flight is finished or handed over: stop renewing leases.
     leases_stop: threading.Event = field(default_factory=threading.Event)
     #: Answers still on their way to Kandev when the process stopped (handed over).
@@ -74,7 +81,7 @@ class Bot:
 
     def start(self) -> None:
         """Start the background workers and (unless turned off) Kandev's push hints."""
-        for worker in self.workers:
+        for worker in [*self.workers, *self.edit_workers]:
             worker.start()
         if self.lease_worker is not None:
             self.lease_worker.start()
@@ -93,7 +100,8 @@ class Bot:
         ops = serve_ops(self.health, self.settings.metrics_port)
         try:
             if self.mode == "socket":
-                serve_socket_mode(self.bolt, secret_text(self.settings.slack_app_token), self.stop)
+                token = secret_text(self.settings.slack_app_token)
+                serve_socket_mode(self.bolt, self.health, token, self.stop)
             else:
                 secret = secret_text(self.settings.slack_signing_secret)
                 serve_http(self.bolt, self.health, secret, self.settings.port, self.stop)
@@ -111,6 +119,7 @@ class Bot:
         self.stop.set()
         deadline = (self._stopping_at or time.monotonic()) + HANDOVER_S
         finish_by = deadline - HAND_BACK_S
+        answering = bool(self.in_flight.keys())  # their card edits are sent before the end
         for wakeup in self.wakeups:
             wakeup.raise_()
         self.hints.stop()
@@ -120,6 +129,8 @@ class Bot:
             self.sync.close()
         while self.in_flight.keys() and time.monotonic() < finish_by:
             time.sleep(0.05)  # answers on their way to Kandev
+        drain_until = min(finish_by, time.monotonic() + EDIT_DRAIN_S) if answering else 0.0
+        self._drain_edits(drain_until, finish_by)
         for lane in self.lanes:  # jobs not started by now are handed over, not run
             lane.shutdown(wait=False, cancel=True)
         self._hand_over()
@@ -132,6 +143,15 @@ class Bot:
         if not self.abandoned:  # else a call still running must not see its client closed
             self.kandev.close()
         self.store.close()
+
+    def _drain_edits(self, until: float, finish_by: float) -> None:
+        """Let the publisher send what the answers just queued (their card edits) until
+        ``until``, then stop it: it finishes the item it is sending, within ``finish_by``. No
+        database read here: a locked outbox table must not hold the hand-over up."""
+        self.edits_stop.wait(max(until - time.monotonic(), 0.0))
+        self.edits_stop.set()
+        for worker in self.edit_workers:
+            worker.join(timeout=max(finish_by - time.monotonic(), 0.0))
 
     def _hand_over(self) -> None:
         """Give back what this replica still holds, so another takes it over now."""

@@ -146,6 +146,7 @@ _OUTCOME_OF = {
     "undecided": "undecided",
     "already_answered": "duplicate",  # the same person's earlier answer won
     "duplicate": "duplicate",
+    "redelivered": "duplicate",  # Slack's copy of a click already answered
     "ended": "ended",
     "invalid": "invalid",
     "unavailable": "unavailable",

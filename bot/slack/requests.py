@@ -9,7 +9,8 @@ refusal either way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.cards.ids import CodecError, ModalMetadata, parse_button_value, parse_modal_metadata
@@ -60,8 +61,25 @@ def unknown(
     return Unusable(kind, raw_payload.quote(detail), kind, source, where_of(body), pending_id)
 
 
-def click(body: Any, action: Action, *, option: bool = False) -> Interaction | Unusable:
-    """A button click: on a card message, on the listing (ephemeral) or on the App Home."""
+def retry_num(headers: Mapping[str, str | Sequence[str]]) -> int:
+    """Slack's retry count of a delivery (X-Slack-Retry-Num; Socket Mode's retry_attempt)."""
+    value = headers.get("x-slack-retry-num") or ""
+    first = value if isinstance(value, str) else (value[0] if value else "")
+    return int(first) if first.isdigit() else 0
+
+
+def click(
+    body: Any, action: Action, *, option: bool = False, retries: int = 0
+) -> Interaction | Unusable:
+    """A button click: on a card message, on the listing (ephemeral) or on the App Home;
+    ``retries``: Slack's retry count of this delivery (see :func:`retry_num`)."""
+    parsed = _click(body, action, option=option)
+    if retries >= 1 and isinstance(parsed, Interaction):
+        return replace(parsed, request=replace(parsed.request, redelivery=True))
+    return parsed
+
+
+def _click(body: Any, action: Action, *, option: bool) -> Interaction | Unusable:
     source = "slack:button"
     try:
         payload = parse(BlockAction, body)

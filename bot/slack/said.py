@@ -35,6 +35,8 @@ def refusal(refused: Refusal) -> str:
             return words.closed_card_message(_outcome(refused.outcome), _bundle(refused))
         case "already_answered":
             return words.already_answered_message(_bundle(refused), _outcome(refused.outcome))
+        case "redelivered":
+            return ""
         case "resolved_already":
             outcome = _outcome(refused.outcome)
             return words.resolved_already_message(_bundle(refused), outcome, action=refused.action)

@@ -39,18 +39,28 @@ def stop_ops(ops: OpsServer) -> None:
     stop_server(*ops)
 
 
-def serve_socket_mode(bolt: App, app_token: str | None, stop: threading.Event) -> None:
-    """Answer Slack over Socket Mode until ``stop`` is set, then close the connection."""
+def serve_socket_mode(
+    bolt: App, health: Health, app_token: str | None, stop: threading.Event
+) -> None:
+    """Answer Slack over Socket Mode until ``stop`` is set, then close the links. Until the
+    first link is up, failures are retried (health says so); raises SocketModeRefused when
+    Slack refuses the app token before that."""
     handler = GuardedSocketModeHandler(
         bolt,
         app_token=app_token,
+        health=health,
         # Envelopes handled at once, each until acked: as HTTP mode's server threads.
         concurrency=HTTP_THREADS,
     )
     handler.connect()
-    log.info("kandev-slack running in Socket Mode")
-    stop.wait()
-    handler.close()  # Slack sends the next envelopes to another replica's connection
+    try:
+        if handler.client.wait(stop):
+            log.info("kandev-slack running in Socket Mode")
+        elif handler.client.refused is not None:
+            raise handler.client.refused
+        stop.wait()
+    finally:
+        handler.close()  # Slack sends the next envelopes to another replica's connection
     log.info("Socket Mode connection closed")
 
 

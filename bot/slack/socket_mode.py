@@ -10,9 +10,9 @@ empty body: nothing else happens, and nothing is redelivered. What raised is tol
 - an envelope Bolt cannot make a request of is malformed input (a warning, no traceback);
 - Bolt or slack_sdk failing on a well-formed envelope is a library error, named as such.
 
-The WebSocket client logs under slack_sdk's logger name, not the bot's. Only public API: the
-handler's ``handle`` (the listener it registers on slack_sdk's client) is replaced, and the
-envelope becomes a request and the response an envelope ack here, as Bolt's adapter does.
+The links are kept by :class:`bot.slack.socket_link.SocketLinks` (which logs under slack_sdk's
+logger name, not the bot's); the envelope becomes a Bolt request and the response an envelope
+ack here, as Bolt's Socket Mode adapter does (only Bolt's public API: ``App.dispatch``).
 """
 
 from __future__ import annotations
@@ -20,17 +20,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from slack_bolt import App
-from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
-from slack_sdk.socket_mode.client import BaseSocketModeClient
+from slack_sdk import WebClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
+from bot.ops.health import Health
 from bot.slack.guard import raised_in, raised_in_bot
+from bot.slack.socket_link import SocketLinks
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +88,41 @@ def envelope_ack(envelope_id: str, response: BoltResponse) -> SocketModeResponse
     return SocketModeResponse(envelope_id=envelope_id, payload={"text": response.body})
 
 
-class GuardedSocketModeHandler(SocketModeHandler):
-    def __init__(self, app: App, app_token: str | None = None, **kwargs: Any):
-        kwargs.setdefault("logger", logging.getLogger(CLIENT_LOGGER))
-        super().__init__(app, app_token, **kwargs)
+class Acker(Protocol):
+    """Where an envelope's ack is sent (the link it came on)."""
 
-    def handle(self, client: BaseSocketModeClient, req: SocketModeRequest) -> None:
+    def send_socket_mode_response(self, response: SocketModeResponse) -> None: ...
+
+
+class GuardedSocketModeHandler:
+    """Bolt over :class:`SocketLinks`: every envelope dispatched to ``app`` and acknowledged."""
+
+    def __init__(
+        self,
+        app: App,
+        app_token: str | None = None,
+        *,
+        health: Health | None = None,
+        web_client: WebClient | None = None,
+        concurrency: int = 10,
+    ) -> None:
+        self.app = app
+        self.client = SocketLinks(
+            app_token or "",
+            web_client or app.client,
+            health or Health(),
+            workers=concurrency,
+            logger=logging.getLogger(CLIENT_LOGGER),
+        )
+        self.client.socket_mode_request_listeners.append(self.handle)
+
+    def connect(self) -> None:
+        self.client.connect()
+
+    def close(self) -> None:
+        self.client.close()
+
+    def handle(self, client: Acker, req: SocketModeRequest) -> None:
         try:
             # Made here, not in a helper of ours: a payload Bolt cannot read must fail in
             # Bolt's frames alone (log_failure tells the origin from the traceback).

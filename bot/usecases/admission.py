@@ -39,6 +39,7 @@ RefusalKind = Literal[
     "wrong_channel",  # the card's message, but another channel than the card's
     "closed",  # the shortcut on a card that is already resolved
     "already_answered",  # this person already resolved it
+    "redelivered",  # Slack's copy of a click this person's answer already resolved: silent
     "resolved_already",  # someone else resolved it
     "forbidden",  # the route does not let this person answer
     "unknown_action",  # a button this app does not handle (any more)
@@ -65,6 +66,7 @@ class Request:
     option: tuple[str, str] | None = None  # a one-click answer: (question_id, option_id)
     form: bool = False  # channel/ts come from a form's metadata (else from Slack's container)
     detail: str = ""  # what the audit of a refusal records about the payload
+    redelivery: bool = False  # Slack delivered it again (retry_attempt / X-Slack-Retry-Num ≥ 1)
 
 
 @dataclass(frozen=True)
@@ -245,6 +247,8 @@ class Admission:
         kind: RefusalKind = (
             "already_answered" if outcome.by_user == request.user_id else "resolved_already"
         )
+        if kind == "already_answered" and request.redelivery:
+            kind = "redelivered"  # the person was told when the first copy was answered
         return Refusal(kind, card, outcome=outcome, action=request.action)
 
     # ---- the audit -----------------------------------------------------------------------

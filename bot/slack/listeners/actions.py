@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, BoltRequest
 
 from bot.cards import ids
 from bot.slack import requests
@@ -33,10 +33,11 @@ def _link_clicked(ack: Ack) -> None:
 
 
 def _option_clicked(svc: Services):
-    def handle(ack: Ack, body: dict[str, Any]) -> None:
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
         # parse / admit / record (local, durable) -> ack -> Kandev -> tell
         with acked_within(ack, ACK_BUDGET_S) as acked:
-            click = requests.click(body, "answer", option=True)
+            retries = requests.retry_num(request.headers)
+            click = requests.click(body, "answer", option=True, retries=retries)
             svc.interactions.click(click, svc.click_reply(acked, click.where))
 
     return handle
@@ -53,8 +54,9 @@ def _conversation_opened(svc: Services):
 
 
 def _form_opener(svc: Services, kind: FormKind):
-    def handle(ack: Ack, body: dict[str, Any]) -> None:
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
         ack()
-        svc.open_form(requests.click(body, action_of(kind)), kind)
+        retries = requests.retry_num(request.headers)
+        svc.open_form(requests.click(body, action_of(kind), retries=retries), kind)
 
     return handle

@@ -1,5 +1,11 @@
 """A Socket Mode server like Slack's: `hello` on connect, envelopes out, acks back,
-`disconnect` messages and dropped connections for reconnect tests."""
+`disconnect` messages and dropped connections for reconnect tests.
+
+It can misbehave as a network or Slack does: cut TCP without a close frame
+(:meth:`drop_connections`), close without `disconnect` (:meth:`close_connections`), go silent
+(``relayed = True`` before the link is made, then :meth:`silence_links`: pings unanswered, nothing
+closed), never greet (``greet = False``), send an invalid UTF-8 text frame (:meth:`send_raw`) or
+an envelope of any size; apps.connections.open's faults are the Web API's (``faults.script``)."""
 
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from websockets.http11 import Request, Response
 from websockets.sync.server import Server, ServerConnection, serve
 
 from tests.kit.fakeslack.ids import envelope_id as new_envelope_id
+from tests.kit.fakeslack.socket_relay import Relay
 
 JsonDict = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -49,6 +56,13 @@ class FakeSocketModeServer:
         self.received: list[JsonDict] = []
         self.sent: list[JsonDict] = []
         self.connections_opened = 0
+        #: WebSocket connections accepted (greeted or not).
+        self.accepted = 0
+        #: Send `hello` on connect (False: a link that accepts and never greets).
+        self.greet = True
+        #: Issue URLs through a relay that :meth:`silence_links` can silence.
+        self.relayed = False
+        self._relay: Relay | None = None
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -72,6 +86,9 @@ class FakeSocketModeServer:
         self._thread.start()
 
     def stop(self) -> None:
+        if self._relay is not None:
+            self._relay.close()
+            self._relay = None
         if self._server is not None:
             self._server.shutdown()
             self._server = None
@@ -84,7 +101,15 @@ class FakeSocketModeServer:
         ticket = uuid.uuid4().hex
         with self._cond:
             self._tickets.add(ticket)
-        return f"ws://{self.host}:{self.port}/link/?ticket={ticket}&app_id={self.app_id}"
+            if self.relayed and self._relay is None:
+                self._relay = Relay(self.host, self.port)
+            port = self._relay.port if self.relayed and self._relay else self.port
+        return f"ws://{self.host}:{port}/link/?ticket={ticket}&app_id={self.app_id}"
+
+    def silence_links(self) -> None:
+        """Every relayed link goes silent: no byte passes either way, nothing is closed."""
+        assert self._relay is not None, "set relayed = True before the link is made"
+        self._relay.silence()
 
     # -- connections --------------------------------------------------------------------------
     def _check_ticket(self, conn: ServerConnection, request: Request) -> Response | None:
@@ -99,6 +124,12 @@ class FakeSocketModeServer:
         try:
             with self._cond:
                 count = len(self._open) + 1
+                self.accepted += 1
+                self._cond.notify_all()
+            if not self.greet:
+                for _ in conn:  # read (and answer pings), never greet, never deliver
+                    pass
+                return
             self._send(conn, self._hello(count))
             with self._cond:  # counted as connected once greeted, as a Slack client sees it
                 self._open.append(conn)
@@ -160,13 +191,37 @@ class FakeSocketModeServer:
                     )
                 self._cond.wait(remaining)
 
-    def _newest(self, timeout: float) -> ServerConnection:
+    def _link(self, timeout: float, link: int = -1) -> ServerConnection:
+        """An open connection: the newest (-1), the oldest (0)…"""
         self.wait_for_connection(1, timeout)
         with self._cond:
-            return self._open[-1]
+            return self._open[link]
+
+    def wait_for(self, what: str, at_least: int, timeout: float) -> None:
+        """Wait until the counter ``what`` ("accepted", "connections_opened") or the number of
+        open connections ("open") reaches ``at_least``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._count(what) < at_least:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"{what} stayed at {self._count(what)} (< {at_least})")
+                self._cond.wait(remaining)
+
+    def _count(self, what: str) -> int:
+        return len(self._open) if what == "open" else int(getattr(self, what))
 
     # -- envelopes ----------------------------------------------------------------------------
     def send_envelope(
+        self, type: str, payload: JsonDict, *, timeout: float = 5.0, **options: Any
+    ) -> SocketAck:
+        """Deliver an envelope on the newest connection (or ``link``) and wait for the app's
+        ack; ``options`` as :meth:`deliver`'s."""
+        started = time.monotonic()
+        eid = self.deliver(type, payload, timeout=timeout, **options)
+        return self.wait_for_ack(eid, started, timeout)
+
+    def deliver(
         self,
         type: str,
         payload: JsonDict,
@@ -176,8 +231,9 @@ class FakeSocketModeServer:
         retry_reason: str | None = None,
         envelope_id: str | None = None,
         timeout: float = 5.0,
-    ) -> SocketAck:
-        """Deliver an envelope on the newest connection and wait for the app's ack."""
+        link: int = -1,
+    ) -> str:
+        """Deliver an envelope without waiting for its ack; its envelope id."""
         eid = envelope_id or new_envelope_id()
         envelope: JsonDict = {
             "envelope_id": eid,
@@ -185,12 +241,15 @@ class FakeSocketModeServer:
             "type": type,
             "accepts_response_payload": accepts_response_payload,
         }
-        if type == "events_api":
+        if type == "events_api" or retry_attempt is not None:  # a redelivery of any kind
             envelope["retry_attempt"] = retry_attempt or 0
             envelope["retry_reason"] = retry_reason or ""
-        started = time.monotonic()
-        self._send(self._newest(timeout), envelope)
-        return self.wait_for_ack(eid, started, timeout)
+        self._send(self._link(timeout, link), envelope)
+        return eid
+
+    def send_raw(self, data: bytes, *, link: int = -1, timeout: float = 5.0) -> None:
+        """Send ``data`` as one text frame, valid UTF-8 or not."""
+        self._link(timeout, link).send(data, text=True)
 
     def wait_for_ack(self, eid: str, started: float, timeout: float) -> SocketAck:
         deadline = started + timeout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import event
@@ -104,10 +105,11 @@ def admit_with(
 def assert_refused(
     result: Admitted | Refusal, kind: str, store: Database, *, pending_id: str | None, source: str
 ) -> Refusal:
-    """``result`` is a refusal of ``kind``, and the newest audit entry records it."""
+    """``result`` is a refusal of ``kind`` (worded, unless it is a silent one), and the
+    newest audit entry records it."""
     assert isinstance(result, Refusal), result
     assert result.kind == kind
-    assert said.refusal(result)
+    assert bool(said.refusal(result)) == (kind != "redelivered")
     newest = store.audit_log.audit_entries(limit=1)[0]
     assert (newest.result, newest.source, newest.pending_id) == (kind, source, pending_id)
     return result
@@ -322,6 +324,19 @@ def test_a_click_by_the_person_who_answered_is_already_answered(
         result, "already_answered", store, pending_id=card.pending_id, source="slack:button"
     )
     assert "You already answered this: PostgreSQL" in said.refusal(refusal)
+
+
+def test_slacks_redelivery_of_a_click_that_won_is_refused_silently(
+    posted, admission: Admission, store: Database
+) -> None:
+    card = resolve(store, posted(make_bundle()), answered(ALICE_ID))
+
+    result = admission.admit(replace(click(card), redelivery=True))
+
+    refusal = assert_refused(
+        result, "redelivered", store, pending_id=card.pending_id, source="slack:button"
+    )
+    assert said.refusal(refusal) == ""
 
 
 @pytest.mark.parametrize(
