@@ -243,7 +243,7 @@ def _measure(
                 push,
                 fake_push,
                 answer,
-                waiting=result.listed,
+                waiting=result.listed + len(ids),  # the new bundles wait as well
                 poll_interval_s=result.poll_interval_s,
             )
             result.problems += result.requests.problems
