@@ -66,7 +66,7 @@ def _final_state_reasons(bot) -> list[str]:
     return [r for r in body.get("reasons", []) if r.startswith("final_state:")]
 
 
-@pytest.mark.fault("the conversation read answers unreadably (tool error, bad body)", guarantee=5)
+@pytest.mark.fault("the conversation read answers unreadably (tool error, bad body)", guarantee=6)
 def test_an_unreadable_final_state_never_ends_a_card(
     app_factory, seed, kandev_proxy, fake_slack, reliability
 ):
@@ -109,7 +109,7 @@ def test_an_unreadable_final_state_never_ends_a_card(
     reliability.record(
         "the conversation read answers a tool error / a malformed body / an invalid page",
         survived=all(kept.values()) and bool(reported),
-        guarantee=5,
+        guarantee=6,
     )
     assert all(kept.values()), lines
     assert reported, "healthz did not report the unreadable final states"
@@ -148,7 +148,7 @@ def test_the_final_state_is_read_from_the_cards_own_session(
     assert bot.health()[1].get("status") == "ok" or not _final_state_reasons(bot)
 
 
-@pytest.mark.fault("a maybe-delivered rejection after another's in Kandev", guarantee=6)
+@pytest.mark.fault("a maybe-delivered rejection after another's in Kandev", guarantee=7)
 def test_a_maybe_delivered_rejection_is_not_credited_with_another_made_first(
     app_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path: Path, reliability
 ):
@@ -184,7 +184,7 @@ def test_a_maybe_delivered_rejection_is_not_credited_with_another_made_first(
     reliability.record(
         "a maybe-delivered rejection learns claimed:false after another's",
         survived=not credited and line.startswith("⛔ Rejected in Kandev"),
-        guarantee=6,
+        guarantee=7,
     )
     assert line.startswith("⛔ Rejected in Kandev"), line
     assert ALICE.id not in line and reason not in message.all_text, message.all_text

@@ -259,7 +259,7 @@ def rejected_at(at: datetime) -> Reply:
     return lambda request: httpx.Response(200, json=body)
 
 
-@pytest.mark.fault("crash recovery re-sends a rejection another made first", guarantee=6)
+@pytest.mark.fault("crash recovery re-sends a rejection another made first", guarantee=7)
 def test_a_resent_rejection_is_not_credited_with_one_recorded_before_it_was_sent(
     world: World, reliability
 ) -> None:

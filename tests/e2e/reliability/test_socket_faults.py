@@ -90,7 +90,7 @@ def _reconnect(fake: FakeSlack, fault, timeout: float) -> float:
     return time.monotonic() - started
 
 
-@pytest.mark.fault("Socket Mode: TCP cut, close without disconnect", guarantee=10)
+@pytest.mark.fault("Socket Mode: TCP cut, close without disconnect", guarantee=12)
 def test_a_cut_or_closed_link_is_replaced_at_once(bot_factory, fake_slack, reliability) -> None:
     bot, _ = _start(bot_factory)
     pid = bot.proc.pid
@@ -110,7 +110,7 @@ def test_a_cut_or_closed_link_is_replaced_at_once(bot_factory, fake_slack, relia
     assert spent < 1.0, f"{spent:.2f} CPU seconds in {cut + 1:.1f}s: a busy loop"
 
 
-@pytest.mark.fault("Socket Mode: silent link (pings unanswered)", guarantee=10)
+@pytest.mark.fault("Socket Mode: silent link (pings unanswered)", guarantee=12)
 def test_a_silent_link_is_declared_dead(bot_factory, fake_slack, reliability) -> None:
     fake_slack.socket.relayed = True
     bot, port = _start(bot_factory)
@@ -123,7 +123,7 @@ def test_a_silent_link_is_declared_dead(bot_factory, fake_slack, reliability) ->
     assert delay is not None and took >= 3.0  # a ping timeout, not a guess
 
 
-@pytest.mark.fault("Socket Mode down: /healthz says slack", guarantee=11)
+@pytest.mark.fault("Socket Mode down: /healthz says slack", guarantee=8)
 def test_healthz_names_slack_while_socket_mode_is_down(
     bot_factory, fake_slack, reliability
 ) -> None:
@@ -176,7 +176,7 @@ def test_invalid_auth_at_start_stops_with_a_plain_message(
     assert "Traceback" not in logs, logs[-3000:]
 
 
-@pytest.mark.fault("Socket Mode: refresh with a slow apps.connections.open", guarantee=14)
+@pytest.mark.fault("Socket Mode: refresh with a slow apps.connections.open", guarantee=13)
 def test_a_refresh_never_delays_acks(bot_factory, fake_slack, reliability) -> None:
     _start(bot_factory)
     opened = fake_slack.socket.connections_opened
@@ -200,7 +200,7 @@ def test_a_refresh_never_delays_acks(bot_factory, fake_slack, reliability) -> No
     assert on_new is not None and on_new < ACK_S, on_new
 
 
-@pytest.mark.fault("Socket Mode: big and odd frames", guarantee=13)
+@pytest.mark.fault("Socket Mode: big and odd frames", guarantee=12)
 def test_big_and_odd_frames_lose_nothing(bot_factory, fake_slack, reliability) -> None:
     _start(bot_factory)
     big = {**ENVELOPE, "padding": "x" * 2_000_000}

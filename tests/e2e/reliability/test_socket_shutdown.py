@@ -31,7 +31,7 @@ from tests.kit.harness import CHANNEL, Fault
 EXIT_WITHIN_S = 10.0 + 20.0
 
 
-@pytest.mark.fault("SIGTERM while an answer is on its way: the card is edited", guarantee=15)
+@pytest.mark.fault("SIGTERM while an answer is on its way: the card is edited", guarantee=5)
 def test_an_answer_that_succeeds_during_the_drain_gets_its_card_edited(
     bot_factory, seed, kandev_proxy, fake_slack, slack_driver, reliability
 ) -> None:
@@ -66,7 +66,7 @@ def test_an_answer_that_succeeds_during_the_drain_gets_its_card_edited(
     assert edited, f"the card still shows {line!r} after the replica exited"
 
 
-@pytest.mark.fault("Socket Mode: a click redelivered after its answer won", guarantee=15)
+@pytest.mark.fault("Socket Mode: a click redelivered after its answer won", guarantee=1)
 def test_a_redelivered_click_of_someone_who_answered_is_answered_silently(
     bot_factory, seed, fake_slack, slack_driver, reliability
 ) -> None:
