@@ -21,15 +21,13 @@ import time
 import uuid
 from datetime import datetime
 
-from sqlalchemy.exc import InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
-
 from bot.core.domain import Card
 from bot.core.signals import Signal
 from bot.ops.health import Health
 from bot.ops.logs import log_context
 from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store.copies import CardMessage
+from bot.store.errors import is_unavailable
 from bot.store.pace import PaceBusy
 from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
@@ -65,8 +63,6 @@ RETRY_WAIT = doubling(1.0, MAX_BACKOFF_S)
 GIVE_UP_AFTER = 5
 #: Slack refused the message itself (too big, blocks it cannot take): its plain form is sent.
 _REFUSED_CONTENT = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_too_long"})
-#: Errors of a database that is unreachable for now: retried for as long as it takes.
-_STORE_UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeoutError)
 #: Failed items count in /healthz for this long after they failed.
 FAILED_SHOWN_S = 24 * 3600.0
 #: How often the count of failed items is read again for /healthz.
@@ -312,7 +308,7 @@ class Publisher:
     def _errored(self, item: OutboxItem, exc: Exception) -> None:
         """An error other than Slack's answer: give the item back with backoff, or mark it
         failed once it keeps failing (a database that is unreachable is waited for)."""
-        waiting = isinstance(exc, _STORE_UNAVAILABLE)
+        waiting = is_unavailable(exc)
         failures = self._failures.get(item.id, 0) + (0 if waiting else 1)
         if failures >= self.give_up_after:
             log.error("giving up on outbox item %s after %d errors", item.id, failures)
