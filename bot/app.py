@@ -18,7 +18,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.commands.run import Bot
+from bot.commands.run import Bot, metrics_state
 from bot.config.setting_values import secret_text
 from bot.config.settings import Mode, Settings
 from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
@@ -146,7 +146,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     worker_id = parts.publisher.worker_id
     bot.worker_id, bot.in_flight = worker_id, parts.in_flight
     set_replica(worker_id)
-    metrics.watch_state(lambda: _state(store, health))
+    metrics.watch_state(lambda: metrics_state(store, health))
     bot.workers = _workers(parts, bot.stop)
     # Stopped only after the answers in flight (their card edits are sent first).
     bot.edit_workers = [_worker("publisher", parts.publisher.run, bot.edits_stop)]
@@ -349,19 +349,6 @@ def _workers(parts: _UseCases, stop: threading.Event) -> list[threading.Thread]:
         _worker("followups", parts.followups.run, stop),
         _worker("subscriptions", parts.dm_cards.run, stop),
     ]
-
-
-def _state(store: Database, health: Health) -> metrics.State:
-    stats = store.stats()
-    report = health.report()
-    return metrics.State(
-        pending_cards=stats.pending_cards,
-        oldest_pending_created_at=stats.oldest_pending_at,
-        outbox_pending=stats.outbox_pending,
-        outbox_failed=stats.outbox_failed,
-        health_problems=tuple(reason.split(":", 1)[0] for reason in report.reasons),
-        last_sync_age_s=report.last_sync_age_s,
-    )
 
 
 def _worker(name: str, target, *args: object) -> threading.Thread:

@@ -25,6 +25,7 @@ from bot.config.settings import Mode, Settings
 from bot.core.signals import Signal
 from bot.kandev.client import KandevClient
 from bot.kandev.hints import KandevHints
+from bot.ops import metrics
 from bot.ops.health import Health
 from bot.slack.lanes import Lane
 from bot.slack.serving import serve_http, serve_ops, serve_socket_mode, stop_ops
@@ -180,3 +181,17 @@ class Bot:
         self._stopping_at = time.monotonic()
         log.info("signal %s: taking no new work, handing over within %.0fs", signum, HANDOVER_S)
         self.stop.set()
+
+
+def metrics_state(store: Database, health: Health) -> metrics.State:
+    """What /metrics reads of the store and the health at scrape time."""
+    stats = store.stats()
+    report = health.report()
+    return metrics.State(
+        pending_cards=stats.pending_cards,
+        oldest_pending_created_at=stats.oldest_pending_at,
+        outbox_pending=stats.outbox_pending,
+        outbox_failed=stats.outbox_failed,
+        health_problems=tuple(reason.split(":", 1)[0] for reason in report.reasons),
+        last_sync_age_s=report.last_sync_age_s,
+    )
