@@ -1,8 +1,9 @@
 """``/kandev-questions``: filter, page and render what is waiting (bot/usecases/waiting.py).
 
-The filter is a Kandev workspace name (or id), else words that must all occur in the task
-title, the questions or the agent's name; ``label:database`` terms (every
-one present) and ``priority:critical`` terms (any of them) narrow either down.
+The filter is a Kandev workspace name (or id), else words that must all occur as whole words
+("hi" never matches "which") in the task title, the questions or the agent's name;
+``label:database`` terms (every one present) and ``priority:critical`` terms (any of them)
+narrow either down.
 Paging continues *after* the last bundle shown (by ``created_at``, ``pending_id``), so a bundle
 answered meanwhile never makes the next page skip another one.
 """
@@ -10,6 +11,7 @@ answered meanwhile never makes the next page skip another one.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,6 +34,8 @@ MAX_FILTER = 200
 HELP_WORDS = frozenset({"help", "-h", "--help", "?"})
 #: Filter terms that name a task property: ``label:database``, ``priority:critical``.
 TERMS = ("label", "priority")
+#: Punctuation typed around a filter word ("database?"), not part of it.
+_EDGE_PUNCTUATION = "\"'“”‘’.,;:!?()[]{}<>«»"
 
 # ---- the filter --------------------------------------------------------------------------
 
@@ -99,6 +103,13 @@ def _haystack(item: Waiting) -> str:
     return one_line(" ".join(parts)).casefold()
 
 
+def _whole_word(word: str) -> re.Pattern[str]:
+    """``word`` as a whole word: not inside another ("hi" never matches "which"); the
+    punctuation typed around it ("database?") is not part of it."""
+    core = word.strip(_EDGE_PUNCTUATION) or word
+    return re.compile(rf"(?<!\w){re.escape(core)}(?!\w)")
+
+
 def matches_terms(item: Waiting, query: Query) -> bool:
     """Every ``label:`` of the filter is on the task, and its priority is one of the
     ``priority:`` terms (a task without one counts as medium)."""
@@ -110,14 +121,14 @@ def matches_terms(item: Waiting, query: Query) -> bool:
 
 
 def matches(item: Waiting, query: Query) -> bool:
-    """Every word of the filter occurs in the task title, a question title or prompt or the
-    agent's name; and the labels and priority terms match."""
+    """Every word of the filter occurs, as a whole word, in the task title, a question title or
+    prompt or the agent's name; and the labels and priority terms match."""
     if not matches_terms(item, query):
         return False
     if not query.words:
         return True
     haystack = _haystack(item)
-    return all(word in haystack for word in query.words)
+    return all(_whole_word(word).search(haystack) for word in query.words)
 
 
 def paginate(

@@ -77,6 +77,16 @@ def test_a_filter_by_workspace_name_or_by_words(listing: ListingService) -> None
 
 
 @pytest.mark.usefixtures("waiting")
+def test_filter_words_match_whole_words_not_inside_words(listing: ListingService) -> None:
+    """bolt-python's sample ``/kandev-questions Hi`` must not list "Which database…"."""
+    assert "Nothing waiting matches" in shown(listing.reply("Hi", ALICE_ID))
+    assert "Nothing waiting matches" in shown(listing.reply("base", ALICE_ID))  # not "database"
+    assert "Nothing waiting matches" in shown(listing.reply("form", ALICE_ID))  # not "Platform"
+    assert "3 agents are waiting" in shown(listing.reply("WHICH database?", ALICE_ID))
+    assert "Platform 2" in shown(listing.reply("use", ALICE_ID))
+
+
+@pytest.mark.usefixtures("waiting")
 def test_pages_follow_the_last_bundle_shown(
     listing: ListingService, fake_kandev: FakeKandev
 ) -> None:
