@@ -208,10 +208,29 @@ def log_undispatched(error: BaseException, logger: logging.Logger, where: str) -
         logger.error("a Slack request failed in the bot (%s)", where, exc_info=error)
     else:
         logger.warning(
-            "refused a Slack request Bolt could not dispatch: %s: %s",
+            "refused a malformed Slack request Bolt could not dispatch: %s: %s",
             type(error).__name__,
             str(error)[:120],
         )
+
+
+#: Where Bolt reads a request's payload (``payload_utils``: ``body["view"]["type"]``…) without
+#: checking its shape.
+_BOLT_PAYLOAD_READING = "slack_bolt.request"
+_MISREAD = (LookupError, TypeError, AttributeError)
+
+
+def bolt_misread(error: BaseException) -> str | None:
+    """Why ``error`` shows its payload malformed: Bolt's own payload reading indexed into a
+    shape Slack never sends (a ``view`` without ``type``, a ``view`` that is null). None: it
+    does not."""
+    frames = _frames_below_catcher(error)
+    if not frames or not isinstance(error, _MISREAD):
+        return None
+    module = str(frames[-1].f_globals.get("__name__") or "")
+    if module != _BOLT_PAYLOAD_READING and not module.startswith(_BOLT_PAYLOAD_READING + "."):
+        return None
+    return f"Bolt cannot read it ({type(error).__name__} in {module})"
 
 
 def raised_in(error: BaseException) -> str:

@@ -7,7 +7,9 @@ an error and redelivers the same broken envelope. Here such an envelope is ackno
 empty body: nothing else happens, and nothing is redelivered. What raised is told apart:
 
 - an exception raised in the bot's own code is a bot failure (an error, with its traceback);
-- an envelope Bolt cannot make a request of is malformed input (a warning, no traceback);
+- an envelope Bolt cannot make a request of, or whose shape Bolt's own payload reading chokes
+  on (a ``view`` without ``type``, a null ``view``), is malformed input (one warning, no
+  traceback), as over HTTP;
 - Bolt or slack_sdk failing on a well-formed envelope is a library error, named as such.
 
 The links are kept by :class:`bot.slack.socket_link.SocketLinks` (which logs under slack_sdk's
@@ -30,7 +32,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
 from bot.ops.health import Health
-from bot.slack.guard import raised_in, raised_in_bot
+from bot.slack.guard import bolt_misread, raised_in, raised_in_bot
 from bot.slack.socket_link import SocketLinks
 
 log = logging.getLogger(__name__)
@@ -55,7 +57,7 @@ def log_failure(req: SocketModeRequest, error: Exception) -> None:
     if raised_in_bot(error):
         log.error("a Socket Mode %s envelope failed in the bot", req.type, exc_info=error)
         return
-    problem = envelope_problem(req.payload)
+    problem = envelope_problem(req.payload) or bolt_misread(error)
     if problem is not None:
         log.warning("refused a malformed Socket Mode %s envelope: %s", req.type, problem)
         return
@@ -129,8 +131,9 @@ class GuardedSocketModeHandler:
             request = BoltRequest(mode="socket_mode", body=req.payload, headers=retry_headers(req))
             response = self.app.dispatch(request)
         except Exception as exc:
-            log_failure(req, exc)
-            response = BoltResponse(status=400)
+            log_failure(req, exc)  # its one line says why: acknowledged with nothing more
+            client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
+            return
         if response.status != 200:
             log.warning("acknowledged a %s envelope Bolt refused (%s)", req.type, response.status)
             client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))

@@ -15,6 +15,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from bot.config.settings import ConfigError, load_settings
 from bot.slack.guard import raised_in, raised_in_bot
 from bot.slack.socket_mode import GuardedSocketModeHandler, log_failure
+from tests.kit.fakeslack import Delivery
 
 WELL_FORMED = {"type": "block_actions", "user": {"id": "U1"}, "actions": []}
 
@@ -112,3 +113,31 @@ def test_the_running_bot_logs_malformed_envelopes_as_such(bot_factory, fake_slac
     assert logs.count("refused a malformed Socket Mode interactive envelope") == 2, logs[-3000:]
     assert "failed in the bot" not in logs
     assert " ERROR bot." not in logs, logs[-3000:]
+
+
+#: View payloads Bolt's own payload reading chokes on (slack_bolt.request.payload_utils indexes
+#: ``view["type"]`` and ``view`` itself): Slack never sends them, replays of samples do.
+MALFORMED_VIEWS = [
+    {"type": "view_submission", "user": {"id": "U1"}, "view": {"callback_id": "kq_answer_modal"}},
+    {"type": "view_submission", "user": {"id": "U1"}, "view": None},
+    {"type": "view_closed", "user": None, "view": None},
+]
+
+
+@pytest.mark.parametrize("mode", ["http", "socket"])
+def test_malformed_view_submissions_are_bad_input_on_both_transports(
+    bot_factory, fake_slack, slack_driver, mode
+) -> None:
+    """One WARNING line each, no traceback and no ERROR, over HTTP as over Socket Mode."""
+    bot = bot_factory(mode=mode)
+    driver = slack_driver(transport="socket") if mode == "socket" else slack_driver(bot.events_url)
+    for payload in MALFORMED_VIEWS:
+        ack = driver.transport.deliver(
+            "interactive", payload, accepts_response_payload=False, delivery=Delivery()
+        )
+        assert ack.status in (200, 400), ack  # a Socket Mode ack is a 200; HTTP calls it a 400
+    logs = bot.logs()
+    warned = [line for line in logs.splitlines() if " WARNING " in line and "malformed" in line]
+    assert len(warned) == len(MALFORMED_VIEWS), logs[-3000:]
+    assert "Traceback" not in logs, logs[-3000:]
+    assert " ERROR " not in logs, logs[-3000:]
