@@ -33,6 +33,9 @@ REPLY_EVENT_TYPE = "kandev_question_reply"
 DIRECTORY_TTL_S = 60.0
 #: A channel with more members than this many pages of 1,000 is refused (fail closed).
 MAX_MEMBER_PAGES = 20
+#: How long a response_url may take to answer (Slack's answers in well under a second): one
+#: that never answers gives way soon to the ephemeral fallback, not after 10 s.
+RESPONSE_URL_TIMEOUT_S = 2  # whole seconds: slack_sdk types it an int
 
 
 def card_metadata(pending_id: str) -> dict[str, Any]:
@@ -150,7 +153,7 @@ class SlackGateway:
         replace_original: bool = False,
     ) -> None:
         """Answer through an interaction's response_url (ephemeral unless replacing)."""
-        hook = WebhookClient(response_url, timeout=10)
+        hook = WebhookClient(response_url, timeout=RESPONSE_URL_TIMEOUT_S)
         kwargs: dict[str, Any] = {"text": text, "response_type": "ephemeral"}
         if blocks:
             kwargs["blocks"] = blocks

@@ -2,10 +2,13 @@
 
 The reply (a listing, or a subcommand's answer) is the ack's body when it is ready within
 ``LIST_BUDGET_S`` (it usually is, in milliseconds); otherwise the ack is empty (Slack shows
-nothing) and the reply follows through the command's response_url. Either way the person sees
-one message, and the ack never waits long. While listings take longer than that (with a
-thousand questions waiting, reading and joining Kandev's list does), the ack does not wait for
-them at all.
+nothing) and the reply follows as an ephemeral message in the channel the command came from
+(chat.postEphemeral, answered in milliseconds), else (a conversation the bot is not in, or no
+channel) through the command's response_url, whose wait is short (the gateway's
+``RESPONSE_URL_TIMEOUT_S``): a response_url that never answers cannot keep the person waiting.
+Either way the person sees one message, and the ack never waits long. While listings take
+longer than that (with a thousand questions waiting, reading and joining Kandev's list does),
+the ack does not wait for them at all.
 """
 
 from __future__ import annotations
@@ -115,11 +118,23 @@ def _command(svc: Services, times: ListingTimes):
         except FutureTimeout:
             ack()  # nothing shown: the reply is the one message the person sees
             where = Where(command.user_id, command.channel_id or None, command.response_url)
-            when_done(future, lambda reply: _send(svc, where, reply), "listing")
+            when_done(future, lambda reply: _follow(svc, where, reply), "listing")
             return
         ack(text=reply.text, blocks=reply.blocks, response_type="ephemeral")
 
     return handle
+
+
+def _follow(svc: Services, where: Where, reply: Reply) -> None:
+    """A command's reply after its ack: an ephemeral where the command was run, else through
+    the command's response_url."""
+    svc.notifier.tell(
+        where.user_id,
+        reply.text,
+        channel=where.channel,
+        response_url=where.response_url,
+        blocks=reply.blocks,
+    )
 
 
 def _send(svc: Services, where: Where, reply: Reply, *, replace: bool = False) -> None:

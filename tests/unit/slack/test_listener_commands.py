@@ -42,12 +42,8 @@ def test_the_command_acks_with_the_listing_ready_in_time(
     assert gateway.called("response_url") == []
 
 
-def test_a_listing_not_ready_at_once_is_acked_empty_and_follows_by_the_response_url(
-    bolt: App, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
-) -> None:
-    """One visible message, and an ack that does not wait for Kandev: nothing is shown by the
-    ack (no "Looking…"), the listing comes through the command's response_url."""
-    fake_kandev.add(make_bundle(), title="Pick a datastore")
+def _slow_listing(fake_kandev: FakeKandev, monkeypatch) -> threading.Event:
+    """Kandev's list waits until the returned event is set."""
     kandev_answers = threading.Event()
     list_pending = fake_kandev.list_pending
 
@@ -56,16 +52,43 @@ def test_a_listing_not_ready_at_once_is_acked_empty_and_follows_by_the_response_
         return list_pending(**kwargs)
 
     monkeypatch.setattr(fake_kandev, "list_pending", slow_list_pending)
+    return kandev_answers
+
+
+def test_a_listing_not_ready_at_once_is_acked_empty_and_follows_as_an_ephemeral(
+    bolt: App, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
+) -> None:
+    """One visible message, and an ack that does not wait for Kandev: nothing is shown by the
+    ack (no "Looking…"), the listing comes by chat.postEphemeral in the command's channel (a
+    response_url that never answers cannot delay it)."""
+    fake_kandev.add(make_bundle(), title="Pick a datastore")
+    kandev_answers = _slow_listing(fake_kandev, monkeypatch)
 
     status, acked = dispatch(bolt, command(""))
     assert (status, acked) == (200, "")
-    assert gateway.called("response_url") == []
+    assert gateway.called("chat.postEphemeral") == []
 
     kandev_answers.set()
+    [reply] = eventually(lambda: gateway.called("chat.postEphemeral"))
+    assert (reply["channel"], reply["user"]) == (CHANNEL, ALICE_ID)
+    assert "Pick a datastore" in blocks_text(reply["blocks"])
+    assert gateway.called("response_url") == []
+
+
+def test_a_listing_the_bot_cannot_post_where_it_was_asked_follows_by_the_response_url(
+    bolt: App, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
+) -> None:
+    """A conversation the bot is not in (chat.postEphemeral refused): the response_url."""
+    fake_kandev.add(make_bundle(), title="Pick a datastore")
+    kandev_answers = _slow_listing(fake_kandev, monkeypatch)
+    gateway.fail("chat.postEphemeral", "not_in_channel")
+
+    assert dispatch(bolt, command("")) == (200, "")
+    kandev_answers.set()
+
     [reply] = eventually(lambda: gateway.called("response_url"))
     assert reply["response_url"] == RESPONSE_URL and not reply["replace_original"]
     assert "Pick a datastore" in blocks_text(reply["blocks"])
-    assert gateway.called("chat.postEphemeral") == []
 
 
 def test_the_ack_stops_waiting_for_listings_while_they_are_slow_and_waits_again_after() -> None:
