@@ -128,7 +128,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         secret_text(settings.kandev_token),
         on_new_pending=parts.new_bundles.put,
         on_resolved=parts.sync.on_resolved,
-        on_connected=parts.sync_wakeup.raise_,
+        on_connected=parts.sync.on_connected,
     )
     bot = Bot(
         settings=settings,

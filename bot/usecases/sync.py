@@ -1,7 +1,8 @@
 """Kandev -> Slack: the loops that read Kandev, handing what they read to the use-cases.
 
 - The full read: the paged active list, the source of truth, read whole every
-  ``poll_interval`` seconds and after every (re)connect of the push hints (``wakeup``). Its new
+  ``poll_interval`` seconds and after a (re)connect of the push hints (``wakeup``; at most one
+  such read per ``poll_interval``, whatever the /ws does). Its new
   bundles go to discovery (bot/usecases/discovery.py), the bundles that left it to the
   reconciler (bot/usecases/reconciler.py); claims left without a message and the purge are
   housekeeping's (bot/usecases/housekeeping.py), every so often.
@@ -96,6 +97,9 @@ class SyncEngine:
     #: Re-queues claims left unposted and purges old records (``retention`` is its purge).
     housekeeping: Housekeeping = field(init=False)
     _resolved_retries: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    #: When the latest reconnect of the push hints asked for a full read (monotonic seconds).
+    _reconnect_read_at: float | None = field(default=None, init=False, repr=False)
+    monotonic: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
         past = self.past if self.past is not None else PastAnswers(self.cards, self.routing)
@@ -158,6 +162,18 @@ class SyncEngine:
                 self._cycle(functools.partial(self.discover_new, hinted), full=False)
             if resolved and not stop.is_set():
                 self._cycle(functools.partial(self.resolve_sessions, resolved), full=False)
+
+    def on_connected(self) -> None:
+        """The push hints (re)connected (called on the hints thread): what Kandev notified
+        meanwhile is not replayed, so the whole list is read now, unless a reconnect asked for
+        that less than ``poll_interval`` ago: a /ws that drops every link at once is no reason
+        to read the list more often (the regular polls go on)."""
+        now = self.monotonic()
+        last = self._reconnect_read_at
+        if last is not None and now - last < self.poll_interval:
+            return
+        self._reconnect_read_at = now
+        self.wakeup.raise_()
 
     def on_resolved(self, hint: Resolved) -> None:
         """A push hint: some bundle of ``hint.session_id`` was resolved or ended (called on

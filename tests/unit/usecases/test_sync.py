@@ -757,3 +757,19 @@ def test_closing_the_bot_stops_the_reads_ahead_of_its_sync_engine(
         "pending-late" not in sync.discovery._totals
     )  # closed: read when the bundle is posted instead
     assert not _read_ahead_threads(before)
+
+
+def test_reconnects_ask_for_a_full_read_at_most_once_per_poll_interval(sync: SyncEngine) -> None:
+    """A /ws that drops every link at once reconnects again and again: only the first reconnect
+    of each poll interval asks for a read of the whole list (the regular polls go on)."""
+    clock = FakeMonotonic()
+    sync.monotonic = clock.monotonic
+    asked = []
+    for _ in range(10):  # a reconnect every half second for 5 s
+        sync.on_connected()
+        asked.append(sync.wakeup.take())
+        clock.advance(0.5)
+    assert asked == [True] + [False] * 9
+    clock.advance(sync.poll_interval)
+    sync.on_connected()
+    assert sync.wakeup.take()
