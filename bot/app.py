@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -110,7 +111,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     """Make every component once, wired explicitly. Raises StartupError."""
     health = Health()
     store = _open_store(settings)
-    health.watch("database", lambda: None if store.ping() else "does not answer")
+    health.watch("database", store.problem)
     kandev = KandevClient(
         settings.kandev_url,
         secret_text(settings.kandev_token),
@@ -193,6 +194,7 @@ def _use_cases(
         kandev_url=public_url,
         health=health,
         changes=card_changes,
+        started_at=datetime.now(UTC),
     )
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)

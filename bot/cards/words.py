@@ -311,6 +311,13 @@ def unusable_message(kind: str, *, form: bool) -> str:
     return malformed_message()
 
 
+def unrecorded_message() -> str:
+    return (
+        "Your answer was *not* recorded and nothing was sent: the bot cannot write to its "
+        "database right now. Please try again later, or answer in Kandev."
+    )
+
+
 def busy_message() -> str:
     return (
         "The bot is busy with other answers right now (Kandev is slow to reply), so nothing was "

@@ -28,7 +28,7 @@ from bot.slack_api.notify import Notifier
 from bot.usecases.admission import FORM_ERRORS, Admitted, Where
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
-from bot.usecases.interactions import Busy, FieldErrors, Refused, Result
+from bot.usecases.interactions import Busy, FieldErrors, Refused, Result, Unrecorded
 from bot.usecases.verdicts import Verdict
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,8 @@ def words_for(result: Result) -> str:
     match result:
         case Busy():
             return words.busy_message()
+        case Unrecorded():
+            return words.unrecorded_message()
         case Refused(unusable=payload) if payload is not None:
             return said.unusable(payload)
         case Refused(refusal=refusal):

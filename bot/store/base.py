@@ -36,6 +36,7 @@ class Sql:
         clock: Clock | None,
         lock: AbstractContextManager[object],
         write_lock: AbstractContextManager[object] | None = None,
+        before_write: Callable[[], None] | None = None,
     ) -> None:
         self.engine = engine
         self.clock = clock
@@ -43,6 +44,8 @@ class Sql:
         #: Held around every write transaction (a real lock only for an SQLite file, whose
         #: writers are one at a time anyway; see Database).
         self._write_lock = write_lock or nullcontext()
+        #: Raises instead of letting a write begin (an SQLite file deleted or replaced).
+        self._before_write = before_write
 
     def now(self) -> ColumnElement[Any]:
         """Now, as a SQL expression evaluated by the database."""
@@ -68,6 +71,8 @@ class Sql:
         """A transaction that will write (``BEGIN IMMEDIATE`` on SQLite); commits on success.
         ``within_s`` (PostgreSQL): its lock waits and statements are cut at that many seconds
         (e.g. the hand-over, which must fit its budget whatever holds a lock)."""
+        if self._before_write is not None:
+            self._before_write()
         with self._write_lock, self._lock, self.engine.connect() as conn:
             conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():

@@ -11,8 +11,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
+from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import Engine, event, func, select, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -28,6 +29,7 @@ from bot.store.outbox import OutboxRepository
 from bot.store.records import OutboxStatus
 from bot.store.retention import DEFAULT_RETENTION_DAYS, Retention
 from bot.store.schema import cards, outbox, submissions
+from bot.store.sqlite_file import SqliteFileGuard
 from bot.store.submissions import SubmissionsRepository
 from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
 from bot.store.write_queue import WriteQueue
@@ -91,10 +93,12 @@ class Database:
         try:
             if upgrade:  # without: only read what is there (``kandev-slack db status``)
                 migrate(engine)
+            self.file = _guard_file(engine) if sqlite_file else None
         except BaseException:
             engine.dispose()
             raise
-        self.sql = Sql(engine, clock, lock, write_lock)
+        before_write = self.file.check if self.file is not None else None
+        self.sql = Sql(engine, clock, lock, write_lock, before_write)
         self.cards = CardsRepository(self.sql)
         self.submissions = SubmissionsRepository(self.sql)
         self.outbox = OutboxRepository(self.sql)
@@ -153,6 +157,13 @@ class Database:
         with self.sql.read() as conn:
             return current_version(conn)
 
+    def problem(self) -> str | None:
+        """What /healthz says of the database: its SQLite file lost, or no answer (None: ok)."""
+        lost = self.file.problem() if self.file is not None else None
+        if lost is not None:
+            return lost
+        return None if self.ping() else "does not answer"
+
     def ping(self) -> bool:
         """True when the database answers a trivial query (for /healthz)."""
         try:
@@ -161,3 +172,16 @@ class Database:
         except SQLAlchemyError:
             return False
         return True
+
+
+def _guard_file(engine: Engine) -> SqliteFileGuard:
+    """Watch the engine's SQLite file; a new connection is opened only while it is still the
+    file opened now (else SQLite would create an empty one in its place)."""
+    assert engine.url.database is not None
+    guard = SqliteFileGuard(engine.url.database)
+
+    @event.listens_for(engine, "do_connect")
+    def _before_connect(*_args: Any) -> None:
+        guard.check()
+
+    return guard

@@ -15,14 +15,16 @@ recovery), and :meth:`Reply.later` follows with how it ended.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from bot.cards.wording import Action
 from bot.core.clarification import Answer
 from bot.core.domain import Card
+from bot.store.errors import is_unavailable
 from bot.usecases.admission import Admitted, Refusal, Request, Unusable, Where
 from bot.usecases.answers import Begun
 from bot.usecases.verdicts import Verdict
@@ -66,6 +68,12 @@ class Busy:
 
 
 @dataclass(frozen=True)
+class Unrecorded:
+    """The bot's database refused to record it (unreachable, or its file lost): nothing was
+    recorded or sent; the person may try again once the bot is back to normal."""
+
+
+@dataclass(frozen=True)
 class Refused:
     """Not admitted (audited): ``refusal`` says why; ``unusable``: the payload could not even
     be read as a request."""
@@ -76,7 +84,7 @@ class Refused:
 
 #: How an interaction ends: not admitted, busy, the form's field errors, admitted to open a
 #: form or a view (:class:`~bot.usecases.admission.Admitted`), or a submission's verdict.
-Result = Busy | Refused | FieldErrors | Admitted | Verdict
+Result = Busy | Unrecorded | Refused | FieldErrors | Admitted | Verdict
 
 
 # ---- the ports ---------------------------------------------------------------------------
@@ -165,6 +173,15 @@ class Interactions:
 
     def click(self, parsed: Described | Unusable, reply: Reply) -> None:
         """A one-click answer (an option button): reserve, admit, record, ack, send, verdict."""
+        with _unrecorded(reply):
+            self._click(parsed, reply)
+
+    def submit(self, parsed: Submitted | Unusable, reply: Reply) -> None:
+        """A submitted form: admit, read it, reserve, record, ack, send, verdict."""
+        with _unrecorded(reply):
+            self._submit(parsed, reply)
+
+    def _click(self, parsed: Described | Unusable, reply: Reply) -> None:
         held = self._reserve_and_admit(self.answering, parsed, reply)
         if held is None:  # refused, or busy: nothing recorded, the person clicks again later
             return
@@ -173,8 +190,7 @@ class Interactions:
         answer = Answer(question_id=question_id, selected_options=[option_id])
         self._send(place, admitted, reply, answers=(answer,))
 
-    def submit(self, parsed: Submitted | Unusable, reply: Reply) -> None:
-        """A submitted form: admit, read it, reserve, record, ack, send, verdict."""
+    def _submit(self, parsed: Submitted | Unusable, reply: Reply) -> None:
         if isinstance(parsed, Unusable):
             reply.now(self.refuse_unusable(parsed))
             return
@@ -281,3 +297,16 @@ class Interactions:
                 "tampered", foreign.detail, request.action, request.source, where, card.pending_id
             )
         )
+
+
+@contextmanager
+def _unrecorded(reply: Reply) -> Iterator[None]:
+    """A database that cannot record the interaction (nothing was recorded or sent, the reply
+    not given yet) is told as :class:`Unrecorded`, not left unanswered."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_unavailable(exc):
+            raise
+        log.warning("not recorded: the database is unavailable (%s)", type(exc).__name__)
+        reply.now(Unrecorded())

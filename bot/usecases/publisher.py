@@ -84,6 +84,7 @@ class Publisher:
         changes: Signal | None = None,
         post_spacing_s: float = POST_SPACING_S,
         give_up_after: int = GIVE_UP_AFTER,
+        started_at: datetime | None = None,  # this process's start (see Writes._forgotten)
     ):
         self.outbox, self.cards, self.audit_log = outbox, cards, audit_log
         self.slack = slack
@@ -106,7 +107,7 @@ class Publisher:
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
         self._stop = threading.Event()
-        self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self)
+        self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self, started_at)
         self.pacer = Pacer(outbox, health, post_spacing_s)
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------

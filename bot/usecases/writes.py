@@ -39,6 +39,9 @@ UPDATE_COPY = "update_copy"
 REPLY = "reply"
 #: ``last_error`` values that prove an earlier take of a post did not reach Slack.
 NOT_SENT = ("", "paced", "ratelimited")
+#: A bundle created before the process started (Kandev's clock may run ahead of ours by up to
+#: this) may have had its card posted by a process whose database was lost or restored since.
+FORGOTTEN_MARGIN = timedelta(minutes=1)
 
 
 def update_key(card: Card, reason: str = "") -> str:
@@ -146,9 +149,14 @@ class Writes:
         slack: SlackGateway,
         kandev_url: str,
         requeue: Requeue,
+        started_at: datetime | None = None,
     ) -> None:
         self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
         self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
+        #: When this process started (None: never look for forgotten cards, see _forgotten).
+        self.started_at = started_at
+        #: The bundles whose forgotten card was looked for in Slack (and not found) here.
+        self._looked: set[str] = set()
 
     def audit_plain(self, card: Card, kind: str, why: str) -> None:
         self.audit_log.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
@@ -183,8 +191,8 @@ class Writes:
     # ---- the channel card ----------------------------------------------------------------
 
     def post(self, card: Card, item: OutboxItem) -> Write | None:
-        if card.ts:
-            return None  # already posted (e.g. by another replica)
+        if card.ts or self._forgotten(card):
+            return None  # already posted (e.g. by another replica, or before a database loss)
 
         def made_earlier() -> bool:
             oldest = (card.created_at - timedelta(minutes=1)).timestamp()
@@ -207,6 +215,33 @@ class Writes:
             made_earlier=made_earlier,
             plain=self._plain(card),
         )
+
+    def _forgotten(self, card: Card) -> bool:
+        """Whether the card of a bundle older than this process is in its channel already: the
+        database that recorded its post may have been lost (the file deleted) or restored from
+        a backup since. Looked for once per bundle and process, as after a crash (its message
+        metadata); found, it is recorded (and edited once resolved), never posted again.
+        A search Slack refuses for good is said (a warning), and the card posted."""
+        created = card.bundle.created_at
+        if self.started_at is None or created >= self.started_at + FORGOTTEN_MARGIN:
+            return False
+        if card.pending_id in self._looked:
+            return False
+        oldest = (min(created, card.created_at) - timedelta(minutes=1)).timestamp()
+        try:
+            found = self.slack.find_card(card.channel, card.pending_id, oldest)
+        except SlackError as exc:
+            if exc.transient:
+                raise  # looked for again on the next take
+            log.warning("cannot look for an earlier card of %s: %s", card.pending_id, exc.error)
+            found = None
+        self._looked.add(card.pending_id)
+        if not found:
+            return False
+        log.warning("the card of %s was in %s already: adopted", card.pending_id, card.channel)
+        self.audit_log.audit(card.pending_id, None, "slack_post", "bot", "adopted", found)
+        self._posted(card, found, rendered=None)  # edited if it no longer shows "pending"
+        return True
 
     def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> bool:
         """Record ``ts`` as the card's message unless another one is recorded already (False).
