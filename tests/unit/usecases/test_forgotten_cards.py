@@ -9,28 +9,20 @@ from datetime import timedelta
 import pytest
 
 from bot.core.domain import Card
-from bot.ops.health import Health
 from bot.slack_api.gateway import Message
 from bot.store import Database
 from bot.usecases.publisher import Publisher
-from tests.kit.factories import ASKED_AT, KANDEV_URL, claim, make_bundle
+from tests.kit.factories import ASKED_AT, claim, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 
 STARTED = ASKED_AT + timedelta(hours=1)  # the bundle was asked before this process started
 
 
 @pytest.fixture
-def restarted(store: Database, gateway: FakeSlackGateway) -> Publisher:
-    return Publisher(
-        store.outbox,
-        store.cards,
-        store.audit_log,
-        gateway,
-        kandev_url=KANDEV_URL,
-        health=Health(),
-        post_spacing_s=0,
-        started_at=STARTED,
-    )
+def restarted(publisher: Publisher) -> Publisher:
+    """The publisher of a process started after the bundle was asked."""
+    publisher.writes.started_at = STARTED
+    return publisher
 
 
 def _enqueue(store: Database, publisher: Publisher, pending_id: str) -> Card:
