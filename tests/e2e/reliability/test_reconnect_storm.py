@@ -45,7 +45,7 @@ def test_a_ws_that_drops_at_once_never_triggers_a_full_read_per_reconnect(
         time.sleep(WATCH_S)  # well within one poll interval: no regular poll falls in it
         reads, links = _list_reads(bot) - before, len(ws.connections) - links_before
 
-        assert links >= 3, links  # the storm happened: 0.5 s, 1 s, 2 s, 4 s… apart
+        assert links >= 2, links  # the storm happened: 0.5 s, 1 s, 2 s, 4 s… apart
         # At most one reconnect-triggered read per poll interval: within WATCH_S < POLL_S,
         # at most one more (it was one per reconnect).
         assert reads <= 1, (reads, links)

@@ -24,6 +24,7 @@ from bot.usecases.interactions import (
     Interactions,
     Refused,
     Result,
+    Unrecorded,
 )
 from bot.usecases.verdicts import Verdict
 from tests.kit.factories import ALICE_ID, make_bundle
@@ -134,6 +135,29 @@ def test_a_full_lane_is_busy_and_records_nothing(
         and store.submissions.submissions_for(card.pending_id) == []
     )
     held.release()
+
+
+def test_a_database_that_cannot_record_is_said_and_nothing_is_sent(
+    posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
+) -> None:
+    """The store's SQLite file deleted under it: the click and the form are answered
+    "not recorded" (the form stays open), nothing reaches Kandev, the places are given back."""
+    card = posted(make_bundle())
+    assert store.file is not None
+    for path in store.file.path.parent.glob(store.file.path.name + "*"):
+        path.unlink()
+    interactions = pipeline(admission, answers, lanes, reads(Content(answers=(MONGO,))))
+
+    clicked, submitted = Recorded(), Recorded()
+    interactions.click(Clicked(on_card(card)), clicked)
+    interactions.submit(Submitted(from_form(card)), submitted)
+
+    assert clicked.finished() == [("now", Unrecorded())]
+    assert submitted.finished() == [("now", Unrecorded())]
+    assert fake_kandev.called("answer") == []
+    place = lanes[0].reserve()
+    assert place is not None
+    place.release()
 
 
 def test_a_refused_click_gives_its_place_back(posted, admission, answers, lanes) -> None:
