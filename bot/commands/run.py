@@ -27,6 +27,7 @@ from bot.kandev.client import KandevClient
 from bot.kandev.hints import KandevHints
 from bot.ops import metrics
 from bot.ops.health import Health
+from bot.ops.logs import log_failure
 from bot.slack.lanes import Lane
 from bot.slack.serving import serve_http, serve_ops, serve_socket_mode, stop_ops
 from bot.store import Database
@@ -163,7 +164,7 @@ class Bot:
             items = outbox.outbox_release(self.worker_id, within_s=within) if self.worker_id else 0
             answers = self.store.submissions.release_submissions(left, within_s=within)
         except Exception:  # the leases still run out by themselves
-            log.exception("could not hand over the work in flight; its leases will expire")
+            log_failure(log, "could not hand over the work in flight; its leases will expire")
             return
         if items or answers:
             log.info(

@@ -79,6 +79,17 @@ def current_log_context() -> dict[str, str]:
     return fields
 
 
+def log_failure(logger: logging.Logger, message: str, *args: object) -> None:
+    """Log the exception being handled under ``message``: with its traceback, unless it says
+    it was told already where it arose (``said``, e.g. the store's ``DatabaseLost``, logged
+    once when the file was found lost): then one warning line naming it, each time."""
+    error = sys.exc_info()[1]
+    if getattr(error, "said", False):
+        logger.warning(message + ": %s", *args, error)
+    else:
+        logger.exception(message, *args)
+
+
 class ContextExecutor(ThreadPoolExecutor):
     """A thread pool whose jobs run in a copy of the submitter's context (so they log with
     the card, person and channel of the work they continue)."""

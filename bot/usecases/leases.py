@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass
 
+from bot.ops.logs import log_failure
 from bot.store import OutboxRepository, SubmissionsRepository
 
 log = logging.getLogger(__name__)
@@ -81,4 +82,4 @@ class LeaseKeeper:
             try:
                 self.renew_once()
             except Exception:  # a store hiccup must not stop the heartbeat for good
-                log.exception("could not renew leases; retrying")
+                log_failure(log, "could not renew leases; retrying")

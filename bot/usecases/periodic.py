@@ -8,6 +8,7 @@ import threading
 from dataclasses import KW_ONLY, dataclass
 
 from bot.ops.health import Health
+from bot.ops.logs import log_failure
 from bot.store import FollowupsRepository
 from bot.usecases.permissions import Permissions
 from bot.usecases.publisher import Publisher
@@ -36,7 +37,7 @@ class PeriodicWorker:
                 self.work_once()
                 self.health.clear(self.component)
             except Exception:  # a store outage must not kill the worker
-                log.exception("%s: a round failed; retrying", self.component)
+                log_failure(log, "%s: a round failed; retrying", self.component)
                 self.health.problem(self.component, self.failing)
             stop.wait(self.interval_s)
 

@@ -24,7 +24,7 @@ from datetime import datetime
 from bot.core.domain import Card
 from bot.core.signals import Signal
 from bot.ops.health import Health
-from bot.ops.logs import log_context
+from bot.ops.logs import log_context, log_failure
 from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store.copies import CardMessage
 from bot.store.errors import is_unavailable
@@ -157,7 +157,7 @@ class Publisher:
                 self._check_failed()
                 worked = self.work_once()
             except Exception:  # a store outage must not kill the worker
-                log.exception("outbox worker failed; retrying")
+                log_failure(log, "outbox worker failed; retrying")
                 self.health.problem("outbox", "store error while processing the outbox")
                 worked = False
             if not worked:
@@ -315,7 +315,7 @@ class Publisher:
             log.error("giving up on outbox item %s after %d errors", item.id, failures)
             self._give_up(item, f"error: {type(exc).__name__}")
             return
-        log.exception("outbox item %s (%s) failed; retrying", item.id, item.kind)
+        log_failure(log, "outbox item %s (%s) failed; retrying", item.id, item.kind)
         self._failures[item.id] = failures
         self.health.problem("outbox", f"a card {item.kind} failed with an error; retrying")
         # "error" proves nothing about a post: it is looked up before it is sent again.

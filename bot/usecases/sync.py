@@ -28,6 +28,7 @@ from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.hints import NewPending, Resolved
 from bot.ops.health import Health
+from bot.ops.logs import log_failure
 from bot.usecases.audit import Audit
 from bot.usecases.discovery import NEWEST_MARGIN_S, Discovery, DiscoveryCards, Unroutable
 from bot.usecases.housekeeping import Housekeeping, Purge, UnpostedCards
@@ -201,7 +202,7 @@ class SyncEngine:
             log.warning("Kandev unavailable: %s", exc)
         except Exception as exc:
             self.health.failure("sync", "sync cycle failed", exc)
-            log.exception("sync cycle failed")
+            log_failure(log, "sync cycle failed")
         return None
 
     def reconcile_once(self) -> SyncReport:

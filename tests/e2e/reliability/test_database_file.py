@@ -63,6 +63,9 @@ def test_a_deleted_database_file_is_noticed_and_the_next_start_posts_nothing_twi
     assert still_pending(seed.server, bundle)  # nothing was sent to Kandev
     assert not db_file.exists()  # nothing wrote a new file in its place
     bot.stop()
+    logs = bot.logs()
+    assert logs.count("the database file lost.db was deleted (") == 1, logs[-3000:]  # said once
+    assert "Traceback" not in logs, logs[-3000:]  # the loops wait it out in one line each
 
     again = start_bot(bot_factory, db_url=f"sqlite:///{db_file}")
     # Discovery claims the bundle anew on the empty database: the card Slack shows is adopted.
