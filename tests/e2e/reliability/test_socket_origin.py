@@ -124,9 +124,10 @@ MALFORMED_VIEWS = [
 ]
 
 
+@pytest.mark.fault("malformed view submissions (logged as bad input)", guarantee=6)
 @pytest.mark.parametrize("mode", ["http", "socket"])
 def test_malformed_view_submissions_are_bad_input_on_both_transports(
-    bot_factory, fake_slack, slack_driver, mode
+    bot_factory, fake_slack, slack_driver, mode, reliability
 ) -> None:
     """One WARNING line each, no traceback and no ERROR, over HTTP as over Socket Mode."""
     bot = bot_factory(mode=mode)
@@ -141,3 +142,8 @@ def test_malformed_view_submissions_are_bad_input_on_both_transports(
     assert len(warned) == len(MALFORMED_VIEWS), logs[-3000:]
     assert "Traceback" not in logs, logs[-3000:]
     assert " ERROR " not in logs, logs[-3000:]
+    reliability.record(
+        f"malformed view submissions over {mode} (logged as bad input)",
+        survived=True,
+        detail=f"{len(MALFORMED_VIEWS)} one-line warnings",
+    )
