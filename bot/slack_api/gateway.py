@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -95,11 +95,21 @@ class SlackGateway:
 
     def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
         """The ts of a card for ``pending_id`` already in ``channel`` (posted before a crash)."""
-        return _find(
-            lambda cursor: self._call(
-                "conversations.history", channel=channel, oldest=f"{oldest:.6f}", **_page(cursor)
-            ),
-            (CARD_EVENT_TYPE, "pending_id", pending_id),
+        return _find(self._history(channel, oldest), (CARD_EVENT_TYPE, "pending_id", pending_id))
+
+    def cards_in(self, channel: str, oldest: float) -> dict[str, str]:
+        """Every card in ``channel`` since ``oldest``: pending id → ts (the newest, should
+        there be two), for many bundles at once (one history scan, not one per bundle)."""
+        found: dict[str, str] = {}
+        for msg, payload in _tagged(self._history(channel, oldest), CARD_EVENT_TYPE):
+            if isinstance(payload.get("pending_id"), str):
+                found.setdefault(payload["pending_id"], str(msg["ts"]))
+        return found
+
+    def _history(self, channel: str, oldest: float) -> Callable[[str | None], Any]:
+        """One page of ``channel``'s history since ``oldest``, from a cursor."""
+        return lambda cursor: self._call(
+            "conversations.history", channel=channel, oldest=f"{oldest:.6f}", **_page(cursor)
         )
 
     def post_reply(self, channel: str, thread_ts: str, text: str, pending_id: str, key: str) -> str:
@@ -296,15 +306,24 @@ def _find(page: Callable[[str | None], Any], match: tuple[str, str, str]) -> str
     """The ts of the first message of at most 20 ``page``s whose metadata is of event type
     ``match[0]`` with ``match[1]`` equal to ``match[2]``."""
     event_type, field, value = match
+    for msg, payload in _tagged(page, event_type):
+        if payload.get(field) == value:
+            return str(msg["ts"])
+    return None
+
+
+def _tagged(
+    page: Callable[[str | None], Any], event_type: str
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """The messages of at most 20 ``page``s whose metadata is of ``event_type``, with its
+    payload."""
     cursor = None
     for _ in range(20):
         resp = page(cursor)
         for msg in resp.get("messages") or []:
             meta = msg.get("metadata") or {}
-            payload = meta.get("event_payload") or {}
-            if meta.get("event_type") == event_type and payload.get(field) == value:
-                return str(msg["ts"])
+            if meta.get("event_type") == event_type:
+                yield msg, meta.get("event_payload") or {}
         cursor = (resp.get("response_metadata") or {}).get("next_cursor")
         if not cursor:
-            return None
-    return None
+            return

@@ -157,6 +157,8 @@ class Writes:
         self.started_at = started_at
         #: The bundles whose forgotten card was looked for in Slack (and not found) here.
         self._looked: set[str] = set()
+        #: Per channel: from when its history was scanned for cards, and the cards found.
+        self._scanned: dict[str, tuple[float, dict[str, str]]] = {}
 
     def audit_plain(self, card: Card, kind: str, why: str) -> None:
         self.audit_log.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
@@ -220,8 +222,9 @@ class Writes:
         """Whether the card of a bundle older than this process is in its channel already: the
         database that recorded its post may have been lost (the file deleted) or restored from
         a backup since. Looked for once per bundle and process, as after a crash (its message
-        metadata); found, it is recorded (and edited once resolved), never posted again.
-        A search Slack refuses for good is said (a warning), and the card posted."""
+        metadata; one history scan per channel for all of them); found, it is recorded (and
+        edited once resolved), never posted again. A search Slack refuses for good is said (a
+        warning), and the card posted."""
         created = card.bundle.created_at
         if self.started_at is None or created >= self.started_at + FORGOTTEN_MARGIN:
             return False
@@ -229,7 +232,7 @@ class Writes:
             return False
         oldest = (min(created, card.created_at) - timedelta(minutes=1)).timestamp()
         try:
-            found = self.slack.find_card(card.channel, card.pending_id, oldest)
+            found = self._cards_in(card.channel, oldest).get(card.pending_id)
         except SlackError as exc:
             if exc.transient:
                 raise  # looked for again on the next take
@@ -242,6 +245,15 @@ class Writes:
         self.audit_log.audit(card.pending_id, None, "slack_post", "bot", "adopted", found)
         self._posted(card, found, rendered=None)  # edited if it no longer shows "pending"
         return True
+
+    def _cards_in(self, channel: str, oldest: float) -> dict[str, str]:
+        """The cards in ``channel`` since ``oldest``, scanned once for every bundle a lost
+        database forgot (scanned again only to look further back)."""
+        scanned = self._scanned.get(channel)
+        if scanned is None or oldest < scanned[0]:
+            scanned = (oldest, self.slack.cards_in(channel, oldest))
+            self._scanned[channel] = scanned
+        return scanned[1]
 
     def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> bool:
         """Record ``ts`` as the card's message unless another one is recorded already (False).

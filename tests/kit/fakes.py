@@ -387,6 +387,14 @@ class FakeSlackGateway:
             None,
         )
 
+    def cards_in(self, channel: str, oldest: float) -> dict[str, str]:
+        self._enter("conversations.history", channel=channel)
+        return {
+            pid: ts
+            for (ch, ts), (_message, pid) in sorted(self.cards.items())  # the newest wins
+            if ch == channel and float(ts) >= oldest
+        }
+
     def post_reply(self, channel: str, thread_ts: str, text: str, pending_id: str, key: str) -> str:
         self._enter(
             "chat.postMessage:reply",
