@@ -26,6 +26,7 @@ from bot.slack_api.gateway import Message, SlackGateway
 from bot.store.copies import CardMessage
 from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
+from bot.usecases.forgotten import ForgottenCards
 from bot.usecases.outbox_ports import WriteCards, WriteOutbox
 
 log = logging.getLogger(__name__)
@@ -39,9 +40,6 @@ UPDATE_COPY = "update_copy"
 REPLY = "reply"
 #: ``last_error`` values that prove an earlier take of a post did not reach Slack.
 NOT_SENT = ("", "paced", "ratelimited")
-#: A bundle created before the process started (Kandev's clock may run ahead of ours by up to
-#: this) may have had its card posted by a process whose database was lost or restored since.
-FORGOTTEN_MARGIN = timedelta(minutes=1)
 
 
 def update_key(card: Card, reason: str = "") -> str:
@@ -153,12 +151,9 @@ class Writes:
     ) -> None:
         self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
         self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
-        #: When this process started (None: never look for forgotten cards, see _forgotten).
-        self.started_at = started_at
-        #: The bundles whose forgotten card was looked for in Slack (and not found) here.
-        self._looked: set[str] = set()
-        #: Per channel: from when its history was scanned for cards, and the cards found.
-        self._scanned: dict[str, tuple[float, dict[str, str]]] = {}
+        #: Cards a lost database forgot (bot/usecases/forgotten.py), for bundles older than
+        #: ``started_at`` (this process's start; None: never looked for).
+        self.forgotten = ForgottenCards(slack.cards_in, audit_log, started_at)
 
     def audit_plain(self, card: Card, kind: str, why: str) -> None:
         self.audit_log.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
@@ -219,41 +214,12 @@ class Writes:
         )
 
     def _forgotten(self, card: Card) -> bool:
-        """Whether the card of a bundle older than this process is in its channel already: the
-        database that recorded its post may have been lost (the file deleted) or restored from
-        a backup since. Looked for once per bundle and process, as after a crash (its message
-        metadata; one history scan per channel for all of them); found, it is recorded (and
-        edited once resolved), never posted again. A search Slack refuses for good is said (a
-        warning), and the card posted."""
-        created = card.bundle.created_at
-        if self.started_at is None or created >= self.started_at + FORGOTTEN_MARGIN:
-            return False
-        if card.pending_id in self._looked:
-            return False
-        oldest = (min(created, card.created_at) - timedelta(minutes=1)).timestamp()
-        try:
-            found = self._cards_in(card.channel, oldest).get(card.pending_id)
-        except SlackError as exc:
-            if exc.transient:
-                raise  # looked for again on the next take
-            log.warning("cannot look for an earlier card of %s: %s", card.pending_id, exc.error)
-            found = None
-        self._looked.add(card.pending_id)
-        if not found:
-            return False
-        log.warning("the card of %s was in %s already: adopted", card.pending_id, card.channel)
-        self.audit_log.audit(card.pending_id, None, "slack_post", "bot", "adopted", found)
-        self._posted(card, found, rendered=None)  # edited if it no longer shows "pending"
-        return True
-
-    def _cards_in(self, channel: str, oldest: float) -> dict[str, str]:
-        """The cards in ``channel`` since ``oldest``, scanned once for every bundle a lost
-        database forgot (scanned again only to look further back)."""
-        scanned = self._scanned.get(channel)
-        if scanned is None or oldest < scanned[0]:
-            scanned = (oldest, self.slack.cards_in(channel, oldest))
-            self._scanned[channel] = scanned
-        return scanned[1]
+        """Whether the card is in its channel already, posted before a database loss: then it
+        is recorded (and edited once resolved), never posted again."""
+        found = self.forgotten.find(card)
+        if found:
+            self._posted(card, found, rendered=None)  # edited if it no longer shows "pending"
+        return bool(found)
 
     def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> bool:
         """Record ``ts`` as the card's message unless another one is recorded already (False).

@@ -21,7 +21,7 @@ STARTED = ASKED_AT + timedelta(hours=1)  # the bundle was asked before this proc
 @pytest.fixture
 def restarted(publisher: Publisher) -> Publisher:
     """The publisher of a process started after the bundle was asked."""
-    publisher.writes.started_at = STARTED
+    publisher.writes.forgotten.started_at = STARTED
     return publisher
 
 
