@@ -25,9 +25,6 @@ class DatabaseLost(OperationalError):
     #: Logged once, when the file was found lost (bot/ops/logs.py ``log_failure``).
     said = True
 
-    #: Logged once, when the file was found lost (bot/ops/logs.py ``log_failure``).
-    said = True
-
     def __init__(self, reason: str) -> None:
         super().__init__(None, None, sqlite3.OperationalError(reason))
         self.reason = reason
