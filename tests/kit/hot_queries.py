@@ -267,6 +267,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     # metrics and health (bot/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),
+    HotQuery("problem", "/healthz: the SQLite file checked, then ping", lambda s: s.problem()),
 )
 
 #: Methods of the Database and its repositories that are not hot: the CLI, tests, or a call that

@@ -21,7 +21,9 @@ from tests.kit.harness import CHANNEL
 
 
 @pytest.mark.postgres
-@pytest.mark.fault("SIGTERM with LOCK TABLE outbox held and a Kandev call that never ends")
+@pytest.mark.fault(
+    "SIGTERM with LOCK TABLE outbox held and a Kandev call that never ends", guarantee=5
+)
 def test_sigterm_exits_within_the_budget_despite_a_locked_table_and_a_stuck_answer(
     pg_url,  # first: its schema is dropped only after the bot is stopped
     bot_factory,

@@ -22,8 +22,7 @@ import httpx
 import pytest
 
 from tests.kit.fakeslack import FakeSlack, NoAck
-from tests.kit.harness import BotProcess
-from tests.kit.harness.botproc import free_port
+from tests.kit.harness import BotProcess, free_port
 
 #: An interactive payload the bot acks (an action no listener knows: nothing else happens).
 ENVELOPE = {
