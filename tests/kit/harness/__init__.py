@@ -13,6 +13,8 @@ from tests.kit.harness.kandev_proxy import AnswerCall, Fault, KandevProxy, PathF
 from tests.kit.harness.kandev_runtime import KANDEV_VERSION, ensure_runtime
 from tests.kit.harness.kandev_server import KandevHarnessError, KandevServer, SeededBundle, Workflow
 from tests.kit.harness.mcp import McpSession, McpToolError
+from tests.kit.harness.mock_agent import STANDARD_OPTIONS, permission_spec
+from tests.kit.harness.permissions import Permissions, SeededPermission
 from tests.kit.harness.ports import (
     BLOCK_SIZE,
     INSTANCE_OFFSET,
@@ -42,6 +44,10 @@ __all__ = [
     "Fault",
     "KandevProxy",
     "PathFault",
+    "Permissions",
+    "permission_spec",
+    "SeededPermission",
+    "STANDARD_OPTIONS",
     "KandevServer",
     "PG_ADMIN",
     "McpSession",

@@ -445,13 +445,16 @@ class KandevServer:
         labels: Sequence[str] = (),
         priority: str | None = None,
         description: str = "",
+        permissions: Sequence[dict[str, Any]] = (),
     ) -> dict[str, Any]:
+        """Create a task whose mock agent asks ``questions``, or (when ``permissions`` are
+        given) sends those tool-permission requests instead (see ``mock_agent.permission_spec``)."""
         questions = list(questions) if questions is not None else sample_questions(1)
         workspace_id = workspace_id or self.workspace_id
         workflow = self.workflow(workspace_id)
         marker = uuid.uuid4().hex
         first_title = questions[0].get("title", "question") if questions else "question"
-        spec = mock_agent.spec_line(marker, questions, context, list(transcript))
+        spec = mock_agent.spec_line(marker, questions, context, list(transcript), list(permissions))
         body: dict[str, Any] = {
             "workspace_id": workspace_id,
             "title": title or f"Harness: {first_title}",
@@ -604,6 +607,10 @@ class KandevServer:
             if time.monotonic() > deadline:
                 return None
             time.sleep(POLL_INTERVAL)
+
+    def agent_record(self, task_id: str) -> dict[str, Any] | None:
+        """The task's mock agent record as it stands now (see ``mock_agent``), or None."""
+        return self._agent_record(task_id)
 
     def _agent_record(self, task_id: str) -> dict[str, Any] | None:
         marker = self._markers.get(task_id)

@@ -7,10 +7,16 @@ prompt text (the task description)::
     KANDEV-MOCK-SPEC <marker> <base64 of {"questions": [...], "context": "..."}>
 
 and, if found, calls the ``ask_user_question_kandev`` MCP tool on the session's MCP server with
-those questions. That call blocks until the bundle is resolved. What the agent learns is kept,
+those questions. That call blocks until the bundle is resolved. A spec may instead (or first)
+hold ``"permissions"``: tool-permission requests (see ``permission_spec``), each reported as a
+``tool_call`` update and sent to Kandev as ``session/request_permission``; the agent blocks
+until Kandev answers it, or gives up after the request's ``timeout`` seconds (a withdrawn
+request: the tool call fails and the turn ends, and Kandev keeps listing it). What the agent
+learns is kept,
 rewritten atomically, in ``<results_dir>/<marker>.json``::
 
     {"marker", "task_id", "tool": {"is_error", "text", "parsed", "raw"} | null,
+     "permissions": [{"tool_call_id", "outcome": ACP outcome | null, "withdrawn"}],
      "prompts": [later prompt texts], "errors": [failures], "updated_at"}
 
 ``prompts`` holds prompts without a spec that arrive in the same ACP session, e.g. the answer
@@ -29,6 +35,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import itertools
 import json
 import os
 import re
@@ -46,6 +53,8 @@ TASK_ID_PATTERN = re.compile(r"Kandev Task ID: (?P<task_id>[0-9a-fA-F-]{36})")
 MCP_PROTOCOL_VERSION = "2025-06-18"
 TOOL_TIMEOUT_SECONDS = 24 * 3600.0
 UNANSWERED_REPLY_DELAY = 1.0
+#: The ids of the agent's own requests to Kandev (``session/request_permission``) start here.
+FIRST_REQUEST_ID = 900001
 
 INITIALIZE_RESULT: dict[str, Any] = {
     "protocolVersion": 1,
@@ -90,11 +99,14 @@ def encode_spec(
     questions: list[dict[str, Any]],
     context: str = "",
     transcript: list[dict[str, Any]] | None = None,
+    permissions: list[dict[str, Any]] | None = None,
 ) -> str:
     """The base64 payload that ``parse_spec`` reads back (used by the harness)."""
     spec: dict[str, Any] = {"questions": questions, "context": context}
     if transcript:
         spec["transcript"] = transcript
+    if permissions:
+        spec["permissions"] = permissions
     raw = json.dumps(spec, separators=(",", ":"))
     return base64.b64encode(raw.encode()).decode()
 
@@ -104,8 +116,45 @@ def spec_line(
     questions: list[dict[str, Any]],
     context: str = "",
     transcript: list[dict[str, Any]] | None = None,
+    permissions: list[dict[str, Any]] | None = None,
 ) -> str:
-    return f"KANDEV-MOCK-SPEC {marker} {encode_spec(questions, context, transcript)}"
+    return f"KANDEV-MOCK-SPEC {marker} {encode_spec(questions, context, transcript, permissions)}"
+
+
+#: The four ACP option kinds, as Kandev's web UI offers them (option id = kind).
+STANDARD_OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("allow_once", "Allow once", "allow_once"),
+    ("allow_always", "Always allow", "allow_always"),
+    ("reject_once", "Reject", "reject_once"),
+    ("reject_always", "Always reject", "reject_always"),
+)
+
+
+def permission_spec(
+    title: str,
+    kind: str = "execute",
+    raw_input: dict[str, Any] | None = None,
+    options: list[tuple[str, str, str]] | None = None,
+    *,
+    timeout: float | None = None,
+    end_turn: bool = True,
+) -> dict[str, Any]:
+    """One scripted ``session/request_permission``: the tool call's ``title``, ACP ``kind``
+    (execute, edit, read, fetch…) and ``raw_input``; ``options`` as ``(option_id, name, kind)``
+    (default: the four standard ones); ``timeout``: give up after that many seconds (a
+    withdrawn request); ``end_turn``: end the turn after the last request is answered (False:
+    keep it open until Kandev cancels it)."""
+    chosen = list(options) if options is not None else list(STANDARD_OPTIONS)
+    spec: dict[str, Any] = {
+        "title": title,
+        "kind": kind,
+        "raw_input": dict(raw_input or {}),
+        "options": [{"optionId": o, "name": n, "kind": k} for o, n, k in chosen],
+        "end_turn": end_turn,
+    }
+    if timeout is not None:
+        spec["timeout"] = timeout
+    return spec
 
 
 def parse_spec(text: str) -> tuple[str, dict[str, Any]] | None:
@@ -209,6 +258,10 @@ class Agent:
         self.prompt_lock = threading.Lock()
         self.stdin_closed = threading.Event()
         self.record_lock = threading.Lock()
+        # The agent's own requests to Kandev still awaiting their response, by JSON-RPC id.
+        self.outstanding: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self.outstanding_lock = threading.Lock()
+        self.request_ids = itertools.count(FIRST_REQUEST_ID)
 
     # --- plumbing -------------------------------------------------------------------------
     def log(self, text: str) -> None:
@@ -243,8 +296,38 @@ class Agent:
                 continue
             if "method" in message:
                 self.dispatch(message)
+            elif "id" in message:
+                self.deliver(message)
         self.stdin_closed.set()
         self.log("stdin closed; exiting")
+
+    def ask(self, method: str, params: dict[str, Any], timeout: float | None) -> Any:
+        """Send a request to Kandev and wait for its response: the response message, or
+        None when ``timeout`` passed (or stdin closed) first."""
+        request_id = next(self.request_ids)
+        arrived = threading.Event()
+        slot: list[dict[str, Any]] = []
+        with self.outstanding_lock:
+            self.outstanding[request_id] = (arrived, slot)
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not arrived.wait(0.2):
+            late = deadline is not None and time.monotonic() > deadline
+            if late or self.stdin_closed.is_set():
+                break
+        with self.outstanding_lock:
+            self.outstanding.pop(request_id, None)
+        return slot[0] if slot else None
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        """A response to one of the agent's own requests (unknown ids: logged, dropped)."""
+        with self.outstanding_lock:
+            waiting = self.outstanding.get(message["id"])
+        if waiting is None:
+            self.log(f"response to no outstanding request: {message['id']!r}")
+            return
+        waiting[1].append(message)
+        waiting[0].set()
 
     # --- protocol -------------------------------------------------------------------------
     def dispatch(self, message: dict[str, Any]) -> None:
@@ -408,6 +491,8 @@ class Agent:
         write_json_atomic(self.results_dir / "sessions" / f"{session_id}.json", {"marker": marker})
         self._update(marker, lambda record: record.update(task_id=task_id))
         self.play(session_id, spec.get("transcript") or [])
+        if spec.get("permissions"):
+            return self.request_permissions(session_id, marker, spec["permissions"])
         self.chunk(session_id, "I need to ask the user something.")
         mcp = self.sessions.get(session_id, {}).get("mcp")
         if mcp is None:
@@ -422,6 +507,57 @@ class Agent:
             return False
         self.chunk(session_id, "Thanks, continuing.")
         return True
+
+    def request_permissions(
+        self, session_id: str, marker: str, requests: list[dict[str, Any]]
+    ) -> bool:
+        """Ask for each permission in turn; False when one was given up on (withdrawn)."""
+        for number, request in enumerate(requests, start=1):
+            call_id = f"mock-perm-{marker[:8]}-{number}"
+            outcome = self.request_permission(session_id, call_id, request)
+            withdrawn = outcome is None
+            entry = {"tool_call_id": call_id, "outcome": outcome, "withdrawn": withdrawn}
+            self._update(marker, lambda record, e=entry: record["permissions"].append(e))
+            selected = (outcome or {}).get("outcome") == "selected"
+            self.update(
+                session_id,
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call_id,
+                    "status": "completed" if selected else "failed",
+                },
+            )
+            if withdrawn:
+                return True  # the agent gave up: it ends its turn without waiting any more
+        if not requests[-1].get("end_turn", True):
+            while not self.stdin_closed.wait(0.2):
+                with self.prompt_lock:
+                    if session_id not in self.open_prompts:
+                        break
+        return True
+
+    def request_permission(
+        self, session_id: str, call_id: str, request: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """One ``session/request_permission``: Kandev's ``outcome`` (``{"outcome":
+        "selected", "optionId"}`` or ``{"outcome": "cancelled"}``), None when given up."""
+        tool_call = {
+            "toolCallId": call_id,
+            "title": request.get("title", "Run a command"),
+            "kind": request.get("kind", "execute"),
+            "status": "pending",
+            "rawInput": request.get("raw_input") or {},
+        }
+        self.update(session_id, {"sessionUpdate": "tool_call", **tool_call})
+        params = {"sessionId": session_id, "toolCall": tool_call, "options": request["options"]}
+        timeout = request.get("timeout")
+        response = self.ask("session/request_permission", params, timeout)
+        if response is None:
+            self.log(f"permission {call_id} given up")
+            return None
+        outcome = (response.get("result") or {}).get("outcome")
+        self.log(f"permission {call_id} -> {outcome!r}")
+        return outcome if isinstance(outcome, dict) else {"error": response.get("error")}
 
     def _marker_of(self, session_id: str) -> str | None:
         path = self.results_dir / "sessions" / f"{session_id}.json"
@@ -441,6 +577,7 @@ class Agent:
                     "marker": marker,
                     "task_id": "",
                     "tool": None,
+                    "permissions": [],
                     "prompts": [],
                     "errors": [],
                 }

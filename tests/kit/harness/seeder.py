@@ -9,13 +9,15 @@ from typing import Any, TypeVar
 import httpx
 
 from .kandev_server import KandevHarnessError, KandevServer, SeededBundle
+from .permissions import Permissions, SeededPermission
 from .specs import QuestionSpec
 
 T = TypeVar("T")
 
 
 class Seeder:
-    """``seed(questions, context, title)`` → ``SeededBundle``; ``seed.many(n)`` → a list."""
+    """``seed(questions, context, title)`` → ``SeededBundle``; ``seed.many(n)`` → a list;
+    ``seed.permission(requests)`` → ``SeededPermission``."""
 
     def __init__(self, server: KandevServer) -> None:
         self.server = server
@@ -38,6 +40,13 @@ class Seeder:
         **options: Any,
     ) -> list[SeededBundle]:
         return self._tracked(lambda: self.server.seed_many(count, questions, context, **options))
+
+    def permission(
+        self, requests: Sequence[dict[str, Any]], title: str = "Harness: permission", **options: Any
+    ) -> SeededPermission:
+        """A task whose agent sends ``requests`` (``mock_agent.permission_spec``); its first
+        request once listed (see ``Permissions.seed``)."""
+        return self._tracked(lambda: Permissions(self.server).seed(requests, title, **options))
 
     def cleanup(self) -> None:
         """Delete every task this seeder created (a stopped server cleans up on ``close``)."""

@@ -1,0 +1,147 @@
+"""Tool-permission requests on the real Kandev, for tests: seed one (a task whose mock agent
+sends ``session/request_permission``), list, resolve, and read what the agent and the
+transcript say. Raw wire calls on purpose: the bot's own client is what the tests check."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from .kandev_server import POLL_INTERVAL, KandevHarnessError, KandevServer
+from .mcp import McpToolError
+
+LIST_TOOL = "list_pending_agent_permissions_kandev"
+RESOLVE_TOOL = "resolve_agent_permission_kandev"
+PERMISSION_TYPE = "permission_request"
+
+
+@dataclass(frozen=True)
+class SeededPermission:
+    """One listed request: the ids a resolve needs, as the list gave them."""
+
+    task_id: str
+    session_id: str
+    request_id: str
+    pending_id: str
+    workspace_id: str
+    marker: str
+    option_ids: tuple[str, ...] = ()
+    listed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def resolve_arguments(self, option_id: str) -> dict[str, str]:
+        return {
+            "task_id": self.task_id,
+            "session_id": self.session_id,
+            "request_id": self.request_id,
+            "pending_id": self.pending_id,
+            "option_id": option_id,
+        }
+
+
+class Permissions:
+    """The permission calls of one Kandev server."""
+
+    def __init__(self, server: KandevServer) -> None:
+        self.server = server
+
+    def seed(
+        self,
+        requests: Sequence[dict[str, Any]],
+        title: str = "Harness: permission",
+        *,
+        workspace_id: str | None = None,
+        description: str = "",
+        timeout: float = 30.0,
+    ) -> SeededPermission:
+        """Create a task whose agent sends ``requests`` (``mock_agent.permission_spec``) one
+        after another; return the first once it is listed."""
+        task = self.server._create_seed_task(
+            [],
+            "",
+            title,
+            workspace_id,
+            description=description,
+            permissions=list(requests),
+        )
+        return self.next(task["task_id"], timeout=timeout)
+
+    def next(
+        self, task_id: str, *, after: Sequence[str] = (), timeout: float = 30.0
+    ) -> SeededPermission:
+        """The task's first listed request whose ``request_id`` is not in ``after``, waiting for
+        it (Kandev answers INTERNAL_ERROR while the agent starts: retried)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                listed = [p for p in self.list(task_id) if p["request_id"] not in after]
+            except McpToolError as exc:
+                if "INTERNAL_ERROR" not in str(exc):
+                    raise
+                listed = []
+            if listed:
+                return self._seeded(task_id, listed[0])
+            record = self.server.agent_record(task_id) or {}
+            if record.get("errors"):
+                raise KandevHarnessError(f"mock agent of {task_id} failed: {record['errors']}")
+            if time.monotonic() > deadline:
+                raise KandevHarnessError(
+                    f"no permission request listed within {timeout:.0f}s for task {task_id}\n"
+                    f"--- kandev log ---\n{self.server.log_tail()}"
+                )
+            time.sleep(POLL_INTERVAL)
+
+    def list(self, task_id: str, session_id: str | None = None) -> list[dict[str, Any]]:
+        """``list_pending_agent_permissions_kandev``'s ``permissions`` (tool errors raise)."""
+        arguments = {"task_id": task_id}
+        if session_id:
+            arguments["session_id"] = session_id
+        return list(self.server.mcp.call_tool(LIST_TOOL, arguments)["permissions"])
+
+    def resolve(self, seeded: SeededPermission, option_id: str) -> dict[str, Any]:
+        """Resolve over MCP (``McpToolError`` carries Kandev's ``backend error [CODE]``)."""
+        return dict(self.server.mcp.call_tool(RESOLVE_TOOL, seeded.resolve_arguments(option_id)))
+
+    def agent_outcomes(
+        self, task_id: str, count: int = 1, *, timeout: float = 15.0
+    ) -> list[dict[str, Any]]:
+        """What the agent got for its first ``count`` requests, once it has (``outcome``: the
+        ACP outcome, None when it gave up; ``withdrawn``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = (self.server.agent_record(task_id) or {}).get("permissions") or []
+            if len(got) >= count:
+                return list(got)
+            if time.monotonic() > deadline:
+                raise KandevHarnessError(f"the agent of {task_id} got {got!r}, not {count}")
+            time.sleep(POLL_INTERVAL)
+
+    def messages(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's ``permission_request`` messages, oldest first."""
+        path = f"/task-sessions/{quote(session_id, safe='')}/messages"
+        response = self.server.http.get(path, params={"limit": 200, "sort": "asc"})
+        response.raise_for_status()
+        rows = response.json().get("messages") or []
+        return [m for m in rows if m.get("type") == PERMISSION_TYPE]
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """``GET /api/v1/task-sessions/{id}`` (its ``cancellation_revision`` among others)."""
+        response = self.server.http.get(f"/task-sessions/{quote(session_id, safe='')}")
+        response.raise_for_status()
+        data: dict[str, Any] = response.json()
+        return data
+
+    def _seeded(self, task_id: str, listed: dict[str, Any]) -> SeededPermission:
+        known = self.server._seeded.get(task_id)
+        return SeededPermission(
+            task_id=task_id,
+            session_id=listed["session_id"],
+            request_id=listed["request_id"],
+            pending_id=listed["pending_id"],
+            workspace_id=known.workspace_id if known else "",
+            marker=known.marker if known else "",
+            option_ids=tuple(o["option_id"] for o in listed.get("options") or []),
+            listed=listed,
+        )
