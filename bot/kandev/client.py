@@ -27,6 +27,7 @@ from bot.kandev.models import (
     Task,
     Workspace,
 )
+from bot.kandev.permissions import PermissionsClient
 from bot.kandev.probe import probe
 from bot.kandev.replies import (
     MessagePage,
@@ -81,6 +82,8 @@ class KandevClient:
         self._workspaces: TtlCache[list[Workspace]] = TtlCache(cache_ttl)
         self._conversation_page_size = conversation_page_size
         self._conversation_max_pages = conversation_max_pages
+        #: Agent tool-permission requests (list, resolve, read back), on the same transport.
+        self.permissions = PermissionsClient(self._http, self._mcp)
 
     @property
     def base_url(self) -> str:

@@ -70,3 +70,10 @@ class KandevConflictError(KandevToolError):
     """``CONFLICT`` from a tool."""
 
     kind = "conflict"
+
+
+class KandevAgentStarting(KandevToolError):
+    """``INTERNAL_ERROR`` from a permission call while the task's agent starts (seen for about a
+    second after the task was created): transient, try again shortly."""
+
+    kind = "tool"

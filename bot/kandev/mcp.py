@@ -41,11 +41,17 @@ class McpSession:
         return self._session_id
 
     def call_tool(
-        self, name: str, arguments: dict[str, Any], *, timeout: float | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        retry: bool = True,
     ) -> ToolResult:
-        """Call a tool. ``isError`` results are returned (see :meth:`ToolResult.json`)."""
+        """Call a tool. ``isError`` results are returned (see :meth:`ToolResult.json`).
+        ``retry=False``: one attempt only, for a call that must never be re-sent blindly."""
         params = {"name": name, "arguments": arguments}
-        exchange, request_id = self._request("tools/call", params, timeout=timeout)
+        exchange, request_id = self._request("tools/call", params, timeout=timeout, retry=retry)
         reply = self._reply(exchange, request_id)
         return ToolResult.from_result(result_of(reply), maybe_duplicate=exchange.maybe_duplicate)
 
@@ -68,16 +74,19 @@ class McpSession:
             return next(self._ids)
 
     def _request(
-        self, method: str, params: dict[str, Any], *, timeout: float | None
+        self, method: str, params: dict[str, Any], *, timeout: float | None, retry: bool = True
     ) -> tuple[Exchange, int]:
         session_id = self._ensure_session()
         request_id = self._next_id()
-        exchange = self._post(method, params, request_id, session_id, timeout=timeout)
+        exchange = self._post(method, params, request_id, session_id, timeout=timeout, retry=retry)
         if _session_refused(exchange):
+            # Refused before any work: sending it again on a new session is safe.
             log.info("Kandev refused MCP session %s; re-initialising", session_id)
             session_id = self._renew_session(session_id)
             request_id = self._next_id()
-            exchange = self._post(method, params, request_id, session_id, timeout=timeout)
+            exchange = self._post(
+                method, params, request_id, session_id, timeout=timeout, retry=retry
+            )
         return exchange, request_id
 
     def _post(
@@ -88,6 +97,7 @@ class McpSession:
         session_id: str | None,
         *,
         timeout: float | None = None,
+        retry: bool = True,
     ) -> Exchange:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if request_id is not None:
@@ -104,6 +114,7 @@ class McpSession:
             json=message,
             headers=headers,
             timeout=timeout,
+            retry=retry,
             call=f"mcp {name if isinstance(name, str) else method}",
         )
 

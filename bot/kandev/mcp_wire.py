@@ -16,7 +16,7 @@ from bot.kandev.errors import (
 )
 
 _BACKEND_ERROR = re.compile(
-    r"^backend error(?: \[(?P<code>[A-Z0-9_]+)\])?:\s*(?P<message>.*)$", re.S
+    r"^backend error(?: \[(?P<code>[A-Za-z0-9_]+)\])?:\s*(?P<message>.*)$", re.S
 )
 _SCHEMA_ERROR = re.compile(r"^invalid arguments for \S+:", re.S)
 _ERROR_CLASSES: dict[str, type[KandevToolError]] = {

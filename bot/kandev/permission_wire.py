@@ -1,0 +1,219 @@
+"""Wire models of Kandev's agent tool-permission requests (kandev-permissions.md, v0.95.1).
+
+- :class:`PermissionRequest`: one entry of ``list_pending_agent_permissions_kandev``. It
+  carries the list's **redacted** ``action`` only: the entry's ``title`` and the transcript's
+  tool-call title are never read (the tool-call message keeps secrets the list redacts, e.g.
+  a URL's ``?token=…``).
+- :class:`PermissionChoice`: what a resolve sends (the five ids, serialised explicitly).
+- :class:`PermissionReply`: the success envelope of ``resolve_agent_permission_kandev``.
+- :class:`PermissionRecord`: the ``permission_request`` message of the transcript, read for
+  its ``status`` and ``permission_resolution`` (who chose what, where, when).
+- :class:`SessionCancellation`: a session's ``cancellation_revision`` (the tell-tale of
+  Kandev's cancelled-turn bug, contract §5).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+ALWAYS_KINDS = frozenset({"allow_always", "reject_always"})
+ALLOW_KINDS = frozenset({"allow_once", "allow_always"})
+REJECT_KINDS = frozenset({"reject_once", "reject_always"})
+PERMISSION_MESSAGE_TYPE = "permission_request"
+
+#: ``metadata.status`` of a ``permission_request`` message ("" = the key is absent: not
+#: resolved yet, or Kandev restarted under it).
+RecordStatus = Literal["", "approved", "rejected", "expired"]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class PermissionOption(_Wire):
+    """One option the agent offered, passed through by Kandev unchanged."""
+
+    option_id: str = Field(min_length=1)
+    name: str = ""
+    #: ``allow_once`` / ``allow_always`` / ``reject_once`` / ``reject_always`` (ACP's kinds; a
+    #: custom option has its own id and name but one of these kinds).
+    kind: str = ""
+
+    @property
+    def always(self) -> bool:
+        """An "always" option: the agent remembers it beyond this request."""
+        return self.kind in ALWAYS_KINDS
+
+    @property
+    def allows(self) -> bool:
+        return self.kind in ALLOW_KINDS
+
+
+class PermissionAction(_Wire):
+    """What the agent wants to do: Kandev's allowlisted, redacted projection of the tool call.
+    ``type`` is ``command`` (``command``, ``cwd``), ``file_write`` / ``file_read`` (``path``)
+    or ``network`` (``destination``); ``description`` is the redacted title."""
+
+    type: str = ""
+    description: str = ""
+    command: str = ""
+    cwd: str = ""
+    path: str = ""
+    destination: str = ""
+    redacted: bool = False
+
+    @field_validator("type", "description", "command", "cwd", "path", "destination", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return "" if value is None else value
+
+
+class PermissionRequest(_Wire):
+    """One live request, as listed."""
+
+    task_id: str = Field(min_length=1)
+    session_id: str = Field(min_length=1)
+    request_id: str = Field(min_length=1)
+    pending_id: str = Field(min_length=1)
+    tool_call_id: str = ""
+    status: str = "pending"
+    created_at: datetime
+    action: PermissionAction = Field(default_factory=PermissionAction)
+    options: tuple[PermissionOption, ...] = Field(min_length=1)
+
+    def option(self, option_id: str) -> PermissionOption | None:
+        return next((o for o in self.options if o.option_id == option_id), None)
+
+    def choose(self, option_id: str) -> PermissionChoice:
+        """The resolve that selects ``option_id`` (sent even when not offered: Kandev decides)."""
+        return PermissionChoice(
+            task_id=self.task_id,
+            session_id=self.session_id,
+            request_id=self.request_id,
+            pending_id=self.pending_id,
+            option_id=option_id,
+        )
+
+
+class PermissionList(_Wire):
+    """``list_pending_agent_permissions_kandev``'s reply (an unknown task lists nothing)."""
+
+    task_id: str = ""
+    total: int = 0
+    permissions: tuple[PermissionRequest, ...] = ()
+
+
+class PermissionChoice(_Wire):
+    """One resolve: the ids exactly as listed, and the chosen option's id."""
+
+    task_id: str = Field(min_length=1)
+    session_id: str = Field(min_length=1)
+    request_id: str = Field(min_length=1)
+    pending_id: str = Field(min_length=1)
+    option_id: str = Field(min_length=1)
+
+    def tool_arguments(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "session_id": self.session_id,
+            "request_id": self.request_id,
+            "pending_id": self.pending_id,
+            "option_id": self.option_id,
+        }
+
+
+class PermissionReply(_Wire):
+    """The resolve's success: ``status`` is always ``resolved``."""
+
+    status: Literal["resolved"]
+    option_id: str
+    option_kind: str = ""
+    request_id: str = ""
+    pending_id: str = ""
+    source: str = ""
+
+
+class PermissionResolution(_Wire):
+    """``metadata.permission_resolution``: the winner's choice. ``result`` is ``dispatching``
+    while the claim is being delivered, ``accepted`` once it was; ``option_id`` is
+    ``cancelled`` for the web UI's cancel."""
+
+    option_id: str = ""
+    option_kind: str = ""
+    actor_kind: str = ""
+    actor_user_id: str = ""
+    source: str = ""
+    result: str = ""
+    selected_at: datetime | None = None
+    finalized_at: datetime | None = None
+
+
+class _RecordMeta(_Wire):
+    request_id: str = ""
+    pending_id: str = ""
+    status: RecordStatus = ""
+    permission_resolution: PermissionResolution | None = None
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return "" if value is None else value
+
+
+class _TranscriptMessage(_Wire):
+    id: str = ""
+    type: str = ""
+    metadata: _RecordMeta = Field(default_factory=_RecordMeta)
+
+
+class PermissionPage(_Wire):
+    """One page of ``get_task_conversation_kandev`` filtered to ``permission_request``
+    (``cursor``: the last message id of the unfiltered page)."""
+
+    messages: tuple[_TranscriptMessage, ...] = ()
+    has_more: bool = False
+    cursor: str = ""
+
+    def record(self, request_id: str) -> PermissionRecord | None:
+        for message in self.messages:
+            meta = message.metadata
+            if message.type == PERMISSION_MESSAGE_TYPE and meta.request_id == request_id:
+                return PermissionRecord(
+                    request_id=meta.request_id,
+                    pending_id=meta.pending_id,
+                    status=meta.status,
+                    resolution=meta.permission_resolution,
+                )
+        return None
+
+
+class PermissionRecord(_Wire):
+    """How the transcript shows one request."""
+
+    request_id: str
+    pending_id: str = ""
+    status: RecordStatus = ""
+    resolution: PermissionResolution | None = None
+
+    @property
+    def claimed(self) -> bool:
+        """Someone's choice is recorded (being delivered or delivered)."""
+        return self.resolution is not None and bool(self.resolution.option_id)
+
+    @property
+    def withdrawn(self) -> bool:
+        """It ended without anyone's choice (agent stopped, a new turn, Kandev restarted)."""
+        return self.status == "expired" and not self.claimed
+
+
+class SessionCancellation(_Wire):
+    """``GET /api/v1/task-sessions/{id}``'s cancellation fields. ``revision`` moves on every
+    ``agent.cancel``: a request listed under an older revision may belong to a cancelled turn
+    (resolving it wedges the session, contract §5)."""
+
+    state: str = ""
+    pending: bool = Field(default=False, alias="cancellation_pending")
+    revision: int = Field(default=0, alias="cancellation_revision")

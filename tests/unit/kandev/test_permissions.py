@@ -1,0 +1,486 @@
+"""Tool-permission requests: parsing Kandev's recorded JSON (kandev-permissions.md) and the
+reply → outcome table, through the client on a scripted /mcp (respx)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevProtocolError
+from bot.kandev.mcp_wire import ToolResult
+from bot.kandev.permission_outcomes import (
+    AgentStarting,
+    AuthRefused,
+    KandevUnreachable,
+    OptionNotOffered,
+    PermissionLost,
+    PermissionWithdrawn,
+    PermissionWon,
+    ReadTranscript,
+    ResolveRefused,
+    ResolveUnsettled,
+    TaskOrSessionGone,
+    classify,
+)
+from bot.kandev.permission_wire import PermissionList, PermissionPage
+from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
+
+BASE = "http://kandev.test"
+TASK = "424a2452-b211-4d5a-936c-c1e7fe0fc461"
+SESSION = "f4bb9e53-097b-4705-ad1c-0333f4eddabc"
+REQUEST = "120883fe-bae5-4e1d-be0e-8f0735bfdb2e"
+PENDING = "fake-session-18957-1-fake-perm-18957-1-1796154445815871366"
+OPTIONS = [
+    {"kind": "allow_once", "name": "Allow once", "option_id": "allow_once"},
+    {"kind": "allow_always", "name": "Always allow", "option_id": "allow_always"},
+    {"kind": "reject_once", "name": "Reject", "option_id": "reject_once"},
+    {"kind": "reject_always", "name": "Always reject", "option_id": "reject_always"},
+]
+# §2, as Kandev v0.95.1 listed it.
+LISTED: dict[str, Any] = {
+    "action": {
+        "command": "rm -rf build",
+        "cwd": "/repo/app",
+        "description": "Run rm -rf build",
+        "redacted": False,
+        "type": "command",
+    },
+    "created_at": "2026-12-01T19:47:25.815957714Z",
+    "options": OPTIONS,
+    "pending_id": PENDING,
+    "request_id": REQUEST,
+    "session_id": SESSION,
+    "status": "pending",
+    "task_id": TASK,
+    "title": "Run rm -rf build",
+    "tool_call_id": "fake-perm-18957-1",
+}
+FETCH_ACTION = {
+    "type": "network",
+    "destination": "https://example.com/api",
+    "description": "Fetch https://example.com/api?[redacted]",
+    "redacted": True,
+}
+RESOLVED = {
+    "option_id": "allow_once",
+    "option_kind": "allow_once",
+    "pending_id": PENDING,
+    "request_id": REQUEST,
+    "session_id": SESSION,
+    "source": "external_mcp",
+    "status": "resolved",
+    "task_id": TASK,
+}
+SELECTED_AT = datetime(2026, 12, 1, 19, 47, 46, 820834, tzinfo=UTC)
+
+
+def resolution(option: str = "reject_once", source: str = "web", **extra: Any) -> dict[str, Any]:
+    return {
+        "actor_kind": "synthetic",
+        "actor_user_id": "default-user",
+        "claim_id": "6c560bb0-0000-0000-0000-000000000000",
+        "finalized_at": "2026-12-01T19:47:46.824709583Z",
+        "option_id": option,
+        "option_kind": option,
+        "pending_id": PENDING,
+        "request_id": REQUEST,
+        "result": "accepted",
+        "selected_at": "2026-12-01T19:47:46.820834439Z",
+        "source": source,
+        **extra,
+    }
+
+
+def message(status: str | None = None, resolved: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A §4 ``permission_request`` message (the tool-call title is in ``content``)."""
+    metadata: dict[str, Any] = {
+        "action_details": {
+            "description": "Run rm -rf build",
+            "raw_input": {"command": "rm -rf build", "cwd": "/repo/app"},
+        },
+        "action_type": "command",
+        "options": OPTIONS,
+        "pending_id": PENDING,
+        "request_id": REQUEST,
+        "tool_call_id": "fake-perm-18957-1",
+    }
+    if status is not None:
+        metadata["status"] = status
+    if resolved is not None:
+        metadata["permission_resolution"] = resolved
+    return {
+        "id": "0c33c7cb-0000-0000-0000-000000000000",
+        "session_id": SESSION,
+        "task_id": TASK,
+        "type": "permission_request",
+        "content": "Run rm -rf build",
+        "metadata": metadata,
+        "created_at": "2026-12-01T19:47:25.831515239Z",
+        "updated_at": "2026-12-01T19:47:25.831515239Z",
+    }
+
+
+def backend_error(code: str, text: str = "said Kandev") -> ToolError:
+    return ToolError(f"backend error [{code}]: {text}")
+
+
+def make_client(tools: dict[str, Any], **kw: Any) -> tuple[KandevClient, FakeMcp]:
+    fake = FakeMcp(tools)
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    return KandevClient(BASE, kw.pop("token", None), retry_max_wait=0.01, **kw), fake
+
+
+def transcript(*messages: dict[str, Any]) -> Any:
+    return lambda args: {"messages": list(messages), "has_more": False, "cursor": ""}
+
+
+def choice():
+    return (
+        PermissionList.model_validate({"permissions": [LISTED]}).permissions[0].choose("allow_once")
+    )
+
+
+def resolve_calls(fake: FakeMcp) -> int:
+    return sum(1 for name, _ in fake.calls if name == "resolve_agent_permission_kandev")
+
+
+# ---- parsing -------------------------------------------------------------------------------
+
+
+def test_a_listed_request_carries_the_ids_options_and_redacted_action():
+    [request] = PermissionList.model_validate(
+        {"permissions": [LISTED], "task_id": TASK, "total": 1}
+    ).permissions
+
+    assert (request.task_id, request.session_id, request.request_id, request.pending_id) == (
+        TASK,
+        SESSION,
+        REQUEST,
+        PENDING,
+    )
+    assert request.action.type == "command"
+    assert (request.action.command, request.action.cwd) == ("rm -rf build", "/repo/app")
+    assert [(o.option_id, o.always, o.allows) for o in request.options] == [
+        ("allow_once", False, True),
+        ("allow_always", True, True),
+        ("reject_once", False, False),
+        ("reject_always", True, False),
+    ]
+    assert request.created_at == datetime(2026, 12, 1, 19, 47, 25, 815957, tzinfo=UTC)
+    assert not hasattr(request, "title")  # only the redacted action is carried
+
+
+def test_a_fetch_request_keeps_only_the_redacted_destination():
+    entry = {**LISTED, "action": FETCH_ACTION, "title": "Fetch https://example.com/api?[redacted]"}
+    [request] = PermissionList.model_validate({"permissions": [entry]}).permissions
+
+    assert request.action.destination == "https://example.com/api"
+    assert request.action.redacted
+    assert "token" not in request.model_dump_json()
+
+
+def test_a_custom_option_is_passed_through():
+    custom = {"kind": "allow_once", "name": "Yes, publish", "option_id": "opt-yes"}
+    [request] = PermissionList.model_validate(
+        {"permissions": [{**LISTED, "options": [custom]}]}
+    ).permissions
+
+    assert request.option("opt-yes") is not None
+    assert request.option("allow_once") is None
+    assert request.choose("opt-yes").tool_arguments() == {
+        "task_id": TASK,
+        "session_id": SESSION,
+        "request_id": REQUEST,
+        "pending_id": PENDING,
+        "option_id": "opt-yes",
+    }
+
+
+def test_transcript_records_read_pending_resolved_and_expired():
+    def record(msg):
+        return PermissionPage.model_validate({"messages": [msg]}).record(REQUEST)
+
+    pending = record(message())
+    won = record(message("approved", resolution("allow_once", "external_mcp")))
+    cancelled = record(message("expired", resolution("cancelled")))
+    expired = record(message("expired"))
+
+    assert pending is not None and not pending.claimed and not pending.withdrawn
+    assert won is not None and won.status == "approved" and won.claimed
+    assert won.resolution is not None and won.resolution.selected_at == SELECTED_AT
+    assert cancelled is not None and cancelled.claimed and not cancelled.withdrawn
+    assert expired is not None and expired.withdrawn
+    assert PermissionPage.model_validate({"messages": [message()]}).record("other") is None
+
+
+# ---- the reply → outcome table ----------------------------------------------------------
+
+
+def error_result(code: str) -> ToolResult:
+    return ToolResult(text=f"backend error [{code}]: said Kandev", is_error=True)
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("permission_option_not_offered", OptionNotOffered("said Kandev")),
+        ("permission_stale", PermissionWithdrawn("said Kandev")),
+        ("permission_not_found", PermissionWithdrawn("said Kandev")),
+        ("task_or_session_not_found", TaskOrSessionGone("said Kandev")),
+        ("VALIDATION_ERROR", ResolveRefused("said Kandev")),
+        ("permission_already_resolved", ReadTranscript("said Kandev", claimed=True)),
+        ("permission_resolution_in_progress", ReadTranscript("said Kandev", claimed=True)),
+        ("INTERNAL_ERROR", ReadTranscript("said Kandev", unclaimed=True)),
+    ],
+)
+def test_each_error_code_has_its_outcome(code, expected):
+    assert classify(error_result(code)) == expected
+
+
+def test_a_success_wins_and_an_unknown_code_or_unreadable_success_reads_the_transcript():
+    assert classify(ToolResult(text=json.dumps(RESOLVED))) == PermissionWon(
+        "allow_once", "allow_once"
+    )
+    assert isinstance(classify(ToolResult(text="{}")), ReadTranscript)
+    unknown = classify(error_result("SOMETHING_NEW"))
+    assert isinstance(unknown, ReadTranscript) and not unknown.claimed
+    schema = ToolResult(
+        text="invalid arguments for resolve_agent_permission_kandev: validation failed",
+        is_error=True,
+    )
+    assert isinstance(classify(schema), ResolveRefused)
+
+
+# ---- the client -------------------------------------------------------------------------
+
+
+@respx.mock
+def test_list_pending_retries_while_the_agent_starts():
+    replies = iter(
+        [
+            backend_error("INTERNAL_ERROR", "Agent permission operation failed"),
+            {"permissions": [LISTED], "task_id": TASK, "total": 1},
+        ]
+    )
+    c, fake = make_client({"list_pending_agent_permissions_kandev": lambda a: next(replies)})
+    c.permissions._sleep = lambda _s: None
+
+    [request] = c.permissions.list_pending(TASK, SESSION)
+
+    assert request.request_id == REQUEST
+    assert fake.calls[0] == (
+        "list_pending_agent_permissions_kandev",
+        {"task_id": TASK, "session_id": SESSION},
+    )
+
+
+@respx.mock
+def test_list_pending_gives_up_on_a_lasting_internal_error_and_types_a_foreign_session():
+    c, _ = make_client(
+        {"list_pending_agent_permissions_kandev": lambda a: backend_error("INTERNAL_ERROR")}
+    )
+    c.permissions._sleep = lambda _s: None
+    with pytest.raises(KandevAgentStarting):
+        c.permissions.list_pending(TASK)
+
+    c2, _ = make_client(
+        {
+            "list_pending_agent_permissions_kandev": lambda a: backend_error(
+                "task_or_session_not_found"
+            )
+        }
+    )
+    with pytest.raises(KandevNotFoundError):
+        c2.permissions.list_pending(TASK, "not-a-uuid")
+
+
+@respx.mock
+def test_resolve_wins_with_the_ids_sent_unchanged():
+    c, fake = make_client({"resolve_agent_permission_kandev": lambda a: RESOLVED})
+
+    outcome = c.permissions.resolve(choice())
+
+    assert outcome == PermissionWon("allow_once", "allow_once")
+    assert fake.calls == [
+        (
+            "resolve_agent_permission_kandev",
+            {
+                "task_id": TASK,
+                "session_id": SESSION,
+                "request_id": REQUEST,
+                "pending_id": PENDING,
+                "option_id": "allow_once",
+            },
+        )
+    ]
+
+
+@respx.mock
+def test_a_loser_reads_the_winner_from_the_transcript():
+    winner = resolution("reject_once", "web")
+    c, fake = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: backend_error(
+                "permission_already_resolved"
+            ),
+            "get_task_conversation_kandev": transcript(message("rejected", winner)),
+        }
+    )
+
+    outcome = c.permissions.resolve(choice())
+
+    assert isinstance(outcome, PermissionLost) and outcome.winner is not None
+    assert (outcome.winner.option_id, outcome.winner.source) == ("reject_once", "web")
+    assert resolve_calls(fake) == 1
+    conversation = [a for n, a in fake.calls if n == "get_task_conversation_kandev"]
+    assert conversation[0]["message_types"] == ["permission_request"]
+    assert conversation[0]["session_id"] == SESSION
+
+
+@respx.mock
+def test_a_loser_to_the_same_option_is_still_a_loser_unless_it_may_be_our_own_resend():
+    same = resolution("allow_once", "external_mcp")
+    c, _ = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: backend_error(
+                "permission_already_resolved"
+            ),
+            "get_task_conversation_kandev": transcript(message("approved", same)),
+        }
+    )
+    before = SELECTED_AT - timedelta(seconds=5)
+
+    lost = c.permissions.resolve(choice(), first_sent=before)
+    ours = c.permissions.resolve(choice(), resend=True, first_sent=before)
+    theirs = c.permissions.resolve(choice(), resend=True, first_sent=SELECTED_AT + timedelta(60))
+
+    assert isinstance(lost, PermissionLost) and not lost.uncertain
+    assert ours == PermissionWon("allow_once", "allow_once", settled=True)
+    assert isinstance(theirs, PermissionLost) and not theirs.uncertain
+
+
+@respx.mock
+def test_a_lost_reply_is_settled_from_the_transcript_and_never_re_sent():
+    def timeout(args):
+        raise httpx.ReadTimeout("no reply")
+
+    same = resolution("allow_once", "external_mcp")
+    c, fake = make_client(
+        {
+            "resolve_agent_permission_kandev": timeout,
+            "get_task_conversation_kandev": transcript(message("approved", same)),
+        }
+    )
+
+    outcome = c.permissions.resolve(choice(), first_sent=SELECTED_AT - timedelta(seconds=2))
+
+    assert outcome == PermissionWon("allow_once", "allow_once", settled=True)
+    assert resolve_calls(fake) == 1
+
+
+@respx.mock
+def test_a_lost_reply_with_nothing_recorded_yet_stays_unsettled():
+    def timeout(args):
+        raise httpx.ReadTimeout("no reply")
+
+    c, fake = make_client(
+        {
+            "resolve_agent_permission_kandev": timeout,
+            "get_task_conversation_kandev": transcript(message()),
+        }
+    )
+
+    outcome = c.permissions.resolve(choice())
+
+    assert outcome == ResolveUnsettled(outcome.reason, still_pending=True)
+    assert resolve_calls(fake) == 1
+
+
+@respx.mock
+def test_an_internal_error_with_nothing_recorded_is_transient_and_expired_is_withdrawn():
+    c, _ = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: backend_error("INTERNAL_ERROR"),
+            "get_task_conversation_kandev": transcript(message()),
+        }
+    )
+    assert isinstance(c.permissions.resolve(choice()), AgentStarting)
+
+    c2, _ = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: backend_error("INTERNAL_ERROR"),
+            "get_task_conversation_kandev": transcript(message("expired")),
+        }
+    )
+    assert isinstance(c2.permissions.resolve(choice()), PermissionWithdrawn)
+
+
+@respx.mock
+def test_unreachable_is_an_outcome_and_the_resolve_was_tried_once():
+    route = respx.post(f"{BASE}/mcp").mock(side_effect=httpx.ConnectError("refused"))
+    c = KandevClient(BASE, retry_max_wait=0.01, retry_attempts=2)
+
+    assert isinstance(c.permissions.resolve(choice()), KandevUnreachable)
+    assert route.call_count == 2  # the session's initialize, retried: nothing was resolved
+
+
+@respx.mock
+def test_auth_refused_is_an_outcome():
+    respx.post(f"{BASE}/mcp").mock(return_value=httpx.Response(401, json={"error": "auth"}))
+    c = KandevClient(BASE, "bad", retry_max_wait=0.01)
+
+    assert isinstance(c.permissions.resolve(choice()), AuthRefused)
+
+
+@respx.mock
+def test_record_follows_pages_and_an_unknown_task_has_none():
+    pages = iter(
+        [
+            {"messages": [], "has_more": True, "cursor": "m-9"},
+            {"messages": [message("approved", resolution())], "has_more": False, "cursor": ""},
+        ]
+    )
+    c, fake = make_client({"get_task_conversation_kandev": lambda a: next(pages)})
+
+    record = c.permissions.record(TASK, SESSION, REQUEST)
+
+    assert record is not None and record.status == "approved"
+    assert [a.get("before") for n, a in fake.calls] == [None, "m-9"]
+
+    c2, _ = make_client({"get_task_conversation_kandev": lambda a: backend_error("NOT_FOUND")})
+    assert c2.permissions.record(TASK, SESSION, REQUEST) is None
+
+
+@respx.mock
+def test_cancellation_reads_the_sessions_revision():
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}").mock(
+        return_value=httpx.Response(
+            200,
+            json={
+                "session": {
+                    "id": SESSION,
+                    "state": "WAITING_FOR_INPUT",
+                    "cancellation_pending": False,
+                    "cancellation_revision": 2,
+                }
+            },
+        )
+    )
+    respx.get(f"{BASE}/api/v1/task-sessions/gone").mock(return_value=httpx.Response(404))
+    respx.get(f"{BASE}/api/v1/task-sessions/odd").mock(
+        return_value=httpx.Response(200, json={"sessions": []})
+    )
+    c = KandevClient(BASE, retry_max_wait=0.01)
+
+    found = c.permissions.cancellation(SESSION)
+
+    assert found is not None and (found.revision, found.pending) == (2, False)
+    assert c.permissions.cancellation("gone") is None
+    with pytest.raises(KandevProtocolError):
+        c.permissions.cancellation("odd")
