@@ -4,11 +4,15 @@ transcript say. Raw wire calls on purpose: the bot's own client is what the test
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
+
+from websockets.sync.client import connect
 
 from .kandev_server import POLL_INTERVAL, KandevHarnessError, KandevServer
 from .mcp import McpToolError
@@ -127,11 +131,32 @@ class Permissions:
         return [m for m in rows if m.get("type") == PERMISSION_TYPE]
 
     def session(self, session_id: str) -> dict[str, Any]:
-        """``GET /api/v1/task-sessions/{id}`` (its ``cancellation_revision`` among others)."""
+        """``GET /api/v1/task-sessions/{id}``'s ``session`` (``cancellation_revision``…)."""
         response = self.server.http.get(f"/task-sessions/{quote(session_id, safe='')}")
         response.raise_for_status()
-        data: dict[str, Any] = response.json()
+        data: dict[str, Any] = response.json()["session"]
         return data
+
+    def ws_request(self, action: str, payload: dict[str, Any], timeout: float = 30.0) -> Any:
+        """One request over the web UI's ``/ws`` (e.g. ``agent.cancel``, ``permission.respond``):
+        its response's payload, or the error frame's."""
+        url = self.server.base_url.replace("http", "ws", 1) + "/ws"
+        if self.server.token:
+            url += f"?token={self.server.token}"
+        request_id = uuid.uuid4().hex
+        frame = {"id": request_id, "type": "request", "action": action, "payload": payload}
+        deadline = time.monotonic() + timeout
+        with connect(url, open_timeout=timeout) as socket:
+            socket.send(json.dumps(frame))
+            while True:
+                reply = json.loads(socket.recv(timeout=max(0.1, deadline - time.monotonic())))
+                if reply.get("id") == request_id:
+                    return reply.get("payload")
+
+    def cancel_turn(self, session_id: str) -> Any:
+        """``agent.cancel`` as the web UI's stop button sends it (contract §5: the pending
+        request is not withdrawn, the session's ``cancellation_revision`` moves)."""
+        return self.ws_request("agent.cancel", {"session_id": session_id})
 
     def _seeded(self, task_id: str, listed: dict[str, Any]) -> SeededPermission:
         known = self.server._seeded.get(task_id)

@@ -1,0 +1,150 @@
+"""Contract: tool-permission requests on the real Kandev (kandev-permissions.md) give the
+documented typed outcomes through ``KandevClient.permissions``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.kandev.errors import KandevNotFoundError
+from bot.kandev.permission_outcomes import (
+    OptionNotOffered,
+    PermissionLost,
+    PermissionWithdrawn,
+    PermissionWon,
+    TaskOrSessionGone,
+)
+from bot.kandev.permission_wire import PermissionChoice, PermissionRequest
+from tests.kit.harness import Permissions, permission_spec
+from tests.kit.polling import eventually
+
+pytestmark = pytest.mark.kandev
+
+UNKNOWN_ID = "00000000-0000-0000-0000-000000000000"
+RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
+
+
+def listed_request(client, seeded) -> PermissionRequest:
+    [request] = client.permissions.list_pending(seeded.task_id, seeded.session_id)
+    return request
+
+
+def test_a_request_is_listed_with_its_ids_options_and_redacted_action(client, seed):
+    fetch = permission_spec(
+        "Fetch https://example.com/api?token=SECRET123",
+        "fetch",
+        {"url": "https://example.com/api?token=SECRET123"},
+    )
+    seeded = seed.permission([fetch])
+
+    request = listed_request(client, seeded)
+
+    assert (request.request_id, request.pending_id) == (seeded.request_id, seeded.pending_id)
+    assert request.action.type == "network"
+    assert request.action.destination == "https://example.com/api"
+    assert "SECRET123" not in request.model_dump_json()
+    assert [o.option_id for o in request.options] == list(seeded.option_ids)
+    assert [o.always for o in request.options] == [False, True, False, True]
+    assert client.permissions.list_pending(UNKNOWN_ID) == []
+    with pytest.raises(KandevNotFoundError):
+        client.permissions.list_pending(seeded.task_id, "not-a-uuid")
+
+
+def test_resolve_wins_the_agent_gets_the_option_and_the_transcript_says_so(kandev, client, seed):
+    seeded = seed.permission([RM])
+    request = listed_request(client, seeded)
+
+    outcome = client.permissions.resolve(request.choose("allow_always"))
+
+    assert outcome == PermissionWon("allow_always", "allow_always")
+    [got] = Permissions(kandev).agent_outcomes(seeded.task_id)
+    assert got["outcome"] == {"outcome": "selected", "optionId": "allow_always"}
+
+    def approved():
+        record = client.permissions.record(seeded.task_id, seeded.session_id, seeded.request_id)
+        return record if record is not None and record.status == "approved" else None
+
+    record = eventually(approved)
+    assert record.resolution is not None
+    assert (record.resolution.option_id, record.resolution.source) == (
+        "allow_always",
+        "external_mcp",
+    )
+    assert client.permissions.list_pending(seeded.task_id) == []
+
+
+def test_a_loser_gets_the_winners_choice_from_the_transcript(kandev, client, seed):
+    seeded = seed.permission([RM])
+    request = listed_request(client, seeded)
+    Permissions(kandev).resolve(seeded, "reject_once")  # another MCP client wins
+
+    outcome = client.permissions.resolve(request.choose("allow_once"))
+
+    assert isinstance(outcome, PermissionLost) and outcome.winner is not None
+    assert outcome.winner.option_id == "reject_once"
+    [got] = Permissions(kandev).agent_outcomes(seeded.task_id)
+    assert got["outcome"]["optionId"] == "reject_once"
+
+
+def test_our_own_retry_after_a_lost_reply_is_recognised_as_our_win(client, seed):
+    seeded = seed.permission([RM])
+    request = listed_request(client, seeded)
+    first_sent = datetime.now(UTC) - timedelta(seconds=0.5)
+    assert isinstance(client.permissions.resolve(request.choose("allow_once")), PermissionWon)
+
+    again = client.permissions.resolve(
+        request.choose("allow_once"), resend=True, first_sent=first_sent
+    )
+
+    assert again == PermissionWon("allow_once", "allow_once", settled=True)
+
+
+def test_an_option_not_offered_leaves_the_request_answerable(client, seed):
+    seeded = seed.permission([RM])
+    request = listed_request(client, seeded)
+
+    refused = client.permissions.resolve(request.choose("nope"))
+
+    assert isinstance(refused, OptionNotOffered)
+    assert listed_request(client, seeded).request_id == seeded.request_id
+    assert isinstance(client.permissions.resolve(request.choose("reject_always")), PermissionWon)
+
+
+def test_stale_and_unknown_requests_are_withdrawn_and_a_foreign_session_is_gone(client, seed):
+    seeded = seed.permission([RM])
+    other = seed.permission([RM], title="Harness: another permission")
+    request = listed_request(client, seeded)
+    ids = request.choose("allow_once").model_dump()
+
+    stale = client.permissions.resolve(PermissionChoice(**{**ids, "request_id": UNKNOWN_ID}))
+    unknown = client.permissions.resolve(PermissionChoice(**{**ids, "pending_id": "nope"}))
+    foreign = client.permissions.resolve(
+        PermissionChoice(**{**ids, "session_id": other.session_id})
+    )
+
+    assert isinstance(stale, PermissionWithdrawn)
+    assert isinstance(unknown, PermissionWithdrawn)
+    assert isinstance(foreign, TaskOrSessionGone)
+    assert listed_request(client, seeded).request_id == seeded.request_id
+
+
+def test_a_cancelled_turn_leaves_its_request_listed_but_moves_the_sessions_revision(
+    kandev, client, seed
+):
+    """Kandev's bug (contract §5): after ``agent.cancel`` the request stays listed and
+    "resolvable" (resolving it would wedge the session); the session's cancellation
+    revision is what tells it apart. Not resolved here, on purpose."""
+    seeded = seed.permission([RM])
+    before = client.permissions.cancellation(seeded.session_id)
+    assert before is not None and before.revision == 0
+
+    Permissions(kandev).cancel_turn(seeded.session_id)
+
+    def moved():
+        now = client.permissions.cancellation(seeded.session_id)
+        return now if now is not None and now.revision > before.revision else None
+
+    eventually(moved, timeout=20.0)
+    assert listed_request(client, seeded).request_id == seeded.request_id
+    assert client.permissions.cancellation(UNKNOWN_ID) is None
