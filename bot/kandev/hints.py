@@ -7,6 +7,9 @@ Hints only make discovery faster; the paged list tool stays the source of truth.
 - ``session.pending_action_changed`` with ``pending_action: null`` → ``on_resolved(hint)``, a
   :class:`Resolved` naming the session (some bundle of it was resolved or ended: read that
   session's conversation to learn which; an empty session id: poll);
+- ``session.pending_action_changed`` with ``pending_action: "permission"`` (sent to every client,
+  no subscription needed) → ``on_permission(hint)`` when given, a :class:`PermissionWaiting`
+  naming the task and session (list that task's permissions to learn which request);
 - ``on_connected()`` after every (re)connect, once the subscription is in place: notifications
   are not replayed, so the caller polls then.
 
@@ -50,7 +53,14 @@ class Resolved:
     session_id: str = ""
 
 
-Hint = NewPending | Resolved
+@dataclass(frozen=True)
+class PermissionWaiting:
+    task_id: str
+    session_id: str = ""
+    workspace_id: str = ""
+
+
+Hint = NewPending | Resolved | PermissionWaiting
 
 
 def parse_hint(message: Any) -> Hint | None:
@@ -70,13 +80,21 @@ def parse_hint(message: Any) -> Hint | None:
             task_id if isinstance(task_id, str) else "",
             session_id if isinstance(session_id, str) else "",
         )
-    if (
-        action == PENDING_ACTION_CHANGED
-        and "pending_action" in payload
-        and payload["pending_action"] is None
-    ):
-        return Resolved(str(payload.get("session_id") or ""))
+    if action != PENDING_ACTION_CHANGED or "pending_action" not in payload:
+        return None
+    if payload["pending_action"] is None:
+        return Resolved(_text(payload.get("session_id")))
+    if payload["pending_action"] == "permission" and _text(payload.get("task_id")):
+        return PermissionWaiting(
+            _text(payload.get("task_id")),
+            _text(payload.get("session_id")),
+            _text(payload.get("workspace_id")),
+        )
     return None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def ws_url(base_url: str) -> str:
@@ -102,12 +120,14 @@ class KandevHints:
         stable_after: float = 30.0,
         open_timeout: float = 10.0,
         subscribe_timeout: float = 5.0,
+        on_permission: Callable[[PermissionWaiting], None] | None = None,
     ):
         self._url = ws_url(base_url)
         self._headers = {"User-Agent": USER_AGENT, **auth_headers(token)}
         self._on_new_pending = on_new_pending
         self._on_resolved = on_resolved
         self._on_connected = on_connected
+        self._on_permission = on_permission
         self._backoff_initial = backoff_initial
         self._backoff_max = backoff_max
         self._stable_after = stable_after
@@ -224,6 +244,8 @@ class KandevHints:
             self._call(self._on_new_pending, hint)
         elif isinstance(hint, Resolved):
             self._call(self._on_resolved, hint)
+        elif isinstance(hint, PermissionWaiting) and self._on_permission is not None:
+            self._call(self._on_permission, hint)
 
     @staticmethod
     def _call(callback: Callable[..., None], *args: Any) -> None:

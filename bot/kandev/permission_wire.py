@@ -10,6 +10,8 @@
   its ``status`` and ``permission_resolution`` (who chose what, where, when).
 - :class:`SessionCancellation`: a session's ``cancellation_revision`` (the tell-tale of
   Kandev's cancelled-turn bug, contract §5).
+- :class:`WorkspaceTaskPage`: a page of a workspace's tasks, read for the ones whose pending
+  action says ``permission`` (:class:`PermissionCandidate`: a hint, stale after a restart).
 """
 
 from __future__ import annotations
@@ -217,3 +219,31 @@ class SessionCancellation(_Wire):
     state: str = ""
     pending: bool = Field(default=False, alias="cancellation_pending")
     revision: int = Field(default=0, alias="cancellation_revision")
+
+
+class _WorkspaceTask(_Wire):
+    id: str = Field(min_length=1)
+    primary_session_id: str | None = None
+    task_pending_action: str | None = None
+    primary_session_pending_action: str | None = None
+
+
+class PermissionCandidate(_Wire):
+    """A task whose pending action says ``permission``; ``session_id``: its primary session."""
+
+    task_id: str
+    session_id: str = ""
+
+
+class WorkspaceTaskPage(_Wire):
+    """One page of ``GET /api/v1/workspaces/{id}/tasks`` (``page``, ``page_size``)."""
+
+    tasks: tuple[_WorkspaceTask, ...] = ()
+    total: int = 0
+
+    def candidates(self) -> list[PermissionCandidate]:
+        return [
+            PermissionCandidate(task_id=t.id, session_id=t.primary_session_id or "")
+            for t in self.tasks
+            if "permission" in (t.task_pending_action, t.primary_session_pending_action)
+        ]

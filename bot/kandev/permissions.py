@@ -37,12 +37,14 @@ from bot.kandev.permission_outcomes import (
 )
 from bot.kandev.permission_wire import (
     PERMISSION_MESSAGE_TYPE,
+    PermissionCandidate,
     PermissionChoice,
     PermissionList,
     PermissionPage,
     PermissionRecord,
     PermissionRequest,
     SessionCancellation,
+    WorkspaceTaskPage,
 )
 from bot.kandev.replies import json_200, validate
 
@@ -160,6 +162,23 @@ class PermissionsClient:
         data = json_200(response)
         session = data.get("session") if isinstance(data, dict) else None
         return validate(SessionCancellation, session)
+
+    def candidates(self, workspace_id: str, *, page_size: int = 100) -> list[PermissionCandidate]:
+        """The workspace's tasks whose pending action says ``permission``, every page (the
+        sweep's candidates). Only a hint: the flag stays set after a Kandev restart although
+        nothing is live, so confirm each with :meth:`list_pending`."""
+        path = f"/api/v1/workspaces/{quote(workspace_id, safe='')}/tasks"
+        found: list[PermissionCandidate] = []
+        seen = 0
+        for page_number in range(1, self._max_pages + 1):
+            params = {"page": page_number, "page_size": page_size}
+            response = self._http.request("GET", path, params=params).response
+            page = validate(WorkspaceTaskPage, json_200(response))
+            found.extend(page.candidates())
+            seen += len(page.tasks)
+            if not page.tasks or seen >= page.total:
+                return found
+        raise KandevProtocolError(f"{path}: more than {self._max_pages} pages of tasks")
 
     def _record_or_none(self, choice: PermissionChoice) -> PermissionRecord | None:
         try:

@@ -3,11 +3,14 @@ documented typed outcomes through ``KandevClient.permissions``."""
 
 from __future__ import annotations
 
+import queue
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot.kandev.errors import KandevNotFoundError
+from bot.kandev.hints import KandevHints, PermissionWaiting
 from bot.kandev.permission_outcomes import (
     OptionNotOffered,
     PermissionLost,
@@ -148,3 +151,38 @@ def test_a_cancelled_turn_leaves_its_request_listed_but_moves_the_sessions_revis
     eventually(moved, timeout=20.0)
     assert listed_request(client, seeded).request_id == seeded.request_id
     assert client.permissions.cancellation(UNKNOWN_ID) is None
+
+
+def test_the_sweep_finds_the_task_and_confirms_it_with_its_list(kandev, client, seed):
+    seeded = seed.permission([RM])
+    question = seed()  # a clarification's task is not a candidate
+
+    found = client.permissions.candidates(seeded.workspace_id, page_size=1)
+
+    assert (seeded.task_id, seeded.session_id) in [(c.task_id, c.session_id) for c in found]
+    assert question.task_id not in [c.task_id for c in found]
+    assert listed_request(client, seeded).request_id == seeded.request_id
+
+
+def test_the_push_hint_names_the_task_and_session_of_a_new_request(kandev, seed):
+    waiting: queue.Queue[PermissionWaiting] = queue.Queue()
+    connected = threading.Event()
+    hints = KandevHints(
+        kandev.base_url,
+        kandev.token,
+        lambda hint: None,
+        lambda hint: None,
+        connected.set,
+        on_permission=waiting.put,
+    )
+    hints.start()
+    try:
+        assert connected.wait(15.0)
+        seeded = seed.permission([RM])
+        hint = waiting.get(timeout=15.0)
+        while hint.task_id != seeded.task_id:
+            hint = waiting.get(timeout=15.0)
+    finally:
+        hints.stop()
+
+    assert (hint.session_id, hint.workspace_id) == (seeded.session_id, seeded.workspace_id)

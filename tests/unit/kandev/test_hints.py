@@ -5,7 +5,14 @@ import time
 
 import pytest
 
-from bot.kandev.hints import KandevHints, NewPending, Resolved, parse_hint, ws_url
+from bot.kandev.hints import (
+    KandevHints,
+    NewPending,
+    PermissionWaiting,
+    Resolved,
+    parse_hint,
+    ws_url,
+)
 from tests.kit.fakews import FakeWs
 
 
@@ -31,6 +38,56 @@ def test_parse_hint():
     assert parse_hint(note("task.updated", {"id": "t"})) is None
     assert parse_hint({"type": "response", "action": "user.subscribe"}) is None
     assert parse_hint("garbage") is None
+
+
+def test_a_permission_request_is_a_hint_naming_its_task_and_session():
+    # contract §6, as pushed to every client about 20 ms after the request
+    waiting = note(
+        "session.pending_action_changed",
+        {
+            "pending_action": "permission",
+            "pending_action_revision": {"epoch": "1", "sequence": 10},
+            "session_id": "s",
+            "task_id": "t",
+            "workspace_id": "w",
+        },
+    )
+    assert parse_hint(waiting) == PermissionWaiting("t", "s", "w")
+    assert (
+        parse_hint(note("session.pending_action_changed", {"pending_action": "permission"})) is None
+    )
+
+
+def test_permission_hints_go_to_on_permission_only_when_it_is_given():
+    waiting = note(
+        "session.pending_action_changed",
+        {"pending_action": "permission", "task_id": "t", "session_id": "s"},
+    )
+
+    def script(ws):
+        ws.send(json.dumps(waiting))
+        ws.send(json.dumps(note("session.clarification_requested", {"occurrence_id": "p1"})))
+        ws.recv()
+
+    seen: list[object] = []
+    for on_permission in (seen.append, None):
+        server = FakeWs([script])
+        hints = KandevHints(
+            f"http://127.0.0.1:{server.port}",
+            None,
+            seen.append,
+            lambda hint: None,
+            lambda: None,
+            on_permission=on_permission,
+        )
+        try:
+            hints.start()
+            wait_for(lambda: NewPending("p1") in seen)
+        finally:
+            hints.stop()
+            server.close()
+        seen.remove(NewPending("p1"))
+    assert seen == [PermissionWaiting("t", "s")]
 
 
 def test_ws_url():

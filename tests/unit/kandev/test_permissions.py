@@ -484,3 +484,35 @@ def test_cancellation_reads_the_sessions_revision():
     assert c.permissions.cancellation("gone") is None
     with pytest.raises(KandevProtocolError):
         c.permissions.cancellation("odd")
+
+
+def workspace_task(task_id: str, pending: str | None, session: str | None = "s") -> dict:
+    """A task of ``GET /api/v1/workspaces/{id}/tasks`` (the keys the sweep reads)."""
+    return {
+        "id": task_id,
+        "state": "REVIEW",
+        "primary_session_id": session,
+        "primary_session_state": "WAITING_FOR_INPUT",
+        "primary_session_pending_action": pending,
+        "task_pending_action": pending,
+    }
+
+
+@respx.mock
+def test_candidates_are_the_tasks_saying_permission_across_every_page():
+    pages = {
+        "1": [workspace_task("t1", "permission"), workspace_task("t2", "clarification")],
+        "2": [workspace_task("t3", None), workspace_task("t4", "permission", None)],
+    }
+
+    def tasks(request: httpx.Request) -> httpx.Response:
+        page = request.url.params["page"]
+        return httpx.Response(200, json={"tasks": pages.get(page, []), "total": 4})
+
+    route = respx.get(f"{BASE}/api/v1/workspaces/w1/tasks").mock(side_effect=tasks)
+    c = KandevClient(BASE, retry_max_wait=0.01)
+
+    found = c.permissions.candidates("w1", page_size=2)
+
+    assert [(f.task_id, f.session_id) for f in found] == [("t1", "s"), ("t4", "")]
+    assert [r.request.url.params["page_size"] for r in route.calls] == ["2", "2"]
