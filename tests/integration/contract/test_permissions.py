@@ -9,9 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.kandev.errors import KandevNotFoundError
+from bot.kandev.client import KandevClient
+from bot.kandev.errors import KandevAuthError, KandevNotFoundError
 from bot.kandev.hints import KandevHints, PermissionWaiting
 from bot.kandev.permission_outcomes import (
+    AuthRefused,
     OptionNotOffered,
     PermissionLost,
     PermissionWithdrawn,
@@ -19,7 +21,7 @@ from bot.kandev.permission_outcomes import (
     TaskOrSessionGone,
 )
 from bot.kandev.permission_wire import PermissionChoice, PermissionRequest
-from tests.kit.harness import Permissions, permission_spec
+from tests.kit.harness import Permissions, Seeder, permission_spec
 from tests.kit.polling import eventually
 
 pytestmark = pytest.mark.kandev
@@ -186,3 +188,94 @@ def test_the_push_hint_names_the_task_and_session_of_a_new_request(kandev, seed)
         hints.stop()
 
     assert (hint.session_id, hint.workspace_id) == (seeded.session_id, seeded.workspace_id)
+
+
+def test_exactly_one_of_parallel_resolves_wins_across_mcp_and_the_web_ui(kandev, client, seed):
+    seeded = seed.permission([RM])
+    request = listed_request(client, seeded)
+    options = ["allow_once", "reject_once", "allow_always"]
+    results: dict[str, object] = {}
+    start = threading.Barrier(len(options) + 1)
+
+    def ours(option: str) -> None:
+        start.wait()
+        results[option] = client.permissions.resolve(request.choose(option))
+
+    def web() -> None:
+        start.wait()
+        arguments = seeded.resolve_arguments("reject_always")
+        results["web"] = Permissions(kandev).ws_request("permission.respond", arguments)
+
+    threads = [threading.Thread(target=ours, args=(o,)) for o in options]
+    threads.append(threading.Thread(target=web))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30.0)
+
+    [got] = Permissions(kandev).agent_outcomes(seeded.task_id)
+    delivered = got["outcome"]["optionId"]
+    won = [o for o in options if isinstance(results[o], PermissionWon)]
+    web_won = bool((results["web"] or {}).get("success"))
+    assert len(won) + web_won == 1, results
+    assert delivered == (won[0] if won else "reject_always")
+    for option in options:
+        outcome = results[option]
+        if isinstance(outcome, PermissionLost) and outcome.winner is not None:
+            assert outcome.winner.option_id == delivered
+        else:
+            assert isinstance(outcome, PermissionWon | PermissionLost), outcome
+
+
+def test_a_stopped_agents_request_is_withdrawn(kandev, client, seed):
+    seeded = seed.permission([RM])
+    request = listed_request(client, seeded)
+
+    Permissions(kandev).stop_agent(seeded.session_id)
+
+    eventually(lambda: client.permissions.list_pending(seeded.task_id) == [], timeout=20.0)
+    outcome = client.permissions.resolve(request.choose("allow_once"))
+    assert isinstance(outcome, PermissionWithdrawn)
+    record = client.permissions.record(seeded.task_id, seeded.session_id, seeded.request_id)
+    assert record is not None and record.withdrawn
+
+
+def test_requests_do_not_survive_a_kandev_restart_though_the_task_still_says_permission(
+    kandev_factory,
+):
+    server = kandev_factory()
+    seeder = Seeder(server)
+    try:
+        seeded = seeder.permission([RM])
+        with KandevClient(server.base_url, server.token, timeout=30.0) as client:
+            request = listed_request(client, seeded)
+            server.restart()
+
+            stale = client.permissions.candidates(seeded.workspace_id)
+            assert seeded.task_id in [c.task_id for c in stale]  # a hint to confirm, §2
+            assert client.permissions.list_pending(seeded.task_id) == []
+            outcome = client.permissions.resolve(request.choose("allow_once"))
+            assert isinstance(outcome, PermissionWithdrawn)
+    finally:
+        seeder.cleanup()
+        server.close()
+
+
+def test_behind_auth_the_token_lists_and_resolves_and_a_bad_one_is_refused(kandev_auth, seed_auth):
+    seeded = seed_auth.permission([RM])
+    with KandevClient(kandev_auth.base_url, "kandev_pat_wrong", timeout=30.0) as wrong:
+        assert isinstance(wrong.permissions.resolve(_choice(seeded, "allow_once")), AuthRefused)
+        with pytest.raises(KandevAuthError):
+            wrong.permissions.list_pending(seeded.task_id)
+    with KandevClient(kandev_auth.base_url, kandev_auth.token, timeout=30.0) as client:
+        request = listed_request(client, seeded)
+        assert isinstance(client.permissions.resolve(request.choose("allow_once")), PermissionWon)
+        record = eventually(
+            lambda: client.permissions.record(seeded.task_id, seeded.session_id, seeded.request_id)
+        )
+    assert record.resolution is not None
+    assert record.resolution.actor_kind == "personal_access_token"
+
+
+def _choice(seeded, option: str) -> PermissionChoice:
+    return PermissionChoice(**seeded.resolve_arguments(option))

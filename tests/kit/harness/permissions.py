@@ -153,6 +153,12 @@ class Permissions:
                 if reply.get("id") == request_id:
                     return reply.get("payload")
 
+    def stop_agent(self, session_id: str) -> Any:
+        """``agent.stop`` for the session's agent execution (contract §5 I: the request is
+        withdrawn, its message ``expired``)."""
+        agent_id = self.session(session_id)["agent_execution_id"]
+        return self.ws_request("agent.stop", {"agent_id": agent_id})
+
     def cancel_turn(self, session_id: str) -> Any:
         """``agent.cancel`` as the web UI's stop button sends it (contract §5: the pending
         request is not withdrawn, the session's ``cancellation_revision`` moves)."""
