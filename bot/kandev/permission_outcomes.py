@@ -26,7 +26,7 @@ reply also gets ``permission_already_resolved``: the winner is read from the tra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pydantic import ValidationError
 
@@ -38,6 +38,7 @@ from bot.kandev.permission_wire import (
     PermissionReply,
     PermissionResolution,
 )
+from bot.kandev.replies import aware, snippet
 
 #: How far Kandev's clock (``selected_at``) may be behind the bot's.
 CLOCK_TOLERANCE_S = 1.0
@@ -138,7 +139,7 @@ def classify(result: ToolResult) -> PermissionOutcome | ReadTranscript:
         try:
             reply = PermissionReply.model_validate_json(result.text)
         except ValidationError:
-            return ReadTranscript(f"resolve answered something unreadable: {_snippet(result.text)}")
+            return ReadTranscript(f"resolve answered something unreadable: {snippet(result.text)}")
         return PermissionWon(option_id=reply.option_id, option_kind=reply.option_kind)
     error = result.error()
     match error.code:
@@ -154,7 +155,7 @@ def classify(result: ToolResult) -> PermissionOutcome | ReadTranscript:
             return ReadTranscript(error.message, unclaimed=True)
     if isinstance(error, KandevValidationError):
         return ResolveRefused(error.message)
-    return ReadTranscript(f"resolve failed with {error.code}: {_snippet(error.message)}")
+    return ReadTranscript(f"resolve failed with {error.code}: {snippet(error.message)}")
 
 
 def settle(
@@ -191,18 +192,9 @@ def _ours_or_other(winner: PermissionResolution, first_sent: datetime) -> Permis
         return PermissionLost(winner)
     if winner.selected_at is None:
         return PermissionLost(winner, uncertain=True)
-    before = (_aware(first_sent) - _aware(winner.selected_at)).total_seconds()
+    before = (aware(first_sent) - aware(winner.selected_at)).total_seconds()
     if before > CLOCK_TOLERANCE_S:
         return PermissionLost(winner)
     if before > 0:
         return PermissionLost(winner, uncertain=True)
     return PermissionWon(winner.option_id, winner.option_kind, settled=True)
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def _snippet(text: str, limit: int = 200) -> str:
-    shown = " ".join(text.split())
-    return repr(shown if len(shown) <= limit else shown[: limit - 1] + "…")

@@ -73,3 +73,14 @@ def created_at_of(value: Any, source: str) -> datetime:
     if moment is None:
         raise KandevProtocolError(f"{source}: a bundle's created_at is {value!r}")
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def snippet(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut to ``limit`` characters, quoted (for error reasons)."""
+    shown = " ".join(text.split())
+    return repr(shown if len(shown) <= limit else shown[: limit - 1] + "…")
+
+
+def aware(moment: datetime) -> datetime:
+    """``moment`` with UTC assumed when it names no offset."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -25,7 +25,7 @@ raise on anything else). :func:`outcome_of_reply` and :func:`outcome_of_tool` ma
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
@@ -50,6 +50,7 @@ from bot.kandev.models import (
     Unconfirmed,
     Won,
 )
+from bot.kandev.replies import aware, snippet
 
 ANSWER_TOOL_NAME = "answer_question_kandev"
 
@@ -170,14 +171,14 @@ def outcome_of_reply(status_code: int, body: str, *, retry_after: float | None =
     an ``error`` string): the same status with an HTML page or anything else comes from
     something between the bot and Kandev, and ending a card on it would be a guess."""
     if status_code in (400, 404, 409) and not _is_kandev_error(body):
-        return NotRecorded(f"HTTP {status_code}, not Kandev's reply: {_snippet(body)}")
+        return NotRecorded(f"HTTP {status_code}, not Kandev's reply: {snippet(body)}")
     try:
         return outcome_from_rest(status_code, body)
     except KandevProtocolError:
         pass
     if 200 <= status_code < 300:
-        return Unconfirmed(f"HTTP {status_code}, not Kandev's reply: {_snippet(body)}")
-    reason = f"HTTP {status_code}: {_snippet(body)}"
+        return Unconfirmed(f"HTTP {status_code}, not Kandev's reply: {snippet(body)}")
+    reason = f"HTTP {status_code}: {snippet(body)}"
     return NotRecorded(reason, retry_after if status_code == 429 else None)
 
 
@@ -186,9 +187,9 @@ def outcome_of_tool(result: ToolResult) -> Outcome:
     try:
         return outcome_from_tool(result)
     except KandevToolError as exc:
-        return NotRecorded(f"{ANSWER_TOOL_NAME} failed: {_snippet(str(exc))}")
+        return NotRecorded(f"{ANSWER_TOOL_NAME} failed: {snippet(str(exc))}")
     except KandevProtocolError:
-        return Unconfirmed(f"{ANSWER_TOOL_NAME}: not Kandev's reply: {_snippet(result.text)}")
+        return Unconfirmed(f"{ANSWER_TOOL_NAME}: not Kandev's reply: {snippet(result.text)}")
 
 
 def _is_kandev_error(body: str) -> bool:
@@ -197,11 +198,6 @@ def _is_kandev_error(body: str) -> bool:
     except ValueError:
         return False
     return isinstance(data, dict) and isinstance(data.get("error"), str)
-
-
-def _snippet(text: str, limit: int = 200) -> str:
-    shown = " ".join(text.split())
-    return repr(shown if len(shown) <= limit else shown[: limit - 1] + "…")
 
 
 def outcome_from_tool(result: ToolResult) -> Outcome:
@@ -252,7 +248,7 @@ def _own_or_other(lost: Lost, submission: Submission, first_sent: datetime | Non
     recorded, resolution = lost.resolution.responded_at, lost.resolution
     if recorded is None or first_sent is None:
         return Lost(resolution, uncertain=True)
-    before = (_aware(first_sent) - _aware(recorded)).total_seconds()
+    before = (aware(first_sent) - aware(recorded)).total_seconds()
     if before > CLOCK_TOLERANCE_S:
         return lost  # recorded before this submission left the bot: someone else's
     if before > 0:
@@ -260,7 +256,3 @@ def _own_or_other(lost: Lost, submission: Submission, first_sent: datetime | Non
     if submission.rejected:
         resolution = resolution.model_copy(update={"reject_reason": submission.reject_reason})
     return Won(resolution)
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

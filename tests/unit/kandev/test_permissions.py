@@ -140,6 +140,19 @@ def transcript(*messages: dict[str, Any]) -> Any:
     return lambda args: {"messages": list(messages), "has_more": False, "cursor": ""}
 
 
+def already_resolved(recorded: dict[str, Any]) -> tuple[KandevClient, FakeMcp]:
+    """A Kandev that answers every resolve with ``permission_already_resolved`` and whose
+    transcript holds ``recorded``."""
+    return make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: backend_error(
+                "permission_already_resolved"
+            ),
+            "get_task_conversation_kandev": transcript(recorded),
+        }
+    )
+
+
 def choice():
     return (
         PermissionList.model_validate({"permissions": [LISTED]}).permissions[0].choose("allow_once")
@@ -323,15 +336,7 @@ def test_resolve_wins_with_the_ids_sent_unchanged():
 
 @respx.mock
 def test_a_loser_reads_the_winner_from_the_transcript():
-    winner = resolution("reject_once", "web")
-    c, fake = make_client(
-        {
-            "resolve_agent_permission_kandev": lambda a: backend_error(
-                "permission_already_resolved"
-            ),
-            "get_task_conversation_kandev": transcript(message("rejected", winner)),
-        }
-    )
+    c, fake = already_resolved(message("rejected", resolution("reject_once", "web")))
 
     outcome = c.permissions.resolve(choice())
 
@@ -345,15 +350,7 @@ def test_a_loser_reads_the_winner_from_the_transcript():
 
 @respx.mock
 def test_a_loser_to_the_same_option_is_still_a_loser_unless_it_may_be_our_own_resend():
-    same = resolution("allow_once", "external_mcp")
-    c, _ = make_client(
-        {
-            "resolve_agent_permission_kandev": lambda a: backend_error(
-                "permission_already_resolved"
-            ),
-            "get_task_conversation_kandev": transcript(message("approved", same)),
-        }
-    )
+    c, _ = already_resolved(message("approved", resolution("allow_once", "external_mcp")))
     before = SELECTED_AT - timedelta(seconds=5)
 
     lost = c.permissions.resolve(choice(), first_sent=before)
