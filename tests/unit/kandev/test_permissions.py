@@ -27,6 +27,7 @@ from bot.kandev.permission_outcomes import (
     ResolveUnsettled,
     TaskOrSessionGone,
     classify,
+    settle,
 )
 from bot.kandev.permission_wire import PermissionList, PermissionPage
 from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
@@ -513,3 +514,56 @@ def test_candidates_are_the_tasks_saying_permission_across_every_page():
 
     assert [(f.task_id, f.session_id) for f in found] == [("t1", "s"), ("t4", "")]
     assert [r.request.url.params["page_size"] for r in route.calls] == ["2", "2"]
+
+
+def record_of(msg: dict[str, Any]):
+    return PermissionPage.model_validate({"messages": [msg]}).record(REQUEST)
+
+
+@pytest.mark.parametrize(
+    ("step", "recorded", "maybe_mine", "expected"),
+    [
+        # someone's claim is in flight and not written down yet: a loser, winner unknown
+        (ReadTranscript("busy", claimed=True), message(), False, PermissionLost(None)),
+        # nothing readable after a lost reply: never guessed
+        (ReadTranscript("timeout"), None, True, ResolveUnsettled("timeout")),
+        (ReadTranscript("timeout"), message(), True, ResolveUnsettled("timeout", True)),
+        (ReadTranscript("failed", unclaimed=True), None, False, ResolveUnsettled("failed")),
+        # a claim being delivered names its winner
+        (
+            ReadTranscript("busy", claimed=True),
+            message(None, resolution("reject_once", result="dispatching")),
+            False,
+            "reject_once",
+        ),
+        # our option, but chosen in the web UI: not ours
+        (
+            ReadTranscript("timeout"),
+            message("approved", resolution("allow_once", "web")),
+            True,
+            "allow_once",
+        ),
+    ],
+)
+def test_settle_decides_from_the_transcript_and_never_guesses(step, recorded, maybe_mine, expected):
+    record = record_of(recorded) if recorded is not None else None
+    first_sent = SELECTED_AT - timedelta(seconds=2)
+
+    outcome = settle(choice(), step, record, maybe_mine=maybe_mine, first_sent=first_sent)
+
+    if isinstance(expected, str):
+        assert isinstance(outcome, PermissionLost) and outcome.winner is not None
+        assert outcome.winner.option_id == expected and not outcome.uncertain
+    else:
+        assert outcome == expected
+
+
+def test_a_winner_like_ours_within_the_clocks_tolerance_is_uncertain():
+    record = record_of(message("approved", resolution("allow_once", "external_mcp")))
+    just_after = SELECTED_AT + timedelta(seconds=0.5)
+
+    outcome = settle(
+        choice(), ReadTranscript("timeout"), record, maybe_mine=True, first_sent=just_after
+    )
+
+    assert isinstance(outcome, PermissionLost) and outcome.uncertain

@@ -16,6 +16,7 @@ from tests.kit.harness import (
     mock_agent,
     permission_spec,
 )
+from tests.kit.polling import eventually
 
 pytestmark = pytest.mark.kandev
 
@@ -108,3 +109,22 @@ def test_a_wrong_option_is_refused_and_the_request_stays_answerable(
 
     [got] = permissions.agent_outcomes(seeded.task_id)
     assert got["outcome"]["optionId"] == "allow_once"
+
+
+def test_the_turn_ends_after_the_answer_unless_told_to_stay_open(
+    kandev: KandevServer, seed: Seeder
+) -> None:
+    permissions = Permissions(kandev)
+    ends = seed.permission([RM])
+    open_turn = permission_spec("Run ls", "execute", {"command": "ls"}, end_turn=False)
+    stays = seed.permission([open_turn])
+
+    for seeded in (ends, stays):
+        permissions.resolve(seeded, "allow_once")
+        permissions.agent_outcomes(seeded.task_id)
+
+    eventually(lambda: permissions.session(ends.session_id)["state"] == "WAITING_FOR_INPUT")
+    time.sleep(1.0)  # a turn that ended would have left RUNNING within milliseconds
+    assert permissions.session(stays.session_id)["state"] == "RUNNING"
+    permissions.cancel_turn(stays.session_id)
+    eventually(lambda: permissions.session(stays.session_id)["state"] != "RUNNING", timeout=30.0)
