@@ -111,3 +111,15 @@ def test_tool_result_json_and_error():
         failed.json()
     with pytest.raises(KandevProtocolError):
         ToolResult(text="not json").json()
+
+
+def test_lower_case_backend_codes_keep_their_code():
+    # Kandev's permission tools answer lower-case codes (kandev-permissions.md §3).
+    error = tool_error(
+        "backend error [permission_already_resolved]: Permission request was already resolved"
+    )
+
+    assert (error.code, error.message) == (
+        "permission_already_resolved",
+        "Permission request was already resolved",
+    )
