@@ -130,21 +130,21 @@ class Lost(_Claimed):
 
 
 @dataclass(frozen=True)
-class _Refused:
-    """Kandev said no, in ``message``."""
+class Said:
+    """An outcome Kandev told in words, ``message`` (a refusal, a reason the call did not go)."""
 
     message: str
 
 
-class NotActive(_Refused):
+class NotActive(Said):
     """409: no longer active and nobody won (cancelled, expired, superseded, ended)."""
 
 
-class Invalid(_Refused):
+class Invalid(Said):
     """400: Kandev refused the submission (checked before any claim)."""
 
 
-class NotFound(_Refused):
+class NotFound(Said):
     """404: unknown id, or not visible to this token."""
 
 

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from bot.kandev.errors import KandevValidationError
 from bot.kandev.mcp_wire import ToolResult
+from bot.kandev.models import Said
 from bot.kandev.permission_wire import (
     PermissionChoice,
     PermissionRecord,
@@ -64,37 +65,32 @@ class PermissionLost:
     uncertain: bool = False
 
 
-@dataclass(frozen=True)
-class _Said:
-    message: str
-
-
-class OptionNotOffered(_Said):
+class OptionNotOffered(Said):
     """Kandev refused the option; the request stays live and answerable."""
 
 
-class PermissionWithdrawn(_Said):
+class PermissionWithdrawn(Said):
     """The request is gone without a choice (stale, not found: agent stopped, new turn,
     Kandev restarted)."""
 
 
-class TaskOrSessionGone(_Said):
+class TaskOrSessionGone(Said):
     """The task or its session does not exist (any more)."""
 
 
-class ResolveRefused(_Said):
+class ResolveRefused(Said):
     """Kandev refused the call's arguments before any work (our bug); nothing was sent."""
 
 
-class AgentStarting(_Said):
+class AgentStarting(Said):
     """``INTERNAL_ERROR`` and nothing recorded: transient (the agent is starting); retry."""
 
 
-class AuthRefused(_Said):
+class AuthRefused(Said):
     """Kandev answered 401: the token is missing or invalid."""
 
 
-class KandevUnreachable(_Said):
+class KandevUnreachable(Said):
     """No reply, and the call surely did not reach Kandev: safe to send again later."""
 
 

@@ -60,12 +60,13 @@ class PermissionAction(_Wire):
     or ``network`` (``destination``); ``description`` is the redacted title."""
 
     type: str = ""
+    redacted: bool = False  # Kandev removed secrets from it
     description: str = ""
+    # what the type names: a command and its directory, a path, or a network destination
     command: str = ""
     cwd: str = ""
     path: str = ""
     destination: str = ""
-    redacted: bool = False
 
     @field_validator("type", "description", "command", "cwd", "path", "destination", mode="before")
     @classmethod
@@ -118,13 +119,8 @@ class PermissionChoice(_Wire):
     option_id: str = Field(min_length=1)
 
     def tool_arguments(self) -> dict[str, Any]:
-        return {
-            "task_id": self.task_id,
-            "session_id": self.session_id,
-            "request_id": self.request_id,
-            "pending_id": self.pending_id,
-            "option_id": self.option_id,
-        }
+        """The MCP tool's arguments: the five ids by their wire names (the fields')."""
+        return self.model_dump()
 
 
 class PermissionReply(_Wire):
