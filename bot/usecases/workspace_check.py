@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Protocol
 
 from bot.config.routing import Routing
-from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
+from bot.kandev.models import Workspace
 from bot.ops.health import Health
 
 log = logging.getLogger(__name__)
 
 
+class Workspaces(Protocol):
+    """What the check reads from Kandev (bot.kandev.client.KandevClient)."""
+
+    def workspaces(self) -> list[Workspace]: ...
+
+
 class WorkspaceCheck:
-    def __init__(self, routing: Routing, kandev: KandevClient, health: Health) -> None:
+    def __init__(self, routing: Routing, kandev: Workspaces, health: Health) -> None:
         self.routing = routing
         self.kandev = kandev
         self.health = health
