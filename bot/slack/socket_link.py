@@ -38,6 +38,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from bot.ops.health import Health
+from bot.usecases.backoff import doubling, wait_for
 
 #: A link that has not said ``hello`` this long after its handshake is given up for a new URL.
 HELLO_TIMEOUT_S = 10.0
@@ -67,11 +68,16 @@ class SocketModeRefused(Exception):
         self.error = error
 
 
+#: 0.5 s after the first failed or short-lived link, doubling up to BACKOFF_MAX_S.
+LINK_WAIT = doubling(0.5, BACKOFF_MAX_S)
+
+
 def backoff_s(failures: int) -> float:
-    """The wait before the next link after ``failures`` failed or short-lived ones."""
+    """The wait before the next link after ``failures`` failed or short-lived ones (±20 %, so
+    that replicas cut off together do not all come back at the same moment)."""
     if failures <= 0:
         return 0.0
-    return min(BACKOFF_MAX_S, 0.5 * 2 ** (failures - 1)) * random.uniform(0.8, 1.2)
+    return wait_for(LINK_WAIT, failures) * random.uniform(0.8, 1.2)
 
 
 def _error_name(error: Exception) -> str:
