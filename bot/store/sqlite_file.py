@@ -1,12 +1,13 @@
 """An SQLite database file that is deleted or replaced while the bot runs is noticed.
 
-``rm kandev-slack.db*`` (or a restore by ``mv``/``cp`` of another file onto its path) leaves the
+``rm kandev-slack.db*`` (or a restore by ``mv`` of another file onto its path) leaves the
 bot's open connections on the old, unlinked file: SQLite goes on writing into it, nothing
 fails, and the next start opens another file that has forgotten everything. So the path's
 device and inode are compared with the file opened at start (a ``stat``, cheap enough for
 every write) and the file must stay writable: while either does not hold, the store refuses
 every write (:class:`~bot.store.errors.DatabaseLost`), opens no new connection (which would
-create an empty file in its place), and ``/healthz`` reports ``database``.
+create an empty file in its place), and ``/healthz`` reports ``database``. A ``cp`` over the
+open file keeps its inode and is not noticed: restore a backup with the bot stopped.
 """
 
 from __future__ import annotations

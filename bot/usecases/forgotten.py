@@ -48,7 +48,7 @@ class ForgottenCards:
             return None
         if card.pending_id in self._looked:
             return None
-        oldest = (min(created, card.created_at) - timedelta(minutes=1)).timestamp()
+        oldest = (min(created, card.created_at) - MARGIN).timestamp()
         try:
             found = self._scan(card.channel, oldest).get(card.pending_id)
         except SlackError as exc:
