@@ -8,7 +8,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Collection
 
-from tests.kit.fakeslack import CallRecord, FakeSlack
+from fakeslack import CallRecord, FakeSlack
 
 
 def _pending_id(call: CallRecord) -> str | None:

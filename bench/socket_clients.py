@@ -21,7 +21,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from tests.kit.fakeslack import FakeSlack, NoAck, ScriptedResponse
+from fakeslack import FakeSlack, NoAck, ScriptedResponse
 
 CAP_S = 70.0
 

@@ -12,7 +12,7 @@ import time
 import httpx
 
 from bench import burst
-from tests.kit.fakeslack import Ack, Delivery, HttpTransport, parse_body, signed_headers
+from fakeslack import Ack, Delivery, HttpTransport, parse_body, signed_headers
 
 
 class KeepAliveTransport(HttpTransport):

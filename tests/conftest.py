@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests.kit.fakeslack import FakeSlack
+from fakeslack import FakeSlack
 from tests.kit.harness import (
     BotProcess,
     InProcessBot,
@@ -42,7 +42,7 @@ from tests.kit.harness import (
 # The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory, and the
 # reliability summary (loaded here so that pytest-xdist's controller, which collects nothing,
 # has it too).
-pytest_plugins = ["tests.kit.fakeslack.fixtures", "tests.e2e.reliability.summary"]
+pytest_plugins = ["fakeslack.fixtures", "tests.e2e.reliability.summary"]
 
 # Hypothesis: ``unit`` (default) bounds every property for the inner loop (tests/unit/properties.py
 # caps the explicit numbers too); ``full`` runs each property as deep as it asks (CI, nightly).

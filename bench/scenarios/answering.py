@@ -29,7 +29,7 @@ from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from bot.cards import ids
 from bot.cards.ids import SHORTCUT_REJECT, parse_modal_metadata
-from tests.kit.fakeslack import SlackDriver, ViewRecord, iter_elements
+from fakeslack import SlackDriver, ViewRecord, iter_elements
 from tests.kit.harness import KandevServer, SeededBundle
 
 SLASH_COMMAND = "/kandev-questions"

@@ -20,7 +20,7 @@ from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from bot.cards import ids
-from tests.kit.fakeslack import SlackDriver
+from fakeslack import SlackDriver
 from tests.kit.harness import SeededBundle, question
 
 FILL_TIMEOUT_S = 15.0

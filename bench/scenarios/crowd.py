@@ -42,7 +42,7 @@ from bench.stats import Summary
 from bench.transport import PreparedTransport
 from bench.world import World, wait_synced
 from bot.cards.words import busy_message
-from tests.kit.fakeslack import (
+from fakeslack import (
     Ack,
     Delivery,
     FakeSlack,

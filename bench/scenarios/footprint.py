@@ -60,7 +60,7 @@ from bot.store.schema import (
     submissions,
     subscriptions,
 )
-from tests.kit.fakeslack import SlackDriver
+from fakeslack import SlackDriver
 from tests.kit.harness import PG_ADMIN, BotProcess, KandevHarnessError
 from tests.kit.hot_queries import HOT_QUERIES, Plan, capture, plans, prepare_probe
 

@@ -24,7 +24,7 @@ from bot.core.clarification import Answer
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevError
 from bot.kandev.models import Won
-from tests.kit.fakeslack import CallRecord, FakeSlack
+from fakeslack import CallRecord, FakeSlack
 from tests.kit.harness import BotProcess, KandevServer
 
 METRIC = "kandev_slack_kandev_requests"

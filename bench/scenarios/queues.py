@@ -57,7 +57,7 @@ from bot.slack_api.web_client import make_web_client
 from bot.store import Database
 from bot.usecases.sync import NEWEST_MARGIN_S
 from bot.usecases.writes import card_message
-from tests.kit.fakeslack import FakeSlack, SlackDriver
+from fakeslack import FakeSlack, SlackDriver
 from tests.kit.harness import BotProcess
 
 SLASH_COMMAND = "/kandev-questions"

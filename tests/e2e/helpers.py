@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.cards import ids
-from tests.kit.fakeslack import (
+from fakeslack import (
     Ack,
     CallRecord,
     Ephemeral,

@@ -3,6 +3,7 @@ verified in Kandev (final status) and at the agent (what its blocked tool call r
 
 from __future__ import annotations
 
+from fakeslack import ALICE
 from tests.e2e.helpers import (
     assert_sending,
     assert_terminal_controls,
@@ -22,7 +23,6 @@ from tests.e2e.helpers import (
     wait_form_result,
     wait_outcome,
 )
-from tests.kit.fakeslack import ALICE
 from tests.kit.harness import CHANNEL, option_id, sample_questions
 
 ANSWER_MODAL = "kq_answer_modal"

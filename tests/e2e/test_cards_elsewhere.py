@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     assert_terminal_controls,
     card_posts,
@@ -22,7 +23,6 @@ from tests.e2e.helpers import (
     wait_in_form,
     wait_outcome,
 )
-from tests.kit.fakeslack import ALICE, BOB
 from tests.kit.harness import CHANNEL
 
 ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"

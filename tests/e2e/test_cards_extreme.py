@@ -4,6 +4,7 @@ can still be answered."""
 
 from __future__ import annotations
 
+from fakeslack import ALICE
 from tests.e2e.helpers import (
     assert_sending,
     assert_terminal_controls,
@@ -17,7 +18,6 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.kit.fakeslack import ALICE
 from tests.kit.harness import CHANNEL, option_id, question
 
 HOSTILE = "<!channel> <@U0ALICE001> <https://evil.example|click here> a < b && c > d 🚀🙂 "

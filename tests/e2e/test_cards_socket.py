@@ -3,6 +3,7 @@ card through the Web API and receives the click over the WebSocket."""
 
 from __future__ import annotations
 
+from fakeslack import BOB
 from tests.e2e.helpers import (
     assert_terminal_controls,
     buttons,
@@ -15,7 +16,6 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.kit.fakeslack import BOB
 from tests.kit.harness import CHANNEL
 
 

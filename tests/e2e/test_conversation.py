@@ -5,6 +5,7 @@ the listing's label/priority filters, and a repeated question showing the earlie
 
 from __future__ import annotations
 
+from fakeslack import ALICE, BOB, blocks_text
 from tests.e2e.helpers import (
     assert_sending,
     db_question,
@@ -15,7 +16,6 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.kit.fakeslack import ALICE, BOB, blocks_text
 from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import run_list, titles
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -22,7 +23,6 @@ from tests.e2e.helpers import (
     wait_in_form,
     wait_outcome,
 )
-from tests.kit.fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
 from tests.kit.harness import CHANNEL
 
 LEADS = "C0LEADS0001"

@@ -4,6 +4,7 @@ answered in Kandev)."""
 
 from __future__ import annotations
 
+from fakeslack import ALICE, BOB, iter_elements
 from tests.e2e.helpers import (
     assert_sending,
     db_question,
@@ -14,7 +15,6 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.kit.fakeslack import ALICE, BOB, iter_elements
 from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import answer_value, home_sections, titles, wait_home
 

@@ -8,6 +8,7 @@ import socket
 import time
 import uuid
 
+from fakeslack import ALICE, Delivery, payloads
 from tests.e2e.helpers import (
     assert_sending,
     card_posts,
@@ -20,7 +21,6 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.kit.fakeslack import ALICE, Delivery, payloads
 from tests.kit.harness import CHANNEL, KandevProxy, free_port, question
 from tests.unit.listing.e2e import (
     COMMAND,

@@ -6,6 +6,7 @@ answerers) applies to the shortcut and to the list's "Answer…" alike."""
 from __future__ import annotations
 
 from bot.cards.ids import ACTION_ANSWER_MODAL
+from fakeslack import ALICE, BOB, Delivery, payloads
 from tests.e2e.helpers import (
     assert_sending,
     assert_terminal_controls,
@@ -18,7 +19,6 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.kit.fakeslack import ALICE, BOB, Delivery, payloads
 from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import answer_value, run_list
 

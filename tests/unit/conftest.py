@@ -35,9 +35,9 @@ from bot.usecases.subscriptions import SubscriptionService
 from bot.usecases.sync import SyncEngine
 from bot.usecases.tasks import TaskDirectory
 from bot.usecases.waiting import Permalinks, WaitingQueue
+from fakeslack import FakeSlack
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
-from tests.kit.fakeslack import FakeSlack
 
 
 @pytest.fixture

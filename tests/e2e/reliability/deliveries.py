@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from bot.store import Database, Submission
-from tests.e2e.helpers import card_updates
-from tests.kit.fakeslack import (
+from fakeslack import (
     Ack,
     Delivery,
     FakeSlack,
@@ -19,6 +18,7 @@ from tests.kit.fakeslack import (
     build_state_values,
     payloads,
 )
+from tests.e2e.helpers import card_updates
 
 JsonDict = dict[str, Any]
 

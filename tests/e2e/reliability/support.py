@@ -10,8 +10,8 @@ from typing import Any
 
 from bot.store import Database
 from bot.store.records import AuditEntry
+from fakeslack import CallRecord, FakeSlack
 from tests.e2e.helpers import card_posts
-from tests.kit.fakeslack import CallRecord, FakeSlack
 from tests.kit.harness import KandevServer, SeededBundle
 
 

@@ -16,6 +16,16 @@ from urllib.parse import urlencode
 import pytest
 from slack_sdk import WebClient
 
+from fakeslack import (
+    ALICE,
+    FORM,
+    Ack,
+    Delivery,
+    PostedMessage,
+    SlackDriver,
+    find_element,
+    payloads,
+)
 from tests.e2e.helpers import (
     db_question,
     input_blocks,
@@ -26,16 +36,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.support import audit_of, slack_writes, still_pending
-from tests.kit.fakeslack import (
-    ALICE,
-    FORM,
-    Ack,
-    Delivery,
-    PostedMessage,
-    SlackDriver,
-    find_element,
-    payloads,
-)
 from tests.kit.harness import CHANNEL
 
 OTHER_MODAL = "kq_other_modal"

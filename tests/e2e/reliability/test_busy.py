@@ -12,8 +12,8 @@ import pytest
 
 from bot.cards.words import busy_message
 from bot.slack.lanes import Lane
+from fakeslack import ALICE, SlackUser
 from tests.e2e.helpers import db_question, start_bot, wait_card
-from tests.kit.fakeslack import ALICE, SlackUser
 from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import COMMAND
 

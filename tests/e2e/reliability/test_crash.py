@@ -20,6 +20,7 @@ import pytest
 
 from bot.store import Database
 from bot.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
+from fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -35,7 +36,6 @@ from tests.e2e.helpers import (
 )
 from tests.e2e.reliability.deliveries import submissions, tool_answers
 from tests.e2e.reliability.support import wait_until
-from tests.kit.fakeslack import ALICE, BOB
 from tests.kit.harness import CHANNEL
 
 #: How long a dead process's work may wait before someone takes it over, plus a poll.

@@ -11,15 +11,7 @@ import httpx
 import pytest
 
 from bot.cards.words import busy_message
-from tests.e2e.helpers import (
-    OPEN_IN_KANDEV,
-    db_question,
-    outcome_line,
-    start_bot,
-    wait_card,
-    wait_outcome,
-)
-from tests.kit.fakeslack import (
+from fakeslack import (
     Ack,
     Delivery,
     HttpTransport,
@@ -27,6 +19,14 @@ from tests.kit.fakeslack import (
     SlackUser,
     parse_body,
     signed_headers,
+)
+from tests.e2e.helpers import (
+    OPEN_IN_KANDEV,
+    db_question,
+    outcome_line,
+    start_bot,
+    wait_card,
+    wait_outcome,
 )
 from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import COMMAND

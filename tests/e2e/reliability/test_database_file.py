@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fakeslack import ALICE
 from tests.e2e.helpers import (
     card_posts,
     db_question,
@@ -26,7 +27,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.support import still_pending
-from tests.kit.fakeslack import ALICE
 from tests.kit.harness import CHANNEL
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.slack_api.web_client import make_web_client
-from tests.kit.fakeslack import FakeSlack, ScriptedResponse
+from fakeslack import FakeSlack, ScriptedResponse
 
 CROWD = 50
 GROUP = "S0CROWD"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fakeslack import ALICE, BOB, SlackUser
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -26,7 +27,6 @@ from tests.e2e.helpers import (
     wait_card,
     wait_in_form,
 )
-from tests.kit.fakeslack import ALICE, BOB, SlackUser
 from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import answer_value, home_sections, run_list, titles, wait_home
 

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from bot.kandev.client import CONVERSATION_TOOL
+from fakeslack import ALICE
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -35,7 +36,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.support import audit_of
-from tests.kit.fakeslack import ALICE
 from tests.kit.harness import CHANNEL, Fault
 
 REJECT_MODAL = "kq_reject_modal"

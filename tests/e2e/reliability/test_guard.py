@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.slack.guard import MAX_BODY_BYTES, SlackRequestGuard
-from tests.kit.fakeslack import signed_headers
+from fakeslack import signed_headers
 
 SECRET = "fake-signing-secret-0123456789abcdef"
 PATH = "/slack/events"

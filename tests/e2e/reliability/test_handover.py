@@ -17,6 +17,7 @@ import time
 import pytest
 
 from bot.usecases.leases import SUBMISSION_LEASE_S
+from fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -29,7 +30,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.deliveries import tool_answers
-from tests.kit.fakeslack import ALICE, BOB
 from tests.kit.harness import CHANNEL, Fault
 
 #: The hand-over bound of bot/app.py (HANDOVER_S) plus the process's own start/stop slack.

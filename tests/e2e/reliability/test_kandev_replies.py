@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from bot.usecases.leases import SUBMISSION_LEASE_S
+from fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -36,7 +37,6 @@ from tests.e2e.helpers import (
 )
 from tests.e2e.reliability.deliveries import submissions, tool_answers
 from tests.e2e.reliability.support import audit_of, still_pending
-from tests.kit.fakeslack import ALICE, BOB
 from tests.kit.harness import CHANNEL, Fault
 
 NOT_RECORDED = "not* recorded"

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import pytest
 
+from fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -35,7 +36,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.deliveries import tool_answers
-from tests.kit.fakeslack import ALICE, BOB
 from tests.kit.harness import CHANNEL, KandevServer, Seeder
 
 REJECT_MODAL = "kq_reject_modal"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fakeslack import ALICE, BOB, Delivery, SlackUser, find_element, payloads
 from tests.e2e.helpers import (
     db_question,
     open_modal,
@@ -22,7 +23,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.support import audit_of, still_pending
-from tests.kit.fakeslack import ALICE, BOB, Delivery, SlackUser, find_element, payloads
 from tests.kit.harness import CHANNEL
 
 CAROL = SlackUser(id="U0CAROL003", name="carol", real_name="Carol Oncall")

@@ -10,6 +10,7 @@ import pytest
 from bot.slack_api.gateway import Message, SlackError, SlackGateway
 from bot.slack_api.web_client import make_web_client
 from bot.store import Database
+from fakeslack import ALICE
 from tests.e2e.helpers import (
     POLL_S,
     card_posts,
@@ -19,7 +20,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.support import calls_for
-from tests.kit.fakeslack import ALICE
 from tests.kit.harness import CHANNEL
 
 

@@ -24,8 +24,8 @@ from bot.slack_api.web_client import make_web_client
 from bot.store import Database
 from bot.usecases.leases import InFlight, LeaseKeeper
 from bot.usecases.publisher import Publisher
+from fakeslack import FakeSlack, ScriptedResponse
 from tests.e2e.reliability.support import calls_for
-from tests.kit.fakeslack import FakeSlack, ScriptedResponse
 
 CHANNEL = "C0QUESTION"
 

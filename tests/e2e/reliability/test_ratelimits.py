@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from fakeslack import ALICE
 from tests.e2e.helpers import (
     POLL_S,
     card_posts,
@@ -27,7 +28,6 @@ from tests.e2e.reliability.support import (
     missing_cards,
     rate_limited,
 )
-from tests.kit.fakeslack import ALICE
 from tests.kit.harness import CHANNEL
 from tests.kit.polling import eventually
 

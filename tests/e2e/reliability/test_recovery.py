@@ -35,8 +35,8 @@ from bot.usecases.leases import InFlight
 from bot.usecases.permissions import Permissions
 from bot.usecases.publisher import Publisher
 from bot.usecases.recovery import Recovery
+from fakeslack import ALICE, FakeSlack
 from tests.kit.factories import DB_QUESTION, make_bundle, make_task
-from tests.kit.fakeslack import ALICE, FakeSlack
 
 CHANNEL = "C0QUESTION"
 PENDING = "p-1"

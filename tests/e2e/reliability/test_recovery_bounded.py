@@ -20,8 +20,8 @@ import pytest
 from bot.core.domain import CardState
 from bot.kandev.errors import KandevUnavailable
 from bot.usecases.recovery import MAX_RESENDS
+from fakeslack import ALICE, FakeSlack
 from tests.e2e.reliability.test_recovery import MONGO, PENDING, POSTGRES, World, won_by
-from tests.kit.fakeslack import ALICE, FakeSlack
 from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
 
 #: A re-send each of these answers settles nothing (the first attempt's fate stays unknown).

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from fakeslack import ALICE, Delivery
 from tests.e2e.helpers import (
     POLL_S,
     assert_sending,
@@ -35,7 +36,6 @@ from tests.e2e.reliability.deliveries import (
     submissions,
     tool_answers,
 )
-from tests.kit.fakeslack import ALICE, Delivery
 from tests.kit.harness import CHANNEL, option_id, sample_questions
 
 ANSWER_MODAL = "kq_answer_modal"

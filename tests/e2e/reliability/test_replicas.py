@@ -13,6 +13,7 @@ import time
 import pytest
 
 from bot.usecases.leases import SUBMISSION_LEASE_S
+from fakeslack import ALICE, BOB, Delivery
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -28,7 +29,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.deliveries import RETRY, deliver_all, tool_answers
-from tests.kit.fakeslack import ALICE, BOB, Delivery
 from tests.kit.harness import CHANNEL
 
 REPLICAS = 3

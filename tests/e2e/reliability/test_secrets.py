@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from fakeslack import ALICE, FakeSlack
 from tests.e2e.helpers import db_question, wait_card, wait_final, wait_outcome
-from tests.kit.fakeslack import ALICE, FakeSlack
 from tests.kit.harness import (
     CHANNEL,
     CONSOLE_SCRIPT,

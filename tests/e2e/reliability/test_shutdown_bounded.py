@@ -15,8 +15,8 @@ import psycopg
 import pytest
 
 from bot.commands.run import HANDOVER_S
+from fakeslack import ALICE
 from tests.e2e.helpers import db_question, start_bot, wait_card
-from tests.kit.fakeslack import ALICE
 from tests.kit.harness import CHANNEL
 
 

@@ -15,7 +15,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from bot.config.settings import ConfigError, load_settings
 from bot.slack.guard import raised_in, raised_in_bot
 from bot.slack.socket_mode import GuardedSocketModeHandler, log_failure
-from tests.kit.fakeslack import Delivery
+from fakeslack import Delivery
 
 WELL_FORMED = {"type": "block_actions", "user": {"id": "U1"}, "actions": []}
 

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from fakeslack import BOB, Delivery
 from tests.e2e.helpers import (
     POLL_S,
     click_payload,
@@ -24,7 +25,6 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.deliveries import tool_answers
-from tests.kit.fakeslack import BOB, Delivery
 from tests.kit.harness import CHANNEL, Fault
 
 #: The hand-over bound (HANDOVER_S) plus the process's own start/stop slack.

@@ -12,7 +12,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 
 from bot.ops.health import Health
 from bot.slack.socket_link import COMPONENT, SocketLinks
-from tests.kit.fakeslack import FakeSlack
+from fakeslack import FakeSlack
 
 ENVELOPE = {"type": "block_actions", "actions": []}
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 if TYPE_CHECKING:
-    from tests.kit.fakeslack import FakeSlack
+    from fakeslack import FakeSlack
     from tests.kit.harness.kandev_server import KandevServer
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kandev-slack"

@@ -1,6 +1,6 @@
 """The test kit is used through its public surface: tests and the benchmark import the fake
-Slack and the Kandev harness from their packages (never from a module behind them, never a
-private name), and nothing imports from a conftest module."""
+Slack (the top-level ``fakeslack`` package) and the Kandev harness from their packages (never
+from a module behind them, never a private name), and nothing imports from a conftest module."""
 
 from __future__ import annotations
 
@@ -8,20 +8,23 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-KIT = ("tests.kit.fakeslack", "tests.kit.harness")
+KIT = ("fakeslack", "tests.kit.harness")
+KIT_FOLDERS = ("fakeslack/", "tests/kit/harness/")
 
 
 def _imports() -> list[tuple[str, int, str, list[str]]]:
-    """(file, line, module, names) of every ``from … import …`` of a tests.* module, in tests/
-    and bench/ outside the kit's own packages."""
+    """(file, line, module, names) of every ``from … import …`` of a tests.* or fakeslack.*
+    module, in tests/ and bench/ outside the kit's own packages."""
     found = []
     for folder in ("tests", "bench"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
-            if relative.startswith(tuple(f"{k.replace('.', '/')}/" for k in KIT)):
+            if relative.startswith(KIT_FOLDERS):
                 continue
             for node in ast.walk(ast.parse(path.read_text(), relative)):
-                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests"):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    ("tests", "fakeslack")
+                ):
                     names = [alias.name for alias in node.names]
                     found.append((relative, node.lineno, node.module or "", names))
     return found

@@ -1,5 +1,5 @@
 """Block Kit and safety checks of what the renderers produce: the fake Slack's validator
-(tests.kit.fakeslack ``validate_message``/``validate_view``, the one every e2e call goes through),
+(fakeslack ``validate_message``/``validate_view``, the one every e2e call goes through),
 every violation (warnings too) a failure, plus what is ours rather than Slack's: a card or modal
 has blocks, a view is a modal, and every ``<…>`` in mrkdwn or the text fallback is a vetted
 link, a date token or a mention of an allowed user (tests/unit/cards/safety.py)."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from tests.kit.fakeslack import validate_message, validate_view
+from fakeslack import validate_message, validate_view
 from tests.unit.cards.safety import unsafe_angles
 
 

@@ -7,7 +7,7 @@ import re
 import time
 
 from bot.cards.ids import ButtonValue
-from tests.kit.fakeslack import (
+from fakeslack import (
     ALICE,
     Ephemeral,
     FakeSlack,

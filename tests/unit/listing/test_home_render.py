@@ -9,8 +9,8 @@ from bot.cards.home import MAX_RESOLVED, MAX_WAITING, render_home
 from bot.cards.ids import ACTION_ANSWER_MODAL, ACTION_OPEN, parse_button_value
 from bot.cards.waiting import Waiting
 from bot.core.domain import CardState
+from fakeslack import blocks_text, iter_elements
 from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
-from tests.kit.fakeslack import blocks_text, iter_elements
 from tests.unit.cards.strategies import bundles, tasks_for
 from tests.unit.listing.checks import assert_valid_home
 from tests.unit.properties import examples

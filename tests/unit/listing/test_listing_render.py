@@ -20,8 +20,8 @@ from bot.cards.waiting import ListingPage, Query, Waiting
 from bot.cards.words import filter_too_long_message, kandev_unreachable_message
 from bot.kandev.models import Workspace
 from bot.usecases.listing import parse_query
+from fakeslack import blocks_text, iter_elements
 from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
-from tests.kit.fakeslack import blocks_text, iter_elements
 from tests.unit.cards.strategies import bundles, tasks_for
 from tests.unit.listing.checks import assert_valid_message
 from tests.unit.properties import examples

@@ -13,7 +13,7 @@ from slack_bolt.request import BoltRequest
 
 from bot.cards.ids import COMMAND, SHORTCUT_REJECT
 from bot.slack_api.gateway import Message
-from tests.kit.fakeslack import (
+from fakeslack import (
     ALICE,
     SlackUser,
     Workspace,

@@ -19,9 +19,9 @@ from bot.slack.ack_wait import PromptAckApp
 from bot.slack.guard import raised_in, raised_in_bot
 from bot.slack_api.web_client import make_web_client
 from bot.store import Database
+from fakeslack import FakeSlack
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeSlackGateway
-from tests.kit.fakeslack import FakeSlack
 from tests.unit.ops.metrics_doc import served, value
 from tests.unit.slack.slack_bodies import card_click, command, dispatch, eventually
 

@@ -18,7 +18,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot.slack_api.web_client import make_web_client
-from tests.kit.fakeslack import FakeSlack
+from fakeslack import FakeSlack
 from tests.unit.slack.slack_bodies import command, event
 
 

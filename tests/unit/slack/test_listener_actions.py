@@ -11,9 +11,9 @@ from bot.cards import ids, words
 from bot.core.clarification import Answer
 from bot.core.domain import CardState
 from bot.store import Database
+from fakeslack import BOB
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
-from tests.kit.fakeslack import BOB
 from tests.unit.slack.slack_bodies import (
     RESPONSE_URL,
     TRIGGER_ID,

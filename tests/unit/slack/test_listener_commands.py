@@ -10,9 +10,9 @@ from slack_bolt import App
 from bot.cards import ids, words
 from bot.slack.listeners import commands
 from bot.store import Database
+from fakeslack import blocks_text
 from tests.kit.factories import ALICE_ID, CHANNEL, answered, make_bundle, numbered_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
-from tests.kit.fakeslack import blocks_text
 from tests.unit.slack.slack_bodies import (
     RESPONSE_URL,
     TRIGGER_ID,

@@ -15,9 +15,9 @@ from bot.core.clarification import Answer
 from bot.core.domain import Card, CardState
 from bot.slack.forms import FormKind, form_for
 from bot.store import Database
+from fakeslack import BOB, blocks_text
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, answered, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
-from tests.kit.fakeslack import BOB, blocks_text
 from tests.unit.slack.slack_bodies import (
     RESPONSE_URL,
     VIEW_ID,

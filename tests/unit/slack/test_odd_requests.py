@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt import App
 
-from tests.kit.fakeslack import ALICE, payloads
+from fakeslack import ALICE, payloads
 from tests.unit.slack.slack_bodies import WS, dispatch
 
 

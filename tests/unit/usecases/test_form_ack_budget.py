@@ -11,9 +11,9 @@ from bot.cards import words
 from bot.cards.submissions import MISSING_REASON
 from bot.config.routing import Routing
 from bot.slack.listeners import views
+from fakeslack import ALICE, BOB, blocks_text
 from tests.kit.factories import CHANNEL, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
-from tests.kit.fakeslack import ALICE, BOB, blocks_text
 from tests.unit.slack.slack_bodies import dispatch, submission
 from tests.unit.slack.test_listener_views import opened, reason, sending, updated_view
 

@@ -12,9 +12,9 @@ from bot.store import Database
 from bot.usecases import home as home_module
 from bot.usecases.home import NOTICE_S, HomeService
 from bot.usecases.waiting import WaitingQueue
+from fakeslack import blocks_text
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, make_outcome, numbered_bundle
 from tests.kit.fakes import FakeKandev, FakeMonotonic, FakeSlackGateway
-from tests.kit.fakeslack import blocks_text
 
 BOB_ID = "U0BOB00002"
 

@@ -10,9 +10,9 @@ from bot.config.routing import RouteRule, Routing
 from bot.kandev.errors import KandevAuthError, KandevProtocolError
 from bot.usecases.listing import MAX_FILTER, ListingService, Reply
 from bot.usecases.waiting import WaitingQueue
+from fakeslack import blocks_text
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, make_questions, numbered_bundle
 from tests.kit.fakes import FakeKandev
-from tests.kit.fakeslack import blocks_text
 
 BOB_ID = "U0BOB00002"
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.kit.fakeslack import Delivery, FakeSlack, SlackDriver, ViewSubmissionBlocked
+from fakeslack import Delivery, FakeSlack, SlackDriver, ViewSubmissionBlocked
 from tests.kit.selftest.fakeslack.demo_app import build_app, post_card, serve_http, socket_mode
 
 CHANNEL = "C0QUESTION"

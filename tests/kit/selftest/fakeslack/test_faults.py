@@ -12,7 +12,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
-from tests.kit.fakeslack import FakeSlack
+from fakeslack import FakeSlack
 
 CHANNEL = "C0QUESTION"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit.fakeslack import (
+from fakeslack import (
     ViewSubmissionBlocked,
     assign_default_ids,
     build_state_values,

@@ -8,7 +8,7 @@ import pytest
 from slack_sdk import WebClient
 from websockets.sync.client import ClientConnection, connect
 
-from tests.kit.fakeslack import FakeSlack
+from fakeslack import FakeSlack
 
 
 def _link(fake: FakeSlack) -> ClientConnection:

@@ -14,7 +14,7 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from tests.kit.fakeslack import FakeSlack
+from fakeslack import FakeSlack
 
 CHANNEL = "C0QUESTION"
 
@@ -240,7 +240,7 @@ def test_the_fixture_fails_a_test_that_leaves_violations(tmp_path: Path) -> None
             "-W",
             "ignore::UserWarning",
             "-p",
-            "tests.kit.fakeslack.fixtures",
+            "fakeslack.fixtures",
             str(tmp_path),
         ],
         capture_output=True,

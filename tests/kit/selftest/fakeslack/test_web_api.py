@@ -6,7 +6,7 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from tests.kit.fakeslack import FakeSlack
+from fakeslack import FakeSlack
 
 CHANNEL = "C0QUESTION"
 SECTION = [{"type": "section", "text": {"type": "mrkdwn", "text": "hello"}}]

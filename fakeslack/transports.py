@@ -10,8 +10,8 @@ from urllib.parse import urlencode
 
 import httpx
 
-from tests.kit.fakeslack.signing import SignatureMode, signed_headers
-from tests.kit.fakeslack.socket_mode import FakeSocketModeServer
+from fakeslack.signing import SignatureMode, signed_headers
+from fakeslack.socket_mode import FakeSocketModeServer
 
 JsonDict = dict[str, Any]
 Kind = Literal["interactive", "slash_commands", "events_api"]

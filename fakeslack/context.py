@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.kit.fakeslack.blockkit import slack_error_messages, validate_message, validate_view
-from tests.kit.fakeslack.config import Channel, SlackUser, Workspace
-from tests.kit.fakeslack.faults import Faults
-from tests.kit.fakeslack.ids import TsClock
-from tests.kit.fakeslack.params import ApiError
-from tests.kit.fakeslack.store import SlackState
+from fakeslack.blockkit import slack_error_messages, validate_message, validate_view
+from fakeslack.config import Channel, SlackUser, Workspace
+from fakeslack.faults import Faults
+from fakeslack.ids import TsClock
+from fakeslack.params import ApiError
+from fakeslack.store import SlackState
 
 JsonDict = dict[str, Any]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.kit.fakeslack.config import SlackUser
-from tests.kit.fakeslack.context import SlackContext
-from tests.kit.fakeslack.params import ApiError, ApiRequest
+from fakeslack.config import SlackUser
+from fakeslack.context import SlackContext
+from fakeslack.params import ApiError, ApiRequest
 
 JsonDict = dict[str, Any]
 Handler = Callable[[ApiRequest], JsonDict]

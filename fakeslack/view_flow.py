@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.kit.fakeslack.api_views import ViewsApi, stored_definition
-from tests.kit.fakeslack.ids import view_hash
-from tests.kit.fakeslack.params import ApiError
+from fakeslack.api_views import ViewsApi, stored_definition
+from fakeslack.ids import view_hash
+from fakeslack.params import ApiError
 
 JsonDict = dict[str, Any]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.kit.fakeslack import payloads
-from tests.kit.fakeslack.config import ALICE, SlackUser, Workspace
-from tests.kit.fakeslack.layout import ElementRef, find_element
-from tests.kit.fakeslack.records import Ephemeral, PostedMessage, ViewRecord
-from tests.kit.fakeslack.server import FakeSlack
-from tests.kit.fakeslack.transports import (
+from fakeslack import payloads
+from fakeslack.config import ALICE, SlackUser, Workspace
+from fakeslack.layout import ElementRef, find_element
+from fakeslack.records import Ephemeral, PostedMessage, ViewRecord
+from fakeslack.server import FakeSlack
+from fakeslack.transports import (
     Ack,
     Delivery,
     HttpTransport,
@@ -18,7 +18,7 @@ from tests.kit.fakeslack.transports import (
     SocketModeTransport,
     Transport,
 )
-from tests.kit.fakeslack.view_state import build_state_values
+from fakeslack.view_state import build_state_values
 
 JsonDict = dict[str, Any]
 UserLike = SlackUser | str | None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from tests.kit.fakeslack.records import (
+from fakeslack.records import (
     CallRecord,
     Ephemeral,
     JsonDict,

@@ -1,6 +1,6 @@
 """pytest plugin: `fake_slack` and `slack_driver`.
 
-Use from a top-level conftest with `pytest_plugins = ["tests.kit.fakeslack.fixtures"]`
+Use from a top-level conftest with `pytest_plugins = ["fakeslack.fixtures"]`
 (or import the two fixtures into a conftest).
 """
 
@@ -11,9 +11,9 @@ from typing import Literal
 
 import pytest
 
-from tests.kit.fakeslack.config import SlackUser
-from tests.kit.fakeslack.driver import SlackDriver
-from tests.kit.fakeslack.server import FakeSlack
+from fakeslack.config import SlackUser
+from fakeslack.driver import SlackDriver
+from fakeslack.server import FakeSlack
 
 DriverFactory = Callable[..., SlackDriver]
 

@@ -8,12 +8,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.kit.fakeslack.context import SlackContext
-from tests.kit.fakeslack.ids import slack_id, trigger_id, view_hash
-from tests.kit.fakeslack.layout import assign_default_ids
-from tests.kit.fakeslack.params import ApiError, ApiRequest
-from tests.kit.fakeslack.records import ViewRecord
-from tests.kit.fakeslack.store import Trigger
+from fakeslack.context import SlackContext
+from fakeslack.ids import slack_id, trigger_id, view_hash
+from fakeslack.layout import assign_default_ids
+from fakeslack.params import ApiError, ApiRequest
+from fakeslack.records import ViewRecord
+from fakeslack.store import Trigger
 
 JsonDict = dict[str, Any]
 Handler = Callable[[ApiRequest], JsonDict]

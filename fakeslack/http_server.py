@@ -7,8 +7,8 @@ import logging
 import socket
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.kit.fakeslack.response_urls import ResponseUrls
-from tests.kit.fakeslack.webapi import HttpAnswer, WebApi
+from fakeslack.response_urls import ResponseUrls
+from fakeslack.webapi import HttpAnswer, WebApi
 
 log = logging.getLogger(__name__)
 API_PREFIX = "/api/"

@@ -8,11 +8,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.kit.fakeslack.api_chat import ChatApi
-from tests.kit.fakeslack.api_directory import DirectoryApi
-from tests.kit.fakeslack.api_views import ViewsApi
-from tests.kit.fakeslack.context import SlackContext
-from tests.kit.fakeslack.params import ApiError, ApiRequest, bearer_token, parse_params
+from fakeslack.api_chat import ChatApi
+from fakeslack.api_directory import DirectoryApi
+from fakeslack.api_views import ViewsApi
+from fakeslack.context import SlackContext
+from fakeslack.params import ApiError, ApiRequest, bearer_token, parse_params
 
 JsonDict = dict[str, Any]
 APP_TOKEN_METHODS = frozenset({"apps.connections.open"})

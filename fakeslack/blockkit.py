@@ -22,8 +22,8 @@ from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
-from tests.kit.fakeslack.layout import iter_elements
-from tests.kit.fakeslack.records import Violation
+from fakeslack.layout import iter_elements
+from fakeslack.records import Violation
 
 JsonDict = dict[str, Any]
 Surface = Literal["message", "modal", "home"]

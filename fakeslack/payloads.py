@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.kit.fakeslack.config import Channel, SlackUser, Workspace
-from tests.kit.fakeslack.ids import event_id
-from tests.kit.fakeslack.layout import ElementRef
-from tests.kit.fakeslack.view_state import option_by_value
+from fakeslack.config import Channel, SlackUser, Workspace
+from fakeslack.ids import event_id
+from fakeslack.layout import ElementRef
+from fakeslack.view_state import option_by_value
 
 JsonDict = dict[str, Any]
 

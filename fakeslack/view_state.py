@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tests.kit.fakeslack.layout import ElementRef, iter_elements
+from fakeslack.layout import ElementRef, iter_elements
 
 JsonDict = dict[str, Any]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tests.kit.fakeslack.ids import short_block_id
+from fakeslack.ids import short_block_id
 
 JsonDict = dict[str, Any]
 

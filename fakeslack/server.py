@@ -9,12 +9,12 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tests.kit.fakeslack.config import Channel, SlackUser, Workspace
-from tests.kit.fakeslack.context import SlackContext
-from tests.kit.fakeslack.faults import Faults
-from tests.kit.fakeslack.http_server import RESPONSE_PREFIX, FakeSlackHttpServer
-from tests.kit.fakeslack.layout import assign_default_ids
-from tests.kit.fakeslack.records import (
+from fakeslack.config import Channel, SlackUser, Workspace
+from fakeslack.context import SlackContext
+from fakeslack.faults import Faults
+from fakeslack.http_server import RESPONSE_PREFIX, FakeSlackHttpServer
+from fakeslack.layout import assign_default_ids
+from fakeslack.records import (
     CallRecord,
     Ephemeral,
     PostedMessage,
@@ -22,11 +22,11 @@ from tests.kit.fakeslack.records import (
     ViewRecord,
     Violation,
 )
-from tests.kit.fakeslack.response_urls import ResponseUrls
-from tests.kit.fakeslack.socket_mode import FakeSocketModeServer
-from tests.kit.fakeslack.store import SlackState
-from tests.kit.fakeslack.view_flow import ViewFlow
-from tests.kit.fakeslack.webapi import WebApi
+from fakeslack.response_urls import ResponseUrls
+from fakeslack.socket_mode import FakeSocketModeServer
+from fakeslack.store import SlackState
+from fakeslack.view_flow import ViewFlow
+from fakeslack.webapi import WebApi
 
 JsonDict = dict[str, Any]
 T = TypeVar("T")

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl
 
-from tests.kit.fakeslack.api_chat import create_bot_message
-from tests.kit.fakeslack.context import SlackContext
-from tests.kit.fakeslack.layout import assign_default_ids
-from tests.kit.fakeslack.params import ApiError
-from tests.kit.fakeslack.records import Ephemeral, ResponseUrlPost
-from tests.kit.fakeslack.webapi import HttpAnswer
+from fakeslack.api_chat import create_bot_message
+from fakeslack.context import SlackContext
+from fakeslack.layout import assign_default_ids
+from fakeslack.params import ApiError
+from fakeslack.records import Ephemeral, ResponseUrlPost
+from fakeslack.webapi import HttpAnswer
 
 JsonDict = dict[str, Any]
 MAX_USES = 5

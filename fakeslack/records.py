@@ -6,7 +6,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tests.kit.fakeslack.layout import blocks_text
+from fakeslack.layout import blocks_text
 
 JsonDict = dict[str, Any]
 

@@ -7,11 +7,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.kit.fakeslack.context import SlackContext
-from tests.kit.fakeslack.layout import assign_default_ids
-from tests.kit.fakeslack.params import ApiError, ApiRequest
-from tests.kit.fakeslack.records import Ephemeral, PostedMessage
-from tests.kit.fakeslack.store import ts_key
+from fakeslack.context import SlackContext
+from fakeslack.layout import assign_default_ids
+from fakeslack.params import ApiError, ApiRequest
+from fakeslack.records import Ephemeral, PostedMessage
+from fakeslack.store import ts_key
 
 JsonDict = dict[str, Any]
 Handler = Callable[[ApiRequest], JsonDict]

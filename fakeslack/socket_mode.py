@@ -25,8 +25,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.sync.server import Server, ServerConnection, serve
 
-from tests.kit.fakeslack.ids import envelope_id as new_envelope_id
-from tests.kit.fakeslack.socket_relay import Relay
+from fakeslack.ids import envelope_id as new_envelope_id
+from fakeslack.socket_relay import Relay
 
 JsonDict = dict[str, Any]
 log = logging.getLogger(__name__)
