@@ -173,3 +173,13 @@ class ModalMetadata(_Codec):
 def parse_modal_metadata(raw: str | None) -> ModalMetadata:
     """Decode ``private_metadata``; raises CodecError on anything we did not produce."""
     return ModalMetadata._decode(raw, "private_metadata")
+
+
+# ---- approval cards (tool-permission requests) ------------------------------------------------
+ACTION_APPROVE = "kq_approve"  # one button per option the agent offered: "kq_approve:<index>"
+ACTION_APPROVE_PATTERN = re.compile(rf"^{ACTION_APPROVE}:\d+$")  # for app.action(...)
+BLOCK_TOOL = "kq_tool"  # what the agent wants to do
+
+
+def approve_action_id(index: int) -> str:
+    return f"{ACTION_APPROVE}:{index}"

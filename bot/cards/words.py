@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+from bot.cards.approval import chosen_option, option_done
 from bot.cards.ids import COMMAND
 from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
 from bot.cards.text import escape_url, fit_escaped, one_line
@@ -19,19 +20,25 @@ from bot.cards.wording import (
     outcome_line,
     user_mention,
 )
+from bot.core.approval import Approval
 from bot.core.clarification import Bundle
 from bot.core.domain import CardOutcome, CardState
 
 
 def _what(action: Action) -> str:
-    return "rejection" if action == "reject" else "answer"
+    return {"reject": "rejection", "approve": "choice"}.get(action, "answer")
+
+
+def _item(action: Action) -> str:
+    """What the person acted on: a question, or an approval's request."""
+    return "request" if action == "approve" else "question"
 
 
 # ---- outcomes ------------------------------------------------------------------------------
 
 
 def _yours(action: Action) -> str:
-    return "Your rejection was not sent." if action == "reject" else "Your answer was not sent."
+    return f"Your {_what(action)} was not sent."
 
 
 def lost_message(bundle: Bundle, winner: CardOutcome, *, action: Action = "answer") -> str:
@@ -94,26 +101,26 @@ def not_recorded_message(
 ) -> str:
     """Nothing reached Kandev's record (it could not be reached, or refused the call before
     doing anything): the question is still open and the person may send it again."""
-    what = _what(action)
+    what, item = _what(action), _item(action)
     if cause == "auth":
         return (
             f"Your {what} was *not* recorded: Kandev refused the bot's access token. The "
-            "question is still open — ask whoever runs kandev-slack to check its KANDEV_TOKEN, "
+            f"{item} is still open — ask whoever runs kandev-slack to check its KANDEV_TOKEN, "
             "then try again."
         )
     if cause == "refused" and retry_after is not None:
         return (
             f"Your {what} was *not* recorded: Kandev is busy and asked the bot to wait. The "
-            f"question is still open — please try again in {_seconds(retry_after)}."
+            f"{item} is still open — please try again in {_seconds(retry_after)}."
         )
     if cause == "refused":
         return (
             f"Your {what} was *not* recorded: Kandev turned the request down with an error "
-            "before doing anything with it. The question is still open — please try again in a "
+            f"before doing anything with it. The {item} is still open — please try again in a "
             "moment; if it keeps failing, tell whoever runs kandev-slack."
         )
     return (
-        f"Your {what} was *not* recorded: Kandev cannot be reached right now. The question is "
+        f"Your {what} was *not* recorded: Kandev cannot be reached right now. The {item} is "
         "still open — please try again in a moment."
     )
 
@@ -139,16 +146,16 @@ def still_checking_message(*, action: Action = "answer") -> str:
 
 def gave_up_message(*, action: Action = "answer", recorded: bool | None) -> str:
     """Crash recovery stops re-sending: what Kandev shows (``recorded`` None: unknown)."""
-    what = _what(action)
+    what, item = _what(action), _item(action)
     if recorded is False:
         return (
             f"Your {what} was *not* recorded: the bot could not get it to Kandev after several "
-            "tries, and Kandev shows the question still open. Please send it again."
+            f"tries, and Kandev shows the {item} still open. Please send it again."
         )
     return (
         f"The bot could not find out from Kandev whether your {what} was recorded (Kandev did "
         "not answer for several minutes) and has stopped checking. The card will show the "
-        "result once Kandev reports it; if the question is still open then, please answer "
+        f"result once Kandev reports it; if the {item} is still open then, please answer "
         "again."
     )
 
@@ -370,3 +377,54 @@ def form_not_opened_message() -> str:
 
 def _quote(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+# ---- approvals (tool-permission requests) -----------------------------------------------------
+
+
+def _chosen(approval: Approval, outcome: CardOutcome) -> str:
+    """What the outcome's option did: ``Allowed once``, ``Always rejected``…"""
+    option_id = chosen_option(outcome)
+    return option_done(approval.option(option_id), option_id)[0]
+
+
+def approval_lost_message(approval: Approval, winner: CardOutcome) -> str:
+    """For the person whose choice came second: who chose first and what; theirs not sent."""
+    if winner.state in (CardState.ENDED, CardState.UNAVAILABLE):
+        return approval_ended_message(winner)
+    who = user_mention(winner.by_user) if winner.via == "slack" else None
+    where = who or "Someone in Kandev"
+    return f"{where} chose first: {_chosen(approval, winner)}. Your choice was not sent."
+
+
+def approval_undecided_message(approval: Approval, recorded: CardOutcome) -> str:
+    return (
+        f"Kandev recorded “{_chosen(approval, recorded)}” for this request, but someone else "
+        "may have chosen first: the bot cannot tell whether your choice reached the agent. "
+        "Open the task in Kandev to see what it got."
+    )
+
+
+def approval_already_message(approval: Approval, outcome: CardOutcome) -> str:
+    return f"You already chose: {_chosen(approval, outcome)}. Nothing more was sent."
+
+
+def approval_ended_message(outcome: CardOutcome) -> str:
+    """Why a request can no longer be answered; nothing was sent."""
+    if outcome.state is CardState.UNAVAILABLE:
+        return (
+            "Kandev no longer shows this request's task or session to the bot, so nothing "
+            "was sent."
+        )
+    if outcome.reason == "cancelled":
+        return "This request was cancelled in Kandev. Nothing was sent."
+    if outcome.reason == "turn_cancelled":
+        return (
+            "Nothing was sent: the agent's turn was cancelled after it asked, and answering "
+            "now would leave its session stuck in Kandev (a Kandev bug). Stop or restart the "
+            "agent in Kandev; it will ask again if it still needs to."
+        )
+    return (
+        "The agent no longer waits for this request (it was stopped, started a new turn, or "
+        "Kandev restarted). Nothing was sent."
+    )

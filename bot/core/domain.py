@@ -5,12 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from bot.core.approval import Approval
 from bot.core.clarification import Answer, Bundle
-from bot.core.pending import ItemKind, PendingItem
+from bot.core.pending import ItemKind
+
+
+def _item_tag(value: Any) -> str:
+    """Which kind a stored or given item is (an approval says so in its ``type``)."""
+    if isinstance(value, dict):
+        return "approval" if value.get("type") == "approval" else "question"
+    return "approval" if isinstance(value, Approval) else "question"
+
+
+#: What a card is the face of: a clarification bundle or an approval (bot.core.pending).
+Item = Annotated[
+    Annotated[Bundle, Tag("question")] | Annotated[Approval, Tag("approval")],
+    Discriminator(_item_tag),
+]
+
+
+class NotThisKind(TypeError):
+    """Kind-specific code reached for what another kind's card does not have (a bug)."""
 
 
 class CardState(StrEnum):
@@ -84,11 +103,11 @@ class PastAnswer(BaseModel):
 
 @dataclass(frozen=True)
 class NewCard:
-    """A card about to be claimed: the bundle it shows, its task, the channel it goes to,
-    ``question_key`` (the bundle's normalised questions; see bot/usecases/past_answers.py) and
-    ``past``, the earlier answer the card shows."""
+    """A card about to be claimed: the item it shows (a bundle or an approval), its task, the
+    channel it goes to, ``question_key`` (a bundle's normalised questions; see
+    bot/usecases/past_answers.py) and ``past``, the earlier answer the card shows."""
 
-    bundle: Bundle
+    item: Bundle | Approval
     task: TaskInfo
     channel: str
     question_key: str | None = None
@@ -96,8 +115,7 @@ class NewCard:
 
 
 class Card(BaseModel):
-    """A posted (or being-posted) Slack card for one pending item (today a bundle), as the
-    store keeps it."""
+    """A posted (or being-posted) Slack card for one pending item, as the store keeps it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -108,7 +126,8 @@ class Card(BaseModel):
     channel: str
     ts: str | None = None  # None while the claim is taken but the message is not posted yet
     state: CardState = CardState.PENDING
-    bundle: Bundle
+    #: What the agent is blocked on (a PendingItem: the kind-agnostic parts read only that).
+    item: Item
     task: TaskInfo
     outcome: CardOutcome | None = None
     past: PastAnswer | None = None  # the last answer to the same questions, when posted
@@ -116,10 +135,20 @@ class Card(BaseModel):
     updated_at: datetime
 
     @property
-    def item(self) -> PendingItem:
-        """What the agent is blocked on (the kind-agnostic parts read only this)."""
-        return self.bundle
-
-    @property
     def kind(self) -> ItemKind:
         return self.item.kind
+
+    @property
+    def bundle(self) -> Bundle:
+        """A question card's bundle (question-only code; raises :class:`NotThisKind` for
+        another kind's card: check :attr:`kind` first)."""
+        if not isinstance(self.item, Bundle):
+            raise NotThisKind(f"card {self.pending_id} is an {self.kind.value}, not a question")
+        return self.item
+
+    @property
+    def approval(self) -> Approval:
+        """An approval card's request (raises :class:`NotThisKind` for another kind's card)."""
+        if not isinstance(self.item, Approval):
+            raise NotThisKind(f"card {self.pending_id} is a {self.kind.value}, not an approval")
+        return self.item

@@ -1,14 +1,15 @@
 """What an agent is blocked on: the one *pending item* the kind-agnostic parts work on.
 
-A card is the Slack face of a pending item. Today's kind is a clarification bundle (1–4
-questions, ``ask_user_question_kandev``); the next is a tool-permission request
+A card is the Slack face of a pending item: a clarification bundle (1–4 questions,
+``ask_user_question_kandev``) or an approval, a tool-permission request
 (``session/request_permission``). Routing, admission, the outbox, reminders and escalation,
 subscriptions, the listing, the App Home and the audit key everything by the item's id and
 read only what :class:`PendingItem` offers, so a new kind reuses them as they are.
 
 What differs by kind — how items are discovered, how one is resolved and how it ended, how its
 card renders — lives with that kind: for questions, the Kandev client's clarification calls
-(bot/kandev/), the discovery and reconciler use-cases, and the card renderer (bot/cards/).
+(bot/kandev/), the discovery and reconciler use-cases, and the card renderer (bot/cards/card.py);
+for approvals, bot/kandev/permissions.py, bot/usecases/approvals.py and bot/cards/approval.py.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Protocol, runtime_checkable
 class ItemKind(StrEnum):
     """The kinds of pending item (stored with a card, a label on metrics)."""
 
-    QUESTION = "question"  # a clarification bundle (kandev.models.Bundle)
+    QUESTION = "question"  # a clarification bundle (bot.core.clarification.Bundle)
+    APPROVAL = "approval"  # a tool-permission request (bot.core.approval.Approval)
 
 
 @runtime_checkable

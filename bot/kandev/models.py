@@ -136,8 +136,13 @@ class Said:
     message: str
 
 
+@dataclass(frozen=True)
 class NotActive(Said):
-    """409: no longer active and nobody won (cancelled, expired, superseded, ended)."""
+    """409: no longer active and nobody won (cancelled, expired, superseded, ended).
+    ``reason``: how an approval ended when it is known (``cancelled``: cancelled in Kandev;
+    ``turn_cancelled``: refused before sending, the agent's turn was cancelled)."""
+
+    reason: str = ""
 
 
 class Invalid(Said):

@@ -21,9 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-ALWAYS_KINDS = frozenset({"allow_always", "reject_always"})
-ALLOW_KINDS = frozenset({"allow_once", "allow_always"})
-REJECT_KINDS = frozenset({"reject_once", "reject_always"})
+from bot.core.approval import Approval, ToolAction, ToolOption
+
 PERMISSION_MESSAGE_TYPE = "permission_request"
 
 #: ``metadata.status`` of a ``permission_request`` message ("" = the key is absent: not
@@ -33,45 +32,6 @@ RecordStatus = Literal["", "approved", "rejected", "expired"]
 
 class _Wire(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class PermissionOption(_Wire):
-    """One option the agent offered, passed through by Kandev unchanged."""
-
-    option_id: str = Field(min_length=1)
-    name: str = ""
-    #: ``allow_once`` / ``allow_always`` / ``reject_once`` / ``reject_always`` (ACP's kinds; a
-    #: custom option has its own id and name but one of these kinds).
-    kind: str = ""
-
-    @property
-    def always(self) -> bool:
-        """An "always" option: the agent remembers it beyond this request."""
-        return self.kind in ALWAYS_KINDS
-
-    @property
-    def allows(self) -> bool:
-        return self.kind in ALLOW_KINDS
-
-
-class PermissionAction(_Wire):
-    """What the agent wants to do: Kandev's allowlisted, redacted projection of the tool call.
-    ``type`` is ``command`` (``command``, ``cwd``), ``file_write`` / ``file_read`` (``path``)
-    or ``network`` (``destination``); ``description`` is the redacted title."""
-
-    type: str = ""
-    redacted: bool = False  # Kandev removed secrets from it
-    description: str = ""
-    # what the type names: a command and its directory, a path, or a network destination
-    command: str = ""
-    cwd: str = ""
-    path: str = ""
-    destination: str = ""
-
-    @field_validator("type", "description", "command", "cwd", "path", "destination", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: object) -> object:
-        return "" if value is None else value
 
 
 class PermissionRequest(_Wire):
@@ -84,11 +44,24 @@ class PermissionRequest(_Wire):
     tool_call_id: str = ""
     status: str = "pending"
     created_at: datetime
-    action: PermissionAction = Field(default_factory=PermissionAction)
-    options: tuple[PermissionOption, ...] = Field(min_length=1)
+    action: ToolAction = Field(default_factory=ToolAction)
+    options: tuple[ToolOption, ...] = Field(min_length=1)
 
-    def option(self, option_id: str) -> PermissionOption | None:
+    def option(self, option_id: str) -> ToolOption | None:
         return next((o for o in self.options if o.option_id == option_id), None)
+
+    def approval(self, *, cancellation_revision: int | None = None) -> Approval:
+        """The domain's approval of this request (what its card keeps)."""
+        return Approval(
+            task_id=self.task_id,
+            session_id=self.session_id,
+            request_id=self.request_id,
+            pending_id=self.pending_id,
+            created_at=self.created_at,
+            action=self.action,
+            options=self.options,
+            cancellation_revision=cancellation_revision,
+        )
 
     def choose(self, option_id: str) -> PermissionChoice:
         """The resolve that selects ``option_id`` (sent even when not offered: Kandev decides)."""

@@ -12,9 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
+from bot.core.approval import Approval
+from bot.core.clarification import Answer
+from bot.kandev import models
 from bot.kandev.errors import (
     KandevAgentStarting,
     KandevAuthError,
@@ -28,15 +31,24 @@ from bot.kandev.errors import (
 from bot.kandev.http import KandevHttp
 from bot.kandev.mcp import McpSession
 from bot.kandev.permission_outcomes import (
+    AgentStarting,
     AuthRefused,
     KandevUnreachable,
+    OptionNotOffered,
+    PermissionLost,
     PermissionOutcome,
+    PermissionWithdrawn,
+    PermissionWon,
     ReadTranscript,
+    ResolveRefused,
+    ResolveUnsettled,
+    TaskOrSessionGone,
     classify,
     settle,
 )
 from bot.kandev.permission_wire import (
     PERMISSION_MESSAGE_TYPE,
+    PermissionResolution,
     PermissionCandidate,
     PermissionChoice,
     PermissionList,
@@ -49,6 +61,11 @@ from bot.kandev.permission_wire import (
 from bot.kandev.replies import json_200, validate
 
 LIST_TOOL = "list_pending_agent_permissions_kandev"
+#: The option id Kandev records for the web UI's "cancel" (no option chosen).
+CANCELLED_OPTION = "cancelled"
+#: How long, and how often, the winner of a claim Kandev has not written down yet is read.
+WINNER_READS = 10
+WINNER_READ_S = 0.1
 RESOLVE_TOOL = "resolve_agent_permission_kandev"
 CONVERSATION_TOOL = "get_task_conversation_kandev"
 
@@ -126,6 +143,69 @@ class PermissionsClient:
         record = self._record_or_none(choice)
         return settle(choice, step, record, maybe_mine=maybe_mine, first_sent=first_sent)
 
+    def approve(
+        self,
+        approval: Approval,
+        option_id: str,
+        *,
+        first_sent: datetime,
+        resend: bool = False,
+    ) -> models.Outcome:
+        """Resolve ``approval`` with ``option_id`` for a person, as the answer pipeline takes
+        outcomes (bot/kandev/models.py). Refused before sending when the session's turn was
+        cancelled since the request was seen (resolving would wedge it: contract §5).
+        Raises :class:`KandevUnavailable` / :class:`KandevAuthError` when nothing reached
+        Kandev (the person may send it again)."""
+        refused = self._turn_cancelled(approval)
+        if refused is not None:
+            return refused
+        choice = _choice(approval, option_id)
+        outcome = self.resolve(choice, resend=resend, first_sent=first_sent)
+        if isinstance(outcome, PermissionLost) and outcome.winner is None:
+            outcome = self._winner(choice, outcome)
+        return as_outcome(approval, outcome)
+
+    def read_back(
+        self, approval: Approval, option_id: str, *, first_sent: datetime
+    ) -> models.Outcome | None:
+        """What the transcript shows for this choice, sending nothing (None: it does not tell
+        yet, or cannot be read)."""
+        choice = _choice(approval, option_id)
+        try:
+            record = self.record(choice.task_id, choice.session_id, choice.request_id)
+        except KandevError:
+            return None
+        step = ReadTranscript("read back")
+        settled = settle(choice, step, record, maybe_mine=True, first_sent=first_sent)
+        if isinstance(settled, ResolveUnsettled):
+            return None
+        return as_outcome(approval, settled)
+
+    def _turn_cancelled(self, approval: Approval) -> models.Outcome | None:
+        if approval.cancellation_revision is None:
+            return None
+        try:
+            now = self.cancellation(approval.session_id)
+        except KandevUnavailable:
+            raise
+        except KandevError as exc:
+            raise KandevUnavailable(f"cannot read the session's cancellation: {exc}") from exc
+        if now is None:
+            return models.NotFound("the session is gone")
+        if now.pending or now.revision != approval.cancellation_revision:
+            return models.NotActive("the agent's turn was cancelled", reason="turn_cancelled")
+        return None
+
+    def _winner(self, choice: PermissionChoice, lost: PermissionLost) -> PermissionOutcome:
+        """Someone's claim that Kandev had not written down when asked: read it (it is
+        written a few milliseconds later)."""
+        for _ in range(WINNER_READS):
+            record = self._record_or_none(choice)
+            if record is not None and record.claimed and record.resolution is not None:
+                return PermissionLost(record.resolution)
+            self._sleep(WINNER_READ_S)
+        return ResolveUnsettled("someone else's choice is not in the transcript yet")
+
     def record(self, task_id: str, session_id: str, request_id: str) -> PermissionRecord | None:
         """The request's ``permission_request`` message (newest pages first): its status and
         who chose what (None: not in the session's transcript, or an unknown task). An
@@ -185,3 +265,60 @@ class PermissionsClient:
             return self.record(choice.task_id, choice.session_id, choice.request_id)
         except KandevError:
             return None
+
+
+def _choice(approval: Approval, option_id: str) -> PermissionChoice:
+    return PermissionChoice(
+        task_id=approval.task_id,
+        session_id=approval.session_id,
+        request_id=approval.request_id,
+        pending_id=approval.pending_id,
+        option_id=option_id,
+    )
+
+
+def _resolution(
+    approval: Approval, option_id: str, option_kind: str, at: datetime | None
+) -> models.Resolution:
+    """A choice as the answer pipeline records resolutions: ``answered`` for an allow,
+    ``rejected`` for a reject, the option as the one answer."""
+    option = approval.option(option_id)
+    kind = option_kind or (option.kind if option is not None else "")
+    status: Literal["answered", "rejected"] = (
+        "answered" if kind.startswith("allow") else "rejected"
+    )
+    answer = Answer(question_id="", selected_options=[option_id])
+    return models.Resolution(status=status, answers=[answer], responded_at=at)
+
+
+def _winner_resolution(approval: Approval, winner: PermissionResolution) -> models.Resolution:
+    return _resolution(approval, winner.option_id, winner.option_kind, winner.selected_at)
+
+
+def as_outcome(approval: Approval, outcome: PermissionOutcome) -> models.Outcome:
+    """A permission outcome as the answer pipeline's (bot/kandev/models.py) — raising what
+    that pipeline expects when nothing reached Kandev."""
+    match outcome:
+        case PermissionWon(option_id=option_id, option_kind=kind):
+            return models.Won(_resolution(approval, option_id, kind, None))
+        case PermissionLost(winner=winner, uncertain=uncertain) if winner is not None:
+            if winner.option_id == CANCELLED_OPTION:
+                return models.NotActive("cancelled in Kandev", reason="cancelled")
+            return models.Lost(_winner_resolution(approval, winner), uncertain=uncertain)
+        case PermissionLost():
+            return models.Unconfirmed("someone else's choice is not readable yet", True)
+        case OptionNotOffered(message=m) | ResolveRefused(message=m):
+            return models.Invalid(m)
+        case PermissionWithdrawn(message=m):
+            return models.NotActive(m)
+        case TaskOrSessionGone(message=m):
+            return models.NotFound(m)
+        case AgentStarting(message=m):
+            return models.NotRecorded(f"the agent is starting: {m}", retry_after=1.0)
+        case AuthRefused(message=m):
+            raise KandevAuthError(m)
+        case KandevUnreachable(message=m):
+            raise KandevUnavailable(m)
+        case ResolveUnsettled(reason=r):
+            return models.Unconfirmed(r, earlier_attempt=True)
+    raise AssertionError(f"unexpected permission outcome {outcome!r}")

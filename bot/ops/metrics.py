@@ -71,18 +71,26 @@ KANDEV_ERROR_KINDS = (
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
+#: The kinds of pending item (bot.core.pending.ItemKind), the ``kind`` label.
+ITEM_KINDS = ("question", "approval")
+
 CARDS_POSTED = Counter(
-    f"{PREFIX}_cards_posted", "Question cards posted to Slack.", registry=REGISTRY
+    f"{PREFIX}_cards_posted",
+    "Cards posted to Slack, by the kind of item (question, approval).",
+    ["kind"],
+    registry=REGISTRY,
 )
 ANSWERS = Counter(
     f"{PREFIX}_answers",
-    "Answers and rejections from Slack, by where they came from and how they ended.",
-    ["source", "outcome"],
+    "Answers, rejections and approvals from Slack, by where they came from, how they ended "
+    "and the kind of item.",
+    ["source", "outcome", "kind"],
     registry=REGISTRY,
 )
 TIME_TO_CARD = Histogram(
     f"{PREFIX}_time_to_card_seconds",
-    "From the bundle's creation in Kandev to its card posted in Slack.",
+    "From the item's creation in Kandev to its card posted in Slack, by kind.",
+    ["kind"],
     buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800),
     registry=REGISTRY,
 )
@@ -162,9 +170,14 @@ def outcome_label(kind: str) -> str:
     return _OUTCOME_OF.get(kind, "refused")
 
 
-def answer(source: str, via: str, kind: str) -> None:
-    """An answer or rejection ended with ``kind`` (a verdict or a refusal kind)."""
-    ANSWERS.labels(source_label(source, via), outcome_label(kind)).inc()
+def _item(kind: str) -> str:
+    return kind if kind in ITEM_KINDS else "question"
+
+
+def answer(source: str, via: str, kind: str, *, item: str = "question") -> None:
+    """An answer, rejection or approval of an ``item`` kind ended with ``kind`` (a verdict or
+    a refusal kind)."""
+    ANSWERS.labels(source_label(source, via), outcome_label(kind), _item(item)).inc()
 
 
 def answered_in(seconds: float) -> None:
@@ -172,14 +185,15 @@ def answered_in(seconds: float) -> None:
     ANSWER_SECONDS.observe(max(seconds, 0.0))
 
 
-def card_posted(bundle_created_at: datetime | None) -> None:
-    """A card is in Slack; ``bundle_created_at``: when Kandev created its bundle."""
-    CARDS_POSTED.inc()
-    if bundle_created_at is not None:
-        created = bundle_created_at
+def card_posted(created_at: datetime | None, *, kind: str = "question") -> None:
+    """A card is in Slack; ``created_at``: when Kandev created its item (of ``kind``)."""
+    CARDS_POSTED.labels(_item(kind)).inc()
+    if created_at is not None:
+        created = created_at
         if created.tzinfo is None:
             created = created.replace(tzinfo=UTC)
-        TIME_TO_CARD.observe(max((datetime.now(UTC) - created).total_seconds(), 0.0))
+        seconds = max((datetime.now(UTC) - created).total_seconds(), 0.0)
+        TIME_TO_CARD.labels(_item(kind)).observe(seconds)
 
 
 def acked(kind: str, seconds: float) -> None:

@@ -8,8 +8,9 @@ bot/cards/words.py. Pure.
 from __future__ import annotations
 
 from bot.cards import words
+from bot.core.approval import Approval
 from bot.core.clarification import Bundle
-from bot.core.domain import CardOutcome
+from bot.core.domain import Card, CardOutcome
 from bot.usecases.admission import Refusal, Unusable
 from bot.usecases.verdicts import Problem, Verdict
 
@@ -22,6 +23,12 @@ def unusable(payload: Unusable) -> str:
 def refusal(refused: Refusal) -> str:
     """Why an interaction may not go ahead."""
     kind = refused.kind
+    approval = _approval(refused.card)
+    if approval is not None and kind in ("already_answered", "resolved_already", "closed"):
+        outcome = _outcome(refused.outcome)
+        if kind == "already_answered":
+            return words.approval_already_message(approval, outcome)
+        return words.approval_lost_message(approval, outcome)
     match kind:
         case "forbidden":
             return words.forbidden_message()
@@ -45,6 +52,11 @@ def refusal(refused: Refusal) -> str:
 
 def verdict(said: Verdict) -> str:
     """How a submission ended ("" when the card says it all)."""
+    approval = _approval(said.card)
+    if approval is not None:
+        told = _approval_verdict(approval, said)
+        if told is not None:
+            return told
     action = said.action
     match said.kind:
         case "won":
@@ -80,6 +92,27 @@ def verdict(said: Verdict) -> str:
         case "duplicate":
             return words.still_checking_message(action=action) if said.checking else ""
     raise AssertionError(f"unexpected verdict {said.kind!r}")
+
+
+def _approval_verdict(approval: Approval, said: Verdict) -> str | None:
+    """The verdicts an approval words on its own (None: worded as for a question)."""
+    match said.kind:
+        case "lost":
+            return words.approval_lost_message(approval, _outcome(said.outcome))
+        case "undecided":
+            return words.approval_undecided_message(approval, _outcome(said.outcome))
+        case "already_answered":
+            return words.approval_already_message(approval, _outcome(said.outcome))
+        case "ended" | "unavailable":
+            card = said.card
+            assert card is not None
+            ended = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
+            return words.approval_ended_message(ended)
+    return None
+
+
+def _approval(card: Card | None) -> Approval | None:
+    return card.item if card is not None and isinstance(card.item, Approval) else None
 
 
 def problem(found: Problem) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.core.clarification import Bundle
-from bot.core.domain import Card, CardOutcome, CardState, PastAnswer, TaskInfo
+from pydantic import TypeAdapter
+
+from bot.core.domain import Card, CardOutcome, CardState, Item, PastAnswer, TaskInfo
 
 #: The columns a Card takes as they are (the others are decoded).
 _AS_STORED = ("pending_id", "task_id", "session_id", "workspace_id", "channel", "ts")
 _STAMPS = ("created_at", "updated_at")
+#: ``bundle_json`` holds the card's item: a bundle, or an approval (which says so in ``type``).
+_ITEM: TypeAdapter[Item] = TypeAdapter(Item)
 
 
 def card_from_row(row: Any) -> Card:
@@ -18,7 +21,7 @@ def card_from_row(row: Any) -> Card:
     return Card(
         **stored,
         state=CardState(row.state),
-        bundle=Bundle.model_validate_json(row.bundle_json),
+        item=_ITEM.validate_json(row.bundle_json),
         task=TaskInfo.model_validate_json(row.task_json),
         outcome=CardOutcome.model_validate_json(row.outcome_json) if row.outcome_json else None,
         past=PastAnswer.model_validate_json(row.past_json) if row.past_json else None,

@@ -18,7 +18,7 @@ class CardsRepository(CopiesMixin):
     other messages (copies.py): one aggregate, keyed by ``pending_id``."""
 
     def claim(self, new: NewCard) -> bool:
-        """Claim ``new.bundle``'s card for posting in ``new.channel``: True for exactly one
+        """Claim ``new.item``'s card for posting in ``new.channel``: True for exactly one
         caller ever.
 
         One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive
@@ -27,14 +27,14 @@ class CardsRepository(CopiesMixin):
         now = self._now()
         with self._write() as conn:
             stmt = insert_unless_exists(conn, cards, "pending_id").values(
-                pending_id=new.bundle.pending_id,
-                task_id=new.bundle.task_id,
-                session_id=new.bundle.session_id,
+                pending_id=new.item.item_id,
+                task_id=new.item.task_id,
+                session_id=new.item.session_id,
                 workspace_id=new.task.workspace_id,
                 channel=new.channel,
                 ts=None,
                 state=CardState.PENDING.value,
-                bundle_json=new.bundle.model_dump_json(),
+                bundle_json=new.item.model_dump_json(),  # the item, whichever kind
                 task_json=new.task.model_dump_json(),
                 outcome_json=None,
                 question_key=new.question_key,

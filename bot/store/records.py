@@ -35,7 +35,7 @@ class SubmissionContent(_Row):
     exactly what was submitted.
     """
 
-    action: Literal["answer", "reject"]
+    action: Literal["answer", "reject", "approve"]  # approve: an approval's option
     answers: list[Answer] = Field(default_factory=list)
     reason: str = ""
     #: The modal it was sent from, showing "Sending…" until the result replaces it (crash

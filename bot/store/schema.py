@@ -40,7 +40,7 @@ cards = Table(
     Column("channel", String, nullable=False),
     Column("ts", String),  # NULL while claimed but not (known to be) posted
     Column("state", String, nullable=False),
-    Column("bundle_json", Text, nullable=False),
+    Column("bundle_json", Text, nullable=False),  # the item: a bundle or an approval
     Column("task_json", Text, nullable=False),
     Column("outcome_json", Text),
     Column("claimed_at", UTCDateTime, nullable=False),

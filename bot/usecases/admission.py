@@ -19,6 +19,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 from bot.cards.wording import Action
+from bot.core.approval import Approval
 from bot.core.domain import Card, CardOutcome
 from bot.ops import metrics
 from bot.ops.logs import bind_log_context
@@ -230,6 +231,15 @@ class Admission:
 
     @staticmethod
     def _option_problem(request: Request, card: Card) -> Refusal | None:
+        """The payload names an option (or an action) this card never offered."""
+        if isinstance(card.item, Approval):
+            if request.via == "shortcut":
+                return Refusal("not_a_card")  # "Reject agent question" is for questions
+            # An approval is only ever resolved by one of its option buttons.
+            offered = request.option is not None and card.item.option(request.option[1])
+            return None if request.action == "approve" and offered else Refusal("tampered", card)
+        if request.action == "approve":
+            return Refusal("tampered", card)
         if request.option is None:
             return None
         question = card.bundle.question(request.option[0])

@@ -17,6 +17,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 
 from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
+from bot.core.approval import Approval
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardOutcome, CardState
 from bot.kandev import models as reply
@@ -25,6 +26,7 @@ from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable, K
 from bot.kandev.models import Outcome, Resolution
 from bot.ops import metrics
 from bot.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
+from bot.usecases import resolving
 from bot.usecases.admission import Admitted
 from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from bot.usecases.publisher import Publisher
@@ -151,7 +153,7 @@ class AnswerService:
                 log.warning("answer for %s not sent: its lease ran out", attempt.pending_id)
                 return Verdict("unconfirmed", card, action=attempt.action)
             try:
-                outcome = self._call_kandev(attempt, begun.first_sent)
+                outcome = resolving.send(self.kandev, card, attempt, first_sent=begun.first_sent)
             except KandevUnconfirmed as exc:
                 log.warning("answer for %s not confirmed by Kandev: %s", attempt.pending_id, exc)
                 outcome = reply.Unconfirmed(str(exc), earlier_attempt=True)
@@ -191,14 +193,7 @@ class AnswerService:
 
     def _read_back(self, card: Card, attempt: Attempt, first_sent: datetime) -> Outcome | None:
         try:
-            return self.kandev.recorded(
-                card.task_id,
-                card.pending_id,
-                answers=None if attempt.action == "reject" else list(attempt.answers),
-                reason=attempt.reason,
-                session_id=card.session_id or None,
-                first_sent=first_sent,
-            )
+            return resolving.read_back(self.kandev, card, attempt, first_sent=first_sent)
         except KandevError as exc:
             log.warning("could not read what Kandev recorded for %s: %s", card.pending_id, exc)
             return None
@@ -213,11 +208,6 @@ class AnswerService:
             return Verdict("unknown_bundle", action=attempt.action)
         return self._apply(card, attempt, outcome, key)
 
-    def _call_kandev(self, attempt: Attempt, first_sent: datetime) -> Outcome:
-        if attempt.action == "reject":
-            return self.kandev.reject(attempt.pending_id, attempt.reason, first_sent=first_sent)
-        return self.kandev.answer(attempt.pending_id, list(attempt.answers), first_sent=first_sent)
-
     def _apply(self, card: Card, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
         now, action = self.clock(), attempt.action
         match outcome:
@@ -226,8 +216,8 @@ class AnswerService:
                 return Verdict("won", self._resolve(card, result, force=True), action=action)
             case reply.Lost(resolution=res, uncertain=uncertain):
                 return self._lost(card, attempt, res, key, now, uncertain=uncertain)
-            case reply.NotActive():
-                result = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
+            case reply.NotActive(reason=why):
+                result = CardOutcome(state=CardState.ENDED, via="kandev", reason=why, at=now)
                 return Verdict("ended", self._resolve(card, result), action=action)
             case reply.NotFound():
                 result = CardOutcome(state=CardState.UNAVAILABLE, via="kandev", at=now)
@@ -318,6 +308,13 @@ class AnswerService:
 
     def _local_problem(self, card: Card, attempt: Attempt) -> Problem | None:
         """What Kandev would refuse, checked before sending."""
+        if isinstance(card.item, Approval):
+            option_id = resolving.chosen_option(attempt)
+            if attempt.action != "approve" or card.item.option(option_id) is None:
+                return Problem("that option was not offered by the agent")
+            return None
+        if attempt.action != "answer" and attempt.action != "reject":
+            return Problem("a question is answered or rejected")
         if attempt.action == "reject":
             length = len(attempt.reason.strip())
             return Problem(length=length) if length > MAX_TEXT else None

@@ -22,12 +22,14 @@ import threading
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
+from bot.core.domain import Card
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
 from bot.kandev.models import NotRecorded, Outcome, Unconfirmed
 from bot.ops import metrics
 from bot.ops.logs import log_context
 from bot.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
+from bot.usecases import resolving
 from bot.usecases.answers import AnswerService
 from bot.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from bot.usecases.permissions import Permissions
@@ -148,7 +150,7 @@ class Recovery:
                 if not self.submissions.hold_submission(key, resends, SUBMISSION_LEASE_S):
                     log.warning("not re-sending %s: taken over meanwhile", key[:12])
                     return None
-                outcome = self._send(attempt, sub)
+                outcome = self._send(card, attempt, sub)
         except (KandevUnavailable, KandevAuthError) as exc:
             if resends < MAX_RESENDS:
                 raise
@@ -195,18 +197,11 @@ class Recovery:
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
 
-    def _send(self, attempt: Attempt, sub: Submission) -> Outcome:
+    def _send(self, card: Card, attempt: Attempt, sub: Submission) -> Outcome:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly
         # what we send, recorded after the submission was (so first sent), as that attempt
         # winning; recorded before, as someone else's; undecidable, as uncertain.
-        first_sent = sub.created_at
-        if attempt.action == "reject":
-            return self.kandev.reject(
-                attempt.pending_id, attempt.reason, resend=True, first_sent=first_sent
-            )
-        return self.kandev.answer(
-            attempt.pending_id, list(attempt.answers), resend=True, first_sent=first_sent
-        )
+        return resolving.send(self.kandev, card, attempt, first_sent=sub.created_at, resend=True)
 
 
 def _describe(outcome: Outcome) -> str:

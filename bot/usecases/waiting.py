@@ -126,7 +126,7 @@ class WaitingQueue:
             workspace_id=task.workspace_id,
             channel=route.channel if route else "",
             state=CardState.PENDING,
-            bundle=bundle,
+            item=bundle,
             task=task,
             created_at=bundle.created_at,
             updated_at=self.clock(),

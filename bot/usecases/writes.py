@@ -16,9 +16,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from bot import cards
+from bot.cards.approval import render_approval
 from bot.cards.copy import with_note
 from bot.cards.plain import plain_card
 from bot.config.routing import USER_ID
+from bot.core.approval import Approval
 from bot.core.domain import Card, CardState
 from bot.ops import metrics
 from bot.slack_api.errors import SlackError
@@ -70,22 +72,29 @@ def copy_message(card: Card, note: str, kandev_url: str) -> Message:
 
 
 def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
-    rendered = cards.render_card(
-        card.bundle,
-        card.task,
-        card.state,
-        card.outcome,
-        kandev_url=kandev_url,
-        now=now or datetime.now(UTC),
-        past=card.past,
-    )
+    """The card of ``card``'s item, whichever kind (a bundle's, or an approval's)."""
+    at = now or datetime.now(UTC)
+    if isinstance(card.item, Approval):
+        rendered = render_approval(
+            card.item, card.task, card.state, card.outcome, kandev_url=kandev_url, now=at
+        )
+    else:
+        rendered = cards.render_card(
+            card.item,
+            card.task,
+            card.state,
+            card.outcome,
+            kandev_url=kandev_url,
+            now=at,
+            past=card.past,
+        )
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 
 def plain_message(card: Card, kandev_url: str) -> Message:
     """The card's plain form (see bot/cards/plain.py)."""
     rendered = plain_card(
-        card.pending_id, card.task_id or card.bundle.task_id, card.state, kandev_url=kandev_url
+        card.pending_id, card.task_id or card.item.task_id, card.state, kandev_url=kandev_url
     )
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
@@ -227,7 +236,7 @@ class Writes:
         posted by a process that died before it could record it — most likely still pending)."""
         if not self.cards.mark_posted(card.pending_id, card.channel, ts):
             return False
-        metrics.card_posted(card.bundle.created_at)
+        metrics.card_posted(card.item.created_at, kind=card.kind.value)
         posted = self.cards.get(card.pending_id)
         if posted is None:
             return True

@@ -182,7 +182,7 @@ def make_card(
         channel=channel,
         ts=ts,
         state=state,
-        bundle=bundle,
+        item=bundle,
         task=task,
         outcome=outcome,
         created_at=bundle.created_at,

@@ -8,6 +8,7 @@ from typing import Any
 from slack_bolt import Ack, App, BoltRequest
 
 from bot.cards import ids
+from bot.cards.wording import Action
 from bot.slack import requests
 from bot.slack.acks import acked_within
 from bot.slack.forms import FormKind, action_of
@@ -19,7 +20,8 @@ ACK_BUDGET_S = 1.0
 
 
 def register(app: App, svc: Services) -> None:
-    app.action(ids.ACTION_OPTION_PATTERN)(_option_clicked(svc))
+    app.action(ids.ACTION_OPTION_PATTERN)(_option_clicked(svc, "answer"))
+    app.action(ids.ACTION_APPROVE_PATTERN)(_option_clicked(svc, "approve"))
     app.action(ids.ACTION_OTHER)(_form_opener(svc, "other"))
     app.action(ids.ACTION_ANSWER_MODAL)(_form_opener(svc, "answer"))
     app.action(ids.ACTION_REJECT)(_form_opener(svc, "reject"))
@@ -32,12 +34,14 @@ def _link_clicked(ack: Ack) -> None:
     ack()
 
 
-def _option_clicked(svc: Services):
+def _option_clicked(svc: Services, action: Action):
+    """A one-click choice: a question's option ("answer") or an approval's ("approve")."""
+
     def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
         # parse / admit / record (local, durable) -> ack -> Kandev -> tell
         with acked_within(ack, ACK_BUDGET_S) as acked:
             retries = requests.retry_num(request.headers)
-            click = requests.click(body, "answer", option=True, retries=retries)
+            click = requests.click(body, action, option=True, retries=retries)
             svc.interactions.click(click, svc.click_reply(acked, click.where))
 
     return handle

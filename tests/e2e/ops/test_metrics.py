@@ -42,10 +42,10 @@ def test_metrics_follow_a_flow_and_match_the_readme(
     def delta(sample: str, **labels: str) -> float:
         return value(after, sample, **labels) - value(before, sample, **labels)
 
-    assert delta("kandev_slack_cards_posted_total") == 1
-    assert delta("kandev_slack_time_to_card_seconds_count") == 1
-    assert delta("kandev_slack_answers_total", source="button", outcome="won") == 1
-    assert delta("kandev_slack_answers_total", source="button", outcome="refused") == 1
+    assert delta("kandev_slack_cards_posted_total", kind="question") == 1
+    assert delta("kandev_slack_time_to_card_seconds_count", kind="question") == 1
+    assert delta("kandev_slack_answers_total", source="button", outcome="won", kind="question") == 1
+    assert delta("kandev_slack_answers_total", source="button", outcome="refused", kind="question") == 1
     assert delta("kandev_slack_answer_seconds_count") == 1
     assert delta("kandev_slack_ack_seconds_count", kind="block_actions") == 2
     assert value(after, "kandev_slack_pending_cards") == value(before, "kandev_slack_pending_cards")
@@ -86,8 +86,8 @@ def test_socket_mode_serves_metrics_and_health_on_metrics_port(
     after = scrape(f"{base}/metrics")
     won = ("kandev_slack_answers_total",)
     assert (
-        value(after, *won, source="button", outcome="won")
-        - value(before, *won, source="button", outcome="won")
+        value(after, *won, source="button", outcome="won", kind="question")
+        - value(before, *won, source="button", outcome="won", kind="question")
         == 1
     )
     assert value(after, "kandev_slack_ack_seconds_count", kind="block_actions") >= 1

@@ -49,7 +49,7 @@ def resolved_cards(draw) -> tuple[Card, str | None]:
         channel="C0QUESTION",
         ts="1700000000.000100",
         state=state,
-        bundle=bundle,
+        item=bundle,
         task=draw(tasks_for(bundle, mention_texts)),
         outcome=outcome,
         created_at=bundle.created_at,

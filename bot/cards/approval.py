@@ -1,0 +1,256 @@
+"""The Slack card of one approval (an agent's tool-permission request): pure rendering of
+(approval, task, state, outcome) → message.
+
+What the agent wants to do comes from the list's redacted ``action`` only (the command and its
+directory, the file, the network destination); one button per option the agent offered, named
+as the agent named it; an "always" option asks for confirmation first (Slack's ``confirm``
+dialog) and says what it means. Resolved, the card keeps what was asked, loses its buttons and
+carries one outcome line. Everything stays within Block Kit's limits whatever Kandev sends.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from bot.cards import ids
+from bot.cards.blocks import Block, actions, button, context, plain, section
+from bot.cards.card import UNTITLED_TASK, task_url
+from bot.cards.ids import ButtonValue, CodecError
+from bot.cards.limits import MAX_ACTIONS_ELEMENTS, MAX_MESSAGE_TEXT
+from bot.cards.mrkdwn import link
+from bot.cards.taskline import task_line
+from bot.cards.text import fit_escaped, fit_plain, one_line
+from bot.cards.wording import slack_date, user_mention
+from bot.core.approval import Approval, ToolAction, ToolOption
+from bot.core.domain import CardOutcome, CardState, TaskInfo
+
+MAX_TITLE = 300
+MAX_COMMAND = 2000  # of a section's 3,000 (the cwd and the description share the rest)
+MAX_PATH = 600
+MAX_DESCRIPTION = 300
+MAX_WORKSPACE = 200
+#: Buttons besides the options: "Open in Kandev".
+_OTHER_BUTTONS = 1
+MAX_OPTION_BUTTONS = MAX_ACTIONS_ELEMENTS - _OTHER_BUTTONS
+
+#: What an option's kind does, as the card's outcome line says it (a custom option has its own
+#: name and one of these kinds; an unknown kind is named by the option).
+KIND_DONE = {
+    "allow_once": "Allowed once",
+    "allow_always": "Always allowed",
+    "reject_once": "Rejected",
+    "reject_always": "Always rejected",
+}
+_WHAT = {
+    "command": "run a command",
+    "file_write": "write a file",
+    "file_read": "read a file",
+    "network": "reach the network",
+}
+
+
+def wants(action: ToolAction) -> str:
+    """``run a command`` / ``write a file`` / … (what the card's meta line says)."""
+    return _WHAT.get(action.type, "use a tool")
+
+
+def action_text(action: ToolAction) -> str:
+    """What the agent wants to do, as safe mrkdwn (the redacted projection only)."""
+    lines = [f"*The agent wants to {wants(action)}*"]
+    if action.type == "command" and action.command:
+        lines.append(_code_block(action.command, MAX_COMMAND))
+        if action.cwd:
+            lines.append(f"in {_code(action.cwd, MAX_PATH)}")
+    elif action.type in ("file_write", "file_read") and action.path:
+        lines.append(_code(action.path, MAX_PATH))
+    elif action.type == "network" and action.destination:
+        lines.append(_code(action.destination, MAX_PATH))
+    elif action.description:
+        lines.append(fit_escaped(one_line(action.description), MAX_DESCRIPTION)[0])
+    else:
+        lines.append("_Kandev did not say which tool or what with — open it in Kandev._")
+    if action.redacted:
+        lines.append("🔒 Kandev removed secrets from what is shown here.")
+    return "\n".join(lines)
+
+
+def _code(text: str, limit: int) -> str:
+    shown = fit_escaped(one_line(text).replace("`", "ˋ"), limit)[0]
+    return f"`{shown}`" if shown else "`(empty)`"
+
+
+def _code_block(text: str, limit: int) -> str:
+    shown = fit_escaped(text.replace("```", "`\u200b``").strip(), limit)[0]
+    return f"```\n{shown or '(empty)'}\n```"
+
+
+def option_done(option: ToolOption | None, option_id: str) -> tuple[str, bool]:
+    """(what choosing it did, whether it allows): ``Always allowed``, ``Rejected``, or the
+    option's own name when its kind is not one of ACP's four."""
+    if option is None:
+        return (f"Chose “{fit_escaped(one_line(option_id), 75)[0]}”", False)
+    done = KIND_DONE.get(option.kind)
+    name = fit_escaped(option.label, 75)[0]
+    if done is None:
+        return (f"Chose “{name}”", option.allows)
+    if option.name and one_line(option.name).casefold() not in _DEFAULT_NAMES:
+        done = f"{done} (“{name}”)"
+    return (done, option.allows)
+
+
+_DEFAULT_NAMES = frozenset(
+    {"allow once", "allow", "always allow", "allow always", "reject", "reject once", "deny"}
+    | {"always reject", "reject always", "always deny"}
+)
+
+
+def chosen_option(outcome: CardOutcome) -> str:
+    """The option id an approval's outcome records ("" when none)."""
+    for answer in outcome.answers:
+        if answer.selected_options:
+            return answer.selected_options[0]
+    return ""
+
+
+def approval_outcome_line(outcome: CardOutcome, approval: Approval) -> str:
+    """The one line a resolved approval card carries: what was chosen, by whom, where."""
+    who = user_mention(outcome.by_user)
+    in_slack = outcome.via == "slack"
+    where = (f"by {who} in Slack" if who else "in Slack") if in_slack else "in Kandev"
+    if outcome.state in (CardState.ANSWERED, CardState.REJECTED):
+        option_id = chosen_option(outcome)
+        done, allows = option_done(approval.option(option_id), option_id)
+        mark = "✅" if allows else "⛔"
+        return f"{mark} {done} {where}"
+    if outcome.state is CardState.ENDED:
+        return ENDED_LINES.get(outcome.reason, ENDED_LINES[""])
+    if outcome.state is CardState.UNAVAILABLE:
+        return "⚠️ Unavailable — Kandev no longer shows this task or its session to the bot"
+    return "⏳ Waiting for a decision"
+
+
+#: A withdrawn request's line, by the outcome's ``reason``.
+ENDED_LINES = {
+    "": (
+        "⏹ Withdrawn — the agent no longer waits for this (it was stopped, started a new "
+        "turn, or Kandev restarted)"
+    ),
+    "cancelled": "⏹ Cancelled in Kandev — the agent was told nobody chose",
+    "turn_cancelled": (
+        "⏹ Not answerable from Slack — the agent's turn was cancelled after it asked, and "
+        "answering now would leave the session stuck in Kandev (a Kandev bug). Stop or "
+        "restart the agent in Kandev."
+    ),
+}
+
+
+def _confirm(option: ToolOption, action: ToolAction) -> dict[str, Any]:
+    """Slack's confirmation dialog of an "always" option: what it means."""
+    if option.allows:
+        title, verb = "Always allow?", "Always allow"
+        text = (
+            f"The agent will be told to {wants(action)} like this from now on without asking "
+            "again (the agent keeps that choice, not Kandev)."
+        )
+    else:
+        title, verb = "Always reject?", "Always reject"
+        text = (
+            f"The agent will be told never to {wants(action)} like this, without asking again "
+            "(the agent keeps that choice, not Kandev)."
+        )
+    return {
+        "title": plain(title, 100),
+        "text": {"type": "plain_text", "text": fit_plain(text, 300)[0], "emoji": True},
+        "confirm": plain(verb, 30),
+        "deny": plain("Cancel", 30),
+    }
+
+
+def option_buttons(approval: Approval, item_id: str) -> tuple[list[Block], int]:
+    """One button per offered option (the first allow-once one primary) and how many options
+    could not be offered as a button (too many, or an id too long for a button value)."""
+    buttons: list[Block] = []
+    left_out = 0
+    primary_done = False
+    for index, option in enumerate(approval.options):
+        if len(buttons) >= MAX_OPTION_BUTTONS:
+            left_out += 1
+            continue
+        value = ButtonValue(pending_id=item_id, option_id=option.option_id)
+        try:
+            encoded = value.encode()
+        except CodecError:
+            left_out += 1
+            continue
+        style = None
+        if option.kind == "allow_once" and not primary_done:
+            style, primary_done = "primary", True
+        element = button(option.label, ids.approve_action_id(index), value=encoded, style=style)
+        if option.always:
+            element["confirm"] = _confirm(option, approval.action)
+        buttons.append(element)
+    return buttons, left_out
+
+
+def render_approval(
+    approval: Approval,
+    task: TaskInfo,
+    state: CardState,
+    outcome: CardOutcome | None,
+    *,
+    kandev_url: str,
+    now: datetime,
+) -> dict[str, Any]:
+    """The approval card for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``."""
+    url = task_url(kandev_url, approval.task_id or task.task_id)
+    final = _final(state, outcome, now)
+    title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
+    blocks: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
+    line = task_line(task)
+    if line:
+        blocks.append(context(line, block_id=ids.BLOCK_TASK))
+    blocks.append(context(_meta_line(approval, task), block_id=ids.BLOCK_META))
+    if final is not None:
+        done = f"*{approval_outcome_line(final, approval)}* · {slack_date(final.at)}"
+        blocks.append(section(done, block_id=ids.BLOCK_OUTCOME))
+    blocks.append(section(action_text(approval.action), block_id=ids.BLOCK_TOOL))
+    open_button = button("Open in Kandev", ids.ACTION_OPEN, url=url)
+    if final is None:
+        buttons, left_out = option_buttons(approval, approval.item_id)
+        if left_out:
+            more = f"{left_out} more options are not shown here — {link(url, 'open it in Kandev')}"
+            blocks.append(context(more, block_id=ids.BLOCK_NOTICE))
+        blocks.append(actions([*buttons, open_button], block_id=ids.BLOCK_ACTIONS))
+    else:
+        blocks.append(actions([open_button], block_id=ids.BLOCK_ACTIONS))
+    return {"text": _fallback_text(approval, title, final), "blocks": blocks}
+
+
+def _meta_line(approval: Approval, task: TaskInfo) -> str:
+    parts = ["🔐 *Approval needed*"]
+    workspace = one_line(task.workspace_name)
+    if workspace:
+        parts.append("Workspace *" + fit_escaped(workspace, MAX_WORKSPACE)[0] + "*")
+    parts.append(f"asked {slack_date(approval.created_at)}")
+    return " · ".join(parts)
+
+
+def _final(state: CardState, outcome: CardOutcome | None, now: datetime) -> CardOutcome | None:
+    if not state.terminal:
+        return None
+    if outcome is not None and outcome.state is state:
+        return outcome
+    return CardOutcome(state=state, at=outcome.at if outcome else now)
+
+
+def _fallback_text(approval: Approval, title: str, final: CardOutcome | None) -> str:
+    """The notification text: what the agent wants, and on which task (plain, no mentions)."""
+    what = fit_plain(approval.headline, 300)[0]
+    if final is None:
+        text = f"Approval needed: {what} — {title}"
+    else:
+        # Nobody is mentioned in a notification: the line without who.
+        line = approval_outcome_line(final.model_copy(update={"by_user": None}), approval)
+        text = f"{fit_plain(line, 300)[0]}: {what} — {title}"
+    return fit_plain(text, MAX_MESSAGE_TEXT)[0]
