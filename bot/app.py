@@ -49,6 +49,7 @@ from bot.store import Database
 from bot.store.engine import SessionTimeouts
 from bot.usecases.admission import Admission
 from bot.usecases.answers import AnswerService
+from bot.usecases.approvals import Approvals
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.leases import InFlight, LeaseKeeper
@@ -124,12 +125,23 @@ def build(settings: Settings, mode: Mode) -> Bot:
     web = make_web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
     parts = _use_cases(settings, health, store, kandev, SlackGateway(web))
     bolt = _bolt_app(web, parts.services, settings, mode)
+    approvals = parts.approvals
+
+    def resolved(hint: Resolved) -> None:
+        parts.sync.on_resolved(hint)
+        approvals.on_resolved(hint.session_id)
+
+    def connected() -> None:
+        parts.sync.on_connected()
+        approvals.on_connected()
+
     hints = KandevHints(
         settings.kandev_url,
         secret_text(settings.kandev_token),
         on_new_pending=parts.new_bundles.put,
-        on_resolved=parts.sync.on_resolved,
-        on_connected=parts.sync.on_connected,
+        on_resolved=resolved,
+        on_connected=connected,
+        on_permission=lambda hint: approvals.on_permission(hint.task_id),
     )
     bot = Bot(
         settings=settings,
@@ -141,7 +153,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         hints=hints,
         workers=[],
         lanes=[parts.services.answering, parts.services.reading],
-        wakeups=[parts.sync_wakeup, parts.hinted, parts.card_changes],
+        wakeups=[parts.sync_wakeup, parts.hinted, parts.card_changes, approvals.wakeup],
         sync=parts.sync,
     )
     worker_id = parts.publisher.worker_id
@@ -166,6 +178,7 @@ class _UseCases:
 
     publisher: Publisher
     sync: SyncEngine
+    approvals: Approvals
     recovery: Recovery
     home: HomeService
     followups: FollowUpWorker
@@ -221,6 +234,7 @@ def _use_cases(
     return _UseCases(
         publisher=publisher,
         sync=sync,
+        approvals=_approvals(settings, store, kandev, tasks, publisher, health),
         recovery=recovery,
         home=home,
         followups=FollowUpWorker(store.followups, permissions, publisher, health),
@@ -231,6 +245,31 @@ def _use_cases(
         sync_wakeup=signals.sync_wakeup,
         hinted=signals.hinted,
         card_changes=card_changes,
+    )
+
+
+def _approvals(
+    settings: Settings,
+    store: Database,
+    kandev: KandevClient,
+    tasks: TaskDirectory,
+    publisher: Publisher,
+    health: Health,
+) -> Approvals:
+    """Tool-permission requests found, posted once and ended (own worker)."""
+    return Approvals(
+        kandev.permissions,
+        kandev.workspaces,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        settings.routing,
+        tasks,
+        publisher,
+        health,
+        clock=lambda: datetime.now(UTC),
+        wakeup=Signal("approvals"),
+        poll_interval=settings.kandev_poll_interval,
     )
 
 
@@ -346,6 +385,7 @@ def _workers(parts: _UseCases, stop: threading.Event) -> list[threading.Thread]:
     return [
         _worker("sync", parts.sync.run, stop),
         _worker("sync-hints", parts.sync.run_hints, stop),
+        _worker("approvals", parts.approvals.run, stop),
         _worker("recovery", parts.recovery.run, stop),
         _worker("home", parts.home.run, stop),
         _worker("followups", parts.followups.run, stop),

@@ -413,8 +413,7 @@ def approval_ended_message(outcome: CardOutcome) -> str:
     """Why a request can no longer be answered; nothing was sent."""
     if outcome.state is CardState.UNAVAILABLE:
         return (
-            "Kandev no longer shows this request's task or session to the bot, so nothing "
-            "was sent."
+            "Kandev no longer shows this request's task or session to the bot, so nothing was sent."
         )
     if outcome.reason == "cancelled":
         return "This request was cancelled in Kandev. Nothing was sent."

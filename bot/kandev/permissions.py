@@ -48,13 +48,13 @@ from bot.kandev.permission_outcomes import (
 )
 from bot.kandev.permission_wire import (
     PERMISSION_MESSAGE_TYPE,
-    PermissionResolution,
     PermissionCandidate,
     PermissionChoice,
     PermissionList,
     PermissionPage,
     PermissionRecord,
     PermissionRequest,
+    PermissionResolution,
     SessionCancellation,
     WorkspaceTaskPage,
 )
@@ -284,9 +284,7 @@ def _resolution(
     ``rejected`` for a reject, the option as the one answer."""
     option = approval.option(option_id)
     kind = option_kind or (option.kind if option is not None else "")
-    status: Literal["answered", "rejected"] = (
-        "answered" if kind.startswith("allow") else "rejected"
-    )
+    status: Literal["answered", "rejected"] = "answered" if kind.startswith("allow") else "rejected"
     answer = Answer(question_id="", selected_options=[option_id])
     return models.Resolution(status=status, answers=[answer], responded_at=at)
 

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import func, or_, select, update
 
+from bot.core.approval import APPROVAL_PREFIX
 from bot.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from bot.store.base import insert_unless_exists
 from bot.store.card_row import card_from_row as _card
@@ -129,13 +130,31 @@ class CardsRepository(CopiesMixin):
             ).all()
         return {row.pending_id: TaskInfo.model_validate_json(row.task_json) for row in rows}
 
+    def pending_of_kind(self, prefix: str) -> list[Card]:
+        """Pending cards whose key starts with ``prefix`` (``perm:``: the approvals), oldest
+        first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(
+                    cards.c.state == CardState.PENDING.value,
+                    cards.c.pending_id.startswith(prefix, autoescape=True),
+                )
+                .order_by(cards.c.created_at, cards.c.pending_id)
+            ).all()
+        return [_card(row) for row in rows]
+
     def pending_ids(self) -> list[tuple[str, datetime]]:
-        """``(pending_id, created_at)`` of the cards in state pending, oldest first: what
-        :meth:`pending` reads, without reading (and decoding) each card."""
+        """``(pending_id, created_at)`` of the question cards in state pending, oldest first:
+        what the reconciler checks against Kandev's list of bundles, without reading (and
+        decoding) each card. Approvals (keys ``perm:…``) are left to bot/usecases/approvals.py."""
         with self._read() as conn:
             rows = conn.execute(
                 select(cards.c.pending_id, cards.c.created_at)
-                .where(cards.c.state == CardState.PENDING.value)
+                .where(
+                    cards.c.state == CardState.PENDING.value,
+                    ~cards.c.pending_id.startswith(APPROVAL_PREFIX, autoescape=True),
+                )
                 .order_by(cards.c.created_at, cards.c.pending_id)
             ).all()
         return [(row.pending_id, row.created_at) for row in rows]

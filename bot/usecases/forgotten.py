@@ -43,7 +43,7 @@ class ForgottenCards:
         """The ts of ``card``'s message already in its channel, when its bundle is older than
         this process (else None without a look). A search Slack refuses for good is said (a
         warning) and counts as nothing found: the card is posted."""
-        created = card.bundle.created_at
+        created = card.item.created_at
         if self.started_at is None or created >= self.started_at + MARGIN:
             return None
         if card.pending_id in self._looked:

@@ -1,0 +1,353 @@
+"""Kandev -> Slack for approvals: find the agents' tool-permission requests, post each once,
+and end its card the way the request ended.
+
+There is no global list of permission requests and no push naming one
+(kandev-permissions.md §0, §10): a task is *looked at* — its live requests listed
+(``list_pending_agent_permissions_kandev``) — when
+
+- a push hint says one of its sessions now waits on a permission (``on_permission``; about a
+  second from the request to its card),
+- a push hint says a session's pending action went away and the bot has an approval card for
+  it (``on_resolved``), and
+- every poll interval and after every reconnect of the hints (the *sweep*): every task the
+  workspaces' task lists flag ``permission`` (a hint, stale after a Kandev restart), and every
+  task with an approval card still waiting.
+
+A listed request without a card is claimed (the store's claim: one card per request across
+replicas and restarts) and posted in its route's channel; a request whose route cannot be
+decided is posted nowhere (fail closed) and shown in /healthz. A card whose request left the
+list is ended by what the transcript records (``permission_resolution``: the winner's option,
+or withdrawn), never guessed; the session's cancellation revision, recorded at post time, tells
+a request whose turn was cancelled (Kandev's bug, contract §5): its card says it cannot be
+answered from Slack.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from bot.config.routing import Routing
+from bot.core.approval import APPROVAL_PREFIX, approval_key
+from bot.core.clarification import Answer
+from bot.core.domain import Card, CardOutcome, CardState, NewCard
+from bot.core.signals import Inbox, Signal
+from bot.kandev.errors import KandevAgentStarting, KandevError, KandevNotFoundError
+from bot.kandev.models import Workspace
+from bot.kandev.permission_wire import (
+    PermissionCandidate,
+    PermissionRecord,
+    PermissionRequest,
+    SessionCancellation,
+)
+from bot.ops.health import Health
+from bot.store import Submission
+from bot.usecases.audit import Audit
+from bot.usecases.backoff import doubling, wait_for
+from bot.usecases.discovery import UNROUTABLE_RETRY_S, Unroutable
+from bot.usecases.leases import SUBMISSION_LEASE_S
+from bot.usecases.tasks import TaskDirectory, TaskUnknown
+
+log = logging.getLogger(__name__)
+
+#: The /healthz component of approvals whose route cannot be decided.
+UNROUTABLE = "unroutable_approvals"
+#: A request missing from its task's list whose transcript does not say how it ended (Kandev
+#: restarted under it) is ended after this long (a list read racing its creation is not).
+MISSING_GRACE_S = 3.0
+#: Kandev records this option id for the web UI's cancel (nobody chose).
+CANCELLED_OPTION = "cancelled"
+
+
+class ApprovalsKandev(Protocol):
+    """The permission calls (bot.kandev.permissions.PermissionsClient)."""
+
+    def list_pending(
+        self, task_id: str, session_id: str | None = None
+    ) -> list[PermissionRequest]: ...
+
+    def candidates(self, workspace_id: str) -> list[PermissionCandidate]: ...
+
+    def cancellation(self, session_id: str) -> SessionCancellation | None: ...
+
+    def record(self, task_id: str, session_id: str, request_id: str) -> PermissionRecord | None: ...
+
+
+class ApprovalCards(Protocol):
+    """What approvals call on the cards (bot.store.CardsRepository)."""
+
+    def get(self, pending_id: str) -> Card | None: ...
+
+    def claim(self, new: NewCard) -> bool: ...
+
+    def pending_of_kind(self, prefix: str) -> list[Card]: ...
+
+    def transition(
+        self, pending_id: str, to: CardOutcome, expected: CardState = CardState.PENDING
+    ) -> bool: ...
+
+
+class ApprovalSubmissions(Protocol):
+    """Whether a Slack click owns a card now, and who won (bot.store.SubmissionsRepository)."""
+
+    def submission_in_flight(
+        self, pending_id: str, within_s: float, *, besides: str = ...
+    ) -> bool: ...
+
+    def won_submission(self, pending_id: str) -> Submission | None: ...
+
+
+class ApprovalPosts(Protocol):
+    """Where cards are posted and edited (bot.usecases.publisher.Publisher)."""
+
+    def enqueue_post(self, card: Card) -> None: ...
+
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
+
+
+@dataclass
+class SweepReport:
+    """One look: tasks looked at, cards claimed, cards ended (their keys)."""
+
+    tasks: int = 0
+    posted: list[str] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Approvals:
+    kandev: ApprovalsKandev
+    #: The workspaces the bot's token sees (bot.kandev.client.KandevClient.workspaces).
+    workspaces: Callable[[], list[Workspace]]
+    cards: ApprovalCards
+    submissions: ApprovalSubmissions
+    audit_log: Audit
+    routing: Routing
+    tasks: TaskDirectory
+    posts: ApprovalPosts
+    health: Health
+    clock: Callable[[], datetime]
+    #: Wakes the loop: a hint named a task, or the hints reconnected.
+    wakeup: Signal
+    poll_interval: float = 5.0
+    #: Tasks push hints named, waiting to be looked at (filled on the hints thread).
+    hinted: Inbox[str] = field(init=False)
+    #: Listed requests whose route cannot be decided yet, by card key.
+    unroutable: dict[str, Unroutable] = field(default_factory=dict)
+    _missing_since: dict[str, float] = field(default_factory=dict)
+    _sweep_due: bool = True
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.hinted = Inbox("approval hints", wakes=self.wakeup)
+        self._unroutable_wait = doubling(*UNROUTABLE_RETRY_S)
+
+    # ---- what wakes it (called on the hints thread: hand over only) -------------------------
+
+    def on_permission(self, task_id: str) -> None:
+        """A session of ``task_id`` now waits on a permission."""
+        if task_id:
+            self.hinted.put(task_id)
+
+    def on_resolved(self, session_id: str) -> None:
+        """A session's pending action went away: look again at its approvals' task."""
+        for card in self.cards.pending_of_kind(APPROVAL_PREFIX):
+            if card.session_id == session_id:
+                self.hinted.put(card.task_id)
+
+    def on_connected(self) -> None:
+        """The hints (re)connected: what they missed is found by a sweep."""
+        self._sweep_due = True
+        self.wakeup.raise_()
+
+    # ---- the loop ------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        next_sweep = 0.0
+        while not stop.is_set():
+            try:
+                if self._sweep_due or time.monotonic() >= next_sweep:
+                    self._sweep_due = False
+                    next_sweep = time.monotonic() + self.poll_interval
+                    self.sweep()
+                for task_id in dict.fromkeys(self.hinted.drain()):
+                    self.look_at(task_id)
+            except KandevError as exc:
+                log.warning("approvals: Kandev call failed, retrying next cycle: %s", exc)
+            except Exception:
+                log.exception("approvals: cycle failed")
+            self.wakeup.wait(max(0.05, min(self.poll_interval, next_sweep - time.monotonic())))
+
+    def sweep(self) -> SweepReport:
+        """Look at every task the workspaces flag ``permission`` and every task with an
+        approval card still waiting; end what left, post what is new."""
+        tasks: dict[str, None] = {}
+        for workspace in self.workspaces():
+            for candidate in self.kandev.candidates(workspace.id):
+                tasks[candidate.task_id] = None
+        waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
+        for card in waiting:
+            tasks[card.task_id] = None
+        report = SweepReport()
+        for task_id in tasks:
+            self._merge(report, self.look_at(task_id))
+        self._check_cancellations(waiting, report)
+        self._report_unroutable()
+        return report
+
+    def look_at(self, task_id: str) -> SweepReport:
+        """List ``task_id``'s live requests: post those without a card, end the cards of
+        those that left."""
+        report = SweepReport(tasks=1)
+        try:
+            listed = self.kandev.list_pending(task_id)
+        except KandevAgentStarting:
+            return report  # the agent is starting: the next look lists it
+        except KandevNotFoundError:
+            listed = []
+        live = {approval_key(r.request_id): r for r in listed}
+        with self._lock:
+            for key, request in live.items():
+                self._missing_since.pop(key, None)
+                if self.cards.get(key) is None and self._due(key) and self._post(request):
+                    report.posted.append(key)
+            for card in self.cards.pending_of_kind(APPROVAL_PREFIX):
+                if card.task_id == task_id and card.pending_id not in live and self._end(card):
+                    report.ended.append(card.pending_id)
+        return report
+
+    # ---- a new request -------------------------------------------------------------------
+
+    def _post(self, request: PermissionRequest) -> bool:
+        key = approval_key(request.request_id)
+        try:
+            task = self.tasks.info(request.task_id)
+        except TaskUnknown as exc:
+            return self._cannot_route(key, exc.reason)
+        route = self.routing.route_for(task)
+        if route is None:
+            name = task.workspace_name or task.workspace_id
+            return self._cannot_route(
+                key, f"no channel for workspace {name!r}: add a [[route]] or a default channel"
+            )
+        self.unroutable.pop(key, None)
+        cancellation = self.kandev.cancellation(request.session_id)
+        if cancellation is None:
+            return False  # the session is gone: nothing to approve any more
+        approval = request.approval(cancellation_revision=cancellation.revision)
+        if not self.cards.claim(NewCard(approval, task, route.channel)):
+            return False  # another replica (or an earlier look) has it
+        card = self.cards.get(key)
+        if card is not None:
+            self.posts.enqueue_post(card)
+            self.audit_log.audit(key, None, "post", "kandev", "queued", route.channel)
+        return True
+
+    def _due(self, key: str) -> bool:
+        waiting = self.unroutable.get(key)
+        return waiting is None or time.monotonic() >= waiting.next_try
+
+    def _cannot_route(self, key: str, reason: str) -> bool:
+        """Fail closed: posted nowhere, tried again with backoff, shown in /healthz."""
+        attempts = self.unroutable[key].attempts + 1 if key in self.unroutable else 1
+        wait = wait_for(self._unroutable_wait, attempts)
+        self.unroutable[key] = Unroutable(reason, attempts, time.monotonic() + wait)
+        log.warning("approval %s cannot be routed (%s); retrying in %.0f s", key, reason, wait)
+        self._report_unroutable()
+        return False
+
+    def _report_unroutable(self) -> None:
+        if not self.unroutable:
+            self.health.clear(UNROUTABLE)
+            return
+        count = len(self.unroutable)
+        reasons = sorted({u.reason for u in self.unroutable.values()})
+        what = "approval cannot" if count == 1 else "approvals cannot"
+        self.health.problem(UNROUTABLE, f"{count} {what} be routed: {'; '.join(reasons)}")
+
+    # ---- how one ended ---------------------------------------------------------------------
+
+    def _end(self, card: Card) -> bool:
+        """A request left its task's list: end its card as the transcript says it ended."""
+        if self.submissions.submission_in_flight(card.pending_id, SUBMISSION_LEASE_S):
+            return False  # a Slack click is resolving it: the answer pipeline ends it
+        approval = card.approval
+        try:
+            record = self.kandev.record(card.task_id, card.session_id, approval.request_id)
+        except KandevError as exc:
+            log.warning("how approval %s ended is not readable yet: %s", card.pending_id, exc)
+            return False
+        now = self.clock()
+        outcome = self._outcome_of(card, record, now)
+        if outcome is None:
+            return False
+        return self._transition(card, outcome)
+
+    def _outcome_of(
+        self, card: Card, record: PermissionRecord | None, now: datetime
+    ) -> CardOutcome | None:
+        if record is not None and record.claimed and record.resolution is not None:
+            chosen = record.resolution
+            if chosen.option_id == CANCELLED_OPTION:
+                return CardOutcome(state=CardState.ENDED, reason="cancelled", at=now)
+            option = card.approval.option(chosen.option_id)
+            kind = chosen.option_kind or (option.kind if option is not None else "")
+            state = CardState.ANSWERED if kind.startswith("allow") else CardState.REJECTED
+            answer = Answer(question_id="", selected_options=[chosen.option_id])
+            outcome = CardOutcome(state=state, answers=[answer], at=now)
+            return self._attribute(card, outcome)
+        if record is not None and record.withdrawn:
+            return CardOutcome(state=CardState.ENDED, at=now)
+        # Not in the list, and the transcript does not say (Kandev restarted under it, or the
+        # list raced its creation): withdrawn once it stays that way for a moment.
+        first = self._missing_since.setdefault(card.pending_id, time.monotonic())
+        if time.monotonic() - first < MISSING_GRACE_S:
+            return None
+        return CardOutcome(state=CardState.ENDED, at=now)
+
+    def _attribute(self, card: Card, outcome: CardOutcome) -> CardOutcome:
+        """A choice a Slack user's click won shows their name, even if this sees it first."""
+        won = self.submissions.won_submission(card.pending_id)
+        if won is None:
+            return outcome
+        return outcome.model_copy(update={"via": "slack", "by_user": won.user})
+
+    def _check_cancellations(self, waiting: list[Card], report: SweepReport) -> None:
+        """Cards still waiting whose session's turn was cancelled since they were posted:
+        they say they cannot be answered from Slack (resolving would wedge the session)."""
+        for card in waiting:
+            revision = card.approval.cancellation_revision
+            if revision is None or card.pending_id in report.ended:
+                continue
+            current = self.cards.get(card.pending_id)
+            if current is None or current.state is not CardState.PENDING:
+                continue
+            now = self.kandev.cancellation(card.session_id)
+            if now is None or (now.revision == revision and not now.pending):
+                continue
+            outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
+            if self._transition(card, outcome):
+                report.ended.append(card.pending_id)
+
+    def _transition(self, card: Card, outcome: CardOutcome) -> bool:
+        self._missing_since.pop(card.pending_id, None)
+        if not self.cards.transition(card.pending_id, outcome):
+            return False
+        self.audit_log.audit(
+            card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced"
+        )
+        updated = self.cards.get(card.pending_id)
+        if updated is not None:
+            self.posts.enqueue_update(updated)
+        return True
+
+    @staticmethod
+    def _merge(report: SweepReport, one: SweepReport) -> None:
+        report.tasks += one.tasks
+        report.posted += one.posted
+        report.ended += one.ended
