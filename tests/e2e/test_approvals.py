@@ -1,0 +1,169 @@
+"""Approvals end to end: an agent's tool-permission request on the real Kandev becomes a card
+in its route's channel; a click resolves it and the agent gets that option; resolved in the
+web UI first, withdrawn (agent stopped), a cancelled turn, redaction and who may answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.cards import ids
+from bot.core.approval import approval_key
+from fakeslack import ALICE, BOB
+from tests.e2e.helpers import (
+    assert_terminal_controls,
+    buttons,
+    click_stale,
+    outcome_line,
+    start_bot,
+    wait_card,
+    wait_ephemeral,
+    wait_outcome,
+)
+from tests.kit.harness import CHANNEL
+from tests.kit.harness.mock_agent import permission_spec
+from tests.kit.harness.permissions import Permissions, SeededPermission
+
+RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
+OPTIONS = ["Allow once", "Always allow", "Reject", "Always reject", "Open in Kandev"]
+
+
+def _texts(blocks: list[dict[str, Any]]) -> str:
+    """Every text of a message's blocks, joined (what a person could read)."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "text" and isinstance(value, str):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(blocks)
+    return "\n".join(found)
+
+
+def _respond_in_web_ui(kandev: Permissions, seeded: SeededPermission, option_id: str) -> Any:
+    payload = {**seeded.resolve_arguments(option_id)}
+    return kandev.ws_request("permission.respond", payload)
+
+
+def test_an_approval_is_posted_and_a_click_allows_it_once(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot = start_bot(app_factory)
+    seeded = seed.permission([RM], title="Clean the build")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+    shown = _texts(card.blocks)
+    assert "rm -rf build" in shown and "/repo/app" in shown
+    assert "Clean the build" in shown and "Approval needed" in shown
+    assert buttons(card) == OPTIONS
+    always = next(
+        e
+        for b in card.blocks
+        if b.get("block_id") == ids.BLOCK_ACTIONS
+        for e in b["elements"]
+        if e["text"]["text"] == "Always allow"
+    )
+    assert always["confirm"]["confirm"]["text"] == "Always allow"
+    assert "Approval needed: Run rm -rf build" in card.text
+
+    driver = slack_driver(bot.events_url)
+    assert driver.click(CHANNEL, card.ts, text="Allow once", user=ALICE).status == 200
+    done = wait_outcome(fake_slack, card.ts, "*✅")
+    assert outcome_line(done).startswith(f"*✅ Allowed once by <@{ALICE.id}> in Slack*")
+    assert_terminal_controls(done)
+    got = Permissions(seed.server).agent_outcomes(seeded.task_id)
+    assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}
+
+    # A second click (a stale client) is told it was already chosen; nothing more is sent.
+    click_stale(driver, CHANNEL, card.ts, text="Reject", user=ALICE)
+    told = wait_ephemeral(fake_slack, ALICE.id, "already chose")
+    assert "Allowed once" in told.text
+    assert len(Permissions(seed.server).agent_outcomes(seeded.task_id)) == 1
+
+
+def test_chosen_in_the_web_ui_first_then_a_late_click(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot = start_bot(app_factory)
+    seeded = seed.permission([RM], title="Web UI first")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+    kandev = Permissions(seed.server)
+    reply = _respond_in_web_ui(kandev, seeded, "reject_once")
+    assert reply["success"] is True, reply
+
+    done = wait_outcome(fake_slack, card.ts, "*⛔")
+    assert outcome_line(done).startswith("*⛔ Rejected in Kandev*")
+    assert_terminal_controls(done)
+    click_stale(slack_driver(bot.events_url), CHANNEL, card.ts, text="Allow once", user=BOB)
+    told = wait_ephemeral(fake_slack, BOB.id, "chose first")
+    assert told.text == "Someone in Kandev chose first: Rejected. Your choice was not sent."
+    got = kandev.agent_outcomes(seeded.task_id)
+    assert [g["outcome"] for g in got] == [{"outcome": "selected", "optionId": "reject_once"}]
+
+
+def test_a_request_withdrawn_by_stopping_the_agent_ends_its_card(
+    app_factory, seed, fake_slack
+) -> None:
+    start_bot(app_factory)
+    seeded = seed.permission([RM], title="Stopped agent")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+    Permissions(seed.server).stop_agent(seeded.session_id)
+    done = wait_outcome(fake_slack, card.ts, "*⏹")
+    assert outcome_line(done).startswith("*⏹ Withdrawn")
+    assert_terminal_controls(done)
+
+
+def test_a_cancelled_turn_is_never_resolved_from_slack(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot = start_bot(app_factory)
+    seeded = seed.permission([RM], title="Cancelled turn")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+    kandev = Permissions(seed.server)
+    kandev.cancel_turn(seeded.session_id)
+
+    # The card says it cannot be answered here; a click from a stale client sends nothing.
+    done = wait_outcome(fake_slack, card.ts, "*⏹")
+    assert outcome_line(done).startswith("*⏹ Not answerable from Slack")
+    click_stale(slack_driver(bot.events_url), CHANNEL, card.ts, text="Allow once", user=ALICE)
+    told = wait_ephemeral(fake_slack, ALICE.id, "Nothing was sent")
+    assert "turn was cancelled" in told.text
+    assert [p["request_id"] for p in kandev.list(seeded.task_id)] == [seeded.request_id]
+
+
+def test_a_url_secret_kandev_redacted_never_reaches_slack(app_factory, seed, fake_slack) -> None:
+    start_bot(app_factory)
+    fetch = permission_spec(
+        "Fetch https://example.com/api?token=SECRET123",
+        "fetch",
+        {"url": "https://example.com/api?token=SECRET123"},
+    )
+    seeded = seed.permission([fetch], title="Fetch the API")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+    assert "https://example.com/api" in _texts(card.blocks)
+    posted = [c.params for c in fake_slack.calls("chat.postMessage")]
+    assert posted and not any("SECRET123" in repr(p) for p in posted)
+
+
+def test_only_answerers_may_approve(app_factory, seed, fake_slack, slack_driver, tmp_path) -> None:
+    config = tmp_path / "routing.toml"
+    config.write_text(f'[defaults]\nchannel = "{CHANNEL}"\nanswerers = ["{ALICE.id}"]\n')
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(config))
+    seeded = seed.permission([RM], title="Only Alice approves")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+    driver = slack_driver(bot.events_url)
+
+    assert driver.click(CHANNEL, card.ts, text="Allow once", user=BOB).status == 200
+    wait_ephemeral(fake_slack, BOB.id, "not on the list of people who may answer")
+    kandev = Permissions(seed.server)
+    assert [p["request_id"] for p in kandev.list(seeded.task_id)] == [seeded.request_id]
+
+    assert driver.click(CHANNEL, card.ts, text="Always allow", user=ALICE).status == 200
+    wait_outcome(fake_slack, card.ts, f"*✅ Always allowed by <@{ALICE.id}> in Slack")
+    got = kandev.agent_outcomes(seeded.task_id)
+    assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_always"}
