@@ -10,6 +10,7 @@ carries one outcome line. Everything stays within Block Kit's limits whatever Ka
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,13 +18,13 @@ from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, plain, section
 from bot.cards.card import UNTITLED_TASK, task_url
 from bot.cards.ids import ButtonValue, CodecError
-from bot.cards.limits import MAX_ACTIONS_ELEMENTS, MAX_MESSAGE_TEXT
+from bot.cards.limits import MAX_ACTIONS_ELEMENTS, MAX_MESSAGE_TEXT, slack_len
 from bot.cards.mrkdwn import link
 from bot.cards.taskline import task_line
-from bot.cards.text import fit_escaped, fit_plain, one_line
-from bot.cards.wording import slack_date, user_mention
+from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
+from bot.cards.wording import outcome_line, slack_date, user_mention
 from bot.core.approval import Approval, ToolAction, ToolOption
-from bot.core.domain import CardOutcome, CardState, TaskInfo
+from bot.core.domain import Card, CardOutcome, CardState, TaskInfo
 
 MAX_TITLE = 300
 MAX_COMMAND = 2000  # of a section's 3,000 (the cwd and the description share the rest)
@@ -245,12 +246,74 @@ def _final(state: CardState, outcome: CardOutcome | None, now: datetime) -> Card
 
 
 def _fallback_text(approval: Approval, title: str, final: CardOutcome | None) -> str:
-    """The notification text: what the agent wants, and on which task (plain, no mentions)."""
-    what = fit_plain(approval.headline, 300)[0]
+    """The notification text: what the agent wants, and on which task (escaped, no one
+    mentioned)."""
+    asked = f"Approval needed: {fit_plain(approval.headline, 300)[0]} — {title}"
     if final is None:
-        text = f"Approval needed: {what} — {title}"
-    else:
-        # Nobody is mentioned in a notification: the line without who.
-        line = approval_outcome_line(final.model_copy(update={"by_user": None}), approval)
-        text = f"{fit_plain(line, 300)[0]}: {what} — {title}"
-    return fit_plain(text, MAX_MESSAGE_TEXT)[0]
+        return fit_escaped(asked, MAX_MESSAGE_TEXT)[0]
+    # Nobody is mentioned in a notification: the line without who.
+    line = approval_outcome_line(final.model_copy(update={"by_user": None}), approval)
+    room = MAX_MESSAGE_TEXT - slack_len(line) - 3
+    return f"{line} — {fit_escaped(asked, room)[0]}"
+
+
+# ---- approvals in the listing and the App Home ------------------------------------------------
+
+MAX_ROW_ACTION = 300
+
+
+def approval_line(approval: Approval) -> str:
+    """``wants to run a command: `rm -rf build``` (safe mrkdwn, one line)."""
+    a = approval.action
+    what = a.command or a.path or a.destination or a.description
+    shown = f": {_code(what, MAX_ROW_ACTION)}" if what else ""
+    return f"🔐 wants to {wants(a)}{shown}"
+
+
+def approval_row(
+    card: Card, permalink: str | None, *, kandev_url: str, with_buttons: bool = True
+) -> list[Block]:
+    """One waiting approval as a row: its task, what it wants, its age; its option buttons
+    (answered here as on the card) and "Open in Kandev"."""
+    approval = card.approval
+    url = task_url(kandev_url, approval.task_id or card.task_id)
+    title = fit_plain(one_line(card.task.title) or UNTITLED_TASK, MAX_TITLE)[0]
+    text = f"*{link(url, title)}* · {approval_line(approval)}"
+    meta = [f"asked {slack_date(approval.created_at)}"]
+    if permalink:
+        meta.append(f"<{escape_url(permalink)}|View card>")
+    text += "\n" + " · ".join(meta)
+    blocks: list[Block] = [section(text)]
+    if with_buttons:
+        options, _ = option_buttons(approval, card.pending_id)
+        blocks.append(
+            {
+                "type": "actions",
+                "elements": [*options, button("Open in Kandev", ids.ACTION_OPEN, url=url)],
+            }
+        )
+    return blocks
+
+
+def approvals_blocks(
+    rows: Sequence[tuple[Card, str | None]], *, kandev_url: str, limit: int
+) -> list[Block]:
+    """The "Approvals waiting" part of a listing or Home: a header line and up to ``limit``
+    rows (the rest counted, pointing at their cards); nothing when none wait."""
+    if not rows:
+        return []
+    count = len(rows)
+    what = "1 approval waits" if count == 1 else f"{count} approvals wait"
+    blocks: list[Block] = [section(f"*🔐 {what} for a decision*")]
+    for card, permalink in rows[:limit]:
+        blocks += approval_row(card, permalink, kandev_url=kandev_url)
+    if count > limit:
+        blocks.append(context(f"…and {count - limit} more: see their cards in their channels."))
+    return blocks
+
+
+def card_outcome_line(card: Card, outcome: CardOutcome) -> str:
+    """The outcome line of any card, whichever kind (the Home's "Recently resolved")."""
+    if isinstance(card.item, Approval):
+        return approval_outcome_line(outcome, card.item)
+    return outcome_line(outcome, card.item)

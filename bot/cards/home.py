@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.cards import ids
+from bot.cards.approval import approvals_blocks, card_outcome_line
 from bot.cards.blocks import Block, button, context, divider, plain, section
 from bot.cards.card import UNTITLED_TASK, question_heading, task_url
 from bot.cards.ids import COMMAND, ButtonValue
@@ -21,7 +22,7 @@ from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.waiting import Waiting
-from bot.cards.wording import age_text, outcome_line, slack_date
+from bot.cards.wording import age_text, slack_date
 from bot.core.domain import Card, CardOutcome
 
 CALLBACK_HOME = "kq_home"
@@ -31,7 +32,13 @@ _BLOCKS_PER_WAITING = 3  # title + first question, context, buttons
 _FIXED_BLOCKS = 11  # notice + divider, 2 headers, 2 intros, divider, 2 "more" notes, 2 empties
 MAX_TITLE = 200
 MAX_PROMPT = 400
-assert MAX_WAITING * _BLOCKS_PER_WAITING + MAX_RESOLVED + _FIXED_BLOCKS <= MAX_VIEW_BLOCKS
+#: Approvals shown at the top (two blocks each, a header line, a "more" note and a divider).
+MAX_APPROVALS = 3
+_APPROVAL_BLOCKS = MAX_APPROVALS * 2 + 3
+assert (
+    MAX_WAITING * _BLOCKS_PER_WAITING + MAX_RESOLVED + _FIXED_BLOCKS + _APPROVAL_BLOCKS
+    <= MAX_VIEW_BLOCKS
+)
 
 
 def _header(text: str) -> Block:
@@ -93,9 +100,9 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
 
 def resolved_block(card: Card, permalink: str | None, *, kandev_url: str) -> Block:
     """Who/where/what: the task, and the card's outcome line with its time."""
-    url = task_url(kandev_url, card.bundle.task_id or card.task_id)
+    url = task_url(kandev_url, card.item.task_id or card.task_id)
     outcome = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
-    line = outcome_line(outcome, card.bundle)
+    line = card_outcome_line(card, outcome)
     text = f"*{link(url, _title(card.task.title))}*"
     if permalink:
         text += f" · <{escape_url(permalink)}|View card>"
@@ -111,6 +118,7 @@ def render_home(
     now: datetime,
     stale: bool = False,
     notice: str | None = None,
+    approvals: Sequence[tuple[Card, str | None]] = (),
 ) -> dict[str, Any]:
     """The Home view: "Waiting for an answer" (oldest first) and "Recently resolved".
 
@@ -121,6 +129,9 @@ def render_home(
     if notice:
         text = shorten_mrkdwn(notice, MAX_SECTION_TEXT, note="…")[0]
         blocks += [section(text, block_id=ids.BLOCK_NOTICE), divider()]
+    approval_rows = approvals_blocks(approvals, kandev_url=kandev_url, limit=MAX_APPROVALS)
+    if approval_rows:
+        blocks += [*approval_rows, divider()]
     blocks.append(_header("Waiting for an answer"))
     intro = f"{agents_waiting(len(waiting))}, oldest first · updated {slack_date(now, '{time}')}"
     blocks.append(context(intro))

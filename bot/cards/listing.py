@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.cards import ids, words
+from bot.cards.approval import approvals_blocks
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import UNTITLED_TASK, question_heading, task_url
 from bot.cards.ids import ACTION_NEXT, COMMAND, ButtonValue, CodecError
@@ -36,6 +37,9 @@ from bot.cards.text import (
 from bot.cards.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Waiting
 from bot.cards.wording import age_text
 from bot.core.limits import MAX_PAGE_SIZE
+
+#: Approval rows on a listing page (two blocks each, beside MAX_PAGE_SIZE questions).
+MAX_LIST_APPROVALS = 3
 
 MAX_TITLE = 200
 MAX_QUESTIONS_LINE = 600
@@ -223,6 +227,8 @@ def _heading(page: ListingPage) -> str:
 
 
 def _empty_text(page: ListingPage) -> str:
+    if page.query.approvals_only:
+        return "No approval is waiting for a decision right now. 🎉"
     if page.workspace is not None:
         name = fit_escaped(page.workspace.name or page.workspace.id, 200)[0]
         return f"Nothing is waiting for an answer in workspace *{name}*. 🎉"
@@ -243,15 +249,22 @@ def _fallback(page: ListingPage) -> str:
         fit_escaped(one_line(it.task.title) or UNTITLED_TASK, MAX_TITLE)[0] for it in page.items
     )
     head = agents_waiting(page.total)
+    if page.approvals:
+        count = len(page.approvals)
+        head = f"{count} approval{'s' if count > 1 else ''} waiting · {head}"
     return f"{head}: {titles}" if titles else head
 
 
 def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict[str, Any]:
     """One page of the listing (or its friendly empty state), within Block Kit's limits."""
+    approvals = approvals_blocks(page.approvals, kandev_url=kandev_url, limit=MAX_LIST_APPROVALS)
     if not page.items:
         text = _empty_text(page)
+        if approvals:
+            tail = [] if page.query.approvals_only else [context(text)]
+            return _message(_fallback(page), [*approvals, *tail])
         return _message(text, [section(text)])
-    blocks: list[Block] = [section(_heading(page))]
+    blocks: list[Block] = [*approvals, section(_heading(page))]
     shown = page.items[:MAX_PAGE_SIZE]
     footer_room = 200  # the footer's context and "Next page" button
     share = (MAX_MESSAGE_BLOCKS_TEXT - blocks_text_length(blocks) - footer_room) // len(shown)

@@ -28,6 +28,11 @@ class Query:
     labels: tuple[str, ...] = ()
     priorities: tuple[str, ...] = ()
 
+    @property
+    def approvals_only(self) -> bool:
+        """``/kandev-questions approvals``: only the tool-permission requests."""
+        return self.words in (("approvals",), ("approval",))
+
 
 BadFilterKind = Literal["too_long", "empty_term", "unknown_priority"]
 
@@ -85,3 +90,5 @@ class ListingPage:
     number: int  # 1-based page number
     next_after: PageKey | None  # where the next page starts, when there is one
     workspace_names: tuple[str, ...] = ()  # for the empty state's hint
+    #: The approvals waiting that match (first page only), with their cards' permalinks.
+    approvals: tuple[tuple[Card, str | None], ...] = ()

@@ -17,8 +17,19 @@ from bot.config.routing import Routing
 from bot.config.settings import Mode, Settings
 from bot.core.clarification import Bundle
 from bot.kandev.models import ProbeResult, Task, Workspace
+from bot.kandev.permission_wire import PermissionCandidate, PermissionRequest
 from bot.ops.redaction import redact
 from bot.usecases.tasks import TaskDirectory, TaskUnknown
+
+
+class PermissionsCheck(Protocol):
+    """The permission calls the check makes (bot.kandev.permissions.PermissionsClient)."""
+
+    def candidates(self, workspace_id: str) -> list[PermissionCandidate]: ...
+
+    def list_pending(
+        self, task_id: str, session_id: str | None = None
+    ) -> list[PermissionRequest]: ...
 
 
 class KandevCheckTarget(Protocol):
@@ -31,6 +42,9 @@ class KandevCheckTarget(Protocol):
     def list_pending(self) -> list[Bundle]: ...
 
     def task(self, task_id: str) -> Task: ...
+
+    @property
+    def permissions(self) -> PermissionsCheck: ...
 
 
 # ---- Kandev -------------------------------------------------------------------------------
@@ -76,6 +90,7 @@ def kandev_findings(kandev: KandevCheckTarget, settings: Settings) -> list[Findi
         found.append(Finding(True, "kandev version", "not reported by this server", warning=True))
     found += routing_findings(kandev, settings.routing)
     found += waiting_findings(kandev, settings.routing, each=True)
+    found += approval_findings(kandev, settings.routing, each=True)
     return found
 
 
@@ -104,18 +119,47 @@ def waiting_findings(
         bundles = kandev.list_pending()
     except Exception as exc:  # reported as a finding
         return [Finding(False, "waiting questions", f"cannot list: {exception_text(exc)}")]
+    items = [(f"question {b.pending_id}", b.task_id) for b in bundles]
+    return _routes_of(kandev, routing, items, "question", each=each)
+
+
+def approval_findings(
+    kandev: KandevCheckTarget, routing: Routing, *, each: bool = False
+) -> list[Finding]:
+    """The same for the tool-permission requests waiting (approvals): every task a
+    workspace flags ``permission``, confirmed by its own list."""
+    try:
+        items = [
+            (f"approval {request.request_id}", request.task_id)
+            for workspace in kandev.workspaces()
+            for candidate in kandev.permissions.candidates(workspace.id)
+            for request in kandev.permissions.list_pending(candidate.task_id)
+        ]
+    except Exception as exc:  # reported as a finding
+        return [Finding(False, "waiting approvals", f"cannot list: {exception_text(exc)}")]
+    return _routes_of(kandev, routing, items, "approval", each=each)
+
+
+def _routes_of(
+    kandev: KandevCheckTarget,
+    routing: Routing,
+    items: list[tuple[str, str]],
+    noun: str,
+    *,
+    each: bool,
+) -> list[Finding]:
+    """Where each waiting item — (its name, its task id) — goes, counted by channel."""
     tasks = TaskDirectory(kandev)  # type: ignore[arg-type]
     routed: dict[str, int] = {}
     unroutable: dict[str, int] = {}
     lines: list[Finding] = []
-    for bundle in bundles:
-        name = f"question {bundle.pending_id}"
+    for name, task_id in items:
         try:
-            task = tasks.info(bundle.task_id)
+            task = tasks.info(task_id)
         except Exception as exc:  # TaskUnknown, or Kandev failing: reported, never raised
             reason = exc.reason if isinstance(exc, TaskUnknown) else exception_text(exc)
             unroutable[reason] = unroutable.get(reason, 0) + 1
-            lines.append(Finding(False, name, f"task {bundle.task_id}: not routed: {reason}"))
+            lines.append(Finding(False, name, f"task {task_id}: not routed: {reason}"))
             continue
         route = routing.route_for(task)
         workspace = repr(task.workspace_name or task.workspace_id)
@@ -130,14 +174,11 @@ def waiting_findings(
                 Finding(True, name, f"{about} → {route.channel} ({_route_name(routing, task)})")
             )
     where = ", ".join(f"{n} to {channel}" for channel, n in sorted(routed.items()))
-    found = [
-        Finding(
-            True, "waiting questions", f"{len(bundles)} waiting" + (f": {where}" if where else "")
-        )
-    ]
+    waiting = f"{len(items)} waiting" + (f": {where}" if where else "")
+    found = [Finding(True, f"waiting {noun}s", waiting)]
     if unroutable:
         count = sum(unroutable.values())
-        what = "question cannot" if count == 1 else "questions cannot"
+        what = f"{noun} cannot" if count == 1 else f"{noun}s cannot"
         why = "; ".join(f"{reason} ({n})" for reason, n in sorted(unroutable.items()))
         found.append(Finding(False, "unroutable", f"{count} {what} be routed: {why}"))
     return found + (lines if each else [])

@@ -95,6 +95,7 @@ class HomeService:
             now=self.clock(),
             stale=snap.stale,
             notice=self._notice(user_id),
+            approvals=self.queue.approvals_for(user_id),
         )
         # The person's subscriptions, with a remove button each (at the end of the tab).
         view["blocks"] = with_home_blocks(view["blocks"], self.followups.subscriptions_of(user_id))

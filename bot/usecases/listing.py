@@ -20,6 +20,7 @@ from typing import Any
 from bot.cards import listing as render
 from bot.cards.text import one_line
 from bot.cards.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Query, Waiting
+from bot.core.domain import Card, TaskInfo
 from bot.core.limits import DEFAULT_PAGE_SIZE
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
@@ -113,11 +114,27 @@ def _whole_word(word: str) -> re.Pattern[str]:
 def matches_terms(item: Waiting, query: Query) -> bool:
     """Every ``label:`` of the filter is on the task, and its priority is one of the
     ``priority:`` terms (a task without one counts as medium)."""
-    labels = {label.casefold() for label in item.task.labels}
+    return _terms_match(item.task, query)
+
+
+def _terms_match(task: TaskInfo, query: Query) -> bool:
+    labels = {label.casefold() for label in task.labels}
     if not set(query.labels) <= labels:
         return False
-    priority = (item.task.priority or DEFAULT_PRIORITY).casefold()
+    priority = (task.priority or DEFAULT_PRIORITY).casefold()
     return not query.priorities or priority in query.priorities
+
+
+def _words_in(words: Sequence[str], haystack: str) -> bool:
+    return all(_whole_word(word).search(haystack) for word in words)
+
+
+def _approval_haystack(card: Card) -> str:
+    """An approval's searchable text: the task title, the agent, what it wants to do."""
+    action = card.approval.action
+    parts = [card.task.title, card.task.agent_name, action.description, action.command]
+    parts += [action.path, action.destination]
+    return one_line(" ".join(parts)).casefold()
 
 
 def matches(item: Waiting, query: Query) -> bool:
@@ -127,8 +144,7 @@ def matches(item: Waiting, query: Query) -> bool:
         return False
     if not query.words:
         return True
-    haystack = _haystack(item)
-    return all(_whole_word(word).search(haystack) for word in query.words)
+    return _words_in(query.words, _haystack(item))
 
 
 def paginate(
@@ -189,8 +205,9 @@ class ListingService:
             found = [it for it in found if matches_terms(it, query)]
         else:
             found = [it for it in self.queue.waiting() if matches(it, query)]
-        found = self.queue.visible_to(user_id, found)
+        found = [] if query.approvals_only else self.queue.visible_to(user_id, found)
         items, before, more = paginate(found, after, self.page_size)
+        approvals = () if after is not None else self._approvals(query, user_id, workspace)
         return ListingPage(
             query=query,
             workspace=workspace,
@@ -200,7 +217,22 @@ class ListingService:
             number=max(1, number),
             next_after=items[-1].key if more and items else None,
             workspace_names=tuple(w.name for w in workspaces if w.name),
+            approvals=approvals,
         )
+
+    def _approvals(
+        self, query: Query, user_id: str, workspace: Workspace | None
+    ) -> tuple[tuple[Card, str | None], ...]:
+        """The waiting approvals this person may answer that match ``query`` (its words in
+        the task title or what the agent wants to do; ``approvals`` alone: all of them)."""
+        rows = self.queue.approvals_for(user_id)
+        if workspace is not None:
+            rows = [r for r in rows if r[0].task.workspace_id == workspace.id]
+        elif query.words and not query.approvals_only:
+            rows = [r for r in rows if _words_in(query.words, _approval_haystack(r[0]))]
+        if query.labels or query.priorities:
+            rows = [r for r in rows if _terms_match(r[0].task, query)]
+        return tuple(rows)
 
     # ---- the command's answer ------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from bot.cards.waiting import Waiting
 from bot.config.routing import Routing
+from bot.core.approval import APPROVAL_PREFIX
 from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardState, TaskInfo
 from bot.kandev.client import KandevClient
@@ -89,7 +90,18 @@ class WaitingQueue:
     def posted_pending(self) -> list[Waiting]:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev
         cannot be reached."""
-        return [Waiting(bundle=c.bundle, task=c.task, card=c) for c in self.cards.pending() if c.ts]
+        return [
+            Waiting(bundle=c.item, task=c.task, card=c)
+            for c in self.cards.pending()
+            if c.ts and isinstance(c.item, Bundle)
+        ]
+
+    def approvals_for(self, user_id: str) -> list[tuple[Card, str | None]]:
+        """The approvals waiting that this person may answer (posted cards, oldest first),
+        each with its card's permalink."""
+        cards = self.cards.pending_of_kind(APPROVAL_PREFIX)
+        mine = [c for c in cards if c.ts and self.permissions.may_answer(c.task, user_id)]
+        return [(c, self.permalinks.of(c)) for c in mine]
 
     def shown(self, items: Iterable[Waiting]) -> list[Waiting]:
         """The items a page shows, each with its card (when posted) and the card's permalink."""

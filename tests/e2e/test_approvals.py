@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.cards import ids
+from bot.cards.ids import ButtonValue
 from bot.core.approval import approval_key
 from fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
@@ -22,6 +23,7 @@ from tests.e2e.helpers import (
 from tests.kit.harness import CHANNEL
 from tests.kit.harness.mock_agent import permission_spec
 from tests.kit.harness.permissions import Permissions, SeededPermission
+from tests.unit.listing.e2e import run_list, wait_home
 
 RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
 OPTIONS = ["Allow once", "Always allow", "Reject", "Always reject", "Open in Kandev"]
@@ -167,3 +169,27 @@ def test_only_answerers_may_approve(app_factory, seed, fake_slack, slack_driver,
     wait_outcome(fake_slack, card.ts, f"*✅ Always allowed by <@{ALICE.id}> in Slack")
     got = kandev.agent_outcomes(seeded.task_id)
     assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_always"}
+
+
+def test_listed_and_on_home_and_approved_from_home(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot = start_bot(app_factory)
+    seeded = seed.permission([RM], title="Approve from Home")
+    key = approval_key(seeded.request_id)
+    card = wait_card(fake_slack, key)
+    driver = slack_driver(bot.events_url)
+
+    listing = run_list(driver, "approvals", user=ALICE)
+    assert "1 approval waits for a decision" in listing.all_text
+    assert "Approve from Home" in listing.all_text and "rm -rf build" in listing.all_text
+    questions_only = run_list(driver, "", user=ALICE)
+    assert "Approve from Home" in questions_only.all_text  # shown above the questions
+
+    driver.app_home_opened(ALICE)
+    home = wait_home(fake_slack, ALICE.id, lambda v: "Approve from Home" in v.all_text)
+    value = ButtonValue(pending_id=key, option_id="allow_once").encode()
+    driver.click_in_view(home, value=value)
+    wait_outcome(fake_slack, card.ts, f"*✅ Allowed once by <@{ALICE.id}> in Slack")
+    got = Permissions(seed.server).agent_outcomes(seeded.task_id)
+    assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}

@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.core.clarification import Answer, Bundle
 from bot.kandev.client import ActiveList
-from bot.kandev.errors import KandevNotFoundError, KandevUnavailable
+from bot.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevUnavailable
 from bot.kandev.models import (
     FinalState,
     Invalid,
@@ -25,6 +25,13 @@ from bot.kandev.models import (
     Task,
     Won,
     Workspace,
+)
+from bot.kandev.permission_wire import (
+    PermissionCandidate,
+    PermissionRecord,
+    PermissionRequest,
+    PermissionResolution,
+    SessionCancellation,
 )
 from bot.kandev.respond import Submission, settle
 from bot.slack_api.gateway import Message, SlackError
@@ -76,6 +83,68 @@ class _Failure:
     times: int | None  # None: until recover()
 
 
+class FakePermissions:
+    """Kandev's permission calls as the client shows them: live requests per task, records,
+    cancellation revisions, flagged tasks per workspace."""
+
+    def __init__(self) -> None:
+        self.live: dict[str, list[PermissionRequest]] = {}
+        self.records: dict[str, PermissionRecord] = {}
+        self.revisions: dict[str, int] = {}
+        self.flagged: dict[str, list[str]] = {}
+        self.starting: set[str] = set()
+        self.calls: list[str] = []
+
+    def request(self, task_id: str, n: int = 1) -> PermissionRequest:
+        made = PermissionRequest.model_validate(
+            {
+                "task_id": task_id,
+                "session_id": f"s-{task_id}",
+                "request_id": f"r-{task_id}-{n}",
+                "pending_id": f"p-{task_id}-{n}",
+                "created_at": _PERMISSION_AT,
+                "action": {"type": "command", "command": "make test", "cwd": "/repo"},
+                "options": [
+                    {"option_id": "allow_once", "name": "Allow once", "kind": "allow_once"},
+                    {"option_id": "reject_once", "name": "Reject", "kind": "reject_once"},
+                ],
+            }
+        )
+        self.live.setdefault(task_id, []).append(made)
+        self.revisions.setdefault(made.session_id, 0)
+        return made
+
+    def list_pending(self, task_id: str, session_id: str | None = None) -> list[PermissionRequest]:
+        self.calls.append(f"list {task_id}")
+        if task_id in self.starting:
+            raise KandevAgentStarting("INTERNAL_ERROR", "Agent permission operation failed")
+        return list(self.live.get(task_id, []))
+
+    def candidates(self, workspace_id: str) -> list[PermissionCandidate]:
+        self.calls.append(f"candidates {workspace_id}")
+        return [PermissionCandidate(task_id=t) for t in self.flagged.get(workspace_id, [])]
+
+    def cancellation(self, session_id: str) -> SessionCancellation | None:
+        if session_id not in self.revisions:
+            return None
+        return SessionCancellation.model_validate(
+            {"cancellation_revision": self.revisions[session_id]}
+        )
+
+    def record(self, task_id: str, session_id: str, request_id: str) -> PermissionRecord | None:
+        return self.records.get(request_id)
+
+    def resolve_elsewhere(self, request: PermissionRequest, option_id: str, kind: str) -> None:
+        self.live[request.task_id].remove(request)
+        resolution = PermissionResolution(option_id=option_id, option_kind=kind, source="web")
+        self.records[request.request_id] = PermissionRecord(
+            request_id=request.request_id, status="approved", resolution=resolution
+        )
+
+
+_PERMISSION_AT = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+
+
 class FakeKandev:
     """An in-memory Kandev as ``KandevClient`` shows it: the same methods, the same typed
     models and outcomes, and Kandev's first-claim-wins rule for answers and rejections.
@@ -98,6 +167,8 @@ class FakeKandev:
         self.refusals: dict[str, str] = {}  # pending id -> the 400 its next submission gets
         self.ambiguous: set[str] = set()  # pending ids whose next submission may be a duplicate
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        #: Agent tool-permission requests (``KandevClient.permissions``).
+        self.permissions = FakePermissions()
         self._failures: dict[str, _Failure] = {}
 
     # ---- arranging ---------------------------------------------------------------------

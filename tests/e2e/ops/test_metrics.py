@@ -45,7 +45,10 @@ def test_metrics_follow_a_flow_and_match_the_readme(
     assert delta("kandev_slack_cards_posted_total", kind="question") == 1
     assert delta("kandev_slack_time_to_card_seconds_count", kind="question") == 1
     assert delta("kandev_slack_answers_total", source="button", outcome="won", kind="question") == 1
-    assert delta("kandev_slack_answers_total", source="button", outcome="refused", kind="question") == 1
+    assert (
+        delta("kandev_slack_answers_total", source="button", outcome="refused", kind="question")
+        == 1
+    )
     assert delta("kandev_slack_answer_seconds_count") == 1
     assert delta("kandev_slack_ack_seconds_count", kind="block_actions") == 2
     assert value(after, "kandev_slack_pending_cards") == value(before, "kandev_slack_pending_cards")

@@ -1,0 +1,170 @@
+"""Approvals found, posted once and ended: a hinted task is listed and its new request
+claimed and posted; the sweep finds flagged tasks; a request that left the list ends as the
+transcript says (the winner's option, cancelled, withdrawn), never guessed; a moved
+cancellation revision closes the card; an unroutable request is posted nowhere."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.config.routing import Routing
+from bot.core.approval import approval_key
+from bot.core.domain import CardState
+from bot.core.signals import Signal
+from bot.kandev.models import Task
+from bot.kandev.permission_wire import (
+    PermissionRecord,
+)
+from bot.ops.health import Health
+from bot.store import Database
+from bot.usecases import approvals as approvals_module
+from bot.usecases.approvals import UNROUTABLE, Approvals
+from bot.usecases.publisher import Publisher
+from bot.usecases.tasks import TaskDirectory
+from tests.kit.factories import CHANNEL
+from tests.kit.fakes import FakeKandev, FakePermissions
+
+NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def permissions(fake_kandev: FakeKandev) -> FakePermissions:
+    return fake_kandev.permissions
+
+
+def _approvals(
+    permissions: FakePermissions,
+    fake_kandev: FakeKandev,
+    store: Database,
+    routing: Routing,
+    publisher: Publisher,
+    health: Health,
+) -> Approvals:
+    for task_id in ("t-1", "t-2"):
+        fake_kandev.tasks[task_id] = Task(id=task_id, title=f"Task {task_id}", workspace_id="ws-1")
+    return Approvals(
+        permissions,
+        lambda: fake_kandev.workspace_list,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        routing,
+        TaskDirectory(fake_kandev),
+        publisher,
+        health,
+        clock=lambda: NOW,
+        wakeup=Signal("approvals"),
+    )
+
+
+@pytest.fixture
+def approvals(permissions, fake_kandev, store, routing, publisher, health) -> Approvals:
+    from bot.kandev.models import Workspace
+
+    fake_kandev.workspace_list.append(Workspace(id="ws-1", name="Platform"))
+    return _approvals(permissions, fake_kandev, store, routing, publisher, health)
+
+
+def test_a_hinted_task_s_request_is_posted_once(approvals, permissions, store) -> None:
+    request = permissions.request("t-1")
+    assert approvals.look_at("t-1").posted == [approval_key(request.request_id)]
+    assert approvals.look_at("t-1").posted == []  # claimed: never a second card
+    card = store.cards.get(approval_key(request.request_id))
+    assert card is not None and card.kind.value == "approval"
+    assert card.approval.cancellation_revision == 0 and card.channel == CHANNEL
+
+
+def test_the_sweep_finds_flagged_tasks_and_tasks_with_waiting_cards(approvals, permissions) -> None:
+    permissions.request("t-1")
+    permissions.flagged["ws-1"] = ["t-1"]
+    assert len(approvals.sweep().posted) == 1
+    permissions.flagged["ws-1"] = []  # a stale flag cleared; the card's task is still looked at
+    permissions.calls.clear()
+    approvals.sweep()
+    assert "list t-1" in permissions.calls
+
+
+def test_resolved_elsewhere_ends_the_card_with_the_winner_s_option(
+    approvals, permissions, store
+) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.resolve_elsewhere(request, "reject_once", "reject_once")
+    assert approvals.look_at("t-1").ended == [approval_key(request.request_id)]
+    card = store.cards.get(approval_key(request.request_id))
+    assert card.state is CardState.REJECTED and card.outcome.via == "kandev"
+    assert card.outcome.answers[0].selected_options == ["reject_once"]
+
+
+def test_a_web_ui_cancel_and_a_withdrawal_end_it_without_a_choice(
+    approvals, permissions, store
+) -> None:
+    one, two = permissions.request("t-1", 1), permissions.request("t-2", 1)
+    approvals.look_at("t-1"), approvals.look_at("t-2")
+    permissions.resolve_elsewhere(one, "cancelled", "cancelled")
+    permissions.live["t-2"].remove(two)
+    permissions.records[two.request_id] = PermissionRecord(
+        request_id=two.request_id, status="expired"
+    )
+    approvals.look_at("t-1"), approvals.look_at("t-2")
+    assert store.cards.get(approval_key(one.request_id)).outcome.reason == "cancelled"
+    ended = store.cards.get(approval_key(two.request_id))
+    assert ended.state is CardState.ENDED and ended.outcome.reason == ""
+
+
+def test_gone_without_a_word_in_the_transcript_waits_a_moment_first(
+    approvals, permissions, store, monkeypatch
+) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.live["t-1"].clear()  # Kandev restarted: the record says nothing
+    assert approvals.look_at("t-1").ended == []
+    monkeypatch.setattr(approvals_module, "MISSING_GRACE_S", 0.0)
+    assert approvals.look_at("t-1").ended == [approval_key(request.request_id)]
+
+
+def test_an_agent_starting_is_looked_at_again_not_ended(approvals, permissions, store) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.starting.add("t-1")
+    assert approvals.look_at("t-1").ended == []
+    assert store.cards.get(approval_key(request.request_id)).state is CardState.PENDING
+
+
+def test_a_cancelled_turn_closes_the_card_on_the_next_sweep(approvals, permissions, store) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.revisions[request.session_id] = 1
+    assert approvals.sweep().ended == [approval_key(request.request_id)]
+    card = store.cards.get(approval_key(request.request_id))
+    assert card.outcome.reason == "turn_cancelled"
+
+
+def test_an_unroutable_request_is_posted_nowhere_and_shown_in_health(
+    permissions, fake_kandev, store, publisher, health
+) -> None:
+    lost = _approvals(permissions, fake_kandev, store, Routing(), publisher, health)
+    request = permissions.request("t-1")
+    assert lost.look_at("t-1").posted == []
+    assert store.cards.get(approval_key(request.request_id)) is None
+    assert any(
+        r.startswith(f"{UNROUTABLE}: 1 approval cannot be routed") for r in health.report().reasons
+    )
+
+
+def test_the_question_reconciler_never_sees_an_approval(approvals, permissions, store) -> None:
+    permissions.request("t-1")
+    approvals.look_at("t-1")
+    assert store.cards.pending_ids() == []
+    assert len(store.cards.pending_of_kind("perm:")) == 1
+
+
+def test_hints_hand_over_and_wake_the_loop(approvals, permissions, store) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    approvals.on_permission("t-2")
+    approvals.on_resolved(request.session_id)
+    assert approvals.wakeup.is_raised()
+    assert approvals.hinted.drain() == ["t-2", "t-1"]
