@@ -2,7 +2,8 @@
 
 The bot talks to ``proxy.base_url`` instead of Kandev (WebSocket hints do not pass: run the
 bot with ``KANDEV_HINTS=off``). Every request is forwarded as is; answer calls — REST
-``POST /api/v1/clarification/{id}/respond`` and MCP ``tools/call answer_question_kandev`` — are
+``POST /api/v1/clarification/{id}/respond``, MCP ``tools/call answer_question_kandev`` and an
+approval's ``resolve_agent_permission_kandev`` (keyed ``perm:<request_id>``, its card's key) — are
 recorded per pending_id, which is what "reached Kandev once" is measured on. ``hold(pending_id,
 then=...)`` keeps that bundle's next answer call waiting (the bot sees a slow Kandev) until
 ``release()``: ``then="forward"`` passes it on afterwards (Kandev records it though its caller
@@ -37,6 +38,8 @@ import httpx
 
 RESPOND_PATH = re.compile(r"^/api/v1/clarification/([^/]+)/respond$")
 ANSWER_TOOL = "answer_question_kandev"
+#: An approval's resolve counts as an answer call of its card key, ``perm:<request_id>``.
+RESOLVE_TOOL = "resolve_agent_permission_kandev"
 _HOP_BY_HOP = {
     "connection",
     "keep-alive",
@@ -145,12 +148,13 @@ def answer_target(path: str, body: bytes) -> tuple[str, str] | None:
         except ValueError:
             return None
         params = message.get("params") if isinstance(message, dict) else None
-        if (
-            isinstance(params, dict)
-            and message.get("method") == "tools/call"
-            and params.get("name") == ANSWER_TOOL
-        ):
-            return str((params.get("arguments") or {}).get("pending_id", "")), "mcp"
+        if not isinstance(params, dict) or message.get("method") != "tools/call":
+            return None
+        arguments = params.get("arguments") or {}
+        if params.get("name") == ANSWER_TOOL:
+            return str(arguments.get("pending_id", "")), "mcp"
+        if params.get("name") == RESOLVE_TOOL:
+            return "perm:" + str(arguments.get("request_id", "")), "mcp"
     return None
 
 
