@@ -19,7 +19,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 from bot.cards.wording import Action
-from bot.core.approval import Approval
+from bot.core.approval import Approval, kind_of_key
 from bot.core.domain import Card, CardOutcome
 from bot.ops import metrics
 from bot.ops.logs import bind_log_context
@@ -155,7 +155,7 @@ class Admission:
         """Refuse an interaction that could not even be described as a Request (a malformed
         payload, an unknown action, a tampered form): audit it and return it."""
         kind, source = unusable.kind, unusable.source
-        metrics.answer(source, "", kind)
+        metrics.answer(source, "", kind, item=kind_of_key(unusable.pending_id))
         entry = (unusable.action, source, kind, unusable.detail)
         self._audit(unusable.pending_id, unusable.where.user_id, *entry)
         return Refusal(kind)
@@ -265,7 +265,7 @@ class Admission:
 
     def _refused(self, request: Request, refusal: Refusal) -> Refusal:
         pending_id = refusal.card.pending_id if refusal.card is not None else request.pending_id
-        metrics.answer(request.source, request.via, refusal.kind)
+        metrics.answer(request.source, request.via, refusal.kind, item=kind_of_key(pending_id))
         self._audit(
             pending_id,
             request.user_id,

@@ -17,7 +17,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 
 from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
-from bot.core.approval import Approval
+from bot.core.approval import Approval, kind_of_key
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardOutcome, CardState
 from bot.kandev import models as reply
@@ -351,7 +351,9 @@ class AnswerService:
         return Verdict("duplicate", current, action=action)
 
     def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
-        metrics.answer(attempt.source, attempt.via, verdict.kind)
+        metrics.answer(
+            attempt.source, attempt.via, verdict.kind, item=kind_of_key(attempt.pending_id)
+        )
         log.info(
             "%s from %s (%s): %s", attempt.action, attempt.user_id, attempt.source, verdict.kind
         )

@@ -22,6 +22,7 @@ import threading
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
+from bot.core.approval import kind_of_key
 from bot.core.domain import Card
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevUnavailable
@@ -171,7 +172,7 @@ class Recovery:
         if not self.submissions.finish_submission(key, verdict.kind, repeat_of(verdict)):
             return None  # finished meanwhile by someone else; they told the person
         self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
-        metrics.answer(SOURCE, "", verdict.kind)
+        metrics.answer(SOURCE, "", verdict.kind, item=kind_of_key(sub.pending_id))
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
 
@@ -191,7 +192,7 @@ class Recovery:
         if not self.submissions.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
         self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
-        metrics.answer(SOURCE, "", kind)
+        metrics.answer(SOURCE, "", kind, item=kind_of_key(sub.pending_id))
         card = self.cards.get(sub.pending_id)
         verdict = Verdict(kind, card, action=attempt.action, gave_up=True)
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)

@@ -20,10 +20,11 @@ from tests.e2e.helpers import (
     wait_ephemeral,
     wait_outcome,
 )
-from tests.kit.harness import CHANNEL
+from tests.kit.harness import CHANNEL, free_port
 from tests.kit.harness.mock_agent import permission_spec
 from tests.kit.harness.permissions import Permissions, SeededPermission
 from tests.unit.listing.e2e import run_list, wait_home
+from tests.unit.ops.metrics_doc import scrape, value
 
 RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
 OPTIONS = ["Allow once", "Always allow", "Reject", "Always reject", "Open in Kandev"]
@@ -193,3 +194,31 @@ def test_listed_and_on_home_and_approved_from_home(
     wait_outcome(fake_slack, card.ts, f"*✅ Allowed once by <@{ALICE.id}> in Slack")
     got = Permissions(seed.server).agent_outcomes(seeded.task_id)
     assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}
+
+
+def test_approved_over_socket_mode_with_a_metric_by_kind(
+    bot_factory, seed, fake_slack, slack_driver
+):
+    bot = start_bot(bot_factory, mode="socket", METRICS_PORT=str(free_port()))
+    seeded = seed.permission([RM], title="Over the socket")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+    ack = slack_driver(transport="socket").click(CHANNEL, card.ts, text="Reject", user=BOB)
+    assert ack.ok
+    wait_outcome(fake_slack, card.ts, f"*⛔ Rejected by <@{BOB.id}> in Slack")
+    got = Permissions(seed.server).agent_outcomes(seeded.task_id)
+    assert got[0]["outcome"] == {"outcome": "selected", "optionId": "reject_once"}
+    served = scrape(f"http://127.0.0.1:{bot.env['METRICS_PORT']}/metrics")
+    assert value(served, "kandev_slack_cards_posted_total", kind="approval") == 1
+    won = value(
+        served, "kandev_slack_answers_total", source="button", outcome="won", kind="approval"
+    )
+    assert won == 1
+
+
+def test_a_kandev_restart_withdraws_the_request(app_factory, seed, fake_slack) -> None:
+    start_bot(app_factory)
+    seeded = seed.permission([RM], title="Kandev restarts")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+    seed.server.restart()  # requests do not survive it; the task's flag stays (stale)
+    done = wait_outcome(fake_slack, card.ts, "*⏹", timeout=60)
+    assert outcome_line(done).startswith("*⏹ Withdrawn")
