@@ -27,6 +27,7 @@ from tests.unit.listing.e2e import run_list, wait_home
 from tests.unit.ops.metrics_doc import scrape, value
 
 RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
+LEADS = "C0LEADS0001"
 OPTIONS = ["Allow once", "Always allow", "Reject", "Always reject", "Open in Kandev"]
 
 
@@ -222,3 +223,57 @@ def test_a_kandev_restart_withdraws_the_request(app_factory, seed, fake_slack) -
     seed.server.restart()  # requests do not survive it; the task's flag stays (stale)
     done = wait_outcome(fake_slack, card.ts, "*⏹", timeout=60)
     assert outcome_line(done).startswith("*⏹ Withdrawn")
+
+
+def test_reminders_escalation_and_a_subscriber_s_dm_card(
+    app_factory, seed, fake_slack, slack_driver, tmp_path
+) -> None:
+    fake_slack.add_channel(LEADS, "leads")
+    config = tmp_path / "routes.toml"
+    config.write_text(
+        f'[defaults]\nchannel = "{CHANNEL}"\nremind_after = "2s"\nremind_every = "30s"\n'
+        f'escalate_after = "3s"\nescalate_to = "{LEADS}"\n',
+        encoding="utf-8",
+    )
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(config))
+    driver = slack_driver(bot.events_url)
+    ack = driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id)
+    assert ack.status == 200
+    if "Subscribed" not in str(ack.body):  # the answer follows the ack when not ready at once
+        wait_ephemeral(fake_slack, BOB.id, "Subscribed")
+    dm_channel = fake_slack.ctx.resolve_channel(BOB.id)
+    seeded = seed.permission([RM], title="Waits for a person")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+
+    fake_slack.wait_for(
+        lambda: any(
+            c.ok and c.params.get("thread_ts") == card.ts and "⏰" in str(c.params.get("text"))
+            for c in fake_slack.calls("chat.postMessage")
+        ),
+        15,
+        "a reminder in the approval's thread",
+    )
+    escalated = fake_slack.wait_for(
+        lambda: next(iter(fake_slack.messages(LEADS)), None), 15, "the escalation copy"
+    )
+    assert "Allow once" in buttons(escalated)
+    dm = fake_slack.wait_for(
+        lambda: next(iter(fake_slack.messages(dm_channel)), None), 15, "Bob's DM card"
+    )
+    assert "rm -rf build" in repr(dm.blocks) and "Allow once" in buttons(dm)
+
+    # Allowing it on the escalation copy resolves it; every copy shows the outcome.
+    driver.click(LEADS, escalated.ts, text="Allow once", user=ALICE)
+    wait_outcome(fake_slack, card.ts, f"*✅ Allowed once by <@{ALICE.id}> in Slack")
+    fake_slack.wait_for(
+        lambda: outcome_line(fake_slack.message(LEADS, escalated.ts)) or None,
+        15,
+        "the escalation copy edited",
+    )
+    fake_slack.wait_for(
+        lambda: outcome_line(fake_slack.message(dm_channel, dm.ts)) or None,
+        15,
+        "the DM card edited",
+    )
+    got = Permissions(seed.server).agent_outcomes(seeded.task_id)
+    assert [g["outcome"]["optionId"] for g in got] == ["allow_once"]
