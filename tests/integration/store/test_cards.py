@@ -9,6 +9,7 @@ from datetime import UTC
 import pytest
 from sqlalchemy.exc import IntegrityError
 
+from bot.core.approval import Approval, ToolAction, ToolOption
 from bot.core.domain import CardState, NewCard
 from bot.store import Database
 from tests.kit.factories import answered, claim, make_bundle, make_outcome, make_task
@@ -139,3 +140,23 @@ def test_pending_resolved_and_counts(store: Database, clock: FakeClock) -> None:
     assert store.cards.count() == 4
     assert store.cards.count(CardState.PENDING) == 2
     assert store.cards.count(CardState.REJECTED) == 1
+
+
+def test_an_approval_is_kept_as_its_card_s_item_and_kept_apart(store: Database) -> None:
+    approval = Approval(
+        task_id="task-9",
+        session_id="session-9",
+        request_id="req-9",
+        pending_id="agentctl-9",
+        created_at=make_bundle().created_at,
+        action=ToolAction(type="command", command="make", cwd="/r"),
+        options=(ToolOption(option_id="allow_once", name="Allow once", kind="allow_once"),),
+        cancellation_revision=2,
+    )
+    assert claim(store, "p-question")
+    assert store.cards.claim(NewCard(approval, make_task("task-9"), "C1"))
+    assert not store.cards.claim(NewCard(approval, make_task("task-9"), "C2"))
+    card = store.cards.get("perm:req-9")
+    assert card is not None and card.approval == approval and card.kind.value == "approval"
+    assert [c.pending_id for c in store.cards.pending_of_kind("perm:")] == ["perm:req-9"]
+    assert [p for p, _ in store.cards.pending_ids()] == ["p-question"]  # questions only

@@ -3,7 +3,7 @@ workspace, labels and priority)."""
 
 from __future__ import annotations
 
-from bot.commands.check import waiting_findings
+from bot.commands.check import approval_findings, waiting_findings
 from bot.config.routing_file import parse_routing
 from tests.kit.factories import make_bundle
 from tests.kit.fakes import FakeKandev
@@ -39,3 +39,17 @@ def test_each_waiting_question_names_its_route() -> None:
         "'Docs' in workspace 'Platform' → C0DEFAULT (the default channel)",
     ]
     assert all(f.ok for f in found)
+
+
+def test_each_waiting_approval_names_its_route() -> None:
+    kandev = FakeKandev()
+    kandev.add(make_bundle(pending_id="p1aaaaaaaa", task_id="t1"), title="Fire")
+    kandev.active.clear()  # the task stays; nothing asks a question
+    kandev.tasks["t1"] = kandev.tasks["t1"].model_copy(update={"priority": "critical"})
+    kandev.permissions.request("t1")
+    kandev.permissions.flagged["ws-1"] = ["t1"]
+    found = approval_findings(kandev, parse_routing(ROUTES, "routes.toml"), each=True)
+    assert found[0].name == "waiting approvals" and found[0].detail == "1 waiting: 1 to C0ONCALL"
+    assert [f.detail for f in found if f.name.startswith("approval ")] == [
+        "'Fire' in workspace 'Platform' → C0ONCALL ([[route]] priority critical (routes.toml:4))"
+    ]

@@ -5,6 +5,7 @@ cancellation revision closes the card; an unroutable request is posted nowhere."
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 
 import pytest
@@ -168,3 +169,24 @@ def test_hints_hand_over_and_wake_the_loop(approvals, permissions, store) -> Non
     approvals.on_resolved(request.session_id)
     assert approvals.wakeup.is_raised()
     assert approvals.hinted.drain() == ["t-2", "t-1"]
+
+
+def test_two_replicas_looking_at_once_post_one_card(
+    approvals, permissions, fake_kandev, store, routing, publisher, health
+) -> None:
+    other = _approvals(permissions, fake_kandev, store, routing, publisher, health)
+    request = permissions.request("t-1")
+    barrier = threading.Barrier(2)
+    posted: list[list[str]] = []
+
+    def look(replica: Approvals) -> None:
+        barrier.wait()
+        posted.append(replica.look_at("t-1").posted)
+
+    threads = [threading.Thread(target=look, args=(r,)) for r in (approvals, other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(posted) == [[], [approval_key(request.request_id)]]
+    assert store.outbox.outbox_pending_count() == 1
