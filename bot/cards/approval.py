@@ -24,7 +24,7 @@ from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
 from bot.cards.wording import outcome_line, slack_date, user_mention
 from bot.core.approval import Approval, ToolAction, ToolOption
-from bot.core.domain import Card, CardOutcome, CardState, TaskInfo
+from bot.core.domain import Card, CardOutcome, CardState, TaskInfo, shown_outcome
 
 MAX_TITLE = 300
 MAX_COMMAND = 2000  # of a section's 3,000 (the cwd and the description share the rest)
@@ -205,7 +205,7 @@ def render_approval(
 ) -> dict[str, Any]:
     """The approval card for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``."""
     url = task_url(kandev_url, approval.task_id or task.task_id)
-    final = _final(state, outcome, now)
+    final = shown_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
     blocks: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
     line = task_line(task)
@@ -235,14 +235,6 @@ def _meta_line(approval: Approval, task: TaskInfo) -> str:
         parts.append("Workspace *" + fit_escaped(workspace, MAX_WORKSPACE)[0] + "*")
     parts.append(f"asked {slack_date(approval.created_at)}")
     return " · ".join(parts)
-
-
-def _final(state: CardState, outcome: CardOutcome | None, now: datetime) -> CardOutcome | None:
-    if not state.terminal:
-        return None
-    if outcome is not None and outcome.state is state:
-        return outcome
-    return CardOutcome(state=state, at=outcome.at if outcome else now)
 
 
 def _fallback_text(approval: Approval, title: str, final: CardOutcome | None) -> str:

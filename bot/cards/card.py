@@ -30,7 +30,7 @@ from bot.cards.text import (
 )
 from bot.cards.wording import age_text, choices_summary, outcome_line, slack_date, user_mention
 from bot.core.clarification import Answer, Bundle, Question
-from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo
+from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo, shown_outcome
 
 UNTITLED_TASK = "Untitled task"
 MAX_TITLE = 300
@@ -188,16 +188,6 @@ def _action_elements(bundle: Bundle, pending: bool, url: str) -> list[Block]:
     return elements
 
 
-def _effective_outcome(
-    state: CardState, outcome: CardOutcome | None, now: datetime
-) -> CardOutcome | None:
-    if not state.terminal:
-        return None
-    if outcome is not None and outcome.state is state:
-        return outcome
-    return CardOutcome(state=state, at=outcome.at if outcome else now)
-
-
 def _fallback_text(bundle: Bundle, title: str, outcome: CardOutcome | None) -> str:
     parts = []
     for question in bundle.questions:
@@ -264,7 +254,7 @@ def render_card(
     """
     url = task_url(kandev_url, bundle.task_id or task.task_id)
     note = shortened_note(url)
-    final = _effective_outcome(state, outcome, now)
+    final = shown_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
     head = _head_blocks(bundle, task, final, url, title, now)
     room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION

@@ -59,6 +59,18 @@ class CardOutcome(BaseModel):
     at: datetime
 
 
+def shown_outcome(
+    state: CardState, outcome: CardOutcome | None, now: datetime
+) -> CardOutcome | None:
+    """The outcome a card in ``state`` shows: None while pending; the stored one when it is of
+    that state; else one of that state (at the stored time, or ``now``)."""
+    if not state.terminal:
+        return None
+    if outcome is not None and outcome.state is state:
+        return outcome
+    return CardOutcome(state=state, at=outcome.at if outcome else now)
+
+
 class TaskInfo(BaseModel):
     """What a card shows about the task a bundle belongs to."""
 

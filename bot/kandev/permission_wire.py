@@ -65,13 +65,7 @@ class PermissionRequest(_Wire):
 
     def choose(self, option_id: str) -> PermissionChoice:
         """The resolve that selects ``option_id`` (sent even when not offered: Kandev decides)."""
-        return PermissionChoice(
-            task_id=self.task_id,
-            session_id=self.session_id,
-            request_id=self.request_id,
-            pending_id=self.pending_id,
-            option_id=option_id,
-        )
+        return PermissionChoice.of(self, option_id)
 
 
 class PermissionList(_Wire):
@@ -90,6 +84,17 @@ class PermissionChoice(_Wire):
     request_id: str = Field(min_length=1)
     pending_id: str = Field(min_length=1)
     option_id: str = Field(min_length=1)
+
+    @classmethod
+    def of(cls, request: PermissionRequest | Approval, option_id: str) -> PermissionChoice:
+        """The resolve of ``request`` (as listed, or as its card keeps it) with ``option_id``."""
+        return cls(
+            task_id=request.task_id,
+            session_id=request.session_id,
+            request_id=request.request_id,
+            pending_id=request.pending_id,
+            option_id=option_id,
+        )
 
     def tool_arguments(self) -> dict[str, Any]:
         """The MCP tool's arguments: the five ids by their wire names (the fields')."""

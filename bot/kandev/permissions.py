@@ -159,7 +159,7 @@ class PermissionsClient:
         refused = self._turn_cancelled(approval)
         if refused is not None:
             return refused
-        choice = _choice(approval, option_id)
+        choice = PermissionChoice.of(approval, option_id)
         outcome = self.resolve(choice, resend=resend, first_sent=first_sent)
         if isinstance(outcome, PermissionLost) and outcome.winner is None:
             outcome = self._winner(choice, outcome)
@@ -170,7 +170,7 @@ class PermissionsClient:
     ) -> models.Outcome | None:
         """What the transcript shows for this choice, sending nothing (None: it does not tell
         yet, or cannot be read)."""
-        choice = _choice(approval, option_id)
+        choice = PermissionChoice.of(approval, option_id)
         try:
             record = self.record(choice.task_id, choice.session_id, choice.request_id)
         except KandevError:
@@ -265,16 +265,6 @@ class PermissionsClient:
             return self.record(choice.task_id, choice.session_id, choice.request_id)
         except KandevError:
             return None
-
-
-def _choice(approval: Approval, option_id: str) -> PermissionChoice:
-    return PermissionChoice(
-        task_id=approval.task_id,
-        session_id=approval.session_id,
-        request_id=approval.request_id,
-        pending_id=approval.pending_id,
-        option_id=option_id,
-    )
 
 
 def _resolution(

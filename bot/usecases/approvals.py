@@ -48,10 +48,10 @@ from bot.kandev.permission_wire import (
 from bot.ops.health import Health
 from bot.store import Submission
 from bot.usecases.audit import Audit
-from bot.usecases.backoff import doubling, wait_for
-from bot.usecases.discovery import UNROUTABLE_RETRY_S, Unroutable
+from bot.usecases.ended import credit_slack_winner, end_synced
 from bot.usecases.leases import SUBMISSION_LEASE_S
 from bot.usecases.tasks import TaskDirectory, TaskUnknown
+from bot.usecases.unroutable import Unroutables
 
 log = logging.getLogger(__name__)
 
@@ -138,14 +138,14 @@ class Approvals:
     #: Tasks push hints named, waiting to be looked at (filled on the hints thread).
     hinted: Inbox[str] = field(init=False)
     #: Listed requests whose route cannot be decided yet, by card key.
-    unroutable: dict[str, Unroutable] = field(default_factory=dict)
+    unroutable: Unroutables = field(init=False)
     _missing_since: dict[str, float] = field(default_factory=dict)
     _sweep_due: bool = True
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.hinted = Inbox("approval hints", wakes=self.wakeup)
-        self._unroutable_wait = doubling(*UNROUTABLE_RETRY_S)
+        self.unroutable = Unroutables(self.health, UNROUTABLE, "approval")
 
     # ---- what wakes it (called on the hints thread: hand over only) -------------------------
 
@@ -197,7 +197,7 @@ class Approvals:
         for task_id in tasks:
             self._merge(report, self.look_at(task_id))
         self._check_cancellations(waiting, report)
-        self._report_unroutable()
+        self.unroutable.report()
         return report
 
     def look_at(self, task_id: str) -> SweepReport:
@@ -214,7 +214,7 @@ class Approvals:
         with self._lock:
             for key, request in live.items():
                 self._missing_since.pop(key, None)
-                if self.cards.get(key) is None and self._due(key) and self._post(request):
+                if self.cards.get(key) is None and self.unroutable.due(key) and self._post(request):
                     report.posted.append(key)
             for card in self.cards.pending_of_kind(APPROVAL_PREFIX):
                 if card.task_id == task_id and card.pending_id not in live and self._end(card):
@@ -228,14 +228,13 @@ class Approvals:
         try:
             task = self.tasks.info(request.task_id)
         except TaskUnknown as exc:
-            return self._cannot_route(key, exc.reason)
+            return self.unroutable.failed(key, exc.reason)
         route = self.routing.route_for(task)
         if route is None:
             name = task.workspace_name or task.workspace_id
-            return self._cannot_route(
-                key, f"no channel for workspace {name!r}: add a [[route]] or a default channel"
-            )
-        self.unroutable.pop(key, None)
+            reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
+            return self.unroutable.failed(key, reason)
+        self.unroutable.routed(key)
         cancellation = self.kandev.cancellation(request.session_id)
         if cancellation is None:
             return False  # the session is gone: nothing to approve any more
@@ -247,28 +246,6 @@ class Approvals:
             self.posts.enqueue_post(card)
             self.audit_log.audit(key, None, "post", "kandev", "queued", route.channel)
         return True
-
-    def _due(self, key: str) -> bool:
-        waiting = self.unroutable.get(key)
-        return waiting is None or time.monotonic() >= waiting.next_try
-
-    def _cannot_route(self, key: str, reason: str) -> bool:
-        """Fail closed: posted nowhere, tried again with backoff, shown in /healthz."""
-        attempts = self.unroutable[key].attempts + 1 if key in self.unroutable else 1
-        wait = wait_for(self._unroutable_wait, attempts)
-        self.unroutable[key] = Unroutable(reason, attempts, time.monotonic() + wait)
-        log.warning("approval %s cannot be routed (%s); retrying in %.0f s", key, reason, wait)
-        self._report_unroutable()
-        return False
-
-    def _report_unroutable(self) -> None:
-        if not self.unroutable:
-            self.health.clear(UNROUTABLE)
-            return
-        count = len(self.unroutable)
-        reasons = sorted({u.reason for u in self.unroutable.values()})
-        what = "approval cannot" if count == 1 else "approvals cannot"
-        self.health.problem(UNROUTABLE, f"{count} {what} be routed: {'; '.join(reasons)}")
 
     # ---- how one ended ---------------------------------------------------------------------
 
@@ -300,7 +277,7 @@ class Approvals:
             state = CardState.ANSWERED if kind.startswith("allow") else CardState.REJECTED
             answer = Answer(question_id="", selected_options=[chosen.option_id])
             outcome = CardOutcome(state=state, answers=[answer], at=now)
-            return self._attribute(card, outcome)
+            return credit_slack_winner(self.submissions, card, outcome)
         if record is not None and record.withdrawn:
             return CardOutcome(state=CardState.ENDED, at=now)
         # Not in the list, and the transcript does not say (Kandev restarted under it, or the
@@ -309,13 +286,6 @@ class Approvals:
         if time.monotonic() - first < MISSING_GRACE_S:
             return None
         return CardOutcome(state=CardState.ENDED, at=now)
-
-    def _attribute(self, card: Card, outcome: CardOutcome) -> CardOutcome:
-        """A choice a Slack user's click won shows their name, even if this sees it first."""
-        won = self.submissions.won_submission(card.pending_id)
-        if won is None:
-            return outcome
-        return outcome.model_copy(update={"via": "slack", "by_user": won.user})
 
     def _check_cancellations(self, waiting: list[Card], report: SweepReport) -> None:
         """Cards still waiting whose session's turn was cancelled since they were posted:
@@ -336,15 +306,7 @@ class Approvals:
 
     def _transition(self, card: Card, outcome: CardOutcome) -> bool:
         self._missing_since.pop(card.pending_id, None)
-        if not self.cards.transition(card.pending_id, outcome):
-            return False
-        self.audit_log.audit(
-            card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced"
-        )
-        updated = self.cards.get(card.pending_id)
-        if updated is not None:
-            self.posts.enqueue_update(updated)
-        return True
+        return end_synced(self.cards, self.audit_log, self.posts, card, outcome)
 
     @staticmethod
     def _merge(report: SweepReport, one: SweepReport) -> None:

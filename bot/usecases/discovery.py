@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Collection
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -30,10 +28,10 @@ from bot.kandev.client import ActiveList
 from bot.kandev.hints import NewPending
 from bot.ops.health import Health
 from bot.usecases.audit import Audit
-from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.past_answers import PastAnswers, question_key
 from bot.usecases.reconciler import SessionIndex
 from bot.usecases.tasks import TaskDirectory, TaskUnknown
+from bot.usecases.unroutable import Unroutable, Unroutables
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +39,6 @@ log = logging.getLogger(__name__)
 YOUNG_BUNDLE_S = 30.0
 #: How soon discovery looks again at a bundle whose questions are still being written.
 INCOMPLETE_RETRY_S = 0.2
-#: First and longest wait before a bundle whose route could not be determined is tried again.
-UNROUTABLE_RETRY_S = (1.0, 30.0)
 #: A hint's read of the newest bundles starts this long before the newest one seen so far
 #: (Kandev's creation times have whole seconds, and two bundles created together may become
 #: visible in either order).
@@ -85,15 +81,6 @@ class Posts(Protocol):
     def enqueue_post(self, card: Card) -> None: ...
 
 
-@dataclass
-class Unroutable:
-    """A bundle that waits because its route cannot be determined (never posted by default)."""
-
-    reason: str
-    attempts: int
-    next_try: float  # monotonic time
-
-
 class Discovery:
     """Claims and queues the post of every listed bundle that has no card yet."""
 
@@ -119,8 +106,8 @@ class Discovery:
         self.look_again = look_again
         self.sessions = sessions if sessions is not None else SessionIndex()
         #: Listed bundles whose route cannot be determined yet, by pending id.
-        self.unroutable: dict[str, Unroutable] = {}
-        self._unroutable_wait = doubling(*UNROUTABLE_RETRY_S)
+        self.unroutables = Unroutables(health, "unroutable", "question")
+        self.unroutable: dict[str, Unroutable] = self.unroutables.items
         #: Listed bundles whose card is in the store.
         self._known: set[str] = set()
         #: Kandev's creation time of the newest bundle any read showed (Kandev's clock).
@@ -156,7 +143,7 @@ class Discovery:
         with self._posting:
             self._known &= active
             posted = self._post_unknown(listed.new)
-            self._report_unroutable(active)
+            self.unroutables.report(active)
         return posted
 
     def discover_new(self, hinted: Collection[NewPending] = ()) -> tuple[int, set[str], list[str]]:
@@ -185,7 +172,7 @@ class Discovery:
         for bundle in bundles:
             if bundle.session_id:
                 self.sessions.note(bundle.session_id, bundle.pending_id)
-            if bundle.pending_id in self._known or not self._due(bundle.pending_id):
+            if bundle.pending_id in self._known or not self.unroutables.due(bundle.pending_id):
                 continue
             if self.cards.get(bundle.pending_id) is not None:
                 self._known.add(bundle.pending_id)
@@ -244,13 +231,13 @@ class Discovery:
         try:
             task = self.tasks.info(bundle.task_id)
         except TaskUnknown as exc:
-            return self._cannot_route(bundle.pending_id, exc.reason)
+            return self.unroutables.failed(bundle.pending_id, exc.reason)
         route = self.routing.route_for(task)
         if route is None:
             name = task.workspace_name or task.workspace_id
             reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
-            return self._cannot_route(bundle.pending_id, reason)
-        self.unroutable.pop(bundle.pending_id, None)
+            return self.unroutables.failed(bundle.pending_id, reason)
+        self.unroutables.routed(bundle.pending_id)
         claimed = self.cards.claim(
             NewCard(
                 bundle,
@@ -267,31 +254,6 @@ class Discovery:
             self.posts.enqueue_post(card)
             self.audit_log.audit(bundle.pending_id, None, "post", "kandev", "queued", route.channel)
         return True
-
-    def _due(self, pending_id: str) -> bool:
-        waiting = self.unroutable.get(pending_id)
-        return waiting is None or time.monotonic() >= waiting.next_try
-
-    def _cannot_route(self, pending_id: str, reason: str) -> bool:
-        """Fail closed: the bundle is not posted anywhere; it is tried again with backoff."""
-        attempts = self.unroutable[pending_id].attempts + 1 if pending_id in self.unroutable else 1
-        wait = wait_for(self._unroutable_wait, attempts)
-        self.unroutable[pending_id] = Unroutable(reason, attempts, time.monotonic() + wait)
-        log.warning(
-            "question %s cannot be routed (%s); retrying in %.0f s", pending_id, reason, wait
-        )
-        return False
-
-    def _report_unroutable(self, active: set[str]) -> None:
-        for gone in set(self.unroutable) - active:
-            del self.unroutable[gone]
-        if not self.unroutable:
-            self.health.clear("unroutable")
-            return
-        count = len(self.unroutable)
-        reasons = sorted({u.reason for u in self.unroutable.values()})
-        what = "question cannot" if count == 1 else "questions cannot"
-        self.health.problem("unroutable", f"{count} {what} be routed: {'; '.join(reasons)}")
 
     def _complete(self, bundle: Bundle) -> bool:
         """False while Kandev is still writing the bundle's questions (a young bundle can be

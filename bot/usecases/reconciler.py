@@ -29,6 +29,7 @@ from bot.kandev.models import FinalState
 from bot.ops.health import Health
 from bot.store.records import Submission
 from bot.usecases.audit import Audit
+from bot.usecases.ended import credit_slack_winner, end_synced
 
 log = logging.getLogger(__name__)
 
@@ -244,23 +245,5 @@ class Reconciler:
     def _end(self, card: Card, outcome: CardOutcome) -> bool:
         self._missing_since.pop(card.pending_id, None)
         self._readable(card.pending_id, True)
-        outcome = self._attribute(card, outcome)
-        if not self.cards.transition(card.pending_id, outcome):
-            return False
-        self.audit_log.audit(
-            card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced"
-        )
-        updated = self.cards.get(card.pending_id)
-        if updated is not None:
-            self.edits.enqueue_update(updated)
-        return True
-
-    def _attribute(self, card: Card, outcome: CardOutcome) -> CardOutcome:
-        """An answer that a Slack user won shows their name, even if sync notices it first."""
-        won = self.submissions.won_submission(card.pending_id)
-        if won is None or outcome.state not in (CardState.ANSWERED, CardState.REJECTED):
-            return outcome
-        update: dict[str, object] = {"via": "slack", "by_user": won.user}
-        if outcome.state is CardState.REJECTED:
-            update["reason"] = won.content.reason
-        return outcome.model_copy(update=update)
+        outcome = credit_slack_winner(self.submissions, card, outcome)
+        return end_synced(self.cards, self.audit_log, self.edits, card, outcome)

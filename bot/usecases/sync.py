@@ -30,7 +30,7 @@ from bot.kandev.hints import NewPending, Resolved
 from bot.ops.health import Health
 from bot.ops.logs import log_failure
 from bot.usecases.audit import Audit
-from bot.usecases.discovery import NEWEST_MARGIN_S, Discovery, DiscoveryCards, Unroutable
+from bot.usecases.discovery import NEWEST_MARGIN_S, Discovery, DiscoveryCards
 from bot.usecases.housekeeping import Housekeeping, Purge, UnpostedCards
 from bot.usecases.past_answers import AnsweredCards, PastAnswers
 from bot.usecases.publisher import Publisher
@@ -42,6 +42,7 @@ from bot.usecases.reconciler import (
     outcome_from_final,
 )
 from bot.usecases.tasks import TaskDirectory
+from bot.usecases.unroutable import Unroutable
 
 __all__ = ["NEWEST_MARGIN_S", "SyncEngine", "SyncReport", "Unroutable", "outcome_from_final"]
 

@@ -29,6 +29,7 @@ from bot.store.records import SubmissionContent
 from bot.usecases import discovery as discovery_module
 from bot.usecases import housekeeping
 from bot.usecases import reconciler as reconciler_module
+from bot.usecases import unroutable as unroutable_module
 from bot.usecases.publisher import Publisher
 from bot.usecases.sync import SyncEngine
 from tests.kit.factories import (
@@ -177,7 +178,7 @@ def test_a_post_slack_refuses_until_someone_acts_is_kept_and_reported(
 def monotonic(monkeypatch: pytest.MonkeyPatch) -> FakeMonotonic:
     """The engine's waits (grace periods, back-off) on a clock that moves only when told."""
     clock = FakeMonotonic()
-    for module in (discovery_module, reconciler_module, housekeeping):
+    for module in (unroutable_module, reconciler_module, housekeeping):
         monkeypatch.setattr(module, "time", clock)
     return clock
 
