@@ -170,6 +170,7 @@ class Approvals:
     def run(self, stop: threading.Event) -> None:
         next_sweep = 0.0
         while not stop.is_set():
+            self.wakeup.take()  # cleared first: a hint arriving during the cycle wakes the next
             try:
                 if self._sweep_due or time.monotonic() >= next_sweep:
                     self._sweep_due = False

@@ -20,9 +20,7 @@ from tests.e2e.helpers import (
     wait_ephemeral,
     wait_outcome,
 )
-from tests.kit.harness import CHANNEL, free_port
-from tests.kit.harness.mock_agent import permission_spec
-from tests.kit.harness.permissions import Permissions, SeededPermission
+from tests.kit.harness import CHANNEL, Permissions, SeededPermission, free_port, permission_spec
 from tests.unit.listing.e2e import run_list, wait_home
 from tests.unit.ops.metrics_doc import scrape, value
 

@@ -92,6 +92,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "pending_ids", "poll cycle: the ids of waiting cards", lambda s: s.cards.pending_ids()
     ),
     HotQuery(
+        "pending_of_kind",
+        "approvals' sweep and hints: the waiting approval cards",
+        lambda s: s.cards.pending_of_kind("perm:"),
+    ),
+    HotQuery(
         "unposted",
         "poll cycle (every 30 s): claims without a message",
         lambda s: s.cards.unposted(30),

@@ -15,9 +15,7 @@ from bot.core.approval import approval_key
 from fakeslack import ALICE, BOB, Delivery
 from tests.e2e.helpers import click_payload, outcome_line, start_bot, wait_card, wait_outcome
 from tests.e2e.reliability.support import audit_of
-from tests.kit.harness import CHANNEL, Fault
-from tests.kit.harness.mock_agent import permission_spec
-from tests.kit.harness.permissions import Permissions
+from tests.kit.harness import CHANNEL, Fault, Permissions, permission_spec
 
 RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
 ALLOWED_BY_ALICE = f"*✅ Allowed once by <@{ALICE.id}> in Slack"

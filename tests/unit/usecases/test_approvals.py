@@ -6,6 +6,7 @@ cancellation revision closes the card; an unroutable request is posted nowhere."
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -190,3 +191,21 @@ def test_two_replicas_looking_at_once_post_one_card(
         thread.join()
     assert sorted(posted) == [[], [approval_key(request.request_id)]]
     assert store.outbox.outbox_pending_count() == 1
+
+
+def test_a_raised_wakeup_is_taken_not_spun_on(approvals, permissions) -> None:
+    approvals.poll_interval = 60.0
+    cycles = []
+    drain = approvals.hinted.drain
+    approvals.hinted.drain = lambda: cycles.append(1) or drain()  # type: ignore[method-assign]
+    approvals.on_connected()  # raises the wakeup once
+    stop = threading.Event()
+    loop = threading.Thread(target=approvals.run, args=(stop,))
+    loop.start()
+    time.sleep(0.5)
+    stop.set()
+    approvals.wakeup.raise_()
+    loop.join(timeout=5)
+    # a cycle for the start (and the reconnect), none per wait: a raised wakeup is taken
+    assert len(cycles) <= 3, len(cycles)
+    assert sum(c.startswith("candidates") for c in permissions.calls) >= 1
