@@ -9,7 +9,6 @@ signal and hands the work over (bot/commands/run.py).
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 from dataclasses import dataclass
@@ -19,18 +18,17 @@ from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.commands.run import Bot, metrics_state
+from bot.commands.run import Bot, metrics_state, run_until_stopped
 from bot.config.setting_values import secret_text
 from bot.config.settings import Mode, Settings
-from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
+from bot.core.exitcodes import EXIT_FAILED, StartupError
 from bot.core.signals import Inbox, Signal
 from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevError, KandevUnavailable
 from bot.kandev.hints import KandevHints, NewPending, Resolved
 from bot.ops import metrics
 from bot.ops.health import Health
 from bot.ops.logs import install_redaction, set_replica
-from bot.ops.runtime import SWITCH_INTERVAL_S, settle_heap
+from bot.ops.runtime import SWITCH_INTERVAL_S
 from bot.slack.app import build_bolt_app
 from bot.slack.lanes import (
     ANSWERING_WAITING,
@@ -40,7 +38,6 @@ from bot.slack.lanes import (
     Lane,
 )
 from bot.slack.services import Services
-from bot.slack.socket_link import SocketModeRefused
 from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.notify import Notifier
@@ -63,38 +60,13 @@ from bot.usecases.subscriptions import SubscriptionNotifier, SubscriptionService
 from bot.usecases.sync import SyncEngine
 from bot.usecases.tasks import TaskDirectory
 from bot.usecases.waiting import Permalinks, WaitingQueue
-from bot.usecases.workspace_check import WorkspaceCheck
+from bot.usecases.workspace_check import WorkspaceCheck, check_at_start
 
 log = logging.getLogger("bot.app")
 
 #: How often crash recovery looks for answers a dead (or stopping) replica left unfinished: a
 #: cheap indexed query, so a hand-over is taken within about a second.
 RECOVERY_INTERVAL_S = 1.0
-
-
-class StartupError(Exception):
-    """The bot cannot start: ``exit_code`` and the lines to print."""
-
-    def __init__(self, exit_code: int, *lines: str) -> None:
-        super().__init__("; ".join(lines))
-        self.exit_code = exit_code
-        self.lines = lines
-
-
-def _check_routing(check: WorkspaceCheck, health: Health) -> None:
-    """Check the routing file's workspaces now if Kandev answers (a mistake stops the bot)."""
-    try:
-        problems = check.check()
-    except KandevUnavailable as exc:
-        log.warning("Kandev is not reachable at start-up (%s); will keep trying", exc)
-        health.failure("kandev", "unreachable", exc)
-        health.problem("routing", "workspaces not validated yet (Kandev unreachable)")
-        return
-    except KandevError as exc:
-        raise StartupError(EXIT_FAILED, f"kandev-slack: {exc}") from exc
-    if problems:
-        lines = [f"  {problem}" for problem in problems]
-        raise StartupError(EXIT_CONFIG, "kandev-slack: configuration problems:", *lines)
 
 
 def _open_store(settings: Settings) -> Database:
@@ -120,29 +92,12 @@ def build(settings: Settings, mode: Mode) -> Bot:
         retry_max_wait=2.0,
     )
     workspace_check = WorkspaceCheck(settings.routing, kandev, health)
-    _check_routing(workspace_check, health)
+    check_at_start(workspace_check, health)
 
     web = make_web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
     parts = _use_cases(settings, health, store, kandev, SlackGateway(web))
     bolt = _bolt_app(web, parts.services, settings, mode)
-    approvals = parts.approvals
-
-    def resolved(hint: Resolved) -> None:
-        parts.sync.on_resolved(hint)
-        approvals.on_resolved(hint.session_id)
-
-    def connected() -> None:
-        parts.sync.on_connected()
-        approvals.on_connected()
-
-    hints = KandevHints(
-        settings.kandev_url,
-        secret_text(settings.kandev_token),
-        on_new_pending=parts.new_bundles.put,
-        on_resolved=resolved,
-        on_connected=connected,
-        on_permission=lambda hint: approvals.on_permission(hint.task_id),
-    )
+    hints = _hints(settings, parts)
     bot = Bot(
         settings=settings,
         mode=mode,
@@ -153,7 +108,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         hints=hints,
         workers=[],
         lanes=[parts.services.answering, parts.services.reading],
-        wakeups=[parts.sync_wakeup, parts.hinted, parts.card_changes, approvals.wakeup],
+        wakeups=[parts.sync_wakeup, parts.hinted, parts.card_changes, parts.approvals.wakeup],
         sync=parts.sync,
     )
     worker_id = parts.publisher.worker_id
@@ -169,6 +124,30 @@ def build(settings: Settings, mode: Mode) -> Bot:
         poll = settings.kandev_poll_interval
         bot.workers.append(_worker("routing-check", workspace_check.run, bot.stop, poll))
     return bot
+
+
+def _hints(settings: Settings, parts: _UseCases) -> KandevHints:
+    """Kandev's push hints, each handed to the loops that act on it: new bundles to discovery,
+    a session's pending action gone to the reconciler and the approvals, a reconnect to both
+    (they read what they missed), a permission waiting to the approvals."""
+    sync, approvals = parts.sync, parts.approvals
+
+    def resolved(hint: Resolved) -> None:
+        sync.on_resolved(hint)
+        approvals.on_resolved(hint.session_id)
+
+    def connected() -> None:
+        sync.on_connected()
+        approvals.on_connected()
+
+    return KandevHints(
+        settings.kandev_url,
+        secret_text(settings.kandev_token),
+        on_new_pending=parts.new_bundles.put,
+        on_resolved=resolved,
+        on_connected=connected,
+        on_permission=lambda hint: approvals.on_permission(hint.task_id),
+    )
 
 
 @dataclass
@@ -406,28 +385,4 @@ def main_run(settings: Settings, mode: Mode) -> int:
         for line in exc.lines:
             print(line, file=sys.stderr)
         return exc.exit_code
-    settle_heap()
-    bot.start()
-    try:
-        bot.serve()
-    except SocketModeRefused as refused:
-        print(
-            f"kandev-slack: Slack refused SLACK_APP_TOKEN ({refused.error}): check the app-level "
-            "token (xapp-…) and its connections:write scope",
-            file=sys.stderr,
-        )
-        return EXIT_FAILED
-    stragglers = [t.name for t in threading.enumerate() if t.is_alive() and not t.daemon]
-    stragglers = [name for name in stragglers if name != threading.current_thread().name]
-    if bot.abandoned or stragglers:
-        # Calls that outlived the hand-over (waiting on Kandev, or on a database lock) belong
-        # to another replica now: end them with the process rather than wait for them (the
-        # interpreter would join their threads, past the hand-over's budget).
-        log.warning(
-            "exiting with %d answer call(s) still waiting on Kandev, %d thread(s) busy",
-            bot.abandoned,
-            len(stragglers),
-        )
-        logging.shutdown()
-        os._exit(EXIT_OK)
-    return EXIT_OK
+    return run_until_stopped(bot)

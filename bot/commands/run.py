@@ -12,7 +12,9 @@ leases run out, and exits 0. bot/app.py builds it.
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,14 +24,17 @@ from slack_bolt import App
 
 from bot.config.setting_values import secret_text
 from bot.config.settings import Mode, Settings
+from bot.core.exitcodes import EXIT_FAILED, EXIT_OK
 from bot.core.signals import Signal
 from bot.kandev.client import KandevClient
 from bot.kandev.hints import KandevHints
 from bot.ops import metrics
 from bot.ops.health import Health
 from bot.ops.logs import log_failure
+from bot.ops.runtime import settle_heap
 from bot.slack.lanes import Lane
 from bot.slack.serving import serve_http, serve_ops, serve_socket_mode, stop_ops
+from bot.slack.socket_link import SocketModeRefused
 from bot.store import Database
 from bot.usecases.leases import InFlight
 from bot.usecases.sync import SyncEngine
@@ -196,3 +201,33 @@ def metrics_state(store: Database, health: Health) -> metrics.State:
         health_problems=tuple(reason.split(":", 1)[0] for reason in report.reasons),
         last_sync_age_s=report.last_sync_age_s,
     )
+
+
+def run_until_stopped(bot: Bot) -> int:
+    """Start ``bot`` and serve until it is stopped (SIGTERM, SIGINT), then hand over; the
+    exit code. Calls that outlived the hand-over end with the process."""
+    settle_heap()
+    bot.start()
+    try:
+        bot.serve()
+    except SocketModeRefused as refused:
+        print(
+            f"kandev-slack: Slack refused SLACK_APP_TOKEN ({refused.error}): check the app-level "
+            "token (xapp-…) and its connections:write scope",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    stragglers = [t.name for t in threading.enumerate() if t.is_alive() and not t.daemon]
+    stragglers = [name for name in stragglers if name != threading.current_thread().name]
+    if bot.abandoned or stragglers:
+        # Calls that outlived the hand-over (waiting on Kandev, or on a database lock) belong
+        # to another replica now: end them with the process rather than wait for them (the
+        # interpreter would join their threads, past the hand-over's budget).
+        log.warning(
+            "exiting with %d answer call(s) still waiting on Kandev, %d thread(s) busy",
+            bot.abandoned,
+            len(stragglers),
+        )
+        logging.shutdown()
+        os._exit(EXIT_OK)
+    return EXIT_OK

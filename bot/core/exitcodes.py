@@ -13,3 +13,12 @@ EXIT_FAILED = 1
 EXIT_CONFIG = 2
 #: Stopped by Ctrl-C (128 + SIGINT, the shell's convention).
 EXIT_INTERRUPTED = 130
+
+
+class StartupError(Exception):
+    """The bot cannot start: ``exit_code`` and the lines to print."""
+
+    def __init__(self, exit_code: int, *lines: str) -> None:
+        super().__init__("; ".join(lines))
+        self.exit_code = exit_code
+        self.lines = lines

@@ -12,7 +12,8 @@ import threading
 from typing import Protocol
 
 from bot.config.routing import Routing
-from bot.kandev.errors import KandevError
+from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, StartupError
+from bot.kandev.errors import KandevError, KandevUnavailable
 from bot.kandev.models import Workspace
 from bot.ops.health import Health
 
@@ -49,3 +50,19 @@ class WorkspaceCheck:
                 self.check()
             except KandevError as exc:
                 log.warning("routing not checked yet (Kandev: %s)", exc)
+
+
+def check_at_start(check: WorkspaceCheck, health: Health) -> None:
+    """Check the routing file's workspaces now if Kandev answers (a mistake stops the bot)."""
+    try:
+        problems = check.check()
+    except KandevUnavailable as exc:
+        log.warning("Kandev is not reachable at start-up (%s); will keep trying", exc)
+        health.failure("kandev", "unreachable", exc)
+        health.problem("routing", "workspaces not validated yet (Kandev unreachable)")
+        return
+    except KandevError as exc:
+        raise StartupError(EXIT_FAILED, f"kandev-slack: {exc}") from exc
+    if problems:
+        lines = [f"  {problem}" for problem in problems]
+        raise StartupError(EXIT_CONFIG, "kandev-slack: configuration problems:", *lines)
