@@ -20,6 +20,8 @@ from bot.core.pending import ItemKind
 ALWAYS_KINDS = frozenset({"allow_always", "reject_always"})
 ALLOW_KINDS = frozenset({"allow_once", "allow_always"})
 REJECT_KINDS = frozenset({"reject_once", "reject_always"})
+#: The option id Kandev records for the web UI's cancel (nobody chose).
+CANCELLED_OPTION = "cancelled"
 #: The card key of an approval: Kandev's request id behind this prefix (a bundle's key is its
 #: own pending id, a UUID, so the two never meet).
 APPROVAL_PREFIX = "perm:"
@@ -95,6 +97,12 @@ class Approval(_Wire):
 
     def option(self, option_id: str) -> ToolOption | None:
         return next((o for o in self.options if o.option_id == option_id), None)
+
+    def allows(self, option_id: str, option_kind: str = "") -> bool:
+        """Whether choosing ``option_id`` allows the tool call (``option_kind``: as Kandev
+        recorded it; else the offered option's)."""
+        option = self.option(option_id)
+        return (option_kind or (option.kind if option is not None else "")) in ALLOW_KINDS
 
     # ---- as a pending item (bot.core.pending.PendingItem) ----------------------------------
 

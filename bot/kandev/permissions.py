@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import quote
 
-from bot.core.approval import Approval
+from bot.core.approval import CANCELLED_OPTION, Approval
 from bot.core.clarification import Answer
 from bot.kandev import models
 from bot.kandev.errors import (
@@ -61,8 +61,6 @@ from bot.kandev.permission_wire import (
 from bot.kandev.replies import json_200, validate
 
 LIST_TOOL = "list_pending_agent_permissions_kandev"
-#: The option id Kandev records for the web UI's "cancel" (no option chosen).
-CANCELLED_OPTION = "cancelled"
 #: How long, and how often, the winner of a claim Kandev has not written down yet is read.
 WINNER_READS = 10
 WINNER_READ_S = 0.1
@@ -272,9 +270,9 @@ def _resolution(
 ) -> models.Resolution:
     """A choice as the answer pipeline records resolutions: ``answered`` for an allow,
     ``rejected`` for a reject, the option as the one answer."""
-    option = approval.option(option_id)
-    kind = option_kind or (option.kind if option is not None else "")
-    status: Literal["answered", "rejected"] = "answered" if kind.startswith("allow") else "rejected"
+    status: Literal["answered", "rejected"] = (
+        "answered" if approval.allows(option_id, option_kind) else "rejected"
+    )
     answer = Answer(question_id="", selected_options=[option_id])
     return models.Resolution(status=status, answers=[answer], responded_at=at)
 

@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import Protocol
 
 from bot.config.routing import Routing
-from bot.core.approval import APPROVAL_PREFIX, approval_key
+from bot.core.approval import APPROVAL_PREFIX, CANCELLED_OPTION, approval_key
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardOutcome, CardState, NewCard
 from bot.core.signals import Inbox, Signal
@@ -60,8 +60,6 @@ UNROUTABLE = "unroutable_approvals"
 #: A request missing from its task's list whose transcript does not say how it ended (Kandev
 #: restarted under it) is ended after this long (a list read racing its creation is not).
 MISSING_GRACE_S = 3.0
-#: Kandev records this option id for the web UI's cancel (nobody chose).
-CANCELLED_OPTION = "cancelled"
 
 
 class ApprovalsKandev(Protocol):
@@ -137,6 +135,8 @@ class Approvals:
     poll_interval: float = 5.0
     #: Tasks push hints named, waiting to be looked at (filled on the hints thread).
     hinted: Inbox[str] = field(init=False)
+    #: Sessions whose pending action went away (filled on the hints thread).
+    resolved: Inbox[str] = field(init=False)
     #: Listed requests whose route cannot be decided yet, by card key.
     unroutable: Unroutables = field(init=False)
     _missing_since: dict[str, float] = field(default_factory=dict)
@@ -145,6 +145,7 @@ class Approvals:
 
     def __post_init__(self) -> None:
         self.hinted = Inbox("approval hints", wakes=self.wakeup)
+        self.resolved = Inbox("sessions resolved", wakes=self.wakeup)
         self.unroutable = Unroutables(self.health, UNROUTABLE, "approval")
 
     # ---- what wakes it (called on the hints thread: hand over only) -------------------------
@@ -155,10 +156,9 @@ class Approvals:
             self.hinted.put(task_id)
 
     def on_resolved(self, session_id: str) -> None:
-        """A session's pending action went away: look again at its approvals' task."""
-        for card in self.cards.pending_of_kind(APPROVAL_PREFIX):
-            if card.session_id == session_id:
-                self.hinted.put(card.task_id)
+        """A session's pending action went away: its approvals' task is looked at again."""
+        if session_id:
+            self.resolved.put(session_id)
 
     def on_connected(self) -> None:
         """The hints (re)connected: what they missed is found by a sweep."""
@@ -176,7 +176,7 @@ class Approvals:
                     self._sweep_due = False
                     next_sweep = time.monotonic() + self.poll_interval
                     self.sweep()
-                for task_id in dict.fromkeys(self.hinted.drain()):
+                for task_id in dict.fromkeys(self._hinted_tasks()):
                     self.look_at(task_id)
             except KandevError as exc:
                 log.warning("approvals: Kandev call failed, retrying next cycle: %s", exc)
@@ -187,23 +187,23 @@ class Approvals:
     def sweep(self) -> SweepReport:
         """Look at every task the workspaces flag ``permission`` and every task with an
         approval card still waiting; end what left, post what is new."""
-        tasks: dict[str, None] = {}
+        tasks: dict[str, list[Card]] = {}
         for workspace in self.workspaces():
             for candidate in self.kandev.candidates(workspace.id):
-                tasks[candidate.task_id] = None
+                tasks.setdefault(candidate.task_id, [])
         waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
         for card in waiting:
-            tasks[card.task_id] = None
+            tasks.setdefault(card.task_id, []).append(card)
         report = SweepReport()
-        for task_id in tasks:
-            self._merge(report, self.look_at(task_id))
+        for task_id, cards in tasks.items():
+            self._merge(report, self.look_at(task_id, cards))
         self._check_cancellations(waiting, report)
         self.unroutable.report()
         return report
 
-    def look_at(self, task_id: str) -> SweepReport:
+    def look_at(self, task_id: str, waiting: list[Card] | None = None) -> SweepReport:
         """List ``task_id``'s live requests: post those without a card, end the cards of
-        those that left."""
+        those that left (``waiting``: the task's approval cards still waiting, when known)."""
         report = SweepReport(tasks=1)
         try:
             listed = self.kandev.list_pending(task_id)
@@ -217,10 +217,25 @@ class Approvals:
                 self._missing_since.pop(key, None)
                 if self.cards.get(key) is None and self.unroutable.due(key) and self._post(request):
                     report.posted.append(key)
-            for card in self.cards.pending_of_kind(APPROVAL_PREFIX):
-                if card.task_id == task_id and card.pending_id not in live and self._end(card):
+            if waiting is None:
+                waiting = self._waiting_of(task_id)
+            for card in waiting:
+                if card.pending_id not in live and self._end(card):
                     report.ended.append(card.pending_id)
         return report
+
+    def _hinted_tasks(self) -> list[str]:
+        """The tasks hints named, and those of the waiting cards of the sessions they said
+        were resolved."""
+        tasks = self.hinted.drain()
+        sessions = set(self.resolved.drain())
+        if sessions:
+            waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
+            tasks += [c.task_id for c in waiting if c.session_id in sessions]
+        return tasks
+
+    def _waiting_of(self, task_id: str) -> list[Card]:
+        return [c for c in self.cards.pending_of_kind(APPROVAL_PREFIX) if c.task_id == task_id]
 
     # ---- a new request -------------------------------------------------------------------
 
@@ -273,9 +288,8 @@ class Approvals:
             chosen = record.resolution
             if chosen.option_id == CANCELLED_OPTION:
                 return CardOutcome(state=CardState.ENDED, reason="cancelled", at=now)
-            option = card.approval.option(chosen.option_id)
-            kind = chosen.option_kind or (option.kind if option is not None else "")
-            state = CardState.ANSWERED if kind.startswith("allow") else CardState.REJECTED
+            allowed = card.approval.allows(chosen.option_id, chosen.option_kind)
+            state = CardState.ANSWERED if allowed else CardState.REJECTED
             answer = Answer(question_id="", selected_options=[chosen.option_id])
             outcome = CardOutcome(state=state, answers=[answer], at=now)
             return credit_slack_winner(self.submissions, card, outcome)
