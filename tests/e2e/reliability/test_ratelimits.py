@@ -144,7 +144,10 @@ def test_backlog_is_paced_and_does_not_starve_edits(
     _answer_by_click(driver, ts)
     edited = wait_outcome(fake_slack, ts, "✅ Answered by", timeout=10)
     assert edited is not None
-    edit = next(c for c in card_updates(fake_slack, ts))
+    # The fake applies an edit before it records the call: wait for the record too.
+    edit = fake_slack.wait_for(
+        lambda: next(iter(card_updates(fake_slack, ts)), None), 10, "the edit's chat.update"
+    )
 
     # Mid-backlog, one post times out after reaching Slack: it must not be posted twice.
     fake_slack.wait_for(
