@@ -5,6 +5,8 @@ the listing's label/priority filters, and a repeated question showing the earlie
 
 from __future__ import annotations
 
+import time
+
 from fakeslack import ALICE, BOB, blocks_text
 from tests.e2e.helpers import (
     assert_sending,
@@ -97,6 +99,15 @@ def test_conversation_opens_at_once_and_shows_the_session_in_order(
     wait_outcome(fake_slack, card.ts, "✅")
 
 
+def _wait_stored(server, session_id: str, text: str, timeout: float = 15.0) -> None:
+    """Until the session's newest messages (as Kandev serves them) mention ``text``."""
+    deadline = time.monotonic() + timeout
+    path = f"/task-sessions/{session_id}/messages"
+    while text not in server.http.get(path, params={"limit": 20, "sort": "desc"}).text:
+        assert time.monotonic() < deadline, f"Kandev never stored {text!r}"
+        time.sleep(0.1)
+
+
 def test_a_long_session_stays_within_the_modal_limits(app_factory, seed, fake_slack, slack_driver):
     bot = start_bot(app_factory)
     long_markdown = "## Findings\n" + "\n".join(f"- item **{n}** " + "x" * 80 for n in range(60))
@@ -106,6 +117,9 @@ def test_a_long_session_stays_within_the_modal_limits(app_factory, seed, fake_sl
         steps.append({"tool": f"check {n}", "command": f"make check-{n}", "exit": n % 3})
     bundle = seed([db_question()], title="Conversation: long", transcript=steps, timeout=90)
     card = wait_card(fake_slack, bundle.pending_id)
+    # Kandev stores an agent's last tool updates a moment after its question may be listed:
+    # the view reads what is stored when it is opened, so open it once the last one is.
+    _wait_stored(seed.server, bundle.session_id, "make check-119")
     driver = slack_driver(bot.events_url)
     mark = fake_slack.mark()
     ack = driver.click(CHANNEL, card.ts, text="Conversation", user=ALICE)
