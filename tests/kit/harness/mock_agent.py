@@ -401,6 +401,32 @@ class Agent:
             }
         )
 
+    def until_recorded(
+        self, session_id: str, task_id: str, transcript: list[dict[str, Any]], limit: float = 30.0
+    ) -> None:
+        """Kandev records updates asynchronously (slower under load than ``play``'s pause):
+        wait until the task's conversation shows the transcript's last step before asking, so
+        the question comes after everything played."""
+        mcp = self.sessions.get(session_id, {}).get("mcp")
+        if not transcript or not task_id or mcp is None:
+            return
+        last = transcript[-1]
+        needle = str(last.get("tool") or last.get("say") or "")[:60]
+        client = McpClient(mcp["url"], mcp["headers"])
+        arguments = {"task_id": task_id, "limit": 10, "sort": "desc"}
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                found = client.call_tool("get_task_conversation_kandev", arguments, 10)
+            except Exception as exc:  # the ask below still happens; the log says why
+                self.log(f"could not read the conversation back: {exc}")
+                return
+            if needle in json.dumps(found, ensure_ascii=False):
+                time.sleep(0.3)  # the step's completion is written just after it
+                return
+            time.sleep(0.2)
+        self.log(f"the transcript's last step was not recorded within {limit:.0f}s")
+
     def play(self, session_id: str, transcript: list[dict[str, Any]]) -> None:
         """Fill the session before asking: ``{"say": text}`` becomes an agent message,
         ``{"tool": title, "command": …, "exit": n}`` a tool call and its completion. Kandev
@@ -491,6 +517,7 @@ class Agent:
         write_json_atomic(self.results_dir / "sessions" / f"{session_id}.json", {"marker": marker})
         self._update(marker, lambda record: record.update(task_id=task_id))
         self.play(session_id, spec.get("transcript") or [])
+        self.until_recorded(session_id, task_id, spec.get("transcript") or [])
         if spec.get("permissions"):
             return self.request_permissions(session_id, marker, spec["permissions"])
         self.chunk(session_id, "I need to ask the user something.")
