@@ -112,13 +112,13 @@ def test_a_click_on_a_resolved_card_is_refused_where_the_person_is(
     assert told["channel"] == CHANNEL
     assert told["text"].startswith(f"<@{BOB.id}> answered first: PostgreSQL.")
     assert len(fake_kandev.called("answer")) == 1
+
     # The first click's "won" may be audited after the second is refused: look at the late one.
-    results = eventually(
-        lambda: [e.result for e in store.audit_log.audit_entries(limit=10)]
-        if any(e.result == "won" for e in store.audit_log.audit_entries(limit=10))
-        else None
-    )
-    assert results.count("resolved_already") == 1
+    def results() -> list[str] | None:
+        found = [e.result for e in store.audit_log.audit_entries(limit=10)]
+        return found if "won" in found else None
+
+    assert eventually(results).count("resolved_already") == 1
 
 
 def test_reject_opens_the_reject_form_for_that_card(
