@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bench.scenarios.answering import Answering
+from bench.scenarios.approvals import ApprovalBench
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.crowd import CPU_LABELS, Crowd
@@ -22,6 +23,8 @@ from tests.kit.hot_queries import HOT_QUERIES, Plan
 TTC_PUSH_MARGIN_MS = 50.0
 TTC_POLL_MARGIN_MS = 100.0
 CLICK_MARGIN_MS = 150.0
+APPROVAL_CARD_MARGIN_MS = 50.0
+APPROVAL_CLICK_MARGIN_MS = 20.0
 ACK_P99_MS = 50.0
 CROWD_ACK_P99_MS = 100.0
 CROWD_AGENT_MARGIN_MS = 150.0
@@ -33,6 +36,7 @@ class Results:
     ttc: TimeToCard | None = None
     answers: Answering | None = None
     conversation: ConversationBench | None = None
+    approvals: ApprovalBench | None = None
     crowd: Crowd | None = None
     footprint: Footprint | None = None
     backlog: Backlog | None = None
@@ -148,6 +152,54 @@ def render_conversation(r: ConversationBench) -> str:
         ["request", "n", "p50 ms", "p99 ms", "max ms"], [_ack_row("Conversation click", r.ack)]
     )
     return f"### 7. Conversation view\n\n{table(head, rows)}\n\n{acks}"
+
+
+def render_approvals(r: ApprovalBench) -> str:
+    head = ["path", "n", "median ms", "p95 ms", "max ms"]
+    rows = [
+        _summary_row("floor: bare WebSocket client, push → its task's list (MCP)", r.floor_card),
+        _summary_row("bot: request → approval card (`chat.postMessage`)", r.bot_card),
+        _summary_row("floor: Kandev's resolve (MCP) from a bare client → agent", r.resolve_agent),
+        _summary_row('bot: signed "Allow once" click → agent has the option', r.click_agent),
+    ]
+    acks = table(
+        ["request", "n", "p50 ms", "p99 ms", "max ms"], [_ack_row("approval click", r.ack)]
+    )
+    sweep_rows = []
+    for s in r.sweeps:
+        parts = ", ".join(f"{k} {v:.1f}" for k, v in sorted(s.requests.items())) or "none"
+        sweep_rows.append(
+            [
+                f"{s.waiting} waiting, {s.tasks} tasks",
+                f"{s.sweep:.1f}",
+                parts,
+                str(s.floor_requests),
+                f"{s.floor_ms:.0f}",
+                f"{s.cpu_ms:.0f}",
+            ]
+        )
+    sweep = table(
+        [
+            "approvals",
+            "bot's sweep requests",
+            "all the bot's requests",
+            "floor requests",
+            "floor wall ms",
+            "bot CPU ms",
+        ],
+        sweep_rows,
+    )
+    return (
+        f"### 12. Approvals\n\n{r.count} tool-permission requests, one a second over the "
+        "channels, each timed from the moment the mock agent sent it; half allowed by a click, "
+        f"half by Kandev's own resolve. Duplicate cards: {r.duplicates}.\n\n"
+        f"{table(head, rows)}\n\n{acks}\n\n"
+        "The sweep, per poll interval (idle bot). Its requests: the workspaces' task lists, "
+        "the request lists of flagged tasks and tasks with a waiting card, and one session "
+        "read per waiting approval (the cancelled-turn check, contract §5); the question "
+        "poll's are listed apart. The floor: one task list per workspace and one request list "
+        f"per flagged task, from a bare client, timed once:\n\n{sweep}"
+    )
 
 
 def _crowd_row(who: str, label: str, s: Summary | None) -> list[str]:
@@ -386,6 +438,30 @@ def _first_line(sql: str) -> str:
     return one if len(one) <= 90 else one[:87] + "..."
 
 
+def _approval_targets(
+    add: Callable[[str, str, bool | None], None], r: ApprovalBench | None
+) -> None:
+    if r is None:
+        return
+    for name, bot, floor, margin in (
+        ("request → approval card", r.bot_card, r.floor_card, APPROVAL_CARD_MARGIN_MS),
+        ("approval click → agent", r.click_agent, r.resolve_agent, APPROVAL_CLICK_MARGIN_MS),
+    ):
+        label = f"{name} p95 ≤ floor p95 + {margin:.0f} ms"
+        if bot is None or floor is None:
+            add(label, "not measured", False)
+        else:
+            add(label, f"{ms(bot.p95)} ≤ {ms(floor.p95 + margin)}", bot.p95 <= floor.p95 + margin)
+    add("approval cards posted once", str(r.duplicates), r.duplicates == 0)
+    for s in r.sweeps:
+        limit = s.floor_requests + s.waiting  # and one session read per waiting approval
+        add(
+            f"sweep with {s.waiting} waiting: Kandev requests ≤ floor + 1 per waiting approval",
+            f"{s.sweep:.1f} ≤ {limit}",
+            s.sweep <= limit,
+        )
+
+
 def targets(res: Results) -> list[list[str]]:
     rows: list[list[str]] = []
 
@@ -414,6 +490,7 @@ def targets(res: Results) -> list[list[str]]:
                 add(f"ack p99 ≤ 50 ms: {name}", note or "not measured", None)
             else:
                 add(f"ack p99 ≤ 50 ms: {name}", f"{ms(s.p99)}", s.p99 <= ACK_P99_MS)
+    _approval_targets(add, res.approvals)
     c = res.crowd
     for run in c.runs if c else []:
         prefix = f"crowd of {c.crowd} in {c.window_s:g} s, {run.label}:"
@@ -615,6 +692,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_answers(res.answers))
     if res.conversation:
         parts.append(render_conversation(res.conversation))
+    if res.approvals:
+        parts.append(render_approvals(res.approvals))
     if res.crowd:
         parts.append(render_crowd(res.crowd))
     if res.backlog:
@@ -631,6 +710,7 @@ def render(res: Results, preamble: str) -> str:
     problems = (
         (res.answers.problems if res.answers else [])
         + (res.conversation.problems if res.conversation else [])
+        + (res.approvals.problems if res.approvals else [])
         + (res.crowd.problems if res.crowd else [])
         + (res.footprint.problems if res.footprint else [])
         + (res.queues.problems if res.queues else [])

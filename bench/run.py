@@ -2,7 +2,7 @@
 
 Starts a real Kandev (the npm runtime, as the tests do), fake Slacks and the bot as a process
 in its production configuration, runs the measurements in this order — time to card, answering
-(click to answer, acks, resolved elsewhere), conversation, crowds (HTTP and Socket Mode),
+(click to answer, acks, resolved elsewhere), conversation, approvals, crowds (HTTP and Socket Mode),
 footprint, backlog, reminders — and tears everything down.
 """
 
@@ -26,6 +26,7 @@ from bench.procstat import load_average
 from bench.report import Results, render
 from bench.scenarios import (
     answering,
+    approvals,
     backlog,
     conversation,
     crowd,
@@ -42,6 +43,7 @@ SCENARIOS = (
     "ttc",
     "answers",
     "conversation",
+    "approvals",
     "crowd",
     "footprint",
     "backlog",
@@ -64,6 +66,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--modals", type=int, default=20, help="bundles answered by a modal (20)")
     p.add_argument("--slash", type=int, default=30, help="slash commands run (30)")
     p.add_argument("--conversations", type=int, default=10, help="Conversation views opened (10)")
+    p.add_argument("--approvals", type=int, default=30, help="approvals timed and resolved (30)")
+    p.add_argument(
+        "--approval-sweep", type=int, default=100, help="approvals waiting for the sweep (100)"
+    )
     p.add_argument("--crowd", type=int, default=50, help="people clicking at once (50)")
     p.add_argument(
         "--crowd-window", type=float, default=1.0, help="seconds the crowd's clicks span (1)"
@@ -137,6 +143,8 @@ def port_cells(args: argparse.Namespace) -> int:
         args.ttc,
         args.clicks + args.rest + args.modals,
         args.conversations,
+        args.approvals,
+        args.approval_sweep,
         2 * args.crowd,
         args.backlog,
         args.reminded + args.fresh,
@@ -195,6 +203,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         )
     elif name == "conversation":
         results.conversation = conversation.run(world, count=args.conversations)
+    elif name == "approvals":
+        results.approvals = approvals.run(world, count=args.approvals, sweep=args.approval_sweep)
     elif name == "crowd":
         modes = [m.strip() for m in args.crowd_modes.split(",") if m.strip()]
         results.crowd = crowd.run(

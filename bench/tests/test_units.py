@@ -395,3 +395,55 @@ def test_a_burst_is_sent_from_a_process_of_its_own_with_each_answer_in_order() -
     assert all(s.elapsed is not None and s.sent_at > 0 for s in sent)
     assert seen[0] == ("GET", "/warm")  # warmed up before the burst, untimed
     assert sorted(seen[1:]) == [("POST", "/a one 1"), ("POST", "/refuse two 2")]
+
+
+def test_the_approval_rows_sit_beside_their_floors_and_the_sweep_beside_a_bare_client() -> None:
+    from bench.scenarios.approvals import ApprovalBench, SweepCost, _kind
+
+    assert _kind("GET workspaces/:id/tasks") == "task lists"
+    assert _kind("mcp list_pending_agent_permissions_kandev") == "request lists"
+    assert _kind("GET task-sessions/:id") == "session reads"
+    assert _kind("mcp list_pending_questions_kandev") == "question lists"
+    assert _kind("mcp resolve_agent_permission_kandev") == "other"
+    busy = SweepCost(
+        waiting=100,
+        tasks=100,
+        requests={
+            "task lists": 10,
+            "request lists": 100,
+            "session reads": 100,
+            "question lists": 1,
+        },
+        cpu_ms=120.0,
+        floor_requests=110,
+        floor_ms=400.0,
+    )
+    wasteful = SweepCost(0, 100, {"task lists": 10, "request lists": 20}, 30.0, 10, 50.0)
+    result = ApprovalBench(
+        count=4,
+        floor_card=Summary.of_seconds([0.040, 0.050]),
+        bot_card=Summary.of_seconds([0.060, 0.120]),  # p95 117 ms > 50 + 50
+        click_agent=Summary.of_seconds([0.020, 0.025]),
+        resolve_agent=Summary.of_seconds([0.010, 0.012]),
+        ack=Summary.of_seconds([0.010]),
+        sweeps=[busy, wasteful],
+        problems=["one agent got no option"],
+    )
+    assert busy.sweep == 210  # the question poll's list is not the sweep's
+    text = render(Results(approvals=result), "preamble")
+    assert "### 12. Approvals" in text and "one agent got no option" in text
+    sweep_row = next(line for line in text.splitlines() if "100 waiting, 100 tasks" in line)
+    cells = [c.strip() for c in sweep_row.strip("|").split("|")]
+    assert (cells[1], cells[3], cells[5]) == ("210.0", "110", "120")
+    met = {row[0]: row[2] for row in targets(Results(approvals=result))}
+    assert met["request → approval card p95 ≤ floor p95 + 50 ms"] == "**no**"
+    assert met["approval click → agent p95 ≤ floor p95 + 20 ms"] == "yes"
+    assert met["sweep with 100 waiting: Kandev requests ≤ floor + 1 per waiting approval"] == "yes"
+    assert met["sweep with 0 waiting: Kandev requests ≤ floor + 1 per waiting approval"] == "**no**"
+
+
+def test_approvals_not_measured_are_targets_not_met() -> None:
+    from bench.scenarios.approvals import ApprovalBench
+
+    met = {row[0]: row[1:] for row in targets(Results(approvals=ApprovalBench(count=0)))}
+    assert met["request → approval card p95 ≤ floor p95 + 50 ms"] == ["not measured", "**no**"]

@@ -16,8 +16,12 @@ learns is kept,
 rewritten atomically, in ``<results_dir>/<marker>.json``::
 
     {"marker", "task_id", "tool": {"is_error", "text", "parsed", "raw"} | null,
-     "permissions": [{"tool_call_id", "outcome": ACP outcome | null, "withdrawn"}],
-     "prompts": [later prompt texts], "errors": [failures], "updated_at"}
+     "permissions": [{"tool_call_id", "outcome": ACP outcome | null, "withdrawn",
+                      "asked_at", "answered_at"}],
+     "asked": {tool_call_id: when it was sent}, "prompts": [later prompt texts],
+     "errors": [failures], "updated_at"}
+
+(times are ``time.time()``, for the benchmark.)
 
 ``prompts`` holds prompts without a spec that arrive in the same ACP session, e.g. the answer
 Kandev sends as a new prompt after it relaunched the agent, or its "declined" note after a cancel.
@@ -541,9 +545,17 @@ class Agent:
         """Ask for each permission in turn; False when one was given up on (withdrawn)."""
         for number, request in enumerate(requests, start=1):
             call_id = f"mock-perm-{marker[:8]}-{number}"
+            asked_at = time.time()  # the benchmark times a card from here
+            self._update(marker, lambda record, c=call_id, at=asked_at: _asked(record, c, at))
             outcome = self.request_permission(session_id, call_id, request)
             withdrawn = outcome is None
-            entry = {"tool_call_id": call_id, "outcome": outcome, "withdrawn": withdrawn}
+            entry = {
+                "tool_call_id": call_id,
+                "outcome": outcome,
+                "withdrawn": withdrawn,
+                "asked_at": asked_at,
+                "answered_at": time.time(),
+            }
             self._update(marker, lambda record, e=entry: record["permissions"].append(e))
             selected = (outcome or {}).get("outcome") == "selected"
             self.update(
@@ -611,6 +623,11 @@ class Agent:
             change(record)
             record["updated_at"] = time.time()
             write_json_atomic(path, record)
+
+
+def _asked(record: dict[str, Any], call_id: str, at: float) -> None:
+    """Note in the record when the request ``call_id`` was sent (time.time())."""
+    record.setdefault("asked", {})[call_id] = at
 
 
 def cancel_flag(results_dir: Path, marker: str) -> Path:

@@ -62,6 +62,18 @@ class Permissions:
     ) -> SeededPermission:
         """Create a task whose agent sends ``requests`` (``mock_agent.permission_spec``) one
         after another; return the first once it is listed."""
+        task_id = self.start(requests, title, workspace_id=workspace_id, description=description)
+        return self.next(task_id, timeout=timeout)
+
+    def start(
+        self,
+        requests: Sequence[dict[str, Any]],
+        title: str = "Harness: permission",
+        *,
+        workspace_id: str | None = None,
+        description: str = "",
+    ) -> str:
+        """Create that task and return its id at once (its agent asks when it has started)."""
         task = self.server._create_seed_task(
             [],
             "",
@@ -70,7 +82,7 @@ class Permissions:
             description=description,
             permissions=list(requests),
         )
-        return self.next(task["task_id"], timeout=timeout)
+        return str(task["task_id"])
 
     def next(
         self, task_id: str, *, after: Sequence[str] = (), timeout: float = 30.0
