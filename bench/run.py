@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work_dir, ignore_errors=True)
     elapsed = time.monotonic() - began
-    text = render(results, preamble(argv, elapsed, load_before))
+    text = render(results, preamble(sys.argv[1:] if argv is None else argv, elapsed, load_before))
     print(text)
     args.out.write_text(text)
     say(f"written to {args.out}")
