@@ -1,4 +1,5 @@
-"""The `kandev-slack` command: `run`, `check [--json]` and `db upgrade|status`."""
+"""The `kandev-slack` command: `run`, `check [--json]`, `db upgrade|status` and `preview`
+(the local Slack-like page, package `preview`, imported only when asked for)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,20 @@ def _parser() -> argparse.ArgumentParser:
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="DB_COMMAND")
     db_commands.add_parser("upgrade", help="apply the schema migrations (run does it too)")
     db_commands.add_parser("status", help="schema version, waiting cards, outbox, failed items")
+    shown = commands.add_parser(
+        "preview", help="try the bot in a local Slack-like page (no Slack app needed)"
+    )
+    shown.add_argument("--port", type=int, default=3100, help="the page's port (127.0.0.1)")
+    shown.add_argument(
+        "--with-kandev",
+        action="store_true",
+        help="start a local Kandev (npm runtime) whose scripted agents ask questions",
+    )
+    shown.add_argument(
+        "--allow-slack-env",
+        action="store_true",
+        help="start although Slack tokens are set in the environment (they are never used)",
+    )
     return parser
 
 
@@ -115,6 +130,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.commands.db import main_db
 
         return main_db(args.db_command)
+    if args.command == "preview":
+        from preview.cli import main_preview
+
+        return main_preview(
+            args.port, with_kandev=args.with_kandev, allow_slack_env=args.allow_slack_env
+        )
     try:
         settings = load_settings(mode=args.mode)
         mode = resolve_mode(settings, args.mode)

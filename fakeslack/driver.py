@@ -3,6 +3,7 @@ building real payloads from what the fake recorded (messages, modals, Home tabs)
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from fakeslack import payloads
@@ -81,6 +82,15 @@ class SlackDriver:
     def _current_view(self, view: ViewRecord | str) -> ViewRecord:
         return self.fake.view(view if isinstance(view, str) else view.id)
 
+    def _seen_message(self, channel: str, ts: str, version: int | None) -> PostedMessage:
+        message = self._live_message(channel, ts)
+        if version is None or not 0 <= version < len(message.versions):
+            return message
+        seen = message.versions[version]
+        return dataclasses.replace(
+            message, text=str(seen.get("text", "")), blocks=list(seen.get("blocks") or [])
+        )
+
     def _live_message(self, channel: str, ts: str) -> PostedMessage:
         message = self.fake.message(self.fake.ctx.resolve_channel(channel), ts)
         if message.deleted:
@@ -99,9 +109,12 @@ class SlackDriver:
         block_id: str | None = None,
         user: UserLike = None,
         delivery: Delivery | None = None,
+        seen_version: int | None = None,
     ) -> Ack:
-        """Click the button of a posted message found by action_id / value / visible text."""
-        message = self._live_message(channel, ts)
+        """Click the button of a posted message found by action_id / value / visible text.
+        ``seen_version``: click the message as the person still sees it, that many edits old
+        (``len(message.versions)`` when they looked; a click on a card edited since)."""
+        message = self._seen_message(channel, ts, seen_version)
         ref = find_element(
             message.blocks,
             action_id=action_id,

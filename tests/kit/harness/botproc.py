@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,19 +13,15 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from kandevkit import free_port
+
 if TYPE_CHECKING:
     from fakeslack import FakeSlack
-    from tests.kit.harness.kandev_server import KandevServer
+    from kandevkit import KandevServer
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kandev-slack"
 #: The channel the bot posts question cards to (KANDEV_SLACK_CHANNEL).
 CHANNEL = "C0QUESTION"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def bot_env(

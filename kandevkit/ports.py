@@ -115,3 +115,10 @@ def _ephemeral_low() -> int:
         text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
         return int(text.split()[0])
     return 32_768
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free on ``host`` right now (the system's choice)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])

@@ -1,9 +1,10 @@
-"""Install the Kandev runtime binaries into a cache directory the tests own.
+"""Install the Kandev runtime binaries into a cache directory the tests (and the preview) own.
 
 The runtime is the npm package ``@kdlbs/runtime-linux-x64`` (a tarball of Go binaries). It is
-fetched with ``npm pack`` and unpacked into ``<repo>/.cache/kandev-runtime/<version>/`` once;
-later runs reuse it. A file lock keeps parallel pytest processes from racing on the install.
-``KANDEV_RUNTIME_DIR`` overrides the target directory.
+fetched with ``npm pack`` and unpacked into ``<repo>/.cache/kandev-runtime/<version>/`` once
+(outside a checkout, ``~/.cache/kandev-slack/kandev-runtime/<version>/``); later runs reuse it.
+A file lock keeps parallel processes from racing on the install. ``KANDEV_RUNTIME_DIR``
+overrides the target directory.
 """
 
 from __future__ import annotations
@@ -20,8 +21,17 @@ KANDEV_VERSION = "0.95.1"
 NPM_PACKAGE = "@kdlbs/runtime-linux-x64"
 RUNTIME_DIR_ENV = "KANDEV_RUNTIME_DIR"
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-DEFAULT_CACHE_ROOT = REPO_ROOT / ".cache" / "kandev-runtime"
+
+def _default_cache_root() -> Path:
+    """The checkout's ``.cache`` when installed from one (``pip install -e .``), else the
+    user's cache directory."""
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").is_file():
+        return checkout / ".cache" / "kandev-runtime"
+    return Path.home() / ".cache" / "kandev-slack" / "kandev-runtime"
+
+
+DEFAULT_CACHE_ROOT = _default_cache_root()
 
 # Every binary of the package: the launcher refuses to start when any agentctl helper is missing.
 RUNTIME_FILES = (

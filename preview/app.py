@@ -1,0 +1,186 @@
+"""``kandev-slack preview``: the bot as in production (``bot.app.build``, HTTP mode) against the
+one fake Slack (``fakeslack``), and a page on 127.0.0.1 that shows that Slack and acts in it.
+
+The bot gets an environment of its own: the fake's token and signing secret, its Web API URL,
+a routing file (the preview's, or the team's), a SQLite file in a private directory, and the
+Kandev settings (``KANDEV_URL``…). With ``with_kandev`` a local Kandev is started from the npm
+runtime (``kandevkit``) and scripted agents ask their questions (``preview.scenario``)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fakeslack import FakeSlack, SlackDriver, SlackUser, Workspace
+from kandevkit import InProcessBot, KandevServer, ensure_runtime, free_port
+from preview import scenario
+from preview.actions import ActionError, Actions
+from preview.guard import HOST
+from preview.page import Snapshot, state_version
+from preview.server import PreviewHttpServer
+from preview.workspace import PreviewWorkspace, own_workspace, team_workspace
+
+log = logging.getLogger("preview")
+DEFAULT_PORT = 3100
+#: What the preview passes on to the bot from its own environment, when set.
+PASSED_ON = (
+    "KANDEV_URL",
+    "KANDEV_TOKEN",
+    "KANDEV_PUBLIC_URL",
+    "KANDEV_POLL_INTERVAL",
+    "KANDEV_HINTS",
+    "KANDEV_LIST_PAGE_SIZE",
+    "LOG_LEVEL",
+    "LOG_FORMAT",
+)
+
+
+@dataclass(frozen=True)
+class PreviewOptions:
+    port: int = DEFAULT_PORT
+    with_kandev: bool = False
+    #: Reminders and an escalation in the preview's own routing (off: cards stay as posted).
+    follow_ups: bool = True
+    #: Ask the scripted questions when a local Kandev is started.
+    scripted: bool = True
+
+
+class Preview:
+    """``start()`` → the page at :attr:`url`; ``stop()`` stops everything it started."""
+
+    def __init__(self, env: Mapping[str, str], options: PreviewOptions | None = None) -> None:
+        self.env = dict(env)
+        self.options = options or PreviewOptions()
+        self.work_dir = Path(tempfile.mkdtemp(prefix="kandev-slack-preview-"))
+        self.fake = FakeSlack(Workspace(team_name="Preview", team_domain="preview"))
+        self.kandev: KandevServer | None = None
+        self.bot: InProcessBot | None = None
+        self.http: PreviewHttpServer | None = None
+        self.workspace: PreviewWorkspace | None = None
+        self.actions: Actions | None = None
+        self._script: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        if self.http is None:
+            raise RuntimeError("the preview is not started")
+        return f"http://{HOST}:{self.http.port}/"
+
+    def start(self) -> Preview:
+        try:
+            self.workspace = self._workspace()
+            self.workspace.fill(self.fake)
+            self.fake.start()
+            if self.options.with_kandev:
+                self.kandev = KandevServer(ensure_runtime()).start()
+            self.bot = InProcessBot(self.bot_env()).start()
+            driver = SlackDriver.over_http(self.fake, self.bot.events_url)
+            self.actions = Actions(self.fake, driver)
+            self.http = PreviewHttpServer(self.options.port, self.state, self.act)
+            self.http.serve_in_thread()
+            if self.kandev is not None and self.options.scripted:
+                self._script = threading.Thread(
+                    target=scenario.ask_all, args=(self.kandev,), name="scripted-agents"
+                )
+                self._script.daemon = True
+                self._script.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _workspace(self) -> PreviewWorkspace:
+        team_file = self.env.get("KANDEV_SLACK_CONFIG")
+        if team_file:
+            return team_workspace(Path(team_file), self.env.get("KANDEV_SLACK_CHANNEL"))
+        return own_workspace(self.work_dir, follow_ups=self.options.follow_ups)
+
+    def bot_env(self) -> dict[str, str]:
+        """The bot's whole environment (nothing else of this process' reaches it)."""
+        assert self.workspace is not None
+        ws = self.fake.workspace
+        env = {k: self.env[k] for k in PASSED_ON if self.env.get(k)}
+        if self.kandev is not None:
+            env["KANDEV_URL"] = self.kandev.base_url
+            env.pop("KANDEV_TOKEN", None)
+        env.update(
+            {
+                "SLACK_BOT_TOKEN": ws.bot_token,
+                "SLACK_SIGNING_SECRET": ws.signing_secret,
+                "SLACK_API_URL": self.fake.api_url,
+                "KANDEV_SLACK_CONFIG": str(self.workspace.routing_file),
+                "DATABASE_URL": f"sqlite:///{self.work_dir / 'preview.db'}",
+                "PORT": str(free_port()),
+            }
+        )
+        if self.env.get("KANDEV_SLACK_CHANNEL") and self.env.get("KANDEV_SLACK_CONFIG"):
+            env["KANDEV_SLACK_CHANNEL"] = self.env["KANDEV_SLACK_CHANNEL"]
+        return env
+
+    def stop(self) -> None:
+        if self.http is not None:
+            self.http.shutdown()
+            self.http.server_close()
+            self.http = None
+        if self.bot is not None:
+            self.bot.stop()
+            self.bot = None
+        if self.kandev is not None:
+            self.kandev.close()
+            self.kandev = None
+        self.fake.stop()
+        shutil.rmtree(self.work_dir, ignore_errors=True)
+
+    def __enter__(self) -> Preview:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- what the page asks -----------------------------------------------------------------
+    def person(self, user_id: str) -> SlackUser:
+        assert self.workspace is not None
+        for user in self.workspace.users:
+            if user.id == user_id:
+                return user
+        return self.workspace.users[0]
+
+    def state(self, user_id: str, since: str, wait: float) -> dict[str, Any]:
+        assert self.workspace is not None and self.actions is not None
+        actions = self.actions
+
+        def version() -> str:
+            return state_version(self.fake, actions.changes)
+
+        if since and wait > 0:
+            with contextlib.suppress(TimeoutError):
+                self.fake.wait_for(lambda: version() != since, timeout=wait)
+        current = version()
+        user = self.person(user_id)
+        snapshot = Snapshot(
+            self.fake, user, self.workspace.channels, self.workspace.names, actions.memory(user.id)
+        )
+        rendered = snapshot.render()
+        rendered.update(
+            version=current,
+            user=user.id,
+            users=[
+                {"id": u.id, "name": u.real_name or u.name, "role": self.workspace.roles.get(u.id)}
+                for u in self.workspace.users
+            ],
+        )
+        return rendered
+
+    def act(self, user_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.actions is not None
+        user = self.person(user_id)
+        if user.id != user_id:
+            raise ActionError(f"no preview user {user_id!r}")
+        return self.actions.act(user, request)

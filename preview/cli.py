@@ -1,0 +1,64 @@
+"""``kandev-slack preview [--port 3100] [--with-kandev] [--allow-slack-env]``: start the
+preview, say where it is, serve until Ctrl-C (or SIGTERM), then stop all it started."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Mapping
+from types import FrameType
+
+from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
+from preview.guard import refusal
+
+log = logging.getLogger("preview")
+
+
+def main_preview(
+    port: int,
+    *,
+    with_kandev: bool,
+    allow_slack_env: bool,
+    env: Mapping[str, str] | None = None,
+) -> int:
+    env = os.environ if env is None else env
+    refused = refusal(env, allow_slack_env=allow_slack_env)
+    if refused:
+        print(f"kandev-slack preview: {refused}", file=sys.stderr)
+        return EXIT_CONFIG
+    from bot.config.routing import RoutingError
+    from bot.ops.logs import configure_logging
+    from kandevkit import KandevHarnessError, RuntimeInstallError
+    from preview.app import Preview, PreviewOptions
+
+    configure_logging(env.get("LOG_LEVEL", "INFO"), "text")
+    for noisy in ("httpx", "httpcore", "slack_sdk.web.base_client", "websockets"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if with_kandev:
+        print("Starting a local Kandev (the first run fetches its runtime from npm)…")
+    preview = Preview(env, PreviewOptions(port=port, with_kandev=with_kandev))
+    try:
+        preview.start()
+    except (OSError, RoutingError, KandevHarnessError, RuntimeInstallError) as problem:
+        print(f"kandev-slack preview: could not start: {problem}", file=sys.stderr)
+        return EXIT_FAILED
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    where = preview.kandev.base_url if preview.kandev else env.get("KANDEV_URL", "the default")
+    print(f"Preview of kandev-slack: open {preview.url}  (Kandev: {where}; Ctrl-C stops)")
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        print("Stopping the preview…")
+        preview.stop()
+    return EXIT_OK
