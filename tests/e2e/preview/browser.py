@@ -88,20 +88,31 @@ class PreviewPage:
                 raise AssertionError(f"the page never showed {what or 'it'}")
             time.sleep(0.1)
 
-    def card(self, title: str, timeout: float = 20.0) -> Any:
-        """The (top-level) message whose text holds ``title``."""
+    def card(self, ts: str, timeout: float = 20.0) -> Any:
+        """The (top-level) message posted at ``ts``."""
+        from selenium.webdriver.common.by import By
+
+        selector = f'.timeline > .message[data-ts="{ts}"]'
+        return self.eventually(
+            lambda: next(iter(self.chrome.find_elements(By.CSS_SELECTOR, selector)), None),
+            timeout,
+            f"the card {ts}",
+        )
+
+    def card_text(self, ts: str) -> str:
+        return str(self.card(ts).text)
+
+    def told(self, *words: str, timeout: float = 20.0) -> Any:
+        """The ephemeral message (only this user sees) that says one of ``words``."""
         from selenium.webdriver.common.by import By
 
         def find() -> Any:
-            for message in self.chrome.find_elements(By.CSS_SELECTOR, ".timeline > .message"):
-                if title in message.text:
+            for message in self.chrome.find_elements(By.CSS_SELECTOR, ".ephemeral"):
+                if any(word in message.text for word in words):
                     return message
             return None
 
-        return self.eventually(find, timeout, f"a card {title!r}")
-
-    def card_text(self, title: str) -> str:
-        return str(self.card(title).text)
+        return self.eventually(find, timeout, f"an ephemeral saying one of {words}")
 
     def click(self, element: Any, text: str) -> None:
         """Click the button of ``element`` whose label is ``text``."""

@@ -5,18 +5,12 @@ pictures (docs/screens/, desktop and phone widths)."""
 
 from __future__ import annotations
 
-import uuid
-
 from selenium.webdriver.common.by import By
 
+from preview.app import Preview
 from preview.workspace import ANA, CAROL, QUESTIONS
 from tests.e2e.preview.browser import PreviewPage
-from tests.kit.harness import Seeder, question
-
-
-def _title(what: str) -> str:
-    return f"{what} {uuid.uuid4().hex[:6]}"
-
+from tests.kit.harness import SeededBundle, Seeder, question
 
 DATABASE = question(
     "db",
@@ -25,37 +19,61 @@ DATABASE = question(
     ("PostgreSQL", "The relational database the other services already use"),
     ("SQLite", "One file next to the service; no server to run"),
 )
+CONTEXT = "The checkout service writes about 200 orders a minute at peak; see `checkout/README.md`."
 
 
-def test_a_question_appears_as_a_card_and_a_click_answers_it(page: PreviewPage, seed: Seeder):
-    title = _title("Store the orders")
-    bundle = seed([DATABASE], "About 200 orders a minute at peak; see `checkout/README.md`.", title)
+def card_ts(preview: Preview, bundle: SeededBundle) -> str:
+    """Where the bot posted the bundle's card (the fake Slack knows it by its metadata)."""
+    posted = preview.fake.wait_for_message(
+        QUESTIONS.id, lambda m: bundle.pending_id in str(m.metadata), timeout=20
+    )
+    return posted.ts
+
+
+def test_a_question_appears_as_a_card_and_a_click_answers_it(
+    page: PreviewPage, seed: Seeder, preview: Preview
+):
+    bundle = seed([DATABASE], CONTEXT, "Store the orders of the checkout service")
+    ts = card_ts(preview, bundle)
     page.open(ANA.id, QUESTIONS.id)
-    card = page.card(title)
-    assert "Which database should the orders table live in?" in card.text
-    page.screenshot("card-waiting", lambda: page.card(title))
+    assert "Which database should the orders table live in?" in page.card_text(ts)
+    page.screenshot("card-waiting", lambda: page.card(ts))
 
-    page.click(card, "PostgreSQL")
+    page.click(page.card(ts), "PostgreSQL")
 
-    page.eventually(lambda: "Answered by" in page.card_text(title), what="the answered card")
-    assert "PostgreSQL" in page.card_text(title)
-    page.screenshot("card-answered", lambda: page.card(title))
+    page.eventually(lambda: "Answered by" in page.card_text(ts), what="the answered card")
+    assert "PostgreSQL" in page.card_text(ts)
+    page.screenshot("card-answered", lambda: page.card(ts))
     result = seed.server.agent_result(bundle.task_id, timeout=15)
     assert result is not None and result["tool"]["parsed"] == {"db": {"selected_option": "q1_opt1"}}
 
 
-def test_a_form_with_a_missing_answer_shows_the_field_error(page: PreviewPage, seed: Seeder):
-    title = _title("Design the invoices API")
-    seed(
+def test_a_form_with_a_missing_answer_shows_the_field_error(
+    page: PreviewPage, seed: Seeder, preview: Preview
+):
+    bundle = seed(
         [
-            question("style", "API style", "Which style?", ("REST", "Resources"), ("GraphQL", "Q")),
-            question("auth", "Authentication", "How?", ("API keys", "Keys"), ("OAuth 2", "Tokens")),
+            question(
+                "style",
+                "API style",
+                "Which style should the invoices API follow?",
+                ("REST", "Resources and verbs, like the rest of our public API"),
+                ("GraphQL", "One endpoint; clients choose their fields"),
+            ),
+            question(
+                "auth",
+                "Authentication",
+                "How do clients authenticate?",
+                ("API keys", "One key per customer, sent in a header"),
+                ("OAuth 2", "Tokens issued by our identity service"),
+            ),
         ],
         "Two decisions block the first endpoint.",
-        title,
+        "Design the public API of the invoices module",
     )
+    ts = card_ts(preview, bundle)
     page.open(ANA.id, QUESTIONS.id)
-    page.click(page.card(title), "Answer…")
+    page.click(page.card(ts), "Answer…")
     modal = page.modal()
     modal.find_element(By.XPATH, ".//label[contains(., 'REST')]").click()
     modal.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
@@ -67,21 +85,22 @@ def test_a_form_with_a_missing_answer_shows_the_field_error(page: PreviewPage, s
     assert error.text, "the field error says nothing"
     chosen = page.modal().find_element(By.XPATH, ".//label[contains(., 'REST')]/input")
     assert chosen.is_selected(), "the answer already given was lost"
+    assert "Answered by" not in page.card_text(ts)
     page.screenshot("form-field-error", page.modal, focus=".field-error")
     page.modal().find_element(By.CSS_SELECTOR, "[data-act=close]").click()
 
 
-def test_a_stale_click_tells_the_user(page: PreviewPage, seed: Seeder, preview):
-    title = _title("Roll back the release")
-    bundle = seed([DATABASE], "The deploy pipeline is red.", title)
+def test_a_stale_click_tells_the_user(page: PreviewPage, seed: Seeder, preview: Preview):
+    bundle = seed([DATABASE], CONTEXT, "Store the orders of the billing service")
+    ts = card_ts(preview, bundle)
     page.open(ANA.id, QUESTIONS.id)
-    card = page.card(title)
+    card = page.card(ts)
     page.set_live(False)  # the page keeps showing the card as it was
     seed.server.answer(bundle.pending_id, {"db": "q1_opt2"})  # answered in Kandev's web UI
     preview.fake.wait_for(
-        lambda: any(
-            title in m.all_text and "SQLite" in m.all_text and len(m.versions) > 0
-            for m in preview.fake.messages(QUESTIONS.id)
+        lambda: (
+            "SQLite" in preview.fake.message(QUESTIONS.id, ts).all_text
+            and preview.fake.message(QUESTIONS.id, ts).versions
         ),
         timeout=20,
         description="the card edited with Kandev's answer",
@@ -90,37 +109,20 @@ def test_a_stale_click_tells_the_user(page: PreviewPage, seed: Seeder, preview):
     page.click(card, "PostgreSQL")  # on the card as this page still shows it
     page.set_live(True)
 
-    told = page.eventually(
-        lambda: next(
-            (
-                e
-                for e in page.chrome.find_elements(By.CSS_SELECTOR, ".ephemeral")
-                if "answered first" in e.text or "already" in e.text
-            ),
-            None,
-        ),
-        what="the late clicker told what happened",
-    )
+    told = page.told("answered first", "already")
     assert "Only visible to you" in told.text
     assert "SQLite" in told.text
-    page.screenshot("stale-click", lambda: told)
+    page.screenshot("stale-click", lambda: page.told("answered first", "already"))
 
 
-def test_someone_not_allowed_to_answer_is_told_so(page: PreviewPage, seed: Seeder):
-    title = _title("Pick the queue")
-    seed([DATABASE], "", title)
+def test_someone_not_allowed_to_answer_is_told_so(
+    page: PreviewPage, seed: Seeder, preview: Preview
+):
+    bundle = seed([DATABASE], "", "Store the orders of the shipping service")
+    ts = card_ts(preview, bundle)
     page.open(CAROL.id, QUESTIONS.id)
-    page.click(page.card(title), "SQLite")
-    told = page.eventually(
-        lambda: next(
-            (
-                e
-                for e in page.chrome.find_elements(By.CSS_SELECTOR, ".ephemeral")
-                if "not on the list" in e.text
-            ),
-            None,
-        ),
-        what="the refusal",
-    )
+    page.click(page.card(ts), "SQLite")
+    told = page.told("not on the list")
     assert "Only visible to you" in told.text
-    assert "Answered by" not in page.card_text(title)
+    assert "Answered by" not in page.card_text(ts)
+    page.screenshot("not-allowed", lambda: page.told("not on the list"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+from slack_sdk import WebClient
 
 from fakeslack import Delivery, FakeSlack, SlackDriver, ViewSubmissionBlocked
 from tests.kit.selftest.fakeslack.demo_app import build_app, post_card, serve_http, socket_mode
@@ -59,6 +60,18 @@ def test_click_payload_carries_a_response_url(driver: SlackDriver, fake_slack: F
     ephemeral = fake_slack.wait_for_ephemeral("U0BOB00002")
     assert ephemeral.text == "<@U0BOB00002> picked mongo"
     assert ephemeral.source == "response_url"
+
+
+def test_a_click_on_the_card_as_a_stale_client_shows_it(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    ts = post_card(fake_slack)
+    client = WebClient(token=fake_slack.workspace.bot_token, base_url=fake_slack.api_url)
+    client.chat_update(channel=CHANNEL, ts=ts, text="Answered", blocks=[])
+    with pytest.raises(LookupError):  # the current card has no button any more
+        driver.click(CHANNEL, ts, value="mongo")
+    driver.click(CHANNEL, ts, value="mongo", user="U0BOB00002", seen_version=0)
+    assert fake_slack.wait_for_ephemeral("U0BOB00002").text == "<@U0BOB00002> picked mongo"
 
 
 def test_unknown_button_is_reported_with_the_available_ones(

@@ -1,0 +1,38 @@
+"""The preview does not start beside a real Slack app's secrets, unless told to."""
+
+from __future__ import annotations
+
+from bot.core.exitcodes import EXIT_CONFIG
+from preview.cli import main_preview
+from preview.guard import refusal, slack_secrets_in
+
+
+def test_the_secrets_of_a_slack_app_are_found() -> None:
+    env = {
+        "SLACK_BOT_TOKEN": "xoxb-1-2-3",
+        "SLACK_SIGNING_SECRET": "abc",
+        "SLACK_OTHER": "xapp-1-A-2-x",
+        "SLACK_API_URL": "https://slack.com/api/",
+        "SLACK_APP_TOKEN": "",
+        "PATH": "xoxb-not-slack",
+    }
+    assert slack_secrets_in(env) == ["SLACK_BOT_TOKEN", "SLACK_OTHER", "SLACK_SIGNING_SECRET"]
+
+
+def test_a_clean_environment_may_start() -> None:
+    assert refusal({"KANDEV_URL": "http://localhost:38429"}, allow_slack_env=False) is None
+
+
+def test_the_refusal_names_the_variables_and_the_way_out() -> None:
+    said = refusal({"SLACK_BOT_TOKEN": "xoxb-1"}, allow_slack_env=False)
+    assert said is not None
+    assert "SLACK_BOT_TOKEN is set" in said and "--allow-slack-env" in said
+    assert refusal({"SLACK_BOT_TOKEN": "xoxb-1"}, allow_slack_env=True) is None
+
+
+def test_the_command_refuses_before_starting_anything(capsys) -> None:
+    code = main_preview(
+        0, with_kandev=True, allow_slack_env=False, env={"SLACK_APP_TOKEN": "xapp-1-A-1-x"}
+    )
+    assert code == EXIT_CONFIG
+    assert "SLACK_APP_TOKEN is set" in capsys.readouterr().err
