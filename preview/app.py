@@ -13,10 +13,10 @@ import logging
 import shutil
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fakeslack import FakeSlack, SlackDriver, SlackUser, Workspace
 from kandevkit import InProcessBot, KandevServer, ensure_runtime, free_port
@@ -28,6 +28,7 @@ from preview.server import PreviewHttpServer
 from preview.workspace import PreviewWorkspace, own_workspace, team_workspace
 
 log = logging.getLogger("preview")
+T = TypeVar("T")
 DEFAULT_PORT = 3100
 #: What the preview passes on to the bot from its own environment, when set.
 PASSED_ON = (
@@ -66,6 +67,7 @@ class Preview:
         self.workspace: PreviewWorkspace | None = None
         self.actions: Actions | None = None
         self._script: threading.Thread | None = None
+        self._stops: list[Callable[[], object]] = []
 
     @property
     def url(self) -> str:
@@ -77,14 +79,16 @@ class Preview:
         try:
             self.workspace = self._workspace()
             self.workspace.fill(self.fake)
-            self.fake.start()
+            self._on_stop(self.fake, self.fake.stop).start()
             if self.options.with_kandev:
-                self.kandev = KandevServer(ensure_runtime()).start()
-            self.bot = InProcessBot(self.bot_env()).start()
+                self.kandev = KandevServer(ensure_runtime())
+                self._on_stop(self.kandev, self.kandev.close).start()
+            self.bot = InProcessBot(self.bot_env())
+            self._on_stop(self.bot, self.bot.stop).start()
             driver = SlackDriver.over_http(self.fake, self.bot.events_url)
             self.actions = Actions(self.fake, driver)
             self.http = PreviewHttpServer(self.options.port, self.state, self.act)
-            self.http.serve_in_thread()
+            self._on_stop(self.http, self._stop_http).serve_in_thread()
             if self.kandev is not None and self.options.scripted:
                 self._script = threading.Thread(
                     target=scenario.ask_all, args=(self.kandev,), name="scripted-agents"
@@ -95,6 +99,16 @@ class Preview:
             self.stop()
             raise
         return self
+
+    def _on_stop(self, part: T, stop: Callable[[], object]) -> T:
+        """``part``, to be stopped by ``stop`` (the parts stop in the reverse order)."""
+        self._stops.append(stop)
+        return part
+
+    def _stop_http(self) -> None:
+        assert self.http is not None
+        self.http.shutdown()
+        self.http.server_close()
 
     def _workspace(self) -> PreviewWorkspace:
         team_file = self.env.get("KANDEV_SLACK_CONFIG")
@@ -125,17 +139,9 @@ class Preview:
         return env
 
     def stop(self) -> None:
-        if self.http is not None:
-            self.http.shutdown()
-            self.http.server_close()
-            self.http = None
-        if self.bot is not None:
-            self.bot.stop()
-            self.bot = None
-        if self.kandev is not None:
-            self.kandev.close()
-            self.kandev = None
-        self.fake.stop()
+        """Stop every part started, the last first (safe to call twice)."""
+        while self._stops:
+            self._stops.pop()()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
     def __enter__(self) -> Preview:

@@ -1,12 +1,14 @@
-"""The scripted agents of ``kandev-slack preview --with-kandev``: a few realistic questions
-asked through a real local Kandev (one question, several at once, context, a critical one
-routed to its own channel) and an approval (a tool-permission request)."""
+"""The scripted agents of ``kandev-slack preview --with-kandev``: the questions of
+``scenario.toml`` asked through a real local Kandev (one question, several at once, context, a
+critical one routed to its own channel) and an approval (a tool-permission request)."""
 
 from __future__ import annotations
 
 import logging
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 from kandevkit import KandevHarnessError, KandevServer, Permissions, permission_spec, question
@@ -25,78 +27,46 @@ class Ask:
     transcript: list[dict[str, Any]] = field(default_factory=list)
 
 
-ASKS = (
-    Ask(
-        "Store the orders of the checkout service",
-        [
-            question(
-                "db",
-                "Database",
-                "Which database should the *orders* table live in?",
-                ("PostgreSQL", "The relational database the other services already use"),
-                ("SQLite", "One file next to the service; no server to run"),
-                ("DynamoDB", "Managed key-value store; needs an AWS account"),
+@dataclass(frozen=True)
+class Approval:
+    task: str
+    request: dict[str, Any]
+
+
+def _script() -> dict[str, Any]:
+    text = resources.files("preview").joinpath("scenario.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def asks() -> list[Ask]:
+    """The scripted questions, in the order they are asked."""
+    found = []
+    for ask in _script()["ask"]:
+        questions = [
+            question(q["id"], q["title"], q["prompt"], *(tuple(o) for o in q["options"]))
+            for q in ask["question"]
+        ]
+        found.append(
+            Ask(
+                ask["title"],
+                questions,
+                ask.get("context", ""),
+                ask.get("priority"),
+                list(ask.get("transcript", [])),
             )
-        ],
-        context="The checkout service writes about 200 orders a minute at peak; "
-        "see `services/checkout/README.md`.",
-        transcript=[
-            {"say": "I read the checkout service and found no storage for orders yet."},
-            {"tool": "Search the repository", "command": "rg -n 'orders' services/", "exit": 0},
-        ],
-    ),
-    Ask(
-        "Design the public API of the invoices module",
-        [
-            question(
-                "style",
-                "API style",
-                "Which style should the invoices API follow?",
-                ("REST", "Resources and verbs, like the rest of our public API"),
-                ("GraphQL", "One endpoint; clients choose their fields"),
-            ),
-            question(
-                "auth",
-                "Authentication",
-                "How do clients authenticate?",
-                ("API keys", "One key per customer, sent in a header"),
-                ("OAuth 2", "Tokens issued by our identity service"),
-            ),
-            question(
-                "pages",
-                "Pagination",
-                "How are long lists paged?",
-                ("Cursor", "An opaque cursor; stable while invoices are added"),
-                ("Offset", "page and per_page; simple but shifts on inserts"),
-            ),
-        ],
-        context="Three decisions block the first endpoint. *Invoices* are read far more "
-        "often than written.",
-    ),
-    Ask(
-        "Production deploy is failing",
-        [
-            question(
-                "rollback",
-                "Roll back?",
-                "The migration `0042_split_names` fails in production. Roll back the release?",
-                ("Roll back", "Redeploy v1.41 and keep the migration for tomorrow"),
-                ("Fix forward", "Patch the migration and deploy v1.42.1"),
-            )
-        ],
-        context="Checkout is up but the deploy pipeline is red since 09:12.",
-        priority="critical",
-    ),
-)
-#: The approval: the agent asks before running a command.
-APPROVAL = permission_spec(
-    "Run `npm install --save stripe`", "execute", {"command": "npm install --save stripe"}
-)
+        )
+    return found
+
+
+def approval() -> Approval:
+    spec = _script()["approval"]
+    request = permission_spec(spec["title"], spec["kind"], {"command": spec["command"]})
+    return Approval(spec["task"], request)
 
 
 def ask_all(kandev: KandevServer, *, done: Callable[[str], None] = log.info) -> None:
     """Create each scripted task in turn (each returns once Kandev lists its question)."""
-    for ask in ASKS:
+    for ask in asks():
         try:
             kandev.seed_bundle(
                 ask.questions,
@@ -108,8 +78,9 @@ def ask_all(kandev: KandevServer, *, done: Callable[[str], None] = log.info) -> 
             done(f"a scripted agent asks: {ask.title}")
         except KandevHarnessError as problem:
             log.warning("a scripted agent could not ask %r: %s", ask.title, problem)
+    wanted = approval()
     try:
-        Permissions(kandev).seed([APPROVAL], "Add the payment library")
-        done("a scripted agent asks for approval: Add the payment library")
+        Permissions(kandev).seed([wanted.request], wanted.task)
+        done(f"a scripted agent asks for approval: {wanted.task}")
     except KandevHarnessError as problem:
         log.warning("the scripted approval could not be requested: %s", problem)

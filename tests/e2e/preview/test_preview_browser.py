@@ -7,19 +7,17 @@ from __future__ import annotations
 
 from selenium.webdriver.common.by import By
 
+from preview import scenario
 from preview.app import Preview
 from preview.workspace import ANA, CAROL, QUESTIONS
 from tests.e2e.preview.browser import PreviewPage
-from tests.kit.harness import SeededBundle, Seeder, question
+from tests.kit.harness import SeededBundle, Seeder
 
-DATABASE = question(
-    "db",
-    "Database",
-    "Which database should the *orders* table live in?",
-    ("PostgreSQL", "The relational database the other services already use"),
-    ("SQLite", "One file next to the service; no server to run"),
-)
-CONTEXT = "The checkout service writes about 200 orders a minute at peak; see `checkout/README.md`."
+ORDERS, INVOICES, _DEPLOY = scenario.asks()  # the questions the preview's scripted agents ask
+
+
+def seed_ask(seed: Seeder, ask: scenario.Ask, title: str | None = None) -> SeededBundle:
+    return seed(ask.questions, ask.context, title or ask.title, transcript=ask.transcript)
 
 
 def card_ts(preview: Preview, bundle: SeededBundle) -> str:
@@ -33,7 +31,7 @@ def card_ts(preview: Preview, bundle: SeededBundle) -> str:
 def test_a_question_appears_as_a_card_and_a_click_answers_it(
     page: PreviewPage, seed: Seeder, preview: Preview
 ):
-    bundle = seed([DATABASE], CONTEXT, "Store the orders of the checkout service")
+    bundle = seed_ask(seed, ORDERS)
     ts = card_ts(preview, bundle)
     page.open(ANA.id, QUESTIONS.id)
     assert "Which database should the orders table live in?" in page.card_text(ts)
@@ -51,26 +49,7 @@ def test_a_question_appears_as_a_card_and_a_click_answers_it(
 def test_a_form_with_a_missing_answer_shows_the_field_error(
     page: PreviewPage, seed: Seeder, preview: Preview
 ):
-    bundle = seed(
-        [
-            question(
-                "style",
-                "API style",
-                "Which style should the invoices API follow?",
-                ("REST", "Resources and verbs, like the rest of our public API"),
-                ("GraphQL", "One endpoint; clients choose their fields"),
-            ),
-            question(
-                "auth",
-                "Authentication",
-                "How do clients authenticate?",
-                ("API keys", "One key per customer, sent in a header"),
-                ("OAuth 2", "Tokens issued by our identity service"),
-            ),
-        ],
-        "Two decisions block the first endpoint.",
-        "Design the public API of the invoices module",
-    )
+    bundle = seed_ask(seed, INVOICES)
     ts = card_ts(preview, bundle)
     page.open(ANA.id, QUESTIONS.id)
     page.click(page.card(ts), "Answer…")
@@ -91,7 +70,7 @@ def test_a_form_with_a_missing_answer_shows_the_field_error(
 
 
 def test_a_stale_click_tells_the_user(page: PreviewPage, seed: Seeder, preview: Preview):
-    bundle = seed([DATABASE], CONTEXT, "Store the orders of the billing service")
+    bundle = seed_ask(seed, ORDERS, "Store the orders of the billing service")
     ts = card_ts(preview, bundle)
     page.open(ANA.id, QUESTIONS.id)
     card = page.card(ts)
@@ -118,7 +97,7 @@ def test_a_stale_click_tells_the_user(page: PreviewPage, seed: Seeder, preview: 
 def test_someone_not_allowed_to_answer_is_told_so(
     page: PreviewPage, seed: Seeder, preview: Preview
 ):
-    bundle = seed([DATABASE], "", "Store the orders of the shipping service")
+    bundle = seed_ask(seed, ORDERS, "Store the orders of the shipping service")
     ts = card_ts(preview, bundle)
     page.open(CAROL.id, QUESTIONS.id)
     page.click(page.card(ts), "SQLite")
