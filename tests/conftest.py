@@ -1,5 +1,5 @@
-"""Fixtures of the real processes (see tests/kit/harness/): Kandev, and the bot. Kandev starts only
-for tests that ask for it.
+"""Fixtures of the real processes (see tests/kit/harness/ and kandevkit/): Kandev, and the bot.
+Kandev starts only for tests that ask for it.
 
 - ``kandev_runtime`` (session): the installed runtime directory (npm, cached under .cache/).
 - ``kandev`` (session): a running Kandev without auth, shared by every test.

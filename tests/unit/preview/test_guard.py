@@ -36,3 +36,11 @@ def test_the_command_refuses_before_starting_anything(capsys) -> None:
     )
     assert code == EXIT_CONFIG
     assert "SLACK_APP_TOKEN is set" in capsys.readouterr().err
+
+
+def test_kandev_slack_preview_refuses_with_a_token_set(monkeypatch, capsys) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-2-real")
+    assert main(["preview", "--port", "0", "--with-kandev"]) == EXIT_CONFIG
+    assert "SLACK_BOT_TOKEN is set" in capsys.readouterr().err
