@@ -20,8 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from bot.kandev.hints import CLARIFICATION_REQUESTED, PENDING_ACTION_CHANGED, ws_url
-from tests.kit.harness import McpSession
-from tests.kit.harness.permissions import LIST_TOOL
+from tests.kit.harness import LIST_TOOL, McpSession
 
 
 class FloorClient:

@@ -13,7 +13,7 @@ from kandevkit.kandev_runtime import KANDEV_VERSION, RuntimeInstallError, ensure
 from kandevkit.kandev_server import KandevHarnessError, KandevServer, SeededBundle, Workflow
 from kandevkit.mcp import McpSession, McpToolError
 from kandevkit.mock_agent import STANDARD_OPTIONS, permission_spec
-from kandevkit.permissions import Permissions, SeededPermission
+from kandevkit.permissions import LIST_TOOL, RESOLVE_TOOL, Permissions, SeededPermission
 from kandevkit.ports import (
     BLOCK_SIZE,
     INSTANCE_OFFSET,
@@ -34,6 +34,7 @@ __all__ = [
     "KANDEV_VERSION",
     "InProcessBot",
     "KandevHarnessError",
+    "LIST_TOOL",
     "KandevServer",
     "McpSession",
     "McpToolError",
@@ -41,6 +42,7 @@ __all__ = [
     "PortBlock",
     "PortReservation",
     "QuestionSpec",
+    "RESOLVE_TOOL",
     "RuntimeInstallError",
     "STANDARD_OPTIONS",
     "SeededBundle",

@@ -39,8 +39,15 @@ from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from bot.core.approval import approval_key
 from fakeslack import SlackDriver
-from tests.kit.harness import BotProcess, KandevServer, McpSession, Permissions, permission_spec
-from tests.kit.harness.permissions import LIST_TOOL, RESOLVE_TOOL
+from tests.kit.harness import (
+    LIST_TOOL,
+    RESOLVE_TOOL,
+    BotProcess,
+    KandevServer,
+    McpSession,
+    Permissions,
+    permission_spec,
+)
 
 SPACING_S = 1.0  # between two requests, so that no two share a channel within a second
 SETTLE_S = 2.0
