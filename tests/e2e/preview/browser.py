@@ -13,6 +13,11 @@ from typing import Any, TypeVar
 
 import pytest
 
+try:
+    from selenium.webdriver.common.by import By
+except ImportError:  # chromium_paths() says what is missing, before any test uses it
+    By = None
+
 SCREENS = Path(__file__).resolve().parents[3] / "docs" / "screens"
 #: The widths of the README's pictures: a desktop window and a phone.
 WIDTHS = {"desktop": 900, "phone": 400}

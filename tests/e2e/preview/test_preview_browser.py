@@ -5,12 +5,10 @@ pictures (docs/screens/, desktop and phone widths)."""
 
 from __future__ import annotations
 
-from selenium.webdriver.common.by import By
-
 from preview import scenario
 from preview.app import Preview
 from preview.workspace import ANA, CAROL, QUESTIONS
-from tests.e2e.preview.browser import PreviewPage
+from tests.e2e.preview.browser import By, PreviewPage
 from tests.kit.harness import SeededBundle, Seeder
 
 ORDERS, INVOICES, _DEPLOY = scenario.asks()  # the questions the preview's scripted agents ask

@@ -1,0 +1,89 @@
+"""What one preview user sees of the fake Slack: threads under their message, only their own
+ephemerals, their direct messages once the bot wrote, the top modal with its field errors,
+and a version that changes with anything shown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from slack_sdk import WebClient
+
+from fakeslack import FakeSlack
+from preview.page import Memory, Snapshot, state_version
+from preview.workspace import ANA, BEN, QUESTIONS, PreviewWorkspace, own_workspace
+
+
+@pytest.fixture
+def slack(tmp_path) -> Iterator[tuple[FakeSlack, WebClient, PreviewWorkspace]]:
+    workspace = own_workspace(tmp_path)
+    fake = FakeSlack()
+    workspace.fill(fake)
+    with fake:
+        yield fake, WebClient(token=fake.workspace.bot_token, base_url=fake.api_url), workspace
+
+
+def snapshot(fake: FakeSlack, workspace: PreviewWorkspace, user=ANA, memory=None) -> Snapshot:
+    return Snapshot(fake, user, workspace.channels, workspace.names, memory or Memory())
+
+
+def test_a_reply_is_shown_in_its_messages_thread_and_an_ephemeral_to_its_user_only(slack):
+    fake, web, workspace = slack
+    card = web.chat_postMessage(channel=QUESTIONS.id, text="The card <@U0PVANA001>")["ts"]
+    web.chat_postMessage(channel=QUESTIONS.id, text="Reminder: *waiting*", thread_ts=card)
+    web.chat_postEphemeral(channel=QUESTIONS.id, user=BEN.id, text="Only for Ben")
+
+    for_ana = snapshot(fake, workspace).render()
+    pane = for_ana["panes"][QUESTIONS.id]
+    card_html, thread = pane.split('<div class="thread">')
+    assert '<span class="mention">@ana</span>' in card_html
+    assert "1 reply" in thread and "Reminder: <b>waiting</b>" in thread
+    assert "Only for Ben" not in pane
+    assert "Only for Ben" in snapshot(fake, workspace, BEN).render()["panes"][QUESTIONS.id]
+    assert [c["id"] for c in for_ana["sidebar"]] == [c.id for c in workspace.channels]
+
+
+def test_the_direct_messages_show_once_the_bot_wrote(slack):
+    fake, web, workspace = slack
+    assert len(snapshot(fake, workspace).render()["sidebar"]) == len(workspace.channels)
+    web.chat_postMessage(channel=ANA.id, text="A card for you")
+    shown = snapshot(fake, workspace).render()
+    assert shown["sidebar"][-1] == {"id": "D0PVANA001", "name": "Kandev (app)", "direct": True}
+    assert "A card for you" in shown["panes"]["D0PVANA001"]
+
+
+def test_the_top_modal_is_shown_with_the_errors_of_its_last_submission(slack):
+    fake, web, workspace = slack
+    view = {
+        "type": "modal",
+        "callback_id": "form",
+        "title": {"type": "plain_text", "text": "Answer"},
+        "submit": {"type": "plain_text", "text": "Send"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": "q1",
+                "label": {"type": "plain_text", "text": "Database"},
+                "element": {"type": "plain_text_input", "action_id": "text"},
+            }
+        ],
+    }
+    opened = web.views_open(trigger_id=fake.issue_trigger(ANA.id), view=view)["view"]
+    memory = Memory(errors={f"{opened['id']}:{opened['hash']}": {"q1": "Say *something*"}})
+
+    modal = snapshot(fake, workspace, memory=memory).render()["modal"]
+
+    assert f'data-view-id="{opened["id"]}"' in modal
+    assert '<div class="field-error" role="alert">Say <b>something</b></div>' in modal
+    assert '<button type="submit" class="btn btn-primary">Send</button>' in modal
+    assert snapshot(fake, workspace, BEN).render()["modal"] == ""
+
+
+def test_the_version_changes_with_what_is_shown(slack):
+    fake, web, _workspace = slack
+    before = state_version(fake, 0)
+    assert state_version(fake, 0) == before
+    ts = web.chat_postMessage(channel=QUESTIONS.id, text="one")["ts"]
+    posted = state_version(fake, 0)
+    web.chat_update(channel=QUESTIONS.id, ts=ts, text="two")
+    assert len({before, posted, state_version(fake, 0), state_version(fake, 1)}) == 4
