@@ -23,6 +23,10 @@ def slack(tmp_path) -> Iterator[tuple[FakeSlack, WebClient, PreviewWorkspace]]:
         yield fake, WebClient(token=fake.workspace.bot_token, base_url=fake.api_url), workspace
 
 
+def plain(text: str) -> dict[str, str]:
+    return {"type": "plain_text", "text": text}
+
+
 def snapshot(fake: FakeSlack, workspace: PreviewWorkspace, user=ANA, memory=None) -> Snapshot:
     return Snapshot(fake, user, workspace.channels, workspace.names, memory or Memory())
 
@@ -54,19 +58,13 @@ def test_the_direct_messages_show_once_the_bot_wrote(slack):
 
 def test_the_top_modal_is_shown_with_the_errors_of_its_last_submission(slack):
     fake, web, workspace = slack
+    field = {"type": "plain_text_input", "action_id": "text"}
+    question = {"type": "input", "block_id": "q1", "label": plain("Database"), "element": field}
     view = {
         "type": "modal",
-        "callback_id": "form",
-        "title": {"type": "plain_text", "text": "Answer"},
-        "submit": {"type": "plain_text", "text": "Send"},
-        "blocks": [
-            {
-                "type": "input",
-                "block_id": "q1",
-                "label": {"type": "plain_text", "text": "Database"},
-                "element": {"type": "plain_text_input", "action_id": "text"},
-            }
-        ],
+        "title": plain("Answer"),
+        "submit": plain("Send"),
+        "blocks": [question],
     }
     opened = web.views_open(trigger_id=fake.issue_trigger(ANA.id), view=view)["view"]
     memory = Memory(errors={f"{opened['id']}:{opened['hash']}": {"q1": "Say *something*"}})
