@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,11 @@ try:
 except ImportError:  # chromium_paths() says what is missing, before any test uses it
     By = None
 
-SCREENS = Path(__file__).resolve().parents[3] / "docs" / "screens"
+#: Where the pictures go: ``PREVIEW_SCREENS`` (``PREVIEW_SCREENS=docs/screens`` makes the
+#: README's anew), else a temporary folder, so that a test run leaves the checkout clean.
+SCREENS = Path(
+    os.environ.get("PREVIEW_SCREENS") or Path(tempfile.gettempdir()) / "kandev-slack-screens"
+).resolve()
 #: The widths of the README's pictures: a desktop window and a phone.
 WIDTHS = {"desktop": 900, "phone": 400}
 T = TypeVar("T")
@@ -151,7 +156,7 @@ class PreviewPage:
     def screenshot(
         self, name: str, element: Callable[[], Any], *, focus: str | None = None
     ) -> list[Path]:
-        """``docs/screens/<name>-<desktop|phone>.png``: ``element()`` at each width, scrolled
+        """``SCREENS/<name>-<desktop|phone>.png``: ``element()`` at each width, scrolled
         (inside it) to what matches the CSS selector ``focus``, if given."""
         SCREENS.mkdir(parents=True, exist_ok=True)
         saved = []
