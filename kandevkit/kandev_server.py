@@ -73,11 +73,14 @@ class KandevServer:
         work_dir: Path | None = None,
         startup_timeout: float = 60.0,
         port_cells: int = 1,
+        features: Sequence[str] = (),
     ) -> None:
         """``port_cells`` adjacent port blocks give the agents that many times more instance
-        ports (one per live task)."""
+        ports (one per live task); ``features``: Kandev feature flags turned on
+        (``needs_you_inbox`` sets ``KANDEV_FEATURES_NEEDS_YOU_INBOX=true``)."""
         self.runtime_dir = Path(runtime_dir)
         self.auth = auth
+        self.features = tuple(features)
         self.startup_timeout = startup_timeout
         self.port_cells = port_cells
         self._owns_work_dir = work_dir is None
@@ -250,6 +253,8 @@ class KandevServer:
         )
         if self.auth:
             env["KANDEV_FEATURES_AUTH"] = "true"
+        for feature in self.features:
+            env[f"KANDEV_FEATURES_{feature.upper()}"] = "true"
         return env
 
     def _wait_ready(self, *, expect_auth_challenge: bool) -> None:

@@ -48,6 +48,18 @@ class Seeder:
         request once listed (see ``Permissions.seed``)."""
         return self._tracked(lambda: Permissions(self.server).seed(requests, title, **options))
 
+    def supersede(self, bundle: SeededBundle, text: str = "new instructions") -> None:
+        """Start a new turn in the bundle's session, as a person typing new instructions in
+        Kandev's web UI does: the open turn is cancelled (the stand-in agent keeps waiting in
+        its tool call) and a user message starts the next one, which supersedes the bundle
+        (it leaves the active list; its messages keep ``status: pending``)."""
+        permissions = Permissions(self.server)
+        permissions.cancel_turn(bundle.session_id)
+        permissions.ws_request(
+            "message.add",
+            {"task_id": bundle.task_id, "session_id": bundle.session_id, "content": text},
+        )
+
     def cleanup(self) -> None:
         """Delete every task this seeder created (a stopped server cleans up on ``close``)."""
         if not self.server.running:

@@ -23,7 +23,7 @@ of its folder: tests/unit -> ``unit``, tests/integration -> ``integration``, tes
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -52,7 +52,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))
 
 BotFactory = Callable[..., BotProcess]
 AppFactory = Callable[..., InProcessBot]
-KANDEV_FIXTURES = frozenset({"kandev_runtime", "kandev", "kandev_auth", "kandev_factory", "seed"})
+KANDEV_FIXTURES = frozenset(
+    {"kandev_runtime", "kandev", "kandev_auth", "kandev_inbox", "kandev_factory", "seed"}
+)
 TESTS = Path(__file__).parent
 FOLDER_MARKERS = ("unit", "integration", "e2e")
 
@@ -84,8 +86,8 @@ def kandev_runtime() -> Path:
 def kandev_factory(kandev_runtime: Path) -> Iterator[Callable[..., KandevServer]]:
     servers: list[KandevServer] = []
 
-    def start(*, auth: bool = False) -> KandevServer:
-        server = KandevServer(kandev_runtime, auth=auth)
+    def start(*, auth: bool = False, features: Sequence[str] = ()) -> KandevServer:
+        server = KandevServer(kandev_runtime, auth=auth, features=features)
         servers.append(server)
         return server.start()
 
@@ -102,6 +104,12 @@ def kandev(kandev_factory: Callable[..., KandevServer]) -> KandevServer:
 @pytest.fixture(scope="session")
 def kandev_auth(kandev_factory: Callable[..., KandevServer]) -> KandevServer:
     return kandev_factory(auth=True)
+
+
+@pytest.fixture(scope="session")
+def kandev_inbox(kandev_factory: Callable[..., KandevServer]) -> KandevServer:
+    """A Kandev with the Needs-you inbox on (``KANDEV_FEATURES_NEEDS_YOU_INBOX=true``)."""
+    return kandev_factory(features=["needs_you_inbox"])
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ from bot.kandev.models import (
 from bot.kandev.permissions import PermissionsClient
 from bot.kandev.probe import probe
 from bot.kandev.replies import (
+    InboxHistory,
     MessagePage,
     RawPendingPage,
     WorkspaceList,
@@ -44,6 +45,8 @@ Transport = Literal["rest", "mcp"]
 LIST_PENDING_TOOL = "list_pending_questions_kandev"
 ANSWER_TOOL = "answer_question_kandev"
 CONVERSATION_TOOL = "get_task_conversation_kandev"
+#: The Needs-you inbox history (only with KANDEV_FEATURES_NEEDS_YOU_INBOX=true).
+HISTORY_PATH = "/api/v1/clarification-inbox/history"
 MAX_PAGE_SIZE = 200
 
 
@@ -284,6 +287,27 @@ class KandevClient:
         found = self._bundle_meta(task_id, pending_id, session_id, whole=True)
         return (
             conversation.final_state(found) if found is not None else FinalState(status="unknown")
+        )
+
+    def ended_reason(self, workspace_id: str, pending_id: str) -> str | None:
+        """Why an unanswered bundle left the active list, from the Needs-you inbox history:
+        ``superseded`` (a new turn started), ``session_ended``…, ``""`` when the history does
+        not hold it (answered, rejected, cancelled by an operator, or not there yet), None when
+        Kandev runs without the inbox (``KANDEV_FEATURES_NEEDS_YOU_INBOX`` off: the route is a
+        404). A reply that cannot be read raises a :class:`~bot.kandev.errors.KandevError`."""
+        response = self._http.request(
+            "GET", HISTORY_PATH, params={"workspace_id": workspace_id}
+        ).response
+        if response.status_code == 404:
+            return None
+        history = validate(InboxHistory, json_200(response))
+        return next(
+            (
+                row.reason
+                for row in history.bundles
+                if row.pending_id == pending_id and row.kind == "clarification"
+            ),
+            "",
         )
 
     def question_total(

@@ -129,6 +129,8 @@ _ROUTE_WORDS = frozenset(
         "ensure",
         "request",
         "health",
+        "clarification-inbox",
+        "history",
     }
 )
 

@@ -38,6 +38,25 @@ class WorkspaceList(BaseModel):
     workspaces: list[Workspace] = Field(default_factory=list)
 
 
+class HistoryBundle(BaseModel):
+    """One row of the Needs-you inbox history: a bundle that went unanswered because its turn
+    ended, and why (``superseded``, ``session_ended``, ``unreadable``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    pending_id: str
+    kind: str = "clarification"
+    reason: str = ""
+
+
+class InboxHistory(BaseModel):
+    """``GET /api/v1/clarification-inbox/history?workspace_id=W``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    bundles: list[HistoryBundle] = Field(default_factory=list)
+
+
 def rfc3339(moment: datetime) -> str:
     """UTC RFC3339 with whole seconds, rounded down (``created_since`` is inclusive)."""
     if moment.tzinfo is None:

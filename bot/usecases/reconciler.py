@@ -12,6 +12,12 @@ A bundle's final state is read from its card's own session (a task may have newe
 reply that cannot be read (a tool error, a malformed or invalid page) is not an answer: the card
 stays pending, the next cycle reads again, and /healthz reports ``final_state`` meanwhile; only a
 definite not-found makes a card unavailable.
+
+A bundle whose turn was superseded leaves the list while its messages say "pending" forever:
+that is never read as waiting. With Kandev's Needs-you inbox on, its history says why
+(``superseded``): the card ends at once with that reason ("the agent moved on"); otherwise
+(inbox off, or the history does not hold it) it ends after :data:`PENDING_GRACE_S` with the
+generic ended line.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ PENDING_GRACE_S = 10.0
 SUBMISSION_GRACE_S = 30.0
 #: The /healthz component for final states Kandev answered unreadably.
 UNREADABLE = "final_state"
+#: Why an unanswered bundle ended, as the inbox history says it (kept as the outcome's reason).
+SUPERSEDED = "superseded"
 #: Final states a hint may apply while the bundle may still be listed (``unknown`` is left to
 #: the full read: the bundle may not be in the conversation yet).
 _DECIDED = frozenset({"answered", "rejected", "cancelled", "expired"})
@@ -64,6 +72,8 @@ class FinalStates(Protocol):
     def final_state(
         self, task_id: str, pending_id: str, *, session_id: str | None = None
     ) -> FinalState: ...
+
+    def ended_reason(self, workspace_id: str, pending_id: str) -> str | None: ...
 
 
 class ReconcilerCards(Protocol):
@@ -178,6 +188,10 @@ class Reconciler:
             if self._submitting(card):
                 continue
             final = self._final(card, session_id)
+            if final is not None and final.status == "pending" and self._superseded(card):
+                if self._end(card, self._superseded_outcome()):
+                    resolved.append(pending_id)
+                continue
             if final is None or final.status not in _DECIDED:
                 undecided.append(pending_id)
                 continue
@@ -236,11 +250,32 @@ class Reconciler:
         now = self.clock()
         outcome = outcome_from_final(final, now)
         if outcome is None:
+            if self._superseded(card):
+                return self._end(card, self._superseded_outcome())
             first = self._missing_since.setdefault(card.pending_id, time.monotonic())
             if time.monotonic() - first < PENDING_GRACE_S:
                 return False
             outcome = CardOutcome(state=CardState.ENDED, via="kandev", at=now)
         return self._end(card, outcome)
+
+    def _superseded(self, card: Card) -> bool:
+        """Whether the inbox history says a new turn superseded the card's bundle (False when
+        Kandev runs without the inbox, the history does not hold it, or cannot be read: the
+        generic ended line after the grace is what is left to say)."""
+        workspace_id = card.workspace_id or card.task.workspace_id
+        if not workspace_id:
+            return False
+        try:
+            reason = self.kandev.ended_reason(workspace_id, card.pending_id)
+        except KandevUnavailable:
+            raise
+        except KandevError as exc:
+            log.warning("inbox history for %s not readable: %s", card.pending_id, exc)
+            return False
+        return reason == SUPERSEDED
+
+    def _superseded_outcome(self) -> CardOutcome:
+        return CardOutcome(state=CardState.ENDED, via="kandev", reason=SUPERSEDED, at=self.clock())
 
     def _end(self, card: Card, outcome: CardOutcome) -> bool:
         self._missing_since.pop(card.pending_id, None)

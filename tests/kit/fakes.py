@@ -169,6 +169,9 @@ class FakeKandev:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         #: Agent tool-permission requests (``KandevClient.permissions``).
         self.permissions = FakePermissions()
+        #: The Needs-you inbox (``KANDEV_FEATURES_NEEDS_YOU_INBOX``): its history's reasons by
+        #: pending id; None when the feature is off (``ended_reason`` answers None).
+        self.inbox_history: dict[str, str] | None = None
         self._failures: dict[str, _Failure] = {}
 
     # ---- arranging ---------------------------------------------------------------------
@@ -215,6 +218,13 @@ class FakeKandev:
         (a list taken mid-change)."""
         self.active.pop(pending_id)
         self.finals[pending_id] = FinalState(status="pending")
+
+    def supersede(self, pending_id: str) -> None:
+        """A new turn superseded the bundle: it leaves the active list, its messages keep
+        "pending" and, with the inbox on, the history says ``superseded``."""
+        self.vanish(pending_id)
+        if self.inbox_history is not None:
+            self.inbox_history[pending_id] = "superseded"
 
     def refuse_next(self, pending_id: str, message: str = "invalid answers") -> None:
         """Kandev answers the next submission for ``pending_id`` with a 400 (``Invalid``),
@@ -296,6 +306,12 @@ class FakeKandev:
         if pending_id in self.active:
             return FinalState(status="pending")
         return self.finals.get(pending_id, FinalState(status="unknown"))
+
+    def ended_reason(self, workspace_id: str, pending_id: str) -> str | None:
+        self._enter("ended_reason", workspace_id=workspace_id, pending_id=pending_id)
+        if self.inbox_history is None:
+            return None
+        return self.inbox_history.get(pending_id, "")
 
     def session_messages(
         self, session_id: str, *, limit: int = 500, page_size: int = 100

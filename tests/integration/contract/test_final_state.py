@@ -1,12 +1,14 @@
 """Contract: how a bundle ended, read back from the task conversation."""
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot.core.clarification import Answer
+from bot.kandev.client import KandevClient
 from bot.kandev.models import Lost, Won
-from tests.kit.harness import sample_questions
+from tests.kit.harness import Seeder, sample_questions
 from tests.kit.polling import eventually
 
 pytestmark = pytest.mark.kandev
@@ -89,3 +91,36 @@ def test_a_resend_after_someone_elses_earlier_rejection_is_not_ours(client, seed
         bundle.pending_id, "mine", resend=True, first_sent=sent - timedelta(seconds=60)
     )
     assert isinstance(ours, Won), ours  # first sent before Kandev recorded it: ours
+
+
+def _wait_reason(client: KandevClient, workspace_id: str, pending_id: str) -> str | None:
+    """The history's reason once it holds the bundle (a few seconds after the new turn)."""
+    deadline = time.monotonic() + 20.0
+    while True:
+        reason = client.ended_reason(workspace_id, pending_id)
+        if reason or time.monotonic() > deadline:
+            return reason
+        time.sleep(0.2)
+
+
+def test_a_superseded_bundle_is_superseded_in_the_inbox_history_and_pending_in_the_transcript(
+    kandev_inbox,
+) -> None:
+    seeder = Seeder(kandev_inbox)
+    try:
+        bundle = seeder()
+        with KandevClient(kandev_inbox.base_url, kandev_inbox.token, timeout=30.0) as client:
+            assert client.ended_reason(bundle.workspace_id, bundle.pending_id) == ""  # waiting
+            seeder.supersede(bundle)
+            assert _wait_reason(client, bundle.workspace_id, bundle.pending_id) == "superseded"
+            final = client.final_state(
+                bundle.task_id, bundle.pending_id, session_id=bundle.session_id
+            )
+            assert final.status == "pending"  # for ever: never read as waiting
+    finally:
+        seeder.cleanup()
+
+
+def test_without_the_inbox_there_is_no_history(client: KandevClient, seed) -> None:
+    bundle = seed()
+    assert client.ended_reason(bundle.workspace_id, bundle.pending_id) is None
