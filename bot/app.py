@@ -59,6 +59,7 @@ from bot.usecases.reminders import FollowUpWorker
 from bot.usecases.subscriptions import SubscriptionNotifier, SubscriptionService
 from bot.usecases.sync import SyncEngine
 from bot.usecases.tasks import TaskDirectory
+from bot.usecases.thread_replies import ThreadReplies
 from bot.usecases.waiting import Permalinks, WaitingQueue
 from bot.usecases.workspace_check import WorkspaceCheck, check_at_start
 
@@ -328,8 +329,9 @@ def _listener_services(
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
+    admission = Admission(store.cards, store.audit_log, queue, queue.permissions)
     return Services(
-        admission=Admission(store.cards, store.audit_log, queue, queue.permissions),
+        admission=admission,
         answers=answers,
         listing=ListingService(
             queue, kandev, kandev_url=public_url, page_size=settings.kandev_list_page_size
@@ -341,6 +343,7 @@ def _listener_services(
         reading=Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING),
         conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
         subscriptions=SubscriptionService(store.followups, kandev),
+        thread_replies=ThreadReplies(admission, store.thread_replies, queue.permissions),
     )
 
 

@@ -4,6 +4,7 @@ building real payloads from what the fake recorded (messages, modals, Home tabs)
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from typing import Any
 
 from fakeslack import payloads
@@ -350,6 +351,50 @@ class SlackDriver:
             "type": "url_verification",
         }
         return self._deliver("events_api", payload, False, None)
+
+    def reply_in_thread(
+        self,
+        channel: str,
+        thread_ts: str,
+        text: str,
+        *,
+        user: UserLike = None,
+        delivery: Delivery | None = None,
+        event: JsonDict | None = None,
+    ) -> tuple[Ack, JsonDict]:
+        """A person replies in the thread of the message at ``thread_ts``: the ``message``
+        event Slack sends for it (``channel_type`` channel, group or im; a ``client_msg_id``),
+        and the whole event callback, to deliver again as a redelivery (``redeliver``).
+        ``event``: fields to set or override (``subtype``, ``bot_id``, ``edited``…)."""
+        person = self.user(user)
+        known = self.ws.channels.get(channel)
+        kind = "im" if known is not None and known.is_im else "channel"
+        if known is not None and known.is_private and not known.is_im:
+            kind = "group"
+        ts = self.fake.ctx.clock.next(channel)
+        message: JsonDict = {
+            "type": "message",
+            "channel": channel,
+            "user": person.id,
+            "text": text,
+            "ts": ts,
+            "thread_ts": thread_ts,
+            "parent_user_id": self.ws.bot_user_id,
+            "client_msg_id": str(uuid.uuid4()),
+            "team": self.ws.team_id,
+            "event_ts": ts,
+            "channel_type": kind,
+            "blocks": [],
+        }
+        message.update(event or {})
+        callback = payloads.event_callback(self.ws, message)
+        return self._deliver("events_api", callback, False, delivery), callback
+
+    def redeliver(self, callback: JsonDict, *, retry_num: int = 1) -> Ack:
+        """Slack delivers the same event callback again (same ``event_id``), with
+        ``X-Slack-Retry-Num`` (HTTP) / ``retry_attempt`` (Socket Mode)."""
+        delivery = Delivery(retry_num=retry_num, retry_reason="http_timeout")
+        return self._deliver("events_api", callback, False, delivery)
 
     def send_event(self, event: JsonDict, *, delivery: Delivery | None = None) -> Ack:
         """Deliver an Events API event (wrapped in event_callback)."""

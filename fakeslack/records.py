@@ -106,6 +106,10 @@ class Ephemeral:
     thread_ts: str | None
     source: Literal["chat.postEphemeral", "response_url", "command_ack"]
     at: float
+    #: Replaced through a response_url of one of its buttons (``replace_original``: the newest
+    #: text and blocks are these), or deleted (``delete_original``: Slack removes it).
+    replaced: int = 0
+    deleted: bool = False
 
     @property
     def all_text(self) -> str:

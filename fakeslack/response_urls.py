@@ -7,7 +7,7 @@ import json
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import parse_qsl
 
@@ -97,6 +97,13 @@ class ResponseUrls:
             if origin.message_ts and not origin.is_ephemeral
             else None
         )
+        if (
+            origin.is_ephemeral
+            and origin.message_ts
+            and (data.get("delete_original") or data.get("replace_original"))
+        ):
+            _edit_ephemeral(self, origin, data, source)
+            return
         if data.get("delete_original"):
             if original is not None:
                 with state.lock:
@@ -137,6 +144,36 @@ class ResponseUrls:
                     at=time.time(),
                 )
             )
+
+
+def _edit_ephemeral(self: Any, origin: ResponseUrlOrigin, data: JsonDict, source: str) -> None:
+    """A button's response_url on an ephemeral message replaces or deletes that message, as
+    Slack does (only its recipient saw it; nothing else changes)."""
+    state = self.ctx.state
+    if not data.get("delete_original"):
+        text, blocks = data.get("text") or "", data.get("blocks")
+        if not text and not blocks:
+            raise ApiError("no_text")
+        self.ctx.check_message(source, text, blocks)
+    with state.lock:
+        for index, shown in enumerate(state.ephemerals):
+            if (shown.channel, shown.user, shown.message_ts) != (
+                origin.channel,
+                origin.user,
+                origin.message_ts,
+            ):
+                continue
+            if data.get("delete_original"):
+                state.ephemerals[index] = replace(shown, deleted=True)
+            else:
+                state.ephemerals[index] = replace(
+                    shown,
+                    text=data.get("text") or "",
+                    blocks=assign_default_ids(data.get("blocks") or []),
+                    replaced=shown.replaced + 1,
+                )
+            state.changed()
+            return
 
 
 def _decode(content_type: str, body: bytes) -> JsonDict:

@@ -19,6 +19,8 @@ ACTION_OTHER = "kq_other"  # "Other answer…" (one-question bundles)
 ACTION_ANSWER_MODAL = "kq_answer"  # "Answer…" (multi-question bundles)
 ACTION_REJECT = "kq_reject"  # "Reject…"
 ACTION_OPEN = "kq_open"  # "Open in Kandev" (a URL button; Slack still sends an action)
+ACTION_REPLY_SEND = "kq_reply_send"  # a thread reply's "Send" (value: the kept reply's id)
+ACTION_REPLY_CANCEL = "kq_reply_cancel"  # a thread reply's "Cancel" (value: the same id)
 ACTION_CONVERSATION = "kq_conversation"  # "Conversation" (card, listing, App Home)
 ACTION_OPTION_PATTERN = re.compile(rf"^{ACTION_ANSWER_OPTION}:\d+$")  # for app.action(...)
 

@@ -18,6 +18,7 @@ from bot.cards.wording import Action
 from bot.slack import raw_payload
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
 from bot.usecases.admission import RefusalKind, Request, Unusable, Via, Where
+from bot.usecases.thread_replies import ThreadMessage
 
 __all__ = ["Form", "Interaction", "click", "form", "shortcut", "unknown"]
 
@@ -185,3 +186,27 @@ def shortcut(body: Any) -> Interaction | Unusable:
         detail="not opened",
     )
     return Interaction(request, where, payload.trigger_id, payload.response_url)
+
+
+#: Message subtypes that are a person's own new message (a reply also sent to the channel).
+_HUMAN_SUBTYPES = frozenset({"", "thread_broadcast"})
+
+
+def thread_message(event: Any) -> ThreadMessage | None:
+    """A person's new reply in a thread, from a ``message`` event (None: anything else — a
+    bot's message, an edit or deletion, a join, a message outside a thread, the thread's
+    parent)."""
+    if not isinstance(event, dict) or event.get("type") != "message":
+        return None
+    if event.get("bot_id") or event.get("bot_profile") or event.get("edited"):
+        return None
+    if (event.get("subtype") or "") not in _HUMAN_SUBTYPES:
+        return None
+    fields = [event.get(k) for k in ("channel", "thread_ts", "ts", "user")]
+    if not all(isinstance(f, str) and f for f in fields):
+        return None
+    channel, thread_ts, ts, user = (str(f) for f in fields)
+    text = event.get("text")
+    if thread_ts == ts or not isinstance(text, str):
+        return None
+    return ThreadMessage(channel, thread_ts, ts, user, text)

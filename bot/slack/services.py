@@ -14,7 +14,15 @@ from bot.slack.form_reply import FormReply
 from bot.slack.forms import FormKind, read_form
 from bot.slack.lanes import Lane
 from bot.slack.requests import Form, Interaction
-from bot.slack.tell import ClickReply, ConversationOpener, FormAnswer, FormOpener, Teller
+from bot.slack.tell import (
+    ClickReply,
+    ConversationOpener,
+    FormAnswer,
+    FormOpener,
+    ReplyPrompt,
+    Teller,
+    tell_thread_reply,
+)
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import Admission, Unusable, Where
 from bot.usecases.answers import AnswerService
@@ -23,6 +31,14 @@ from bot.usecases.home import HomeService
 from bot.usecases.interactions import Interactions
 from bot.usecases.listing import ListingService
 from bot.usecases.subscriptions import SubscriptionService
+from bot.usecases.thread_replies import (
+    SOURCE,
+    Cancelled,
+    NotAllowed,
+    ThreadMessage,
+    ThreadReplies,
+    ToSend,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +62,8 @@ class Services:
     #: ``/kandev-questions subscribe | unsubscribe | subscriptions`` and Home's remove buttons.
     subscriptions: SubscriptionService
     conversation: ConversationService
+    #: Replies in a card's thread offered as an answer (None: not wired, e.g. some tests).
+    thread_replies: ThreadReplies | None = None
     clock: Callable[[], datetime] = field(default=_now)
     #: The click and form pipeline (built from the services above).
     interactions: Interactions = field(init=False)
@@ -78,6 +96,41 @@ class Services:
         return FormAnswer(
             reply, body, readable, kind, self.notifier, self.teller, self.kandev_public_url
         )
+
+    # ---- a reply in a card's thread -------------------------------------------------------
+
+    def reply_in_thread(self, message: ThreadMessage) -> None:
+        """A person's reply in a thread: offered with Send / Cancel, pointed to the form, or
+        (someone who may not answer, seeming to) told quietly and audited; else nothing."""
+        if self.thread_replies is None:
+            return
+        received = self.thread_replies.received(message)
+        if isinstance(received, NotAllowed):
+            where = Where(message.user_id, message.channel)
+            detail = f"thread reply {message.ts}"
+            self.admission.refuse(
+                Unusable("forbidden", detail, "answer", SOURCE, where, received.card.pending_id)
+            )
+        tell_thread_reply(self.notifier, message, received)
+
+    def send_reply(self, ack: Callable[[], None], reply_id: str, user_id: str, url: str) -> None:
+        """Send on a thread reply's prompt: once, by its author, through the one pipeline."""
+        if self.thread_replies is None:
+            ack()
+            return
+        sending = self.thread_replies.send(reply_id, user_id)
+        if not isinstance(sending, ToSend):
+            ack()  # a double click, or not theirs: the first click's result stands
+            return
+        prompt = ReplyPrompt(ack, url, self.notifier, sending.reply.text)
+        self.interactions.answer(sending.request, sending.answers, prompt)
+
+    def cancel_reply(self, reply_id: str, user_id: str, url: str) -> None:
+        """Cancel on a thread reply's prompt: nothing is sent, the prompt goes away."""
+        if self.thread_replies is None:
+            return
+        if isinstance(self.thread_replies.cancel(reply_id, user_id), Cancelled) and url:
+            self.notifier.delete_original(url)
 
     def open_form(self, parsed: Interaction | Unusable, kind: FormKind) -> None:
         """A button or shortcut that opens a form: refused and told, or the form opens."""

@@ -13,12 +13,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from bot.cards import ids, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
 from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
+from bot.cards.thread_reply import reply_offer
 from bot.core.domain import Card
 from bot.slack import raw_payload, said
 from bot.slack.form_reply import FormReply
@@ -29,6 +30,14 @@ from bot.usecases.admission import FORM_ERRORS, Admitted, Where
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Busy, FieldErrors, Refused, Result, Unrecorded
+from bot.usecases.thread_replies import (
+    NotAllowed,
+    Offered,
+    Received,
+    TextTooLong,
+    ThreadMessage,
+    UseTheForm,
+)
 from bot.usecases.verdicts import Verdict
 
 log = logging.getLogger(__name__)
@@ -229,6 +238,63 @@ class ConversationOpener:
             self.notifier.update_view(view_id, shown)
 
         return fill
+
+
+@dataclass(eq=False)
+class ReplyPrompt:
+    """Send on a thread reply's prompt: acknowledged, then the prompt (an ephemeral message)
+    is replaced through the click's ``response_url`` by how it went."""
+
+    ack: Callable[[], None]
+    response_url: str
+    notifier: Notifier
+    text: str  # the reply, as it is sent
+
+    def now(self, result: Result) -> None:
+        self.ack()
+        self.show(words_for(result) or words.reply_cancelled_message())
+
+    def recorded(self) -> None:
+        self.ack()
+        self.show(words.reply_sending_message(self.text))
+
+    def later(self, verdict: Verdict) -> None:
+        self.show(said.verdict(verdict) or words.reply_sent_message(self.text))
+
+    def show(self, text: str) -> None:
+        if self.response_url:
+            block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+            self.notifier.reply(self.response_url, text, [block], replace=True)
+
+
+def tell_thread_reply(
+    notifier: Notifier, message: ThreadMessage, received: Received
+) -> Literal["prompted", "told", "nothing"]:
+    """Tell the author of a thread reply what it got, in that thread, only them."""
+    blocks: list[dict[str, Any]] | None
+    match received:
+        case Offered(reply=reply, question=question, option=option):
+            text, blocks = reply_offer(
+                reply.id,
+                reply.text,
+                question.title,
+                question.prompt,
+                as_option=option is not None,
+            )
+        case UseTheForm():
+            text, blocks = words.reply_use_form_message(), None
+        case NotAllowed():
+            text, blocks = words.reply_not_allowed_message(), None
+        case TextTooLong(length=length):
+            text, blocks = words.reply_too_long_message(length), None
+        case _:
+            return "nothing"
+    told = notifier.tell(
+        message.user_id, text, channel=message.channel, blocks=blocks, thread_ts=message.thread_ts
+    )
+    if not told:
+        log.error("could not tell %s about their reply in %s", message.user_id, message.channel)
+    return "prompted" if isinstance(received, Offered) else "told"
 
 
 @dataclass(eq=False)

@@ -147,11 +147,19 @@ class SlackGateway:
         return channel
 
     def post_ephemeral(
-        self, channel: str, user: str, text: str, blocks: list | None = None
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        blocks: list | None = None,
+        *,
+        thread_ts: str | None = None,
     ) -> None:
         kwargs: dict[str, Any] = {"channel": channel, "user": user, "text": text}
         if blocks:
             kwargs["blocks"] = blocks
+        if thread_ts:
+            kwargs["thread_ts"] = thread_ts
         self._call("chat.postEphemeral", **kwargs)
 
     def respond(
@@ -161,14 +169,18 @@ class SlackGateway:
         blocks: list | None = None,
         *,
         replace_original: bool = False,
+        delete_original: bool = False,
     ) -> None:
-        """Answer through an interaction's response_url (ephemeral unless replacing)."""
+        """Answer through an interaction's response_url (ephemeral unless replacing);
+        ``delete_original``: remove the message the interaction came from instead."""
         hook = WebhookClient(response_url, timeout=RESPONSE_URL_TIMEOUT_S)
         kwargs: dict[str, Any] = {"text": text, "response_type": "ephemeral"}
         if blocks:
             kwargs["blocks"] = blocks
         if replace_original:
             kwargs["replace_original"] = True
+        if delete_original:
+            kwargs = {"delete_original": True}
         try:
             resp = hook.send(**kwargs)
         except (OSError, SlackRequestError) as exc:

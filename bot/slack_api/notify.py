@@ -27,14 +27,16 @@ class Notifier:
         channel: str | None = None,
         response_url: str | None = None,
         blocks: list[dict[str, Any]] | None = None,
+        thread_ts: str | None = None,
     ) -> bool:
-        """An ephemeral message to one person; False when it could not be delivered (or there
-        is neither a channel nor a response_url to deliver it through)."""
+        """An ephemeral message to one person (``thread_ts``: in that thread); False when it
+        could not be delivered (or there is neither a channel nor a response_url to deliver it
+        through)."""
         if not text:
             return True
         if channel:
             try:
-                self.slack.post_ephemeral(channel, user, text, blocks)
+                self.slack.post_ephemeral(channel, user, text, blocks, thread_ts=thread_ts)
                 return True
             except SlackError as exc:
                 log.warning("ephemeral to %s in %s failed: %s", user, channel, exc.error)
@@ -55,6 +57,15 @@ class Notifier:
             return True
         except SlackError as exc:
             log.warning("reply via response_url failed: %s", exc.error)
+            return False
+
+    def delete_original(self, response_url: str) -> bool:
+        """Remove the (ephemeral) message an interaction came from."""
+        try:
+            self.slack.respond(response_url, "", delete_original=True)
+            return True
+        except SlackError as exc:
+            log.warning("delete via response_url failed: %s", exc.error)
             return False
 
     def open_form(self, trigger_id: str, view: dict[str, Any], *, push: bool = False) -> bool:

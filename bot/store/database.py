@@ -31,6 +31,7 @@ from bot.store.retention import DEFAULT_RETENTION_DAYS, Retention
 from bot.store.schema import cards, outbox, submissions
 from bot.store.sqlite_file import SqliteFileGuard
 from bot.store.submissions import SubmissionsRepository
+from bot.store.thread_replies import ThreadRepliesRepository
 from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
 from bot.store.write_queue import WriteQueue
 
@@ -58,6 +59,7 @@ class Database:
     - ``followups``: reminder / escalation / DM-card steps, and subscriptions;
     - ``audit_log``: the append-only audit log;
     - ``viewers``: who opened the App Home tab recently;
+    - ``thread_replies``: replies in a card's thread offered as an answer (Send / Cancel);
     - ``retention``: deletes what is older than ``retention_days`` (``purge``).
 
     Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
@@ -105,6 +107,7 @@ class Database:
         self.followups = FollowupsRepository(self.sql, self.outbox)
         self.audit_log = AuditRepository(self.sql)
         self.viewers = HomeViewersRepository(self.sql)
+        self.thread_replies = ThreadRepliesRepository(self.sql)
         self.retention = Retention(self.sql, timedelta(days=retention_days))
 
     def close(self) -> None:

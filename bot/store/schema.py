@@ -196,3 +196,25 @@ subscriptions = Table(
     Column("value", String, primary_key=True),
     Column("created_at", UTCDateTime, nullable=False),
 )
+
+# Replies in a card's thread offered as an answer (issue 22): kept until their author's Send or
+# Cancel, the Send button carrying only ``id``. ``message_key`` (``channel:ts`` of the reply)
+# makes a redelivered event offer nothing twice; ``state`` offered | sent | cancelled.
+thread_replies = Table(
+    "thread_replies",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("message_key", String, nullable=False),
+    Column("pending_id", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("thread_ts", String, nullable=False),
+    Column("user_id", String, nullable=False),
+    Column("question_id", String, nullable=False),
+    Column("option_id", String),  # None: free text
+    Column("text", Text, nullable=False),
+    Column("state", String, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint("message_key", name="uq_thread_replies_message"),
+    Index("ix_thread_replies_created", "created_at"),
+)

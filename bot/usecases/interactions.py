@@ -219,6 +219,15 @@ class Interactions:
             view_id=parsed.view_id or "",
         )
 
+    def answer(self, request: Request, answers: tuple[Answer, ...], reply: Reply) -> None:
+        """An answer whose content the bot kept (a thread reply's Send): reserve, admit,
+        record, ack, send, verdict — as a click."""
+        with _unrecorded(reply):
+            held = self._reserve_and_admit(self.answering, _Described(request), reply)
+            if held is not None:
+                place, admitted = held
+                self._send(place, admitted, reply, answers=answers)
+
     def admit(self, parsed: Described | Unusable, reply: Reply) -> None:
         """A button or shortcut that opens a form: refused, or admitted (the form opens)."""
         if isinstance(parsed, Unusable):
@@ -297,6 +306,11 @@ class Interactions:
                 "tampered", foreign.detail, request.action, request.source, where, card.pending_id
             )
         )
+
+
+@dataclass(frozen=True)
+class _Described:
+    request: Request
 
 
 @contextmanager

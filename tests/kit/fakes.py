@@ -511,9 +511,18 @@ class FakeSlackGateway:
         return "D" + user_id[1:]
 
     def post_ephemeral(
-        self, channel: str, user: str, text: str, blocks: list | None = None
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        blocks: list | None = None,
+        *,
+        thread_ts: str | None = None,
     ) -> None:
-        self._enter("chat.postEphemeral", channel=channel, user=user, text=text, blocks=blocks)
+        params: dict[str, Any] = {"channel": channel, "user": user, "text": text, "blocks": blocks}
+        if thread_ts:
+            params["thread_ts"] = thread_ts
+        self._enter("chat.postEphemeral", **params)
 
     def respond(
         self,
@@ -522,13 +531,16 @@ class FakeSlackGateway:
         blocks: list | None = None,
         *,
         replace_original: bool = False,
+        delete_original: bool = False,
     ) -> None:
+        params: dict[str, Any] = {"delete_original": True} if delete_original else {}
         self._enter(
             "response_url",
             response_url=response_url,
             text=text,
             blocks=blocks,
             replace_original=replace_original,
+            **params,
         )
 
     def permalink(self, channel: str, ts: str) -> str | None:

@@ -33,10 +33,19 @@ from bot.store import Database
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.pace import Pace
 from bot.store.records import SubmissionContent
+from bot.store.thread_replies import ThreadReply
 
 #: Tables that grow with the history (one or more rows per card): never read whole.
 LARGE_TABLES = frozenset(
-    {"cards", "audit_log", "submissions", "outbox", "card_messages", "card_followups"}
+    {
+        "cards",
+        "audit_log",
+        "submissions",
+        "outbox",
+        "card_messages",
+        "card_followups",
+        "thread_replies",
+    }
 )
 
 PROBE = "p-hot-probe"
@@ -60,6 +69,17 @@ _OUTCOME = CardOutcome(
 )
 _WRITE = OutboxRow(
     kind="reply", key="hot-probe-reply", payload={"pending_id": PROBE}, channel=PROBE_CHANNEL
+)
+_THREAD_REPLY = ThreadReply(
+    id="",
+    message_key=f"{PROBE_CHANNEL}:1700000000.000200",
+    pending_id=PROBE,
+    channel=PROBE_CHANNEL,
+    thread_ts=PROBE_TS,
+    user_id="U0PROBE",
+    question_id="db",
+    option_id=None,
+    text="the probe's reply",
 )
 _MESSAGE = NewMessage(key=f"escalation:{PROBE}", kind="escalation", target="C0ESCALATE", note="")
 
@@ -269,6 +289,20 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery("home_opened", "Home opened", lambda s: s.viewers.home_opened("U0PROBE")),
     HotQuery("home_viewers", "Home refresh tick", lambda s: s.viewers.home_viewers(_A_DAY_BEFORE)),
     HotQuery("recent_resolved", "Home opened / refreshed", lambda s: s.cards.recent_resolved(20)),
+    # a reply in a card's thread (bot/usecases/thread_replies.py)
+    HotQuery(
+        "offer_reply",
+        "a reply in a card's thread",
+        lambda s: s.thread_replies.offer_reply(_THREAD_REPLY),
+    ),
+    HotQuery(
+        "thread_reply", "Send / Cancel on a reply", lambda s: s.thread_replies.thread_reply("r")
+    ),
+    HotQuery(
+        "settle_reply",
+        "Send / Cancel on a reply",
+        lambda s: s.thread_replies.settle_reply("r", "U0PROBE", "sent"),
+    ),
     # metrics and health (bot/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),

@@ -11,13 +11,14 @@ from bot.slack.listeners import (
     fallback,
     shortcuts,
     subscriptions,
+    thread_replies,
     views,
 )
 from bot.slack.services import Services
 
 
 def register_listeners(app: App, services: Services) -> None:
-    for module in (actions, views, commands, shortcuts, events, subscriptions):
+    for module in (actions, views, commands, shortcuts, events, subscriptions, thread_replies):
         module.register(app, services)
     # Last: its catch-alls answer whatever no listener above claims (Bolt runs the first match).
     fallback.register(app, services)

@@ -1,0 +1,66 @@
+"""Replies in a card's thread (``message`` events) and the Send / Cancel buttons of their
+prompt: parse, ack, delegate (bot/slack/services.py, bot/usecases/thread_replies.py)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App, BoltRequest
+
+from bot.cards import ids
+from bot.slack import raw_payload, requests
+from bot.slack.acks import acked_within
+from bot.slack.services import Services
+
+log = logging.getLogger(__name__)
+
+#: As an option click (bot/slack/listeners/actions.py).
+ACK_BUDGET_S = 1.0
+
+
+def register(app: App, svc: Services) -> None:
+    app.event("message")(_message(svc))
+    app.action(ids.ACTION_REPLY_SEND)(_send(svc))
+    app.action(ids.ACTION_REPLY_CANCEL)(_cancel(svc))
+
+
+def _message(svc: Services):
+    def handle(event: dict[str, Any], request: BoltRequest) -> None:
+        message = requests.thread_message(event)
+        if message is None:
+            return  # not a person's reply in a thread
+        if requests.retry_num(request.headers):
+            log.info("redelivered message event %s (offered once, by its ts)", message.ts)
+        place = svc.reading.reserve()
+        if place is None:
+            log.warning("reply %s in %s not looked at now: busy", message.ts, message.channel)
+            return
+        place.run(svc.reply_in_thread, message)
+
+    return handle
+
+
+def _button(body: dict[str, Any]) -> tuple[str, str, str]:
+    """(the kept reply's id, the clicker, the response_url) of a prompt's button."""
+    actions = body.get("actions") or [{}]
+    value = actions[0].get("value") if isinstance(actions[0], dict) else ""
+    return str(value or ""), raw_payload.user_of(body), raw_payload.response_url_of(body)
+
+
+def _send(svc: Services):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        with acked_within(ack, ACK_BUDGET_S) as acked:
+            reply_id, user, url = _button(body)
+            svc.send_reply(acked, reply_id, user, url)
+
+    return handle
+
+
+def _cancel(svc: Services):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        reply_id, user, url = _button(body)
+        svc.cancel_reply(reply_id, user, url)
+
+    return handle

@@ -1,0 +1,89 @@
+"""Replies in a card's thread offered as an answer, waiting for their author's Send or Cancel."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from bot.store.base import Repository
+from bot.store.schema import thread_replies
+
+OFFERED, SENT, CANCELLED = "offered", "sent", "cancelled"
+
+
+@dataclass(frozen=True)
+class ThreadReply:
+    """One reply offered as an answer: to which bundle's question, by whom, as which option
+    (None: as free text ``text``)."""
+
+    id: str
+    message_key: str
+    pending_id: str
+    channel: str
+    thread_ts: str
+    user_id: str
+    question_id: str
+    option_id: str | None
+    text: str
+    state: str = OFFERED
+
+
+class ThreadRepliesRepository(Repository):
+    def offer_reply(self, reply: ThreadReply) -> tuple[ThreadReply, bool]:
+        """Keep ``reply`` (its ``id`` ignored: a new one is made); the row kept for its
+        message and whether it is new (False: the same message was offered before, e.g. a
+        redelivered event)."""
+        row = {**reply.__dict__, "id": uuid.uuid4().hex, "state": OFFERED}
+        with self._write() as conn:
+            make = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+            now = self._now()
+            stmt = make(thread_replies).values(**row, created_at=now, updated_at=now)
+            inserted = conn.execute(
+                stmt.on_conflict_do_nothing(index_elements=["message_key"])
+            ).rowcount
+            kept = conn.execute(
+                select(thread_replies).where(thread_replies.c.message_key == reply.message_key)
+            ).one()
+        return _reply(kept), bool(inserted)
+
+    def thread_reply(self, reply_id: str) -> ThreadReply | None:
+        with self._read() as conn:
+            row = conn.execute(
+                select(thread_replies).where(thread_replies.c.id == reply_id)
+            ).one_or_none()
+        return _reply(row) if row is not None else None
+
+    def settle_reply(self, reply_id: str, user_id: str, state: str) -> bool:
+        """``offered`` → ``state`` (sent, cancelled) for its author, once: False when it was
+        settled before (a double click) or is not theirs."""
+        with self._write() as conn:
+            stmt = (
+                update(thread_replies)
+                .where(
+                    thread_replies.c.id == reply_id,
+                    thread_replies.c.user_id == user_id,
+                    thread_replies.c.state == OFFERED,
+                )
+                .values(state=state, updated_at=self._now())
+            )
+            return bool(conn.execute(stmt).rowcount)
+
+
+def _reply(row: Any) -> ThreadReply:
+    return ThreadReply(
+        id=row.id,
+        message_key=row.message_key,
+        pending_id=row.pending_id,
+        channel=row.channel,
+        thread_ts=row.thread_ts,
+        user_id=row.user_id,
+        question_id=row.question_id,
+        option_id=row.option_id,
+        text=row.text,
+        state=row.state,
+    )

@@ -1,0 +1,269 @@
+"""Reply in a card's thread to answer (issue 22, point 1).
+
+A person replies in the thread of a card message (the channel card, an escalation card, a DM
+card: any message of a bundle the store knows by (channel, ts)). Nothing is sent by itself: on
+a one-question card the reply is matched to an option (:func:`match_reply`) or taken as free
+text, kept in the store (one row per reply message, so a redelivered event offers nothing
+twice) and offered to its author, only them, with **Send** / **Cancel**. **Send** carries only
+the kept reply's id; it goes through the one admission step and answer pipeline as a button
+click does (bot/usecases/interactions.py), audited with source ``slack:thread_reply``.
+
+The use-case returns kinds (:data:`Received`); the words are the edge's (bot/slack/tell.py).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.cards.limits import KANDEV_MAX_TEXT
+from bot.core.clarification import Answer, Option, Question
+from bot.core.domain import Card
+from bot.core.pending import ItemKind
+from bot.store.thread_replies import CANCELLED, SENT, ThreadReply
+from bot.usecases.admission import Request
+
+log = logging.getLogger(__name__)
+
+#: The audit's and the metrics' source of an answer sent from a thread reply.
+SOURCE = "slack:thread_reply"
+
+
+# ---- matching a reply to a question ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AsOption:
+    """The reply names an option: its label (any case, trimmed) or its number (``2``)."""
+
+    option: Option
+
+
+@dataclass(frozen=True)
+class AsText:
+    """Anything else: the reply as free text (trimmed)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class TooLong:
+    """Free text longer than Kandev takes (code points)."""
+
+    length: int
+
+
+Match = AsOption | AsText | TooLong
+
+
+def reply_text(raw: str) -> str:
+    """The reply as the person typed it: Slack escapes ``&``, ``<`` and ``>`` in a message's
+    text; trimmed."""
+    return html.unescape(raw).strip()
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def match_reply(question: Question, raw: str) -> Match | None:
+    """What a reply says as an answer to ``question`` (None: nothing, an empty reply)."""
+    text = reply_text(raw)
+    if not text:
+        return None
+    folded = _folded(text)
+    for option in question.options:
+        if _folded(option.label) == folded:
+            return AsOption(option)
+    if text.isascii() and text.isdigit():
+        number = int(text)
+        if 1 <= number <= len(question.options):
+            return AsOption(question.options[number - 1])
+    if len(text) > KANDEV_MAX_TEXT:
+        return TooLong(len(text))
+    return AsText(text)
+
+
+def looks_like_an_answer(question: Question, raw: str) -> bool:
+    """Whether a reply is an option's number or label (someone seems to be answering)."""
+    return isinstance(match_reply(question, raw), AsOption)
+
+
+# ---- what a reply gets ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ThreadMessage:
+    """A person's message in a thread, as the edge parsed it from the ``message`` event."""
+
+    channel: str
+    thread_ts: str
+    ts: str
+    user_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """Not a reply to a waiting question card, already offered (a redelivery), or a reply
+    from someone who may not answer that does not look like an answer: nothing is said."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Offered:
+    """Kept: offer it to its author with Send / Cancel."""
+
+    reply: ThreadReply
+    card: Card
+    question: Question
+    option: Option | None
+
+
+@dataclass(frozen=True)
+class UseTheForm:
+    """A multi-question card: point to its **Answer…**."""
+
+    card: Card
+
+
+@dataclass(frozen=True)
+class NotAllowed:
+    """Someone who may not answer replied with what looks like an answer: nothing is sent."""
+
+    card: Card
+
+
+@dataclass(frozen=True)
+class TextTooLong:
+    card: Card
+    length: int
+
+
+Received = Ignored | Offered | UseTheForm | NotAllowed | TextTooLong
+
+
+@dataclass(frozen=True)
+class Settled:
+    """Send or Cancel on a kept reply that was no longer offered (a double click, or not the
+    clicker's): nothing more happens."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class ToSend:
+    """Send was clicked once by the reply's author: the request and answer to admit and send
+    through the one pipeline."""
+
+    request: Request
+    answers: tuple[Answer, ...]
+    reply: ThreadReply
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    reply: ThreadReply
+
+
+# ---- the ports -----------------------------------------------------------------------------
+
+
+class RepliesStore(Protocol):
+    def offer_reply(self, reply: ThreadReply) -> tuple[ThreadReply, bool]: ...
+    def thread_reply(self, reply_id: str) -> ThreadReply | None: ...
+    def settle_reply(self, reply_id: str, user_id: str, state: str) -> bool: ...
+
+
+class CardsAt(Protocol):
+    def card_at(self, channel: str | None, ts: str | None) -> Card | None: ...
+
+
+class MayAct(Protocol):
+    def may_act(
+        self, card: Card, user_id: str, *, in_channel: bool = False, strict: bool = False
+    ) -> bool: ...
+
+
+@dataclass(eq=False)
+class ThreadReplies:
+    cards: CardsAt
+    replies: RepliesStore
+    permissions: MayAct
+
+    def received(self, message: ThreadMessage) -> Received:
+        """A person's message in a thread: what it gets (kept when it is offered)."""
+        card = self.cards.card_at(message.channel, message.thread_ts)
+        if card is None:
+            return Ignored("not a card's thread")
+        if card.kind is not ItemKind.QUESTION:
+            return Ignored("not a question card")
+        if card.state.terminal:
+            return Ignored("resolved")
+        questions = card.bundle.questions
+        if not questions:
+            return Ignored("no question")
+        question = questions[0]
+        in_channel = message.channel == card.channel
+        if not self.permissions.may_act(card, message.user_id, in_channel=in_channel):
+            if len(questions) == 1 and looks_like_an_answer(question, message.text):
+                return NotAllowed(card)
+            return Ignored("may not answer")
+        if len(questions) > 1:
+            return UseTheForm(card)
+        match = match_reply(question, message.text)
+        if match is None:
+            return Ignored("empty")
+        if isinstance(match, TooLong):
+            return TextTooLong(card, match.length)
+        option = match.option if isinstance(match, AsOption) else None
+        text = match.text if isinstance(match, AsText) else option.label if option else ""
+        kept, new = self.replies.offer_reply(
+            ThreadReply(
+                id="",
+                message_key=f"{message.channel}:{message.ts}",
+                pending_id=card.pending_id,
+                channel=message.channel,
+                thread_ts=message.thread_ts,
+                user_id=message.user_id,
+                question_id=question.question_id,
+                option_id=option.option_id if option else None,
+                text=text,
+            )
+        )
+        if not new:
+            return Ignored("offered already (a redelivered event)")
+        return Offered(kept, card, question, option)
+
+    def send(self, reply_id: str, user_id: str) -> ToSend | Settled:
+        """Send on a kept reply: once, by its author; the request to admit and send."""
+        kept = self.replies.thread_reply(reply_id)
+        if kept is None or kept.user_id != user_id:
+            return Settled("not theirs")
+        if not self.replies.settle_reply(reply_id, user_id, SENT):
+            return Settled("sent or cancelled already")
+        request = Request(
+            user_id=user_id,
+            action="answer",
+            source=SOURCE,
+            via="card",
+            pending_id=kept.pending_id,
+            channel=kept.channel,
+            ts=kept.thread_ts,
+            option=(kept.question_id, kept.option_id) if kept.option_id else None,
+            detail=f"reply {kept.id}",
+        )
+        if kept.option_id:
+            answer = Answer(question_id=kept.question_id, selected_options=[kept.option_id])
+        else:
+            answer = Answer(question_id=kept.question_id, custom_text=kept.text)
+        return ToSend(request, (answer,), kept)
+
+    def cancel(self, reply_id: str, user_id: str) -> Cancelled | Settled:
+        kept = self.replies.thread_reply(reply_id)
+        if kept is None or not self.replies.settle_reply(reply_id, user_id, CANCELLED):
+            return Settled("sent or cancelled already")
+        return Cancelled(kept)
