@@ -96,6 +96,7 @@ def slack_findings(
     for channel in settings.routing.channels():
         found.append(_channel_finding(bot, channel, scopes, bot_name))
     found += escalation_findings(bot, settings.routing, scopes, bot_name)
+    found.append(thread_replies_finding(scopes))
     return found
 
 
@@ -134,6 +135,43 @@ def escalation_findings(
                 )
             )
     return found
+
+
+#: The scopes the message events of thread replies come with (channel, private channel, DM).
+REPLY_SCOPES = {
+    "channels:history": "message.channels",
+    "groups:history": "message.groups",
+    "im:history": "message.im",
+}
+
+
+def thread_replies_finding(scopes: set[str] | None) -> Finding:
+    """Whether replies in a card's thread can reach the bot. The bot token shows its scopes;
+    Slack offers a bot token no way to read the app's event subscriptions or its App Home
+    Messages tab, so those are named as what to check, a warning."""
+    toggle = (
+        "Event Subscriptions → Subscribe to bot events: message.channels, message.groups, "
+        'message.im; App Home → Messages Tab on, "Allow users to send Slash commands and '
+        'messages from the messages tab" ticked'
+    )
+    if scopes is None:
+        return Finding(True, "slack thread replies", f"not verified: check {toggle}", warning=True)
+    missing = sorted(scope for scope in REPLY_SCOPES if scope not in scopes)
+    if missing:
+        events = ", ".join(REPLY_SCOPES[scope] for scope in missing)
+        return Finding(
+            True,
+            "slack thread replies",
+            f"the bot token lacks {', '.join(missing)}: replies in card threads ({events}) "
+            f"cannot answer; add them under OAuth & Permissions, reinstall, and check {toggle}",
+            warning=True,
+        )
+    return Finding(
+        True,
+        "slack thread replies",
+        f"scopes present; not verifiable with a bot token: {toggle}",
+        warning=True,
+    )
 
 
 def _dm_finding(bot: WebClient, user_id: str) -> Finding:

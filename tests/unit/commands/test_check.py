@@ -390,3 +390,14 @@ def test_without_im_write_dm_cards_are_a_warning(slack) -> None:
     found = by_name(slack_findings(load_settings(env_for(slack)), "http"))
     assert found["slack direct messages"].warning and found["slack direct messages"].ok
     assert "im:write" in found["slack direct messages"].detail
+
+
+def test_thread_replies_name_the_missing_scopes_and_what_only_the_app_settings_show(slack) -> None:
+    found = by_name(slack_findings(load_settings(env_for(slack)), "http"))
+    replies = found["slack thread replies"]
+    assert replies.ok and replies.warning  # a warning: events and the Messages tab unreadable
+    assert "im:history" in replies.detail and "message.im" in replies.detail
+    slack.scopes.extend(["channels:history", "groups:history", "im:history"])
+    replies = by_name(slack_findings(load_settings(env_for(slack)), "http"))["slack thread replies"]
+    assert "lacks" not in replies.detail
+    assert "not verifiable with a bot token" in replies.detail and "Messages Tab" in replies.detail

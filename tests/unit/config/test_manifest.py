@@ -49,8 +49,17 @@ def test_socket_mode_interactivity_home_tab_and_events(manifest):
     assert settings["socket_mode_enabled"] is True
     assert settings["interactivity"]["is_enabled"] is True
     assert "request_url" not in settings["interactivity"]
-    assert settings["event_subscriptions"]["bot_events"] == ["app_home_opened"]
-    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+    assert settings["event_subscriptions"]["bot_events"] == [
+        "app_home_opened",
+        "message.channels",
+        "message.groups",
+        "message.im",
+    ]
+    home = manifest["features"]["app_home"]
+    assert home["home_tab_enabled"] is True
+    # replies in a DM card's thread need the Messages tab, not read-only
+    assert home["messages_tab_enabled"] is True
+    assert home["messages_tab_read_only_enabled"] is False
 
 
 def test_scopes_cover_every_web_api_method_the_bot_calls(manifest):
@@ -59,6 +68,14 @@ def test_scopes_cover_every_web_api_method_the_bot_calls(manifest):
     # (answerers by group); conversations.history/info (crash recovery, `check`).
     assert {"chat:write", "commands", "usergroups:read"} <= scopes
     assert {"channels:history", "groups:history", "channels:read", "groups:read"} <= scopes
+
+
+#: The scope each message event subscription needs (thread replies answer a card).
+EVENT_SCOPES = {
+    "message.channels": "channels:history",
+    "message.groups": "groups:history",
+    "message.im": "im:history",
+}
 
 
 #: The bot-token scopes each Slack Web API method needs, for the conversations cards go to
@@ -127,6 +144,8 @@ def test_scopes_are_exactly_those_the_bot_needs(manifest):
     unknown = sorted(set(called) - set(SCOPES_NEEDED))
     assert not unknown, f"add the scopes these Slack methods need to SCOPES_NEEDED: {unknown}"
     needed = set().union(*(SCOPES_NEEDED[method] for method in called))
+    events = manifest["settings"]["event_subscriptions"]["bot_events"]
+    needed |= {EVENT_SCOPES[event] for event in events if event in EVENT_SCOPES}
     features = manifest["features"]
     if features.get("slash_commands") or features.get("shortcuts"):
         needed.add("commands")
