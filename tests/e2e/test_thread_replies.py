@@ -258,3 +258,19 @@ def test_a_reply_in_a_dm_card_s_thread_answers_too(app, seed, fake_slack, slack_
     assert _answered_with(seed, bundle)["selected_options"] == ["q1_opt2"]
     edited = wait_outcome(fake_slack, card.ts, "✅")
     assert outcome_line(edited) == f"✅ Answered by <@{BOB.id}> in Slack: MongoDB"
+
+
+def test_a_thread_reply_answers_in_socket_mode_too(bot_factory, seed, fake_slack, slack_driver):
+    start_bot(bot_factory, mode="socket")
+    driver = slack_driver(transport="socket")
+    bundle = seed([db_question()], title="Thread reply over the socket")
+    card = wait_card(fake_slack, bundle.pending_id)
+
+    _, callback = driver.reply_in_thread(CHANNEL, card.ts, "mongodb", user=BOB)
+    prompt = _prompt(fake_slack, BOB.id, card.ts)
+    driver.redeliver(callback)  # Socket Mode's retry_attempt: still one prompt
+    assert driver.click_ephemeral(prompt, text="Send").ok
+    assert _answered_with(seed, bundle)["selected_options"] == ["q1_opt2"]
+    edited = wait_outcome(fake_slack, card.ts, "✅")
+    assert outcome_line(edited) == f"✅ Answered by <@{BOB.id}> in Slack: MongoDB"
+    assert len(fake_slack.ephemerals(user=BOB.id)) == 1
