@@ -112,6 +112,8 @@ def render_answers(r: Answering) -> str:
             _summary_row("Kandev respond, bare httpx client → agent has it", r.respond_agent),
             _summary_row("signed Slack click → agent has the answer (bot)", r.click_agent),
             _summary_row("signed Slack click → card edited", r.click_card),
+            _summary_row("thread reply's Send → agent has the answer (bot)", r.reply_agent),
+            _summary_row("thread reply's Send → card edited", r.reply_card),
             _summary_row("modal submission → agent has the answer (bot)", r.submit_agent),
         ],
     )

@@ -62,6 +62,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--spacing", type=float, default=0.6, help="seconds between two new bundles (0.6)"
     )
     p.add_argument("--clicks", type=int, default=30, help="bundles answered by a click (30)")
+    p.add_argument(
+        "--replies", type=int, default=20, help="bundles answered by a thread reply's Send (20)"
+    )
     p.add_argument("--rest", type=int, default=30, help="bundles answered over REST (30)")
     p.add_argument("--modals", type=int, default=20, help="bundles answered by a modal (20)")
     p.add_argument("--slash", type=int, default=30, help="slash commands run (30)")
@@ -199,7 +202,12 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.ttc = time_to_card.run(world, count=args.ttc, spacing=args.spacing)
     elif name == "answers":
         results.answers = answering.run(
-            world, clicks=args.clicks, rests=args.rest, modals=args.modals, slash=args.slash
+            world,
+            clicks=args.clicks,
+            rests=args.rest,
+            modals=args.modals,
+            slash=args.slash,
+            replies=args.replies,
         )
     elif name == "conversation":
         results.conversation = conversation.run(world, count=args.conversations)

@@ -5,6 +5,8 @@ a time and interleaved so both see the same conditions:
 
 - a signed click on an option button of a card → the agent has the answer (the mock agent's
   record of the tool result, stamped when it arrived) and → the card was edited;
+- a reply in a card's thread (``2``), its prompt's **Send** clicked → the agent has the answer
+  and → the card was edited (timed from the Send click, beside the option click's rows);
 - Kandev's own ``POST /clarification/{id}/respond`` from a bare, warmed-up httpx client: its
   HTTP round trip, → the agent has the answer, and → the bot edited the card (4.);
 
@@ -43,10 +45,13 @@ class Answering:
     clicks: int
     rests: int
     modals: int
+    replies: int = 0
     respond_http: Summary | None = None
     respond_agent: Summary | None = None
     click_agent: Summary | None = None
     click_card: Summary | None = None
+    reply_agent: Summary | None = None  # a thread reply's Send → agent has the answer
+    reply_card: Summary | None = None  # a thread reply's Send → card edited
     submit_agent: Summary | None = None
     elsewhere_card: Summary | None = None
     ack_button: Summary | None = None
@@ -66,6 +71,8 @@ class _Samples:
     respond_agent: list[float] = field(default_factory=list)
     click_agent: list[float] = field(default_factory=list)
     click_card: list[float] = field(default_factory=list)
+    reply_agent: list[float] = field(default_factory=list)
+    reply_card: list[float] = field(default_factory=list)
     submit_agent: list[float] = field(default_factory=list)
     elsewhere_card: list[float] = field(default_factory=list)
     ack_button: list[float] = field(default_factory=list)
@@ -76,11 +83,13 @@ class _Samples:
     modal_result: list[float] = field(default_factory=list)
 
 
-def run(world: World, *, clicks: int, rests: int, modals: int, slash: int) -> Answering:
+def run(
+    world: World, *, clicks: int, rests: int, modals: int, slash: int, replies: int = 0
+) -> Answering:
     kandev = world.kandev
     fake = world.fake_slack()
     bot = world.bot(fake, "answers")
-    result = Answering(clicks, rests, modals)
+    result = Answering(clicks, rests, modals, replies)
     samples = _Samples()
     bundles: list[SeededBundle] = []
     transport = KeepAliveTransport(bot.events_url, fake.workspace.signing_secret)
@@ -89,7 +98,7 @@ def run(world: World, *, clicks: int, rests: int, modals: int, slash: int) -> An
         bot.start()
         wait_synced(bot)
         log = CardLog(fake)
-        bundles = seed_spread(kandev, world.workspace_ids, clicks + rests + modals)
+        bundles = seed_spread(kandev, world.workspace_ids, clicks + rests + modals + replies)
         if not log.wait_posted([b.pending_id for b in bundles], timeout=60.0):
             result.problems.append("not every seeded bundle got a card within 60 s")
         fake.settle(quiet=1.0, timeout=60.0)
@@ -98,12 +107,15 @@ def run(world: World, *, clicks: int, rests: int, modals: int, slash: int) -> An
         _home(driver, fake, slash, samples, result)
         rest.get("/workspaces").raise_for_status()  # warm the bare client's connection
         by_click, by_rest = bundles[:clicks], bundles[clicks : clicks + rests]
-        for n in range(max(clicks, rests)):
+        by_reply = bundles[clicks + rests : clicks + rests + replies]
+        for n in range(max(clicks, rests, replies)):
             if n < clicks:
                 _click(kandev, driver, transport, log, by_click[n], samples, result)
+            if n < replies:
+                _reply(kandev, fake, driver, transport, log, by_reply[n], samples, result)
             if n < rests:
                 _respond(kandev, rest, log, by_rest[n], samples, result)
-        for bundle in bundles[clicks + rests :]:
+        for bundle in bundles[clicks + rests + replies :]:
             _modal(kandev, fake, driver, transport, log, bundle, samples, result)
     finally:
         transport.close()
@@ -144,6 +156,36 @@ def _click(kandev, driver, transport, log, bundle, samples, result) -> None:
         result.problems.append(f"click on {bundle.pending_id}: the card was not edited")
     else:
         samples.click_card.append(edit.at - sent)
+    time.sleep(PAUSE_S)
+
+
+def _reply(kandev, fake, driver, transport, log, bundle, samples, result) -> None:
+    """Reply ``2`` in the card's thread, then click Send on the prompt: timed from Send."""
+    channel, ts = log.card(bundle.pending_id)
+    user = driver.user().id
+    driver.reply_in_thread(channel, ts, "2")
+    try:
+        prompt = fake.wait_for_ephemeral(
+            user, lambda e: e.thread_ts == ts and "as your answer to" in e.all_text, timeout=10.0
+        )
+    except TimeoutError:
+        result.problems.append(f"reply on {bundle.pending_id}: no Send prompt")
+        return
+    ack = driver.click_ephemeral(prompt, text="Send")
+    sent = transport.last_sent_at
+    if ack.status != 200:
+        result.problems.append(f"reply Send on {bundle.pending_id}: HTTP {ack.status}")
+        return
+    answered = _agent_answered_at(kandev, bundle.task_id)
+    if answered is None:
+        result.problems.append(f"reply Send on {bundle.pending_id}: the agent got no answer")
+    else:
+        samples.reply_agent.append(answered - sent)
+    edit = log.wait_edit(bundle.pending_id, sent, EDIT_TIMEOUT_S)
+    if edit is None:
+        result.problems.append(f"reply Send on {bundle.pending_id}: the card was not edited")
+    else:
+        samples.reply_card.append(edit.at - sent)
     time.sleep(PAUSE_S)
 
 

@@ -447,3 +447,23 @@ def test_approvals_not_measured_are_targets_not_met() -> None:
 
     met = {row[0]: row[1:] for row in targets(Results(approvals=ApprovalBench(count=0)))}
     assert met["request → approval card p95 ≤ floor p95 + 50 ms"] == ["not measured", "**no**"]
+
+
+def test_a_thread_reply_s_send_is_reported_beside_the_button_click() -> None:
+    from bench.scenarios.answering import Answering
+
+    result = Answering(
+        clicks=2,
+        rests=0,
+        modals=0,
+        replies=2,
+        click_agent=Summary.of_seconds([0.020, 0.030]),
+        reply_agent=Summary.of_seconds([0.025, 0.035]),
+        reply_card=Summary.of_seconds([0.100, 0.200]),
+    )
+    lines = render(Results(answers=result), "preamble").splitlines()
+    click = next(n for n, line in enumerate(lines) if "signed Slack click → agent" in line)
+    reply = next(n for n, line in enumerate(lines) if "thread reply's Send → agent" in line)
+    assert 0 < reply - click <= 2  # the rows sit together
+    assert "| 2 |" in lines[reply] and "35" in lines[reply]
+    assert any("thread reply's Send → card edited" in line for line in lines)
