@@ -18,6 +18,7 @@ from bot.store.schema import (
     home_viewers,
     outbox,
     submissions,
+    thread_replies,
 )
 
 #: Finished outbox rows only keep their dedupe keys (a redelivered change is not re-sent):
@@ -36,6 +37,7 @@ class Purged:
     outbox: int = 0
     audit: int = 0
     home_viewers: int = 0
+    thread_replies: int = 0
 
 
 class Retention:
@@ -49,7 +51,9 @@ class Retention:
         """Delete what is older than the retention period ``older_than`` (default:
         :attr:`keep`), by the database's clock, in one transaction: cards resolved before it
         with their submissions, finished submissions and audit entries from before it, Home
-        viewers not seen since, and finished outbox rows (at most :data:`OUTBOX_KEEP` old).
+        viewers not seen since, and finished outbox rows and thread replies offered as an
+        answer (at most :data:`OUTBOX_KEEP` old: a prompt's buttons die with its response_url
+        after 30 min, a redelivery comes within minutes).
         Waiting cards, unfinished submissions and pending outbox rows are never deleted."""
         older_than = self.keep if older_than is None else older_than
         cutoff = self._sql.ago(older_than.total_seconds())
@@ -85,6 +89,14 @@ class Retention:
             viewers = conn.execute(
                 delete(home_viewers).where(home_viewers.c.opened_at <= cutoff)
             ).rowcount
+            replies = conn.execute(
+                delete(thread_replies).where(thread_replies.c.created_at <= outbox_cutoff)
+            ).rowcount
         return Purged(
-            cards=gone, submissions=subs, outbox=rows, audit=entries, home_viewers=viewers
+            cards=gone,
+            submissions=subs,
+            outbox=rows,
+            audit=entries,
+            home_viewers=viewers,
+            thread_replies=replies,
         )

@@ -43,13 +43,12 @@ class ThreadRepliesRepository(Repository):
             make = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
             now = self._now()
             stmt = make(thread_replies).values(**row, created_at=now, updated_at=now)
-            inserted = conn.execute(
-                stmt.on_conflict_do_nothing(index_elements=["message_key"])
-            ).rowcount
+            conn.execute(stmt.on_conflict_do_nothing(index_elements=["message_key"]))
             kept = conn.execute(
                 select(thread_replies).where(thread_replies.c.message_key == reply.message_key)
             ).one()
-        return _reply(kept), bool(inserted)
+        # New when the row kept is the one just written (a rowcount is not portable here).
+        return _reply(kept), kept.id == row["id"]
 
     def thread_reply(self, reply_id: str) -> ThreadReply | None:
         with self._read() as conn:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from bot.core.domain import CardState
 from bot.store import Database
 from bot.store.records import SubmissionContent
+from bot.store.thread_replies import SENT, ThreadReply
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
 
@@ -106,3 +107,16 @@ def test_purge_keeps_the_stores_retention_by_default(open_store, clock: FakeCloc
     assert store.retention.purge().cards == 0
     clock.advance(24 * 3600)
     assert store.retention.purge().cards == 1
+
+
+def test_thread_replies_are_kept_a_week_at_most(store: Database, clock: FakeClock) -> None:
+    reply = ThreadReply("", "C1:100.2", "p1", "C1", "100.1", "U1", "db", None, "use the cluster")
+    kept, new = store.thread_replies.offer_reply(reply)
+    assert new and store.thread_replies.offer_reply(reply) == (kept, False)  # a redelivery
+    assert store.thread_replies.settle_reply(kept.id, "U1", SENT)
+    assert not store.thread_replies.settle_reply(kept.id, "U1", SENT)  # a double click
+    clock.advance(6 * 24 * 3600)
+    assert store.retention.purge(DAYS_90).thread_replies == 0
+    clock.advance(2 * 24 * 3600)
+    assert store.retention.purge(DAYS_90).thread_replies == 1
+    assert store.thread_replies.thread_reply(kept.id) is None
