@@ -94,9 +94,10 @@ class Snapshot:
         for m in messages:
             if m.thread_ts and m.thread_ts != m.ts:
                 replies.setdefault(m.thread_ts, []).append(m)
-        ephemerals = [e for e in self.fake.ephemerals(self.user.id, channel.id) if not e.thread_ts]
+        shown = [e for e in self.fake.ephemerals(self.user.id, channel.id) if not e.deleted]
+        ephemerals = [e for e in shown if not e.thread_ts]
         thread_ephemerals: dict[str, list[Ephemeral]] = {}
-        for e in self.fake.ephemerals(self.user.id, channel.id):
+        for e in shown:
             if e.thread_ts:
                 thread_ephemerals.setdefault(e.thread_ts, []).append(e)
         top: list[tuple[Decimal, str]] = []
