@@ -145,8 +145,8 @@ def bot(bot_factory: BotFactory) -> BotProcess:
     return bot_factory()
 
 
-@pytest.fixture
-def app_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[AppFactory]:
+def _apps(fake_slack: FakeSlack, kandev: KandevServer, tmp_path: Path) -> Iterator[AppFactory]:
+    """In-process bots (HTTP mode) on ``kandev``, stopped afterwards."""
     started: list[InProcessBot] = []
 
     def make(*, db_url: str | None = None, **overrides: str) -> InProcessBot:
@@ -158,6 +158,24 @@ def app_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[AppFa
     yield make
     for app in started:
         app.stop()
+
+
+@pytest.fixture
+def app_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[AppFactory]:
+    yield from _apps(fake_slack, kandev, tmp_path)
+
+
+@pytest.fixture
+def inbox_app_factory(fake_slack: FakeSlack, kandev_inbox, tmp_path: Path) -> Iterator[AppFactory]:
+    """Like ``app_factory``, on the Kandev with the Needs-you inbox on."""
+    yield from _apps(fake_slack, kandev_inbox, tmp_path)
+
+
+@pytest.fixture
+def inbox_seed(kandev_inbox: KandevServer) -> Iterator[Seeder]:
+    seeder = Seeder(kandev_inbox)
+    yield seeder
+    seeder.cleanup()
 
 
 @pytest.fixture

@@ -146,16 +146,23 @@ def _click(kandev, driver, transport, log, bundle, samples, result) -> None:
     if ack.status != 200:
         result.problems.append(f"click on {bundle.pending_id}: HTTP {ack.status}")
         return
+    _time_answer(
+        kandev, log, bundle, sent, "click", samples.click_agent, samples.click_card, result
+    )
+
+
+def _time_answer(kandev, log, bundle, sent, what, to_agent, to_card, result) -> None:
+    """From ``sent`` (an answer's request): → the agent has it, → the card was edited."""
     answered = _agent_answered_at(kandev, bundle.task_id)
     if answered is None:
-        result.problems.append(f"click on {bundle.pending_id}: the agent got no answer")
+        result.problems.append(f"{what} on {bundle.pending_id}: the agent got no answer")
     else:
-        samples.click_agent.append(answered - sent)
+        to_agent.append(answered - sent)
     edit = log.wait_edit(bundle.pending_id, sent, EDIT_TIMEOUT_S)
     if edit is None:
-        result.problems.append(f"click on {bundle.pending_id}: the card was not edited")
+        result.problems.append(f"{what} on {bundle.pending_id}: the card was not edited")
     else:
-        samples.click_card.append(edit.at - sent)
+        to_card.append(edit.at - sent)
     time.sleep(PAUSE_S)
 
 
@@ -176,17 +183,9 @@ def _reply(kandev, fake, driver, transport, log, bundle, samples, result) -> Non
     if ack.status != 200:
         result.problems.append(f"reply Send on {bundle.pending_id}: HTTP {ack.status}")
         return
-    answered = _agent_answered_at(kandev, bundle.task_id)
-    if answered is None:
-        result.problems.append(f"reply Send on {bundle.pending_id}: the agent got no answer")
-    else:
-        samples.reply_agent.append(answered - sent)
-    edit = log.wait_edit(bundle.pending_id, sent, EDIT_TIMEOUT_S)
-    if edit is None:
-        result.problems.append(f"reply Send on {bundle.pending_id}: the card was not edited")
-    else:
-        samples.reply_card.append(edit.at - sent)
-    time.sleep(PAUSE_S)
+    _time_answer(
+        kandev, log, bundle, sent, "reply Send", samples.reply_agent, samples.reply_card, result
+    )
 
 
 def _respond(kandev, rest: httpx.Client, log, bundle, samples, result) -> None:

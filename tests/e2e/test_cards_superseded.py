@@ -5,11 +5,6 @@ moved on; without it the card gets the generic ended line. Neither reads "pendin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
-
-import pytest
-
 from fakeslack import FakeSlack
 from tests.e2e.helpers import (
     MARGIN_S,
@@ -21,7 +16,7 @@ from tests.e2e.helpers import (
     wait_card,
     wait_outcome,
 )
-from tests.kit.harness import InProcessBot, KandevServer, Seeder, bot_env
+from tests.kit.harness import Seeder
 
 SUPERSEDED = "⏹ Ended — the agent moved on (new instructions)"
 ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"
@@ -29,55 +24,27 @@ ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on
 GRACE_S = 10.0
 
 
-@pytest.fixture
-def inbox_seed(kandev_inbox: KandevServer) -> Iterator[Seeder]:
-    seeder = Seeder(kandev_inbox)
-    yield seeder
-    seeder.cleanup()
-
-
-@pytest.fixture
-def inbox_app_factory(
-    fake_slack: FakeSlack, kandev_inbox: KandevServer, tmp_path: Path
-) -> Iterator[Callable[..., InProcessBot]]:
-    started: list[InProcessBot] = []
-
-    def make(**overrides: str) -> InProcessBot:
-        url = f"sqlite:///{tmp_path / 'bot.db'}"
-        app = InProcessBot(bot_env(fake_slack, kandev_inbox, url, mode="http", **overrides))
-        started.append(app)
-        return app.start()
-
-    yield make
-    for app in started:
-        app.stop()
+def _superseded(factory, seeder: Seeder, fake_slack: FakeSlack, title: str) -> str | None:
+    """Post a card, supersede its bundle in Kandev: the card's outcome line once it ended
+    (Kandev's transcript still says pending: never read as waiting)."""
+    start_bot(factory)
+    bundle = seeder([db_question()], title=title)
+    card = wait_card(fake_slack, bundle.pending_id)
+    seeder.supersede(bundle)
+    edited = wait_outcome(fake_slack, card.ts, "⏹", timeout=POLL_S + GRACE_S + 3 * MARGIN_S)
+    assert_terminal_controls(edited)
+    assert seeder.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+    return outcome_line(edited)
 
 
 def test_with_the_inbox_on_a_superseded_card_says_the_agent_moved_on(
     inbox_app_factory, inbox_seed: Seeder, fake_slack: FakeSlack
 ) -> None:
-    start_bot(inbox_app_factory)
-    bundle = inbox_seed([db_question()], title="Superseded with the inbox on")
-    card = wait_card(fake_slack, bundle.pending_id)
-
-    inbox_seed.supersede(bundle)
-    edited = wait_outcome(fake_slack, card.ts, "⏹", timeout=POLL_S + GRACE_S + MARGIN_S)
-    assert outcome_line(edited) == SUPERSEDED
-    assert_terminal_controls(edited)
-    # Kandev's transcript still says pending: that was not read as waiting.
-    final = inbox_seed.server.final_status(bundle.task_id, bundle.pending_id)
-    assert final["status"] == "pending"
+    line = _superseded(inbox_app_factory, inbox_seed, fake_slack, "Superseded, inbox on")
+    assert line == SUPERSEDED
 
 
 def test_without_the_inbox_a_superseded_card_gets_the_generic_ended_line(
     app_factory, seed: Seeder, fake_slack: FakeSlack
 ) -> None:
-    start_bot(app_factory)
-    bundle = seed([db_question()], title="Superseded with the inbox off")
-    card = wait_card(fake_slack, bundle.pending_id)
-
-    seed.supersede(bundle)
-    edited = wait_outcome(fake_slack, card.ts, "⏹", timeout=POLL_S + GRACE_S + 3 * MARGIN_S)
-    assert outcome_line(edited) == ENDED
-    assert_terminal_controls(edited)
-    assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+    assert _superseded(app_factory, seed, fake_slack, "Superseded, inbox off") == ENDED

@@ -53,6 +53,14 @@ def _wait_replaced(fake: FakeSlack, prompt: Ephemeral, contains: str) -> Ephemer
     )
 
 
+def _posted(app_factory, seed, fake_slack, slack_driver, title: str, **env: str):
+    """The bot (HTTP), a driver, a one-question bundle titled ``title`` and its card."""
+    bot = start_bot(app_factory, **env)
+    driver = slack_driver(bot.events_url)
+    bundle = seed([db_question()], title=title)
+    return bot, driver, bundle, wait_card(fake_slack, bundle.pending_id)
+
+
 def _answered_with(seed, bundle) -> dict:
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
     assert final["status"] == "answered"
@@ -62,10 +70,9 @@ def _answered_with(seed, bundle) -> dict:
 def test_a_reply_naming_an_option_by_number_is_sent_after_send(
     app_factory, seed, fake_slack, slack_driver
 ) -> None:
-    bot = start_bot(app_factory)
-    driver = slack_driver(bot.events_url)
-    bundle = seed([db_question()], title="Reply by number")
-    card = wait_card(fake_slack, bundle.pending_id)
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Reply by number"
+    )
 
     ack, _ = driver.reply_in_thread(CHANNEL, card.ts, " 2 ", user=ALICE)
     assert ack.status == 200
@@ -90,10 +97,9 @@ def test_a_reply_naming_an_option_by_number_is_sent_after_send(
 def test_a_reply_equal_to_a_label_in_any_case_is_that_option(
     app_factory, seed, fake_slack, slack_driver
 ) -> None:
-    bot = start_bot(app_factory)
-    driver = slack_driver(bot.events_url)
-    bundle = seed([db_question()], title="Reply by label")
-    card = wait_card(fake_slack, bundle.pending_id)
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Reply by label"
+    )
 
     driver.reply_in_thread(CHANNEL, card.ts, "postgresql", user=BOB)
     prompt = _prompt(fake_slack, BOB.id, card.ts)
@@ -103,10 +109,9 @@ def test_a_reply_equal_to_a_label_in_any_case_is_that_option(
 
 
 def test_any_other_reply_is_sent_as_free_text(app_factory, seed, fake_slack, slack_driver) -> None:
-    bot = start_bot(app_factory)
-    driver = slack_driver(bot.events_url)
-    bundle = seed([db_question()], title="Reply as free text")
-    card = wait_card(fake_slack, bundle.pending_id)
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Reply as free text"
+    )
 
     driver.reply_in_thread(
         CHANNEL, card.ts, "Use the existing cluster &amp; its backups", user=ALICE
@@ -122,10 +127,9 @@ def test_any_other_reply_is_sent_as_free_text(app_factory, seed, fake_slack, sla
 def test_cancel_sends_nothing_and_removes_the_prompt(
     app_factory, seed, fake_slack, slack_driver
 ) -> None:
-    bot = start_bot(app_factory)
-    driver = slack_driver(bot.events_url)
-    bundle = seed([db_question()], title="Reply cancelled")
-    card = wait_card(fake_slack, bundle.pending_id)
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Reply cancelled"
+    )
 
     driver.reply_in_thread(CHANNEL, card.ts, "1", user=ALICE)
     prompt = _prompt(fake_slack, ALICE.id, card.ts)
@@ -176,10 +180,9 @@ def test_a_multi_question_card_points_to_answer(
 def test_a_redelivered_event_makes_one_prompt_and_one_answer(
     app_factory, seed, fake_slack, slack_driver
 ) -> None:
-    bot = start_bot(app_factory)
-    driver = slack_driver(bot.events_url)
-    bundle = seed([db_question()], title="Redelivered reply")
-    card = wait_card(fake_slack, bundle.pending_id)
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Redelivered reply"
+    )
 
     _, callback = driver.reply_in_thread(CHANNEL, card.ts, "2", user=ALICE)
     prompt = _prompt(fake_slack, ALICE.id, card.ts)
@@ -194,10 +197,9 @@ def test_a_redelivered_event_makes_one_prompt_and_one_answer(
 
 
 def test_a_double_click_on_send_answers_once(app_factory, seed, fake_slack, slack_driver) -> None:
-    bot = start_bot(app_factory)
-    driver = slack_driver(bot.events_url)
-    bundle = seed([db_question()], title="Double click on Send")
-    card = wait_card(fake_slack, bundle.pending_id)
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Double click on Send"
+    )
     driver.reply_in_thread(CHANNEL, card.ts, "1", user=ALICE)
     prompt = _prompt(fake_slack, ALICE.id, card.ts)
 
@@ -229,10 +231,9 @@ def test_a_double_click_on_send_answers_once(app_factory, seed, fake_slack, slac
 def test_a_reply_in_the_thread_of_another_message_is_ignored(
     app_factory, seed, fake_slack, slack_driver
 ) -> None:
-    bot = start_bot(app_factory)
-    driver = slack_driver(bot.events_url)
-    bundle = seed([db_question()], title="Other threads")
-    card = wait_card(fake_slack, bundle.pending_id)
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Other threads"
+    )
 
     driver.reply_in_thread(CHANNEL, "1700000000.000001", "2", user=ALICE)  # not a card
     driver.reply_in_thread(CHANNEL, card.ts, "2", user=ALICE, event={"bot_id": "B0OTHER"})

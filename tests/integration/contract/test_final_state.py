@@ -104,21 +104,15 @@ def _wait_reason(client: KandevClient, workspace_id: str, pending_id: str) -> st
 
 
 def test_a_superseded_bundle_is_superseded_in_the_inbox_history_and_pending_in_the_transcript(
-    kandev_inbox,
+    kandev_inbox, inbox_seed: Seeder
 ) -> None:
-    seeder = Seeder(kandev_inbox)
-    try:
-        bundle = seeder()
-        with KandevClient(kandev_inbox.base_url, kandev_inbox.token, timeout=30.0) as client:
-            assert client.ended_reason(bundle.workspace_id, bundle.pending_id) == ""  # waiting
-            seeder.supersede(bundle)
-            assert _wait_reason(client, bundle.workspace_id, bundle.pending_id) == "superseded"
-            final = client.final_state(
-                bundle.task_id, bundle.pending_id, session_id=bundle.session_id
-            )
-            assert final.status == "pending"  # for ever: never read as waiting
-    finally:
-        seeder.cleanup()
+    bundle = inbox_seed()
+    with KandevClient(kandev_inbox.base_url, kandev_inbox.token, timeout=30.0) as client:
+        assert client.ended_reason(bundle.workspace_id, bundle.pending_id) == ""  # waiting
+        inbox_seed.supersede(bundle)
+        assert _wait_reason(client, bundle.workspace_id, bundle.pending_id) == "superseded"
+        final = client.final_state(bundle.task_id, bundle.pending_id, session_id=bundle.session_id)
+        assert final.status == "pending"  # for ever: never read as waiting
 
 
 def test_without_the_inbox_there_is_no_history(client: KandevClient, seed) -> None:

@@ -454,7 +454,17 @@ def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
     assert store.cards.get(card.pending_id).state is CardState.PENDING  # type: ignore[union-attr]
 
 
-def test_a_superseded_bundle_ends_at_once_saying_the_agent_moved_on_when_the_inbox_says_so(
+@pytest.mark.parametrize(
+    ("inbox", "line", "reason"),
+    [
+        (True, "⏹ Ended — the agent moved on (new instructions)", "superseded"),
+        (False, "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)", ""),
+    ],
+)
+def test_a_superseded_bundle_says_the_agent_moved_on_only_when_the_inbox_says_so(
+    inbox: bool,
+    line: str,
+    reason: str,
     card: Card,
     sync: SyncEngine,
     fake_kandev: FakeKandev,
@@ -463,42 +473,27 @@ def test_a_superseded_bundle_ends_at_once_saying_the_agent_moved_on_when_the_inb
     gateway,
     monotonic: FakeMonotonic,
 ) -> None:
-    fake_kandev.inbox_history = {}
+    """Inbox on: its history says superseded, the card ends at once saying so. Off (the
+    history route is a 404): "pending" is read neither as an answer nor as waiting for ever —
+    the generic line after the grace."""
+    if inbox:
+        fake_kandev.inbox_history = {}
     fake_kandev.supersede(card.pending_id)
 
-    assert sync.reconcile_once().resolved == [card.pending_id]  # no grace period
+    if not inbox:
+        assert sync.reconcile_once().resolved == []
+        monotonic.advance(reconciler_module.PENDING_GRACE_S + 0.1)
+    assert sync.reconcile_once().resolved == [card.pending_id]
     ended = store.cards.get(card.pending_id)
     assert ended is not None and ended.state is CardState.ENDED
-    assert ended.outcome is not None and ended.outcome.reason == "superseded"
-    assert publisher.work_once()
-    [edit] = gateway.called("chat.update")
-    assert "⏹ Ended — the agent moved on (new instructions)" in str(edit["message"].blocks)
-    assert [a["workspace_id"] for a in fake_kandev.called("ended_reason")] == [
-        card.workspace_id or card.task.workspace_id
-    ]
-
-
-def test_without_the_inbox_a_superseded_bundle_ends_after_the_grace_with_the_generic_line(
-    card: Card,
-    sync: SyncEngine,
-    fake_kandev: FakeKandev,
-    store: Database,
-    publisher: Publisher,
-    gateway,
-    monotonic: FakeMonotonic,
-) -> None:
-    fake_kandev.supersede(card.pending_id)  # inbox off: the history route is a 404
-
-    assert sync.reconcile_once().resolved == []  # "pending" is not read as an answer…
-    monotonic.advance(reconciler_module.PENDING_GRACE_S + 0.1)
-    assert sync.reconcile_once().resolved == [card.pending_id]  # …nor as waiting for ever
-    ended = store.cards.get(card.pending_id)
-    assert ended is not None and ended.outcome is not None and ended.outcome.reason == ""
+    assert ended.outcome is not None and ended.outcome.reason == reason
     assert publisher.work_once()
     [edit] = gateway.called("chat.update")
     blocks = str(edit["message"].blocks)
-    assert "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)" in blocks
-    assert "new instructions" not in blocks
+    assert line in blocks and (inbox or "new instructions" not in blocks)
+    assert fake_kandev.called("ended_reason")[0]["workspace_id"] == (
+        card.workspace_id or card.task.workspace_id
+    )
 
 
 def test_with_the_inbox_on_a_bundle_the_history_does_not_hold_gets_the_generic_line(
