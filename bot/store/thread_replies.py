@@ -73,16 +73,8 @@ class ThreadRepliesRepository(Repository):
             return bool(conn.execute(stmt).rowcount)
 
 
+_FIELDS = tuple(ThreadReply.__dataclass_fields__)
+
+
 def _reply(row: Any) -> ThreadReply:
-    return ThreadReply(
-        id=row.id,
-        message_key=row.message_key,
-        pending_id=row.pending_id,
-        channel=row.channel,
-        thread_ts=row.thread_ts,
-        user_id=row.user_id,
-        question_id=row.question_id,
-        option_id=row.option_id,
-        text=row.text,
-        state=row.state,
-    )
+    return ThreadReply(**{name: getattr(row, name) for name in _FIELDS})

@@ -33,6 +33,12 @@ def _prompt(fake: FakeSlack, user: str, thread_ts: str) -> Ephemeral:
     return prompt
 
 
+def _replied(driver, fake: FakeSlack, thread_ts: str, text: str, user) -> Ephemeral:
+    """``user`` replies ``text`` in the card's thread: the Send prompt they get."""
+    driver.reply_in_thread(CHANNEL, thread_ts, text, user=user)
+    return _prompt(fake, user.id, thread_ts)
+
+
 def _current(fake: FakeSlack, prompt: Ephemeral) -> Ephemeral:
     [now] = [e for e in fake.ephemerals(user=prompt.user) if e.message_ts == prompt.message_ts]
     return now
@@ -101,8 +107,7 @@ def test_a_reply_equal_to_a_label_in_any_case_is_that_option(
         app_factory, seed, fake_slack, slack_driver, "Reply by label"
     )
 
-    driver.reply_in_thread(CHANNEL, card.ts, "postgresql", user=BOB)
-    prompt = _prompt(fake_slack, BOB.id, card.ts)
+    prompt = _replied(driver, fake_slack, card.ts, "postgresql", BOB)
     assert "“PostgreSQL”" in prompt.all_text
     driver.click_ephemeral(prompt, text="Send")
     assert _answered_with(seed, bundle)["selected_options"] == ["q1_opt1"]
@@ -113,10 +118,9 @@ def test_any_other_reply_is_sent_as_free_text(app_factory, seed, fake_slack, sla
         app_factory, seed, fake_slack, slack_driver, "Reply as free text"
     )
 
-    driver.reply_in_thread(
-        CHANNEL, card.ts, "Use the existing cluster &amp; its backups", user=ALICE
+    prompt = _replied(
+        driver, fake_slack, card.ts, "Use the existing cluster &amp; its backups", ALICE
     )
-    prompt = _prompt(fake_slack, ALICE.id, card.ts)
     assert "free text" in prompt.all_text
     driver.click_ephemeral(prompt, text="Send")
     answer = _answered_with(seed, bundle)
@@ -131,8 +135,7 @@ def test_cancel_sends_nothing_and_removes_the_prompt(
         app_factory, seed, fake_slack, slack_driver, "Reply cancelled"
     )
 
-    driver.reply_in_thread(CHANNEL, card.ts, "1", user=ALICE)
-    prompt = _prompt(fake_slack, ALICE.id, card.ts)
+    prompt = _replied(driver, fake_slack, card.ts, "1", ALICE)
     assert driver.click_ephemeral(prompt, text="Cancel").status == 200
     fake_slack.wait_for(lambda: _current(fake_slack, prompt).deleted, 10, "the prompt deleted")
     # A late Send on the stale prompt sends nothing either.
@@ -200,8 +203,7 @@ def test_a_double_click_on_send_answers_once(app_factory, seed, fake_slack, slac
     bot, driver, bundle, card = _posted(
         app_factory, seed, fake_slack, slack_driver, "Double click on Send"
     )
-    driver.reply_in_thread(CHANNEL, card.ts, "1", user=ALICE)
-    prompt = _prompt(fake_slack, ALICE.id, card.ts)
+    prompt = _replied(driver, fake_slack, card.ts, "1", ALICE)
 
     barrier = threading.Barrier(2)
     acks = []
