@@ -343,7 +343,9 @@ def _listener_services(
         reading=Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING),
         conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
         subscriptions=SubscriptionService(store.followups, kandev),
-        thread_replies=ThreadReplies(admission, store.thread_replies, queue.permissions),
+        thread_replies=ThreadReplies(
+            admission, store.thread_replies, queue.permissions, store.audit_log
+        ),
     )
 
 

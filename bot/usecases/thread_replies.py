@@ -188,11 +188,36 @@ class MayAct(Protocol):
     ) -> bool: ...
 
 
+class Auditing(Protocol):
+    def audit(
+        self,
+        pending_id: str | None,
+        user: str | None,
+        action: str,
+        source: str,
+        result: str,
+        detail: str = "",
+    ) -> int: ...
+
+
 @dataclass(eq=False)
 class ThreadReplies:
     cards: CardsAt
     replies: RepliesStore
     permissions: MayAct
+    #: Offered and cancelled replies are audited (Send is, by the answer pipeline).
+    audit_log: Auditing | None = None
+
+    def _audit(self, reply: ThreadReply, result: str) -> None:
+        if self.audit_log is None:
+            return
+        detail = f"reply {reply.id}: " + (
+            f"option {reply.option_id}" if reply.option_id else "text"
+        )
+        try:
+            self.audit_log.audit(reply.pending_id, reply.user_id, "answer", SOURCE, result, detail)
+        except Exception:  # what the person is told does not depend on it
+            log.exception("could not audit a thread reply %s", result)
 
     def received(self, message: ThreadMessage) -> Received:
         """A person's message in a thread: what it gets (kept when it is offered)."""
@@ -236,6 +261,7 @@ class ThreadReplies:
         )
         if not new:
             return Ignored("offered already (a redelivered event)")
+        self._audit(kept, "offered")
         return Offered(kept, card, question, option)
 
     def send(self, reply_id: str, user_id: str) -> ToSend | Settled:
@@ -266,4 +292,5 @@ class ThreadReplies:
         kept = self.replies.thread_reply(reply_id)
         if kept is None or not self.replies.settle_reply(reply_id, user_id, CANCELLED):
             return Settled("sent or cancelled already")
+        self._audit(kept, "cancelled")
         return Cancelled(kept)

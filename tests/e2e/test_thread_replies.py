@@ -97,7 +97,8 @@ def test_a_reply_naming_an_option_by_number_is_sent_after_send(
     assert outcome_line(edited) == f"✅ Answered by <@{ALICE.id}> in Slack: MongoDB"
     _wait_replaced(fake_slack, prompt, "✅ Sent “MongoDB” as your answer.")
     entries = [e for e in bot.bot.store.audit_log.audit_entries(bundle.pending_id)]
-    assert any(e.source == "slack:thread_reply" and e.result == "won" for e in entries), entries
+    results = [e.result for e in entries if e.source == "slack:thread_reply"]
+    assert results == ["won", "offered"], entries  # newest first
 
 
 def test_a_reply_equal_to_a_label_in_any_case_is_that_option(
@@ -143,6 +144,9 @@ def test_cancel_sends_nothing_and_removes_the_prompt(
     time.sleep(1.0)
     assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
     assert outcome_line(fake_slack.message(CHANNEL, card.ts)) is None
+    entries = bot.bot.store.audit_log.audit_entries(bundle.pending_id)
+    results = [e.result for e in entries if e.source == "slack:thread_reply"]
+    assert results == ["cancelled", "offered"]
 
 
 def test_someone_who_may_not_answer_gets_nothing_sent(
@@ -226,7 +230,7 @@ def test_a_double_click_on_send_answers_once(app_factory, seed, fake_slack, slac
         for e in bot.bot.store.audit_log.audit_entries(bundle.pending_id)
         if e.source == "slack:thread_reply"
     ]
-    assert [e.result for e in answers] == ["won"]
+    assert [e.result for e in answers] == ["won", "offered"]
     assert len(fake_slack.ephemerals(user=ALICE.id)) == 1
 
 
