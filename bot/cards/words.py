@@ -458,6 +458,10 @@ def reply_sending_message(text: str) -> str:
     return f"Sending {_quoted_reply(text)}…"
 
 
+def reply_kept_message() -> str:
+    return "Your reply is kept: press *Send* on it again."
+
+
 def reply_sent_message(text: str) -> str:
     return f"✅ Sent {_quoted_reply(text)} as your answer."
 

@@ -122,7 +122,10 @@ class Services:
         if not isinstance(sending, ToSend):
             ack()  # a double click, or not theirs: the first click's result stands
             return
-        prompt = ReplyPrompt(ack, url, self.notifier, sending.reply.text)
+        replies = self.thread_replies
+        prompt = ReplyPrompt(
+            ack, url, self.notifier, sending.reply, lambda: replies.reopen(reply_id, user_id)
+        )
         self.interactions.answer(sending.request, sending.answers, prompt)
 
     def cancel_reply(self, reply_id: str, user_id: str, url: str) -> None:

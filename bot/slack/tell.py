@@ -36,6 +36,7 @@ from bot.usecases.thread_replies import (
     Received,
     TextTooLong,
     ThreadMessage,
+    ThreadReply,
     UseTheForm,
 )
 from bot.usecases.verdicts import Verdict
@@ -248,10 +249,24 @@ class ReplyPrompt:
     ack: Callable[[], None]
     response_url: str
     notifier: Notifier
-    text: str  # the reply, as it is sent
+    reply: ThreadReply  # as it is sent
+    #: Give the reply back (Send recorded nothing, e.g. the bot was busy): True when it was.
+    reopen: Callable[[], bool]
+
+    @property
+    def text(self) -> str:
+        return self.reply.text
 
     def now(self, result: Result) -> None:
         self.ack()
+        if isinstance(result, Busy | Unrecorded) and self.reopen():
+            # Nothing was sent: the prompt keeps its buttons, the person is told beside it.
+            told = f"{words_for(result)} {words.reply_kept_message()}"
+            reply = self.reply
+            self.notifier.tell(
+                reply.user_id, told, channel=reply.channel, thread_ts=reply.thread_ts
+            )
+            return
         self.show(words_for(result) or words.reply_cancelled_message())
 
     def recorded(self) -> None:

@@ -57,16 +57,17 @@ class ThreadRepliesRepository(Repository):
             ).one_or_none()
         return _reply(row) if row is not None else None
 
-    def settle_reply(self, reply_id: str, user_id: str, state: str) -> bool:
-        """``offered`` → ``state`` (sent, cancelled) for its author, once: False when it was
-        settled before (a double click) or is not theirs."""
+    def settle_reply(self, reply_id: str, user_id: str, state: str, *, was: str = OFFERED) -> bool:
+        """``was`` (offered) → ``state`` (sent, cancelled) for its author, once: False when it
+        was settled before (a double click) or is not theirs. ``sent`` → ``offered`` gives a
+        reply back whose Send recorded nothing (the bot was busy)."""
         with self._write() as conn:
             stmt = (
                 update(thread_replies)
                 .where(
                     thread_replies.c.id == reply_id,
                     thread_replies.c.user_id == user_id,
-                    thread_replies.c.state == OFFERED,
+                    thread_replies.c.state == was,
                 )
                 .values(state=state, updated_at=self._now())
             )

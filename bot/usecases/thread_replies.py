@@ -22,7 +22,8 @@ from bot.cards.limits import KANDEV_MAX_TEXT
 from bot.core.clarification import Answer, Option, Question
 from bot.core.domain import Card
 from bot.core.pending import ItemKind
-from bot.store.thread_replies import CANCELLED, SENT, ThreadReply
+from bot.store.thread_replies import CANCELLED, OFFERED, SENT
+from bot.store.thread_replies import ThreadReply as ThreadReply  # the listeners' type too
 from bot.usecases.admission import Request
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,9 @@ class Cancelled:
 class RepliesStore(Protocol):
     def offer_reply(self, reply: ThreadReply) -> tuple[ThreadReply, bool]: ...
     def thread_reply(self, reply_id: str) -> ThreadReply | None: ...
-    def settle_reply(self, reply_id: str, user_id: str, state: str) -> bool: ...
+    def settle_reply(
+        self, reply_id: str, user_id: str, state: str, *, was: str = OFFERED
+    ) -> bool: ...
 
 
 class CardsAt(Protocol):
@@ -287,6 +290,10 @@ class ThreadReplies:
         else:
             answer = Answer(question_id=kept.question_id, custom_text=kept.text)
         return ToSend(request, (answer,), kept)
+
+    def reopen(self, reply_id: str, user_id: str) -> bool:
+        """Send recorded nothing (the bot was busy): the reply may be sent again."""
+        return self.replies.settle_reply(reply_id, user_id, OFFERED, was=SENT)
 
     def cancel(self, reply_id: str, user_id: str) -> Cancelled | Settled:
         kept = self.replies.thread_reply(reply_id)

@@ -119,9 +119,9 @@ class _Store:
     def thread_reply(self, reply_id: str) -> ThreadReply | None:
         return self.rows.get(reply_id)
 
-    def settle_reply(self, reply_id: str, user_id: str, state: str) -> bool:
+    def settle_reply(self, reply_id: str, user_id: str, state: str, *, was: str = OFFERED) -> bool:
         row = self.rows.get(reply_id)
-        if row is None or row.user_id != user_id or row.state != OFFERED:
+        if row is None or row.user_id != user_id or row.state != was:
             return False
         self.rows[reply_id] = ThreadReply(**{**row.__dict__, "state": state})
         return True
@@ -249,3 +249,19 @@ def test_only_a_person_s_new_reply_in_a_thread_is_read(change: dict[str, Any]) -
 def test_a_reply_and_a_reply_also_sent_to_the_channel_are_read() -> None:
     assert thread_message(EVENT) == ThreadMessage("C1", "100.1", "100.2", "U1", "2")
     assert thread_message({**EVENT, "subtype": "thread_broadcast"}) is not None
+
+
+def test_a_send_that_recorded_nothing_gives_the_reply_back_to_its_author_only() -> None:
+    replies, store = _replies(_card(DB), allowed=("U1", "U2"))
+    offered = replies.received(_said("2"))
+    assert isinstance(offered, Offered)
+    assert isinstance(replies.send(offered.reply.id, "U1"), ToSend)
+    assert replies.reopen(offered.reply.id, "U2") is False  # not theirs
+    assert replies.reopen(offered.reply.id, "U1") is True
+    assert store.rows[offered.reply.id].state == OFFERED
+    assert isinstance(replies.send(offered.reply.id, "U1"), ToSend)  # Send works again
+
+    cancelled = replies.received(_said("1", ts="100.3"))
+    assert isinstance(cancelled, Offered)
+    replies.cancel(cancelled.reply.id, "U1")
+    assert replies.reopen(cancelled.reply.id, "U1") is False  # a cancelled reply stays so
