@@ -463,7 +463,9 @@ class KandevServer:
         body: dict[str, Any] = {
             "workspace_id": workspace_id,
             "title": title or f"Harness: {first_title}",
-            "description": f"{description}\n\n{spec}" if description else spec,
+            # In an HTML comment: where the description is shown (the web UI, the bot's
+            # Conversation view) the agent's script stays out of sight.
+            "description": f"{description}\n\n<!-- {spec} -->" if description else spec,
             "start_agent": True,
             "agent_profile_id": self.mock_profile_id(),
             "workflow_id": workflow.workflow_id,

@@ -5,7 +5,9 @@ maintained ``markdown-to-mrkdwn`` converter. That converter neither escapes ``&<
 link targets (``[x](!channel)`` would become ``<!channel|x>``), so around it we:
 
 1. take out code blocks, code spans, images, links and autolinks and render them ourselves
-   (code escaped verbatim; a link only when its target is an http(s) URL),
+   (code escaped verbatim; a link only when its target is an http(s) URL), and drop HTML
+   comments (``<!-- … -->``: invisible where Markdown is rendered, e.g. an issue template's
+   notes; one inside code stays),
 2. escape everything else and defuse ``@channel``/``@here``/``@everyone``,
 3. run the converter, then escape any ``<``/``>`` it produced on its own,
 4. put our own renderings back, and defuse broadcasts once more over the whole (a rendering put
@@ -40,6 +42,7 @@ _CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)(?P<code>[^\n]+?)(?<!`)(?P=tic
 _LINK_TAIL = r"\(\s*<?(?P<url>[^\s()<>]*)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
 _IMAGE = re.compile(r"!\[(?P<label>[^\]\n]*)\]" + _LINK_TAIL)
 _LINK = re.compile(r"\[(?P<label>[^\]\n]*)\]" + _LINK_TAIL)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _AUTOLINK = re.compile(r"<(?P<url>https?://[^\s<>]+)>", re.IGNORECASE)
 _QUOTE = re.compile(r"^([ \t]*)&gt;", re.M)
 _SPACES = re.compile(r"\s+")
@@ -163,6 +166,7 @@ def markdown_to_mrkdwn(markdown: str) -> str:
 
     text = _FENCED.sub(lambda m: keep(_render_code_block(m.group("code") or "")), text)
     text = _CODE_SPAN.sub(lambda m: keep(_render_code_span(m.group("code"))), text)
+    text = _HTML_COMMENT.sub("", text)
     text = _IMAGE.sub(
         lambda m: keep(_render_link(m.group("label") or "image", m.group("url"))), text
     )

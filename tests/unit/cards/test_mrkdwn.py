@@ -4,6 +4,8 @@ mention or forge a link."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.cards import escape_mrkdwn, markdown_to_mrkdwn
 from bot.cards.mrkdwn import is_safe_http_url
@@ -114,3 +116,21 @@ def test_empty_input():
 )
 def test_is_safe_http_url(url, ok):
     assert is_safe_http_url(url) is ok
+
+
+def test_html_comments_are_dropped_as_rendered_markdown_hides_them():
+    text = "Fix the build.\n\n<!-- Template: describe the bug -->\nThen <!-- a\nnote --> ship."
+    assert markdown_to_mrkdwn(text) == "Fix the build.\n\n\nThen  ship."
+    # Inside code a comment is code; an unclosed one is text (escaped).
+    assert markdown_to_mrkdwn("`<!-- x -->`") == "`&lt;!-- x --&gt;`"
+    assert markdown_to_mrkdwn("a <!-- b") == "a &lt;!-- b"
+
+
+_NO_CODE = st.text(st.characters(blacklist_characters="`~"), max_size=200)  # no code to hide in
+
+
+@given(_NO_CODE, _NO_CODE)
+def test_a_comment_never_shows_and_never_lets_its_neighbours_break_out(before, after):
+    hidden = markdown_to_mrkdwn(f"{before}<!-- <@U123> <!channel> secret -->{after}")
+    assert "secret" not in hidden or "secret" in before + after
+    assert "<@" not in hidden and "<!channel" not in hidden
