@@ -4,8 +4,10 @@
 What the agent wants to do comes from the list's redacted ``action`` only (the command and its
 directory, the file, the network destination); one button per option the agent offered, named
 as the agent named it; an "always" option asks for confirmation first (Slack's ``confirm``
-dialog) and says what it means. Resolved, the card keeps what was asked, loses its buttons and
-carries one outcome line. Everything stays within Block Kit's limits whatever Kandev sends.
+dialog) and says what it means. "Open in Kandev" is in a quiet row of its own
+(bot/cards/more.py), as on every card; no button is danger-styled. Resolved, the card is
+outcome-first: the outcome line (bold) right under the title, then what was asked; the option
+buttons go. Everything stays within Block Kit's limits whatever Kandev sends.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from typing import Any
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, plain, section
-from bot.cards.card import UNTITLED_TASK, task_url
+from bot.cards.card import MAX_META_TASK_LINE, UNTITLED_TASK, task_url, urgency_prefix
 from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.limits import MAX_ACTIONS_ELEMENTS, MAX_MESSAGE_TEXT, slack_len
+from bot.cards.more import secondary_actions
 from bot.cards.mrkdwn import link
 from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
@@ -31,7 +34,8 @@ MAX_COMMAND = 2000  # of a section's 3,000 (the cwd and the description share th
 MAX_PATH = 600
 MAX_DESCRIPTION = 300
 MAX_WORKSPACE = 200
-#: Buttons besides the options: "Open in Kandev".
+#: "Open in Kandev" is in the card's quiet row, its own actions block; the listing and Home
+#: rows put it beside the options.
 _OTHER_BUTTONS = 1
 MAX_OPTION_BUTTONS = MAX_ACTIONS_ELEMENTS - _OTHER_BUTTONS
 
@@ -208,28 +212,29 @@ def render_approval(
     final = shown_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
     blocks: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
-    line = task_line(task)
-    if line:
-        blocks.append(context(line, block_id=ids.BLOCK_TASK))
-    blocks.append(context(_meta_line(approval, task), block_id=ids.BLOCK_META))
-    if final is not None:
+    if final is None:
+        blocks.append(context(_meta_line(approval, task), block_id=ids.BLOCK_META))
+    else:
         done = f"*{approval_outcome_line(final, approval)}* · {slack_date(final.at)}"
         blocks.append(section(done, block_id=ids.BLOCK_OUTCOME))
     blocks.append(section(action_text(approval.action), block_id=ids.BLOCK_TOOL))
-    open_button = button("Open in Kandev", ids.ACTION_OPEN, url=url)
     if final is None:
         buttons, left_out = option_buttons(approval, approval.item_id)
+        if buttons:
+            blocks.append(actions(buttons, block_id=ids.BLOCK_ACTIONS))
         if left_out:
             more = f"{left_out} more options are not shown here — {link(url, 'open it in Kandev')}"
             blocks.append(context(more, block_id=ids.BLOCK_NOTICE))
-        blocks.append(actions([*buttons, open_button], block_id=ids.BLOCK_ACTIONS))
-    else:
-        blocks.append(actions([open_button], block_id=ids.BLOCK_ACTIONS))
-    return {"text": _fallback_text(approval, title, final), "blocks": blocks}
+    blocks.append(secondary_actions(url))
+    return {"text": _fallback_text(approval, task, title, final), "blocks": blocks}
 
 
 def _meta_line(approval: Approval, task: TaskInfo) -> str:
+    """One grey line: approval needed, agent, priority, labels, workspace, when asked."""
     parts = ["🔐 *Approval needed*"]
+    line = task_line(task, limit=MAX_META_TASK_LINE)
+    if line:
+        parts.append(line)
     workspace = one_line(task.workspace_name)
     if workspace:
         parts.append("Workspace *" + fit_escaped(workspace, MAX_WORKSPACE)[0] + "*")
@@ -237,12 +242,14 @@ def _meta_line(approval: Approval, task: TaskInfo) -> str:
     return " · ".join(parts)
 
 
-def _fallback_text(approval: Approval, title: str, final: CardOutcome | None) -> str:
-    """The notification text: what the agent wants, and on which task (escaped, no one
-    mentioned)."""
+def _fallback_text(
+    approval: Approval, task: TaskInfo, title: str, final: CardOutcome | None
+) -> str:
+    """The notification text: the priority of an urgent task, what the agent wants, and on
+    which task (escaped, no one mentioned)."""
     asked = f"Approval needed: {fit_plain(approval.headline, 300)[0]} — {title}"
     if final is None:
-        return fit_escaped(asked, MAX_MESSAGE_TEXT)[0]
+        return fit_escaped(urgency_prefix(task) + asked, MAX_MESSAGE_TEXT)[0]
     # Nobody is mentioned in a notification: the line without who.
     line = approval_outcome_line(final.model_copy(update={"by_user": None}), approval)
     room = MAX_MESSAGE_TEXT - slack_len(line) - 3

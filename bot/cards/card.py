@@ -19,16 +19,25 @@ from bot.cards.limits import (
     blocks_text_length,
     slack_len,
 )
+from bot.cards.more import secondary_actions
 from bot.cards.mrkdwn import MAX_LINK_URL, link, markdown_to_mrkdwn
 from bot.cards.taskline import task_line
 from bot.cards.text import (
+    ELLIPSIS,
     fit_escaped,
     fit_plain,
     one_line,
     shorten_mrkdwn,
     shortened_note,
 )
-from bot.cards.wording import age_text, choices_summary, outcome_line, slack_date, user_mention
+from bot.cards.wording import (
+    asked_at,
+    choices_summary,
+    outcome_line,
+    quoted_free_text,
+    slack_date,
+    user_mention,
+)
 from bot.core.clarification import Answer, Bundle, Question
 from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo, shown_outcome
 
@@ -37,10 +46,12 @@ MAX_TITLE = 300
 MAX_WORKSPACE = 200
 MAX_QUESTION_TITLE = 150
 MAX_FREE_TEXT_SHOWN = 1000
+MAX_META_TASK_LINE = 300
 FALLBACK_PROMPT = 200
-_FIXED_BLOCKS = 8  # title, task line, meta, outcome, context, past answer, actions, notice
+#: title, meta or outcome, descriptions, context, past answer, answer row, notice, quiet row
+_FIXED_BLOCKS = 8
 _BLOCKS_PER_QUESTION = 3  # divider, question, options
-_NON_OPTION_BUTTONS = 4  # Other answer…, Reject…, Conversation, Open in Kandev
+_NON_OPTION_BUTTONS = 1  # Other answer… (the quiet row has its own actions block)
 
 
 def task_url(kandev_url: str, task_id: str) -> str:
@@ -118,12 +129,17 @@ def options_text(
     return "\n".join(lines)
 
 
-def _meta_line(bundle: Bundle, task: TaskInfo, now: datetime) -> str:
+def _meta_line(bundle: Bundle, task: TaskInfo) -> str:
+    """The one grey line of who/where/when: agent, priority, labels, workspace, when asked (a
+    Slack date token, true however old the card gets) and how many questions."""
     parts = []
+    line = task_line(task, limit=MAX_META_TASK_LINE)
+    if line:
+        parts.append(line)
     workspace = one_line(task.workspace_name)
     if workspace:
         parts.append("Workspace *" + fit_escaped(workspace, MAX_WORKSPACE)[0] + "*")
-    parts.append(f"{age_text(bundle.created_at, now)} ({slack_date(bundle.created_at)})")
+    parts.append(asked_at(bundle.created_at))
     count = len(bundle.questions)
     if count > 1:
         parts.append(f"{count} questions, answer all together")
@@ -133,12 +149,14 @@ def _meta_line(bundle: Bundle, task: TaskInfo, now: datetime) -> str:
 MAX_PAST_SUMMARY = 500
 
 
-def past_line(past: PastAnswer, now: datetime) -> str:
-    """``↩ Last answered 3 days ago by @ana: PostgreSQL`` (safe mrkdwn)."""
-    ago = age_text(past.at, now).removeprefix("asked ")
-    who = user_mention(past.by_user) if past.via == "slack" else None
+def past_line(past: PastAnswer, *, mention: bool = False) -> str:
+    """``↩ Last answered <date> in Slack: PostgreSQL`` (safe mrkdwn). Nobody is mentioned on a
+    card: it is a new message, and a mention would notify the earlier answerer each time the
+    question comes back; ``mention``: name them (``by <@U…>``) where that notifies no one (a
+    modal)."""
+    who = user_mention(past.by_user) if mention and past.via == "slack" else None
     where = f"by {who}" if who else "in Slack" if past.via == "slack" else "in Kandev"
-    line = f"↩ Last answered {ago} {where}"
+    line = f"↩ Last answered {slack_date(past.at)} {where}"
     worded = choices_summary(past.choices) if past.choices else past.summary  # legacy rows
     summary = shorten_mrkdwn(worded, MAX_PAST_SUMMARY, note="…")[0] if worded else ""
     return f"{line}: {summary}" if summary else line
@@ -165,41 +183,48 @@ def _option_buttons(bundle: Bundle) -> list[Block] | None:
     return buttons
 
 
-def _action_elements(bundle: Bundle, pending: bool, url: str) -> list[Block]:
-    open_button = button("Open in Kandev", ids.ACTION_OPEN, url=url)
-    if not pending:
-        return [open_button]
-    bundle_value = ButtonValue(pending_id=bundle.pending_id).encode()
-    elements: list[Block] = []
+def _primary_row(bundle: Bundle) -> Block:
+    """The answer buttons: one per option and "Other answer…" (one question), else "Answer…"."""
     option_buttons = _option_buttons(bundle) if len(bundle.questions) == 1 else None
     if option_buttons is not None:
         question = bundle.questions[0]
         other = ButtonValue(pending_id=bundle.pending_id, question_id=question.question_id)
-        elements += option_buttons
-        elements.append(button("Other answer…", ids.ACTION_OTHER, value=other.encode()))
+        elements = [
+            *option_buttons,
+            button("Other answer…", ids.ACTION_OTHER, value=other.encode()),
+        ]
     else:
-        elements.append(
-            button("Answer…", ids.ACTION_ANSWER_MODAL, value=bundle_value, style="primary")
-        )
-    elements.append(button("Reject…", ids.ACTION_REJECT, value=bundle_value, style="danger"))
-    conversation = ButtonValue(pending_id=bundle.pending_id, conversation=True).encode()
-    elements.append(button("Conversation", ids.ACTION_CONVERSATION, value=conversation))
-    elements.append(open_button)
-    return elements
+        value = ButtonValue(pending_id=bundle.pending_id).encode()
+        elements = [button("Answer…", ids.ACTION_ANSWER_MODAL, value=value, style="primary")]
+    return actions(elements, block_id=ids.BLOCK_ACTIONS)
 
 
-def _fallback_text(bundle: Bundle, title: str, outcome: CardOutcome | None) -> str:
+def _has_option_buttons(bundle: Bundle) -> bool:
+    return len(bundle.questions) == 1 and _option_buttons(bundle) is not None
+
+
+#: A critical or high task's notification text starts with its priority.
+URGENT_PREFIXES = {"critical": "🔴 Critical · ", "high": "🟠 High · "}
+
+
+def urgency_prefix(task: TaskInfo) -> str:
+    """``🔴 Critical · `` / ``🟠 High · `` for an urgent task, else empty."""
+    return URGENT_PREFIXES.get(one_line(task.priority).casefold(), "")
+
+
+def _fallback_text(bundle: Bundle, task: TaskInfo, title: str, outcome: CardOutcome | None) -> str:
+    """The notification / screen-reader text: the priority of an urgent task first, then the
+    question and the task (once resolved: the outcome first). Nobody is mentioned."""
     parts = []
     for question in bundle.questions:
-        heading = one_line(question.title)
-        prompt = fit_plain(one_line(question.prompt), FALLBACK_PROMPT)[0]
-        parts.append(f"{heading}: {prompt}" if heading and prompt else heading or prompt)
-    asked = f"Agent question: {title}"
-    if any(parts):
-        asked += " — " + "; ".join(p for p in parts if p)
+        prompt = fit_plain(one_line(question.prompt) or one_line(question.title), FALLBACK_PROMPT)
+        if prompt[0]:
+            parts.append(prompt[0])
+    asked = "; ".join(parts) if parts else "Agent question"
+    asked += f" — {title}"
     if outcome is None:
-        return fit_escaped(asked, MAX_MESSAGE_TEXT)[0]
-    line = outcome_line(outcome, bundle)
+        return fit_escaped(urgency_prefix(task) + asked, MAX_MESSAGE_TEXT)[0]
+    line = outcome_line(outcome, bundle, mention=False)
     room = MAX_MESSAGE_TEXT - slack_len(line) - 3
     return f"{line} — {fit_escaped(asked, room)[0]}"
 
@@ -245,10 +270,13 @@ def render_card(
 ) -> dict[str, Any]:
     """The card message for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``.
 
-    ``past``: the last answer to the same questions, shown under them while pending.
+    Question first. A waiting card reads: the title (linked to Kandev), one grey line of
+    who/where/when, each question's prompt in bold, the answer buttons, the context cut to
+    about three lines (the rest is one click away: Conversation), the last answer to the same
+    question, and one row of quiet secondary buttons (Reject…, Conversation, Open in Kandev).
 
-    Pending cards carry the answer controls; terminal cards keep the questions for context,
-    mark the chosen options, carry the outcome line and only an "Open in Kandev" link button.
+    A resolved card is short and outcome-first: the title, the outcome line in bold, and the
+    questions with the chosen answers marked; the context and the other options go.
     Everything is within Slack's limits whatever Kandev sends (each block's, and the text of all
     blocks together); shortened text says so and links to the task in Kandev.
     """
@@ -256,37 +284,112 @@ def render_card(
     note = shortened_note(url)
     final = shown_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
-    head = _head_blocks(bundle, task, final, url, title, now)
+    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
+    if final is None:
+        head.append(context(_meta_line(bundle, task), block_id=ids.BLOCK_META))
+    else:
+        line = f"*{outcome_line(final, bundle)}* · {slack_date(final.at)}"
+        head.append(section(line, block_id=ids.BLOCK_OUTCOME))
     room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION
-    tail = _tail_blocks(bundle, final, past, url, room, now)
     questions = bundle.questions[:room]
-    parts = _variable_parts(bundle, final, note, questions)
+    buttons = final is None and _has_option_buttons(bundle)
+    parts = _variable_parts(bundle, final, note, questions, buttons=buttons, url=url)
+    tail = _tail_blocks(bundle, final, past, url, room)
     texts = _within_total(head + tail, [render for _, render in parts])
+    rendered = {block_id: text for (block_id, _), text in zip(parts, texts, strict=True)}
     starts = {ids.question_block_id(i, q) for i, q in enumerate(questions)}
 
     blocks = list(head)
-    for (block_id, _), text in zip(parts, texts, strict=True):
-        if block_id in starts:
+    for block_id, text in rendered.items():
+        if block_id in (ids.BLOCK_CONTEXT, BLOCK_DESCRIPTIONS) or not text:
+            continue
+        if block_id in starts and len(bundle.questions) > 1:
             blocks.append(divider())
-        if text:
-            blocks.append(section(text, block_id=block_id))
+        blocks.append(section(text, block_id=block_id))
+    if final is None:
+        blocks.append(_primary_row(bundle))
+        if rendered.get(BLOCK_DESCRIPTIONS):
+            blocks.append(context(rendered[BLOCK_DESCRIPTIONS], block_id=BLOCK_DESCRIPTIONS))
+        if rendered.get(ids.BLOCK_CONTEXT):
+            blocks.append(section(rendered[ids.BLOCK_CONTEXT], block_id=ids.BLOCK_CONTEXT))
     blocks += tail
-    return {"text": _fallback_text(bundle, title, final), "blocks": blocks}
+    return {"text": _fallback_text(bundle, task, title, final), "blocks": blocks}
 
 
-def _head_blocks(
-    bundle: Bundle, task: TaskInfo, final: CardOutcome | None, url: str, title: str, now: datetime
-) -> list[Block]:
-    """The title, the task's line, the meta line and (once final) the outcome."""
-    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
-    line = task_line(task)
-    if line:
-        head.append(context(line, block_id=ids.BLOCK_TASK))
-    head.append(context(_meta_line(bundle, task, now), block_id=ids.BLOCK_META))
-    if final is not None:
-        line = f"{outcome_line(final, bundle)} · {slack_date(final.at)}"
-        head.append(section(line, block_id=ids.BLOCK_OUTCOME))
-    return head
+#: The block of a one-question card's option descriptions (under its buttons).
+BLOCK_DESCRIPTIONS = "kq_descriptions"
+#: The context a waiting card shows: about three lines; the rest is under Conversation.
+CONTEXT_LINES = 3
+MAX_CONTEXT_SHOWN = 360
+#: A card's prompt in bold, at most this long (the full text is in the form and Kandev).
+MAX_PROMPT_SHOWN = 300
+#: Each option's line (label and description) on a card, at most this long.
+MAX_OPTION_LINE = 160
+
+
+def context_text(shared: str, url: str, budget: int = MAX_SECTION_TEXT) -> str:
+    """The bundle's context (safe mrkdwn) cut to about three lines, saying where the rest is."""
+    note = f"{ELLIPSIS} _(more under Conversation or {link(url, 'in Kandev')})_"
+    lines = shared.split("\n")
+    limit = min(budget, MAX_CONTEXT_SHOWN)
+    if len(lines) <= CONTEXT_LINES and slack_len(shared) <= limit:
+        return shared
+    head = "\n".join(lines[:CONTEXT_LINES]).rstrip()
+    room = max(1, limit - slack_len(note) - 5)
+    head = shorten_mrkdwn(head, room, note="")[0].rstrip()
+    if head.count("```") % 2 == 1:  # the cut fell inside a code block: close it
+        head = head[:-3].rstrip() if head.endswith("```") else head + "\n```"
+    separator = "\n" if head.endswith("```") else " " if head else ""
+    return head + separator + note
+
+
+def card_question_text(
+    index: int,
+    total: int,
+    question: Question,
+    note: str,
+    *,
+    bold: bool,
+    budget: int = MAX_SECTION_TEXT,
+) -> str:
+    """The question as a card shows it: ``1/2 · Database`` over the prompt, whose first line
+    is bold while the card waits (when bold can wrap it: one line, no ``*`` or code in it);
+    shortened to about :data:`MAX_PROMPT_SHOWN`, saying so (the full text is in the form,
+    the Conversation and Kandev)."""
+    heading = ""
+    if total > 1:
+        heading = fit_escaped(question_heading(index, total, question), MAX_QUESTION_TITLE)[0]
+    prompt = markdown_to_mrkdwn(question.prompt)
+    if not prompt:
+        prompt = fit_escaped(one_line(question.title) or "(no question text)", MAX_QUESTION_TITLE)[
+            0
+        ]
+    room = min(MAX_PROMPT_SHOWN + slack_len(note) + 1, budget - slack_len(heading) - 3)
+    shown, cut = shorten_mrkdwn(prompt, max(room, slack_len(note) + 8), note=note)
+    body = shown.removesuffix(note).rstrip() if cut else shown
+    tail = ""
+    if cut:
+        tail = ("\n" if body.endswith("```") else " ") + note
+    if bold:
+        first, newline, rest = body.partition("\n")
+        if first and "*" not in first and "`" not in first:
+            body = f"*{first}*{newline}{rest}"
+    text = body + tail
+    return f"{heading}\n{text}" if heading else text
+
+
+def chosen_text(question: Question, answer: Answer | None) -> str:
+    """The chosen options (✅ marked) and the quoted start of a free-text answer."""
+    if answer is None:
+        return ""
+    lines = []
+    for option_id in dict.fromkeys(answer.selected_options):
+        option = question.option(option_id)
+        label = one_line(option.label) if option else option_id
+        lines.append(f"✅ *{fit_escaped(label or option_id, MAX_OPTION_LINE)[0]}*")
+    if answer.custom_text.strip():
+        lines.append(f"✅ {quoted_free_text(answer.custom_text, MAX_FREE_TEXT_SHOWN)}")
+    return "\n".join(lines)
 
 
 def _tail_blocks(
@@ -295,9 +398,8 @@ def _tail_blocks(
     past: PastAnswer | None,
     url: str,
     room: int,
-    now: datetime,
 ) -> list[Block]:
-    """The notice of questions not shown, the past answer (while pending) and the buttons."""
+    """The notice of questions not shown, the past answer (while pending) and the quiet row."""
     tail: list[Block] = []
     total = len(bundle.questions)
     if total > room:
@@ -305,9 +407,11 @@ def _tail_blocks(
         hidden += link(url, "open them in Kandev")
         tail.append(context(hidden, block_id=ids.BLOCK_NOTICE))
     if past is not None and final is None:
-        tail.append(context(past_line(past, now), block_id=ids.BLOCK_PAST))
-    elements = _action_elements(bundle, final is None, url)
-    tail.append(actions(elements, block_id=ids.BLOCK_ACTIONS))
+        tail.append(context(past_line(past), block_id=ids.BLOCK_PAST))
+    pending = final is None
+    tail.append(
+        secondary_actions(url, pending_id=bundle.pending_id, reject=pending, conversation=pending)
+    )
     return tail
 
 
@@ -315,27 +419,56 @@ Render = Callable[[int], str]
 
 
 def _variable_parts(
-    bundle: Bundle, final: CardOutcome | None, note: str, questions: Sequence[Question]
+    bundle: Bundle,
+    final: CardOutcome | None,
+    note: str,
+    questions: Sequence[Question],
+    *,
+    buttons: bool,
+    url: str,
 ) -> list[tuple[str, Render]]:
-    """The variable parts, each rendered within a budget: (block_id, render(budget)); a
-    divider goes before each question."""
+    """The variable parts, each rendered within a budget: (block_id, render(budget))."""
     parts: list[tuple[str, Render]] = []
-    shared = markdown_to_mrkdwn(bundle.context)
-    if shared:
-        parts.append((ids.BLOCK_CONTEXT, lambda b: shorten_mrkdwn(shared, b, note=note)[0]))
     total = len(bundle.questions)
     for index, question in enumerate(questions):
-        answer = _answer_for(final, question)
-        parts.append(
-            (ids.question_block_id(index, question), _question(index, total, question, note))
-        )
-        parts.append((ids.options_block_id(index, question), _options(question, answer, note)))
+        qid = ids.question_block_id(index, question)
+        if final is not None:
+            answer = _answer_for(final, question)
+            parts.append((qid, _resolved(index, total, question, answer, note)))
+            continue
+        parts.append((qid, _prompt(index, total, question, note)))
+        if not buttons:
+            parts.append((ids.options_block_id(index, question), _options(question, note)))
+        elif described := [o for o in question.options if one_line(o.description)]:
+            only = question.model_copy(update={"options": described})
+            parts.append((BLOCK_DESCRIPTIONS, _options(only, note)))
+    shared = markdown_to_mrkdwn(bundle.context)
+    if shared and final is None:
+        parts.append((ids.BLOCK_CONTEXT, lambda b: context_text(shared, url, b)))
     return parts
 
 
-def _question(index: int, total: int, question: Question, note: str) -> Render:
-    return lambda budget: question_text(index, total, question, note, budget=budget)
+def _prompt(index: int, total: int, question: Question, note: str) -> Render:
+    return lambda b: card_question_text(index, total, question, note, bold=True, budget=b)
 
 
-def _options(question: Question, answer: Answer | None, note: str) -> Render:
-    return lambda budget: options_text(question, answer, note, budget=budget)
+def _resolved(
+    index: int, total: int, question: Question, answer: Answer | None, note: str
+) -> Render:
+    def render(budget: int) -> str:
+        chosen = chosen_text(question, answer)
+        room = budget - slack_len(chosen) - 1
+        text = card_question_text(index, total, question, note, bold=False, budget=max(room, 200))
+        joined = f"{text}\n{chosen}" if chosen else text
+        return shorten_mrkdwn(joined, budget, note=ELLIPSIS)[0]
+
+    return render
+
+
+def _options(question: Question, note: str) -> Render:
+    def render(budget: int) -> str:
+        count = max(1, len(question.options))
+        room = min(budget, MAX_OPTION_LINE * count + slack_len(note) + 1)
+        return options_text(question, None, note, budget=room)
+
+    return render

@@ -82,7 +82,13 @@ def _obj_at(value: dict[str, Any], key: str) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _tool_line(message: SessionMessage) -> str:
+    """``🔧 Ran `npm test` — failed (exit 1)``, ``🔧 Read db/schema.sql``: every tool line a
+    verb first, the command as code, a failure said the same way for every tool."""
     meta = message.metadata or {}
     normalized = _obj_at(meta, "normalized")
     shell = _obj_at(normalized, "shell_exec")
@@ -91,15 +97,33 @@ def _tool_line(message: SessionMessage) -> str:
     if command:
         output = _obj_at(shell, "output")
         code = output.get("exit_code") if output else None
-        what = "ran " + fit_escaped(one_line(command), MAX_TOOL_LINE)[0]
-        if isinstance(code, int) and not isinstance(code, bool):
-            what += f" (exit {code})"
+        shown = fit_escaped(one_line(command).replace("`", "ˋ"), MAX_TOOL_LINE)[0]
+        what = f"Ran `{shown}`"
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            what += f" — failed (exit {code})"
         elif failed:
-            what += " (failed)"
+            what += " — failed"
         return f"🔧 {what}"
     title = one_line(str(meta.get("title") or "")) or one_line(message.content)
     title = fit_escaped(title or message.type.removeprefix("tool_") or "tool", MAX_TOOL_LINE)[0]
-    return f"🔧 {title}" + (" (failed)" if failed else "")
+    return f"🔧 {_capitalized(title)}" + (" — failed" if failed else "")
+
+
+def _same_text(a: str, b: str) -> bool:
+    return one_line(a).casefold() == one_line(b).casefold() != ""
+
+
+def without_first_prompt(
+    messages: tuple[SessionMessage, ...], description: str
+) -> tuple[SessionMessage, ...]:
+    """The messages without the first person message when it is the task's description
+    (Kandev stores the task's first prompt as one): the view shows each thing once."""
+    for position, message in enumerate(messages):
+        if message.type == "message" and message.author_type != "agent":
+            if _same_text(message.content, description):
+                return messages[:position] + messages[position + 1 :]
+            return messages
+    return messages
 
 
 def entries(messages: tuple[SessionMessage, ...], agent_name: str = "") -> list[Entry]:
@@ -248,7 +272,7 @@ def _earlier(conversation: Conversation, now: datetime) -> list[Block]:
         return []
     lines = []
     for past, permalink in conversation.earlier[:MAX_PAST_SHOWN]:
-        line = past_line(past, now).removeprefix("↩ Last answered ").strip()
+        line = past_line(past, mention=True).removeprefix("↩ Last answered ").strip()
         line = "• Answered " + line
         if permalink:
             line += f" · <{escape_url(permalink)}|View card>"
@@ -274,7 +298,8 @@ def render_conversation(
         blocks.append(section(shorten_mrkdwn(description, MAX_DESCRIPTION, note=note)[0]))
     blocks.append(divider())
 
-    shown, left_out = fit_entries(entries(conversation.messages, card.task.agent_name), note)
+    messages = without_first_prompt(conversation.messages, conversation.description)
+    shown, left_out = fit_entries(entries(messages, card.task.agent_name), note)
     fetched_all = conversation.complete
     if left_out or not fetched_all:
         count = f"{left_out} earlier message{'s' if left_out != 1 else ''}"

@@ -3,7 +3,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from bot.cards.text import fit_escaped, one_line
 from bot.config.followups import describe_duration, mentions
+
+#: The question a reminder names, at most this long.
+MAX_QUESTION_IN_REMINDER = 150
 
 
 def _where(target: str) -> str:
@@ -11,9 +17,18 @@ def _where(target: str) -> str:
     return f"<@{target}>" if target[:1] in ("U", "W") else f"<#{target}>"
 
 
-def reminder_text(waited_s: float, mention: tuple[str, ...]) -> str:
-    """``⏰ Still waiting for an answer after 15 min`` and who it notifies."""
+def _question(headline: str) -> str:
+    shown = fit_escaped(one_line(headline).replace("*", "∗"), MAX_QUESTION_IN_REMINDER)[0]
+    return f"*“{shown}”*" if shown else ""
+
+
+def reminder_text(waited_s: float, mention: tuple[str, ...], headline: str = "") -> str:
+    """``⏰ Still waiting for an answer after 15 min: “Which database…?”`` and who it
+    notifies (``headline``: the question, or what an approval asks for)."""
     text = f"⏰ Still waiting for an answer after {describe_duration(waited_s)}"
+    question = _question(headline)
+    if question:
+        text += f": {question}"
     return f"{text} {mentions(mention)}" if mention else text
 
 
@@ -23,9 +38,19 @@ def escalated_reply(target: str) -> str:
 
 
 def escalation_note(waited_s: float, first_channel: str, mention: tuple[str, ...]) -> str:
-    """The line above an escalation card: how long it has waited and where it was asked."""
+    """The line above an escalation card: how long it had waited when escalated, in those
+    words, and where it was asked."""
     text = (
-        f"🔺 *Escalated:* waiting for an answer for {describe_duration(waited_s)}, "
-        f"first asked in {_where(first_channel)}"
+        f"🔺 *Escalated — waiting {describe_duration(waited_s)}* · first asked in "
+        f"{_where(first_channel)}"
     )
     return f"{text} {mentions(mention)}" if mention else text
+
+
+def escalation_text(waited_s: float) -> str:
+    """The start of an escalation card's notification text: ``🔺 Escalated — waiting 1 h · ``."""
+    return f"🔺 Escalated — waiting {describe_duration(waited_s)} · "
+
+
+def waited_seconds(asked: datetime, sent: datetime) -> float:
+    return max(0.0, (sent - asked).total_seconds())

@@ -17,12 +17,12 @@ from bot.cards.blocks import Block, button, context, divider, plain, section
 from bot.cards.card import UNTITLED_TASK, question_heading, task_url
 from bot.cards.ids import COMMAND, ButtonValue
 from bot.cards.limits import MAX_HEADER_TEXT, MAX_SECTION_TEXT, MAX_VIEW_BLOCKS
-from bot.cards.listing import agents_waiting
+from bot.cards.listing import questions_waiting
 from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.waiting import Waiting
-from bot.cards.wording import age_text, slack_date
+from bot.cards.wording import asked_at, slack_date
 from bot.core.domain import Card, CardOutcome
 
 CALLBACK_HOME = "kq_home"
@@ -72,7 +72,7 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
     question = _first_question(item, url)
     if question:
         text += "\n" + question
-    meta = [age_text(item.bundle.created_at, now)]
+    meta = [asked_at(item.bundle.created_at)]
     workspace = one_line(item.task.workspace_name)
     if workspace:
         meta.append("Workspace *" + fit_escaped(workspace, 200)[0] + "*")
@@ -133,7 +133,7 @@ def render_home(
     if approval_rows:
         blocks += [*approval_rows, divider()]
     blocks.append(_header("Waiting for an answer"))
-    intro = f"{agents_waiting(len(waiting))}, oldest first · updated {slack_date(now, '{time}')}"
+    intro = f"{questions_waiting(len(waiting))}, oldest first · updated {slack_date(now, '{time}')}"
     blocks.append(context(intro))
     if stale:
         blocks.append(

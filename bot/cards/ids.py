@@ -52,6 +52,7 @@ BLOCK_PAST = "kq_past"  # the last answer to the same question
 BLOCK_OUTCOME = "kq_outcome"
 BLOCK_CONTEXT = "kq_context"
 BLOCK_ACTIONS = "kq_actions"
+BLOCK_MORE = "kq_more"  # the secondary row: Reject…, Conversation, Open in Kandev
 BLOCK_REASON = "kq_reason"
 BLOCK_NOTICE = "kq_notice"
 _QUESTION = "kq_q"
@@ -100,6 +101,11 @@ def option_value(question: Question, index: int) -> str:
     earlier = {o.option_id for o in question.options[:index]}
     usable = 0 < len(option_id) <= MAX_OPTION_VALUE and not option_id.startswith("#")
     return option_id if usable and option_id not in earlier else f"#{index}"
+
+
+#: The answer form's "Other" choice: the person writes their own answer (never an option's
+#: value: those are option ids not starting with ``#``, or ``#<index>``).
+OTHER_VALUE = "#other"
 
 
 def option_from_value(question: Question, value: str) -> str | None:

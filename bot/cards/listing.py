@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.cards import ids, words
 from bot.cards.approval import approvals_blocks
 from bot.cards.blocks import Block, actions, button, context, section
-from bot.cards.card import UNTITLED_TASK, question_heading, task_url
+from bot.cards.card import UNTITLED_TASK, task_url
 from bot.cards.ids import ACTION_NEXT, COMMAND, ButtonValue, CodecError
 from bot.cards.limits import (
     MAX_BUTTON_VALUE,
@@ -35,7 +35,7 @@ from bot.cards.text import (
     shorten_mrkdwn,
 )
 from bot.cards.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Waiting
-from bot.cards.wording import age_text
+from bot.cards.wording import asked_at
 from bot.core.limits import MAX_PAGE_SIZE
 
 #: Approval rows on a listing page (two blocks each, beside MAX_PAGE_SIZE questions).
@@ -52,14 +52,17 @@ MAX_FILTER_SHOWN = 100
 
 
 class NextPage(BaseModel):
-    """What the "Next" button carries: the filter, where the next page starts, its number."""
+    """What the "Next page" / "Previous page" button carries: the filter, the bundle the page
+    starts after (``backwards``: ends before) and its urgency (``rank``), the page's number."""
 
     model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
 
     filter: str = Field(default="", alias="f")
     after_at: datetime = Field(alias="a")
     after_id: str = Field(alias="i", min_length=1)
-    number: int = Field(default=2, alias="n", ge=2)
+    number: int = Field(default=2, alias="n", ge=1)
+    rank: int = Field(default=2, alias="r", ge=0, le=2)
+    backwards: bool = Field(default=False, alias="b")
 
     @property
     def after(self) -> PageKey:
@@ -123,8 +126,8 @@ def render_listing_problem(problem: BadFilter | ListingFailure) -> dict[str, Any
 
 def render_help() -> dict[str, Any]:
     lines = [
-        f"*{COMMAND}* lists the agent questions waiting for an answer, oldest first. Only you "
-        "see the list.",
+        f"*{COMMAND}* lists the agent questions waiting for an answer, critical and high ones "
+        "first, then oldest first. Only you see the list.",
         f"• `{COMMAND}` — everything waiting",
         f"• `{COMMAND} Platform` — only the Kandev workspace named Platform",
         f"• `{COMMAND} database migration` — tasks whose title, questions or agent name "
@@ -146,15 +149,21 @@ def render_help() -> dict[str, Any]:
 
 
 def _questions_line(item: Waiting, limit: int = MAX_QUESTIONS_LINE) -> str:
+    """The questions themselves (their prompts; a title only when there is no prompt),
+    ``1/2 ·`` numbered when there are several."""
     questions = item.bundle.questions
-    headings = []
+    shown = []
     for index, question in enumerate(questions):
-        heading = question_heading(index, len(questions), question)
-        if not one_line(question.title):
-            prompt = fit_plain(one_line(question.prompt), 80)[0]
-            heading = f"{heading}: {prompt}" if prompt else heading
-        headings.append(heading)
-    return fit_escaped(" · ".join(headings), limit)[0] if headings else ""
+        text = fit_plain(one_line(question.prompt) or one_line(question.title), 200)[0]
+        if len(questions) > 1:
+            text = (
+                f"{index + 1}/{len(questions)} · {text}"
+                if text
+                else f"{index + 1}/{len(questions)}"
+            )
+        if text:
+            shown.append(text)
+    return fit_escaped(" · ".join(shown), limit)[0] if shown else ""
 
 
 def _title(item: Waiting, limit: int = MAX_TITLE) -> str:
@@ -191,7 +200,7 @@ def _item_blocks(
     workspace = one_line(item.task.workspace_name)
     if workspace:
         meta.append("Workspace *" + fit_escaped(workspace, workspace_limit)[0] + "*")
-    meta.append(age_text(item.bundle.created_at, now))
+    meta.append(asked_at(item.bundle.created_at))
     if item.permalink:
         meta.append(f"<{escape_url(item.permalink)}|View card>")
     elif item.card is not None and item.card.ts:
@@ -207,9 +216,20 @@ def _item_blocks(
     return [main, details]
 
 
-def agents_waiting(count: int) -> str:
-    """``1 agent is waiting for an answer`` / ``3 agents are waiting for an answer``."""
-    return f"{count} agent{' is' if count == 1 else 's are'} waiting for an answer"
+def questions_waiting(count: int) -> str:
+    """``1 question is waiting for an answer`` / ``7 questions are waiting for an answer``."""
+    return f"{count} question{' is' if count == 1 else 's are'} waiting for an answer"
+
+
+def _urgent_summary(page: ListingPage) -> str:
+    """``🔴 2 critical · 🟠 1 high — listed first``; empty when none is urgent."""
+    critical, high = page.urgent
+    parts = []
+    if critical:
+        parts.append(f"🔴 {critical} critical")
+    if high:
+        parts.append(f"🟠 {high} high")
+    return " · ".join(parts) + " — listed first" if parts else ""
 
 
 def _heading(page: ListingPage) -> str:
@@ -219,11 +239,12 @@ def _heading(page: ListingPage) -> str:
         scope = f" matching {_quoted(page.query.text)}"
     else:
         scope = ""
-    count = f"*{agents_waiting(page.total)}{scope}*, oldest first"
+    count = f"*{questions_waiting(page.total)}{scope}*, most urgent first, then oldest"
     if page.total > len(page.items):
         last = page.first + len(page.items) - 1
         count += f" · showing {page.first}–{last}"
-    return count
+    urgent = _urgent_summary(page)
+    return f"{count}\n{urgent}" if urgent else count
 
 
 def _empty_text(page: ListingPage) -> str:
@@ -248,7 +269,7 @@ def _fallback(page: ListingPage) -> str:
     titles = "; ".join(
         fit_escaped(one_line(it.task.title) or UNTITLED_TASK, MAX_TITLE)[0] for it in page.items
     )
-    head = agents_waiting(page.total)
+    head = questions_waiting(page.total)
     if page.approvals:
         count = len(page.approvals)
         head = f"{count} approval{'s' if count > 1 else ''} waiting · {head}"
@@ -270,7 +291,25 @@ def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict
     share = (MAX_MESSAGE_BLOCKS_TEXT - blocks_text_length(blocks) - footer_room) // len(shown)
     for item in shown:
         blocks += item_blocks(item, kandev_url=kandev_url, now=now, budget=share)
+    blocks += _pager(page)
+    return _message(_fallback(page), blocks)
+
+
+def _pager(page: ListingPage) -> list[Block]:
+    """``Page 2 · 5 more`` and the "Previous page" / "Next page" buttons (nothing on a single
+    page)."""
     footer = f"Page {page.number}"
+    buttons: list[Block] = []
+    if page.previous_before is not None:
+        back = NextPage(
+            filter=page.query.text,
+            after_at=page.previous_before[0],
+            after_id=page.previous_before[1],
+            number=max(1, page.number - 1),
+            rank=page.previous_rank,
+            backwards=True,
+        )
+        buttons.append(button("Previous page", ACTION_NEXT, value=back.encode()))
     if page.next_after is not None:
         last_shown = page.first + len(page.items) - 1
         footer += f" · {page.total - last_shown} more"
@@ -279,11 +318,11 @@ def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict
             after_at=page.next_after[0],
             after_id=page.next_after[1],
             number=page.number + 1,
+            rank=page.next_rank,
         )
-        blocks.append(context(footer))
-        blocks.append(
-            actions([button("Next page", ACTION_NEXT, value=value.encode())], block_id="kq_list")
-        )
+        buttons.append(button("Next page", ACTION_NEXT, value=value.encode()))
     elif page.number > 1:
-        blocks.append(context(footer + " · the last one"))
-    return _message(_fallback(page), blocks)
+        footer += " · the last one"
+    if not buttons:
+        return [context(footer)] if page.number > 1 else []
+    return [context(footer), actions(buttons, block_id="kq_list")]

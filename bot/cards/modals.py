@@ -121,10 +121,23 @@ def _needs_full_options(question: Question) -> bool:
     )
 
 
-def _choice_input(index: int, question: Question, label: str) -> Block | None:
+#: The answer form's last choice: the person writes their own answer in the field below.
+OTHER_LABEL = "Other (write your own answer below)"
+#: A prompt that short, on one line, is the choice's label itself (no heading repeats it).
+MAX_PROMPT_AS_LABEL = 300
+
+
+def _choice_input(
+    index: int, question: Question, label: str, *, required: bool, other: bool
+) -> Block | None:
+    """The options as one radio group (a select beyond ten); ``other``: with an "Other"
+    choice last, for an answer in the person's own words."""
     if not question.options:
         return None
-    options = [_option(question, j) for j in range(min(len(question.options), MAX_SELECT_OPTIONS))]
+    room = MAX_SELECT_OPTIONS - (1 if other else 0)
+    options = [_option(question, j) for j in range(min(len(question.options), room))]
+    if other:
+        options.append({"text": plain(OTHER_LABEL, MAX_OPTION_TEXT), "value": ids.OTHER_VALUE})
     element: dict[str, Any] = {"action_id": ids.ACTION_CHOICE, "options": options}
     if len(options) <= MAX_RADIO_OPTIONS:
         element["type"] = "radio_buttons"
@@ -136,7 +149,7 @@ def _choice_input(index: int, question: Question, label: str) -> Block | None:
         "block_id": ids.choice_block_id(index, question),
         "label": plain(label, MAX_INPUT_LABEL),
         "element": element,
-        "optional": True,
+        "optional": not required,
     }
 
 
@@ -156,20 +169,43 @@ def _text_input(index: int, question: Question, label: str, *, optional: bool) -
     }
 
 
+def prompt_label(index: int, total: int, question: Question) -> str | None:
+    """The question as a field's label (``1/2 · Which database?``) when its prompt is short
+    and on one line; None when it needs a block of its own (long, or several lines)."""
+    prompt = question.prompt.strip()
+    if "\n" in prompt or len(one_line(prompt)) > MAX_PROMPT_AS_LABEL:
+        return None
+    text = one_line(prompt) or one_line(question.title) or "Question"
+    return f"{index + 1}/{total} · {text}" if total > 1 else text
+
+
 def _question_blocks(bundle: Bundle, index: int, url: str, *, other: bool) -> list[Block]:
+    """One question of a form. Its prompt is the label of its first field (a long prompt gets
+    a block of its own, and the field its heading): nothing is said twice. In the answer form
+    the choice is required, with "Other" for an answer in one's own words; in the "Other
+    answer" form the text is required and an option may be picked as well."""
     question = bundle.questions[index]
     total = len(bundle.questions)
     note = shortened_note(url)
-    blocks = [divider(), section(question_text(index, total, question, note))]
+    blocks: list[Block] = [divider()] if total > 1 or other else []
+    label = prompt_label(index, total, question)
+    if label is None:
+        blocks.append(section(question_text(index, total, question, note)))
+        label = question_heading(index, total, question)
     if _needs_full_options(question):
         full = "*Options in full*\n"
         budget = MAX_SECTION_TEXT - len(full)
         blocks.append(section(full + options_text(question, None, note, budget=budget)))
-    heading = question_heading(index, total, question)
-    choice = _choice_input(index, question, "Or also pick an option" if other else heading)
-    text_label = "Your answer" if other else "Or your own answer"
-    text = _text_input(index, question, text_label, optional=not other)
-    inputs = [text, choice] if other else [choice, text]
+    if other:
+        text = _text_input(index, question, label, optional=False)
+        choice = _choice_input(index, question, "Also pick an option", required=False, other=False)
+        inputs = [text, choice]
+    elif question.options:
+        choice = _choice_input(index, question, label, required=True, other=True)
+        text = _text_input(index, question, "Your own answer (for Other)", optional=True)
+        inputs = [choice, text]
+    else:
+        inputs = [_text_input(index, question, label, optional=False)]
     blocks += [b for b in inputs if b is not None]
     return blocks
 
@@ -268,7 +304,7 @@ def build_outcome_modal(kind: str, message: str, action: Action) -> dict[str, An
         text = words.already_sent_message()
     else:
         text = words.sent_message(action)
-    return build_result_modal(words.result_title(kind), text)
+    return build_result_modal(words.result_title(kind, action), text)
 
 
 def build_sending_modal(action: Action) -> dict[str, Any]:

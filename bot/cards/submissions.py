@@ -18,6 +18,7 @@ Errors = dict[str, str]
 MISSING_ANSWER = "Pick an option or write an answer"
 UNKNOWN_OPTION = "That option is not part of this question; pick one of the options shown"
 MISSING_REASON = "Write a reason: the agent reads it"
+MISSING_OTHER = "Write your answer: you picked Other"
 
 
 def _too_long(what: str, length: int) -> str:
@@ -43,7 +44,8 @@ def parse_answer_submission(bundle: Bundle, state_values: StateValues) -> list[A
             continue
         selected = (_state(state_values, choice_id, ids.ACTION_CHOICE) or {}).get("selected_option")
         option_id = None
-        if selected:
+        other = str((selected or {}).get("value") or "") == ids.OTHER_VALUE
+        if selected and not other:
             option_id = ids.option_from_value(question, str(selected.get("value") or ""))
             if option_id is None:
                 errors[choice_id] = UNKNOWN_OPTION
@@ -53,7 +55,8 @@ def parse_answer_submission(bundle: Bundle, state_values: StateValues) -> list[A
         if len(text) > KANDEV_MAX_TEXT:
             errors[text_id] = _too_long("Your answer", len(text))
         elif option_id is None and not text:
-            errors[text_id if text_id in state_values else choice_id] = MISSING_ANSWER
+            missing_text = MISSING_OTHER if other else MISSING_ANSWER
+            errors[text_id if text_id in state_values else choice_id] = missing_text
         else:
             answers.append(
                 Answer(

@@ -84,11 +84,16 @@ class Waiting:
 class ListingPage:
     query: Query
     workspace: Workspace | None  # the workspace the filter named, if it named one
-    items: list[Waiting]  # this page, oldest first
+    items: list[Waiting]  # this page, most urgent first, then oldest first
     total: int  # everything that matches, on every page
     first: int  # 1-based position of the page's first item among ``total``
     number: int  # 1-based page number
     next_after: PageKey | None  # where the next page starts, when there is one
     workspace_names: tuple[str, ...] = ()  # for the empty state's hint
+    next_rank: int = 2  # the urgency of the last item shown (0 critical, 1 high, 2 other)
+    #: Where the previous page ends (the first item shown), when there is one, and its urgency.
+    previous_before: PageKey | None = None
+    previous_rank: int = 2
+    urgent: tuple[int, int] = (0, 0)  # how many critical and high ones match, on every page
     #: The approvals waiting that match (first page only), with their cards' permalinks.
     approvals: tuple[tuple[Card, str | None], ...] = ()

@@ -20,7 +20,8 @@ MAX_REASON_IN_LINE = 300
 MAX_KANDEV_MESSAGE = 500
 #: No outcome line is longer (a card, the Home tab and messages quote it).
 MAX_OUTCOME_LINE = MAX_SUMMARY + MAX_REASON_IN_LINE + 100
-FREE_TEXT = "“free text”"
+#: A free-text answer is quoted by its start, at most this long (code points).
+MAX_FREE_TEXT_QUOTE = 40
 NO_ANSWER = "no answer"
 _ITEM_SEPARATOR = "; "
 _LABEL_SEPARATOR = ", "
@@ -49,16 +50,28 @@ def slack_date(at: datetime, token: str = "{date_short_pretty} at {time}") -> st
     return f"<!date^{int(at.timestamp())}^{token}|{at:%Y-%m-%d %H:%M} UTC>"
 
 
-def age_text(created_at: datetime, now: datetime) -> str:
-    """``asked just now`` / ``asked 3 min ago`` / ``asked 2 h ago`` / ``asked 3 days ago``."""
-    seconds = max(0, int((_utc(now) - _utc(created_at)).total_seconds()))
+def asked_at(created_at: datetime) -> str:
+    """``asked <date token>``: Slack shows the date in the reader's time zone and it stays
+    true however old the message gets (no relative age is frozen into a message)."""
+    return f"asked {slack_date(created_at)}"
+
+
+def waited_text(created_at: datetime, at: datetime) -> str:
+    """``waiting 1 h`` / ``waiting 3 min``: how long a question had waited at ``at`` (said in a
+    message sent then, which says so: "waiting … when this was sent" is what it means)."""
+    seconds = max(0, int((_utc(at) - _utc(created_at)).total_seconds()))
     if seconds < 60:
-        return "asked just now"
+        return "waiting under a minute"
     if seconds < 3600:
-        return f"asked {seconds // 60} min ago"
+        return f"waiting {seconds // 60} min"
     if seconds < 48 * 3600:
-        return f"asked {seconds // 3600} h ago"
-    return f"asked {seconds // 86400} days ago"
+        return f"waiting {seconds // 3600} h"
+    return f"waiting {seconds // 86400} days"
+
+
+def quoted_free_text(text: str, limit: int = MAX_FREE_TEXT_QUOTE) -> str:
+    """The start of a free-text answer as a quote: ``“Use the other index…”`` (safe mrkdwn)."""
+    return "“" + fit_escaped(one_line(text), limit)[0] + "”"
 
 
 def _more(count: int) -> str:
@@ -92,18 +105,24 @@ def _answer_item(bundle: Bundle, answer: Answer | None, room: int) -> str:
     for option_id in dict.fromkeys(answer.selected_options):  # each option once, in order
         option = question.option(option_id) if question else None
         raw_labels.append(option.label if option and option.label else option_id)
-    return _item(raw_labels, bool(answer.custom_text.strip()), room)
+    return _item(raw_labels, answer.custom_text, room)
 
 
-def _item(raw_labels: list[str], free_text: bool, room: int) -> str:
-    free = f" + {FREE_TEXT}" if free_text else ""
+def _item(raw_labels: list[str], free_text: str, room: int) -> str:
+    quote = (
+        quoted_free_text(free_text, min(MAX_FREE_TEXT_QUOTE, max(8, room - 2)))
+        if free_text.strip()
+        else ""
+    )
     if not raw_labels:
-        return FREE_TEXT if free else NO_ANSWER
+        return quote or NO_ANSWER
+    free = f" + {quote}" if quote else ""
     return _labels_within(raw_labels, room - slack_len(free)) + free
 
 
 def answers_summary(bundle: Bundle, answers: list[Answer], *, budget: int = MAX_SUMMARY) -> str:
-    """Per question, in the bundle's order: the chosen label(s) or “free text”, joined by
+    """Per question, in the bundle's order: the chosen label(s) and the start of a free-text answer
+    quoted (``“Use the other index…”``), joined by
     ``; ``, within about ``budget`` (each question gets an equal share; labels that do not fit
     are counted: ``A, B …and 4 more``). Empty when there is nothing to summarise."""
     if not answers:
@@ -123,16 +142,19 @@ def choices_summary(choices: tuple[PastChoice, ...], *, budget: int = MAX_SUMMAR
     if not choices:
         return ""
     room = (budget - slack_len(_ITEM_SEPARATOR) * (len(choices) - 1)) // len(choices)
-    return _ITEM_SEPARATOR.join(_item(list(c.labels), bool(c.text.strip()), room) for c in choices)
+    return _ITEM_SEPARATOR.join(_item(list(c.labels), c.text, room) for c in choices)
 
 
 def _quoted_reason(reason: str) -> str:
     return "“" + fit_escaped(one_line(reason), MAX_REASON_IN_LINE)[0] + "”"
 
 
-def outcome_line(outcome: CardOutcome, bundle: Bundle) -> str:
-    """The one line a resolved card carries: who resolved it, where, and with what."""
-    who = user_mention(outcome.by_user)
+def outcome_line(outcome: CardOutcome, bundle: Bundle, *, mention: bool = True) -> str:
+    """The one line a resolved card carries: who resolved it, where, and with what.
+
+    ``mention``: name who resolved it as ``<@U…>`` (an edit of a card never notifies anyone;
+    a new message or a notification text says "in Slack" without a mention)."""
+    who = user_mention(outcome.by_user) if mention else None
     in_slack = outcome.via == "slack"
     where = (f"by {who} in Slack" if who else "in Slack") if in_slack else "in Kandev"
     if outcome.state is CardState.ANSWERED:

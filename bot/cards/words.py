@@ -42,14 +42,22 @@ def _yours(action: Action) -> str:
 
 
 def lost_message(bundle: Bundle, winner: CardOutcome, *, action: Action = "answer") -> str:
-    """For the person whose answer lost the race: who won with what; theirs was not sent."""
+    """For the person whose answer lost the race: who won, where, with what; theirs was not
+    sent. The words match the card's outcome line ("Answered in Kandev first: …")."""
     who = user_mention(winner.by_user) if winner.via == "slack" else None
-    subject = who or "Someone else"
     if winner.state is CardState.REJECTED:
-        return f"{subject} rejected this question first. {_yours(action)}"
+        done = f"{who} rejected this question first in Slack" if who else _first(winner, "Rejected")
+        return f"{done}. {_yours(action)}"
     summary = answers_summary(bundle, winner.answers)
-    won = f"{subject} answered first: {summary}." if summary else f"{subject} answered first."
+    done = f"{who} answered first in Slack" if who else _first(winner, "Answered")
+    won = f"{done}: {summary}." if summary else f"{done}."
     return f"{won} {_yours(action)}"
+
+
+def _first(winner: CardOutcome, what: str) -> str:
+    """``Answered in Kandev first`` / ``Rejected in Slack first`` (nobody named)."""
+    where = "in Slack" if winner.via == "slack" else "in Kandev"
+    return f"{what} {where} first"
 
 
 def undecided_message(bundle: Bundle, recorded: CardOutcome, *, action: Action = "answer") -> str:
@@ -359,10 +367,12 @@ def already_sent_message() -> str:
     return "This form was already sent; the card shows how it ended."
 
 
-def result_title(kind: str) -> str:
-    """The title of a submitted form showing how it ended (a verdict's kind)."""
+def result_title(kind: str, action: Action = "answer") -> str:
+    """The title of a submitted form showing how it ended (a verdict's kind): what happened —
+    "Answered", "Rejected", "Not sent"…"""
+    if kind == "won":
+        return {"reject": "Rejected", "approve": "Chosen"}.get(action, "Answered")
     titles = {
-        "won": "Sent",
         "already_answered": "Already sent",
         "duplicate": "Already sent",
         "unconfirmed": "Not confirmed yet",

@@ -4,8 +4,10 @@ The filter is a Kandev workspace name (or id), else words that must all occur as
 ("hi" never matches "which") in the task title, the questions or the agent's name;
 ``label:database`` terms (every one present) and ``priority:critical`` terms (any of them)
 narrow either down.
-Paging continues *after* the last bundle shown (by ``created_at``, ``pending_id``), so a bundle
-answered meanwhile never makes the next page skip another one.
+The list puts critical questions first, then high ones, then the rest, each oldest first.
+Paging continues *after* the last bundle shown (by urgency, ``created_at``, ``pending_id``), so
+a bundle answered meanwhile never makes the next page skip another one; "Previous page" ends
+right before the first bundle shown.
 """
 
 from __future__ import annotations
@@ -147,22 +149,59 @@ def matches(item: Waiting, query: Query) -> bool:
     return _words_in(query.words, _haystack(item))
 
 
-def paginate(
-    items: Sequence[Waiting], after: PageKey | None, size: int
-) -> tuple[list[Waiting], int, bool]:
-    """The page that follows ``after`` in ``items`` (Kandev's order, oldest first): its items,
-    how many items come before it, and whether more follow.
+#: The listing's order: critical questions first, then high, then the rest (each in Kandev's
+#: order, oldest first).
+URGENCY = {"critical": 0, "high": 1}
+OTHER_RANK = 2
 
-    The page starts right after the bundle ``after`` names; if that one is gone meanwhile, after
-    the last bundle not newer than it (Kandev reports ``created_at`` in whole seconds and orders
-    by more than that, so its order is kept rather than re-sorted)."""
+
+def urgency_rank(task: TaskInfo) -> int:
+    """0 for a critical task, 1 for a high one, 2 for any other."""
+    return URGENCY.get((task.priority or "").casefold(), OTHER_RANK)
+
+
+def most_urgent_first(items: Sequence[Waiting]) -> list[Waiting]:
+    """Critical first, then high, then the rest; Kandev's order (oldest first) within each."""
+    return sorted(items, key=lambda it: urgency_rank(it.task))
+
+
+def _count(items: Sequence[Waiting], rank: int) -> int:
+    return sum(1 for it in items if urgency_rank(it.task) == rank)
+
+
+def _position(items: Sequence[Waiting], key: PageKey, rank: int) -> tuple[int, bool]:
+    """Where the bundle ``key`` names is in ``items`` (True), or where it would be: the first
+    bundle after it in the listing's order (False)."""
+    ids = [it.bundle.pending_id for it in items]
+    if key[1] in ids:
+        return ids.index(key[1]), True
+    later = (i for i, it in enumerate(items) if (urgency_rank(it.task), it.key) > (rank, key))
+    return next(later, len(items)), False
+
+
+def paginate(
+    items: Sequence[Waiting],
+    after: PageKey | None,
+    size: int,
+    *,
+    rank: int = OTHER_RANK,
+    backwards: bool = False,
+) -> tuple[list[Waiting], int, bool]:
+    """The page that follows ``after`` in ``items`` (the listing's order: see
+    :func:`most_urgent_first`), or with ``backwards`` the page that ends right before it: its
+    items, how many items come before it, and whether more follow.
+
+    The page starts right after the bundle ``after`` names (``rank``: its urgency); if that one
+    is gone meanwhile, after the last bundle not later than it (Kandev reports ``created_at``
+    in whole seconds and orders by more than that, so its order is kept rather than
+    re-sorted)."""
     start = 0
     if after is not None:
-        ids = [it.bundle.pending_id for it in items]
-        if after[1] in ids:
-            start = ids.index(after[1]) + 1
-        else:
-            start = next((i for i, it in enumerate(items) if it.key > after), len(items))
+        position, found = _position(items, after, rank)
+        if backwards:
+            begin = max(0, position - size)
+            return list(items[begin:position]), begin, True
+        start = position + 1 if found else position
     rest = list(items[start:])
     return rest[:size], start, len(rest) > size
 
@@ -195,7 +234,14 @@ class ListingService:
         self.clock = clock
 
     def page(
-        self, query: Query, user_id: str, *, after: PageKey | None = None, number: int = 1
+        self,
+        query: Query,
+        user_id: str,
+        *,
+        after: PageKey | None = None,
+        number: int = 1,
+        rank: int = OTHER_RANK,
+        backwards: bool = False,
     ) -> ListingPage:
         """One page of what ``user_id`` may answer that matches ``query``."""
         workspaces = self.kandev.workspaces()
@@ -206,8 +252,9 @@ class ListingService:
         else:
             found = [it for it in self.queue.waiting() if matches(it, query)]
         found = [] if query.approvals_only else self.queue.visible_to(user_id, found)
-        items, before, more = paginate(found, after, self.page_size)
-        approvals = () if after is not None else self._approvals(query, user_id, workspace)
+        found = most_urgent_first(found)
+        items, before, more = paginate(found, after, self.page_size, rank=rank, backwards=backwards)
+        approvals = () if before > 0 else self._approvals(query, user_id, workspace)
         return ListingPage(
             query=query,
             workspace=workspace,
@@ -216,6 +263,10 @@ class ListingService:
             first=before + 1,
             number=max(1, number),
             next_after=items[-1].key if more and items else None,
+            next_rank=urgency_rank(items[-1].task) if items else OTHER_RANK,
+            previous_before=items[0].key if before > 0 and items else None,
+            previous_rank=urgency_rank(items[0].task) if items else OTHER_RANK,
+            urgent=(_count(found, 0), _count(found, 1)),
             workspace_names=tuple(w.name for w in workspaces if w.name),
             approvals=approvals,
         )
@@ -237,7 +288,14 @@ class ListingService:
     # ---- the command's answer ------------------------------------------------------------
 
     def reply(
-        self, text: str, user_id: str, *, after: PageKey | None = None, number: int = 1
+        self,
+        text: str,
+        user_id: str,
+        *,
+        after: PageKey | None = None,
+        number: int = 1,
+        rank: int = OTHER_RANK,
+        backwards: bool = False,
     ) -> Reply:
         """The ephemeral answer to ``/kandev-questions <text>`` (or its "Next" button) for
         ``user_id``: only what they may answer."""
@@ -247,7 +305,9 @@ class ListingService:
         if isinstance(parsed, BadFilter):
             return Reply(**render.render_listing_problem(parsed))
         try:
-            page = self.page(parsed, user_id, after=after, number=number)
+            page = self.page(
+                parsed, user_id, after=after, number=number, rank=rank, backwards=backwards
+            )
         except KandevUnavailable as exc:
             log.warning("listing: Kandev unreachable: %s", exc)
             url = without_userinfo(self.kandev.base_url)

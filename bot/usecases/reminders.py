@@ -68,7 +68,7 @@ class FollowUpWorker(PeriodicWorker):
     def _remind(self, item: Waiting, step: int, followups: FollowUps) -> bool:
         card = item.card
         key = f"remind:{card.pending_id}:{step}"
-        text = reminder_text(followups.reminder_age(step), followups.mention)
+        text = reminder_text(followups.reminder_age(step), followups.mention, card.item.headline)
         write = OutboxRow(
             REPLY,
             reply_key(key),

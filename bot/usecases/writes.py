@@ -18,7 +18,11 @@ from typing import Protocol
 from bot import cards
 from bot.cards.approval import render_approval
 from bot.cards.copy import with_note
+from bot.cards.followups import escalation_text, waited_seconds
+from bot.cards.limits import MAX_MESSAGE_TEXT
 from bot.cards.plain import plain_card
+from bot.cards.text import shorten_mrkdwn
+from bot.cards.wording import waited_text
 from bot.config.routing import USER_ID
 from bot.core.approval import Approval
 from bot.core.domain import Card, CardState
@@ -64,10 +68,20 @@ def reply_key(key: str) -> str:
     return f"reply:{key}"
 
 
-def copy_message(card: Card, note: str, kandev_url: str) -> Message:
-    """One of the card's other messages: the card with its note above it."""
+def copy_message(
+    card: Card, note: str, kandev_url: str, copy: CardMessage | None = None
+) -> Message:
+    """One of the card's other messages: the card with its note above it; an escalation
+    card's notification text starts with how long the question had waited when escalated."""
     message = card_message(card, kandev_url)
-    rendered = with_note({"text": message.text, "blocks": message.blocks}, note)
+    text = message.text
+    if copy is not None and copy.kind == "escalation" and card.state is CardState.PENDING:
+        waited = waited_seconds(card.created_at, copy.created_at)
+        text = shorten_mrkdwn(escalation_text(waited) + text, MAX_MESSAGE_TEXT, note="…")[0]
+    if copy is not None and copy.kind == "dm":
+        waited = waited_seconds(card.created_at, copy.created_at)
+        note = f"{note} · {waited_text(card.created_at, copy.created_at)}" if waited >= 60 else note
+    rendered = with_note({"text": text, "blocks": message.blocks}, note)
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 
@@ -183,7 +197,7 @@ class Writes:
     def _copy(self, card: Card, copy: CardMessage, kind: str) -> Callable[[], tuple[Message, bool]]:
         def render() -> tuple[Message, bool]:
             try:
-                return copy_message(card, copy.note, self.kandev_url), False
+                return copy_message(card, copy.note, self.kandev_url, copy), False
             except Exception as exc:  # rendering is deterministic: retrying would fail again
                 log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
                 self.audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")

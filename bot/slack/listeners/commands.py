@@ -148,7 +148,12 @@ def _send(svc: Services, where: Where, reply: Reply, *, replace: bool = False) -
 
 def _next(svc: Services, where: Where, wanted: NextPage) -> None:
     reply = svc.listing.reply(
-        wanted.filter, where.user_id, after=wanted.after, number=wanted.number
+        wanted.filter,
+        where.user_id,
+        after=wanted.after,
+        number=wanted.number,
+        rank=wanted.rank,
+        backwards=wanted.backwards,
     )
     _send(svc, where, reply, replace=True)
 

@@ -59,8 +59,8 @@ def chose(option_id: str, state: CardState, **fields: object) -> CardOutcome:
     return CardOutcome(state=state, answers=[answer], at=NOW, **fields)
 
 
-def elements(message) -> list[dict]:
-    return next(b for b in message["blocks"] if b.get("block_id") == ids.BLOCK_ACTIONS)["elements"]
+def elements(message, block_id: str = ids.BLOCK_ACTIONS) -> list[dict]:
+    return next(b for b in message["blocks"] if b.get("block_id") == block_id)["elements"]
 
 
 def test_a_pending_card_shows_the_command_and_one_button_per_option() -> None:
@@ -69,14 +69,34 @@ def test_a_pending_card_shows_the_command_and_one_button_per_option() -> None:
     assert "```\nrm -rf build\n```" in tool["text"]["text"]
     assert "`/repo/app`" in tool["text"]["text"]
     labels = [e["text"]["text"] for e in elements(message)]
-    assert labels == ["Allow once", "Always allow", "Reject", "Always reject", "Open in Kandev"]
+    assert labels == ["Allow once", "Always allow", "Reject", "Always reject"]
+    assert [e["text"]["text"] for e in elements(message, ids.BLOCK_MORE)] == ["Open in Kandev"]
     buttons = elements(message)
-    assert buttons[0]["style"] == "primary" and "style" not in buttons[2]  # no danger style
+    assert buttons[0]["style"] == "primary"
+    assert all(
+        b.get("style") != "danger" for block in message["blocks"] for b in block.get("elements", [])
+    )
+    block_ids = [b.get("block_id") for b in message["blocks"]]
+    assert block_ids == [
+        ids.BLOCK_TITLE,
+        ids.BLOCK_META,
+        ids.BLOCK_TOOL,
+        ids.BLOCK_ACTIONS,
+        ids.BLOCK_MORE,
+    ]
     assert "confirm" not in buttons[0] and "confirm" in buttons[1] and "confirm" in buttons[3]
     value = parse_button_value(buttons[2]["value"])
     assert (value.pending_id, value.option_id) == (approval_key("r-1"), "reject_once")
     assert ids.ACTION_APPROVE_PATTERN.match(buttons[2]["action_id"])
     assert message["text"].startswith("Approval needed: Run rm -rf build")
+
+
+def test_an_urgent_approvals_notification_starts_with_its_priority() -> None:
+    task = make_task("t-1").model_copy(update={"priority": "critical"})
+    message = render_approval(
+        approval(), task, CardState.PENDING, None, kandev_url=KANDEV_URL, now=NOW
+    )
+    assert message["text"].startswith("🔴 Critical · Approval needed: Run rm -rf build")
 
 
 def test_each_kind_of_action_says_what_the_agent_wants() -> None:
@@ -130,9 +150,13 @@ def test_outcome_lines_say_what_was_chosen_by_whom_and_where() -> None:
 def test_a_resolved_card_keeps_only_the_link_and_puts_the_outcome_first() -> None:
     outcome = chose("allow_once", CardState.ANSWERED, via="slack", by_user=ALICE.id)
     message = render(approval(), CardState.ANSWERED, outcome)
-    assert [e["text"]["text"] for e in elements(message)] == ["Open in Kandev"]
+    assert [e["text"]["text"] for e in elements(message, ids.BLOCK_MORE)] == ["Open in Kandev"]
     block_ids = [b.get("block_id") for b in message["blocks"]]
-    assert block_ids.index(ids.BLOCK_OUTCOME) < block_ids.index(ids.BLOCK_TOOL)
+    assert block_ids == [ids.BLOCK_TITLE, ids.BLOCK_OUTCOME, ids.BLOCK_TOOL, ids.BLOCK_MORE]
+    outcome = next(b for b in message["blocks"] if b.get("block_id") == ids.BLOCK_OUTCOME)
+    assert outcome["text"]["text"].startswith(
+        f"*✅ Allowed once by <@{ALICE.id}> in Slack* · <!date^"
+    )
     assert "<@" not in message["text"]  # the notification names nobody
 
 

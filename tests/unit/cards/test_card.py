@@ -19,7 +19,7 @@ from bot.cards import (
     task_url,
 )
 from bot.core.clarification import Answer
-from bot.core.domain import CardOutcome, CardState, TaskInfo
+from bot.core.domain import CardOutcome, CardState, PastAnswer, PastChoice, TaskInfo
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, NOW, PENDING_ID, TASK_ID, make_bundle
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.safety import unsafe_angles
@@ -53,8 +53,16 @@ def buttons(rendered) -> list[dict]:
     return block(rendered, "kq_actions")["elements"]
 
 
+def quiet_row(rendered) -> list[dict]:
+    return block(rendered, "kq_more")["elements"]
+
+
 def outcome_text(rendered) -> str:
     return block(rendered, "kq_outcome")["text"]["text"]
+
+
+def block_ids(rendered) -> list[str]:
+    return [b.get("block_id", b["type"]) for b in rendered["blocks"]]
 
 
 def answered(by_user=None, via="slack", answers=(MONGO,)):
@@ -65,44 +73,87 @@ def answered(by_user=None, via="slack", answers=(MONGO,)):
 
 # ---- pending ---------------------------------------------------------------------------------
 
+WHEN_ASKED = "<!date^1796023672^{date_short_pretty} at {time}|2026-11-30 07:27 UTC>"
 
-def test_header_links_the_task_and_shows_age_and_workspace(one_question, task):
+
+def test_a_waiting_card_reads_question_first(one_question, task):
+    rendered = card(one_question, task)
+    assert block_ids(rendered) == [
+        "kq_title",
+        "kq_meta",
+        "kq_q:0:db",
+        "kq_actions",
+        "kq_descriptions",
+        "kq_context",
+        "kq_more",
+    ]
+
+
+def test_header_links_the_task_and_one_grey_line_says_who_where_when(one_question, task):
     rendered = card(one_question, task)
     assert block(rendered, "kq_title")["text"]["text"] == f"*<{URL}|Pick a datastore>*"
-    meta = block(rendered, "kq_meta")["elements"][0]["text"]
-    assert meta.startswith("Workspace *Platform* · asked 3 min ago (<!date^1796023672^")
-    assert "|2026-11-30 07:27 UTC>)" in meta
+    meta = block(rendered, "kq_meta")
+    assert meta["type"] == "context"
+    assert meta["elements"][0]["text"] == f"Workspace *Platform* · asked {WHEN_ASKED}"
 
 
-def test_context_and_question_with_options_and_descriptions(one_question, task):
-    rendered = card(one_question, task)
-    assert block(rendered, "kq_context")["text"]["text"] == "why the agent asks"
-    assert block(rendered, "kq_q:0:db")["text"]["text"] == (
-        "*Database*\nWhich database should we use?"
+def test_the_grey_line_carries_agent_priority_and_labels(one_question):
+    task = TaskInfo(
+        task_id=TASK_ID,
+        title="Pick a datastore",
+        workspace_name="Platform",
+        agent_name="claude",
+        priority="critical",
+        labels=["database"],
     )
-    assert block(rendered, "kq_opts:0:db")["text"]["text"] == (
+    meta = block(card(one_question, task), "kq_meta")["elements"][0]["text"]
+    assert (
+        meta == f"🤖 claude · 🔴 critical · 🏷 database · Workspace *Platform* · asked {WHEN_ASKED}"
+    )
+    assert "kq_task" not in block_ids(card(one_question, task))
+
+
+def test_the_prompt_is_bold_and_the_option_descriptions_follow_the_buttons(one_question, task):
+    rendered = card(one_question, task)
+    assert block(rendered, "kq_q:0:db")["text"]["text"] == "*Which database should we use?*"
+    descriptions = block(rendered, "kq_descriptions")
+    assert descriptions["type"] == "context"
+    assert descriptions["elements"][0]["text"] == (
         "• *PostgreSQL* — Relational\n• *MongoDB* — Document store"
     )
+    assert block(rendered, "kq_context")["text"]["text"] == "why the agent asks"
 
 
-def test_one_question_has_a_button_per_option_then_other_reject_open(one_question, task):
-    elements = buttons(card(one_question, task))
-    assert [e["text"]["text"] for e in elements] == [
-        "PostgreSQL",
-        "MongoDB",
-        "Other answer…",
-        "Reject…",
-        "Conversation",
-        "Open in Kandev",
-    ]
-    assert [e["action_id"] for e in elements] == [
-        "kq_option:0",
-        "kq_option:1",
-        ACTION_OTHER,
-        ACTION_REJECT,
-        "kq_conversation",
-        ACTION_OPEN,
-    ]
+def test_options_without_descriptions_are_only_buttons(task):
+    bundle = make_bundle(
+        {
+            **DB_QUESTION,
+            "options": [{"option_id": "a", "label": "A"}, {"option_id": "b", "label": "B"}],
+        }
+    )
+    assert "kq_descriptions" not in block_ids(card(bundle, task))
+
+
+def test_the_context_is_cut_to_three_lines_with_the_rest_under_conversation(task):
+    context = "\n".join(f"line {i} of what the agent found" for i in range(1, 12))
+    bundle = make_bundle(DB_QUESTION, context=context)
+    shown = block(card(bundle, task), "kq_context")["text"]["text"]
+    assert shown.startswith("line 1 of what the agent found\nline 2")
+    assert "line 3 of what the agent found" in shown and "line 4" not in shown
+    assert shown.endswith(f"… _(more under Conversation or <{URL}|in Kandev>)_")
+
+
+def test_a_context_cut_inside_a_code_block_closes_it(task):
+    bundle = make_bundle(DB_QUESTION, context="Look:\n```\nSELECT 1;\nSELECT 2;\n```\nend")
+    shown = block(card(bundle, task), "kq_context")["text"]["text"]
+    assert shown.count("```") % 2 == 0 and "SELECT 2" not in shown
+
+
+def test_one_question_has_a_button_per_option_then_other_and_a_quiet_row(one_question, task):
+    rendered = card(one_question, task)
+    elements = buttons(rendered)
+    assert [e["text"]["text"] for e in elements] == ["PostgreSQL", "MongoDB", "Other answer…"]
+    assert [e["action_id"] for e in elements] == ["kq_option:0", "kq_option:1", ACTION_OTHER]
     assert all(ACTION_OPTION_PATTERN.match(e["action_id"]) for e in elements[:2])
     clicked = parse_button_value(elements[1]["value"])
     assert (clicked.pending_id, clicked.question_id, clicked.option_id) == (
@@ -112,41 +163,81 @@ def test_one_question_has_a_button_per_option_then_other_reject_open(one_questio
     )
     other = parse_button_value(elements[2]["value"])
     assert (other.pending_id, other.question_id, other.option_id) == (PENDING_ID, "db", "")
-    assert parse_button_value(elements[3]["value"]).pending_id == PENDING_ID
-    assert elements[5]["url"] == URL and "value" not in elements[5]
+    quiet = quiet_row(rendered)
+    assert [(e["action_id"], e["text"]["text"]) for e in quiet] == [
+        (ACTION_REJECT, "Reject…"),
+        ("kq_conversation", "Conversation"),
+        (ACTION_OPEN, "Open in Kandev"),
+    ]
+    assert parse_button_value(quiet[0]["value"]).pending_id == PENDING_ID
+    assert quiet[2]["url"] == URL and "value" not in quiet[2]
+
+
+def test_no_button_on_a_card_is_danger_styled(one_question, three_questions, task):
+    for bundle in (one_question, three_questions):
+        for b in card(bundle, task)["blocks"]:
+            for element in b.get("elements", []):
+                assert element.get("style") != "danger", element
 
 
 def test_multi_question_bundle_offers_answer_modal_and_numbers_questions(three_questions, task):
     rendered = card(three_questions, task)
     assert [(e["action_id"], e["text"]["text"]) for e in buttons(rendered)] == [
         (ACTION_ANSWER_MODAL, "Answer…"),
-        (ACTION_REJECT, "Reject…"),
-        ("kq_conversation", "Conversation"),
-        (ACTION_OPEN, "Open in Kandev"),
     ]
-    headings = [t.split("\n")[0] for t in texts(rendered) if t.startswith("*") and "/3" in t]
-    assert headings == ["*1/3 · Database*", "*2/3 · Cache*", "*3/3 · Queue*"]
-    assert "3 questions, answer all together" in block(rendered, "kq_meta")["elements"][0]["text"]
-
-
-def test_fallback_text_names_task_and_questions(three_questions, task):
-    text = card(three_questions, task)["text"]
-    assert text == (
-        "Agent question: Pick a datastore — Database: Which database should we use?; "
-        "Cache: Which cache?; Queue: Which queue?"
+    assert [e["action_id"] for e in quiet_row(rendered)] == [
+        ACTION_REJECT,
+        "kq_conversation",
+        ACTION_OPEN,
+    ]
+    assert block(rendered, "kq_q:0:db")["text"]["text"] == (
+        "1/3 · Database\n*Which database should we use?*"
     )
+    headings = [t.split("\n")[0] for t in texts(rendered) if "/3 · " in t]
+    assert headings == ["1/3 · Database", "2/3 · Cache", "3/3 · Queue"]
+    assert "3 questions, answer all together" in block(rendered, "kq_meta")["elements"][0]["text"]
+    assert block(rendered, "kq_opts:1:cache")["text"]["text"] == "• *Redis* — In-memory\n• *None*"
 
 
-def test_ages(one_question, task):
-    def meta(now):
-        rendered = card(one_question, task, now=now)
-        return block(rendered, "kq_meta")["elements"][0]["text"]
+def test_fallback_text_says_the_questions_then_the_task(three_questions, task):
+    text = card(three_questions, task)["text"]
+    assert text == "Which database should we use?; Which cache?; Which queue? — Pick a datastore"
 
+
+@pytest.mark.parametrize(
+    ("priority", "start"),
+    [("critical", "🔴 Critical · "), ("high", "🟠 High · "), ("medium", "Which"), ("", "Which")],
+)
+def test_the_notification_of_an_urgent_card_starts_with_its_priority(one_question, priority, start):
+    task = TaskInfo(task_id=TASK_ID, title="Pick a datastore", priority=priority)
+    text = card(one_question, task)["text"]
+    assert text.startswith(start + ("Which" if start != "Which" else ""))
+
+
+def test_no_age_is_frozen_into_a_card(one_question, task):
     created = one_question.created_at
-    assert "asked just now" in meta(created + timedelta(seconds=20))
-    assert "asked 59 min ago" in meta(created + timedelta(minutes=59, seconds=59))
-    assert "asked 5 h ago" in meta(created + timedelta(hours=5))
-    assert "asked 3 days ago" in meta(created + timedelta(days=3, hours=1))
+    for later in (timedelta(seconds=20), timedelta(hours=5), timedelta(days=3)):
+        rendered = card(one_question, task, now=created + later)
+        meta = block(rendered, "kq_meta")["elements"][0]["text"]
+        assert meta.endswith(f"asked {WHEN_ASKED}")
+        assert not re.search(r"\bago\b|just now", str(rendered))
+
+
+def test_a_past_answer_line_mentions_nobody_and_carries_a_date(one_question, task):
+    past = PastAnswer(
+        pending_id="earlier",
+        channel="C1",
+        via="slack",
+        by_user="U123",
+        choices=(PastChoice(labels=("MongoDB",), text=""),),
+        at=NOW,
+    )
+    rendered = render_card(
+        one_question, task, CardState.PENDING, None, kandev_url=KANDEV_URL, now=NOW, past=past
+    )
+    assert_valid_message(rendered)  # no user may be mentioned
+    line = block(rendered, "kq_past")["elements"][0]["text"]
+    assert line.startswith("↩ Last answered <!date^") and line.endswith(" in Slack: MongoDB")
 
 
 # ---- terminal states ---------------------------------------------------------------------------
@@ -173,52 +264,59 @@ OUTCOME_LINES = [
 
 
 @pytest.mark.parametrize(("outcome", "line"), OUTCOME_LINES)
-def test_terminal_card_has_exact_outcome_line_time_and_only_the_link(
-    one_question, task, outcome, line
-):
+def test_a_resolved_card_is_short_and_outcome_first(one_question, task, outcome, line):
     rendered = card(one_question, task, outcome.state, outcome)
     when = "<!date^1796023852^{date_short_pretty} at {time}|2026-11-30 07:30 UTC>"
-    assert outcome_text(rendered) == f"{line} · {when}"
-    assert [(e["action_id"], e.get("url")) for e in buttons(rendered)] == [(ACTION_OPEN, URL)]
-    assert rendered["text"].startswith(line + " — Agent question: Pick a datastore")
-    # the questions stay for context
-    assert block(rendered, "kq_q:0:db")["text"]["text"].startswith("*Database*")
+    assert block_ids(rendered) == ["kq_title", "kq_outcome", "kq_q:0:db", "kq_more"]
+    assert outcome_text(rendered) == f"*{line}* · {when}"
+    assert [(e["action_id"], e.get("url")) for e in quiet_row(rendered)] == [(ACTION_OPEN, URL)]
+    unmentioned = line.replace("by <@U123> in Slack", "in Slack")
+    assert rendered["text"].startswith(unmentioned + " — Which database should we use?")
+    assert "<@" not in rendered["text"]  # the notification text names nobody
+    # the question stays, not bold; the context and the other options go
+    question = block(rendered, "kq_q:0:db")["text"]["text"]
+    assert question.startswith("Which database should we use?")
+    assert "why the agent asks" not in str(rendered) and "PostgreSQL" not in str(rendered)
 
 
-def test_answered_card_marks_the_chosen_option(one_question, task):
+def test_answered_card_marks_only_the_chosen_option(one_question, task):
     rendered = card(one_question, task, CardState.ANSWERED, answered(by_user="U123"))
-    assert block(rendered, "kq_opts:0:db")["text"]["text"] == (
-        "• *PostgreSQL* — Relational\n✅ *MongoDB* — Document store"
+    assert block(rendered, "kq_q:0:db")["text"]["text"] == (
+        "Which database should we use?\n✅ *MongoDB*"
     )
 
 
-def test_free_text_answers_are_shown_and_summarised_in_question_order(three_questions, task):
+def test_free_text_answers_are_quoted_not_called_free_text(three_questions, task):
     outcome = answered(
         by_user="U123",
         answers=[
             Answer(question_id="queue", selected_options=["q3_opt2"]),
-            Answer(question_id="db", custom_text="SQLite, <b>really</b> & truly"),
+            Answer(
+                question_id="db", custom_text="SQLite, <b>really</b> & truly, because it is small"
+            ),
             Answer(question_id="cache", selected_options=["q2_opt1"], custom_text="small"),
         ],
     )
     rendered = card(three_questions, task, CardState.ANSWERED, outcome)
     assert outcome_text(rendered).startswith(
-        "✅ Answered by <@U123> in Slack: “free text”; Redis + “free text”; Kafka · "
+        "*✅ Answered by <@U123> in Slack: “SQLite, &lt;b&gt;really&lt;/b&gt; &amp;…”; "
+        "Redis + “small”; Kafka* · "
     )
-    assert block(rendered, "kq_opts:0:db")["text"]["text"].endswith(
-        "✅ _Free text:_ “SQLite, &lt;b&gt;really&lt;/b&gt; &amp; truly”"
+    assert "free text" not in str(rendered)
+    assert block(rendered, "kq_q:0:db")["text"]["text"].endswith(
+        "✅ “SQLite, &lt;b&gt;really&lt;/b&gt; &amp; truly, because it is small”"
     )
 
 
 def test_terminal_state_without_outcome_still_says_what_happened(one_question, task):
     rendered = card(one_question, task, CardState.ANSWERED, None)
-    assert outcome_text(rendered).startswith("✅ Answered in Kandev · <!date^")
+    assert outcome_text(rendered).startswith("*✅ Answered in Kandev* · <!date^")
 
 
 def test_a_malformed_user_id_is_never_turned_into_a_mention(one_question, task):
     outcome = answered(by_user="!channel")
     rendered = card(one_question, task, CardState.ANSWERED, outcome)
-    assert outcome_text(rendered).startswith("✅ Answered in Slack: MongoDB")
+    assert outcome_text(rendered).startswith("*✅ Answered in Slack: MongoDB")
     assert "channel" not in rendered["text"]
 
 
@@ -248,7 +346,7 @@ def test_hostile_text_renders_harmlessly_everywhere():
             assert unsafe_angles(text) == [], text
             assert "@here" not in text
     prompt = block(card(bundle, task), "kq_q:0:db")["text"]["text"]
-    assert "&lt;!channel&gt;" in prompt and "&lt;http://evil|Click&gt;" in prompt
+    assert "&lt;!channel&gt;" in prompt and "<http://evil" not in prompt
     assert "x (!channel)" in prompt and "<https://example.com/?a=1&amp;b=2|ok>" in prompt
 
 
@@ -257,12 +355,16 @@ def test_long_prompt_and_context_are_shortened_visibly_with_a_link(task):
     bundle = make_bundle({**DB_QUESTION, "prompt": prompt}, context=prompt)
     rendered = card(bundle, task)
     note = f"… _(shortened — <{URL}|full text in Kandev>)_"
-    for block_id in ("kq_context", "kq_q:0:db"):
-        text = block(rendered, block_id)["text"]["text"]
-        assert len(text) <= 3000 and text.endswith(note)
-        body = text.removesuffix(" " + note)
-        assert re.search(r"word\d+$", body)  # ends on a whole word
-        last = body.rsplit(" ", 1)[1]
+    text = block(rendered, "kq_q:0:db")["text"]["text"]
+    assert len(text) <= 450 and text.endswith(note)
+    body = text.removesuffix(" " + note)
+    assert re.search(r"word\d+\*?$", body)  # ends on a whole word
+    context = block(rendered, "kq_context")["text"]["text"]
+    assert len(context) <= 450 and context.endswith(
+        f"(more under Conversation or <{URL}|in Kandev>)_"
+    )
+    for shown in (text, context):
+        last = shown.split(" …")[0].rsplit(" ", 1)[1].strip("*")
         assert last in prompt.split(" ")
 
 
@@ -276,7 +378,7 @@ def test_long_label_fits_its_button_and_is_shown_in_full_in_the_list(task):
     button_text = buttons(rendered)[0]["text"]["text"]
     assert len(button_text) <= 75 and button_text.endswith("…")
     assert label.startswith(button_text.removesuffix("…"))
-    assert f"*{label}*" in block(rendered, "kq_opts:0:db")["text"]["text"]
+    assert f"*{label}*" in block(rendered, "kq_descriptions")["elements"][0]["text"]
 
 
 def test_four_questions_with_six_huge_options_fit_every_limit(task):
@@ -335,9 +437,9 @@ def test_ids_too_long_for_a_button_fall_back_to_the_answer_modal(task):
             "options": [{"option_id": long_id, "label": "A"}, {"option_id": "b", "label": "B"}],
         }
     )
-    elements = buttons(card(bundle, task))
-    assert [e["action_id"] for e in elements] == [
-        ACTION_ANSWER_MODAL,
+    rendered = card(bundle, task)
+    assert [e["action_id"] for e in buttons(rendered)] == [ACTION_ANSWER_MODAL]
+    assert [e["action_id"] for e in quiet_row(rendered)] == [
         ACTION_REJECT,
         "kq_conversation",
         ACTION_OPEN,

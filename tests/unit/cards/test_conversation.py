@@ -91,7 +91,7 @@ def test_messages_oldest_first_tools_one_line_status_skipped():
     order = [
         "👤 *Person*\nDo the *migration*.",
         "I looked at the _schema_.",
-        "🔧 ran npm test (exit 1)\n🔧 ran git status (exit 0)",
+        "🔧 Ran `npm test` — failed (exit 1)\n🔧 Ran `git status`\n",
         "Now I need a decision.",
     ]
     positions = [text.index(part) for part in order]
@@ -112,9 +112,26 @@ def test_tool_without_command_or_exit_code():
         metadata={"status": "error", "title": "Read README.md"},
     )
     [entry] = entries((other,))
-    assert entry.text == "🔧 Read README.md (failed)"
+    assert entry.text == "🔧 Read README.md — failed"
     [entry] = entries((tool("make", None, "error"),))
-    assert entry.text == "🔧 ran make (failed)"
+    assert entry.text == "🔧 Ran `make` — failed"
+    lowercase = SessionMessage(
+        author_type="agent", type="tool_read", content="", metadata={"title": "read db/schema.sql"}
+    )
+    assert [e.text for e in entries((lowercase,))] == ["🔧 Read db/schema.sql"]
+
+
+def test_the_task_description_is_shown_once():
+    card = make_card()
+    description = "Migrate the orders table.\n\nKeep it online."
+    messages = (said("Migrate the orders table.\n\nKeep it online.", "user"), said("On it."))
+    text = view_text(render(Conversation(card=card, description=description, messages=messages)))
+    assert text.count("Migrate the orders table.") == 1
+    assert "👤 *Person*" not in text and "On it." in text
+    # a person message that says something else stays
+    other = (said("Also update the docs.", "user"),)
+    text = view_text(render(Conversation(card=card, description=description, messages=other)))
+    assert "👤 *Person*\nAlso update the docs." in text
 
 
 def test_a_long_session_shows_the_newest_and_counts_the_rest():
@@ -155,8 +172,8 @@ def test_earlier_answers_link_to_their_cards():
     )
     text = view_text(render(conversation))
     assert (
-        f"• Answered just now by <@{ALICE_ID}>: PostgreSQL · "
-        "<https://team.slack.com/archives/C1/p11|View card>" in text
+        f"• Answered <!date^1796023852^{{date_short_pretty}} at {{time}}|2026-11-30 07:30 UTC> "
+        f"by <@{ALICE_ID}>: PostgreSQL · <https://team.slack.com/archives/C1/p11|View card>" in text
     )
 
 

@@ -133,7 +133,10 @@ def test_every_outcome_edit_is_condensed_within_limits(data):
     line = outcome_line(outcome, bundle)
     assert slack_len(line) <= MAX_OUTCOME_LINE
     shown = next(b for b in card["blocks"] if b.get("block_id") == BLOCK_OUTCOME)
-    assert shown["text"]["text"].startswith(line)
+    assert shown["text"]["text"].startswith(f"*{line}* · <!date^")
+    # outcome-first: right under the title
+    assert [b.get("block_id") for b in card["blocks"][:2]] == ["kq_title", BLOCK_OUTCOME]
+    assert "<@" not in card["text"]  # the notification text names nobody
 
 
 @SETTINGS

@@ -29,6 +29,7 @@ from bot.cards import (
 )
 from bot.cards.ids import option_value
 from bot.cards.limits import MAX_VIEW_BLOCKS
+from bot.cards.modals import build_outcome_modal
 from bot.core.clarification import Answer
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, PENDING_ID, make_bundle
 from tests.unit.cards.checks import assert_valid_view
@@ -75,14 +76,18 @@ def test_answer_modal_has_a_radio_group_and_free_text_per_question(three_questio
         "kq_text:2:queue",
     ]
     radio = blocks["kq_choice:0:db"]
-    assert radio["label"]["text"] == "1/3 · Database" and radio["optional"] is True
+    # the prompt is the label (said once), and a choice is required: "Other" for own words
+    assert radio["label"]["text"] == "1/3 · Which database should we use?"
+    assert radio["optional"] is False
     assert radio["element"]["type"] == "radio_buttons"
     assert radio["element"]["action_id"] == ACTION_CHOICE
-    assert [o["value"] for o in radio["element"]["options"]] == ["q1_opt1", "q1_opt2"]
+    assert [o["value"] for o in radio["element"]["options"]] == ["q1_opt1", "q1_opt2", "#other"]
     assert radio["element"]["options"][1]["description"]["text"] == "Document store"
+    assert radio["element"]["options"][2]["text"]["text"] == "Other (write your own answer below)"
     text = blocks["kq_text:0:db"]
     assert text["element"]["max_length"] == 2000 and text["element"]["multiline"] is True
     assert text["element"]["action_id"] == ACTION_TEXT and text["optional"] is True
+    assert text["label"]["text"] == "Your own answer (for Other)"
     meta = parse_modal_metadata(view["private_metadata"])
     assert (meta.pending_id, meta.channel, meta.ts, meta.origin) == (
         PENDING_ID,
@@ -90,8 +95,39 @@ def test_answer_modal_has_a_radio_group_and_free_text_per_question(three_questio
         "1764488872.000100",
         "card",
     )
-    prompts = [b["text"]["text"] for b in view["blocks"] if b["type"] == "section"]
-    assert "*1/3 · Database*\nWhich database should we use?" in prompts
+    shown = str(view["blocks"])
+    assert shown.count("Which database should we use?") == 1  # no heading repeats it
+    assert "(optional)" not in shown
+
+
+def test_a_long_prompt_gets_its_own_block_and_the_field_its_heading(task):
+    prompt = "Which database should we use?\n\nWe need **transactions** and a `JSON` column."
+    bundle = make_bundle({**DB_QUESTION, "prompt": prompt})
+    view = build_answer_modal(bundle, task, FormPlace(**WHERE))
+    assert_valid_view(view)
+    sections = [b["text"]["text"] for b in view["blocks"] if b["type"] == "section"]
+    assert any("*transactions*" in t for t in sections)
+    assert inputs(view)["kq_choice:0:db"]["label"]["text"] == "Database"
+
+
+def test_a_question_without_options_requires_its_text(task):
+    bundle = make_bundle({**DB_QUESTION, "options": []})
+    view = build_answer_modal(bundle, task, FormPlace(**WHERE))
+    assert_valid_view(view)
+    [only] = inputs(view).values()
+    assert only["block_id"] == "kq_text:0:db" and only["optional"] is False
+    assert only["label"]["text"] == "Which database should we use?"
+
+
+def test_other_without_text_is_a_field_error_and_with_text_an_answer(one_question):
+    errors = parse_answer_submission(
+        one_question, state(pick("kq_choice:0:db", "#other"), write("kq_text:0:db", " "))
+    )
+    assert errors == {"kq_text:0:db": "Write your answer: you picked Other"}
+    answers = parse_answer_submission(
+        one_question, state(pick("kq_choice:0:db", "#other"), write("kq_text:0:db", "MariaDB"))
+    )
+    assert answers == [Answer(question_id="db", custom_text="MariaDB")]
 
 
 def test_complete_submission_gives_answers_in_bundle_order(three_questions):
@@ -176,7 +212,8 @@ def test_other_modal_requires_text_and_offers_options_too(one_question, task):
     blocks = inputs(view)
     assert list(blocks) == ["kq_text:0:db", "kq_choice:0:db"]
     assert blocks["kq_text:0:db"]["optional"] is False
-    assert blocks["kq_text:0:db"]["label"]["text"] == "Your answer"
+    assert blocks["kq_text:0:db"]["label"]["text"] == "Which database should we use?"
+    assert blocks["kq_choice:0:db"]["label"]["text"] == "Also pick an option"
     assert blocks["kq_choice:0:db"]["optional"] is True
     answers = parse_answer_submission(
         one_question,
@@ -304,3 +341,27 @@ def test_a_form_with_no_room_left_shows_the_error_as_the_fields_hint(task):
 
     assert len(view["blocks"]) == MAX_VIEW_BLOCKS
     assert inputs(view)[BLOCK_REASON]["hint"]["text"] == "⚠️ Kandev said no"
+
+
+# ---- how a submitted form ends ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "action", "title"),
+    [
+        ("won", "answer", "Answered"),
+        ("won", "reject", "Rejected"),
+        ("refused", "answer", "Not sent"),
+        ("lost", "reject", "Not sent"),
+        ("undecided", "answer", "Maybe not sent"),
+    ],
+)
+def test_a_submitted_forms_title_says_what_happened(kind, action, title):
+    view = build_outcome_modal(kind, "", action)
+    assert_valid_view(view)
+    assert view["title"]["text"] == title
+
+
+def test_a_rejection_never_ends_on_a_modal_titled_sent():
+    view = build_outcome_modal("won", "", "reject")
+    assert view["title"]["text"] != "Sent" and "Rejected" in view["blocks"][0]["text"]["text"]

@@ -31,7 +31,7 @@ def test_answers_summary(three_questions):
         Answer(question_id="queue", selected_options=["q3_opt1", "unknown&id"], custom_text="x"),
     ]
     assert answers_summary(three_questions, answers) == (
-        "“free text”; Redis; RabbitMQ, unknown&amp;id + “free text”"
+        "“text &lt;b&gt;”; Redis; RabbitMQ, unknown&amp;id + “x”"
     )
     assert answers_summary(three_questions, answers[:1]) == "no answer; Redis; no answer"
     assert answers_summary(three_questions, []) == ""
@@ -40,15 +40,19 @@ def test_answers_summary(three_questions):
 def test_lost_message(one_question):
     winner = _answered([Answer(question_id="db", selected_options=["q1_opt2"])])
     assert lost_message(one_question, winner) == (
-        "Someone else answered first: MongoDB. Your answer was not sent."
+        "Answered in Kandev first: MongoDB. Your answer was not sent."
     )
     slack_winner = _answered(winner.answers, by_user="U777", via="slack")
     assert lost_message(one_question, slack_winner, action="reject") == (
-        "<@U777> answered first: MongoDB. Your rejection was not sent."
+        "<@U777> answered first in Slack: MongoDB. Your rejection was not sent."
     )
     rejected = make_outcome(CardState.REJECTED)
     assert lost_message(one_question, rejected) == (
-        "Someone else rejected this question first. Your answer was not sent."
+        "Rejected in Kandev first. Your answer was not sent."
+    )
+    unnamed = make_outcome(CardState.REJECTED, via="slack")
+    assert lost_message(one_question, unnamed) == (
+        "Rejected in Slack first. Your answer was not sent."
     )
 
 
@@ -115,12 +119,22 @@ def test_several_options_per_question_are_condensed_not_listed_in_full():
     assert len(items) == 4
     for q, item in enumerate(items, start=1):
         assert item.startswith(f"Q{q} option 1 long label")
-        assert re.search(r" …and [1-5] more \+ “free text”$", item), item
+        assert re.search(r" …and [1-5] more \+ “x+…”$", item), item
         shown = item.count(f"Q{q} option")
         assert f"…and {6 - shown} more" in item  # each option once, the rest counted
     line = outcome_line(_answered(answers, by_user="U1AB", via="slack"), bundle)
     assert line.startswith("✅ Answered by <@U1AB> in Slack: Q1 option 1 long label")
     assert slack_len(line) <= MAX_OUTCOME_LINE
+
+
+def test_a_free_text_answer_is_quoted_by_its_start():
+    bundle = make_bundle(_six_options(1))
+    answer = Answer(
+        question_id="q1", custom_text="Use the other index, the one on (customer_id, created_at)"
+    )
+    assert answers_summary(bundle, [answer]) == "“Use the other index, the one on…”"
+    line = outcome_line(_answered([answer], by_user="U1AB", via="slack"), bundle, mention=False)
+    assert line == "✅ Answered in Slack: “Use the other index, the one on…”"
 
 
 def test_one_question_with_every_option_chosen_lists_what_fits():
