@@ -183,10 +183,14 @@ class FakeKandev:
         title: str = "Pick a datastore",
         workspace_id: str = "ws-1",
         workspace_name: str = "Platform",
+        priority: str = "",
     ) -> Bundle:
         """An active bundle, with its task and workspace."""
         self.active[bundle.pending_id] = bundle
-        self.tasks[bundle.task_id] = Task(id=bundle.task_id, title=title, workspace_id=workspace_id)
+        fields = {"priority": priority} if priority else {}
+        self.tasks[bundle.task_id] = Task(
+            id=bundle.task_id, title=title, workspace_id=workspace_id, **fields
+        )
         if all(w.id != workspace_id for w in self.workspace_list):
             self.workspace_list.append(Workspace(id=workspace_id, name=workspace_name))
         return bundle

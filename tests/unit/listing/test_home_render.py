@@ -34,13 +34,11 @@ def test_waiting_and_recently_resolved() -> None:
     text = blocks_text(view["blocks"])
     assert text.index("Waiting for an answer") < text.index("Oldest task")
     assert text.index("Oldest task") < text.index("Newer task") < text.index("Recently resolved")
-    assert "2 agents are waiting for an answer, oldest first" in text
+    assert "2 questions are waiting for an answer, oldest first" in text
     assert "*1/3 · Database* — Which database should we use?" in text
     assert "_+2 more questions_" in text
-    assert "asked 2 h ago · Workspace *Platform*" in text
-    assert (
-        "asked 1 min ago · Workspace *Platform* · <https://t.slack.com/a/C1/p2|View card>" in text
-    )
+    assert "asked <!date^" in text and " ago" not in text  # no age frozen into the view
+    assert "UTC> · Workspace *Platform* · <https://t.slack.com/a/C1/p2|View card>" in text
     assert f"✅ Answered by <@{ALICE}> in Slack: MongoDB" in text
     assert f"⛔ Rejected by <@{ALICE}> in Slack: “not now”" in text
     assert "⏹ Ended — nobody answered" in text

@@ -54,10 +54,11 @@ def test_a_page_shows_task_workspace_age_questions_card_and_answer_button() -> N
     message = render_listing(page_of([item]), kandev_url=KANDEV_URL, now=NOW)
     assert_valid_message(message)
     text = blocks_text(message["blocks"])
-    assert "1 agent is waiting for an answer" in text
+    assert "1 question is waiting for an answer" in text
     assert "<https://kandev.example.test/t/task-001|Pick a datastore>" in text
-    assert "1/2 · Database · 2/2 · Database 2" in text
-    assert "Workspace *Platform* · asked 10 min ago" in text
+    # the questions themselves, not their titles
+    assert "1/2 · Which database should we use? · 2/2 · Which database should we use?" in text
+    assert "Workspace *Platform* · asked <!date^1796023252^{date_short_pretty} at {time}|" in text
     assert "<https://team.slack.com/archives/C0QUESTION/p1700000000000001|View card>" in text
     [answer, conversation] = buttons(message)
     assert conversation["text"]["text"] == "Conversation"

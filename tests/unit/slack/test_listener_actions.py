@@ -67,7 +67,7 @@ def test_a_click_that_lost_in_kandev_is_told_in_the_cards_channel(
 
     [told] = eventually(lambda: ephemerals(gateway))
     assert told["channel"] == CHANNEL
-    assert told["text"].startswith("Someone else answered first: PostgreSQL.")
+    assert told["text"].startswith("Answered in Kandev first: PostgreSQL.")
 
 
 def test_a_forged_button_value_is_refused_audited_and_told(
@@ -110,7 +110,7 @@ def test_a_click_on_a_resolved_card_is_refused_where_the_person_is(
 
     [told] = eventually(lambda: ephemerals(gateway))
     assert told["channel"] == CHANNEL
-    assert told["text"].startswith(f"<@{BOB.id}> answered first: PostgreSQL.")
+    assert told["text"].startswith(f"<@{BOB.id}> answered first in Slack: PostgreSQL.")
     assert len(fake_kandev.called("answer")) == 1
 
     # The first click's "won" may be audited after the second is refused: look at the late one.

@@ -73,7 +73,7 @@ def test_a_valid_rejection_is_sent_and_the_form_shows_it(
 
     assert status == 200 and sending(acked)
     shown = updated_view(gateway)
-    assert shown["title"]["text"] == "Sent"
+    assert shown["title"]["text"] == "Rejected"
     assert words.sent_message("reject") in blocks_text(shown["blocks"])
     assert fake_kandev.called("reject")[0]["reason"] == "use the old one"
     assert store.cards.get(card.pending_id).state is CardState.REJECTED  # type: ignore[union-attr]
@@ -110,7 +110,7 @@ def test_an_answer_form_is_read_and_sent(
     status, acked = dispatch(bolt, submission(view, choice(view, "q1_opt2")))
 
     assert status == 200 and sending(acked, "answer")
-    assert updated_view(gateway)["title"]["text"] == "Sent"
+    assert updated_view(gateway)["title"]["text"] == "Answered"
     assert fake_kandev.called("answer")[0]["answers"] == [MONGO]
 
 

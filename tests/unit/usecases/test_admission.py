@@ -342,8 +342,8 @@ def test_slacks_redelivery_of_a_click_that_won_is_refused_silently(
 @pytest.mark.parametrize(
     ("outcome", "says"),
     [
-        (answered(BOB_ID), f"<@{BOB_ID}> answered first: PostgreSQL"),
-        (make_outcome(CardState.REJECTED), "Someone else rejected this question first"),
+        (answered(BOB_ID), f"<@{BOB_ID}> answered first in Slack: PostgreSQL"),
+        (make_outcome(CardState.REJECTED), "Rejected in Kandev first"),
         (make_outcome(CardState.ENDED), "no longer needs this answer"),
         (make_outcome(CardState.UNAVAILABLE), "no longer shows this question"),
     ],

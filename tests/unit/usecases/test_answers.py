@@ -50,7 +50,8 @@ def test_a_won_answer_resolves_the_card_and_edits_it(
     assert publisher.work_once()
     [edit] = gateway.called("chat.update")
     assert (edit["channel"], edit["ts"]) == (CHANNEL, card.ts)
-    assert f"Answered by <@{ALICE_ID}> in Slack: MongoDB" in edit["message"].text
+    assert f"Answered by <@{ALICE_ID}> in Slack: MongoDB" in str(edit["message"].blocks)
+    assert edit["message"].text.startswith("✅ Answered in Slack: MongoDB")
 
 
 def test_kandev_unreachable_records_nothing_and_a_retry_goes_through(
@@ -124,10 +125,14 @@ def reject_form(admission: Admission, card) -> Admitted:
 
 
 def edits(gateway: FakeSlackGateway, publisher: Publisher) -> list[str]:
-    """The text of every card edit the publisher sends now."""
+    """The text and blocks of every card edit the publisher sends now (the outcome line naming
+    who answered is in the blocks; the notification text names nobody)."""
     while publisher.work_once():
         pass
-    return [call["message"].text for call in gateway.called("chat.update")]
+    return [
+        call["message"].text + "\n" + str(call["message"].blocks)
+        for call in gateway.called("chat.update")
+    ]
 
 
 def audited(store: Database, pending_id: str) -> list[tuple[str, str, str]]:
@@ -167,7 +172,7 @@ def test_an_answer_lost_to_another_slack_user_names_the_winner(
     verdict = answers.submit(alice, answers=(MONGO,))
 
     assert verdict.kind == "lost"
-    assert said.verdict(verdict).startswith(f"<@{BOB_ID}> answered first: PostgreSQL.")
+    assert said.verdict(verdict).startswith(f"<@{BOB_ID}> answered first in Slack: PostgreSQL.")
     assert "Your answer was not sent." in said.verdict(verdict)
     resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.outcome is not None
@@ -369,9 +374,7 @@ def test_a_maybe_delivered_rejection_after_an_earlier_one_in_kandev_is_not_credi
     verdict = answers.submit(reject_form(admission, card), reason="use the old one")
 
     assert verdict.kind == "lost"
-    assert said.verdict(verdict) == (
-        "Someone else rejected this question first. Your rejection was not sent."
-    )
+    assert said.verdict(verdict) == ("Rejected in Kandev first. Your rejection was not sent.")
     resolved = store.cards.get(card.pending_id)
     assert resolved is not None and resolved.state is CardState.REJECTED
     assert resolved.outcome is not None

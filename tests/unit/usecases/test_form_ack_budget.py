@@ -42,7 +42,7 @@ def test_a_late_submission_is_acked_sending_and_shows_its_result(
 
     assert status == 200 and sending(acked)
     shown = updated_view(gateway)
-    assert shown["title"]["text"] == "Sent"
+    assert shown["title"]["text"] == "Rejected"
     assert len(fake_kandev.called("reject")) == 1
 
 

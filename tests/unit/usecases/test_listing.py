@@ -49,10 +49,14 @@ def shown(reply: Reply) -> str:
     return blocks_text(reply.blocks)
 
 
-def next_value(reply: Reply) -> str | None:
+def next_value(reply: Reply, label: str | None = None) -> str | None:
     for block in reply.blocks:
         for element in block.get("elements", []):
-            if isinstance(element, dict) and element.get("action_id") == ids.ACTION_NEXT:
+            if (
+                isinstance(element, dict)
+                and element.get("action_id") == ids.ACTION_NEXT
+                and (label is None or element["text"]["text"] == label)
+            ):
                 return element["value"]
     return None
 
@@ -64,7 +68,7 @@ def test_each_person_is_listed_only_what_they_may_answer(listing: ListingService
     stranger = shown(listing.reply("", "U0STRANGER"))
 
     assert "Platform 1" in alice and "Data 4" not in alice
-    assert "Data 4" in bob and "Platform 1" not in bob and "Warehouse" in bob
+    assert "Data 4" in bob and "Platform 1" not in bob and "Which database" in bob
     assert stranger.startswith("Nothing is waiting for an answer")
 
 
@@ -82,7 +86,7 @@ def test_filter_words_match_whole_words_not_inside_words(listing: ListingService
     assert "Nothing waiting matches" in shown(listing.reply("Hi", ALICE_ID))
     assert "Nothing waiting matches" in shown(listing.reply("base", ALICE_ID))  # not "database"
     assert "Nothing waiting matches" in shown(listing.reply("form", ALICE_ID))  # not "Platform"
-    assert "3 agents are waiting" in shown(listing.reply("WHICH database?", ALICE_ID))
+    assert "3 questions are waiting" in shown(listing.reply("WHICH database?", ALICE_ID))
     assert "Platform 2" in shown(listing.reply("use", ALICE_ID))
 
 
@@ -101,7 +105,33 @@ def test_pages_follow_the_last_bundle_shown(
     second = listing.reply(wanted.filter, ALICE_ID, after=wanted.after, number=wanted.number)
 
     assert "Platform 3" in shown(second) and "Platform 2" not in shown(second)
-    assert next_value(second) is None
+    assert next_value(second, "Next page") is None
+    back = next_value(second, "Previous page")
+    assert back is not None
+    wanted = parse_next_page(back)
+    assert wanted.backwards and wanted.number == 1
+    again = listing.reply(
+        wanted.filter,
+        ALICE_ID,
+        after=wanted.after,
+        number=wanted.number,
+        rank=wanted.rank,
+        backwards=wanted.backwards,
+    )
+    assert "Platform 2" in shown(again) and "Platform 3" not in shown(again)
+    assert next_value(again, "Previous page") is None
+
+
+@pytest.mark.usefixtures("waiting")
+def test_critical_questions_come_first_and_are_summarised_on_top(
+    listing: ListingService, fake_kandev: FakeKandev
+) -> None:
+    fake_kandev.add(
+        numbered_bundle(9), title="Urgent 9", workspace_name="Platform", priority="critical"
+    )
+    first = shown(listing.reply("", ALICE_ID))
+    assert "🔴 1 critical — listed first" in first
+    assert first.index("Urgent 9") < first.index("Platform 1")
 
 
 def test_help_and_a_too_long_filter_are_answered_without_kandev(

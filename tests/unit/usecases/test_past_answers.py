@@ -33,7 +33,9 @@ def test_a_second_identical_question_shows_the_first_ones_answer(posted, store, 
     message = gateway.cards[(second.channel, second.ts)][0]
     [line] = [b for b in message.blocks if b.get("block_id") == ids.BLOCK_PAST]
     text = line["elements"][0]["text"]
-    assert text.startswith("↩ Last answered ") and text.endswith(f"by <@{ALICE_ID}>: PostgreSQL")
+    # a new message: the earlier answerer is not mentioned (that would notify them)
+    assert text.startswith("↩ Last answered <!date^") and text.endswith(" in Slack: PostgreSQL")
+    assert "<@" not in str(message.blocks) and "<@" not in message.text
 
 
 def test_other_questions_and_unanswered_ones_show_nothing(posted, store, gateway):
@@ -145,7 +147,8 @@ def test_a_row_written_by_an_older_version_still_shows_its_worded_answer():
         f' "by_user": "{ALICE_ID}", "summary": "*PostgreSQL*", "at": "{NOW.isoformat()}"}}'
     )
     assert legacy.choices == ()
-    assert past_line(legacy, NOW).endswith(f"by <@{ALICE_ID}>: *PostgreSQL*")
+    assert past_line(legacy).endswith(" in Slack: *PostgreSQL*")
+    assert past_line(legacy, mention=True).endswith(f"by <@{ALICE_ID}>: *PostgreSQL*")
 
 
 def test_labels_and_free_text_are_worded_as_a_resolved_card_words_them():
@@ -155,5 +158,5 @@ def test_labels_and_free_text_are_worded_as_a_resolved_card_words_them():
         choices=(PastChoice(labels=("A <b>", "B")), PastChoice(text="mine"), PastChoice()),
         at=NOW,
     )
-    line = past_line(past, NOW)
-    assert line.endswith("in Kandev: A &lt;b&gt;, B; “free text”; no answer"), line
+    line = past_line(past)
+    assert line.endswith("in Kandev: A &lt;b&gt;, B; “mine”; no answer"), line

@@ -118,7 +118,8 @@ def test_reminders_come_at_their_times_in_the_thread_with_the_mentions(
     assert tick() == 1
     assert tick() == 0  # once per step
     assert replies(gateway) == [
-        "⏰ Still waiting for an answer after 10 s <!subteam^S0ONCALL> <@U0ANA>"
+        "⏰ Still waiting for an answer after 10 s: *“Which database should we use?”* "
+        "<!subteam^S0ONCALL> <@U0ANA>"
     ]
     (call,) = gateway.called("chat.postMessage:reply")
     assert (call["channel"], call["thread_ts"]) == (CHANNEL, card.ts)
@@ -129,9 +130,9 @@ def test_reminders_come_at_their_times_in_the_thread_with_the_mentions(
     at(clock, card, 29)
     tick()
     assert [r.split(" <")[0] for r in replies(gateway)] == [
-        "⏰ Still waiting for an answer after 10 s",
-        "⏰ Still waiting for an answer after 15 s",
-        "⏰ Still waiting for an answer after 20 s",
+        "⏰ Still waiting for an answer after 10 s: *“Which database should we use?”*",
+        "⏰ Still waiting for an answer after 15 s: *“Which database should we use?”*",
+        "⏰ Still waiting for an answer after 20 s: *“Which database should we use?”*",
     ]  # max_reminders = 3
 
 
@@ -142,7 +143,7 @@ def test_reminders_missed_while_down_are_sent_once(
     assert tick() == 1
     assert tick() == 0
     assert [r.split(" <")[0] for r in replies(gateway)] == [
-        "⏰ Still waiting for an answer after 15 s"
+        "⏰ Still waiting for an answer after 15 s: *“Which database should we use?”*"
     ]
     at(clock, card, 20)
     assert tick() == 1 and len(replies(gateway)) == 2
@@ -194,9 +195,10 @@ def test_escalation_posts_the_card_there_and_a_notice_under_the_original(
     assert "🔺 Escalated to <#C0LEADS0001>" in replies(gateway)
     (esc,) = [c for c in gateway.called("chat.postMessage") if c["channel"] == LEADS]
     assert esc["message"].blocks[0]["text"]["text"] == (
-        "🔺 *Escalated:* waiting for an answer for 30 s, first asked in "
-        f"<#{CHANNEL}> <!subteam^S0LEADS>"
+        f"🔺 *Escalated — waiting 30 s* · first asked in <#{CHANNEL}> <!subteam^S0LEADS>"
     )
+    # its notification says so before the question
+    assert esc["message"].text.startswith("🔺 Escalated — waiting 30 s · Which database")
     assert any(b["type"] == "actions" for b in esc["message"].blocks)  # interactive
     at(clock, card, 300)
     assert tick() == 0  # once

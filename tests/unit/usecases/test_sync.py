@@ -391,10 +391,10 @@ def test_a_resolution_a_slack_user_won_is_attributed_to_them(
     assert (resolved.outcome.via, resolved.outcome.by_user) == ("slack", ALICE_ID)
     [edit] = gateway.called("chat.update")
     if action == "answer":
-        assert f"Answered by <@{ALICE_ID}> in Slack: MongoDB" in edit["message"].text
+        assert f"Answered by <@{ALICE_ID}> in Slack: MongoDB" in str(edit["message"].blocks)
     else:
         assert resolved.outcome.reason == "not now"
-        assert f"Rejected by <@{ALICE_ID}> in Slack" in edit["message"].text
+        assert f"Rejected by <@{ALICE_ID}> in Slack" in str(edit["message"].blocks)
 
 
 def test_an_answer_in_flight_owns_the_card_within_the_grace_window(
