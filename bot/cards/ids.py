@@ -43,6 +43,7 @@ CALLBACK_CONVERSATION = "kq_conversation_modal"  # read-only; its "Answer…" pu
 SHORTCUT_REJECT = "reject_question"  # message shortcut callback_id (manifest.yml)
 COMMAND = "/kandev-questions"  # the slash command (manifest.yml)
 ACTION_NEXT = "kq_list_next"  # the listing's "Next page" button
+ACTION_PREVIOUS = "kq_list_previous"  # its "Previous page" button (same value, backwards)
 
 # ---- block ids ------------------------------------------------------------------------------
 BLOCK_TITLE = "kq_title"

@@ -17,7 +17,7 @@ from bot.cards import ids, words
 from bot.cards.approval import approvals_blocks
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import UNTITLED_TASK, task_url
-from bot.cards.ids import ACTION_NEXT, COMMAND, ButtonValue, CodecError
+from bot.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, ButtonValue, CodecError
 from bot.cards.limits import (
     MAX_BUTTON_VALUE,
     MAX_MESSAGE_BLOCKS_TEXT,
@@ -309,7 +309,7 @@ def _pager(page: ListingPage) -> list[Block]:
             rank=page.previous_rank,
             backwards=True,
         )
-        buttons.append(button("Previous page", ACTION_NEXT, value=back.encode()))
+        buttons.append(button("Previous page", ACTION_PREVIOUS, value=back.encode()))
     if page.next_after is not None:
         last_shown = page.first + len(page.items) - 1
         footer += f" · {page.total - last_shown} more"

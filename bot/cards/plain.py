@@ -54,7 +54,7 @@ def plain_card(
             elements.append(
                 button("Answer…", ids.ACTION_ANSWER_MODAL, value=value, style="primary")
             )
-            elements.append(button("Reject…", ids.ACTION_REJECT, value=value, style="danger"))
+            elements.append(button("Reject…", ids.ACTION_REJECT, value=value))
     if url:
         elements.append(button("Open in Kandev", ids.ACTION_OPEN, url=url))
     if elements:

@@ -81,13 +81,13 @@ def card_updates(fake: FakeSlack, ts: str) -> list[CallRecord]:
 
 
 def outcome_line(message: PostedMessage | list[dict[str, Any]]) -> str | None:
-    """The card's outcome line without its trailing date token (None while pending); from a
-    message or from the blocks of a recorded chat.update."""
+    """The card's outcome line without its bold marks and trailing date token (None while
+    pending); from a message or from the blocks of a recorded chat.update."""
     blocks = message if isinstance(message, list) else message.blocks
     for block in blocks:
         if block.get("block_id") == ids.BLOCK_OUTCOME:
-            text = (block.get("text") or {}).get("text", "")
-            return _DATE_SUFFIX.sub("", text)
+            text = _DATE_SUFFIX.sub("", (block.get("text") or {}).get("text", ""))
+            return text[1:-1] if text.startswith("*") and text.endswith("*") else text
     return None
 
 

@@ -75,8 +75,8 @@ def test_an_approval_is_posted_and_a_click_allows_it_once(
 
     driver = slack_driver(bot.events_url)
     assert driver.click(CHANNEL, card.ts, text="Allow once", user=ALICE).status == 200
-    done = wait_outcome(fake_slack, card.ts, "*✅")
-    assert outcome_line(done).startswith(f"*✅ Allowed once by <@{ALICE.id}> in Slack*")
+    done = wait_outcome(fake_slack, card.ts, "✅")
+    assert outcome_line(done).startswith(f"✅ Allowed once by <@{ALICE.id}> in Slack")
     assert_terminal_controls(done)
     got = Permissions(seed.server).agent_outcomes(seeded.task_id)
     assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}
@@ -98,8 +98,8 @@ def test_chosen_in_the_web_ui_first_then_a_late_click(
     reply = _respond_in_web_ui(kandev, seeded, "reject_once")
     assert reply["success"] is True, reply
 
-    done = wait_outcome(fake_slack, card.ts, "*⛔")
-    assert outcome_line(done).startswith("*⛔ Rejected in Kandev*")
+    done = wait_outcome(fake_slack, card.ts, "⛔")
+    assert outcome_line(done).startswith("⛔ Rejected in Kandev")
     assert_terminal_controls(done)
     click_stale(slack_driver(bot.events_url), CHANNEL, card.ts, text="Allow once", user=BOB)
     told = wait_ephemeral(fake_slack, BOB.id, "chose first")
@@ -115,8 +115,8 @@ def test_a_request_withdrawn_by_stopping_the_agent_ends_its_card(
     seeded = seed.permission([RM], title="Stopped agent")
     card = wait_card(fake_slack, approval_key(seeded.request_id))
     Permissions(seed.server).stop_agent(seeded.session_id)
-    done = wait_outcome(fake_slack, card.ts, "*⏹")
-    assert outcome_line(done).startswith("*⏹ Withdrawn")
+    done = wait_outcome(fake_slack, card.ts, "⏹")
+    assert outcome_line(done).startswith("⏹ Withdrawn")
     assert_terminal_controls(done)
 
 
@@ -130,8 +130,8 @@ def test_a_cancelled_turn_is_never_resolved_from_slack(
     kandev.cancel_turn(seeded.session_id)
 
     # The card says it cannot be answered here; a click from a stale client sends nothing.
-    done = wait_outcome(fake_slack, card.ts, "*⏹")
-    assert outcome_line(done).startswith("*⏹ Not answerable from Slack")
+    done = wait_outcome(fake_slack, card.ts, "⏹")
+    assert outcome_line(done).startswith("⏹ Not answerable from Slack")
     click_stale(slack_driver(bot.events_url), CHANNEL, card.ts, text="Allow once", user=ALICE)
     told = wait_ephemeral(fake_slack, ALICE.id, "Nothing was sent")
     assert "turn was cancelled" in told.text
@@ -166,7 +166,7 @@ def test_only_answerers_may_approve(app_factory, seed, fake_slack, slack_driver,
     assert [p["request_id"] for p in kandev.list(seeded.task_id)] == [seeded.request_id]
 
     assert driver.click(CHANNEL, card.ts, text="Always allow", user=ALICE).status == 200
-    wait_outcome(fake_slack, card.ts, f"*✅ Always allowed by <@{ALICE.id}> in Slack")
+    wait_outcome(fake_slack, card.ts, f"✅ Always allowed by <@{ALICE.id}> in Slack")
     got = kandev.agent_outcomes(seeded.task_id)
     assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_always"}
 
@@ -190,7 +190,7 @@ def test_listed_and_on_home_and_approved_from_home(
     home = wait_home(fake_slack, ALICE.id, lambda v: "Approve from Home" in v.all_text)
     value = ButtonValue(pending_id=key, option_id="allow_once").encode()
     driver.click_in_view(home, value=value)
-    wait_outcome(fake_slack, card.ts, f"*✅ Allowed once by <@{ALICE.id}> in Slack")
+    wait_outcome(fake_slack, card.ts, f"✅ Allowed once by <@{ALICE.id}> in Slack")
     got = Permissions(seed.server).agent_outcomes(seeded.task_id)
     assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}
 
@@ -203,7 +203,7 @@ def test_approved_over_socket_mode_with_a_metric_by_kind(
     card = wait_card(fake_slack, approval_key(seeded.request_id))
     ack = slack_driver(transport="socket").click(CHANNEL, card.ts, text="Reject", user=BOB)
     assert ack.ok
-    wait_outcome(fake_slack, card.ts, f"*⛔ Rejected by <@{BOB.id}> in Slack")
+    wait_outcome(fake_slack, card.ts, f"⛔ Rejected by <@{BOB.id}> in Slack")
     got = Permissions(seed.server).agent_outcomes(seeded.task_id)
     assert got[0]["outcome"] == {"outcome": "selected", "optionId": "reject_once"}
     served = scrape(f"http://127.0.0.1:{bot.env['METRICS_PORT']}/metrics")
@@ -219,8 +219,8 @@ def test_a_kandev_restart_withdraws_the_request(app_factory, seed, fake_slack) -
     seeded = seed.permission([RM], title="Kandev restarts")
     card = wait_card(fake_slack, approval_key(seeded.request_id))
     seed.server.restart()  # requests do not survive it; the task's flag stays (stale)
-    done = wait_outcome(fake_slack, card.ts, "*⏹", timeout=60)
-    assert outcome_line(done).startswith("*⏹ Withdrawn")
+    done = wait_outcome(fake_slack, card.ts, "⏹", timeout=60)
+    assert outcome_line(done).startswith("⏹ Withdrawn")
 
 
 def test_reminders_escalation_and_a_subscriber_s_dm_card(
@@ -262,7 +262,7 @@ def test_reminders_escalation_and_a_subscriber_s_dm_card(
 
     # Allowing it on the escalation copy resolves it; every copy shows the outcome.
     driver.click(LEADS, escalated.ts, text="Allow once", user=ALICE)
-    wait_outcome(fake_slack, card.ts, f"*✅ Allowed once by <@{ALICE.id}> in Slack")
+    wait_outcome(fake_slack, card.ts, f"✅ Allowed once by <@{ALICE.id}> in Slack")
     fake_slack.wait_for(
         lambda: outcome_line(fake_slack.message(LEADS, escalated.ts)) or None,
         15,

@@ -3,7 +3,10 @@ verified in Kandev (final status) and at the agent (what its blocked tool call r
 
 from __future__ import annotations
 
+import pytest
+
 from fakeslack import ALICE
+from fakeslack.view_state import ViewSubmissionBlocked
 from tests.e2e.helpers import (
     assert_sending,
     assert_terminal_controls,
@@ -60,8 +63,9 @@ def test_one_click_answers_in_kandev_and_unblocks_the_agent(
     edited = wait_outcome(fake_slack, card.ts, "✅")
     assert outcome_line(edited) == f"✅ Answered by <@{ALICE.id}> in Slack: MongoDB"
     assert_terminal_controls(edited)
-    assert "✅ *MongoDB* — Document store" in edited.all_text
-    assert "• *PostgreSQL*" in edited.all_text
+    # short and outcome-first: the chosen answer marked, the other options gone (issue 21)
+    assert "Which database should we use?\n✅ *MongoDB*" in edited.all_text
+    assert "PostgreSQL" not in edited.all_text
     # The card is the receipt: the winner is told nothing more.
     fake_slack.settle(quiet=1.0, timeout=10)
     assert fake_slack.ephemerals(user=ALICE.id) == []
@@ -91,15 +95,19 @@ def test_multi_question_modal_requires_every_answer(app_factory, seed, fake_slac
     assert view.user == ALICE.id
     per_question = choice_and_text_blocks(view)
     assert len(per_question) == 3
-    for number in (1, 2, 3):
-        assert f"{number}/3 · Choice {number}" in view.all_text
+    for number in (1, 2, 3):  # each prompt is its field's label (issue 21)
+        assert f"{number}/3 · " in view.all_text
 
-    # Question 3 left empty: the modal stays open with an error on question 3, nothing is sent.
+    # Question 3 left empty: its choice is required, so Slack itself does not send the form
+    # (issue 21: the form helps before you send); were it sent anyway, the bot answers with an
+    # error on question 3 and the modal stays open; nothing is sent.
     partial = {
         per_question[0][0]: {"kq_choice": option_id(1, 2)},
         per_question[1][0]: {"kq_choice": option_id(2, 3)},
     }
-    ack = driver.submit_view(view, partial)
+    with pytest.raises(ViewSubmissionBlocked):
+        driver.submit_view(view, partial)
+    ack = driver.submit_view(view, partial, enforce_client_rules=False)
     assert ack.status == 200
     assert ack.json is not None and ack.json.get("response_action") == "errors", ack.body
     errors = ack.json["errors"]
@@ -109,13 +117,14 @@ def test_multi_question_modal_requires_every_answer(app_factory, seed, fake_slac
     assert bundle.pending_id in {b["pending_id"] for b in seed.server.list_pending()}
     assert outcome_line(fake_slack.message(CHANNEL, card.ts)) is None
 
-    # Everything answered (question 3 by free text): accepted ("Sending…", then "Sent" in the
-    # modal), recorded, card edited.
+    # Everything answered (question 3 by free text): accepted ("Sending…", then "Answered" in
+    # the modal), recorded, card edited.
     full = dict(partial)
+    full[per_question[2][0]] = {"kq_choice": "#other"}  # the choice is required: "Other"
     full[per_question[2][1]] = {"kq_text": "  Neither, use the existing one  "}
     ack = driver.submit_view(view, full)
     assert_sending(ack)
-    assert wait_form_result(fake_slack, view.id).definition["title"]["text"] == "Sent"
+    assert wait_form_result(fake_slack, view.id).definition["title"]["text"] == "Answered"
 
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
     assert final["status"] == "answered"
@@ -129,7 +138,8 @@ def test_multi_question_modal_requires_every_answer(app_factory, seed, fake_slac
 
     edited = wait_outcome(fake_slack, card.ts, "✅")
     assert outcome_line(edited) == (
-        f"✅ Answered by <@{ALICE.id}> in Slack: Option 1.2; Option 2.3; “free text”"
+        f"✅ Answered by <@{ALICE.id}> in Slack: Option 1.2; Option 2.3; "
+        "“Neither, use the existing one”"
     )
     assert_terminal_controls(edited)
     assert "Neither, use the existing one" in edited.all_text
@@ -172,7 +182,11 @@ def test_free_text_answer_with_a_length_check(app_factory, seed, fake_slack, sla
     assert result["tool"]["parsed"] == {"db": {"custom_text": answer}}
 
     edited = wait_outcome(fake_slack, card.ts, "✅")
-    assert outcome_line(edited) == f"✅ Answered by <@{ALICE.id}> in Slack: “free text”"
+    line = outcome_line(edited)
+    assert line is not None and line.startswith(
+        f"✅ Answered by <@{ALICE.id}> in Slack: “&lt;b&gt;Use SQLite&lt;/b&gt;"
+    )
+    assert line.endswith("…”") and "free text" not in line
     assert_terminal_controls(edited)
     assert "&lt;b&gt;Use SQLite&lt;/b&gt; &amp; 🙂" in edited.all_text
     assert "<b>" not in edited.all_text

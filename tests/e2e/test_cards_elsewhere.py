@@ -26,7 +26,7 @@ from tests.e2e.helpers import (
 from tests.kit.harness import CHANNEL
 
 ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"
-LOST_TO_KANDEV = "Someone else answered first: PostgreSQL. Your answer was not sent."
+LOST_TO_KANDEV = "Answered in Kandev first: PostgreSQL. Your answer was not sent."
 LABELS = {"q1_opt1": "PostgreSQL", "q1_opt2": "MongoDB"}
 
 
@@ -129,7 +129,9 @@ def test_two_slack_users_race(app_factory, seed, fake_slack, slack_driver):
     )
     assert_terminal_controls(edited)
     told = wait_ephemeral(fake_slack, loser.id, "answered first")
-    assert told.text.startswith(f"<@{winner.id}> answered first: {LABELS[chosen]}."), told.text
+    assert told.text.startswith(f"<@{winner.id}> answered first in Slack: {LABELS[chosen]}."), (
+        told.text
+    )
     assert "Your answer was not sent" in told.text
     fake_slack.settle(quiet=1.0, timeout=10)
     assert fake_slack.ephemerals(user=winner.id) == []

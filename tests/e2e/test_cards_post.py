@@ -67,7 +67,9 @@ def test_multi_question_bundle_is_posted_within_the_poll_interval(app_factory, s
     # A multi-question bundle is answered in one modal; no one-click option buttons.
     assert buttons(card) == ["Answer…", "Reject…", "Conversation", "Open in Kandev"]
     assert outcome_line(card) is None
-    assert card.text.startswith("Agent question: Orders service design")
+    # the notification says the questions first, then the task
+    assert card.text.startswith(QUESTIONS[0]["prompt"][:20])
+    assert card.text.endswith(" — Orders service design")
 
     fake_slack.settle(quiet=POLL_S + 0.5, timeout=15)
     assert len(card_posts(fake_slack, bundle.pending_id)) == 1

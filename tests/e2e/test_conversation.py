@@ -56,9 +56,11 @@ def test_conversation_opens_at_once_and_shows_the_session_in_order(
         description="## Goal\nMove the **orders** table.",
     )
     card = wait_card(fake_slack, bundle.pending_id)
-    line = next(b for b in card.blocks if b.get("block_id") == "kq_task")
-    assert line["elements"][0]["text"].endswith("🟠 high · 🏷 database, infra")
+    # one grey line: agent, priority, labels, workspace, when (issue 21)
+    line = next(b for b in card.blocks if b.get("block_id") == "kq_meta")
+    assert "🟠 high · 🏷 database, infra · Workspace *" in line["elements"][0]["text"]
     assert line["elements"][0]["text"].startswith("🤖 ")
+    assert card.text.startswith("🟠 High · ")
     driver = slack_driver(bot.events_url)
 
     mark = fake_slack.mark()
@@ -70,9 +72,9 @@ def test_conversation_opens_at_once_and_shows_the_session_in_order(
     assert "Move the *orders* table." in text
     order = [
         "I read the *orders* schema.",
-        "🔧 ran npm test (exit 1)",
+        "🔧 Ran `npm test` — failed (exit 1)",
         "Two tests fail on the `orders` table.",
-        "🔧 ran git status (exit 0)",
+        "🔧 Ran `git status`",
         "*Database*",
     ]
     positions = [text.index(part) for part in order]
@@ -127,7 +129,7 @@ def test_a_long_session_stays_within_the_modal_limits(app_factory, seed, fake_sl
     view = filled(fake_slack, open_modal(fake_slack, CONVERSATION, after=mark).id)
     text = blocks_text(view.blocks)
     assert len(view.blocks) <= 100
-    assert "🔧 ran make check-119 (exit 2)" in text  # the newest is shown
+    assert "🔧 Ran `make check-119` — failed (exit 2)" in text  # the newest is shown
     assert "Step 0:" not in text
     assert "earlier messages" in text and "read the whole conversation in Kandev" in text
     assert fake_slack.violations == []
@@ -194,7 +196,9 @@ def test_a_repeated_question_shows_the_earlier_answer(app_factory, seed, fake_sl
     second = wait_card(fake_slack, again.pending_id)
     [past] = [b for b in second.blocks if b.get("block_id") == "kq_past"]
     text = past["elements"][0]["text"]
-    assert text.startswith("↩ Last answered ") and text.endswith(f"by <@{ALICE.id}>: PostgreSQL")
+    # a new message mentions nobody: the earlier answerer is not notified again (issue 21)
+    assert text.startswith("↩ Last answered <!date^") and text.endswith(" in Slack: PostgreSQL")
+    assert "<@" not in str(second.blocks)
 
     mark = fake_slack.mark()
     driver.click(CHANNEL, second.ts, text="Conversation", user=ALICE)

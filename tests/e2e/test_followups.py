@@ -27,6 +27,8 @@ from tests.kit.harness import CHANNEL
 
 LEADS = "C0LEADS0001"
 REMINDER = "⏰ Still waiting for an answer after"
+#: A reminder names the question it is about (issue 21).
+NAMED = ": *“Which database should we use?”*"
 
 
 def routing_file(tmp_path: Path, body: str) -> str:
@@ -71,10 +73,11 @@ def test_reminders_escalation_and_an_answer_on_the_escalation_card(
     first = fake_slack.wait_for(
         lambda: next(iter(reminders(fake_slack, card.ts)), None), 10 + MARGIN_S, "a reminder"
     )
-    assert first.params["text"] == f"{REMINDER} 2 s <!subteam^S0ONCALL> <@U0ANA>"
+    assert first.params["text"] == f"{REMINDER} 2 s{NAMED} <!subteam^S0ONCALL> <@U0ANA>"
     escalation = wait_message(fake_slack, LEADS, 10 + MARGIN_S)
     note = escalation.blocks[0]["text"]["text"]
-    assert note.startswith("🔺 *Escalated:* waiting for an answer for 4 s, first asked in ")
+    assert note.startswith("🔺 *Escalated — waiting 4 s* · first asked in ")
+    assert escalation.text.startswith("🔺 Escalated — waiting 4 s · Which database")
     assert f"<#{CHANNEL}>" in note and note.endswith("<!subteam^S0LEADS>")
     fake_slack.wait_for(
         lambda: any(
@@ -131,7 +134,7 @@ def test_a_reminder_due_while_the_bot_was_down_is_sent_once(
     time.sleep(4)
     fake_slack.settle(quiet=1.5, timeout=20)
     (sent,) = reminders(fake_slack, card.ts)
-    assert sent.params["text"] == f"{REMINDER} 9 s"
+    assert sent.params["text"] == f"{REMINDER} 9 s{NAMED}"
 
 
 def test_a_subscriber_answers_from_the_dm_card_and_every_copy_shows_it(

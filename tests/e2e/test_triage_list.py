@@ -65,7 +65,7 @@ def test_listing_with_and_without_filters(app_factory, seed, fake_slack, slack_d
     # The ack's own body when ready at once, else an ephemeral in the channel.
     assert listing.source in ("command_ack", "chat.postEphemeral") and listing.channel == CHANNEL
     text = listing.all_text
-    assert f"{waiting} agents are waiting for an answer" in text
+    assert f"{waiting} questions are waiting for an answer" in text
     shown = titles(text)
     assert [t for t in shown if t.split(":")[0] in ("Alpha", "Beta", "Gamma")] == [
         "Alpha: pick a datastore",
@@ -73,8 +73,12 @@ def test_listing_with_and_without_filters(app_factory, seed, fake_slack, slack_d
         "Gamma: platform DB",
     ]
     assert f"Workspace *{workspace}*" in text
-    assert "1/2 · Cache · 2/2 · TTL" in text
-    assert "asked just now" in text or "asked 1 min ago" in text
+    # the questions themselves, and a date token rather than a frozen age (issue 21)
+    assert (
+        "1/2 · Should the flux-capacitor cache be warmed up on deploy? · "
+        "2/2 · How long should entries live?" in text
+    )
+    assert "asked <!date^" in text
     assert text.count("|View card>") >= 3
     assert "slack.com/archives/C0QUESTION/p" in text
     for bundle in (alpha, beta, gamma):
@@ -86,7 +90,7 @@ def test_listing_with_and_without_filters(app_factory, seed, fake_slack, slack_d
     # A workspace name (any case): only that workspace.
     text = run_list(driver, workspace.upper()).all_text
     assert titles(text) == ["Gamma: platform DB"]
-    assert f"1 agent is waiting for an answer in workspace *{workspace}*" in text
+    assert f"1 question is waiting for an answer in workspace *{workspace}*" in text
 
     # Words from a title, and from a prompt (all words must match, any case).
     assert titles(run_list(driver, "beta").all_text) == ["Beta: caching"]
@@ -117,9 +121,11 @@ def test_paging_with_a_next_button(app_factory, seed, fake_slack, slack_driver):
     ours = [title_of[b["task_id"]] for b in listed if b["task_id"] in title_of]
 
     pages = [run_list(driver)]
-    assert f"*{total} agents are waiting for an answer*, oldest first · showing 1–2" in (
-        pages[0].all_text
+    assert (
+        f"*{total} questions are waiting for an answer*, most urgent first, then oldest · "
+        "showing 1–2" in pages[0].all_text
     )
+    assert "Previous page" not in pages[0].all_text
     while "Next page" in pages[-1].all_text:
         seen = len(fake_slack.ephemerals(user=ALICE.id))
         ack = driver.click_ephemeral(pages[-1], text="Next page")
@@ -141,6 +147,13 @@ def test_paging_with_a_next_button(app_factory, seed, fake_slack, slack_driver):
     assert f"Page {len(pages)}" in pages[-1].all_text and "the last one" in pages[-1].all_text
     assert "showing 3–4" in pages[1].all_text
     assert "Page 2" in pages[1].all_text
+    # ... and back: "Previous page" shows page 1 again (issue 21)
+    seen = len(fake_slack.ephemerals(user=ALICE.id))
+    assert driver.click_ephemeral(pages[1], text="Previous page").status == 200
+    back = fake_slack.wait_for(
+        lambda: next(iter(fake_slack.ephemerals(user=ALICE.id)[seen:]), None), 10, "page 1"
+    )
+    assert titles(back.all_text) == shown[0] and "Page 1" in back.all_text
 
 
 def test_empty_state(app_factory, seed, fake_slack, slack_driver):

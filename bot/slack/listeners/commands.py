@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from slack_bolt import Ack, App
 
 from bot.cards import words
-from bot.cards.ids import ACTION_NEXT, COMMAND, CodecError
+from bot.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, CodecError
 from bot.cards.listing import NextPage, parse_next_page
 from bot.slack.lanes import when_done
 from bot.slack.payloads import PayloadError, parse, parse_click
@@ -91,6 +91,7 @@ class SlashCommand(BaseModel):
 def register(app: App, svc: Services) -> None:
     app.command(COMMAND)(_command(svc, ListingTimes(LIST_BUDGET_S)))
     app.action(ACTION_NEXT)(_next_page(svc))
+    app.action(ACTION_PREVIOUS)(_next_page(svc))
 
 
 def _command(svc: Services, times: ListingTimes):

@@ -188,6 +188,6 @@ def test_a_maybe_delivered_rejection_is_not_credited_with_another_made_first(
     )
     assert line.startswith("⛔ Rejected in Kandev"), line
     assert ALICE.id not in line and reason not in message.all_text, message.all_text
-    assert "Someone else rejected this question first" in form, form
+    assert "Rejected in Kandev first" in form, form
     assert "with your reason" not in form, form
     assert audited and "won" not in audited and audited[-1] == "lost", audited

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.helpers import MARGIN_S, POLL_S, db_question, start_bot, wait_card, wait_outcome
-from tests.e2e.test_followups import LEADS, REMINDER, reminders, routing_file, thread_replies
+from tests.e2e.test_followups import (
+    LEADS,
+    NAMED,
+    REMINDER,
+    reminders,
+    routing_file,
+    thread_replies,
+)
 from tests.kit.harness import CHANNEL
 
 REPLICAS = 2
@@ -64,7 +71,7 @@ def test_each_reminder_and_escalation_once_with_two_replicas(
     reliability.record(
         "2 replicas: 3 reminders, 1 escalation, 1 resolution", survived=True, duplicates=duplicates
     )
-    assert texts == [f"{REMINDER} {n} s" for n in (2, 4, 6)]
+    assert texts == [f"{REMINDER} {n} s{NAMED}" for n in (2, 4, 6)]
     assert [c.params["text"] for c in notices] == [f"🔺 Escalated to <#{LEADS}>"]
     assert len(escalations) == 1
     assert {key: len(e) for key, e in edits.items()} == dict.fromkeys(edits, 1)

@@ -290,5 +290,5 @@ def test_a_resent_rejection_is_not_credited_with_one_recorded_before_it_was_sent
     assert card.state is CardState.REJECTED
     assert (card.outcome.via, card.outcome.by_user, card.outcome.reason) == ("kandev", None, "")
     assert (entry.user, entry.source, entry.result) == (ALICE.id, "recovery", "lost")
-    assert "Not sent" in shown and "Someone else rejected this question first" in shown, shown
+    assert "Not sent" in shown and "Rejected in Kandev first" in shown, shown
     assert "with your reason" not in shown

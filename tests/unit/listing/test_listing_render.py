@@ -7,7 +7,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.cards.ids import ACTION_ANSWER_MODAL, ACTION_NEXT, CodecError, parse_button_value
+from bot.cards.ids import (
+    ACTION_ANSWER_MODAL,
+    ACTION_NEXT,
+    ACTION_PREVIOUS,
+    CodecError,
+    parse_button_value,
+)
 from bot.cards.listing import (
     MAX_PAGE_SIZE,
     NextPage,
@@ -25,6 +31,8 @@ from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
 from tests.unit.cards.strategies import bundles, tasks_for
 from tests.unit.listing.checks import assert_valid_message
 from tests.unit.properties import examples
+
+PAGERS = (ACTION_NEXT, ACTION_PREVIOUS)
 
 
 def page_of(items: list[Waiting], **fields) -> ListingPage:
@@ -95,6 +103,39 @@ def test_a_full_page_has_a_next_button_carrying_filter_and_position() -> None:
     assert wanted.filter == "datastore"
     assert wanted.after == items[-1].key
     assert wanted.number == 3
+
+
+def test_a_middle_page_pages_both_ways() -> None:
+    items = [waiting(n) for n in range(11, 13)]
+    page = page_of(
+        items,
+        total=30,
+        first=11,
+        number=2,
+        next_after=items[-1].key,
+        previous_before=items[0].key,
+        previous_rank=0,
+    )
+    message = render_listing(page, kandev_url=KANDEV_URL, now=NOW)
+    assert_valid_message(message)  # distinct action ids
+    labels = [b["text"]["text"] for b in buttons(message) if b["action_id"] in PAGERS]
+    assert labels == ["Previous page", "Next page"]
+    [back] = [b for b in buttons(message) if b["action_id"] == ACTION_PREVIOUS]
+    wanted = parse_next_page(back["value"])
+    assert wanted.backwards and wanted.after == items[0].key
+    assert (wanted.number, wanted.rank) == (1, 0)
+
+
+def test_critical_and_high_questions_are_summarised_on_top() -> None:
+    page = page_of([waiting(1)], urgent=(2, 1))
+    text = blocks_text(render_listing(page, kandev_url=KANDEV_URL, now=NOW)["blocks"])
+    assert "most urgent first, then oldest\n🔴 2 critical · 🟠 1 high — listed first" in text
+
+
+def test_the_first_page_has_no_previous_button() -> None:
+    page = page_of([waiting(1)], total=11, next_after=waiting(1).key)
+    message = render_listing(page, kandev_url=KANDEV_URL, now=NOW)
+    assert all(b["action_id"] != ACTION_PREVIOUS for b in buttons(message))
 
 
 def test_the_last_page_has_no_next_button() -> None:

@@ -54,7 +54,7 @@ def next_value(reply: Reply, label: str | None = None) -> str | None:
         for element in block.get("elements", []):
             if (
                 isinstance(element, dict)
-                and element.get("action_id") == ids.ACTION_NEXT
+                and element.get("action_id") in (ids.ACTION_NEXT, ids.ACTION_PREVIOUS)
                 and (label is None or element["text"]["text"] == label)
             ):
                 return element["value"]
