@@ -21,7 +21,7 @@ from bot.cards.blocks import Block, actions, button, context, plain, section
 from bot.cards.card import MAX_META_TASK_LINE, UNTITLED_TASK, task_url, urgency_prefix
 from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.limits import MAX_ACTIONS_ELEMENTS, MAX_MESSAGE_TEXT, slack_len
-from bot.cards.more import secondary_actions
+from bot.cards.more import card_head, secondary_actions
 from bot.cards.mrkdwn import link
 from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
@@ -211,12 +211,9 @@ def render_approval(
     url = task_url(kandev_url, approval.task_id or task.task_id)
     final = shown_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
-    blocks: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
-    if final is None:
-        blocks.append(context(_meta_line(approval, task), block_id=ids.BLOCK_META))
-    else:
-        done = f"*{approval_outcome_line(final, approval)}* · {slack_date(final.at)}"
-        blocks.append(section(done, block_id=ids.BLOCK_OUTCOME))
+    done = approval_outcome_line(final, approval) if final is not None else None
+    at = final.at if final is not None else None
+    blocks = card_head(url, title, meta=_meta_line(approval, task), outcome=done, at=at)
     blocks.append(section(action_text(approval.action), block_id=ids.BLOCK_TOOL))
     if final is None:
         buttons, left_out = option_buttons(approval, approval.item_id)

@@ -19,7 +19,7 @@ from bot.cards.limits import (
     blocks_text_length,
     slack_len,
 )
-from bot.cards.more import secondary_actions
+from bot.cards.more import card_head, secondary_actions
 from bot.cards.mrkdwn import MAX_LINK_URL, link, markdown_to_mrkdwn
 from bot.cards.taskline import task_line
 from bot.cards.text import (
@@ -284,12 +284,9 @@ def render_card(
     note = shortened_note(url)
     final = shown_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
-    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
-    if final is None:
-        head.append(context(_meta_line(bundle, task), block_id=ids.BLOCK_META))
-    else:
-        line = f"*{outcome_line(final, bundle)}* · {slack_date(final.at)}"
-        head.append(section(line, block_id=ids.BLOCK_OUTCOME))
+    done = outcome_line(final, bundle) if final is not None else None
+    at = final.at if final is not None else None
+    head = card_head(url, title, meta=_meta_line(bundle, task), outcome=done, at=at)
     room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION
     questions = bundle.questions[:room]
     buttons = final is None and _has_option_buttons(bundle)
@@ -321,26 +318,35 @@ BLOCK_DESCRIPTIONS = "kq_descriptions"
 #: The context a waiting card shows: about three lines; the rest is under Conversation.
 CONTEXT_LINES = 3
 MAX_CONTEXT_SHOWN = 360
+#: A question's ``1/2 · Title`` heading on a card, at most this long (two lines of a phone)
+MAX_HEADING_SHOWN = 80
+#: A card's prompt, at most this many lines (a phone's first screen holds the question)
+PROMPT_LINES = 6
 #: A card's prompt in bold, at most this long (the full text is in the form and Kandev).
 MAX_PROMPT_SHOWN = 300
 #: Each option's line (label and description) on a card, at most this long.
 MAX_OPTION_LINE = 160
 
 
-def context_text(shared: str, url: str, budget: int = MAX_SECTION_TEXT) -> str:
-    """The bundle's context (safe mrkdwn) cut to about three lines, saying where the rest is."""
-    note = f"{ELLIPSIS} _(more under Conversation or {link(url, 'in Kandev')})_"
-    lines = shared.split("\n")
-    limit = min(budget, MAX_CONTEXT_SHOWN)
-    if len(lines) <= CONTEXT_LINES and slack_len(shared) <= limit:
-        return shared
-    head = "\n".join(lines[:CONTEXT_LINES]).rstrip()
+def first_lines(text: str, count: int, limit: int, note: str) -> str:
+    """Safe mrkdwn cut to its first ``count`` lines and ``limit`` characters (an open code
+    block closed), followed by ``note`` when anything was cut; unchanged when it fits."""
+    lines = text.split("\n")
+    if len(lines) <= count and slack_len(text) <= limit:
+        return text
+    head = "\n".join(lines[:count]).rstrip()
     room = max(1, limit - slack_len(note) - 5)
     head = shorten_mrkdwn(head, room, note="")[0].rstrip()
     if head.count("```") % 2 == 1:  # the cut fell inside a code block: close it
         head = head[:-3].rstrip() if head.endswith("```") else head + "\n```"
     separator = "\n" if head.endswith("```") else " " if head else ""
     return head + separator + note
+
+
+def context_text(shared: str, url: str, budget: int = MAX_SECTION_TEXT) -> str:
+    """The bundle's context (safe mrkdwn) cut to about three lines, saying where the rest is."""
+    note = f"{ELLIPSIS} _(more under Conversation or {link(url, 'in Kandev')})_"
+    return first_lines(shared, CONTEXT_LINES, min(budget, MAX_CONTEXT_SHOWN), note)
 
 
 def card_question_text(
@@ -358,14 +364,15 @@ def card_question_text(
     the Conversation and Kandev)."""
     heading = ""
     if total > 1:
-        heading = fit_escaped(question_heading(index, total, question), MAX_QUESTION_TITLE)[0]
+        heading = fit_escaped(question_heading(index, total, question), MAX_HEADING_SHOWN)[0]
     prompt = markdown_to_mrkdwn(question.prompt)
     if not prompt:
         prompt = fit_escaped(one_line(question.title) or "(no question text)", MAX_QUESTION_TITLE)[
             0
         ]
     room = min(MAX_PROMPT_SHOWN + slack_len(note) + 1, budget - slack_len(heading) - 3)
-    shown, cut = shorten_mrkdwn(prompt, max(room, slack_len(note) + 8), note=note)
+    shown = first_lines(prompt, PROMPT_LINES, max(room, slack_len(note) + 8), note)
+    cut = shown != prompt
     body = shown.removesuffix(note).rstrip() if cut else shown
     tail = ""
     if cut:

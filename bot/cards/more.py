@@ -1,5 +1,6 @@
-"""The secondary actions every card kind shares: one row of quiet buttons (Reject…,
-Conversation, Open in Kandev) under the card's answer buttons (pure).
+"""What every card kind shares (pure): its head — the title, then the grey line while it waits
+or, once resolved, the outcome line in bold first — and its secondary actions, one row of quiet
+buttons (Reject…, Conversation, Open in Kandev) under the card's answer buttons.
 
 No button here is styled: the answer buttons are what a card is for, and a danger-styled
 button belongs in the reject form, not on a card a person skims.
@@ -7,12 +8,30 @@ button belongs in the reject form, not on a card a person skims.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bot.cards import ids
-from bot.cards.blocks import Block, actions, button
+from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.ids import ButtonValue
+from bot.cards.mrkdwn import link
+from bot.cards.wording import slack_date
 
 #: The block id of the secondary row.
 BLOCK_MORE = ids.BLOCK_MORE
+
+
+def card_head(
+    url: str, title: str, *, meta: str, outcome: str | None, at: datetime | None = None
+) -> list[Block]:
+    """The title (linked to Kandev), then ``meta`` (the grey line) while waiting, or the
+    ``outcome`` line in bold with its date (``at``) once resolved: outcome first."""
+    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
+    if outcome is None:
+        head.append(context(meta, block_id=ids.BLOCK_META))
+    else:
+        when = f" · {slack_date(at)}" if at is not None else ""
+        head.append(section(f"*{outcome}*{when}", block_id=ids.BLOCK_OUTCOME))
+    return head
 
 
 def secondary_actions(

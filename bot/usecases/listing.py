@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.cards import listing as render
+from bot.cards.listing import NextPage
 from bot.cards.text import one_line
 from bot.cards.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Query, Waiting
 from bot.core.domain import Card, TaskInfo
@@ -233,17 +234,12 @@ class ListingService:
         self.page_size = page_size  # KANDEV_LIST_PAGE_SIZE, validated by the settings
         self.clock = clock
 
-    def page(
-        self,
-        query: Query,
-        user_id: str,
-        *,
-        after: PageKey | None = None,
-        number: int = 1,
-        rank: int = OTHER_RANK,
-        backwards: bool = False,
-    ) -> ListingPage:
-        """One page of what ``user_id`` may answer that matches ``query``."""
+    def page(self, query: Query, user_id: str, *, wanted: NextPage | None = None) -> ListingPage:
+        """One page of what ``user_id`` may answer that matches ``query``: the first, or the
+        one a "Next page" / "Previous page" button asks for (``wanted``)."""
+        after = wanted.after if wanted is not None else None
+        rank = wanted.rank if wanted is not None else OTHER_RANK
+        backwards = wanted is not None and wanted.backwards
         workspaces = self.kandev.workspaces()
         workspace = matching_workspace(query, workspaces)
         if workspace is not None:
@@ -261,7 +257,7 @@ class ListingService:
             items=self.queue.shown(items),
             total=len(found),
             first=before + 1,
-            number=max(1, number),
+            number=wanted.number if wanted is not None else 1,
             next_after=items[-1].key if more and items else None,
             next_rank=urgency_rank(items[-1].task) if items else OTHER_RANK,
             previous_before=items[0].key if before > 0 and items else None,
@@ -287,16 +283,7 @@ class ListingService:
 
     # ---- the command's answer ------------------------------------------------------------
 
-    def reply(
-        self,
-        text: str,
-        user_id: str,
-        *,
-        after: PageKey | None = None,
-        number: int = 1,
-        rank: int = OTHER_RANK,
-        backwards: bool = False,
-    ) -> Reply:
+    def reply(self, text: str, user_id: str, *, wanted: NextPage | None = None) -> Reply:
         """The ephemeral answer to ``/kandev-questions <text>`` (or its "Next" button) for
         ``user_id``: only what they may answer."""
         parsed = parse_query(text)
@@ -305,9 +292,7 @@ class ListingService:
         if isinstance(parsed, BadFilter):
             return Reply(**render.render_listing_problem(parsed))
         try:
-            page = self.page(
-                parsed, user_id, after=after, number=number, rank=rank, backwards=backwards
-            )
+            page = self.page(parsed, user_id, wanted=wanted)
         except KandevUnavailable as exc:
             log.warning("listing: Kandev unreachable: %s", exc)
             url = without_userinfo(self.kandev.base_url)

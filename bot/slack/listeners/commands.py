@@ -148,14 +148,7 @@ def _send(svc: Services, where: Where, reply: Reply, *, replace: bool = False) -
 
 
 def _next(svc: Services, where: Where, wanted: NextPage) -> None:
-    reply = svc.listing.reply(
-        wanted.filter,
-        where.user_id,
-        after=wanted.after,
-        number=wanted.number,
-        rank=wanted.rank,
-        backwards=wanted.backwards,
-    )
+    reply = svc.listing.reply(wanted.filter, where.user_id, wanted=wanted)
     _send(svc, where, reply, replace=True)
 
 

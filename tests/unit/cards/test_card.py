@@ -20,7 +20,15 @@ from bot.cards import (
 )
 from bot.core.clarification import Answer
 from bot.core.domain import CardOutcome, CardState, PastAnswer, PastChoice, TaskInfo
-from tests.kit.factories import DB_QUESTION, KANDEV_URL, NOW, PENDING_ID, TASK_ID, make_bundle
+from tests.kit.factories import (
+    DB_QUESTION,
+    KANDEV_URL,
+    NOW,
+    PENDING_ID,
+    TASK_ID,
+    make_bundle,
+    make_task,
+)
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.safety import unsafe_angles
 
@@ -98,14 +106,8 @@ def test_header_links_the_task_and_one_grey_line_says_who_where_when(one_questio
 
 
 def test_the_grey_line_carries_agent_priority_and_labels(one_question):
-    task = TaskInfo(
-        task_id=TASK_ID,
-        title="Pick a datastore",
-        workspace_name="Platform",
-        agent_name="claude",
-        priority="critical",
-        labels=["database"],
-    )
+    labelled = {"agent_name": "claude", "priority": "critical", "labels": ["database"]}
+    task = make_task().model_copy(update=labelled)
     meta = block(card(one_question, task), "kq_meta")["elements"][0]["text"]
     assert (
         meta == f"🤖 claude · 🔴 critical · 🏷 database · Workspace *Platform* · asked {WHEN_ASKED}"

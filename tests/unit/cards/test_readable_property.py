@@ -32,22 +32,23 @@ PHONE_LINE = 40
 #: What the first screen of a phone holds above the answer buttons (title, grey line and the
 #: question), in lines.
 FIRST_SCREEN_LINES = 12
-#: The most any of these parts may take on a phone, whatever Kandev sends (lines).
-MAX_QUESTION_LINES = 12
-MAX_CONTEXT_LINES = 12
-MAX_META_LINES = 16
+#: The most each part may take on a phone, whatever Kandev sends (lines).
+PHONE_BUDGETS = {"question": 12, "context": 12, "meta": 16}
 
-_LINK = re.compile(r"<(?:https?://|mailto:)[^<>|]*\|([^<>]*)>")
-_DATE = re.compile(r"<!date\^[^<>|]*\|[^<>]*>")
-_TOKEN = re.compile(r"<[^<>]*>")
+#: What Slack displays instead of a token: a link's label, a date, a mention's name.
+_DISPLAYED = (
+    (re.compile(r"<(?:https?://|mailto:)[^<>|]*\|([^<>]*)>"), r"\1"),
+    (re.compile(r"<!date\^[^<>|]*\|[^<>]*>"), "Yesterday at 12:50 PM"),
+    (re.compile(r"<[^<>]*>"), "@someone"),
+)
 
 
 def shown(mrkdwn: str) -> str:
     """What Slack displays of ``mrkdwn``, about: link labels, a date as ``Yesterday at 7:50
     PM``, entities as one character, no bold/italic marks."""
-    text = _LINK.sub(r"\1", mrkdwn)
-    text = _DATE.sub("Yesterday at 12:50 PM", text)
-    text = _TOKEN.sub("@someone", text)
+    text = mrkdwn
+    for token, displayed in _DISPLAYED:
+        text = token.sub(displayed, text)
     text = re.sub(r"&(?:amp|lt|gt);", "&", text)
     return text.replace("*", "").replace("_", "")
 
@@ -101,12 +102,12 @@ def test_a_waiting_card_is_question_first_within_phone_budgets(data):
     blocks = {b.get("block_id"): b for b in card["blocks"]}
     meta = _text(blocks["kq_meta"])
     assert "<!date^" in meta and not re.search(r"\bago\b|just now", meta)
-    assert phone_lines(meta) <= MAX_META_LINES
+    assert phone_lines(meta) <= PHONE_BUDGETS["meta"]
     for block_id, block in blocks.items():
         if block_id and block_id.startswith("kq_q:"):
-            assert phone_lines(_text(block)) <= MAX_QUESTION_LINES, _text(block)
+            assert phone_lines(_text(block)) <= PHONE_BUDGETS["question"], _text(block)
     if "kq_context" in blocks:
-        assert phone_lines(_text(blocks["kq_context"])) <= MAX_CONTEXT_LINES
+        assert phone_lines(_text(blocks["kq_context"])) <= PHONE_BUDGETS["context"]
     for block in card["blocks"]:
         for element in block.get("elements", []):
             assert element.get("style") != "danger"

@@ -102,7 +102,7 @@ def test_pages_follow_the_last_bundle_shown(
     wanted = parse_next_page(value)
 
     del fake_kandev.active["pending-001"]  # answered meanwhile: the next page skips nothing
-    second = listing.reply(wanted.filter, ALICE_ID, after=wanted.after, number=wanted.number)
+    second = listing.reply(wanted.filter, ALICE_ID, wanted=wanted)
 
     assert "Platform 3" in shown(second) and "Platform 2" not in shown(second)
     assert next_value(second, "Next page") is None
@@ -110,14 +110,7 @@ def test_pages_follow_the_last_bundle_shown(
     assert back is not None
     wanted = parse_next_page(back)
     assert wanted.backwards and wanted.number == 1
-    again = listing.reply(
-        wanted.filter,
-        ALICE_ID,
-        after=wanted.after,
-        number=wanted.number,
-        rank=wanted.rank,
-        backwards=wanted.backwards,
-    )
+    again = listing.reply(wanted.filter, ALICE_ID, wanted=wanted)
     assert "Platform 2" in shown(again) and "Platform 3" not in shown(again)
     assert next_value(again, "Previous page") is None
 
