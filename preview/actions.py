@@ -114,24 +114,37 @@ class Actions:
             user=user,
         )
 
-    def _do_submit(self, user: SlackUser, r: Mapping[str, Any]) -> Ack:
+    def _do_submit(self, user: SlackUser, r: Mapping[str, Any]) -> Ack | None:
         view_id = _text(r, "view_id")
         fields = r.get("values")
         values = form_values(fields if isinstance(fields, dict) else {})
         submitted = self.fake.view(view_id)
-        ack = self.driver.submit_view(view_id, values, user=user)
+        try:
+            ack = self.driver.submit_view(view_id, values, user=user)
+        except ViewSubmissionBlocked:
+            missing = required_empty(submitted.blocks, values)
+            if not missing:
+                raise
+            # Slack's client says so under each required field and sends nothing.
+            self._remember_errors(
+                user, f"{view_id}:{submitted.hash}", dict.fromkeys(missing, REQUIRED)
+            )
+            return None
         body = ack.json if ack.ok else None
         errors = body.get("errors") if body else None
+        self._remember_errors(user, f"{view_id}:{submitted.hash}", errors)
+        return ack
+
+    def _remember_errors(self, user: SlackUser, key: str, errors: object) -> None:
+        """The field errors a modal shows (None / not a dict: none)."""
         with self._lock:
             memory = self._memories.setdefault(user.id, Memory())
-            key = f"{view_id}:{submitted.hash}"
             if isinstance(errors, dict):
                 memory.errors[key] = {str(k): str(v) for k, v in errors.items()}
             else:
                 memory.errors.pop(key, None)
             self.changes += 1
         self.fake.state.changed()
-        return ack
 
     def _do_close(self, user: SlackUser, r: Mapping[str, Any]) -> Ack | None:
         return self.driver.close_view(_text(r, "view_id"), user=user)
@@ -166,3 +179,21 @@ class Actions:
 def _text(request: Mapping[str, Any], key: str) -> str:
     value = request.get(key, "")
     return value if isinstance(value, str) else str(value)
+
+
+#: What Slack's client says under a required field left empty.
+REQUIRED = "Please complete this required field."
+
+
+def required_empty(blocks: list[JsonDict], values: Mapping[str, Any]) -> list[str]:
+    """The block ids of the required inputs of ``blocks`` that ``values`` leaves empty."""
+    missing = []
+    for block in blocks:
+        if block.get("type") != "input" or block.get("optional"):
+            continue
+        block_id = str(block.get("block_id", ""))
+        entered = values.get(block_id)
+        given = entered.values() if isinstance(entered, dict) else ()
+        if all(v in (None, "", [], {}) for v in given):
+            missing.append(block_id)
+    return missing

@@ -86,10 +86,10 @@ def test_a_stale_click_tells_the_user(page: PreviewPage, seed: Seeder, preview: 
     page.click(card, "PostgreSQL")  # on the card as this page still shows it
     page.set_live(True)
 
-    told = page.told("answered first", "already")
+    told = page.told("Answered in Kandev first", "already")
     assert "Only visible to you" in told.text
     assert "SQLite" in told.text
-    page.screenshot("stale-click", lambda: page.told("answered first", "already"))
+    page.screenshot("stale-click", lambda: page.told("Answered in Kandev first", "already"))
 
 
 def test_someone_not_allowed_to_answer_is_told_so(
