@@ -48,7 +48,6 @@ ACTION_PREVIOUS = "kq_list_previous"  # its "Previous page" button (same value, 
 # ---- block ids ------------------------------------------------------------------------------
 BLOCK_TITLE = "kq_title"
 BLOCK_META = "kq_meta"
-BLOCK_TASK = "kq_task"  # the task line: agent, priority, labels
 BLOCK_PAST = "kq_past"  # the last answer to the same question
 BLOCK_OUTCOME = "kq_outcome"
 BLOCK_CONTEXT = "kq_context"

@@ -1,6 +1,7 @@
-"""The task line under a card's title: the agent, the priority (unless the default) and the
-labels, e.g. ``🤖 claude · 🔴 critical · 🏷 database, infra``. Pure; shared by the card, the
-listing, the App Home and the Conversation view."""
+"""The task line: the agent, the priority (unless the default) and the labels, e.g.
+``🤖 claude · 🔴 critical · 🏷 database, infra``; it starts a card's grey line (with the workspace
+and when it was asked). Pure; shared by the cards, the listing, the App Home and the
+Conversation view."""
 
 from __future__ import annotations
 
