@@ -166,11 +166,11 @@ def test_a_refusal_on_the_home_tab_reaches_the_person(app_factory, seed, fake_sl
     assert ack.status == 200, ack
     assert (ack.json or {}).get("response_action") == "update", ack.body
     # Told in the form: by the ack when the bot already knew, else once Kandev said so.
-    wait_in_form(fake_slack, view.id, "answered first")
+    wait_in_form(fake_slack, view.id, "Answered in Kandev first")  # where (issue 21)
 
     # A click on Home for a question answered meanwhile: told on the Home tab itself.
     assert seed.server.answer(first.pending_id, {"db": "q1_opt2"}).status_code == 200
     time.sleep(POLL_S + MARGIN_S)  # the card is resolved; Alice's Home may still show it
     driver.click_in_view(home, value=answer_value(first.pending_id), as_shown=True)
-    notice = wait_home(fake_slack, ALICE.id, lambda v: "answered first" in v.all_text)
+    notice = wait_home(fake_slack, ALICE.id, lambda v: "Answered in Kandev first" in v.all_text)
     assert "MongoDB" in notice.all_text
