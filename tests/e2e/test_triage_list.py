@@ -109,6 +109,27 @@ def test_listing_with_and_without_filters(app_factory, seed, fake_slack, slack_d
     assert "That filter is 201 characters long; use at most 200" in text
 
 
+def _shown(fake, page):
+    """The ephemeral message ``page`` as Slack shows it now."""
+    for shown in fake.ephemerals(user=ALICE.id):
+        if (shown.channel, shown.message_ts) == (page.channel, page.message_ts):
+            return shown
+    return None
+
+
+def _click_page(driver, fake, page, label: str):
+    """Click ``label`` on ``page``; the page a response_url then puts in its place (Slack
+    shows the new page instead: the same ephemeral message, replaced once more)."""
+    before = _shown(fake, page).replaced
+    assert driver.click_ephemeral(page, text=label).status == 200
+
+    def newer():
+        shown = _shown(fake, page)
+        return shown if shown is not None and shown.replaced > before else None
+
+    return fake.wait_for(newer, 10, f"the page after {label!r}")
+
+
 def test_paging_with_a_next_button(app_factory, seed, fake_slack, slack_driver):
     bot = start_bot(app_factory, KANDEV_LIST_PAGE_SIZE="2")
     seeded = seed.many(5)
@@ -127,16 +148,7 @@ def test_paging_with_a_next_button(app_factory, seed, fake_slack, slack_driver):
     )
     assert "Previous page" not in pages[0].all_text
     while "Next page" in pages[-1].all_text:
-        seen = len(fake_slack.ephemerals(user=ALICE.id))
-        ack = driver.click_ephemeral(pages[-1], text="Next page")
-        assert ack.status == 200
-        page = fake_slack.wait_for(
-            lambda seen=seen: next(iter(fake_slack.ephemerals(user=ALICE.id)[seen:]), None),
-            10,
-            "the next page",
-        )
-        assert page.source == "response_url"
-        pages.append(page)
+        pages.append(_click_page(driver, fake_slack, pages[-1], "Next page"))
         assert len(pages) <= total
 
     shown = [titles(p.all_text) for p in pages]
@@ -148,11 +160,7 @@ def test_paging_with_a_next_button(app_factory, seed, fake_slack, slack_driver):
     assert "showing 3–4" in pages[1].all_text
     assert "Page 2" in pages[1].all_text
     # ... and back: "Previous page" shows page 1 again (issue 21)
-    seen = len(fake_slack.ephemerals(user=ALICE.id))
-    assert driver.click_ephemeral(pages[1], text="Previous page").status == 200
-    back = fake_slack.wait_for(
-        lambda: next(iter(fake_slack.ephemerals(user=ALICE.id)[seen:]), None), 10, "page 1"
-    )
+    back = _click_page(driver, fake_slack, pages[1], "Previous page")
     assert titles(back.all_text) == shown[0] and "Page 1" in back.all_text
 
 
