@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakeslack import ALICE
-from fakeslack.view_state import ViewSubmissionBlocked
+from fakeslack import ALICE, ViewSubmissionBlocked
 from tests.e2e.helpers import (
     assert_sending,
     assert_terminal_controls,
