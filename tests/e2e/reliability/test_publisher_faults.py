@@ -26,6 +26,7 @@ from bot.usecases.leases import InFlight, LeaseKeeper
 from bot.usecases.publisher import Publisher
 from fakeslack import FakeSlack, ScriptedResponse
 from tests.e2e.reliability.support import calls_for
+from tests.kit.polling import eventually
 
 CHANNEL = "C0QUESTION"
 
@@ -301,7 +302,8 @@ def test_an_item_that_keeps_failing_is_marked_failed_and_blocks_nothing(
     assert len(posted) == 1
     assert r.store.cards.get(normal.pending_id).ts == posted[0].response["ts"]
     assert r.store.outbox.outbox_failed_count() == 1
-    assert ("slack_post", "failed") in _audit(r.store, broken.pending_id)
+    # The audit entry follows the outbox row's mark (drain saw the mark): wait for it.
+    eventually(lambda: ("slack_post", "failed") in _audit(r.store, broken.pending_id))
     assert "cards: 1 card posts/edits failed" in r.health.report().reasons
     reliability.record(
         "an outbox item that fails every time",
