@@ -18,6 +18,7 @@ ACTION_ANSWER_OPTION = "kq_option"  # one-click option button; rendered as "kq_o
 ACTION_OTHER = "kq_other"  # "Other answer…" (one-question bundles)
 ACTION_ANSWER_MODAL = "kq_answer"  # "Answer…" (multi-question bundles)
 ACTION_REJECT = "kq_reject"  # "Reject…"
+ACTION_SKIP = "kq_skip"  # "Skip": rejects at once, without asking for a reason
 ACTION_OPEN = "kq_open"  # "Open in Kandev" (a URL button; Slack still sends an action)
 ACTION_REPLY_SEND = "kq_reply_send"  # a thread reply's "Send" (value: the kept reply's id)
 ACTION_REPLY_CANCEL = "kq_reply_cancel"  # a thread reply's "Cancel" (value: the same id)

@@ -1,9 +1,10 @@
 """What every card kind shares (pure): its head — the title, then the grey line while it waits
 or, once resolved, the outcome line in bold first — and its secondary actions, one row of quiet
-buttons (Reject…, Conversation, Open in Kandev) under the card's answer buttons.
+buttons (Skip, Reject…, Conversation, Open in Kandev) under the card's answer buttons.
 
-No button here is styled: the answer buttons are what a card is for, and a danger-styled
-button belongs in the reject form, not on a card a person skims.
+Skip is the one-tap rejection Kandev's web UI has too. No button here is styled: the answer
+buttons are what a card is for, and a danger-styled button belongs in the reject form, not on
+a card a person skims.
 """
 
 from __future__ import annotations
@@ -42,11 +43,13 @@ def secondary_actions(
     conversation: bool = False,
     block_id: str = BLOCK_MORE,
 ) -> Block:
-    """The row: "Reject…" and "Conversation" (when asked for, on a waiting item whose id
-    fits a button value), then "Open in Kandev" (a link button, always)."""
+    """The row: "Skip" and "Reject…" (``reject``), "Conversation" (``conversation``) — when
+    asked for, on a waiting item whose id fits a button value — then "Open in Kandev" (a link
+    button, always). Skip rejects at once with Kandev's own reason; Reject… asks for one."""
     elements: list[Block] = []
     if pending_id and reject:
         value = ButtonValue(pending_id=pending_id).encode()
+        elements.append(button("Skip", ids.ACTION_SKIP, value=value))
         elements.append(button("Reject…", ids.ACTION_REJECT, value=value))
     if pending_id and conversation:
         value = ButtonValue(pending_id=pending_id, conversation=True).encode()

@@ -11,7 +11,7 @@ from typing import Literal
 
 from bot.cards.limits import slack_len
 from bot.cards.text import fit_escaped, one_line
-from bot.core.clarification import Answer, Bundle
+from bot.core.clarification import SKIPPED_REASON, Answer, Bundle
 from bot.core.domain import CardOutcome, CardState, PastChoice
 
 MAX_LABEL_IN_SUMMARY = 100
@@ -162,6 +162,9 @@ def outcome_line(outcome: CardOutcome, bundle: Bundle, *, mention: bool = True) 
         return f"✅ Answered {where}: {summary}" if summary else f"✅ Answered {where}"
     if outcome.state is CardState.REJECTED:
         reason = outcome.reason.strip()
+        # Skip in Slack (Kandev keeps no reason, so its web UI's Skip reads as a rejection).
+        if reason == SKIPPED_REASON:
+            return f"⏭ Skipped {where}"
         line = f"⛔ Rejected {where}"
         return f"{line}: {_quoted_reason(reason)}" if reason else line
     if outcome.state is CardState.ENDED:

@@ -21,7 +21,7 @@ from bot.cards.wording import (
     user_mention,
 )
 from bot.core.approval import Approval
-from bot.core.clarification import Bundle
+from bot.core.clarification import SKIPPED_REASON, Bundle
 from bot.core.domain import CardOutcome, CardState
 
 
@@ -46,7 +46,9 @@ def lost_message(bundle: Bundle, winner: CardOutcome, *, action: Action = "answe
     sent. The words match the card's outcome line ("Answered in Kandev first: …")."""
     who = user_mention(winner.by_user) if winner.via == "slack" else None
     if winner.state is CardState.REJECTED:
-        done = f"{who} rejected this question first in Slack" if who else _first(winner, "Rejected")
+        skipped = winner.reason.strip() == SKIPPED_REASON
+        verb, what = ("skipped", "Skipped") if skipped else ("rejected", "Rejected")
+        done = f"{who} {verb} this question first in Slack" if who else _first(winner, what)
         return f"{done}. {_yours(action)}"
     summary = answers_summary(bundle, winner.answers)
     done = f"{who} answered first in Slack" if who else _first(winner, "Answered")
@@ -78,7 +80,8 @@ def undecided_message(bundle: Bundle, recorded: CardOutcome, *, action: Action =
 def already_answered_message(bundle: Bundle, outcome: CardOutcome) -> str:
     """For someone who resubmits what they already got recorded."""
     if outcome.state is CardState.REJECTED:
-        return "You already rejected this question; nothing more was sent."
+        verb = "skipped" if outcome.reason.strip() == SKIPPED_REASON else "rejected"
+        return f"You already {verb} this question; nothing more was sent."
     summary = answers_summary(bundle, outcome.answers)
     done = f"You already answered this: {summary}." if summary else "You already answered this."
     return f"{done} Nothing more was sent."

@@ -13,6 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.pending import ItemKind
 
+#: The reason of a rejection made by Skip: the words Kandev's own web UI sends for its Skip
+#: button, so that the agent reads a skip the same way wherever it came from.
+SKIPPED_REASON = "User skipped"
+
 
 class _Wire(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)

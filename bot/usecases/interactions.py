@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from bot.cards.wording import Action
-from bot.core.clarification import Answer
+from bot.core.clarification import SKIPPED_REASON, Answer
 from bot.core.domain import Card
 from bot.store.errors import is_unavailable
 from bot.usecases.admission import Admitted, Refusal, Request, Unusable, Where
@@ -218,6 +218,15 @@ class Interactions:
             reason=content.reason,
             view_id=parsed.view_id or "",
         )
+
+    def skip(self, parsed: Described | Unusable, reply: Reply) -> None:
+        """Skip: a rejection with Kandev's own Skip reason, sent as a click is (reserve,
+        admit, record, ack, send, verdict)."""
+        with _unrecorded(reply):
+            held = self._reserve_and_admit(self.answering, parsed, reply)
+            if held is not None:
+                place, admitted = held
+                self._send(place, admitted, reply, reason=SKIPPED_REASON)
 
     def answer(self, request: Request, answers: tuple[Answer, ...], reply: Reply) -> None:
         """An answer whose content the bot kept (a thread reply's Send): reserve, admit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakeslack import ALICE, ViewSubmissionBlocked
+from fakeslack import ALICE, BOB, ViewSubmissionBlocked
 from tests.e2e.helpers import (
     assert_sending,
     assert_terminal_controls,
@@ -42,6 +42,7 @@ def test_one_click_answers_in_kandev_and_unblocks_the_agent(
         "PostgreSQL",
         "MongoDB",
         "Other answer…",
+        "Skip",
         "Reject…",
         "Conversation",
         "Open in Kandev",
@@ -224,3 +225,29 @@ def test_reject_with_a_reason(app_factory, seed, fake_slack, slack_driver):
     assert_terminal_controls(edited)
     fake_slack.settle(quiet=1.0, timeout=10)
     assert fake_slack.ephemerals(user=ALICE.id) == []
+
+
+def test_skip_rejects_at_once_with_kandevs_own_reason(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
+    bundle = seed([db_question()], title="Skip me")
+    card = wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+
+    opened = len(fake_slack.calls("views.open"))
+    ack = driver.click(CHANNEL, card.ts, text="Skip", user=ALICE)
+    assert ack.status == 200
+
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "rejected")
+    assert final["status"] == "rejected"
+    result = seed.server.agent_result(bundle.task_id, timeout=10)
+    assert result is not None
+    assert result["tool"]["parsed"]["reject_reason"] == "User skipped"
+    edited = wait_outcome(fake_slack, card.ts, "⏭")
+    assert outcome_line(edited) == f"⏭ Skipped by <@{ALICE.id}> in Slack"
+    assert_terminal_controls(edited)
+    assert len(fake_slack.calls("views.open")) == opened  # no form was asked for
+
+    # A second Skip from a stale client: told, and nothing more reaches Kandev.
+    click_stale(driver, CHANNEL, card.ts, text="Skip", user=BOB)
+    told = wait_ephemeral(fake_slack, BOB.id, "first")
+    assert told.text.startswith(f"<@{ALICE.id}> skipped this question first in Slack.")

@@ -25,6 +25,7 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_OTHER)(_form_opener(svc, "other"))
     app.action(ids.ACTION_ANSWER_MODAL)(_form_opener(svc, "answer"))
     app.action(ids.ACTION_REJECT)(_form_opener(svc, "reject"))
+    app.action(ids.ACTION_SKIP)(_skip_clicked(svc))
     app.action(ids.ACTION_OPEN)(_link_clicked)
     app.action(ids.ACTION_CONVERSATION)(_conversation_opened(svc))
 
@@ -43,6 +44,18 @@ def _option_clicked(svc: Services, action: Action):
             retries = requests.retry_num(request.headers)
             click = requests.click(body, action, option=True, retries=retries)
             svc.interactions.click(click, svc.click_reply(acked, click.where))
+
+    return handle
+
+
+def _skip_clicked(svc: Services):
+    """Skip: a rejection in one click, with Kandev's own reason (no form)."""
+
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
+        with acked_within(ack, ACK_BUDGET_S) as acked:
+            retries = requests.retry_num(request.headers)
+            click = requests.click(body, "reject", retries=retries)
+            svc.interactions.skip(click, svc.click_reply(acked, click.where))
 
     return handle
 

@@ -76,8 +76,8 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
             f"refusal #{count} for {user.id}",
         )
 
-    # Bob is neither listed nor in the group: a button, "Other answer…", "Reject…", and
-    # the "Reject agent question" message shortcut.
+    # Bob is neither listed nor in the group: a button, "Other answer…", "Reject…", "Skip"
+    # and the "Reject agent question" message shortcut.
     mark = fake_slack.mark()
     assert driver.click(CHANNEL, c1.ts, text="MongoDB", user=BOB).status == 200
     refused(BOB, 1)
@@ -85,8 +85,10 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
     refused(BOB, 2)
     assert driver.click(CHANNEL, c1.ts, text="Reject…", user=BOB).status == 200
     refused(BOB, 3)
-    assert driver.message_shortcut("reject_question", CHANNEL, c1.ts, user=BOB).status == 200
+    assert driver.click(CHANNEL, c1.ts, text="Skip", user=BOB).status == 200
     refused(BOB, 4)
+    assert driver.message_shortcut("reject_question", CHANNEL, c1.ts, user=BOB).status == 200
+    refused(BOB, 5)
     assert [c for c in fake_slack.calls("views.open") if c.index >= mark] == []
 
     # A modal Alice opened, submitted as Bob: refused at submission too, in the form.
@@ -162,12 +164,13 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
         ]
 
     deadline = time.monotonic() + 10
-    while len(entries := attempts()) < 8 and time.monotonic() < deadline:
+    while len(entries := attempts()) < 9 and time.monotonic() < deadline:
         time.sleep(0.05)
     expected = [
         (first.pending_id, BOB.id, "answer", "forbidden"),  # button
         (first.pending_id, BOB.id, "answer", "forbidden"),  # "Other answer…" (not opened)
         (first.pending_id, BOB.id, "reject", "forbidden"),  # "Reject…" (not opened)
+        (first.pending_id, BOB.id, "reject", "forbidden"),  # "Skip" (nothing sent)
         (first.pending_id, BOB.id, "reject", "forbidden"),  # message shortcut (not opened)
         (first.pending_id, BOB.id, "answer", "forbidden"),  # modal submission
         (first.pending_id, ALICE.id, "answer", "wrong_channel"),

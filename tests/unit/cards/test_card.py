@@ -18,7 +18,9 @@ from bot.cards import (
     render_card,
     task_url,
 )
-from bot.core.clarification import Answer
+from bot.cards.wording import outcome_line
+from bot.cards.words import already_answered_message, lost_message
+from bot.core.clarification import SKIPPED_REASON, Answer
 from bot.core.domain import CardOutcome, CardState, PastAnswer, PastChoice, TaskInfo
 from tests.kit.factories import (
     DB_QUESTION,
@@ -167,12 +169,13 @@ def test_one_question_has_a_button_per_option_then_other_and_a_quiet_row(one_que
     assert (other.pending_id, other.question_id, other.option_id) == (PENDING_ID, "db", "")
     quiet = quiet_row(rendered)
     assert [(e["action_id"], e["text"]["text"]) for e in quiet] == [
+        ("kq_skip", "Skip"),
         (ACTION_REJECT, "Reject…"),
         ("kq_conversation", "Conversation"),
         (ACTION_OPEN, "Open in Kandev"),
     ]
-    assert parse_button_value(quiet[0]["value"]).pending_id == PENDING_ID
-    assert quiet[2]["url"] == URL and "value" not in quiet[2]
+    assert {parse_button_value(e["value"]).pending_id for e in quiet[:2]} == {PENDING_ID}
+    assert quiet[3]["url"] == URL and "value" not in quiet[3]
 
 
 def test_no_button_on_a_card_is_danger_styled(one_question, three_questions, task):
@@ -188,6 +191,7 @@ def test_multi_question_bundle_offers_answer_modal_and_numbers_questions(three_q
         (ACTION_ANSWER_MODAL, "Answer…"),
     ]
     assert [e["action_id"] for e in quiet_row(rendered)] == [
+        "kq_skip",
         ACTION_REJECT,
         "kq_conversation",
         ACTION_OPEN,
@@ -442,6 +446,7 @@ def test_ids_too_long_for_a_button_fall_back_to_the_answer_modal(task):
     rendered = card(bundle, task)
     assert [e["action_id"] for e in buttons(rendered)] == [ACTION_ANSWER_MODAL]
     assert [e["action_id"] for e in quiet_row(rendered)] == [
+        "kq_skip",
         ACTION_REJECT,
         "kq_conversation",
         ACTION_OPEN,
@@ -452,3 +457,17 @@ def test_task_url_refuses_what_cannot_be_a_link():
     assert task_url("https://kandev.example/", "a b") == "https://kandev.example/t/a%20b"
     with pytest.raises(ValueError):
         task_url("javascript:alert(1)", TASK_ID)
+
+
+def test_a_skip_reads_as_skipped_on_the_card_and_to_the_late_clicker(one_question):
+    outcome = CardOutcome(
+        state=CardState.REJECTED, via="slack", by_user="U0ANA", reason=SKIPPED_REASON, at=NOW
+    )
+    assert outcome_line(outcome, one_question) == "⏭ Skipped by <@U0ANA> in Slack"
+    assert lost_message(one_question, outcome) == (
+        "<@U0ANA> skipped this question first in Slack. Your answer was not sent."
+    )
+    assert already_answered_message(one_question, outcome).startswith("You already skipped")
+    # Kandev keeps no rejection reason: a rejection read from Kandev is a rejection.
+    rejected = CardOutcome(state=CardState.REJECTED, reason="Not now", at=NOW)
+    assert outcome_line(rejected, one_question).startswith("⛔ Rejected in Kandev")
