@@ -108,8 +108,8 @@ def test_one_question_with_six_long_options_keeps_one_click_buttons(
     card = wait_card(fake_slack, bundle.pending_id)
     assert fake_slack.violations == []
     labels = buttons(card)
-    assert len(labels) == 10
-    assert labels[-4:] == ["Other answer…", "Skip", "Reject…", "Conversation", "Open in Kandev"]
+    assert len(labels) == 11
+    assert labels[-5:] == ["Other answer…", "Skip", "Reject…", "Conversation", "Open in Kandev"]
     assert all(len(label) <= 75 for label in labels)
     assert all(label.startswith(f"Q1 option {n}") for n, label in enumerate(labels[:6], 1))
     assert_safe(card.all_text)
