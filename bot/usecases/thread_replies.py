@@ -25,6 +25,7 @@ from bot.core.pending import ItemKind
 from bot.store.thread_replies import CANCELLED, OFFERED, SENT
 from bot.store.thread_replies import ThreadReply as ThreadReply  # the listeners' type too
 from bot.usecases.admission import Request
+from bot.usecases.audit import Audit
 
 log = logging.getLogger(__name__)
 
@@ -191,25 +192,13 @@ class MayAct(Protocol):
     ) -> bool: ...
 
 
-class Auditing(Protocol):
-    def audit(
-        self,
-        pending_id: str | None,
-        user: str | None,
-        action: str,
-        source: str,
-        result: str,
-        detail: str = "",
-    ) -> int: ...
-
-
 @dataclass(eq=False)
 class ThreadReplies:
     cards: CardsAt
     replies: RepliesStore
     permissions: MayAct
     #: Offered and cancelled replies are audited (Send is, by the answer pipeline).
-    audit_log: Auditing | None = None
+    audit_log: Audit | None = None
 
     def _audit(self, reply: ThreadReply, result: str) -> None:
         if self.audit_log is None:
