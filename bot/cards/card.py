@@ -322,16 +322,23 @@ MAX_CONTEXT_SHOWN = 360
 MAX_HEADING_SHOWN = 80
 #: A card's prompt, at most this many lines (a phone's first screen holds the question)
 PROMPT_LINES = 6
+#: ... and at most this many rows of a 400 px phone, which shows about PHONE_COLUMNS
+#: characters a row: one long unbroken line (a URL, a path) wraps into many.
+PROMPT_ROWS = 8
+PHONE_COLUMNS = 40
 #: A card's prompt in bold, at most this long (the full text is in the form and Kandev).
 MAX_PROMPT_SHOWN = 300
 #: Each option's line (label and description) on a card, at most this long.
 MAX_OPTION_LINE = 160
 
 
-def first_lines(text: str, count: int, limit: int, note: str) -> str:
+def first_lines(text: str, count: int, limit: int, note: str, *, rows: int = 0) -> str:
     """Safe mrkdwn cut to its first ``count`` lines and ``limit`` characters (an open code
-    block closed), followed by ``note`` when anything was cut; unchanged when it fits."""
+    block closed) — and, with ``rows``, to what a phone shows in that many rows — followed by
+    ``note`` when anything was cut; unchanged when it fits."""
     lines = text.split("\n")
+    if rows:
+        limit = min(limit, _within_rows(lines, rows))
     if len(lines) <= count and slack_len(text) <= limit:
         return text
     head = "\n".join(lines[:count]).rstrip()
@@ -341,6 +348,20 @@ def first_lines(text: str, count: int, limit: int, note: str) -> str:
         head = head[:-3].rstrip() if head.endswith("```") else head + "\n```"
     separator = "\n" if head.endswith("```") else " " if head else ""
     return head + separator + note
+
+
+def _within_rows(lines: Sequence[str], rows: int) -> int:
+    """How many characters of ``lines`` (joined by newlines) a phone shows in ``rows`` rows
+    of :data:`PHONE_COLUMNS`; every character when they all fit. Raw mrkdwn is counted (a
+    link's target too), so it errs on the side of a shorter prompt."""
+    used = shown = 0
+    for line in lines:
+        need = max(1, -(-slack_len(line) // PHONE_COLUMNS))
+        if used + need > rows:
+            return shown + max(0, rows - used) * PHONE_COLUMNS
+        used += need
+        shown += slack_len(line) + 1
+    return shown
 
 
 def context_text(shared: str, url: str, budget: int = MAX_SECTION_TEXT) -> str:
@@ -371,7 +392,9 @@ def card_question_text(
             0
         ]
     room = min(MAX_PROMPT_SHOWN + slack_len(note) + 1, budget - slack_len(heading) - 3)
-    shown = first_lines(prompt, PROMPT_LINES, max(room, slack_len(note) + 8), note)
+    shown = first_lines(
+        prompt, PROMPT_LINES, max(room, slack_len(note) + 8), note, rows=PROMPT_ROWS
+    )
     cut = shown != prompt
     body = shown.removesuffix(note).rstrip() if cut else shown
     tail = ""

@@ -18,7 +18,7 @@ from tests.e2e.reliability.support import audit_of
 from tests.kit.harness import CHANNEL, Fault, Permissions, permission_spec
 
 RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
-ALLOWED_BY_ALICE = f"*✅ Allowed once by <@{ALICE.id}> in Slack"
+ALLOWED_BY_ALICE = f"✅ Allowed once by <@{ALICE.id}> in Slack"
 
 
 def _bot(app_factory, proxy):
@@ -149,9 +149,9 @@ def test_a_redelivered_click_resolves_once_and_a_race_has_one_winner(
     got = kandev.agent_outcomes(raced.task_id)
     winner = got[0]["outcome"]["optionId"]
     shown_right = (
-        final.startswith(f"*✅ Allowed once by <@{BOB.id}> in Slack")
+        final.startswith(f"✅ Allowed once by <@{BOB.id}> in Slack")
         if winner == "allow_once"
-        else final.startswith("*⛔ Rejected in Kandev")
+        else final.startswith("⛔ Rejected in Kandev")
     )
     if winner != "allow_once":
         told = fake_slack.wait_for(

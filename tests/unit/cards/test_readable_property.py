@@ -155,3 +155,15 @@ def test_a_submitted_forms_title_says_what_happened(kind, action):
         assert title == ("Rejected" if action == "reject" else "Answered")
     elif kind not in ("already_answered", "duplicate", "unconfirmed", "undecided"):
         assert title == "Not sent"
+
+
+def test_a_prompt_with_one_long_unbroken_line_still_fits_a_phone():
+    """Found by the property above: short lines and then a 330-character URL wrapped into
+    13 rows of a phone, over the question's budget."""
+    prompt = "<!channel> | a | b |\n|---|---|\n| 1 | 2 |\n https://example.com/" + "a" * 310
+    two = {**DB_QUESTION, "question_id": "q2", "prompt": prompt}
+    bundle = make_bundle(DB_QUESTION, two)
+    card = render_card(bundle, make_task(), CardState.PENDING, None, kandev_url=KANDEV_URL, now=NOW)
+    [question] = [b for b in card["blocks"] if b.get("block_id", "").startswith("kq_q:1:")]
+    assert phone_lines(_text(question)) <= PHONE_BUDGETS["question"]
+    assert "| 1 | 2 |" in _text(question)  # the short lines before it are kept
