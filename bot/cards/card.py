@@ -21,6 +21,13 @@ from bot.cards.limits import (
 )
 from bot.cards.more import card_head, secondary_actions
 from bot.cards.mrkdwn import MAX_LINK_URL, link, markdown_to_mrkdwn
+from bot.cards.questions import (
+    MAX_OPTION_LINE,
+    card_question_text,
+    chosen_text,
+    context_text,
+    options_text,
+)
 from bot.cards.taskline import task_line
 from bot.cards.text import (
     ELLIPSIS,
@@ -34,7 +41,6 @@ from bot.cards.wording import (
     asked_at,
     choices_summary,
     outcome_line,
-    quoted_free_text,
     slack_date,
     user_mention,
 )
@@ -44,8 +50,6 @@ from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo, shown_
 UNTITLED_TASK = "Untitled task"
 MAX_TITLE = 300
 MAX_WORKSPACE = 200
-MAX_QUESTION_TITLE = 150
-MAX_FREE_TEXT_SHOWN = 1000
 MAX_META_TASK_LINE = 300
 FALLBACK_PROMPT = 200
 #: title, meta or outcome, descriptions, context, past answer, answer row, notice, quiet row
@@ -63,70 +67,10 @@ def task_url(kandev_url: str, task_id: str) -> str:
     return url
 
 
-def question_heading(index: int, total: int, question: Question) -> str:
-    """``1/3 · Database`` (plain text; ``Database`` alone for a one-question bundle)."""
-    title = fit_plain(one_line(question.title), MAX_QUESTION_TITLE)[0]
-    if total <= 1:
-        return title or "Question"
-    return f"{index + 1}/{total} · {title}" if title else f"Question {index + 1}/{total}"
-
-
 def _answer_for(outcome: CardOutcome | None, question: Question) -> Answer | None:
     if outcome is None or outcome.state is not CardState.ANSWERED:
         return None
     return next((a for a in outcome.answers if a.question_id == question.question_id), None)
-
-
-def question_text(
-    index: int, total: int, question: Question, note: str, *, budget: int = MAX_SECTION_TEXT
-) -> str:
-    heading = "*" + fit_escaped(question_heading(index, total, question), MAX_QUESTION_TITLE)[0]
-    heading += "*"
-    prompt = markdown_to_mrkdwn(question.prompt)
-    if not prompt:
-        return heading
-    room = budget - slack_len(heading) - 1
-    return heading + "\n" + shorten_mrkdwn(prompt, room, note=note)[0]
-
-
-def options_text(
-    question: Question, answer: Answer | None, note: str, *, budget: int = MAX_SECTION_TEXT
-) -> str:
-    """The options with descriptions (chosen ones marked ✅), and a free-text answer if any,
-    within ``budget``."""
-    chosen = set(answer.selected_options) if answer else set()
-    free_text = one_line(answer.custom_text) if answer else ""
-    count = len(question.options) + (1 if free_text else 0)
-    if count == 0:
-        return ""
-    reserve = slack_len(note) + 1
-    share = (budget - reserve) // count - 1
-    lines: list[str] = []
-    shortened = False
-    for option in question.options:
-        mark = "✅" if option.option_id in chosen else "•"
-        head = f"{mark} *"
-        desc_raw = one_line(option.description)
-        desc_full = fit_escaped(desc_raw, MAX_SECTION_TEXT)[0]
-        desc_room = min(slack_len(desc_full), share // 2) + 3 if desc_raw else 0
-        label_room = share - slack_len(head) - 1 - desc_room
-        label, cut_label = fit_escaped(one_line(option.label) or "(no label)", label_room)
-        line = f"{head}{label}*"
-        if desc_raw:
-            desc, cut_desc = fit_escaped(desc_raw, share - slack_len(line) - 3)
-            line += f" — {desc}"
-            shortened = shortened or cut_desc
-        shortened = shortened or cut_label
-        lines.append(line)
-    if free_text:
-        head = "✅ _Free text:_ “"
-        room = min(MAX_FREE_TEXT_SHOWN, share - slack_len(head) - 1)
-        text, cut_text = fit_escaped(free_text, room)
-        lines.append(f"{head}{text}”")
-        shortened = shortened or cut_text
-    if shortened:
-        lines.append(note)
-    return "\n".join(lines)
 
 
 def _meta_line(bundle: Bundle, task: TaskInfo) -> str:
@@ -315,111 +259,6 @@ def render_card(
 
 #: The block of a one-question card's option descriptions (under its buttons).
 BLOCK_DESCRIPTIONS = "kq_descriptions"
-#: The context a waiting card shows: about three lines; the rest is under Conversation.
-CONTEXT_LINES = 3
-MAX_CONTEXT_SHOWN = 360
-#: A question's ``1/2 · Title`` heading on a card, at most this long (two lines of a phone)
-MAX_HEADING_SHOWN = 80
-#: A card's prompt, at most this many lines (a phone's first screen holds the question)
-PROMPT_LINES = 6
-#: ... and at most this many rows of a 400 px phone, which shows about PHONE_COLUMNS
-#: characters a row: one long unbroken line (a URL, a path) wraps into many.
-PROMPT_ROWS = 8
-PHONE_COLUMNS = 40
-#: A card's prompt in bold, at most this long (the full text is in the form and Kandev).
-MAX_PROMPT_SHOWN = 300
-#: Each option's line (label and description) on a card, at most this long.
-MAX_OPTION_LINE = 160
-
-
-def first_lines(text: str, count: int, limit: int, note: str, *, rows: int = 0) -> str:
-    """Safe mrkdwn cut to its first ``count`` lines and ``limit`` characters (an open code
-    block closed) — and, with ``rows``, to what a phone shows in that many rows — followed by
-    ``note`` when anything was cut; unchanged when it fits."""
-    lines = text.split("\n")
-    if rows:
-        limit = min(limit, _within_rows(lines, rows))
-    if len(lines) <= count and slack_len(text) <= limit:
-        return text
-    head = "\n".join(lines[:count]).rstrip()
-    room = max(1, limit - slack_len(note) - 5)
-    head = shorten_mrkdwn(head, room, note="")[0].rstrip()
-    if head.count("```") % 2 == 1:  # the cut fell inside a code block: close it
-        head = head[:-3].rstrip() if head.endswith("```") else head + "\n```"
-    separator = "\n" if head.endswith("```") else " " if head else ""
-    return head + separator + note
-
-
-def _within_rows(lines: Sequence[str], rows: int) -> int:
-    """How many characters of ``lines`` (joined by newlines) a phone shows in ``rows`` rows
-    of :data:`PHONE_COLUMNS`; every character when they all fit. Raw mrkdwn is counted (a
-    link's target too), so it errs on the side of a shorter prompt."""
-    used = shown = 0
-    for line in lines:
-        need = max(1, -(-slack_len(line) // PHONE_COLUMNS))
-        if used + need > rows:
-            return shown + max(0, rows - used) * PHONE_COLUMNS
-        used += need
-        shown += slack_len(line) + 1
-    return shown
-
-
-def context_text(shared: str, url: str, budget: int = MAX_SECTION_TEXT) -> str:
-    """The bundle's context (safe mrkdwn) cut to about three lines, saying where the rest is."""
-    note = f"{ELLIPSIS} _(more under Conversation or {link(url, 'in Kandev')})_"
-    return first_lines(shared, CONTEXT_LINES, min(budget, MAX_CONTEXT_SHOWN), note)
-
-
-def card_question_text(
-    index: int,
-    total: int,
-    question: Question,
-    note: str,
-    *,
-    bold: bool,
-    budget: int = MAX_SECTION_TEXT,
-) -> str:
-    """The question as a card shows it: ``1/2 · Database`` over the prompt, whose first line
-    is bold while the card waits (when bold can wrap it: one line, no ``*`` or code in it);
-    shortened to about :data:`MAX_PROMPT_SHOWN`, saying so (the full text is in the form,
-    the Conversation and Kandev)."""
-    heading = ""
-    if total > 1:
-        heading = fit_escaped(question_heading(index, total, question), MAX_HEADING_SHOWN)[0]
-    prompt = markdown_to_mrkdwn(question.prompt)
-    if not prompt:
-        prompt = fit_escaped(one_line(question.title) or "(no question text)", MAX_QUESTION_TITLE)[
-            0
-        ]
-    room = min(MAX_PROMPT_SHOWN + slack_len(note) + 1, budget - slack_len(heading) - 3)
-    shown = first_lines(
-        prompt, PROMPT_LINES, max(room, slack_len(note) + 8), note, rows=PROMPT_ROWS
-    )
-    cut = shown != prompt
-    body = shown.removesuffix(note).rstrip() if cut else shown
-    tail = ""
-    if cut:
-        tail = ("\n" if body.endswith("```") else " ") + note
-    if bold:
-        first, newline, rest = body.partition("\n")
-        if first and "*" not in first and "`" not in first:
-            body = f"*{first}*{newline}{rest}"
-    text = body + tail
-    return f"{heading}\n{text}" if heading else text
-
-
-def chosen_text(question: Question, answer: Answer | None) -> str:
-    """The chosen options (✅ marked) and the quoted start of a free-text answer."""
-    if answer is None:
-        return ""
-    lines = []
-    for option_id in dict.fromkeys(answer.selected_options):
-        option = question.option(option_id)
-        label = one_line(option.label) if option else option_id
-        lines.append(f"✅ *{fit_escaped(label or option_id, MAX_OPTION_LINE)[0]}*")
-    if answer.custom_text.strip():
-        lines.append(f"✅ {quoted_free_text(answer.custom_text, MAX_FREE_TEXT_SHOWN)}")
-    return "\n".join(lines)
 
 
 def _tail_blocks(

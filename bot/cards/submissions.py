@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot.cards import ids
-from bot.cards.card import question_heading
 from bot.cards.ids import CodecError
 from bot.cards.limits import KANDEV_MAX_TEXT
+from bot.cards.questions import question_heading
 from bot.cards.text import fit_plain
 from bot.core.clarification import Answer, Bundle
 
