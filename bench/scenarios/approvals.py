@@ -33,7 +33,7 @@ from bench.cardlog import CardLog
 from bench.floor import PendingActionFloor
 from bench.kandev import delete_tasks
 from bench.procstat import cpu_seconds
-from bench.scenarios.kandev_requests import _counts, _delta
+from bench.scenarios.kandev_requests import counts_delta, request_counts
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
@@ -220,12 +220,12 @@ def _window(
 ) -> SweepCost:
     url = bot.events_url.rsplit("/slack/", 1)[0] + "/metrics"
     pid = bot.proc.pid if bot.proc is not None else None
-    before, cpu0, t0 = _counts(url), cpu_seconds(pid) if pid else 0.0, time.monotonic()
+    before, cpu0, t0 = request_counts(url), cpu_seconds(pid) if pid else 0.0, time.monotonic()
     time.sleep(interval * cycles)
-    after, cpu1, t1 = _counts(url), cpu_seconds(pid) if pid else 0.0, time.monotonic()
+    after, cpu1, t1 = request_counts(url), cpu_seconds(pid) if pid else 0.0, time.monotonic()
     per = interval / (t1 - t0)
     requests: dict[str, float] = {}
-    for call, n in _delta(before, after).items():
+    for call, n in counts_delta(before, after).items():
         kind = _kind(call)
         requests[kind] = requests.get(kind, 0.0) + n * per
     floor_requests, floor_ms = _bare_sweep(resolver, bot, workspaces, flagged)

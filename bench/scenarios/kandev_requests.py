@@ -70,12 +70,12 @@ def measure(
     window = cycles * poll_interval_s
     if not _wait_quiet(url, poll_interval_s, result.list_pages):
         result.problems.append("the bot never settled to one list read per poll interval")
-    before, t0 = _counts(url), time.monotonic()
+    before, t0 = request_counts(url), time.monotonic()
     time.sleep(window)
-    idle, idle_s = _delta(before, _counts(url)), time.monotonic() - t0
+    idle, idle_s = counts_delta(before, request_counts(url)), time.monotonic() - t0
     result.idle_per_cycle = _parts({k: v * poll_interval_s / idle_s for k, v in idle.items()})
     answering = KandevClient(kandev.base_url, kandev.token)
-    before, t0 = _counts(url), time.monotonic()
+    before, t0 = request_counts(url), time.monotonic()
     spacing = window / max(len(pending_ids), 1)
     for n, pending_id in enumerate(pending_ids):
         _sleep_until(t0 + n * spacing)
@@ -91,7 +91,7 @@ def measure(
             result.problems.append(f"answered in Kandev {pending_id}: card not edited")
     answering.close()
     _sleep_until(t0 + window)
-    busy, busy_s = _delta(before, _counts(url)), time.monotonic() - t0
+    busy, busy_s = counts_delta(before, request_counts(url)), time.monotonic() - t0
     if result.answered:
         extra = {k: busy.get(k, 0.0) - idle.get(k, 0.0) * busy_s / idle_s for k in busy | idle}
         result.per_answer = _parts({k: v / result.answered for k, v in extra.items()})
@@ -115,9 +115,9 @@ def _wait_quiet(
     (the listings and posts before the idle window have finished their own reads)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        before = _counts(url)
+        before = request_counts(url)
         time.sleep(interval_s)
-        if _delta(before, _counts(url)).get(LIST_CALL, 0.0) <= pages:
+        if counts_delta(before, request_counts(url)).get(LIST_CALL, 0.0) <= pages:
             return True
     return False
 
@@ -128,7 +128,8 @@ def _parts(by_call: dict[str, float]) -> tuple[float, float, float]:
     return listed, conversation, sum(by_call.values()) - listed - conversation
 
 
-def _counts(metrics_url: str) -> dict[str, float]:
+def request_counts(metrics_url: str) -> dict[str, float]:
+    """The bot's Kandev requests so far, by call (``kandev_slack_kandev_requests_total``)."""
     text = httpx.get(metrics_url, timeout=10.0).text
     return {
         sample.labels["call"]: sample.value
@@ -139,7 +140,8 @@ def _counts(metrics_url: str) -> dict[str, float]:
     }
 
 
-def _delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+def counts_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """What each call's count grew by (the calls that did not grow left out)."""
     return {k: v - before.get(k, 0.0) for k, v in after.items() if v - before.get(k, 0.0)}
 
 
