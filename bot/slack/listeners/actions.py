@@ -37,25 +37,27 @@ def _link_clicked(ack: Ack) -> None:
 
 def _option_clicked(svc: Services, action: Action):
     """A one-click choice: a question's option ("answer") or an approval's ("approve")."""
+    return _one_click(svc, action, option=True)
+
+
+def _skip_clicked(svc: Services):
+    """Skip: a rejection in one click, with Kandev's own reason (no form)."""
+    return _one_click(svc, "reject", option=False)
+
+
+def _one_click(svc: Services, action: Action, *, option: bool):
+    """A click that is the whole answer: an option, or Skip (``option=False``)."""
 
     def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
         # parse / admit / record (local, durable) -> ack -> Kandev -> tell
         with acked_within(ack, ACK_BUDGET_S) as acked:
             retries = requests.retry_num(request.headers)
-            click = requests.click(body, action, option=True, retries=retries)
-            svc.interactions.click(click, svc.click_reply(acked, click.where))
-
-    return handle
-
-
-def _skip_clicked(svc: Services):
-    """Skip: a rejection in one click, with Kandev's own reason (no form)."""
-
-    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
-        with acked_within(ack, ACK_BUDGET_S) as acked:
-            retries = requests.retry_num(request.headers)
-            click = requests.click(body, "reject", retries=retries)
-            svc.interactions.skip(click, svc.click_reply(acked, click.where))
+            click = requests.click(body, action, option=option, retries=retries)
+            reply = svc.click_reply(acked, click.where)
+            if option:
+                svc.interactions.click(click, reply)
+            else:
+                svc.interactions.skip(click, reply)
 
     return handle
 
