@@ -47,6 +47,7 @@ from bot.store.engine import SessionTimeouts
 from bot.usecases.admission import Admission
 from bot.usecases.answers import AnswerService
 from bot.usecases.approvals import Approvals
+from bot.usecases.claims import Claims
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.leases import InFlight, LeaseKeeper
@@ -202,6 +203,9 @@ def _use_cases(
     )
     sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
     recovery = _recovery(store, kandev, answers, permissions, notifier, in_flight)
+    claims = Claims(
+        store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake
+    )
     home = HomeService(
         queue,
         store.cards,
@@ -217,9 +221,13 @@ def _use_cases(
         approvals=_approvals(settings, store, kandev, tasks, publisher, health),
         recovery=recovery,
         home=home,
-        followups=FollowUpWorker(store.followups, permissions, publisher, health),
+        followups=FollowUpWorker(
+            store.followups, permissions, publisher, health, lapse=claims.lapse_due
+        ),
         dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
-        services=_listener_services(settings, store, kandev, queue, answers, home, notifier, past),
+        services=_listener_services(
+            settings, store, kandev, queue, answers, home, notifier, past, claims
+        ),
         in_flight=in_flight,
         new_bundles=signals.new_bundles,
         sync_wakeup=signals.sync_wakeup,
@@ -326,6 +334,7 @@ def _listener_services(
     home: HomeService,
     notifier: Notifier,
     past: PastAnswers,
+    claims: Claims,
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
@@ -343,6 +352,7 @@ def _listener_services(
         reading=Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING),
         conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
         subscriptions=SubscriptionService(store.followups, kandev),
+        claims=claims,
         thread_replies=ThreadReplies(
             admission, store.thread_replies, queue.permissions, store.audit_log
         ),

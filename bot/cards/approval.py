@@ -27,6 +27,7 @@ from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
 from bot.cards.wording import outcome_line, slack_date, user_mention
 from bot.core.approval import Approval, ToolAction, ToolOption
+from bot.core.claims import Claim
 from bot.core.domain import Card, CardOutcome, CardState, TaskInfo, shown_outcome
 
 MAX_TITLE = 300
@@ -206,6 +207,7 @@ def render_approval(
     *,
     kandev_url: str,
     now: datetime,
+    claim: Claim | None = None,
 ) -> dict[str, Any]:
     """The approval card for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``."""
     url = task_url(kandev_url, approval.task_id or task.task_id)
@@ -213,7 +215,8 @@ def render_approval(
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
     done = approval_outcome_line(final, approval) if final is not None else None
     at = final.at if final is not None else None
-    blocks = card_head(url, title, meta=_meta_line(approval, task), outcome=done, at=at)
+    meta = _meta_line(approval, task)
+    blocks = card_head(url, title, meta=meta, outcome=done, at=at, claim=claim)
     blocks.append(section(action_text(approval.action), block_id=ids.BLOCK_TOOL))
     if final is None:
         buttons, left_out = option_buttons(approval, approval.item_id)
@@ -222,7 +225,10 @@ def render_approval(
         if left_out:
             more = f"{left_out} more options are not shown here — {link(url, 'open it in Kandev')}"
             blocks.append(context(more, block_id=ids.BLOCK_NOTICE))
-    blocks.append(secondary_actions(url))
+    waiting = final is None
+    blocks.append(
+        secondary_actions(url, pending_id=approval.item_id, claimable=waiting, claim=claim)
+    )
     return {"text": _fallback_text(approval, task, title, final), "blocks": blocks}
 
 

@@ -44,6 +44,7 @@ from bot.cards.wording import (
     slack_date,
     user_mention,
 )
+from bot.core.claims import Claim
 from bot.core.clarification import Answer, Bundle, Question
 from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo, shown_outcome
 
@@ -211,6 +212,7 @@ def render_card(
     kandev_url: str,
     now: datetime,
     past: PastAnswer | None = None,
+    claim: Claim | None = None,
 ) -> dict[str, Any]:
     """The card message for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``.
 
@@ -230,12 +232,12 @@ def render_card(
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
     done = outcome_line(final, bundle) if final is not None else None
     at = final.at if final is not None else None
-    head = card_head(url, title, meta=_meta_line(bundle, task), outcome=done, at=at)
+    head = card_head(url, title, meta=_meta_line(bundle, task), outcome=done, at=at, claim=claim)
     room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION
     questions = bundle.questions[:room]
     buttons = final is None and _has_option_buttons(bundle)
     parts = _variable_parts(bundle, final, note, questions, buttons=buttons, url=url)
-    tail = _tail_blocks(bundle, final, past, url, room)
+    tail = _tail_blocks(bundle, final, past, url, room, claim)
     texts = _within_total(head + tail, [render for _, render in parts])
     rendered = {block_id: text for (block_id, _), text in zip(parts, texts, strict=True)}
     starts = {ids.question_block_id(i, q) for i, q in enumerate(questions)}
@@ -267,6 +269,7 @@ def _tail_blocks(
     past: PastAnswer | None,
     url: str,
     room: int,
+    claim: Claim | None,
 ) -> list[Block]:
     """The notice of questions not shown, the past answer (while pending) and the quiet row."""
     tail: list[Block] = []
@@ -279,7 +282,14 @@ def _tail_blocks(
         tail.append(context(past_line(past), block_id=ids.BLOCK_PAST))
     pending = final is None
     tail.append(
-        secondary_actions(url, pending_id=bundle.pending_id, reject=pending, conversation=pending)
+        secondary_actions(
+            url,
+            pending_id=bundle.pending_id,
+            reject=pending,
+            conversation=pending,
+            claimable=pending,
+            claim=claim,
+        )
     )
     return tail
 

@@ -15,6 +15,7 @@ from bot.cards import ids
 from bot.cards.approval import approvals_blocks, card_outcome_line
 from bot.cards.blocks import Block, button, context, divider, plain, section
 from bot.cards.card import UNTITLED_TASK, task_url
+from bot.cards.claims import short_claim
 from bot.cards.ids import COMMAND, ButtonValue
 from bot.cards.limits import MAX_HEADER_TEXT, MAX_SECTION_TEXT, MAX_VIEW_BLOCKS
 from bot.cards.listing import questions_waiting
@@ -74,6 +75,8 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
     if question:
         text += "\n" + question
     meta = [asked_at(item.bundle.created_at)]
+    if (claim := item.claim(now)) is not None:
+        meta.append(short_claim(claim))
     workspace = one_line(item.task.workspace_name)
     if workspace:
         meta.append("Workspace *" + fit_escaped(workspace, 200)[0] + "*")

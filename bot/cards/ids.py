@@ -23,6 +23,8 @@ ACTION_OPEN = "kq_open"  # "Open in Kandev" (a URL button; Slack still sends an 
 ACTION_REPLY_SEND = "kq_reply_send"  # a thread reply's "Send" (value: the kept reply's id)
 ACTION_REPLY_CANCEL = "kq_reply_cancel"  # a thread reply's "Cancel" (value: the same id)
 ACTION_CONVERSATION = "kq_conversation"  # "Conversation" (card, listing, App Home)
+ACTION_CLAIM = "kq_claim"  # "I'm on it" / "Take over" (a waiting card's quiet row)
+ACTION_RELEASE = "kq_release"  # "Release" (the claim's holder)
 ACTION_OPTION_PATTERN = re.compile(rf"^{ACTION_ANSWER_OPTION}:\d+$")  # for app.action(...)
 
 
@@ -49,6 +51,7 @@ ACTION_PREVIOUS = "kq_list_previous"  # its "Previous page" button (same value, 
 # ---- block ids ------------------------------------------------------------------------------
 BLOCK_TITLE = "kq_title"
 BLOCK_META = "kq_meta"
+BLOCK_CLAIM = "kq_claim"  # "👀 @ana is on it (since 10:02)"
 BLOCK_PAST = "kq_past"  # the last answer to the same question
 BLOCK_OUTCOME = "kq_outcome"
 BLOCK_CONTEXT = "kq_context"

@@ -17,6 +17,7 @@ from bot.cards import ids, words
 from bot.cards.approval import approvals_blocks
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import UNTITLED_TASK, task_url
+from bot.cards.claims import short_claim
 from bot.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, ButtonValue, CodecError
 from bot.cards.limits import (
     MAX_BUTTON_VALUE,
@@ -201,6 +202,8 @@ def _item_blocks(
     if workspace:
         meta.append("Workspace *" + fit_escaped(workspace, workspace_limit)[0] + "*")
     meta.append(asked_at(item.bundle.created_at))
+    if (claim := item.claim(now)) is not None:
+        meta.append(short_claim(claim))
     if item.permalink:
         meta.append(f"<{escape_url(item.permalink)}|View card>")
     elif item.card is not None and item.card.ts:

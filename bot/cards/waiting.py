@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
+from bot.core.claims import Claim
 from bot.core.clarification import Bundle
 from bot.core.domain import Card, TaskInfo
 from bot.kandev.models import Workspace
@@ -72,6 +73,11 @@ class Waiting:
     task: TaskInfo
     card: Card | None = None
     permalink: str | None = None
+
+    def claim(self, now: datetime) -> Claim | None:
+        """Who is on it ("I'm on it"), while their claim holds."""
+        claim = self.card.claim if self.card is not None else None
+        return claim if claim is not None and claim.holds(now) else None
 
     @property
     def key(self) -> PageKey:

@@ -30,7 +30,7 @@ _MIN_LABEL = 12  # a label is never shortened below this to make room
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,30}")
 
 #: What a person does: answer or reject a question, open a view, choose an approval's option.
-Action = Literal["answer", "reject", "view", "approve"]
+Action = Literal["answer", "reject", "view", "approve", "claim", "release"]
 
 
 def user_mention(user_id: str | None) -> str | None:

@@ -9,6 +9,7 @@
     escalate_after = "1h"         # absent = never
     escalate_to = "C0LEADS"       # a channel id, or a user id for a direct message
     escalate_mention = ["S0LEADS"]
+    claim_for = "30m"             # how long "I'm on it" pauses these (default 30m)
 
 Durations are a whole number and a unit: ``90s``, ``15m``, ``2h``, ``1d``.
 """
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 
 from pydantic import BaseModel, ConfigDict
+
+from bot.core.claims import DEFAULT_CLAIM_FOR_S
 
 DURATION = re.compile(r"^([1-9][0-9]*)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -32,6 +35,7 @@ KEYS = (
     "escalate_after",
     "escalate_to",
     "escalate_mention",
+    "claim_for",
 )
 
 
@@ -71,6 +75,8 @@ class FollowUps(BaseModel):
     escalate_after: float | None = None
     escalate_to: str | None = None
     escalate_mention: tuple[str, ...] = ()
+    #: How long "I'm on it" holds a card, pausing its reminders and escalation.
+    claim_for: float = DEFAULT_CLAIM_FOR_S
 
     @property
     def any(self) -> bool:

@@ -27,6 +27,7 @@ from bot.config.routing import (
     channel_id_problem,
 )
 from bot.config.toml_lines import LineIndex
+from bot.core.claims import DEFAULT_CLAIM_FOR_S
 from bot.kandev.models import PRIORITIES
 
 # ---- the file as written (pydantic, strict) ----------------------------------------------
@@ -88,6 +89,7 @@ class _FollowUpsFile(BaseModel):
     escalate_after: Duration | None = None
     escalate_to: EscalationTarget | None = None
     escalate_mention: list[AnswererId] | None = None
+    claim_for: Duration | None = None  # how long "I'm on it" pauses the follow-ups
 
 
 class _DefaultsFile(_FollowUpsFile):
@@ -180,6 +182,7 @@ _EXPECTED = {
     "mention": "a list of id strings",
     "escalate_mention": "a list of id strings",
     "escalate_to": "a channel id or user id string",
+    "claim_for": 'a duration string such as "30m"',
 }
 
 
@@ -334,7 +337,7 @@ def _followups(
         if getattr(table, key) is not None and pick(needed) is None:
             found.append(f"{where(key)}: {key} {why or 'needs'} {needed}{_NEEDED_FOR.get(key, '')}")
     problems += sorted(found, key=_line_of)
-    max_reminders = pick("max_reminders")
+    max_reminders, claim_for = pick("max_reminders"), pick("claim_for")
     return FollowUps(
         remind_after=parse_duration(remind_after) if remind_after else None,
         remind_every=parse_duration(remind_every) if remind_every else None,
@@ -343,6 +346,7 @@ def _followups(
         escalate_after=parse_duration(escalate_after) if escalate_after else None,
         escalate_to=escalate_to,
         escalate_mention=tuple(pick("escalate_mention") or ()),
+        claim_for=parse_duration(claim_for) if claim_for else DEFAULT_CLAIM_FOR_S,
     )
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from bot.core.approval import Approval
+from bot.core.claims import Claim
 from bot.core.clarification import Answer, Bundle
 from bot.core.pending import ItemKind
 
@@ -143,6 +144,10 @@ class Card(BaseModel):
     task: TaskInfo
     outcome: CardOutcome | None = None
     past: PastAnswer | None = None  # the last answer to the same questions, when posted
+    #: Who is on it ("I'm on it"), while the claim holds or until it is lapsed; and how long
+    #: claims that are over paused its follow-ups (bot/core/claims.py).
+    claim: Claim | None = None
+    paused_s: float = 0.0
     created_at: datetime
     updated_at: datetime
 

@@ -26,6 +26,7 @@ from bot.slack.tell import (
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import Admission, Unusable, Where
 from bot.usecases.answers import AnswerService
+from bot.usecases.claims import Claims
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Interactions
@@ -62,6 +63,8 @@ class Services:
     #: ``/kandev-questions subscribe | unsubscribe | subscriptions`` and Home's remove buttons.
     subscriptions: SubscriptionService
     conversation: ConversationService
+    #: "I'm on it" / "Take over" / "Release" (bot/usecases/claims.py).
+    claims: Claims
     #: Replies in a card's thread offered as an answer (None: not wired, e.g. some tests).
     thread_replies: ThreadReplies | None = None
     clock: Callable[[], datetime] = field(default=_now)
@@ -71,7 +74,7 @@ class Services:
 
     def __post_init__(self) -> None:
         self.interactions = Interactions(
-            self.admission, self.answers, self.answering, self.reading, read_form
+            self.admission, self.answers, self.answering, self.reading, read_form, self.claims
         )
         self.teller = Teller(self.notifier, self.home)
 

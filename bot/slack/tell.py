@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.cards import ids, words
+from bot.cards import claims, ids, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
 from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
@@ -27,6 +27,7 @@ from bot.slack.forms import FormKind, action_of, form_for
 from bot.slack.requests import Form, Interaction
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import FORM_ERRORS, Admitted, Where
+from bot.usecases.claims import Contended, NotClaimed, NotHolder, OnIt, Released
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Busy, FieldErrors, Refused, Result, Unrecorded
@@ -62,6 +63,16 @@ def words_for(result: Result) -> str:
             return said.verdict(result)
         case FieldErrors(errors=errors):
             return next(iter(errors.values()), "")
+        case OnIt(claim=claim, took_from=took_from, renewed=renewed):
+            return claims.on_it_message(claim, took_from=took_from, renewed=renewed)
+        case Released():
+            return claims.released_message()
+        case NotHolder(holder=holder):
+            return claims.not_holder_message(holder)
+        case NotClaimed():
+            return claims.not_claimed_message()
+        case Contended(card=card):
+            return claims.contended_message(resolved=card.state.terminal)
     return ""
 
 

@@ -7,6 +7,7 @@ Open a :class:`Database` and hand each use-case only the repositories it uses
 
 from bot.store.audit import AuditRepository
 from bot.store.cards import CardsRepository
+from bot.store.claims import ClaimsRepository
 from bot.store.database import Database, StoreStats
 from bot.store.errors import StoreError
 from bot.store.followups import FollowupsRepository
@@ -26,6 +27,7 @@ __all__ = [
     "AuditEntry",
     "AuditRepository",
     "CardsRepository",
+    "ClaimsRepository",
     "Database",
     "FollowupsRepository",
     "HomeViewersRepository",

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from bot.core.claims import Claim
 from bot.core.domain import Card, CardOutcome, CardState, Item, PastAnswer, TaskInfo
 
 #: The columns a Card takes as they are (the others are decoded).
@@ -25,4 +26,12 @@ def card_from_row(row: Any) -> Card:
         task=TaskInfo.model_validate_json(row.task_json),
         outcome=CardOutcome.model_validate_json(row.outcome_json) if row.outcome_json else None,
         past=PastAnswer.model_validate_json(row.past_json) if row.past_json else None,
+        claim=_claim(row),
+        paused_s=float(row.claim_paused_s or 0.0),
     )
+
+
+def _claim(row: Any) -> Claim | None:
+    if not (row.claim_user and row.claim_since and row.claim_until):
+        return None
+    return Claim(user_id=row.claim_user, since=row.claim_since, until=row.claim_until)

@@ -21,6 +21,7 @@ from bot.core.domain import CardState
 from bot.store.audit import AuditRepository
 from bot.store.base import Clock, Sql
 from bot.store.cards import CardsRepository
+from bot.store.claims import ClaimsRepository
 from bot.store.engine import SessionTimeouts, make_engine
 from bot.store.followups import FollowupsRepository
 from bot.store.home import HomeViewersRepository
@@ -60,6 +61,7 @@ class Database:
     - ``audit_log``: the append-only audit log;
     - ``viewers``: who opened the App Home tab recently;
     - ``thread_replies``: replies in a card's thread offered as an answer (Send / Cancel);
+    - ``claims``: who is on a waiting card ("I'm on it") and until when;
     - ``retention``: deletes what is older than ``retention_days`` (``purge``).
 
     Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
@@ -108,6 +110,7 @@ class Database:
         self.audit_log = AuditRepository(self.sql)
         self.viewers = HomeViewersRepository(self.sql)
         self.thread_replies = ThreadRepliesRepository(self.sql)
+        self.claims = ClaimsRepository(self.sql, self.outbox)
         self.retention = Retention(self.sql, timedelta(days=retention_days))
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import (
     BigInteger,
     Column,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -52,6 +53,12 @@ cards = Table(
     # same questions are found by it), and the past answer shown on the card.
     Column("question_key", String),
     Column("past_json", Text),
+    # Schema version 12: who is on it ("I'm on it": bot/core/claims.py) until when, and how long
+    # claims that are over paused its follow-ups.
+    Column("claim_user", String),
+    Column("claim_since", UTCDateTime),
+    Column("claim_until", UTCDateTime),
+    Column("claim_paused_s", Float, nullable=False, server_default="0"),
     UniqueConstraint("channel", "ts", name="uq_cards_message"),
     Index("ix_cards_state_created", "state", "created_at"),
 )

@@ -232,6 +232,8 @@ class Admission:
     @staticmethod
     def _option_problem(request: Request, card: Card) -> Refusal | None:
         """The payload names an option (or an action) this card never offered."""
+        if request.action in ("claim", "release"):
+            return None  # "I'm on it" names no option: only the card, located above
         if isinstance(card.item, Approval):
             if request.via == "shortcut":
                 return Refusal("not_a_card")  # "Reject agent question" is for questions

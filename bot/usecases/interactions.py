@@ -27,6 +27,7 @@ from bot.core.domain import Card
 from bot.store.errors import is_unavailable
 from bot.usecases.admission import Admitted, Refusal, Request, Unusable, Where
 from bot.usecases.answers import Begun
+from bot.usecases.claims import ClaimResult
 from bot.usecases.verdicts import Verdict
 
 log = logging.getLogger(__name__)
@@ -83,8 +84,9 @@ class Refused:
 
 
 #: How an interaction ends: not admitted, busy, the form's field errors, admitted to open a
-#: form or a view (:class:`~bot.usecases.admission.Admitted`), or a submission's verdict.
-Result = Busy | Unrecorded | Refused | FieldErrors | Admitted | Verdict
+#: form or a view (:class:`~bot.usecases.admission.Admitted`), a submission's verdict, or a
+#: claim's change ("I'm on it").
+Result = Busy | Unrecorded | Refused | FieldErrors | Admitted | Verdict | ClaimResult
 
 
 # ---- the ports ---------------------------------------------------------------------------
@@ -154,6 +156,11 @@ class Answering(Protocol):
     def complete(self, begun: Begun) -> Verdict: ...
 
 
+class Claiming(Protocol):
+    def take(self, admitted: Admitted) -> ClaimResult: ...
+    def release(self, admitted: Admitted) -> ClaimResult: ...
+
+
 #: Reads a submitted form of ``card`` (bot/slack/forms.py ``read_form``).
 FormReader = Callable[[Card, Action, dict[str, Any]], Content | FieldErrors | ForeignInputs]
 
@@ -170,6 +177,8 @@ class Interactions:
     #: Conversation views (and listings, Home tabs: bot/slack/listeners).
     reading: Lane
     read_form: FormReader
+    #: "I'm on it" (bot/usecases/claims.py).
+    claims: Claiming
 
     def click(self, parsed: Described | Unusable, reply: Reply) -> None:
         """A one-click answer (an option button): reserve, admit, record, ack, send, verdict."""
@@ -227,6 +236,20 @@ class Interactions:
             if held is not None:
                 place, admitted = held
                 self._send(place, admitted, reply, reason=SKIPPED_REASON)
+
+    def claim(self, parsed: Described | Unusable, reply: Reply, *, release: bool = False) -> None:
+        """ "I'm on it" / "Take over" (or "Release"): admit, change the claim, tell. Nothing
+        goes to Kandev, so no lane: the change is one write, made before the ack."""
+        with _unrecorded(reply):
+            if isinstance(parsed, Unusable):
+                reply.now(self.refuse_unusable(parsed))
+                return
+            admitted = self.admission.admit(parsed.request)
+            if isinstance(admitted, Refusal):
+                reply.now(Refused(admitted))
+                return
+            change = self.claims.release if release else self.claims.take
+            reply.now(change(admitted))
 
     def answer(self, request: Request, answers: tuple[Answer, ...], reply: Reply) -> None:
         """An answer whose content the bot kept (a thread reply's Send): reserve, admit,

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable
 
 from bot.config.routing import Route, Routing
+from bot.core.claims import DEFAULT_CLAIM_FOR_S
 from bot.core.domain import Card, TaskInfo
 from bot.slack_api.gateway import SlackGateway
 
@@ -32,6 +33,11 @@ class Permissions:
 
     def route_of(self, task: TaskInfo) -> Route | None:
         return self.routing.route_for(task)
+
+    def claim_for(self, card: Card) -> float:
+        """How long "I'm on it" holds ``card`` (its route's ``claim_for``, else the default)."""
+        route = self.route_of(card.task)
+        return route.followups.claim_for if route is not None else DEFAULT_CLAIM_FOR_S
 
     def may_act(
         self, card: Card, user_id: str, *, in_channel: bool = False, strict: bool = False

@@ -2,7 +2,8 @@
 
 Every ``interval_s`` the worker reads the waiting, posted cards with their follow-up state and
 the database's now (so every replica measures ages with the same clock), and for each card
-whose route asks for it:
+whose route asks for it (by its *follow-up age*: its age less the time someone was on it,
+"I'm on it" — see bot/core/claims.py):
 
 - a **reminder** when one is due: the card is moved to the latest due step in one claim (a
   reminder due several times while the bot was down is sent once, not once per missed step);
@@ -17,10 +18,13 @@ replicas and restarts, and the outbox paces the posts like every other one.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from bot.cards.followups import escalated_reply, escalation_note, reminder_text
 from bot.config.followups import FollowUps
+from bot.core.claims import followup_age
 from bot.store.followups import NewMessage, OutboxRow, Waiting
 from bot.usecases.periodic import PeriodicWorker
 from bot.usecases.writes import POST_COPY, REPLY, copy_post_key, reply_key
@@ -34,12 +38,20 @@ def escalation_key(pending_id: str) -> str:
     return f"escalation:{pending_id}"
 
 
+@dataclass(eq=False)
 class FollowUpWorker(PeriodicWorker):
+    #: Lets the claims ("I'm on it") that ran out lapse (bot/usecases/claims.py); how many.
+    lapse: Callable[[], int] | None = None
     component = "followups"
     failing = "store error while checking reminders"
 
     def work_once(self) -> int:
-        """Claim every due step; returns how many were claimed."""
+        """Claim every due step (after letting claims that ran out lapse: their cards'
+        follow-ups resume); returns how many were claimed."""
+        lapsed = self.lapse() if self.lapse is not None else 0
+        return lapsed + self._follow_ups()
+
+    def _follow_ups(self) -> int:
         if not self.permissions.routing.any_followups:
             return 0  # nothing to do: the waiting cards are not read every second for nothing
         waiting = self.followups.waiting_posted()
@@ -56,7 +68,9 @@ class FollowUpWorker(PeriodicWorker):
         if route is None:
             return 0
         followups = route.followups
-        age = (now - item.card.created_at).total_seconds()
+        card = item.card
+        # A card someone is on ("I'm on it") does not age for its follow-ups meanwhile.
+        age = followup_age(card.created_at, now, card.paused_s, card.claim)
         claimed = 0
         step = followups.reminders_due(age)
         if step > item.reminders_sent and self._remind(item, step, followups):

@@ -63,10 +63,11 @@ class Attempt:
         )
 
     def content(self) -> SubmissionContent:
-        if self.action == "view":  # opening the Conversation view is never submitted
-            raise ValueError("a view is not a submission")
+        action = self.action
+        if action == "view" or action == "claim" or action == "release":
+            raise ValueError(f"a {action} is not a submission")  # nothing goes to Kandev
         return SubmissionContent(
-            action=self.action,
+            action=action,
             answers=list(self.answers),
             reason=self.reason,
             view_id=self.view_id,

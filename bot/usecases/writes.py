@@ -90,7 +90,13 @@ def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Me
     at = now or datetime.now(UTC)
     if isinstance(card.item, Approval):
         rendered = render_approval(
-            card.item, card.task, card.state, card.outcome, kandev_url=kandev_url, now=at
+            card.item,
+            card.task,
+            card.state,
+            card.outcome,
+            kandev_url=kandev_url,
+            now=at,
+            claim=card.claim,
         )
     else:
         rendered = cards.render_card(
@@ -101,6 +107,7 @@ def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Me
             kandev_url=kandev_url,
             now=at,
             past=card.past,
+            claim=card.claim,
         )
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 

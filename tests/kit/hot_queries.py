@@ -28,7 +28,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection
 
 from bot.core.clarification import Answer, Bundle, Option, Question
-from bot.core.domain import CardOutcome, CardState, NewCard, TaskInfo
+from bot.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from bot.store import Database
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.pace import Pace
@@ -303,6 +303,15 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "Send / Cancel on a reply",
         lambda s: s.thread_replies.settle_reply("r", "U0PROBE", "sent"),
     ),
+    # "I'm on it" (bot/usecases/claims.py)
+    HotQuery("claim_now", "I'm on it / Release / claims tick", lambda s: s.claims.claim_now()),
+    HotQuery("claimed_card", "I'm on it / Release", lambda s: s.claims.claimed_card(PROBE)),
+    HotQuery("lapsed_claims", "claims tick", lambda s: s.claims.lapsed_claims()),
+    HotQuery(
+        "set_claim",
+        "I'm on it / Release / a claim lapsing",
+        lambda s: s.claims.set_claim(_probe_card(s), None, 0.0, [_WRITE]),
+    ),
     # metrics and health (bot/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),
@@ -330,6 +339,12 @@ COLD_METHODS = frozenset(
         "unsubscribe",
     }
 )
+
+
+def _probe_card(store: Database) -> Card:
+    card = store.claims.claimed_card(PROBE)
+    assert card is not None, "the probe card is made by prepare_probe"
+    return card
 
 
 def _bundle(pending_id: str) -> Bundle:

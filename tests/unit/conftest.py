@@ -24,6 +24,7 @@ from bot.store import Database
 from bot.store.copies import CardMessage
 from bot.usecases.admission import Admission, Admitted, Request
 from bot.usecases.answers import AnswerService
+from bot.usecases.claims import Claims
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.leases import InFlight
@@ -232,6 +233,13 @@ def services(
             fake_kandev, PastAnswers(store.cards, queue.routing), queue.routing, queue.permalinks
         ),
         subscriptions=SubscriptionService(store.followups, fake_kandev),
+        claims=Claims(
+            store.claims,
+            store.cards,
+            store.audit_log,
+            queue.permissions.claim_for,
+            lambda: None,
+        ),
     )
     for lane in lanes:
         lane.shutdown()

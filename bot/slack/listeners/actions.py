@@ -26,6 +26,8 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_ANSWER_MODAL)(_form_opener(svc, "answer"))
     app.action(ids.ACTION_REJECT)(_form_opener(svc, "reject"))
     app.action(ids.ACTION_SKIP)(_skip_clicked(svc))
+    app.action(ids.ACTION_CLAIM)(_claim_clicked(svc, release=False))
+    app.action(ids.ACTION_RELEASE)(_claim_clicked(svc, release=True))
     app.action(ids.ACTION_OPEN)(_link_clicked)
     app.action(ids.ACTION_CONVERSATION)(_conversation_opened(svc))
 
@@ -58,6 +60,19 @@ def _one_click(svc: Services, action: Action, *, option: bool):
                 svc.interactions.click(click, reply)
             else:
                 svc.interactions.skip(click, reply)
+
+    return handle
+
+
+def _claim_clicked(svc: Services, *, release: bool):
+    """ "I'm on it" / "Take over" (``release`` False) or "Release": one write, then the ack."""
+    action: Action = "release" if release else "claim"
+
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
+        with acked_within(ack, ACK_BUDGET_S) as acked:
+            retries = requests.retry_num(request.headers)
+            click = requests.click(body, action, retries=retries)
+            svc.interactions.claim(click, svc.click_reply(acked, click.where), release=release)
 
     return handle
 

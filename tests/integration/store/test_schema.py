@@ -31,6 +31,7 @@ from bot.store import (
     SubmissionsRepository,
     migrate,
 )
+from bot.store.claims import ClaimsRepository
 from bot.store.engine import make_engine
 from bot.store.migrations import (
     SCRIPT_LOCATION,
@@ -63,6 +64,7 @@ REPOSITORIES = (
     AuditRepository,
     HomeViewersRepository,
     ThreadRepliesRepository,
+    ClaimsRepository,
     Retention,
 )
 
@@ -95,12 +97,12 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 
 def test_the_revisions_are_the_versions_in_one_line() -> None:
-    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 12)]
+    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 13)]
     assert [r.version for r in REVISIONS] == list(range(1, SCHEMA_VERSION + 1))
     # the same descriptions the hand-written migrations recorded (a stamped database has those)
     old = old_schemas.MIGRATIONS
     assert [r.description for r in REVISIONS[: len(old)]] == [m.description for m in old]
-    assert old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 11  # 11: thread replies
+    assert old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 12  # 11: thread replies, 12: claims
 
 
 def test_fresh_database_gets_every_version(

@@ -70,7 +70,10 @@ def test_a_pending_card_shows_the_command_and_one_button_per_option() -> None:
     assert "`/repo/app`" in tool["text"]["text"]
     labels = [e["text"]["text"] for e in elements(message)]
     assert labels == ["Allow once", "Always allow", "Reject", "Always reject"]
-    assert [e["text"]["text"] for e in elements(message, ids.BLOCK_MORE)] == ["Open in Kandev"]
+    assert [e["text"]["text"] for e in elements(message, ids.BLOCK_MORE)] == [
+        "👀 I'm on it",
+        "Open in Kandev",
+    ]
     buttons = elements(message)
     assert buttons[0]["style"] == "primary"
     assert all(

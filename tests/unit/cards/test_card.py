@@ -169,13 +169,14 @@ def test_one_question_has_a_button_per_option_then_other_and_a_quiet_row(one_que
     assert (other.pending_id, other.question_id, other.option_id) == (PENDING_ID, "db", "")
     quiet = quiet_row(rendered)
     assert [(e["action_id"], e["text"]["text"]) for e in quiet] == [
+        ("kq_claim", "👀 I'm on it"),
         ("kq_skip", "Skip"),
         (ACTION_REJECT, "Reject…"),
         ("kq_conversation", "Conversation"),
         (ACTION_OPEN, "Open in Kandev"),
     ]
-    assert {parse_button_value(e["value"]).pending_id for e in quiet[:2]} == {PENDING_ID}
-    assert quiet[3]["url"] == URL and "value" not in quiet[3]
+    assert {parse_button_value(e["value"]).pending_id for e in quiet[:3]} == {PENDING_ID}
+    assert quiet[4]["url"] == URL and "value" not in quiet[4]
 
 
 def test_no_button_on_a_card_is_danger_styled(one_question, three_questions, task):
@@ -191,6 +192,7 @@ def test_multi_question_bundle_offers_answer_modal_and_numbers_questions(three_q
         (ACTION_ANSWER_MODAL, "Answer…"),
     ]
     assert [e["action_id"] for e in quiet_row(rendered)] == [
+        "kq_claim",
         "kq_skip",
         ACTION_REJECT,
         "kq_conversation",
@@ -446,6 +448,7 @@ def test_ids_too_long_for_a_button_fall_back_to_the_answer_modal(task):
     rendered = card(bundle, task)
     assert [e["action_id"] for e in buttons(rendered)] == [ACTION_ANSWER_MODAL]
     assert [e["action_id"] for e in quiet_row(rendered)] == [
+        "kq_claim",
         "kq_skip",
         ACTION_REJECT,
         "kq_conversation",

@@ -16,6 +16,7 @@ from bot.slack.lanes import Lane
 from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Request, Unusable, Where
 from bot.usecases.answers import AnswerService
+from bot.usecases.claims import Claims
 from bot.usecases.interactions import (
     Busy,
     Content,
@@ -80,8 +81,23 @@ def lanes():
         lane.shutdown()
 
 
-def pipeline(admission: Admission, answers: AnswerService, lanes, read=None) -> Interactions:
-    return Interactions(admission, answers, lanes[0], lanes[1], read or reads(Content()))
+@pytest.fixture
+def pipeline(store: Database):
+    """The pipeline on the fixtures' parts: ``pipeline(admission, answers, lanes, read)``."""
+
+    def make(admission: Admission, answers: AnswerService, lanes, read=None) -> Interactions:
+        claims = Claims(
+            store.claims,
+            store.cards,
+            store.audit_log,
+            admission.permissions.claim_for,
+            lambda: None,
+        )
+        return Interactions(
+            admission, answers, lanes[0], lanes[1], read or reads(Content()), claims
+        )
+
+    return make
 
 
 def on_card(card: Card, **changes: Any) -> Request:
@@ -105,7 +121,7 @@ def from_form(card: Card, action: str = "answer") -> Request:
 
 
 def test_a_click_is_recorded_then_acknowledged_then_sent_and_its_verdict_follows(
-    posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
+    pipeline, posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     reply = Recorded()
@@ -120,7 +136,7 @@ def test_a_click_is_recorded_then_acknowledged_then_sent_and_its_verdict_follows
 
 
 def test_a_full_lane_is_busy_and_records_nothing(
-    posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
+    pipeline, posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
     held = lanes[0].reserve()  # the one place there is
@@ -138,7 +154,7 @@ def test_a_full_lane_is_busy_and_records_nothing(
 
 
 def test_a_database_that_cannot_record_is_said_and_nothing_is_sent(
-    posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
+    pipeline, posted, admission, answers, lanes, fake_kandev: FakeKandev, store: Database
 ) -> None:
     """The store's SQLite file deleted under it: the click and the form are answered
     "not recorded" (the form stays open), nothing reaches Kandev, the places are given back."""
@@ -160,7 +176,7 @@ def test_a_database_that_cannot_record_is_said_and_nothing_is_sent(
     place.release()
 
 
-def test_a_refused_click_gives_its_place_back(posted, admission, answers, lanes) -> None:
+def test_a_refused_click_gives_its_place_back(pipeline, posted, admission, answers, lanes) -> None:
     card = posted(make_bundle())
     reply = Recorded()
 
@@ -172,7 +188,9 @@ def test_a_refused_click_gives_its_place_back(posted, admission, answers, lanes)
     assert lanes[0].reserve() is not None  # released
 
 
-def test_an_unusable_payload_is_refused_and_audited(admission, answers, lanes, store) -> None:
+def test_an_unusable_payload_is_refused_and_audited(
+    pipeline, admission, answers, lanes, store
+) -> None:
     unusable = Unusable("malformed", "no view", "answer", "slack:modal", Where(ALICE_ID))
     reply = Recorded()
 
@@ -185,7 +203,7 @@ def test_an_unusable_payload_is_refused_and_audited(admission, answers, lanes, s
 
 
 def test_a_form_with_field_errors_stays_open_and_records_nothing(
-    posted, admission, answers, lanes, store
+    pipeline, posted, admission, answers, lanes, store
 ) -> None:
     card = posted(make_bundle())
     errors = FieldErrors({"reason": "Say why."})
@@ -198,7 +216,7 @@ def test_a_form_with_field_errors_stays_open_and_records_nothing(
 
 
 def test_a_form_with_another_bundles_inputs_is_refused_as_tampered(
-    posted, admission, answers, lanes
+    pipeline, posted, admission, answers, lanes
 ) -> None:
     card = posted(make_bundle())
     read = reads(ForeignInputs("q9 is not in this bundle"))
@@ -211,7 +229,7 @@ def test_a_form_with_another_bundles_inputs_is_refused_as_tampered(
 
 
 def test_a_submission_kandev_would_refuse_is_a_verdict_before_anything_is_recorded(
-    posted, admission, answers, lanes, fake_kandev: FakeKandev, store
+    pipeline, posted, admission, answers, lanes, fake_kandev: FakeKandev, store
 ) -> None:
     card = posted(make_bundle())
     read = reads(Content(answers=(Answer(question_id="q1"),)))  # no option, no text
@@ -226,7 +244,7 @@ def test_a_submission_kandev_would_refuse_is_a_verdict_before_anything_is_record
 
 
 def test_a_submitted_form_records_its_view_and_reports_kandev_unreachable_later(
-    posted, admission, answers, lanes, fake_kandev: FakeKandev, store
+    pipeline, posted, admission, answers, lanes, fake_kandev: FakeKandev, store
 ) -> None:
     card = posted(make_bundle())
     fake_kandev.fail("answer", times=1)
@@ -242,7 +260,9 @@ def test_a_submitted_form_records_its_view_and_reports_kandev_unreachable_later(
     assert (verdict.cause, verdict.action) == ("unreachable", "answer")
 
 
-def test_a_form_opener_is_admitted_with_its_card(posted, admission, answers, lanes) -> None:
+def test_a_form_opener_is_admitted_with_its_card(
+    pipeline, posted, admission, answers, lanes
+) -> None:
     card = posted(make_bundle())
     reply = Recorded()
 
@@ -264,7 +284,7 @@ class Viewing(Recorded):
 
 
 def test_a_view_opens_at_once_and_is_filled_in_the_reading_lane(
-    posted, admission, answers, lanes
+    pipeline, posted, admission, answers, lanes
 ) -> None:
     card = posted(make_bundle())
     reply = Viewing()
@@ -276,7 +296,7 @@ def test_a_view_opens_at_once_and_is_filled_in_the_reading_lane(
 
 
 def test_a_view_that_cannot_open_gives_its_reading_place_back(
-    posted, admission, answers, lanes
+    pipeline, posted, admission, answers, lanes
 ) -> None:
     card = posted(make_bundle())
     reply = Viewing(can_open=False)
