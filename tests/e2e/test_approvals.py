@@ -26,7 +26,14 @@ from tests.unit.ops.metrics_doc import scrape, value
 
 RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
 LEADS = "C0LEADS0001"
-OPTIONS = ["Allow once", "Always allow", "Reject", "Always reject", "Open in Kandev"]
+OPTIONS = [
+    "Allow once",
+    "Always allow",
+    "Reject",
+    "Always reject",
+    "👀 I'm on it",
+    "Open in Kandev",
+]
 
 
 def _texts(blocks: list[dict[str, Any]]) -> str:

@@ -42,6 +42,7 @@ def test_one_click_answers_in_kandev_and_unblocks_the_agent(
         "PostgreSQL",
         "MongoDB",
         "Other answer…",
+        "👀 I'm on it",
         "Skip",
         "Reject…",
         "Conversation",
