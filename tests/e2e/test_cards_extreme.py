@@ -115,7 +115,7 @@ def test_one_question_with_six_long_options_keeps_one_click_buttons(
     card = wait_card(fake_slack, bundle.pending_id)
     assert fake_slack.violations == []
     labels = buttons(card)
-    assert len(labels) == 11
+    assert len(labels) == 12
     assert labels[-6:] == [
         "Other answer…",
         "👀 I'm on it",
