@@ -38,3 +38,16 @@ def test_post_and_answer_in_socket_mode(bot_factory, seed, fake_slack, slack_dri
     assert outcome_line(edited) == f"✅ Answered by <@{BOB.id}> in Slack: PostgreSQL"
     assert_terminal_controls(edited)
     assert len(card_posts(fake_slack, bundle.pending_id)) == 1
+
+
+def test_skip_in_socket_mode(bot_factory, seed, fake_slack, slack_driver):
+    start_bot(bot_factory, mode="socket")
+    bundle = seed([db_question()], title="Skipped over the socket")
+    card = wait_card(fake_slack, bundle.pending_id)
+    ack = slack_driver(transport="socket").click(CHANNEL, card.ts, text="Skip", user=BOB)
+    assert ack.ok
+    final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "rejected")
+    assert final["status"] == "rejected"
+    edited = wait_outcome(fake_slack, card.ts, "⏭")
+    assert outcome_line(edited) == f"⏭ Skipped by <@{BOB.id}> in Slack"
+    assert_terminal_controls(edited)
