@@ -27,7 +27,14 @@ from bot.slack.forms import FormKind, action_of, form_for
 from bot.slack.requests import Form, Interaction
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import FORM_ERRORS, Admitted, Where
-from bot.usecases.claims import Contended, NotClaimed, NotHolder, OnIt, Released
+from bot.usecases.claims import (
+    Contended,
+    NotClaimed,
+    NotHolder,
+    OnIt,
+    Redelivered,
+    Released,
+)
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Busy, FieldErrors, Refused, Result, Unrecorded
@@ -73,6 +80,8 @@ def words_for(result: Result) -> str:
             return claims.not_claimed_message()
         case Contended(card=card):
             return claims.contended_message(resolved=card.state.terminal)
+        case Redelivered():
+            return ""  # its first copy was answered
     return ""
 
 

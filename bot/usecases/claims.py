@@ -69,7 +69,15 @@ class Contended:
     card: Card
 
 
-ClaimResult = OnIt | Released | NotHolder | NotClaimed | Contended
+@dataclass(frozen=True)
+class Redelivered:
+    """Slack's copy of a click whose change is made already (its first copy was answered):
+    nothing changes, nothing more is said."""
+
+    card: Card
+
+
+ClaimResult = OnIt | Released | NotHolder | NotClaimed | Contended | Redelivered
 
 
 @dataclass(eq=False)
@@ -88,18 +96,17 @@ class Claims:
         for _ in range(_ATTEMPTS):
             now = self.claims.claim_now()
             held = card.claim if card.claim is not None and card.claim.holds(now) else None
-            result = OnIt(
-                card,
-                new_claim(user, now, self.claim_for(card)),
-                took_from=held.user_id if held is not None and held.user_id != user else None,
-                renewed=held is not None and held.user_id == user,
-            )
+            if held is not None and held.user_id == user and admitted.request.redelivery:
+                return Redelivered(card)  # Slack's copy of the click that made it theirs
+            result = _taken(card, user, held, new_claim(user, now, self.claim_for(card)))
             notices = []
             if held is not None and result.took_from:
                 key, text = f"over:{_version(result.claim)}", taken_over_text(held, user)
                 notices.append(_notice(card, key, text))
+            # Renewed, the same claim goes on (its start stays): nothing more is paused yet.
+            paused = card.paused_s if result.renewed else _paused(card, now)
             edits = self._edits(card, result.claim, notices)
-            if self.claims.set_claim(card, result.claim, _paused(card, now), edits):
+            if self.claims.set_claim(card, result.claim, paused, edits):
                 self._audit(card, user, admitted, "claim", _claim_detail(result))
                 self.wake()
                 return result
@@ -115,7 +122,7 @@ class Claims:
             now = self.claims.claim_now()
             held = card.claim if card.claim is not None and card.claim.holds(now) else None
             if held is None:
-                return NotClaimed(card)
+                return Redelivered(card) if admitted.request.redelivery else NotClaimed(card)
             if held.user_id != user:
                 return NotHolder(card, held)
             if self.claims.set_claim(card, None, _paused(card, now), self._edits(card, None, [])):
@@ -175,6 +182,16 @@ class Claims:
             )
         except Exception:  # the change is made and shown; the audit line is what is lost
             log.exception("could not audit the %s of %s", action, card.pending_id)
+
+
+def _taken(card: Card, user: str, held: Claim | None, claim: Claim) -> OnIt:
+    """``user`` on ``card`` with ``claim``: new, taken over from ``held``, or renewed (then
+    from the start it had: renewing is going on with it)."""
+    if held is None:
+        return OnIt(card, claim)
+    if held.user_id != user:
+        return OnIt(card, claim, took_from=held.user_id)
+    return OnIt(card, claim.model_copy(update={"since": held.since}), renewed=True)
 
 
 def _paused(card: Card, now: datetime) -> float:

@@ -76,8 +76,8 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
             f"refusal #{count} for {user.id}",
         )
 
-    # Bob is neither listed nor in the group: a button, "Other answer…", "Reject…", "Skip"
-    # and the "Reject agent question" message shortcut.
+    # Bob is neither listed nor in the group: a button, "Other answer…", "Reject…", "Skip",
+    # "I'm on it" and the "Reject agent question" message shortcut.
     mark = fake_slack.mark()
     assert driver.click(CHANNEL, c1.ts, text="MongoDB", user=BOB).status == 200
     refused(BOB, 1)
@@ -87,8 +87,10 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
     refused(BOB, 3)
     assert driver.click(CHANNEL, c1.ts, text="Skip", user=BOB).status == 200
     refused(BOB, 4)
-    assert driver.message_shortcut("reject_question", CHANNEL, c1.ts, user=BOB).status == 200
+    assert driver.click(CHANNEL, c1.ts, text="👀 I'm on it", user=BOB).status == 200
     refused(BOB, 5)
+    assert driver.message_shortcut("reject_question", CHANNEL, c1.ts, user=BOB).status == 200
+    refused(BOB, 6)
     assert [c for c in fake_slack.calls("views.open") if c.index >= mark] == []
 
     # A modal Alice opened, submitted as Bob: refused at submission too, in the form.
@@ -160,17 +162,18 @@ def test_only_configured_answerers_reach_kandev_and_every_attempt_is_audited(
         return [
             (e.pending_id, e.user, e.action, e.result)
             for e in audit_of(db)
-            if e.user != "bot" and e.action in ("answer", "reject")
+            if e.user != "bot" and e.action in ("answer", "reject", "claim")
         ]
 
     deadline = time.monotonic() + 10
-    while len(entries := attempts()) < 9 and time.monotonic() < deadline:
+    while len(entries := attempts()) < 10 and time.monotonic() < deadline:
         time.sleep(0.05)
     expected = [
         (first.pending_id, BOB.id, "answer", "forbidden"),  # button
         (first.pending_id, BOB.id, "answer", "forbidden"),  # "Other answer…" (not opened)
         (first.pending_id, BOB.id, "reject", "forbidden"),  # "Reject…" (not opened)
         (first.pending_id, BOB.id, "reject", "forbidden"),  # "Skip" (nothing sent)
+        (first.pending_id, BOB.id, "claim", "forbidden"),  # "I'm on it" (the card unchanged)
         (first.pending_id, BOB.id, "reject", "forbidden"),  # message shortcut (not opened)
         (first.pending_id, BOB.id, "answer", "forbidden"),  # modal submission
         (first.pending_id, ALICE.id, "answer", "wrong_channel"),

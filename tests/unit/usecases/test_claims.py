@@ -5,6 +5,7 @@ it; a claim pauses the card's reminders and escalation and lapses at its end, on
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,7 +17,15 @@ from bot.core.domain import Card
 from bot.ops.health import Health
 from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Request
-from bot.usecases.claims import Claims, Contended, NotClaimed, NotHolder, OnIt, Released
+from bot.usecases.claims import (
+    Claims,
+    Contended,
+    NotClaimed,
+    NotHolder,
+    OnIt,
+    Redelivered,
+    Released,
+)
 from bot.usecases.permissions import Permissions
 from bot.usecases.publisher import Publisher
 from bot.usecases.reminders import FollowUpWorker
@@ -132,12 +141,44 @@ def test_another_person_takes_it_over_and_the_thread_says_so(
     assert replies(gateway) == [f"👀 <@{BOB_ID}> took this over from <@{ALICE_ID}>."]
 
 
-def test_the_holder_clicking_again_renews_it(card: Card, click, clock: FakeClock) -> None:
-    click(card, ALICE_ID)
+def test_the_holder_clicking_again_renews_it_from_its_start(
+    card: Card, click, clock: FakeClock, drain, gateway: FakeSlackGateway
+) -> None:
+    first = click(card, ALICE_ID)
+    drain()
     clock.advance(600)
     result = click(card, ALICE_ID)
     assert isinstance(result, OnIt) and result.renewed
     assert result.claim.until == clock() + timedelta(minutes=30)
+    assert result.claim.since == first.claim.since  # the card's line stays as it was
+    drain()
+    assert len(claim_lines(gateway)) == 1  # so it is not edited again
+
+
+def test_slacks_redelivery_of_a_click_changes_and_says_nothing(
+    card: Card, admission: Admission, claims: Claims, click, store: Database, clock: FakeClock
+) -> None:
+    first = click(card, ALICE_ID)
+    clock.advance(5)
+    request = Request(
+        user_id=ALICE_ID,
+        action="claim",
+        source="slack:button",
+        via="card",
+        pending_id=card.pending_id,
+        channel=card.channel,
+        ts=card.ts,
+        redelivery=True,
+    )
+    admitted = admission.admit(request)
+    assert isinstance(admitted, Admitted)
+    assert isinstance(claims.take(admitted), Redelivered)
+    stored = store.cards.get(card.pending_id)
+    assert stored is not None and stored.claim == first.claim
+    click(card, ALICE_ID, release=True)
+    released = admission.admit(replace(request, action="release"))
+    assert isinstance(released, Admitted)
+    assert isinstance(claims.release(released), Redelivered)
 
 
 def test_only_the_holder_releases_it_and_then_nobody_is_on_it(
