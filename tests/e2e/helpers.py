@@ -42,6 +42,10 @@ OPEN_IN_KANDEV = "Open in Kandev"
 _DATE_SUFFIX = re.compile(r"\s*·\s*<!date\^[^>]*>\s*$")
 
 
+#: A waiting question card's quiet row, in order.
+QUIET_ROW = ["👀 I'm on it", "Skip", "Reject…", "Conversation", "Open in Kandev"]
+
+
 def db_question(qid: str = "db") -> QuestionSpec:
     return question(
         qid,

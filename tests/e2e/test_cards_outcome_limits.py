@@ -61,14 +61,7 @@ def test_multi_select_and_long_free_text_answered_in_kandev_close_the_card(
     card = wait_card(fake_slack, bundle.pending_id)
     assert fake_slack.violations == []
     assert blocks_text_length(card.blocks) <= MAX_MESSAGE_BLOCKS_TEXT  # else msg_blocks_too_long
-    assert buttons(card) == [
-        "Answer…",
-        "👀 I'm on it",
-        "Skip",
-        "Reject…",
-        "Conversation",
-        "Open in Kandev",
-    ]
+    assert buttons(card) == ["Answer…", *QUIET_ROW]
 
     answers = [
         {

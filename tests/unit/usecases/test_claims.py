@@ -60,24 +60,27 @@ def claims(store: Database, permissions: Permissions, publisher: Publisher) -> C
     return Claims(store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake)
 
 
+def on_card(card: Card, user: str, action: str = "claim", **changes: object) -> Request:
+    """The person's click of ``action`` on the card's message (as Slack describes it)."""
+    fields: dict = {
+        "user_id": user,
+        "action": action,
+        "source": "slack:button",
+        "via": "card",
+        "pending_id": card.pending_id,
+        "channel": card.channel,
+        "ts": card.ts,
+    }
+    return Request(**{**fields, **changes})
+
+
 @pytest.fixture
 def click(admission: Admission, claims: Claims, store: Database):
     """``click(card, user, release=False)``: the person's "I'm on it" / "Take over" (or
     "Release") on the card's message, admitted, and its result."""
 
     def click_(card: Card, user: str, *, release: bool = False):
-        fresh = store.cards.get(card.pending_id)
-        assert fresh is not None
-        request = Request(
-            user_id=user,
-            action="release" if release else "claim",
-            source="slack:button",
-            via="card",
-            pending_id=card.pending_id,
-            channel=fresh.channel,
-            ts=fresh.ts,
-        )
-        admitted = admission.admit(request)
+        admitted = admission.admit(on_card(card, user, "release" if release else "claim"))
         assert isinstance(admitted, Admitted), admitted
         return claims.release(admitted) if release else claims.take(admitted)
 
@@ -160,16 +163,7 @@ def test_slacks_redelivery_of_a_click_changes_and_says_nothing(
 ) -> None:
     first = click(card, ALICE_ID)
     clock.advance(5)
-    request = Request(
-        user_id=ALICE_ID,
-        action="claim",
-        source="slack:button",
-        via="card",
-        pending_id=card.pending_id,
-        channel=card.channel,
-        ts=card.ts,
-        redelivery=True,
-    )
+    request = on_card(card, ALICE_ID, redelivery=True)
     admitted = admission.admit(request)
     assert isinstance(admitted, Admitted)
     assert isinstance(claims.take(admitted), Redelivered)
@@ -199,19 +193,7 @@ def test_two_people_taking_the_same_read_card_end_with_one_holder(
 ) -> None:
     """Both read the card while nobody was on it; the second write sees the first's claim
     and becomes a take over, never two holders or a lost edit."""
-    requests = [
-        Request(
-            user_id=user,
-            action="claim",
-            source="slack:button",
-            via="card",
-            pending_id=card.pending_id,
-            channel=card.channel,
-            ts=card.ts,
-        )
-        for user in (ALICE_ID, BOB_ID)
-    ]
-    admitted = [admission.admit(r) for r in requests]
+    admitted = [admission.admit(on_card(card, user)) for user in (ALICE_ID, BOB_ID)]
     assert all(isinstance(a, Admitted) for a in admitted)
     first = claims.take(admitted[0])  # type: ignore[arg-type]
     second = claims.take(admitted[1])  # type: ignore[arg-type]
@@ -224,16 +206,7 @@ def test_two_people_taking_the_same_read_card_end_with_one_holder(
 def test_a_claim_on_a_card_resolved_meanwhile_changes_nothing(
     card: Card, admission: Admission, claims: Claims, alice_answers, store: Database
 ) -> None:
-    request = Request(
-        user_id=BOB_ID,
-        action="claim",
-        source="slack:button",
-        via="card",
-        pending_id=card.pending_id,
-        channel=card.channel,
-        ts=card.ts,
-    )
-    admitted = admission.admit(request)
+    admitted = admission.admit(on_card(card, BOB_ID))
     assert isinstance(admitted, Admitted)
     alice_answers(card)
     result = claims.take(admitted)
