@@ -9,6 +9,7 @@ import re
 
 from bot.cards.limits import MAX_MESSAGE_BLOCKS_TEXT, blocks_text_length
 from tests.e2e.helpers import (
+    QUIET_ROW,
     assert_terminal_controls,
     buttons,
     outcome_line,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from tests.e2e.helpers import (
+    QUIET_ROW,
     MARGIN_S,
     POLL_S,
     buttons,
