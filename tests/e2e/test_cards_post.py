@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 from tests.e2e.helpers import (
-    QUIET_ROW,
     MARGIN_S,
     POLL_S,
+    QUIET_ROW,
     buttons,
     card_posts,
     outcome_line,
