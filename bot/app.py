@@ -57,6 +57,7 @@ from bot.usecases.permissions import Permissions
 from bot.usecases.publisher import Publisher
 from bot.usecases.recovery import Recovery
 from bot.usecases.reminders import FollowUpWorker
+from bot.usecases.snooze import Snoozes, SnoozeWorker
 from bot.usecases.subscriptions import SubscriptionNotifier, SubscriptionService
 from bot.usecases.sync import SyncEngine
 from bot.usecases.tasks import TaskDirectory
@@ -164,6 +165,7 @@ class _UseCases:
     home: HomeService
     followups: FollowUpWorker
     dm_cards: SubscriptionNotifier
+    snooze_ends: SnoozeWorker
     services: Services
     #: Answers on their way to Kandev (their leases are renewed while they are).
     in_flight: InFlight
@@ -189,6 +191,7 @@ def _use_cases(
         health=health,
         changes=card_changes,
         started_at=datetime.now(UTC),
+        snoozes=store.snoozes,
     )
     tasks = TaskDirectory(kandev)
     permissions = Permissions(routing, slack)
@@ -206,6 +209,14 @@ def _use_cases(
     claims = Claims(
         store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake
     )
+    snoozes = Snoozes(
+        store.snoozes,
+        store.cards,
+        store.audit_log,
+        publisher.wake,
+        publisher.changed,
+        hour_s=settings.snooze_hour_s,
+    )
     home = HomeService(
         queue,
         store.cards,
@@ -214,6 +225,7 @@ def _use_cases(
         slack,
         card_changes,
         kandev_url=public_url,
+        snoozes=snoozes,
     )
     return _UseCases(
         publisher=publisher,
@@ -225,8 +237,9 @@ def _use_cases(
             store.followups, permissions, publisher, health, lapse=claims.lapse_due
         ),
         dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
+        snooze_ends=SnoozeWorker(snoozes, health),
         services=_listener_services(
-            settings, store, kandev, queue, answers, home, notifier, past, claims
+            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes
         ),
         in_flight=in_flight,
         new_bundles=signals.new_bundles,
@@ -335,6 +348,7 @@ def _listener_services(
     notifier: Notifier,
     past: PastAnswers,
     claims: Claims,
+    snoozes: Snoozes,
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
@@ -343,7 +357,11 @@ def _listener_services(
         admission=admission,
         answers=answers,
         listing=ListingService(
-            queue, kandev, kandev_url=public_url, page_size=settings.kandev_list_page_size
+            queue,
+            kandev,
+            kandev_url=public_url,
+            page_size=settings.kandev_list_page_size,
+            snoozed=snoozes.snoozed_ids,
         ),
         home=home,
         notifier=notifier,
@@ -356,6 +374,7 @@ def _listener_services(
         thread_replies=ThreadReplies(
             admission, store.thread_replies, queue.permissions, store.audit_log
         ),
+        snoozes=snoozes,
     )
 
 
@@ -384,6 +403,7 @@ def _workers(parts: _UseCases, stop: threading.Event) -> list[threading.Thread]:
         _worker("home", parts.home.run, stop),
         _worker("followups", parts.followups.run, stop),
         _worker("subscriptions", parts.dm_cards.run, stop),
+        _worker("snoozes", parts.snooze_ends.run, stop),
     ]
 
 

@@ -21,11 +21,13 @@ from bot.cards.limits import MAX_HEADER_TEXT, MAX_SECTION_TEXT, MAX_VIEW_BLOCKS
 from bot.cards.listing import questions_waiting
 from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.questions import question_heading
+from bot.cards.snooze import MAX_SNOOZED_SHOWN, snooze_select, snoozed_home_blocks
 from bot.cards.taskline import task_line
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.waiting import Waiting
 from bot.cards.wording import asked_at, slack_date
-from bot.core.domain import Card, CardOutcome
+from bot.core.domain import Card, CardOutcome, TaskInfo
+from bot.core.snooze import Snooze
 
 CALLBACK_HOME = "kq_home"
 MAX_WAITING = 20
@@ -37,8 +39,14 @@ MAX_PROMPT = 400
 #: Approvals shown at the top (two blocks each, a header line, a "more" note and a divider).
 MAX_APPROVALS = 3
 _APPROVAL_BLOCKS = MAX_APPROVALS * 2 + 3
+#: The person's snoozed items: a header, one block each, a "more" note and a divider.
+_SNOOZED_BLOCKS = MAX_SNOOZED_SHOWN + 3
 assert (
-    MAX_WAITING * _BLOCKS_PER_WAITING + MAX_RESOLVED + _FIXED_BLOCKS + _APPROVAL_BLOCKS
+    MAX_WAITING * _BLOCKS_PER_WAITING
+    + MAX_RESOLVED
+    + _FIXED_BLOCKS
+    + _APPROVAL_BLOCKS
+    + _SNOOZED_BLOCKS
     <= MAX_VIEW_BLOCKS
 )
 
@@ -95,6 +103,9 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
         ),
         button("Open in Kandev", ids.ACTION_OPEN, url=url),
     ]
+    select = snooze_select(item.bundle.pending_id)
+    if select is not None:
+        buttons.append(select)
     return [
         section(shorten_mrkdwn(text, MAX_SECTION_TEXT, note="…")[0]),
         context(" · ".join(meta)),
@@ -123,8 +134,10 @@ def render_home(
     stale: bool = False,
     notice: str | None = None,
     approvals: Sequence[tuple[Card, str | None]] = (),
+    snoozed: Sequence[tuple[TaskInfo, Snooze]] = (),
 ) -> dict[str, Any]:
-    """The Home view: "Waiting for an answer" (oldest first) and "Recently resolved".
+    """The Home view: "Waiting for an answer" (oldest first), what the person snoozed
+    (``snoozed``: "💤 Snoozed", with Unsnooze) and "Recently resolved".
 
     ``stale``: Kandev could not be asked, ``waiting`` is what the bot last knew. ``notice``:
     what the bot tells this person about their last interaction here (safe mrkdwn).
@@ -155,6 +168,9 @@ def render_home(
         blocks.append(context(f"…and {more} more: `{COMMAND}` lists them all."))
 
     blocks.append(divider())
+    snoozed_rows = snoozed_home_blocks(snoozed, kandev_url=kandev_url)
+    if snoozed_rows:
+        blocks += [*snoozed_rows, divider()]
     blocks.append(_header("Recently resolved"))
     if not resolved:
         blocks.append(context("Nothing resolved yet."))

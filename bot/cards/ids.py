@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.cards.limits import MAX_BUTTON_VALUE, MAX_OPTION_VALUE, MAX_PRIVATE_METADATA
 from bot.core.clarification import Question
+from bot.core.snooze import SNOOZE_HOURS
 
 # ---- card buttons (block_actions) ------------------------------------------------------------
 ACTION_ANSWER_OPTION = "kq_option"  # one-click option button; rendered as "kq_option:<index>"
@@ -25,6 +26,8 @@ ACTION_REPLY_CANCEL = "kq_reply_cancel"  # a thread reply's "Cancel" (value: the
 ACTION_CONVERSATION = "kq_conversation"  # "Conversation" (card, listing, App Home)
 ACTION_CLAIM = "kq_claim"  # "I'm on it" / "Take over" (a waiting card's quiet row)
 ACTION_RELEASE = "kq_release"  # "Release" (the claim's holder)
+ACTION_SNOOZE = "kq_snooze"  # "Snooze…" (a static_select: Home items and DM cards)
+ACTION_UNSNOOZE = "kq_unsnooze"  # "Unsnooze" (a snoozed Home item, a snoozed DM card)
 ACTION_OPTION_PATTERN = re.compile(rf"^{ACTION_ANSWER_OPTION}:\d+$")  # for app.action(...)
 
 
@@ -163,6 +166,26 @@ class ButtonValue(_Codec):
 def parse_button_value(raw: str | None) -> ButtonValue:
     """Decode a button ``value``; raises CodecError on anything we did not produce."""
     return ButtonValue._decode(raw, "button value")
+
+
+class SnoozeValue(_Codec):
+    """What a "Snooze…" option carries: the item and the length in hours (1, 4 or 24)."""
+
+    pending_id: str = Field(alias="p", min_length=1)
+    hours: int = Field(alias="h")
+
+    def encode(self) -> str:
+        """Compact JSON, at most 150 characters (an option's value; raises CodecError)."""
+        return self._encode(MAX_OPTION_VALUE, "snooze value")
+
+
+def parse_snooze_value(raw: str | None) -> SnoozeValue:
+    """Decode a "Snooze…" option's ``value``; raises CodecError on anything we did not produce
+    (a length that is not one the select offers included)."""
+    value = SnoozeValue._decode(raw, "snooze value")
+    if value.hours not in SNOOZE_HOURS:
+        raise CodecError(f"not a snooze length: {value.hours!r}")
+    return value
 
 
 ModalOrigin = Literal["card", "list", "home", "shortcut"]

@@ -26,6 +26,7 @@ from bot.cards.limits import (
     blocks_text_length,
 )
 from bot.cards.mrkdwn import link
+from bot.cards.snooze import snoozed_in_listing
 from bot.cards.taskline import task_line
 from bot.cards.text import (
     defuse_mrkdwn,
@@ -247,7 +248,8 @@ def _heading(page: ListingPage) -> str:
         last = page.first + len(page.items) - 1
         count += f" · showing {page.first}–{last}"
     urgent = _urgent_summary(page)
-    return f"{count}\n{urgent}" if urgent else count
+    lines = [count, urgent, snoozed_in_listing(page.snoozed) if page.snoozed else ""]
+    return "\n".join(line for line in lines if line)
 
 
 def _empty_text(page: ListingPage) -> str:
@@ -287,7 +289,8 @@ def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict
         if approvals:
             tail = [] if page.query.approvals_only else [context(text)]
             return _message(_fallback(page), [*approvals, *tail])
-        return _message(text, [section(text)])
+        snoozed = [context(snoozed_in_listing(page.snoozed))] if page.snoozed else []
+        return _message(text, [section(text), *snoozed])
     blocks: list[Block] = [*approvals, section(_heading(page))]
     shown = page.items[:MAX_PAGE_SIZE]
     footer_room = 200  # the footer's context and "Next page" button

@@ -80,6 +80,10 @@ class Waiting:
         return claim if claim is not None and claim.holds(now) else None
 
     @property
+    def pending_id(self) -> str:
+        return self.bundle.pending_id
+
+    @property
     def key(self) -> PageKey:
         created = self.bundle.created_at
         created = created.replace(tzinfo=UTC) if created.tzinfo is None else created
@@ -103,3 +107,5 @@ class ListingPage:
     urgent: tuple[int, int] = (0, 0)  # how many critical and high ones match, on every page
     #: The approvals waiting that match (first page only), with their cards' permalinks.
     approvals: tuple[tuple[Card, str | None], ...] = ()
+    #: How many that match the person snoozed (not listed: they are on their App Home).
+    snoozed: int = 0

@@ -29,8 +29,9 @@ _MIN_LABEL = 12  # a label is never shortened below this to make room
 
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,30}")
 
-#: What a person does: answer or reject a question, open a view, choose an approval's option.
-Action = Literal["answer", "reject", "view", "approve", "claim", "release"]
+#: What a person does: answer or reject a question, open a view, choose an approval's option,
+#: be on it ("I'm on it") or not, snooze it or not.
+Action = Literal["answer", "reject", "view", "approve", "claim", "release", "snooze", "unsnooze"]
 
 
 def user_mention(user_id: str | None) -> str | None:

@@ -40,6 +40,8 @@ def _item(action: Action) -> str:
 def _yours(action: Action) -> str:
     if action in ("claim", "release"):
         return "Nobody needs to be on it any more."
+    if action in ("snooze", "unsnooze"):
+        return "Nothing to snooze any more."
     return f"Your {_what(action)} was not sent."
 
 

@@ -109,6 +109,8 @@ class Settings(BaseSettings):
     database_lock_timeout: float = 5.0
     database_statement_timeout: float = 15.0
     database_idle_in_transaction_timeout: float = 30.0
+    #: Seconds in one hour of a snooze (1 h / 4 h / 24 h): 3600; shorter only in tests.
+    snooze_hour_s: float = 3600.0
 
     _routing: Routing | None = PrivateAttr(default=None)
 
@@ -209,6 +211,11 @@ class Settings(BaseSettings):
     @classmethod
     def _database_timeouts(cls, value: Any, info: Any) -> float:
         return positive_seconds(value, str(info.field_name).upper(), "5")
+
+    @field_validator("snooze_hour_s", mode="before")
+    @classmethod
+    def _snooze_hour(cls, value: Any) -> float:
+        return positive_seconds(value, "SNOOZE_HOUR_S", "3600")
 
     @field_validator("kandev_list_page_size", mode="before")
     @classmethod

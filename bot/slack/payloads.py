@@ -36,10 +36,15 @@ class _Channel(_P):
     id: str = ""
 
 
+class _Selected(_P):
+    value: str = ""
+
+
 class _Action(_P):
     action_id: str = Field(min_length=1)
     block_id: str = ""
-    value: str = ""
+    value: str = ""  # a button's
+    selected_option: _Selected | None = None  # a static_select's choice
 
 
 class _ViewRef(_P):
@@ -85,10 +90,6 @@ class BlockAction(_P):
     def on_message(self) -> bool:
         """Clicked on a (non-ephemeral) message: a card, recognised by (channel, ts)."""
         return self.container.type == "message" and not self.container.is_ephemeral
-
-
-class _Selected(_P):
-    value: str = ""
 
 
 class _InputState(BaseModel):

@@ -13,14 +13,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.cards.ids import CodecError, ModalMetadata, parse_button_value, parse_modal_metadata
+from bot.cards.ids import (
+    CodecError,
+    ModalMetadata,
+    parse_button_value,
+    parse_modal_metadata,
+    parse_snooze_value,
+)
 from bot.cards.wording import Action
 from bot.slack import raw_payload
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
 from bot.usecases.admission import RefusalKind, Request, Unusable, Via, Where
 from bot.usecases.thread_replies import ThreadMessage
 
-__all__ = ["Form", "Interaction", "click", "form", "shortcut", "unknown"]
+__all__ = ["Form", "Interaction", "click", "form", "shortcut", "snooze_choice", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,41 @@ def _click(body: Any, action: Action, *, option: bool) -> Interaction | Unusable
         ts=(container.message_ts or None) if via == "card" else None,
         option=(value.question_id, value.option_id) if option else None,
         detail=detail,
+    )
+    return Interaction(request, where, payload.trigger_id, payload.response_url)
+
+
+def snooze_choice(body: Any, *, retries: int = 0) -> Interaction | Unusable:
+    """A "Snooze…" option chosen (a static_select on a DM card or a Home item): its value
+    names the item and the length, tamper-checked like a button's."""
+    source = "slack:select"
+    action: Action = "snooze"
+    try:
+        payload = parse(BlockAction, body)
+    except PayloadError as exc:
+        return Unusable("malformed", str(exc), action, source, where_of(body))
+    where = Where(payload.user_id, payload.channel_id or None, payload.response_url or None)
+    chosen = payload.action.selected_option
+    raw = chosen.value if chosen is not None else ""
+    container = payload.container
+    place = f"{payload.channel_id}/{container.message_ts or container.view_id}"
+    detail = f"option {raw_payload.quote(raw, 60)} at {place}"
+    try:
+        value = parse_snooze_value(raw)
+    except CodecError:
+        return Unusable("tampered", detail, action, source, where)
+    via: Via = "card" if payload.on_message else "home" if container.type == "view" else "list"
+    request = Request(
+        user_id=payload.user_id,
+        action=action,
+        source=source,
+        via=via,
+        pending_id=value.pending_id,
+        channel=(payload.channel_id or None) if via == "card" else None,
+        ts=(container.message_ts or None) if via == "card" else None,
+        detail=detail,
+        redelivery=retries >= 1,
+        hours=value.hours,
     )
     return Interaction(request, where, payload.trigger_id, payload.response_url)
 

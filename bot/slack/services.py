@@ -31,6 +31,7 @@ from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Interactions
 from bot.usecases.listing import ListingService
+from bot.usecases.snooze import Snoozes
 from bot.usecases.subscriptions import SubscriptionService
 from bot.usecases.thread_replies import (
     SOURCE,
@@ -67,6 +68,8 @@ class Services:
     claims: Claims
     #: Replies in a card's thread offered as an answer (None: not wired, e.g. some tests).
     thread_replies: ThreadReplies | None = None
+    #: Snooze / Unsnooze (bot/usecases/snooze.py; None: not wired, e.g. some tests).
+    snoozes: Snoozes | None = None
     clock: Callable[[], datetime] = field(default=_now)
     #: The click and form pipeline (built from the services above).
     interactions: Interactions = field(init=False)
@@ -74,7 +77,13 @@ class Services:
 
     def __post_init__(self) -> None:
         self.interactions = Interactions(
-            self.admission, self.answers, self.answering, self.reading, read_form, self.claims
+            self.admission,
+            self.answers,
+            self.answering,
+            self.reading,
+            read_form,
+            self.claims,
+            self.snoozes,
         )
         self.teller = Teller(self.notifier, self.home)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.cards import claims, ids, words
+from bot.cards import claims, ids, snooze, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
 from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
@@ -38,6 +38,13 @@ from bot.usecases.claims import (
 from bot.usecases.conversation import ConversationService
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Busy, FieldErrors, Refused, Result, Unrecorded
+from bot.usecases.snooze import (
+    NotSnoozed,
+    SnoozeContended,
+    Snoozed,
+    SnoozeRedelivered,
+    Unsnoozed,
+)
 from bot.usecases.thread_replies import (
     NotAllowed,
     Offered,
@@ -80,8 +87,16 @@ def words_for(result: Result) -> str:
             return claims.not_claimed_message()
         case Contended(card=card):
             return claims.contended_message(resolved=card.state.terminal)
-        case Redelivered():
+        case Redelivered() | SnoozeRedelivered():
             return ""  # its first copy was answered
+        case Snoozed(snooze=chosen):
+            return snooze.snoozed_message(chosen)
+        case Unsnoozed():
+            return snooze.unsnoozed_message()
+        case NotSnoozed():
+            return snooze.not_snoozed_message()
+        case SnoozeContended():
+            return snooze.contended_message()
     return ""
 
 

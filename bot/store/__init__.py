@@ -16,6 +16,7 @@ from bot.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
 from bot.store.outbox import OutboxRepository
 from bot.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
 from bot.store.retention import Purged, Retention
+from bot.store.snoozes import SnoozesRepository
 from bot.store.submissions import SubmissionsRepository
 from bot.store.types import utc_now
 from bot.store.url import DEFAULT_DATABASE_URL, normalize_url
@@ -37,6 +38,7 @@ __all__ = [
     "Purged",
     "Retention",
     "Revision",
+    "SnoozesRepository",
     "StoreError",
     "StoreStats",
     "Submission",

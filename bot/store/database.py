@@ -30,6 +30,7 @@ from bot.store.outbox import OutboxRepository
 from bot.store.records import OutboxStatus
 from bot.store.retention import DEFAULT_RETENTION_DAYS, Retention
 from bot.store.schema import cards, outbox, submissions
+from bot.store.snoozes import SnoozesRepository
 from bot.store.sqlite_file import SqliteFileGuard
 from bot.store.submissions import SubmissionsRepository
 from bot.store.thread_replies import ThreadRepliesRepository
@@ -62,6 +63,7 @@ class Database:
     - ``viewers``: who opened the App Home tab recently;
     - ``thread_replies``: replies in a card's thread offered as an answer (Send / Cancel);
     - ``claims``: who is on a waiting card ("I'm on it") and until when;
+    - ``snoozes``: who hid which waiting question from their own views until when;
     - ``retention``: deletes what is older than ``retention_days`` (``purge``).
 
     Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
@@ -111,6 +113,7 @@ class Database:
         self.viewers = HomeViewersRepository(self.sql)
         self.thread_replies = ThreadRepliesRepository(self.sql)
         self.claims = ClaimsRepository(self.sql, self.outbox)
+        self.snoozes = SnoozesRepository(self.sql, self.outbox)
         self.retention = Retention(self.sql, timedelta(days=retention_days))
 
     def close(self) -> None:

@@ -225,3 +225,17 @@ thread_replies = Table(
     UniqueConstraint("message_key", name="uq_thread_replies_message"),
     Index("ix_thread_replies_created", "created_at"),
 )
+
+# Snoozes (issue 22): ``user_id`` hid ``pending_id`` from their own Home, listing and DM cards
+# for ``hours`` until ``until``; ``token`` names this snooze (its changes and its end are a
+# compare-and-set on it). Schema version 13.
+snoozes = Table(
+    "snoozes",
+    metadata,
+    Column("user_id", String, primary_key=True),
+    Column("pending_id", String, primary_key=True),
+    Column("until", UTCDateTime, nullable=False),
+    Column("hours", Integer, nullable=False),
+    Column("token", String, nullable=False),
+    Index("ix_snoozes_until", "until"),
+)

@@ -48,6 +48,9 @@ RefusalKind = Literal[
     "unknown_shortcut",  # a shortcut this app does not handle
 ]
 
+#: Snooze / Unsnooze: the person's own views change, nothing is sent to Kandev.
+SNOOZING: frozenset[Action] = frozenset({"snooze", "unsnooze"})
+
 #: Refusals a form shows as a field error (the form itself is not what it claims to be);
 #: the others close the form and tell the person.
 FORM_ERRORS: frozenset[RefusalKind] = frozenset({"malformed", "tampered", "unknown_bundle"})
@@ -68,6 +71,7 @@ class Request:
     form: bool = False  # channel/ts come from a form's metadata (else from Slack's container)
     detail: str = ""  # what the audit of a refusal records about the payload
     redelivery: bool = False  # Slack delivered it again (retry_attempt / X-Slack-Retry-Num ≥ 1)
+    hours: int = 0  # a snooze's length (the "Snooze…" option chosen)
 
 
 @dataclass(frozen=True)
@@ -142,8 +146,12 @@ class Admission:
             and not request.form
             and request.channel == card.channel
         )
-        if refusal is None and not self.permissions.may_act(
-            card, request.user_id, in_channel=in_channel
+        # Snoozing changes only the person's own views: it needs no permission to answer.
+        own = request.action in SNOOZING
+        if (
+            refusal is None
+            and not own
+            and not self.permissions.may_act(card, request.user_id, in_channel=in_channel)
         ):
             refusal = Refusal("forbidden", card)
         if refusal is not None:
@@ -234,6 +242,15 @@ class Admission:
         """The payload names an option (or an action) this card never offered."""
         if request.action in ("claim", "release"):
             return None  # "I'm on it" names no option: only the card, located above
+        if request.action in SNOOZING:
+            # Offered on Home items and DM cards of questions only: never on a channel card,
+            # never on an approval.
+            on_channel_card = request.via == "card" and request.channel == card.channel
+            return (
+                Refusal("tampered", card)
+                if on_channel_card or isinstance(card.item, Approval)
+                else None
+            )
         if isinstance(card.item, Approval):
             if request.via == "shortcut":
                 return Refusal("not_a_card")  # "Reject agent question" is for questions

@@ -14,13 +14,14 @@ import time
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from bot.cards.home import MAX_RESOLVED, MAX_WAITING, render_home
 from bot.cards.subscriptions import with_home_blocks
 from bot.cards.waiting import Waiting
-from bot.core.domain import Card
+from bot.core.domain import Card, TaskInfo
 from bot.core.signals import Signal
+from bot.core.snooze import Snooze
 from bot.kandev.errors import KandevError
 from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store import CardsRepository, FollowupsRepository, HomeViewersRepository
@@ -49,6 +50,12 @@ class Snapshot:
     stale: bool = False  # Kandev could not be asked: ``waiting`` is what the bot last knew
 
 
+class SnoozeReader(Protocol):
+    """The person's snoozes (bot/usecases/snooze.py ``Snoozes``)."""
+
+    def snoozes_of(self, user_id: str) -> list[Snooze]: ...
+
+
 @dataclass(eq=False)
 class HomeService:
     queue: WaitingQueue
@@ -65,6 +72,8 @@ class HomeService:
     debounce_s: float = DEBOUNCE_S
     spacing_per_view_s: float = SPACING_PER_VIEW_S
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    #: What each person snoozed: off their waiting list, in "💤 Snoozed" (None: no snoozes).
+    snoozes: SnoozeReader | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _notices: dict[str, tuple[str, float]] = field(default_factory=dict, init=False, repr=False)
 
@@ -84,6 +93,7 @@ class HomeService:
         """This person's Home: only the questions they may answer (and so see)."""
         snap = snapshot if snapshot is not None else self.snapshot()
         waiting = self.queue.visible_to(user_id, snap.waiting)
+        waiting, snoozed = self._without_snoozed(user_id, waiting)
         shown = self.queue.shown(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]
         recent = self.queue.resolved_visible_to(user_id, snap.resolved)[:MAX_RESOLVED]
@@ -96,10 +106,22 @@ class HomeService:
             stale=snap.stale,
             notice=self._notice(user_id),
             approvals=self.queue.approvals_for(user_id),
+            snoozed=snoozed,
         )
         # The person's subscriptions, with a remove button each (at the end of the tab).
         view["blocks"] = with_home_blocks(view["blocks"], self.followups.subscriptions_of(user_id))
         return view
+
+    def _without_snoozed(
+        self, user_id: str, waiting: list[Waiting]
+    ) -> tuple[list[Waiting], list[tuple[TaskInfo, Snooze]]]:
+        """``waiting`` without what the person snoozed, and those snoozed (task, snooze)."""
+        mine = {s.pending_id: s for s in self.snoozes.snoozes_of(user_id)} if self.snoozes else {}
+        if not mine:
+            return waiting, []
+        left = [w for w in waiting if w.pending_id not in mine]
+        snoozed = [(w.task, mine[w.pending_id]) for w in waiting if w.pending_id in mine]
+        return left, snoozed
 
     # ---- publishing ----------------------------------------------------------------------
 

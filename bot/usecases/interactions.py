@@ -28,6 +28,7 @@ from bot.store.errors import is_unavailable
 from bot.usecases.admission import Admitted, Refusal, Request, Unusable, Where
 from bot.usecases.answers import Begun
 from bot.usecases.claims import ClaimResult
+from bot.usecases.snooze import SnoozeResult
 from bot.usecases.verdicts import Verdict
 
 log = logging.getLogger(__name__)
@@ -85,8 +86,8 @@ class Refused:
 
 #: How an interaction ends: not admitted, busy, the form's field errors, admitted to open a
 #: form or a view (:class:`~bot.usecases.admission.Admitted`), a submission's verdict, or a
-#: claim's change ("I'm on it").
-Result = Busy | Unrecorded | Refused | FieldErrors | Admitted | Verdict | ClaimResult
+#: claim's change ("I'm on it"), or a snooze's.
+Result = Busy | Unrecorded | Refused | FieldErrors | Admitted | Verdict | ClaimResult | SnoozeResult
 
 
 # ---- the ports ---------------------------------------------------------------------------
@@ -161,6 +162,11 @@ class Claiming(Protocol):
     def release(self, admitted: Admitted) -> ClaimResult: ...
 
 
+class Snoozing(Protocol):
+    def snooze(self, admitted: Admitted, hours: int) -> SnoozeResult: ...
+    def unsnooze(self, admitted: Admitted) -> SnoozeResult: ...
+
+
 #: Reads a submitted form of ``card`` (bot/slack/forms.py ``read_form``).
 FormReader = Callable[[Card, Action, dict[str, Any]], Content | FieldErrors | ForeignInputs]
 
@@ -179,6 +185,8 @@ class Interactions:
     read_form: FormReader
     #: "I'm on it" (bot/usecases/claims.py).
     claims: Claiming
+    #: Snooze / Unsnooze (bot/usecases/snooze.py; None: not wired, e.g. some tests).
+    snoozes: Snoozing | None = None
 
     def click(self, parsed: Described | Unusable, reply: Reply) -> None:
         """A one-click answer (an option button): reserve, admit, record, ack, send, verdict."""
@@ -250,6 +258,24 @@ class Interactions:
                 return
             change = self.claims.release if release else self.claims.take
             reply.now(change(admitted))
+
+    def snooze(self, parsed: Described | Unusable, reply: Reply, *, undo: bool = False) -> None:
+        """ "Snooze…" (or "Unsnooze"): admit, change the person's snooze, tell. Nothing goes
+        to Kandev: one write, made before the ack."""
+        with _unrecorded(reply):
+            if isinstance(parsed, Unusable):
+                reply.now(self.refuse_unusable(parsed))
+                return
+            admitted = self.admission.admit(parsed.request)
+            if isinstance(admitted, Refusal):
+                reply.now(Refused(admitted))
+                return
+            if self.snoozes is None:
+                raise RuntimeError("snoozes are not wired")
+            if undo:
+                reply.now(self.snoozes.unsnooze(admitted))
+            else:
+                reply.now(self.snoozes.snooze(admitted, parsed.request.hours))
 
     def answer(self, request: Request, answers: tuple[Answer, ...], reply: Reply) -> None:
         """An answer whose content the bot kept (a thread reply's Send): reserve, admit,

@@ -227,8 +227,11 @@ class ListingService:
         kandev_url: str,
         page_size: int = DEFAULT_PAGE_SIZE,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        snoozed: Callable[[str], set[str]] | None = None,
     ):
         self.queue = queue
+        #: The ids a person snoozed (bot/usecases/snooze.py): not listed, only counted.
+        self.snoozed = snoozed
         self.kandev = kandev
         self.kandev_url = kandev_url
         self.page_size = page_size  # KANDEV_LIST_PAGE_SIZE, validated by the settings
@@ -248,7 +251,9 @@ class ListingService:
         else:
             found = [it for it in self.queue.waiting() if matches(it, query)]
         found = [] if query.approvals_only else self.queue.visible_to(user_id, found)
-        found = most_urgent_first(found)
+        hidden = self.snoozed(user_id) if self.snoozed is not None and found else set()
+        snoozed = sum(1 for it in found if it.pending_id in hidden)
+        found = most_urgent_first([it for it in found if it.pending_id not in hidden])
         items, before, more = paginate(found, after, self.page_size, rank=rank, backwards=backwards)
         approvals = () if before > 0 else self._approvals(query, user_id, workspace)
         return ListingPage(
@@ -265,6 +270,7 @@ class ListingService:
             urgent=(_count(found, 0), _count(found, 1)),
             workspace_names=tuple(w.name for w in workspaces if w.name),
             approvals=approvals,
+            snoozed=snoozed,
         )
 
     def _approvals(

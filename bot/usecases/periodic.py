@@ -19,14 +19,14 @@ log = logging.getLogger(__name__)
 INTERVAL_S = 1.0
 
 
-@dataclass(eq=False)
-class PeriodicWorker:
-    followups: FollowupsRepository
-    permissions: Permissions
-    publisher: Publisher
+class PeriodicLoop:
+    """The loop every periodic worker shares: a round every ``interval_s``, its failures
+    reported in /healthz as ``component`` (``failing``) until a round succeeds again. A
+    subclass (a dataclass) has ``health`` and ``interval_s`` and does one round in
+    :meth:`work_once`."""
+
     health: Health
-    _: KW_ONLY
-    interval_s: float = INTERVAL_S
+    interval_s: float
     #: The /healthz component and the problem shown while rounds fail.
     component = "periodic"
     failing = "store error"
@@ -42,5 +42,17 @@ class PeriodicWorker:
             stop.wait(self.interval_s)
 
     def work_once(self) -> int:
-        """One round; returns how much was enqueued."""
+        """One round; returns how much was done."""
         raise NotImplementedError
+
+
+@dataclass(eq=False)
+class PeriodicWorker(PeriodicLoop):
+    """A periodic worker on the follow-ups (reminders, escalation, subscribers' DM cards)."""
+
+    followups: FollowupsRepository
+    permissions: Permissions
+    publisher: Publisher
+    health: Health
+    _: KW_ONLY
+    interval_s: float = INTERVAL_S

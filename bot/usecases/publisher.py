@@ -41,6 +41,7 @@ from bot.usecases.writes import (
     POST,
     UPDATE,
     UPDATE_COPY,
+    SnoozeLookup,
     Write,
     Writes,
     attempt_note,
@@ -85,6 +86,7 @@ class Publisher:
         post_spacing_s: float = POST_SPACING_S,
         give_up_after: int = GIVE_UP_AFTER,
         started_at: datetime | None = None,  # this process's start (see Writes._forgotten)
+        snoozes: SnoozeLookup | None = None,  # who snoozed which DM card (bot/usecases/snooze.py)
     ):
         self.outbox, self.cards, self.audit_log = outbox, cards, audit_log
         self.slack = slack
@@ -107,7 +109,7 @@ class Publisher:
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
         self._stop = threading.Event()
-        self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self, started_at)
+        self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self, started_at, snoozes)
         self.pacer = Pacer(outbox, health, post_spacing_s)
 
     # ---- enqueueing (called by use-cases) ------------------------------------------------

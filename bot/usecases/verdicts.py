@@ -64,7 +64,13 @@ class Attempt:
 
     def content(self) -> SubmissionContent:
         action = self.action
-        if action == "view" or action == "claim" or action == "release":
+        if (
+            action == "view"
+            or action == "claim"
+            or action == "release"
+            or action == "snooze"
+            or action == "unsnooze"
+        ):
             raise ValueError(f"a {action} is not a submission")  # nothing goes to Kandev
         return SubmissionContent(
             action=action,

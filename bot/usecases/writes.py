@@ -21,11 +21,14 @@ from bot.cards.copy import with_note
 from bot.cards.followups import escalation_text, waited_seconds
 from bot.cards.limits import MAX_MESSAGE_TEXT
 from bot.cards.plain import plain_card
+from bot.cards.snooze import snoozed_card, with_snooze_select
 from bot.cards.text import shorten_mrkdwn
 from bot.cards.wording import waited_text
 from bot.config.routing import USER_ID
 from bot.core.approval import Approval
+from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardState
+from bot.core.snooze import Snooze
 from bot.ops import metrics
 from bot.slack_api.errors import SlackError
 from bot.slack_api.gateway import Message, SlackGateway
@@ -44,6 +47,8 @@ POST_COPY = "post_copy"
 UPDATE_COPY = "update_copy"
 #: A reply in the thread of a bundle's channel card (a reminder, an escalation notice).
 REPLY = "reply"
+#: A reply in the thread of one of its other messages ("Back from snooze" in a DM card's).
+COPY_REPLY = "copy_reply"
 #: ``last_error`` values that prove an earlier take of a post did not reach Slack.
 NOT_SENT = ("", "paced", "ratelimited")
 
@@ -68,12 +73,33 @@ def reply_key(key: str) -> str:
     return f"reply:{key}"
 
 
+class SnoozeLookup(Protocol):
+    """Whether a person snoozed an item (bot.store.SnoozesRepository)."""
+
+    def active_snooze(self, user_id: str, pending_id: str) -> Snooze | None: ...
+
+
 def copy_message(
-    card: Card, note: str, kandev_url: str, copy: CardMessage | None = None
+    card: Card,
+    note: str,
+    kandev_url: str,
+    copy: CardMessage | None = None,
+    snooze: Snooze | None = None,
 ) -> Message:
     """One of the card's other messages: the card with its note above it; an escalation
-    card's notification text starts with how long the question had waited when escalated."""
+    card's notification text starts with how long the question had waited when escalated.
+    One in a person's DM, while the question waits: "Snooze…" in its quiet row, or, while they
+    snoozed it (``snooze``), one line saying until when, with Unsnooze."""
+    in_dm = copy is not None and bool(USER_ID.match(copy.target))
+    waiting = card.state is CardState.PENDING and isinstance(card.item, Bundle)
+    if in_dm and waiting and snooze is not None:
+        collapsed = snoozed_card(card.task, snooze, kandev_url=kandev_url)
+        return Message(text=collapsed["text"], blocks=collapsed["blocks"])
     message = card_message(card, kandev_url)
+    if in_dm and waiting:
+        message = Message(
+            text=message.text, blocks=with_snooze_select(message.blocks, card.pending_id)
+        )
     text = message.text
     if copy is not None and copy.kind == "escalation" and card.state is CardState.PENDING:
         waited = waited_seconds(card.created_at, copy.created_at)
@@ -178,8 +204,10 @@ class Writes:
         kandev_url: str,
         requeue: Requeue,
         started_at: datetime | None = None,
+        snoozes: SnoozeLookup | None = None,
     ) -> None:
         self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
+        self.snoozes = snoozes
         self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
         #: Cards a lost database forgot (bot/usecases/forgotten.py), for bundles older than
         #: ``started_at`` (this process's start; None: never looked for).
@@ -204,13 +232,20 @@ class Writes:
     def _copy(self, card: Card, copy: CardMessage, kind: str) -> Callable[[], tuple[Message, bool]]:
         def render() -> tuple[Message, bool]:
             try:
-                return copy_message(card, copy.note, self.kandev_url, copy), False
+                snooze = self._snooze_of(card, copy)
+                return copy_message(card, copy.note, self.kandev_url, copy, snooze), False
             except Exception as exc:  # rendering is deterministic: retrying would fail again
                 log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
                 self.audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
                 return plain_message(card, self.kandev_url), True
 
         return render
+
+    def _snooze_of(self, card: Card, copy: CardMessage) -> Snooze | None:
+        """The snooze of the person whose DM ``copy`` is in, while it holds."""
+        if self.snoozes is None or not USER_ID.match(copy.target) or card.state.terminal:
+            return None
+        return self.snoozes.active_snooze(copy.target, card.pending_id)
 
     def _plain(self, card: Card) -> Callable[[], Message]:
         return lambda: plain_message(card, self.kandev_url)
@@ -392,6 +427,24 @@ class Writes:
             made_earlier=lambda: bool(self.slack.find_reply(card.channel, thread, key)),
         )
 
+    def copy_reply(self, card: Card, item: OutboxItem) -> Write | None:
+        """A reply in the thread of one of the card's other messages (a DM card); never
+        once the bundle is resolved, nor before that message is posted."""
+        copy = self.cards.message_get(str(item.payload.get("message")))
+        if card.state.terminal or copy is None or not copy.ts or not copy.channel:
+            return None
+        channel, thread = copy.channel, copy.ts
+        key, text = str(item.payload.get("key")), str(item.payload.get("text"))
+        return Write(
+            channel=channel,
+            render=lambda: (Message(text=text, blocks=[]), True),
+            send=lambda m: self.slack.post_reply(channel, thread, m.text, card.pending_id, key),
+            done=lambda _ts: log.info(
+                "replied in %s's thread of %s: %s", channel, card.pending_id, key
+            ),
+            made_earlier=lambda: bool(self.slack.find_reply(channel, thread, key)),
+        )
+
 
 #: Every kind of outbox item.
 KINDS: dict[str, Kind] = {
@@ -400,6 +453,7 @@ KINDS: dict[str, Kind] = {
     POST_COPY: Kind(Writes.post_copy, rank=2, paced=True, after_card=True),
     UPDATE_COPY: Kind(Writes.update_copy, rank=0, paced=False),
     REPLY: Kind(Writes.reply, rank=2, paced=True, after_card=True),
+    COPY_REPLY: Kind(Writes.copy_reply, rank=2, paced=True),
 }
 
 

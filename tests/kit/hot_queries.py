@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 
 from bot.core.clarification import Answer, Bundle, Option, Question
 from bot.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
+from bot.core.snooze import Snooze
 from bot.store import Database
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.pace import Pace
@@ -312,6 +313,30 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "I'm on it / Release / a claim lapsing",
         lambda s: s.claims.set_claim(_probe_card(s), None, 0.0, [_WRITE]),
     ),
+    # Snooze (bot/usecases/snooze.py; the DM card's rendering in bot/usecases/writes.py)
+    HotQuery("snooze_now", "Snooze… / Unsnooze", lambda s: s.snoozes.snooze_now()),
+    HotQuery("snooze_of", "Snooze… / Unsnooze", lambda s: s.snoozes.snooze_of("U0PROBE", PROBE)),
+    HotQuery(
+        "active_snooze",
+        "a DM card rendered by the publisher",
+        lambda s: s.snoozes.active_snooze("U0PROBE", PROBE),
+    ),
+    HotQuery(
+        "snoozes_of",
+        "App Home / the listing, per person",
+        lambda s: s.snoozes.snoozes_of("U0PROBE"),
+    ),
+    HotQuery("due_snoozes", "snoozes tick", lambda s: s.snoozes.due_snoozes()),
+    HotQuery(
+        "put_snooze",
+        "Snooze…",
+        lambda s: s.snoozes.put_snooze(_probe_snooze(), _PROBE_SNOOZE_TOKEN, [_WRITE]),
+    ),
+    HotQuery(
+        "end_snooze",
+        "Unsnooze / a snooze ending",
+        lambda s: s.snoozes.end_snooze("U0PROBE", PROBE, _PROBE_SNOOZE_TOKEN, [_WRITE]),
+    ),
     # metrics and health (bot/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),
@@ -339,6 +364,16 @@ COLD_METHODS = frozenset(
         "unsubscribe",
     }
 )
+
+
+_PROBE_SNOOZE_TOKEN = "t-hot-probe"
+
+
+def _probe_snooze() -> Snooze:
+    until = datetime(2030, 1, 1, tzinfo=UTC)
+    return Snooze(
+        user_id="U0PROBE", pending_id=PROBE, until=until, hours=1, token=_PROBE_SNOOZE_TOKEN
+    )
 
 
 def _probe_card(store: Database) -> Card:
@@ -384,6 +419,7 @@ def prepare_probe(store: Database) -> None:
         ),
     )
     store.outbox.outbox_put("post", "hot-probe-post", {"pending_id": PROBE}, PROBE_CHANNEL)
+    store.snoozes.put_snooze(_probe_snooze(), None, [])
 
 
 @dataclass(frozen=True)

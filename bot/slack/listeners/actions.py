@@ -28,6 +28,8 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_SKIP)(_skip_clicked(svc))
     app.action(ids.ACTION_CLAIM)(_claim_clicked(svc, release=False))
     app.action(ids.ACTION_RELEASE)(_claim_clicked(svc, release=True))
+    app.action(ids.ACTION_SNOOZE)(_snooze_chosen(svc))
+    app.action(ids.ACTION_UNSNOOZE)(_unsnooze_clicked(svc))
     app.action(ids.ACTION_OPEN)(_link_clicked)
     app.action(ids.ACTION_CONVERSATION)(_conversation_opened(svc))
 
@@ -73,6 +75,30 @@ def _claim_clicked(svc: Services, *, release: bool):
             retries = requests.retry_num(request.headers)
             click = requests.click(body, action, retries=retries)
             svc.interactions.claim(click, svc.click_reply(acked, click.where), release=release)
+
+    return handle
+
+
+def _snooze_chosen(svc: Services):
+    """A "Snooze…" option chosen (DM card, Home item): one write, then the ack."""
+
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
+        with acked_within(ack, ACK_BUDGET_S) as acked:
+            retries = requests.retry_num(request.headers)
+            chosen = requests.snooze_choice(body, retries=retries)
+            svc.interactions.snooze(chosen, svc.click_reply(acked, chosen.where))
+
+    return handle
+
+
+def _unsnooze_clicked(svc: Services):
+    """ "Unsnooze" (a snoozed DM card, Home's snoozed section): one write, then the ack."""
+
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
+        with acked_within(ack, ACK_BUDGET_S) as acked:
+            retries = requests.retry_num(request.headers)
+            click = requests.click(body, "unsnooze", retries=retries)
+            svc.interactions.snooze(click, svc.click_reply(acked, click.where), undo=True)
 
     return handle
 

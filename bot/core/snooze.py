@@ -1,0 +1,45 @@
+"""Snooze: one person hides a waiting question from their own App Home, listing and DM cards
+for 1 h, 4 h or 24 h (pure).
+
+A snooze is per person and per pending item, kept in the bot's store (Kandev's inbox snooze is
+per Kandev user, and the bot is one). Its ``token`` names one snooze: every change to it (a new
+length, Unsnooze, its end) is a compare-and-set on the token as read, so two replicas ending the
+same snooze end it once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel, ConfigDict
+
+#: The lengths a person may choose, in hours.
+SNOOZE_HOURS: tuple[int, ...] = (1, 4, 24)
+#: Seconds in one of those hours (the ``SNOOZE_HOUR_S`` setting makes it shorter in tests).
+HOUR_S = 3600.0
+
+
+class Snooze(BaseModel):
+    """``user_id`` hid ``pending_id`` for ``hours`` until ``until``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    pending_id: str
+    until: datetime
+    hours: int
+    token: str
+
+    def holds(self, now: datetime) -> bool:
+        return now < self.until
+
+    def since(self, hour_s: float = HOUR_S) -> datetime:
+        """When it was set (its length before its end)."""
+        return self.until - timedelta(seconds=self.hours * hour_s)
+
+
+def new_snooze(
+    user_id: str, pending_id: str, hours: int, now: datetime, token: str, hour_s: float = HOUR_S
+) -> Snooze:
+    until = now + timedelta(seconds=hours * hour_s)
+    return Snooze(user_id=user_id, pending_id=pending_id, until=until, hours=hours, token=token)
