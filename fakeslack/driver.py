@@ -9,7 +9,7 @@ from typing import Any
 
 from fakeslack import payloads
 from fakeslack.config import ALICE, SlackUser, Workspace
-from fakeslack.layout import ElementRef, find_element
+from fakeslack.layout import ElementRef, find_element, iter_elements
 from fakeslack.records import Ephemeral, PostedMessage, ViewRecord
 from fakeslack.server import FakeSlack
 from fakeslack.transports import (
@@ -303,6 +303,36 @@ class SlackDriver:
         )
         return self._deliver("interactive", payload, False, delivery)
 
+    def select_in_view(
+        self,
+        view: ViewRecord | str,
+        *,
+        action_id: str,
+        option: str,
+        user: UserLike = None,
+        delivery: Delivery | None = None,
+        as_shown: bool = False,
+    ) -> Ack:
+        """Choose the option valued ``option`` in a select of a modal or a Home tab (the one
+        select with that ``action_id`` offering it: a Home tab has one per item). Slack sends
+        ``block_actions`` with the chosen ``selected_option`` and the view's state holding it.
+        ``as_shown``: in ``view`` as the person still sees it, although it was replaced since."""
+        record = view if as_shown and isinstance(view, ViewRecord) else self._current_view(view)
+        ref = chooser_offering(record.blocks, action_id, option)
+        person = self.user(user or record.user)
+        chosen = {ref.block_id: {ref.action_id: option}} if ref.block_id else None
+        state = build_state_values(record.blocks, chosen, enforce_client_rules=False)
+        payload = payloads.block_actions(
+            self.ws,
+            person,
+            container={"type": "view", "view_id": record.id},
+            actions=[payloads.action_item(ref, option)],
+            trigger_id=self.fake.issue_trigger(person.id),
+            response_url=None,
+            view=record.to_slack(state),
+        )
+        return self._deliver("interactive", payload, False, delivery)
+
     def home_of(self, user: UserLike = None) -> ViewRecord | None:
         return self.fake.home(self.user(user).id)
 
@@ -399,3 +429,24 @@ class SlackDriver:
     def send_event(self, event: JsonDict, *, delivery: Delivery | None = None) -> Ack:
         """Deliver an Events API event (wrapped in event_callback)."""
         return self._deliver("events_api", payloads.event_callback(self.ws, event), False, delivery)
+
+
+def chooser_offering(blocks: list[JsonDict], action_id: str, option: str) -> ElementRef:
+    """The one select / radio group / overflow with ``action_id`` that offers ``option``."""
+    found = [
+        ref
+        for ref in iter_elements(blocks)
+        if ref.element.get("type") in CHOOSERS
+        and ref.action_id == action_id
+        and any(o.get("value") == option for o in _options(ref.element))
+    ]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} elements {action_id!r} offer the option {option!r}")
+    return found[0]
+
+
+def _options(element: JsonDict) -> list[JsonDict]:
+    options = list(element.get("options") or [])
+    for group in element.get("option_groups") or []:
+        options += group.get("options") or []
+    return options
