@@ -16,7 +16,7 @@ from bot.cards.card import UNTITLED_TASK, task_url
 from bot.cards.ids import ButtonValue, CodecError, SnoozeValue
 from bot.cards.limits import MAX_SECTION_TEXT
 from bot.cards.mrkdwn import link
-from bot.cards.text import fit_plain, one_line, shorten_mrkdwn
+from bot.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.wording import slack_date
 from bot.core.domain import TaskInfo
 from bot.core.snooze import SNOOZE_HOURS, Snooze
@@ -76,7 +76,13 @@ def with_snooze_select(blocks: list[Block], pending_id: str) -> list[Block]:
 
 
 def _title(task: TaskInfo) -> str:
+    """The task title as a link's label (``link`` escapes it)."""
     return fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
+
+
+def _said_title(task: TaskInfo) -> str:
+    """The task title in a message's own text: escaped, its broadcasts defused."""
+    return fit_escaped(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
 
 
 def snoozed_line(snooze: Snooze) -> str:
@@ -89,7 +95,7 @@ def snoozed_card(task: TaskInfo, snooze: Snooze, *, kandev_url: str) -> dict[str
     url = task_url(kandev_url, task.task_id)
     text = f"{snoozed_line(snooze)} · *{link(url, _title(task))}*"
     return {
-        "text": f"💤 Snoozed: {_title(task)}",
+        "text": f"💤 Snoozed: {_said_title(task)}",
         "blocks": [
             section(shorten_mrkdwn(text, MAX_SECTION_TEXT, note="…")[0], block_id=BLOCK_SNOOZED),
             actions([unsnooze_button(snooze.pending_id)], block_id=ids.BLOCK_MORE),
@@ -125,7 +131,7 @@ def snoozed_in_listing(count: int) -> str:
 
 def back_text(task: TaskInfo) -> str:
     """The notice in a DM card's thread when its snooze ends."""
-    return f"⏰ Back from snooze: {_title(task)} is still waiting for an answer"
+    return f"⏰ Back from snooze: {_said_title(task)} is still waiting for an answer"
 
 
 # ---- what the person who chose is told (ephemeral, or their Home's notice) ----------------

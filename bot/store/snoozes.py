@@ -95,21 +95,23 @@ class SnoozesRepository(Repository):
         enqueueing ``writes``: True for exactly one of several callers that read the same."""
         values = snooze.model_dump()
         with self._write() as conn:
-            stmt: Any
-            if read_token is None:
+            if read_token is None:  # a new one: inserted unless someone's is there already
                 make = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
                 stmt = (
                     make(snoozes)
                     .values(**values)
                     .on_conflict_do_nothing(index_elements=["user_id", "pending_id"])
+                    .returning(snoozes.c.token)
                 )
+                made = conn.execute(stmt).first() is not None
             else:
-                stmt = (
+                changed = conn.execute(
                     update(snoozes)
                     .where(_as_read(snooze.user_id, snooze.pending_id, read_token))
                     .values(until=snooze.until, hours=snooze.hours, token=snooze.token)
                 )
-            if conn.execute(stmt).rowcount != 1:
+                made = changed.rowcount == 1
+            if not made:
                 return False
             self._enqueue(conn, writes)
         return True
