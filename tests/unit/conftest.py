@@ -32,6 +32,7 @@ from bot.usecases.listing import ListingService
 from bot.usecases.past_answers import PastAnswers
 from bot.usecases.permissions import Permissions
 from bot.usecases.publisher import Publisher
+from bot.usecases.snooze import Snoozes
 from bot.usecases.subscriptions import SubscriptionService
 from bot.usecases.sync import SyncEngine
 from bot.usecases.tasks import TaskDirectory
@@ -211,6 +212,7 @@ def services(
 ) -> Iterator[Services]:
     """What the listeners delegate to: the real services on the fakes above."""
     lanes = [Lane("answering", workers=4, waiting=4), Lane("reading", workers=2, waiting=4)]
+    snoozes = Snoozes(store.snoozes, store.cards, store.audit_log, lambda: None, lambda: None)
     home = HomeService(
         queue,
         store.cards,
@@ -219,6 +221,7 @@ def services(
         gateway,
         Signal("card changed"),
         kandev_url=KANDEV_URL,
+        snoozes=snoozes,
     )
     yield Services(
         admission=admission,
@@ -240,6 +243,7 @@ def services(
             queue.permissions.claim_for,
             lambda: None,
         ),
+        snoozes=snoozes,
     )
     for lane in lanes:
         lane.shutdown()
