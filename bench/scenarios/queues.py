@@ -55,8 +55,8 @@ from bot.kandev.replies import rfc3339
 from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client
 from bot.store import Database
+from bot.usecases.messages import card_message
 from bot.usecases.sync import NEWEST_MARGIN_S
-from bot.usecases.writes import card_message
 from fakeslack import FakeSlack, SlackDriver
 from tests.kit.harness import BotProcess
 

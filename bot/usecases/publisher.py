@@ -33,6 +33,7 @@ from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
 from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.leases import OUTBOX_LEASE_S
+from bot.usecases.messages import SnoozeLookup
 from bot.usecases.outbox_ports import PublisherCards, PublisherOutbox
 from bot.usecases.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
 from bot.usecases.writes import (
@@ -41,7 +42,6 @@ from bot.usecases.writes import (
     POST,
     UPDATE,
     UPDATE_COPY,
-    SnoozeLookup,
     Write,
     Writes,
     attempt_note,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.store.copies import CardMessage
-from bot.usecases.writes import copy_message
+from bot.usecases.messages import copy_message
 from tests.kit.factories import KANDEV_URL, make_card
 
 

@@ -32,6 +32,7 @@ from bot.usecases.snooze import (
     Unsnoozed,
 )
 from bot.usecases.waiting import WaitingQueue
+from bot.usecases.writes import POST_COPY, copy_post_key
 from tests.kit.factories import ALICE_ID, numbered_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
 from tests.unit.conftest import KANDEV_URL
@@ -269,3 +270,32 @@ def test_an_approval_gets_no_snooze(card, dm) -> None:
     refused = Admission._option_problem(choice(card, BOB_ID, dm), on_approval)
     assert isinstance(refused, Refusal) and refused.kind == "tampered"
     assert Admission._option_problem(choice(card, BOB_ID, dm), card) is None
+
+
+def test_an_escalation_card_in_a_person_s_dm_snoozes_like_a_dm_card(
+    admission, snoozes, drain, gateway, store, publisher, card
+) -> None:
+    key = f"escalation:{card.pending_id}"
+    assert store.cards.message_add(key, card.pending_id, "escalation", BOB_ID, note="🔺 Escalated")
+    store.outbox.outbox_put(
+        POST_COPY, copy_post_key(key), {"pending_id": card.pending_id, "key": key}, BOB_ID
+    )
+    drain()
+    copy = store.cards.message_get(key)
+    assert copy is not None and copy.ts and has_select(shown(gateway, copy))
+    snoozes.snooze(admitted(admission, choice(card, BOB_ID, copy)), 1)
+    drain()
+    assert is_collapsed(gateway, copy)
+
+
+def test_an_escalation_card_in_a_channel_offers_no_snooze(
+    drain, gateway, store, publisher, card
+) -> None:
+    key = f"escalation:{card.pending_id}"
+    assert store.cards.message_add(key, card.pending_id, "escalation", "C0LEADS001", note="🔺")
+    store.outbox.outbox_put(
+        POST_COPY, copy_post_key(key), {"pending_id": card.pending_id, "key": key}, "C0LEADS001"
+    )
+    drain()
+    copy = store.cards.message_get(key)
+    assert copy is not None and copy.ts and not has_select(shown(gateway, copy))

@@ -1,0 +1,99 @@
+"""How a card's messages read, whichever kind and wherever they are (pure but for the
+snooze lookup the caller hands in): the channel card, its other messages — escalation and DM
+cards, with their note; a person's DM card with "Snooze…", or collapsed while they snoozed it
+— and the plain form sent when a card cannot be rendered or Slack refuses it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Protocol
+
+from bot import cards
+from bot.cards.approval import render_approval
+from bot.cards.copy import with_note
+from bot.cards.followups import escalation_text, waited_seconds
+from bot.cards.limits import MAX_MESSAGE_TEXT
+from bot.cards.plain import plain_card
+from bot.cards.snooze import snoozed_card, with_snooze_select
+from bot.cards.text import shorten_mrkdwn
+from bot.cards.wording import waited_text
+from bot.config.routing import USER_ID
+from bot.core.approval import Approval
+from bot.core.clarification import Bundle
+from bot.core.domain import Card, CardState
+from bot.core.snooze import Snooze
+from bot.slack_api.gateway import Message
+from bot.store.copies import CardMessage
+
+
+class SnoozeLookup(Protocol):
+    """Whether a person snoozed an item (bot.store.SnoozesRepository)."""
+
+    def active_snooze(self, user_id: str, pending_id: str) -> Snooze | None: ...
+
+
+def copy_message(
+    card: Card,
+    note: str,
+    kandev_url: str,
+    copy: CardMessage | None = None,
+    snooze: Snooze | None = None,
+) -> Message:
+    """One of the card's other messages: the card with its note above it; an escalation
+    card's notification text starts with how long the question had waited when escalated.
+    One in a person's DM, while the question waits: "Snooze…" in its quiet row, or, while they
+    snoozed it (``snooze``), one line saying until when, with Unsnooze."""
+    in_dm = copy is not None and bool(USER_ID.match(copy.target))
+    waiting = card.state is CardState.PENDING and isinstance(card.item, Bundle)
+    if in_dm and waiting and snooze is not None:
+        collapsed = snoozed_card(card.task, snooze, kandev_url=kandev_url)
+        return Message(text=collapsed["text"], blocks=collapsed["blocks"])
+    message = card_message(card, kandev_url)
+    if in_dm and waiting:
+        message = Message(
+            text=message.text, blocks=with_snooze_select(message.blocks, card.pending_id)
+        )
+    text = message.text
+    if copy is not None and copy.kind == "escalation" and card.state is CardState.PENDING:
+        waited = waited_seconds(card.created_at, copy.created_at)
+        text = shorten_mrkdwn(escalation_text(waited) + text, MAX_MESSAGE_TEXT, note="…")[0]
+    if copy is not None and copy.kind == "dm":
+        waited = waited_seconds(card.created_at, copy.created_at)
+        note = f"{note} · {waited_text(card.created_at, copy.created_at)}" if waited >= 60 else note
+    rendered = with_note({"text": text, "blocks": message.blocks}, note)
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
+    """The card of ``card``'s item, whichever kind (a bundle's, or an approval's)."""
+    at = now or datetime.now(UTC)
+    if isinstance(card.item, Approval):
+        rendered = render_approval(
+            card.item,
+            card.task,
+            card.state,
+            card.outcome,
+            kandev_url=kandev_url,
+            now=at,
+            claim=card.claim,
+        )
+    else:
+        rendered = cards.render_card(
+            card.item,
+            card.task,
+            card.state,
+            card.outcome,
+            kandev_url=kandev_url,
+            now=at,
+            past=card.past,
+            claim=card.claim,
+        )
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
+
+
+def plain_message(card: Card, kandev_url: str) -> Message:
+    """The card's plain form (see bot/cards/plain.py)."""
+    rendered = plain_card(
+        card.pending_id, card.task_id or card.item.task_id, card.state, kandev_url=kandev_url
+    )
+    return Message(text=rendered["text"], blocks=rendered["blocks"])
