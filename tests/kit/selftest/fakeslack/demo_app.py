@@ -72,6 +72,15 @@ def answer_modal(private_metadata: str) -> dict[str, Any]:
     }
 
 
+def _later(item: str) -> dict[str, Any]:
+    """An actions block with a "later" select per item (the same action_id in each)."""
+    options = [
+        {"text": {"type": "plain_text", "text": f"{h} h"}, "value": f"{item}:{h}"} for h in (1, 4)
+    ]
+    select = {"type": "static_select", "action_id": "later", "options": options}
+    return {"type": "actions", "block_id": f"b-{item}", "elements": [select]}
+
+
 def build_app(fake: FakeSlack) -> App:
     client = WebClient(token=fake.workspace.bot_token, base_url=fake.api_url)
     app = App(client=client, signing_secret=fake.workspace.signing_secret)
@@ -111,13 +120,24 @@ def build_app(fake: FakeSlack) -> App:
 
     @app.event("app_home_opened")
     def home(event: dict[str, Any], client: WebClient) -> None:
-        client.views_publish(
-            user_id=event["user"],
-            view={
-                "type": "home",
-                "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Waiting: 0"}}],
-            },
-        )
+        text = {"type": "mrkdwn", "text": "Waiting: 0"}
+        blocks = [{"type": "section", "text": text}, _later("item-1"), _later("item-2")]
+        client.views_publish(user_id=event["user"], view={"type": "home", "blocks": blocks})
+
+    @app.action("later")
+    def later(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        chosen = body["actions"][0]["selected_option"]["value"]
+        state = body["view"]["state"]["values"]
+        held = [
+            e["selected_option"]["value"]
+            for b in state.values()
+            for e in b.values()
+            if e.get("selected_option")  # the other item's select: nothing chosen (null)
+        ]
+        said = f"Chose {chosen}; the view's state holds {held}"
+        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": said}}]
+        client.views_publish(user_id=body["user"]["id"], view={"type": "home", "blocks": blocks})
 
     @app.shortcut("reject_question")
     def shortcut(ack: Ack, body: dict[str, Any], client: WebClient) -> None:

@@ -104,6 +104,21 @@ def test_app_home_and_message_shortcut(driver: SlackDriver, fake_slack: FakeSlac
     assert shown.text == f"shortcut on {note.ts}"
 
 
+def test_a_choice_in_a_home_select_is_the_one_offering_it(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    driver.app_home_opened()
+    home = fake_slack.wait_for(lambda: fake_slack.home("U0ALICE001"), 5, "the Home tab")
+    ack = driver.select_in_view(home, action_id="later", option="item-2:4")
+    assert ack.ok
+    chosen = fake_slack.wait_for(
+        lambda: (h := fake_slack.home("U0ALICE001")) and "Chose" in h.all_text and h, 5, "told"
+    )
+    assert "Chose item-2:4; the view's state holds ['item-2:4']" in chosen.all_text
+    with pytest.raises(LookupError):
+        driver.select_in_view(chosen, action_id="later", option="item-9:1")
+
+
 def test_cancel_closes_the_modal_silently_without_notify_on_close(
     driver: SlackDriver, fake_slack: FakeSlack
 ) -> None:
