@@ -66,6 +66,8 @@ def test_values_are_normalised() -> None:
     assert settings.kandev_poll_interval == 0.5
     assert settings.log_level == "DEBUG"
     assert settings.kandev_token is None  # empty means unset
+    assert load_settings(good_env()).snooze_hour_s == 3600.0
+    assert load_settings(good_env(SNOOZE_HOUR_S="3")).snooze_hour_s == 3.0
 
 
 def test_public_url_can_differ() -> None:
@@ -140,6 +142,7 @@ def test_swapped_tokens_are_both_reported() -> None:
             "never",
             "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT must be a number of seconds above 0",
         ),
+        ("SNOOZE_HOUR_S", "0", "SNOOZE_HOUR_S must be a number of seconds above 0"),
         ("LOG_LEVEL", "loud", "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
         ("KANDEV_SLACK_CONFIG", "/nonexistent/routes.toml", "KANDEV_SLACK_CONFIG: /nonexistent"),
     ],
