@@ -125,8 +125,8 @@ def snoozed_home_blocks(
 
 def snoozed_in_listing(count: int) -> str:
     """The listing's line about what it hides: ``💤 2 questions snoozed by you…``."""
-    what = "question" if count == 1 else "questions"
-    return f"💤 {count} {what} snoozed by you are not listed: *Unsnooze* them on your App Home."
+    what, are, them = ("question", "is", "it") if count == 1 else ("questions", "are", "them")
+    return f"💤 {count} {what} snoozed by you {are} not listed: *Unsnooze* {them} on your App Home."
 
 
 def back_text(task: TaskInfo) -> str:

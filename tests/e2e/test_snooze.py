@@ -110,7 +110,7 @@ def test_snooze_from_the_dm_card_and_home_hides_it_from_that_person_only(
     # Bob's listing hides it and says so; Alice's still lists it.
     listing = run_list(driver, user=BOB)
     assert "Snoozed by Bob" not in listing.all_text
-    assert "💤 1 question snoozed by you are not listed" in listing.all_text
+    assert "💤 1 question snoozed by you is not listed" in listing.all_text
     assert "Snoozed by Bob" in run_list(driver, user=ALICE).all_text
 
     # Bob's Home: under "💤 Snoozed (1)" with Unsnooze, not under "Waiting for an answer".

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from bot.cards import ids
 from bot.cards.home import render_home
 from bot.cards.ids import CodecError, SnoozeValue, parse_button_value, parse_snooze_value
+from bot.cards.listing import render_listing
 from bot.cards.snooze import (
     MAX_SNOOZED_SHOWN,
     back_text,
@@ -25,6 +26,7 @@ from bot.cards.snooze import (
     snoozed_in_listing,
     with_snooze_select,
 )
+from bot.cards.waiting import ListingPage, Query
 from bot.core.snooze import SNOOZE_HOURS, Snooze
 from fakeslack import validate_view
 from tests.kit.factories import KANDEV_URL, NOW, make_task
@@ -138,10 +140,34 @@ def test_home_lists_the_snoozed_items_with_unsnooze_within_limits(titles: list[s
 
 
 def test_the_listing_and_the_thread_notice_say_what_happened() -> None:
-    assert snoozed_in_listing(1).startswith("💤 1 question snoozed by you")
-    assert snoozed_in_listing(3).startswith("💤 3 questions snoozed by you")
+    assert snoozed_in_listing(1) == (
+        "💤 1 question snoozed by you is not listed: *Unsnooze* it on your App Home."
+    )
+    assert snoozed_in_listing(3).startswith("💤 3 questions snoozed by you are not listed")
     task = make_task(title="Pick a datastore")
     assert back_text(task) == (
         "⏰ Back from snooze: Pick a datastore is still waiting for an answer"
     )
     assert_text_cannot_notify(back_text(make_task(title="<!here> & <@U0ANA>")))
+
+
+def test_an_empty_listing_still_says_what_the_person_snoozed() -> None:
+    page = ListingPage(
+        query=Query(),
+        workspace=None,
+        items=[],
+        total=0,
+        first=1,
+        number=1,
+        next_after=None,
+        snoozed=2,
+    )
+    rendered = render_listing(page, kandev_url=KANDEV_URL, now=NOW)
+    assert_valid_message(rendered)
+    texts = str(rendered["blocks"])
+    assert "Nothing is waiting for an answer right now" in texts
+    assert "💤 2 questions snoozed by you are not listed" in texts
+    quiet = ListingPage(
+        query=Query(), workspace=None, items=[], total=0, first=1, number=1, next_after=None
+    )
+    assert "snoozed" not in str(render_listing(quiet, kandev_url=KANDEV_URL, now=NOW)["blocks"])
