@@ -49,6 +49,7 @@ from bot.usecases.answers import AnswerService
 from bot.usecases.approvals import Approvals
 from bot.usecases.claims import Claims
 from bot.usecases.conversation import ConversationService
+from bot.usecases.groups import Groups
 from bot.usecases.home import HomeService
 from bot.usecases.leases import InFlight, LeaseKeeper
 from bot.usecases.listing import ListingService
@@ -375,6 +376,7 @@ def _listener_services(
             admission, store.thread_replies, queue.permissions, store.audit_log
         ),
         snoozes=snoozes,
+        groups=Groups(store.cards, store.audit_log),
     )
 
 

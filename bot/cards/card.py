@@ -9,6 +9,7 @@ from urllib.parse import quote, urlsplit
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, divider, section
+from bot.cards.groups import group_block
 from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.limits import (
     MAX_ACTIONS_ELEMENTS,
@@ -47,6 +48,7 @@ from bot.cards.wording import (
 from bot.core.claims import Claim
 from bot.core.clarification import Answer, Bundle, Question
 from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo, shown_outcome
+from bot.core.groups import AlsoAsked
 
 UNTITLED_TASK = "Untitled task"
 MAX_TITLE = 300
@@ -213,13 +215,16 @@ def render_card(
     now: datetime,
     past: PastAnswer | None = None,
     claim: Claim | None = None,
+    also_asked: Sequence[AlsoAsked] = (),
 ) -> dict[str, Any]:
     """The card message for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``.
 
     Question first. A waiting card reads: the title (linked to Kandev), one grey line of
     who/where/when, each question's prompt in bold, the answer buttons, the context cut to
     about three lines (the rest is one click away: Conversation), the last answer to the same
-    question, and one row of quiet secondary buttons (Reject…, Conversation, Open in Kandev).
+    question, the other agents waiting on the same one question (``also_asked``: "Also asked
+    by 2 other agents", linked to their tasks) and one row of quiet secondary buttons
+    (Reject…, Conversation, Open in Kandev).
 
     A resolved card is short and outcome-first: the title, the outcome line in bold, and the
     questions with the chosen answers marked; the context and the other options go.
@@ -237,7 +242,8 @@ def render_card(
     questions = bundle.questions[:room]
     buttons = final is None and _has_option_buttons(bundle)
     parts = _variable_parts(bundle, final, note, questions, buttons=buttons, url=url)
-    tail = _tail_blocks(bundle, final, past, url, room, claim)
+    group = also_asked if final is None and len(bundle.questions) == 1 else ()
+    tail = _tail_blocks(bundle, final, past, url, room, claim, group, kandev_url)
     texts = _within_total(head + tail, [render for _, render in parts])
     rendered = {block_id: text for (block_id, _), text in zip(parts, texts, strict=True)}
     starts = {ids.question_block_id(i, q) for i, q in enumerate(questions)}
@@ -270,8 +276,11 @@ def _tail_blocks(
     url: str,
     room: int,
     claim: Claim | None,
+    group: Sequence[AlsoAsked] = (),
+    kandev_url: str = "",
 ) -> list[Block]:
-    """The notice of questions not shown, the past answer (while pending) and the quiet row."""
+    """The notice of questions not shown, the past answer and the group (while pending) and
+    the quiet row."""
     tail: list[Block] = []
     total = len(bundle.questions)
     if total > room:
@@ -280,6 +289,9 @@ def _tail_blocks(
         tail.append(context(hidden, block_id=ids.BLOCK_NOTICE))
     if past is not None and final is None:
         tail.append(context(past_line(past), block_id=ids.BLOCK_PAST))
+    grouped = group_block(group, kandev_url=kandev_url) if final is None else None
+    if grouped is not None:
+        tail.append(grouped)
     pending = final is None
     tail.append(
         secondary_actions(

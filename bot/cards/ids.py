@@ -28,6 +28,8 @@ ACTION_CLAIM = "kq_claim"  # "I'm on it" / "Take over" (a waiting card's quiet r
 ACTION_RELEASE = "kq_release"  # "Release" (the claim's holder)
 ACTION_SNOOZE = "kq_snooze"  # "Snooze…" (a static_select: Home items and DM cards)
 ACTION_UNSNOOZE = "kq_unsnooze"  # "Unsnooze" (a snoozed Home item, a snoozed DM card)
+ACTION_ANSWER_ALL = "kq_answer_all"  # "Send to all 2" (value: the answered card's bundle)
+ACTION_ANSWER_ALL_NO = "kq_answer_all_no"  # "No thanks" on that offer (the same value)
 ACTION_OPTION_PATTERN = re.compile(rf"^{ACTION_ANSWER_OPTION}:\d+$")  # for app.action(...)
 
 
@@ -56,6 +58,7 @@ BLOCK_TITLE = "kq_title"
 BLOCK_META = "kq_meta"
 BLOCK_CLAIM = "kq_claim"  # "👀 @ana is on it (since 10:02)"
 BLOCK_PAST = "kq_past"  # the last answer to the same question
+BLOCK_GROUP = "kq_group"  # "Also asked by 2 other agents: …"
 BLOCK_OUTCOME = "kq_outcome"
 BLOCK_CONTEXT = "kq_context"
 BLOCK_ACTIONS = "kq_actions"

@@ -152,6 +152,21 @@ def snooze_choice(body: Any, *, retries: int = 0) -> Interaction | Unusable:
     return Interaction(request, where, payload.trigger_id, payload.response_url)
 
 
+def offer_click(body: Any) -> tuple[str, Where, str]:
+    """A button of an ephemeral offer (Send to all / No thanks): the bundle its value names
+    ("" when it is not a value this app made), where the person is, and what the audit of a
+    refusal records about it."""
+    where = where_of(body)
+    actions = body.get("actions") if isinstance(body, dict) else None
+    first = actions[0] if isinstance(actions, list) and actions else {}
+    raw = first.get("value") if isinstance(first, dict) else None
+    detail = f"value {raw_payload.quote(raw, 60)} in {where.channel or '?'}"
+    try:
+        return parse_button_value(raw).pending_id, where, detail
+    except CodecError:
+        return "", where, detail
+
+
 def _in_modal(
     payload: BlockAction, pending_id: str, action: Action, detail: str
 ) -> Interaction | Unusable:

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.cards import groups as groups_words
 from bot.slack import said
 from bot.slack.form_reply import FormReply
 from bot.slack.forms import FormKind, read_form
 from bot.slack.lanes import Lane
 from bot.slack.requests import Form, Interaction
 from bot.slack.tell import (
+    AnswerAll,
     ClickReply,
     ConversationOpener,
     FormAnswer,
@@ -28,6 +30,8 @@ from bot.usecases.admission import Admission, Unusable, Where
 from bot.usecases.answers import AnswerService
 from bot.usecases.claims import Claims
 from bot.usecases.conversation import ConversationService
+from bot.usecases.groups import SOURCE as GROUP_SOURCE
+from bot.usecases.groups import Groups, NotYours
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Interactions
 from bot.usecases.listing import ListingService
@@ -70,6 +74,8 @@ class Services:
     thread_replies: ThreadReplies | None = None
     #: Snooze / Unsnooze (bot/usecases/snooze.py; None: not wired, e.g. some tests).
     snoozes: Snoozes | None = None
+    #: Identical questions answered at once (None: not wired, e.g. some tests).
+    groups: Groups | None = None
     clock: Callable[[], datetime] = field(default=_now)
     #: The click and form pipeline (built from the services above).
     interactions: Interactions = field(init=False)
@@ -84,6 +90,7 @@ class Services:
             read_form,
             self.claims,
             self.snoozes,
+            self.groups,
         )
         self.teller = Teller(self.notifier, self.home)
 
@@ -146,6 +153,50 @@ class Services:
             return
         if isinstance(self.thread_replies.cancel(reply_id, user_id), Cancelled) and url:
             self.notifier.delete_original(url)
+
+    # ---- Send to all (identical questions) -------------------------------------------------
+
+    def answer_all(
+        self, ack: Callable[[], None], pending_id: str, where: Where, *, detail: str
+    ) -> None:
+        """Send on the offer to answer every identical question: each member through the one
+        pipeline (admitted, recorded, sent on its own), then one summary in place of the
+        offer. A value that names no card this person's answer won is refused and audited."""
+        if self.groups is None:
+            ack()
+            return
+        plan = self.groups.send_all(pending_id, where.user_id, channel=where.channel)
+        if isinstance(plan, NotYours):
+            unusable = Unusable(
+                "tampered",
+                f"{plan.why}: {detail}",
+                "answer",
+                GROUP_SOURCE,
+                where,
+                pending_id or None,
+            )
+            told = self.refuse_unusable(unusable)
+            ack()
+            if where.response_url:
+                self.notifier.reply(
+                    where.response_url, told, groups_words.offer_blocks_of(told), replace=True
+                )
+            return
+        collector = AnswerAll(
+            ack, where.response_url or "", self.notifier, plan, self.kandev_public_url
+        )
+        try:
+            for send in plan.sends:
+                self.interactions.answer(send.request, send.answers, collector.member(send.card))
+        finally:
+            collector.submitted()
+
+    def decline_all(self, pending_id: str, where: Where) -> None:
+        """No thanks: the offer goes away; nothing is sent."""
+        if self.groups is not None:
+            self.groups.declined(pending_id, where.user_id)
+        if where.response_url:
+            self.notifier.delete_original(where.response_url)
 
     def open_form(self, parsed: Interaction | Unusable, kind: FormKind) -> None:
         """A button or shortcut that opens a form: refused and told, or the form opens."""

@@ -10,17 +10,19 @@ and :class:`FormAnswer` (a submitted form, answered in its ack or by ``views.upd
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.cards import claims, ids, snooze, words
+from bot.cards import claims, groups, ids, snooze, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
 from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
 from bot.cards.thread_reply import reply_offer
 from bot.core.domain import Card
+from bot.core.groups import AlsoAsked
 from bot.slack import raw_payload, said
 from bot.slack.form_reply import FormReply
 from bot.slack.forms import FormKind, action_of, form_for
@@ -36,6 +38,7 @@ from bot.usecases.claims import (
     Released,
 )
 from bot.usecases.conversation import ConversationService
+from bot.usecases.groups import MemberResult, Offer, Summary, ToSendAll, member_result
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Busy, FieldErrors, Refused, Result, Unrecorded
 from bot.usecases.snooze import (
@@ -116,6 +119,27 @@ class Teller:
         if not told and not self.home.notice(where.user_id, text):
             log.error("could not tell %s: %s", where.user_id, text)
 
+    def offer(self, where: Where, offer: Offer) -> None:
+        offer_to(self.notifier, where, offer)
+
+
+def offer_to(
+    notifier: Notifier, where: Where, offer: Offer, *, thread_ts: str | None = None
+) -> None:
+    """The offer to send a won answer to the other agents asking the same (ephemeral, where
+    the person answered; nothing on the App Home: it has no ephemeral messages)."""
+    text, blocks = groups.answer_all_offer(offer.card.pending_id, offer.choice, len(offer.members))
+    told = notifier.tell(
+        where.user_id,
+        text,
+        channel=where.channel,
+        response_url=where.response_url,
+        blocks=blocks,
+        thread_ts=thread_ts,
+    )
+    if not told:
+        log.info("no offer to answer all for %s: nowhere to show it", offer.card.pending_id)
+
 
 @dataclass(eq=False)
 class ClickReply:
@@ -134,6 +158,9 @@ class ClickReply:
 
     def later(self, verdict: Verdict) -> None:
         self.teller.tell(self.where, said.verdict(verdict))
+
+    def offer(self, offer: Offer) -> None:
+        self.teller.offer(self.where, offer)
 
 
 @dataclass(eq=False)
@@ -157,6 +184,9 @@ class FormOpener:
         raise AssertionError("a form opener records nothing")
 
     def later(self, verdict: Verdict) -> None:
+        raise AssertionError("a form opener sends nothing")
+
+    def offer(self, offer: Offer) -> None:
         raise AssertionError("a form opener sends nothing")
 
     def _open(self, interaction: Interaction, card: Card) -> None:
@@ -214,6 +244,10 @@ class FormAnswer:
         if not form.view_id or not self.notifier.update_view(form.view_id, view):
             self.teller.tell(form.where, said.verdict(verdict))
 
+    def offer(self, offer: Offer) -> None:
+        if self.form is not None:
+            self.teller.offer(self.form.where, offer)
+
     def _result_view(self, verdict: Verdict) -> dict[str, Any]:
         return build_outcome_modal(verdict.kind, said.verdict(verdict), action_of(self.kind))
 
@@ -247,6 +281,9 @@ class ConversationOpener:
         raise AssertionError("opening a view records nothing")
 
     def later(self, verdict: Verdict) -> None:
+        raise AssertionError("opening a view sends nothing")
+
+    def offer(self, offer: Offer) -> None:
         raise AssertionError("opening a view sends nothing")
 
     def opened(self, card: Card) -> Callable[[], None] | None:
@@ -311,6 +348,12 @@ class ReplyPrompt:
     def later(self, verdict: Verdict) -> None:
         self.show(said.verdict(verdict) or words.reply_sent_message(self.text))
 
+    def offer(self, offer: Offer) -> None:
+        reply = self.reply
+        offer_to(
+            self.notifier, Where(reply.user_id, reply.channel), offer, thread_ts=reply.thread_ts
+        )
+
     def show(self, text: str) -> None:
         if self.response_url:
             block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
@@ -366,3 +409,95 @@ def _last_input(body: dict[str, Any]) -> str:
     """Where a refusal is shown: the last input (free text / reason) of the modal."""
     inputs = raw_payload.input_block_ids(body)
     return inputs[-1] if inputs else ids.BLOCK_REASON
+
+
+@dataclass(eq=False)
+class AnswerAll:
+    """Send to all: one :class:`~bot.usecases.interactions.Reply` per member (each answered
+    through the one pipeline), acknowledged once the first is recorded (or refused), and one
+    summary replacing the offer through the click's ``response_url`` once every member ended.
+    A Send that changed nothing (every member this person's already: a double click, Slack's
+    copy of the click) says nothing more: the first click's summary stands."""
+
+    ack: Callable[[], None]
+    response_url: str
+    notifier: Notifier
+    plan: ToSendAll
+    kandev_url: str
+    _results: list[MemberResult] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _submitted: bool = False
+    _told: bool = False
+
+    def member(self, card: Card) -> _MemberReply:
+        return _MemberReply(self, card)
+
+    def submitted(self) -> None:
+        """Every member is on its way (or refused): the summary follows once all ended."""
+        with self._lock:
+            self._submitted = True
+        self.ack()
+        self._maybe_done()
+
+    def ended(self, result: MemberResult) -> None:
+        with self._lock:
+            self._results.append(result)
+        self._maybe_done()
+
+    def _maybe_done(self) -> None:
+        with self._lock:
+            if self._told or not self._submitted or len(self._results) < len(self.plan.sends):
+                return
+            self._told = True
+            results = tuple(self._results)
+        unmapped = tuple(
+            MemberResult(card, "no_option", label=label) for card, label in self.plan.unmapped
+        )
+        summary = Summary(self.plan.choice, results + unmapped)
+        if self.plan.sends and not summary.anything_new:
+            return  # a double click or Slack's copy of the click: nothing new to say
+        self._show(summary_text(summary, self.kandev_url))
+
+    def _show(self, text: str) -> None:
+        if self.response_url:
+            self.notifier.reply(self.response_url, text, groups.offer_blocks_of(text), replace=True)
+
+
+def summary_text(summary: Summary, kandev_url: str) -> str:
+    """How Send to all went, in words (bot/cards/groups.py)."""
+    forbidden = [
+        AlsoAsked(pending_id=r.card.pending_id, task_id=r.card.task_id, title=r.card.task.title)
+        for r in summary.of("forbidden")
+    ]
+    return groups.answer_all_summary(
+        summary.choice,
+        sent=len(summary.of("sent")),
+        meanwhile=[r.by_user for r in summary.of("meanwhile")],
+        forbidden=forbidden,
+        no_option=len(summary.of("no_option")),
+        ended=len(summary.of("ended")),
+        not_sent=len(summary.of("not_sent")),
+        yours=len(summary.of("yours")),
+        kandev_url=kandev_url,
+    )
+
+
+@dataclass(eq=False)
+class _MemberReply:
+    """One member of a Send to all, as the pipeline answers it."""
+
+    all: AnswerAll
+    card: Card
+
+    def now(self, result: Result) -> None:
+        self.all.ack()
+        self.all.ended(member_result(self.card, result))
+
+    def recorded(self) -> None:
+        self.all.ack()
+
+    def later(self, verdict: Verdict) -> None:
+        self.all.ended(member_result(self.card, verdict))
+
+    def offer(self, offer: Offer) -> None:
+        return None  # an answer sent to all offers nothing more

@@ -189,6 +189,42 @@ class CardsRepository(CopiesMixin):
             ).all()
         return [_card(row) for row in rows]
 
+    def same_question(
+        self,
+        question_key: str,
+        channel: str,
+        *,
+        exclude: str = "",
+        resolved_since_of: str | None = None,
+        limit: int = 50,
+    ) -> list[Card]:
+        """Posted cards with the same normalised questions in ``channel`` that wait — and, with
+        ``resolved_since_of``, those resolved since that card was (by the database's clock) —
+        oldest first (index ``ix_cards_question``): a group of identical questions."""
+        current = cards.c.state == CardState.PENDING.value
+        if resolved_since_of is not None:
+            source = cards.alias("source")
+            since = (
+                select(source.c.resolved_at)
+                .where(source.c.pending_id == resolved_since_of)
+                .scalar_subquery()
+            )
+            current = or_(current, cards.c.resolved_at >= since)
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(
+                    cards.c.question_key == question_key,
+                    cards.c.channel == channel,
+                    cards.c.ts.is_not(None),
+                    cards.c.pending_id != exclude,
+                    current,
+                )
+                .order_by(cards.c.created_at, cards.c.pending_id)
+                .limit(limit)
+            ).all()
+        return [_card(row) for row in rows]
+
     def count(self, state: CardState | None = None) -> int:
         stmt = select(func.count()).select_from(cards)
         if state is not None:

@@ -28,6 +28,8 @@ from bot.store.errors import is_unavailable
 from bot.usecases.admission import Admitted, Refusal, Request, Unusable, Where
 from bot.usecases.answers import Begun
 from bot.usecases.claims import ClaimResult
+from bot.usecases.groups import SOURCE as ANSWER_ALL
+from bot.usecases.groups import Offer
 from bot.usecases.snooze import SnoozeResult
 from bot.usecases.verdicts import Verdict
 
@@ -105,6 +107,10 @@ class Reply(Protocol):
     def later(self, verdict: Verdict) -> None:
         """How a recorded submission ended, once Kandev answered."""
 
+    def offer(self, offer: Offer) -> None:
+        """After the person's answer won a grouped card: offer to send it to the others
+        (bot/usecases/groups.py)."""
+
 
 class ViewReply(Reply, Protocol):
     """How a click that opens a view to fill in (the Conversation view) is answered."""
@@ -157,6 +163,10 @@ class Answering(Protocol):
     def complete(self, begun: Begun) -> Verdict: ...
 
 
+class Offering(Protocol):
+    def offer(self, card: Card, user_id: str) -> Offer | None: ...
+
+
 class Claiming(Protocol):
     def take(self, admitted: Admitted) -> ClaimResult: ...
     def release(self, admitted: Admitted) -> ClaimResult: ...
@@ -187,6 +197,8 @@ class Interactions:
     claims: Claiming
     #: Snooze / Unsnooze (bot/usecases/snooze.py; None: not wired, e.g. some tests).
     snoozes: Snoozing | None = None
+    #: Identical questions: after a win, the offer to answer them all (None: no offers).
+    groups: Offering | None = None
 
     def click(self, parsed: Described | Unusable, reply: Reply) -> None:
         """A one-click answer (an option button): reserve, admit, record, ack, send, verdict."""
@@ -355,6 +367,22 @@ class Interactions:
             log.exception("answer submission failed")
             return
         reply.later(verdict)
+        self._offer(begun, verdict, reply)
+
+    def _offer(self, begun: Begun, verdict: Verdict, reply: Reply) -> None:
+        """A won answer on a card others ask too: offer to send it to them (never for an
+        answer sent to all already)."""
+        attempt = begun.attempt
+        if self.groups is None or verdict.kind != "won" or verdict.card is None:
+            return
+        if attempt.action != "answer" or attempt.source == ANSWER_ALL:
+            return
+        try:
+            offer = self.groups.offer(verdict.card, attempt.user_id)
+            if offer is not None:
+                reply.offer(offer)
+        except Exception:  # the answer is sent and shown; only the offer is lost
+            log.exception("could not offer to answer the same question everywhere")
 
     def _foreign(self, request: Request, card: Card, foreign: ForeignInputs) -> Refusal:
         """A form whose inputs belong to another bundle than the one its metadata names."""

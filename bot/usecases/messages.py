@@ -5,6 +5,7 @@ cards, with their note; a person's DM card with "Snooze…", or collapsed while 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -21,6 +22,7 @@ from bot.config.routing import USER_ID
 from bot.core.approval import Approval
 from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardState
+from bot.core.groups import AlsoAsked
 from bot.core.snooze import Snooze
 from bot.slack_api.gateway import Message
 from bot.store.copies import CardMessage
@@ -64,8 +66,15 @@ def copy_message(
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 
-def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Message:
-    """The card of ``card``'s item, whichever kind (a bundle's, or an approval's)."""
+def card_message(
+    card: Card,
+    kandev_url: str,
+    now: datetime | None = None,
+    *,
+    also_asked: Sequence[AlsoAsked] = (),
+) -> Message:
+    """The card of ``card``'s item, whichever kind (a bundle's, or an approval's);
+    ``also_asked``: the other members of its group (its channel card shows them)."""
     at = now or datetime.now(UTC)
     if isinstance(card.item, Approval):
         rendered = render_approval(
@@ -87,6 +96,7 @@ def card_message(card: Card, kandev_url: str, now: datetime | None = None) -> Me
             now=at,
             past=card.past,
             claim=card.claim,
+            also_asked=also_asked,
         )
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 

@@ -26,6 +26,16 @@ class WriteCards(Protocol):
 
     def message_posted(self, key: str, channel: str, ts: str) -> bool: ...
 
+    def same_question(
+        self,
+        question_key: str,
+        channel: str,
+        *,
+        exclude: str = "",
+        resolved_since_of: str | None = None,
+        limit: int = 50,
+    ) -> list[Card]: ...
+
 
 class WriteOutbox(Protocol):
     """What the writes call on the outbox (bot.store.OutboxRepository)."""

@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 
 from bot.core.domain import Card
@@ -32,6 +33,7 @@ from bot.store.pace import PaceBusy
 from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
 from bot.usecases.backoff import doubling, wait_for
+from bot.usecases.groups import GroupEdit
 from bot.usecases.leases import OUTBOX_LEASE_S
 from bot.usecases.messages import SnoozeLookup
 from bot.usecases.outbox_ports import PublisherCards, PublisherOutbox
@@ -122,12 +124,25 @@ class Publisher:
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None:
         """Schedule the edit of a card to its (new) state — its channel card and every other
-        message of it — once per message and state (and ``reason``)."""
+        message of it — once per message and state (and ``reason``); a card resolved leaves
+        its group, whose waiting members are edited too."""
         payload = {"pending_id": card.pending_id}
         self.outbox.outbox_put(UPDATE, update_key(card, reason), payload, channel=card.channel)
         for copy in self.cards.messages_of(card.pending_id):
             self.enqueue_copy_update(card, copy, reason)
+        if card.state.terminal and not reason:
+            self.enqueue_group(self.writes.groups.edits_when_resolved(card))
         self._wake.set()
+
+    def enqueue_group(self, edits: Sequence[GroupEdit]) -> None:
+        """Schedule the edits of channel cards whose group changed (once per reason)."""
+        for edit in edits:
+            card = edit.card
+            payload = {"pending_id": card.pending_id}
+            key = update_key(card, edit.reason)
+            self.outbox.outbox_put(UPDATE, key, payload, channel=card.channel)
+        if edits:
+            self._wake.set()
 
     def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
         """Schedule the edit of one of the card's other messages to the card's state."""

@@ -10,13 +10,14 @@ cannot be, or when Slack refuses it), the Slack call, and what is recorded after
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot.config.routing import USER_ID
 from bot.core.domain import Card, CardState
+from bot.core.groups import AlsoAsked
 from bot.core.snooze import Snooze
 from bot.ops import metrics
 from bot.slack_api.errors import SlackError
@@ -25,6 +26,7 @@ from bot.store.copies import CardMessage
 from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
 from bot.usecases.forgotten import ForgottenCards
+from bot.usecases.groups import GroupEdit, Groups
 from bot.usecases.messages import (
     SnoozeLookup,
     card_message,
@@ -94,6 +96,8 @@ class Requeue(Protocol):
 
     def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None: ...
 
+    def enqueue_group(self, edits: Sequence[GroupEdit]) -> None: ...
+
     def changed(self) -> None: ...
 
 
@@ -134,16 +138,23 @@ class Writes:
         #: Cards a lost database forgot (bot/usecases/forgotten.py), for bundles older than
         #: ``started_at`` (this process's start; None: never looked for).
         self.forgotten = ForgottenCards(slack.cards_in, audit_log, started_at)
+        #: The groups of identical questions a channel card shows (bot/usecases/groups.py).
+        self.groups = Groups(cards)
 
     def audit_plain(self, card: Card, kind: str, why: str) -> None:
         self.audit_log.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
 
-    def _card(self, card: Card, kind: str) -> Callable[[], tuple[Message, bool]]:
-        """The card as rendered, or its plain form when it cannot be (True: plain)."""
+    def _card(
+        self, card: Card, kind: str, group: Sequence[AlsoAsked] | None = None
+    ) -> Callable[[], tuple[Message, bool]]:
+        """The card as rendered, or its plain form when it cannot be (True: plain). Its group
+        is read now (a store error gives the write back for a retry, never a plain card)."""
+        if group is None:
+            group = self.groups.also_asked(card)
 
         def render() -> tuple[Message, bool]:
             try:
-                return card_message(card, self.kandev_url), False
+                return card_message(card, self.kandev_url, also_asked=group), False
             except Exception as exc:  # rendering is deterministic: retrying would fail again
                 log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
                 self.audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
@@ -185,15 +196,17 @@ class Writes:
                 self._posted(card, found, rendered=None)
             return bool(found)
 
+        group = self.groups.also_asked(card)
+
         def done(ts: str) -> None:
-            if not self._posted(card, ts, rendered=card.state):
+            if not self._posted(card, ts, rendered=card.state, group=group):
                 self._duplicate(card.pending_id, card.channel, ts)
                 return
             log.info("posted the card of %s in %s", card.pending_id, card.channel)
 
         return Write(
             channel=card.channel,
-            render=self._card(card, POST),
+            render=self._card(card, POST, group),
             send=lambda message: self.slack.post_card(card.channel, message, card.pending_id),
             done=done,
             made_earlier=made_earlier,
@@ -208,10 +221,18 @@ class Writes:
             self._posted(card, found, rendered=None)  # edited if it no longer shows "pending"
         return bool(found)
 
-    def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> bool:
+    def _posted(
+        self,
+        card: Card,
+        ts: str,
+        *,
+        rendered: CardState | None,
+        group: Sequence[AlsoAsked] | None = None,
+    ) -> bool:
         """Record ``ts`` as the card's message unless another one is recorded already (False).
         ``rendered``: the state the posted message shows (None: a card found in the channel,
-        posted by a process that died before it could record it — most likely still pending)."""
+        posted by a process that died before it could record it — most likely still pending);
+        ``group``: the other agents asking the same it shows (None: not known)."""
         if not self.cards.mark_posted(card.pending_id, card.channel, ts):
             return False
         metrics.card_posted(card.item.created_at, kind=card.kind.value)
@@ -223,6 +244,9 @@ class Writes:
             # no ts yet; possibly on another replica), so make sure the edit runs now.
             self.requeue.enqueue_update(posted)
             self.outbox.outbox_rearm(update_key(posted))
+        else:
+            # The other cards asking the same now show this one (and it shows them).
+            self.requeue.enqueue_group(self.groups.edits_when_posted(posted, group))
         self.requeue.changed()
         return True
 

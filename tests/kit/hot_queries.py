@@ -97,6 +97,13 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.cards.answered_like(PROBE_QUESTION_KEY, PROBE_CHANNEL, exclude=PROBE),
     ),
     HotQuery(
+        "same_question",
+        "a card's edit (its group of identical questions); Send to all",
+        lambda s: s.cards.same_question(
+            PROBE_QUESTION_KEY, PROBE_CHANNEL, exclude="p-hot-other", resolved_since_of=PROBE
+        ),
+    ),
+    HotQuery(
         "claim",
         "poll cycle: a new bundle",
         lambda s: s.cards.claim(

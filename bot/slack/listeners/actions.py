@@ -30,6 +30,8 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_RELEASE)(_claim_clicked(svc, release=True))
     app.action(ids.ACTION_SNOOZE)(_snooze_chosen(svc))
     app.action(ids.ACTION_UNSNOOZE)(_unsnooze_clicked(svc))
+    app.action(ids.ACTION_ANSWER_ALL)(_answer_all_clicked(svc))
+    app.action(ids.ACTION_ANSWER_ALL_NO)(_answer_all_declined(svc))
     app.action(ids.ACTION_OPEN)(_link_clicked)
     app.action(ids.ACTION_CONVERSATION)(_conversation_opened(svc))
 
@@ -91,6 +93,20 @@ def _snooze_chosen(svc: Services):
     return handle
 
 
+def _answer_all_clicked(svc: Services):
+    """Send on the offer to answer every identical question: each member recorded (through
+    the one pipeline) before the ack, as an option click is."""
+
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
+        with acked_within(ack, ACK_BUDGET_S) as acked:
+            pending_id, where, detail = requests.offer_click(body)
+            if requests.retry_num(request.headers):
+                detail += " (redelivered)"
+            svc.answer_all(acked, pending_id, where, detail=detail)
+
+    return handle
+
+
 def _unsnooze_clicked(svc: Services):
     """ "Unsnooze" (a snoozed DM card, Home's snoozed section): one write, then the ack."""
 
@@ -99,6 +115,17 @@ def _unsnooze_clicked(svc: Services):
             retries = requests.retry_num(request.headers)
             click = requests.click(body, "unsnooze", retries=retries)
             svc.interactions.snooze(click, svc.click_reply(acked, click.where), undo=True)
+
+    return handle
+
+
+def _answer_all_declined(svc: Services):
+    """No thanks: the offer goes away."""
+
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        pending_id, where, _detail = requests.offer_click(body)
+        svc.decline_all(pending_id, where)
 
     return handle
 

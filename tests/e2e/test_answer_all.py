@@ -1,0 +1,237 @@
+"""Answer every identical question at once (issue 22, point 5), end to end (real Kandev, the
+fake Slack): agents asking the same one question show each other on their cards; whoever
+answers one is offered, only them, to send the same choice to the others; Send answers each
+bundle on its own through the one admission and answer pipeline (permission per bundle,
+audited with source ``answer_all``), every card is edited to its own outcome, and the person
+is told how many were sent. In both Slack modes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from fakeslack import ALICE, BOB, Ephemeral, FakeSlack, PostedMessage
+from kandevkit import SeededBundle
+from tests.e2e.helpers import (
+    MARGIN_S,
+    POLL_S,
+    db_question,
+    outcome_line,
+    response_of,
+    start_bot,
+    wait_card,
+    wait_ephemeral,
+    wait_final,
+    wait_outcome,
+)
+from tests.kit.harness import CHANNEL
+
+OFFER = "to the 2 other agents that asked this too?"
+
+
+def group_line(message: PostedMessage) -> str | None:
+    """The card's "Also asked by" line (None: it has none)."""
+    for block in message.blocks:
+        if block.get("block_id") == "kq_group":
+            return str(block["elements"][0]["text"])
+    return None
+
+
+def wait_group(fake: FakeSlack, ts: str, starts: str | None) -> PostedMessage:
+    """The card at ``ts`` once its group line starts with ``starts`` (None: has none)."""
+
+    def shown() -> PostedMessage | None:
+        message = fake.message(CHANNEL, ts)
+        line = group_line(message)
+        if starts is None:
+            return message if line is None else None
+        return message if line is not None and line.startswith(starts) else None
+
+    return fake.wait_for(shown, POLL_S + 2 * MARGIN_S, f"the group line {starts!r} on {ts}")
+
+
+def _three(seed, fake: FakeSlack, prefix: str, **options) -> list[tuple[SeededBundle, str]]:
+    """Three agents asking the same question: (bundle, card ts) each, once every card shows
+    the two others."""
+    bundles = [seed([db_question()], title=f"{prefix} {n}", **options) for n in (1, 2, 3)]
+    posted = [(b, wait_card(fake, b.pending_id).ts) for b in bundles]
+    for _, ts in posted:
+        wait_group(fake, ts, "🔁 Also asked by 2 other agents: <")
+    return posted
+
+
+def _replaced(fake: FakeSlack, offer: Ephemeral, contains: str) -> Ephemeral:
+    def current() -> Ephemeral | None:
+        [now] = [e for e in fake.ephemerals(user=offer.user) if e.message_ts == offer.message_ts]
+        return now if now.replaced and contains in now.all_text else None
+
+    return fake.wait_for(current, 15, f"the offer replaced by {contains!r}")
+
+
+def _answer_all_entries(bot, pending_id: str) -> list[str]:
+    entries = bot.bot.store.audit_log.audit_entries(pending_id)
+    return [e.result for e in entries if e.source == "answer_all"]
+
+
+def test_three_agents_one_answer_sent_to_all(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
+    (first, ts1), (second, ts2), (third, ts3) = _three(seed, fake_slack, "Same question")
+    line = group_line(fake_slack.message(CHANNEL, ts1)) or ""
+    assert "Same question 2" in line and "Same question 3" in line and "/t/" in line
+    driver = slack_driver(bot.events_url)
+
+    assert driver.click(CHANNEL, ts1, text="PostgreSQL", user=ALICE).status == 200
+    wait_final(seed.server, first.task_id, first.pending_id, "answered")
+    offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
+    assert offer.text == f"Send “PostgreSQL” {OFFER}"
+    assert offer.channel == CHANNEL
+    # The answered card left the group: the two others now name one other agent.
+    wait_group(fake_slack, ts2, "🔁 Also asked by 1 other agent: <")
+    wait_group(fake_slack, ts3, "🔁 Also asked by 1 other agent: <")
+    # Nothing is sent to the others before Send.
+    assert seed.server.final_status(second.task_id, second.pending_id)["status"] == "pending"
+
+    ack = driver.click_ephemeral(offer, text="Send to all 2")
+    assert ack.status == 200 and ack.elapsed < 3.0
+    for bundle, ts in ((second, ts2), (third, ts3)):
+        final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+        assert response_of(final, "db")["selected_options"] == ["q1_opt1"]
+        edited = wait_outcome(fake_slack, ts, "✅")
+        assert outcome_line(edited) == f"✅ Answered by <@{ALICE.id}> in Slack: PostgreSQL"
+        assert group_line(edited) is None
+        assert _answer_all_entries(bot, bundle.pending_id) == ["won"]
+    _replaced(fake_slack, offer, "✅ Sent “PostgreSQL” to 2 agents.")
+    assert fake_slack.ephemerals(user=BOB.id) == []
+    # The answers sent to all offer nothing more: Alice's one message is the offer, replaced.
+    assert [e.message_ts for e in fake_slack.ephemerals(user=ALICE.id)] == [offer.message_ts]
+
+
+def test_a_double_click_on_send_sends_each_answer_once(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
+    (first, ts1), (second, _), (third, _) = _three(seed, fake_slack, "Double click")
+    driver = slack_driver(bot.events_url)
+    driver.click(CHANNEL, ts1, text="MongoDB", user=BOB)
+    offer = wait_ephemeral(fake_slack, BOB.id, OFFER)
+
+    acks = []
+    clicks = [
+        threading.Thread(
+            target=lambda: acks.append(driver.click_ephemeral(offer, text="Send to all 2"))
+        )
+        for _ in range(2)
+    ]
+    for click in clicks:
+        click.start()
+    for click in clicks:
+        click.join()
+    assert [a.status for a in acks] == [200, 200]
+    for bundle in (second, third):
+        final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+        assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
+    summary = _replaced(fake_slack, offer, "✅ Sent “MongoDB” to 2 agents.")
+    # A third click, later (Slack's copy of it, or a stale client), sends nothing either.
+    assert driver.click_ephemeral(offer, text="Send to all 2").status == 200
+    time.sleep(1.0)
+    for bundle in (second, third):
+        results = _answer_all_entries(bot, bundle.pending_id)
+        # One send; the second click's copy was recorded as the same submission (duplicate)
+        # or refused as answered by Bob already; none reached Kandev again (no "lost").
+        assert results.count("won") == 1 and len(results) == 3, results
+        assert set(results) <= {"won", "duplicate", "already_answered"}, results
+    [now] = [e for e in fake_slack.ephemerals(user=BOB.id) if e.message_ts == offer.message_ts]
+    assert now.all_text == summary.all_text  # the first summary stands
+
+
+def test_one_answered_meanwhile_in_kandev_is_reported(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
+    (first, ts1), (second, ts2), (third, ts3) = _three(seed, fake_slack, "Meanwhile")
+    driver = slack_driver(bot.events_url)
+    driver.click(CHANNEL, ts1, text="PostgreSQL", user=ALICE)
+    offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
+
+    # Someone answers the third in Kandev's web UI before Alice clicks Send.
+    assert seed.server.answer(third.pending_id, {"db": "q1_opt2"}).status_code == 200
+    assert outcome_line(wait_outcome(fake_slack, ts3, "✅")) == "✅ Answered in Kandev: MongoDB"
+
+    driver.click_ephemeral(offer, text="Send to all 2")
+    wait_final(seed.server, second.task_id, second.pending_id, "answered")
+    _replaced(
+        fake_slack,
+        offer,
+        "✅ Sent “PostgreSQL” to 1 agent. 1 was answered meanwhile in Kandev.",
+    )
+    final = seed.server.final_status(third.task_id, third.pending_id)
+    assert response_of(final, "db")["selected_options"] == ["q1_opt2"]  # Kandev's answer stands
+    assert outcome_line(fake_slack.message(CHANNEL, ts3)) == "✅ Answered in Kandev: MongoDB"
+    assert _answer_all_entries(bot, third.pending_id) == ["resolved_already"]
+
+
+def test_a_bundle_the_person_may_not_answer_is_not_sent(
+    app_factory, seed, fake_slack, slack_driver, tmp_path: Path
+):
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        f'[defaults]\nchannel = "{CHANNEL}"\n\n'
+        f'[[route]]\nlabels = ["database"]\nchannel = "{CHANNEL}"\nanswerers = ["{ALICE.id}"]\n',
+        encoding="utf-8",
+    )
+    bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(routes))
+    open_one = seed([db_question()], title="Anyone 1")
+    also_open = seed([db_question()], title="Anyone 2")
+    guarded = seed([db_question()], title="DBAs only", labels=["database"])
+    ts = {
+        b.pending_id: wait_card(fake_slack, b.pending_id).ts for b in (open_one, also_open, guarded)
+    }
+    for card_ts in ts.values():
+        wait_group(fake_slack, card_ts, "🔁 Also asked by 2 other agents: <")
+    driver = slack_driver(bot.events_url)
+
+    driver.click(CHANNEL, ts[open_one.pending_id], text="PostgreSQL", user=BOB)
+    offer = wait_ephemeral(fake_slack, BOB.id, OFFER)
+    driver.click_ephemeral(offer, text="Send to all 2")
+    wait_final(seed.server, also_open.task_id, also_open.pending_id, "answered")
+    summary = _replaced(
+        fake_slack, offer, "✅ Sent “PostgreSQL” to 1 agent. You may not answer 1: <"
+    )
+    assert "|DBAs only>" in summary.all_text
+    time.sleep(0.5)
+    assert seed.server.final_status(guarded.task_id, guarded.pending_id)["status"] == "pending"
+    assert outcome_line(fake_slack.message(CHANNEL, ts[guarded.pending_id])) is None
+    assert _answer_all_entries(bot, guarded.pending_id) == ["forbidden"]
+
+
+def test_no_thanks_sends_nothing_and_removes_the_offer(app_factory, seed, fake_slack, slack_driver):
+    bot = start_bot(app_factory)
+    (first, ts1), (second, _), _third = _three(seed, fake_slack, "No thanks")
+    driver = slack_driver(bot.events_url)
+    driver.click(CHANNEL, ts1, text="PostgreSQL", user=ALICE)
+    offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
+    assert driver.click_ephemeral(offer, text="No thanks").status == 200
+
+    def deleted() -> bool:
+        [now] = [
+            e for e in fake_slack.ephemerals(user=ALICE.id) if e.message_ts == offer.message_ts
+        ]
+        return now.deleted
+
+    fake_slack.wait_for(deleted, 10, "the offer deleted")
+    assert seed.server.final_status(second.task_id, second.pending_id)["status"] == "pending"
+    assert _answer_all_entries(bot, first.pending_id) == ["declined"]
+
+
+def test_answer_all_over_socket_mode(bot_factory, seed, fake_slack, slack_driver):
+    start_bot(bot_factory, mode="socket")
+    bundles = [seed([db_question()], title=f"Socket {n}") for n in (1, 2)]
+    cards = [wait_card(fake_slack, b.pending_id).ts for b in bundles]
+    for ts in cards:
+        wait_group(fake_slack, ts, "🔁 Also asked by 1 other agent: <")
+    driver = slack_driver(transport="socket")
+    assert driver.click(CHANNEL, cards[0], text="MongoDB", user=BOB).ok
+    offer = wait_ephemeral(fake_slack, BOB.id, "to the other agent that asked this too?")
+    assert driver.click_ephemeral(offer, text="Send to it").ok
+    final = wait_final(seed.server, bundles[1].task_id, bundles[1].pending_id, "answered")
+    assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
+    edited = wait_outcome(fake_slack, cards[1], "✅")
+    assert outcome_line(edited) == f"✅ Answered by <@{BOB.id}> in Slack: MongoDB"
+    _replaced(fake_slack, offer, "✅ Sent “MongoDB” to 1 agent.")
