@@ -416,8 +416,9 @@ class AnswerAll:
     """Send to all: one :class:`~bot.usecases.interactions.Reply` per member (each answered
     through the one pipeline), acknowledged once the first is recorded (or refused), and one
     summary replacing the offer through the click's ``response_url`` once every member ended.
-    A Send that changed nothing (every member this person's already: a double click, Slack's
-    copy of the click) says nothing more: the first click's summary stands."""
+    A Send that changed nothing (every member this person's already: a late second click,
+    Slack's copy of the click) says nothing more: the first click's summary stands; two
+    copies at once both say the same (each counts what the other sends as sent)."""
 
     ack: Callable[[], None]
     response_url: str
@@ -491,13 +492,13 @@ class _MemberReply:
 
     def now(self, result: Result) -> None:
         self.all.ack()
-        self.all.ended(member_result(self.card, result))
+        self.all.ended(member_result(self.card, result, self.all.plan.user_id))
 
     def recorded(self) -> None:
         self.all.ack()
 
     def later(self, verdict: Verdict) -> None:
-        self.all.ended(member_result(self.card, verdict))
+        self.all.ended(member_result(self.card, verdict, self.all.plan.user_id))
 
     def offer(self, offer: Offer) -> None:
         return None  # an answer sent to all offers nothing more

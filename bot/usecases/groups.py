@@ -150,6 +150,7 @@ class ToSendAll:
     """Send was clicked by the person whose answer won ``source``."""
 
     source: Card
+    user_id: str
     choice: PastChoice
     sends: tuple[MemberSend, ...]
     #: Members that have no option of the chosen label (not sent; audited).
@@ -199,14 +200,27 @@ class Summary:
         return any(r.kind != "yours" for r in self.results)
 
 
-def member_result(card: Card, result: object) -> MemberResult:
-    """How one member's request ended, from its pipeline result (a refusal or a verdict)."""
+def member_result(card: Card, result: object, user_id: str = "") -> MemberResult:
+    """How ``user_id``'s request on one member ended, from its pipeline result (a refusal or
+    a verdict). The same submission recorded already (a double click whose other copy sent
+    it) ends as that one did: sent, or answered meanwhile by someone else."""
     refusal = getattr(result, "refusal", None)
     if isinstance(refusal, Refusal):
         return _refused(card, refusal)
     if isinstance(result, Verdict):
+        if result.kind == "duplicate":
+            return _duplicate(card, result.card, user_id)
         return _verdict(card, result)
     return MemberResult(card, "not_sent")  # busy, or the bot's database unavailable
+
+
+def _duplicate(card: Card, current: Card | None, user_id: str) -> MemberResult:
+    if current is None or current.state is CardState.PENDING:
+        return MemberResult(card, "sent")  # on its way to Kandev (the other copy sends it)
+    outcome = current.outcome
+    if outcome is not None and outcome.by_user == user_id and outcome.via == "slack":
+        return MemberResult(card, "sent")
+    return _resolved(card, outcome)
 
 
 def _refused(card: Card, refusal: Refusal) -> MemberResult:
@@ -226,7 +240,7 @@ def _verdict(card: Card, verdict: Verdict) -> MemberResult:
             return MemberResult(card, "sent")
         case "lost" | "undecided":
             return _resolved(card, verdict.outcome)
-        case "already_answered" | "duplicate":
+        case "already_answered":
             return MemberResult(card, "yours")
         case "ended" | "unavailable":
             return MemberResult(card, "ended")
@@ -373,7 +387,9 @@ class Groups:
                 MemberSend(member, _request(member, user_id, mapped, card, channel), (mapped,))
             )
         choice = past_choices(card.bundle, card.outcome.answers)
-        return ToSendAll(card, choice[0] if choice else PastChoice(), tuple(sends), tuple(unmapped))
+        return ToSendAll(
+            card, user_id, choice[0] if choice else PastChoice(), tuple(sends), tuple(unmapped)
+        )
 
     def declined(self, pending_id: str, user_id: str) -> None:
         """No thanks on the offer: nothing is sent (audited on the answered card)."""

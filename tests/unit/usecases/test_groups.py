@@ -115,7 +115,7 @@ def test_free_text_is_sent_as_it_is() -> None:
         (Verdict("won"), "sent", None),
         (Verdict("lost", outcome=make_outcome(via="slack", by_user=BOB_ID)), "meanwhile", BOB_ID),
         (Verdict("lost", outcome=make_outcome()), "meanwhile", None),
-        (Verdict("duplicate"), "yours", None),
+        (Verdict("duplicate"), "sent", None),  # its other copy is sending it
         (Verdict("already_answered"), "yours", None),
         (Verdict("ended"), "ended", None),
         (Verdict("not_recorded"), "not_sent", None),
@@ -131,6 +131,15 @@ def test_each_verdict_is_one_kind_of_member_result(
 class _Refused:
     def __init__(self, refusal: Refusal) -> None:
         self.refusal = refusal
+
+
+def test_a_duplicate_ends_as_the_copy_that_was_sent() -> None:
+    card = make_card()
+    mine = make_card(state=CardState.ANSWERED, outcome=make_outcome(via="slack", by_user=ALICE_ID))
+    bobs = make_card(state=CardState.ANSWERED, outcome=make_outcome(via="slack", by_user=BOB_ID))
+    assert member_result(card, Verdict("duplicate", mine), ALICE_ID).kind == "sent"
+    lost = member_result(card, Verdict("duplicate", bobs), ALICE_ID)
+    assert (lost.kind, lost.by_user) == ("meanwhile", BOB_ID)
 
 
 def test_refusals_are_forbidden_meanwhile_or_yours() -> None:
