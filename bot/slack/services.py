@@ -157,7 +157,13 @@ class Services:
     # ---- Send to all (identical questions) -------------------------------------------------
 
     def answer_all(
-        self, ack: Callable[[], None], pending_id: str, where: Where, *, detail: str
+        self,
+        ack: Callable[[], None],
+        pending_id: str,
+        where: Where,
+        *,
+        detail: str,
+        redelivery: bool = False,
     ) -> None:
         """Send on the offer to answer every identical question: each member through the one
         pipeline (admitted, recorded, sent on its own), then one summary in place of the
@@ -165,7 +171,9 @@ class Services:
         if self.groups is None:
             ack()
             return
-        plan = self.groups.send_all(pending_id, where.user_id, channel=where.channel)
+        plan = self.groups.send_all(
+            pending_id, where.user_id, channel=where.channel, redelivery=redelivery
+        )
         if isinstance(plan, NotYours):
             unusable = Unusable(
                 "tampered",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from bot.cards.groups import MAX_LINKS
@@ -353,10 +353,12 @@ class Groups:
         choice = past_choices(card.bundle, outcome.answers)
         return Offer(card, user_id, choice[0] if choice else PastChoice(), tuple(members))
 
-    def send_all(self, pending_id: str, user_id: str, *, channel: str | None) -> SendAll:
+    def send_all(
+        self, pending_id: str, user_id: str, *, channel: str | None, redelivery: bool = False
+    ) -> SendAll:
         """Send on the offer of ``pending_id``'s answer: the requests for every member, mapped;
         ``channel``: where Send was clicked (a member's own channel proves the person reads
-        it, as a click on the card does)."""
+        it, as a click on the card does); ``redelivery``: Slack's copy of the click."""
         card = self.cards.get(pending_id) if pending_id else None
         if card is None or not _won_by(card, user_id) or card.outcome is None:
             return NotYours("not a card this person's answer won")
@@ -383,9 +385,9 @@ class Groups:
                 unmapped.append((member, mapped.label))
                 self._audit(member, user_id, "no_option", f"no option {mapped.label!r}")
                 continue
-            sends.append(
-                MemberSend(member, _request(member, user_id, mapped, card, channel), (mapped,))
-            )
+            request = _request(member, user_id, mapped, card, channel)
+            request = replace(request, redelivery=True) if redelivery else request
+            sends.append(MemberSend(member, request, (mapped,)))
         choice = past_choices(card.bundle, card.outcome.answers)
         return ToSendAll(
             card, user_id, choice[0] if choice else PastChoice(), tuple(sends), tuple(unmapped)

@@ -11,12 +11,14 @@ import threading
 import time
 from pathlib import Path
 
-from fakeslack import ALICE, BOB, Ephemeral, FakeSlack, PostedMessage
+from fakeslack import ALICE, BOB, Delivery, Ephemeral, FakeSlack, PostedMessage
 from kandevkit import SeededBundle
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
+    choice_and_text_blocks,
     db_question,
+    open_modal,
     outcome_line,
     response_of,
     start_bot,
@@ -130,15 +132,17 @@ def test_a_double_click_on_send_sends_each_answer_once(app_factory, seed, fake_s
         final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
         assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
     summary = _replaced(fake_slack, offer, "✅ Sent “MongoDB” to 2 agents.")
-    # A third click, later (Slack's copy of it, or a stale client), sends nothing either.
-    assert driver.click_ephemeral(offer, text="Send to all 2").status == 200
+    # Slack's copy of the click, later, sends nothing either (and says nothing more).
+    again = Delivery(retry_num=1, retry_reason="http_timeout")
+    assert driver.click_ephemeral(offer, text="Send to all 2", delivery=again).status == 200
     time.sleep(1.0)
     for bundle in (second, third):
         results = _answer_all_entries(bot, bundle.pending_id)
         # One send; the second click's copy was recorded as the same submission (duplicate)
         # or refused as answered by Bob already; none reached Kandev again (no "lost").
         assert results.count("won") == 1 and len(results) == 3, results
-        assert set(results) <= {"won", "duplicate", "already_answered"}, results
+        assert set(results) <= {"won", "duplicate", "already_answered", "redelivered"}, results
+        assert results[0] == "redelivered"  # newest first: Slack's copy, refused quietly
     [now] = [e for e in fake_slack.ephemerals(user=BOB.id) if e.message_ts == offer.message_ts]
     assert now.all_text == summary.all_text  # the first summary stands
 
@@ -235,3 +239,27 @@ def test_answer_all_over_socket_mode(bot_factory, seed, fake_slack, slack_driver
     edited = wait_outcome(fake_slack, cards[1], "✅")
     assert outcome_line(edited) == f"✅ Answered by <@{BOB.id}> in Slack: MongoDB"
     _replaced(fake_slack, offer, "✅ Sent “MongoDB” to 1 agent.")
+
+
+def test_free_text_from_the_form_is_sent_to_all_as_it_is(
+    app_factory, seed, fake_slack, slack_driver
+):
+    bot = start_bot(app_factory)
+    (first, ts1), (second, ts2), (third, _) = _three(seed, fake_slack, "Own words")
+    driver = slack_driver(bot.events_url)
+    mark = fake_slack.mark()
+    driver.click(CHANNEL, ts1, text="Other answer…", user=ALICE)
+    view = open_modal(fake_slack, "kq_other_modal", after=mark)
+    [(_choice, text_block)] = choice_and_text_blocks(view)
+    driver.submit_view(view, {text_block: {"kq_text": "Use the *existing* cluster"}})
+    wait_final(seed.server, first.task_id, first.pending_id, "answered")
+    offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
+    assert offer.text == f"Send “Use the *existing* cluster” {OFFER}"
+    assert offer.channel == CHANNEL
+
+    driver.click_ephemeral(offer, text="Send to all 2")
+    for bundle in (second, third):
+        final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+        assert response_of(final, "db")["custom_text"] == "Use the *existing* cluster"
+        assert not response_of(final, "db").get("selected_options")
+    _replaced(fake_slack, offer, "✅ Sent “Use the *existing* cluster” to 2 agents.")

@@ -100,9 +100,8 @@ def _answer_all_clicked(svc: Services):
     def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
         with acked_within(ack, ACK_BUDGET_S) as acked:
             pending_id, where, detail = requests.offer_click(body)
-            if requests.retry_num(request.headers):
-                detail += " (redelivered)"
-            svc.answer_all(acked, pending_id, where, detail=detail)
+            redelivery = requests.retry_num(request.headers) >= 1
+            svc.answer_all(acked, pending_id, where, detail=detail, redelivery=redelivery)
 
     return handle
 
