@@ -11,7 +11,16 @@ import threading
 import time
 from pathlib import Path
 
-from fakeslack import ALICE, BOB, Delivery, Ephemeral, FakeSlack, PostedMessage
+from fakeslack import (
+    ALICE,
+    BOB,
+    Delivery,
+    Ephemeral,
+    FakeSlack,
+    PostedMessage,
+    find_element,
+    payloads,
+)
 from kandevkit import SeededBundle
 from tests.e2e.helpers import (
     MARGIN_S,
@@ -263,3 +272,44 @@ def test_free_text_from_the_form_is_sent_to_all_as_it_is(
         assert response_of(final, "db")["custom_text"] == "Use the *existing* cluster"
         assert not response_of(final, "db").get("selected_options")
     _replaced(fake_slack, offer, "✅ Sent “Use the *existing* cluster” to 2 agents.")
+
+
+def test_someone_else_replaying_the_offer_sends_nothing_and_is_audited(
+    app_factory, seed, fake_slack, slack_driver
+):
+    bot = start_bot(app_factory)
+    (first, ts1), (second, _), (third, _) = _three(seed, fake_slack, "Replayed")
+    driver = slack_driver(bot.events_url)
+    driver.click(CHANNEL, ts1, text="PostgreSQL", user=ALICE)
+    offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
+
+    # Bob's client sends Alice's button (its value names the card Alice's answer won).
+    ref = find_element(offer.blocks, text="Send to all 2", types=frozenset({"button"}))
+    bob = driver.user(BOB)
+    payload = payloads.block_actions(
+        driver.ws,
+        bob,
+        container={
+            "type": "message",
+            "message_ts": offer.message_ts,
+            "channel_id": CHANNEL,
+            "is_ephemeral": True,
+        },
+        actions=[payloads.action_item(ref)],
+        trigger_id=fake_slack.issue_trigger(bob.id),
+        response_url=fake_slack.issue_response_url(
+            CHANNEL, bob.id, offer.message_ts, is_ephemeral=True
+        ),
+        channel=driver.ws.channels[CHANNEL],
+    )
+    ack = driver.transport.deliver(
+        "interactive", payload, accepts_response_payload=False, delivery=driver.delivery
+    )
+    assert ack.status == 200
+    time.sleep(1.0)
+    for bundle in (second, third):
+        assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+    entries = bot.bot.store.audit_log.audit_entries(first.pending_id)
+    assert [(e.user, e.result) for e in entries if e.source == "answer_all"] == [
+        (BOB.id, "tampered")
+    ]
