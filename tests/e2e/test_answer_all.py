@@ -313,3 +313,23 @@ def test_someone_else_replaying_the_offer_sends_nothing_and_is_audited(
     assert [(e.user, e.result) for e in entries if e.source == "answer_all"] == [
         (BOB.id, "tampered")
     ]
+
+
+def test_an_answer_sent_from_a_thread_reply_is_offered_in_that_thread(
+    app_factory, seed, fake_slack, slack_driver
+):
+    bot = start_bot(app_factory)
+    (first, ts1), (second, _), (third, _) = _three(seed, fake_slack, "Replied")
+    driver = slack_driver(bot.events_url)
+    driver.reply_in_thread(CHANNEL, ts1, "mongodb", user=ALICE)
+    prompt = wait_ephemeral(fake_slack, ALICE.id, "as your answer to *Database*?")
+    driver.click_ephemeral(prompt, text="Send")
+    wait_final(seed.server, first.task_id, first.pending_id, "answered")
+    offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
+    assert offer.thread_ts == ts1 and offer.text == f"Send “MongoDB” {OFFER}"
+
+    driver.click_ephemeral(offer, text="Send to all 2")
+    for bundle in (second, third):
+        final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+        assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
+    _replaced(fake_slack, offer, "✅ Sent “MongoDB” to 2 agents.")
