@@ -195,7 +195,7 @@ class Services:
         )
         try:
             for send in plan.sends:
-                self.interactions.answer(send.request, send.answers, collector.member(send.card))
+                self.interactions.answer(send.request, send.answers, collector.member(send))
         finally:
             collector.submitted()
 

@@ -38,7 +38,14 @@ from bot.usecases.claims import (
     Released,
 )
 from bot.usecases.conversation import ConversationService
-from bot.usecases.groups import MemberResult, Offer, Summary, ToSendAll, member_result
+from bot.usecases.groups import (
+    MemberResult,
+    MemberSend,
+    Offer,
+    Summary,
+    ToSendAll,
+    member_result,
+)
 from bot.usecases.home import HomeService
 from bot.usecases.interactions import Busy, FieldErrors, Refused, Result, Unrecorded
 from bot.usecases.snooze import (
@@ -416,9 +423,9 @@ class AnswerAll:
     """Send to all: one :class:`~bot.usecases.interactions.Reply` per member (each answered
     through the one pipeline), acknowledged once the first is recorded (or refused), and one
     summary replacing the offer through the click's ``response_url`` once every member ended.
-    A Send that changed nothing (every member this person's already: a late second click,
-    Slack's copy of the click) says nothing more: the first click's summary stands; two
-    copies at once both say the same (each counts what the other sends as sent)."""
+    A Send that changed nothing (every member answered otherwise by this person already)
+    says nothing more; copies of one Send (a double click, Slack's copy, on any replica) all
+    say the same: each counts the same answer already on a member, or on its way, as sent."""
 
     ack: Callable[[], None]
     response_url: str
@@ -430,8 +437,8 @@ class AnswerAll:
     _submitted: bool = False
     _told: bool = False
 
-    def member(self, card: Card) -> _MemberReply:
-        return _MemberReply(self, card)
+    def member(self, send: MemberSend) -> _MemberReply:
+        return _MemberReply(self, send)
 
     def submitted(self) -> None:
         """Every member is on its way (or refused): the summary follows once all ended."""
@@ -488,17 +495,21 @@ class _MemberReply:
     """One member of a Send to all, as the pipeline answers it."""
 
     all: AnswerAll
-    card: Card
+    send: MemberSend
 
     def now(self, result: Result) -> None:
         self.all.ack()
-        self.all.ended(member_result(self.card, result, self.all.plan.user_id))
+        self.all.ended(self._result(result))
 
     def recorded(self) -> None:
         self.all.ack()
 
     def later(self, verdict: Verdict) -> None:
-        self.all.ended(member_result(self.card, verdict, self.all.plan.user_id))
+        self.all.ended(self._result(verdict))
+
+    def _result(self, result: Result) -> MemberResult:
+        send = self.send
+        return member_result(send.card, result, self.all.plan.user_id, send.answers)
 
     def offer(self, offer: Offer) -> None:
         return None  # an answer sent to all offers nothing more

@@ -200,18 +200,41 @@ class Summary:
         return any(r.kind != "yours" for r in self.results)
 
 
-def member_result(card: Card, result: object, user_id: str = "") -> MemberResult:
-    """How ``user_id``'s request on one member ended, from its pipeline result (a refusal or
-    a verdict). The same submission recorded already (a double click whose other copy sent
-    it) ends as that one did: sent, or answered meanwhile by someone else."""
+def member_result(
+    card: Card, result: object, user_id: str = "", answers: Sequence[Answer] = ()
+) -> MemberResult:
+    """How ``user_id``'s request (of ``answers``) on one member ended, from its pipeline
+    result (a refusal or a verdict). The same answer already on it by this person — the other
+    copy of a double click sent it (on this replica or another), or it is being sent — is
+    sent; another answer of theirs is theirs already."""
     refusal = getattr(result, "refusal", None)
     if isinstance(refusal, Refusal):
+        if refusal.kind in ("already_answered", "redelivered"):
+            return _theirs(card, refusal.outcome, answers)
         return _refused(card, refusal)
     if isinstance(result, Verdict):
         if result.kind == "duplicate":
             return _duplicate(card, result.card, user_id)
+        if result.kind == "already_answered":
+            return _theirs(card, result.outcome, answers)
         return _verdict(card, result)
     return MemberResult(card, "not_sent")  # busy, or the bot's database unavailable
+
+
+def _theirs(card: Card, outcome: CardOutcome | None, answers: Sequence[Answer]) -> MemberResult:
+    """Answered by this person already: with this very answer (sent), or another (theirs)."""
+    same = outcome is not None and bool(answers) and _same(outcome.answers, answers)
+    return MemberResult(card, "sent" if same else "yours")
+
+
+def _same(given: Sequence[Answer], sent: Sequence[Answer]) -> bool:
+    def key(answers: Sequence[Answer]) -> list[tuple[str, tuple[str, ...], str]]:
+        return sorted(
+            (a.question_id, tuple(sorted(a.selected_options)), a.custom_text.strip())
+            for a in answers
+        )
+
+    return key(given) == key(sent)
 
 
 def _duplicate(card: Card, current: Card | None, user_id: str) -> MemberResult:
@@ -227,8 +250,6 @@ def _refused(card: Card, refusal: Refusal) -> MemberResult:
     match refusal.kind:
         case "forbidden":
             return MemberResult(card, "forbidden")
-        case "already_answered" | "redelivered":
-            return MemberResult(card, "yours")
         case "resolved_already":
             return _resolved(card, refusal.outcome)
     return MemberResult(card, "not_sent")
@@ -240,8 +261,6 @@ def _verdict(card: Card, verdict: Verdict) -> MemberResult:
             return MemberResult(card, "sent")
         case "lost" | "undecided":
             return _resolved(card, verdict.outcome)
-        case "already_answered":
-            return MemberResult(card, "yours")
         case "ended" | "unavailable":
             return MemberResult(card, "ended")
     return MemberResult(card, "not_sent")

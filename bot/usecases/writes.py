@@ -46,6 +46,8 @@ UPDATE_COPY = "update_copy"
 REPLY = "reply"
 #: A reply in the thread of one of its other messages ("Back from snooze" in a DM card's).
 COPY_REPLY = "copy_reply"
+#: The part of an edit's key that marks a change of the card's group (bot/usecases/groups.py).
+GROUP_EDIT = ":group:"
 #: ``last_error`` values that prove an earlier take of a post did not reach Slack.
 NOT_SENT = ("", "paced", "ratelimited")
 
@@ -270,6 +272,9 @@ class Writes:
         ts = card.ts
         if not ts:
             return None  # the post renders the current state when it happens
+        group_edit = f"update:{card.pending_id}:{CardState.PENDING.value}{GROUP_EDIT}"
+        if card.state is not CardState.PENDING and (item.key or "").startswith(group_edit):
+            return None  # its group changed while it waited; its outcome's own edit shows it
 
         def send(message: Message) -> str:
             self.slack.update_card(card.channel, ts, message, card.pending_id)

@@ -142,6 +142,17 @@ def test_a_duplicate_ends_as_the_copy_that_was_sent() -> None:
     assert (lost.kind, lost.by_user) == ("meanwhile", BOB_ID)
 
 
+def test_the_same_answer_already_theirs_counts_as_sent_another_as_theirs() -> None:
+    card = make_card()
+    mine = make_outcome(via="slack", by_user=ALICE_ID, answers=[MONGO])
+    refused = _Refused(Refusal("already_answered", card, outcome=mine))
+    assert member_result(card, refused, ALICE_ID, [MONGO]).kind == "sent"
+    postgres = Answer(question_id="q1", selected_options=["q1_opt1"])
+    assert member_result(card, refused, ALICE_ID, [postgres]).kind == "yours"
+    verdict = Verdict("already_answered", outcome=mine)
+    assert member_result(card, verdict, ALICE_ID, [MONGO]).kind == "sent"
+
+
 def test_refusals_are_forbidden_meanwhile_or_yours() -> None:
     card = make_card()
     forbidden = member_result(card, _Refused(Refusal("forbidden", card)))
@@ -219,6 +230,24 @@ def test_a_card_resolved_leaves_its_group_and_the_others_are_edited(
     assert "Also asked by" not in _texts(gateway, first)
     keys = {c["ts"] for c in gateway.called("chat.update")}
     assert {second.ts, third.ts} <= keys
+
+
+def test_a_group_edit_of_a_card_resolved_meanwhile_is_not_made(
+    same_three: list[Card],
+    gateway: FakeSlackGateway,
+    drain,
+    alice_answers,
+    publisher,
+    store: Database,
+) -> None:
+    first, second, _third = same_three
+    drain()
+    alice_answers(first)  # the others' group edits are enqueued
+    alice_answers(second)  # resolved before its group edit is made
+    before = len(gateway.called("chat.update"))
+    drain()
+    edits = [c for c in gateway.called("chat.update")[before:] if c["ts"] == second.ts]
+    assert len(edits) == 1  # its outcome, once
 
 
 def test_past_five_others_a_new_member_edits_no_other_card(
