@@ -16,7 +16,6 @@ from bot.slack.forms import FormKind, read_form
 from bot.slack.lanes import Lane
 from bot.slack.requests import Form, Interaction
 from bot.slack.tell import (
-    AnswerAll,
     ClickReply,
     ConversationOpener,
     FormAnswer,
@@ -25,6 +24,7 @@ from bot.slack.tell import (
     Teller,
     tell_thread_reply,
 )
+from bot.slack.tell_all import AnswerAll
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import Admission, Unusable, Where
 from bot.usecases.answers import AnswerService
