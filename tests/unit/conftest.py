@@ -39,12 +39,18 @@ from bot.usecases.tasks import TaskDirectory
 from bot.usecases.waiting import Permalinks, WaitingQueue
 from fakeslack import FakeSlack
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
-from tests.kit.fakes import FakeKandev, FakeSlackGateway
+from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Database]:
-    store = Database(f"sqlite:///{tmp_path / 'bot.db'}")
+def clock() -> FakeClock | None:
+    """The store's clock: the wall clock unless a module overrides this with a FakeClock."""
+    return None
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: FakeClock | None) -> Iterator[Database]:
+    store = Database(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock)
     yield store
     store.close()
 
@@ -79,6 +85,7 @@ def publisher(store: Database, gateway: FakeSlackGateway, health: Health) -> Pub
         kandev_url=KANDEV_URL,
         health=health,
         post_spacing_s=0,
+        snoozes=store.snoozes,
     )
 
 

@@ -4,10 +4,9 @@ it; a claim pauses the card's reminders and escalation and lapses at its end, on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -41,13 +40,6 @@ FOLLOWUPS = FollowUps(
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(datetime(2026, 12, 1, 10, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: FakeClock) -> Iterator[Database]:
-    store = Database(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock)
-    yield store
-    store.close()
 
 
 @pytest.fixture

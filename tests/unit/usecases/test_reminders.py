@@ -4,9 +4,8 @@ resolved bundle."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -40,13 +39,6 @@ FOLLOWUPS = FollowUps(
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: FakeClock) -> Iterator[Database]:
-    store = Database(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock)
-    yield store
-    store.close()
 
 
 @pytest.fixture

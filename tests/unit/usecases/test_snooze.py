@@ -6,9 +6,7 @@ resolved items, channel cards and approvals; the Home and the listing leave snoo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -44,27 +42,6 @@ BOB_ID = "U0BOB00002"
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(datetime(2026, 12, 1, 10, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: FakeClock) -> Iterator[Database]:
-    store = Database(f"sqlite:///{tmp_path / 'bot.db'}", clock=clock)
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def publisher(store: Database, gateway: FakeSlackGateway, health: Health) -> Publisher:
-    return Publisher(
-        store.outbox,
-        store.cards,
-        store.audit_log,
-        gateway,
-        kandev_url=KANDEV_URL,
-        health=health,
-        post_spacing_s=0,
-        snoozes=store.snoozes,
-    )
 
 
 @pytest.fixture
