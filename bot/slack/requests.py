@@ -102,19 +102,45 @@ def _click(body: Any, action: Action, *, option: bool) -> Interaction | Unusable
         return Unusable("tampered", detail, action, source, where)
     if payload.in_modal:
         return _in_modal(payload, value.pending_id, action, detail)
-    via: Via = "card" if payload.on_message else "home" if container.type == "view" else "list"
-    request = Request(
-        user_id=payload.user_id,
+    request = _clicked(
+        payload,
         action=action,
         source=source,
-        via=via,
         pending_id=value.pending_id,
-        channel=(payload.channel_id or None) if via == "card" else None,
-        ts=(container.message_ts or None) if via == "card" else None,
         option=(value.question_id, value.option_id) if option else None,
         detail=detail,
     )
     return Interaction(request, where, payload.trigger_id, payload.response_url)
+
+
+def _clicked(
+    payload: BlockAction,
+    *,
+    action: Action,
+    source: str,
+    pending_id: str,
+    detail: str,
+    option: tuple[str, str] | None = None,
+    redelivery: bool = False,
+    hours: int = 0,
+) -> Request:
+    """The request of a control in a message (a card: its channel and ts), the App Home or a
+    listing (an ephemeral: no message to name)."""
+    container = payload.container
+    via: Via = "card" if payload.on_message else "home" if container.type == "view" else "list"
+    return Request(
+        user_id=payload.user_id,
+        via=via,
+        channel=(payload.channel_id or None) if via == "card" else None,
+        ts=(container.message_ts or None) if via == "card" else None,
+        action=action,
+        source=source,
+        pending_id=pending_id,
+        option=option,
+        detail=detail,
+        redelivery=redelivery,
+        hours=hours,
+    )
 
 
 def snooze_choice(body: Any, *, retries: int = 0) -> Interaction | Unusable:
@@ -136,15 +162,11 @@ def snooze_choice(body: Any, *, retries: int = 0) -> Interaction | Unusable:
         value = parse_snooze_value(raw)
     except CodecError:
         return Unusable("tampered", detail, action, source, where)
-    via: Via = "card" if payload.on_message else "home" if container.type == "view" else "list"
-    request = Request(
-        user_id=payload.user_id,
+    request = _clicked(
+        payload,
         action=action,
         source=source,
-        via=via,
         pending_id=value.pending_id,
-        channel=(payload.channel_id or None) if via == "card" else None,
-        ts=(container.message_ts or None) if via == "card" else None,
         detail=detail,
         redelivery=retries >= 1,
         hours=value.hours,
