@@ -4,7 +4,7 @@ Data in (Bundle, TaskInfo, CardState/CardOutcome, the public Kandev URL, ``now``
 dicts and safe mrkdwn strings out. No I/O.
 """
 
-from bot.cards.card import render_card, task_url
+from bot.cards.card import render_card
 from bot.cards.ids import (
     ACTION_ANSWER_MODAL,
     ACTION_ANSWER_OPTION,
@@ -44,6 +44,7 @@ from bot.cards.modals import (
 from bot.cards.mrkdwn import markdown_to_mrkdwn
 from bot.cards.questions import question_heading
 from bot.cards.submissions import parse_answer_submission, parse_reject_submission
+from bot.cards.tasklink import task_url
 from bot.cards.text import escape_mrkdwn, fit_escaped, fit_plain, shorten_mrkdwn
 from bot.cards.wording import (
     answers_summary,

@@ -18,12 +18,13 @@ from typing import Any
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, plain, section
-from bot.cards.card import MAX_META_TASK_LINE, UNTITLED_TASK, task_url, urgency_prefix
+from bot.cards.card import MAX_META_TASK_LINE, urgency_prefix
 from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.limits import MAX_ACTIONS_ELEMENTS, MAX_MESSAGE_TEXT, slack_len
 from bot.cards.more import card_head, secondary_actions
 from bot.cards.mrkdwn import link
 from bot.cards.taskline import task_line
+from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
 from bot.cards.wording import outcome_line, slack_date, user_mention
 from bot.core.approval import Approval, ToolAction, ToolOption

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote, urlsplit
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, divider, section
@@ -21,7 +20,7 @@ from bot.cards.limits import (
     slack_len,
 )
 from bot.cards.more import card_head, secondary_actions
-from bot.cards.mrkdwn import MAX_LINK_URL, link, markdown_to_mrkdwn
+from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.questions import (
     MAX_OPTION_LINE,
     card_question_text,
@@ -30,6 +29,7 @@ from bot.cards.questions import (
     options_text,
 )
 from bot.cards.taskline import task_line
+from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import (
     ELLIPSIS,
     fit_escaped,
@@ -50,7 +50,6 @@ from bot.core.clarification import Answer, Bundle, Question
 from bot.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo, shown_outcome
 from bot.core.groups import AlsoAsked
 
-UNTITLED_TASK = "Untitled task"
 MAX_TITLE = 300
 MAX_WORKSPACE = 200
 MAX_META_TASK_LINE = 300
@@ -59,15 +58,6 @@ FALLBACK_PROMPT = 200
 _FIXED_BLOCKS = 8
 _BLOCKS_PER_QUESTION = 3  # divider, question, options
 _NON_OPTION_BUTTONS = 1  # Other answer… (the quiet row has its own actions block)
-
-
-def task_url(kandev_url: str, task_id: str) -> str:
-    """``{kandev_url}/t/{task_id}``; raises ValueError unless it is a usable http(s) URL."""
-    url = f"{kandev_url.rstrip('/')}/t/{quote(task_id, safe='')}"
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or len(url) > MAX_LINK_URL:
-        raise ValueError(f"not a usable Kandev link (http(s), at most {MAX_LINK_URL}): {url!r}")
-    return url
 
 
 def _answer_for(outcome: CardOutcome | None, question: Question) -> Answer | None:

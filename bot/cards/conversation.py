@@ -16,11 +16,12 @@ from typing import Any, Literal
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, divider, plain, section
-from bot.cards.card import UNTITLED_TASK, past_line, task_url
+from bot.cards.card import past_line
 from bot.cards.limits import MAX_SECTION_TEXT, MAX_VIEW_BLOCKS, MAX_VIEW_TITLE, slack_len
 from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.questions import options_text, question_text
 from bot.cards.taskline import task_line
+from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import (
     escape_url,
     fit_escaped,

@@ -15,6 +15,7 @@ from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.ids import ButtonValue
 from bot.cards.mrkdwn import link
+from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import fit_plain, one_line
 from bot.cards.wording import choices_summary, user_mention
 from bot.core.domain import PastChoice
@@ -33,8 +34,6 @@ def _agents(count: int) -> str:
 
 
 def _task_link(member: AlsoAsked, kandev_url: str) -> str:
-    from bot.cards.card import UNTITLED_TASK, task_url  # card.py renders the group line
-
     title = fit_plain(one_line(member.title) or UNTITLED_TASK, MAX_LINK_TITLE)[0]
     return link(task_url(kandev_url, member.task_id), title)
 

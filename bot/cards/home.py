@@ -14,7 +14,6 @@ from typing import Any
 from bot.cards import ids
 from bot.cards.approval import approvals_blocks, card_outcome_line
 from bot.cards.blocks import Block, button, context, divider, plain, section
-from bot.cards.card import UNTITLED_TASK, task_url
 from bot.cards.claims import short_claim
 from bot.cards.ids import COMMAND, ButtonValue
 from bot.cards.limits import MAX_HEADER_TEXT, MAX_SECTION_TEXT, MAX_VIEW_BLOCKS
@@ -23,6 +22,7 @@ from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.questions import question_heading
 from bot.cards.snooze import MAX_SNOOZED_SHOWN, snooze_select, snoozed_home_blocks
 from bot.cards.taskline import task_line
+from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.waiting import Waiting
 from bot.cards.wording import asked_at, slack_date

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.cards import ids, words
 from bot.cards.approval import approvals_blocks
 from bot.cards.blocks import Block, actions, button, context, section
-from bot.cards.card import UNTITLED_TASK, task_url
 from bot.cards.claims import short_claim
 from bot.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, ButtonValue, CodecError
 from bot.cards.limits import (
@@ -28,6 +27,7 @@ from bot.cards.limits import (
 from bot.cards.mrkdwn import link
 from bot.cards.snooze import snoozed_in_listing
 from bot.cards.taskline import task_line
+from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import (
     defuse_mrkdwn,
     escape_url,

@@ -15,7 +15,6 @@ from typing import Any
 
 from bot.cards import ids, words
 from bot.cards.blocks import Block, context, divider, plain, section
-from bot.cards.card import UNTITLED_TASK, task_url
 from bot.cards.ids import ModalMetadata, ModalOrigin
 from bot.cards.limits import (
     KANDEV_MAX_TEXT,
@@ -36,6 +35,7 @@ from bot.cards.limits import (
 from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.questions import options_text, question_heading, question_text
 from bot.cards.submissions import Errors, StateValues
+from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn, shortened_note
 from bot.cards.wording import Action
 from bot.core.clarification import Bundle, Question

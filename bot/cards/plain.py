@@ -12,9 +12,9 @@ from typing import Any
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, section
-from bot.cards.card import task_url
 from bot.cards.ids import ButtonValue, CodecError
 from bot.cards.mrkdwn import is_safe_http_url, link
+from bot.cards.tasklink import task_url
 from bot.core.domain import CardState
 
 CANNOT_SHOW = "This question cannot be shown here"

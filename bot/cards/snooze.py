@@ -12,10 +12,10 @@ from typing import Any
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, plain, section
-from bot.cards.card import UNTITLED_TASK, task_url
 from bot.cards.ids import ButtonValue, CodecError, SnoozeValue
 from bot.cards.limits import MAX_SECTION_TEXT
 from bot.cards.mrkdwn import link
+from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from bot.cards.wording import slack_date
 from bot.core.domain import TaskInfo
