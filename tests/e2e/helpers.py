@@ -84,6 +84,15 @@ def card_updates(fake: FakeSlack, ts: str) -> list[CallRecord]:
     return [c for c in fake.calls("chat.update") if c.ok and c.params.get("ts") == ts]
 
 
+def outcome_updates(fake: FakeSlack, ts: str) -> list[CallRecord]:
+    """The card's edits from the first that shows how it ended on: one when it was edited to
+    its outcome once and never again. Edits while it waited (a claim, the line of identical
+    questions asked by other agents) are not among them."""
+    updates = card_updates(fake, ts)
+    ended = [i for i, c in enumerate(updates) if outcome_line(c.params.get("blocks") or [])]
+    return updates[ended[0] :] if ended else []
+
+
 def outcome_line(message: PostedMessage | list[dict[str, Any]]) -> str | None:
     """The card's outcome line without its bold marks and trailing date token (None while
     pending); from a message or from the blocks of a recorded chat.update."""

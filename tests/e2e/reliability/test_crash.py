@@ -25,8 +25,8 @@ from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
     card_posts,
-    card_updates,
     db_question,
+    outcome_updates,
     response_of,
     start_bot,
     wait_card,
@@ -101,8 +101,8 @@ def test_killed_mid_post_the_bundle_ends_with_exactly_one_card(
     assert second.ts != first.ts
     assert fake_slack.calls("conversations.history"), "the unfinished post was not reconciled"
     assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
-    assert len(card_updates(fake_slack, first.ts)) == 1
-    assert len(card_updates(fake_slack, second.ts)) == 1
+    assert len(outcome_updates(fake_slack, first.ts)) == 1
+    assert len(outcome_updates(fake_slack, second.ts)) == 1
 
 
 @pytest.mark.fault("SIGKILL while an answer is on its way to Kandev", guarantee=4)
@@ -148,7 +148,7 @@ def test_killed_mid_answer_the_answer_is_reconciled_with_kandev(
         b.pending_id: tool_answers(seed.server.agent_result(b.task_id))
         for b in (reached, lost_in_transit)
     }
-    edits = {c.ts: len(card_updates(fake_slack, c.ts)) for c in (card_a, card_b)}
+    edits = {c.ts: len(outcome_updates(fake_slack, c.ts)) for c in (card_a, card_b)}
     db_url = f"sqlite:///{tmp_path / 'bot.db'}"
     unfinished = [
         s
@@ -225,10 +225,10 @@ def test_a_click_is_recorded_before_its_ack(
         "SIGKILL right after the ack of a click (its answer not yet sent)",
         survived=not unfinished,
         lost=int(agent == 0),
-        duplicates=max(agent - 1, 0) + max(len(card_updates(fake_slack, card.ts)) - 1, 0),
+        duplicates=max(agent - 1, 0) + max(len(outcome_updates(fake_slack, card.ts)) - 1, 0),
     )
     assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
     assert agent == 1
     assert unfinished == []
     assert len(kandev_proxy.answer_calls(bundle.pending_id)) == 1  # the re-send only
-    assert len(card_updates(fake_slack, card.ts)) == 1
+    assert len(outcome_updates(fake_slack, card.ts)) == 1

@@ -22,11 +22,11 @@ from tests.e2e.helpers import (
     POLL_S,
     assert_sending,
     card_posts,
-    card_updates,
     db_question,
     input_blocks,
     open_modal,
     outcome_line,
+    outcome_updates,
     response_of,
     start_bot,
     wait_card,
@@ -150,7 +150,7 @@ def test_kandev_outage_mid_run_and_at_start_up(
         elsewhere.pending_id: tool_answers(kandev.agent_result(elsewhere.task_id, timeout=10)),
     }
     posts = [len(card_posts(fake_slack, b.pending_id)) for b in (waits, elsewhere, later)]
-    edits = [len(card_updates(fake_slack, c.ts)) for c in (card_w, card_e)]
+    edits = [len(outcome_updates(fake_slack, c.ts)) for c in (card_w, card_e)]
     duplicates = sum(max(n - 1, 0) for n in [*posts, *edits, *answers.values()])
     lost = sum(1 for n in answers.values() if n == 0)
     survived = response_of(final_w, "db")["selected_options"] == ["q1_opt2"]

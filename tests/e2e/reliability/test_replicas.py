@@ -18,9 +18,9 @@ from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
     card_posts,
-    card_updates,
     click_payload,
     db_question,
+    outcome_updates,
     response_of,
     start_bot,
     wait_card,
@@ -102,7 +102,9 @@ def test_replicas_share_the_work_and_survive_losing_one(
 
     bundles = (clicked, elsewhere, in_flight, arrived, resolved_late)
     posts = {b.pending_id: len(card_posts(fake_slack, b.pending_id)) for b in bundles}
-    edits = {b.pending_id: len(card_updates(fake_slack, cards[b.pending_id].ts)) for b in bundles}
+    edits = {
+        b.pending_id: len(outcome_updates(fake_slack, cards[b.pending_id].ts)) for b in bundles
+    }
     agents = {b.pending_id: tool_answers(seed.server.agent_result(b.task_id)) for b in bundles}
     calls = {
         b.pending_id: len(kandev_proxy.answer_calls(b.pending_id))

@@ -12,8 +12,7 @@ from slack_bolt import App
 from bot.cards import ids
 from bot.slack.services import Services
 from bot.store import Database
-from fakeslack import ALICE, payloads
-from fakeslack.layout import iter_elements
+from fakeslack import ALICE, iter_elements, payloads
 from tests.kit.factories import ALICE_ID, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 from tests.unit.slack.slack_bodies import (

@@ -31,9 +31,8 @@ from bot.usecases.snooze import (
 )
 from bot.usecases.waiting import WaitingQueue
 from bot.usecases.writes import POST_COPY, copy_post_key
-from tests.kit.factories import ALICE_ID, numbered_bundle
+from tests.kit.factories import ALICE_ID, KANDEV_URL, numbered_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
-from tests.unit.conftest import KANDEV_URL
 from tests.unit.usecases.test_card_messages import add_copy
 
 BOB_ID = "U0BOB00002"
