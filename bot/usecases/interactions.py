@@ -257,37 +257,39 @@ class Interactions:
                 place, admitted = held
                 self._send(place, admitted, reply, reason=SKIPPED_REASON)
 
+    def _admitted(self, parsed: Described | Unusable, reply: Reply) -> Admitted | None:
+        """A change that sends nothing to Kandev, admitted (None: refused, and told)."""
+        if isinstance(parsed, Unusable):
+            reply.now(self.refuse_unusable(parsed))
+            return None
+        admitted = self.admission.admit(parsed.request)
+        if isinstance(admitted, Refusal):
+            reply.now(Refused(admitted))
+            return None
+        return admitted
+
     def claim(self, parsed: Described | Unusable, reply: Reply, *, release: bool = False) -> None:
         """ "I'm on it" / "Take over" (or "Release"): admit, change the claim, tell. Nothing
         goes to Kandev, so no lane: the change is one write, made before the ack."""
         with _unrecorded(reply):
-            if isinstance(parsed, Unusable):
-                reply.now(self.refuse_unusable(parsed))
-                return
-            admitted = self.admission.admit(parsed.request)
-            if isinstance(admitted, Refusal):
-                reply.now(Refused(admitted))
-                return
-            change = self.claims.release if release else self.claims.take
-            reply.now(change(admitted))
+            admitted = self._admitted(parsed, reply)
+            if admitted is not None:
+                change = self.claims.release if release else self.claims.take
+                reply.now(change(admitted))
 
     def snooze(self, parsed: Described | Unusable, reply: Reply, *, undo: bool = False) -> None:
         """ "Snooze…" (or "Unsnooze"): admit, change the person's snooze, tell. Nothing goes
         to Kandev: one write, made before the ack."""
         with _unrecorded(reply):
-            if isinstance(parsed, Unusable):
-                reply.now(self.refuse_unusable(parsed))
-                return
-            admitted = self.admission.admit(parsed.request)
-            if isinstance(admitted, Refusal):
-                reply.now(Refused(admitted))
+            admitted = self._admitted(parsed, reply)
+            if admitted is None:
                 return
             if self.snoozes is None:
                 raise RuntimeError("snoozes are not wired")
             if undo:
                 reply.now(self.snoozes.unsnooze(admitted))
             else:
-                reply.now(self.snoozes.snooze(admitted, parsed.request.hours))
+                reply.now(self.snoozes.snooze(admitted, admitted.request.hours))
 
     def answer(self, request: Request, answers: tuple[Answer, ...], reply: Reply) -> None:
         """An answer whose content the bot kept (a thread reply's Send): reserve, admit,
