@@ -8,9 +8,12 @@ from concurrent.futures import Future
 from slack_bolt import App
 
 from bot.cards import ids, words
+from bot.slack.app import build_bolt_app
 from bot.slack.listeners import commands
+from bot.slack.services import Services
+from bot.slack_api.web_client import make_web_client
 from bot.store import Database
-from fakeslack import blocks_text
+from fakeslack import FakeSlack, blocks_text
 from tests.kit.factories import ALICE_ID, CHANNEL, answered, make_bundle, numbered_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.unit.slack.slack_bodies import (
@@ -29,9 +32,17 @@ from tests.unit.slack.slack_bodies import (
 
 
 def test_the_command_acks_with_the_listing_ready_in_time(
-    bolt: App, fake_kandev: FakeKandev, gateway: FakeSlackGateway, monkeypatch
+    fake_slack: FakeSlack,
+    services: Services,
+    fake_kandev: FakeKandev,
+    gateway: FakeSlackGateway,
+    monkeypatch,
 ) -> None:
-    monkeypatch.setattr(commands, "LIST_BUDGET_S", 30.0)  # "in time", whatever the machine
+    # "In time", whatever the machine: the budget is read when the listeners are registered,
+    # so the app is built after it is set.
+    monkeypatch.setattr(commands, "LIST_BUDGET_S", 30.0)
+    web = make_web_client(fake_slack.workspace.bot_token, fake_slack.api_url)
+    bolt = build_bolt_app(web, services, signing_secret=None, socket_mode=True)
     fake_kandev.add(make_bundle(), title="Pick a datastore")
 
     status, acked = dispatch(bolt, command(""))
