@@ -320,3 +320,53 @@ def card_outcome_line(card: Card, outcome: CardOutcome) -> str:
     if isinstance(card.item, Approval):
         return approval_outcome_line(outcome, card.item)
     return outcome_line(outcome, card.item)
+
+
+# ---- what the person is told of an approval -----------------------------------------------------
+
+
+def _chosen(approval: Approval, outcome: CardOutcome) -> str:
+    """What the outcome's option did: ``Allowed once``, ``Always rejected``…"""
+    option_id = chosen_option(outcome)
+    return option_done(approval.option(option_id), option_id)[0]
+
+
+def approval_lost_message(approval: Approval, winner: CardOutcome) -> str:
+    """For the person whose choice came second: who chose first and what; theirs not sent."""
+    if winner.state in (CardState.ENDED, CardState.UNAVAILABLE):
+        return approval_ended_message(winner)
+    who = user_mention(winner.by_user) if winner.via == "slack" else None
+    where = who or "Someone in Kandev"
+    return f"{where} chose first: {_chosen(approval, winner)}. Your choice was not sent."
+
+
+def approval_undecided_message(approval: Approval, recorded: CardOutcome) -> str:
+    return (
+        f"Kandev recorded “{_chosen(approval, recorded)}” for this request, but someone else "
+        "may have chosen first: the bot cannot tell whether your choice reached the agent. "
+        "Open the task in Kandev to see what it got."
+    )
+
+
+def approval_already_message(approval: Approval, outcome: CardOutcome) -> str:
+    return f"You already chose: {_chosen(approval, outcome)}. Nothing more was sent."
+
+
+def approval_ended_message(outcome: CardOutcome) -> str:
+    """Why a request can no longer be answered; nothing was sent."""
+    if outcome.state is CardState.UNAVAILABLE:
+        return (
+            "Kandev no longer shows this request's task or session to the bot, so nothing was sent."
+        )
+    if outcome.reason == "cancelled":
+        return "This request was cancelled in Kandev. Nothing was sent."
+    if outcome.reason == "turn_cancelled":
+        return (
+            "Nothing was sent: the agent's turn was cancelled after it asked, and answering "
+            "now would leave its session stuck in Kandev (a Kandev bug). Stop or restart the "
+            "agent in Kandev; it will ask again if it still needs to."
+        )
+    return (
+        "The agent no longer waits for this request (it was stopped, started a new turn, or "
+        "Kandev restarted). Nothing was sent."
+    )

@@ -2,6 +2,9 @@
 
 Pure. A card's own outcome line lives in bot/cards/wording.py; the messages here that report an
 outcome build on it, so the card and the person are told the same thing.
+
+A feature with words of its own keeps them beside its rendering: approvals (approval.py), thread
+replies (thread_reply.py), claims (claims.py), snoozes (snooze.py), identical questions (groups.py).
 """
 
 from __future__ import annotations
@@ -9,7 +12,6 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from bot.cards.approval import chosen_option, option_done
 from bot.cards.ids import COMMAND
 from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
 from bot.cards.text import escape_url, fit_escaped, one_line
@@ -20,7 +22,6 @@ from bot.cards.wording import (
     outcome_line,
     user_mention,
 )
-from bot.core.approval import Approval
 from bot.core.clarification import SKIPPED_REASON, Bundle
 from bot.core.domain import CardOutcome, CardState
 
@@ -394,112 +395,3 @@ def form_not_opened_message() -> str:
 
 def _quote(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
-
-
-# ---- approvals (tool-permission requests) -----------------------------------------------------
-
-
-def _chosen(approval: Approval, outcome: CardOutcome) -> str:
-    """What the outcome's option did: ``Allowed once``, ``Always rejected``…"""
-    option_id = chosen_option(outcome)
-    return option_done(approval.option(option_id), option_id)[0]
-
-
-def approval_lost_message(approval: Approval, winner: CardOutcome) -> str:
-    """For the person whose choice came second: who chose first and what; theirs not sent."""
-    if winner.state in (CardState.ENDED, CardState.UNAVAILABLE):
-        return approval_ended_message(winner)
-    who = user_mention(winner.by_user) if winner.via == "slack" else None
-    where = who or "Someone in Kandev"
-    return f"{where} chose first: {_chosen(approval, winner)}. Your choice was not sent."
-
-
-def approval_undecided_message(approval: Approval, recorded: CardOutcome) -> str:
-    return (
-        f"Kandev recorded “{_chosen(approval, recorded)}” for this request, but someone else "
-        "may have chosen first: the bot cannot tell whether your choice reached the agent. "
-        "Open the task in Kandev to see what it got."
-    )
-
-
-def approval_already_message(approval: Approval, outcome: CardOutcome) -> str:
-    return f"You already chose: {_chosen(approval, outcome)}. Nothing more was sent."
-
-
-def approval_ended_message(outcome: CardOutcome) -> str:
-    """Why a request can no longer be answered; nothing was sent."""
-    if outcome.state is CardState.UNAVAILABLE:
-        return (
-            "Kandev no longer shows this request's task or session to the bot, so nothing was sent."
-        )
-    if outcome.reason == "cancelled":
-        return "This request was cancelled in Kandev. Nothing was sent."
-    if outcome.reason == "turn_cancelled":
-        return (
-            "Nothing was sent: the agent's turn was cancelled after it asked, and answering "
-            "now would leave its session stuck in Kandev (a Kandev bug). Stop or restart the "
-            "agent in Kandev; it will ask again if it still needs to."
-        )
-    return (
-        "The agent no longer waits for this request (it was stopped, started a new turn, or "
-        "Kandev restarted). Nothing was sent."
-    )
-
-
-# ---- a reply in a card's thread (issue 22) --------------------------------------------------
-
-#: The quoted reply in the Send prompt: at most this many characters are shown.
-MAX_REPLY_SHOWN = 300
-
-
-def _quoted_reply(text: str) -> str:
-    return "“" + fit_escaped(one_line(text), MAX_REPLY_SHOWN)[0] + "”"
-
-
-def _question_named(title: str, prompt: str) -> str:
-    return "*" + fit_escaped(one_line(title or prompt), 150)[0] + "*"
-
-
-def reply_offer_message(text: str, title: str, prompt: str) -> str:
-    """The prompt a reply in a card's thread gets (only its author sees it)."""
-    return f"Send {_quoted_reply(text)} as your answer to {_question_named(title, prompt)}?"
-
-
-def reply_offer_hint(as_option: bool) -> str:
-    if as_option:
-        return "Your reply names one of the options; nothing is sent until you click Send."
-    return "Sent as free text. Nothing is sent until you click Send."
-
-
-def reply_sending_message(text: str) -> str:
-    return f"Sending {_quoted_reply(text)}…"
-
-
-def reply_kept_message() -> str:
-    return "Your reply is kept: press *Send* on it again."
-
-
-def reply_sent_message(text: str) -> str:
-    return f"✅ Sent {_quoted_reply(text)} as your answer."
-
-
-def reply_use_form_message() -> str:
-    return (
-        "This card has several questions, answered together: use *Answer…* on the card. "
-        "Your reply was not sent."
-    )
-
-
-def reply_not_allowed_message() -> str:
-    return "Your reply was not sent as an answer: " + forbidden_message()
-
-
-def reply_too_long_message(length: int) -> str:
-    return (
-        f"Your reply was not sent: an answer can be at most {MAX_TEXT:,} characters "
-        f"(yours has {length:,}). Use *Other answer…* on the card, or reply with less."
-    )
-
-
-def reply_cancelled_message() -> str:
-    return "Not sent."

@@ -8,6 +8,12 @@ bot/cards/words.py. Pure.
 from __future__ import annotations
 
 from bot.cards import words
+from bot.cards.approval import (
+    approval_already_message,
+    approval_ended_message,
+    approval_lost_message,
+    approval_undecided_message,
+)
 from bot.core.approval import Approval
 from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardOutcome
@@ -27,8 +33,8 @@ def refusal(refused: Refusal) -> str:
     if approval is not None and kind in ("already_answered", "resolved_already", "closed"):
         outcome = _outcome(refused.outcome)
         if kind == "already_answered":
-            return words.approval_already_message(approval, outcome)
-        return words.approval_lost_message(approval, outcome)
+            return approval_already_message(approval, outcome)
+        return approval_lost_message(approval, outcome)
     match kind:
         case "forbidden":
             return words.forbidden_message()
@@ -98,16 +104,16 @@ def _approval_verdict(approval: Approval, said: Verdict) -> str | None:
     """The verdicts an approval words on its own (None: worded as for a question)."""
     match said.kind:
         case "lost":
-            return words.approval_lost_message(approval, _outcome(said.outcome))
+            return approval_lost_message(approval, _outcome(said.outcome))
         case "undecided":
-            return words.approval_undecided_message(approval, _outcome(said.outcome))
+            return approval_undecided_message(approval, _outcome(said.outcome))
         case "already_answered":
-            return words.approval_already_message(approval, _outcome(said.outcome))
+            return approval_already_message(approval, _outcome(said.outcome))
         case "ended" | "unavailable":
             card = said.card
             assert card is not None
             ended = card.outcome or CardOutcome(state=card.state, at=card.updated_at)
-            return words.approval_ended_message(ended)
+            return approval_ended_message(ended)
     return None
 
 

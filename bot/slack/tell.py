@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.cards import claims, groups, ids, snooze, words
+from bot.cards import claims, groups, ids, snooze, thread_reply, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
 from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
-from bot.cards.thread_reply import reply_offer
 from bot.core.domain import Card
 from bot.slack import raw_payload, said
 from bot.slack.form_reply import FormReply
@@ -333,20 +332,20 @@ class ReplyPrompt:
         self.ack()
         if isinstance(result, Busy | Unrecorded) and self.reopen():
             # Nothing was sent: the prompt keeps its buttons, the person is told beside it.
-            told = f"{words_for(result)} {words.reply_kept_message()}"
+            told = f"{words_for(result)} {thread_reply.reply_kept_message()}"
             reply = self.reply
             self.notifier.tell(
                 reply.user_id, told, channel=reply.channel, thread_ts=reply.thread_ts
             )
             return
-        self.show(words_for(result) or words.reply_cancelled_message())
+        self.show(words_for(result) or thread_reply.reply_cancelled_message())
 
     def recorded(self) -> None:
         self.ack()
-        self.show(words.reply_sending_message(self.text))
+        self.show(thread_reply.reply_sending_message(self.text))
 
     def later(self, verdict: Verdict) -> None:
-        self.show(said.verdict(verdict) or words.reply_sent_message(self.text))
+        self.show(said.verdict(verdict) or thread_reply.reply_sent_message(self.text))
 
     def offer(self, offer: Offer) -> None:
         reply = self.reply
@@ -367,7 +366,7 @@ def tell_thread_reply(
     blocks: list[dict[str, Any]] | None
     match received:
         case Offered(reply=reply, question=question, option=option):
-            text, blocks = reply_offer(
+            text, blocks = thread_reply.reply_offer(
                 reply.id,
                 reply.text,
                 question.title,
@@ -375,11 +374,11 @@ def tell_thread_reply(
                 as_option=option is not None,
             )
         case UseTheForm():
-            text, blocks = words.reply_use_form_message(), None
+            text, blocks = thread_reply.reply_use_form_message(), None
         case NotAllowed():
-            text, blocks = words.reply_not_allowed_message(), None
+            text, blocks = thread_reply.reply_not_allowed_message(), None
         case TextTooLong(length=length):
-            text, blocks = words.reply_too_long_message(length), None
+            text, blocks = thread_reply.reply_too_long_message(length), None
         case _:
             return "nothing"
     told = notifier.tell(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.cards import words
+from bot.cards import thread_reply, words
 from bot.slack.tell import ReplyPrompt
 from bot.store.thread_replies import ThreadReply
 from bot.usecases.interactions import Busy, Unrecorded
@@ -61,7 +61,7 @@ def test_busy_gives_the_reply_back_and_keeps_the_prompt() -> None:
         assert notifier.replaced == []  # the prompt and its Send button stay
         [told] = notifier.told
         assert (told["user"], told["channel"], told["thread_ts"]) == ("U1", "C1", "100.1")
-        assert told["text"] == f"{said} {words.reply_kept_message()}"
+        assert told["text"] == f"{said} {thread_reply.reply_kept_message()}"
 
 
 def test_a_reply_that_cannot_be_given_back_has_its_prompt_replaced() -> None:
