@@ -11,8 +11,6 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -22,55 +20,23 @@ from bot.commands.run import Bot, metrics_state, run_until_stopped
 from bot.config.setting_values import secret_text
 from bot.config.settings import Mode, Settings
 from bot.core.exitcodes import EXIT_FAILED, StartupError
-from bot.core.signals import Inbox, Signal
 from bot.kandev.client import KandevClient
-from bot.kandev.hints import KandevHints, NewPending, Resolved
+from bot.kandev.hints import KandevHints, Resolved
 from bot.ops import metrics
 from bot.ops.health import Health
 from bot.ops.logs import install_redaction, set_replica
 from bot.ops.runtime import SWITCH_INTERVAL_S
 from bot.slack.app import build_bolt_app
-from bot.slack.lanes import (
-    ANSWERING_WAITING,
-    ANSWERING_WORKERS,
-    READING_WAITING,
-    READING_WORKERS,
-    Lane,
-)
 from bot.slack.services import Services
-from bot.slack.tell import RecoveryAnnouncer
 from bot.slack_api.gateway import SlackGateway
-from bot.slack_api.notify import Notifier
 from bot.slack_api.web_client import make_web_client
 from bot.store import Database
 from bot.store.engine import SessionTimeouts
-from bot.usecases.admission import Admission
-from bot.usecases.answers import AnswerService
-from bot.usecases.approvals import Approvals
-from bot.usecases.claims import Claims
-from bot.usecases.conversation import ConversationService
-from bot.usecases.groups import Groups
-from bot.usecases.home import HomeService
-from bot.usecases.leases import InFlight, LeaseKeeper
-from bot.usecases.listing import ListingService
-from bot.usecases.past_answers import PastAnswers
-from bot.usecases.permissions import Permissions
-from bot.usecases.publisher import Publisher
-from bot.usecases.recovery import Recovery
-from bot.usecases.reminders import FollowUpWorker
-from bot.usecases.snooze import Snoozes, SnoozeWorker
-from bot.usecases.subscriptions import SubscriptionNotifier, SubscriptionService
-from bot.usecases.sync import SyncEngine
-from bot.usecases.tasks import TaskDirectory
-from bot.usecases.thread_replies import ThreadReplies
-from bot.usecases.waiting import Permalinks, WaitingQueue
+from bot.usecases.leases import LeaseKeeper
 from bot.usecases.workspace_check import WorkspaceCheck, check_at_start
+from bot.wiring import UseCases, use_cases
 
 log = logging.getLogger("bot.app")
-
-#: How often crash recovery looks for answers a dead (or stopping) replica left unfinished: a
-#: cheap indexed query, so a hand-over is taken within about a second.
-RECOVERY_INTERVAL_S = 1.0
 
 
 def _open_store(settings: Settings) -> Database:
@@ -99,7 +65,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     check_at_start(workspace_check, health)
 
     web = make_web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
-    parts = _use_cases(settings, health, store, kandev, SlackGateway(web))
+    parts = use_cases(settings, health, store, kandev, SlackGateway(web))
     bolt = _bolt_app(web, parts.services, settings, mode)
     hints = _hints(settings, parts)
     bot = Bot(
@@ -130,7 +96,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     return bot
 
 
-def _hints(settings: Settings, parts: _UseCases) -> KandevHints:
+def _hints(settings: Settings, parts: UseCases) -> KandevHints:
     """Kandev's push hints, each handed to the loops that act on it: new bundles to discovery,
     a session's pending action gone to the reconciler and the approvals, a reconnect to both
     (they read what they missed), a permission waiting to the approvals."""
@@ -154,232 +120,6 @@ def _hints(settings: Settings, parts: _UseCases) -> KandevHints:
     )
 
 
-@dataclass
-class _UseCases:
-    """The use cases that run as workers, what the listeners delegate to, and the signals and
-    inbox that connect them."""
-
-    publisher: Publisher
-    sync: SyncEngine
-    approvals: Approvals
-    recovery: Recovery
-    home: HomeService
-    followups: FollowUpWorker
-    dm_cards: SubscriptionNotifier
-    snooze_ends: SnoozeWorker
-    services: Services
-    #: Answers on their way to Kandev (their leases are renewed while they are).
-    in_flight: InFlight
-    new_bundles: Inbox[NewPending]
-    sync_wakeup: Signal
-    hinted: Signal
-    card_changes: Signal
-
-
-def _use_cases(
-    settings: Settings, health: Health, store: Database, kandev: KandevClient, slack: SlackGateway
-) -> _UseCases:
-    routing = settings.routing
-    public_url = settings.kandev_public_url
-    signals = _Signals()
-    card_changes = signals.card_changes
-    publisher = Publisher(
-        store.outbox,
-        store.cards,
-        store.audit_log,
-        slack,
-        kandev_url=public_url,
-        health=health,
-        changes=card_changes,
-        started_at=datetime.now(UTC),
-        snoozes=store.snoozes,
-    )
-    tasks = TaskDirectory(kandev)
-    permissions = Permissions(routing, slack)
-    permalinks = Permalinks(slack)
-    # Every use-case gets only the repositories it uses, never the whole database.
-    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
-    past = PastAnswers(store.cards, routing)
-    notifier = Notifier(slack)
-    in_flight = InFlight()
-    answers = AnswerService(
-        kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight
-    )
-    sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
-    recovery = _recovery(store, kandev, answers, permissions, notifier, in_flight)
-    claims = Claims(
-        store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake
-    )
-    snoozes = Snoozes(
-        store.snoozes,
-        store.cards,
-        store.audit_log,
-        publisher.wake,
-        publisher.changed,
-        hour_s=settings.snooze_hour_s,
-    )
-    home = HomeService(
-        queue,
-        store.cards,
-        store.followups,
-        store.viewers,
-        slack,
-        card_changes,
-        kandev_url=public_url,
-        snoozes=snoozes,
-    )
-    return _UseCases(
-        publisher=publisher,
-        sync=sync,
-        approvals=_approvals(settings, store, kandev, tasks, publisher, health),
-        recovery=recovery,
-        home=home,
-        followups=FollowUpWorker(
-            store.followups, permissions, publisher, health, lapse=claims.lapse_due
-        ),
-        dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
-        snooze_ends=SnoozeWorker(snoozes, health),
-        services=_listener_services(
-            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes
-        ),
-        in_flight=in_flight,
-        new_bundles=signals.new_bundles,
-        sync_wakeup=signals.sync_wakeup,
-        hinted=signals.hinted,
-        card_changes=card_changes,
-    )
-
-
-def _approvals(
-    settings: Settings,
-    store: Database,
-    kandev: KandevClient,
-    tasks: TaskDirectory,
-    publisher: Publisher,
-    health: Health,
-) -> Approvals:
-    """Tool-permission requests found, posted once and ended (own worker)."""
-    return Approvals(
-        kandev.permissions,
-        kandev.workspaces,
-        store.cards,
-        store.submissions,
-        store.audit_log,
-        settings.routing,
-        tasks,
-        publisher,
-        health,
-        clock=lambda: datetime.now(UTC),
-        wakeup=Signal("approvals"),
-        poll_interval=settings.kandev_poll_interval,
-    )
-
-
-def _recovery(
-    store: Database,
-    kandev: KandevClient,
-    answers: AnswerService,
-    permissions: Permissions,
-    notifier: Notifier,
-    in_flight: InFlight,
-) -> Recovery:
-    """Answers left in flight by a crashed process, re-sent or settled (own worker)."""
-    return Recovery(
-        kandev,
-        store.cards,
-        store.submissions,
-        store.audit_log,
-        answers,
-        permissions,
-        RecoveryAnnouncer(notifier),
-        in_flight,
-        interval_s=RECOVERY_INTERVAL_S,
-    )
-
-
-class _Signals:
-    """The wake-ups and inboxes that connect the workers. Push hints: a reconnect reads the
-    whole list; a new bundle only the newest part of it, a resolved session only its
-    conversation, on a loop of their own (bot/usecases/sync.py)."""
-
-    def __init__(self) -> None:
-        self.card_changes = Signal("card changed")
-        self.sync_wakeup = Signal("look at Kandev")
-        self.hinted = Signal("new bundles hinted")
-        self.new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=self.hinted)
-        self.resolved_sessions: Inbox[Resolved] = Inbox("resolved sessions", wakes=self.hinted)
-
-
-def _sync(
-    settings: Settings,
-    store: Database,
-    kandev: KandevClient,
-    tasks: TaskDirectory,
-    publisher: Publisher,
-    health: Health,
-    signals: _Signals,
-    past: PastAnswers,
-) -> SyncEngine:
-    """Discovery, the reconciler and the housekeeping, on their loops."""
-    return SyncEngine(
-        kandev,
-        store.cards,
-        store.submissions,
-        store.audit_log,
-        store.retention,
-        settings.routing,
-        tasks,
-        publisher,
-        health,
-        signals.sync_wakeup,
-        poll_interval=settings.kandev_poll_interval,
-        new_bundles=signals.new_bundles,
-        resolved_sessions=signals.resolved_sessions,
-        past=past,
-    )
-
-
-def _listener_services(
-    settings: Settings,
-    store: Database,
-    kandev: KandevClient,
-    queue: WaitingQueue,
-    answers: AnswerService,
-    home: HomeService,
-    notifier: Notifier,
-    past: PastAnswers,
-    claims: Claims,
-    snoozes: Snoozes,
-) -> Services:
-    """What the Slack listeners delegate to, with the lanes behind interactions."""
-    public_url = settings.kandev_public_url
-    admission = Admission(store.cards, store.audit_log, queue, queue.permissions)
-    return Services(
-        admission=admission,
-        answers=answers,
-        listing=ListingService(
-            queue,
-            kandev,
-            kandev_url=public_url,
-            page_size=settings.kandev_list_page_size,
-            snoozed=snoozes.snoozed_ids,
-        ),
-        home=home,
-        notifier=notifier,
-        kandev_public_url=public_url,
-        answering=Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING),
-        reading=Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING),
-        conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
-        subscriptions=SubscriptionService(store.followups, kandev),
-        claims=claims,
-        thread_replies=ThreadReplies(
-            admission, store.thread_replies, queue.permissions, store.audit_log
-        ),
-        snoozes=snoozes,
-        groups=Groups(store.cards, store.audit_log),
-    )
-
-
 def _bolt_app(web: WebClient, services: Services, settings: Settings, mode: Mode) -> App:
     """The Bolt app (its construction checks the bot token with Slack)."""
     try:
@@ -396,7 +136,7 @@ def _bolt_app(web: WebClient, services: Services, settings: Settings, mode: Mode
         ) from exc
 
 
-def _workers(parts: _UseCases, stop: threading.Event) -> list[threading.Thread]:
+def _workers(parts: UseCases, stop: threading.Event) -> list[threading.Thread]:
     return [
         _worker("sync", parts.sync.run, stop),
         _worker("sync-hints", parts.sync.run_hints, stop),

@@ -10,14 +10,8 @@ from dataclasses import dataclass, field
 from bot.cards import groups
 from bot.core.groups import AlsoAsked
 from bot.slack_api.notify import Notifier
-from bot.usecases.groups import (
-    MemberResult,
-    MemberSend,
-    Offer,
-    Summary,
-    ToSendAll,
-    member_result,
-)
+from bot.usecases.group_results import MemberResult, Summary, member_result
+from bot.usecases.groups import MemberSend, Offer, ToSendAll
 from bot.usecases.interactions import Result
 from bot.usecases.verdicts import Verdict
 

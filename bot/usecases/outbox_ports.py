@@ -7,16 +7,15 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any, Protocol
 
-from bot.core.domain import Card
 from bot.store.copies import CardMessage
 from bot.store.records import OutboxItem
+from bot.usecases.groups import GroupCards
 from bot.usecases.pacing import PaceOutbox
 
 
-class WriteCards(Protocol):
-    """What the writes call on the cards and their other messages (bot.store.CardsRepository)."""
-
-    def get(self, pending_id: str) -> Card | None: ...
+class WriteCards(GroupCards, Protocol):
+    """What the writes call on the cards and their other messages (bot.store.CardsRepository):
+    a card, its messages, and its group of identical questions."""
 
     def mark_posted(self, pending_id: str, channel: str, ts: str) -> bool: ...
 
@@ -25,16 +24,6 @@ class WriteCards(Protocol):
     def message_opened(self, key: str, channel: str) -> bool: ...
 
     def message_posted(self, key: str, channel: str, ts: str) -> bool: ...
-
-    def same_question(
-        self,
-        question_key: str,
-        channel: str,
-        *,
-        exclude: str = "",
-        resolved_since_of: str | None = None,
-        limit: int = 50,
-    ) -> list[Card]: ...
 
 
 class WriteOutbox(Protocol):

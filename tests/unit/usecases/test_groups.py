@@ -14,17 +14,15 @@ from bot.core.domain import Card, CardState, PastChoice
 from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Refusal
 from bot.usecases.answers import AnswerService
+from bot.usecases.group_results import MemberResult, Summary, member_result
 from bot.usecases.groups import Groups as GroupsService
 from bot.usecases.groups import (
-    MemberResult,
     NoSuchOption,
     NotYours,
-    Summary,
     ToSendAll,
     group_key,
     groupable,
     map_answer,
-    member_result,
 )
 from bot.usecases.verdicts import Verdict
 from tests.kit.factories import (
