@@ -70,12 +70,12 @@ class Services:
     conversation: ConversationService
     #: "I'm on it" / "Take over" / "Release" (bot/usecases/claims.py).
     claims: Claims
+    #: Snooze / Unsnooze (bot/usecases/snooze.py).
+    snoozes: Snoozes
+    #: Identical questions answered at once (bot/usecases/groups.py).
+    groups: Groups
     #: Replies in a card's thread offered as an answer (None: not wired, e.g. some tests).
     thread_replies: ThreadReplies | None = None
-    #: Snooze / Unsnooze (bot/usecases/snooze.py; None: not wired, e.g. some tests).
-    snoozes: Snoozes | None = None
-    #: Identical questions answered at once (None: not wired, e.g. some tests).
-    groups: Groups | None = None
     clock: Callable[[], datetime] = field(default=_now)
     #: The click and form pipeline (built from the services above).
     interactions: Interactions = field(init=False)
@@ -168,9 +168,6 @@ class Services:
         """Send on the offer to answer every identical question: each member through the one
         pipeline (admitted, recorded, sent on its own), then one summary in place of the
         offer. A value that names no card this person's answer won is refused and audited."""
-        if self.groups is None:
-            ack()
-            return
         plan = self.groups.send_all(
             pending_id, where.user_id, channel=where.channel, redelivery=redelivery
         )
@@ -201,8 +198,7 @@ class Services:
 
     def decline_all(self, pending_id: str, where: Where) -> None:
         """No thanks: the offer goes away; nothing is sent."""
-        if self.groups is not None:
-            self.groups.declined(pending_id, where.user_id)
+        self.groups.declined(pending_id, where.user_id)
         if where.response_url:
             self.notifier.delete_original(where.response_url)
 

@@ -195,10 +195,10 @@ class Interactions:
     read_form: FormReader
     #: "I'm on it" (bot/usecases/claims.py).
     claims: Claiming
-    #: Snooze / Unsnooze (bot/usecases/snooze.py; None: not wired, e.g. some tests).
-    snoozes: Snoozing | None = None
-    #: Identical questions: after a win, the offer to answer them all (None: no offers).
-    groups: Offering | None = None
+    #: Snooze / Unsnooze (bot/usecases/snooze.py).
+    snoozes: Snoozing
+    #: Identical questions: after a win, the offer to answer them all (bot/usecases/groups.py).
+    groups: Offering
 
     def click(self, parsed: Described | Unusable, reply: Reply) -> None:
         """A one-click answer (an option button): reserve, admit, record, ack, send, verdict."""
@@ -284,8 +284,6 @@ class Interactions:
             admitted = self._admitted(parsed, reply)
             if admitted is None:
                 return
-            if self.snoozes is None:
-                raise RuntimeError("snoozes are not wired")
             if undo:
                 reply.now(self.snoozes.unsnooze(admitted))
             else:
@@ -375,7 +373,7 @@ class Interactions:
         """A won answer on a card others ask too: offer to send it to them (never for an
         answer sent to all already)."""
         attempt = begun.attempt
-        if self.groups is None or verdict.kind != "won" or verdict.card is None:
+        if verdict.kind != "won" or verdict.card is None:
             return
         if attempt.action != "answer" or attempt.source == ANSWER_ALL:
             return

@@ -26,6 +26,7 @@ from bot.usecases.admission import Admission, Admitted, Request
 from bot.usecases.answers import AnswerService
 from bot.usecases.claims import Claims
 from bot.usecases.conversation import ConversationService
+from bot.usecases.groups import Groups
 from bot.usecases.home import HomeService
 from bot.usecases.leases import InFlight
 from bot.usecases.listing import ListingService
@@ -251,6 +252,7 @@ def services(
             lambda: None,
         ),
         snoozes=snoozes,
+        groups=Groups(store.cards, store.audit_log),
     )
     for lane in lanes:
         lane.shutdown()

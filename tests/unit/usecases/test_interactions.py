@@ -17,6 +17,7 @@ from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Request, Unusable, Where
 from bot.usecases.answers import AnswerService
 from bot.usecases.claims import Claims
+from bot.usecases.groups import Groups
 from bot.usecases.interactions import (
     Busy,
     Content,
@@ -27,6 +28,7 @@ from bot.usecases.interactions import (
     Result,
     Unrecorded,
 )
+from bot.usecases.snooze import Snoozes
 from bot.usecases.verdicts import Verdict
 from tests.kit.factories import ALICE_ID, make_bundle
 from tests.kit.fakes import FakeKandev
@@ -93,8 +95,17 @@ def pipeline(store: Database):
             admission.permissions.claim_for,
             lambda: None,
         )
+        snoozes = Snoozes(store.snoozes, store.cards, store.audit_log, lambda: None, lambda: None)
+        groups = Groups(store.cards, store.audit_log)
         return Interactions(
-            admission, answers, lanes[0], lanes[1], read or reads(Content()), claims
+            admission,
+            answers,
+            lanes[0],
+            lanes[1],
+            read or reads(Content()),
+            claims,
+            snoozes,
+            groups,
         )
 
     return make
