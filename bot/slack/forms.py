@@ -15,7 +15,7 @@ from bot.cards.modals import (
 from bot.cards.submissions import parse_answer_submission, parse_reject_submission
 from bot.cards.wording import Action
 from bot.core.domain import Card
-from bot.usecases.interactions import Content, FieldErrors, ForeignInputs
+from bot.usecases.interaction_results import Content, FieldErrors, ForeignInputs
 
 __all__ = [
     "FormKind",

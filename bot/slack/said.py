@@ -1,4 +1,5 @@
-"""The words for what the use-cases return: refusals, verdicts and unusable payloads.
+"""The words for what the use-cases return: refusals, verdicts, unusable payloads, and every
+result of an interaction (:func:`words_for`: claims and snoozes too).
 
 The use-cases return kinds and the data the words need (bot/usecases/admission.py,
 bot/usecases/verdicts.py); the sentences are chosen here, at the edge, from
@@ -7,7 +8,7 @@ bot/cards/words.py. Pure.
 
 from __future__ import annotations
 
-from bot.cards import words
+from bot.cards import claims, snooze, words
 from bot.cards.approval import (
     approval_already_message,
     approval_ended_message,
@@ -18,6 +19,22 @@ from bot.core.approval import Approval
 from bot.core.clarification import Bundle
 from bot.core.domain import Card, CardOutcome
 from bot.usecases.admission import Refusal, Unusable
+from bot.usecases.claims import (
+    Contended,
+    NotClaimed,
+    NotHolder,
+    OnIt,
+    Redelivered,
+    Released,
+)
+from bot.usecases.interaction_results import Busy, FieldErrors, Refused, Result, Unrecorded
+from bot.usecases.snooze import (
+    NotSnoozed,
+    SnoozeContended,
+    Snoozed,
+    SnoozeRedelivered,
+    Unsnoozed,
+)
 from bot.usecases.verdicts import Problem, Verdict
 
 
@@ -148,3 +165,41 @@ def _bundle(refused: Refusal) -> Bundle:
 def _verdict_bundle(said: Verdict) -> Bundle:
     assert said.card is not None, f"a {said.kind} verdict names its card"
     return said.card.bundle
+
+
+def words_for(result: Result) -> str:
+    """What the person is told about ``result`` ("" when there is nothing to say)."""
+    match result:
+        case Busy():
+            return words.busy_message()
+        case Unrecorded():
+            return words.unrecorded_message()
+        case Refused(unusable=payload) if payload is not None:
+            return unusable(payload)
+        case Refused(refusal=refused):
+            return refusal(refused)
+        case Verdict():
+            return verdict(result)
+        case FieldErrors(errors=errors):
+            return next(iter(errors.values()), "")
+        case OnIt(claim=claim, took_from=took_from, renewed=renewed):
+            return claims.on_it_message(claim, took_from=took_from, renewed=renewed)
+        case Released():
+            return claims.released_message()
+        case NotHolder(holder=holder):
+            return claims.not_holder_message(holder)
+        case NotClaimed():
+            return claims.not_claimed_message()
+        case Contended(card=card):
+            return claims.contended_message(resolved=card.state.terminal)
+        case Redelivered() | SnoozeRedelivered():
+            return ""  # its first copy was answered
+        case Snoozed(snooze=chosen):
+            return snooze.snoozed_message(chosen)
+        case Unsnoozed():
+            return snooze.unsnoozed_message()
+        case NotSnoozed():
+            return snooze.not_snoozed_message()
+        case SnoozeContended():
+            return snooze.contended_message()
+    return ""

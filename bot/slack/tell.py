@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.cards import claims, groups, ids, snooze, thread_reply, words
+from bot.cards import groups, ids, thread_reply, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
 from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
@@ -26,27 +26,12 @@ from bot.slack.forms import FormKind, action_of, form_for
 from bot.slack.requests import Form, Interaction
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import FORM_ERRORS, Admitted, Where
-from bot.usecases.claims import (
-    Contended,
-    NotClaimed,
-    NotHolder,
-    OnIt,
-    Redelivered,
-    Released,
-)
 from bot.usecases.conversation import ConversationService
 from bot.usecases.groups import (
     Offer,
 )
 from bot.usecases.home import HomeService
-from bot.usecases.interactions import Busy, FieldErrors, Refused, Result, Unrecorded
-from bot.usecases.snooze import (
-    NotSnoozed,
-    SnoozeContended,
-    Snoozed,
-    SnoozeRedelivered,
-    Unsnoozed,
-)
+from bot.usecases.interaction_results import Busy, FieldErrors, Refused, Result, Unrecorded
 from bot.usecases.thread_replies import (
     NotAllowed,
     Offered,
@@ -62,44 +47,6 @@ log = logging.getLogger(__name__)
 
 #: Verdicts that bring the form back with the message as a field error (nothing was sent).
 KEEP_OPEN = ("invalid", "not_recorded")
-
-
-def words_for(result: Result) -> str:
-    """What the person is told about ``result`` ("" when there is nothing to say)."""
-    match result:
-        case Busy():
-            return words.busy_message()
-        case Unrecorded():
-            return words.unrecorded_message()
-        case Refused(unusable=payload) if payload is not None:
-            return said.unusable(payload)
-        case Refused(refusal=refusal):
-            return said.refusal(refusal)
-        case Verdict():
-            return said.verdict(result)
-        case FieldErrors(errors=errors):
-            return next(iter(errors.values()), "")
-        case OnIt(claim=claim, took_from=took_from, renewed=renewed):
-            return claims.on_it_message(claim, took_from=took_from, renewed=renewed)
-        case Released():
-            return claims.released_message()
-        case NotHolder(holder=holder):
-            return claims.not_holder_message(holder)
-        case NotClaimed():
-            return claims.not_claimed_message()
-        case Contended(card=card):
-            return claims.contended_message(resolved=card.state.terminal)
-        case Redelivered() | SnoozeRedelivered():
-            return ""  # its first copy was answered
-        case Snoozed(snooze=chosen):
-            return snooze.snoozed_message(chosen)
-        case Unsnoozed():
-            return snooze.unsnoozed_message()
-        case NotSnoozed():
-            return snooze.not_snoozed_message()
-        case SnoozeContended():
-            return snooze.contended_message()
-    return ""
 
 
 @dataclass(eq=False)
@@ -150,7 +97,7 @@ class ClickReply:
 
     def now(self, result: Result) -> None:
         self.ack()
-        self.teller.tell(self.where, words_for(result))
+        self.teller.tell(self.where, said.words_for(result))
 
     def recorded(self) -> None:
         self.ack()
@@ -177,7 +124,7 @@ class FormOpener:
         if isinstance(result, Admitted) and self.interaction is not None:
             self._open(self.interaction, result.card)
         else:
-            self.teller.tell(self.where, words_for(result))
+            self.teller.tell(self.where, said.words_for(result))
 
     def recorded(self) -> None:  # opening a form records nothing
         raise AssertionError("a form opener records nothing")
@@ -220,15 +167,15 @@ class FormAnswer:
                 self.reply.errors(errors)
             case Refused(refusal=refusal, unusable=payload):
                 if payload is not None or refusal.kind in FORM_ERRORS:
-                    self.reply.refuse(words_for(result))  # the form is not what it claims
+                    self.reply.refuse(said.words_for(result))  # the form is not what it claims
                 else:
-                    self.reply.update(build_result_modal("Not sent", words_for(result)))
+                    self.reply.update(build_result_modal("Not sent", said.words_for(result)))
             case Verdict(kind=kind) if kind in KEEP_OPEN:
                 self.reply.errors({_last_input(self.body): said.verdict(result)})
             case Verdict():
                 self.reply.update(self._result_view(result))
             case _:
-                self.reply.refuse(words_for(result))  # busy: the form stays open
+                self.reply.refuse(said.words_for(result))  # busy: the form stays open
 
     def recorded(self) -> None:
         self.reply.sending()
@@ -274,7 +221,7 @@ class ConversationOpener:
     clock: Callable[[], datetime]
 
     def now(self, result: Result) -> None:
-        self.teller.tell(self.where, words_for(result))
+        self.teller.tell(self.where, said.words_for(result))
 
     def recorded(self) -> None:
         raise AssertionError("opening a view records nothing")
@@ -332,13 +279,13 @@ class ReplyPrompt:
         self.ack()
         if isinstance(result, Busy | Unrecorded) and self.reopen():
             # Nothing was sent: the prompt keeps its buttons, the person is told beside it.
-            told = f"{words_for(result)} {thread_reply.reply_kept_message()}"
+            told = f"{said.words_for(result)} {thread_reply.reply_kept_message()}"
             reply = self.reply
             self.notifier.tell(
                 reply.user_id, told, channel=reply.channel, thread_ts=reply.thread_ts
             )
             return
-        self.show(words_for(result) or thread_reply.reply_cancelled_message())
+        self.show(said.words_for(result) or thread_reply.reply_cancelled_message())
 
     def recorded(self) -> None:
         self.ack()

@@ -12,7 +12,7 @@ from bot.core.groups import AlsoAsked
 from bot.slack_api.notify import Notifier
 from bot.usecases.group_results import MemberResult, Summary, member_result
 from bot.usecases.groups import MemberSend, Offer, ToSendAll
-from bot.usecases.interactions import Result
+from bot.usecases.interaction_results import Result
 from bot.usecases.verdicts import Verdict
 
 

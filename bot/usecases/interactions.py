@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from bot.cards.wording import Action
@@ -30,67 +30,21 @@ from bot.usecases.answers import Begun
 from bot.usecases.claims import ClaimResult
 from bot.usecases.groups import SOURCE as ANSWER_ALL
 from bot.usecases.groups import Offer
+from bot.usecases.interaction_results import (
+    Busy,
+    Content,
+    FieldErrors,
+    ForeignInputs,
+    Refused,
+    Result,
+    Unrecorded,
+)
 from bot.usecases.snooze import SnoozeResult
 from bot.usecases.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-# ---- what a submitted form says ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Content:
-    """What a submitted form says: the answers, or the rejection's reason."""
-
-    answers: tuple[Answer, ...] = ()
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class FieldErrors:
-    """The form stays open with these messages (block_id -> safe mrkdwn, from the form's own
-    reader in bot/cards/modals.py) under its fields; nothing was recorded."""
-
-    errors: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ForeignInputs:
-    """Inputs of another bundle than the one the form names (tampered with)."""
-
-    detail: str
-
-
-# ---- the results -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Busy:
-    """The lane is full: nothing was recorded, the person may try again in a moment."""
-
-
-@dataclass(frozen=True)
-class Unrecorded:
-    """The bot's database refused to record it (unreachable, or its file lost): nothing was
-    recorded or sent; the person may try again once the bot is back to normal."""
-
-
-@dataclass(frozen=True)
-class Refused:
-    """Not admitted (audited): ``refusal`` says why; ``unusable``: the payload could not even
-    be read as a request."""
-
-    refusal: Refusal
-    unusable: Unusable | None = None
-
-
-#: How an interaction ends: not admitted, busy, the form's field errors, admitted to open a
-#: form or a view (:class:`~bot.usecases.admission.Admitted`), a submission's verdict, or a
-#: claim's change ("I'm on it"), or a snooze's.
-Result = Busy | Unrecorded | Refused | FieldErrors | Admitted | Verdict | ClaimResult | SnoozeResult
-
 
 # ---- the ports ---------------------------------------------------------------------------
 

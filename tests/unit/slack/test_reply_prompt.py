@@ -9,7 +9,7 @@ from typing import Any
 from bot.cards import thread_reply, words
 from bot.slack.tell import ReplyPrompt
 from bot.store.thread_replies import ThreadReply
-from bot.usecases.interactions import Busy, Unrecorded
+from bot.usecases.interaction_results import Busy, Unrecorded
 
 REPLY = ThreadReply(
     id="r1",

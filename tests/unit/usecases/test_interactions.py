@@ -18,16 +18,16 @@ from bot.usecases.admission import Admission, Admitted, Request, Unusable, Where
 from bot.usecases.answers import AnswerService
 from bot.usecases.claims import Claims
 from bot.usecases.groups import Groups
-from bot.usecases.interactions import (
+from bot.usecases.interaction_results import (
     Busy,
     Content,
     FieldErrors,
     ForeignInputs,
-    Interactions,
     Refused,
     Result,
     Unrecorded,
 )
+from bot.usecases.interactions import Interactions
 from bot.usecases.snooze import Snoozes
 from bot.usecases.verdicts import Verdict
 from tests.kit.factories import ALICE_ID, make_bundle
