@@ -23,7 +23,14 @@ from bot.core.domain import Card
 from bot.store import AuditRepository, CardsRepository, ClaimsRepository
 from bot.store.followups import OutboxRow
 from bot.usecases.admission import Admitted
-from bot.usecases.writes import REPLY, UPDATE, UPDATE_COPY, copy_update_key, reply_key, update_key
+from bot.usecases.outbox_keys import (
+    REPLY,
+    UPDATE,
+    UPDATE_COPY,
+    copy_update_key,
+    reply_key,
+    update_key,
+)
 
 log = logging.getLogger(__name__)
 

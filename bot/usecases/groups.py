@@ -36,6 +36,7 @@ from bot.core.groups import AlsoAsked
 from bot.core.pending import ItemKind
 from bot.usecases.admission import Request
 from bot.usecases.audit import Audit
+from bot.usecases.outbox_keys import GROUP_REASON
 from bot.usecases.past_answers import normalise, past_choices, question_key
 
 log = logging.getLogger(__name__)
@@ -227,7 +228,7 @@ class Groups:
         members = self.members(card)
         if not members:
             return []
-        reason = f"group:joined:{card.pending_id}"
+        reason = f"{GROUP_REASON}joined:{card.pending_id}"
         everyone = _ordered([*members, card])
         edits = [
             GroupEdit(m, reason)
@@ -243,7 +244,7 @@ class Groups:
         drop it."""
         if not card.state.terminal or card.ts is None or group_key(card) is None:
             return []
-        reason = f"group:left:{card.pending_id}"
+        reason = f"{GROUP_REASON}left:{card.pending_id}"
         members = self.members(card)
         everyone = _ordered([*members, card])
         return [

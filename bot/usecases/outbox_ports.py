@@ -1,15 +1,17 @@
 """What the outbox's publisher and its writes call on the repositories: one narrow port per
-repository (cards, outbox; the audit log's is :class:`bot.usecases.audit.Audit`)."""
+repository (cards, outbox; the audit log's is :class:`bot.usecases.audit.Audit`), and what the
+writes call back on the publisher (:class:`Requeue`)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from bot.core.domain import Card
 from bot.store.copies import CardMessage
 from bot.store.records import OutboxItem
-from bot.usecases.groups import GroupCards
+from bot.usecases.groups import GroupCards, GroupEdit
 from bot.usecases.pacing import PaceOutbox
 
 
@@ -79,3 +81,15 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
     def outbox_note(self, item_id: int, note: str, *, worker_id: str | None = None) -> bool: ...
 
     def outbox_failed_count(self, within_s: float | None = None) -> int: ...
+
+
+class Requeue(Protocol):
+    """The publisher, for the edits a write finds it must make after all."""
+
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
+
+    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None: ...
+
+    def enqueue_group(self, edits: Sequence[GroupEdit]) -> None: ...
+
+    def changed(self) -> None: ...

@@ -36,22 +36,17 @@ from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.groups import GroupEdit
 from bot.usecases.leases import OUTBOX_LEASE_S
 from bot.usecases.messages import SnoozeLookup
-from bot.usecases.outbox_ports import PublisherCards, PublisherOutbox
-from bot.usecases.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
-from bot.usecases.writes import (
-    KINDS,
+from bot.usecases.outbox_keys import (
     NOT_SENT,
     POST,
     UPDATE,
     UPDATE_COPY,
-    Write,
-    Writes,
-    attempt_note,
     copy_update_key,
-    paced,
-    retry_note,
     update_key,
 )
+from bot.usecases.outbox_ports import PublisherCards, PublisherOutbox
+from bot.usecases.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
+from bot.usecases.writes import KINDS, Write, Writes, attempt_note, paced, retry_note
 
 log = logging.getLogger(__name__)
 

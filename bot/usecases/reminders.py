@@ -26,8 +26,8 @@ from bot.cards.followups import escalated_reply, escalation_note, reminder_text
 from bot.config.followups import FollowUps
 from bot.core.claims import followup_age
 from bot.store.followups import NewMessage, OutboxRow, Waiting
+from bot.usecases.outbox_keys import POST_COPY, REPLY, copy_post_key, reply_key
 from bot.usecases.periodic import PeriodicWorker
-from bot.usecases.writes import POST_COPY, REPLY, copy_post_key, reply_key
 
 log = logging.getLogger(__name__)
 

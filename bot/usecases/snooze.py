@@ -25,8 +25,8 @@ from bot.store import CardsRepository, SnoozesRepository
 from bot.store.followups import OutboxRow
 from bot.usecases.admission import Admitted
 from bot.usecases.audit import Audit
+from bot.usecases.outbox_keys import COPY_REPLY, UPDATE_COPY, copy_update_key, reply_key
 from bot.usecases.periodic import INTERVAL_S, PeriodicLoop
-from bot.usecases.writes import COPY_REPLY, UPDATE_COPY, copy_update_key, reply_key
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from bot.store import FollowupsRepository
 from bot.store.followups import NewMessage, OutboxRow
 from bot.store.subscriptions import ScopeKind, Subscription
 from bot.usecases.listing import Reply
+from bot.usecases.outbox_keys import POST_COPY, copy_post_key
 from bot.usecases.periodic import PeriodicWorker
-from bot.usecases.writes import POST_COPY, copy_post_key
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,6 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from bot.config.routing import USER_ID
 from bot.core.domain import Card, CardState
@@ -26,50 +25,28 @@ from bot.store.copies import CardMessage
 from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
 from bot.usecases.forgotten import ForgottenCards
-from bot.usecases.groups import GroupEdit, Groups
+from bot.usecases.groups import Groups
 from bot.usecases.messages import (
     SnoozeLookup,
     card_message,
     copy_message,
     plain_message,
 )
-from bot.usecases.outbox_ports import WriteCards, WriteOutbox
+from bot.usecases.outbox_keys import (
+    COPY_REPLY,
+    NOT_SENT,
+    POST,
+    POST_COPY,
+    REPLY,
+    UPDATE,
+    UPDATE_COPY,
+    copy_update_key,
+    is_group_edit,
+    update_key,
+)
+from bot.usecases.outbox_ports import Requeue, WriteCards, WriteOutbox
 
 log = logging.getLogger(__name__)
-
-POST = "post"
-UPDATE = "update"
-#: A bundle's other messages (escalation card, DM card): their post and their edits.
-POST_COPY = "post_copy"
-UPDATE_COPY = "update_copy"
-#: A reply in the thread of a bundle's channel card (a reminder, an escalation notice).
-REPLY = "reply"
-#: A reply in the thread of one of its other messages ("Back from snooze" in a DM card's).
-COPY_REPLY = "copy_reply"
-#: The part of an edit's key that marks a change of the card's group (bot/usecases/groups.py).
-GROUP_EDIT = ":group:"
-#: ``last_error`` values that prove an earlier take of a post did not reach Slack.
-NOT_SENT = ("", "paced", "ratelimited")
-
-
-def update_key(card: Card, reason: str = "") -> str:
-    """The outbox key of the edit of ``card`` to its current state (one edit per state, and
-    one more per ``reason`` such as a corrected attribution)."""
-    key = f"update:{card.pending_id}:{card.state.value}"
-    return f"{key}:{reason}" if reason else key
-
-
-def copy_update_key(card: Card, message_key: str, reason: str = "") -> str:
-    """The outbox key of the edit of one of ``card``'s other messages to its current state."""
-    return f"{update_key(card, reason)}:copy:{message_key}"
-
-
-def copy_post_key(message_key: str) -> str:
-    return f"post_copy:{message_key}"
-
-
-def reply_key(key: str) -> str:
-    return f"reply:{key}"
 
 
 @dataclass(frozen=True)
@@ -89,18 +66,6 @@ class Write:
     made_earlier: Callable[[], bool] | None = None
     #: Sent instead when Slack refuses the message itself (None: a refusal is final).
     plain: Callable[[], Message] | None = None
-
-
-class Requeue(Protocol):
-    """The publisher, for the edits a write finds it must make after all."""
-
-    def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
-
-    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None: ...
-
-    def enqueue_group(self, edits: Sequence[GroupEdit]) -> None: ...
-
-    def changed(self) -> None: ...
 
 
 Plan = Callable[["Writes", Card, OutboxItem], Write | None]
@@ -272,8 +237,7 @@ class Writes:
         ts = card.ts
         if not ts:
             return None  # the post renders the current state when it happens
-        group_edit = f"update:{card.pending_id}:{CardState.PENDING.value}{GROUP_EDIT}"
-        if card.state is not CardState.PENDING and (item.key or "").startswith(group_edit):
+        if card.state is not CardState.PENDING and is_group_edit(item.key or "", card.pending_id):
             return None  # its group changed while it waited; its outcome's own edit shows it
 
         def send(message: Message) -> str:

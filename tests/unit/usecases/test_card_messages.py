@@ -11,8 +11,8 @@ from bot.core.domain import Card, CardState
 from bot.store import Database
 from bot.usecases.admission import Admission, Admitted, Refusal, Request
 from bot.usecases.answers import AnswerService
+from bot.usecases.outbox_keys import POST_COPY, REPLY, copy_post_key, reply_key
 from bot.usecases.publisher import Publisher
-from bot.usecases.writes import POST_COPY, REPLY, copy_post_key, reply_key
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 

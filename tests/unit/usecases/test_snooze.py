@@ -20,6 +20,7 @@ from bot.store.copies import CardMessage
 from bot.usecases.admission import Admission, Admitted, Refusal, Request
 from bot.usecases.home import HomeService
 from bot.usecases.listing import ListingService
+from bot.usecases.outbox_keys import POST_COPY, copy_post_key
 from bot.usecases.publisher import Publisher
 from bot.usecases.snooze import (
     NotSnoozed,
@@ -30,7 +31,6 @@ from bot.usecases.snooze import (
     Unsnoozed,
 )
 from bot.usecases.waiting import WaitingQueue
-from bot.usecases.writes import POST_COPY, copy_post_key
 from tests.kit.factories import ALICE_ID, KANDEV_URL, numbered_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
 from tests.unit.usecases.test_card_messages import add_copy
