@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Unpack
 from urllib.parse import quote
@@ -15,6 +14,7 @@ from bot.kandev.errors import KandevNotFoundError, KandevProtocolError
 from bot.kandev.http import HttpOptions, KandevHttp
 from bot.kandev.mcp import McpSession
 from bot.kandev.models import (
+    ActiveList,
     FinalState,
     Lost,
     NotActive,
@@ -48,18 +48,6 @@ CONVERSATION_TOOL = "get_task_conversation_kandev"
 #: The Needs-you inbox history (only with KANDEV_FEATURES_NEEDS_YOU_INBOX=true).
 HISTORY_PATH = "/api/v1/clarification-inbox/history"
 MAX_PAGE_SIZE = 200
-
-
-@dataclass(frozen=True)
-class ActiveList:
-    """Kandev's whole active list, oldest first, decoded only where it is needed."""
-
-    #: Every listed bundle's pending id.
-    ids: list[str]
-    #: Kandev's creation time of the newest listed bundle (None: nothing listed).
-    newest: datetime | None
-    #: The listed bundles not among the ``known`` ones, decoded.
-    new: list[Bundle]
 
 
 class KandevClient:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.core.clarification import Answer
+from bot.core.clarification import Answer, Bundle
 
 
 class _Wire(BaseModel):
@@ -200,3 +200,15 @@ class ProbeResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.reachable and self.ready and bool(self.auth_ok) and bool(self.mcp_ok)
+
+
+@dataclass(frozen=True)
+class ActiveList:
+    """Kandev's whole active list, oldest first, decoded only where it is needed."""
+
+    #: Every listed bundle's pending id.
+    ids: list[str]
+    #: Kandev's creation time of the newest listed bundle (None: nothing listed).
+    newest: datetime | None
+    #: The listed bundles not among the ``known`` ones, decoded.
+    new: list[Bundle]

@@ -24,8 +24,8 @@ from typing import Any, Protocol
 from bot.config.routing import Routing
 from bot.core.clarification import Bundle
 from bot.core.domain import Card, NewCard, TaskInfo
-from bot.kandev.client import ActiveList
 from bot.kandev.hints import NewPending
+from bot.kandev.models import ActiveList
 from bot.ops.health import Health
 from bot.usecases.audit import Audit
 from bot.usecases.past_answers import PastAnswers, question_key

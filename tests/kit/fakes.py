@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.core.clarification import Answer, Bundle
-from bot.kandev.client import ActiveList
 from bot.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevUnavailable
 from bot.kandev.models import (
+    ActiveList,
     FinalState,
     Invalid,
     Lost,
