@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 import shutil
 import tempfile
 import threading
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.ops.redaction import url_password
 from fakeslack import FakeSlack, SlackDriver, SlackUser, Workspace
 from kandevkit import InProcessBot, KandevServer, ensure_runtime, free_port
 from preview import scenario
@@ -60,7 +62,7 @@ class Preview:
         self.env = dict(env)
         self.options = options or PreviewOptions()
         self.work_dir = Path(tempfile.mkdtemp(prefix="kandev-slack-preview-"))
-        self.fake = FakeSlack(Workspace(team_name="Preview", team_domain="preview"))
+        self.fake = FakeSlack(own_identity())
         self.kandev: KandevServer | None = None
         self.bot: InProcessBot | None = None
         self.http: PreviewHttpServer | None = None
@@ -99,6 +101,16 @@ class Preview:
             self.stop()
             raise
         return self
+
+    def secret_values(self) -> list[str]:
+        """What must never be shown (the preview's logs and what it prints): the Kandev token
+        and ``KANDEV_URL``'s password, as ``run`` redacts them, and this run's own secrets."""
+        ws = self.fake.workspace
+        found = [self.env.get("KANDEV_TOKEN", ""), ws.bot_token, ws.signing_secret]
+        found.append(url_password(self.env.get("KANDEV_URL", "")) or "")
+        if self.http is not None:
+            found.append(self.http.token)
+        return [secret for secret in found if secret]
 
     def _on_stop(self, part: T, stop: Callable[[], object]) -> T:
         """``part``, to be stopped by ``stop`` (the parts stop in the reverse order)."""
@@ -190,3 +202,15 @@ class Preview:
         if user.id != user_id:
             raise ActionError(f"no preview user {user_id!r}")
         return self.actions.act(user, request)
+
+
+def own_identity() -> Workspace:
+    """The fake workspace the preview's bot talks to, with a bot token and a signing secret
+    new for each run (a fixed one would let anything on this machine that knows it sign
+    requests to the bot's port, or call the fake's Web API as the bot)."""
+    return Workspace(
+        team_name="Preview",
+        team_domain="preview",
+        bot_token=f"xoxb-preview-{secrets.token_hex(16)}",
+        signing_secret=secrets.token_hex(32),
+    )

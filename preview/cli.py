@@ -30,7 +30,8 @@ def main_preview(
         print(f"kandev-slack preview: {refused}", file=sys.stderr)
         return EXIT_CONFIG
     from bot.config.routing import RoutingError
-    from bot.ops.logs import configure_logging
+    from bot.ops.logs import configure_logging, install_redaction
+    from bot.ops.redaction import Redactor
     from kandevkit import KandevHarnessError, RuntimeInstallError
     from preview.app import Preview, PreviewOptions
 
@@ -40,10 +41,12 @@ def main_preview(
     if with_kandev:
         print("Starting a local Kandev (the first run fetches its runtime from npm)…")
     preview = Preview(env, PreviewOptions(port=port, with_kandev=with_kandev))
+    install_redaction(preview.secret_values())  # as ``run`` does: no log line shows a secret
+    redact = Redactor(preview.secret_values())  # nor any line printed here
     try:
         preview.start()
     except (OSError, RoutingError, KandevHarnessError, RuntimeInstallError) as problem:
-        print(f"kandev-slack preview: could not start: {problem}", file=sys.stderr)
+        print(f"kandev-slack preview: could not start: {redact(str(problem))}", file=sys.stderr)
         return EXIT_FAILED
     stop = threading.Event()
 
@@ -52,6 +55,7 @@ def main_preview(
 
     signal.signal(signal.SIGTERM, on_signal)
     where = preview.kandev.base_url if preview.kandev else env.get("KANDEV_URL", "the default")
+    where = redact(where)
     print(f"Preview of kandev-slack: open {preview.url}  (Kandev: {where}; Ctrl-C stops)")
     try:
         while not stop.wait(0.5):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
@@ -46,6 +47,29 @@ class Sql:
         self._write_lock = write_lock or nullcontext()
         #: Raises instead of letting a write begin (an SQLite file deleted or replaced).
         self._before_write = before_write
+        #: The transaction of this thread's open :meth:`unit`, if any (per thread, never
+        #: carried to another: a connection is used by one thread at a time).
+        self._unit = threading.local()
+
+    def _open_unit(self) -> Connection | None:
+        conn: Connection | None = getattr(self._unit, "conn", None)
+        return conn
+
+    @contextmanager
+    def unit(self) -> Iterator[None]:
+        """One transaction for every store call this thread makes inside the block, on any
+        repository sharing this :class:`Sql`: committed when the block ends, rolled back
+        (all of it) when it raises — e.g. a card's state change and the outbox row of its
+        edit, both there or neither. Nested, the inner block is part of the outer one."""
+        if self._open_unit() is not None:
+            yield
+            return
+        with self.write() as conn:
+            self._unit.conn = conn
+            try:
+                yield
+            finally:
+                self._unit.conn = None
 
     def now(self) -> ColumnElement[Any]:
         """Now, as a SQL expression evaluated by the database."""
@@ -70,7 +94,12 @@ class Sql:
     def write(self, within_s: float | None = None) -> Iterator[Connection]:
         """A transaction that will write (``BEGIN IMMEDIATE`` on SQLite); commits on success.
         ``within_s`` (PostgreSQL): its lock waits and statements are cut at that many seconds
-        (e.g. the hand-over, which must fit its budget whatever holds a lock)."""
+        (e.g. the hand-over, which must fit its budget whatever holds a lock). Inside a
+        :meth:`unit`: that unit's transaction."""
+        open_unit = self._open_unit()
+        if open_unit is not None:
+            yield open_unit
+            return
         if self._before_write is not None:
             self._before_write()
         with self._write_lock, self._lock, self.engine.connect() as conn:
@@ -84,12 +113,18 @@ class Sql:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
+        """A read-only transaction (inside a :meth:`unit`: that unit's, which sees its writes)."""
+        open_unit = self._open_unit()
+        if open_unit is not None:
+            yield open_unit
+            return
         with self._lock, self.engine.connect() as conn, conn.begin():
             yield conn
 
 
 class Repository:
-    """One aggregate's queries over the shared :class:`Sql` (no public methods of its own)."""
+    """One aggregate's queries over the shared :class:`Sql` (one public method of its own:
+    :meth:`atomic`, the unit of work spanning every repository of the database)."""
 
     def __init__(self, sql: Sql) -> None:
         self._sql = sql
@@ -110,6 +145,11 @@ class Repository:
 
     def _at(self, seconds: float) -> ColumnElement[Any]:
         return self._sql.at(seconds)
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """The unit of work: every call on this database's repositories inside the block, by
+        this thread, is one transaction (see :meth:`Sql.unit`)."""
+        return self._sql.unit()
 
     def _write(self, within_s: float | None = None) -> AbstractContextManager[Connection]:
         return self._sql.write(within_s)

@@ -7,7 +7,18 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, literal, or_, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    case,
+    delete,
+    func,
+    literal,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.engine import Connection
 
 from bot.store.base import insert_unless_exists
@@ -24,6 +35,12 @@ _FINISHED = (OutboxStatus.DONE.value, _FAILED)
 
 #: The outbox columns an OutboxItem names otherwise (every other column is its field).
 _FIELD_OF = {"dedupe_key": "key", "payload_json": "payload"}
+
+
+def _deferred_before_a_step_back(now: ColumnElement[Any]) -> ColumnElement[bool]:
+    """The item was last given back at a time later than ``now``: the clock stepped back
+    since, and what is left of its wait is longer than the wait it was given."""
+    return outbox.c.updated_at > now
 
 
 def _item(row: Any) -> OutboxItem:
@@ -95,7 +112,8 @@ class OutboxRepository(PaceMixin):
         kinds: Collection[str] | None = None,
     ) -> list[OutboxItem]:
         """Lease up to ``limit`` due items (not_before <= now, no live lease) to ``worker_id``
-        for ``lease_s`` seconds, oldest due first.
+        for ``lease_s`` seconds, oldest due first. An item given back before the clock stepped
+        back is due (its wait, kept in the old time, would outlast its own interval).
 
         In one transaction: ``SELECT ... FOR UPDATE SKIP LOCKED`` picks the ids (on PostgreSQL
         concurrent takers skip each other's rows; on SQLite ``BEGIN IMMEDIATE`` serialises
@@ -110,7 +128,7 @@ class OutboxRepository(PaceMixin):
             until = literal(now + timedelta(seconds=lease_s), UTCDateTime())
         due = and_(
             outbox.c.status == _PENDING,
-            outbox.c.not_before <= at,
+            or_(outbox.c.not_before <= at, _deferred_before_a_step_back(at)),
             or_(outbox.c.lease_until.is_(None), outbox.c.lease_until <= at),
         )
         if kinds is not None:
@@ -262,10 +280,10 @@ class OutboxRepository(PaceMixin):
         (0 when one is due already); None when nothing waits. Whichever worker deferred it, any
         worker can wake for it (one that died deferred many a paced post)."""
         waiting = and_(outbox.c.status == _PENDING, outbox.c.lease_until.is_(None))
+        now_sql = self._now()
+        due_at = case((_deferred_before_a_step_back(now_sql), now_sql), else_=outbox.c.not_before)
         with self._read() as conn:
-            soonest, now = conn.execute(
-                select(func.min(outbox.c.not_before), self._now()).where(waiting)
-            ).one()
+            soonest, now = conn.execute(select(func.min(due_at), now_sql).where(waiting)).one()
         if soonest is None:
             return None
         return max((soonest - now).total_seconds(), 0.0)

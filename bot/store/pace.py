@@ -17,6 +17,12 @@ only by the DATABASE's clock, so replicas whose own clocks differ still agree:
   are never sent closer than ``spacing_s - tolerance_s`` apart, and never more than one per
   ``spacing_s`` on average, even when a post is sent late (a busy process) or a slot's holder
   died: a dead replica's slot simply passes unused, it never blocks the channel.
+
+The database's clock may step back (NTP, a VM restored): then the row's times, kept in the old
+time, would hold every message back by the whole step. The row remembers the now it last saw
+(``seen_at``); a now before it moves the gate back by the step and starts the queues again, and
+a slot an item was given before the step (later than any the row could have given since) is
+given up for a new one, so every wait stays within its own interval whatever the clock does.
 """
 
 from __future__ import annotations
@@ -60,6 +66,41 @@ class Pace:
 
 
 @dataclass(frozen=True)
+class _Row:
+    """A channel's pace row as read (locked), with the database's now read after the lock."""
+
+    free_at: datetime
+    cards_at: datetime
+    follows_at: datetime
+    seen_at: datetime | None
+    now: datetime
+
+    @property
+    def step_back(self) -> timedelta:
+        """How far the clock went back since the row was last used (zero: it did not)."""
+        if self.seen_at is None or self.seen_at <= self.now:
+            return timedelta(0)
+        return self.seen_at - self.now
+
+    def times(self) -> tuple[datetime, datetime, datetime]:
+        """``free_at``, ``cards_at``, ``follows_at`` in the current time. After a step back the
+        gate moves back by the step, and the queues start again: every slot given before the
+        step is given up by its item (which queues anew), so none of them is kept."""
+        back = self.step_back
+        if not back:
+            return self.free_at, self.cards_at, self.follows_at
+        return max(self.free_at - back, _NEVER), _NEVER, _NEVER
+
+    def values(self) -> dict[str, datetime]:
+        """What to write back in any case: the now seen, and the times moved back if they were."""
+        values = {"seen_at": self.now}
+        if self.step_back:
+            free_at, cards_at, follows_at = self.times()
+            values.update(free_at=free_at, cards_at=cards_at, follows_at=follows_at)
+        return values
+
+
+@dataclass(frozen=True)
 class Turn:
     """The answer of :meth:`PaceMixin.pace_turn`, in the database's time.
 
@@ -87,12 +128,15 @@ class PaceMixin(Repository):
         tolerance = timedelta(seconds=pace.tolerance_s)
         held = None if held is None else require_aware(held)
         with self._write() as conn:
-            free_at, cards_at, follows_at, now = self._pace_row(conn, channel)
-            values: dict[str, datetime] = {}
+            row = self._pace_row(conn, channel)
+            (free_at, cards_at, follows_at), now = row.times(), row.now
+            values = row.values()
             slot = held
             if slot is not None and (
                 now - slot > timedelta(seconds=max(STALE_SLOT_S, spacing_s))
                 or (follow and cards_at > now)  # a card post is due or waiting: it goes first
+                # later than any slot given since: given in the time before a step back
+                or slot > max(follows_at if follow else cards_at, free_at - tolerance)
             ):
                 slot = None
             if slot is None:
@@ -107,25 +151,24 @@ class PaceMixin(Repository):
                 values["free_at"] = max(free_at, now) + spacing
             else:
                 slot = max(slot, free_at - tolerance)
-            if values:
-                conn.execute(
-                    update(channel_pace).where(channel_pace.c.channel == channel).values(**values)
-                )
+            conn.execute(
+                update(channel_pace).where(channel_pace.c.channel == channel).values(**values)
+            )
         return Turn(go=go, at=now if go else slot, now=now)
 
     def pace_block(self, channel: str, seconds: float, *, tolerance_s: float) -> None:
         """Slack refused a message in ``channel`` (429): nobody sends there for ``seconds``."""
         with self._write() as conn:
-            free_at, _cards_at, _follows_at, now = self._pace_row(conn, channel)
-            until = now + timedelta(seconds=seconds + tolerance_s)
-            if until > free_at:
-                conn.execute(
-                    update(channel_pace)
-                    .where(channel_pace.c.channel == channel)
-                    .values(free_at=until)
-                )
+            row = self._pace_row(conn, channel)
+            values = row.values()
+            until = row.now + timedelta(seconds=seconds + tolerance_s)
+            if until > row.times()[0]:
+                values["free_at"] = until
+            conn.execute(
+                update(channel_pace).where(channel_pace.c.channel == channel).values(**values)
+            )
 
-    def _pace_row(self, conn: Any, channel: str) -> tuple[datetime, datetime, datetime, datetime]:
+    def _pace_row(self, conn: Any, channel: str) -> _Row:
         """The channel's row (created when new), locked until the transaction ends, and the
         database's now read after the lock was granted. :class:`PaceBusy` when another session
         holds the row (PostgreSQL)."""
@@ -145,19 +188,18 @@ class PaceMixin(Repository):
             channel_pace.c.free_at,
             channel_pace.c.cards_at,
             channel_pace.c.follows_at,
+            channel_pace.c.seen_at,
             self._clock_now(conn.dialect.name).label("now"),
         )
-        row = conn.execute(stmt).one()
-        return row.free_at, row.cards_at, row.follows_at, row.now
+        return _Row(**conn.execute(stmt).one()._asdict())
 
-    def _pg_pace_row(
-        self, conn: Any, channel: str
-    ) -> tuple[datetime, datetime, datetime, datetime]:
+    def _pg_pace_row(self, conn: Any, channel: str) -> _Row:
         locked = (
             select(
                 channel_pace.c.free_at,
                 channel_pace.c.cards_at,
                 channel_pace.c.follows_at,
+                channel_pace.c.seen_at,
                 self._clock_now("postgresql").label("now"),
             )
             .where(channel_pace.c.channel == channel)
@@ -171,7 +213,7 @@ class PaceMixin(Repository):
                 .on_conflict_do_nothing(index_elements=["channel"])
             )
             row = conn.execute(locked).one()
-        return row.free_at, row.cards_at, row.follows_at, row.now
+        return _Row(**row._asdict())
 
     def _clock_now(self, dialect: str) -> ColumnElement[Any]:
         """The database's now at this very moment (PostgreSQL's ``now()`` is the start of the

@@ -152,6 +152,8 @@ channel_pace = Table(
     Column("free_at", UTCDateTime, nullable=False),
     Column("cards_at", UTCDateTime, nullable=False),
     Column("follows_at", UTCDateTime, nullable=False),
+    # The database's now at the last turn (v0014): a now before it is a clock stepped back.
+    Column("seen_at", UTCDateTime),
 )
 
 home_viewers = Table(

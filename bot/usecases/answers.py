@@ -285,7 +285,14 @@ class AnswerService:
         )
 
     def _resolve(self, card: Card, outcome: CardOutcome, *, force: bool = False) -> Card:
-        """Move the card to ``outcome`` (once) and schedule its edit."""
+        """Move the card to ``outcome`` (once) and schedule its edit, in one transaction (a
+        crash never leaves the card resolved with its message still live)."""
+        with self.cards.atomic():
+            updated = self._resolve_in_unit(card, outcome, force=force)
+        self.publisher.wake()  # once committed: the publisher finds the edit
+        return updated
+
+    def _resolve_in_unit(self, card: Card, outcome: CardOutcome, *, force: bool) -> Card:
         changed = self.cards.transition(card.pending_id, outcome)
         if not changed and force:
             # Sync may have recorded the same resolution as "in Kandev" a moment earlier;

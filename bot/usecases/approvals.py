@@ -28,6 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -79,6 +80,8 @@ class ApprovalsKandev(Protocol):
 class ApprovalCards(Protocol):
     """What approvals call on the cards (bot.store.CardsRepository)."""
 
+    def atomic(self) -> AbstractContextManager[None]: ...
+
     def get(self, pending_id: str) -> Card | None: ...
 
     def claim(self, new: NewCard) -> bool: ...
@@ -106,6 +109,8 @@ class ApprovalPosts(Protocol):
     def enqueue_post(self, card: Card) -> None: ...
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
+
+    def wake(self) -> None: ...
 
 
 @dataclass

@@ -4,6 +4,7 @@ the Slack person whose answer won."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from bot.core.domain import Card, CardOutcome, CardState
@@ -12,6 +13,8 @@ from bot.usecases.audit import Audit
 
 
 class EndedCards(Protocol):
+    def atomic(self) -> AbstractContextManager[None]: ...
+
     def get(self, pending_id: str) -> Card | None: ...
 
     def transition(
@@ -25,6 +28,8 @@ class Winners(Protocol):
 
 class Edits(Protocol):
     def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
+
+    def wake(self) -> None: ...
 
 
 def credit_slack_winner(submissions: Winners, card: Card, outcome: CardOutcome) -> CardOutcome:
@@ -41,11 +46,14 @@ def credit_slack_winner(submissions: Winners, card: Card, outcome: CardOutcome) 
 def end_synced(
     cards: EndedCards, audit_log: Audit, edits: Edits, card: Card, outcome: CardOutcome
 ) -> bool:
-    """Move ``card`` from pending to ``outcome`` (once), audit it and queue its edit."""
-    if not cards.transition(card.pending_id, outcome):
-        return False
-    audit_log.audit(card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced")
-    updated = cards.get(card.pending_id)
-    if updated is not None:
-        edits.enqueue_update(updated)
+    """Move ``card`` from pending to ``outcome`` (once), audit it and queue its edit: one
+    transaction, so a crash never leaves the card ended with its message still live."""
+    with cards.atomic():
+        if not cards.transition(card.pending_id, outcome):
+            return False
+        audit_log.audit(card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced")
+        updated = cards.get(card.pending_id)
+        if updated is not None:
+            edits.enqueue_update(updated)
+    edits.wake()  # once committed: the publisher finds the edit
     return True

@@ -26,6 +26,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
@@ -79,6 +80,8 @@ class FinalStates(Protocol):
 class ReconcilerCards(Protocol):
     """What the reconciler calls on the cards (bot.store.CardsRepository)."""
 
+    def atomic(self) -> AbstractContextManager[None]: ...
+
     def pending_ids(self) -> list[tuple[str, datetime]]: ...
 
     def get(self, pending_id: str) -> Card | None: ...
@@ -103,6 +106,8 @@ class Edits(Protocol):
     """Where a card's edit is queued (bot.usecases.publisher.Publisher)."""
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
+
+    def wake(self) -> None: ...
 
 
 class SessionIndex:

@@ -12,6 +12,8 @@
     poller: null,
   };
   const $ = (id) => document.getElementById(id);
+  // This run's token, given with the page: the server answers no request without it.
+  const TOKEN = document.querySelector('meta[name="preview-token"]').content;
 
   async function poll() {
     const controller = new AbortController();
@@ -19,7 +21,10 @@
     while (S.poller === controller) {
       try {
         const query = `user=${encodeURIComponent(S.user)}&since=${encodeURIComponent(S.version)}`;
-        const response = await fetch(`/api/state?${query}`, { signal: controller.signal });
+        const response = await fetch(`/api/state?${query}`, {
+          signal: controller.signal,
+          headers: { "X-Preview-Token": TOKEN },
+        });
         const data = await response.json();
         if (S.poller !== controller) return;
         S.data = data;
@@ -150,7 +155,7 @@
     try {
       const response = await fetch("/api/act", {
         method: "POST",
-        headers: { "Content-Type": "application/json" },
+        headers: { "Content-Type": "application/json", "X-Preview-Token": TOKEN },
         body: JSON.stringify(Object.assign({ user: S.user }, request)),
       });
       const result = await response.json();

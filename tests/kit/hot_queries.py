@@ -354,6 +354,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
 #: is never repeated.
 COLD_METHODS = frozenset(
     {
+        "atomic",  # no statement of its own: the transaction the calls inside it share
         "close",
         "count",
         "audit_entries",

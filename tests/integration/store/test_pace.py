@@ -157,3 +157,44 @@ def test_an_outbox_item_keeps_its_slot_only_when_deferred_to_it(
     clock.advance(2)
     [item] = store.outbox.outbox_take(None, 10, "w2")
     assert item.slot_at is None
+
+
+def test_a_clock_stepped_back_never_makes_a_wait_longer_than_its_interval(
+    store: Database, clock: FakeClock
+) -> None:
+    assert turn(store).go
+    held = turn(store)  # the next post's slot, one interval on
+    assert not held.go and held.wait_s == SPACING
+    clock.advance(-3600)  # the database's clock steps back an hour
+    new = turn(store)
+    assert new.wait_s <= SPACING  # the next slot of the gate, not an hour and a second
+    again = turn(store, held=held.at)  # the slot given before the step is given up
+    assert again.wait_s <= 2 * SPACING  # it queues anew, behind the new one
+    assert len({new.at, again.at}) == 2  # still distinct slots
+    clock.now = max(new.at, again.at)
+    assert turn(store, held=max(new.at, again.at)).go
+
+
+def test_after_a_step_back_the_gate_and_a_rate_limit_are_kept_in_the_new_time(
+    store: Database, clock: FakeClock
+) -> None:
+    assert turn(store).go
+    clock.advance(-3600)
+    first = turn(store)
+    assert first.wait_s <= SPACING  # the gate moved back with the clock, not a whole hour
+    store.outbox.pace_block(CHANNEL, 5.0, tolerance_s=TOLERANCE)
+    blocked = turn(store)
+    assert SPACING < blocked.wait_s <= 5.0 + 2 * SPACING
+
+
+def test_an_item_given_back_before_the_clock_stepped_back_is_due(
+    store: Database, clock: FakeClock
+) -> None:
+    item_id = store.outbox.outbox_put("post", "post:p9", {"pending_id": "p9"}, channel=CHANNEL)
+    assert item_id is not None
+    [item] = store.outbox.outbox_take(None, 10, "w1")
+    assert store.outbox.outbox_retry(item_id, 2.0, "paced", worker_id="w1")
+    clock.advance(-3600)
+    assert store.outbox.outbox_next_due_s() == 0.0  # not in an hour and two seconds
+    [again] = store.outbox.outbox_take(None, 10, "w2")
+    assert again.id == item_id

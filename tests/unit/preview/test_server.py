@@ -1,8 +1,11 @@
 """The preview's HTTP server: 127.0.0.1 only, the page and its files, the state and act
-endpoints (their errors as 400s), and a policy that lets the page run nothing but its own."""
+endpoints (their errors as 400s), a policy that lets the page run nothing but its own, and no
+other web page may drive it (its own Host, same-origin JSON requests with this run's token)."""
 
 from __future__ import annotations
 
+import http.client
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,7 +13,7 @@ import httpx
 import pytest
 
 from preview.actions import ActionError
-from preview.server import PreviewHttpServer
+from preview.server import MAX_BODY, TOKEN_HEADER, PreviewHttpServer
 
 
 @pytest.fixture
@@ -50,20 +53,134 @@ def test_the_page_and_its_files(server) -> None:
     assert httpx.get(f"{base}/static/../app.py").status_code == 404
 
 
+def the_page(running: PreviewHttpServer) -> httpx.Client:
+    """A client sending what the preview's page sends: its token (read from the page)."""
+    base = f"http://127.0.0.1:{running.port}"
+    found = re.search(r'name="preview-token" content="([^"]+)"', httpx.get(f"{base}/").text)
+    assert found is not None, "the page carries no token"
+    return httpx.Client(base_url=base, headers={TOKEN_HEADER: found.group(1)})
+
+
 def test_the_state_is_long_polled_only_when_the_page_has_a_version(server) -> None:
     running, seen = server
-    base = f"http://127.0.0.1:{running.port}"
-    assert httpx.get(f"{base}/api/state?user=U1").json() == {"version": "v2", "user": "U1"}
-    httpx.get(f"{base}/api/state?user=U1&since=v1")
+    page = the_page(running)
+    assert page.get("/api/state?user=U1").json() == {"version": "v2", "user": "U1"}
+    page.get("/api/state?user=U1&since=v1")
     assert [s[3] for s in seen] == [0.0, 20.0]
 
 
 def test_an_action_is_passed_on_and_a_bad_one_is_a_400(server) -> None:
     running, seen = server
-    url = f"http://127.0.0.1:{running.port}/api/act"
-    assert httpx.post(url, json={"user": "U1", "kind": "click"}).json() == {"ok": True}
+    page, url = the_page(running), "/api/act"
+    assert page.post(url, json={"user": "U1", "kind": "click"}).json() == {"ok": True}
     assert seen == [("act", "U1", {"user": "U1", "kind": "click"})]
-    bad = httpx.post(url, json={"user": "U1", "kind": "nonsense"})
+    bad = page.post(url, json={"user": "U1", "kind": "nonsense"})
     assert bad.status_code == 400 and "nonsense" in bad.json()["error"]
-    assert httpx.post(url, content=b"[1]").status_code == 400
-    assert httpx.post(url, content=b"{not json").status_code == 400
+    json_type = {"Content-Type": "application/json"}
+    assert page.post(url, content=b"[1]", headers=json_type).status_code == 400
+    assert page.post(url, content=b"{not json", headers=json_type).status_code == 400
+
+
+# ---- no other web page may drive it -------------------------------------------------------
+
+
+def test_another_host_name_is_refused(server) -> None:
+    """A DNS-rebinding page reaches 127.0.0.1 under its own name: nothing is served to it."""
+    running, seen = server
+    page = the_page(running)
+    for path in ("/", "/static/app.js", "/api/state?user=U1"):
+        refused = page.get(path, headers={"Host": f"evil.example:{running.port}"})
+        assert refused.status_code == 421, path
+    clicked = page.post(
+        "/api/act", json={"user": "U1", "kind": "click"}, headers={"Host": "evil.example"}
+    )
+    assert clicked.status_code == 421
+    assert page.get("/", headers={"Host": f"localhost:{running.port}"}).status_code == 200
+    assert [s for s in seen if s[0] == "act"] == []
+
+
+def test_a_request_from_another_origin_is_refused(server) -> None:
+    running, seen = server
+    page = the_page(running)
+    for headers in (
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
+    ):
+        clicked = page.post("/api/act", json={"user": "U1", "kind": "click"}, headers=headers)
+        assert clicked.status_code == 403, headers
+        assert page.get("/api/state?user=U1", headers=headers).status_code == 403, headers
+    own = {"Origin": f"http://127.0.0.1:{running.port}", "Sec-Fetch-Site": "same-origin"}
+    assert page.post("/api/act", json={"user": "U1", "kind": "ok"}, headers=own).status_code == 200
+    assert [s[2]["kind"] for s in seen if s[0] == "act"] == ["ok"]
+
+
+def test_an_action_must_be_json(server) -> None:
+    """What a cross-origin form or a "simple" fetch can send (text/plain, a form) is refused."""
+    running, seen = server
+    page = the_page(running)
+    body = b'{"user": "U1", "kind": "click"}'
+    refused = ("text/plain", "application/x-www-form-urlencoded", "", "multipart/form-data")
+    for content_type in refused:
+        sent = page.post("/api/act", content=body, headers={"Content-Type": content_type})
+        assert sent.status_code == 415, content_type
+    typed = {"Content-Type": "application/json; charset=utf-8"}
+    assert page.post("/api/act", content=body, headers=typed).status_code == 200
+    assert len([s for s in seen if s[0] == "act"]) == 1
+
+
+def test_the_api_wants_this_runs_token(server) -> None:
+    running, seen = server
+    base = f"http://127.0.0.1:{running.port}"
+    for token in (None, "", "not-the-token", running.token + "x"):
+        headers = {} if token is None else {TOKEN_HEADER: token}
+        clicked = httpx.post(
+            f"{base}/api/act", json={"user": "U1", "kind": "click"}, headers=headers
+        )
+        assert clicked.status_code == 403, token
+        assert httpx.get(f"{base}/api/state?user=U1", headers=headers).status_code == 403
+    assert seen == []
+
+
+def test_the_token_and_the_signing_secret_are_new_for_each_run() -> None:
+    from preview.app import own_identity
+
+    def noop(*args: Any) -> dict[str, Any]:
+        return {}
+
+    first, second = PreviewHttpServer(0, noop, noop), PreviewHttpServer(0, noop, noop)
+    try:
+        assert first.token != second.token and len(first.token) >= 32
+        assert first.token.encode() in first.page() and second.token.encode() not in first.page()
+    finally:
+        first.server_close()
+        second.server_close()
+    one, other = own_identity(), own_identity()
+    assert one.signing_secret != other.signing_secret and len(one.signing_secret) >= 32
+    assert one.bot_token != other.bot_token and one.bot_token.startswith("xoxb-")
+
+
+def raw_post(running: PreviewHttpServer, length: str, body: bytes = b"{}") -> int:
+    """A POST whose Content-Length says ``length`` (httpx would not send a wrong one)."""
+    conn = http.client.HTTPConnection("127.0.0.1", running.port, timeout=10)
+    try:
+        conn.putrequest("POST", "/api/act", skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", f"127.0.0.1:{running.port}")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader(TOKEN_HEADER, running.token)
+        conn.putheader("Content-Length", length)
+        conn.endheaders(body)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_a_bad_or_huge_length_is_refused(server) -> None:
+    running, seen = server
+    assert raw_post(running, "-1") == 400
+    assert raw_post(running, "-100000") == 400
+    assert raw_post(running, "1e3") == 400
+    assert raw_post(running, str(MAX_BODY + 1)) == 413
+    assert raw_post(running, str(10**30)) == 413
+    assert seen == []

@@ -103,3 +103,43 @@ def test_the_posts_a_dead_replica_left_waiting_go_out_at_their_slots(
             pass
         assert len(posts(gateway)) == before + 1  # one each second, none lost, none blocked
     assert posts(gateway) == ["p0", "p1", "p2", "p3"]
+
+
+def drain(publisher: Publisher) -> None:
+    while publisher.work_once():
+        pass
+
+
+def test_after_the_clock_steps_back_an_hour_a_new_card_waits_one_interval_at_most(
+    replicas: list[Publisher], gateway: FakeSlackGateway, clock: FakeClock
+) -> None:
+    a, _ = replicas
+    enqueue(a, ["p1"])
+    drain(a)
+    assert posts(gateway) == ["p1"]
+    clock.advance(-3600)  # the clock steps back an hour (NTP, a VM restored)
+    enqueue(a, ["p2"])
+    drain(a)
+    clock.advance(1.0)  # one interval (post_spacing_s)
+    drain(a)
+    assert posts(gateway) == ["p1", "p2"]
+
+
+def test_after_the_clock_steps_back_the_waiting_posts_keep_one_a_second(
+    replicas: list[Publisher], gateway: FakeSlackGateway, clock: FakeClock
+) -> None:
+    a, b = replicas
+    enqueue(a, ["p1", "p2", "p3"])
+    drain(a)  # p1 goes; p2, p3 were given their slots (in the time before the step)
+    clock.advance(-3600)
+    enqueue(b, ["p4"])
+    per_second: list[list[str]] = []
+    for _ in range(4):
+        before = len(posts(gateway))
+        drain(a)
+        drain(b)
+        per_second.append(posts(gateway)[before:])
+        clock.advance(1.0)
+    assert posts(gateway)[0] == "p1"
+    assert sorted(posts(gateway)) == ["p1", "p2", "p3", "p4"], per_second  # none waits an hour
+    assert all(len(second) <= 1 for second in per_second), per_second  # still one a second
