@@ -116,10 +116,11 @@ class Approval(_Wire):
 
     @property
     def headline(self) -> str:
-        """What the agent wants to do, in one line (the redacted description, else what the
-        action names)."""
+        """What the agent wants to do, in one line: what the action names (the command, the
+        path, the destination: what would be allowed, not only the agent's description of
+        it), else the redacted description."""
         a = self.action
-        text = a.description or a.command or a.path or a.destination or "use a tool"
+        text = a.command or a.path or a.destination or a.description or "use a tool"
         return " ".join(text.split())
 
 

@@ -101,7 +101,8 @@ def _click(body: Any, action: Action, *, option: bool) -> Interaction | Unusable
     except CodecError:
         return Unusable("tampered", detail, action, source, where)
     if payload.in_modal:
-        return _in_modal(payload, value.pending_id, action, detail)
+        chosen = (value.question_id, value.option_id) if option else None
+        return _in_modal(payload, value.pending_id, action, detail, chosen)
     request = _clicked(
         payload,
         action=action,
@@ -190,10 +191,15 @@ def offer_click(body: Any) -> tuple[str, Where, str]:
 
 
 def _in_modal(
-    payload: BlockAction, pending_id: str, action: Action, detail: str
+    payload: BlockAction,
+    pending_id: str,
+    action: Action,
+    detail: str,
+    option: tuple[str, str] | None = None,
 ) -> Interaction | Unusable:
     """A button in one of the app's modals: the modal's metadata names the card it is about
-    (and where it was opened from), as a submitted form's does."""
+    (and where it was opened from), as a submitted form's does; ``option``: the option an
+    option button names (an approval's full view carries its options)."""
     source = "slack:modal-button"
     view = payload.view
     raw = view.private_metadata if view is not None else ""
@@ -214,6 +220,7 @@ def _in_modal(
         pending_id=pending_id,
         channel=meta.channel or None,
         ts=meta.ts or None,
+        option=option,
         form=True,
         detail=detail,
     )

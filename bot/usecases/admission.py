@@ -254,6 +254,8 @@ class Admission:
         if isinstance(card.item, Approval):
             if request.via == "shortcut":
                 return Refusal("not_a_card")  # "Reject agent question" is for questions
+            if request.action == "view" and request.option is None:
+                return None  # its full view: reading it changes nothing
             # An approval is only ever resolved by one of its option buttons.
             offered = request.option is not None and card.item.option(request.option[1])
             return None if request.action == "approve" and offered else Refusal("tampered", card)

@@ -34,6 +34,7 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_ANSWER_ALL_NO)(_answer_all_declined(svc))
     app.action(ids.ACTION_OPEN)(_link_clicked)
     app.action(ids.ACTION_CONVERSATION)(_conversation_opened(svc))
+    app.action(ids.ACTION_APPROVAL_VIEW)(_whole_opened(svc))
 
 
 def _link_clicked(ack: Ack) -> None:
@@ -135,6 +136,16 @@ def _conversation_opened(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
         svc.open_conversation(requests.click(body, "view"))
+
+    return handle
+
+
+def _whole_opened(svc: Services):
+    """An approval's full view: the whole command and, while it waits, its options."""
+
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        svc.open_whole(requests.click(body, "view"))
 
     return handle
 
