@@ -46,7 +46,7 @@ from bot.cards.taskline import task_line
 from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
 from bot.cards.wording import outcome_line, slack_date, user_mention
-from bot.core.approval import Approval, ToolAction, ToolOption
+from bot.core.approval import KANDEV_CUT_BYTES, Approval, ToolAction, ToolOption
 from bot.core.claims import Claim
 from bot.core.domain import Card, CardOutcome, CardState, TaskInfo, shown_outcome
 
@@ -188,6 +188,8 @@ def option_buttons(
     left_out = 0
     primary_done = False
     for index, option in enumerate(approval.options):
+        if not approval.may_allow_here(option.option_id):
+            continue  # Kandev cut what it would allow: allowed only in Kandev (cut_notice)
         if len(buttons) >= MAX_OPTION_BUTTONS:
             left_out += 1
             continue
@@ -272,6 +274,8 @@ def _approval_blocks(
     target, hidden = target_text(approval.action, command_room)
     if target:
         blocks.append(section(target, block_id=ids.BLOCK_TARGET))
+    if approval.action.cut_by_kandev:
+        blocks.append(context(cut_notice(approval.action, final is None), block_id=ids.BLOCK_CUT))
     if hidden:
         whole = whole_button(approval, approval.item_id)
         blocks.append(actions([whole], block_id=ids.BLOCK_WHOLE))
@@ -323,6 +327,19 @@ def _fallback_text(
     line = approval_outcome_line(final.model_copy(update={"by_user": None}), approval)
     room = MAX_MESSAGE_TEXT - slack_len(line) - 3
     return f"{line} — {fit_escaped(asked, room)[0]}"
+
+
+def cut_notice(action: ToolAction, waiting: bool = True) -> str:
+    """What the card says when Kandev cut what it passed on: its end is unknown here, so
+    it can be allowed only in Kandev (safe mrkdwn)."""
+    what = {"command": "command"}.get(action.type, "text")
+    text = (
+        f"⚠️ *Kandev passed on only the first {KANDEV_CUT_BYTES:,} bytes of this {what}*: "
+        "what follows, its end included, is not known in Slack."
+    )
+    if waiting:
+        text += " It can be allowed only in Kandev, where it is shown; rejecting works here."
+    return text
 
 
 def wanted_line(approval: Approval, limit: int = 300) -> str:

@@ -193,14 +193,21 @@ def summary_line(action: ToolAction) -> str:
             parts[0] += f" and {more} more command{'s' if more > 1 else ''} chained"
         if a.cwd:
             parts.append(f"in {inline_middle(a.cwd, 300)[0]}")
-        parts.append(f"{len(a.command):,} characters")
+        parts.append(_length(a, a.command))
         return " · ".join(parts)
     if a.type in ("file_write", "file_read") and a.path:
         verb = "Write" if a.type == "file_write" else "Read"
-        return f"{verb} a file · {len(a.path):,} characters"
+        return f"{verb} a file · {_length(a, a.path)}"
     if a.type == "network" and a.destination:
-        return f"Reach the network · {len(a.destination):,} characters"
+        return f"Reach the network · {_length(a, a.destination)}"
     return ""
+
+
+def _length(action: ToolAction, text: str) -> str:
+    """``1,990 characters``, or, when Kandev cut it, how much of it Kandev passed on."""
+    if action.cut_by_kandev:
+        return f"more than the {len(text):,} characters Kandev passed on"
+    return f"{len(text):,} characters"
 
 
 def target_of(action: ToolAction) -> str:

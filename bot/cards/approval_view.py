@@ -15,6 +15,7 @@ from bot.cards import ids
 from bot.cards.approval import (
     action_text,
     approval_outcome_line,
+    cut_notice,
     option_buttons,
     wants,
 )
@@ -78,8 +79,8 @@ def _end_within(text: str, start: int, size: int) -> int:
     return end
 
 
-def _piece_section(piece: str) -> Block:
-    return section(f"```\n{render_code(piece) or ' '}\n```")
+def _piece_section(index: int, piece: str) -> Block:
+    return section(f"```\n{render_code(piece) or ' '}\n```", block_id=f"{ids.BLOCK_PART}:{index}")
 
 
 def fits_view(approval: Approval) -> bool:
@@ -116,7 +117,7 @@ def whole_view(
     if text and fits_view(approval):
         parts = pieces(text, PIECE)
         blocks.append(context(f"The whole {_noun(approval)}: {len(text):,} characters."))
-        blocks += [_piece_section(p) for p in parts]
+        blocks += [_piece_section(i, p) for i, p in enumerate(parts)]
     elif text:
         shown, middle = code_block_text(text, MAX_SECTION_TEXT)
         blocks.append(section(shown, block_id=ids.BLOCK_TARGET))
@@ -131,6 +132,8 @@ def whole_view(
                 f"window holds ({not_shown(middle.hidden)} here): {where}."
             )
         )
+    if approval.action.cut_by_kandev:
+        blocks.append(context(cut_notice(approval.action, waiting), block_id=ids.BLOCK_CUT))
     if waiting:
         buttons, left_out = option_buttons(approval, card.pending_id, confirm_limit=200)
         spare = MAX_MESSAGE_BLOCKS_TEXT - blocks_text_length(blocks) - 300

@@ -21,7 +21,7 @@ from bot.cards.ids import ModalMetadata
 from bot.cards.limits import MAX_MESSAGE_BLOCKS_TEXT, blocks_text_length, slack_len
 from bot.cards.listing import render_listing
 from bot.cards.waiting import ListingPage, Query
-from bot.core.approval import Approval, ToolAction, ToolOption, approval_key
+from bot.core.approval import KANDEV_CUT_BYTES, Approval, ToolAction, ToolOption, approval_key
 from bot.core.domain import Card, CardState
 from tests.kit.factories import KANDEV_URL, NOW, make_task, waiting
 from tests.unit.cards.checks import assert_valid_message, assert_valid_view
@@ -281,9 +281,7 @@ def view_text(view: dict) -> str:
     codes = [
         b["text"]["text"]
         for b in view["blocks"]
-        if b["type"] == "section"
-        and b["text"]["text"].startswith("```\n")
-        and not b.get("block_id")
+        if b.get("block_id", "").startswith(ids.BLOCK_PART)
     ]
     return "".join(unrender(c[4:-4]) for c in codes)
 
@@ -332,3 +330,23 @@ def test_a_reminder_and_the_notification_show_the_command_and_its_end() -> None:
     notification = render(item)["text"]
     assert "kandev-app.service" in notification and "cd /srv/app" in notification
     assert approval_key("r-1") == item.item_id
+
+
+def test_a_command_kandev_cut_offers_no_allow_and_says_why() -> None:
+    """Kandev passes on at most 4,096 bytes and says "redacted": the end is unknown here, so
+    the card offers only what is safe unseen (rejecting) and says it is allowed in Kandev."""
+    command = long_command(9000).encode()[:KANDEV_CUT_BYTES].decode()
+    item = approval(command).model_copy(
+        update={"action": approval(command).action.model_copy(update={"redacted": True})}
+    )
+    message = render(item)
+    labels = [e["text"]["text"] for e in block(message, ids.BLOCK_ACTIONS)["elements"]]
+    assert labels == ["Reject"]
+    notice = block(message, ids.BLOCK_CUT)["elements"][0]["text"]  # type: ignore[index]
+    assert "first 4,096 bytes" in notice and "allowed only in Kandev" in notice
+    tool = block(message, ids.BLOCK_TOOL)["text"]["text"]  # type: ignore[index]
+    assert "more than the 4,096 characters Kandev passed on" in tool
+    assert_valid_message(message)
+    view = whole_view(card_of(item), kandev_url=KANDEV_URL, metadata=metadata(item), waiting=True)
+    assert [e["text"]["text"] for e in block(view, ids.BLOCK_ACTIONS)["elements"]] == ["Reject"]
+    assert block(view, ids.BLOCK_CUT) is not None
