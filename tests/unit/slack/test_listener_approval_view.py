@@ -1,19 +1,33 @@
-"""An option chosen in an approval's full view (a button in a modal): parsed like a click on
-the card, carrying its option, the card named by the modal's metadata."""
+"""An approval's full view: "Review and decide…" opens it; an option chosen in it (a button
+in a modal) is parsed like a click on the card, carrying its option, the card named by the
+modal's metadata."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from slack_bolt import App
+
+from bot.cards import ids
+from bot.cards.approval import approvals_blocks
 from bot.cards.approval_view import whole_view
 from bot.cards.ids import ModalMetadata
 from bot.core.approval import Approval, ToolAction, ToolOption
-from bot.core.domain import Card
+from bot.core.domain import Card, NewCard
 from bot.slack import requests
 from bot.slack.requests import Interaction
+from bot.store import Database
 from fakeslack import ALICE, find_element, payloads
 from tests.kit.factories import KANDEV_URL, NOW, make_task
-from tests.unit.slack.slack_bodies import TRIGGER_ID, VIEW_ID, WS
+from tests.kit.fakes import FakeSlackGateway
+from tests.unit.slack.slack_bodies import (
+    TRIGGER_ID,
+    VIEW_ID,
+    WS,
+    dispatch,
+    eventually,
+    home_click,
+)
 
 
 def _card() -> Card:
@@ -70,3 +84,26 @@ def test_an_option_in_the_full_view_carries_its_option_and_names_the_card() -> N
 
 def meta_of(card: Card) -> tuple[str, str | None]:
     return card.channel, card.ts
+
+
+def test_review_on_home_opens_the_full_view_of_that_approval(
+    bolt: App, store: Database, gateway: FakeSlackGateway
+) -> None:
+    """ "Review and decide…" (a Home row): acked, admitted, the full view opened with the whole
+    command and the options."""
+    card = _card()
+    assert store.cards.claim(NewCard(card.approval, card.task, card.channel))
+    rows = approvals_blocks([(card, None)], kandev_url=KANDEV_URL, limit=3)
+    home = {"type": "home", "blocks": rows}
+
+    status, _ = dispatch(bolt, home_click(home, action_id=ids.ACTION_APPROVAL_VIEW))
+
+    assert status == 200
+    [opened] = eventually(lambda: gateway.called("views.open"))
+    view = opened["view"]
+    assert view["callback_id"] == ids.CALLBACK_APPROVAL_VIEW
+    assert "rm -rf build" in str(view["blocks"])
+    labels = [
+        e["text"]["text"] for b in view["blocks"] if b["type"] == "actions" for e in b["elements"]
+    ]
+    assert labels == ["Allow once", "Reject"]
