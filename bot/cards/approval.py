@@ -209,9 +209,13 @@ def option_buttons(
     return buttons, left_out
 
 
-def whole_button(approval: Approval, item_id: str, label: str | None = None) -> Block:
-    """The button that opens the full view ("Show whole command")."""
-    value = ButtonValue(pending_id=item_id).encode()
+def whole_button(approval: Approval, item_id: str, label: str | None = None) -> Block | None:
+    """The button that opens the full view ("Show whole command"); None when the item's id
+    does not fit a button's value."""
+    try:
+        value = ButtonValue(pending_id=item_id).encode()
+    except CodecError:
+        return None
     return button(label or whole_label(approval.action), ids.ACTION_APPROVAL_VIEW, value=value)
 
 
@@ -276,8 +280,7 @@ def _approval_blocks(
         blocks.append(section(target, block_id=ids.BLOCK_TARGET))
     if approval.action.cut_by_kandev:
         blocks.append(context(cut_notice(approval.action, final is None), block_id=ids.BLOCK_CUT))
-    if hidden:
-        whole = whole_button(approval, approval.item_id)
+    if hidden and (whole := whole_button(approval, approval.item_id)) is not None:
         blocks.append(actions([whole], block_id=ids.BLOCK_WHOLE))
     if final is None:
         buttons, left_out = option_buttons(approval, approval.item_id, confirm_limit=confirm_limit)
@@ -382,14 +385,12 @@ def approval_row(
     text += "\n" + " · ".join(meta)
     blocks: list[Block] = [section(text)]
     if with_buttons:
+        elements = [button("Open in Kandev", ids.ACTION_OPEN, url=url)]
         review = whole_button(approval, card.pending_id, REVIEW_LABEL)
-        review["style"] = "primary"
-        blocks.append(
-            {
-                "type": "actions",
-                "elements": [review, button("Open in Kandev", ids.ACTION_OPEN, url=url)],
-            }
-        )
+        if review is not None:
+            review["style"] = "primary"
+            elements.insert(0, review)
+        blocks.append({"type": "actions", "elements": elements})
     return blocks
 
 

@@ -135,8 +135,13 @@ def whole_view(
     if approval.action.cut_by_kandev:
         blocks.append(context(cut_notice(approval.action, waiting), block_id=ids.BLOCK_CUT))
     if waiting:
-        buttons, left_out = option_buttons(approval, card.pending_id, confirm_limit=200)
         spare = MAX_MESSAGE_BLOCKS_TEXT - blocks_text_length(blocks) - 300
+        for confirm_limit in (250, 200, 150):  # the confirms shrink before an option goes
+            buttons, left_out = option_buttons(
+                approval, card.pending_id, confirm_limit=confirm_limit
+            )
+            if blocks_text_length(buttons) <= spare:
+                break
         while buttons and blocks_text_length(buttons) > spare:
             buttons.pop()
             left_out += 1

@@ -25,6 +25,7 @@ from bot.core.approval import KANDEV_CUT_BYTES, Approval, ToolAction, ToolOption
 from bot.core.domain import Card, CardState
 from tests.kit.factories import KANDEV_URL, NOW, make_task, waiting
 from tests.unit.cards.checks import assert_valid_message, assert_valid_view
+from tests.unit.cards.test_approval import approvals
 from tests.unit.cards.test_limits_property import SETTINGS
 from tests.unit.listing.checks import assert_valid_home
 
@@ -350,3 +351,32 @@ def test_a_command_kandev_cut_offers_no_allow_and_says_why() -> None:
     view = whole_view(card_of(item), kandev_url=KANDEV_URL, metadata=metadata(item), waiting=True)
     assert [e["text"]["text"] for e in block(view, ids.BLOCK_ACTIONS)["elements"]] == ["Reject"]
     assert block(view, ids.BLOCK_CUT) is not None
+
+
+@SETTINGS
+@given(data=st.data())
+def test_any_three_approvals_keep_the_listing_and_home_within_limits(data) -> None:
+    rows = tuple(
+        (card_of(data.draw(approvals()).model_copy(update={"request_id": f"r-{n}"})), None)
+        for n in range(3)
+    )
+    items = [waiting(n, task_title="T" * 300, prompt="P" * 2000) for n in range(1, 11)]
+    page = ListingPage(
+        query=Query(),
+        workspace=None,
+        items=items,
+        total=len(items),
+        first=1,
+        number=1,
+        next_after=None,
+        approvals=rows,
+    )
+    assert_valid_message(render_listing(page, kandev_url=KANDEV_URL, now=NOW))
+    home = render_home(items[:3], [], kandev_url=KANDEV_URL, now=NOW, approvals=rows)
+    assert_valid_home(home)
+    assert blocks_text_length(home["blocks"]) <= MAX_MESSAGE_BLOCKS_TEXT
+    for card, _ in rows:
+        meta = metadata(card.approval)
+        view = whole_view(card, kandev_url=KANDEV_URL, metadata=meta, waiting=True)
+        assert_valid_view(view)
+        assert blocks_text_length(view["blocks"]) <= MAX_MESSAGE_BLOCKS_TEXT
