@@ -40,6 +40,7 @@ class Interaction:
     trigger_id: str
     response_url: str
     in_modal: bool = False
+    view_id: str = ""  # the modal clicked in (``in_modal``), which the reply may update
 
 
 @dataclass(frozen=True)
@@ -224,7 +225,10 @@ def _in_modal(
         form=True,
         detail=detail,
     )
-    return Interaction(request, where, payload.trigger_id, meta.response_url, in_modal=True)
+    view_id = view.id if view is not None else ""
+    return Interaction(
+        request, where, payload.trigger_id, meta.response_url, in_modal=True, view_id=view_id
+    )
 
 
 def form(body: Any, action: Action) -> Form | Unusable:
@@ -295,3 +299,8 @@ def thread_message(event: Any) -> ThreadMessage | None:
     if thread_ts == ts or not isinstance(text, str):
         return None
     return ThreadMessage(channel, thread_ts, ts, user, text)
+
+
+def modal_of(parsed: Interaction | Unusable) -> str:
+    """The id of the modal a click was made in ("" when not in one)."""
+    return parsed.view_id if isinstance(parsed, Interaction) and parsed.in_modal else ""

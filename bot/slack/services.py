@@ -25,7 +25,7 @@ from bot.slack.tell import (
     tell_thread_reply,
 )
 from bot.slack.tell_all import AnswerAll
-from bot.slack.tell_whole import WholeOpener
+from bot.slack.tell_whole import ModalClickReply, WholeOpener
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import Admission, Unusable, Where
 from bot.usecases.answers import AnswerService
@@ -110,7 +110,11 @@ class Services:
 
     # ---- how each interaction is answered ---------------------------------------------------
 
-    def click_reply(self, ack: Callable[[], None], where: Where) -> ClickReply:
+    def click_reply(self, ack: Callable[[], None], where: Where, view_id: str = "") -> ClickReply:
+        """How a click is answered; one in a modal (``view_id``: an approval's full view) also
+        shows in that modal how it went."""
+        if view_id:
+            return ModalClickReply(ack, where, self.teller, self.notifier, view_id)
         return ClickReply(ack, where, self.teller)
 
     def form_answer(

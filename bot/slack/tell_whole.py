@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from bot.cards import words
 from bot.cards.approval_view import whole_view
 from bot.cards.ids import ModalMetadata
+from bot.cards.modals import build_outcome_modal, build_sending_modal
 from bot.core.approval import Approval
 from bot.core.domain import Card
 from bot.slack import said
 from bot.slack.requests import Interaction
-from bot.slack.tell import Teller
+from bot.slack.tell import ClickReply, Teller
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import Where
 from bot.usecases.groups import Offer
@@ -74,3 +75,22 @@ class WholeOpener:
         if self.notifier.open_view(interaction.trigger_id, view, push=interaction.in_modal) is None:
             self.teller.tell(interaction.where, words.form_not_opened_message())
         return None
+
+
+@dataclass(eq=False)
+class ModalClickReply(ClickReply):
+    """An option chosen in the full view: told as a card click is, and the view itself turns
+    into "Sending…", then how it went (a person deciding from Home sees it there)."""
+
+    notifier: Notifier
+    view_id: str
+
+    def recorded(self) -> None:
+        super().recorded()
+        self.notifier.update_view(self.view_id, build_sending_modal("approve"))
+
+    def later(self, verdict: Verdict) -> None:
+        told = said.verdict(verdict)
+        shown = build_outcome_modal(verdict.kind, told, verdict.action)
+        if not self.notifier.update_view(self.view_id, shown) or told:
+            super().later(verdict)

@@ -88,6 +88,12 @@ def test_the_full_view_shows_the_whole_command_and_allows_from_it(
 
     assert driver.click_in_view(view, text="Allow once", user=ALICE).status == 200
     wait_outcome(fake_slack, card.ts, f"✅ Allowed once by <@{ALICE.id}> in Slack")
+    # the full view itself says how it went
+    fake_slack.wait_for(
+        lambda: "the agent has your choice" in fake_slack.view(view.id).all_text or None,
+        10,
+        "the full view showing the choice was sent",
+    )
     got = Permissions(seed.server).agent_outcomes(seeded.task_id)
     assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}
 

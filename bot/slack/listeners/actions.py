@@ -60,7 +60,7 @@ def _one_click(svc: Services, action: Action, *, option: bool):
         with acked_within(ack, ACK_BUDGET_S) as acked:
             retries = requests.retry_num(request.headers)
             click = requests.click(body, action, option=option, retries=retries)
-            reply = svc.click_reply(acked, click.where)
+            reply = svc.click_reply(acked, click.where, view_id=requests.modal_of(click))
             if option:
                 svc.interactions.click(click, reply)
             else:
