@@ -187,7 +187,8 @@ def summary_line(action: ToolAction) -> str:
     line chains), the working directory, and how long the whole text is (safe mrkdwn)."""
     a = action
     if a.type == "command" and a.command:
-        parts = [f"Command `{render_inline(program_of(a.command))[:80] or '?'}`"]
+        program = program_of(a.command)
+        parts = [f"Command {inline_middle(program, 120)[0] if program else '`?`'}"]
         more = chained(a.command) - 1
         if more > 0:
             parts[0] += f" and {more} more command{'s' if more > 1 else ''} chained"
