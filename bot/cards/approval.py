@@ -14,19 +14,19 @@ the option buttons go. Everything stays within Block Kit's limits whatever Kande
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from bot.cards import ids
 from bot.cards.approval_text import (
-    code_block_text,
     confirm_dialog,
+    cut_notice,
     description_line,
-    inline_middle,
     plain_middle,
     summary_line,
     target_of,
+    target_text,
+    wants,
     whole_label,
 )
 from bot.cards.blocks import Block, actions, button, context, section
@@ -44,9 +44,9 @@ from bot.cards.more import card_head, secondary_actions
 from bot.cards.mrkdwn import link
 from bot.cards.taskline import task_line
 from bot.cards.tasklink import UNTITLED_TASK, task_url
-from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
+from bot.cards.text import fit_escaped, fit_plain, one_line
 from bot.cards.wording import outcome_line, slack_date, user_mention
-from bot.core.approval import KANDEV_CUT_BYTES, Approval, ToolAction, ToolOption
+from bot.core.approval import Approval, ToolAction, ToolOption
 from bot.core.claims import Claim
 from bot.core.domain import Card, CardOutcome, CardState, TaskInfo, shown_outcome
 
@@ -66,17 +66,6 @@ KIND_DONE = {
     "reject_once": "Rejected",
     "reject_always": "Always rejected",
 }
-_WHAT = {
-    "command": "run a command",
-    "file_write": "write a file",
-    "file_read": "read a file",
-    "network": "reach the network",
-}
-
-
-def wants(action: ToolAction) -> str:
-    """``run a command`` / ``write a file`` / … (what the card's meta line says)."""
-    return _WHAT.get(action.type, "use a tool")
 
 
 def action_text(action: ToolAction) -> str:
@@ -98,20 +87,6 @@ def action_text(action: ToolAction) -> str:
     if action.redacted:
         lines.append("🔒 Kandev removed secrets from what is shown here.")
     return "\n".join(lines)
-
-
-def target_text(action: ToolAction, budget: int = MAX_SECTION_TEXT) -> tuple[str, int]:
-    """The command (a code block), the path or the destination, within ``budget`` as Slack
-    counts it: whole, or its start and its end with "N characters not shown" between them.
-    Returns (safe mrkdwn, how many characters are not shown); ("", 0) when there is none."""
-    target = target_of(action)
-    if not target:
-        return "", 0
-    if action.type == "command" or "\n" in target:
-        text, middle = code_block_text(target, budget)
-    else:
-        text, middle = inline_middle(target, budget)
-    return text, middle.hidden
 
 
 def option_done(option: ToolOption | None, option_id: str) -> tuple[str, bool]:
@@ -332,19 +307,6 @@ def _fallback_text(
     return f"{line} — {fit_escaped(asked, room)[0]}"
 
 
-def cut_notice(action: ToolAction, waiting: bool = True) -> str:
-    """What the card says when Kandev cut what it passed on: its end is unknown here, so
-    it can be allowed only in Kandev (safe mrkdwn)."""
-    what = {"command": "command"}.get(action.type, "text")
-    text = (
-        f"⚠️ *Kandev passed on only the first {KANDEV_CUT_BYTES:,} bytes of this {what}*: "
-        "what follows, its end included, is not known in Slack."
-    )
-    if waiting:
-        text += " It can be allowed only in Kandev, where it is shown; rejecting works here."
-    return text
-
-
 def wanted_line(approval: Approval, limit: int = 300) -> str:
     """Plain text: ``run a command: rm -rf build`` — the command (or path, or destination)
     itself, its start and its end when long; the agent's description when it names none."""
@@ -353,66 +315,6 @@ def wanted_line(approval: Approval, limit: int = 300) -> str:
     if target:
         return f"{wants(a)}: {plain_middle(target, limit)}"
     return fit_plain(approval.headline, limit)[0]
-
-
-# ---- approvals in the listing and the App Home ------------------------------------------------
-
-MAX_ROW_ACTION = 300
-
-
-def approval_line(approval: Approval) -> str:
-    """``wants to run a command: `rm -rf build``` (safe mrkdwn, one line; a long command as
-    its start and its end with how many characters are not shown)."""
-    a = approval.action
-    what = target_of(a) or a.description
-    shown = f": {inline_middle(what, MAX_ROW_ACTION)[0]}" if what else ""
-    return f"🔐 wants to {wants(a)}{shown}"
-
-
-def approval_row(
-    card: Card, permalink: str | None, *, kandev_url: str, with_buttons: bool = True
-) -> list[Block]:
-    """One waiting approval as a row: its task, what it wants, its age; "Review and decide…"
-    (the full view, where its options are) and "Open in Kandev". No option is offered beside
-    a shortened command: the choice is made in the full view, or on the card."""
-    approval = card.approval
-    url = task_url(kandev_url, approval.task_id or card.task_id)
-    title = fit_plain(one_line(card.task.title) or UNTITLED_TASK, MAX_TITLE)[0]
-    text = f"*{link(url, title)}* · {approval_line(approval)}"
-    meta = [f"asked {slack_date(approval.created_at)}"]
-    if permalink:
-        meta.append(f"<{escape_url(permalink)}|View card>")
-    text += "\n" + " · ".join(meta)
-    blocks: list[Block] = [section(text)]
-    if with_buttons:
-        elements = [button("Open in Kandev", ids.ACTION_OPEN, url=url)]
-        review = whole_button(approval, card.pending_id, REVIEW_LABEL)
-        if review is not None:
-            review["style"] = "primary"
-            elements.insert(0, review)
-        blocks.append({"type": "actions", "elements": elements})
-    return blocks
-
-
-#: The listing's and Home's way to an approval's options: through its full view.
-REVIEW_LABEL = "Review and decide…"
-
-
-def approvals_blocks(
-    rows: Sequence[tuple[Card, str | None]], *, kandev_url: str, limit: int
-) -> list[Block]:
-    """The "Approvals waiting" part of a listing or Home: a header line and up to ``limit``
-    rows (the rest counted, pointing at their cards); nothing when none wait."""
-    if not rows:
-        return []
-    count = len(rows)
-    what = "1 approval waits" if count == 1 else f"{count} approvals wait"
-    blocks: list[Block] = [section(f"*🔐 {what} for a decision*")]
-    for card, permalink in rows[:limit]:
-        blocks += approval_row(card, permalink, kandev_url=kandev_url)
-    if count > limit:
-        blocks.append(context(f"…and {count - limit} more: see their cards in their channels."))
-    return blocks
 
 
 def card_outcome_line(card: Card, outcome: CardOutcome) -> str:

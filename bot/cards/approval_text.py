@@ -28,7 +28,7 @@ from bot.cards.text import (
     one_line,
     sanitize,
 )
-from bot.core.approval import ToolAction, ToolOption
+from bot.core.approval import KANDEV_CUT_BYTES, ToolAction, ToolOption
 
 _ZWSP = "\u200b"
 #: Room kept in a section for the "N characters not shown" line and the code fences.
@@ -289,3 +289,45 @@ def description_line(action: ToolAction, limit: int = 300) -> str:
     """The agent's own description of it (safe mrkdwn, italic), when it has one."""
     text = one_line(action.description)
     return f"_{fit_escaped(text, limit)[0]}_" if text else ""
+
+
+# ---- what the action names, on a card --------------------------------------------------------
+
+_WHAT = {
+    "command": "run a command",
+    "file_write": "write a file",
+    "file_read": "read a file",
+    "network": "reach the network",
+}
+
+
+def wants(action: ToolAction) -> str:
+    """``run a command`` / ``write a file`` / … (what the card's meta line says)."""
+    return _WHAT.get(action.type, "use a tool")
+
+
+def target_text(action: ToolAction, budget: int = MAX_SECTION_TEXT) -> tuple[str, int]:
+    """The command (a code block), the path or the destination, within ``budget`` as Slack
+    counts it: whole, or its start and its end with "N characters not shown" between them.
+    Returns (safe mrkdwn, how many characters are not shown); ("", 0) when there is none."""
+    target = target_of(action)
+    if not target:
+        return "", 0
+    if action.type == "command" or "\n" in target:
+        text, middle = code_block_text(target, budget)
+    else:
+        text, middle = inline_middle(target, budget)
+    return text, middle.hidden
+
+
+def cut_notice(action: ToolAction, waiting: bool = True) -> str:
+    """What the card says when Kandev cut what it passed on: its end is unknown here, so
+    it can be allowed only in Kandev (safe mrkdwn)."""
+    what = {"command": "command"}.get(action.type, "text")
+    text = (
+        f"⚠️ *Kandev passed on only the first {KANDEV_CUT_BYTES:,} bytes of this {what}*: "
+        "what follows, its end included, is not known in Slack."
+    )
+    if waiting:
+        text += " It can be allowed only in Kandev, where it is shown; rejecting works here."
+    return text

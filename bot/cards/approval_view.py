@@ -12,14 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from bot.cards import ids
-from bot.cards.approval import (
-    action_text,
-    approval_outcome_line,
+from bot.cards.approval import action_text, approval_outcome_line, option_buttons
+from bot.cards.approval_text import (
+    code_block_text,
     cut_notice,
-    option_buttons,
+    not_shown,
+    render_code,
+    target_of,
     wants,
 )
-from bot.cards.approval_text import code_block_text, not_shown, render_code, target_of
 from bot.cards.blocks import Block, actions, context, plain, section
 from bot.cards.limits import (
     MAX_MESSAGE_BLOCKS_TEXT,

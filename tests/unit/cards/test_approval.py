@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from bot.cards import ids
 from bot.cards.approval import (
     approval_outcome_line,
-    approvals_blocks,
     render_approval,
 )
+from bot.cards.approval_rows import approvals_blocks
 from bot.cards.ids import parse_button_value
 from bot.core.approval import Approval, ToolAction, ToolOption, approval_key
 from bot.core.clarification import Answer

@@ -9,7 +9,7 @@ from datetime import timedelta
 from slack_bolt import App
 
 from bot.cards import ids
-from bot.cards.approval import approvals_blocks
+from bot.cards.approval_rows import approvals_blocks
 from bot.cards.approval_view import whole_view
 from bot.cards.ids import ModalMetadata
 from bot.core.approval import Approval, ToolAction, ToolOption
