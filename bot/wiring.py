@@ -44,6 +44,7 @@ from bot.usecases.sync import SyncEngine
 from bot.usecases.tasks import TaskDirectory
 from bot.usecases.thread_replies import ThreadReplies
 from bot.usecases.waiting import Permalinks, WaitingQueue
+from bot.usecases.whole_text import WholeText
 
 #: How often crash recovery looks for answers a dead (or stopping) replica left unfinished: a
 #: cheap indexed query, so a hand-over is taken within about a second.
@@ -285,4 +286,5 @@ def _listener_services(
         ),
         snoozes=snoozes,
         groups=Groups(store.cards, store.audit_log),
+        whole=WholeText(store.outbox),
     )

@@ -2,38 +2,55 @@
 (approval, task, state, outcome) → message.
 
 What the agent wants to do comes from the list's redacted ``action`` only (the command and its
-directory, the file, the network destination); one button per option the agent offered, named
-as the agent named it; an "always" option asks for confirmation first (Slack's ``confirm``
-dialog) and says what it means. "Open in Kandev" is in a quiet row of its own
-(bot/cards/more.py), as on every card; no button is danger-styled. Resolved, the card is
-outcome-first: the outcome line (bold) right under the title, then what was asked; the option
-buttons go. Everything stays within Block Kit's limits whatever Kandev sends.
+directory, the file, the network destination): a one-line summary first, then the command,
+whole or as its start and its end with "N characters not shown" between them and "Show whole
+command" (bot/cards/approval_text.py); one button per option the agent offered, named as the
+agent named it; an "always" option asks for confirmation first (Slack's ``confirm`` dialog),
+naming the command and saying what Kandev reports it allows. "Open in Kandev" is in a quiet
+row of its own (bot/cards/more.py), as on every card; no button is danger-styled. Resolved,
+the card is outcome-first: the outcome line (bold) right under the title, then what was asked;
+the option buttons go. Everything stays within Block Kit's limits whatever Kandev sends.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from bot.cards import ids
-from bot.cards.blocks import Block, actions, button, context, plain, section
+from bot.cards.approval_text import (
+    confirm_dialog,
+    cut_notice,
+    description_line,
+    plain_middle,
+    summary_line,
+    target_of,
+    target_text,
+    wants,
+    whole_label,
+)
+from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.card import MAX_META_TASK_LINE, urgency_prefix
 from bot.cards.ids import ButtonValue, CodecError
-from bot.cards.limits import MAX_ACTIONS_ELEMENTS, MAX_MESSAGE_TEXT, slack_len
+from bot.cards.limits import (
+    MAX_ACTIONS_ELEMENTS,
+    MAX_MESSAGE_BLOCKS_TEXT,
+    MAX_MESSAGE_TEXT,
+    MAX_SECTION_TEXT,
+    blocks_text_length,
+    slack_len,
+)
 from bot.cards.more import card_head, secondary_actions
 from bot.cards.mrkdwn import link
 from bot.cards.taskline import task_line
 from bot.cards.tasklink import UNTITLED_TASK, task_url
-from bot.cards.text import escape_url, fit_escaped, fit_plain, one_line
+from bot.cards.text import fit_escaped, fit_plain, one_line
 from bot.cards.wording import outcome_line, slack_date, user_mention
 from bot.core.approval import Approval, ToolAction, ToolOption
 from bot.core.claims import Claim
 from bot.core.domain import Card, CardOutcome, CardState, TaskInfo, shown_outcome
 
 MAX_TITLE = 300
-MAX_COMMAND = 2000  # of a section's 3,000 (the cwd and the description share the rest)
-MAX_PATH = 600
 MAX_DESCRIPTION = 300
 MAX_WORKSPACE = 200
 #: "Open in Kandev" is in the card's quiet row, its own actions block; the listing and Home
@@ -49,30 +66,20 @@ KIND_DONE = {
     "reject_once": "Rejected",
     "reject_always": "Always rejected",
 }
-_WHAT = {
-    "command": "run a command",
-    "file_write": "write a file",
-    "file_read": "read a file",
-    "network": "reach the network",
-}
-
-
-def wants(action: ToolAction) -> str:
-    """``run a command`` / ``write a file`` / … (what the card's meta line says)."""
-    return _WHAT.get(action.type, "use a tool")
 
 
 def action_text(action: ToolAction) -> str:
-    """What the agent wants to do, as safe mrkdwn (the redacted projection only)."""
+    """What the agent wants to do, in brief, as safe mrkdwn: what kind of action, a one-line
+    summary (the program, the working directory, the length), the agent's own description
+    (the redacted projection only). The command itself is in :func:`target_text`."""
     lines = [f"*The agent wants to {wants(action)}*"]
-    if action.type == "command" and action.command:
-        lines.append(_code_block(action.command, MAX_COMMAND))
-        if action.cwd:
-            lines.append(f"in {_code(action.cwd, MAX_PATH)}")
-    elif action.type in ("file_write", "file_read") and action.path:
-        lines.append(_code(action.path, MAX_PATH))
-    elif action.type == "network" and action.destination:
-        lines.append(_code(action.destination, MAX_PATH))
+    summary = summary_line(action)
+    if summary:
+        lines.append(summary)
+    if target_of(action):
+        described = description_line(action, MAX_DESCRIPTION)
+        if described:
+            lines.append(described)
     elif action.description:
         lines.append(fit_escaped(one_line(action.description), MAX_DESCRIPTION)[0])
     else:
@@ -80,16 +87,6 @@ def action_text(action: ToolAction) -> str:
     if action.redacted:
         lines.append("🔒 Kandev removed secrets from what is shown here.")
     return "\n".join(lines)
-
-
-def _code(text: str, limit: int) -> str:
-    shown = fit_escaped(one_line(text).replace("`", "ˋ"), limit)[0]
-    return f"`{shown}`" if shown else "`(empty)`"
-
-
-def _code_block(text: str, limit: int) -> str:
-    shown = fit_escaped(text.replace("```", "`\u200b``").strip(), limit)[0]
-    return f"```\n{shown or '(empty)'}\n```"
 
 
 def option_done(option: ToolOption | None, option_id: str) -> tuple[str, bool]:
@@ -152,35 +149,22 @@ ENDED_LINES = {
 }
 
 
-def _confirm(option: ToolOption, action: ToolAction) -> dict[str, Any]:
-    """Slack's confirmation dialog of an "always" option: what it means."""
-    if option.allows:
-        title, verb = "Always allow?", "Always allow"
-        text = (
-            f"The agent will be told to {wants(action)} like this from now on without asking "
-            "again (the agent keeps that choice, not Kandev)."
-        )
-    else:
-        title, verb = "Always reject?", "Always reject"
-        text = (
-            f"The agent will be told never to {wants(action)} like this, without asking again "
-            "(the agent keeps that choice, not Kandev)."
-        )
-    return {
-        "title": plain(title, 100),
-        "text": {"type": "plain_text", "text": fit_plain(text, 300)[0], "emoji": True},
-        "confirm": plain(verb, 30),
-        "deny": plain("Cancel", 30),
-    }
+#: A confirm dialog's text (Slack allows 300), unless the card's budget asks for less.
+MAX_CONFIRM_TEXT = 300
 
 
-def option_buttons(approval: Approval, item_id: str) -> tuple[list[Block], int]:
+def option_buttons(
+    approval: Approval, item_id: str, *, confirm_limit: int = MAX_CONFIRM_TEXT
+) -> tuple[list[Block], int]:
     """One button per offered option (the first allow-once one primary) and how many options
-    could not be offered as a button (too many, or an id too long for a button value)."""
+    could not be offered as a button (too many, or an id too long for a button value). An
+    "always" option asks first, naming the command and what Kandev says it allows."""
     buttons: list[Block] = []
     left_out = 0
     primary_done = False
     for index, option in enumerate(approval.options):
+        if not approval.may_allow_here(option.option_id):
+            continue  # Kandev cut what it would allow: allowed only in Kandev (cut_notice)
         if len(buttons) >= MAX_OPTION_BUTTONS:
             left_out += 1
             continue
@@ -195,9 +179,31 @@ def option_buttons(approval: Approval, item_id: str) -> tuple[list[Block], int]:
             style, primary_done = "primary", True
         element = button(option.label, ids.approve_action_id(index), value=encoded, style=style)
         if option.always:
-            element["confirm"] = _confirm(option, approval.action)
+            element["confirm"] = confirm_dialog(option, approval.action, confirm_limit)
         buttons.append(element)
     return buttons, left_out
+
+
+def whole_button(approval: Approval, item_id: str, label: str | None = None) -> Block | None:
+    """The button that opens the full view ("Show whole command"); None when the item's id
+    does not fit a button's value."""
+    try:
+        value = ButtonValue(pending_id=item_id).encode()
+    except CodecError:
+        return None
+    return button(label or whole_label(approval.action), ids.ACTION_APPROVAL_VIEW, value=value)
+
+
+#: What the card gives up, in turn, to stay within Slack's text budget of a whole message
+#: when the agent offers many long "always" options: the command's room, then each confirm's.
+_BUDGETS = (
+    (MAX_SECTION_TEXT, MAX_CONFIRM_TEXT),
+    (MAX_SECTION_TEXT, 250),
+    (2000, 250),
+    (1200, 250),
+    (1200, 200),
+    (800, 200),
+)
 
 
 def render_approval(
@@ -210,7 +216,32 @@ def render_approval(
     now: datetime,
     claim: Claim | None = None,
 ) -> dict[str, Any]:
-    """The approval card for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``."""
+    """The approval card for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``,
+    within every Block Kit limit and the text budget of a whole message whatever the agent
+    offers (the command's room and the confirms shrink first; options that still do not fit
+    are counted and left to Kandev)."""
+    for command_room, confirm_limit in _BUDGETS:
+        blocks = _approval_blocks(
+            approval, task, state, outcome, kandev_url, now, claim, command_room, confirm_limit
+        )
+        if blocks_text_length(blocks) <= MAX_MESSAGE_BLOCKS_TEXT:
+            break
+    final = shown_outcome(state, outcome, now)
+    title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
+    return {"text": _fallback_text(approval, task, title, final), "blocks": blocks}
+
+
+def _approval_blocks(
+    approval: Approval,
+    task: TaskInfo,
+    state: CardState,
+    outcome: CardOutcome | None,
+    kandev_url: str,
+    now: datetime,
+    claim: Claim | None,
+    command_room: int,
+    confirm_limit: int,
+) -> list[Block]:
     url = task_url(kandev_url, approval.task_id or task.task_id)
     final = shown_outcome(state, outcome, now)
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
@@ -219,8 +250,19 @@ def render_approval(
     meta = _meta_line(approval, task)
     blocks = card_head(url, title, meta=meta, outcome=done, at=at, claim=claim)
     blocks.append(section(action_text(approval.action), block_id=ids.BLOCK_TOOL))
+    target, hidden = target_text(approval.action, command_room)
+    if target:
+        blocks.append(section(target, block_id=ids.BLOCK_TARGET))
+    if approval.action.cut_by_kandev:
+        blocks.append(context(cut_notice(approval.action, final is None), block_id=ids.BLOCK_CUT))
+    if hidden and (whole := whole_button(approval, approval.item_id)) is not None:
+        blocks.append(actions([whole], block_id=ids.BLOCK_WHOLE))
     if final is None:
-        buttons, left_out = option_buttons(approval, approval.item_id)
+        buttons, left_out = option_buttons(approval, approval.item_id, confirm_limit=confirm_limit)
+        spare = MAX_MESSAGE_BLOCKS_TEXT - blocks_text_length(blocks) - _REST
+        while buttons and blocks_text_length(buttons) > spare:
+            buttons.pop()
+            left_out += 1
         if buttons:
             blocks.append(actions(buttons, block_id=ids.BLOCK_ACTIONS))
         if left_out:
@@ -230,7 +272,11 @@ def render_approval(
     blocks.append(
         secondary_actions(url, pending_id=approval.item_id, claimable=waiting, claim=claim)
     )
-    return {"text": _fallback_text(approval, task, title, final), "blocks": blocks}
+    return blocks
+
+
+#: Room kept for what follows the option buttons (the "more options" note, the quiet row).
+_REST = 400
 
 
 def _meta_line(approval: Approval, task: TaskInfo) -> str:
@@ -249,9 +295,10 @@ def _meta_line(approval: Approval, task: TaskInfo) -> str:
 def _fallback_text(
     approval: Approval, task: TaskInfo, title: str, final: CardOutcome | None
 ) -> str:
-    """The notification text: the priority of an urgent task, what the agent wants, and on
+    """The notification text: the priority of an urgent task, what the agent wants — the
+    command itself (its start and its end), not only the agent's description of it — and on
     which task (escaped, no one mentioned)."""
-    asked = f"Approval needed: {fit_plain(approval.headline, 300)[0]} — {title}"
+    asked = f"Approval needed: {wanted_line(approval)} — {title}"
     if final is None:
         return fit_escaped(urgency_prefix(task) + asked, MAX_MESSAGE_TEXT)[0]
     # Nobody is mentioned in a notification: the line without who.
@@ -260,59 +307,14 @@ def _fallback_text(
     return f"{line} — {fit_escaped(asked, room)[0]}"
 
 
-# ---- approvals in the listing and the App Home ------------------------------------------------
-
-MAX_ROW_ACTION = 300
-
-
-def approval_line(approval: Approval) -> str:
-    """``wants to run a command: `rm -rf build``` (safe mrkdwn, one line)."""
+def wanted_line(approval: Approval, limit: int = 300) -> str:
+    """Plain text: ``run a command: rm -rf build`` — the command (or path, or destination)
+    itself, its start and its end when long; the agent's description when it names none."""
     a = approval.action
-    what = a.command or a.path or a.destination or a.description
-    shown = f": {_code(what, MAX_ROW_ACTION)}" if what else ""
-    return f"🔐 wants to {wants(a)}{shown}"
-
-
-def approval_row(
-    card: Card, permalink: str | None, *, kandev_url: str, with_buttons: bool = True
-) -> list[Block]:
-    """One waiting approval as a row: its task, what it wants, its age; its option buttons
-    (answered here as on the card) and "Open in Kandev"."""
-    approval = card.approval
-    url = task_url(kandev_url, approval.task_id or card.task_id)
-    title = fit_plain(one_line(card.task.title) or UNTITLED_TASK, MAX_TITLE)[0]
-    text = f"*{link(url, title)}* · {approval_line(approval)}"
-    meta = [f"asked {slack_date(approval.created_at)}"]
-    if permalink:
-        meta.append(f"<{escape_url(permalink)}|View card>")
-    text += "\n" + " · ".join(meta)
-    blocks: list[Block] = [section(text)]
-    if with_buttons:
-        options, _ = option_buttons(approval, card.pending_id)
-        blocks.append(
-            {
-                "type": "actions",
-                "elements": [*options, button("Open in Kandev", ids.ACTION_OPEN, url=url)],
-            }
-        )
-    return blocks
-
-
-def approvals_blocks(
-    rows: Sequence[tuple[Card, str | None]], *, kandev_url: str, limit: int
-) -> list[Block]:
-    """The "Approvals waiting" part of a listing or Home: a header line and up to ``limit``
-    rows (the rest counted, pointing at their cards); nothing when none wait."""
-    if not rows:
-        return []
-    count = len(rows)
-    what = "1 approval waits" if count == 1 else f"{count} approvals wait"
-    blocks: list[Block] = [section(f"*🔐 {what} for a decision*")]
-    for card, permalink in rows[:limit]:
-        blocks += approval_row(card, permalink, kandev_url=kandev_url)
-    if count > limit:
-        blocks.append(context(f"…and {count - limit} more: see their cards in their channels."))
-    return blocks
+    target = target_of(a)
+    if target:
+        return f"{wants(a)}: {plain_middle(target, limit)}"
+    return fit_plain(approval.headline, limit)[0]
 
 
 def card_outcome_line(card: Card, outcome: CardOutcome) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from bot.cards.approval_text import fit_middle, not_shown
 from bot.cards.text import fit_escaped, one_line
 from bot.config.followups import describe_duration, mentions
 
@@ -18,8 +19,17 @@ def _where(target: str) -> str:
 
 
 def _question(headline: str) -> str:
-    shown = fit_escaped(one_line(headline).replace("*", "∗"), MAX_QUESTION_IN_REMINDER)[0]
-    return f"*“{shown}”*" if shown else ""
+    """The question (or what an approval would allow), bold and quoted; when long, its start
+    and its end with how many characters are not shown (the end of a command matters)."""
+    flat = one_line(headline).replace("*", "∗")
+    middle = fit_middle(flat, MAX_QUESTION_IN_REMINDER, _escaped)
+    if middle.whole:
+        return f"*“{middle.head}”*" if middle.head else ""
+    return f"*“{middle.head} …”* _({not_shown(middle.hidden)})_ *“… {middle.tail}”*"
+
+
+def _escaped(text: str) -> str:
+    return fit_escaped(text, len(text) * 5 + 10)[0]
 
 
 def reminder_text(waited_s: float, mention: tuple[str, ...], headline: str = "") -> str:

@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from bot.cards import ids
-from bot.cards.approval import approvals_blocks, card_outcome_line
+from bot.cards.approval import card_outcome_line
+from bot.cards.approval_rows import approvals_blocks
 from bot.cards.blocks import Block, button, context, divider, plain, section
 from bot.cards.claims import short_claim
 from bot.cards.ids import COMMAND, ButtonValue

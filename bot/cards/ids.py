@@ -217,6 +217,12 @@ def parse_modal_metadata(raw: str | None) -> ModalMetadata:
 ACTION_APPROVE = "kq_approve"  # one button per option the agent offered: "kq_approve:<index>"
 ACTION_APPROVE_PATTERN = re.compile(rf"^{ACTION_APPROVE}:\d+$")  # for app.action(...)
 BLOCK_TOOL = "kq_tool"  # what the agent wants to do
+BLOCK_TARGET = "kq_target"  # the command (or path, destination) itself
+BLOCK_WHOLE = "kq_whole"  # "Show whole command" under a shortened one
+BLOCK_PART = "kq_part"  # one piece of the whole command in the full view: "kq_part:<n>"
+BLOCK_CUT = "kq_cut"  # Kandev cut the command: its end is unknown, allowed only in Kandev
+ACTION_APPROVAL_VIEW = "kq_approval_view"  # opens an approval's full view (card, listing, Home)
+CALLBACK_APPROVAL_VIEW = "kq_approval_modal"  # that view (read-only; its buttons are options)
 
 
 def approve_action_id(index: int) -> str:

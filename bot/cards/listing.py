@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.cards import ids, words
-from bot.cards.approval import approvals_blocks
+from bot.cards.approval_rows import approvals_blocks
 from bot.cards.blocks import Block, actions, button, context, section
 from bot.cards.claims import short_claim
 from bot.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, ButtonValue, CodecError

@@ -367,6 +367,8 @@ def sent_message(action: Action) -> str:
     """What a form shows once Kandev took the answer or rejection (the card shows it too)."""
     if action == "reject":
         return "⛔ Rejected: the agent is told its question was rejected, with your reason."
+    if action == "approve":
+        return "✅ Sent: the agent has your choice (the card shows it)."
     return "✅ Sent: the agent has your answer."
 
 

@@ -22,6 +22,11 @@ ALLOW_KINDS = frozenset({"allow_once", "allow_always"})
 REJECT_KINDS = frozenset({"reject_once", "reject_always"})
 #: The option id Kandev records for the web UI's cancel (nobody chose).
 CANCELLED_OPTION = "cancelled"
+#: Kandev (v0.95.1) passes on at most this many bytes (UTF-8) of a command, a path or a
+#: destination, cut at a character boundary without a mark, and then says ``redacted``: what
+#: follows is not known to the bot at all (observed on the wire: a 7,000 character command
+#: listed as its first 4,096 bytes, in the list and in the transcript alike).
+KANDEV_CUT_BYTES = 4096
 #: The card key of an approval: Kandev's request id behind this prefix (a bundle's key is its
 #: own pending id, a UUID, so the two never meet).
 APPROVAL_PREFIX = "perm:"
@@ -69,6 +74,15 @@ class ToolAction(_Wire):
     path: str = ""
     destination: str = ""
 
+    @property
+    def cut_by_kandev(self) -> bool:
+        """Whether Kandev cut what it passed on (its end is unknown here): redacted, and a
+        field as long as Kandev's cut (within one UTF-8 character of it)."""
+        fields = (self.command, self.cwd, self.path, self.destination)
+        return self.redacted and any(
+            len(f.encode("utf-8", "surrogatepass")) > KANDEV_CUT_BYTES - 4 for f in fields
+        )
+
     @field_validator("type", "description", "command", "cwd", "path", "destination", mode="before")
     @classmethod
     def _none_is_empty(cls, value: object) -> object:
@@ -98,6 +112,12 @@ class Approval(_Wire):
     def option(self, option_id: str) -> ToolOption | None:
         return next((o for o in self.options if o.option_id == option_id), None)
 
+    def may_allow_here(self, option_id: str) -> bool:
+        """Whether ``option_id`` may be chosen from Slack: any option, except that what
+        Kandev cut (:attr:`ToolAction.cut_by_kandev`) is never allowed unseen."""
+        option = self.option(option_id)
+        return option is not None and not (option.allows and self.action.cut_by_kandev)
+
     def allows(self, option_id: str, option_kind: str = "") -> bool:
         """Whether choosing ``option_id`` allows the tool call (``option_kind``: as Kandev
         recorded it; else the offered option's)."""
@@ -116,10 +136,11 @@ class Approval(_Wire):
 
     @property
     def headline(self) -> str:
-        """What the agent wants to do, in one line (the redacted description, else what the
-        action names)."""
+        """What the agent wants to do, in one line: what the action names (the command, the
+        path, the destination: what would be allowed, not only the agent's description of
+        it), else the redacted description."""
         a = self.action
-        text = a.description or a.command or a.path or a.destination or "use a tool"
+        text = a.command or a.path or a.destination or a.description or "use a tool"
         return " ".join(text.split())
 
 

@@ -40,6 +40,7 @@ class Interaction:
     trigger_id: str
     response_url: str
     in_modal: bool = False
+    view_id: str = ""  # the modal clicked in (``in_modal``), which the reply may update
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ def _click(body: Any, action: Action, *, option: bool) -> Interaction | Unusable
     except CodecError:
         return Unusable("tampered", detail, action, source, where)
     if payload.in_modal:
-        return _in_modal(payload, value.pending_id, action, detail)
+        chosen = (value.question_id, value.option_id) if option else None
+        return _in_modal(payload, value.pending_id, action, detail, chosen)
     request = _clicked(
         payload,
         action=action,
@@ -190,10 +192,15 @@ def offer_click(body: Any) -> tuple[str, Where, str]:
 
 
 def _in_modal(
-    payload: BlockAction, pending_id: str, action: Action, detail: str
+    payload: BlockAction,
+    pending_id: str,
+    action: Action,
+    detail: str,
+    option: tuple[str, str] | None = None,
 ) -> Interaction | Unusable:
     """A button in one of the app's modals: the modal's metadata names the card it is about
-    (and where it was opened from), as a submitted form's does."""
+    (and where it was opened from), as a submitted form's does; ``option``: the option an
+    option button names (an approval's full view carries its options)."""
     source = "slack:modal-button"
     view = payload.view
     raw = view.private_metadata if view is not None else ""
@@ -214,10 +221,14 @@ def _in_modal(
         pending_id=pending_id,
         channel=meta.channel or None,
         ts=meta.ts or None,
+        option=option,
         form=True,
         detail=detail,
     )
-    return Interaction(request, where, payload.trigger_id, meta.response_url, in_modal=True)
+    view_id = view.id if view is not None else ""
+    return Interaction(
+        request, where, payload.trigger_id, meta.response_url, in_modal=True, view_id=view_id
+    )
 
 
 def form(body: Any, action: Action) -> Form | Unusable:
@@ -288,3 +299,8 @@ def thread_message(event: Any) -> ThreadMessage | None:
     if thread_ts == ts or not isinstance(text, str):
         return None
     return ThreadMessage(channel, thread_ts, ts, user, text)
+
+
+def modal_of(parsed: Interaction | Unusable) -> str:
+    """The id of the modal a click was made in ("" when not in one)."""
+    return parsed.view_id if isinstance(parsed, Interaction) and parsed.in_modal else ""

@@ -25,6 +25,7 @@ from bot.slack.tell import (
     tell_thread_reply,
 )
 from bot.slack.tell_all import AnswerAll
+from bot.slack.tell_whole import ModalClickReply, WholeOpener
 from bot.slack_api.notify import Notifier
 from bot.usecases.admission import Admission, Unusable, Where
 from bot.usecases.answers import AnswerService
@@ -45,6 +46,7 @@ from bot.usecases.thread_replies import (
     ThreadReplies,
     ToSend,
 )
+from bot.usecases.whole_text import WholeText
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,9 @@ class Services:
     groups: Groups
     #: Replies in a card's thread offered as an answer (None: not wired, e.g. some tests).
     thread_replies: ThreadReplies | None = None
+    #: An approval's whole text beyond its full view, in the card's thread (None: not wired,
+    #: e.g. some tests; such a text then points to Kandev).
+    whole: WholeText | None = None
     clock: Callable[[], datetime] = field(default=_now)
     #: The click and form pipeline (built from the services above).
     interactions: Interactions = field(init=False)
@@ -105,7 +110,11 @@ class Services:
 
     # ---- how each interaction is answered ---------------------------------------------------
 
-    def click_reply(self, ack: Callable[[], None], where: Where) -> ClickReply:
+    def click_reply(self, ack: Callable[[], None], where: Where, view_id: str = "") -> ClickReply:
+        """How a click is answered; one in a modal (``view_id``: an approval's full view) also
+        shows in that modal how it went."""
+        if view_id:
+            return ModalClickReply(ack, where, self.teller, self.notifier, view_id)
         return ClickReply(ack, where, self.teller)
 
     def form_answer(
@@ -221,5 +230,18 @@ class Services:
             self.conversation,
             self.kandev_public_url,
             self.clock,
+        )
+        self.interactions.view(parsed, opener)
+
+    def open_whole(self, parsed: Interaction | Unusable) -> None:
+        """An approval's full view ("Show whole command", "Review and decide…")."""
+        interaction = parsed if isinstance(parsed, Interaction) else None
+        opener = WholeOpener(
+            interaction,
+            parsed.where,
+            self.notifier,
+            self.teller,
+            self.whole or WholeText(None),
+            self.kandev_public_url,
         )
         self.interactions.view(parsed, opener)

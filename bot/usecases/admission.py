@@ -254,8 +254,11 @@ class Admission:
         if isinstance(card.item, Approval):
             if request.via == "shortcut":
                 return Refusal("not_a_card")  # "Reject agent question" is for questions
+            if request.action == "view" and request.option is None:
+                return None  # its full view: reading it changes nothing
             # An approval is only ever resolved by one of its option buttons.
-            offered = request.option is not None and card.item.option(request.option[1])
+            # Never allowed unseen: an allow option of what Kandev cut is not offered here.
+            offered = request.option is not None and card.item.may_allow_here(request.option[1])
             return None if request.action == "approve" and offered else Refusal("tampered", card)
         if request.action == "approve":
             return Refusal("tampered", card)

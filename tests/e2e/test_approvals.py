@@ -78,7 +78,7 @@ def test_an_approval_is_posted_and_a_click_allows_it_once(
         if e["text"]["text"] == "Always allow"
     )
     assert always["confirm"]["confirm"]["text"] == "Always allow"
-    assert "Approval needed: Run rm -rf build" in card.text
+    assert "Approval needed: run a command: rm -rf build" in card.text
 
     driver = slack_driver(bot.events_url)
     assert driver.click(CHANNEL, card.ts, text="Allow once", user=ALICE).status == 200
@@ -195,8 +195,13 @@ def test_listed_and_on_home_and_approved_from_home(
 
     driver.app_home_opened(ALICE)
     home = wait_home(fake_slack, ALICE.id, lambda v: "Approve from Home" in v.all_text)
-    value = ButtonValue(pending_id=key, option_id="allow_once").encode()
-    driver.click_in_view(home, value=value)
+    # No Allow beside the row's short command: "Review and decide…" opens the full view,
+    # whose own "Allow once" goes through the same pipeline as the card's.
+    assert "Allow once" not in buttons(home)
+    driver.click_in_view(home, value=ButtonValue(pending_id=key).encode())
+    view = fake_slack.wait_for_view(lambda v: v.callback_id == ids.CALLBACK_APPROVAL_VIEW, 10)
+    assert "rm -rf build" in view.all_text
+    driver.click_in_view(view, text="Allow once", user=ALICE)
     wait_outcome(fake_slack, card.ts, f"✅ Allowed once by <@{ALICE.id}> in Slack")
     got = Permissions(seed.server).agent_outcomes(seeded.task_id)
     assert got[0]["outcome"] == {"outcome": "selected", "optionId": "allow_once"}

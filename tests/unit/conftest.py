@@ -38,6 +38,7 @@ from bot.usecases.subscriptions import SubscriptionService
 from bot.usecases.sync import SyncEngine
 from bot.usecases.tasks import TaskDirectory
 from bot.usecases.waiting import Permalinks, WaitingQueue
+from bot.usecases.whole_text import WholeText
 from fakeslack import FakeSlack
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
@@ -253,6 +254,7 @@ def services(
         ),
         snoozes=snoozes,
         groups=Groups(store.cards, store.audit_log),
+        whole=WholeText(store.outbox),
     )
     for lane in lanes:
         lane.shutdown()

@@ -34,6 +34,7 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_ANSWER_ALL_NO)(_answer_all_declined(svc))
     app.action(ids.ACTION_OPEN)(_link_clicked)
     app.action(ids.ACTION_CONVERSATION)(_conversation_opened(svc))
+    app.action(ids.ACTION_APPROVAL_VIEW)(_whole_opened(svc))
 
 
 def _link_clicked(ack: Ack) -> None:
@@ -59,7 +60,7 @@ def _one_click(svc: Services, action: Action, *, option: bool):
         with acked_within(ack, ACK_BUDGET_S) as acked:
             retries = requests.retry_num(request.headers)
             click = requests.click(body, action, option=option, retries=retries)
-            reply = svc.click_reply(acked, click.where)
+            reply = svc.click_reply(acked, click.where, view_id=requests.modal_of(click))
             if option:
                 svc.interactions.click(click, reply)
             else:
@@ -135,6 +136,16 @@ def _conversation_opened(svc: Services):
     def handle(ack: Ack, body: dict[str, Any]) -> None:
         ack()
         svc.open_conversation(requests.click(body, "view"))
+
+    return handle
+
+
+def _whole_opened(svc: Services):
+    """An approval's full view: the whole command and, while it waits, its options."""
+
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        svc.open_whole(requests.click(body, "view"))
 
     return handle
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from bot.cards import ids
 from bot.cards.approval import (
     approval_outcome_line,
-    approvals_blocks,
     render_approval,
 )
+from bot.cards.approval_rows import approvals_blocks
 from bot.cards.ids import parse_button_value
 from bot.core.approval import Approval, ToolAction, ToolOption, approval_key
 from bot.core.clarification import Answer
@@ -63,11 +63,16 @@ def elements(message, block_id: str = ids.BLOCK_ACTIONS) -> list[dict]:
     return next(b for b in message["blocks"] if b.get("block_id") == block_id)["elements"]
 
 
+def shown(message) -> str:
+    """What the card says the agent wants: its summary and the command (or path…) itself."""
+    wanted = (ids.BLOCK_TOOL, ids.BLOCK_TARGET)
+    return "\n".join(b["text"]["text"] for b in message["blocks"] if b.get("block_id") in wanted)
+
+
 def test_a_pending_card_shows_the_command_and_one_button_per_option() -> None:
     message = render(approval())
-    tool = next(b for b in message["blocks"] if b.get("block_id") == ids.BLOCK_TOOL)
-    assert "```\nrm -rf build\n```" in tool["text"]["text"]
-    assert "`/repo/app`" in tool["text"]["text"]
+    assert "```\nrm -rf build\n```" in shown(message)
+    assert "`/repo/app`" in shown(message)
     labels = [e["text"]["text"] for e in elements(message)]
     assert labels == ["Allow once", "Always allow", "Reject", "Always reject"]
     assert [e["text"]["text"] for e in elements(message, ids.BLOCK_MORE)] == [
@@ -84,6 +89,7 @@ def test_a_pending_card_shows_the_command_and_one_button_per_option() -> None:
         ids.BLOCK_TITLE,
         ids.BLOCK_META,
         ids.BLOCK_TOOL,
+        ids.BLOCK_TARGET,
         ids.BLOCK_ACTIONS,
         ids.BLOCK_MORE,
     ]
@@ -91,7 +97,8 @@ def test_a_pending_card_shows_the_command_and_one_button_per_option() -> None:
     value = parse_button_value(buttons[2]["value"])
     assert (value.pending_id, value.option_id) == (approval_key("r-1"), "reject_once")
     assert ids.ACTION_APPROVE_PATTERN.match(buttons[2]["action_id"])
-    assert message["text"].startswith("Approval needed: Run rm -rf build")
+    # the notification names the command itself, not the agent's description of it
+    assert message["text"].startswith("Approval needed: run a command: rm -rf build")
 
 
 def test_an_urgent_approvals_notification_starts_with_its_priority() -> None:
@@ -99,7 +106,7 @@ def test_an_urgent_approvals_notification_starts_with_its_priority() -> None:
     message = render_approval(
         approval(), task, CardState.PENDING, None, kandev_url=KANDEV_URL, now=NOW
     )
-    assert message["text"].startswith("🔴 Critical · Approval needed: Run rm -rf build")
+    assert message["text"].startswith("🔴 Critical · Approval needed: run a command: rm -rf build")
 
 
 def test_each_kind_of_action_says_what_the_agent_wants() -> None:
@@ -114,11 +121,7 @@ def test_each_kind_of_action_says_what_the_agent_wants() -> None:
         (ToolAction(type="mcp", description="Call the deploy tool"), "use a tool", "deploy"),
     ]
     for action, wants, shows in cases:
-        text = next(
-            b["text"]["text"]
-            for b in render(approval(action=action))["blocks"]
-            if b.get("block_id") == ids.BLOCK_TOOL
-        )
+        text = shown(render(approval(action=action)))
         assert f"The agent wants to {wants}" in text and shows in text
 
 
@@ -155,7 +158,13 @@ def test_a_resolved_card_keeps_only_the_link_and_puts_the_outcome_first() -> Non
     message = render(approval(), CardState.ANSWERED, outcome)
     assert [e["text"]["text"] for e in elements(message, ids.BLOCK_MORE)] == ["Open in Kandev"]
     block_ids = [b.get("block_id") for b in message["blocks"]]
-    assert block_ids == [ids.BLOCK_TITLE, ids.BLOCK_OUTCOME, ids.BLOCK_TOOL, ids.BLOCK_MORE]
+    assert block_ids == [
+        ids.BLOCK_TITLE,
+        ids.BLOCK_OUTCOME,
+        ids.BLOCK_TOOL,
+        ids.BLOCK_TARGET,
+        ids.BLOCK_MORE,
+    ]
     outcome = next(b for b in message["blocks"] if b.get("block_id") == ids.BLOCK_OUTCOME)
     assert outcome["text"]["text"].startswith(
         f"*✅ Allowed once by <@{ALICE.id}> in Slack* · <!date^"
@@ -163,7 +172,7 @@ def test_a_resolved_card_keeps_only_the_link_and_puts_the_outcome_first() -> Non
     assert "<@" not in message["text"]  # the notification names nobody
 
 
-def test_the_listing_rows_offer_the_same_buttons() -> None:
+def test_the_listing_rows_lead_to_the_full_view_not_to_allow_buttons() -> None:
     item = approval()
     card = Card(
         pending_id=item.item_id,
@@ -179,8 +188,11 @@ def test_the_listing_rows_offer_the_same_buttons() -> None:
     blocks = approvals_blocks([(card, None)] * 5, kandev_url=KANDEV_URL, limit=3)
     assert blocks[0]["text"]["text"] == "*🔐 5 approvals wait for a decision*"
     assert len(blocks) == 1 + 3 * 2 + 1
-    row_buttons = [e["text"]["text"] for e in blocks[2]["elements"]]
-    assert row_buttons[:2] == ["Allow once", "Always allow"]
+    row_buttons = blocks[2]["elements"]
+    assert [e["text"]["text"] for e in row_buttons] == ["Review and decide…", "Open in Kandev"]
+    assert row_buttons[0]["action_id"] == ids.ACTION_APPROVAL_VIEW
+    assert parse_button_value(row_buttons[0]["value"]).pending_id == item.item_id
+    assert not any(ids.ACTION_APPROVE_PATTERN.match(e["action_id"]) for e in row_buttons)
 
 
 def _actions(draw, text) -> ToolAction:
