@@ -11,11 +11,16 @@ from bot.cards.text import fit_escaped, one_line
 
 
 def reply_offer(
-    reply_id: str, text: str, title: str, prompt: str, *, as_option: bool
+    reply_id: str, text: str, title: str, prompt: str, *, as_option: bool, note: str = ""
 ) -> tuple[str, list[dict[str, Any]]]:
-    """(fallback text, blocks) of the prompt."""
+    """(fallback text, blocks) of the prompt; ``note``: said above it (why it is offered
+    again, safe mrkdwn)."""
     message = reply_offer_message(text, title, prompt)
+    noted: list[dict[str, Any]] = (
+        [{"type": "section", "text": {"type": "mrkdwn", "text": note}}] if note else []
+    )
     blocks: list[dict[str, Any]] = [
+        *noted,
         {"type": "section", "text": {"type": "mrkdwn", "text": message, "verbatim": True}},
         {
             "type": "context",
@@ -41,7 +46,7 @@ def reply_offer(
             ],
         },
     ]
-    return message, blocks
+    return (f"{note} {message}" if note else message), blocks
 
 
 # ---- the words --------------------------------------------------
@@ -60,6 +65,8 @@ def _question_named(title: str, prompt: str) -> str:
 
 def reply_offer_message(text: str, title: str, prompt: str) -> str:
     """The prompt a reply in a card's thread gets (only its author sees it)."""
+    if not (one_line(title) or one_line(prompt)):
+        return f"Send {_quoted_reply(text)} as your answer?"
     return f"Send {_quoted_reply(text)} as your answer to {_question_named(title, prompt)}?"
 
 

@@ -143,7 +143,12 @@ class Services:
             return
         replies = self.thread_replies
         prompt = ReplyPrompt(
-            ack, url, self.notifier, sending.reply, lambda: replies.reopen(reply_id, user_id)
+            ack,
+            url,
+            self.notifier,
+            sending.reply,
+            lambda: replies.reopen(reply_id, user_id),
+            sending.question,
         )
         self.interactions.answer(sending.request, sending.answers, prompt)
 

@@ -19,6 +19,7 @@ from bot.cards import groups, ids, thread_reply, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
 from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
+from bot.core.clarification import Question
 from bot.core.domain import Card
 from bot.slack import raw_payload, said
 from bot.slack.form_reply import FormReply
@@ -270,6 +271,8 @@ class ReplyPrompt:
     reply: ThreadReply  # as it is sent
     #: Give the reply back (Send recorded nothing, e.g. the bot was busy): True when it was.
     reopen: Callable[[], bool]
+    #: The question it answers, to show the prompt again (None: its card is gone).
+    question: Question | None = None
 
     @property
     def text(self) -> str:
@@ -292,7 +295,30 @@ class ReplyPrompt:
         self.show(thread_reply.reply_sending_message(self.text))
 
     def later(self, verdict: Verdict) -> None:
+        if verdict.kind == "not_recorded" and self.reopen():
+            # Nothing reached Kandev's record: the reply is given back, its prompt shown again
+            # with its Send button under why.
+            self.offer_again(f"{said.verdict(verdict)} {thread_reply.reply_kept_message()}")
+            return
         self.show(said.verdict(verdict) or thread_reply.reply_sent_message(self.text))
+
+    def offer_again(self, note: str) -> None:
+        """The prompt (Send / Cancel) in place of "Sending…", ``note`` above it."""
+        reply, question = self.reply, self.question
+        text, blocks = thread_reply.reply_offer(
+            reply.id,
+            reply.text,
+            question.title if question is not None else "",
+            question.prompt if question is not None else "",
+            as_option=reply.option_id is not None,
+            note=note,
+        )
+        if not (
+            self.response_url and self.notifier.reply(self.response_url, text, blocks, replace=True)
+        ):
+            self.notifier.tell(
+                reply.user_id, text, channel=reply.channel, blocks=blocks, thread_ts=reply.thread_ts
+            )
 
     def offer(self, offer: Offer) -> None:
         reply = self.reply

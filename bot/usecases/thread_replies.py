@@ -164,6 +164,9 @@ class ToSend:
     request: Request
     answers: tuple[Answer, ...]
     reply: ThreadReply
+    #: The question it answers (None: its card is gone), to offer it again if nothing was
+    #: recorded.
+    question: Question | None = None
 
 
 @dataclass(frozen=True)
@@ -278,7 +281,13 @@ class ThreadReplies:
             answer = Answer(question_id=kept.question_id, selected_options=[kept.option_id])
         else:
             answer = Answer(question_id=kept.question_id, custom_text=kept.text)
-        return ToSend(request, (answer,), kept)
+        return ToSend(request, (answer,), kept, self._question(kept))
+
+    def _question(self, reply: ThreadReply) -> Question | None:
+        card = self.cards.card_at(reply.channel, reply.thread_ts)
+        if card is None or card.kind is not ItemKind.QUESTION:
+            return None
+        return next((q for q in card.bundle.questions if q.question_id == reply.question_id), None)
 
     def reopen(self, reply_id: str, user_id: str) -> bool:
         """Send recorded nothing (the bot was busy): the reply may be sent again."""
