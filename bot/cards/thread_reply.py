@@ -88,6 +88,13 @@ def reply_sent_message(text: str) -> str:
     return f"✅ Sent {_quoted_reply(text)} as your answer."
 
 
+def reply_not_now_message() -> str:
+    return (
+        "Your reply could not be looked at right now (the bot cannot read its database), so "
+        "nothing was sent. Please reply again in a moment, or use the card's buttons."
+    )
+
+
 def reply_use_form_message() -> str:
     return (
         "This card has several questions, answered together: use *Answer…* on the card. "

@@ -270,7 +270,7 @@ def shortcut(body: Any) -> Interaction | Unusable:
 _HUMAN_SUBTYPES = frozenset({"", "thread_broadcast"})
 
 
-def thread_message(event: Any) -> ThreadMessage | None:
+def thread_message(event: Any, *, bot_user_id: str | None = None) -> ThreadMessage | None:
     """A person's new reply in a thread, from a ``message`` event (None: anything else — a
     bot's message, an edit or deletion, a join, a message outside a thread, the thread's
     parent)."""
@@ -287,4 +287,6 @@ def thread_message(event: Any) -> ThreadMessage | None:
     text = event.get("text")
     if thread_ts == ts or not isinstance(text, str):
         return None
-    return ThreadMessage(channel, thread_ts, ts, user, text)
+    parent = event.get("parent_user_id")
+    on_app = bool(bot_user_id) and parent == bot_user_id
+    return ThreadMessage(channel, thread_ts, ts, user, text, on_app_message=on_app)

@@ -35,6 +35,7 @@ from bot.usecases.home import HomeService
 from bot.usecases.interaction_results import Busy, FieldErrors, Refused, Result, Unrecorded
 from bot.usecases.thread_replies import (
     NotAllowed,
+    NotNow,
     Offered,
     Received,
     TextTooLong,
@@ -352,6 +353,8 @@ def tell_thread_reply(
             text, blocks = thread_reply.reply_not_allowed_message(), None
         case TextTooLong(length=length):
             text, blocks = thread_reply.reply_too_long_message(length), None
+        case NotNow():
+            text, blocks = thread_reply.reply_not_now_message(), None
         case _:
             return "nothing"
     told = notifier.tell(

@@ -22,6 +22,7 @@ from bot.cards.limits import KANDEV_MAX_TEXT
 from bot.core.clarification import Answer, Option, Question
 from bot.core.domain import Card
 from bot.core.pending import ItemKind
+from bot.store.errors import is_unavailable
 from bot.store.thread_replies import CANCELLED, OFFERED, SENT
 from bot.store.thread_replies import ThreadReply as ThreadReply  # the listeners' type too
 from bot.usecases.admission import Request
@@ -105,6 +106,9 @@ class ThreadMessage:
     ts: str
     user_id: str
     text: str
+    #: The thread is one of this app's messages (``parent_user_id`` is the bot; False: not
+    #: known, or someone else's).
+    on_app_message: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,13 @@ class TextTooLong:
     length: int
 
 
-Received = Ignored | Offered | UseTheForm | NotAllowed | TextTooLong
+@dataclass(frozen=True)
+class NotNow:
+    """The bot's database did not answer (a reply under one of the app's messages): nothing
+    was kept; the person may reply again."""
+
+
+Received = Ignored | Offered | UseTheForm | NotAllowed | TextTooLong | NotNow
 
 
 @dataclass(frozen=True)
@@ -215,7 +225,22 @@ class ThreadReplies:
             log.exception("could not audit a thread reply %s", result)
 
     def received(self, message: ThreadMessage) -> Received:
-        """A person's message in a thread: what it gets (kept when it is offered)."""
+        """A person's message in a thread: what it gets (kept when it is offered). It needs
+        only the database (never Kandev): when that does not answer, a reply under one of the
+        app's messages is told to try again."""
+        try:
+            return self._received(message)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            log.warning(
+                "reply %s in %s not looked at: the database did not answer",
+                message.ts,
+                message.channel,
+            )
+            return NotNow() if message.on_app_message else Ignored("database unavailable")
+
+    def _received(self, message: ThreadMessage) -> Received:
         card = self.cards.card_at(message.channel, message.thread_ts)
         if card is None:
             return Ignored("not a card's thread")

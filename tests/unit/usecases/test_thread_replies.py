@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy.exc import OperationalError
 
 from bot.cards.limits import KANDEV_MAX_TEXT
 from bot.core.clarification import Bundle, Option, Question
@@ -22,6 +23,7 @@ from bot.usecases.thread_replies import (
     AsText,
     Ignored,
     NotAllowed,
+    NotNow,
     Offered,
     Settled,
     TextTooLong,
@@ -265,3 +267,28 @@ def test_a_send_that_recorded_nothing_gives_the_reply_back_to_its_author_only() 
     assert isinstance(cancelled, Offered)
     replies.cancel(cancelled.reply.id, "U1")
     assert replies.reopen(cancelled.reply.id, "U1") is False  # a cancelled reply stays so
+
+
+class _DownCards:
+    """The bot's database does not answer."""
+
+    def card_at(self, channel: str | None, ts: str | None) -> Card | None:
+        raise OperationalError("SELECT", {}, Exception("connection refused"))
+
+
+def test_a_reply_under_the_app_s_message_is_told_to_try_again_when_the_database_is_down() -> None:
+    replies = ThreadReplies(_DownCards(), _Store(), _Permissions({"U1"}))
+    on_card = ThreadMessage("C1", "100.1", "100.2", "U1", "2", on_app_message=True)
+    assert replies.received(on_card) == NotNow()
+    # Someone else's thread: nothing is said about it.
+    assert isinstance(replies.received(_said("2")), Ignored)
+
+
+def test_the_event_says_whether_the_thread_is_under_the_app_s_message() -> None:
+    event = {**EVENT, "parent_user_id": "UBOT"}
+    assert thread_message(event, bot_user_id="UBOT") == ThreadMessage(
+        "C1", "100.1", "100.2", "U1", "2", on_app_message=True
+    )
+    assert thread_message(event, bot_user_id="UOTHER") == ThreadMessage(
+        "C1", "100.1", "100.2", "U1", "2"
+    )
