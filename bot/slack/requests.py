@@ -16,6 +16,7 @@ from typing import Any
 from bot.cards.ids import (
     CodecError,
     ModalMetadata,
+    parse_answer_all_value,
     parse_button_value,
     parse_modal_metadata,
     parse_snooze_value,
@@ -184,9 +185,25 @@ def offer_click(body: Any) -> tuple[str, Where, str]:
     raw = first.get("value") if isinstance(first, dict) else None
     detail = f"value {raw_payload.quote(raw, 60)} in {where.channel or '?'}"
     try:
+        return parse_answer_all_value(raw).pending_id, where, detail
+    except CodecError:
+        pass
+    try:
         return parse_button_value(raw).pending_id, where, detail
     except CodecError:
         return "", where, detail
+
+
+def offer_members(body: Any) -> tuple[str, ...] | None:
+    """The bundles an offer's Send names (None: a value that names none, from an offer made
+    before it did; or not this app's)."""
+    actions = body.get("actions") if isinstance(body, dict) else None
+    first = actions[0] if isinstance(actions, list) and actions else {}
+    raw = first.get("value") if isinstance(first, dict) else None
+    try:
+        return parse_answer_all_value(raw).members
+    except CodecError:
+        return None
 
 
 def _in_modal(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -169,12 +169,18 @@ class Services:
         *,
         detail: str,
         redelivery: bool = False,
+        members: Sequence[str] | None = None,
     ) -> None:
         """Send on the offer to answer every identical question: each member through the one
         pipeline (admitted, recorded, sent on its own), then one summary in place of the
-        offer. A value that names no card this person's answer won is refused and audited."""
+        offer. A value that names no card this person's answer won is refused and audited.
+        ``members``: the bundles the offer named (None: an offer made before it named them)."""
         plan = self.groups.send_all(
-            pending_id, where.user_id, channel=where.channel, redelivery=redelivery
+            pending_id,
+            where.user_id,
+            channel=where.channel,
+            redelivery=redelivery,
+            members=members,
         )
         if isinstance(plan, NotYours):
             unusable = Unusable(
