@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.cards import groups as groups_words
-from bot.slack import said
+from bot.slack import markup, said
 from bot.slack.form_reply import FormReply
 from bot.slack.forms import FormKind, read_form
 from bot.slack.lanes import Lane
@@ -123,6 +123,7 @@ class Services:
         (someone who may not answer, seeming to) told quietly and audited; else nothing."""
         if self.thread_replies is None:
             return
+        message = replace(message, text=markup.decode(message.text, self.notifier.user_name))
         received = self.thread_replies.received(message)
         if isinstance(received, NotAllowed):
             where = Where(message.user_id, message.channel)

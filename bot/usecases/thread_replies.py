@@ -13,7 +13,6 @@ The use-case returns kinds (:data:`Received`); the words are the edge's (bot/sla
 
 from __future__ import annotations
 
-import html
 import logging
 from dataclasses import dataclass
 from typing import Protocol
@@ -62,9 +61,9 @@ Match = AsOption | AsText | TooLong
 
 
 def reply_text(raw: str) -> str:
-    """The reply as the person typed it: Slack escapes ``&``, ``<`` and ``>`` in a message's
-    text; trimmed."""
-    return html.unescape(raw).strip()
+    """The reply, trimmed (the edge turned Slack's markup into what the person typed:
+    bot/slack/markup.py)."""
+    return raw.strip()
 
 
 def _folded(text: str) -> str:

@@ -280,3 +280,24 @@ def test_a_thread_reply_answers_in_socket_mode_too(bot_factory, seed, fake_slack
     edited = wait_outcome(fake_slack, card.ts, "✅")
     assert outcome_line(edited) == f"✅ Answered by <@{BOB.id}> in Slack: MongoDB"
     assert len(fake_slack.ephemerals(user=BOB.id)) == 1
+
+
+def test_a_reply_reaches_the_agent_as_typed_not_as_slack_markup(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Reply with mentions and links"
+    )
+    # What Slack sends for "@bob knows: see the runbook & @here in #ops" (a formatted link).
+    sent = (
+        f"<@{BOB.id}> knows: see <https://example.com/run?a=1&amp;b=2|the runbook> &amp; "
+        f"<!here> in <#{CHANNEL}|ops>, or <http://example.com|example.com>"
+    )
+    typed = (
+        "@bob knows: see the runbook (https://example.com/run?a=1&b=2) & @here in #ops, "
+        "or example.com"
+    )
+    prompt = _replied(driver, fake_slack, card.ts, sent, ALICE)
+    assert "“@bob knows: see the runbook (https://example.com/run?a=1&amp;b=2)" in prompt.all_text
+    driver.click_ephemeral(prompt, text="Send")
+    assert _answered_with(seed, bundle)["custom_text"] == typed
