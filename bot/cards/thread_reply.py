@@ -88,6 +88,31 @@ def reply_sent_message(text: str) -> str:
     return f"✅ Sent {_quoted_reply(text)} as your answer."
 
 
+def reply_edited_note() -> str:
+    return "You edited your reply: *Send* now sends it as it reads now."
+
+
+def reply_deleted_message() -> str:
+    return "Your reply was deleted, so nothing was sent."
+
+
+def reply_not_text_message(kind: str) -> str:
+    what = "a file" if kind == "file" else "a /me message"
+    return (
+        f"Your reply was not offered as an answer: it is {what}, and the agent takes text "
+        "only. To answer, reply in this thread with an option's number or name, or your answer "
+        "in words; or use the card's buttons."
+    )
+
+
+def dm_help_message() -> str:
+    return (
+        "I don't read direct messages, so nothing you write here reaches an agent. To see the "
+        "questions waiting for you, use */kandev-questions* in any channel or open my *Home* "
+        "tab; to answer one, use its card's buttons or reply in the card's thread."
+    )
+
+
 def reply_not_now_message() -> str:
     return (
         "Your reply could not be looked at right now (the bot cannot read its database), so "

@@ -25,7 +25,13 @@ from bot.cards.wording import Action
 from bot.slack import raw_payload
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
 from bot.usecases.admission import RefusalKind, Request, Unusable, Via, Where
-from bot.usecases.thread_replies import ThreadMessage
+from bot.usecases.thread_replies import (
+    DirectMessage,
+    MessageKind,
+    ReplyDeleted,
+    ReplyEdited,
+    ThreadMessage,
+)
 
 __all__ = ["Form", "Interaction", "click", "form", "shortcut", "snooze_choice", "unknown"]
 
@@ -283,8 +289,14 @@ def shortcut(body: Any) -> Interaction | Unusable:
     return Interaction(request, where, payload.trigger_id, payload.response_url)
 
 
-#: Message subtypes that are a person's own new message (a reply also sent to the channel).
-_HUMAN_SUBTYPES = frozenset({"", "thread_broadcast"})
+#: Message subtypes that are a person's own new message (a reply also sent to the channel; one
+#: sharing a file; a ``/me`` message), and what kind of reply each is.
+_HUMAN_SUBTYPES: dict[str, MessageKind] = {
+    "": "text",
+    "thread_broadcast": "text",
+    "file_share": "file",
+    "me_message": "me",
+}
 
 
 def thread_message(event: Any, *, bot_user_id: str | None = None) -> ThreadMessage | None:
@@ -295,8 +307,11 @@ def thread_message(event: Any, *, bot_user_id: str | None = None) -> ThreadMessa
         return None
     if event.get("bot_id") or event.get("bot_profile") or event.get("edited"):
         return None
-    if (event.get("subtype") or "") not in _HUMAN_SUBTYPES:
+    kind = _HUMAN_SUBTYPES.get(event.get("subtype") or "")
+    if kind is None:
         return None
+    if event.get("files"):
+        kind = "file"
     fields = [event.get(k) for k in ("channel", "thread_ts", "ts", "user")]
     if not all(isinstance(f, str) and f for f in fields):
         return None
@@ -306,4 +321,48 @@ def thread_message(event: Any, *, bot_user_id: str | None = None) -> ThreadMessa
         return None
     parent = event.get("parent_user_id")
     on_app = bool(bot_user_id) and parent == bot_user_id
-    return ThreadMessage(channel, thread_ts, ts, user, text, on_app_message=on_app)
+    return ThreadMessage(channel, thread_ts, ts, user, text, on_app_message=on_app, kind=kind)
+
+
+def message_change(event: Any) -> ReplyEdited | ReplyDeleted | None:
+    """A person's message edited (``message_changed``: ``message`` is the message now) or
+    deleted (``message_deleted``: ``deleted_ts`` names it); None for anything else."""
+    if not isinstance(event, dict) or event.get("type") != "message":
+        return None
+    channel = event.get("channel")
+    if not isinstance(channel, str) or not channel:
+        return None
+    subtype = event.get("subtype")
+    if subtype == "message_deleted":
+        ts = event.get("deleted_ts")
+        return ReplyDeleted(channel, ts) if isinstance(ts, str) and ts else None
+    if subtype != "message_changed":
+        return None
+    message = event.get("message")
+    if not isinstance(message, dict) or message.get("bot_id"):
+        return None
+    fields = [message.get(k) for k in ("thread_ts", "ts", "user", "text")]
+    if not all(isinstance(f, str) for f in fields) or not all(fields[:3]):
+        return None
+    thread_ts, ts, user, text = (str(f) for f in fields)
+    if thread_ts == ts:
+        return None  # the thread's parent (e.g. its reply count changed)
+    return ReplyEdited(channel, thread_ts, ts, user, text)
+
+
+def direct_message(event: Any) -> DirectMessage | None:
+    """A person's own message to the app in its Messages tab (``channel_type`` im, not in a
+    thread, not a bot's); None for anything else."""
+    if not isinstance(event, dict) or event.get("type") != "message":
+        return None
+    if event.get("channel_type") != "im" or event.get("bot_id") or event.get("bot_profile"):
+        return None
+    if (event.get("subtype") or "") not in _HUMAN_SUBTYPES:
+        return None
+    fields = [event.get(k) for k in ("channel", "user", "ts")]
+    if not all(isinstance(f, str) and f for f in fields):
+        return None
+    channel, user, ts = (str(f) for f in fields)
+    if event.get("thread_ts") not in (None, ts):
+        return None
+    return DirectMessage(channel, user, ts)

@@ -36,6 +36,7 @@ from bot.usecases.interaction_results import Busy, FieldErrors, Refused, Result,
 from bot.usecases.thread_replies import (
     NotAllowed,
     NotNow,
+    NotText,
     Offered,
     Received,
     TextTooLong,
@@ -340,14 +341,17 @@ def tell_thread_reply(
     """Tell the author of a thread reply what it got, in that thread, only them."""
     blocks: list[dict[str, Any]] | None
     match received:
-        case Offered(reply=reply, question=question, option=option):
+        case Offered(reply=reply, question=question, option=option, edited=edited):
             text, blocks = thread_reply.reply_offer(
                 reply.id,
                 reply.text,
                 question.title,
                 question.prompt,
                 as_option=option is not None,
+                note=thread_reply.reply_edited_note() if edited else "",
             )
+        case NotText(kind=kind):
+            text, blocks = thread_reply.reply_not_text_message(kind), None
         case UseTheForm():
             text, blocks = thread_reply.reply_use_form_message(), None
         case NotAllowed():

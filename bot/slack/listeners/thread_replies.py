@@ -29,7 +29,8 @@ def _message(svc: Services):
     def handle(event: dict[str, Any], request: BoltRequest, context: BoltContext) -> None:
         message = requests.thread_message(event, bot_user_id=context.bot_user_id)
         if message is None:
-            return  # not a person's reply in a thread
+            _other_message(svc, event, request)
+            return
         if requests.retry_num(request.headers):
             log.info("redelivered message event %s (offered once, by its ts)", message.ts)
         # Already acknowledged (events are, before their listener runs). A reply needs only the
@@ -38,6 +39,21 @@ def _message(svc: Services):
         svc.reply_in_thread(message)
 
     return handle
+
+
+def _other_message(svc: Services, event: dict[str, Any], request: BoltRequest) -> None:
+    """A reply edited or deleted, or a direct message to the app (else: nothing to do)."""
+    change = requests.message_change(event)
+    if change is not None:
+        svc.reply_changed(change)
+        return
+    direct = requests.direct_message(event)
+    if direct is None:
+        return
+    if requests.retry_num(request.headers):
+        log.info("redelivered direct message %s: answered once", direct.ts)
+        return
+    svc.direct_message(direct)
 
 
 def _button(body: dict[str, Any]) -> tuple[str, str, str]:
