@@ -17,7 +17,6 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
-from bot.cards.limits import KANDEV_MAX_TEXT
 from bot.core.clarification import Answer, Option, Question
 from bot.core.domain import Card
 from bot.core.pending import ItemKind
@@ -26,6 +25,13 @@ from bot.store.thread_replies import CANCELLED, DELETED, OFFERED, SENT
 from bot.store.thread_replies import ThreadReply as ThreadReply  # the listeners' type too
 from bot.usecases.admission import Request
 from bot.usecases.audit import Audit
+from bot.usecases.reply_matching import AsOption as AsOption
+from bot.usecases.reply_matching import AsText as AsText
+from bot.usecases.reply_matching import Match as Match
+from bot.usecases.reply_matching import TooLong as TooLong
+from bot.usecases.reply_matching import looks_like_an_answer as looks_like_an_answer
+from bot.usecases.reply_matching import match_reply as match_reply
+from bot.usecases.reply_matching import reply_text as reply_text
 
 log = logging.getLogger(__name__)
 
@@ -33,65 +39,7 @@ log = logging.getLogger(__name__)
 SOURCE = "slack:thread_reply"
 
 
-# ---- matching a reply to a question ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AsOption:
-    """The reply names an option: its label (any case, trimmed) or its number (``2``)."""
-
-    option: Option
-
-
-@dataclass(frozen=True)
-class AsText:
-    """Anything else: the reply as free text (trimmed)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class TooLong:
-    """Free text longer than Kandev takes (code points)."""
-
-    length: int
-
-
-Match = AsOption | AsText | TooLong
-
-
-def reply_text(raw: str) -> str:
-    """The reply, trimmed (the edge turned Slack's markup into what the person typed:
-    bot/slack/markup.py)."""
-    return raw.strip()
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def match_reply(question: Question, raw: str) -> Match | None:
-    """What a reply says as an answer to ``question`` (None: nothing, an empty reply)."""
-    text = reply_text(raw)
-    if not text:
-        return None
-    folded = _folded(text)
-    for option in question.options:
-        if _folded(option.label) == folded:
-            return AsOption(option)
-    if text.isascii() and text.isdigit():
-        number = int(text)
-        if 1 <= number <= len(question.options):
-            return AsOption(question.options[number - 1])
-    if len(text) > KANDEV_MAX_TEXT:
-        return TooLong(len(text))
-    return AsText(text)
-
-
-def looks_like_an_answer(question: Question, raw: str) -> bool:
-    """Whether a reply is an option's number or label (someone seems to be answering)."""
-    return isinstance(match_reply(question, raw), AsOption)
-
+# ---- matching a reply to a question: bot/usecases/reply_matching.py ---------------------------
 
 # ---- what a reply gets ---------------------------------------------------------------------
 
