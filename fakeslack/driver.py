@@ -420,6 +420,121 @@ class SlackDriver:
         callback = payloads.event_callback(self.ws, message)
         return self._deliver("events_api", callback, False, delivery), callback
 
+    def share_file_in_thread(
+        self,
+        channel: str,
+        thread_ts: str,
+        text: str = "",
+        *,
+        name: str = "screenshot.png",
+        user: UserLike = None,
+    ) -> tuple[Ack, JsonDict]:
+        """A person replies in a thread with a file (and ``text`` as its comment): the
+        ``message`` event of subtype ``file_share`` with its ``files``."""
+        person = self.user(user)
+        file = {
+            "id": "F" + uuid.uuid4().hex[:10].upper(),
+            "created": int(float(thread_ts)),
+            "name": name,
+            "title": name,
+            "mimetype": "image/png",
+            "filetype": name.rsplit(".", 1)[-1],
+            "user": person.id,
+            "size": 1024,
+            "mode": "hosted",
+            "is_external": False,
+            "is_public": True,
+        }
+        extra = {"subtype": "file_share", "files": [file], "upload": True, "display_as_bot": False}
+        return self.reply_in_thread(channel, thread_ts, text, user=person, event=extra)
+
+    def me_in_thread(
+        self, channel: str, thread_ts: str, text: str, *, user: UserLike = None
+    ) -> tuple[Ack, JsonDict]:
+        """A person's ``/me`` message in a thread (subtype ``me_message``; ``text`` without
+        the person's name, as Slack sends it)."""
+        return self.reply_in_thread(
+            channel, thread_ts, text, user=user, event={"subtype": "me_message"}
+        )
+
+    def edit_message(
+        self, sent: JsonDict, text: str, *, delivery: Delivery | None = None
+    ) -> tuple[Ack, JsonDict]:
+        """Its author edits a message ``sent`` (the event callback, or the event, of a
+        person's message): the ``message_changed`` event Slack sends, ``message`` as it is now
+        and ``previous_message`` as it was."""
+        before = _event_of(sent)
+        channel = str(before["channel"])
+        now_ts = self.fake.ctx.clock.next(channel)
+        inner = {
+            k: v
+            for k, v in before.items()
+            if k not in ("channel", "event_ts", "channel_type", "subtype")
+        }
+        message = {**inner, "text": text, "edited": {"user": before["user"], "ts": now_ts}}
+        event: JsonDict = {
+            "type": "message",
+            "subtype": "message_changed",
+            "message": message,
+            "previous_message": inner,
+            "channel": channel,
+            "hidden": True,
+            "ts": now_ts,
+            "event_ts": now_ts,
+            "channel_type": before.get("channel_type", "channel"),
+        }
+        callback = payloads.event_callback(self.ws, event)
+        # The next edit starts from this one.
+        edited = {**before, "text": text, "edited": message["edited"]}
+        return self._deliver("events_api", callback, False, delivery), edited
+
+    def delete_message(self, sent: JsonDict, *, delivery: Delivery | None = None) -> Ack:
+        """Its author deletes a message ``sent``: the ``message_deleted`` event Slack sends
+        (``deleted_ts`` names it, ``previous_message`` is what it was)."""
+        before = _event_of(sent)
+        channel = str(before["channel"])
+        now_ts = self.fake.ctx.clock.next(channel)
+        previous = {
+            k: v
+            for k, v in before.items()
+            if k not in ("channel", "event_ts", "channel_type", "subtype")
+        }
+        event: JsonDict = {
+            "type": "message",
+            "subtype": "message_deleted",
+            "hidden": True,
+            "channel": channel,
+            "ts": now_ts,
+            "deleted_ts": before["ts"],
+            "event_ts": now_ts,
+            "previous_message": previous,
+            "channel_type": before.get("channel_type", "channel"),
+        }
+        return self.send_event(event, delivery=delivery)
+
+    def message_app(
+        self, text: str, *, user: UserLike = None, delivery: Delivery | None = None
+    ) -> tuple[Ack, JsonDict]:
+        """A person writes to the app in its Messages tab (their DM with the bot): the
+        ``message.im`` event (``channel_type`` im, no thread)."""
+        person = self.user(user)
+        channel = self.fake.ctx.resolve_channel(person.id)
+        ts = self.fake.ctx.clock.next(channel)
+        event: JsonDict = {
+            "type": "message",
+            "channel": channel,
+            "user": person.id,
+            "text": text,
+            "ts": ts,
+            "client_msg_id": str(uuid.uuid4()),
+            "team": self.ws.team_id,
+            "event_ts": ts,
+            "channel_type": "im",
+            "blocks": [],
+        }
+        callback = payloads.event_callback(self.ws, event)
+        return self._deliver("events_api", callback, False, delivery), callback
+
     def redeliver(self, callback: JsonDict, *, retry_num: int = 1) -> Ack:
         """Slack delivers the same event callback again (same ``event_id``), with
         ``X-Slack-Retry-Num`` (HTTP) / ``retry_attempt`` (Socket Mode)."""
@@ -429,6 +544,14 @@ class SlackDriver:
     def send_event(self, event: JsonDict, *, delivery: Delivery | None = None) -> Ack:
         """Deliver an Events API event (wrapped in event_callback)."""
         return self._deliver("events_api", payloads.event_callback(self.ws, event), False, delivery)
+
+
+def _event_of(sent: JsonDict) -> JsonDict:
+    """The message event of an event callback (or the event itself)."""
+    event = sent.get("event") if sent.get("type") == "event_callback" else sent
+    if not isinstance(event, dict) or event.get("type") != "message":
+        raise ValueError("not a message event")
+    return event
 
 
 def chooser_offering(blocks: list[JsonDict], action_id: str, option: str) -> ElementRef:

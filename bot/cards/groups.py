@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.cards import ids
 from bot.cards.blocks import Block, actions, button, context, section
-from bot.cards.ids import ButtonValue
+from bot.cards.ids import AnswerAllValue
 from bot.cards.mrkdwn import link
 from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import fit_plain, one_line
@@ -68,11 +68,15 @@ def offer_message(choice: PastChoice, count: int) -> str:
     return f"Send {quoted} to {them} asked this too?"
 
 
-def answer_all_offer(pending_id: str, choice: PastChoice, count: int) -> tuple[str, list[Block]]:
+def answer_all_offer(
+    pending_id: str, choice: PastChoice, members: Sequence[str]
+) -> tuple[str, list[Block]]:
     """(fallback text, blocks) of the offer: **Send to all 2** and **No thanks**; both carry
-    only the answered card's bundle (the rest is read again from the store on Send)."""
+    the answered card's bundle and the bundles offered (Send answers exactly those; the rest is
+    read again from the store)."""
+    count = len(members)
     message = offer_message(choice, count)
-    value = ButtonValue(pending_id=pending_id).encode()
+    value = AnswerAllValue(pending_id=pending_id, members=tuple(members)).encode()
     send = "Send to it" if count == 1 else f"Send to all {count}"
     blocks: list[Block] = [
         section(message),

@@ -171,6 +171,24 @@ def parse_button_value(raw: str | None) -> ButtonValue:
     return ButtonValue._decode(raw, "button value")
 
 
+class AnswerAllValue(_Codec):
+    """What the buttons of the offer to send a won answer to the others carry: the answered
+    card's bundle and exactly the bundles the offer named (Send answers those, no others)."""
+
+    pending_id: str = Field(alias="p", min_length=1)
+    members: tuple[str, ...] = Field(alias="m", min_length=1)
+
+    def encode(self) -> str:
+        """Compact JSON, at most 2000 characters (raises CodecError otherwise)."""
+        return self._encode(MAX_BUTTON_VALUE, "answer-all value")
+
+
+def parse_answer_all_value(raw: str | None) -> AnswerAllValue:
+    """Decode an offer button's ``value``; raises CodecError on anything we did not produce
+    (an offer made before the value named its bundles: a plain :class:`ButtonValue`)."""
+    return AnswerAllValue._decode(raw, "answer-all value")
+
+
 class SnoozeValue(_Codec):
     """What a "Snooze…" option carries: the item and the length in hours (1, 4 or 24)."""
 

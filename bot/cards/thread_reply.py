@@ -11,11 +11,16 @@ from bot.cards.text import fit_escaped, one_line
 
 
 def reply_offer(
-    reply_id: str, text: str, title: str, prompt: str, *, as_option: bool
+    reply_id: str, text: str, title: str, prompt: str, *, as_option: bool, note: str = ""
 ) -> tuple[str, list[dict[str, Any]]]:
-    """(fallback text, blocks) of the prompt."""
+    """(fallback text, blocks) of the prompt; ``note``: said above it (why it is offered
+    again, safe mrkdwn)."""
     message = reply_offer_message(text, title, prompt)
+    noted: list[dict[str, Any]] = (
+        [{"type": "section", "text": {"type": "mrkdwn", "text": note}}] if note else []
+    )
     blocks: list[dict[str, Any]] = [
+        *noted,
         {"type": "section", "text": {"type": "mrkdwn", "text": message, "verbatim": True}},
         {
             "type": "context",
@@ -41,7 +46,7 @@ def reply_offer(
             ],
         },
     ]
-    return message, blocks
+    return (f"{note} {message}" if note else message), blocks
 
 
 # ---- the words --------------------------------------------------
@@ -60,6 +65,8 @@ def _question_named(title: str, prompt: str) -> str:
 
 def reply_offer_message(text: str, title: str, prompt: str) -> str:
     """The prompt a reply in a card's thread gets (only its author sees it)."""
+    if not (one_line(title) or one_line(prompt)):
+        return f"Send {_quoted_reply(text)} as your answer?"
     return f"Send {_quoted_reply(text)} as your answer to {_question_named(title, prompt)}?"
 
 
@@ -79,6 +86,38 @@ def reply_kept_message() -> str:
 
 def reply_sent_message(text: str) -> str:
     return f"✅ Sent {_quoted_reply(text)} as your answer."
+
+
+def reply_edited_note() -> str:
+    return "You edited your reply: *Send* now sends it as it reads now."
+
+
+def reply_deleted_message() -> str:
+    return "Your reply was deleted, so nothing was sent."
+
+
+def reply_not_text_message(kind: str) -> str:
+    what = "a file" if kind == "file" else "a /me message"
+    return (
+        f"Your reply was not offered as an answer: it is {what}, and the agent takes text "
+        "only. To answer, reply in this thread with an option's number or name, or your answer "
+        "in words; or use the card's buttons."
+    )
+
+
+def dm_help_message() -> str:
+    return (
+        "I don't read direct messages, so nothing you write here reaches an agent. To see the "
+        "questions waiting for you, use */kandev-questions* in any channel or open my *Home* "
+        "tab; to answer one, use its card's buttons or reply in the card's thread."
+    )
+
+
+def reply_not_now_message() -> str:
+    return (
+        "Your reply could not be looked at right now (the bot cannot read its database), so "
+        "nothing was sent. Please reply again in a moment, or use the card's buttons."
+    )
 
 
 def reply_use_form_message() -> str:

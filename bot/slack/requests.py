@@ -16,6 +16,7 @@ from typing import Any
 from bot.cards.ids import (
     CodecError,
     ModalMetadata,
+    parse_answer_all_value,
     parse_button_value,
     parse_modal_metadata,
     parse_snooze_value,
@@ -24,7 +25,13 @@ from bot.cards.wording import Action
 from bot.slack import raw_payload
 from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
 from bot.usecases.admission import RefusalKind, Request, Unusable, Via, Where
-from bot.usecases.thread_replies import ThreadMessage
+from bot.usecases.thread_replies import (
+    DirectMessage,
+    MessageKind,
+    ReplyDeleted,
+    ReplyEdited,
+    ThreadMessage,
+)
 
 __all__ = ["Form", "Interaction", "click", "form", "shortcut", "snooze_choice", "unknown"]
 
@@ -186,9 +193,25 @@ def offer_click(body: Any) -> tuple[str, Where, str]:
     raw = first.get("value") if isinstance(first, dict) else None
     detail = f"value {raw_payload.quote(raw, 60)} in {where.channel or '?'}"
     try:
+        return parse_answer_all_value(raw).pending_id, where, detail
+    except CodecError:
+        pass
+    try:
         return parse_button_value(raw).pending_id, where, detail
     except CodecError:
         return "", where, detail
+
+
+def offer_members(body: Any) -> tuple[str, ...] | None:
+    """The bundles an offer's Send names (None: a value that names none, from an offer made
+    before it did; or not this app's)."""
+    actions = body.get("actions") if isinstance(body, dict) else None
+    first = actions[0] if isinstance(actions, list) and actions else {}
+    raw = first.get("value") if isinstance(first, dict) else None
+    try:
+        return parse_answer_all_value(raw).members
+    except CodecError:
+        return None
 
 
 def _in_modal(
@@ -277,11 +300,17 @@ def shortcut(body: Any) -> Interaction | Unusable:
     return Interaction(request, where, payload.trigger_id, payload.response_url)
 
 
-#: Message subtypes that are a person's own new message (a reply also sent to the channel).
-_HUMAN_SUBTYPES = frozenset({"", "thread_broadcast"})
+#: Message subtypes that are a person's own new message (a reply also sent to the channel; one
+#: sharing a file; a ``/me`` message), and what kind of reply each is.
+_HUMAN_SUBTYPES: dict[str, MessageKind] = {
+    "": "text",
+    "thread_broadcast": "text",
+    "file_share": "file",
+    "me_message": "me",
+}
 
 
-def thread_message(event: Any) -> ThreadMessage | None:
+def thread_message(event: Any, *, bot_user_id: str | None = None) -> ThreadMessage | None:
     """A person's new reply in a thread, from a ``message`` event (None: anything else — a
     bot's message, an edit or deletion, a join, a message outside a thread, the thread's
     parent)."""
@@ -289,8 +318,11 @@ def thread_message(event: Any) -> ThreadMessage | None:
         return None
     if event.get("bot_id") or event.get("bot_profile") or event.get("edited"):
         return None
-    if (event.get("subtype") or "") not in _HUMAN_SUBTYPES:
+    kind = _HUMAN_SUBTYPES.get(event.get("subtype") or "")
+    if kind is None:
         return None
+    if event.get("files"):
+        kind = "file"
     fields = [event.get(k) for k in ("channel", "thread_ts", "ts", "user")]
     if not all(isinstance(f, str) and f for f in fields):
         return None
@@ -298,7 +330,53 @@ def thread_message(event: Any) -> ThreadMessage | None:
     text = event.get("text")
     if thread_ts == ts or not isinstance(text, str):
         return None
-    return ThreadMessage(channel, thread_ts, ts, user, text)
+    parent = event.get("parent_user_id")
+    on_app = bool(bot_user_id) and parent == bot_user_id
+    return ThreadMessage(channel, thread_ts, ts, user, text, on_app_message=on_app, kind=kind)
+
+
+def message_change(event: Any) -> ReplyEdited | ReplyDeleted | None:
+    """A person's message edited (``message_changed``: ``message`` is the message now) or
+    deleted (``message_deleted``: ``deleted_ts`` names it); None for anything else."""
+    if not isinstance(event, dict) or event.get("type") != "message":
+        return None
+    channel = event.get("channel")
+    if not isinstance(channel, str) or not channel:
+        return None
+    subtype = event.get("subtype")
+    if subtype == "message_deleted":
+        ts = event.get("deleted_ts")
+        return ReplyDeleted(channel, ts) if isinstance(ts, str) and ts else None
+    if subtype != "message_changed":
+        return None
+    message = event.get("message")
+    if not isinstance(message, dict) or message.get("bot_id"):
+        return None
+    fields = [message.get(k) for k in ("thread_ts", "ts", "user", "text")]
+    if not all(isinstance(f, str) for f in fields) or not all(fields[:3]):
+        return None
+    thread_ts, ts, user, text = (str(f) for f in fields)
+    if thread_ts == ts:
+        return None  # the thread's parent (e.g. its reply count changed)
+    return ReplyEdited(channel, thread_ts, ts, user, text)
+
+
+def direct_message(event: Any) -> DirectMessage | None:
+    """A person's own message to the app in its Messages tab (``channel_type`` im, not in a
+    thread, not a bot's); None for anything else."""
+    if not isinstance(event, dict) or event.get("type") != "message":
+        return None
+    if event.get("channel_type") != "im" or event.get("bot_id") or event.get("bot_profile"):
+        return None
+    if (event.get("subtype") or "") not in _HUMAN_SUBTYPES:
+        return None
+    fields = [event.get(k) for k in ("channel", "user", "ts")]
+    if not all(isinstance(f, str) and f for f in fields):
+        return None
+    channel, user, ts = (str(f) for f in fields)
+    if event.get("thread_ts") not in (None, ts):
+        return None
+    return DirectMessage(channel, user, ts)
 
 
 def modal_of(parsed: Interaction | Unusable) -> str:

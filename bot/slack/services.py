@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.cards import groups as groups_words
-from bot.slack import said
+from bot.cards import thread_reply
+from bot.slack import markup, said
 from bot.slack.form_reply import FormReply
 from bot.slack.forms import FormKind, read_form
 from bot.slack.lanes import Lane
@@ -41,7 +42,11 @@ from bot.usecases.subscriptions import SubscriptionService
 from bot.usecases.thread_replies import (
     SOURCE,
     Cancelled,
+    Deleted,
+    DirectMessage,
     NotAllowed,
+    ReplyDeleted,
+    ReplyEdited,
     ThreadMessage,
     ThreadReplies,
     ToSend,
@@ -132,6 +137,7 @@ class Services:
         (someone who may not answer, seeming to) told quietly and audited; else nothing."""
         if self.thread_replies is None:
             return
+        message = replace(message, text=markup.decode(message.text, self.notifier.user_name))
         received = self.thread_replies.received(message)
         if isinstance(received, NotAllowed):
             where = Where(message.user_id, message.channel)
@@ -141,18 +147,53 @@ class Services:
             )
         tell_thread_reply(self.notifier, message, received)
 
+    def reply_changed(self, change: ReplyEdited | ReplyDeleted) -> None:
+        """A reply's message edited (Send sends what it says now: offered again) or deleted
+        (Send sends nothing)."""
+        if self.thread_replies is None:
+            return
+        if isinstance(change, ReplyDeleted):
+            self.thread_replies.deleted(change)
+            return
+        text = markup.decode(change.text, self.notifier.user_name)
+        edit = replace(change, text=text)
+        received = self.thread_replies.edited(edit)
+        message = ThreadMessage(edit.channel, edit.thread_ts, edit.ts, edit.user_id, text)
+        tell_thread_reply(self.notifier, message, received)
+
+    def direct_message(self, message: DirectMessage) -> None:
+        """A message to the app in its Messages tab: it is not read; say so there, and where
+        questions are answered (only its author sees it)."""
+        told = self.notifier.tell(
+            message.user_id, thread_reply.dm_help_message(), channel=message.channel
+        )
+        if not told:
+            log.warning("could not answer a direct message from %s", message.user_id)
+
     def send_reply(self, ack: Callable[[], None], reply_id: str, user_id: str, url: str) -> None:
         """Send on a thread reply's prompt: once, by its author, through the one pipeline."""
         if self.thread_replies is None:
             ack()
             return
         sending = self.thread_replies.send(reply_id, user_id)
+        if isinstance(sending, Deleted):
+            ack()
+            told = thread_reply.reply_deleted_message()
+            block = {"type": "section", "text": {"type": "mrkdwn", "text": told}}
+            if url:
+                self.notifier.reply(url, told, [block], replace=True)
+            return
         if not isinstance(sending, ToSend):
             ack()  # a double click, or not theirs: the first click's result stands
             return
         replies = self.thread_replies
         prompt = ReplyPrompt(
-            ack, url, self.notifier, sending.reply, lambda: replies.reopen(reply_id, user_id)
+            ack,
+            url,
+            self.notifier,
+            sending.reply,
+            lambda: replies.reopen(reply_id, user_id),
+            sending.question,
         )
         self.interactions.answer(sending.request, sending.answers, prompt)
 
@@ -173,12 +214,18 @@ class Services:
         *,
         detail: str,
         redelivery: bool = False,
+        members: Sequence[str] | None = None,
     ) -> None:
         """Send on the offer to answer every identical question: each member through the one
         pipeline (admitted, recorded, sent on its own), then one summary in place of the
-        offer. A value that names no card this person's answer won is refused and audited."""
+        offer. A value that names no card this person's answer won is refused and audited.
+        ``members``: the bundles the offer named (None: an offer made before it named them)."""
         plan = self.groups.send_all(
-            pending_id, where.user_id, channel=where.channel, redelivery=redelivery
+            pending_id,
+            where.user_id,
+            channel=where.channel,
+            redelivery=redelivery,
+            members=members,
         )
         if isinstance(plan, NotYours):
             unusable = Unusable(

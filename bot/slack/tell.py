@@ -19,6 +19,7 @@ from bot.cards import groups, ids, thread_reply, words
 from bot.cards.conversation import loading_view, render_conversation
 from bot.cards.ids import ModalMetadata
 from bot.cards.modals import FormPlace, build_outcome_modal, build_result_modal, refill_form
+from bot.core.clarification import Question
 from bot.core.domain import Card
 from bot.slack import raw_payload, said
 from bot.slack.form_reply import FormReply
@@ -34,6 +35,8 @@ from bot.usecases.home import HomeService
 from bot.usecases.interaction_results import Busy, FieldErrors, Refused, Result, Unrecorded
 from bot.usecases.thread_replies import (
     NotAllowed,
+    NotNow,
+    NotText,
     Offered,
     Received,
     TextTooLong,
@@ -74,7 +77,8 @@ def offer_to(
 ) -> None:
     """The offer to send a won answer to the other agents asking the same (ephemeral, where
     the person answered; nothing on the App Home: it has no ephemeral messages)."""
-    text, blocks = groups.answer_all_offer(offer.card.pending_id, offer.choice, len(offer.members))
+    members = [m.pending_id for m in offer.members]
+    text, blocks = groups.answer_all_offer(offer.card.pending_id, offer.choice, members)
     told = notifier.tell(
         where.user_id,
         text,
@@ -270,6 +274,8 @@ class ReplyPrompt:
     reply: ThreadReply  # as it is sent
     #: Give the reply back (Send recorded nothing, e.g. the bot was busy): True when it was.
     reopen: Callable[[], bool]
+    #: The question it answers, to show the prompt again (None: its card is gone).
+    question: Question | None = None
 
     @property
     def text(self) -> str:
@@ -292,7 +298,30 @@ class ReplyPrompt:
         self.show(thread_reply.reply_sending_message(self.text))
 
     def later(self, verdict: Verdict) -> None:
+        if verdict.kind == "not_recorded" and self.reopen():
+            # Nothing reached Kandev's record: the reply is given back, its prompt shown again
+            # with its Send button under why.
+            self.offer_again(f"{said.verdict(verdict)} {thread_reply.reply_kept_message()}")
+            return
         self.show(said.verdict(verdict) or thread_reply.reply_sent_message(self.text))
+
+    def offer_again(self, note: str) -> None:
+        """The prompt (Send / Cancel) in place of "Sending…", ``note`` above it."""
+        reply, question = self.reply, self.question
+        text, blocks = thread_reply.reply_offer(
+            reply.id,
+            reply.text,
+            question.title if question is not None else "",
+            question.prompt if question is not None else "",
+            as_option=reply.option_id is not None,
+            note=note,
+        )
+        if not (
+            self.response_url and self.notifier.reply(self.response_url, text, blocks, replace=True)
+        ):
+            self.notifier.tell(
+                reply.user_id, text, channel=reply.channel, blocks=blocks, thread_ts=reply.thread_ts
+            )
 
     def offer(self, offer: Offer) -> None:
         reply = self.reply
@@ -312,20 +341,25 @@ def tell_thread_reply(
     """Tell the author of a thread reply what it got, in that thread, only them."""
     blocks: list[dict[str, Any]] | None
     match received:
-        case Offered(reply=reply, question=question, option=option):
+        case Offered(reply=reply, question=question, option=option, edited=edited):
             text, blocks = thread_reply.reply_offer(
                 reply.id,
                 reply.text,
                 question.title,
                 question.prompt,
                 as_option=option is not None,
+                note=thread_reply.reply_edited_note() if edited else "",
             )
+        case NotText(kind=kind):
+            text, blocks = thread_reply.reply_not_text_message(kind), None
         case UseTheForm():
             text, blocks = thread_reply.reply_use_form_message(), None
         case NotAllowed():
             text, blocks = thread_reply.reply_not_allowed_message(), None
         case TextTooLong(length=length):
             text, blocks = thread_reply.reply_too_long_message(length), None
+        case NotNow():
+            text, blocks = thread_reply.reply_not_now_message(), None
         case _:
             return "nothing"
     told = notifier.tell(

@@ -222,6 +222,25 @@ class SlackGateway:
 
         return self._cached(("group", group_id), load)
 
+    def user_name(self, user_id: str) -> str | None:
+        """A person's name as Slack shows it (display name, else real name, else handle;
+        ``users:read``), cached for ``DIRECTORY_TTL_S``; None when Slack gives none."""
+
+        def load() -> str | None:
+            user = self._call("users.info", user=user_id).get("user") or {}
+            profile = user.get("profile") or {}
+            for name in (
+                profile.get("display_name"),
+                profile.get("real_name"),
+                user.get("real_name"),
+                user.get("name"),
+            ):
+                if isinstance(name, str) and name.strip():
+                    return name.strip()
+            return None
+
+        return self._cached(("user", user_id), load)
+
     def channel_is_private(self, channel: str) -> bool:
         """Whether a conversation is private (cached for ``DIRECTORY_TTL_S``)."""
 

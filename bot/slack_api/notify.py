@@ -68,6 +68,14 @@ class Notifier:
             log.warning("delete via response_url failed: %s", exc.error)
             return False
 
+    def user_name(self, user_id: str) -> str | None:
+        """A person's name as Slack shows it (None: Slack gave none, or could not be asked)."""
+        try:
+            return self.slack.user_name(user_id)
+        except SlackError as exc:
+            log.info("no name for %s: %s", user_id, exc.error)
+            return None
+
     def open_form(self, trigger_id: str, view: dict[str, Any], *, push: bool = False) -> bool:
         """Open a modal for the trigger of an interaction (valid 3 s, once); ``push``: on top
         of the modal the interaction came from."""

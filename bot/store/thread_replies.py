@@ -14,6 +14,8 @@ from bot.store.base import Repository
 from bot.store.schema import thread_replies
 
 OFFERED, SENT, CANCELLED = "offered", "sent", "cancelled"
+#: The reply's message was deleted before Send: nothing is sent.
+DELETED = "deleted"
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,36 @@ class ThreadRepliesRepository(Repository):
                     thread_replies.c.state == was,
                 )
                 .values(state=state, updated_at=self._now())
+            )
+            return bool(conn.execute(stmt).rowcount)
+
+    def reply_of_message(self, message_key: str) -> ThreadReply | None:
+        """The reply kept for a message (``channel:ts``), if any."""
+        with self._read() as conn:
+            row = conn.execute(
+                select(thread_replies).where(thread_replies.c.message_key == message_key)
+            ).one_or_none()
+        return _reply(row) if row is not None else None
+
+    def revise_reply(self, reply_id: str, *, text: str, option_id: str | None) -> bool:
+        """The reply's message was edited while it is offered: Send sends this now (False:
+        it was sent, cancelled or deleted meanwhile)."""
+        with self._write() as conn:
+            stmt = (
+                update(thread_replies)
+                .where(thread_replies.c.id == reply_id, thread_replies.c.state == OFFERED)
+                .values(text=text, option_id=option_id, updated_at=self._now())
+            )
+            return bool(conn.execute(stmt).rowcount)
+
+    def withdraw_reply(self, reply_id: str) -> bool:
+        """The reply's message was deleted (or edited into nothing to send) while it is
+        offered: Send sends nothing (False: it was settled before)."""
+        with self._write() as conn:
+            stmt = (
+                update(thread_replies)
+                .where(thread_replies.c.id == reply_id, thread_replies.c.state == OFFERED)
+                .values(state=DELETED, updated_at=self._now())
             )
             return bool(conn.execute(stmt).rowcount)
 

@@ -9,8 +9,9 @@ membership needs (a member posted, a member resolved) go through the outbox
 
 After a person's answer wins on a grouped card, they are offered (:meth:`Groups.offer`) to send
 the same choice to the others. **Send** (:meth:`Groups.send_all`) re-reads the card (its
-answer must be this person's win), recomputes the group — the members still waiting, and
-those resolved since that answer (reported as answered meanwhile) — and maps the answer onto
+answer must be this person's win), re-reads exactly the members the offer named (its button
+carries them; one that joined the group since is never answered unasked; those resolved since
+are reported as answered meanwhile) and maps the answer onto
 each member by its option's normalised label (free text as it is; a member without that option
 is reported, never guessed). Each mapped member is then one request through the one admission
 step and answer pipeline (bot/usecases/interactions.py), as a button click: permission is
@@ -268,11 +269,20 @@ class Groups:
         return Offer(card, user_id, choice[0] if choice else PastChoice(), tuple(members))
 
     def send_all(
-        self, pending_id: str, user_id: str, *, channel: str | None, redelivery: bool = False
+        self,
+        pending_id: str,
+        user_id: str,
+        *,
+        channel: str | None,
+        redelivery: bool = False,
+        members: Sequence[str] | None = None,
     ) -> SendAll:
         """Send on the offer of ``pending_id``'s answer: the requests for every member, mapped;
         ``channel``: where Send was clicked (a member's own channel proves the person reads
-        it, as a click on the card does); ``redelivery``: Slack's copy of the click."""
+        it, as a click on the card does); ``redelivery``: Slack's copy of the click;
+        ``members``: exactly the bundles the offer named (each read again: one of the group
+        still, or resolved since; any other is left out), None for an offer made before it
+        named them (the group as it is now)."""
         card = self.cards.get(pending_id) if pending_id else None
         if card is None or not _won_by(card, user_id) or card.outcome is None:
             return NotYours("not a card this person's answer won")
@@ -282,13 +292,16 @@ class Groups:
         answer = card.outcome.answers[0] if card.outcome.answers else None
         if answer is None:
             return NotYours("no answer recorded")
-        found = self.cards.same_question(
-            key,
-            card.channel,
-            exclude=card.pending_id,
-            resolved_since_of=card.pending_id,
-            limit=MAX_GROUP,
-        )
+        if members is None:
+            found = self.cards.same_question(
+                key,
+                card.channel,
+                exclude=card.pending_id,
+                resolved_since_of=card.pending_id,
+                limit=MAX_GROUP,
+            )
+        else:
+            found = self._named(card, key, members)
         source = card.bundle.questions[0]
         sends: list[MemberSend] = []
         unmapped: list[tuple[Card, str]] = []
@@ -306,6 +319,20 @@ class Groups:
         return ToSendAll(
             card, user_id, choice[0] if choice else PastChoice(), tuple(sends), tuple(unmapped)
         )
+
+    def _named(self, card: Card, key: str, members: Sequence[str]) -> list[Card]:
+        """The bundles the offer named, read again: those still asking ``card``'s question in
+        its channel (waiting, or resolved since: the pipeline says so per member)."""
+        named: list[Card] = []
+        for pending_id in dict.fromkeys(members[:MAX_GROUP]):
+            member = self.cards.get(pending_id) if pending_id != card.pending_id else None
+            if member is None or member.channel != card.channel or group_key(member) != key:
+                log.warning(
+                    "answer to all from %s: %s is not of its group", card.pending_id, pending_id
+                )
+                continue
+            named.append(member)
+        return named
 
     def declined(self, pending_id: str, user_id: str) -> None:
         """No thanks on the offer: nothing is sent (audited on the answered card)."""

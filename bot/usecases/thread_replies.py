@@ -13,19 +13,25 @@ The use-case returns kinds (:data:`Received`); the words are the edge's (bot/sla
 
 from __future__ import annotations
 
-import html
 import logging
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
 
-from bot.cards.limits import KANDEV_MAX_TEXT
 from bot.core.clarification import Answer, Option, Question
 from bot.core.domain import Card
 from bot.core.pending import ItemKind
-from bot.store.thread_replies import CANCELLED, OFFERED, SENT
+from bot.store.errors import is_unavailable
+from bot.store.thread_replies import CANCELLED, DELETED, OFFERED, SENT
 from bot.store.thread_replies import ThreadReply as ThreadReply  # the listeners' type too
 from bot.usecases.admission import Request
 from bot.usecases.audit import Audit
+from bot.usecases.reply_matching import AsOption as AsOption
+from bot.usecases.reply_matching import AsText as AsText
+from bot.usecases.reply_matching import Match as Match
+from bot.usecases.reply_matching import TooLong as TooLong
+from bot.usecases.reply_matching import looks_like_an_answer as looks_like_an_answer
+from bot.usecases.reply_matching import match_reply as match_reply
+from bot.usecases.reply_matching import reply_text as reply_text
 
 log = logging.getLogger(__name__)
 
@@ -33,67 +39,11 @@ log = logging.getLogger(__name__)
 SOURCE = "slack:thread_reply"
 
 
-# ---- matching a reply to a question ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AsOption:
-    """The reply names an option: its label (any case, trimmed) or its number (``2``)."""
-
-    option: Option
-
-
-@dataclass(frozen=True)
-class AsText:
-    """Anything else: the reply as free text (trimmed)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class TooLong:
-    """Free text longer than Kandev takes (code points)."""
-
-    length: int
-
-
-Match = AsOption | AsText | TooLong
-
-
-def reply_text(raw: str) -> str:
-    """The reply as the person typed it: Slack escapes ``&``, ``<`` and ``>`` in a message's
-    text; trimmed."""
-    return html.unescape(raw).strip()
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def match_reply(question: Question, raw: str) -> Match | None:
-    """What a reply says as an answer to ``question`` (None: nothing, an empty reply)."""
-    text = reply_text(raw)
-    if not text:
-        return None
-    folded = _folded(text)
-    for option in question.options:
-        if _folded(option.label) == folded:
-            return AsOption(option)
-    if text.isascii() and text.isdigit():
-        number = int(text)
-        if 1 <= number <= len(question.options):
-            return AsOption(question.options[number - 1])
-    if len(text) > KANDEV_MAX_TEXT:
-        return TooLong(len(text))
-    return AsText(text)
-
-
-def looks_like_an_answer(question: Question, raw: str) -> bool:
-    """Whether a reply is an option's number or label (someone seems to be answering)."""
-    return isinstance(match_reply(question, raw), AsOption)
-
+# ---- matching a reply to a question: bot/usecases/reply_matching.py ---------------------------
 
 # ---- what a reply gets ---------------------------------------------------------------------
+
+MessageKind = Literal["text", "file", "me"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +55,39 @@ class ThreadMessage:
     ts: str
     user_id: str
     text: str
+    #: The thread is one of this app's messages (``parent_user_id`` is the bot; False: not
+    #: known, or someone else's).
+    on_app_message: bool = False
+    #: ``text``; ``file``: it shares a file; ``me``: a ``/me`` message. Only text is offered.
+    kind: MessageKind = "text"
+
+
+@dataclass(frozen=True)
+class ReplyEdited:
+    """A person edited their message ``ts`` in a thread (``message_changed``): its text now."""
+
+    channel: str
+    thread_ts: str
+    ts: str
+    user_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ReplyDeleted:
+    """A message ``ts`` was deleted (``message_deleted``)."""
+
+    channel: str
+    ts: str
+
+
+@dataclass(frozen=True)
+class DirectMessage:
+    """A person wrote to the app in its Messages tab (``message.im``, not in a thread)."""
+
+    channel: str
+    user_id: str
+    ts: str
 
 
 @dataclass(frozen=True)
@@ -123,6 +106,8 @@ class Offered:
     card: Card
     question: Question
     option: Option | None
+    #: Offered again because its message was edited: Send sends this now.
+    edited: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,7 +130,22 @@ class TextTooLong:
     length: int
 
 
-Received = Ignored | Offered | UseTheForm | NotAllowed | TextTooLong
+@dataclass(frozen=True)
+class NotText:
+    """A reply with a file, or a ``/me`` message, from someone who may answer: not offered
+    (an agent takes text), the person is told how to answer."""
+
+    card: Card
+    kind: MessageKind
+
+
+@dataclass(frozen=True)
+class NotNow:
+    """The bot's database did not answer (a reply under one of the app's messages): nothing
+    was kept; the person may reply again."""
+
+
+Received = Ignored | Offered | UseTheForm | NotAllowed | TextTooLong | NotNow | NotText
 
 
 @dataclass(frozen=True)
@@ -164,10 +164,21 @@ class ToSend:
     request: Request
     answers: tuple[Answer, ...]
     reply: ThreadReply
+    #: The question it answers (None: its card is gone), to offer it again if nothing was
+    #: recorded.
+    question: Question | None = None
 
 
 @dataclass(frozen=True)
 class Cancelled:
+    reply: ThreadReply
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """Send on a reply whose message was deleted (or edited into nothing to send): nothing
+    is sent."""
+
     reply: ThreadReply
 
 
@@ -180,6 +191,9 @@ class RepliesStore(Protocol):
     def settle_reply(
         self, reply_id: str, user_id: str, state: str, *, was: str = OFFERED
     ) -> bool: ...
+    def reply_of_message(self, message_key: str) -> ThreadReply | None: ...
+    def revise_reply(self, reply_id: str, *, text: str, option_id: str | None) -> bool: ...
+    def withdraw_reply(self, reply_id: str) -> bool: ...
 
 
 class CardsAt(Protocol):
@@ -212,7 +226,22 @@ class ThreadReplies:
             log.exception("could not audit a thread reply %s", result)
 
     def received(self, message: ThreadMessage) -> Received:
-        """A person's message in a thread: what it gets (kept when it is offered)."""
+        """A person's message in a thread: what it gets (kept when it is offered). It needs
+        only the database (never Kandev): when that does not answer, a reply under one of the
+        app's messages is told to try again."""
+        try:
+            return self._received(message)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            log.warning(
+                "reply %s in %s not looked at: the database did not answer",
+                message.ts,
+                message.channel,
+            )
+            return NotNow() if message.on_app_message else Ignored("database unavailable")
+
+    def _received(self, message: ThreadMessage) -> Received:
         card = self.cards.card_at(message.channel, message.thread_ts)
         if card is None:
             return Ignored("not a card's thread")
@@ -229,6 +258,8 @@ class ThreadReplies:
             if len(questions) == 1 and looks_like_an_answer(question, message.text):
                 return NotAllowed(card)
             return Ignored("may not answer")
+        if message.kind != "text":
+            return NotText(card, message.kind)
         if len(questions) > 1:
             return UseTheForm(card)
         match = match_reply(question, message.text)
@@ -256,13 +287,56 @@ class ThreadReplies:
         self._audit(kept, "offered")
         return Offered(kept, card, question, option)
 
-    def send(self, reply_id: str, user_id: str) -> ToSend | Settled:
-        """Send on a kept reply: once, by its author; the request to admit and send."""
+    def edited(self, edit: ReplyEdited) -> Received:
+        """A kept reply's message was edited while offered: Send sends what it says now
+        (offered again, so its author sees it); edited into nothing to send, it is
+        withdrawn. An edit of any other message changes nothing."""
+        kept = self.replies.reply_of_message(f"{edit.channel}:{edit.ts}")
+        if kept is None or kept.state != OFFERED or kept.user_id != edit.user_id:
+            return Ignored("not an offered reply")
+        card = self.cards.card_at(kept.channel, kept.thread_ts)
+        if card is None or card.kind is not ItemKind.QUESTION or card.state.terminal:
+            return Ignored("resolved")
+        question = next(
+            (q for q in card.bundle.questions if q.question_id == kept.question_id), None
+        )
+        if question is None:
+            return Ignored("no question")
+        match = match_reply(question, edit.text)
+        if match is None or isinstance(match, TooLong):
+            self.replies.withdraw_reply(kept.id)
+            self._audit(kept, "withdrawn")
+            return TextTooLong(card, match.length) if match is not None else Ignored("empty")
+        option = match.option if isinstance(match, AsOption) else None
+        text = match.text if isinstance(match, AsText) else option.label if option else ""
+        option_id = option.option_id if option else None
+        if (text, option_id) == (kept.text, kept.option_id):
+            return Ignored("unchanged")  # e.g. Slack unfurled a link in it
+        if not self.replies.revise_reply(kept.id, text=text, option_id=option_id):
+            return Ignored("sent or cancelled meanwhile")
+        revised = replace(kept, text=text, option_id=option_id)
+        self._audit(revised, "edited")
+        return Offered(revised, card, question, option, edited=True)
+
+    def deleted(self, gone: ReplyDeleted) -> bool:
+        """A kept reply's message was deleted: Send sends nothing (True when it was offered)."""
+        kept = self.replies.reply_of_message(f"{gone.channel}:{gone.ts}")
+        if kept is None or not self.replies.withdraw_reply(kept.id):
+            return False
+        self._audit(kept, "withdrawn")
+        return True
+
+    def send(self, reply_id: str, user_id: str) -> ToSend | Settled | Deleted:
+        """Send on a kept reply: once, by its author; the request to admit and send (what the
+        reply says now: an edit changes it, a deletion withdraws it)."""
         kept = self.replies.thread_reply(reply_id)
         if kept is None or kept.user_id != user_id:
             return Settled("not theirs")
+        if kept.state == DELETED:
+            return Deleted(kept)
         if not self.replies.settle_reply(reply_id, user_id, SENT):
             return Settled("sent or cancelled already")
+        kept = self.replies.thread_reply(reply_id) or kept  # as sent: no edit after this
         request = Request(
             user_id=user_id,
             action="answer",
@@ -278,7 +352,13 @@ class ThreadReplies:
             answer = Answer(question_id=kept.question_id, selected_options=[kept.option_id])
         else:
             answer = Answer(question_id=kept.question_id, custom_text=kept.text)
-        return ToSend(request, (answer,), kept)
+        return ToSend(request, (answer,), kept, self._question(kept))
+
+    def _question(self, reply: ThreadReply) -> Question | None:
+        card = self.cards.card_at(reply.channel, reply.thread_ts)
+        if card is None or card.kind is not ItemKind.QUESTION:
+            return None
+        return next((q for q in card.bundle.questions if q.question_id == reply.question_id), None)
 
     def reopen(self, reply_id: str, user_id: str) -> bool:
         """Send recorded nothing (the bot was busy): the reply may be sent again."""
@@ -286,6 +366,8 @@ class ThreadReplies:
 
     def cancel(self, reply_id: str, user_id: str) -> Cancelled | Settled:
         kept = self.replies.thread_reply(reply_id)
+        if kept is not None and kept.user_id == user_id and kept.state == DELETED:
+            return Cancelled(kept)  # nothing to send either way: the prompt goes
         if kept is None or not self.replies.settle_reply(reply_id, user_id, CANCELLED):
             return Settled("sent or cancelled already")
         self._audit(kept, "cancelled")

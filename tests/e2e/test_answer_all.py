@@ -333,3 +333,27 @@ def test_an_answer_sent_from_a_thread_reply_is_offered_in_that_thread(
         final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
         assert response_of(final, "db")["selected_options"] == ["q1_opt2"]
     _replaced(fake_slack, offer, "✅ Sent “MongoDB” to 2 agents.")
+
+
+def test_send_answers_exactly_the_agents_the_offer_named(
+    app_factory, seed, fake_slack, slack_driver
+):
+    """An agent asking the same question after the offer was made is not answered by it: Send
+    answers the ones the offer counted, no others."""
+    bot = start_bot(app_factory)
+    (first, ts1), (second, _), (third, _) = _three(seed, fake_slack, "Named")
+    driver = slack_driver(bot.events_url)
+    driver.click(CHANNEL, ts1, text="PostgreSQL", user=ALICE)
+    offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
+    late = seed([db_question()], title="Named 4")
+    late_ts = wait_card(fake_slack, late.pending_id).ts
+    wait_group(fake_slack, late_ts, "🔁 Also asked by 2 other agents: <")
+
+    driver.click_ephemeral(offer, text="Send to all 2")
+    for bundle in (second, third):
+        wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
+    _replaced(fake_slack, offer, "✅ Sent “PostgreSQL” to 2 agents.")
+    time.sleep(1.0)
+    assert seed.server.final_status(late.task_id, late.pending_id)["status"] == "pending"
+    assert outcome_line(fake_slack.message(CHANNEL, late_ts)) is None
+    assert _answer_all_entries(bot, late.pending_id) == []

@@ -280,3 +280,91 @@ def test_a_thread_reply_answers_in_socket_mode_too(bot_factory, seed, fake_slack
     edited = wait_outcome(fake_slack, card.ts, "✅")
     assert outcome_line(edited) == f"✅ Answered by <@{BOB.id}> in Slack: MongoDB"
     assert len(fake_slack.ephemerals(user=BOB.id)) == 1
+
+
+def test_a_reply_reaches_the_agent_as_typed_not_as_slack_markup(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot, driver, bundle, card = _posted(
+        app_factory, seed, fake_slack, slack_driver, "Reply with mentions and links"
+    )
+    # What Slack sends for "@bob knows: see the runbook & @here in #ops" (a formatted link).
+    sent = (
+        f"<@{BOB.id}> knows: see <https://example.com/run?a=1&amp;b=2|the runbook> &amp; "
+        f"<!here> in <#{CHANNEL}|ops>, or <http://example.com|example.com>"
+    )
+    typed = (
+        "@bob knows: see the runbook (https://example.com/run?a=1&b=2) & @here in #ops, "
+        "or example.com"
+    )
+    prompt = _replied(driver, fake_slack, card.ts, sent, ALICE)
+    assert "“@bob knows: see the runbook (https://example.com/run?a=1&amp;b=2)" in prompt.all_text
+    driver.click_ephemeral(prompt, text="Send")
+    assert _answered_with(seed, bundle)["custom_text"] == typed
+
+
+def test_send_sends_the_reply_as_edited_since_its_prompt(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot, driver, bundle, card = _posted(app_factory, seed, fake_slack, slack_driver, "Edited")
+    _, callback = driver.reply_in_thread(CHANNEL, card.ts, "1", user=ALICE)
+    first = _prompt(fake_slack, ALICE.id, card.ts)
+    assert "“PostgreSQL”" in first.all_text
+
+    driver.edit_message(callback, "mongodb")
+    again = wait_ephemeral(fake_slack, ALICE.id, "You edited your reply")
+    assert again.thread_ts == card.ts and "“MongoDB”" in again.all_text
+    driver.click_ephemeral(first, text="Send")  # the prompt seen first sends it as it is now
+    assert _answered_with(seed, bundle)["selected_options"] == ["q1_opt2"]
+    _wait_replaced(fake_slack, first, "✅ Sent “MongoDB” as your answer.")
+
+
+def test_a_reply_deleted_since_its_prompt_sends_nothing(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot, driver, bundle, card = _posted(app_factory, seed, fake_slack, slack_driver, "Deleted")
+    _, callback = driver.reply_in_thread(CHANNEL, card.ts, "2", user=ALICE)
+    prompt = _prompt(fake_slack, ALICE.id, card.ts)
+    assert driver.delete_message(callback).status == 200
+
+    def withdrawn() -> bool | None:
+        entries = bot.bot.store.audit_log.audit_entries(bundle.pending_id)
+        return any(e.result == "withdrawn" for e in entries) or None
+
+    fake_slack.wait_for(withdrawn, 10, "the reply withdrawn")
+    driver.click_ephemeral(prompt, text="Send")
+    _wait_replaced(fake_slack, prompt, "Your reply was deleted, so nothing was sent.")
+    time.sleep(0.5)
+    assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+    assert outcome_line(fake_slack.message(CHANNEL, card.ts)) is None
+
+
+def test_a_file_or_a_me_reply_is_not_offered_and_its_author_is_told(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot, driver, bundle, card = _posted(app_factory, seed, fake_slack, slack_driver, "Files")
+    driver.share_file_in_thread(CHANNEL, card.ts, "2", user=ALICE)
+    told = wait_ephemeral(fake_slack, ALICE.id, "it is a file")
+    assert told.thread_ts == card.ts and "reply in this thread" in told.all_text
+    assert not told.blocks[1:]  # no Send button
+    driver.me_in_thread(CHANNEL, card.ts, "thinks it is MongoDB", user=BOB)
+    told = wait_ephemeral(fake_slack, BOB.id, "it is a /me message")
+    assert told.thread_ts == card.ts
+    time.sleep(0.5)
+    assert seed.server.final_status(bundle.task_id, bundle.pending_id)["status"] == "pending"
+
+
+def test_a_message_to_the_app_is_answered_with_where_to_answer(
+    app_factory, fake_slack, slack_driver
+) -> None:
+    bot = start_bot(app_factory)
+    driver = slack_driver(bot.events_url)
+    ack, callback = driver.message_app("hi, what is waiting?", user=ALICE)
+    assert ack.status == 200
+    told = wait_ephemeral(fake_slack, ALICE.id, "I don't read direct messages")
+    assert told.channel == callback["event"]["channel"] and told.thread_ts is None
+    assert "/kandev-questions" in told.all_text and "*Home*" in told.all_text
+    # Slack's copy of the same event says nothing more.
+    driver.redeliver(callback)
+    time.sleep(0.5)
+    assert len(fake_slack.ephemerals(user=ALICE.id)) == 1

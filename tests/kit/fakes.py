@@ -418,6 +418,8 @@ class FakeSlackGateway:
         self.groups: dict[str, frozenset[str]] = {}
         #: Private channels and their members (any other channel is public).
         self.private_channels: dict[str, frozenset[str]] = {}
+        #: People's names (users.info); anyone else has none.
+        self.names: dict[str, str] = {}
         self._failures: dict[str, list[SlackError]] = {}
         self._delays: dict[str, float] = {}
         self._serial = 0
@@ -572,6 +574,10 @@ class FakeSlackGateway:
     def group_members(self, group_id: str) -> frozenset[str]:
         self._enter("usergroups.users.list", usergroup=group_id)
         return self.groups.get(group_id, frozenset())
+
+    def user_name(self, user_id: str) -> str | None:
+        self._enter("users.info", user=user_id)
+        return self.names.get(user_id)
 
     def channel_is_private(self, channel: str) -> bool:
         self._enter("conversations.info", channel=channel)

@@ -101,8 +101,11 @@ def _answer_all_clicked(svc: Services):
     def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
         with acked_within(ack, ACK_BUDGET_S) as acked:
             pending_id, where, detail = requests.offer_click(body)
+            members = requests.offer_members(body)
             redelivery = requests.retry_num(request.headers) >= 1
-            svc.answer_all(acked, pending_id, where, detail=detail, redelivery=redelivery)
+            svc.answer_all(
+                acked, pending_id, where, detail=detail, redelivery=redelivery, members=members
+            )
 
     return handle
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt import Ack, App, BoltRequest
+from slack_bolt import Ack, App, BoltContext, BoltRequest
 
 from bot.cards import ids
 from bot.slack import raw_payload, requests
@@ -26,19 +26,34 @@ def register(app: App, svc: Services) -> None:
 
 
 def _message(svc: Services):
-    def handle(event: dict[str, Any], request: BoltRequest) -> None:
-        message = requests.thread_message(event)
+    def handle(event: dict[str, Any], request: BoltRequest, context: BoltContext) -> None:
+        message = requests.thread_message(event, bot_user_id=context.bot_user_id)
         if message is None:
-            return  # not a person's reply in a thread
+            _other_message(svc, event, request)
+            return
         if requests.retry_num(request.headers):
             log.info("redelivered message event %s (offered once, by its ts)", message.ts)
-        place = svc.reading.reserve()
-        if place is None:
-            log.warning("reply %s in %s not looked at now: busy", message.ts, message.channel)
-            return
-        place.run(svc.reply_in_thread, message)
+        # Already acknowledged (events are, before their listener runs). A reply needs only the
+        # database and one ephemeral message: it is looked at here, never behind the reading
+        # lane's Kandev calls (a full lane must not drop it).
+        svc.reply_in_thread(message)
 
     return handle
+
+
+def _other_message(svc: Services, event: dict[str, Any], request: BoltRequest) -> None:
+    """A reply edited or deleted, or a direct message to the app (else: nothing to do)."""
+    change = requests.message_change(event)
+    if change is not None:
+        svc.reply_changed(change)
+        return
+    direct = requests.direct_message(event)
+    if direct is None:
+        return
+    if requests.retry_num(request.headers):
+        log.info("redelivered direct message %s: answered once", direct.ts)
+        return
+    svc.direct_message(direct)
 
 
 def _button(body: dict[str, Any]) -> tuple[str, str, str]:

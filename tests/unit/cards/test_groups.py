@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from bot.cards import ids, render_card
 from bot.cards.groups import answer_all_offer, answer_all_summary, group_line
-from bot.cards.ids import parse_button_value
+from bot.cards.ids import AnswerAllValue, parse_answer_all_value
 from bot.core.domain import CardState, PastChoice
 from bot.core.groups import AlsoAsked
+from bot.usecases.groups import MAX_GROUP
 from tests.kit.factories import KANDEV_URL, NOW, make_bundle, make_outcome, make_task
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.strategies import bundles, mention_texts, outcomes_for, tasks_for, texts
@@ -87,15 +88,24 @@ def test_no_group_line_once_resolved_or_on_a_multi_question_card() -> None:
     assert _group_block(several) is None
 
 
-def test_the_offer_asks_and_carries_only_the_answered_bundle() -> None:
-    text, blocks = answer_all_offer("p-1", PG, 2)
+def test_the_offer_asks_and_carries_the_answered_bundle_and_those_offered() -> None:
+    text, blocks = answer_all_offer("p-1", PG, ["p-2", "p-3"])
     assert text == "Send “PostgreSQL” to the 2 other agents that asked this too?"
     buttons = blocks[-1]["elements"]
     assert [b["text"]["text"] for b in buttons] == ["Send to all 2", "No thanks"]
     assert [b["action_id"] for b in buttons] == [ids.ACTION_ANSWER_ALL, ids.ACTION_ANSWER_ALL_NO]
-    assert {parse_button_value(b["value"]).pending_id for b in buttons} == {"p-1"}
-    one, _ = answer_all_offer("p-1", PastChoice(text="Use the cluster"), 1)
+    values = {parse_answer_all_value(b["value"]) for b in buttons}
+    assert values == {AnswerAllValue(pending_id="p-1", members=("p-2", "p-3"))}
+    one, _ = answer_all_offer("p-1", PastChoice(text="Use the cluster"), ["p-2"])
     assert one == "Send “Use the cluster” to the other agent that asked this too?"
+
+
+def test_the_largest_group_of_kandev_ids_fits_in_the_offer_s_buttons() -> None:
+    uuids = [f"{n:08x}-0000-4000-8000-{n:012x}" for n in range(MAX_GROUP + 1)]
+    _, blocks = answer_all_offer(uuids[0], PG, uuids[1:])
+    [send, _no] = blocks[-1]["elements"]
+    assert parse_answer_all_value(send["value"]).members == tuple(uuids[1:])
+    assert_valid_message({"text": "offer", "blocks": blocks})
 
 
 def test_the_summary_says_each_outcome_once() -> None:
@@ -139,7 +149,8 @@ def test_every_grouped_card_stays_within_limits_and_notifies_nobody(data) -> Non
 @given(titles=st.lists(mention_texts(400), min_size=1, max_size=3), label=mention_texts(300))
 def test_the_offer_and_summary_notify_nobody(titles: list[str], label: str) -> None:
     choice = PastChoice(labels=(label,))
-    text, blocks = answer_all_offer("p-1", choice, len(titles))
+    offered = [f"{n:08x}-0000-4000-8000-{n:012x}" for n in range(MAX_GROUP)][: len(titles)]
+    text, blocks = answer_all_offer("p-1", choice, offered)
     assert_valid_message({"text": text, "blocks": blocks})
     also = [_also(n, t) for n, t in enumerate(titles)]
     summary = answer_all_summary(choice, sent=1, forbidden=also, kandev_url=KANDEV_URL)

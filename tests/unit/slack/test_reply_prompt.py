@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.cards import thread_reply, words
+from bot.cards import ids, thread_reply, words
+from bot.core.clarification import Option, Question
 from bot.slack.tell import ReplyPrompt
 from bot.store.thread_replies import ThreadReply
 from bot.usecases.interaction_results import Busy, Unrecorded
+from bot.usecases.verdicts import Verdict
 
 REPLY = ThreadReply(
     id="r1",
@@ -23,18 +25,31 @@ REPLY = ThreadReply(
     text="SQLite",
 )
 
+QUESTION = Question(
+    question_id="db",
+    title="Database",
+    prompt="Which?",
+    options=[
+        Option(option_id="q1_opt1", label="MySQL"),
+        Option(option_id="q1_opt2", label="SQLite"),
+    ],
+)
+
 
 class _Notifier:
     def __init__(self) -> None:
         self.told: list[dict[str, Any]] = []
         self.replaced: list[str] = []
+        self.replaced_blocks: list[Any] = []
 
     def tell(self, user: str, text: str, **where: Any) -> bool:
         self.told.append({"user": user, "text": text, **where})
         return True
 
-    def reply(self, url: str, text: str, blocks: Any, *, replace: bool) -> None:
+    def reply(self, url: str, text: str, blocks: Any, *, replace: bool) -> bool:
         self.replaced.append(text)
+        self.replaced_blocks.append(blocks)
+        return True
 
 
 def _prompt(reopened: bool) -> tuple[ReplyPrompt, _Notifier, list[str]]:
@@ -47,7 +62,8 @@ def _prompt(reopened: bool) -> tuple[ReplyPrompt, _Notifier, list[str]]:
     def ack() -> None:
         calls.append("ack")
 
-    return ReplyPrompt(ack, "https://hooks/r", notifier, REPLY, reopen), notifier, calls  # type: ignore[arg-type]
+    prompt = ReplyPrompt(ack, "https://hooks/r", notifier, REPLY, reopen, QUESTION)  # type: ignore[arg-type]
+    return prompt, notifier, calls
 
 
 def test_busy_gives_the_reply_back_and_keeps_the_prompt() -> None:
@@ -68,3 +84,29 @@ def test_a_reply_that_cannot_be_given_back_has_its_prompt_replaced() -> None:
     prompt, notifier, calls = _prompt(reopened=False)  # cancelled meanwhile
     prompt.now(Busy())
     assert notifier.told == [] and notifier.replaced == [words.busy_message()]
+
+
+def test_not_recorded_after_sending_gives_the_reply_back_with_its_send_button() -> None:
+    """Kandev unreachable once the answer was recorded ("Sending…" shown): the prompt comes
+    back with Send and Cancel under why, and the reply may be sent again."""
+    prompt, notifier, calls = _prompt(reopened=True)
+    prompt.recorded()
+    prompt.later(Verdict("not_recorded", cause="unreachable"))
+    assert calls == ["ack", "reopen"]
+    assert notifier.replaced[0].startswith("Sending")
+    blocks = notifier.replaced_blocks[-1]
+    buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert [(b["action_id"], b["value"]) for b in buttons] == [
+        (ids.ACTION_REPLY_SEND, "r1"),
+        (ids.ACTION_REPLY_CANCEL, "r1"),
+    ]
+    shown = notifier.replaced[-1]
+    assert "not* recorded" in shown and thread_reply.reply_kept_message() in shown
+    assert "Send “SQLite” as your answer to *Database*?" in shown
+
+
+def test_not_recorded_on_a_reply_cancelled_meanwhile_just_says_so() -> None:
+    prompt, notifier, calls = _prompt(reopened=False)
+    prompt.later(Verdict("not_recorded", cause="unreachable"))
+    assert "not* recorded" in notifier.replaced[-1]
+    assert all(b["type"] != "actions" for b in notifier.replaced_blocks[-1])

@@ -365,3 +365,31 @@ def test_a_member_without_the_option_is_not_sent_and_is_audited(
     ]
     [entry] = store.audit_log.audit_entries(lacking.pending_id)[:1]
     assert (entry.source, entry.result) == ("answer_all", "no_option")
+
+
+def test_send_all_answers_exactly_the_members_the_offer_named(
+    same_three: list[Card], groups: GroupsService, alice_answers, posted, fake_kandev, sync
+) -> None:
+    """A member that joined the group after the offer, or one answered meanwhile that the
+    offer never named, is not sent to; one the offer named and answered since is reported."""
+    first, second, third = same_three
+    alice_answers(first)
+    won = groups.cards.get(first.pending_id)
+    assert won is not None
+    offer = groups.offer(won, ALICE_ID)
+    assert offer is not None
+    named = [m.pending_id for m in offer.members]
+    later = posted(numbered_bundle(4, created_at=ASKED_AT + timedelta(seconds=4)))
+    fake_kandev.resolve_in_kandev(third.pending_id, [MONGO])
+    sync.reconcile_once()
+
+    plan = groups.send_all(first.pending_id, ALICE_ID, channel=first.channel, members=named)
+    assert isinstance(plan, ToSendAll)
+    assert [s.card.pending_id for s in plan.sends] == [second.pending_id, third.pending_id]
+    assert later.pending_id not in [s.card.pending_id for s in plan.sends]
+    # A bundle of another question, or the answered card itself, named by a forged value.
+    other = posted(numbered_bundle(5, make_question(title="Other", prompt="Something else?")))
+    forged = [first.pending_id, other.pending_id, second.pending_id]
+    plan = groups.send_all(first.pending_id, ALICE_ID, channel=first.channel, members=forged)
+    assert isinstance(plan, ToSendAll)
+    assert [s.card.pending_id for s in plan.sends] == [second.pending_id]

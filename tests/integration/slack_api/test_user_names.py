@@ -1,0 +1,20 @@
+"""A person's name from users.info (the fake Slack's real response shape), remembered for the
+directory's time: two mentions of one person in a minute are one call; someone Slack does not
+know has no name, and the reply shows their id."""
+
+from __future__ import annotations
+
+from bot.slack_api.gateway import SlackGateway
+from bot.slack_api.notify import Notifier
+from bot.slack_api.web_client import make_web_client
+from fakeslack import ALICE, BOB, FakeSlack
+
+
+def test_names_are_read_once_and_unknown_people_have_none(fake_slack: FakeSlack) -> None:
+    gateway = SlackGateway(make_web_client(fake_slack.workspace.bot_token, fake_slack.api_url))
+    notifier = Notifier(gateway)
+    assert notifier.user_name(BOB.id) == BOB.name  # the profile's display name
+    assert notifier.user_name(BOB.id) == BOB.name
+    assert notifier.user_name(ALICE.id) == ALICE.name
+    assert [c.params.get("user") for c in fake_slack.calls("users.info")] == [BOB.id, ALICE.id]
+    assert notifier.user_name("U0NOBODY99") is None
