@@ -55,6 +55,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
     health = Health()
     store = _open_store(settings)
     health.watch("database", store.problem)
+    health.watch("newer_release", store.newer_than_this)
     kandev = KandevClient(
         settings.kandev_url,
         secret_text(settings.kandev_token),

@@ -99,14 +99,14 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 
 def test_the_revisions_are_the_versions_in_one_line() -> None:
-    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 14)]
+    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 15)]
     assert [r.version for r in REVISIONS] == list(range(1, SCHEMA_VERSION + 1))
     # the same descriptions the hand-written migrations recorded (a stamped database has those)
     old = old_schemas.MIGRATIONS
     assert [r.description for r in REVISIONS[: len(old)]] == [m.description for m in old]
     assert (
-        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 13
-    )  # 11: thread replies, 12: claims, 13: snoozes
+        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 14
+    )  # 11: thread replies, 12: claims, 13: snoozes, 14: card kinds
 
 
 def test_fresh_database_gets_every_version(
@@ -261,9 +261,9 @@ OLD_ROWS: dict[str, tuple[int, dict[str, object]]] = {
 #: Columns a later version added, with what an older row reads in them after the upgrade.
 ADDED: dict[str, dict[str, object]] = {
     "submissions": {"resends": 0},
-    "cards": {"question_key": None, "past_json": None},
+    "cards": {"question_key": None, "past_json": None, "kind": "question"},
     "card_followups": {"notified": 0},
-    "outbox": {"slot_at": None},
+    "outbox": {"slot_at": None, "item_kind": "question"},
 }
 
 
