@@ -18,7 +18,6 @@ from sqlalchemy import Engine, event, func, or_, select, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.core.domain import CardState
 from bot.store.audit import AuditRepository
 from bot.store.base import Clock, Sql
 from bot.store.cards import CardsRepository
@@ -26,7 +25,7 @@ from bot.store.claims import ClaimsRepository
 from bot.store.engine import SessionTimeouts, make_engine
 from bot.store.followups import FollowupsRepository
 from bot.store.home import HomeViewersRepository
-from bot.store.kinds import in_state, unknown_here
+from bot.store.kinds import unknown_here, waiting_any_kind
 from bot.store.migrations import SCHEMA_VERSION, current_version, migrate
 from bot.store.outbox import OutboxRepository
 from bot.store.records import OutboxStatus
@@ -142,9 +141,7 @@ class Database:
         """A few indexed counts, in one read (cheap enough for every metrics scrape)."""
         with self.sql.read() as conn:
             count, oldest = conn.execute(
-                select(func.count(), func.min(cards.c.created_at)).where(
-                    in_state(CardState.PENDING)
-                )
+                select(func.count(), func.min(cards.c.created_at)).where(waiting_any_kind())
             ).one()
             by_status: dict[str | None, int] = dict(
                 conn.execute(

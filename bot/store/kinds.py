@@ -41,10 +41,16 @@ def waiting_state(kind: str) -> str | None:
     return _PENDING if kind in LEGACY_KINDS else None
 
 
+def waiting_any_kind() -> ColumnElement[bool]:
+    """Waiting cards of any kind (index ``ix_cards_state_created``; it names no column newer
+    than version 1, so ``kandev-slack db status`` counts them on a database not upgraded yet)."""
+    return or_(cards.c.state == _PENDING, cards.c.state.is_(None))
+
+
 def in_state(state: CardState) -> ColumnElement[bool]:
     """Cards of a known kind in ``state`` (waiting: stored as 'pending' or NULL)."""
     if state is CardState.PENDING:
-        return and_(KNOWN, or_(cards.c.state == _PENDING, cards.c.state.is_(None)))
+        return and_(KNOWN, waiting_any_kind())
     return and_(KNOWN, cards.c.state == state.value)
 
 
@@ -67,10 +73,9 @@ def write_waiting_status() -> ColumnElement[Any]:
 def unknown_here(conn: Connection) -> str | None:
     """What the database holds that this release does not know, in one sentence (None: all
     known): waiting cards of a newer kind. They are left alone."""
-    waiting = or_(cards.c.state == _PENDING, cards.c.state.is_(None))  # ix_cards_state_created
     rows = conn.execute(
         select(cards.c.kind, func.count())
-        .where(waiting, ~KNOWN)
+        .where(waiting_any_kind(), ~KNOWN)
         .group_by(cards.c.kind)
         .order_by(cards.c.kind)
     ).all()
