@@ -4,6 +4,7 @@ this release does not know is left alone and reported."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,8 +16,10 @@ from bot.core.approval import Approval, ToolAction, ToolOption, approval_key
 from bot.core.domain import CardOutcome, CardState, NewCard
 from bot.ops.health import Health
 from bot.store import Database
-from bot.store.migrations import SCHEMA_VERSION
+from bot.store.engine import make_engine
+from bot.store.migrations import SCHEMA_VERSION, migrate
 from bot.store.schema import cards, outbox
+from bot.store.url import normalize_url
 from tests.kit.factories import claim, make_bundle, make_task
 from tests.kit.fakes import FakeClock
 
@@ -179,3 +182,56 @@ def test_healthz_says_so(store: Database, clock: FakeClock) -> None:
         )
     finally:
         fresh.close()
+
+
+def test_version_14_hides_the_waiting_approvals_stored_before_it(db_url: str) -> None:
+    engine = make_engine(normalize_url(db_url))
+    try:
+        assert migrate(engine, "0013") == 13
+        at = datetime(2030, 1, 1, tzinfo=UTC)
+        waiting, done = _approval("req-w"), _approval("req-d")
+        with engine.begin() as conn:
+            for item, state in ((waiting, "pending"), (done, "answered"), (None, "pending")):
+                key = approval_key(item.request_id) if item else "p-question"
+                stored = (
+                    item.model_dump_json()
+                    if item
+                    else make_bundle(pending_id=key).model_dump_json()
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO cards (pending_id, task_id, session_id, workspace_id, "
+                        "channel, state, bundle_json, task_json, claimed_at, created_at, "
+                        "updated_at) VALUES (:k, 't', 's', 'w', 'C1', :state, :item, "
+                        '\'{"task_id": "t"}\', :at, :at, :at)'
+                    ),
+                    {"k": key, "state": state, "item": stored, "at": at},
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO outbox (kind, dedupe_key, payload_json, status, attempts, "
+                        "not_before, last_error, created_at, updated_at) VALUES ('update', :d, "
+                        ":p, 'pending', 0, :at, '', :at, :at)"
+                    ),
+                    {"d": f"update:{key}", "p": json.dumps({"pending_id": key}), "at": at},
+                )
+        assert migrate(engine) == SCHEMA_VERSION
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT pending_id, kind, state, claimed_at FROM cards ORDER BY pending_id")
+            ).all()
+            writes = conn.execute(
+                text("SELECT dedupe_key, item_kind, status FROM outbox ORDER BY dedupe_key")
+            ).all()
+        assert [(r.pending_id, r.kind, r.state, r.claimed_at is None) for r in rows] == [
+            ("p-question", "question", "pending", False),
+            ("perm:req-d", "approval", "answered", False),
+            ("perm:req-w", "approval", None, True),
+        ]
+        assert [tuple(w) for w in writes] == [
+            ("update:p-question", "question", "pending"),
+            ("update:perm:req-d", "approval", None),
+            ("update:perm:req-w", "approval", None),
+        ]
+    finally:
+        engine.dispose()
