@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from bot.core.approval import approval_key
+from bot.store.migrations import SCHEMA_VERSION
 from fakeslack import ALICE
 from tests.e2e.helpers import (
     MARGIN_S,
@@ -114,6 +115,10 @@ def test_a_replica_of_the_previous_release_leaves_an_approval_alone(
         # It is the previous release that runs: it made the schema as it knew it (version 10).
         assert _schema_revision(pg_url) == "0010", old.logs()[-3000:]
         new = start_bot(bot_factory, db_url=pg_url)  # migrates the shared schema to its head
+        assert (
+            f"this release knows schema version {SCHEMA_VERSION} and the kinds approval, question"
+            in new.logs()
+        )
         seeded = seed.permission([RM], title="Rolling upgrade")
         key = approval_key(seeded.request_id)
         card = wait_card(fake_slack, key)
