@@ -235,6 +235,7 @@ class CardsRepository(CopiesMixin):
                     cards.c.ts.is_not(None),
                     cards.c.pending_id != exclude,
                     current,
+                    KNOWN,
                 )
                 .order_by(cards.c.created_at, cards.c.pending_id)
                 .limit(limit)
