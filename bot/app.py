@@ -20,6 +20,7 @@ from bot.commands.run import Bot, metrics_state, run_until_stopped
 from bot.config.setting_values import secret_text
 from bot.config.settings import Mode, Settings
 from bot.core.exitcodes import EXIT_FAILED, StartupError
+from bot.core.pending import KNOWN_KINDS
 from bot.kandev.client import KandevClient
 from bot.kandev.hints import KandevHints, Resolved
 from bot.ops import metrics
@@ -32,6 +33,7 @@ from bot.slack_api.gateway import SlackGateway
 from bot.slack_api.web_client import make_web_client
 from bot.store import Database
 from bot.store.engine import SessionTimeouts
+from bot.store.migrations import SCHEMA_VERSION
 from bot.usecases.leases import LeaseKeeper
 from bot.usecases.workspace_check import WorkspaceCheck, check_at_start
 from bot.wiring import UseCases, use_cases
@@ -55,6 +57,12 @@ def build(settings: Settings, mode: Mode) -> Bot:
     health = Health()
     store = _open_store(settings)
     health.watch("database", store.problem)
+    health.watch("newer_release", store.newer_than_this)
+    log.info(
+        "this release knows schema version %d and the kinds %s; it leaves newer ones alone",
+        SCHEMA_VERSION,
+        ", ".join(sorted(KNOWN_KINDS)),
+    )
     kandev = KandevClient(
         settings.kandev_url,
         secret_text(settings.kandev_token),

@@ -16,9 +16,11 @@ from bot.core.pending import ItemKind
 
 
 def _item_tag(value: Any) -> str:
-    """Which kind a stored or given item is (an approval says so in its ``type``)."""
+    """Which kind a stored or given item is (an approval says so in its ``type``; a bundle has
+    none). A ``type`` of a kind this release does not know matches no tag: such an item is
+    refused, never read as an empty bundle."""
     if isinstance(value, dict):
-        return "approval" if value.get("type") == "approval" else "question"
+        return str(value.get("type") or ItemKind.QUESTION.value)
     return "approval" if isinstance(value, Approval) else "question"
 
 
@@ -27,6 +29,15 @@ Item = Annotated[
     Annotated[Bundle, Tag("question")] | Annotated[Approval, Tag("approval")],
     Discriminator(_item_tag),
 ]
+
+
+class UnknownKind(ValueError):
+    """A stored card of a kind this release does not know (a newer release wrote it): it is
+    left alone, never read as another kind."""
+
+    def __init__(self, pending_id: str, kind: str) -> None:
+        super().__init__(f"card {pending_id} is of kind {kind!r}, unknown to this release")
+        self.pending_id, self.kind = pending_id, kind
 
 
 class NotThisKind(TypeError):

@@ -26,6 +26,21 @@ class ItemKind(StrEnum):
     APPROVAL = "approval"  # a tool-permission request (bot.core.approval.Approval)
 
 
+#: The kinds this release knows, as stored (``cards.kind``): a card of any other kind was written
+#: by a newer release and is left alone (never ended, edited, reposted or purged; /healthz says
+#: so).
+KNOWN_KINDS: frozenset[str] = frozenset(kind.value for kind in ItemKind)
+#: The kinds releases before schema version 14 know: they read every card as a question. A card
+#: of another kind waits with no ``state`` (SQL NULL) so that those releases never select it
+#: (bot/store/kinds.py).
+LEGACY_KINDS: frozenset[str] = frozenset({ItemKind.QUESTION.value})
+
+
+def known_kind(stored: str | None) -> ItemKind | None:
+    """The kind a stored ``kind`` names, None for one this release does not know."""
+    return ItemKind(stored) if stored in KNOWN_KINDS else None
+
+
 @runtime_checkable
 class PendingItem(Protocol):
     """The part of a pending item every kind has."""

@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from bot.core.claims import Claim
-from bot.core.domain import Card, CardOutcome, CardState, Item, PastAnswer, TaskInfo
+from bot.core.domain import Card, CardOutcome, CardState, Item, PastAnswer, TaskInfo, UnknownKind
+from bot.core.pending import known_kind
 
 #: The columns a Card takes as they are (the others are decoded).
 _AS_STORED = ("pending_id", "task_id", "session_id", "workspace_id", "channel", "ts")
@@ -18,10 +19,16 @@ _ITEM: TypeAdapter[Item] = TypeAdapter(Item)
 
 
 def card_from_row(row: Any) -> Card:
+    """The card a row holds. Raises :class:`UnknownKind` for a card of a kind this release
+    does not know (a newer release's: left alone, never read as a question). A waiting card
+    of a kind older releases do not know is stored without a state (bot/store/kinds.py)."""
+    kind = known_kind(row.kind)
+    if kind is None:
+        raise UnknownKind(row.pending_id, str(row.kind))
     stored = {name: getattr(row, name) for name in (*_AS_STORED, *_STAMPS)}
-    return Card(
+    card = Card(
         **stored,
-        state=CardState(row.state),
+        state=CardState(row.state or CardState.PENDING.value),
         item=_ITEM.validate_json(row.bundle_json),
         task=TaskInfo.model_validate_json(row.task_json),
         outcome=CardOutcome.model_validate_json(row.outcome_json) if row.outcome_json else None,
@@ -29,6 +36,9 @@ def card_from_row(row: Any) -> Card:
         claim=_claim(row),
         paused_s=float(row.claim_paused_s or 0.0),
     )
+    if card.kind is not kind:
+        raise UnknownKind(row.pending_id, str(row.kind))
+    return card
 
 
 def _claim(row: Any) -> Claim | None:

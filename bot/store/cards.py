@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 
-from bot.core.approval import APPROVAL_PREFIX
 from bot.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
+from bot.core.pending import ItemKind, known_kind
 from bot.store.base import insert_unless_exists
 from bot.store.card_row import card_from_row as _card
 from bot.store.copies import CopiesMixin
+from bot.store.kinds import (
+    KNOWN,
+    in_state,
+    resolved,
+    waiting_state,
+)
 from bot.store.schema import cards
+
+_WAITING = in_state(CardState.PENDING)
 
 
 class CardsRepository(CopiesMixin):
@@ -23,9 +31,12 @@ class CardsRepository(CopiesMixin):
         caller ever.
 
         One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive
-        across threads, processes and replicas. The card starts ``pending`` with ``ts`` NULL.
+        across threads, processes and replicas. The card starts ``pending`` with ``ts`` NULL
+        (stored as bot/store/kinds.py says for its kind).
         """
         now = self._now()
+        kind = new.item.kind.value
+        legacy = waiting_state(kind) is not None
         with self._write() as conn:
             stmt = insert_unless_exists(conn, cards, "pending_id").values(
                 pending_id=new.item.item_id,
@@ -34,13 +45,14 @@ class CardsRepository(CopiesMixin):
                 workspace_id=new.task.workspace_id,
                 channel=new.channel,
                 ts=None,
-                state=CardState.PENDING.value,
+                kind=kind,
+                state=waiting_state(kind),
                 bundle_json=new.item.model_dump_json(),  # the item, whichever kind
                 task_json=new.task.model_dump_json(),
                 outcome_json=None,
                 question_key=new.question_key,
                 past_json=new.past.model_dump_json() if new.past is not None else None,
-                claimed_at=now,
+                claimed_at=now if legacy else None,
                 posted_at=None,
                 resolved_at=None,
                 created_at=now,
@@ -69,6 +81,7 @@ class CardsRepository(CopiesMixin):
         """Move the card from ``expected`` to ``to.state``, recording ``to``: compare-and-set.
 
         One ``UPDATE ... WHERE state = expected``; of concurrent callers exactly one wins.
+        A card of a kind this release does not know is never changed.
         """
         if to.state is CardState.PENDING:
             raise ValueError("a card cannot transition back to pending")
@@ -76,7 +89,7 @@ class CardsRepository(CopiesMixin):
         with self._write() as conn:
             stmt = (
                 update(cards)
-                .where(cards.c.pending_id == pending_id, cards.c.state == expected.value)
+                .where(cards.c.pending_id == pending_id, in_state(expected))
                 .values(
                     state=to.state.value,
                     outcome_json=to.model_dump_json(),
@@ -87,35 +100,42 @@ class CardsRepository(CopiesMixin):
             return conn.execute(stmt).rowcount == 1
 
     def get(self, pending_id: str) -> Card | None:
+        """The card of ``pending_id`` (None too for a card of a kind this release does not
+        know: it is left alone)."""
         with self._read() as conn:
-            row = conn.execute(select(cards).where(cards.c.pending_id == pending_id)).first()
+            row = conn.execute(select(cards).where(cards.c.pending_id == pending_id, KNOWN)).first()
         return _card(row) if row else None
 
     def by_message(self, channel: str, ts: str) -> Card | None:
         """The card posted as message ``ts`` in ``channel`` (how Slack actions find their card)."""
         with self._read() as conn:
             row = conn.execute(
-                select(cards).where(cards.c.channel == channel, cards.c.ts == ts)
+                select(cards).where(cards.c.channel == channel, cards.c.ts == ts, KNOWN)
             ).first()
         return _card(row) if row else None
 
     def unposted(self, older_than_s: float = 0) -> list[Card]:
-        """Claims whose message is not recorded (ts NULL), claimed at least ``older_than_s`` ago."""
+        """Claims whose message is not recorded (ts NULL), claimed at least ``older_than_s`` ago,
+        oldest first; of the kinds this release knows. Two statements, each on the index of
+        unposted claims: the claims of a kind older releases do not know have no
+        ``claimed_at`` (bot/store/kinds.py), they were claimed when created."""
+        before = self._ago(older_than_s)
+        legacy = and_(cards.c.claimed_at.is_not(None), cards.c.claimed_at <= before)
+        hidden = and_(cards.c.claimed_at.is_(None), cards.c.created_at <= before)
         with self._read() as conn:
-            rows = conn.execute(
-                select(cards)
-                .where(cards.c.ts.is_(None), cards.c.claimed_at <= self._ago(older_than_s))
-                .order_by(cards.c.claimed_at, cards.c.pending_id)
-            ).all()
-        return [_card(row) for row in rows]
+            rows = [
+                row
+                for claimed in (legacy, hidden)
+                for row in conn.execute(select(cards).where(cards.c.ts.is_(None), claimed)).all()
+            ]
+        rows.sort(key=lambda row: (row.claimed_at or row.created_at, row.pending_id))
+        return [_card(row) for row in rows if known_kind(row.kind) is not None]
 
     def pending(self) -> list[Card]:
         """Cards in state pending (posted or not), oldest first."""
         with self._read() as conn:
             rows = conn.execute(
-                select(cards)
-                .where(cards.c.state == CardState.PENDING.value)
-                .order_by(cards.c.created_at, cards.c.pending_id)
+                select(cards).where(_WAITING).order_by(cards.c.created_at, cards.c.pending_id)
             ).all()
         return [_card(row) for row in rows]
 
@@ -123,11 +143,7 @@ class CardsRepository(CopiesMixin):
         """The task of each card in state pending, by pending id: what the listing and Home
         join with Kandev's list (only the shown cards are then read whole, see :meth:`get`)."""
         with self._read() as conn:
-            rows = conn.execute(
-                select(cards.c.pending_id, cards.c.task_json).where(
-                    cards.c.state == CardState.PENDING.value
-                )
-            ).all()
+            rows = conn.execute(select(cards.c.pending_id, cards.c.task_json).where(_WAITING)).all()
         return {row.pending_id: TaskInfo.model_validate_json(row.task_json) for row in rows}
 
     def pending_of_kind(self, prefix: str) -> list[Card]:
@@ -137,7 +153,7 @@ class CardsRepository(CopiesMixin):
             rows = conn.execute(
                 select(cards)
                 .where(
-                    cards.c.state == CardState.PENDING.value,
+                    _WAITING,
                     cards.c.pending_id.startswith(prefix, autoescape=True),
                 )
                 .order_by(cards.c.created_at, cards.c.pending_id)
@@ -147,13 +163,13 @@ class CardsRepository(CopiesMixin):
     def pending_ids(self) -> list[tuple[str, datetime]]:
         """``(pending_id, created_at)`` of the question cards in state pending, oldest first:
         what the reconciler checks against Kandev's list of bundles, without reading (and
-        decoding) each card. Approvals (keys ``perm:…``) are left to bot/usecases/approvals.py."""
+        decoding) each card. Approvals are left to bot/usecases/approvals.py."""
         with self._read() as conn:
             rows = conn.execute(
                 select(cards.c.pending_id, cards.c.created_at)
                 .where(
-                    cards.c.state == CardState.PENDING.value,
-                    ~cards.c.pending_id.startswith(APPROVAL_PREFIX, autoescape=True),
+                    _WAITING,
+                    cards.c.kind == ItemKind.QUESTION.value,
                 )
                 .order_by(cards.c.created_at, cards.c.pending_id)
             ).all()
@@ -164,7 +180,7 @@ class CardsRepository(CopiesMixin):
         with self._read() as conn:
             rows = conn.execute(
                 select(cards)
-                .where(cards.c.state != CardState.PENDING.value)
+                .where(resolved())
                 .order_by(cards.c.resolved_at.desc(), cards.c.pending_id)
                 .limit(limit)
             ).all()
@@ -181,7 +197,7 @@ class CardsRepository(CopiesMixin):
                 .where(
                     cards.c.question_key == question_key,
                     cards.c.channel == channel,
-                    cards.c.state == CardState.ANSWERED.value,
+                    in_state(CardState.ANSWERED),
                     cards.c.pending_id != exclude,
                 )
                 .order_by(cards.c.resolved_at.desc(), cards.c.pending_id)
@@ -201,7 +217,7 @@ class CardsRepository(CopiesMixin):
         """Posted cards with the same normalised questions in ``channel`` that wait — and, with
         ``resolved_since_of``, those resolved since that card was (by the database's clock) —
         oldest first (index ``ix_cards_question``): a group of identical questions."""
-        current = cards.c.state == CardState.PENDING.value
+        current = _WAITING
         if resolved_since_of is not None:
             source = cards.alias("source")
             since = (
@@ -219,6 +235,7 @@ class CardsRepository(CopiesMixin):
                     cards.c.ts.is_not(None),
                     cards.c.pending_id != exclude,
                     current,
+                    KNOWN,
                 )
                 .order_by(cards.c.created_at, cards.c.pending_id)
                 .limit(limit)
@@ -226,8 +243,8 @@ class CardsRepository(CopiesMixin):
         return [_card(row) for row in rows]
 
     def count(self, state: CardState | None = None) -> int:
-        stmt = select(func.count()).select_from(cards)
+        stmt = select(func.count()).select_from(cards).where(KNOWN)
         if state is not None:
-            stmt = stmt.where(cards.c.state == state.value)
+            stmt = stmt.where(in_state(state))
         with self._read() as conn:
             return int(conn.scalar(stmt) or 0)

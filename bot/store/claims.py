@@ -21,10 +21,11 @@ from bot.core.domain import Card, CardState
 from bot.store.base import Repository, Sql
 from bot.store.card_row import card_from_row as _card
 from bot.store.followups import OutboxRow
+from bot.store.kinds import KNOWN, in_state
 from bot.store.outbox import OutboxRepository
 from bot.store.schema import cards
 
-_PENDING = CardState.PENDING.value
+_WAITING = in_state(CardState.PENDING)
 
 
 class ClaimsRepository(Repository):
@@ -39,7 +40,7 @@ class ClaimsRepository(Repository):
 
     def claimed_card(self, pending_id: str) -> Card | None:
         with self._read() as conn:
-            row = conn.execute(select(cards).where(cards.c.pending_id == pending_id)).first()
+            row = conn.execute(select(cards).where(cards.c.pending_id == pending_id, KNOWN)).first()
         return _card(row) if row is not None else None
 
     def lapsed_claims(self) -> list[Card]:
@@ -47,7 +48,7 @@ class ClaimsRepository(Repository):
         stmt = (
             select(cards)
             .where(
-                cards.c.state == _PENDING,
+                _WAITING,
                 cards.c.claim_until.is_not(None),
                 cards.c.claim_until <= self._now(),
             )
@@ -70,7 +71,7 @@ class ClaimsRepository(Repository):
         with self._write() as conn:
             changed = conn.execute(
                 update(cards)
-                .where(cards.c.pending_id == read.pending_id, cards.c.state == _PENDING)
+                .where(cards.c.pending_id == read.pending_id, _WAITING)
                 .where(_as_read(read))
                 .values(
                     claim_user=claim.user_id if claim else None,

@@ -17,6 +17,7 @@ from sqlalchemy import or_, select, update
 from bot.core.domain import Card
 from bot.store.base import Repository, insert_unless_exists
 from bot.store.card_row import card_from_row as _card
+from bot.store.kinds import KNOWN
 from bot.store.schema import card_messages, cards
 
 MessageKind = Literal["escalation", "dm"]
@@ -114,12 +115,12 @@ class CopiesMixin(Repository):
         """The card whose channel card OR other message is ``ts`` in ``channel``."""
         with self._read() as conn:
             row = conn.execute(
-                select(cards).where(cards.c.channel == channel, cards.c.ts == ts)
+                select(cards).where(cards.c.channel == channel, cards.c.ts == ts, KNOWN)
             ).first()
             if row is None:
                 row = conn.execute(
                     select(cards)
                     .join(card_messages, card_messages.c.pending_id == cards.c.pending_id)
-                    .where(card_messages.c.channel == channel, card_messages.c.ts == ts)
+                    .where(card_messages.c.channel == channel, card_messages.c.ts == ts, KNOWN)
                 ).first()
         return _card(row) if row else None

@@ -7,17 +7,17 @@ whole :class:`Database`; only the composition root (bot/app.py) and the commands
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Engine, event, func, select, text
+from sqlalchemy import Engine, event, func, or_, select, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.core.domain import CardState
 from bot.store.audit import AuditRepository
 from bot.store.base import Clock, Sql
 from bot.store.cards import CardsRepository
@@ -25,7 +25,8 @@ from bot.store.claims import ClaimsRepository
 from bot.store.engine import SessionTimeouts, make_engine
 from bot.store.followups import FollowupsRepository
 from bot.store.home import HomeViewersRepository
-from bot.store.migrations import current_version, migrate
+from bot.store.kinds import unknown_here, waiting_any_kind
+from bot.store.migrations import SCHEMA_VERSION, current_version, migrate
 from bot.store.outbox import OutboxRepository
 from bot.store.records import OutboxStatus
 from bot.store.retention import DEFAULT_RETENTION_DAYS, Retention
@@ -36,6 +37,9 @@ from bot.store.submissions import SubmissionsRepository
 from bot.store.thread_replies import ThreadRepliesRepository
 from bot.store.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
 from bot.store.write_queue import WriteQueue
+
+#: How often /healthz reads again whether a newer release wrote here (see ``newer_than_this``).
+NEWER_CHECK_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,8 @@ class Database:
         self.claims = ClaimsRepository(self.sql, self.outbox)
         self.snoozes = SnoozesRepository(self.sql, self.outbox)
         self.retention = Retention(self.sql, timedelta(days=retention_days))
+        self._newer: str | None = None
+        self._newer_at: float | None = None
 
     def close(self) -> None:
         """Close every pooled connection. The database must not be used afterwards."""
@@ -133,16 +139,20 @@ class Database:
 
     def stats(self) -> StoreStats:
         """A few indexed counts, in one read (cheap enough for every metrics scrape)."""
-        pending = CardState.PENDING.value
         with self.sql.read() as conn:
             count, oldest = conn.execute(
-                select(func.count(), func.min(cards.c.created_at)).where(cards.c.state == pending)
+                select(func.count(), func.min(cards.c.created_at)).where(waiting_any_kind())
             ).one()
-            by_status: dict[str, int] = dict(
+            by_status: dict[str | None, int] = dict(
                 conn.execute(
                     select(outbox.c.status, func.count())
                     .where(
-                        outbox.c.status.in_((OutboxStatus.PENDING.value, OutboxStatus.FAILED.value))
+                        or_(
+                            outbox.c.status.in_(
+                                (OutboxStatus.PENDING.value, OutboxStatus.FAILED.value)
+                            ),
+                            outbox.c.status.is_(None),  # pending (bot/store/kinds.py)
+                        )
                     )
                     .group_by(outbox.c.status)
                 ).all()
@@ -157,7 +167,8 @@ class Database:
             schema_version=version,
             pending_cards=int(count or 0),
             oldest_pending_at=oldest,
-            outbox_pending=int(by_status.get(OutboxStatus.PENDING.value, 0)),
+            outbox_pending=int(by_status.get(OutboxStatus.PENDING.value, 0))
+            + int(by_status.get(None, 0)),
             outbox_failed=int(by_status.get(OutboxStatus.FAILED.value, 0)),
             unfinished_submissions=int(unfinished or 0),
         )
@@ -172,6 +183,28 @@ class Database:
         if lost is not None:
             return lost
         return None if self.ping() else "does not answer"
+
+    def newer_than_this(self) -> str | None:
+        """What /healthz says when this release meets what a newer one wrote (None: nothing):
+        a schema newer than its own, waiting cards of kinds it does not know. Both are left
+        alone (bot/store/kinds.py). Read at most every :data:`NEWER_CHECK_S` seconds."""
+        now = time.monotonic()
+        if self._newer_at is None or now - self._newer_at >= NEWER_CHECK_S:
+            try:
+                with self.sql.read() as conn:
+                    version = current_version(conn)
+                    unknown = unknown_here(conn)
+            except Exception:  # the database away: its own check ("database") says so
+                return self._newer
+            reasons = [unknown] if unknown else []
+            if version > SCHEMA_VERSION:
+                reasons.insert(
+                    0,
+                    f"the database's schema version {version} is newer than this release's "
+                    f"({SCHEMA_VERSION}): a newer release runs beside it",
+                )
+            self._newer, self._newer_at = "; ".join(reasons) or None, now
+        return self._newer
 
     def ping(self) -> bool:
         """True when the database answers a trivial query (for /healthz)."""

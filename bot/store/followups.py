@@ -19,11 +19,12 @@ from bot.core.domain import Card, CardState
 from bot.store.base import Sql, insert_unless_exists
 from bot.store.card_row import card_from_row as _card
 from bot.store.copies import MessageKind, message_values
+from bot.store.kinds import in_state
 from bot.store.outbox import OutboxRepository
 from bot.store.schema import card_followups, card_messages, cards
 from bot.store.subscriptions import SubscriptionsMixin
 
-_PENDING = CardState.PENDING.value
+_WAITING = in_state(CardState.PENDING)
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class FollowupsRepository(SubscriptionsMixin):
             .select_from(
                 cards.outerjoin(card_followups, card_followups.c.pending_id == cards.c.pending_id)
             )
-            .where(cards.c.state == _PENDING, cards.c.ts.is_not(None))
+            .where(_WAITING, cards.c.ts.is_not(None))
             .order_by(cards.c.created_at, cards.c.pending_id)
         )
         with self._read() as conn:
@@ -93,7 +94,7 @@ class FollowupsRepository(SubscriptionsMixin):
                 cards.outerjoin(card_followups, card_followups.c.pending_id == cards.c.pending_id)
             )
             .where(
-                cards.c.state == _PENDING,
+                _WAITING,
                 cards.c.ts.is_not(None),
                 or_(card_followups.c.notified.is_(None), card_followups.c.notified == 0),
             )
@@ -140,7 +141,7 @@ class FollowupsRepository(SubscriptionsMixin):
         messages: Sequence[NewMessage],
     ) -> bool:
         now = self._now()
-        still_waiting = exists().where(cards.c.pending_id == pending_id, cards.c.state == _PENDING)
+        still_waiting = exists().where(cards.c.pending_id == pending_id, _WAITING)
         with self._write() as conn:
             conn.execute(
                 insert_unless_exists(conn, card_followups, "pending_id").values(

@@ -21,13 +21,18 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from bot.core.approval import kind_of_key
 from bot.store.base import insert_unless_exists
+from bot.store.kinds import waiting_state, write_waiting, write_waiting_status
 from bot.store.pace import PaceMixin
 from bot.store.records import OutboxItem, OutboxStatus
 from bot.store.schema import outbox
 from bot.store.types import UTCDateTime, require_aware
 
 _PENDING = OutboxStatus.PENDING.value
+#: Not done yet (stored as 'pending', or NULL for a kind older releases do not know), of a card
+#: of a kind this release knows: bot/store/kinds.py.
+_OPEN = write_waiting()
 _FAILED = OutboxStatus.FAILED.value
 #: done or failed: ``IN`` (not ``!= pending``) so that ``ix_outbox_finished`` is used.
 _FINISHED = (OutboxStatus.DONE.value, _FAILED)
@@ -45,7 +50,8 @@ def _deferred_before_a_step_back(now: ColumnElement[Any]) -> ColumnElement[bool]
 
 def _item(row: Any) -> OutboxItem:
     values = {_FIELD_OF.get(name, name): value for name, value in row._mapping.items()}
-    return OutboxItem(**{**values, "payload": json.loads(values["payload"])})
+    status = values["status"] or _PENDING
+    return OutboxItem(**{**values, "status": status, "payload": json.loads(values["payload"])})
 
 
 class OutboxRepository(PaceMixin):
@@ -81,14 +87,17 @@ class OutboxRepository(PaceMixin):
         """:meth:`outbox_put` inside a transaction of the caller's (e.g. the one claiming the
         step that needs the write, so both happen or neither)."""
         now = self._now()
+        pending_id = payload.get("pending_id")
+        item_kind = kind_of_key(pending_id if isinstance(pending_id, str) else None).value
         stmt = (
             insert_unless_exists(conn, outbox, "dedupe_key")
             .values(
                 kind=kind,
+                item_kind=item_kind,
                 dedupe_key=key,
                 channel=channel,
                 payload_json=json.dumps(payload),
-                status=_PENDING,
+                status=waiting_state(item_kind),
                 attempts=0,
                 not_before=now if not_before is None else require_aware(not_before),
                 lease_owner=None,
@@ -127,7 +136,7 @@ class OutboxRepository(PaceMixin):
             at = literal(now, UTCDateTime())
             until = literal(now + timedelta(seconds=lease_s), UTCDateTime())
         due = and_(
-            outbox.c.status == _PENDING,
+            _OPEN,
             or_(outbox.c.not_before <= at, _deferred_before_a_step_back(at)),
             or_(outbox.c.lease_until.is_(None), outbox.c.lease_until <= at),
         )
@@ -189,7 +198,7 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, self._held(worker_id))
+                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
                 .values(
                     not_before=due,
                     slot_at=due if slot else None,
@@ -211,7 +220,7 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, self._held(worker_id))
+                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
                 .values(last_error=note, updated_at=self._now())
             )
             return conn.execute(stmt).rowcount == 1
@@ -235,7 +244,7 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.status == _PENDING, self._held(worker_id))
+                .where(_OPEN, self._held(worker_id))
                 .values(lease_until=self._at(lease_s))
             )
             return int(conn.execute(stmt).rowcount)
@@ -248,7 +257,7 @@ class OutboxRepository(PaceMixin):
         with self._write(within_s) as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.lease_owner == worker_id, outbox.c.status == _PENDING)
+                .where(outbox.c.lease_owner == worker_id, _OPEN)
                 .values(lease_owner=None, lease_until=None, updated_at=self._now())
             )
             return int(conn.execute(stmt).rowcount)
@@ -260,9 +269,9 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.dedupe_key == key, outbox.c.status != _PENDING)
+                .where(outbox.c.dedupe_key == key, outbox.c.status.in_(_FINISHED))
                 .values(
-                    status=_PENDING,
+                    status=write_waiting_status(),
                     attempts=0,
                     not_before=now,
                     slot_at=None,
@@ -279,7 +288,7 @@ class OutboxRepository(PaceMixin):
         """Seconds until the soonest waiting (unleased) item falls due, by the database's clock
         (0 when one is due already); None when nothing waits. Whichever worker deferred it, any
         worker can wake for it (one that died deferred many a paced post)."""
-        waiting = and_(outbox.c.status == _PENDING, outbox.c.lease_until.is_(None))
+        waiting = and_(_OPEN, outbox.c.lease_until.is_(None))
         now_sql = self._now()
         due_at = case((_deferred_before_a_step_back(now_sql), now_sql), else_=outbox.c.not_before)
         with self._read() as conn:
@@ -296,7 +305,7 @@ class OutboxRepository(PaceMixin):
     def outbox_pending_count(self) -> int:
         """Items not yet done or failed (leased ones included)."""
         with self._read() as conn:
-            stmt = select(func.count()).select_from(outbox).where(outbox.c.status == _PENDING)
+            stmt = select(func.count()).select_from(outbox).where(_OPEN)
             return int(conn.scalar(stmt) or 0)
 
     def outbox_failed_count(self, within_s: float | None = None) -> int:
@@ -332,7 +341,7 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, outbox.c.status == _PENDING, self._held(worker_id))
+                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
                 .values(**values)
             )
             return conn.execute(stmt).rowcount == 1

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from sqlalchemy import delete, select
 
-from bot.core.domain import CardState
 from bot.store.base import Sql
+from bot.store.kinds import resolved as kind_resolved
 from bot.store.records import OutboxStatus
 from bot.store.schema import (
     audit_log,
@@ -58,9 +58,8 @@ class Retention:
         older_than = self.keep if older_than is None else older_than
         cutoff = self._sql.ago(older_than.total_seconds())
         outbox_cutoff = self._sql.ago(min(older_than, OUTBOX_KEEP).total_seconds())
-        resolved = select(cards.c.pending_id).where(
-            cards.c.state != CardState.PENDING.value, cards.c.resolved_at <= cutoff
-        )
+        # Only cards of a kind this release knows (a newer kind's are left alone).
+        resolved = select(cards.c.pending_id).where(kind_resolved(), cards.c.resolved_at <= cutoff)
         finished = (OutboxStatus.DONE.value, OutboxStatus.FAILED.value)
         with self._sql.write() as conn:
             # Two statements, each on its own index: one ``IN (...) OR ...`` reads the whole
@@ -76,9 +75,7 @@ class Retention:
             for table in (card_messages, card_followups):  # a purged card's other messages
                 conn.execute(delete(table).where(table.c.pending_id.in_(resolved)))
             gone = conn.execute(
-                delete(cards).where(
-                    cards.c.state != CardState.PENDING.value, cards.c.resolved_at <= cutoff
-                )
+                delete(cards).where(kind_resolved(), cards.c.resolved_at <= cutoff)
             ).rowcount
             rows = conn.execute(
                 delete(outbox).where(

@@ -17,10 +17,10 @@ from sqlalchemy import and_, delete, exists, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from bot.core.domain import CardState
 from bot.core.snooze import Snooze
 from bot.store.base import Repository, Sql
 from bot.store.followups import OutboxRow
+from bot.store.kinds import resolved as kind_resolved
 from bot.store.outbox import OutboxRepository
 from bot.store.schema import cards, snoozes
 
@@ -77,7 +77,7 @@ class SnoozesRepository(Repository):
         ending first first."""
         resolved = exists().where(
             cards.c.pending_id == snoozes.c.pending_id,
-            cards.c.state != CardState.PENDING.value,
+            kind_resolved(),
         )
         stmt = (
             select(snoozes)

@@ -348,6 +348,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),
     HotQuery("problem", "/healthz: the SQLite file checked, then ping", lambda s: s.problem()),
+    HotQuery(
+        "newer_than_this",
+        "/healthz, at most every 30 s: a newer schema, cards of unknown kinds",
+        lambda s: s.newer_than_this(),
+    ),
 )
 
 #: Methods of the Database and its repositories that are not hot: the CLI, tests, or a call that

@@ -60,8 +60,20 @@ def bot_env(
 class BotProcess:
     """Start/stop/kill/restart the bot with a given environment; logs go to a file."""
 
-    def __init__(self, env: dict[str, str], *, mode: str, log_path: Path):
+    def __init__(
+        self,
+        env: dict[str, str],
+        *,
+        mode: str,
+        log_path: Path,
+        command: list[str] | None = None,
+        cwd: Path | None = None,
+    ):
+        """``command``: what starts it instead of this checkout's ``kandev-slack`` (e.g. an
+        older release's ``python -m bot``), run in ``cwd``."""
         self.env = env
+        self.command = command or [str(CONSOLE_SCRIPT)]
+        self.cwd = cwd
         self.mode = mode
         self.log_path = log_path
         self.port = int(env["PORT"])
@@ -83,8 +95,9 @@ class BotProcess:
         log.write(f"\n===== start #{self.starts} ({self.mode}) =====\n")
         log.flush()
         self.proc = subprocess.Popen(
-            [str(CONSOLE_SCRIPT), "run", f"--{self.mode}"],
+            [*self.command, "run", f"--{self.mode}"],
             env=self.env,
+            cwd=self.cwd,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -1,0 +1,237 @@
+"""Cards of several kinds read by replicas of several releases (bot/store/kinds.py): a waiting
+approval is invisible to the selects of releases before schema version 14; a card of a kind
+this release does not know is left alone and reported."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import insert, select, text
+
+from bot.core.approval import Approval, ToolAction, ToolOption, approval_key
+from bot.core.domain import CardOutcome, CardState, NewCard
+from bot.ops.health import Health
+from bot.store import Database
+from bot.store.engine import make_engine
+from bot.store.migrations import SCHEMA_VERSION, migrate
+from bot.store.schema import cards, outbox
+from bot.store.url import normalize_url
+from tests.kit.factories import claim, make_bundle, make_task
+from tests.kit.fakes import FakeClock
+
+FAR = datetime(2100, 1, 1, tzinfo=UTC)
+
+#: The previous release's selects (3fb7d49 bot/store/cards.py, outbox.py, retention.py),
+#: verbatim in their conditions.
+PREVIOUS_RELEASE_SELECTS = {
+    "reconciler, reminders, listing, Home": "SELECT pending_id FROM cards WHERE state = 'pending'",
+    "Home's resolved, purge": "SELECT pending_id FROM cards WHERE state != 'pending'",
+    "unposted claims": "SELECT pending_id FROM cards WHERE ts IS NULL AND claimed_at <= :far",
+    "outbox worker": "SELECT id FROM outbox WHERE status = 'pending' AND not_before <= :far",
+}
+
+
+def _approval(request_id: str = "req-1") -> Approval:
+    return Approval(
+        task_id="task-a",
+        session_id="session-a",
+        request_id=request_id,
+        pending_id=f"agentctl-{request_id}",
+        created_at=make_bundle().created_at,
+        action=ToolAction(type="command", command="make", cwd="/r"),
+        options=(ToolOption(option_id="allow_once", name="Allow once", kind="allow_once"),),
+    )
+
+
+def _previous_release_sees(store: Database) -> dict[str, list[Any]]:
+    with store.sql.engine.connect() as conn:
+        return {
+            what: list(conn.scalars(text(sql), {"far": FAR}))
+            for what, sql in PREVIOUS_RELEASE_SELECTS.items()
+        }
+
+
+def test_a_waiting_approval_is_selected_by_no_query_of_the_previous_release(
+    store: Database,
+) -> None:
+    approval = _approval()
+    key = approval_key(approval.request_id)
+    assert store.cards.claim(NewCard(approval, make_task("task-a"), "C1"))
+    assert store.outbox.outbox_put("post", f"post:{key}", {"pending_id": key}, "C1") is not None
+    assert claim(store, "p-question")
+
+    seen = _previous_release_sees(store)
+    assert key not in str(seen), seen
+    assert "p-question" in seen["reconciler, reminders, listing, Home"]
+    # This release sees it waiting, and takes its post.
+    assert sorted(c.pending_id for c in store.cards.pending()) == ["p-question", key]
+    assert key in [c.pending_id for c in store.cards.unposted(older_than_s=0)]
+    taken = store.outbox.outbox_take(None, limit=5, worker_id="w1")
+    assert [(t.payload["pending_id"], t.status.value, t.item_kind) for t in taken] == [
+        (key, "pending", "approval")
+    ]
+    assert store.outbox.outbox_done(taken[0].id, worker_id="w1")
+    assert store.stats().pending_cards == 2
+
+    # Resolved, it is a resolved card like any other.
+    at = datetime(2030, 1, 1, tzinfo=UTC)
+    assert store.cards.transition(key, CardOutcome(state=CardState.ANSWERED, at=at))
+    assert not store.cards.transition(key, CardOutcome(state=CardState.ENDED, at=at))
+    card = store.cards.get(key)
+    assert card is not None and card.state is CardState.ANSWERED
+    assert key in _previous_release_sees(store)["Home's resolved, purge"]
+
+
+def _insert_unknown(store: Database, clock: FakeClock, *, state: str | None) -> None:
+    now = clock.now
+    with store.sql.engine.begin() as conn:
+        conn.execute(
+            insert(cards).values(
+                pending_id="poll:1",
+                kind="poll",
+                task_id="task-p",
+                session_id="s",
+                workspace_id="w",
+                channel="C1",
+                ts=None,
+                state=state,
+                bundle_json='{"type": "poll", "pending_id": "x", "task_id": "task-p", '
+                '"created_at": "2030-01-01T00:00:00Z"}',
+                task_json='{"task_id": "task-p"}',
+                claimed_at=None,
+                created_at=now - timedelta(days=400),
+                updated_at=now,
+                resolved_at=None if state is None else now - timedelta(days=400),
+            )
+        )
+        conn.execute(
+            insert(outbox).values(
+                kind="post",
+                item_kind="poll",
+                dedupe_key="post:poll:1",
+                payload_json='{"pending_id": "poll:1"}',
+                status=None,
+                attempts=0,
+                not_before=now - timedelta(days=1),
+                last_error="",
+                created_at=now,
+                updated_at=now,
+            )
+        )
+
+
+@pytest.mark.parametrize("state", [None, "pending"])
+def test_a_card_of_an_unknown_kind_is_left_alone_and_reported(
+    store: Database, clock: FakeClock, state: str | None
+) -> None:
+    _insert_unknown(store, clock, state=state)
+    assert store.cards.get("poll:1") is None
+    assert store.cards.pending() == [] and store.cards.pending_ids() == []
+    assert store.cards.unposted(older_than_s=0) == []
+    assert store.cards.recent_resolved() == []
+    at = datetime(2030, 1, 1, tzinfo=UTC)
+    assert not store.cards.transition("poll:1", CardOutcome(state=CardState.ENDED, at=at))
+    assert store.outbox.outbox_take(None, limit=5, worker_id="w1") == []
+    # What the database holds (db status, metrics): every kind's waiting card and write.
+    assert (store.stats().pending_cards, store.stats().outbox_pending) == (1, 1)
+    reason = store.newer_than_this()
+    assert reason == "cards of kinds this release does not know, left alone: 1 poll"
+    with store.sql.engine.connect() as conn:
+        row = conn.execute(select(cards).where(cards.c.pending_id == "poll:1")).one()
+        assert (row.state, row.outcome_json) == (state, None)
+
+
+def test_a_resolved_card_of_an_unknown_kind_is_never_purged(
+    store: Database, clock: FakeClock
+) -> None:
+    _insert_unknown(store, clock, state="answered")
+    store.retention.purge(timedelta(days=1))
+    with store.sql.engine.connect() as conn:
+        assert conn.scalar(select(cards.c.kind).where(cards.c.pending_id == "poll:1")) == "poll"
+    assert store.newer_than_this() is None  # reported while it waits only
+
+
+def test_a_newer_schema_is_reported(store: Database, open_store: Callable[..., Database]) -> None:
+    assert store.newer_than_this() is None
+    with store.sql.engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = :v"), {"v": "0099"})
+    running = open_store(upgrade=False)  # as a replica that started before the newer one
+    assert running.newer_than_this() == (
+        f"the database's schema version 99 is newer than this release's ({SCHEMA_VERSION}): "
+        "a newer release runs beside it"
+    )
+
+
+def test_healthz_says_so(store: Database, clock: FakeClock) -> None:
+    health = Health()
+    health.watch("newer_release", store.newer_than_this)  # as bot/app.py does
+    assert health.report().ok
+    _insert_unknown(store, clock, state=None)
+    assert store.newer_than_this() is None  # the same replica's reading is kept up to 30 s
+    report = Health()
+    fresh = Database(store.url, clock=clock, upgrade=False)
+    try:
+        report.watch("newer_release", fresh.newer_than_this)
+        assert report.report().as_json()["status"] == "degraded"
+        assert report.report().reasons == (
+            "newer_release: cards of kinds this release does not know, left alone: 1 poll",
+        )
+    finally:
+        fresh.close()
+
+
+def test_version_14_hides_the_waiting_approvals_stored_before_it(db_url: str) -> None:
+    engine = make_engine(normalize_url(db_url))
+    try:
+        assert migrate(engine, "0013") == 13
+        at = datetime(2030, 1, 1, tzinfo=UTC)
+        waiting, done = _approval("req-w"), _approval("req-d")
+        with engine.begin() as conn:
+            for item, state in ((waiting, "pending"), (done, "answered"), (None, "pending")):
+                key = approval_key(item.request_id) if item else "p-question"
+                stored = (
+                    item.model_dump_json()
+                    if item
+                    else make_bundle(pending_id=key).model_dump_json()
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO cards (pending_id, task_id, session_id, workspace_id, "
+                        "channel, state, bundle_json, task_json, claimed_at, created_at, "
+                        "updated_at) VALUES (:k, 't', 's', 'w', 'C1', :state, :item, "
+                        '\'{"task_id": "t"}\', :at, :at, :at)'
+                    ),
+                    {"k": key, "state": state, "item": stored, "at": at},
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO outbox (kind, dedupe_key, payload_json, status, attempts, "
+                        "not_before, last_error, created_at, updated_at) VALUES ('update', :d, "
+                        ":p, 'pending', 0, :at, '', :at, :at)"
+                    ),
+                    {"d": f"update:{key}", "p": json.dumps({"pending_id": key}), "at": at},
+                )
+        assert migrate(engine) == SCHEMA_VERSION
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT pending_id, kind, state, claimed_at FROM cards ORDER BY pending_id")
+            ).all()
+            writes = conn.execute(
+                text("SELECT dedupe_key, item_kind, status FROM outbox ORDER BY dedupe_key")
+            ).all()
+        assert [(r.pending_id, r.kind, r.state, r.claimed_at is None) for r in rows] == [
+            ("p-question", "question", "pending", False),
+            ("perm:req-d", "approval", "answered", False),
+            ("perm:req-w", "approval", None, True),
+        ]
+        assert [tuple(w) for w in writes] == [
+            ("update:p-question", "question", "pending"),
+            ("update:perm:req-d", "approval", None),
+            ("update:perm:req-w", "approval", None),
+        ]
+    finally:
+        engine.dispose()
