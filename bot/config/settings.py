@@ -96,6 +96,8 @@ class Settings(BaseSettings):
     metrics_port: int | None = None
     kandev_poll_interval: float = 5.0
     kandev_list_page_size: int = DEFAULT_PAGE_SIZE  # bundles per page of /kandev-questions
+    #: Tasks per page when the approval sweep reads a workspace's tasks (every page is read).
+    kandev_tasks_page_size: int = Field(default=100, ge=1, le=1000)
     #: KANDEV_HINTS=off: no WebSocket push hints, discovery by polling only (benchmarks, or a
     #: proxy that cannot pass WebSockets).
     kandev_hints: bool = True
