@@ -292,7 +292,6 @@ class Approvals:
             except KandevError as exc:
                 report.unread.append(task_id)
                 log.warning("approvals: task %s could not be looked at: %s", task_id, exc)
-        self._check_turns(waiting, report)
         self.unroutable.report()
         return report
 
@@ -318,7 +317,8 @@ class Approvals:
             if waiting is None:
                 waiting = self._waiting_of(task_id, session_id)
             for card in waiting:
-                if card.pending_id not in live and self._end(card):
+                is_live = card.pending_id in live
+                if self._end_if_turn_over(card) if is_live else self._end(card):
                     report.ended.append(card.pending_id)
         return report
 
@@ -400,29 +400,14 @@ class Approvals:
             return None
         return CardOutcome(state=CardState.ENDED, at=now)
 
-    def _check_turns(self, waiting: list[Card], report: SweepReport) -> None:
-        """Cards still waiting whose turn is over (cancelled since they were posted, or given
-        up on by the agent): they say they cannot be answered from Slack (resolving would
-        wedge the session)."""
-        for card in waiting:
-            if card.pending_id in report.ended:
-                continue
-            current = self.cards.get(card.pending_id)
-            if current is None or current.state is not CardState.PENDING:
-                continue
-            try:
-                over = self._turn_over(card)
-            except (KandevUnavailable, KandevAuthError):
-                raise
-            except KandevError as exc:
-                report.unread.append(card.task_id)
-                log.warning("approvals: the turn of %s is not readable: %s", card.pending_id, exc)
-                continue
-            if not over:
-                continue
-            outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
-            if self._transition(card, outcome):
-                report.ended.append(card.pending_id)
+    def _end_if_turn_over(self, card: Card) -> bool:
+        """A card whose request is still listed but whose turn is over (cancelled since it was
+        posted, or given up on by the agent) says it cannot be answered from Slack: resolving
+        it would wedge the session (contract §5)."""
+        if not self._turn_over(card):
+            return False
+        outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
+        return self._transition(card, outcome)
 
     def _turn_over(self, card: Card) -> bool:
         approval = card.approval

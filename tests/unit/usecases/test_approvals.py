@@ -322,3 +322,20 @@ def test_a_hint_is_served_while_a_sweep_is_stuck(approvals, permissions, store) 
         approvals.hints_wakeup.raise_()
         for loop in loops:
             loop.join(timeout=5)
+
+
+def test_a_request_gone_with_its_turn_is_withdrawn_not_turn_cancelled(
+    approvals, permissions, store
+) -> None:
+    # A Kandev restart: the request leaves the list and its turn ends; how it ended is the
+    # transcript's to say (withdrawn), the turn is read only for requests still listed.
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.live["t-1"].remove(request)
+    permissions.turns_ended.add(request.session_id)
+    permissions.records[request.request_id] = PermissionRecord(
+        request_id=request.request_id, status="expired"
+    )
+    assert approvals.sweep().ended == [approval_key(request.request_id)]
+    card = store.cards.get(approval_key(request.request_id))
+    assert card.state is CardState.ENDED and card.outcome.reason != "turn_cancelled"
