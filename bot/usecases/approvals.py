@@ -61,6 +61,7 @@ from bot.store import Submission
 from bot.usecases.audit import Audit
 from bot.usecases.ended import credit_slack_winner, end_synced
 from bot.usecases.leases import SUBMISSION_LEASE_S
+from bot.usecases.sweep_watch import SweepWatch
 from bot.usecases.tasks import TaskDirectory, TaskUnknown
 from bot.usecases.unroutable import Unroutables
 
@@ -152,7 +153,7 @@ class Approvals:
     #: Wakes the sweep's loop: the hints reconnected (and shut-down).
     wakeup: Signal
     poll_interval: float = 5.0
-    #: How long a sweep may take before /healthz says so.
+    #: How long a sweep may take before /healthz says so (``sweep_watch.deadline``).
     sweep_deadline: float = SWEEP_DEADLINE_S
     #: Wakes the hints' loop (``run_hints``): a hint named a session.
     hints_wakeup: Signal = field(default_factory=lambda: Signal("approval hints"))
@@ -162,17 +163,17 @@ class Approvals:
     resolved: Inbox[str] = field(init=False)
     #: Listed requests whose route cannot be decided yet, by card key.
     unroutable: Unroutables = field(init=False)
+    #: How the sweeps are said in /healthz.
+    sweep_watch: SweepWatch = field(init=False)
     _missing_since: dict[str, float] = field(default_factory=dict)
     _sweep_due: bool = True
-    #: When the sweep in progress started (monotonic), None between sweeps.
-    _sweep_started: float | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.hinted = Inbox("approval hints", wakes=self.hints_wakeup)
         self.resolved = Inbox("sessions resolved", wakes=self.hints_wakeup)
         self.unroutable = Unroutables(self.health, UNROUTABLE, "approval")
-        self.health.watch(SWEEP, self._sweep_overrun)
+        self.sweep_watch = SweepWatch(self.health, SWEEP, "approval sweep", self.sweep_deadline)
 
     # ---- what wakes it (called on the hints thread: hand over only) -------------------------
 
@@ -237,39 +238,7 @@ class Approvals:
     def sweep_and_report(self) -> SweepReport | None:
         """One sweep, said in /healthz: failed, tasks left unread, or longer than its deadline
         (until a sweep completes in time). None: it failed."""
-        started = self._sweep_started = time.monotonic()
-        try:
-            report = self.sweep()
-        except Exception as exc:
-            self.health.failure(SWEEP, "approval sweep failed", exc)
-            if isinstance(exc, KandevError):
-                log.warning("approvals: sweep failed, retrying next cycle: %s", exc)
-            else:
-                log.exception("approvals: sweep failed")
-            return None
-        finally:
-            self._sweep_started = None
-        took = time.monotonic() - started
-        if report.unread:
-            self.health.problem(
-                SWEEP, f"approval sweep could not read {len(report.unread)} task(s)"
-            )
-        elif took > self.sweep_deadline:
-            over = f"approval sweep took {took:.0f} s (deadline {self.sweep_deadline:.0f} s)"
-            self.health.problem(SWEEP, over)
-        else:
-            self.health.clear(SWEEP)
-        return report
-
-    def _sweep_overrun(self) -> str | None:
-        """A /healthz check: the sweep in progress has run past its deadline."""
-        started = self._sweep_started
-        if started is None:
-            return None
-        running = time.monotonic() - started
-        if running <= self.sweep_deadline:
-            return None
-        return f"approval sweep running for {running:.0f} s (deadline {self.sweep_deadline:.0f} s)"
+        return self.sweep_watch.run(self.sweep)
 
     def sweep(self) -> SweepReport:
         """Look at every task the workspaces flag ``permission`` (every page of their tasks)

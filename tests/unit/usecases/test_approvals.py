@@ -279,7 +279,7 @@ def test_a_task_kandev_refuses_is_skipped_and_the_sweep_says_so(
 
 
 def test_a_sweep_running_past_its_deadline_shows_in_health(approvals, permissions, health) -> None:
-    approvals.sweep_deadline = 0.2
+    approvals.sweep_watch.deadline = 0.2
     permissions.candidates_gate = gate = threading.Event()
     sweeping = threading.Thread(target=approvals.sweep_and_report)
     sweeping.start()
@@ -293,7 +293,7 @@ def test_a_sweep_running_past_its_deadline_shows_in_health(approvals, permission
     # it did finish, later than its deadline: said until a sweep completes in time
     assert _sweep_reasons(health)[0].startswith("approval_sweep: approval sweep took")
     permissions.candidates_gate = None
-    approvals.sweep_deadline = 60.0
+    approvals.sweep_watch.deadline = 60.0
     approvals.sweep_and_report()
     assert _sweep_reasons(health) == []
 
