@@ -254,9 +254,10 @@ class PermissionsClient:
         return validate(SessionCancellation, session)
 
     def turn_ended(self, session_id: str, asked_at: datetime) -> bool | None:
-        """Whether the session's turn that asked at ``asked_at`` has ended (None: no such
-        session). Kandev keeps listing a request whose turn was cancelled or given up on, and
-        resolving it would wedge the session (contract §5): such a request is not answered."""
+        """Whether the session's turn that asked at ``asked_at`` has ended (None: Kandev says
+        404, no such session; an unknown one may also list no turns: False). Kandev keeps
+        listing a request whose turn was cancelled or given up on, and resolving it would wedge
+        the session (contract §5): such a request is not answered."""
         path = f"/api/v1/task-sessions/{quote(session_id, safe='')}/turns"
         response = self._http.request("GET", path).response
         if response.status_code == 404:
