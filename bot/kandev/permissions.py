@@ -188,23 +188,32 @@ class PermissionsClient:
     def _turn_cancelled(self, approval: Approval) -> models.Outcome | None:
         """Refused (sending nothing) when the turn that asked is over: cancelled since the
         request was seen (its revision moved, or a cancel is under way), or ended whatever the
-        revision (cancelled before the request was seen, or given up on by the agent)."""
+        revision (cancelled before the request was seen, or given up on by the agent) with
+        the request still listed (an answer ends the turn too, once the request left the list:
+        then the resolve says who chose first)."""
         try:
             now = self.cancellation(approval.session_id)
-            ended = (
-                None if now is None else self.turn_ended(approval.session_id, approval.created_at)
-            )
+            if now is None:
+                return models.NotFound("the session is gone")
+            revision = approval.cancellation_revision
+            moved = now.pending or (revision is not None and now.revision != revision)
+            if not moved and not self._orphaned(approval):
+                return None
         except KandevUnavailable:
             raise
         except KandevError as exc:
             raise KandevUnavailable(f"cannot read the session's turn: {exc}") from exc
-        if now is None or ended is None:
-            return models.NotFound("the session is gone")
-        revision = approval.cancellation_revision
-        moved = revision is not None and now.revision != revision
-        if ended or now.pending or moved:
-            return models.NotActive("the agent's turn was cancelled", reason="turn_cancelled")
-        return None
+        return models.NotActive("the agent's turn was cancelled", reason="turn_cancelled")
+
+    def _orphaned(self, approval: Approval) -> bool:
+        """Its turn has ended and Kandev still lists it (None from the turns: gone)."""
+        if not self.turn_ended(approval.session_id, approval.created_at):
+            return False
+        try:
+            listed = self.list_pending(approval.task_id, approval.session_id)
+        except (KandevAgentStarting, KandevNotFoundError):
+            return False
+        return approval.request_id in {r.request_id for r in listed}
 
     def _winner(self, choice: PermissionChoice, lost: PermissionLost) -> PermissionOutcome:
         """Someone's claim that Kandev had not written down when asked: read it (it is

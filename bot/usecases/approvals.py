@@ -58,6 +58,7 @@ from bot.kandev.permission_wire import (
 )
 from bot.ops.health import Health
 from bot.store import Submission
+from bot.usecases.approval_turns import still_listed, turn_over
 from bot.usecases.audit import Audit
 from bot.usecases.ended import credit_slack_winner, end_synced
 from bot.usecases.leases import SUBMISSION_LEASE_S
@@ -316,6 +317,8 @@ class Approvals:
         ended = self.kandev.turn_ended(request.session_id, request.created_at)
         if cancellation is None or ended is None:
             return False  # the session is gone: nothing to approve any more
+        if ended and not still_listed(self.kandev, request.task_id, request.session_id, key):
+            return False  # answered meanwhile, and the turn went on to its end
         approval = request.approval(cancellation_revision=cancellation.revision)
         if not self.cards.claim(NewCard(approval, task, route.channel)):
             return False  # another replica (or an earlier look) has it
@@ -373,20 +376,10 @@ class Approvals:
         """A card whose request is still listed but whose turn is over (cancelled since it was
         posted, or given up on by the agent) says it cannot be answered from Slack: resolving
         it would wedge the session (contract §5)."""
-        if not self._turn_over(card):
+        if not turn_over(self.kandev, self.submissions, card):
             return False
         outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
         return self._transition(card, outcome)
-
-    def _turn_over(self, card: Card) -> bool:
-        approval = card.approval
-        now = self.kandev.cancellation(card.session_id)
-        if now is None:
-            return False  # the session is gone: its request leaves the list, ended there
-        revision = approval.cancellation_revision
-        if now.pending or (revision is not None and now.revision != revision):
-            return True
-        return bool(self.kandev.turn_ended(card.session_id, approval.created_at))
 
     def _transition(self, card: Card, outcome: CardOutcome) -> bool:
         self._missing_since.pop(card.pending_id, None)

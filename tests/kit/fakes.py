@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -100,6 +100,8 @@ class FakePermissions:
         self.failures: dict[str, Exception] = {}
         #: When given, ``candidates`` waits until it is set (a slow workspace read: a sweep).
         self.candidates_gate: threading.Event | None = None
+        #: Run (and dropped) one by one after a list call: Kandev changing between two reads.
+        self.after_list: list[Callable[[], None]] = []
         self.calls: list[str] = []
 
     def request(self, task_id: str, n: int = 1) -> PermissionRequest:
@@ -125,8 +127,12 @@ class FakePermissions:
         self._call(f"list {task_id}" + (f" {session_id}" if session_id else ""))
         if task_id in self.starting:
             raise KandevAgentStarting("INTERNAL_ERROR", "Agent permission operation failed")
-        listed = self.live.get(task_id, [])
-        return [r for r in listed if not session_id or r.session_id == session_id]
+        listed = [
+            r for r in self.live.get(task_id, []) if not session_id or r.session_id == session_id
+        ]
+        if self.after_list:
+            self.after_list.pop(0)()
+        return listed
 
     def candidates(self, workspace_id: str) -> list[PermissionCandidate]:
         if self.candidates_gate is not None:

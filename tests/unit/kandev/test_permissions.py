@@ -639,6 +639,10 @@ def _session(revision: int, pending: bool = False) -> httpx.Response:
     return httpx.Response(200, json={"session": {"id": SESSION, **body}})
 
 
+def _listed(*requests: dict[str, Any]) -> Any:
+    return lambda args: {"permissions": list(requests), "task_id": TASK, "total": len(requests)}
+
+
 @pytest.mark.parametrize(
     ("seen_revision", "revision", "pending", "completed"),
     [
@@ -659,7 +663,12 @@ def test_a_click_on_a_request_whose_turn_is_over_sends_nothing(
     respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}/turns").mock(
         return_value=httpx.Response(200, json={"turns": turns, "total": 1})
     )
-    c, fake = make_client({"resolve_agent_permission_kandev": lambda a: {"status": "resolved"}})
+    c, fake = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: {"status": "resolved"},
+            "list_pending_agent_permissions_kandev": _listed(LISTED),  # Kandev still lists it
+        }
+    )
     request = PermissionList.model_validate({"permissions": [LISTED]}).permissions[0]
     approval = request.approval(cancellation_revision=seen_revision)
 
@@ -667,6 +676,36 @@ def test_a_click_on_a_request_whose_turn_is_over_sends_nothing(
 
     assert isinstance(got, models.NotActive) and got.reason == "turn_cancelled"
     assert resolve_calls(fake) == 0
+
+
+@respx.mock
+def test_a_click_after_an_answer_ended_the_turn_learns_who_chose_first():
+    # Someone answered first and the agent went on to end its turn: the request left the list,
+    # so the click is sent, and Kandev's "already resolved" tells the winner.
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}").mock(return_value=_session(0))
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}/turns").mock(
+        return_value=httpx.Response(
+            200, json={"turns": [turn("2026-12-01T19:47:00Z", "2026-12-01T19:48:00Z")]}
+        )
+    )
+    c, fake = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: backend_error(
+                "permission_already_resolved"
+            ),
+            "list_pending_agent_permissions_kandev": _listed(),
+            "get_task_conversation_kandev": transcript(
+                message("rejected", resolution("reject_once", "web"))
+            ),
+        }
+    )
+    request = PermissionList.model_validate({"permissions": [LISTED]}).permissions[0]
+
+    got = c.permissions.approve(
+        request.approval(cancellation_revision=0), "allow_once", first_sent=datetime.now(UTC)
+    )
+
+    assert isinstance(got, models.Lost) and resolve_calls(fake) == 1
 
 
 @respx.mock

@@ -339,3 +339,20 @@ def test_a_request_gone_with_its_turn_is_withdrawn_not_turn_cancelled(
     assert approvals.sweep().ended == [approval_key(request.request_id)]
     card = store.cards.get(approval_key(request.request_id))
     assert card.state is CardState.ENDED and card.outcome.reason != "turn_cancelled"
+
+
+def test_an_answer_that_ended_the_turn_between_two_reads_is_not_called_a_cancel(
+    approvals, permissions, store
+) -> None:
+    request = permissions.request("t-1")
+    key = approval_key(request.request_id)
+    approvals.look_at("t-1")
+
+    def answered_in_kandev() -> None:  # right after the list was read: the agent goes on
+        permissions.resolve_elsewhere(request, "allow_once", "allow_once")
+        permissions.turns_ended.add(request.session_id)
+
+    permissions.after_list.append(answered_in_kandev)
+    assert approvals.look_at("t-1").ended == []  # its turn is over, but it left the list
+    assert approvals.look_at("t-1").ended == [key]
+    assert store.cards.get(key).state is CardState.ANSWERED
