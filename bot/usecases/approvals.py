@@ -262,7 +262,8 @@ class Approvals:
             except KandevError as exc:
                 report.unread.append(task_id)
                 log.warning("approvals: task %s could not be looked at: %s", task_id, exc)
-        self.unroutable.report()
+        with self._lock:  # the hints' loop may be posting meanwhile
+            self.unroutable.report()
         return report
 
     def look_at(
