@@ -97,7 +97,7 @@ class Settings(BaseSettings):
     kandev_poll_interval: float = 5.0
     kandev_list_page_size: int = DEFAULT_PAGE_SIZE  # bundles per page of /kandev-questions
     #: Tasks per page when the approval sweep reads a workspace's tasks (every page is read).
-    kandev_tasks_page_size: int = Field(default=100, ge=1, le=1000)
+    kandev_tasks_page_size: int = 100
     #: KANDEV_HINTS=off: no WebSocket push hints, discovery by polling only (benchmarks, or a
     #: proxy that cannot pass WebSockets).
     kandev_hints: bool = True
@@ -223,6 +223,11 @@ class Settings(BaseSettings):
     @classmethod
     def _list_page_size(cls, value: Any) -> int:
         return whole_number(value, "KANDEV_LIST_PAGE_SIZE", MAX_PAGE_SIZE)
+
+    @field_validator("kandev_tasks_page_size", mode="before")
+    @classmethod
+    def _tasks_page_size(cls, value: Any) -> int:
+        return whole_number(value, "KANDEV_TASKS_PAGE_SIZE", 1000)
 
     @field_validator("retention_days", mode="before")
     @classmethod
