@@ -68,6 +68,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         secret_text(settings.kandev_token),
         retry_attempts=3,
         retry_max_wait=2.0,
+        tasks_page_size=settings.kandev_tasks_page_size,
     )
     workspace_check = WorkspaceCheck(settings.routing, kandev, health)
     check_at_start(workspace_check, health)
@@ -86,7 +87,13 @@ def build(settings: Settings, mode: Mode) -> Bot:
         hints=hints,
         workers=[],
         lanes=[parts.services.answering, parts.services.reading],
-        wakeups=[parts.sync_wakeup, parts.hinted, parts.card_changes, parts.approvals.wakeup],
+        wakeups=[
+            parts.sync_wakeup,
+            parts.hinted,
+            parts.card_changes,
+            parts.approvals.wakeup,
+            parts.approvals.hints_wakeup,
+        ],
         sync=parts.sync,
     )
     worker_id = parts.publisher.worker_id
@@ -124,7 +131,7 @@ def _hints(settings: Settings, parts: UseCases) -> KandevHints:
         on_new_pending=parts.new_bundles.put,
         on_resolved=resolved,
         on_connected=connected,
-        on_permission=lambda hint: approvals.on_permission(hint.task_id),
+        on_permission=lambda hint: approvals.on_permission(hint.task_id, hint.session_id),
     )
 
 
@@ -149,6 +156,7 @@ def _workers(parts: UseCases, stop: threading.Event) -> list[threading.Thread]:
         _worker("sync", parts.sync.run, stop),
         _worker("sync-hints", parts.sync.run_hints, stop),
         _worker("approvals", parts.approvals.run, stop),
+        _worker("approval-hints", parts.approvals.run_hints, stop),
         _worker("recovery", parts.recovery.run, stop),
         _worker("home", parts.home.run, stop),
         _worker("followups", parts.followups.run, stop),

@@ -96,6 +96,8 @@ class Settings(BaseSettings):
     metrics_port: int | None = None
     kandev_poll_interval: float = 5.0
     kandev_list_page_size: int = DEFAULT_PAGE_SIZE  # bundles per page of /kandev-questions
+    #: Tasks per page when the approval sweep reads a workspace's tasks (every page is read).
+    kandev_tasks_page_size: int = 100
     #: KANDEV_HINTS=off: no WebSocket push hints, discovery by polling only (benchmarks, or a
     #: proxy that cannot pass WebSockets).
     kandev_hints: bool = True
@@ -221,6 +223,11 @@ class Settings(BaseSettings):
     @classmethod
     def _list_page_size(cls, value: Any) -> int:
         return whole_number(value, "KANDEV_LIST_PAGE_SIZE", MAX_PAGE_SIZE)
+
+    @field_validator("kandev_tasks_page_size", mode="before")
+    @classmethod
+    def _tasks_page_size(cls, value: Any) -> int:
+        return whole_number(value, "KANDEV_TASKS_PAGE_SIZE", 1000)
 
     @field_validator("retention_days", mode="before")
     @classmethod

@@ -65,6 +65,7 @@ class KandevClient:
         cache_ttl: float = 45.0,
         conversation_page_size: int = 100,
         conversation_max_pages: int = 50,
+        tasks_page_size: int = 100,
         **http: Unpack[HttpOptions],
     ):
         self._http = KandevHttp(base_url, token, **http)
@@ -74,7 +75,8 @@ class KandevClient:
         self._conversation_page_size = conversation_page_size
         self._conversation_max_pages = conversation_max_pages
         #: Agent tool-permission requests (list, resolve, read back), on the same transport.
-        self.permissions = PermissionsClient(self._http, self._mcp)
+        #: ``tasks_page_size``: tasks per page when a workspace's tasks are read (the sweep).
+        self.permissions = PermissionsClient(self._http, self._mcp, tasks_page_size=tasks_page_size)
 
     @property
     def base_url(self) -> str:

@@ -10,6 +10,8 @@
   its ``status`` and ``permission_resolution`` (who chose what, where, when).
 - :class:`SessionCancellation`: a session's ``cancellation_revision`` (the tell-tale of
   Kandev's cancelled-turn bug, contract §5).
+- :class:`SessionTurns`: a session's turns (``GET /api/v1/task-sessions/{id}/turns``): a
+  request whose turn has ``completed_at`` was cancelled or given up on, whatever the revision.
 - :class:`WorkspaceTaskPage`: a page of a workspace's tasks, read for the ones whose pending
   action says ``permission`` (:class:`PermissionCandidate`: a hint, stale after a restart).
 """
@@ -193,6 +195,32 @@ class SessionCancellation(_Wire):
     state: str = ""
     pending: bool = Field(default=False, alias="cancellation_pending")
     revision: int = Field(default=0, alias="cancellation_revision")
+
+
+class SessionTurn(_Wire):
+    """One turn of a session: open while ``completed_at`` is absent."""
+
+    id: str = ""
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+class SessionTurns(_Wire):
+    """``GET /api/v1/task-sessions/{id}/turns`` (every turn, oldest first). An agent asks for
+    a permission inside a turn; once that turn has ended (``agent.cancel``, or the agent gave
+    up) Kandev still lists the request, and resolving it wedges the session (contract §5)."""
+
+    turns: tuple[SessionTurn, ...] = ()
+
+    def ended(self, asked_at: datetime) -> bool:
+        """Whether the turn a request asked at ``asked_at`` belongs to has ended: the last one
+        started by then (the first when none was: clocks are Kandev's own). No turn at all:
+        nothing is known to have ended."""
+        if not self.turns:
+            return False
+        started = [t for t in self.turns if t.started_at is None or t.started_at <= asked_at]
+        turn = started[-1] if started else self.turns[0]
+        return turn.completed_at is not None
 
 
 class _WorkspaceTask(_Wire):

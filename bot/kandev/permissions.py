@@ -9,6 +9,7 @@ transcript (see ``permission_outcomes``)."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -56,6 +57,7 @@ from bot.kandev.permission_wire import (
     PermissionRequest,
     PermissionResolution,
     SessionCancellation,
+    SessionTurns,
     WorkspaceTaskPage,
 )
 from bot.kandev.replies import json_200, validate
@@ -73,6 +75,8 @@ class PermissionsClient:
 
     ``starting_attempts``/``starting_delay``: how often, and how far apart, a list is tried
     while Kandev answers ``INTERNAL_ERROR`` (an agent starting: observed for about a second).
+    ``max_pages``: how many pages of one session's transcript are read for a request's record;
+    a workspace's tasks are read to the last page, however many (``tasks_page_size`` each).
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class PermissionsClient:
         *,
         page_size: int = 100,
         max_pages: int = 20,
+        tasks_page_size: int = 100,
         starting_attempts: int = 3,
         starting_delay: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
@@ -90,6 +95,7 @@ class PermissionsClient:
         self._mcp = mcp
         self._page_size = page_size
         self._max_pages = max_pages
+        self.tasks_page_size = max(1, tasks_page_size)
         self._starting_attempts = max(1, starting_attempts)
         self._starting_delay = starting_delay
         self._sleep = sleep
@@ -180,19 +186,34 @@ class PermissionsClient:
         return as_outcome(approval, settled)
 
     def _turn_cancelled(self, approval: Approval) -> models.Outcome | None:
-        if approval.cancellation_revision is None:
-            return None
+        """Refused (sending nothing) when the turn that asked is over: cancelled since the
+        request was seen (its revision moved, or a cancel is under way), or ended whatever the
+        revision (cancelled before the request was seen, or given up on by the agent) with
+        the request still listed (an answer ends the turn too, once the request left the list:
+        then the resolve says who chose first)."""
         try:
             now = self.cancellation(approval.session_id)
+            if now is None:
+                return models.NotFound("the session is gone")
+            revision = approval.cancellation_revision
+            moved = now.pending or (revision is not None and now.revision != revision)
+            if not moved and not self._orphaned(approval):
+                return None
         except KandevUnavailable:
             raise
         except KandevError as exc:
-            raise KandevUnavailable(f"cannot read the session's cancellation: {exc}") from exc
-        if now is None:
-            return models.NotFound("the session is gone")
-        if now.pending or now.revision != approval.cancellation_revision:
-            return models.NotActive("the agent's turn was cancelled", reason="turn_cancelled")
-        return None
+            raise KandevUnavailable(f"cannot read the session's turn: {exc}") from exc
+        return models.NotActive("the agent's turn was cancelled", reason="turn_cancelled")
+
+    def _orphaned(self, approval: Approval) -> bool:
+        """Its turn has ended and Kandev still lists it (None from the turns: gone)."""
+        if not self.turn_ended(approval.session_id, approval.created_at):
+            return False
+        try:
+            listed = self.list_pending(approval.task_id, approval.session_id)
+        except (KandevAgentStarting, KandevNotFoundError):
+            return False
+        return approval.request_id in {r.request_id for r in listed}
 
     def _winner(self, choice: PermissionChoice, lost: PermissionLost) -> PermissionOutcome:
         """Someone's claim that Kandev had not written down when asked: read it (it is
@@ -241,22 +262,44 @@ class PermissionsClient:
         session = data.get("session") if isinstance(data, dict) else None
         return validate(SessionCancellation, session)
 
-    def candidates(self, workspace_id: str, *, page_size: int = 100) -> list[PermissionCandidate]:
-        """The workspace's tasks whose pending action says ``permission``, every page (the
-        sweep's candidates). Only a hint: the flag stays set after a Kandev restart although
-        nothing is live, so confirm each with :meth:`list_pending`."""
+    def turn_ended(self, session_id: str, asked_at: datetime) -> bool | None:
+        """Whether the session's turn that asked at ``asked_at`` has ended (None: Kandev says
+        404, no such session; an unknown one may also list no turns: False). Kandev keeps
+        listing a request whose turn was cancelled or given up on, and resolving it would wedge
+        the session (contract §5): such a request is not answered."""
+        path = f"/api/v1/task-sessions/{quote(session_id, safe='')}/turns"
+        response = self._http.request("GET", path).response
+        if response.status_code == 404:
+            return None
+        return validate(SessionTurns, json_200(response)).ended(asked_at)
+
+    def candidates(
+        self, workspace_id: str, *, page_size: int | None = None
+    ) -> list[PermissionCandidate]:
+        """The workspace's tasks whose pending action says ``permission``, every page however
+        many there are (the sweep's candidates). Only a hint: the flag stays set after a
+        Kandev restart although nothing is live, so confirm each with :meth:`list_pending`.
+        A page that brings no task not seen before (Kandev ignoring ``page``) raises
+        :class:`KandevProtocolError` rather than reading forever."""
         path = f"/api/v1/workspaces/{quote(workspace_id, safe='')}/tasks"
+        size = max(1, page_size or self.tasks_page_size)
         found: list[PermissionCandidate] = []
-        seen = 0
-        for page_number in range(1, self._max_pages + 1):
-            params = {"page": page_number, "page_size": page_size}
+        seen: set[str] = set()
+        for page_number in itertools.count(1):
+            params = {"page": page_number, "page_size": size}
             response = self._http.request("GET", path, params=params).response
             page = validate(WorkspaceTaskPage, json_200(response))
-            found.extend(page.candidates())
-            seen += len(page.tasks)
-            if not page.tasks or seen >= page.total:
+            ids = {t.id for t in page.tasks}
+            if not ids:
                 return found
-        raise KandevProtocolError(f"{path}: more than {self._max_pages} pages of tasks")
+            if ids <= seen:
+                raise KandevProtocolError(f"{path}: page {page_number} repeats earlier tasks")
+            new = ids - seen
+            found.extend(c for c in page.candidates() if c.task_id in new)
+            seen |= ids
+            if len(seen) >= page.total or len(page.tasks) < size:
+                return found
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _record_or_none(self, choice: PermissionChoice) -> PermissionRecord | None:
         try:

@@ -5,21 +5,26 @@ There is no global list of permission requests and no push naming one
 (kandev-permissions.md §0, §10): a task is *looked at* — its live requests listed
 (``list_pending_agent_permissions_kandev``) — when
 
-- a push hint says one of its sessions now waits on a permission (``on_permission``; about a
-  second from the request to its card),
+- a push hint says one of its sessions now waits on a permission (``on_permission``: only that
+  session's requests are listed, on the hints' own loop, ``run_hints``, so a sweep in progress
+  never delays a new card),
 - a push hint says a session's pending action went away and the bot has an approval card for
-  it (``on_resolved``), and
-- every poll interval and after every reconnect of the hints (the *sweep*): every task the
-  workspaces' task lists flag ``permission`` (a hint, stale after a Kandev restart), and every
-  task with an approval card still waiting.
+  it (``on_resolved``, on the same loop), and
+- every poll interval and after every reconnect of the hints (the *sweep*, ``run``): every task
+  the workspaces' task lists flag ``permission`` (a hint, stale after a Kandev restart; every
+  page of them is read), and every task with an approval card still waiting. A sweep that fails
+  or overruns its deadline is shown in /healthz (``approval_sweep``).
 
 A listed request without a card is claimed (the store's claim: one card per request across
 replicas and restarts) and posted in its route's channel; a request whose route cannot be
 decided is posted nowhere (fail closed) and shown in /healthz. A card whose request left the
 list is ended by what the transcript records (``permission_resolution``: the winner's option,
-or withdrawn), never guessed; the session's cancellation revision, recorded at post time, tells
-a request whose turn was cancelled (Kandev's bug, contract §5): its card says it cannot be
-answered from Slack.
+or withdrawn), never guessed. A request whose turn is over (Kandev's bug, contract §5: it stays
+listed and resolvable, and resolving it wedges the session) is never answered from Slack: the
+session's turns are read when the card is posted (a turn cancelled before, e.g. while the bot
+was down: the card is posted ended), on every sweep, and again before a click is sent
+(bot/kandev/permissions.py); the cancellation revision recorded at post time tells a cancel
+since.
 """
 
 from __future__ import annotations
@@ -38,7 +43,13 @@ from bot.core.approval import APPROVAL_PREFIX, CANCELLED_OPTION, approval_key
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardOutcome, CardState, NewCard
 from bot.core.signals import Inbox, Signal
-from bot.kandev.errors import KandevAgentStarting, KandevError, KandevNotFoundError
+from bot.kandev.errors import (
+    KandevAgentStarting,
+    KandevAuthError,
+    KandevError,
+    KandevNotFoundError,
+    KandevUnavailable,
+)
 from bot.kandev.models import Workspace
 from bot.kandev.permission_wire import (
     PermissionCandidate,
@@ -48,9 +59,11 @@ from bot.kandev.permission_wire import (
 )
 from bot.ops.health import Health
 from bot.store import Submission
+from bot.usecases.approval_turns import still_listed, turn_over
 from bot.usecases.audit import Audit
 from bot.usecases.ended import credit_slack_winner, end_synced
 from bot.usecases.leases import SUBMISSION_LEASE_S
+from bot.usecases.sweep_watch import SweepWatch
 from bot.usecases.tasks import TaskDirectory, TaskUnknown
 from bot.usecases.unroutable import Unroutables
 
@@ -58,6 +71,10 @@ log = logging.getLogger(__name__)
 
 #: The /healthz component of approvals whose route cannot be decided.
 UNROUTABLE = "unroutable_approvals"
+#: The /healthz component of a sweep that failed, left tasks unread or overran its deadline.
+SWEEP = "approval_sweep"
+#: How long a sweep may take before /healthz says so (seconds).
+SWEEP_DEADLINE_S = 120.0
 #: A request missing from its task's list whose transcript does not say how it ended (Kandev
 #: restarted under it) is ended after this long (a list read racing its creation is not).
 MISSING_GRACE_S = 3.0
@@ -73,6 +90,8 @@ class ApprovalsKandev(Protocol):
     def candidates(self, workspace_id: str) -> list[PermissionCandidate]: ...
 
     def cancellation(self, session_id: str) -> SessionCancellation | None: ...
+
+    def turn_ended(self, session_id: str, asked_at: datetime) -> bool | None: ...
 
     def record(self, task_id: str, session_id: str, request_id: str) -> PermissionRecord | None: ...
 
@@ -115,11 +134,13 @@ class ApprovalPosts(Protocol):
 
 @dataclass
 class SweepReport:
-    """One look: tasks looked at, cards claimed, cards ended (their keys)."""
+    """One look: tasks looked at, cards claimed, cards ended (their keys), and the tasks that
+    could not be read (Kandev refused or garbled their list)."""
 
     tasks: int = 0
     posted: list[str] = field(default_factory=list)
     ended: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -135,30 +156,38 @@ class Approvals:
     posts: ApprovalPosts
     health: Health
     clock: Callable[[], datetime]
-    #: Wakes the loop: a hint named a task, or the hints reconnected.
+    #: Wakes the sweep's loop: the hints reconnected (and shut-down).
     wakeup: Signal
     poll_interval: float = 5.0
-    #: Tasks push hints named, waiting to be looked at (filled on the hints thread).
-    hinted: Inbox[str] = field(init=False)
+    #: How long a sweep may take before /healthz says so (``sweep_watch.deadline``).
+    sweep_deadline: float = SWEEP_DEADLINE_S
+    #: Wakes the hints' loop (``run_hints``): a hint named a session.
+    hints_wakeup: Signal = field(default_factory=lambda: Signal("approval hints"))
+    #: (task, session) pairs push hints said wait on a permission (filled on the hints thread).
+    hinted: Inbox[tuple[str, str]] = field(init=False)
     #: Sessions whose pending action went away (filled on the hints thread).
     resolved: Inbox[str] = field(init=False)
     #: Listed requests whose route cannot be decided yet, by card key.
     unroutable: Unroutables = field(init=False)
+    #: How the sweeps are said in /healthz.
+    sweep_watch: SweepWatch = field(init=False)
     _missing_since: dict[str, float] = field(default_factory=dict)
     _sweep_due: bool = True
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.hinted = Inbox("approval hints", wakes=self.wakeup)
-        self.resolved = Inbox("sessions resolved", wakes=self.wakeup)
+        self.hinted = Inbox("approval hints", wakes=self.hints_wakeup)
+        self.resolved = Inbox("sessions resolved", wakes=self.hints_wakeup)
         self.unroutable = Unroutables(self.health, UNROUTABLE, "approval")
+        self.sweep_watch = SweepWatch(self.health, SWEEP, "approval sweep", self.sweep_deadline)
 
     # ---- what wakes it (called on the hints thread: hand over only) -------------------------
 
-    def on_permission(self, task_id: str) -> None:
-        """A session of ``task_id`` now waits on a permission."""
+    def on_permission(self, task_id: str, session_id: str = "") -> None:
+        """``session_id`` of ``task_id`` now waits on a permission (no session: any of the
+        task's)."""
         if task_id:
-            self.hinted.put(task_id)
+            self.hinted.put((task_id, session_id))
 
     def on_resolved(self, session_id: str) -> None:
         """A session's pending action went away: its approvals' task is looked at again."""
@@ -173,25 +202,55 @@ class Approvals:
     # ---- the loop ------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
+        """The sweeps: every ``poll_interval``, and after a reconnect of the hints."""
         next_sweep = 0.0
         while not stop.is_set():
-            self.wakeup.take()  # cleared first: a hint arriving during the cycle wakes the next
-            try:
-                if self._sweep_due or time.monotonic() >= next_sweep:
-                    self._sweep_due = False
-                    next_sweep = time.monotonic() + self.poll_interval
-                    self.sweep()
-                for task_id in dict.fromkeys(self._hinted_tasks()):
-                    self.look_at(task_id)
-            except KandevError as exc:
-                log.warning("approvals: Kandev call failed, retrying next cycle: %s", exc)
-            except Exception:
-                log.exception("approvals: cycle failed")
+            self.wakeup.take()  # cleared first: a reconnect during the sweep asks for another
+            if self._sweep_due or time.monotonic() >= next_sweep:
+                self._sweep_due = False
+                next_sweep = time.monotonic() + self.poll_interval
+                self.sweep_and_report()
             self.wakeup.wait(max(0.05, min(self.poll_interval, next_sweep - time.monotonic())))
 
+    def run_hints(self, stop: threading.Event) -> None:
+        """The looks push hints ask for, each on its own, whatever a sweep is doing."""
+        while not stop.is_set():
+            self.hints_wakeup.wait()
+            self.hints_wakeup.take()
+            if not stop.is_set():
+                self.serve_hints()
+
+    def serve_hints(self) -> SweepReport:
+        """List the sessions hints said wait on a permission (post what is new), and the tasks
+        of the waiting cards of the sessions they said were resolved (end what left). A look
+        that fails is left to the next sweep."""
+        report = SweepReport()
+        looks: list[tuple[str, str]] = list(dict.fromkeys(self.hinted.drain()))
+        sessions = set(self.resolved.drain())
+        if sessions:
+            waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
+            looks += dict.fromkeys((c.task_id, "") for c in waiting if c.session_id in sessions)
+        for task_id, session_id in looks:
+            try:
+                self._merge(report, self.look_at(task_id, session_id=session_id))
+            except KandevError as exc:
+                report.unread.append(task_id)
+                log.warning("approvals: task %s not looked at, left to the sweep: %s", task_id, exc)
+            except Exception:
+                report.unread.append(task_id)
+                log.exception("approvals: a hinted look failed")
+        return report
+
+    def sweep_and_report(self) -> SweepReport | None:
+        """One sweep, said in /healthz: failed, tasks left unread, or longer than its deadline
+        (until a sweep completes in time). None: it failed."""
+        return self.sweep_watch.run(self.sweep)
+
     def sweep(self) -> SweepReport:
-        """Look at every task the workspaces flag ``permission`` and every task with an
-        approval card still waiting; end what left, post what is new."""
+        """Look at every task the workspaces flag ``permission`` (every page of their tasks)
+        and every task with an approval card still waiting; end what left, post what is new.
+        A task whose list Kandev refuses is skipped (``unread``); Kandev unreachable, or a
+        workspace's tasks unreadable, fails the sweep."""
         tasks: dict[str, list[Card]] = {}
         for workspace in self.workspaces():
             for candidate in self.kandev.candidates(workspace.id):
@@ -201,17 +260,26 @@ class Approvals:
             tasks.setdefault(card.task_id, []).append(card)
         report = SweepReport()
         for task_id, cards in tasks.items():
-            self._merge(report, self.look_at(task_id, cards))
-        self._check_cancellations(waiting, report)
-        self.unroutable.report()
+            try:
+                self._merge(report, self.look_at(task_id, cards))
+            except (KandevUnavailable, KandevAuthError):
+                raise
+            except KandevError as exc:
+                report.unread.append(task_id)
+                log.warning("approvals: task %s could not be looked at: %s", task_id, exc)
+        with self._lock:  # the hints' loop may be posting meanwhile
+            self.unroutable.report()
         return report
 
-    def look_at(self, task_id: str, waiting: list[Card] | None = None) -> SweepReport:
-        """List ``task_id``'s live requests: post those without a card, end the cards of
-        those that left (``waiting``: the task's approval cards still waiting, when known)."""
+    def look_at(
+        self, task_id: str, waiting: list[Card] | None = None, *, session_id: str = ""
+    ) -> SweepReport:
+        """List ``task_id``'s live requests (only ``session_id``'s, when given): post those
+        without a card, end the cards of those that left (``waiting``: the task's approval
+        cards still waiting, when known)."""
         report = SweepReport(tasks=1)
         try:
-            listed = self.kandev.list_pending(task_id)
+            listed = self.kandev.list_pending(task_id, session_id or None)
         except KandevAgentStarting:
             return report  # the agent is starting: the next look lists it
         except KandevNotFoundError:
@@ -223,24 +291,19 @@ class Approvals:
                 if self.cards.get(key) is None and self.unroutable.due(key) and self._post(request):
                     report.posted.append(key)
             if waiting is None:
-                waiting = self._waiting_of(task_id)
+                waiting = self._waiting_of(task_id, session_id)
             for card in waiting:
-                if card.pending_id not in live and self._end(card):
+                is_live = card.pending_id in live
+                if self._end_if_turn_over(card) if is_live else self._end(card):
                     report.ended.append(card.pending_id)
         return report
 
-    def _hinted_tasks(self) -> list[str]:
-        """The tasks hints named, and those of the waiting cards of the sessions they said
-        were resolved."""
-        tasks = self.hinted.drain()
-        sessions = set(self.resolved.drain())
-        if sessions:
-            waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
-            tasks += [c.task_id for c in waiting if c.session_id in sessions]
-        return tasks
-
-    def _waiting_of(self, task_id: str) -> list[Card]:
-        return [c for c in self.cards.pending_of_kind(APPROVAL_PREFIX) if c.task_id == task_id]
+    def _waiting_of(self, task_id: str, session_id: str = "") -> list[Card]:
+        return [
+            c
+            for c in self.cards.pending_of_kind(APPROVAL_PREFIX)
+            if c.task_id == task_id and (not session_id or c.session_id == session_id)
+        ]
 
     # ---- a new request -------------------------------------------------------------------
 
@@ -257,11 +320,19 @@ class Approvals:
             return self.unroutable.failed(key, reason)
         self.unroutable.routed(key)
         cancellation = self.kandev.cancellation(request.session_id)
-        if cancellation is None:
+        ended = self.kandev.turn_ended(request.session_id, request.created_at)
+        if cancellation is None or ended is None:
             return False  # the session is gone: nothing to approve any more
+        if ended and not still_listed(self.kandev, request.task_id, request.session_id, key):
+            return False  # answered meanwhile, and the turn went on to its end
         approval = request.approval(cancellation_revision=cancellation.revision)
         if not self.cards.claim(NewCard(approval, task, route.channel)):
             return False  # another replica (or an earlier look) has it
+        if ended or cancellation.pending:
+            # Its turn is over (cancelled while nobody looked): posted ended, never answerable.
+            outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
+            if self.cards.transition(key, outcome):
+                self.audit_log.audit(key, None, "ended", "kandev", "synced", "turn_cancelled")
         card = self.cards.get(key)
         if card is not None:
             self.posts.enqueue_post(card)
@@ -307,22 +378,14 @@ class Approvals:
             return None
         return CardOutcome(state=CardState.ENDED, at=now)
 
-    def _check_cancellations(self, waiting: list[Card], report: SweepReport) -> None:
-        """Cards still waiting whose session's turn was cancelled since they were posted:
-        they say they cannot be answered from Slack (resolving would wedge the session)."""
-        for card in waiting:
-            revision = card.approval.cancellation_revision
-            if revision is None or card.pending_id in report.ended:
-                continue
-            current = self.cards.get(card.pending_id)
-            if current is None or current.state is not CardState.PENDING:
-                continue
-            now = self.kandev.cancellation(card.session_id)
-            if now is None or (now.revision == revision and not now.pending):
-                continue
-            outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
-            if self._transition(card, outcome):
-                report.ended.append(card.pending_id)
+    def _end_if_turn_over(self, card: Card) -> bool:
+        """A card whose request is still listed but whose turn is over (cancelled since it was
+        posted, or given up on by the agent) says it cannot be answered from Slack: resolving
+        it would wedge the session (contract §5)."""
+        if not turn_over(self.kandev, self.submissions, card):
+            return False
+        outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
+        return self._transition(card, outcome)
 
     def _transition(self, card: Card, outcome: CardOutcome) -> bool:
         self._missing_since.pop(card.pending_id, None)
@@ -333,3 +396,4 @@ class Approvals:
         report.tasks += one.tasks
         report.posted += one.posted
         report.ended += one.ended
+        report.unread += one.unread

@@ -3,8 +3,9 @@ gateway. They are fakes of external systems, never of our own services."""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -91,8 +92,16 @@ class FakePermissions:
         self.live: dict[str, list[PermissionRequest]] = {}
         self.records: dict[str, PermissionRecord] = {}
         self.revisions: dict[str, int] = {}
+        #: Sessions whose turn is over (cancelled, or given up on by the agent).
+        self.turns_ended: set[str] = set()
         self.flagged: dict[str, list[str]] = {}
         self.starting: set[str] = set()
+        #: Calls that raise, by their name in ``calls`` ("candidates ws-1", "list t-1"…).
+        self.failures: dict[str, Exception] = {}
+        #: When given, ``candidates`` waits until it is set (a slow workspace read: a sweep).
+        self.candidates_gate: threading.Event | None = None
+        #: Run (and dropped) one by one after a list call: Kandev changing between two reads.
+        self.after_list: list[Callable[[], None]] = []
         self.calls: list[str] = []
 
     def request(self, task_id: str, n: int = 1) -> PermissionRequest:
@@ -115,13 +124,20 @@ class FakePermissions:
         return made
 
     def list_pending(self, task_id: str, session_id: str | None = None) -> list[PermissionRequest]:
-        self.calls.append(f"list {task_id}")
+        self._call(f"list {task_id}" + (f" {session_id}" if session_id else ""))
         if task_id in self.starting:
             raise KandevAgentStarting("INTERNAL_ERROR", "Agent permission operation failed")
-        return list(self.live.get(task_id, []))
+        listed = [
+            r for r in self.live.get(task_id, []) if not session_id or r.session_id == session_id
+        ]
+        if self.after_list:
+            self.after_list.pop(0)()
+        return listed
 
     def candidates(self, workspace_id: str) -> list[PermissionCandidate]:
-        self.calls.append(f"candidates {workspace_id}")
+        if self.candidates_gate is not None:
+            self.candidates_gate.wait(30)
+        self._call(f"candidates {workspace_id}")
         return [PermissionCandidate(task_id=t) for t in self.flagged.get(workspace_id, [])]
 
     def cancellation(self, session_id: str) -> SessionCancellation | None:
@@ -131,8 +147,19 @@ class FakePermissions:
             {"cancellation_revision": self.revisions[session_id]}
         )
 
+    def turn_ended(self, session_id: str, asked_at: datetime) -> bool | None:
+        if session_id not in self.revisions:
+            return None
+        return session_id in self.turns_ended
+
     def record(self, task_id: str, session_id: str, request_id: str) -> PermissionRecord | None:
         return self.records.get(request_id)
+
+    def _call(self, name: str) -> None:
+        self.calls.append(name)
+        failure = self.failures.get(name) or self.failures.get(" ".join(name.split()[:2]))
+        if failure is not None:
+            raise failure
 
     def resolve_elsewhere(self, request: PermissionRequest, option_id: str, kind: str) -> None:
         self.live[request.task_id].remove(request)

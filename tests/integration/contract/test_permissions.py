@@ -155,6 +155,24 @@ def test_a_cancelled_turn_leaves_its_request_listed_but_moves_the_sessions_revis
     assert client.permissions.cancellation(UNKNOWN_ID) is None
 
 
+def test_a_cancelled_turn_is_over_in_the_session_s_turns_while_its_request_stays_listed(
+    kandev, client, seed
+):
+    """What the bot reads at post time, on sweeps and before a click: the turn that asked
+    has ``completed_at`` once cancelled, whatever revision was seen (v0.95.1, observed)."""
+    seeded = seed.permission([RM])
+    request = listed_request(client, seeded)
+    assert client.permissions.turn_ended(seeded.session_id, request.created_at) is False
+
+    Permissions(kandev).cancel_turn(seeded.session_id)
+
+    eventually(lambda: client.permissions.turn_ended(seeded.session_id, request.created_at))
+    assert listed_request(client, seeded).request_id == seeded.request_id
+    # An unknown session lists no turns (auth off): nothing is known to have ended there; a
+    # session gone is told by its own read (cancellation: None), which the bot makes first.
+    assert client.permissions.turn_ended(UNKNOWN_ID, request.created_at) is False
+
+
 def test_the_sweep_finds_the_task_and_confirms_it_with_its_list(kandev, client, seed):
     seeded = seed.permission([RM])
     question = seed()  # a clarification's task is not a candidate

@@ -1,19 +1,23 @@
 """A reverse proxy in front of a real Kandev that counts (and can hold or drop) answer calls.
 
-The bot talks to ``proxy.base_url`` instead of Kandev (WebSocket hints do not pass: run the
-bot with ``KANDEV_HINTS=off``). Every request is forwarded as is; answer calls — REST
-``POST /api/v1/clarification/{id}/respond``, MCP ``tools/call answer_question_kandev`` and an
-approval's ``resolve_agent_permission_kandev`` (keyed ``perm:<request_id>``, its card's key) — are
-recorded per pending_id, which is what "reached Kandev once" is measured on. ``hold(pending_id,
-then=...)`` keeps that bundle's next answer call waiting (the bot sees a slow Kandev) until
-``release()``: ``then="forward"`` passes it on afterwards (Kandev records it though its caller
-may be gone), ``then="drop"`` never delivers it (the connection is cut). ``slow(matches,
-delay_s)`` makes every request whose body ``matches`` wait ``delay_s`` before it is forwarded;
-``fail_path(pattern, status, body)`` answers every request whose path matches in Kandev's place
-until ``heal()``. ``fail_tool(name, ...)`` answers the MCP ``tools/call`` of tool ``name`` (those
-whose arguments ``when`` accepts) in Kandev's place: a tool result with ``text`` (``is_error``:
-a tool error such as ``backend error [INTERNAL]: …``) or a ``raw`` HTTP 200 body, until
-``heal()``; ``tool_faulted`` lists the calls so answered (tool, arguments).
+The bot talks to ``proxy.base_url`` instead of Kandev. Every request is forwarded as is (a
+WebSocket upgrade, ``/ws``'s push hints, is tunnelled to Kandev untouched: ``tunnels`` counts
+them; most tests run the bot with ``KANDEV_HINTS=off`` all the same); answer calls — REST ``POST
+/api/v1/clarification/{id}/respond``, MCP ``tools/call answer_question_kandev`` and an
+approval's ``resolve_agent_permission_kandev`` (keyed ``perm:<request_id>``, its card's key) —
+are recorded per pending_id, which is what "reached Kandev once" is measured on.
+``hold(pending_id, then=...)`` keeps that bundle's next answer call waiting (the bot sees a slow
+Kandev) until ``release()``: ``then="forward"`` passes it on afterwards (Kandev records it
+though its caller may be gone), ``then="drop"`` never delivers it (the connection is cut).
+``slow(matches, delay_s)`` makes every request whose body ``matches`` wait ``delay_s`` before it
+is forwarded; ``fail_path(pattern, status, body)`` answers every request whose path matches in
+Kandev's place until ``heal()``; ``slow_path(pattern, delay_s)`` holds every request whose path
+matches for ``delay_s`` before forwarding it, or until ``heal()`` (``slowed``: the paths held so
+far, ``slowed_answered``: how many of them were answered). ``fail_tool(name, ...)`` answers the
+MCP ``tools/call`` of tool ``name`` (those whose arguments ``when`` accepts) in Kandev's place:
+a tool result with ``text`` (``is_error``: a tool error such as ``backend error [INTERNAL]: …``)
+or a ``raw`` HTTP 200 body, until ``heal()``; ``tool_faulted`` lists the calls so answered
+(tool, arguments).
 
 ``inject(pending_id, Fault...)`` makes that bundle's answer calls misbehave (the next ``times``
 of them, or all until ``clear``): ``Fault.reply(status, body, headers)`` answers in Kandev's
@@ -27,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -170,6 +175,11 @@ class KandevProxy:
         #: (tool, arguments) of each call a tool fault answered instead of Kandev.
         self.tool_faulted: list[tuple[str, dict[str, Any]]] = []
         self._slow: tuple[Callable[[bytes], bool], float] | None = None
+        self._slow_paths: list[tuple[re.Pattern[str], float]] = []
+        self._healed = threading.Event()
+        self.slowed: list[str] = []  # paths a slow_path held
+        self.slowed_answered = 0  # of them, answered (Kandev's reply passed on)
+        self.tunnels = 0  # WebSocket connections tunnelled to Kandev
         self.calls: list[AnswerCall] = []
         self._client = httpx.Client(base_url=self.upstream, timeout=120.0, trust_env=False)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -235,6 +245,13 @@ class KandevProxy:
         with self._lock:
             self._path_faults.append(PathFault(re.compile(pattern), status, body, content_type))
 
+    def slow_path(self, pattern: str, delay_s: float) -> None:
+        """Hold every request whose path matches ``pattern`` (a regex) ``delay_s`` seconds, or
+        until ``heal()``, before forwarding it (a Kandev slow on that route only)."""
+        with self._lock:
+            self._healed.clear()
+            self._slow_paths.append((re.compile(pattern), delay_s))
+
     def fail_tool(
         self,
         name: str,
@@ -253,6 +270,8 @@ class KandevProxy:
         with self._lock:
             self._path_faults.clear()
             self._tool_faults.clear()
+            self._slow_paths.clear()
+            self._healed.set()
 
     def inject(self, pending_id: str, fault: Fault) -> None:
         """Apply ``fault`` to the answer calls of ``pending_id`` (see the module docstring)."""
@@ -291,7 +310,10 @@ class KandevProxy:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
-                proxy._forward(self)
+                if self.headers.get("Upgrade", "").lower() == "websocket":
+                    proxy._tunnel(self)
+                else:
+                    proxy._forward(self)
 
             def do_POST(self) -> None:
                 proxy._forward(self)
@@ -303,6 +325,42 @@ class KandevProxy:
                 pass
 
         return Handler
+
+    def _tunnel(self, req: BaseHTTPRequestHandler) -> None:
+        """Pass a WebSocket upgrade and everything after it through to Kandev, byte for byte."""
+        host, port = httpx.URL(self.upstream).host, httpx.URL(self.upstream).port
+        try:
+            upstream = socket.create_connection((host, port or 80), timeout=10)
+        except OSError:
+            req.send_error(502, "Kandev unreachable through the test proxy")
+            return
+        upstream.settimeout(None)
+        with self._lock:
+            self.tunnels += 1
+        head = req.requestline + "\r\n" + "".join(f"{k}: {v}\r\n" for k, v in req.headers.items())
+        client = req.connection
+        req.close_connection = True
+
+        def pump(source: socket.socket, sink: socket.socket) -> None:
+            with contextlib.suppress(OSError):
+                while data := source.recv(65536):
+                    sink.sendall(data)
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
+        with upstream:
+            upstream.sendall((head + "\r\n").encode("latin-1"))
+            back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+            back.start()
+            pump(client, upstream)
+            back.join()
+
+    def _slow_delay(self, path: str) -> float | None:
+        with self._lock:
+            delay = next((d for p, d in self._slow_paths if p.search(path)), None)
+            if delay is not None:
+                self.slowed.append(path)
+            return delay
 
     def _path_fault(self, path: str) -> PathFault | None:
         with self._lock:
@@ -351,6 +409,9 @@ class KandevProxy:
             return
         if self._slow is not None and self._slow[0](body):
             time.sleep(self._slow[1])
+        slowed = self._slow_delay(req.path.split("?", 1)[0])
+        if slowed is not None:
+            self._healed.wait(slowed)
         target = answer_target(req.path, body)
         if target is not None and not self._pass_hold(target[0]):
             self._record(target, body, delivered=False)
@@ -382,6 +443,9 @@ class KandevProxy:
             for key, value in upstream.headers.items()
             if key.lower() not in _HOP_BY_HOP and key.lower() != "content-encoding"
         )
+        if slowed is not None:
+            with self._lock:
+                self.slowed_answered += 1
         self._reply(req, upstream.status_code, kept, upstream.content)
 
     @staticmethod

@@ -317,3 +317,18 @@ def test_a_direct_message_channel_is_refused_by_name(value: str) -> None:
         f"KANDEV_SLACK_CHANNEL: '{value}' is a direct-message conversation; the bot posts cards "
         "only in channels: use a public or private channel id (C…/G…) and invite the bot there"
     ]
+
+
+def test_the_approval_sweep_s_page_of_tasks() -> None:
+    base = {
+        "SLACK_BOT_TOKEN": "xoxb-1-2-abc",
+        "SLACK_SIGNING_SECRET": "0123456789abcdef",
+        "KANDEV_SLACK_CHANNEL": "C0QUESTION",
+    }
+    assert load_settings(base).kandev_tasks_page_size == 100
+    assert load_settings({**base, "KANDEV_TASKS_PAGE_SIZE": " 7 "}).kandev_tasks_page_size == 7
+    with pytest.raises(ConfigError) as caught:
+        load_settings({**base, "KANDEV_TASKS_PAGE_SIZE": "0"})
+    assert caught.value.problems == [
+        "KANDEV_TASKS_PAGE_SIZE must be a whole number from 1 to 1000 (got '0')"
+    ]

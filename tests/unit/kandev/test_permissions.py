@@ -11,6 +11,7 @@ import httpx
 import pytest
 import respx
 
+from bot.kandev import models
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevProtocolError
 from bot.kandev.mcp_wire import ToolResult
@@ -567,3 +568,167 @@ def test_a_winner_like_ours_within_the_clocks_tolerance_is_uncertain():
     )
 
     assert isinstance(outcome, PermissionLost) and outcome.uncertain
+
+
+@respx.mock
+def test_candidates_read_every_page_however_many_there_are():
+    # 2,150 tasks, 100 a page: 22 pages (a cap of 20 pages left the last ones unread, so a
+    # request there never had a card). The flagged task is on the very last page.
+    total = 2150
+
+    def tasks(request: httpx.Request) -> httpx.Response:
+        page, size = int(request.url.params["page"]), int(request.url.params["page_size"])
+        ids = range((page - 1) * size, min(page * size, total))
+        rows = [workspace_task(f"t{i}", "permission" if i == total - 1 else None) for i in ids]
+        return httpx.Response(200, json={"tasks": rows, "total": total})
+
+    route = respx.get(f"{BASE}/api/v1/workspaces/w1/tasks").mock(side_effect=tasks)
+    c = KandevClient(BASE, retry_max_wait=0.01)
+
+    found = c.permissions.candidates("w1")
+
+    assert [f.task_id for f in found] == [f"t{total - 1}"]
+    assert len(route.calls) == 22
+
+
+@respx.mock
+def test_candidates_page_size_is_the_client_s_and_a_page_repeating_itself_is_an_error():
+    def same_page(request: httpx.Request) -> httpx.Response:
+        rows = [workspace_task("t1", "permission"), workspace_task("t2", None)]
+        return httpx.Response(200, json={"tasks": rows, "total": 10})
+
+    route = respx.get(f"{BASE}/api/v1/workspaces/w1/tasks").mock(side_effect=same_page)
+    c = KandevClient(BASE, retry_max_wait=0.01, tasks_page_size=2)
+
+    with pytest.raises(KandevProtocolError, match="repeats"):
+        c.permissions.candidates("w1")  # never read forever
+    assert [r.request.url.params["page_size"] for r in route.calls] == ["2", "2"]
+
+
+def turn(started: str, completed: str | None = None) -> dict[str, Any]:
+    found = {"id": f"turn-{started}", "session_id": SESSION, "started_at": started}
+    return found | ({"completed_at": completed} if completed else {})
+
+
+@respx.mock
+def test_turn_ended_reads_the_turn_the_request_was_asked_in():
+    # As Kandev v0.95.1 lists a session's turns (oldest first): completed_at once it ended.
+    first = turn("2026-12-04T20:00:00.1Z", "2026-12-04T20:10:00.5Z")
+    second_open = turn("2026-12-04T20:20:51.885539641Z")
+    second_done = turn("2026-12-04T20:20:51.885539641Z", "2026-12-04T20:30:53.175947617Z")
+    path = f"{BASE}/api/v1/task-sessions/{SESSION}/turns"
+    route = respx.get(path).mock(
+        return_value=httpx.Response(200, json={"turns": [first, second_open], "total": 2})
+    )
+    respx.get(f"{BASE}/api/v1/task-sessions/gone/turns").mock(
+        return_value=httpx.Response(404, json={"error": "session not found"})
+    )
+    c = KandevClient(BASE, retry_max_wait=0.01)
+    asked = datetime(2026, 12, 4, 20, 30, 53, tzinfo=UTC)
+
+    assert c.permissions.turn_ended(SESSION, asked) is False
+    # an earlier request of the session was asked in the first turn, which ended
+    assert c.permissions.turn_ended(SESSION, datetime(2026, 12, 4, 20, 5, tzinfo=UTC)) is True
+    route.mock(return_value=httpx.Response(200, json={"turns": [first, second_done]}))
+    assert c.permissions.turn_ended(SESSION, asked) is True  # cancelled: Kandev still lists it
+    assert c.permissions.turn_ended("gone", asked) is None
+
+
+def _session(revision: int, pending: bool = False) -> httpx.Response:
+    body = {"cancellation_pending": pending, "cancellation_revision": revision}
+    return httpx.Response(200, json={"session": {"id": SESSION, **body}})
+
+
+def _listed(*requests: dict[str, Any]) -> Any:
+    return lambda args: {"permissions": list(requests), "task_id": TASK, "total": len(requests)}
+
+
+@pytest.mark.parametrize(
+    ("seen_revision", "revision", "pending", "completed"),
+    [
+        (None, 2, False, "2026-12-01T19:48:00Z"),  # cancelled before the request was seen
+        (0, 0, False, "2026-12-01T19:48:00Z"),  # given up on by the agent: no cancel at all
+        (0, 2, False, None),  # cancelled since it was seen
+        (0, 1, True, None),  # a cancel under way
+    ],
+)
+@respx.mock
+def test_a_click_on_a_request_whose_turn_is_over_sends_nothing(
+    seen_revision, revision, pending, completed
+):
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}").mock(
+        return_value=_session(revision, pending)
+    )
+    turns = [turn("2026-12-01T19:47:00Z", completed)]
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}/turns").mock(
+        return_value=httpx.Response(200, json={"turns": turns, "total": 1})
+    )
+    c, fake = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: {"status": "resolved"},
+            "list_pending_agent_permissions_kandev": _listed(LISTED),  # Kandev still lists it
+        }
+    )
+    request = PermissionList.model_validate({"permissions": [LISTED]}).permissions[0]
+    approval = request.approval(cancellation_revision=seen_revision)
+
+    got = c.permissions.approve(approval, "allow_once", first_sent=datetime.now(UTC))
+
+    assert isinstance(got, models.NotActive) and got.reason == "turn_cancelled"
+    assert resolve_calls(fake) == 0
+
+
+@respx.mock
+def test_a_click_after_an_answer_ended_the_turn_learns_who_chose_first():
+    # Someone answered first and the agent went on to end its turn: the request left the list,
+    # so the click is sent, and Kandev's "already resolved" tells the winner.
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}").mock(return_value=_session(0))
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}/turns").mock(
+        return_value=httpx.Response(
+            200, json={"turns": [turn("2026-12-01T19:47:00Z", "2026-12-01T19:48:00Z")]}
+        )
+    )
+    c, fake = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: backend_error(
+                "permission_already_resolved"
+            ),
+            "list_pending_agent_permissions_kandev": _listed(),
+            "get_task_conversation_kandev": transcript(
+                message("rejected", resolution("reject_once", "web"))
+            ),
+        }
+    )
+    request = PermissionList.model_validate({"permissions": [LISTED]}).permissions[0]
+
+    got = c.permissions.approve(
+        request.approval(cancellation_revision=0), "allow_once", first_sent=datetime.now(UTC)
+    )
+
+    assert isinstance(got, models.Lost) and resolve_calls(fake) == 1
+
+
+@respx.mock
+def test_a_click_on_a_live_turn_is_sent():
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}").mock(return_value=_session(0))
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}/turns").mock(
+        return_value=httpx.Response(200, json={"turns": [turn("2026-12-01T19:47:00Z")]})
+    )
+    won = {
+        "option_id": "allow_once",
+        "option_kind": "allow_once",
+        "pending_id": PENDING,
+        "request_id": REQUEST,
+        "session_id": SESSION,
+        "source": "external_mcp",
+        "status": "resolved",
+        "task_id": TASK,
+    }
+    c, fake = make_client({"resolve_agent_permission_kandev": lambda a: won})
+    request = PermissionList.model_validate({"permissions": [LISTED]}).permissions[0]
+
+    got = c.permissions.approve(
+        request.approval(cancellation_revision=0), "allow_once", first_sent=datetime.now(UTC)
+    )
+
+    assert isinstance(got, models.Won) and resolve_calls(fake) == 1

@@ -15,6 +15,7 @@ from bot.config.routing import Routing
 from bot.core.approval import approval_key
 from bot.core.domain import CardState
 from bot.core.signals import Signal
+from bot.kandev.errors import KandevProtocolError, KandevToolError
 from bot.kandev.models import Task
 from bot.kandev.permission_wire import (
     PermissionRecord,
@@ -163,13 +164,19 @@ def test_the_question_reconciler_never_sees_an_approval(approvals, permissions, 
     assert len(store.cards.pending_of_kind("perm:")) == 1
 
 
-def test_hints_hand_over_and_wake_the_loop(approvals, permissions, store) -> None:
+def test_hints_hand_over_to_their_own_loop_and_list_only_their_session(
+    approvals, permissions, store
+) -> None:
     request = permissions.request("t-1")
     approvals.look_at("t-1")
-    approvals.on_permission("t-2")
+    permissions.calls.clear()
+    approvals.on_permission("t-2", "s-t-2")
     approvals.on_resolved(request.session_id)
-    assert approvals.wakeup.is_raised()
-    assert approvals._hinted_tasks() == ["t-2", "t-1"]  # the one the resolved session names
+    # the hints' loop is woken, not the sweep's: a sweep in progress never delays them
+    assert approvals.hints_wakeup.is_raised() and not approvals.wakeup.is_raised()
+    approvals.serve_hints()
+    # the hinted session alone, then the task of the resolved session's waiting card
+    assert permissions.calls == ["list t-2 s-t-2", "list t-1"]
 
 
 def test_two_replicas_looking_at_once_post_one_card(
@@ -196,8 +203,8 @@ def test_two_replicas_looking_at_once_post_one_card(
 def test_a_raised_wakeup_is_taken_not_spun_on(approvals, permissions) -> None:
     approvals.poll_interval = 60.0
     cycles = []
-    drain = approvals.hinted.drain
-    approvals.hinted.drain = lambda: cycles.append(1) or drain()  # type: ignore[method-assign]
+    sweep = approvals.sweep
+    approvals.sweep = lambda: cycles.append(1) or sweep()  # type: ignore[method-assign]
     approvals.on_connected()  # raises the wakeup once
     stop = threading.Event()
     loop = threading.Thread(target=approvals.run, args=(stop,))
@@ -209,3 +216,143 @@ def test_a_raised_wakeup_is_taken_not_spun_on(approvals, permissions) -> None:
     # a cycle for the start (and the reconnect), none per wait: a raised wakeup is taken
     assert len(cycles) <= 3, len(cycles)
     assert sum(c.startswith("candidates") for c in permissions.calls) >= 1
+
+
+def test_a_request_whose_turn_ended_before_its_card_is_posted_ended(
+    approvals, permissions, store
+) -> None:
+    # Cancelled while the bot was down: the revision seen at post time is already the new one,
+    # but the turn that asked is over. Resolving it would wedge the session (contract §5).
+    request = permissions.request("t-1")
+    permissions.revisions[request.session_id] = 2
+    permissions.turns_ended.add(request.session_id)
+    key = approval_key(request.request_id)
+
+    assert approvals.look_at("t-1").posted == [key]
+
+    card = store.cards.get(key)
+    assert card.state is CardState.ENDED and card.outcome.reason == "turn_cancelled"
+    assert store.outbox.outbox_pending_count() == 1  # its one post, showing it ended
+    assert approvals.look_at("t-1").posted == [] and approvals.sweep().ended == []
+
+
+def test_the_sweep_ends_a_card_whose_turn_ended_without_a_cancel(
+    approvals, permissions, store
+) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.turns_ended.add(request.session_id)  # the agent gave up; still listed
+    assert approvals.sweep().ended == [approval_key(request.request_id)]
+    assert store.cards.get(approval_key(request.request_id)).outcome.reason == "turn_cancelled"
+
+
+def _sweep_reasons(health: Health) -> list[str]:
+    return [r for r in health.report().reasons if r.startswith(approvals_module.SWEEP)]
+
+
+def test_a_sweep_that_fails_shows_in_health_until_one_completes(
+    approvals, permissions, health
+) -> None:
+    permissions.failures["candidates ws-1"] = KandevProtocolError("page 3 repeats earlier tasks")
+    assert approvals.sweep_and_report() is None
+    assert _sweep_reasons(health) == ["approval_sweep: approval sweep failed (KandevProtocolError)"]
+    assert not health.report().ok
+
+    del permissions.failures["candidates ws-1"]
+    assert approvals.sweep_and_report() is not None
+    assert _sweep_reasons(health) == [] and health.report().ok
+
+
+def test_a_task_kandev_refuses_is_skipped_and_the_sweep_says_so(
+    approvals, permissions, store, health
+) -> None:
+    first, second = permissions.request("t-1"), permissions.request("t-2")
+    permissions.flagged["ws-1"] = ["t-1", "t-2"]
+    permissions.failures["list t-1"] = KandevToolError("VALIDATION_ERROR", "odd")
+
+    report = approvals.sweep_and_report()
+
+    assert report is not None and report.unread == ["t-1"]
+    assert report.posted == [approval_key(second.request_id)]  # the others still looked at
+    assert store.cards.get(approval_key(first.request_id)) is None
+    assert _sweep_reasons(health) == ["approval_sweep: approval sweep could not read 1 task(s)"]
+
+
+def test_a_sweep_running_past_its_deadline_shows_in_health(approvals, permissions, health) -> None:
+    approvals.sweep_watch.deadline = 0.2
+    permissions.candidates_gate = gate = threading.Event()
+    sweeping = threading.Thread(target=approvals.sweep_and_report)
+    sweeping.start()
+    try:
+        time.sleep(0.5)
+        reasons = _sweep_reasons(health)
+    finally:
+        gate.set()
+        sweeping.join(timeout=10)
+    assert len(reasons) == 1 and reasons[0].startswith("approval_sweep: approval sweep running")
+    # it did finish, later than its deadline: said until a sweep completes in time
+    assert _sweep_reasons(health)[0].startswith("approval_sweep: approval sweep took")
+    permissions.candidates_gate = None
+    approvals.sweep_watch.deadline = 60.0
+    approvals.sweep_and_report()
+    assert _sweep_reasons(health) == []
+
+
+def test_a_hint_is_served_while_a_sweep_is_stuck(approvals, permissions, store) -> None:
+    permissions.candidates_gate = gate = threading.Event()  # the sweep waits on Kandev
+    stop = threading.Event()
+    loops = [
+        threading.Thread(target=approvals.run, args=(stop,)),
+        threading.Thread(target=approvals.run_hints, args=(stop,)),
+    ]
+    for loop in loops:
+        loop.start()
+    try:
+        request = permissions.request("t-2")
+        approvals.on_permission("t-2", request.session_id)
+        deadline = time.monotonic() + 5
+        while store.cards.get(approval_key(request.request_id)) is None:
+            assert time.monotonic() < deadline, "the hint waited for the sweep"
+            time.sleep(0.02)
+        assert not gate.is_set() and "candidates ws-1" not in permissions.calls
+    finally:
+        stop.set()
+        gate.set()
+        approvals.wakeup.raise_()
+        approvals.hints_wakeup.raise_()
+        for loop in loops:
+            loop.join(timeout=5)
+
+
+def test_a_request_gone_with_its_turn_is_withdrawn_not_turn_cancelled(
+    approvals, permissions, store
+) -> None:
+    # A Kandev restart: the request leaves the list and its turn ends; how it ended is the
+    # transcript's to say (withdrawn), the turn is read only for requests still listed.
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.live["t-1"].remove(request)
+    permissions.turns_ended.add(request.session_id)
+    permissions.records[request.request_id] = PermissionRecord(
+        request_id=request.request_id, status="expired"
+    )
+    assert approvals.sweep().ended == [approval_key(request.request_id)]
+    card = store.cards.get(approval_key(request.request_id))
+    assert card.state is CardState.ENDED and card.outcome.reason != "turn_cancelled"
+
+
+def test_an_answer_that_ended_the_turn_between_two_reads_is_not_called_a_cancel(
+    approvals, permissions, store
+) -> None:
+    request = permissions.request("t-1")
+    key = approval_key(request.request_id)
+    approvals.look_at("t-1")
+
+    def answered_in_kandev() -> None:  # right after the list was read: the agent goes on
+        permissions.resolve_elsewhere(request, "allow_once", "allow_once")
+        permissions.turns_ended.add(request.session_id)
+
+    permissions.after_list.append(answered_in_kandev)
+    assert approvals.look_at("t-1").ended == []  # its turn is over, but it left the list
+    assert approvals.look_at("t-1").ended == [key]
+    assert store.cards.get(key).state is CardState.ANSWERED
