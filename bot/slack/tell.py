@@ -322,8 +322,8 @@ def tell_thread_reply(
             )
         case UseTheForm():
             text, blocks = thread_reply.reply_use_form_message(), None
-        case NotAllowed():
-            text, blocks = thread_reply.reply_not_allowed_message(), None
+        case NotAllowed(unverifiable=unverifiable):
+            text, blocks = thread_reply.reply_not_allowed_message(unverifiable=unverifiable), None
         case TextTooLong(length=length):
             text, blocks = thread_reply.reply_too_long_message(length), None
         case _:

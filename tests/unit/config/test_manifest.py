@@ -92,6 +92,7 @@ SCOPES_NEEDED: dict[str, frozenset[str]] = {
     "conversations.info": frozenset({"channels:read", "groups:read"}),
     "conversations.members": frozenset({"channels:read", "groups:read"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),
+    "users.info": frozenset({"users:read"}),  # a person's organisation (Slack Connect)
     "views.open": frozenset(),
     "views.push": frozenset(),
     "views.update": frozenset(),
