@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from bot.cards.ids import ButtonValue
+from bot.core.approval import approval_key
 from fakeslack import ALICE, BOB, SlackUser
 from tests.e2e.helpers import (
     db_question,
@@ -18,7 +20,7 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.reliability.support import still_pending
-from tests.kit.harness import CHANNEL
+from tests.kit.harness import CHANNEL, Permissions, permission_spec
 from tests.unit.listing.e2e import answer_value, home_sections, run_list, titles, wait_home
 
 #: A multi-channel guest of the workspace, not in the questions' channel.
@@ -28,6 +30,7 @@ PARTNER = SlackUser(id="U0PARTNER1", name="pat", real_name="Pat Partner", team_i
 FORBIDDEN = "not on the list"
 UNVERIFIABLE = "could not check"
 OTHER_MODAL = "kq_other_modal"
+RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
 
 
 def test_a_guest_not_in_the_channel_is_refused_from_home_and_the_listing(
@@ -123,3 +126,26 @@ def test_membership_slack_cannot_read_is_refused_with_try_again(
     fake_slack.faults.clear()
     assert driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE).status == 200
     wait_outcome(fake_slack, card.ts, "✅")
+
+
+def test_a_guest_not_in_the_channel_cannot_always_allow_from_home(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    fake_slack.add_user(GUEST)
+    fake_slack.set_channel_members(CHANNEL, [ALICE.id, BOB.id, fake_slack.workspace.bot_user_id])
+    bot = start_bot(app_factory)
+    seeded = seed.permission([RM], title="Not for guests")
+    key = approval_key(seeded.request_id)
+    wait_card(fake_slack, key)
+    driver = slack_driver(bot.events_url)
+
+    driver.app_home_opened(GUEST)
+    guest_home = wait_home(fake_slack, GUEST.id, lambda v: "Waiting for an answer" in v.all_text)
+    assert "Not for guests" not in guest_home.all_text
+    driver.app_home_opened(ALICE)
+    home = wait_home(fake_slack, ALICE.id, lambda v: "Not for guests" in v.all_text)
+    always = ButtonValue(pending_id=key, option_id="allow_always").encode()
+    driver.click_in_view(home, value=always, user=GUEST, as_shown=True)
+    wait_home(fake_slack, GUEST.id, lambda v: FORBIDDEN in v.all_text)
+    kandev = Permissions(seed.server)
+    assert [p["request_id"] for p in kandev.list(seeded.task_id)] == [seeded.request_id]
