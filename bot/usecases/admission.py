@@ -147,9 +147,9 @@ class Admission:
             and not request.form
             and request.channel == card.channel
         )
-        # Snoozing changes only the person's own views: it needs no permission to answer.
-        own = request.action in SNOOZING
-        if refusal is None and not own:
+        # Snoozing changes only the person's own views, but it is offered only to those who
+        # may answer: it is admitted by the same rule (a guest not in the channel may not).
+        if refusal is None:
             refusal = self._permission_problem(request, card, in_channel=in_channel)
         if refusal is not None:
             return self._refused(request, refusal)

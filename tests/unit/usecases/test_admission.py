@@ -467,6 +467,29 @@ def test_a_person_of_another_organisation_is_refused_even_on_the_card_itself(
     assert isinstance(admission.admit(click(card)), Admitted)  # Alice, of the app's organisation
 
 
+@pytest.mark.parametrize("action", ["snooze", "unsnooze"])
+def test_snoozing_from_home_follows_the_same_rule(
+    posted, admission: Admission, store: Database, gateway: FakeSlackGateway, action: str
+) -> None:
+    card = posted(make_bundle())
+    gateway.public_members[CHANNEL] = frozenset({ALICE_ID})
+
+    def snooze(user: str) -> Request:
+        return Request(
+            user_id=user,
+            action=action,  # type: ignore[arg-type]
+            source="slack:button",
+            via="home",
+            pending_id=card.pending_id,
+            hours=1,
+        )
+
+    assert isinstance(admission.admit(snooze(ALICE_ID)), Admitted)
+    result = admission.admit(snooze(BOB_ID))
+
+    assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
+
+
 def test_a_route_naming_a_person_of_another_organisation_admits_them(
     posted, admit_with, gateway: FakeSlackGateway
 ) -> None:
