@@ -13,6 +13,7 @@ import sys
 import threading
 
 from slack_bolt import App
+from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -30,6 +31,7 @@ from bot.ops.runtime import SWITCH_INTERVAL_S
 from bot.slack.app import build_bolt_app
 from bot.slack.services import Services
 from bot.slack_api.gateway import SlackGateway
+from bot.slack_api.startup import verify_bot_token
 from bot.slack_api.web_client import make_web_client
 from bot.store import Database
 from bot.store.engine import SessionTimeouts
@@ -54,6 +56,8 @@ def _open_store(settings: Settings) -> Database:
 
 def build(settings: Settings, mode: Mode) -> Bot:
     """Make every component once, wired explicitly. Raises StartupError."""
+    # Slack refusing the bot token stops here; Slack unreachable is waited for (one line each).
+    verify_bot_token(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
     health = Health()
     store = _open_store(settings)
     health.watch("database", store.problem)
@@ -149,6 +153,8 @@ def _bolt_app(web: WebClient, services: Services, settings: Settings, mode: Mode
         raise StartupError(
             EXIT_FAILED, f"kandev-slack: Slack refused SLACK_BOT_TOKEN ({error})"
         ) from exc
+    except BoltError as exc:  # its auth.test failed just after ours passed: Slack went away
+        raise StartupError(EXIT_FAILED, f"kandev-slack: Slack's auth.test failed ({exc})") from exc
 
 
 def _workers(parts: UseCases, stop: threading.Event) -> list[threading.Thread]:

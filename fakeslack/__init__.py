@@ -5,7 +5,7 @@ This package's namespace is its public surface: tests and the benchmark import f
 (``from fakeslack import FakeSlack, SlackDriver, payloads``), never from its modules."""
 
 from fakeslack import payloads
-from fakeslack.blockkit import validate_message, validate_view
+from fakeslack.blockkit import blocks_text_length, validate_message, validate_view
 from fakeslack.config import ALICE, BOB, Channel, SlackUser, Workspace
 from fakeslack.driver import SlackDriver
 from fakeslack.faults import ScriptedResponse
@@ -32,12 +32,15 @@ from fakeslack.transports import (
     Ack,
     Delivery,
     HttpTransport,
+    Kind,
     Transport,
     parse_body,
 )
 from fakeslack.view_state import ViewSubmissionBlocked, build_state_values
 
 __all__ = [
+    "Kind",
+    "blocks_text_length",
     "ScriptedResponse",
     "ALICE",
     "BOB",

@@ -15,6 +15,9 @@ Handler = Callable[[ApiRequest], JsonDict]
 
 
 def user_object(user: SlackUser, team_id: str) -> JsonDict:
+    """As users.info describes a person (``team_id``: the workspace's; a Slack Connect member
+    has their own organisation's)."""
+    team_id = user.team_id or team_id
     return {
         "id": user.id,
         "team_id": team_id,
@@ -24,6 +27,8 @@ def user_object(user: SlackUser, team_id: str) -> JsonDict:
         "tz": user.tz,
         "is_bot": user.is_bot,
         "is_app_user": False,
+        "is_restricted": user.is_restricted or user.is_ultra_restricted,
+        "is_ultra_restricted": user.is_ultra_restricted,
         "profile": {
             "real_name": user.real_name or user.name,
             "display_name": user.name,
@@ -114,8 +119,14 @@ class DirectoryApi:
         with self.ctx.state.lock:
             listed = ws.channel_members.get(channel_id)
             members = list(listed) if listed is not None else [*ws.users, ws.bot_user_id]
+            channel = ws.channels.get(channel_id)
+        if channel is not None and channel.is_private and ws.bot_user_id not in members:
+            raise ApiError("channel_not_found")  # a private channel the bot is not in
+        cursor = req.params.get("cursor") or "0"
+        if not str(cursor).isdigit():
+            raise ApiError("invalid_cursor")
         limit = max(1, min(int(req.params.get("limit") or 100), 1000))
-        start = int(req.params.get("cursor") or 0)
+        start = int(cursor)
         page = members[start : start + limit]
         more = start + limit < len(members)
         return {

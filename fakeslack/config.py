@@ -14,10 +14,17 @@ class SlackUser:
     real_name: str = ""
     tz: str = "Europe/Berlin"
     is_bot: bool = False
+    #: The person's own team: None for the workspace's; another organisation's team id for a
+    #: Slack Connect member of a shared channel (users.info and payloads then name it).
+    team_id: str | None = None
+    #: A guest: multi-channel (``is_restricted``) or single-channel (``is_ultra_restricted``).
+    is_restricted: bool = False
+    is_ultra_restricted: bool = False
 
     def payload_user(self, team_id: str) -> dict[str, str]:
-        """The `user` object of interactive payloads."""
-        return {"id": self.id, "username": self.name, "name": self.name, "team_id": team_id}
+        """The `user` object of interactive payloads (``team_id``: the workspace's)."""
+        team = self.team_id or team_id
+        return {"id": self.id, "username": self.name, "name": self.name, "team_id": team}
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,9 @@ class Workspace:
     )
     users: dict[str, SlackUser] = field(default_factory=lambda: {u.id: u for u in (ALICE, BOB)})
     usergroups: dict[str, list[str]] = field(default_factory=dict)
-    #: Members of a channel (conversations.members); a channel not listed has every user.
+    #: Members of a channel (conversations.members); a channel not listed has every user (and
+    #: the bot). A private channel whose list leaves the bot out is hidden from it, as in Slack
+    #: (``channel_not_found``).
     channel_members: dict[str, list[str]] = field(default_factory=dict)
 
     @property

@@ -416,6 +416,8 @@ class SlackDriver:
             "channel_type": kind,
             "blocks": [],
         }
+        if person.team_id:  # a Slack Connect member of a shared channel: their organisation
+            message["user_team"] = message["source_team"] = person.team_id
         message.update(event or {})
         callback = payloads.event_callback(self.ws, message)
         return self._deliver("events_api", callback, False, delivery), callback

@@ -62,6 +62,9 @@ class FakeSocketModeServer:
         self.greet = True
         #: Issue URLs through a relay that :meth:`silence_links` can silence.
         self.relayed = False
+        #: The host issued URLs name (None: the host it listens on); a test sets another name
+        #: of the same server (``localhost``) to play a URL pointing elsewhere.
+        self.url_host: str | None = None
         self._relay: Relay | None = None
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -104,7 +107,8 @@ class FakeSocketModeServer:
             if self.relayed and self._relay is None:
                 self._relay = Relay(self.host, self.port)
             port = self._relay.port if self.relayed and self._relay else self.port
-        return f"ws://{self.host}:{port}/link/?ticket={ticket}&app_id={self.app_id}"
+        host = self.url_host or self.host
+        return f"ws://{host}:{port}/link/?ticket={ticket}&app_id={self.app_id}"
 
     def silence_links(self) -> None:
         """Every relayed link goes silent: no byte passes either way, nothing is closed."""

@@ -127,7 +127,9 @@ def reply_use_form_message() -> str:
     )
 
 
-def reply_not_allowed_message() -> str:
+def reply_not_allowed_message(*, unverifiable: bool = False) -> str:
+    if unverifiable:
+        return "Your reply was not sent as an answer. " + words.unverifiable_message()
     return "Your reply was not sent as an answer: " + words.forbidden_message()
 
 

@@ -218,6 +218,14 @@ def forbidden_message() -> str:
     )
 
 
+def unverifiable_message() -> str:
+    return (
+        "Nothing was sent: the bot could not check with Slack that you may answer this agent's "
+        "questions (who is in its channel, and of which organisation). Please try again in a "
+        "moment."
+    )
+
+
 def wrong_channel_message(channel: str) -> str:
     return f"This question can only be answered from its card in <#{channel}>."
 

@@ -97,7 +97,28 @@ def slack_findings(
         found.append(_channel_finding(bot, channel, scopes, bot_name))
     found += escalation_findings(bot, settings.routing, scopes, bot_name)
     found.append(thread_replies_finding(scopes))
+    if scopes is not None:
+        found.append(organisation_finding(settings.routing, scopes))
     return found
+
+
+def organisation_finding(routing: Routing, scopes: set[str]) -> Finding:
+    """Whether the bot can tell a person's organisation (``users:read``): a route without
+    answerers admits only its channel's members of the app's own organisation, so without it
+    every answer on such a route is refused ("could not check")."""
+    if "users:read" in scopes:
+        return Finding(True, "slack people", "can read a person's organisation (users:read)")
+    open_routes = not routing.default_answerers or any(not r.answerers for r in routing.rules)
+    return Finding(
+        True,
+        "slack people",
+        "the bot token lacks users:read: on routes without answerers every answer is refused "
+        "(a person's organisation cannot be checked); add it under OAuth & Permissions and "
+        "reinstall"
+        if open_routes
+        else "the bot token lacks users:read (not needed while every route names answerers)",
+        warning=open_routes,
+    )
 
 
 def escalation_targets(routing: Routing) -> list[str]:

@@ -55,6 +55,8 @@ def refusal(refused: Refusal) -> str:
     match kind:
         case "forbidden":
             return words.forbidden_message()
+        case "unverifiable":
+            return words.unverifiable_message()
         case "unknown_bundle":
             return words.unknown_bundle_message()
         case "not_a_card":

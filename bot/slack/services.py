@@ -28,7 +28,7 @@ from bot.slack.tell import (
 from bot.slack.tell_all import AnswerAll
 from bot.slack.tell_whole import ModalClickReply, WholeOpener
 from bot.slack_api.notify import Notifier
-from bot.usecases.admission import Admission, Unusable, Where
+from bot.usecases.admission import Admission, RefusalKind, Unusable, Where
 from bot.usecases.answers import AnswerService
 from bot.usecases.claims import Claims
 from bot.usecases.conversation import ConversationService
@@ -142,8 +142,9 @@ class Services:
         if isinstance(received, NotAllowed):
             where = Where(message.user_id, message.channel)
             detail = f"thread reply {message.ts}"
+            kind: RefusalKind = "unverifiable" if received.unverifiable else "forbidden"
             self.admission.refuse(
-                Unusable("forbidden", detail, "answer", SOURCE, where, received.card.pending_id)
+                Unusable(kind, detail, "answer", SOURCE, where, received.card.pending_id)
             )
         tell_thread_reply(self.notifier, message, received)
 

@@ -12,7 +12,10 @@ after ~51 s, an envelope over 1 MB or after a non-UTF-8 frame lost, a link that 
   unanswered for :data:`PING_TIMEOUT_S`) is replaced at once; links that die young back off;
 - a ``disconnect`` (``refresh_requested``, ``warning``) makes the new link beside the old one,
   which is read on until Slack closes it (at most :data:`OVERLAP_S` after the new hello);
-- frames of any size are read; a frame that is not JSON text is logged and skipped;
+- only a ``wss://`` URL is followed (a plain ``ws://`` one only to SLACK_API_URL's own host
+  when SLACK_API_URL is itself plain ``http://``, as a local fake Slack is);
+- frames up to :data:`MAX_FRAME_BYTES` are read (a bigger one closes the link, which is
+  replaced; it is never dispatched); a frame that is not JSON text is logged and skipped;
 - Health's ``slack`` component is there exactly while no greeted link is open;
 - a definite refusal of the app token (:data:`REFUSALS`) before the first link stops serving
   (:class:`SocketModeRefused`); any other failure is retried with backoff.
@@ -29,6 +32,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -56,6 +60,12 @@ REFUSALS = frozenset(
     {"invalid_auth", "not_authed", "token_revoked", "account_inactive", "not_allowed_token_type"}
 )
 COMPONENT = "slack"
+#: The largest frame (message) read: 16 MiB. Slack documents no envelope limit; its largest
+#: carry a message or a modal and its state, bounded by Block Kit's limits (40,000 characters
+#: of text, 50 blocks of ≤3,000 characters a message; 100 blocks a modal, inputs of ≤3,000
+#: characters): about 1–2 MB even JSON-escaped (a 2 MB envelope is tested). 16 MiB is 8× that
+#: and bounds what one frame can make the bot allocate (websockets closes the link with 1009).
+MAX_FRAME_BYTES = 16 * 1024 * 1024
 
 Listener = Callable[[Any, SocketModeRequest], None]
 
@@ -78,6 +88,28 @@ def backoff_s(failures: int) -> float:
     if failures <= 0:
         return 0.0
     return wait_for(LINK_WAIT, failures) * random.uniform(0.8, 1.2)
+
+
+def link_url_problem(url: str, api_url: str) -> str | None:
+    """Why the bot must not follow ``url`` (apps.connections.open's answer), else None: only
+    ``wss://``; a plain ``ws://`` only to ``api_url``'s own host when ``api_url`` is itself
+    plain ``http://`` (a local fake Slack). Never says the URL (its ticket is a credential)."""
+    try:
+        link, api = urlsplit(url), urlsplit(api_url)
+        host, api_host = link.hostname, api.hostname
+    except ValueError:
+        return "not a URL"
+    if not host:
+        return "no host"
+    if link.scheme == "wss":
+        return None
+    if link.scheme != "ws":
+        return f"{link.scheme or 'no'} scheme, not wss://"
+    if api.scheme != "http":
+        return "plain ws:// while SLACK_API_URL is https://"
+    if host != api_host:
+        return "plain ws:// to a host other than SLACK_API_URL's"
+    return None
 
 
 def _error_name(error: Exception) -> str:
@@ -239,6 +271,10 @@ class SocketLinks:
             self._retry_after_s = _retry_after_s(exc)
             self._down(f"apps.connections.open failed ({_error_name(exc)})", exc)
             return None
+        problem = link_url_problem(url, str(self.web_client.base_url))
+        if problem is not None:
+            self._down(f"apps.connections.open gave a URL not followed ({problem})", None)
+            return None
         try:
             conn = connect(
                 url,
@@ -246,7 +282,7 @@ class SocketLinks:
                 ping_interval=PING_INTERVAL_S,
                 ping_timeout=PING_TIMEOUT_S,
                 close_timeout=2,
-                max_size=None,
+                max_size=MAX_FRAME_BYTES,
                 compression=None,
             )
         except Exception as exc:  # refused, reset, timed out
@@ -333,7 +369,12 @@ class SocketLinks:
             while True:
                 self._on_frame(link, link.conn.recv(decode=False))
         except ConnectionClosed as closed:
-            self.logger.info("Socket Mode link closed (%s)", closed)
+            if closed.sent is not None and closed.sent.code == 1009:  # too big: not read
+                self.logger.warning(
+                    "Socket Mode: a frame over %d bytes: link closed, not read", MAX_FRAME_BYTES
+                )
+            else:
+                self.logger.info("Socket Mode link closed (%s)", closed)
         except Exception:  # the reader must end, and say why, whatever broke
             self.logger.exception("Socket Mode link failed")
         finally:

@@ -354,8 +354,8 @@ def tell_thread_reply(
             text, blocks = thread_reply.reply_not_text_message(kind), None
         case UseTheForm():
             text, blocks = thread_reply.reply_use_form_message(), None
-        case NotAllowed():
-            text, blocks = thread_reply.reply_not_allowed_message(), None
+        case NotAllowed(unverifiable=unverifiable):
+            text, blocks = thread_reply.reply_not_allowed_message(unverifiable=unverifiable), None
         case TextTooLong(length=length):
             text, blocks = thread_reply.reply_too_long_message(length), None
         case NotNow():

@@ -33,6 +33,9 @@ REPLY_EVENT_TYPE = "kandev_question_reply"
 DIRECTORY_TTL_S = 60.0
 #: A channel with more members than this many pages of 1,000 is refused (fail closed).
 MAX_MEMBER_PAGES = 20
+#: At most this many directory entries are remembered (the oldest go first): a crowd of
+#: people, groups and channels cannot grow the cache without bound.
+DIRECTORY_MAX_ENTRIES = 5_000
 #: How long a response_url may take to answer (Slack's answers in well under a second): one
 #: that never answers gives way soon to the ephemeral fallback, not after 10 s.
 RESPONSE_URL_TIMEOUT_S = 2  # whole seconds: slack_sdk types it an int
@@ -61,6 +64,8 @@ class SlackGateway:
         #: The one load under way per key (see _cached).
         self._loading: dict[tuple[str, str], Future[Any]] = {}
         self._lock = threading.Lock()
+        #: The app's own team and enterprise (auth.test), once read.
+        self._own_org: tuple[str, str | None] | None = None
 
     # ---- messages ------------------------------------------------------------------------
 
@@ -268,6 +273,50 @@ class SlackGateway:
 
         return self._cached(("members", channel), load)
 
+    def is_channel_member(self, channel: str, user_id: str) -> bool:
+        """Whether ``user_id`` is a member of ``channel`` (conversations.members, every page,
+        cached for ``DIRECTORY_TTL_S``). Raises SlackError when it cannot be read."""
+        return user_id in self.channel_members(channel)
+
+    def own_organisation(self) -> tuple[str, str | None]:
+        """The app's own team id and (Enterprise Grid) enterprise id, from auth.test (read once
+        per process: an app's installation does not move)."""
+
+        def load() -> tuple[str, str | None]:
+            resp = self._call("auth.test")
+            team = resp.get("team_id")
+            if not isinstance(team, str) or not team:
+                raise UnexpectedReply("auth.test", "team_id")
+            enterprise = resp.get("enterprise_id")
+            return team, enterprise if isinstance(enterprise, str) and enterprise else None
+
+        with self._lock:
+            known = self._own_org
+        if known is None:
+            known = self._cached(("auth", ""), load)
+            with self._lock:
+                self._own_org = known
+        return known
+
+    def of_own_organisation(self, user_id: str) -> bool:
+        """Whether ``user_id`` belongs to the app's own organisation: their team (users.info
+        ``user.team_id``) is the app's, or, on Enterprise Grid, their enterprise
+        (``enterprise_user.enterprise_id``) is the app's. A Slack Connect member of a shared
+        channel (another organisation) is not. Cached for ``DIRECTORY_TTL_S``; raises
+        SlackError when it cannot be read."""
+        team, enterprise = self.own_organisation()
+
+        def load() -> tuple[str, str | None]:
+            user = self._call("users.info", user=user_id).get("user") or {}
+            their_team = user.get("team_id")
+            if not isinstance(their_team, str) or not their_team:
+                raise UnexpectedReply("users.info", "user.team_id")
+            grid = (user.get("enterprise_user") or {}).get("enterprise_id")
+            return their_team, grid if isinstance(grid, str) and grid else None
+
+        their_team, their_enterprise = self._cached(("user", user_id), load)
+        return their_team == team or (enterprise is not None and their_enterprise == enterprise)
+
     def _cached(self, key: tuple[str, str], load):
         """The value read less than DIRECTORY_TTL_S ago, else ``load()``'s. One load per key at
         a time: a crowd that finds the entry missing or stale (fifty people clicking cards of
@@ -292,7 +341,10 @@ class SlackGateway:
             loading.set_exception(exc)
             raise
         with self._lock:
+            self._directory.pop(key, None)  # re-inserted last: the oldest are the first out
             self._directory[key] = (now, value)
+            while len(self._directory) > DIRECTORY_MAX_ENTRIES:
+                del self._directory[next(iter(self._directory))]
             del self._loading[key]
         loading.set_result(value)
         return value

@@ -43,6 +43,7 @@ RefusalKind = Literal[
     "redelivered",  # Slack's copy of a click this person's answer already resolved: silent
     "resolved_already",  # someone else resolved it
     "forbidden",  # the route does not let this person answer
+    "unverifiable",  # who may answer could not be read from Slack (membership): try again
     "unknown_action",  # a button this app does not handle (any more)
     "unknown_form",  # a form this app does not handle
     "unknown_shortcut",  # a shortcut this app does not handle
@@ -146,14 +147,10 @@ class Admission:
             and not request.form
             and request.channel == card.channel
         )
-        # Snoozing changes only the person's own views: it needs no permission to answer.
-        own = request.action in SNOOZING
-        if (
-            refusal is None
-            and not own
-            and not self.permissions.may_act(card, request.user_id, in_channel=in_channel)
-        ):
-            refusal = Refusal("forbidden", card)
+        # Snoozing changes only the person's own views, but it is offered only to those who
+        # may answer: it is admitted by the same rule (a guest not in the channel may not).
+        if refusal is None:
+            refusal = self._permission_problem(request, card, in_channel=in_channel)
         if refusal is not None:
             return self._refused(request, refusal)
         bind_log_context(pending_id=card.pending_id)  # the rest of this interaction's lines
@@ -236,6 +233,19 @@ class Admission:
             return False
         other = self.cards.by_any_message(request.channel, request.ts)
         return other is not None and other.pending_id == card.pending_id
+
+    def _permission_problem(
+        self, request: Request, card: Card, *, in_channel: bool
+    ) -> Refusal | None:
+        """The person may not act on ``card``, or that cannot be checked now (fail closed)."""
+        try:
+            allowed = self.permissions.may_act(
+                card, request.user_id, in_channel=in_channel, strict=True
+            )
+        except Exception:  # Slack could not say who is in the channel, or of which organisation
+            log.warning("could not check who may act on %s; refused", card.pending_id)
+            return Refusal("unverifiable", card)
+        return None if allowed else Refusal("forbidden", card)
 
     @staticmethod
     def _option_problem(request: Request, card: Card) -> Refusal | None:

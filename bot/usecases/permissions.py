@@ -5,29 +5,40 @@ App Home (nobody sees a question they may not answer) and crash recovery (an ans
 a person who may no longer answer is not re-sent).
 
 - A question whose route cannot be determined grants nobody.
-- A route with answerers (user ids, user groups) grants exactly them.
-- A route without answerers grants whoever can read its channel: anyone for a public channel,
-  the members of a private one. A click on the card itself proves the person reads the channel.
+- A route with answerers (user ids, user groups) grants exactly them, of any organisation.
+- A route without answerers grants the members of its channel (public or private alike: a
+  guest, or anyone of the workspace, who is not in the channel is not granted) who belong to
+  the app's own organisation (a Slack Connect member of a shared channel is not). A click on
+  the card's message itself proves the person is in the channel, not their organisation.
 
-Anything that cannot be looked up (a group's members, a channel's privacy or members) counts as
-"no" (fail closed), unless ``strict``: then the error propagates and the caller retries later.
+Anything that cannot be looked up (a group's members, a channel's members, a person's
+organisation) counts as "no" (fail closed), unless ``strict``: then the error propagates (the
+caller retries later, or tells the person it could not be checked).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 from bot.config.routing import Route, Routing
 from bot.core.claims import DEFAULT_CLAIM_FOR_S
 from bot.core.domain import Card, TaskInfo
-from bot.slack_api.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
 
 
+class Directory(Protocol):
+    """Who is in what (the Slack Web API gateway); each raises when Slack cannot say."""
+
+    def group_members(self, group_id: str) -> frozenset[str]: ...
+    def is_channel_member(self, channel: str, user_id: str) -> bool: ...
+    def of_own_organisation(self, user_id: str) -> bool: ...
+
+
 class Permissions:
-    def __init__(self, routing: Routing, slack: SlackGateway) -> None:
+    def __init__(self, routing: Routing, slack: Directory) -> None:
         self.routing = routing
         self.slack = slack
 
@@ -58,7 +69,9 @@ class Permissions:
                 return True
             groups = {g for g in route.user_group_ids if self._member(g, user_id, strict=strict)}
             return route.may_answer(user_id, groups)
-        return in_channel or self._reads_channel(route.channel, user_id, strict=strict)
+        if not self._of_own_organisation(user_id, strict=strict):
+            return False
+        return in_channel or self._in_channel(route.channel, user_id, strict=strict)
 
     def _member(self, group_id: str, user_id: str, *, strict: bool) -> bool:
         return self._lookup(
@@ -67,13 +80,19 @@ class Permissions:
             strict=strict,
         )
 
-    def _reads_channel(self, channel: str, user_id: str, *, strict: bool) -> bool:
-        def reads() -> bool:
-            if not self.slack.channel_is_private(channel):
-                return True
-            return user_id in self.slack.channel_members(channel)
+    def _of_own_organisation(self, user_id: str, *, strict: bool) -> bool:
+        return self._lookup(
+            lambda: self.slack.of_own_organisation(user_id),
+            f"the organisation of {user_id}",
+            strict=strict,
+        )
 
-        return self._lookup(reads, f"who reads {channel}", strict=strict)
+    def _in_channel(self, channel: str, user_id: str, *, strict: bool) -> bool:
+        return self._lookup(
+            lambda: self.slack.is_channel_member(channel, user_id),
+            f"the members of {channel}",
+            strict=strict,
+        )
 
     @staticmethod
     def _lookup(check: Callable[[], object], what: str, *, strict: bool) -> bool:

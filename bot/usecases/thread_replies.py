@@ -119,9 +119,11 @@ class UseTheForm:
 
 @dataclass(frozen=True)
 class NotAllowed:
-    """Someone who may not answer replied with what looks like an answer: nothing is sent."""
+    """Someone who may not answer replied with what looks like an answer: nothing is sent
+    (``unverifiable``: whether they may could not be read from Slack: refused all the same)."""
 
     card: Card
+    unverifiable: bool = False
 
 
 @dataclass(frozen=True)
@@ -254,9 +256,17 @@ class ThreadReplies:
             return Ignored("no question")
         question = questions[0]
         in_channel = message.channel == card.channel
-        if not self.permissions.may_act(card, message.user_id, in_channel=in_channel):
+        try:
+            allowed = self.permissions.may_act(
+                card, message.user_id, in_channel=in_channel, strict=True
+            )
+            unverifiable = False
+        except Exception:  # Slack could not say: refused (fail closed), and said so
+            log.warning("could not check who may answer %s; refused", card.pending_id)
+            allowed, unverifiable = False, True
+        if not allowed:
             if len(questions) == 1 and looks_like_an_answer(question, message.text):
-                return NotAllowed(card)
+                return NotAllowed(card, unverifiable)
             return Ignored("may not answer")
         if message.kind != "text":
             return NotText(card, message.kind)

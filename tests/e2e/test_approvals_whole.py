@@ -8,8 +8,7 @@ from __future__ import annotations
 from bot.cards import ids
 from bot.cards.ids import ButtonValue, parse_modal_metadata
 from bot.core.approval import approval_key
-from fakeslack import ALICE, validate_message, validate_view
-from fakeslack.blockkit import blocks_text_length
+from fakeslack import ALICE, blocks_text_length, validate_message, validate_view
 from tests.e2e.helpers import buttons, start_bot, wait_card, wait_outcome
 from tests.kit.harness import CHANNEL, Permissions, permission_spec
 from tests.unit.listing.e2e import run_list, wait_home

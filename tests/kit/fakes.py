@@ -447,6 +447,10 @@ class FakeSlackGateway:
         self.private_channels: dict[str, frozenset[str]] = {}
         #: People's names (users.info); anyone else has none.
         self.names: dict[str, str] = {}
+        #: Members of public channels (a channel listed in neither has every user as member).
+        self.public_members: dict[str, frozenset[str]] = {}
+        #: People of another organisation (Slack Connect): user id -> their team id.
+        self.other_organisations: dict[str, str] = {}
         self._failures: dict[str, list[SlackError]] = {}
         self._delays: dict[str, float] = {}
         self._serial = 0
@@ -613,6 +617,15 @@ class FakeSlackGateway:
     def channel_members(self, channel: str) -> frozenset[str]:
         self._enter("conversations.members", channel=channel)
         return self.private_channels.get(channel, frozenset())
+
+    def is_channel_member(self, channel: str, user_id: str) -> bool:
+        self._enter("conversations.members", channel=channel)
+        listed = self.private_channels.get(channel, self.public_members.get(channel))
+        return listed is None or user_id in listed
+
+    def of_own_organisation(self, user_id: str) -> bool:
+        self._enter("users.info", user=user_id)
+        return user_id not in self.other_organisations
 
     # ---- internals ---------------------------------------------------------------------
 

@@ -31,8 +31,7 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.test_approvals import RM
-from tests.kit.harness import CHANNEL, BotProcess, Permissions
-from tests.kit.harness.botproc import bot_env
+from tests.kit.harness import CHANNEL, BotProcess, Permissions, bot_env
 
 pytestmark = pytest.mark.postgres
 

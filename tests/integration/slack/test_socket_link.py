@@ -11,8 +11,8 @@ from slack_sdk import WebClient
 from slack_sdk.socket_mode.response import SocketModeResponse
 
 from bot.ops.health import Health
-from bot.slack.socket_link import COMPONENT, SocketLinks
-from fakeslack import FakeSlack
+from bot.slack.socket_link import COMPONENT, MAX_FRAME_BYTES, SocketLinks
+from fakeslack import FakeSlack, NoAck
 
 ENVELOPE = {"type": "block_actions", "actions": []}
 
@@ -89,3 +89,43 @@ def test_a_rate_limited_open_waits_for_retry_after(
     limited, retried = fake_slack.calls("apps.connections.open")[1:3]
     assert limited.status == 429 and retried.ok
     assert retried.at - limited.at >= 2.5  # Slack's Retry-After, not the 0.5 s backoff
+
+
+def test_a_plain_ws_url_to_another_host_is_not_followed(
+    links: SocketLinks, fake_slack: FakeSlack, health: Health
+) -> None:
+    fake_slack.socket.url_host = "localhost"  # the same server, but not SLACK_API_URL's host
+    links.connect()
+    said = (
+        "slack: Socket Mode is not connected: apps.connections.open gave a URL not followed "
+        "(plain ws:// to a host other than SLACK_API_URL's)"
+    )
+    deadline = time.monotonic() + 10
+    while _slack_problem(health) != said and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _slack_problem(health) == said
+    while len(fake_slack.calls("apps.connections.open")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(fake_slack.calls("apps.connections.open")) >= 2  # asked again, with backoff
+    assert fake_slack.socket.accepted == 0 and not links.connected.is_set()
+    fake_slack.socket.url_host = None  # a URL it may follow: connected
+    assert links.connected.wait(15)
+
+
+def test_a_frame_over_the_limit_closes_the_link_and_is_not_dispatched(
+    links: SocketLinks, fake_slack: FakeSlack
+) -> None:
+    dispatched: list[str] = []
+    links.socket_mode_request_listeners.append(
+        lambda _reply, request: dispatched.append(request.envelope_id)
+    )
+    links.connect()
+    fake_slack.socket.wait_for_connection(1, 10)
+    assert links.connected.wait(5)
+    big = {**ENVELOPE, "padding": "x" * (MAX_FRAME_BYTES + 1)}
+    with pytest.raises(NoAck):
+        fake_slack.socket.send_envelope("interactive", big, timeout=3)
+    fake_slack.socket.wait_for("connections_opened", 2, 20)  # replaced
+    assert dispatched == []
+    ack = fake_slack.socket.send_envelope("interactive", ENVELOPE, timeout=5)
+    assert dispatched == [ack.envelope_id]

@@ -401,3 +401,23 @@ def test_thread_replies_name_the_missing_scopes_and_what_only_the_app_settings_s
     replies = by_name(slack_findings(load_settings(env_for(slack)), "http"))["slack thread replies"]
     assert "lacks" not in replies.detail
     assert "not verifiable with a bot token" in replies.detail and "Messages Tab" in replies.detail
+
+
+def test_without_users_read_routes_without_answerers_are_a_warning(slack, tmp_path) -> None:
+    found = by_name(slack_findings(load_settings(env_for(slack)), "http"))
+    people = found["slack people"]
+    assert people.ok and people.warning and "users:read" in people.detail
+    assert "every answer is refused" in people.detail
+
+    path = tmp_path / "routes.toml"
+    path.write_text('[defaults]\nanswerers = ["U0ANA"]\n')
+    named = by_name(
+        slack_findings(load_settings(env_for(slack, KANDEV_SLACK_CONFIG=str(path))), "http")
+    )
+    assert named["slack people"].ok and not named["slack people"].warning
+
+    slack.scopes.append("users:read")
+    found = by_name(slack_findings(load_settings(env_for(slack)), "http"))
+    assert found["slack people"] == Finding(
+        True, "slack people", "can read a person's organisation (users:read)"
+    )

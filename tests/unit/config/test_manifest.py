@@ -92,7 +92,7 @@ SCOPES_NEEDED: dict[str, frozenset[str]] = {
     "conversations.info": frozenset({"channels:read", "groups:read"}),
     "conversations.members": frozenset({"channels:read", "groups:read"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),
-    "users.info": frozenset({"users:read"}),  # names of people mentioned in thread replies
+    "users.info": frozenset({"users:read"}),  # names in thread replies; organisations
     "views.open": frozenset(),
     "views.push": frozenset(),
     "views.update": frozenset(),

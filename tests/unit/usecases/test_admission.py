@@ -400,7 +400,8 @@ def test_a_group_that_cannot_be_looked_up_admits_nobody(
 
     result = admit(click(card))
 
-    assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
+    # Refused (fail closed), as "could not be checked, try again" rather than "not allowed".
+    assert_refused(result, "unverifiable", store, pending_id=card.pending_id, source="slack:button")
 
 
 def test_a_card_without_a_route_admits_nobody(posted, admit_with, store: Database) -> None:
@@ -436,6 +437,92 @@ def test_a_click_in_a_private_channel_proves_the_person_reads_it(
 
     assert isinstance(admitted, Admitted) and admitted.card.pending_id == card.pending_id
     assert gateway.called("conversations.members") == []
+
+
+@pytest.mark.parametrize("via", ["list", "home"])
+def test_a_public_channels_card_from_the_list_or_home_refuses_people_not_in_it(
+    posted, admission: Admission, store: Database, gateway: FakeSlackGateway, via: str
+) -> None:
+    card = posted(make_bundle())
+    # Bob (a guest, or anyone of the workspace) is not in the public channel of the card.
+    gateway.public_members[CHANNEL] = frozenset({ALICE_ID})
+
+    assert isinstance(admission.admit(from_list(card.pending_id, via=via)), Admitted)
+    result = admission.admit(from_list(card.pending_id, user=BOB_ID, via=via))
+
+    assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
+
+
+@pytest.mark.parametrize("action", ["answer", "reject", "claim"])
+def test_a_person_of_another_organisation_is_refused_even_on_the_card_itself(
+    posted, admission: Admission, store: Database, gateway: FakeSlackGateway, action: str
+) -> None:
+    card = posted(make_bundle())
+    gateway.other_organisations[BOB_ID] = "T0PARTNER1"  # in the shared channel, Slack Connect
+
+    changes = {"option": None} if action != "answer" else {}
+    result = admission.admit(click(card, user=BOB_ID, action=action, **changes))
+
+    assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
+    assert isinstance(admission.admit(click(card)), Admitted)  # Alice, of the app's organisation
+
+
+@pytest.mark.parametrize("action", ["snooze", "unsnooze"])
+def test_snoozing_from_home_follows_the_same_rule(
+    posted, admission: Admission, store: Database, gateway: FakeSlackGateway, action: str
+) -> None:
+    card = posted(make_bundle())
+    gateway.public_members[CHANNEL] = frozenset({ALICE_ID})
+
+    def snooze(user: str) -> Request:
+        return Request(
+            user_id=user,
+            action=action,  # type: ignore[arg-type]
+            source="slack:button",
+            via="home",
+            pending_id=card.pending_id,
+            hours=1,
+        )
+
+    assert isinstance(admission.admit(snooze(ALICE_ID)), Admitted)
+    result = admission.admit(snooze(BOB_ID))
+
+    assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
+
+
+def test_a_route_naming_a_person_of_another_organisation_admits_them(
+    posted, admit_with, gateway: FakeSlackGateway
+) -> None:
+    card = posted(make_bundle())
+    gateway.other_organisations[BOB_ID] = "T0PARTNER1"
+    admit = admit_with(Routing(default_channel=CHANNEL, default_answerers=frozenset({BOB_ID})))
+
+    assert isinstance(admit(from_list(card.pending_id, user=BOB_ID)), Admitted)
+
+
+@pytest.mark.parametrize("failing", ["conversations.members", "users.info"])
+@pytest.mark.parametrize("via", ["card", "home"])
+def test_membership_that_cannot_be_read_refuses_with_try_again(
+    posted,
+    admission: Admission,
+    store: Database,
+    gateway: FakeSlackGateway,
+    failing: str,
+    via: str,
+) -> None:
+    card = posted(make_bundle())
+    gateway.fail(failing, "internal_error", times=5)
+    request = click(card) if via == "card" else from_list(card.pending_id, via="home")
+    if via == "card" and failing == "conversations.members":
+        request = from_list(card.pending_id, via="list")  # a click on the card needs no list
+
+    result = admission.admit(request)
+
+    refusal = assert_refused(
+        result, "unverifiable", store, pending_id=card.pending_id, source="slack:button"
+    )
+    assert said.refusal(refusal) == words.unverifiable_message()
+    assert "try again" in words.unverifiable_message()
 
 
 # ---- admitted ------------------------------------------------------------------------------

@@ -189,12 +189,13 @@ def test_when_slack_cannot_say_who_may_answer_the_dm_cards_wait_for_the_next_rou
 ) -> None:
     store.followups.subscribe(ALICE_ID, "all")
     store.followups.subscribe(BOB, "all")
-    # Mobile's route has no answerers: whoever reads the channel may answer (a Slack lookup).
+    # Mobile's route has no answerers: the channel's members of the app's own organisation may
+    # answer (Slack lookups: the person's organisation, then the channel's members).
     bundle = make_bundle()
     fake_kandev.add(bundle, workspace_id="ws-2", workspace_name="Mobile")
     sync.reconcile_once()
     drain()
-    gateway.fail("conversations.info", "internal_error")
+    gateway.fail("users.info", "internal_error")
     assert notifier.work_once() == 0
     assert store.cards.messages_of(bundle.pending_id) == []
     assert notifier.work_once() == 2

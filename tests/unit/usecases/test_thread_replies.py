@@ -12,11 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.exc import OperationalError
 
+from bot.cards import thread_reply as thread_reply_words
 from bot.cards.limits import KANDEV_MAX_TEXT
+from bot.config.routing import Routing
 from bot.core.clarification import Bundle, Option, Question
 from bot.core.domain import Card, CardState, TaskInfo
 from bot.slack.requests import direct_message, message_change, thread_message
 from bot.store.thread_replies import CANCELLED, DELETED, OFFERED, SENT, ThreadReply
+from bot.usecases.permissions import Permissions
 from bot.usecases.thread_replies import (
     SOURCE,
     AsOption,
@@ -40,6 +43,7 @@ from bot.usecases.thread_replies import (
     UseTheForm,
     match_reply,
 )
+from tests.kit.fakes import FakeSlackGateway
 from tests.unit.properties import examples
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
@@ -419,3 +423,34 @@ def test_a_message_to_the_app_is_read_only_outside_threads_and_from_people() -> 
     assert direct_message({**im, "bot_id": "B1"}) is None
     assert direct_message({**im, "channel_type": "channel"}) is None
     assert direct_message({**im, "subtype": "message_changed"}) is None
+
+
+def _replies_under_the_rule(card: Card) -> tuple[ThreadReplies, FakeSlackGateway]:
+    """Thread replies under the real rule: a route without answerers (its channel's members
+    of the app's own organisation), Slack faked at the edge."""
+    gateway = FakeSlackGateway()
+    permissions = Permissions(Routing(default_channel=card.channel), gateway)
+    return ThreadReplies(_Cards(card), _Store(), permissions), gateway
+
+
+def test_a_reply_from_a_person_of_another_organisation_is_not_an_answer() -> None:
+    card = _card(DB)
+    replies, gateway = _replies_under_the_rule(card)
+    gateway.other_organisations["U9"] = "T0PARTNER1"  # Slack Connect, in the shared channel
+
+    received = replies.received(_said("MongoDB", user="U9"))
+
+    assert received == NotAllowed(card)
+    assert isinstance(replies.received(_said("MongoDB", user="U1", ts="100.3")), Offered)
+
+
+def test_a_reply_whose_author_cannot_be_checked_is_refused_with_try_again() -> None:
+    card = _card(DB)
+    replies, gateway = _replies_under_the_rule(card)
+    gateway.fail("users.info", "internal_error")
+
+    received = replies.received(_said("MongoDB", user="U1"))
+
+    assert received == NotAllowed(card, unverifiable=True)
+    told = thread_reply_words.reply_not_allowed_message(unverifiable=True)
+    assert "could not check" in told and "try again" in told

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeslack import ALICE, Delivery, FakeSlack, SlackDriver
-from fakeslack.transports import Ack, Kind
+from fakeslack import ALICE, Ack, Delivery, FakeSlack, Kind, SlackDriver
 
 CHANNEL = "C0QUESTION"
 

@@ -66,3 +66,12 @@ def test_unacknowledged_envelope_times_out(fake_slack: FakeSlack) -> None:
     with pytest.raises(TimeoutError):
         fake_slack.socket.send_envelope("events_api", {}, timeout=0.2)
     assert issubclass(NoAck, TimeoutError)
+
+
+def test_issued_urls_can_name_another_host_of_the_same_server(fake_slack: FakeSlack) -> None:
+    client = WebClient(token=fake_slack.workspace.app_token, base_url=fake_slack.api_url)
+    url = client.apps_connections_open(app_token=fake_slack.workspace.app_token)["url"]
+    assert url.startswith(f"ws://127.0.0.1:{fake_slack.socket.port}/link/?ticket=")
+    fake_slack.socket.url_host = "localhost"
+    url = client.apps_connections_open(app_token=fake_slack.workspace.app_token)["url"]
+    assert url.startswith(f"ws://localhost:{fake_slack.socket.port}/link/?ticket=")

@@ -6,7 +6,7 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from fakeslack import FakeSlack
+from fakeslack import FakeSlack, SlackUser
 
 CHANNEL = "C0QUESTION"
 SECTION = [{"type": "section", "text": {"type": "mrkdwn", "text": "hello"}}]
@@ -151,6 +151,50 @@ def test_directory_methods(client: WebClient, fake_slack: FakeSlack) -> None:
     assert exc.value.response["error"] == "no_such_subteam"
     assert client.users_info(user="U0ALICE001")["user"]["name"] == "alice"
     assert client.conversations_info(channel=CHANNEL)["channel"]["name"] == "agent-questions"
+
+
+def test_users_info_names_each_person_s_organisation_and_guests(
+    client: WebClient, fake_slack: FakeSlack
+) -> None:
+    fake_slack.add_user(SlackUser(id="U0PARTNER1", name="pat", team_id="T0PARTNER1"))
+    fake_slack.add_user(SlackUser(id="U0GUEST001", name="gus", is_restricted=True))
+    alice = client.users_info(user="U0ALICE001")["user"]
+    assert alice["team_id"] == fake_slack.workspace.team_id
+    assert not alice["is_restricted"] and not alice["is_ultra_restricted"]
+    partner = client.users_info(user="U0PARTNER1")["user"]
+    assert partner["team_id"] == "T0PARTNER1" and partner["profile"]["team"] == "T0PARTNER1"
+    guest = client.users_info(user="U0GUEST001")["user"]
+    assert guest["team_id"] == fake_slack.workspace.team_id and guest["is_restricted"]
+    assert client.auth_test()["team_id"] == fake_slack.workspace.team_id
+
+
+def test_conversations_members_pages_and_hides_private_channels_without_the_bot(
+    client: WebClient, fake_slack: FakeSlack
+) -> None:
+    everyone = [f"U0MEMBER{n:02d}" for n in range(5)]
+    fake_slack.set_channel_members(CHANNEL, everyone)
+    first = client.conversations_members(channel=CHANNEL, limit=2)
+    assert first["members"] == everyone[:2]
+    cursor = first["response_metadata"]["next_cursor"]
+    rest: list[str] = []
+    while cursor:
+        page = client.conversations_members(channel=CHANNEL, limit=2, cursor=cursor)
+        rest += page["members"]
+        cursor = page["response_metadata"]["next_cursor"]
+    assert rest == everyone[2:]
+    # A channel whose members are not listed has every user and the bot.
+    listed = client.conversations_members(channel="C0PLATFORM")["members"]
+    assert {"U0ALICE001", "U0BOB00002", fake_slack.workspace.bot_user_id} <= set(listed)
+    for channel, members in (("C0NOSUCH", None), ("C0SECRET", ["U0ALICE001"])):
+        if members is not None:
+            fake_slack.add_channel(channel, "secret", is_private=True)
+            fake_slack.set_channel_members(channel, members)
+        with pytest.raises(SlackApiError) as exc:
+            client.conversations_members(channel=channel)
+        assert exc.value.response["error"] == "channel_not_found"
+    with pytest.raises(SlackApiError) as exc:
+        client.conversations_members(channel=CHANNEL, cursor="not-a-cursor")
+    assert exc.value.response["error"] == "invalid_cursor"
 
 
 def test_views_round_trip(client: WebClient, fake_slack: FakeSlack) -> None:
