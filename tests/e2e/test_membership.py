@@ -144,8 +144,9 @@ def test_a_guest_not_in_the_channel_cannot_always_allow_from_home(
     assert "Not for guests" not in guest_home.all_text
     driver.app_home_opened(ALICE)
     home = wait_home(fake_slack, ALICE.id, lambda v: "Not for guests" in v.all_text)
-    always = ButtonValue(pending_id=key, option_id="allow_always").encode()
-    driver.click_in_view(home, value=always, user=GUEST, as_shown=True)
+    # Home leads through the full view ("Review and decide…"): the guest may not open it.
+    review = ButtonValue(pending_id=key).encode()
+    driver.click_in_view(home, value=review, user=GUEST, as_shown=True)
     wait_home(fake_slack, GUEST.id, lambda v: FORBIDDEN in v.all_text)
     kandev = Permissions(seed.server)
     assert [p["request_id"] for p in kandev.list(seeded.task_id)] == [seeded.request_id]

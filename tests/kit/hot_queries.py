@@ -311,6 +311,21 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "Send / Cancel on a reply",
         lambda s: s.thread_replies.settle_reply("r", "U0PROBE", "sent"),
     ),
+    HotQuery(
+        "reply_of_message",
+        "a reply in a card's thread edited or deleted",
+        lambda s: s.thread_replies.reply_of_message(f"{PROBE_CHANNEL}:1.0"),
+    ),
+    HotQuery(
+        "revise_reply",
+        "a reply in a card's thread edited",
+        lambda s: s.thread_replies.revise_reply("r", text="edited", option_id=None),
+    ),
+    HotQuery(
+        "withdraw_reply",
+        "a reply in a card's thread deleted",
+        lambda s: s.thread_replies.withdraw_reply("r"),
+    ),
     # "I'm on it" (bot/usecases/claims.py)
     HotQuery("claim_now", "I'm on it / Release / claims tick", lambda s: s.claims.claim_now()),
     HotQuery("claimed_card", "I'm on it / Release", lambda s: s.claims.claimed_card(PROBE)),

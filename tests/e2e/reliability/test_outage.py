@@ -72,7 +72,9 @@ def _wait_health(bot, status: int, timeout: float) -> dict:
 
 
 def _kandev_reason(body: dict) -> str:
-    reasons = [r for r in body["reasons"] if "kandev" in r.lower()]
+    """The Kandev component's own reason (other components, e.g. the approval sweep, may
+    also name Kandev in theirs)."""
+    reasons = [r for r in body["reasons"] if r.lower().startswith("kandev")]
     assert reasons, body
     return reasons[0]
 
