@@ -170,7 +170,9 @@ def migrate(engine: Engine, target: str = "head", script_location: Path = SCRIPT
             return version  # up to date: nothing to load or run
         if alembic_revision is None and version:
             context.stamp(_scripts(script_location), _revision_id(version))
-        command.upgrade(alembic_config(conn, script_location), target)
+        config = alembic_config(conn, script_location)
+        config.attributes["from_version"] = version  # what a revision may decide by (0015)
+        command.upgrade(config, target)
         return current_version(conn)
 
 

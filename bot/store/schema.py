@@ -250,3 +250,13 @@ snoozes = Table(
     Column("token", String, nullable=False),
     Index("ix_snoozes_until", "until"),
 )
+
+# The kinds every replica of a release before schema version 15 that may still run here knows
+# (it selects waiting cards by state = 'pending'): a waiting card of another kind is stored
+# with a NULL state (bot/store/kinds.py). Schema version 15 fills it once: 'question', and
+# 'approval' unless the database was upgraded from a release before approvals were stored.
+legacy_kinds = Table(
+    "legacy_kinds",
+    metadata,
+    Column("kind", String, primary_key=True),
+)
