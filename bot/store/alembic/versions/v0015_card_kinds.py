@@ -12,8 +12,9 @@ revision, down_revision = "0015", "0014"
 #: Kept as released (not imported): the approvals' card key prefix and the stored statuses.
 _APPROVAL_KEY = "perm:%"
 _APPROVAL_PAYLOAD = '%"pending_id": "perm:%'
-#: The first schema version of the releases that store approvals (2f49d25, the release before
-#: this one): upgraded from it or later, no release that does not know approvals runs beside.
+#: The schema version of the release that stores approvals (2f49d25, the one before this):
+#: upgraded from it or later, no release that does not know approvals runs beside this one (the
+#: last release before approvals, 3fb7d49, made version 10 and refuses a newer database).
 _APPROVALS_STORED = 13
 
 #: A replica of a release before this one inserts cards and outbox rows without a kind: the
