@@ -30,10 +30,6 @@ class ItemKind(StrEnum):
 #: by a newer release and is left alone (never ended, edited, reposted or purged; /healthz says
 #: so).
 KNOWN_KINDS: frozenset[str] = frozenset(kind.value for kind in ItemKind)
-#: The kinds releases before schema version 14 know: they read every card as a question. A card
-#: of another kind waits with no ``state`` (SQL NULL) so that those releases never select it
-#: (bot/store/kinds.py).
-LEGACY_KINDS: frozenset[str] = frozenset({ItemKind.QUESTION.value})
 
 
 def known_kind(stored: str | None) -> ItemKind | None:

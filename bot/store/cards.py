@@ -13,6 +13,7 @@ from bot.store.card_row import card_from_row as _card
 from bot.store.copies import CopiesMixin
 from bot.store.kinds import (
     KNOWN,
+    claimed_at,
     in_state,
     resolved,
     waiting_state,
@@ -36,7 +37,6 @@ class CardsRepository(CopiesMixin):
         """
         now = self._now()
         kind = new.item.kind.value
-        legacy = waiting_state(kind) is not None
         with self._write() as conn:
             stmt = insert_unless_exists(conn, cards, "pending_id").values(
                 pending_id=new.item.item_id,
@@ -52,7 +52,7 @@ class CardsRepository(CopiesMixin):
                 outcome_json=None,
                 question_key=new.question_key,
                 past_json=new.past.model_dump_json() if new.past is not None else None,
-                claimed_at=now if legacy else None,
+                claimed_at=claimed_at(kind, now),
                 posted_at=None,
                 resolved_at=None,
                 created_at=now,

@@ -1,14 +1,20 @@
 """Cards of several kinds in one table, read by replicas of several releases at once.
 
-**Older releases.** A release before schema version 14 reads every card as a question bundle
-(an approval as an empty one, whose card it then ended "Unavailable"). What it selects:
+**Older releases.** A release before schema version 15 has no kind columns. What it selects:
 waiting cards by ``state = 'pending'`` (its reconciler, reminders, listing, Home), resolved ones
 by ``state <> 'pending'`` (Home, the purge), claims left unposted by ``ts IS NULL AND
-claimed_at <= …`` and due Slack writes by ``outbox.status = 'pending'``. So a card of a kind
-outside :data:`~bot.core.pending.LEGACY_KINDS` waits with ``state`` and ``claimed_at`` NULL,
-and its outbox rows wait with ``status`` NULL: SQL's NULL satisfies none of those conditions,
-so such a release never selects them. Once resolved, the card has its terminal state like any
-other.
+claimed_at <= …`` and due Slack writes by ``outbox.status = 'pending'``. One before approvals
+were stored (schema version 12 or older) reads every card as a question bundle (an approval as
+an empty one, whose card it then ended "Unavailable"). So a card of a kind outside the table
+``legacy_kinds`` (the kinds every older release that may run here knows, filled once by schema
+version 15: 'question', and 'approval' unless the database was upgraded from a release before
+approvals were stored) waits with ``state`` and ``claimed_at`` NULL, and its outbox rows wait
+with ``status`` NULL: SQL's NULL satisfies none of those conditions, so such a release never
+selects them. Once resolved, the card has its terminal state like any other. A release that
+stores approvals reads a NULL state as no state at all (each of its cycles failed on one), so
+beside it approvals wait as 'pending', as it stores them itself; its rows say kind 'question'
+(the column's default) whatever they hold, and a trigger of version 15 stores the kind their
+key says.
 
 **Newer releases.** Every card and outbox row says its item's kind (``cards.kind``,
 ``outbox.item_kind``); this release selects only the kinds it knows (:data:`KNOWN`): a card of
@@ -20,12 +26,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, func, null, or_, select
+from sqlalchemy import ColumnElement, and_, case, exists, func, null, or_, select
 from sqlalchemy.engine import Connection
 
 from bot.core.domain import CardState
-from bot.core.pending import KNOWN_KINDS, LEGACY_KINDS
-from bot.store.schema import cards, outbox
+from bot.core.pending import KNOWN_KINDS
+from bot.store.schema import cards, legacy_kinds, outbox
 
 _PENDING = CardState.PENDING.value
 
@@ -35,10 +41,20 @@ KNOWN: ColumnElement[bool] = cards.c.kind.in_(sorted(KNOWN_KINDS))
 KNOWN_WRITES: ColumnElement[bool] = outbox.c.item_kind.in_(sorted(KNOWN_KINDS))
 
 
-def waiting_state(kind: str) -> str | None:
+def _legacy(kind: str | ColumnElement[Any]) -> ColumnElement[bool]:
+    """``kind`` is known to every older release that may run here (``legacy_kinds``)."""
+    return exists().where(legacy_kinds.c.kind == kind)
+
+
+def waiting_state(kind: str) -> ColumnElement[Any]:
     """The ``state`` (or outbox ``status``) a waiting card of ``kind`` is stored with: NULL
-    for a kind releases before version 14 do not know."""
-    return _PENDING if kind in LEGACY_KINDS else None
+    for a kind an older release that may run here does not know."""
+    return case((_legacy(kind), _PENDING), else_=null())
+
+
+def claimed_at(kind: str, now: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The ``claimed_at`` a new card of ``kind`` is stored with: NULL as its state."""
+    return case((_legacy(kind), now), else_=null())
 
 
 def waiting_any_kind() -> ColumnElement[bool]:
@@ -66,8 +82,7 @@ def write_waiting() -> ColumnElement[bool]:
 
 def write_waiting_status() -> ColumnElement[Any]:
     """The status an outbox row made due again is stored with (per its card's kind)."""
-    legacy = outbox.c.item_kind.in_(sorted(LEGACY_KINDS))
-    return case((legacy, _PENDING), else_=null())
+    return case((_legacy(outbox.c.item_kind), _PENDING), else_=null())
 
 
 def unknown_here(conn: Connection) -> str | None:

@@ -11,7 +11,9 @@ branches; a revision's docstring's first line is what ``kandev-slack db upgrade`
 a revision is never edited once released; a change of the tables in schema.py is a new
 revision (``command.revision(alembic_config(), "what it does", rev_id="0011")``, autogenerate
 works with ``sqlalchemy.url`` set on that config) with its DDL written out, not imported from
-schema.py.
+schema.py. Version 15 put triggers on ``cards`` and ``outbox`` (an older release's rows
+get the kind their key says): on SQLite a batch alteration of either table drops them, so such
+a revision creates them again.
 
 Before Alembic, kandev-slack recorded its version in its own ``schema_version`` table (one row
 per applied version). A database that has only that is stamped at the matching revision, then
@@ -170,7 +172,9 @@ def migrate(engine: Engine, target: str = "head", script_location: Path = SCRIPT
             return version  # up to date: nothing to load or run
         if alembic_revision is None and version:
             context.stamp(_scripts(script_location), _revision_id(version))
-        command.upgrade(alembic_config(conn, script_location), target)
+        config = alembic_config(conn, script_location)
+        config.attributes["from_version"] = version  # what a revision may decide by (0015)
+        command.upgrade(config, target)
         return current_version(conn)
 
 

@@ -41,7 +41,7 @@ cards = Table(
     Column("channel", String, nullable=False),
     Column("ts", String),  # NULL while claimed but not (known to be) posted
     # pending | answered | rejected | ended | unavailable; NULL: pending, for a card of a kind
-    # releases before version 14 do not know (they never select it: bot/store/kinds.py)
+    # an older release that may run here does not know (legacy_kinds; bot/store/kinds.py)
     Column("state", String),
     Column("bundle_json", Text, nullable=False),  # the item: a bundle or an approval
     Column("task_json", Text, nullable=False),
@@ -61,7 +61,7 @@ cards = Table(
     Column("claim_since", UTCDateTime),
     Column("claim_until", UTCDateTime),
     Column("claim_paused_s", Float, nullable=False, server_default="0"),
-    # Schema version 14: the item's kind (bot.core.pending.ItemKind); a replica leaves the
+    # Schema version 15: the item's kind (bot.core.pending.ItemKind); a replica leaves the
     # cards of a kind it does not know alone.
     Column("kind", String, nullable=False, server_default="question"),
     UniqueConstraint("channel", "ts", name="uq_cards_message"),
@@ -106,8 +106,8 @@ outbox = Table(
     Column("dedupe_key", String, unique=True),  # NULL: never deduplicated
     Column("channel", String),
     Column("payload_json", Text, nullable=False),
-    # pending | done | failed; NULL: pending, for the card of a kind releases before version 14
-    # do not know (they never take it: bot/store/kinds.py)
+    # pending | done | failed; NULL: pending, for the card of a kind an older release that may
+    # run here does not know (legacy_kinds; it never takes it: bot/store/kinds.py)
     Column("status", String),
     Column("attempts", Integer, nullable=False),
     Column("not_before", UTCDateTime, nullable=False),
@@ -119,7 +119,7 @@ outbox = Table(
     Column("finished_at", UTCDateTime),
     # Schema version 10: the posting slot of its channel this item holds (see pace.py), or NULL.
     Column("slot_at", UTCDateTime),
-    # Schema version 14: the kind of the card it writes (a replica takes only its known kinds).
+    # Schema version 15: the kind of the card it writes (a replica takes only its known kinds).
     Column("item_kind", String, nullable=False, server_default="question"),
     Index("ix_outbox_due", "status", "not_before"),
 )
@@ -249,4 +249,14 @@ snoozes = Table(
     Column("hours", Integer, nullable=False),
     Column("token", String, nullable=False),
     Index("ix_snoozes_until", "until"),
+)
+
+# The kinds every replica of a release before schema version 15 that may still run here knows
+# (it selects waiting cards by state = 'pending'): a waiting card of another kind is stored
+# with a NULL state (bot/store/kinds.py). Schema version 15 fills it once: 'question', and
+# 'approval' unless the database was upgraded from a release before approvals were stored.
+legacy_kinds = Table(
+    "legacy_kinds",
+    metadata,
+    Column("kind", String, primary_key=True),
 )

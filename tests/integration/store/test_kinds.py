@@ -1,6 +1,7 @@
 """Cards of several kinds read by replicas of several releases (bot/store/kinds.py): a waiting
-approval is invisible to the selects of releases before schema version 14; a card of a kind
-this release does not know is left alone and reported."""
+approval is invisible to the selects of a release before approvals were stored, and readable
+by the release deployed before this one (which stores approvals, without a kind); a card of a
+kind this release does not know is left alone and reported."""
 
 from __future__ import annotations
 
@@ -55,9 +56,22 @@ def _previous_release_sees(store: Database) -> dict[str, list[Any]]:
         }
 
 
+def _upgraded_from(
+    db_url: str, revision: str, open_store: Callable[..., Database], clock: FakeClock
+):
+    engine = make_engine(normalize_url(db_url))
+    try:
+        migrate(engine, revision)
+    finally:
+        engine.dispose()
+    return open_store(clock=clock)
+
+
 def test_a_waiting_approval_is_selected_by_no_query_of_the_previous_release(
-    store: Database,
+    db_url: str, open_store: Callable[..., Database], clock: FakeClock
 ) -> None:
+    # Upgraded from the release before approvals were stored (3fb7d49, schema version 10).
+    store = _upgraded_from(db_url, "0010", open_store, clock)
     approval = _approval()
     key = approval_key(approval.request_id)
     assert store.cards.claim(NewCard(approval, make_task("task-a"), "C1"))
@@ -184,10 +198,17 @@ def test_healthz_says_so(store: Database, clock: FakeClock) -> None:
         fresh.close()
 
 
-def test_version_14_hides_the_waiting_approvals_stored_before_it(db_url: str) -> None:
+@pytest.mark.parametrize(
+    ("before", "hidden"),
+    [("0010", True), ("0013", False)],
+    ids=["from-before-approvals", "from-the-deployed-release"],
+)
+def test_version_15_hides_the_waiting_approvals_from_a_release_before_them(
+    db_url: str, before: str, hidden: bool
+) -> None:
     engine = make_engine(normalize_url(db_url))
     try:
-        assert migrate(engine, "0013") == 13
+        assert migrate(engine, before) == int(before)
         at = datetime(2030, 1, 1, tzinfo=UTC)
         waiting, done = _approval("req-w"), _approval("req-d")
         with engine.begin() as conn:
@@ -223,15 +244,70 @@ def test_version_14_hides_the_waiting_approvals_stored_before_it(db_url: str) ->
             writes = conn.execute(
                 text("SELECT dedupe_key, item_kind, status FROM outbox ORDER BY dedupe_key")
             ).all()
+        waiting = (None, True) if hidden else ("pending", False)
         assert [(r.pending_id, r.kind, r.state, r.claimed_at is None) for r in rows] == [
             ("p-question", "question", "pending", False),
             ("perm:req-d", "approval", "answered", False),
-            ("perm:req-w", "approval", None, True),
+            ("perm:req-w", "approval", *waiting),
         ]
         assert [tuple(w) for w in writes] == [
             ("update:p-question", "question", "pending"),
-            ("update:perm:req-d", "approval", None),
-            ("update:perm:req-w", "approval", None),
+            ("update:perm:req-d", "approval", None if hidden else "pending"),
+            ("update:perm:req-w", "approval", None if hidden else "pending"),
         ]
     finally:
         engine.dispose()
+
+
+#: What the deployed release (2f49d25, schema version 13) inserts, verbatim in its columns: no
+#: kind (the column's default then says 'question'), state 'pending'.
+DEPLOYED_CARD = (
+    "INSERT INTO cards (pending_id, task_id, session_id, workspace_id, channel, ts, state, "
+    "bundle_json, task_json, claimed_at, created_at, updated_at) VALUES (:k, 'task-a', "
+    "'session-a', 'w', 'C1', NULL, 'pending', :item, '{\"task_id\": \"task-a\"}', :at, :at, :at)"
+)
+DEPLOYED_WRITE = (
+    "INSERT INTO outbox (kind, dedupe_key, channel, payload_json, status, attempts, "
+    "not_before, last_error, created_at, updated_at) VALUES ('post', :d, 'C1', :p, 'pending', "
+    "0, :at, '', :at, :at)"
+)
+
+
+def test_what_the_deployed_release_stores_after_the_upgrade_is_read_as_what_it_is(
+    db_url: str, open_store: Callable[..., Database], clock: FakeClock
+) -> None:
+    store = _upgraded_from(db_url, "0013", open_store, clock)
+    # This release's approval waits as 'pending': the deployed release reads it (a NULL state
+    # failed each of its cycles) and leaves it to its own approvals loop.
+    mine = _approval("req-mine")
+    mine_key = approval_key(mine.request_id)
+    assert store.cards.claim(NewCard(mine, make_task("task-a"), "C1"))
+    seen = _previous_release_sees(store)
+    assert mine_key in seen["reconciler, reminders, listing, Home"]
+
+    # The deployed release's own approval and question, as it inserts them.
+    theirs = _approval("req-theirs")
+    key = approval_key(theirs.request_id)
+    at = datetime(2030, 1, 1, tzinfo=UTC)
+    with store.sql.engine.begin() as conn:
+        for pending_id, item in (
+            (key, theirs.model_dump_json()),
+            ("p-old", make_bundle(pending_id="p-old").model_dump_json()),
+        ):
+            conn.execute(text(DEPLOYED_CARD), {"k": pending_id, "item": item, "at": at})
+            payload = json.dumps({"pending_id": pending_id})
+            conn.execute(text(DEPLOYED_WRITE), {"d": f"post:{pending_id}", "p": payload, "at": at})
+    card = store.cards.get(key)
+    assert card is not None and card.approval.request_id == "req-theirs"
+    assert card.state is CardState.PENDING
+    question = store.cards.get("p-old")
+    assert question is not None and question.bundle.pending_id == "p-old"
+    # The questions' reconciler does not take the approval for a question (ended Unavailable).
+    assert [p for p, _ in store.cards.pending_ids()] == ["p-old"]
+    assert [c.pending_id for c in store.cards.pending_of_kind("perm:")] == [key, mine_key]
+    taken = store.outbox.outbox_take(None, limit=5, worker_id="w1")
+    assert sorted((t.payload["pending_id"], t.item_kind) for t in taken) == [
+        ("p-old", "question"),
+        (key, "approval"),
+    ]
+    assert store.newer_than_this() is None

@@ -13,9 +13,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from bot.core.approval import Approval, ToolOption
 from bot.core.domain import CardState, Item, UnknownKind
-from bot.core.pending import KNOWN_KINDS, LEGACY_KINDS, ItemKind, known_kind
+from bot.core.pending import KNOWN_KINDS, ItemKind, known_kind
 from bot.store.card_row import card_from_row
-from bot.store.kinds import waiting_state
 from tests.kit.factories import make_bundle
 
 AT = datetime(2030, 1, 1, tzinfo=UTC)
@@ -55,13 +54,10 @@ def _approval() -> Approval:
     )
 
 
-def test_the_known_kinds_are_every_item_kind_and_only_questions_are_legacy() -> None:
+def test_the_known_kinds_are_every_item_kind() -> None:
     assert {"question", "approval"} == KNOWN_KINDS
-    assert {"question"} == LEGACY_KINDS
     assert known_kind("approval") is ItemKind.APPROVAL
     assert known_kind("poll") is None and known_kind(None) is None
-    assert waiting_state("question") == "pending"
-    assert waiting_state("approval") is None and waiting_state("poll") is None
 
 
 def test_a_card_of_an_unknown_kind_is_unknown_not_an_empty_bundle() -> None:
