@@ -1,4 +1,4 @@
-"""The README's rolling upgrade, for real: a replica of the previous release (the last one
+"""The upgrade of docs/operations.md, for real: a replica of the previous release (the last one
 before approvals were stored) still runs beside this release on one PostgreSQL database while
 this release posts an approval card. The old replica must end, edit, repost or purge nothing of
 it (it once read the stored approval as an empty question bundle and ended its card
