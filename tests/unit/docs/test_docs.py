@@ -131,3 +131,13 @@ def test_contributing_quick_test_command_needs_only_the_readme_set_up() -> None:
 def test_contributing_carries_no_hand_written_test_counts() -> None:
     counts = re.findall(r"\b\d[\d,]*\s+(?:unit\s+)?tests\b", CONTRIBUTING.read_text())
     assert counts == [], "a count goes stale: say how to get it (pytest --collect-only)"
+
+
+def test_the_readme_names_the_kandev_runtime_the_tests_fetch() -> None:
+    """The size and platforms stated are those of this package and version: a new runtime
+    version makes this fail until they are measured again."""
+    from kandevkit.kandev_runtime import KANDEV_VERSION, NPM_PACKAGE
+
+    text = " ".join(section(README.read_text(), "Set-up on a fresh machine").split())
+    assert f"`{NPM_PACKAGE}` (version {KANDEV_VERSION}," in text
+    assert "158 MB download, 512 MB unpacked" in text and "Linux x86-64 only" in text
