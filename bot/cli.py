@@ -19,14 +19,44 @@ from bot.config.settings import (
 from bot.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 
+def _version() -> str:
+    """The installed package's version (its metadata: what pip installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kandev-slack")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kandev-slack",
-        description="Post the questions of Kandev agents to Slack and answer them from Slack.",
+        description="Post the questions and tool-permission requests (approvals) of Kandev "
+        "agents to Slack and answer them from Slack.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {_version()}", help="print the version"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    run = commands.add_parser("run", help="run the bot (Socket Mode when SLACK_APP_TOKEN is set)")
-    check = commands.add_parser("check", help="verify Kandev, the Slack tokens and the channels")
+    run = commands.add_parser(
+        "run",
+        help="run the bot (Socket Mode when SLACK_APP_TOKEN is set)",
+        description="Run the bot: post the questions and approvals waiting in Kandev "
+        "(KANDEV_URL) as Slack cards and send the answers given in Slack back to Kandev. "
+        "Socket Mode when SLACK_APP_TOKEN is set, else HTTP mode; the settings are read from "
+        "the environment (SLACK_BOT_TOKEN, KANDEV_SLACK_CHANNEL, ...: docs/configuration.md). "
+        "Exit 2 on a configuration problem, 1 when Slack refuses a token.",
+    )
+    check = commands.add_parser(
+        "check",
+        help="verify Kandev, the Slack tokens and the channels",
+        description="Verify everything the bot needs before running it: Kandev (reachable, "
+        "token, MCP, version), the Slack tokens and scopes, the channels, and where each "
+        "question and approval waiting in Kandev would go. Prints one line per check and "
+        "the number that failed. Exit 0 when everything needed to run is fine, 1 when a "
+        "check failed, 2 when a setting is missing or invalid.",
+    )
     check.add_argument(
         "--json", action="store_true", help="print the report as one JSON document (scripts)"
     )
@@ -46,12 +76,33 @@ def _parser() -> argparse.ArgumentParser:
             const="socket",
             help="connect over Socket Mode (needs SLACK_APP_TOKEN)",
         )
-    db = commands.add_parser("db", help="the database (DATABASE_URL): upgrade its schema, status")
+    db = commands.add_parser(
+        "db",
+        help="the database (DATABASE_URL): upgrade its schema, status",
+        description="The bot's database (DATABASE_URL, SQLite or PostgreSQL): apply its "
+        "schema migrations or show its state.",
+    )
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="DB_COMMAND")
-    db_commands.add_parser("upgrade", help="apply the schema migrations (run does it too)")
-    db_commands.add_parser("status", help="schema version, waiting cards, outbox, failed items")
+    db_commands.add_parser(
+        "upgrade",
+        help="apply the schema migrations (run does it too)",
+        description="Apply the schema migrations (Alembic revisions) the database lacks and "
+        "print the steps applied; `run` applies them at start-up as well.",
+    )
+    db_commands.add_parser(
+        "status",
+        help="schema version, waiting cards, outbox, failed items",
+        description="Show the schema version against the newest, the migrations `upgrade` "
+        "would apply (exit 1 while one is missing), the waiting cards, the outbox and its "
+        "failed items.",
+    )
     shown = commands.add_parser(
-        "preview", help="try the bot in a local Slack-like page (no Slack app needed)"
+        "preview",
+        help="try the bot in a local Slack-like page (no Slack app needed)",
+        description="Serve a local page (http://127.0.0.1:PORT/) that behaves like a Slack "
+        "workspace for this bot: cards, threads, modals, the App Home and /kandev-questions, "
+        "on your Kandev (KANDEV_URL) or, with --with-kandev, on a local one whose scripted "
+        "agents ask questions. Never calls slack.com.",
     )
     shown.add_argument("--port", type=int, default=3100, help="the page's port (127.0.0.1)")
     shown.add_argument(
@@ -93,6 +144,7 @@ def _check(flag: Mode | None, as_json: bool) -> int:
     """Every check the settings allow, even when some are missing or invalid (those are
     reported as configuration problems, exit 2); exit 1 when a check failed, else 0."""
     from bot.commands.check import report_json, run_checks
+    from bot.commands.findings import CheckReport
     from bot.config.settings import load_partial
     from bot.kandev.client import KandevClient
 
@@ -107,19 +159,18 @@ def _check(flag: Mode | None, as_json: bool) -> int:
             findings = run_checks(settings, mode, kandev, slack=slack)
     else:
         findings = run_checks(settings, mode, None, slack=slack)
-    failed = sum(not f.ok for f in findings)
+    report = CheckReport(findings, partial.problems)
     if as_json:
-        print(report_json(findings, partial.problems))
+        print(report_json(report))
     else:
         if partial.problems:
             _report_config(ConfigError(partial.problems))
         for finding in findings:
             print(finding.line())
-        if findings:
-            print(f"{failed} of {len(findings)} checks failed" if failed else "all checks passed")
+        print(report.summary())
     if partial.problems:
         return EXIT_CONFIG
-    return EXIT_FAILED if failed else EXIT_OK
+    return EXIT_FAILED if report.failed else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from bot.commands.check_slack import slack_findings
-from bot.commands.findings import Finding, exception_text
+from bot.commands.findings import CheckReport, Finding, exception_text
 from bot.config.routing import Routing
 from bot.config.settings import Mode, Settings
 from bot.core.clarification import Bundle
@@ -215,16 +215,18 @@ def run_checks(
     return [replace(f, detail=redact(f.detail, secrets)) for f in findings]
 
 
-def report_json(findings: list[Finding], problems: list[str]) -> str:
+def report_json(report: CheckReport) -> str:
     """The check report for scripts: ``ok`` (everything needed to run is fine), the
-    configuration problems and every finding."""
-    failed = [f for f in findings if not f.ok]
+    configuration problems, every finding and the failure count the text report ends with."""
     document = {
-        "ok": not failed and not problems,
-        "configuration_problems": problems,
+        "ok": report.ok,
+        "configuration_problems": report.problems,
         "findings": [
-            {"status": f.status, "ok": f.ok, "name": f.name, "detail": f.detail} for f in findings
+            {"status": f.status, "ok": f.ok, "name": f.name, "detail": f.detail}
+            for f in report.findings
         ],
-        "failed": len(failed) + len(problems),
+        "failed": report.failed,
+        "checks": report.total,
+        "summary": report.summary(),
     }
     return json.dumps(document, indent=2, ensure_ascii=False)

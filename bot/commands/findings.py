@@ -24,6 +24,34 @@ class Finding:
         return f"{self.status:<5}{self.name:<24} {self.detail}".rstrip()
 
 
+@dataclass(frozen=True)
+class CheckReport:
+    """The whole report: the findings and the configuration problems (each of which counts
+    as a failed check). The text and the ``--json`` report both count failures here."""
+
+    findings: list[Finding]
+    problems: list[str]
+
+    @property
+    def failed(self) -> int:
+        """Failed checks: every failed finding and every configuration problem."""
+        return sum(not f.ok for f in self.findings) + len(self.problems)
+
+    @property
+    def total(self) -> int:
+        return len(self.findings) + len(self.problems)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+    def summary(self) -> str:
+        """The last line of the text report."""
+        if self.ok:
+            return "all checks passed"
+        return f"{self.failed} of {self.total} checks failed"
+
+
 def exception_text(exc: BaseException) -> str:
     """An exception as a finding's detail: its text (or its class), at most 300 characters."""
     text = str(exc).strip() or exc.__class__.__name__

@@ -1,6 +1,6 @@
 """Metrics and JSON logs of the bot as a process, against the real Kandev and the fake Slack:
 scrape, drive a flow (a card posted, an answer won, a refusal), scrape again, assert the
-deltas; the README's table matches what is served; every log line is one JSON object naming
+deltas; docs/operations.md's table matches what is served; every log line is one JSON object naming
 the card, person, channel and replica it is about. In Socket Mode, METRICS_PORT serves
 /metrics and /healthz."""
 

@@ -20,11 +20,11 @@ except ImportError:  # chromium_paths() says what is missing, before any test us
     By = None
 
 #: Where the pictures go: ``PREVIEW_SCREENS`` (``PREVIEW_SCREENS=docs/screens`` makes the
-#: README's anew), else a temporary folder, so that a test run leaves the checkout clean.
+#: pictures of docs/ anew), else a temporary folder, so that a test run leaves the checkout clean.
 SCREENS = Path(
     os.environ.get("PREVIEW_SCREENS") or Path(tempfile.gettempdir()) / "kandev-slack-screens"
 ).resolve()
-#: The widths of the README's pictures: a desktop window and a phone.
+#: The widths of the documentation's pictures: a desktop window and a phone.
 WIDTHS = {"desktop": 900, "phone": 400}
 T = TypeVar("T")
 

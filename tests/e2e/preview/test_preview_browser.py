@@ -1,6 +1,6 @@
 """The preview in a real headless browser: a question appears as a card, a click answers it
 and the card changes, a form with a missing answer shows the field error, a stale click tells
-the user, and someone not allowed to answer is told so. Each state is saved as the README's
+the user, and someone not allowed to answer is told so. Each state is saved as the documentation's
 pictures (docs/screens/, desktop and phone widths)."""
 
 from __future__ import annotations

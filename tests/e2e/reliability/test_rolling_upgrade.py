@@ -1,5 +1,5 @@
-"""The README's rolling upgrade, for real: a replica of a previous release still runs beside
-this release on one PostgreSQL database (migrated to this release's head). Two previous
+"""The rolling upgrade of docs/operations.md, for real: a replica of a previous release still
+runs beside this release on one PostgreSQL database (migrated to this release's head). Two previous
 releases: the last one before approvals were stored (3fb7d49), and the one deployed today
 (2f49d25: it stores approvals, state 'pending', and has no kind columns).
 

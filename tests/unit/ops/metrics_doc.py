@@ -1,4 +1,4 @@
-"""The metrics as the README documents them and as ``/metrics`` serves them."""
+"""The metrics as docs/operations.md documents them and as ``/metrics`` serves them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "operations.md"
 _ROW = re.compile(r"^\| `(kandev_slack_[a-z_]+)` \| (counter|gauge|histogram) \| ([^|]*) \|")
 
 
@@ -20,9 +20,9 @@ class Documented:
 
 
 def documented() -> dict[str, Documented]:
-    """The README's metrics table: name (as exposed, counters with ``_total``) → type, labels."""
+    """The documented metrics table: name (as exposed, counters with ``_total``) → type, labels."""
     rows: dict[str, Documented] = {}
-    for line in README.read_text().splitlines():
+    for line in DOC.read_text().splitlines():
         match = _ROW.match(line)
         if match:
             name, kind, labels = match.groups()
@@ -67,7 +67,7 @@ def value(metrics: dict[str, Served], sample: str, **labels: str) -> float:
 
 
 def compare(served_now: dict[str, Served]) -> list[str]:
-    """Differences between the README's table and ``served_now`` (empty: they match)."""
+    """Differences between the documented table and ``served_now`` (empty: they match)."""
     doc = documented()
     problems = []
     for name in sorted(set(doc) - set(served_now)):

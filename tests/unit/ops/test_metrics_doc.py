@@ -1,5 +1,5 @@
-"""The README's metrics table names every series /metrics serves, with its type and labels
-(every labelled series recorded once here, so each one's label names are compared)."""
+"""The metrics table of docs/operations.md names every series /metrics serves, with its type
+and labels (every labelled series recorded once here, so each one's label names are compared)."""
 
 from __future__ import annotations
 
