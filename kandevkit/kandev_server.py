@@ -74,10 +74,13 @@ class KandevServer:
         startup_timeout: float = 60.0,
         port_cells: int = 1,
         features: Sequence[str] = (),
+        base_port: int | None = None,
     ) -> None:
         """``port_cells`` adjacent port blocks give the agents that many times more instance
         ports (one per live task); ``features``: Kandev feature flags turned on
-        (``needs_you_inbox`` sets ``KANDEV_FEATURES_NEEDS_YOU_INBOX=true``)."""
+        (``needs_you_inbox`` sets ``KANDEV_FEATURES_NEEDS_YOU_INBOX=true``); ``base_port``: its
+        HTTP port, the block of ports after it its others (else a free block is chosen)."""
+        self.base_port = base_port
         self.runtime_dir = Path(runtime_dir)
         self.auth = auth
         self.features = tuple(features)
@@ -146,7 +149,7 @@ class KandevServer:
         if self.running:
             return self
         if self._reservation is None:
-            self._reservation = reserve_block(cells=self.port_cells)
+            self._reservation = reserve_block(cells=self.port_cells, base=self.base_port)
             atexit.register(self.close)
         self._prepare_files()
         log = self.log_path.open("ab")

@@ -25,13 +25,17 @@ from kandevkit import InProcessBot, KandevServer, ensure_runtime, free_port
 from preview import scenario
 from preview.actions import ActionError, Actions
 from preview.guard import HOST
+from preview.mrkdwn import plain_to_html
 from preview.page import Snapshot, state_version
+from preview.reach import KandevWatch
 from preview.server import PreviewHttpServer
 from preview.workspace import PreviewWorkspace, own_workspace, team_workspace
 
 log = logging.getLogger("preview")
 T = TypeVar("T")
 DEFAULT_PORT = 3100
+#: Where the bot looks for Kandev when ``KANDEV_URL`` is not set (``bot.config.settings``).
+DEFAULT_KANDEV_URL = "http://localhost:38429"
 #: What the preview passes on to the bot from its own environment, when set.
 PASSED_ON = (
     "KANDEV_URL",
@@ -53,6 +57,8 @@ class PreviewOptions:
     follow_ups: bool = True
     #: Ask the scripted questions when a local Kandev is started.
     scripted: bool = True
+    #: The local Kandev's HTTP port (its other ports follow it), else a free block is chosen.
+    kandev_port: int | None = None
 
 
 class Preview:
@@ -68,6 +74,7 @@ class Preview:
         self.http: PreviewHttpServer | None = None
         self.workspace: PreviewWorkspace | None = None
         self.actions: Actions | None = None
+        self.watch: KandevWatch | None = None
         self._script: threading.Thread | None = None
         self._stops: list[Callable[[], object]] = []
 
@@ -79,18 +86,23 @@ class Preview:
 
     def start(self) -> Preview:
         try:
+            # The page's port first: a busy one is said before a Kandev is started.
+            self.http = self._on_stop(
+                PreviewHttpServer(self.options.port, self.state, self.act), self._stop_http
+            )
+            if self.options.with_kandev:  # then its ports (taken ones are said before all else)
+                self.kandev = KandevServer(ensure_runtime(), base_port=self.options.kandev_port)
+                self._on_stop(self.kandev, self.kandev.close).start()
             self.workspace = self._workspace()
             self.workspace.fill(self.fake)
             self._on_stop(self.fake, self.fake.stop).start()
-            if self.options.with_kandev:
-                self.kandev = KandevServer(ensure_runtime())
-                self._on_stop(self.kandev, self.kandev.close).start()
             self.bot = InProcessBot(self.bot_env())
             self._on_stop(self.bot, self.bot.stop).start()
             driver = SlackDriver.over_http(self.fake, self.bot.events_url)
             self.actions = Actions(self.fake, driver)
-            self.http = PreviewHttpServer(self.options.port, self.state, self.act)
-            self._on_stop(self.http, self._stop_http).serve_in_thread()
+            self.watch = KandevWatch(self.kandev_url, self.fake.state.changed)
+            self._on_stop(self.watch, self.watch.stop).start()
+            self.http.serve_in_thread()
             if self.kandev is not None and self.options.scripted:
                 self._script = threading.Thread(
                     target=scenario.ask_all, args=(self.kandev,), name="scripted-agents"
@@ -119,8 +131,14 @@ class Preview:
 
     def _stop_http(self) -> None:
         assert self.http is not None
-        self.http.shutdown()
+        if self.http.serving:
+            self.http.shutdown()
         self.http.server_close()
+
+    @property
+    def kandev_url(self) -> str:
+        """The Kandev the bot talks to."""
+        return self.bot_env().get("KANDEV_URL") or DEFAULT_KANDEV_URL
 
     def _workspace(self) -> PreviewWorkspace:
         team_file = self.env.get("KANDEV_SLACK_CONFIG")
@@ -175,7 +193,7 @@ class Preview:
         actions = self.actions
 
         def version() -> str:
-            return state_version(self.fake, actions.changes)
+            return state_version(self.fake, actions.changes, self.kandev_problem)
 
         if since and wait > 0:
             with contextlib.suppress(TimeoutError):
@@ -185,8 +203,10 @@ class Preview:
         snapshot = Snapshot(
             self.fake, user, self.workspace.channels, self.workspace.names, actions.memory(user.id)
         )
-        rendered = snapshot.render()
+        rendered = snapshot.render(fresh=not since)
+        problem = self.kandev_problem
         rendered.update(
+            kandev=plain_to_html(problem) if problem else "",
             version=current,
             user=user.id,
             users=[
@@ -195,6 +215,11 @@ class Preview:
             ],
         )
         return rendered
+
+    @property
+    def kandev_problem(self) -> str | None:
+        """What the page says about Kandev (it cannot be reached), if anything."""
+        return self.watch.problem if self.watch is not None else None
 
     def act(self, user_id: str, request: dict[str, Any]) -> dict[str, Any]:
         assert self.actions is not None
