@@ -24,6 +24,7 @@ from fakeslack import FakeSlack, SlackDriver, SlackUser, Workspace
 from kandevkit import InProcessBot, KandevServer, ensure_runtime, free_port
 from preview import scenario
 from preview.actions import ActionError, Actions
+from preview.going_on import AgentGoingOn
 from preview.guard import HOST
 from preview.mrkdwn import plain_to_html
 from preview.page import Snapshot, state_version
@@ -75,6 +76,7 @@ class Preview:
         self.workspace: PreviewWorkspace | None = None
         self.actions: Actions | None = None
         self.watch: KandevWatch | None = None
+        self.going_on: AgentGoingOn | None = None
         self._script: threading.Thread | None = None
         self._stops: list[Callable[[], object]] = []
 
@@ -102,6 +104,15 @@ class Preview:
             self.actions = Actions(self.fake, driver)
             self.watch = KandevWatch(self.kandev_url, self.fake.state.changed)
             self._on_stop(self.watch, self.watch.stop).start()
+            assert self.bot.bot is not None
+            self.going_on = AgentGoingOn(
+                self.fake,
+                self.bot.bot.store.cards,
+                self.bot.bot.kandev,
+                self._channel_ids,
+                self.fake.state.changed,
+            )
+            self._on_stop(self.going_on, self.going_on.stop).start()
             self.http.serve_in_thread()
             if self.kandev is not None and self.options.scripted:
                 self._script = threading.Thread(
@@ -134,6 +145,12 @@ class Preview:
         if self.http.serving:
             self.http.shutdown()
         self.http.server_close()
+
+    def _channel_ids(self) -> list[str]:
+        """The channels the cards may be in: the route channels and the people's DMs."""
+        assert self.workspace is not None
+        people = ["D" + user.id[1:] for user in self.workspace.users]
+        return [c.id for c in self.workspace.channels] + people
 
     @property
     def kandev_url(self) -> str:
@@ -191,9 +208,10 @@ class Preview:
     def state(self, user_id: str, since: str, wait: float) -> dict[str, Any]:
         assert self.workspace is not None and self.actions is not None
         actions = self.actions
+        went_on = self.going_on.said if self.going_on is not None else {}
 
         def version() -> str:
-            return state_version(self.fake, actions.changes, self.kandev_problem)
+            return state_version(self.fake, actions.changes, self.kandev_problem, len(went_on))
 
         if since and wait > 0:
             with contextlib.suppress(TimeoutError):
@@ -201,7 +219,12 @@ class Preview:
         current = version()
         user = self.person(user_id)
         snapshot = Snapshot(
-            self.fake, user, self.workspace.channels, self.workspace.names, actions.memory(user.id)
+            self.fake,
+            user,
+            self.workspace.channels,
+            self.workspace.names,
+            actions.memory(user.id),
+            went_on=dict(went_on),
         )
         rendered = snapshot.render(fresh=not since)
         problem = self.kandev_problem

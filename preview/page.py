@@ -49,6 +49,8 @@ class Memory:
 #: How long a notice stays (the page also takes it away after this long).
 NOTICE_S = 8.0
 NOTICES_KEPT = 10
+#: What is shown at most of what an agent said next.
+MAX_WENT_ON = 300
 #: The line the scripted agents of ``--with-kandev`` read their script from (``kandevkit``'s
 #: mock agent): it is in their task's description, which the Conversation view shows, and
 #: means nothing to a person. It may be cut short (with "…") where the bot shortens a text.
@@ -88,8 +90,11 @@ class Snapshot:
         channels: Iterable[Channel],
         names: dict[str, str],
         memory: Memory,
+        went_on: dict[tuple[str, str], str] | None = None,
     ) -> None:
+        """``went_on``: what the agent of an answered card said next, by (channel, ts)."""
         self.fake = fake
+        self.went_on = went_on or {}
         self.user = user
         self.channels = list(channels)
         self.memory = memory
@@ -195,7 +200,18 @@ class Snapshot:
             f'<div class="meta"><span class="author">{self._author(message)}</span> '
             f'<span class="time">{clock(message.ts, self.tz)}</span>{edited}'
             f'<details class="more"><summary title="More actions">⋮</summary>{menu}</details>'
-            f"</div>{body}{reply}{thread_html}</div>"
+            f"</div>{body}{self._went_on(message)}{reply}{thread_html}</div>"
+        )
+
+    def _went_on(self, message: PostedMessage) -> str:
+        said = self.went_on.get((message.channel, message.ts))
+        if not said:
+            return ""
+        shown = said if len(said) <= MAX_WENT_ON else said[: MAX_WENT_ON - 1].rstrip() + "…"
+        return (
+            '<div class="went-on" title="Shown by the preview, read from Kandev: Slack shows '
+            'no such line">Then, in Kandev, the agent went on: '
+            f"<q>{plain_to_html(without_scripts(shown))}</q></div>"
         )
 
     def ephemeral(self, ephemeral: Ephemeral) -> str:

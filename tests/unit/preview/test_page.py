@@ -130,3 +130,14 @@ def test_a_message_offers_a_reply_in_its_thread_and_a_reply_does_not(slack):
     pane = snapshot(fake, workspace).render()["panes"][QUESTIONS.id]
     card_html, thread = pane.split('<div class="thread">')
     assert 'data-act="reply"' in card_html and 'data-act="reply"' not in thread
+
+
+def test_what_the_agent_said_next_is_shown_under_its_card_as_the_previews_own(slack):
+    fake, web, workspace = slack
+    card = web.chat_postMessage(channel=QUESTIONS.id, text="Answered by Ana")["ts"]
+    went_on = {(QUESTIONS.id, card): "Thanks, *continuing* <now>."}
+    pane = Snapshot(
+        fake, ANA, workspace.channels, workspace.names, Memory(), went_on=went_on
+    ).render()["panes"][QUESTIONS.id]
+    assert "Then, in Kandev, the agent went on: <q>Thanks, *continuing* &lt;now&gt;.</q>" in pane
+    assert "Slack shows no such line" in pane
