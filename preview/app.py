@@ -95,6 +95,8 @@ class Preview:
             if self.options.with_kandev:  # then its ports (taken ones are said before all else)
                 self.kandev = KandevServer(ensure_runtime(), base_port=self.options.kandev_port)
                 self._on_stop(self.kandev, self.kandev.close).start()
+                if self.options.scripted:  # before the bot reads a name
+                    scenario.name_all(self.kandev)
             self.workspace = self._workspace()
             self.workspace.fill(self.fake)
             self._on_stop(self.fake, self.fake.stop).start()

@@ -1,4 +1,4 @@
-"""The scripted agents of ``kandev-slack preview --with-kandev``: the questions of
+"""The scripted agents of ``kandev-slack preview --with-kandev``: the names and questions of
 ``scenario.toml`` asked through a real local Kandev (one question, several at once, context, a
 critical one routed to its own channel) and an approval (a tool-permission request)."""
 
@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from kandevkit import KandevHarnessError, KandevServer, Permissions, permission_spec, question
+import httpx
+
+from kandevkit import (
+    KandevHarnessError,
+    KandevServer,
+    McpToolError,
+    Permissions,
+    permission_spec,
+    question,
+)
 
 log = logging.getLogger("preview.scenario")
 
@@ -64,8 +73,39 @@ def approval() -> Approval:
     return Approval(spec["task"], request)
 
 
+@dataclass(frozen=True)
+class Names:
+    """What the local Kandev's workspace and its scripted agents are called."""
+
+    workspace: str
+    agent: str
+
+
+def names() -> Names:
+    found = _script()["names"]
+    return Names(str(found["workspace"]), str(found["agent"]))
+
+
+def name_all(kandev: KandevServer, wanted: Names | None = None) -> None:
+    """Give the workspace and the scripted agents' profile their names (before any task is
+    created: a task keeps the agent's name it was created with)."""
+    wanted = wanted or names()
+    try:
+        renamed = kandev.http.patch(
+            f"/workspaces/{kandev.workspace_id}", json={"name": wanted.workspace}
+        )
+        renamed.raise_for_status()
+        kandev.mcp.call_tool(
+            "update_agent_profile_kandev",
+            {"profile_id": kandev.mock_profile_id(), "name": wanted.agent},
+        )
+    except (KandevHarnessError, McpToolError, httpx.HTTPError) as problem:
+        log.warning("the scripted agents keep Kandev's names: %s", problem)
+
+
 def ask_all(kandev: KandevServer, *, done: Callable[[str], None] = log.info) -> None:
-    """Create each scripted task in turn (each returns once Kandev lists its question)."""
+    """Create each scripted task in turn (each returns once Kandev lists its question); the
+    preview named the workspace and the agents first (``name_all``)."""
     for ask in asks():
         try:
             kandev.seed_bundle(
