@@ -408,12 +408,14 @@ class KandevServer:
         labels: Sequence[str] = (),
         priority: str | None = None,
         description: str = "",
+        then: Sequence[dict[str, Any]] = (),
     ) -> SeededBundle:
         """Create a task whose agent asks ``questions``; return once its bundle is listed.
 
         ``transcript``: what the agent says and runs before asking (see ``mock_agent.play``);
         ``labels``, ``priority``: the task's metadata; ``description``: Markdown shown before
-        the agent's spec line in the task's description."""
+        the agent's spec line in the task's description; ``then``: what the agent says and runs
+        once answered (as ``transcript``)."""
         task = self._create_seed_task(
             questions,
             context,
@@ -423,6 +425,7 @@ class KandevServer:
             labels=labels,
             priority=priority,
             description=description,
+            then=then,
         )
         return self._await_bundles([task], timeout)[0]
 
@@ -454,6 +457,7 @@ class KandevServer:
         priority: str | None = None,
         description: str = "",
         permissions: Sequence[dict[str, Any]] = (),
+        then: Sequence[dict[str, Any]] = (),
     ) -> dict[str, Any]:
         """Create a task whose mock agent asks ``questions``, or (when ``permissions`` are
         given) sends those tool-permission requests instead (see ``mock_agent.permission_spec``)."""
@@ -462,7 +466,9 @@ class KandevServer:
         workflow = self.workflow(workspace_id)
         marker = uuid.uuid4().hex
         first_title = questions[0].get("title", "question") if questions else "question"
-        spec = mock_agent.spec_line(marker, questions, context, list(transcript), list(permissions))
+        spec = mock_agent.spec_line(
+            marker, questions, context, list(transcript), list(permissions), list(then)
+        )
         body: dict[str, Any] = {
             "workspace_id": workspace_id,
             "title": title or f"Harness: {first_title}",

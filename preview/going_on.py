@@ -1,5 +1,5 @@
 """The agent going on after an answer: once a card is answered, what its agent said next in
-Kandev (its first message after the question), for the page to show under the card.
+Kandev (its newest message after the question), for the page to show under the card.
 
 Slack shows no such line (the card says who answered what); the page marks it as the
 preview's own, read from Kandev, so that a person trying the preview sees the answer reach the
@@ -26,7 +26,8 @@ QUESTION_TYPE = "clarification_request"
 
 
 def said_next(messages: Sequence[SessionMessage], pending_id: str) -> str | None:
-    """The agent's first message after its question ``pending_id`` (None: nothing yet)."""
+    """What the agent said since its question ``pending_id``: its newest message after it
+    (None: nothing yet)."""
     asked = [
         i
         for i, m in enumerate(messages)
@@ -34,10 +35,12 @@ def said_next(messages: Sequence[SessionMessage], pending_id: str) -> str | None
     ]
     if not asked:
         return None
-    for message in messages[asked[-1] + 1 :]:
-        if message.author_type == "agent" and message.type in ("message", "") and message.content:
-            return message.content.strip() or None
-    return None
+    said = [
+        m.content.strip()
+        for m in messages[asked[-1] + 1 :]
+        if m.author_type == "agent" and m.type in ("message", "") and m.content.strip()
+    ]
+    return said[-1] if said else None
 
 
 class AgentGoingOn:

@@ -27,13 +27,18 @@ log = logging.getLogger("preview.scenario")
 
 @dataclass(frozen=True)
 class Ask:
-    """One scripted task: its title, the questions its agent asks and what it says first."""
+    """One scripted task: its title, the questions its agent asks, what it says first and
+    what it does once answered."""
 
     title: str
     questions: list[dict[str, Any]]
     context: str = ""
     priority: str | None = None
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    #: What the agent runs and says once answered (the page shows it going on).
+    then: list[dict[str, Any]] = field(default_factory=list)
+    #: The task's description (the agent's script goes in a comment after it, out of sight).
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ def asks() -> list[Ask]:
                 ask.get("context", ""),
                 ask.get("priority"),
                 list(ask.get("transcript", [])),
+                list(ask.get("then", [])),
+                ask.get("description", ""),
             )
         )
     return found
@@ -114,6 +121,8 @@ def ask_all(kandev: KandevServer, *, done: Callable[[str], None] = log.info) -> 
                 ask.title,
                 priority=ask.priority,
                 transcript=ask.transcript,
+                then=ask.then,
+                description=ask.description,
             )
             done(f"a scripted agent asks: {ask.title}")
         except KandevHarnessError as problem:

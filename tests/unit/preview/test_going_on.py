@@ -12,7 +12,7 @@ def message(type_: str, author: str, content: str, pending: str = "") -> Session
     return SessionMessage(type=type_, author_type=author, content=content, metadata=metadata)
 
 
-def test_the_first_agent_message_after_the_question_is_what_it_said_next() -> None:
+def test_the_newest_agent_message_after_the_question_is_what_it_said_next() -> None:
     messages = [
         message("message", "agent", "I need to ask the user something."),
         message("clarification_request", "agent", "Which database?", "p-1"),
@@ -21,6 +21,7 @@ def test_the_first_agent_message_after_the_question_is_what_it_said_next() -> No
         message("message", "agent", "Thanks, continuing."),
         message("message", "agent", "Writing the migration."),
     ]
-    assert said_next(messages, "p-1") == "Thanks, continuing."
+    assert said_next(messages, "p-1") == "Writing the migration."
+    assert said_next(messages[:5], "p-1") == "Thanks, continuing."
     assert said_next(messages, "p-2") is None
     assert said_next(messages[:4], "p-1") is None
