@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 
 from bot.core.domain import CardState
@@ -20,25 +21,32 @@ from fakeslack import FakeSlack
 
 log = logging.getLogger("preview.going_on")
 EVERY_S = 1.5
+#: How long after a card is first seen answered the agent's newest message is looked for.
+FOLLOW_S = 60.0
 #: How many of the session's last messages are read (the question is among the last).
 LAST_MESSAGES = 50
 QUESTION_TYPE = "clarification_request"
 
 
 def said_next(messages: Sequence[SessionMessage], pending_id: str) -> str | None:
-    """What the agent said since its question ``pending_id``: its newest message after it
-    (None: nothing yet)."""
+    """What the agent said since its question ``pending_id``: its newest message created
+    after it (None: nothing yet). A message Kandev began before the question is not it, even
+    where the list puts it after the question."""
     asked = [
-        i
+        (i, m)
         for i, m in enumerate(messages)
         if m.type == QUESTION_TYPE and (m.metadata or {}).get("pending_id") == pending_id
     ]
     if not asked:
         return None
+    at, question = asked[-1]
     said = [
         m.content.strip()
-        for m in messages[asked[-1] + 1 :]
-        if m.author_type == "agent" and m.type in ("message", "") and m.content.strip()
+        for m in messages[at + 1 :]
+        if m.author_type == "agent"
+        and m.type in ("message", "")
+        and m.content.strip()
+        and not (m.created_at and question.created_at and m.created_at <= question.created_at)
     ]
     return said[-1] if said else None
 
@@ -62,6 +70,7 @@ class AgentGoingOn:
         self.channels = channels
         self.every = every
         self.said: dict[tuple[str, str], str] = {}
+        self._since: dict[tuple[str, str], float] = {}  # when each card was seen answered
         self._changed = changed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -83,13 +92,14 @@ class AgentGoingOn:
                 card = self.cards.by_message(channel, message.ts)
                 if card is None or card.state is not CardState.ANSWERED or not card.session_id:
                     continue
+                self._since.setdefault(where, time.monotonic())
                 try:
                     messages = self.kandev.session_messages(card.session_id, limit=LAST_MESSAGES)
                 except KandevError as problem:
                     log.debug("the agent's messages could not be read: %s", problem)
                     return
                 said = said_next(messages.messages, card.pending_id)
-                if said:
+                if said and said != self.said.get(where):
                     self.said[where] = said
                     self._changed()
 
