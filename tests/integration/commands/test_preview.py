@@ -102,3 +102,15 @@ def test_the_kandev_port_must_be_a_port_number() -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "not a port number: '99999'" in done.stderr
+
+
+def test_the_kandev_port_goes_with_with_kandev() -> None:
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), "preview", "--kandev-port", "40000"],
+        env=_preview_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "--kandev-port goes with --with-kandev" in _one_clear_line(done.stderr)
