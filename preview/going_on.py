@@ -23,6 +23,8 @@ log = logging.getLogger("preview.going_on")
 EVERY_S = 1.5
 #: How long after a card is first seen answered the agent's newest message is looked for.
 FOLLOW_S = 60.0
+#: How often a card neither answered nor edited since is looked at again.
+RELOOK_S = 5.0
 #: How many of the session's last messages are read (the question is among the last).
 LAST_MESSAGES = 50
 QUESTION_TYPE = "clarification_request"
@@ -71,6 +73,8 @@ class AgentGoingOn:
         self.every = every
         self.said: dict[tuple[str, str], str] = {}
         self._since: dict[tuple[str, str], float] = {}  # when each card was seen answered
+        #: A card not answered when last looked at: its edits then, and when to look again.
+        self._looked: dict[tuple[str, str], tuple[int, float]] = {}
         self._changed = changed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -79,16 +83,16 @@ class AgentGoingOn:
         for channel in self.channels():
             for message in self.fake.messages(channel):
                 where = (channel, message.ts)
-                if (
-                    where in self.said
-                    or not message.bot_id
-                    or message.thread_ts
-                    not in (
-                        None,
-                        message.ts,
-                    )
-                ):
+                if not message.bot_id or message.thread_ts not in (None, message.ts):
                     continue
+                answered_at = self._since.get(where)
+                if answered_at is not None and time.monotonic() - answered_at > FOLLOW_S:
+                    continue  # its agent had its minute
+                edits, now = len(message.versions), time.monotonic()
+                looked = self._looked.get(where)
+                if answered_at is None and looked and looked[0] == edits and now < looked[1]:
+                    continue  # not answered when last looked at, not edited since, not long ago
+                self._looked[where] = (edits, now + RELOOK_S)
                 card = self.cards.by_message(channel, message.ts)
                 if card is None or card.state is not CardState.ANSWERED or not card.session_id:
                     continue
