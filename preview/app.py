@@ -78,6 +78,7 @@ class Preview:
         self.watch: KandevWatch | None = None
         self.going_on: AgentGoingOn | None = None
         self._script: threading.Thread | None = None
+        self._stopping = threading.Event()
         self._stops: list[Callable[[], object]] = []
 
     @property
@@ -118,7 +119,10 @@ class Preview:
             self.http.serve_in_thread()
             if self.kandev is not None and self.options.scripted:
                 self._script = threading.Thread(
-                    target=scenario.ask_all, args=(self.kandev,), name="scripted-agents"
+                    target=scenario.ask_all,
+                    args=(self.kandev,),
+                    kwargs={"stopping": self._stopping},
+                    name="scripted-agents",
                 )
                 self._script.daemon = True
                 self._script.start()
@@ -189,6 +193,7 @@ class Preview:
 
     def stop(self) -> None:
         """Stop every part started, the last first (safe to call twice)."""
+        self._stopping.set()
         while self._stops:
             self._stops.pop()()
         shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -5,6 +5,7 @@ critical one routed to its own channel) and an approval (a tool-permission reque
 from __future__ import annotations
 
 import logging
+import threading
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -110,10 +111,19 @@ def name_all(kandev: KandevServer, wanted: Names | None = None) -> None:
         log.warning("the scripted agents keep Kandev's names: %s", problem)
 
 
-def ask_all(kandev: KandevServer, *, done: Callable[[str], None] = log.info) -> None:
+def ask_all(
+    kandev: KandevServer,
+    *,
+    done: Callable[[str], None] = log.info,
+    stopping: threading.Event | None = None,
+) -> None:
     """Create each scripted task in turn (each returns once Kandev lists its question); the
-    preview named the workspace and the agents first (``name_all``)."""
+    preview named the workspace and the agents first (``name_all``). Once ``stopping`` is set
+    (the preview stops) nothing more is asked, nor is a failure to ask said."""
+    stopping = stopping or threading.Event()
     for ask in asks():
+        if stopping.is_set():
+            return
         try:
             kandev.seed_bundle(
                 ask.questions,
@@ -126,10 +136,14 @@ def ask_all(kandev: KandevServer, *, done: Callable[[str], None] = log.info) -> 
             )
             done(f"a scripted agent asks: {ask.title}")
         except KandevHarnessError as problem:
-            log.warning("a scripted agent could not ask %r: %s", ask.title, problem)
+            if not stopping.is_set():
+                log.warning("a scripted agent could not ask %r: %s", ask.title, problem)
+    if stopping.is_set():
+        return
     wanted = approval()
     try:
         Permissions(kandev).seed([wanted.request], wanted.task)
         done(f"a scripted agent asks for approval: {wanted.task}")
     except KandevHarnessError as problem:
-        log.warning("the scripted approval could not be requested: %s", problem)
+        if not stopping.is_set():
+            log.warning("the scripted approval could not be requested: %s", problem)
