@@ -530,7 +530,8 @@ class Agent:
         self.until_recorded(session_id, task_id, spec.get("transcript") or [])
         if spec.get("permissions"):
             return self.request_permissions(session_id, marker, spec["permissions"])
-        self.chunk(session_id, "I need to ask the user something.")
+        if not spec.get("then"):  # else it would be recorded after the question, as if said
+            self.chunk(session_id, "I need to ask the user something.")  # once answered
         mcp = self.sessions.get(session_id, {}).get("mcp")
         if mcp is None:
             raise RuntimeError(f"no http MCP server known for session {session_id}")
