@@ -218,7 +218,8 @@ class Preview:
         went_on = self.going_on.said if self.going_on is not None else {}
 
         def version() -> str:
-            return state_version(self.fake, actions.changes, self.kandev_problem, len(went_on))
+            said = sorted(dict(went_on).items())
+            return state_version(self.fake, actions.changes, self.kandev_problem, said)
 
         if since and wait > 0:
             with contextlib.suppress(TimeoutError):
