@@ -111,11 +111,24 @@ def _parser() -> argparse.ArgumentParser:
         help="start a local Kandev (npm runtime) whose scripted agents ask questions",
     )
     shown.add_argument(
+        "--kandev-port",
+        type=_port,
+        metavar="PORT",
+        help="with --with-kandev: its HTTP port (its other ports are the 299 after it)",
+    )
+    shown.add_argument(
         "--allow-slack-env",
         action="store_true",
         help="start although Slack tokens are set in the environment (they are never used)",
     )
     return parser
+
+
+def _port(text: str) -> int:
+    """A TCP port number (1-65535), for argparse."""
+    if not text.strip().isdigit() or not 0 < int(text) <= 65_535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    return int(text)
 
 
 def _report_config(error: ConfigError) -> int:
@@ -185,7 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from preview.cli import main_preview
 
         return main_preview(
-            args.port, with_kandev=args.with_kandev, allow_slack_env=args.allow_slack_env
+            args.port,
+            with_kandev=args.with_kandev,
+            allow_slack_env=args.allow_slack_env,
+            kandev_port=args.kandev_port,
         )
     try:
         settings = load_settings(mode=args.mode)

@@ -116,9 +116,17 @@ class FakeSlack:
             self.workspace.channel_members[channel_id] = list(user_ids)
 
     def post_user_message(
-        self, channel: str, user: str, text: str, blocks: list[JsonDict] | None = None
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        blocks: list[JsonDict] | None = None,
+        *,
+        thread_ts: str | None = None,
     ) -> PostedMessage:
-        """A message a person wrote (e.g. to try a message shortcut on a non-card message)."""
+        """A message a person wrote (e.g. to try a message shortcut on a non-card message);
+        ``thread_ts``: a reply in that message's thread (the fake only records it: its
+        ``message`` event is the driver's ``reply_in_thread``)."""
         channel_id = self.ctx.resolve_channel(channel)
         message = PostedMessage(
             channel=channel_id,
@@ -130,6 +138,7 @@ class FakeSlack:
             app_id="",
             team=self.workspace.team_id,
             via="user",
+            thread_ts=thread_ts or None,
         )
         self.state.add_message(message)
         return message

@@ -20,6 +20,7 @@ from kandevkit.ports import (
     INSTANCE_PORTS,
     PortBlock,
     PortReservation,
+    PortsInUse,
     free_port,
     reserve_block,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "Permissions",
     "PortBlock",
     "PortReservation",
+    "PortsInUse",
     "QuestionSpec",
     "RESOLVE_TOOL",
     "RuntimeInstallError",

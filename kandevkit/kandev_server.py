@@ -74,10 +74,13 @@ class KandevServer:
         startup_timeout: float = 60.0,
         port_cells: int = 1,
         features: Sequence[str] = (),
+        base_port: int | None = None,
     ) -> None:
         """``port_cells`` adjacent port blocks give the agents that many times more instance
         ports (one per live task); ``features``: Kandev feature flags turned on
-        (``needs_you_inbox`` sets ``KANDEV_FEATURES_NEEDS_YOU_INBOX=true``)."""
+        (``needs_you_inbox`` sets ``KANDEV_FEATURES_NEEDS_YOU_INBOX=true``); ``base_port``: its
+        HTTP port, the block of ports after it its others (else a free block is chosen)."""
+        self.base_port = base_port
         self.runtime_dir = Path(runtime_dir)
         self.auth = auth
         self.features = tuple(features)
@@ -146,7 +149,7 @@ class KandevServer:
         if self.running:
             return self
         if self._reservation is None:
-            self._reservation = reserve_block(cells=self.port_cells)
+            self._reservation = reserve_block(cells=self.port_cells, base=self.base_port)
             atexit.register(self.close)
         self._prepare_files()
         log = self.log_path.open("ab")
@@ -405,12 +408,14 @@ class KandevServer:
         labels: Sequence[str] = (),
         priority: str | None = None,
         description: str = "",
+        then: Sequence[dict[str, Any]] = (),
     ) -> SeededBundle:
         """Create a task whose agent asks ``questions``; return once its bundle is listed.
 
         ``transcript``: what the agent says and runs before asking (see ``mock_agent.play``);
         ``labels``, ``priority``: the task's metadata; ``description``: Markdown shown before
-        the agent's spec line in the task's description."""
+        the agent's spec line in the task's description; ``then``: what the agent says and runs
+        once answered (as ``transcript``)."""
         task = self._create_seed_task(
             questions,
             context,
@@ -420,6 +425,7 @@ class KandevServer:
             labels=labels,
             priority=priority,
             description=description,
+            then=then,
         )
         return self._await_bundles([task], timeout)[0]
 
@@ -451,6 +457,7 @@ class KandevServer:
         priority: str | None = None,
         description: str = "",
         permissions: Sequence[dict[str, Any]] = (),
+        then: Sequence[dict[str, Any]] = (),
     ) -> dict[str, Any]:
         """Create a task whose mock agent asks ``questions``, or (when ``permissions`` are
         given) sends those tool-permission requests instead (see ``mock_agent.permission_spec``)."""
@@ -459,7 +466,9 @@ class KandevServer:
         workflow = self.workflow(workspace_id)
         marker = uuid.uuid4().hex
         first_title = questions[0].get("title", "question") if questions else "question"
-        spec = mock_agent.spec_line(marker, questions, context, list(transcript), list(permissions))
+        spec = mock_agent.spec_line(
+            marker, questions, context, list(transcript), list(permissions), list(then)
+        )
         body: dict[str, Any] = {
             "workspace_id": workspace_id,
             "title": title or f"Harness: {first_title}",

@@ -104,11 +104,15 @@ def encode_spec(
     context: str = "",
     transcript: list[dict[str, Any]] | None = None,
     permissions: list[dict[str, Any]] | None = None,
+    then: list[dict[str, Any]] | None = None,
 ) -> str:
-    """The base64 payload that ``parse_spec`` reads back (used by the harness)."""
+    """The base64 payload that ``parse_spec`` reads back (used by the harness); ``then``: what
+    the agent says and runs once answered, as ``transcript`` (else "Thanks, continuing.")."""
     spec: dict[str, Any] = {"questions": questions, "context": context}
     if transcript:
         spec["transcript"] = transcript
+    if then:
+        spec["then"] = then
     if permissions:
         spec["permissions"] = permissions
     raw = json.dumps(spec, separators=(",", ":"))
@@ -121,8 +125,10 @@ def spec_line(
     context: str = "",
     transcript: list[dict[str, Any]] | None = None,
     permissions: list[dict[str, Any]] | None = None,
+    then: list[dict[str, Any]] | None = None,
 ) -> str:
-    return f"KANDEV-MOCK-SPEC {marker} {encode_spec(questions, context, transcript, permissions)}"
+    payload = encode_spec(questions, context, transcript, permissions, then)
+    return f"KANDEV-MOCK-SPEC {marker} {payload}"
 
 
 #: The four ACP option kinds, as Kandev's web UI offers them (option id = kind).
@@ -524,7 +530,8 @@ class Agent:
         self.until_recorded(session_id, task_id, spec.get("transcript") or [])
         if spec.get("permissions"):
             return self.request_permissions(session_id, marker, spec["permissions"])
-        self.chunk(session_id, "I need to ask the user something.")
+        if not spec.get("then"):  # else it would be recorded after the question, as if said
+            self.chunk(session_id, "I need to ask the user something.")  # once answered
         mcp = self.sessions.get(session_id, {}).get("mcp")
         if mcp is None:
             raise RuntimeError(f"no http MCP server known for session {session_id}")
@@ -536,7 +543,10 @@ class Agent:
         self._update(marker, lambda record: record.update(tool=_tool_outcome(result)))
         if result.get("isError"):
             return False
-        self.chunk(session_id, "Thanks, continuing.")
+        if spec.get("then"):  # a tool call first: Kandev would merge two texts into one
+            self.play(session_id, spec["then"])
+        else:
+            self.chunk(session_id, "Thanks, continuing.")
         return True
 
     def request_permissions(

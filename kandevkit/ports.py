@@ -66,8 +66,27 @@ class PortReservation:
         self._locks = []
 
 
-def reserve_block(attempts: int = 200, *, cells: int = 1) -> PortReservation:
+class PortsInUse(RuntimeError):
+    """The ports asked for (``reserve_block(base=…)``) are not all free."""
+
+    def __init__(self, base: int, cells: int, busy: int) -> None:
+        last = base + BLOCK_SIZE * cells - 1
+        super().__init__(
+            f"Kandev's ports {base}–{last} are not all free (port {busy} is in use)"
+            if busy
+            else f"Kandev's ports {base}–{last} are held by another local Kandev"
+        )
+        self.base = base
+        self.busy = busy
+
+
+def reserve_block(
+    attempts: int = 200, *, cells: int = 1, base: int | None = None
+) -> PortReservation:
+    """A free block of ports (``base``: that one, its HTTP port ``base``, else ``PortsInUse``)."""
     LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    if base is not None:
+        return _reserve_at(base, cells)
     highest = _ephemeral_low() - BLOCK_SIZE * cells
     candidates = list(range(LOWEST_PORT, highest, BLOCK_SIZE))
     for base in random.SystemRandom().sample(candidates, min(attempts, len(candidates))):
@@ -78,6 +97,19 @@ def reserve_block(attempts: int = 200, *, cells: int = 1) -> PortReservation:
             return PortReservation(PortBlock(base, cells), locks)
         _unlock(locks)
     raise RuntimeError(f"no {cells} adjacent free block(s) of loopback ports for a Kandev server")
+
+
+def _reserve_at(base: int, cells: int) -> PortReservation:
+    if not 0 < base <= 65_535 - BLOCK_SIZE * cells:
+        raise PortsInUse(base, cells, base)
+    locks = _lock_all([base + BLOCK_SIZE * n for n in range(cells)])
+    if locks is None:
+        raise PortsInUse(base, cells, 0)
+    busy = next((p for p in range(base, base + BLOCK_SIZE * cells) if not _is_free(p)), None)
+    if busy is not None:
+        _unlock(locks)
+        raise PortsInUse(base, cells, busy)
+    return PortReservation(PortBlock(base, cells), locks)
 
 
 def _lock_all(bases: list[int]) -> list[IO[str]] | None:

@@ -51,7 +51,7 @@ class Actions:
 
     def notice(self, user_id: str, text: str) -> None:
         with self._lock:
-            self._memories.setdefault(user_id, Memory()).notices.append(text)
+            self._memories.setdefault(user_id, Memory()).notice(text)
             self.changes += 1
         self.fake.state.changed()
 
@@ -160,6 +160,20 @@ class Actions:
         text = _text(r, "text").strip()
         if text:
             self.fake.post_user_message(_text(r, "channel"), user.id, text)
+
+    def _do_reply(self, user: SlackUser, r: Mapping[str, Any]) -> Ack | None:
+        """A reply in a message's thread: shown there, and sent to the app as Slack sends it
+        (the ``message`` event of the channel it subscribes to)."""
+        text = _text(r, "text").strip()
+        if not text:
+            return None
+        channel, thread_ts = _text(r, "channel"), _text(r, "thread_ts")
+        self.fake.message(channel, thread_ts)  # the message replied to is there (else 400)
+        posted = self.fake.post_user_message(channel, user.id, text, thread_ts=thread_ts)
+        ack, _ = self.driver.reply_in_thread(
+            channel, thread_ts, text, user=user, event={"ts": posted.ts, "event_ts": posted.ts}
+        )
+        return ack
 
     def _do_shortcut(self, user: SlackUser, r: Mapping[str, Any]) -> Ack:
         return self.driver.message_shortcut(

@@ -24,14 +24,19 @@ from fakeslack import FakeSlack, SlackDriver, SlackUser, Workspace
 from kandevkit import InProcessBot, KandevServer, ensure_runtime, free_port
 from preview import scenario
 from preview.actions import ActionError, Actions
+from preview.going_on import AgentGoingOn
 from preview.guard import HOST
+from preview.mrkdwn import plain_to_html
 from preview.page import Snapshot, state_version
+from preview.reach import KandevWatch
 from preview.server import PreviewHttpServer
 from preview.workspace import PreviewWorkspace, own_workspace, team_workspace
 
 log = logging.getLogger("preview")
 T = TypeVar("T")
 DEFAULT_PORT = 3100
+#: Where the bot looks for Kandev when ``KANDEV_URL`` is not set (``bot.config.settings``).
+DEFAULT_KANDEV_URL = "http://localhost:38429"
 #: What the preview passes on to the bot from its own environment, when set.
 PASSED_ON = (
     "KANDEV_URL",
@@ -53,6 +58,8 @@ class PreviewOptions:
     follow_ups: bool = True
     #: Ask the scripted questions when a local Kandev is started.
     scripted: bool = True
+    #: The local Kandev's HTTP port (its other ports follow it), else a free block is chosen.
+    kandev_port: int | None = None
 
 
 class Preview:
@@ -68,7 +75,10 @@ class Preview:
         self.http: PreviewHttpServer | None = None
         self.workspace: PreviewWorkspace | None = None
         self.actions: Actions | None = None
+        self.watch: KandevWatch | None = None
+        self.going_on: AgentGoingOn | None = None
         self._script: threading.Thread | None = None
+        self._stopping = threading.Event()
         self._stops: list[Callable[[], object]] = []
 
     @property
@@ -79,21 +89,40 @@ class Preview:
 
     def start(self) -> Preview:
         try:
+            # The page's port first: a busy one is said before a Kandev is started.
+            self.http = self._on_stop(
+                PreviewHttpServer(self.options.port, self.state, self.act), self._stop_http
+            )
+            if self.options.with_kandev:  # then its ports (taken ones are said before all else)
+                self.kandev = KandevServer(ensure_runtime(), base_port=self.options.kandev_port)
+                self._on_stop(self.kandev, self.kandev.close).start()
+                if self.options.scripted:  # before the bot reads a name
+                    scenario.name_all(self.kandev)
             self.workspace = self._workspace()
             self.workspace.fill(self.fake)
             self._on_stop(self.fake, self.fake.stop).start()
-            if self.options.with_kandev:
-                self.kandev = KandevServer(ensure_runtime())
-                self._on_stop(self.kandev, self.kandev.close).start()
             self.bot = InProcessBot(self.bot_env())
             self._on_stop(self.bot, self.bot.stop).start()
             driver = SlackDriver.over_http(self.fake, self.bot.events_url)
             self.actions = Actions(self.fake, driver)
-            self.http = PreviewHttpServer(self.options.port, self.state, self.act)
-            self._on_stop(self.http, self._stop_http).serve_in_thread()
+            self.watch = KandevWatch(self.kandev_url, self.fake.state.changed)
+            self._on_stop(self.watch, self.watch.stop).start()
+            assert self.bot.bot is not None
+            self.going_on = AgentGoingOn(
+                self.fake,
+                self.bot.bot.store.cards,
+                self.bot.bot.kandev,
+                self._channel_ids,
+                self.fake.state.changed,
+            )
+            self._on_stop(self.going_on, self.going_on.stop).start()
+            self.http.serve_in_thread()
             if self.kandev is not None and self.options.scripted:
                 self._script = threading.Thread(
-                    target=scenario.ask_all, args=(self.kandev,), name="scripted-agents"
+                    target=scenario.ask_all,
+                    args=(self.kandev,),
+                    kwargs={"stopping": self._stopping},
+                    name="scripted-agents",
                 )
                 self._script.daemon = True
                 self._script.start()
@@ -119,8 +148,20 @@ class Preview:
 
     def _stop_http(self) -> None:
         assert self.http is not None
-        self.http.shutdown()
+        if self.http.serving:
+            self.http.shutdown()
         self.http.server_close()
+
+    def _channel_ids(self) -> list[str]:
+        """The channels the cards may be in: the route channels and the people's DMs."""
+        assert self.workspace is not None
+        people = ["D" + user.id[1:] for user in self.workspace.users]
+        return [c.id for c in self.workspace.channels] + people
+
+    @property
+    def kandev_url(self) -> str:
+        """The Kandev the bot talks to."""
+        return self.bot_env().get("KANDEV_URL") or DEFAULT_KANDEV_URL
 
     def _workspace(self) -> PreviewWorkspace:
         team_file = self.env.get("KANDEV_SLACK_CONFIG")
@@ -152,6 +193,7 @@ class Preview:
 
     def stop(self) -> None:
         """Stop every part started, the last first (safe to call twice)."""
+        self._stopping.set()
         while self._stops:
             self._stops.pop()()
         shutil.rmtree(self.work_dir, ignore_errors=True)
@@ -173,9 +215,11 @@ class Preview:
     def state(self, user_id: str, since: str, wait: float) -> dict[str, Any]:
         assert self.workspace is not None and self.actions is not None
         actions = self.actions
+        went_on = self.going_on.said if self.going_on is not None else {}
 
         def version() -> str:
-            return state_version(self.fake, actions.changes)
+            said = sorted(dict(went_on).items())
+            return state_version(self.fake, actions.changes, self.kandev_problem, said)
 
         if since and wait > 0:
             with contextlib.suppress(TimeoutError):
@@ -183,10 +227,17 @@ class Preview:
         current = version()
         user = self.person(user_id)
         snapshot = Snapshot(
-            self.fake, user, self.workspace.channels, self.workspace.names, actions.memory(user.id)
+            self.fake,
+            user,
+            self.workspace.channels,
+            self.workspace.names,
+            actions.memory(user.id),
+            went_on=dict(went_on),
         )
-        rendered = snapshot.render()
+        rendered = snapshot.render(fresh=not since)
+        problem = self.kandev_problem
         rendered.update(
+            kandev=plain_to_html(problem) if problem else "",
             version=current,
             user=user.id,
             users=[
@@ -195,6 +246,11 @@ class Preview:
             ],
         )
         return rendered
+
+    @property
+    def kandev_problem(self) -> str | None:
+        """What the page says about Kandev (it cannot be reached), if anything."""
+        return self.watch.problem if self.watch is not None else None
 
     def act(self, user_id: str, request: dict[str, Any]) -> dict[str, Any]:
         assert self.actions is not None

@@ -1,5 +1,6 @@
-"""``kandev-slack preview [--port 3100] [--with-kandev] [--allow-slack-env]``: start the
-preview, say where it is, serve until Ctrl-C (or SIGTERM), then stop all it started."""
+"""``kandev-slack preview [--port 3100] [--with-kandev [--kandev-port PORT]]
+[--allow-slack-env]``: start the preview, say where it is, serve until Ctrl-C (or SIGTERM),
+then stop all it started. A port in use is one line and a non-zero exit."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def main_preview(
     *,
     with_kandev: bool,
     allow_slack_env: bool,
+    kandev_port: int | None = None,
     env: Mapping[str, str] | None = None,
 ) -> int:
     env = os.environ if env is None else env
@@ -32,19 +34,30 @@ def main_preview(
     from bot.config.routing import RoutingError
     from bot.ops.logs import configure_logging, install_redaction
     from bot.ops.redaction import Redactor
-    from kandevkit import KandevHarnessError, RuntimeInstallError
+    from kandevkit import KandevHarnessError, PortsInUse, RuntimeInstallError
     from preview.app import Preview, PreviewOptions
+    from preview.server import PortInUse
 
     configure_logging(env.get("LOG_LEVEL", "INFO"), "text")
     for noisy in ("httpx", "httpcore", "slack_sdk.web.base_client", "websockets"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if with_kandev:
         print("Starting a local Kandev (the first run fetches its runtime from npm)…")
-    preview = Preview(env, PreviewOptions(port=port, with_kandev=with_kandev))
+    if kandev_port is not None and not with_kandev:
+        print("kandev-slack preview: --kandev-port goes with --with-kandev", file=sys.stderr)
+        return EXIT_CONFIG
+    options = PreviewOptions(port=port, with_kandev=with_kandev, kandev_port=kandev_port)
+    preview = Preview(env, options)
     install_redaction(preview.secret_values())  # as ``run`` does: no log line shows a secret
     redact = Redactor(preview.secret_values())  # nor any line printed here
     try:
         preview.start()
+    except PortInUse as busy:
+        print(f"kandev-slack preview: {busy.strerror}; choose another with --port", file=sys.stderr)
+        return EXIT_FAILED
+    except PortsInUse as busy:
+        print(f"kandev-slack preview: {busy}; choose another with --kandev-port", file=sys.stderr)
+        return EXIT_FAILED
     except (OSError, RoutingError, KandevHarnessError, RuntimeInstallError) as problem:
         print(f"kandev-slack preview: could not start: {redact(str(problem))}", file=sys.stderr)
         return EXIT_FAILED

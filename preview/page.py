@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -32,7 +34,38 @@ class Memory:
     answer (view id → {block_id: message}) and notices about what Slack would have said."""
 
     errors: dict[str, dict[str, str]] = field(default_factory=dict)
-    notices: list[str] = field(default_factory=list)
+    #: (when, what): a notice is shown for :data:`NOTICE_S`, to the page open when it came.
+    notices: list[tuple[float, str]] = field(default_factory=list)
+
+    def notice(self, text: str, at: float | None = None) -> None:
+        self.notices.append((time.monotonic() if at is None else at, text))
+        del self.notices[:-NOTICES_KEPT]
+
+    def recent_notices(self, now: float | None = None) -> list[str]:
+        now = time.monotonic() if now is None else now
+        return [text for at, text in self.notices if now - at < NOTICE_S][-3:]
+
+
+#: How long a notice stays (the page also takes it away after this long).
+NOTICE_S = 8.0
+NOTICES_KEPT = 10
+#: What is shown at most of what an agent said next.
+MAX_WENT_ON = 300
+#: The line the scripted agents of ``--with-kandev`` read their script from (``kandevkit``'s
+#: mock agent): it is in their task's description, which the Conversation view shows, and
+#: means nothing to a person. It may be cut short (with "…") where the bot shortens a text.
+SCRIPT_LINE = re.compile(r"KANDEV-MOCK-SPEC(?:\s+[A-Za-z0-9_-]+(?:\s+[A-Za-z0-9+/=]*)?)?…?")
+
+
+def without_scripts(value: Any) -> Any:
+    """``value`` (blocks, a text) with every scripted agent's script line taken out."""
+    if isinstance(value, str):
+        return SCRIPT_LINE.sub("", value) if "KANDEV-MOCK-SPEC" in value else value
+    if isinstance(value, list):
+        return [without_scripts(v) for v in value]
+    if isinstance(value, dict):
+        return {k: without_scripts(v) for k, v in value.items()}
+    return value
 
 
 def user_tz(user: SlackUser) -> tzinfo:
@@ -57,8 +90,11 @@ class Snapshot:
         channels: Iterable[Channel],
         names: dict[str, str],
         memory: Memory,
+        went_on: dict[tuple[str, str], str] | None = None,
     ) -> None:
+        """``went_on``: what the agent of an answered card said next, by (channel, ts)."""
         self.fake = fake
+        self.went_on = went_on or {}
         self.user = user
         self.channels = list(channels)
         self.memory = memory
@@ -75,7 +111,15 @@ class Snapshot:
         direct = [Channel(id=dm, name="Kandev (app)", is_im=True, user=self.user.id)]
         return self.channels + (direct if has_dm else [])
 
-    def render(self) -> dict[str, Any]:
+    def time_zone_line(self) -> str:
+        """Whose time zone the times are shown in (each person sees Slack in their own)."""
+        who = self.user.real_name or self.user.name or self.user.id
+        zone = getattr(self.tz, "key", None) or str(self.tz)
+        return f"Times are shown in {who}’s time zone ({zone})."
+
+    def render(self, *, fresh: bool = False, now: float | None = None) -> dict[str, Any]:
+        """The fragments; ``fresh``: for a page just (re)loaded, which is shown no notice
+        given before it was opened."""
         channels = self.shown_channels()
         panes = {c.id: self.channel_pane(c) for c in channels}
         panes[HOME] = self.home_pane()
@@ -84,7 +128,8 @@ class Snapshot:
             "sidebar": sidebar,
             "panes": panes,
             "modal": self.modal(),
-            "notices": [plain_to_html(n) for n in self.memory.notices[-3:]],
+            "notices": [] if fresh else [plain_to_html(n) for n in self.memory.recent_notices(now)],
+            "time_zone": plain_to_html(self.time_zone_line()),
         }
 
     # -- channels ---------------------------------------------------------------------------
@@ -126,6 +171,8 @@ class Snapshot:
         message: PostedMessage,
         thread: list[PostedMessage],
         ephemerals: list[Ephemeral] | None = None,
+        *,
+        top: bool = True,
     ) -> str:
         body = self._content(message.text, message.blocks)
         edited = ' <span class="edited">(edited)</span>' if message.edited_ts else ""
@@ -134,7 +181,12 @@ class Snapshot:
             f'data-callback-id="{attr(cid)}">{plain_to_html(name)}</button>'
             for cid, name in SHORTCUTS
         )
-        replies = "".join(self.message(r, []) for r in thread)
+        reply = (
+            '<button type="button" class="reply-link" data-act="reply">Reply in thread</button>'
+            if top
+            else ""
+        )
+        replies = "".join(self.message(r, [], top=False) for r in thread)
         replies += "".join(self.ephemeral(e) for e in ephemerals or [])
         thread_html = (
             f'<div class="thread"><div class="thread-count">{len(thread)} '
@@ -148,7 +200,18 @@ class Snapshot:
             f'<div class="meta"><span class="author">{self._author(message)}</span> '
             f'<span class="time">{clock(message.ts, self.tz)}</span>{edited}'
             f'<details class="more"><summary title="More actions">⋮</summary>{menu}</details>'
-            f"</div>{body}{thread_html}</div>"
+            f"</div>{body}{self._went_on(message)}{reply}{thread_html}</div>"
+        )
+
+    def _went_on(self, message: PostedMessage) -> str:
+        said = self.went_on.get((message.channel, message.ts))
+        if not said:
+            return ""
+        shown = said if len(said) <= MAX_WENT_ON else said[: MAX_WENT_ON - 1].rstrip() + "…"
+        return (
+            '<div class="went-on" title="Shown by the preview, read from Kandev: Slack shows '
+            'no such line">Then, in Kandev, the agent went on: '
+            f"<q>{plain_to_html(without_scripts(shown))}</q></div>"
         )
 
     def ephemeral(self, ephemeral: Ephemeral) -> str:
@@ -162,6 +225,7 @@ class Snapshot:
         )
 
     def _content(self, text: str, blocks: list[dict[str, Any]]) -> str:
+        text, blocks = without_scripts(text), without_scripts(blocks)
         if blocks:
             return f'<div class="blocks">{render_blocks(blocks, self.look())}</div>'
         shown = to_html(text, names=self.names, tz=self.tz)
@@ -189,7 +253,8 @@ class Snapshot:
         return self.modal_html(view, depth=len(stack))
 
     def modal_html(self, view: ViewRecord, *, depth: int) -> str:
-        d = view.definition
+        d = without_scripts(view.definition)
+        blocks = list(d.get("blocks", []))
         errors = self.memory.errors.get(f"{view.id}:{view.hash}", {})
         title = text_html(d.get("title"), self.look())
         close = text_html(d.get("close"), self.look()) or "Cancel"
@@ -205,13 +270,13 @@ class Snapshot:
             f'<form class="modal" data-surface="view" data-view-id="{attr(view.id)}" '
             f'data-hash="{attr(view.hash)}" data-depth="{depth}">'
             f'<div class="modal-title">{back}{title}</div>'
-            f'<div class="modal-body blocks">{render_blocks(view.blocks, self.look(errors))}</div>'
+            f'<div class="modal-body blocks">{render_blocks(blocks, self.look(errors))}</div>'
             f'<div class="modal-footer"><button type="button" class="btn" data-act="close">'
             f"{close}</button>{submit_html}</div></form>"
         )
 
 
-def state_version(fake: FakeSlack, memory_count: int) -> str:
+def state_version(fake: FakeSlack, memory_count: int, *more: object) -> str:
     """Changes whenever anything the page shows may have changed (cheap: no rendering)."""
     state = fake.state
     with state.lock:
@@ -223,4 +288,5 @@ def state_version(fake: FakeSlack, memory_count: int) -> str:
             for m in ms.values()
         ]
         key = [len(state.calls), len(state.ephemerals), messages, views, stacks, memory_count]
+        key += [str(m) for m in more]
     return hashlib.sha1(json.dumps(key).encode()).hexdigest()[:16]

@@ -13,10 +13,12 @@ a JSON body (``Content-Type: application/json``, which a cross-origin form or a 
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import logging
 import secrets
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,15 +53,29 @@ def static_file(name: str) -> bytes:
     return resources.files("preview").joinpath("static", name).read_bytes()
 
 
+class PortInUse(OSError):
+    """The page's port is taken (by another preview, or anything else)."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(errno.EADDRINUSE, f"port {port} on {HOST} is already in use")
+        self.port = port
+
+
 class PreviewHttpServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port: int, state: StateFn, act: ActFn) -> None:
-        super().__init__((HOST, port), _Handler)
+        try:
+            super().__init__((HOST, port), _Handler)
+        except OSError as problem:
+            if problem.errno == errno.EADDRINUSE:
+                raise PortInUse(port) from None
+            raise
         self.state = state
         self.act = act
         #: What the page must send with each API request (new for each run).
         self.token = secrets.token_urlsafe(32)
+        self._serving = False
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -78,7 +94,21 @@ class PreviewHttpServer(ThreadingHTTPServer):
     def port(self) -> int:
         return int(self.server_address[1])
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A page that went away (a closed tab, a reload during a long poll) is no error; any
+        other is logged in one line, without the standard library's traceback on stderr."""
+        problem = sys.exc_info()[1]
+        if isinstance(problem, ConnectionError | TimeoutError):
+            log.debug("preview http: the page went away (%s)", problem)
+            return
+        log.warning("preview http: a request failed: %r", problem)
+
+    @property
+    def serving(self) -> bool:
+        return self._serving
+
     def serve_in_thread(self) -> threading.Thread:
+        self._serving = True
         thread = threading.Thread(
             target=self.serve_forever, kwargs={"poll_interval": 0.1}, name="preview-http"
         )

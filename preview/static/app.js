@@ -10,7 +10,11 @@
     shown: {},
     live: true,
     poller: null,
+    thread: null, // the message the composer replies to: {channel, ts, what}
+    notices: new Map(), // a notice shown → its element (each goes away by itself)
   };
+  // How long a notice stays (the preview forgets it after as long: a reload shows none).
+  const NOTICE_MS = 8000;
   const $ = (id) => document.getElementById(id);
   // This run's token, given with the page: the server answers no request without it.
   const TOKEN = document.querySelector('meta[name="preview-token"]').content;
@@ -52,8 +56,33 @@
     sidebar(d);
     pane(d);
     modal(d);
-    $("notices").innerHTML = d.notices.map((n) => `<div class="notice">${n}</div>`).join("");
+    notices(d.notices);
+    $("time-zone").innerHTML = d.time_zone || "";
+    const problem = $("kandev-problem");
+    problem.innerHTML = d.kandev || "";
+    problem.hidden = !d.kandev;
     document.body.dataset.version = d.version;
+  }
+
+  function notices(list) {
+    for (const [html, element] of S.notices) {
+      if (!list.includes(html) && !element.isConnected) S.notices.delete(html);
+    }
+    for (const html of list) {
+      if (S.notices.has(html)) continue;
+      S.notices.set(html, showNotice(html));
+    }
+  }
+
+  function showNotice(html) {
+    const div = document.createElement("div");
+    div.className = "notice";
+    div.title = "Click to dismiss";
+    div.innerHTML = html;
+    div.addEventListener("click", () => div.remove());
+    $("notices").appendChild(div);
+    setTimeout(() => div.remove(), NOTICE_MS);
+    return div;
   }
 
   function users(d) {
@@ -170,10 +199,22 @@
   }
 
   function flash(text) {
-    const div = document.createElement("div");
-    div.className = "notice";
-    div.textContent = text;
-    $("notices").appendChild(div);
+    showNotice(escapeText(text));
+  }
+
+  function replyTo(message) {
+    if (!message) {
+      S.thread = null;
+      $("replying").hidden = true;
+      $("say").placeholder = "Message, or /kandev-questions …";
+      return;
+    }
+    const author = message.querySelector(".author");
+    S.thread = { channel: message.dataset.channel, ts: message.dataset.ts };
+    $("replying-to").textContent = author ? author.textContent.replace(/APP$/, "").trim() : "";
+    $("replying").hidden = false;
+    $("say").placeholder = "Reply in the thread…";
+    $("say").focus();
   }
 
   function where(element) {
@@ -212,9 +253,14 @@
     if (link) {
       event.preventDefault();
       S.pane = link.dataset.pane;
+      replyTo(null);
       history.replaceState(null, "", `#${S.pane}`);
       apply();
       if (S.pane === "home") act({ kind: "home" });
+      return;
+    }
+    if (event.target.closest("#stop-replying")) {
+      replyTo(null);
       return;
     }
     const target = event.target.closest("[data-act]");
@@ -222,6 +268,10 @@
     const place = where(target);
     if (!place) return;
     const kind = target.dataset.act;
+    if (kind === "reply") {
+      replyTo(target.closest(".message[data-surface=message]"));
+      return;
+    }
     if (kind === "shortcut") {
       target.closest("details").open = false;
       act(Object.assign(place, { kind, callback_id: target.dataset.callbackId }), target);
@@ -267,7 +317,11 @@
       const text = $("say").value.trim();
       if (!text) return;
       const channel = S.pane === "home" ? "" : S.pane;
-      act({ kind: text.startsWith("/") ? "slash" : "say", channel, text });
+      if (S.thread && S.thread.channel === channel && !text.startsWith("/")) {
+        act({ kind: "reply", channel, thread_ts: S.thread.ts, text });
+      } else {
+        act({ kind: text.startsWith("/") ? "slash" : "say", channel, text });
+      }
       $("say").value = "";
       return;
     }

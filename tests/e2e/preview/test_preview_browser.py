@@ -15,7 +15,14 @@ ORDERS, INVOICES, _DEPLOY = scenario.asks()  # the questions the preview's scrip
 
 
 def seed_ask(seed: Seeder, ask: scenario.Ask, title: str | None = None) -> SeededBundle:
-    return seed(ask.questions, ask.context, title or ask.title, transcript=ask.transcript)
+    return seed(
+        ask.questions,
+        ask.context,
+        title or ask.title,
+        transcript=ask.transcript,
+        then=ask.then,
+        description=ask.description,
+    )
 
 
 def card_ts(preview: Preview, bundle: SeededBundle) -> str:

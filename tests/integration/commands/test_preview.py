@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -41,3 +42,75 @@ def test_the_preview_never_shows_the_kandev_password(tmp_path: Path) -> None:
     assert logged.count("unavailable") >= 3, logged  # the polls did warn, with the URL
     assert "[redacted]@127.0.0.1" in logged
     assert PASSWORD not in printed + logged
+
+
+def _preview_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "KANDEV_"))}
+    return env | {"KANDEV_URL": f"http://127.0.0.1:{free_port()}"}
+
+
+def _one_clear_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+def test_a_busy_port_is_one_clear_line_and_a_failure() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(CONSOLE_SCRIPT), "preview", "--port", str(port)],
+            env=_preview_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode != 0
+    line = _one_clear_line(done.stderr)
+    assert f"port {port} on 127.0.0.1 is already in use" in line and "--port" in line
+
+
+def test_busy_kandev_ports_are_one_clear_line_and_a_failure() -> None:
+    """``--kandev-port`` chooses the local Kandev's ports; taken ones are said before any
+    Kandev is started."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(CONSOLE_SCRIPT), "preview", "--port", "0", "--with-kandev"]
+            + ["--kandev-port", str(port)],
+            env=_preview_env() | {"KANDEV_RUNTIME_DIR": os.environ.get("KANDEV_RUNTIME_DIR", "")},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode != 0
+    line = _one_clear_line(done.stderr)
+    assert f"Kandev's ports {port}–" in line and f"port {port} is in use" in line, line
+    assert "--kandev-port" in line
+
+
+def test_the_kandev_port_must_be_a_port_number() -> None:
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), "preview", "--with-kandev", "--kandev-port", "99999"],
+        env=_preview_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "not a port number: '99999'" in done.stderr
+
+
+def test_the_kandev_port_goes_with_with_kandev() -> None:
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), "preview", "--kandev-port", "40000"],
+        env=_preview_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "--kandev-port goes with --with-kandev" in _one_clear_line(done.stderr)

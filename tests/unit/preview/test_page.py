@@ -10,7 +10,7 @@ import pytest
 from slack_sdk import WebClient
 
 from fakeslack import FakeSlack
-from preview.page import Memory, Snapshot, state_version
+from preview.page import NOTICE_S, Memory, Snapshot, state_version
 from preview.workspace import ANA, BEN, QUESTIONS, PreviewWorkspace, own_workspace
 
 
@@ -85,3 +85,59 @@ def test_the_version_changes_with_what_is_shown(slack):
     posted = state_version(fake, 0)
     web.chat_update(channel=QUESTIONS.id, ts=ts, text="two")
     assert len({before, posted, state_version(fake, 0), state_version(fake, 1)}) == 4
+
+
+def test_a_notice_goes_away_and_a_reloaded_page_shows_none(slack):
+    fake, _web, workspace = slack
+    memory = Memory()
+    memory.notice("The app answered HTTP 500", at=100.0)
+    shown = snapshot(fake, workspace, memory=memory)
+
+    assert shown.render(now=101.0)["notices"] == ["The app answered HTTP 500"]
+    assert shown.render(now=101.0, fresh=True)["notices"] == [], "a reload shows old notices"
+    assert shown.render(now=100.0 + NOTICE_S + 0.1)["notices"] == [], "the notice stays"
+
+
+def test_the_page_says_whose_time_zone_its_times_are_in(slack):
+    fake, _web, workspace = slack
+    assert "Ana Lima’s time zone (Europe/Lisbon)" in snapshot(fake, workspace).render()["time_zone"]
+    for_ben = snapshot(fake, workspace, BEN).render()["time_zone"]
+    assert "Ben Okafor’s time zone (America/New_York)" in for_ben
+
+
+SPEC = "KANDEV-MOCK-SPEC 3f2a9c1e eyJxdWVzdGlvbnMiOlt7ImlkIjoiZGIifV0sImNvbnRleHQiOiIifQ=="
+
+
+def test_the_scripted_agents_script_is_never_shown(slack):
+    fake, web, workspace = slack
+    description = {"type": "section", "text": {"type": "mrkdwn", "text": f"Orders\n\n{SPEC}"}}
+    cut = {"type": "context", "elements": [{"type": "mrkdwn", "text": SPEC[:40] + "…"}]}
+    view = {"type": "modal", "title": plain("Conversation"), "blocks": [description, cut]}
+    web.views_open(trigger_id=fake.issue_trigger(ANA.id), view=view)
+    web.chat_postMessage(channel=QUESTIONS.id, text=f"Task: {SPEC}")
+
+    shown = snapshot(fake, workspace).render()
+
+    assert "Orders" in shown["modal"] and "Task:" in shown["panes"][QUESTIONS.id]
+    for html in (shown["modal"], shown["panes"][QUESTIONS.id]):
+        assert "KANDEV-MOCK-SPEC" not in html and "eyJxdWVzdGlvbnMi" not in html
+
+
+def test_a_message_offers_a_reply_in_its_thread_and_a_reply_does_not(slack):
+    fake, web, workspace = slack
+    card = web.chat_postMessage(channel=QUESTIONS.id, text="The card")["ts"]
+    web.chat_postMessage(channel=QUESTIONS.id, text="Reminder", thread_ts=card)
+    pane = snapshot(fake, workspace).render()["panes"][QUESTIONS.id]
+    card_html, thread = pane.split('<div class="thread">')
+    assert 'data-act="reply"' in card_html and 'data-act="reply"' not in thread
+
+
+def test_what_the_agent_said_next_is_shown_under_its_card_as_the_previews_own(slack):
+    fake, web, workspace = slack
+    card = web.chat_postMessage(channel=QUESTIONS.id, text="Answered by Ana")["ts"]
+    went_on = {(QUESTIONS.id, card): "Thanks, *continuing* <now>."}
+    pane = Snapshot(
+        fake, ANA, workspace.channels, workspace.names, Memory(), went_on=went_on
+    ).render()["panes"][QUESTIONS.id]
+    assert "Then, in Kandev, the agent went on: <q>Thanks, *continuing* &lt;now&gt;.</q>" in pane
+    assert "Slack shows no such line" in pane

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -184,3 +185,37 @@ def test_a_bad_or_huge_length_is_refused(server) -> None:
     assert raw_post(running, str(MAX_BODY + 1)) == 413
     assert raw_post(running, str(10**30)) == 413
     assert seen == []
+
+
+def test_a_closed_tab_prints_no_traceback(capfd) -> None:
+    """A page closed while its long poll is answered: the answer finds no one; nothing is
+    printed (the standard library prints a traceback for it)."""
+    import socket
+    import time
+
+    answered = threading.Event()
+
+    def state(user: str, since: str, wait: float) -> dict[str, Any]:
+        time.sleep(0.3)  # the tab is closed meanwhile
+        answered.set()
+        return {"version": "v", "big": "x" * 4_000_000}
+
+    running = PreviewHttpServer(0, state, lambda user, request: {})
+    running.serve_in_thread()
+    try:
+        page = the_page(running)
+        token = page.headers[TOKEN_HEADER]
+        with socket.create_connection(("127.0.0.1", running.port)) as tab:
+            request = (
+                f"GET /api/state?user=U1&since=v0 HTTP/1.1\r\nHost: 127.0.0.1:{running.port}\r\n"
+                f"{TOKEN_HEADER}: {token}\r\n\r\n"
+            )
+            tab.sendall(request.encode())
+            tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        assert answered.wait(5)
+        time.sleep(0.5)
+    finally:
+        running.shutdown()
+        running.server_close()
+    printed = capfd.readouterr()
+    assert "Traceback" not in printed.err + printed.out, printed.err

@@ -89,3 +89,21 @@ def test_a_message_to_the_app_is_an_im_message_outside_any_thread(fake_slack: Fa
     assert event == callback["event"]
     assert event["channel_type"] == "im" and event["channel"].startswith("D")
     assert event["user"] == ALICE.id and "thread_ts" not in event and "subtype" not in event
+
+
+def test_a_person_s_reply_recorded_in_a_thread_and_its_event() -> None:
+    """``post_user_message(thread_ts=…)`` keeps a person's reply in the thread (as Slack's
+    ``conversations.replies`` would list it); ``reply_in_thread`` with its ts sends the
+    ``message`` event Slack sends for that same reply."""
+    fake = FakeSlack()
+    parent = fake.post_user_message(CHANNEL, ALICE.id, "the card")
+    reply = fake.post_user_message(CHANNEL, ALICE.id, "sqlite", thread_ts=parent.ts)
+    driver, recorder = _driver(fake)
+
+    driver.reply_in_thread(CHANNEL, parent.ts, "sqlite", user=ALICE, event={"ts": reply.ts})
+
+    stored = fake.message(CHANNEL, reply.ts)
+    assert stored.thread_ts == parent.ts and stored.user == ALICE.id
+    assert fake.message(CHANNEL, parent.ts).thread_ts is None
+    [event] = _events(recorder)
+    assert event["ts"] == reply.ts and event["thread_ts"] == parent.ts

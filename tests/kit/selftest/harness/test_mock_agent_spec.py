@@ -12,6 +12,15 @@ def test_spec_line_round_trips_questions_and_context() -> None:
     assert parsed == ("abc_123", {"questions": questions, "context": "why: *now*"})
 
 
+def test_what_the_agent_does_once_answered_round_trips() -> None:
+    then = [{"tool": "Write the migration", "command": "make"}, {"say": "Done."}]
+    line = mock_agent.spec_line("m2", sample_questions(1), then=then)
+
+    parsed = mock_agent.parse_spec(line)
+
+    assert parsed is not None and parsed[1]["then"] == then
+
+
 def test_text_without_spec_is_ignored() -> None:
     assert mock_agent.parse_spec("You previously asked the user: ...") is None
     assert mock_agent.parse_spec("KANDEV-MOCK-SPEC m1 !!!notbase64") is None
