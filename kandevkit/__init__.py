@@ -9,7 +9,12 @@ tests reach it through ``tests.kit.harness``, which re-exports it beside the tes
 
 from kandevkit import mock_agent
 from kandevkit.inproc import InProcessBot
-from kandevkit.kandev_runtime import KANDEV_VERSION, RuntimeInstallError, ensure_runtime
+from kandevkit.kandev_runtime import (
+    KANDEV_VERSION,
+    NPM_PACKAGE,
+    RuntimeInstallError,
+    ensure_runtime,
+)
 from kandevkit.kandev_server import KandevHarnessError, KandevServer, SeededBundle, Workflow
 from kandevkit.mcp import McpSession, McpToolError
 from kandevkit.mock_agent import STANDARD_OPTIONS, permission_spec
@@ -33,6 +38,7 @@ __all__ = [
     "INSTANCE_OFFSET",
     "INSTANCE_PORTS",
     "KANDEV_VERSION",
+    "NPM_PACKAGE",
     "InProcessBot",
     "KandevHarnessError",
     "LIST_TOOL",
