@@ -21,6 +21,7 @@ from bot.cards import ids
 from bot.cards.approval_text import (
     confirm_dialog,
     cut_notice,
+    cwd_cut,
     description_line,
     plain_middle,
     summary_line,
@@ -255,7 +256,8 @@ def _approval_blocks(
         blocks.append(section(target, block_id=ids.BLOCK_TARGET))
     if approval.action.cut_by_kandev:
         blocks.append(context(cut_notice(approval.action, final is None), block_id=ids.BLOCK_CUT))
-    if hidden and (whole := whole_button(approval, approval.item_id)) is not None:
+    shortened = hidden or cwd_cut(approval.action)  # the directory's whole is a click away too
+    if shortened and (whole := whole_button(approval, approval.item_id)) is not None:
         blocks.append(actions([whole], block_id=ids.BLOCK_WHOLE))
     if final is None:
         buttons, left_out = option_buttons(approval, approval.item_id, confirm_limit=confirm_limit)

@@ -182,6 +182,21 @@ def chained(command: str) -> int:
     return sum(1 for part in _CHAIN.split(command) if part.strip())
 
 
+#: A working directory's room in the summary line (a longer one: its start and its end there,
+#: whole in the full view).
+MAX_SUMMARY_CWD = 300
+
+
+def cwd_cut(action: ToolAction) -> bool:
+    """Whether the summary line shows only the start and the end of the working directory."""
+    return (
+        action.type == "command"
+        and bool(action.command)
+        and bool(action.cwd)
+        and (not inline_middle(action.cwd, MAX_SUMMARY_CWD)[1].whole)
+    )
+
+
 def summary_line(action: ToolAction) -> str:
     """One line first: what kind of action, the program (and how many more commands the
     line chains), the working directory, and how long the whole text is (safe mrkdwn)."""
@@ -193,7 +208,7 @@ def summary_line(action: ToolAction) -> str:
         if more > 0:
             parts[0] += f" and {more} more command{'s' if more > 1 else ''} chained"
         if a.cwd:
-            parts.append(f"in {inline_middle(a.cwd, 300)[0]}")
+            parts.append(f"in {inline_middle(a.cwd, MAX_SUMMARY_CWD)[0]}")
         parts.append(_length(a, a.command))
         return " · ".join(parts)
     if a.type in ("file_write", "file_read") and a.path:

@@ -16,6 +16,7 @@ from bot.cards.approval import action_text, approval_outcome_line, option_button
 from bot.cards.approval_text import (
     code_block_text,
     cut_notice,
+    cwd_cut,
     not_shown,
     render_code,
     target_of,
@@ -84,11 +85,42 @@ def _piece_section(index: int, piece: str) -> Block:
     return section(f"```\n{render_code(piece) or ' '}\n```", block_id=f"{ids.BLOCK_PART}:{index}")
 
 
+#: The most a working directory the summary shortens takes in the view (its pieces).
+_CWD_ROOM = 4_500
+
+
+def _cwd_parts(approval: Approval) -> list[str] | None:
+    """A working directory the summary line shortens, in pieces, when the view holds it
+    whole (None: not shortened, or too long for the view: its start and its end then)."""
+    if not cwd_cut(approval.action):
+        return None
+    parts = pieces(approval.action.cwd, PIECE)
+    cost = sum(slack_len(render_code(p)) + 8 for p in parts)
+    return parts if cost <= _CWD_ROOM else None
+
+
+def _cwd_blocks(approval: Approval) -> list[Block]:
+    """The working directory whole (or, beyond the view's room, its start and its end)
+    when the summary line shows only its start and its end."""
+    if not cwd_cut(approval.action):
+        return []
+    cwd = approval.action.cwd
+    head = context(f"The working directory: {len(cwd):,} characters.")
+    parts = _cwd_parts(approval)
+    if parts is None:
+        shown, _ = code_block_text(cwd, _CWD_ROOM // 2)
+        return [head, section(shown, block_id=f"{ids.BLOCK_CWD}:0")]
+    return [head] + [
+        section(f"```\n{render_code(p) or ' '}\n```", block_id=f"{ids.BLOCK_CWD}:{i}")
+        for i, p in enumerate(parts)
+    ]
+
+
 def fits_view(approval: Approval) -> bool:
     """Whether the whole text fits in the view (else it goes to the card's thread)."""
     text = target_of(approval.action)
     parts = pieces(text, PIECE)
-    room = MAX_MESSAGE_BLOCKS_TEXT - _VIEW_REST
+    room = MAX_MESSAGE_BLOCKS_TEXT - _VIEW_REST - (_CWD_ROOM if cwd_cut(approval.action) else 0)
     return (
         len(parts) <= MAX_VIEW_BLOCKS - 10
         and sum(slack_len(render_code(p)) + 8 for p in parts) <= room
@@ -113,6 +145,7 @@ def whole_view(
     blocks: list[Block] = [
         section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE),
         section(action_text(approval.action), block_id=ids.BLOCK_TOOL),
+        *_cwd_blocks(approval),
     ]
     text = target_of(approval.action)
     if text and fits_view(approval):

@@ -238,6 +238,7 @@ BLOCK_TOOL = "kq_tool"  # what the agent wants to do
 BLOCK_TARGET = "kq_target"  # the command (or path, destination) itself
 BLOCK_WHOLE = "kq_whole"  # "Show whole command" under a shortened one
 BLOCK_PART = "kq_part"  # one piece of the whole command in the full view: "kq_part:<n>"
+BLOCK_CWD = "kq_cwd"  # one piece of a long working directory in the full view: "kq_cwd:<n>"
 BLOCK_CUT = "kq_cut"  # Kandev cut the command: its end is unknown, allowed only in Kandev
 ACTION_APPROVAL_VIEW = "kq_approval_view"  # opens an approval's full view (card, listing, Home)
 CALLBACK_APPROVAL_VIEW = "kq_approval_modal"  # that view (read-only; its buttons are options)

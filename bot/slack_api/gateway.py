@@ -31,6 +31,9 @@ REPLY_EVENT_TYPE = "kandev_question_reply"
 
 #: How long who-is-in-what (user groups, channel members, channel privacy) is remembered.
 DIRECTORY_TTL_S = 60.0
+#: A channel's members read longer ago than this are read again when they do not include
+#: the person asking (a click proves no membership: it is asked on every click).
+MEMBER_MISS_TTL_S = 5.0
 #: A channel with more members than this many pages of 1,000 is refused (fail closed).
 MAX_MEMBER_PAGES = 20
 #: At most this many directory entries are remembered (the oldest go first): a crowd of
@@ -255,8 +258,8 @@ class SlackGateway:
 
         return self._cached(("private", channel), load)
 
-    def channel_members(self, channel: str) -> frozenset[str]:
-        """Members of a conversation, every page (cached for ``DIRECTORY_TTL_S``)."""
+    def channel_members(self, channel: str, max_age: float = DIRECTORY_TTL_S) -> frozenset[str]:
+        """Members of a conversation, every page (cached for ``max_age``)."""
 
         def load() -> frozenset[str]:
             members: set[str] = set()
@@ -271,12 +274,16 @@ class SlackGateway:
                     return frozenset(members)
             raise SlackError("conversations.members", "too_many_members")
 
-        return self._cached(("members", channel), load)
+        return self._cached(("members", channel), load, max_age)
 
     def is_channel_member(self, channel: str, user_id: str) -> bool:
         """Whether ``user_id`` is a member of ``channel`` (conversations.members, every page,
-        cached for ``DIRECTORY_TTL_S``). Raises SlackError when it cannot be read."""
-        return user_id in self.channel_members(channel)
+        cached for ``DIRECTORY_TTL_S``; a "no" from a list older than ``MEMBER_MISS_TTL_S`` is
+        read again: someone just added is not refused for a minute). Raises SlackError when it
+        cannot be read."""
+        if user_id in self.channel_members(channel):
+            return True
+        return user_id in self.channel_members(channel, MEMBER_MISS_TTL_S)
 
     def own_organisation(self) -> tuple[str, str | None]:
         """The app's own team id and (Enterprise Grid) enterprise id, from auth.test (read once
@@ -317,15 +324,15 @@ class SlackGateway:
         their_team, their_enterprise = self._cached(("user", user_id), load)
         return their_team == team or (enterprise is not None and their_enterprise == enterprise)
 
-    def _cached(self, key: tuple[str, str], load):
-        """The value read less than DIRECTORY_TTL_S ago, else ``load()``'s. One load per key at
+    def _cached(self, key: tuple[str, str], load, max_age: float = DIRECTORY_TTL_S):
+        """The value read less than ``max_age`` ago, else ``load()``'s. One load per key at
         a time: a crowd that finds the entry missing or stale (fifty people clicking cards of
         a route limited to a user group) waits for one call, where one call each would exceed
         Slack's rate (usergroups.users.list is Tier 2, ~20 a minute) and be refused."""
         now = time.monotonic()
         with self._lock:
             hit = self._directory.get(key)
-            if hit and now - hit[0] < DIRECTORY_TTL_S:
+            if hit and now - hit[0] < max_age:
                 return hit[1]
             loading = self._loading.get(key)
             mine = loading is None

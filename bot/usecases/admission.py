@@ -139,18 +139,12 @@ class Admission:
             return self._refused(request, located)
         card = located
         refusal = self._option_problem(request, card) or self._state_problem(request, card)
-        # A click on the card's message in its route's channel proves the person reads that
-        # channel; a click on its escalation or DM copy, a form's metadata or a list / Home
-        # button does not.
-        in_channel = (
-            request.via in ("card", "shortcut")
-            and not request.form
-            and request.channel == card.channel
-        )
+        # Whoever can read a message can click it (a public channel is read without joining
+        # it): on every path, the card's message included, the channel's members are asked.
         # Snoozing changes only the person's own views, but it is offered only to those who
         # may answer: it is admitted by the same rule (a guest not in the channel may not).
         if refusal is None:
-            refusal = self._permission_problem(request, card, in_channel=in_channel)
+            refusal = self._permission_problem(request, card)
         if refusal is not None:
             return self._refused(request, refusal)
         bind_log_context(pending_id=card.pending_id)  # the rest of this interaction's lines
@@ -234,14 +228,10 @@ class Admission:
         other = self.cards.by_any_message(request.channel, request.ts)
         return other is not None and other.pending_id == card.pending_id
 
-    def _permission_problem(
-        self, request: Request, card: Card, *, in_channel: bool
-    ) -> Refusal | None:
+    def _permission_problem(self, request: Request, card: Card) -> Refusal | None:
         """The person may not act on ``card``, or that cannot be checked now (fail closed)."""
         try:
-            allowed = self.permissions.may_act(
-                card, request.user_id, in_channel=in_channel, strict=True
-            )
+            allowed = self.permissions.may_act(card, request.user_id, strict=True)
         except Exception:  # Slack could not say who is in the channel, or of which organisation
             log.warning("could not check who may act on %s; refused", card.pending_id)
             return Refusal("unverifiable", card)

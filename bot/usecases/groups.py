@@ -278,8 +278,9 @@ class Groups:
         members: Sequence[str] | None = None,
     ) -> SendAll:
         """Send on the offer of ``pending_id``'s answer: the requests for every member, mapped;
-        ``channel``: where Send was clicked (a member's own channel proves the person reads
-        it, as a click on the card does); ``redelivery``: Slack's copy of the click;
+        ``channel``: where Send was clicked (on a member's own channel, the request is on its
+        card; else as a form naming it: admitted alike, the channel's members asked);
+        ``redelivery``: Slack's copy of the click;
         ``members``: exactly the bundles the offer named (each read again: one of the group
         still, or resolved since; any other is left out), None for an offer made before it
         named them (the group as it is now)."""
@@ -362,8 +363,8 @@ def _won_by(card: Card, user_id: str) -> bool:
 def _request(
     member: Card, user_id: str, answer: Answer, source: Card, channel: str | None
 ) -> Request:
-    """The request for one member: on its channel card (proof of reading its channel only when
-    Send was clicked there; else as a form naming that message)."""
+    """The request for one member: on its channel card when Send was clicked there, else as a
+    form naming that message (admitted alike: who may answer is asked on every path)."""
     option = (answer.question_id, answer.selected_options[0]) if answer.selected_options else None
     return Request(
         user_id=user_id,

@@ -9,7 +9,8 @@ a person who may no longer answer is not re-sent).
 - A route without answerers grants the members of its channel (public or private alike: a
   guest, or anyone of the workspace, who is not in the channel is not granted) who belong to
   the app's own organisation (a Slack Connect member of a shared channel is not). A click on
-  the card's message itself proves the person is in the channel, not their organisation.
+  the card's message itself proves nothing: whoever can read a message can click it, and
+  anyone of the workspace can read a public channel without joining it.
 
 Anything that cannot be looked up (a group's members, a channel's members, a person's
 organisation) counts as "no" (fail closed), unless ``strict``: then the error propagates (the
@@ -50,16 +51,11 @@ class Permissions:
         route = self.route_of(card.task)
         return route.followups.claim_for if route is not None else DEFAULT_CLAIM_FOR_S
 
-    def may_act(
-        self, card: Card, user_id: str, *, in_channel: bool = False, strict: bool = False
-    ) -> bool:
-        """Whether this user may answer or reject ``card`` (``in_channel``: the interaction
-        came from the card's message itself)."""
-        return self.may_answer(card.task, user_id, in_channel=in_channel, strict=strict)
+    def may_act(self, card: Card, user_id: str, *, strict: bool = False) -> bool:
+        """Whether this user may answer or reject ``card``."""
+        return self.may_answer(card.task, user_id, strict=strict)
 
-    def may_answer(
-        self, task: TaskInfo, user_id: str, *, in_channel: bool = False, strict: bool = False
-    ) -> bool:
+    def may_answer(self, task: TaskInfo, user_id: str, *, strict: bool = False) -> bool:
         """Whether this user may answer (and so see) a question of ``task``."""
         route = self.route_of(task)
         if route is None:
@@ -71,7 +67,7 @@ class Permissions:
             return route.may_answer(user_id, groups)
         if not self._of_own_organisation(user_id, strict=strict):
             return False
-        return in_channel or self._in_channel(route.channel, user_id, strict=strict)
+        return self._in_channel(route.channel, user_id, strict=strict)
 
     def _member(self, group_id: str, user_id: str, *, strict: bool) -> bool:
         return self._lookup(

@@ -203,9 +203,7 @@ class CardsAt(Protocol):
 
 
 class MayAct(Protocol):
-    def may_act(
-        self, card: Card, user_id: str, *, in_channel: bool = False, strict: bool = False
-    ) -> bool: ...
+    def may_act(self, card: Card, user_id: str, *, strict: bool = False) -> bool: ...
 
 
 @dataclass(eq=False)
@@ -255,11 +253,8 @@ class ThreadReplies:
         if not questions:
             return Ignored("no question")
         question = questions[0]
-        in_channel = message.channel == card.channel
-        try:
-            allowed = self.permissions.may_act(
-                card, message.user_id, in_channel=in_channel, strict=True
-            )
+        try:  # a reply in the card's thread proves no membership (a public channel's thread)
+            allowed = self.permissions.may_act(card, message.user_id, strict=True)
             unverifiable = False
         except Exception:  # Slack could not say: refused (fail closed), and said so
             log.warning("could not check who may answer %s; refused", card.pending_id)

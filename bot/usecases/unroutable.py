@@ -4,6 +4,7 @@ tried again with backoff, and shown in /healthz until they can be routed or are 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -34,26 +35,35 @@ class Unroutables:
         self.health, self.component, self.noun = health, component, noun
         self.items: dict[str, Unroutable] = {}
         self._wait = doubling(*UNROUTABLE_RETRY_S)
+        #: Several loops may meet the same items (an approval's hints and its sweep).
+        self._lock = threading.RLock()
 
     def due(self, key: str) -> bool:
         """Whether ``key`` may be tried now (never failed, or its wait is over)."""
-        waiting = self.items.get(key)
+        with self._lock:
+            waiting = self.items.get(key)
         return waiting is None or time.monotonic() >= waiting.next_try
 
     def failed(self, key: str, reason: str) -> bool:
         """``key`` cannot be routed (``reason``): tried again after a doubling wait. False."""
-        attempts = self.items[key].attempts + 1 if key in self.items else 1
-        wait = wait_for(self._wait, attempts)
-        self.items[key] = Unroutable(reason, attempts, time.monotonic() + wait)
+        with self._lock:
+            attempts = self.items[key].attempts + 1 if key in self.items else 1
+            wait = wait_for(self._wait, attempts)
+            self.items[key] = Unroutable(reason, attempts, time.monotonic() + wait)
+            self.report()
         log.warning("%s %s cannot be routed (%s); retrying in %.0f s", self.noun, key, reason, wait)
-        self.report()
         return False
 
     def routed(self, key: str) -> None:
-        self.items.pop(key, None)
+        with self._lock:
+            self.items.pop(key, None)
 
     def report(self, active: Collection[str] | None = None) -> None:
         """Say in /healthz what cannot be routed (forgetting the keys not in ``active``)."""
+        with self._lock:
+            self._report(active)
+
+    def _report(self, active: Collection[str] | None) -> None:
         if active is not None:
             for gone in set(self.items) - set(active):
                 del self.items[gone]

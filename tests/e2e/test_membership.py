@@ -12,11 +12,9 @@ from bot.core.approval import approval_key
 from fakeslack import ALICE, BOB, SlackUser
 from tests.e2e.helpers import (
     db_question,
-    open_modal,
     start_bot,
     wait_card,
     wait_ephemeral,
-    wait_in_form,
     wait_outcome,
 )
 from tests.e2e.reliability.support import still_pending
@@ -29,7 +27,6 @@ GUEST = SlackUser(id="U0GUEST001", name="gus", real_name="Gus Guest", is_restric
 PARTNER = SlackUser(id="U0PARTNER1", name="pat", real_name="Pat Partner", team_id="T0PARTNER1")
 FORBIDDEN = "not on the list"
 UNVERIFIABLE = "could not check"
-OTHER_MODAL = "kq_other_modal"
 RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo/app"})
 
 
@@ -108,18 +105,18 @@ def test_membership_slack_cannot_read_is_refused_with_try_again(
     assert still_pending(seed.server, bundle)
     fake_slack.faults.clear()
 
-    # conversations.members fails: a form opened from the card is refused at submission.
-    mark = fake_slack.mark()
-    assert driver.click(CHANNEL, card.ts, text="Other answer…", user=ALICE).status == 200
-    view = open_modal(fake_slack, OTHER_MODAL, after=mark)
+    # conversations.members fails: a click on the card itself is refused too (a click proves
+    # no membership: the channel's members are read on every path, the card included).
     fake_slack.faults.error("conversations.members", "fetch_members_failed", times=None)
-    text_block = next(
-        b["block_id"]
-        for b in view.blocks
-        if b.get("type") == "input" and b["block_id"].startswith("kq_text:")
+    assert driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE).status == 200
+    fake_slack.wait_for(
+        lambda: (
+            len([e for e in fake_slack.ephemerals(user=ALICE.id) if UNVERIFIABLE in e.all_text])
+            >= 2
+        ),
+        10,
+        "the second refusal",
     )
-    assert driver.submit_view(view, {text_block: {"kq_text": "SQLite"}}).status == 200
-    wait_in_form(fake_slack, view.id, UNVERIFIABLE)
     assert still_pending(seed.server, bundle)
 
     # Slack answers again: the same person answers.
@@ -150,3 +147,37 @@ def test_a_guest_not_in_the_channel_cannot_always_allow_from_home(
     wait_home(fake_slack, GUEST.id, lambda v: FORBIDDEN in v.all_text)
     kandev = Permissions(seed.server)
     assert [p["request_id"] for p in kandev.list(seeded.task_id)] == [seeded.request_id]
+
+
+#: A full member of the workspace (no guest), not in the questions' channel.
+CAROL = SlackUser(id="U0CAROL003", name="carol", real_name="Carol Other")
+
+
+def test_a_member_not_in_the_channel_is_refused_on_the_card_itself(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    """Anyone of the workspace can read a public channel without joining it, and Slack lets
+    whoever reads a message click it: a click on the card proves no membership (before: a
+    click on the card itself was taken as proof, so Carol's answer and thread reply went
+    through)."""
+    fake_slack.add_user(CAROL)
+    fake_slack.set_channel_members(CHANNEL, [ALICE.id, BOB.id, fake_slack.workspace.bot_user_id])
+    bot = start_bot(app_factory)
+    bundle = seed([db_question()], title="For the channel's members only")
+    card = wait_card(fake_slack, bundle.pending_id)
+    driver = slack_driver(bot.events_url)
+
+    assert driver.click(CHANNEL, card.ts, text="MongoDB", user=CAROL).status == 200
+    wait_ephemeral(fake_slack, CAROL.id, FORBIDDEN)
+    driver.reply_in_thread(CHANNEL, card.ts, "MongoDB", user=CAROL)
+    fake_slack.wait_for(
+        lambda: (
+            len([e for e in fake_slack.ephemerals(user=CAROL.id) if FORBIDDEN in e.all_text]) >= 2
+        ),
+        10,
+        "the thread reply's refusal",
+    )
+    assert still_pending(seed.server, bundle)
+
+    assert driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE).status == 200
+    wait_outcome(fake_slack, card.ts, "✅")

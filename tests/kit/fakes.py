@@ -100,6 +100,8 @@ class FakePermissions:
         self.failures: dict[str, Exception] = {}
         #: When given, ``candidates`` waits until it is set (a slow workspace read: a sweep).
         self.candidates_gate: threading.Event | None = None
+        #: When given, ``record`` waits until it is set (a slow read of how a request ended).
+        self.record_gate: threading.Event | None = None
         #: Run (and dropped) one by one after a list call: Kandev changing between two reads.
         self.after_list: list[Callable[[], None]] = []
         self.calls: list[str] = []
@@ -153,6 +155,8 @@ class FakePermissions:
         return session_id in self.turns_ended
 
     def record(self, task_id: str, session_id: str, request_id: str) -> PermissionRecord | None:
+        if self.record_gate is not None:
+            self.record_gate.wait(30)
         return self.records.get(request_id)
 
     def _call(self, name: str) -> None:

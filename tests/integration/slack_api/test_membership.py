@@ -64,3 +64,19 @@ def test_the_directory_cache_is_bounded(
     assert slack.of_own_organisation(people[-1].id)  # still cached
     assert slack.of_own_organisation(people[0].id)  # dropped: read again
     assert len(fake_slack.calls("users.info")) == before + 1
+
+
+def test_someone_just_added_to_the_channel_is_not_refused_for_a_minute(
+    slack: SlackGateway, fake_slack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every click asks who is in the card's channel: a "no" from a list read more than a
+    moment ago is read again (a "yes" stays cached for the minute)."""
+    monkeypatch.setattr(gateway_module, "MEMBER_MISS_TTL_S", 0.0)
+    fake_slack.set_channel_members(CHANNEL, [ALICE.id])
+    assert not slack.is_channel_member(CHANNEL, "U0NEWCOMER")
+    fake_slack.set_channel_members(CHANNEL, [ALICE.id, "U0NEWCOMER"])
+
+    assert slack.is_channel_member(CHANNEL, "U0NEWCOMER")
+    calls = len(fake_slack.calls("conversations.members"))
+    assert slack.is_channel_member(CHANNEL, ALICE.id)
+    assert len(fake_slack.calls("conversations.members")) == calls  # a "yes" from the cache

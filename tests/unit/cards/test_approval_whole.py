@@ -380,3 +380,34 @@ def test_any_three_approvals_keep_the_listing_and_home_within_limits(data) -> No
         view = whole_view(card, kandev_url=KANDEV_URL, metadata=meta, waiting=True)
         assert_valid_view(view)
         assert blocks_text_length(view["blocks"]) <= MAX_MESSAGE_BLOCKS_TEXT
+
+
+def test_a_long_working_directory_is_shown_whole_one_click_away() -> None:
+    """The summary shows a long working directory as its start and its end: the card then
+    offers the full view even for a short command, and the full view shows the directory
+    whole (before: cut in both, shown whole nowhere, and no full view offered)."""
+    cwd = "/srv/" + "nested-release-directory/" * 24 + "DANGER-END"
+    item = approval("make deploy", cwd=cwd)
+    message = render(item)
+    assert_valid_message(message)
+    assert "characters not shown" in block(message, ids.BLOCK_TOOL)["text"]["text"]
+    assert block(message, ids.BLOCK_WHOLE) is not None
+    view = whole_view(card_of(item), kandev_url=KANDEV_URL, metadata=metadata(item), waiting=True)
+    assert_valid_view(view)
+    shown = [
+        unrender(b["text"]["text"])
+        for b in view["blocks"]
+        if b.get("block_id", "").startswith(ids.BLOCK_CWD)
+    ]
+    assert shown == [f"```\n{cwd}\n```"]
+    assert view_text(view) == "make deploy"
+
+
+@SETTINGS
+@given(cwd_length=st.sampled_from([10, 400, 2900, 4096]), length=st.sampled_from([10, 9000]))
+def test_any_working_directory_keeps_the_full_view_within_limits(cwd_length, length) -> None:
+    cwd = ("/srv/x" * 1000)[:cwd_length]
+    item = approval(long_command(length) if length > 2000 else "x" * length, cwd=cwd)
+    view = whole_view(card_of(item), kandev_url=KANDEV_URL, metadata=metadata(item), waiting=True)
+    assert_valid_view(view)
+    assert blocks_text_length(view["blocks"]) <= MAX_MESSAGE_BLOCKS_TEXT

@@ -427,16 +427,21 @@ def test_a_private_channels_card_from_the_list_or_home_admits_its_members_only(
     assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
 
 
-def test_a_click_in_a_private_channel_proves_the_person_reads_it(
-    posted, admission: Admission, gateway: FakeSlackGateway
+def test_a_click_on_the_card_itself_proves_no_membership(
+    posted, admission: Admission, store: Database, gateway: FakeSlackGateway
 ) -> None:
+    # Whoever reads a message can click it, and anyone of the workspace reads a public
+    # channel without joining it: the channel's members are asked on the card too (this
+    # test said the opposite before: a click on the card was taken as proof).
     card = posted(make_bundle())
-    gateway.private_channels[CHANNEL] = frozenset({ALICE_ID})
+    gateway.public_members[CHANNEL] = frozenset({ALICE_ID})
 
-    admitted = admission.admit(click(card, user=BOB_ID))
-
+    admitted = admission.admit(click(card, user=ALICE_ID))
     assert isinstance(admitted, Admitted) and admitted.card.pending_id == card.pending_id
-    assert gateway.called("conversations.members") == []
+    result = admission.admit(click(card, user=BOB_ID))
+
+    assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
+    assert gateway.called("conversations.members") != []
 
 
 @pytest.mark.parametrize("via", ["list", "home"])

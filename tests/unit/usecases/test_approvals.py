@@ -356,3 +356,36 @@ def test_an_answer_that_ended_the_turn_between_two_reads_is_not_called_a_cancel(
     assert approvals.look_at("t-1").ended == []  # its turn is over, but it left the list
     assert approvals.look_at("t-1").ended == [key]
     assert store.cards.get(key).state is CardState.ANSWERED
+
+
+def test_a_hint_is_served_while_a_sweep_waits_on_how_another_request_ended(
+    approvals, permissions, store
+) -> None:
+    """The sweep reads how t-1's request ended (Kandev slow on that read) while a hint says
+    t-2 waits: t-2's card is posted within a second (before: the hint waited for the sweep's
+    lock, held through Kandev's slow answer)."""
+    gone = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.resolve_elsewhere(gone, "reject_once", "reject_once")
+    permissions.record_gate = gate = threading.Event()
+    sweeping = threading.Thread(target=approvals.sweep)
+    sweeping.start()
+    try:
+        deadline = time.monotonic() + 5
+        while "list t-1" not in permissions.calls[1:]:  # the sweep is reading t-1 again
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.1)  # …and is waiting on how its request ended
+        request = permissions.request("t-2")
+        started = time.monotonic()
+        hinted = threading.Thread(target=approvals.look_at, args=("t-2",), daemon=True)
+        hinted.start()
+        hinted.join(timeout=1.0)
+        assert store.cards.get(approval_key(request.request_id)) is not None, (
+            "the hint waited for the sweep"
+        )
+        assert time.monotonic() - started < 1.0
+    finally:
+        gate.set()
+        sweeping.join(timeout=5)
+    assert store.cards.get(approval_key(gone.request_id)).state is CardState.REJECTED
