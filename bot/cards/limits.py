@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# Kandev's own limit for custom_text / reject_reason: its home is core (the use-cases check it).
+from bot.core.limits import KANDEV_MAX_TEXT as KANDEV_MAX_TEXT
+
 MAX_MESSAGE_BLOCKS = 50
 MAX_VIEW_BLOCKS = 100
 MAX_MESSAGE_TEXT = 4000  # top-level `text` fallback (Slack truncates longer text)
@@ -46,9 +49,6 @@ MAX_VIEW_TITLE = 24
 MAX_VIEW_SUBMIT = 24
 MAX_VIEW_CLOSE = 24
 MAX_PRIVATE_METADATA = 3000
-
-# Kandev's own limit for custom_text / reject_reason, in code points after trimming.
-KANDEV_MAX_TEXT = 2000
 
 
 def char_units(ch: str) -> int:

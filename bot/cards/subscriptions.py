@@ -60,6 +60,19 @@ def usage_message(problem: str = "") -> str:
     return f"{problem} {USAGE}".strip()
 
 
+#: What is wrong with a subcommand (bot.usecases.subscriptions.BadCommand), in words.
+_BAD_COMMAND = {
+    "trailing": "`subscriptions` takes nothing after it.",
+    "too_long": "That is too long (over {max_value}).",
+    "no_label": "Name the label after `label:`.",
+}
+
+
+def bad_command_message(problem: str, max_value: int) -> str:
+    """A subcommand that cannot be read: what is wrong, then how to write one."""
+    return usage_message(_BAD_COMMAND[problem].format(max_value=max_value))
+
+
 def kandev_unreachable_message() -> str:
     return "Kandev cannot be reached right now, so the workspace cannot be checked; try again."
 

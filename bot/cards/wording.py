@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Literal
 
 from bot.cards.limits import slack_len
 from bot.cards.text import fit_escaped, one_line
 from bot.core.clarification import SKIPPED_REASON, Answer, Bundle
+from bot.core.domain import Action as Action  # its home is core; still importable from here
 from bot.core.domain import CardOutcome, CardState, PastChoice
 
 MAX_LABEL_IN_SUMMARY = 100
@@ -28,10 +28,6 @@ _LABEL_SEPARATOR = ", "
 _MIN_LABEL = 12  # a label is never shortened below this to make room
 
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,30}")
-
-#: What a person does: answer or reject a question, open a view, choose an approval's option,
-#: be on it ("I'm on it") or not, snooze it or not.
-Action = Literal["answer", "reject", "view", "approve", "claim", "release", "snooze", "unsnooze"]
 
 
 def user_mention(user_id: str | None) -> str | None:

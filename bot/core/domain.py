@@ -24,6 +24,11 @@ def _item_tag(value: Any) -> str:
     return "approval" if isinstance(value, Approval) else "question"
 
 
+#: What a person does: answer or reject a question, open a view, choose an approval's option,
+#: be on it ("I'm on it") or not, snooze it or not.
+Action = Literal["answer", "reject", "view", "approve", "claim", "release", "snooze", "unsnooze"]
+
+
 #: What a card is the face of: a clarification bundle or an approval (bot.core.pending).
 Item = Annotated[
     Annotated[Bundle, Tag("question")] | Annotated[Approval, Tag("approval")],

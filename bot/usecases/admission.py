@@ -18,9 +18,8 @@ import time
 from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
-from bot.cards.wording import Action
 from bot.core.approval import Approval, kind_of_key
-from bot.core.domain import Card, CardOutcome
+from bot.core.domain import Action, Card, CardOutcome
 from bot.ops import metrics
 from bot.ops.logs import bind_log_context
 from bot.store import AuditRepository, CardsRepository

@@ -16,10 +16,10 @@ from contextlib import ExitStack
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 
-from bot.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
 from bot.core.approval import Approval, kind_of_key
 from bot.core.clarification import Answer
 from bot.core.domain import Card, CardOutcome, CardState
+from bot.core.limits import KANDEV_MAX_TEXT as MAX_TEXT
 from bot.kandev import models as reply
 from bot.kandev.client import KandevClient
 from bot.kandev.errors import KandevAuthError, KandevError, KandevUnavailable, KandevUnconfirmed

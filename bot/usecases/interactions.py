@@ -21,9 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from bot.cards.wording import Action
 from bot.core.clarification import SKIPPED_REASON, Answer
-from bot.core.domain import Card
+from bot.core.domain import Action, Card
 from bot.store.errors import is_unavailable
 from bot.usecases.admission import Admitted, Refusal, Request, Unusable, Where
 from bot.usecases.answers import Begun

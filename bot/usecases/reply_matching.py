@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.cards.limits import KANDEV_MAX_TEXT
 from bot.core.clarification import Option, Question
+from bot.core.limits import KANDEV_MAX_TEXT
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Literal
 
 from bot.cards import subscriptions as words
 from bot.core.domain import Card, TaskInfo
@@ -38,9 +39,14 @@ class SubscriptionCommand:
     value: str = ""
 
 
+#: What is wrong with a subcommand: words after ``subscriptions``, a value over
+#: :data:`MAX_VALUE`, ``label:`` without a label (worded by bot.cards.subscriptions).
+BadCommand = Literal["trailing", "too_long", "no_label"]
+
+
 @dataclass(frozen=True)
 class BadSubscription:
-    message: str
+    problem: BadCommand
 
 
 def parse_command(text: str) -> SubscriptionCommand | BadSubscription | None:
@@ -53,18 +59,18 @@ def parse_command(text: str) -> SubscriptionCommand | BadSubscription | None:
     rest = " ".join(rest.split())
     if verb == "subscriptions":
         if rest:
-            return BadSubscription(words.usage_message("`subscriptions` takes nothing after it."))
+            return BadSubscription("trailing")
         return SubscriptionCommand(verb)
     if not rest:
         return SubscriptionCommand(verb, None if verb == "unsubscribe" else "all")
     if len(rest) > MAX_VALUE:
-        return BadSubscription(words.usage_message(f"That is too long (over {MAX_VALUE})."))
+        return BadSubscription("too_long")
     if rest.casefold() == "all":
         return SubscriptionCommand(verb, "all")
     if rest.casefold().startswith("label:"):
         label = rest[len("label:") :].strip()
         if not label:
-            return BadSubscription(words.usage_message("Name the label after `label:`."))
+            return BadSubscription("no_label")
         return SubscriptionCommand(verb, "label", label)
     return SubscriptionCommand(verb, "workspace", rest)
 
@@ -104,7 +110,7 @@ class SubscriptionService:
 
     def _answer(self, command: SubscriptionCommand | BadSubscription, user_id: str) -> str:
         if isinstance(command, BadSubscription):
-            return command.message
+            return words.bad_command_message(command.problem, MAX_VALUE)
         if command.verb == "subscriptions":
             return words.list_message(self.followups.subscriptions_of(user_id))
         kind, value = command.kind, command.value

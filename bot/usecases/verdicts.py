@@ -9,9 +9,8 @@ import json
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal
 
-from bot.cards.wording import Action
 from bot.core.clarification import Answer
-from bot.core.domain import Card, CardOutcome
+from bot.core.domain import Action, Card, CardOutcome
 from bot.store import Submission
 from bot.store.records import SubmissionContent
 

@@ -45,8 +45,9 @@ def test_parse_command() -> None:
         "unsubscribe", "label", "db"
     )
     assert parse_command("subscriptions") == SubscriptionCommand("subscriptions")
-    for bad in ("subscribe label:", "subscriptions now", "subscribe " + "x" * 101):
-        assert isinstance(parse_command(bad), BadSubscription), bad
+    assert parse_command("subscribe label:") == BadSubscription("no_label")
+    assert parse_command("subscriptions now") == BadSubscription("trailing")
+    assert parse_command("subscribe " + "x" * 101) == BadSubscription("too_long")
 
 
 @pytest.fixture
@@ -87,6 +88,16 @@ def test_subscribe_list_and_unsubscribe(service: SubscriptionService, store: Dat
     assert say(service, "unsubscribe label:x").startswith("You were not subscribed")
     assert say(service, "unsubscribe") == "🔕 Unsubscribed from all 2 of your subscriptions."
     assert store.followups.subscriptions_of(ALICE_ID) == []
+
+
+def test_a_subcommand_that_cannot_be_read_is_explained_with_the_usage(
+    service: SubscriptionService,
+) -> None:
+    assert say(service, "subscriptions now").startswith(
+        "`subscriptions` takes nothing after it. `/kandev-questions subscribe`"
+    )
+    assert say(service, "subscribe " + "x" * 101).startswith("That is too long (over 100). `")
+    assert say(service, "unsubscribe label:").startswith("Name the label after `label:`. `")
 
 
 @pytest.fixture
