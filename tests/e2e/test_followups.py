@@ -12,6 +12,7 @@ from fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
+    act,
     click_stale,
     db_question,
     open_modal,
@@ -179,10 +180,10 @@ def test_a_form_opened_on_the_escalation_card_answers_and_a_late_click_is_told_t
     escalation = wait_message(fake_slack, LEADS, 10 + MARGIN_S)
 
     mark = fake_slack.mark()
-    driver.click(LEADS, escalation.ts, text="Reject…", user=ALICE)  # Alice opens the form too
+    act(driver, LEADS, escalation.ts, "Reject…", user=ALICE)  # Alice opens the form too
     alices = open_modal(fake_slack, "kq_reject_modal", after=mark)
     mark = fake_slack.mark()
-    driver.click(LEADS, escalation.ts, text="Reject…", user=BOB)
+    act(driver, LEADS, escalation.ts, "Reject…", user=BOB)
     view = open_modal(fake_slack, "kq_reject_modal", after=mark)
     reason = "Ask the platform team"
     assert driver.submit_view(view, {"kq_reason": {"kq_reason": reason}}).status == 200
