@@ -47,19 +47,17 @@ def escalated_reply(target: str) -> str:
     return f"🔺 Escalated to {_where(target)}"
 
 
-def escalation_note(waited_s: float, first_channel: str, mention: tuple[str, ...]) -> str:
-    """The line above an escalation card: how long it had waited when escalated, in those
-    words, and where it was asked."""
-    text = (
-        f"🔺 *Escalated — waiting {describe_duration(waited_s)}* · first asked in "
-        f"{_where(first_channel)}"
-    )
+def escalation_note(first_channel: str, mention: tuple[str, ...]) -> str:
+    """The line above an escalation card: escalated, and where it was first asked. No age:
+    a "waiting 10 min" written once would never change (the card's grey line says when it
+    was asked, as a date token Slack shows live)."""
+    text = f"🔺 *Escalated* · first asked in {_where(first_channel)}"
     return f"{text} {mentions(mention)}" if mention else text
 
 
-def escalation_text(waited_s: float) -> str:
-    """The start of an escalation card's notification text: ``🔺 Escalated — waiting 1 h · ``."""
-    return f"🔺 Escalated — waiting {describe_duration(waited_s)} · "
+def escalation_text() -> str:
+    """The start of an escalation card's notification text: ``🔺 Escalated · ``."""
+    return "🔺 Escalated · "
 
 
 def waited_seconds(asked: datetime, sent: datetime) -> float:

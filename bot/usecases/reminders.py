@@ -98,8 +98,7 @@ class FollowUpWorker(PeriodicWorker):
         card = item.card
         target = followups.escalate_to or ""
         key = escalation_key(card.pending_id)
-        waited = followups.escalate_after or 0.0
-        note = escalation_note(waited, card.channel, followups.escalate_mention)
+        note = escalation_note(card.channel, followups.escalate_mention)
         notice = f"escalated:{card.pending_id}"
         writes = [
             OutboxRow(
