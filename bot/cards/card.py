@@ -227,7 +227,9 @@ def render_card(
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
     done = outcome_line(final, bundle) if final is not None else None
     at = final.at if final is not None else None
-    head = card_head(url, title, meta=_meta_line(bundle, task), outcome=done, at=at, claim=claim)
+    meta = _meta_line(bundle, task)
+    urgency = urgency_prefix(task)
+    head = card_head(url, title, meta=meta, outcome=done, at=at, claim=claim, urgency=urgency)
     room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION
     questions = bundle.questions[:room]
     buttons = final is None and _has_option_buttons(bundle)

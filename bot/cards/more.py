@@ -35,11 +35,14 @@ def card_head(
     outcome: str | None,
     at: datetime | None = None,
     claim: Claim | None = None,
+    urgency: str = "",
 ) -> list[Block]:
     """The title (linked to Kandev), then ``meta`` (the grey line) and who is on it
     (``claim``) while waiting, or the ``outcome`` line in bold with its date (``at``) once
-    resolved: outcome first."""
-    head: list[Block] = [section(f"*{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
+    resolved: outcome first. ``urgency`` (``🔴 Critical · ``) starts a waiting card's title:
+    a critical item says so first, not only in the grey line."""
+    first = urgency if outcome is None else ""
+    head: list[Block] = [section(f"*{first}{link(url, title)}*", block_id=ids.BLOCK_TITLE)]
     if outcome is None:
         opened = link(url, OPEN_IN_KANDEV)
         head.append(context(f"{meta} · {opened}" if meta else opened, block_id=ids.BLOCK_META))

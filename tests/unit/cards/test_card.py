@@ -485,3 +485,18 @@ def test_a_skip_reads_as_skipped_on_the_card_and_to_the_late_clicker(one_questio
     # Kandev keeps no rejection reason: a rejection read from Kandev is a rejection.
     rejected = CardOutcome(state=CardState.REJECTED, reason="Not now", at=NOW)
     assert outcome_line(rejected, one_question).startswith("⛔ Rejected in Kandev")
+
+
+def test_a_question_with_code_is_bold_too(task):
+    bundle = make_bundle({**DB_QUESTION, "prompt": "Use `pg_dump` or **pg_basebackup**?"})
+    text = block(card(bundle, task), "kq_q:0:db")["text"]["text"]
+    assert text.startswith("*Use `pg_dump` or pg_basebackup?*")
+
+
+def test_a_critical_card_says_so_first_in_its_title_and_notification(one_question):
+    task = make_task().model_copy(update={"priority": "critical"})
+    rendered = card(one_question, task)
+    assert (
+        block(rendered, "kq_title")["text"]["text"] == f"*🔴 Critical · <{URL}|Pick a datastore>*"
+    )
+    assert rendered["text"].startswith("🔴 Critical · ")
