@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.cards.approval_text import fit_middle, not_shown
+from bot.cards.mrkdwn import markdown_to_plain
 from bot.cards.text import fit_escaped, one_line
 from bot.config.followups import describe_duration, mentions
 
@@ -32,11 +33,14 @@ def _escaped(text: str) -> str:
     return fit_escaped(text, len(text) * 5 + 10)[0]
 
 
-def reminder_text(waited_s: float, mention: tuple[str, ...], headline: str = "") -> str:
+def reminder_text(
+    waited_s: float, mention: tuple[str, ...], headline: str = "", *, markdown: bool = False
+) -> str:
     """``⏰ Still waiting for an answer after 15 min: “Which database…?”`` and who it
-    notifies (``headline``: the question, or what an approval asks for)."""
+    notifies (``headline``: the question, or what an approval asks for; ``markdown``: the
+    question's Kandev Markdown, quoted as plain words — no stray ``∗`` or backtick)."""
     text = f"⏰ Still waiting for an answer after {describe_duration(waited_s)}"
-    question = _question(headline)
+    question = _question(markdown_to_plain(headline) if markdown else headline)
     if question:
         text += f": {question}"
     return f"{text} {mentions(mention)}" if mention else text
