@@ -50,7 +50,7 @@ def copy_message(
     if in_dm and waiting and snooze is not None:
         collapsed = snoozed_card(card.task, snooze, kandev_url=kandev_url)
         return Message(text=collapsed["text"], blocks=collapsed["blocks"])
-    message = card_message(card, kandev_url)
+    message = card_message(card, kandev_url, reader=copy.target if in_dm and copy else None)
     if in_dm and waiting:
         message = Message(
             text=message.text, blocks=with_snooze_select(message.blocks, card.pending_id)
@@ -73,9 +73,11 @@ def card_message(
     now: datetime | None = None,
     *,
     also_asked: Sequence[AlsoAsked] = (),
+    reader: str | None = None,
 ) -> Message:
     """The card of ``card``'s item, whichever kind (a bundle's, or an approval's);
-    ``also_asked``: the other members of its group (its channel card shows them)."""
+    ``also_asked``: the other members of its group (its channel card shows them);
+    ``reader``: the one person who sees it (a DM card's recipient)."""
     at = now or datetime.now(UTC)
     if isinstance(card.item, Approval):
         rendered = render_approval(
@@ -98,6 +100,7 @@ def card_message(
             past=card.past,
             claim=card.claim,
             also_asked=also_asked,
+            reader=reader,
         )
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 

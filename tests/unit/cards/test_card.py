@@ -500,3 +500,29 @@ def test_a_critical_card_says_so_first_in_its_title_and_notification(one_questio
         block(rendered, "kq_title")["text"]["text"] == f"*🔴 Critical · <{URL}|Pick a datastore>*"
     )
     assert rendered["text"].startswith("🔴 Critical · ")
+
+
+def test_the_holder_of_a_claim_is_not_offered_take_over_on_their_dm_card(one_question, task):
+    from datetime import timedelta as td
+
+    from bot.core.claims import Claim
+
+    claim = Claim(user_id="U0ANA", since=NOW, until=NOW + td(minutes=30))
+
+    def menu(reader):
+        rendered = render_card(
+            one_question,
+            task,
+            CardState.PENDING,
+            None,
+            kandev_url=KANDEV_URL,
+            now=NOW,
+            claim=claim,
+            reader=reader,
+        )
+        assert_valid_message(rendered, allowed_users={"U0ANA"})
+        return [label for _, label in more_menu(rendered)]
+
+    assert menu("U0ANA")[0] == "Release" and "👀 Take over" not in menu("U0ANA")
+    assert menu("U0BOB")[0] == "👀 Take over" and "Release" not in menu("U0BOB")
+    assert menu(None)[:2] == ["👀 Take over", "Release"]  # a channel card: everyone sees one

@@ -41,3 +41,16 @@ def test_a_dm_card_has_no_header_and_says_why_it_came_in_its_grey_line() -> None
     assert meta["elements"][0]["text"].startswith("🔔 Platform (you subscribed) · ")
     assert "waiting" not in str(message.blocks)
     assert not message.text.startswith("🔺")
+
+
+def test_a_dm_card_offers_its_recipient_release_of_their_own_claim() -> None:
+    from bot.core.claims import Claim
+
+    card, copy = _copy("dm", timedelta(minutes=3), "🔔 Platform (you subscribed)")
+    copy = copy.model_copy(update={"target": "U0ANA"})
+    claim = Claim(
+        user_id="U0ANA", since=card.created_at, until=card.created_at + timedelta(hours=1)
+    )
+    message = copy_message(card.model_copy(update={"claim": claim}), copy.note, KANDEV_URL, copy)
+    labels = re.findall(r"'text': '([^']*)'", str(message.blocks))
+    assert "Release" in labels and "👀 Take over" not in labels
