@@ -126,6 +126,23 @@ class SlackDriver:
         )
         return self._act_on_message(message, ref, None, user, delivery)
 
+    def choose(
+        self,
+        channel: str,
+        ts: str,
+        *,
+        text: str,
+        user: UserLike = None,
+        delivery: Delivery | None = None,
+        seen_version: int | None = None,
+    ) -> Ack:
+        """Open a message's overflow menu and pick the option labelled ``text`` (the one such
+        option among the message's overflows): Slack sends ``block_actions`` with ``type:
+        overflow`` and the chosen ``selected_option``."""
+        message = self._seen_message(channel, ts, seen_version)
+        ref, value = overflow_option(message.blocks, text)
+        return self._act_on_message(message, ref, value, user, delivery)
+
     def select(
         self,
         channel: str,
@@ -567,6 +584,26 @@ def chooser_offering(blocks: list[JsonDict], action_id: str, option: str) -> Ele
     ]
     if len(found) != 1:
         raise LookupError(f"{len(found)} elements {action_id!r} offer the option {option!r}")
+    return found[0]
+
+
+def overflow_option(blocks: list[JsonDict], label: str) -> tuple[ElementRef, str]:
+    """The one overflow offering an option labelled ``label``, and that option's value."""
+    found = [
+        (ref, str(option.get("value")))
+        for ref in iter_elements(blocks)
+        if ref.element.get("type") == "overflow"
+        for option in _options(ref.element)
+        if (option.get("text") or {}).get("text") == label
+    ]
+    if len(found) != 1:
+        offered = [
+            (o.get("text") or {}).get("text")
+            for ref in iter_elements(blocks)
+            if ref.element.get("type") == "overflow"
+            for o in _options(ref.element)
+        ]
+        raise LookupError(f"{len(found)} overflow options {label!r}; offered: {offered}")
     return found[0]
 
 

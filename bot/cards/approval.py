@@ -249,7 +249,8 @@ def _approval_blocks(
     done = approval_outcome_line(final, approval) if final is not None else None
     at = final.at if final is not None else None
     meta = _meta_line(approval, task)
-    blocks = card_head(url, title, meta=meta, outcome=done, at=at, claim=claim)
+    urgency = urgency_prefix(task)
+    blocks = card_head(url, title, meta=meta, outcome=done, at=at, claim=claim, urgency=urgency)
     blocks.append(section(action_text(approval.action), block_id=ids.BLOCK_TOOL))
     target, hidden = target_text(approval.action, command_room)
     if target:

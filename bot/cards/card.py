@@ -206,6 +206,7 @@ def render_card(
     past: PastAnswer | None = None,
     claim: Claim | None = None,
     also_asked: Sequence[AlsoAsked] = (),
+    reader: str | None = None,
 ) -> dict[str, Any]:
     """The card message for ``chat.postMessage`` / ``chat.update``: ``{"text", "blocks"}``.
 
@@ -218,6 +219,8 @@ def render_card(
 
     A resolved card is short and outcome-first: the title, the outcome line in bold, and the
     questions with the chosen answers marked; the context and the other options go.
+    ``reader``: the one person who sees the card (a DM card's recipient): the holder of a
+    claim is offered Release, anyone else Take over, not both.
     Everything is within Slack's limits whatever Kandev sends (each block's, and the text of all
     blocks together); shortened text says so and links to the task in Kandev.
     """
@@ -227,13 +230,15 @@ def render_card(
     title = fit_plain(one_line(task.title) or UNTITLED_TASK, MAX_TITLE)[0]
     done = outcome_line(final, bundle) if final is not None else None
     at = final.at if final is not None else None
-    head = card_head(url, title, meta=_meta_line(bundle, task), outcome=done, at=at, claim=claim)
+    meta = _meta_line(bundle, task)
+    urgency = urgency_prefix(task)
+    head = card_head(url, title, meta=meta, outcome=done, at=at, claim=claim, urgency=urgency)
     room = (MAX_MESSAGE_BLOCKS - _FIXED_BLOCKS) // _BLOCKS_PER_QUESTION
     questions = bundle.questions[:room]
     buttons = final is None and _has_option_buttons(bundle)
     parts = _variable_parts(bundle, final, note, questions, buttons=buttons, url=url)
     group = also_asked if final is None and len(bundle.questions) == 1 else ()
-    tail = _tail_blocks(bundle, final, past, url, room, claim, group, kandev_url)
+    tail = _tail_blocks(bundle, final, past, url, room, claim, group, kandev_url, reader)
     texts = _within_total(head + tail, [render for _, render in parts])
     rendered = {block_id: text for (block_id, _), text in zip(parts, texts, strict=True)}
     starts = {ids.question_block_id(i, q) for i, q in enumerate(questions)}
@@ -268,6 +273,7 @@ def _tail_blocks(
     claim: Claim | None,
     group: Sequence[AlsoAsked] = (),
     kandev_url: str = "",
+    reader: str | None = None,
 ) -> list[Block]:
     """The notice of questions not shown, the past answer and the group (while pending) and
     the quiet row."""
@@ -291,6 +297,7 @@ def _tail_blocks(
             conversation=pending,
             claimable=pending,
             claim=claim,
+            reader=reader,
         )
     )
     return tail

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.cards.approval_text import fit_middle, not_shown
+from bot.cards.mrkdwn import markdown_to_plain
 from bot.cards.text import fit_escaped, one_line
 from bot.config.followups import describe_duration, mentions
 
@@ -32,11 +33,14 @@ def _escaped(text: str) -> str:
     return fit_escaped(text, len(text) * 5 + 10)[0]
 
 
-def reminder_text(waited_s: float, mention: tuple[str, ...], headline: str = "") -> str:
+def reminder_text(
+    waited_s: float, mention: tuple[str, ...], headline: str = "", *, markdown: bool = False
+) -> str:
     """``⏰ Still waiting for an answer after 15 min: “Which database…?”`` and who it
-    notifies (``headline``: the question, or what an approval asks for)."""
+    notifies (``headline``: the question, or what an approval asks for; ``markdown``: the
+    question's Kandev Markdown, quoted as plain words — no stray ``∗`` or backtick)."""
     text = f"⏰ Still waiting for an answer after {describe_duration(waited_s)}"
-    question = _question(headline)
+    question = _question(markdown_to_plain(headline) if markdown else headline)
     if question:
         text += f": {question}"
     return f"{text} {mentions(mention)}" if mention else text
@@ -47,19 +51,17 @@ def escalated_reply(target: str) -> str:
     return f"🔺 Escalated to {_where(target)}"
 
 
-def escalation_note(waited_s: float, first_channel: str, mention: tuple[str, ...]) -> str:
-    """The line above an escalation card: how long it had waited when escalated, in those
-    words, and where it was asked."""
-    text = (
-        f"🔺 *Escalated — waiting {describe_duration(waited_s)}* · first asked in "
-        f"{_where(first_channel)}"
-    )
+def escalation_note(first_channel: str, mention: tuple[str, ...]) -> str:
+    """The line above an escalation card: escalated, and where it was first asked. No age:
+    a "waiting 10 min" written once would never change (the card's grey line says when it
+    was asked, as a date token Slack shows live)."""
+    text = f"🔺 *Escalated* · first asked in {_where(first_channel)}"
     return f"{text} {mentions(mention)}" if mention else text
 
 
-def escalation_text(waited_s: float) -> str:
-    """The start of an escalation card's notification text: ``🔺 Escalated — waiting 1 h · ``."""
-    return f"🔺 Escalated — waiting {describe_duration(waited_s)} · "
+def escalation_text() -> str:
+    """The start of an escalation card's notification text: ``🔺 Escalated · ``."""
+    return "🔺 Escalated · "
 
 
 def waited_seconds(asked: datetime, sent: datetime) -> float:

@@ -77,7 +77,8 @@ def _first_question(item: Waiting, url: str) -> str:
 
 
 def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Block]:
-    """Age, task, first question, then "Answer…" and "Open in Kandev"."""
+    """Task, first question, when asked (and a link to Kandev), then "Answer…" (the one
+    primary button), "Conversation" and "Snooze…"."""
     url = task_url(kandev_url, item.bundle.task_id or item.task.task_id)
     text = f"*{link(url, _title(item.task.title))}*"
     question = _first_question(item, url)
@@ -91,6 +92,7 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
         meta.append("Workspace *" + fit_escaped(workspace, 200)[0] + "*")
     if item.permalink:
         meta.append(f"<{escape_url(item.permalink)}|View card>")
+    meta.append(link(url, "Open in Kandev"))
     line = task_line(item.task)
     if line:
         meta.append(line)
@@ -102,7 +104,6 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
             ids.ACTION_CONVERSATION,
             value=ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode(),
         ),
-        button("Open in Kandev", ids.ACTION_OPEN, url=url),
     ]
     select = snooze_select(item.bundle.pending_id)
     if select is not None:
@@ -137,7 +138,8 @@ def render_home(
     approvals: Sequence[tuple[Card, str | None]] = (),
     snoozed: Sequence[tuple[TaskInfo, Snooze]] = (),
 ) -> dict[str, Any]:
-    """The Home view: "Waiting for an answer" (oldest first), what the person snoozed
+    """The Home view: "Waiting for an answer" (in the listing's order: critical first, then
+    high, then the rest, each oldest first; one primary button a row), what the person snoozed
     (``snoozed``: "💤 Snoozed", with Unsnooze) and "Recently resolved".
 
     ``stale``: Kandev could not be asked, ``waiting`` is what the bot last knew. ``notice``:
@@ -151,8 +153,10 @@ def render_home(
     if approval_rows:
         blocks += [*approval_rows, divider()]
     blocks.append(_header("Waiting for an answer"))
-    intro = f"{questions_waiting(len(waiting))}, oldest first · updated {slack_date(now, '{time}')}"
-    blocks.append(context(intro))
+    updated = f"updated {slack_date(now, '{time}')}"
+    if waiting:  # (nothing waiting: one message says so, below)
+        order = "critical first, then oldest"
+        blocks.append(context(f"{questions_waiting(len(waiting))}, {order} · {updated}"))
     if stale:
         blocks.append(
             context(
@@ -161,7 +165,7 @@ def render_home(
             )
         )
     if not waiting:
-        blocks.append(section("Nothing is waiting for an answer. 🎉"))
+        blocks.append(section(f"Nothing is waiting for an answer. 🎉 _({updated})_"))
     for item in waiting[:MAX_WAITING]:
         blocks += waiting_blocks(item, kandev_url=kandev_url, now=now)
     if len(waiting) > MAX_WAITING:

@@ -30,6 +30,11 @@ ACTION_SNOOZE = "kq_snooze"  # "Snooze…" (a static_select: Home items and DM c
 ACTION_UNSNOOZE = "kq_unsnooze"  # "Unsnooze" (a snoozed Home item, a snoozed DM card)
 ACTION_ANSWER_ALL = "kq_answer_all"  # "Send to all 2" (value: the answered card's bundle)
 ACTION_ANSWER_ALL_NO = "kq_answer_all_no"  # "No thanks" on that offer (the same value)
+#: The quiet "More" overflow of a waiting card (I'm on it / Take over / Release, Skip…,
+#: Reject…, Conversation): its chosen option's value is a :class:`MoreValue`.
+ACTION_MORE = "kq_more_menu"
+ACTION_SKIP_CONFIRM = "kq_skip_confirm"  # "Skip it" on the confirm of Skip… (a SkipConfirmValue)
+ACTION_SKIP_KEEP = "kq_skip_keep"  # "Keep" on that confirm: it goes away, nothing is sent
 ACTION_OPTION_PATTERN = re.compile(rf"^{ACTION_ANSWER_OPTION}:\d+$")  # for app.action(...)
 
 
@@ -169,6 +174,43 @@ class ButtonValue(_Codec):
 def parse_button_value(raw: str | None) -> ButtonValue:
     """Decode a button ``value``; raises CodecError on anything we did not produce."""
     return ButtonValue._decode(raw, "button value")
+
+
+#: What an option of the "More" overflow does (the same use-cases as the old buttons).
+MoreChoice = Literal["claim", "release", "skip", "reject", "conversation"]
+
+
+class MoreValue(_Codec):
+    """What an option of a card's "More" overflow carries: the item and what to do."""
+
+    choice: MoreChoice = Field(alias="a")
+    pending_id: str = Field(alias="p", min_length=1)
+
+    def encode(self) -> str:
+        """Compact JSON, at most 150 characters (an option's value; raises CodecError)."""
+        return self._encode(MAX_OPTION_VALUE, "overflow value")
+
+
+def parse_more_value(raw: str | None) -> MoreValue:
+    """Decode a "More" option's ``value``; raises CodecError on anything we did not produce."""
+    return MoreValue._decode(raw, "overflow value")
+
+
+class SkipConfirmValue(_Codec):
+    """What "Skip it" on the confirm of Skip… carries: the item and the card it was asked on
+    (the confirm is an ephemeral message, which does not name the card)."""
+
+    pending_id: str = Field(alias="p", min_length=1)
+    channel: str = Field(default="", alias="c")
+    ts: str = Field(default="", alias="t")
+
+    def encode(self) -> str:
+        """Compact JSON, at most 2000 characters (raises CodecError otherwise)."""
+        return self._encode(MAX_BUTTON_VALUE, "skip confirm value")
+
+
+def parse_skip_confirm_value(raw: str | None) -> SkipConfirmValue:
+    return SkipConfirmValue._decode(raw, "skip confirm value")
 
 
 class AnswerAllValue(_Codec):

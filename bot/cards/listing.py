@@ -24,11 +24,12 @@ from bot.cards.limits import (
     MAX_MESSAGE_TEXT,
     blocks_text_length,
 )
-from bot.cards.mrkdwn import link
+from bot.cards.mrkdwn import link, markdown_to_mrkdwn
 from bot.cards.snooze import snoozed_in_listing
 from bot.cards.taskline import task_line
 from bot.cards.tasklink import UNTITLED_TASK, task_url
 from bot.cards.text import (
+    ELLIPSIS,
     defuse_mrkdwn,
     escape_url,
     fit_escaped,
@@ -150,13 +151,22 @@ def render_help() -> dict[str, Any]:
 # ---- the listing -----------------------------------------------------------------------------
 
 
+#: One prompt in the listing's line of questions, at most this long.
+MAX_PROMPT_IN_LIST = 200
+
+
 def _questions_line(item: Waiting, limit: int = MAX_QUESTIONS_LINE) -> str:
-    """The questions themselves (their prompts; a title only when there is no prompt),
-    ``1/2 ·`` numbered when there are several."""
+    """The questions themselves (their prompts, Kandev's Markdown converted as on the
+    cards; a title only when there is no prompt), ``1/2 ·`` numbered when there are
+    several."""
     questions = item.bundle.questions
     shown = []
     for index, question in enumerate(questions):
-        text = fit_plain(one_line(question.prompt) or one_line(question.title), 200)[0]
+        prompt = one_line(markdown_to_mrkdwn(question.prompt))
+        if prompt:
+            text = shorten_mrkdwn(prompt, MAX_PROMPT_IN_LIST, note=ELLIPSIS)[0]
+        else:
+            text = fit_escaped(one_line(question.title), MAX_PROMPT_IN_LIST)[0]
         if len(questions) > 1:
             text = (
                 f"{index + 1}/{len(questions)} · {text}"
@@ -165,7 +175,7 @@ def _questions_line(item: Waiting, limit: int = MAX_QUESTIONS_LINE) -> str:
             )
         if text:
             shown.append(text)
-    return fit_escaped(" · ".join(shown), limit)[0] if shown else ""
+    return shorten_mrkdwn(" · ".join(shown), limit, note=ELLIPSIS)[0] if shown else ""
 
 
 def _title(item: Waiting, limit: int = MAX_TITLE) -> str:

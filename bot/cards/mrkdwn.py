@@ -187,3 +187,22 @@ def markdown_to_mrkdwn(markdown: str) -> str:
     while _PH in converted:
         converted = _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], converted)
     return defuse_mrkdwn(converted.strip())
+
+
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MD_STRONG = re.compile(r"(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1")
+_MD_EMPHASIS = re.compile(r"(?<![\w*])([*_])(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+
+
+def markdown_to_plain(markdown: str) -> str:
+    """Kandev Markdown as plain words, for a line quoted in the bot's own mrkdwn (a
+    reminder): link labels kept, code kept without its backticks, emphasis and heading marks
+    dropped. Not escaped (the caller escapes it for where it goes)."""
+    text = _MD_HEADING.sub("", markdown.strip())
+    text = _MD_LINK.sub(lambda m: m.group(1), text)
+    text = text.replace("`", "")
+    for _ in range(3):  # nested emphasis (***both***) unwraps in a few passes
+        text = _MD_STRONG.sub(lambda m: m.group(2), text)
+        text = _MD_EMPHASIS.sub(lambda m: m.group(2), text)
+    return text

@@ -103,7 +103,9 @@ def first_lines(text: str, count: int, limit: int, note: str, *, rows: int = 0) 
     if len(lines) <= count and slack_len(text) <= limit:
         return text
     head = "\n".join(lines[:count]).rstrip()
-    room = max(1, limit - slack_len(note) - 5)
+    # At least a line of the text itself, however long the note (a note longer than what
+    # the rows hold once left nothing of the question).
+    room = max(min(limit, PHONE_COLUMNS), limit - slack_len(note) - 5)
     head = shorten_mrkdwn(head, room, note="")[0].rstrip()
     if head.count("```") % 2 == 1:  # the cut fell inside a code block: close it
         head = head[:-3].rstrip() if head.endswith("```") else head + "\n```"
@@ -131,6 +133,23 @@ def context_text(shared: str, url: str, budget: int = MAX_SECTION_TEXT) -> str:
     return first_lines(shared, CONTEXT_LINES, min(budget, MAX_CONTEXT_SHOWN), note)
 
 
+def bold_line(line: str) -> str:
+    """``line`` (safe mrkdwn) in bold, inline code included (Slack reads code first, so a
+    ``*`` inside it is literal): its own bold marks outside code merge into the whole line's
+    (a lone backtick opens no code); a quote stays a quote (its text bold). Left as it is
+    only where bold cannot wrap it: a code block's fence."""
+    quote = "> " if line.startswith("> ") else ""
+    text = line.removeprefix(quote)
+    if "```" in text:
+        return line
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # a lone backtick: no code span on this line
+        parts = ["`".join(parts)]
+    parts[::2] = [p.replace("*", "") for p in parts[::2]]
+    inner = "`".join(parts).strip()
+    return f"{quote}*{inner}*" if inner else line
+
+
 def card_question_text(
     index: int,
     total: int,
@@ -141,7 +160,7 @@ def card_question_text(
     budget: int = MAX_SECTION_TEXT,
 ) -> str:
     """The question as a card shows it: ``1/2 · Database`` over the prompt, whose first line
-    is bold while the card waits (when bold can wrap it: one line, no ``*`` or code in it);
+    is bold while the card waits (:func:`bold_line`: code included);
     shortened to about :data:`MAX_PROMPT_SHOWN`, saying so (the full text is in the form,
     the Conversation and Kandev)."""
     heading = ""
@@ -163,8 +182,7 @@ def card_question_text(
         tail = ("\n" if body.endswith("```") else " ") + note
     if bold:
         first, newline, rest = body.partition("\n")
-        if first and "*" not in first and "`" not in first:
-            body = f"*{first}*{newline}{rest}"
+        body = f"{bold_line(first)}{newline}{rest}"
     text = body + tail
     return f"{heading}\n{text}" if heading else text
 

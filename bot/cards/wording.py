@@ -166,7 +166,7 @@ def outcome_line(outcome: CardOutcome, bundle: Bundle, *, mention: bool = True) 
         return f"{line}: {_quoted_reason(reason)}" if reason else line
     if outcome.state is CardState.ENDED:
         if outcome.reason == "superseded":  # the inbox history said a new turn started
-            return "⏹ Ended — the agent moved on (new instructions)"
+            return "⏹ Ended — the agent was given new instructions before anyone answered"
         return "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"
     if outcome.state is CardState.UNAVAILABLE:
         return "⚠️ Unavailable — Kandev no longer shows this question to the bot"

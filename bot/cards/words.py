@@ -211,22 +211,28 @@ def too_long_message(length: int) -> str:
     return f"Your text is {length:,} characters; Kandev accepts at most {MAX_TEXT:,}."
 
 
-def forbidden_message() -> str:
+def _may(approval: bool) -> str:
+    """What a person may do with the item: answer questions, or decide approvals."""
+    return "decide this agent's approvals" if approval else "answer this agent's questions"
+
+
+def forbidden_message(*, approval: bool = False) -> str:
     return (
-        "You are not on the list of people who may answer this agent's questions. "
+        f"You are not on the list of people who may {_may(approval)}. "
         "Ask someone on the team that owns this workspace."
     )
 
 
-def unverifiable_message() -> str:
+def unverifiable_message(*, approval: bool = False) -> str:
     return (
-        "Nothing was sent: the bot could not check with Slack that you may answer this agent's "
-        "questions (who is in its channel, and of which organisation). Please try again in a "
-        "moment."
+        f"Nothing was sent: the bot could not check with Slack that you may {_may(approval)} "
+        "(who is in its channel, and of which organisation). Please try again in a moment."
     )
 
 
-def wrong_channel_message(channel: str) -> str:
+def wrong_channel_message(channel: str, *, approval: bool = False) -> str:
+    if approval:
+        return f"This approval can only be decided from its card in <#{channel}>."
     return f"This question can only be answered from its card in <#{channel}>."
 
 

@@ -43,6 +43,7 @@ class _Selected(_P):
 class _Action(_P):
     action_id: str = Field(min_length=1)
     block_id: str = ""
+    type: str = ""  # "button", "overflow", "static_select"…
     value: str = ""  # a button's
     selected_option: _Selected | None = None  # a static_select's choice
 

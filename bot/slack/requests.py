@@ -14,11 +14,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.cards.ids import (
+    ACTION_MORE,
     CodecError,
     ModalMetadata,
     parse_answer_all_value,
     parse_button_value,
     parse_modal_metadata,
+    parse_more_value,
+    parse_skip_confirm_value,
     parse_snooze_value,
 )
 from bot.cards.wording import Action
@@ -103,6 +106,8 @@ def _click(body: Any, action: Action, *, option: bool) -> Interaction | Unusable
     where = Where(payload.user_id, payload.channel_id or None, payload.response_url or None)
     container = payload.container
     place = f"{payload.channel_id}/{container.message_ts or container.view_id}"
+    if payload.action.action_id == ACTION_MORE:
+        return _more_clicked(payload, action, where, place)
     detail = f"value {raw_payload.quote(payload.action.value, 60)} at {place}"
     try:
         value = parse_button_value(payload.action.value)
@@ -118,6 +123,65 @@ def _click(body: Any, action: Action, *, option: bool) -> Interaction | Unusable
         pending_id=value.pending_id,
         option=(value.question_id, value.option_id) if option else None,
         detail=detail,
+    )
+    return Interaction(request, where, payload.trigger_id, payload.response_url)
+
+
+def more_choice(body: Any) -> str:
+    """What the option chosen in a card's "More" overflow asks for ("claim", "release",
+    "skip", "reject", "conversation"), or "" when it is not an option this app made."""
+    try:
+        payload = parse(BlockAction, body)
+        chosen = payload.action.selected_option
+        return parse_more_value(chosen.value if chosen is not None else "").choice
+    except (PayloadError, CodecError):
+        return ""
+
+
+def _more_clicked(
+    payload: BlockAction, action: Action, where: Where, place: str
+) -> Interaction | Unusable:
+    """An option of a card's "More" overflow: its value names the item, as a button's does."""
+    source = "slack:overflow"
+    chosen = payload.action.selected_option
+    raw = chosen.value if chosen is not None else ""
+    detail = f"option {raw_payload.quote(raw, 60)} at {place}"
+    try:
+        value = parse_more_value(raw)
+    except CodecError:
+        return Unusable("tampered", detail, action, source, where)
+    request = _clicked(
+        payload, action=action, source=source, pending_id=value.pending_id, detail=detail
+    )
+    return Interaction(request, where, payload.trigger_id, payload.response_url)
+
+
+def skip_confirmed(body: Any, *, retries: int = 0) -> Interaction | Unusable:
+    """ "Skip it" on the confirm of Skip… (an ephemeral message): its value names the item
+    and the card it was asked on, so the request is the card's, as the old Skip button's."""
+    source = "slack:skip-confirm"
+    action: Action = "reject"
+    try:
+        payload = parse(BlockAction, body)
+    except PayloadError as exc:
+        return Unusable("malformed", str(exc), action, source, where_of(body))
+    where = Where(payload.user_id, payload.channel_id or None, payload.response_url or None)
+    detail = f"value {raw_payload.quote(payload.action.value, 60)} in {payload.channel_id}"
+    try:
+        value = parse_skip_confirm_value(payload.action.value)
+    except CodecError:
+        return Unusable("tampered", detail, action, source, where)
+    on_card = bool(value.channel and value.ts)
+    request = Request(
+        user_id=payload.user_id,
+        via="card" if on_card else "list",
+        channel=value.channel or None,
+        ts=value.ts or None,
+        action=action,
+        source=source,
+        pending_id=value.pending_id,
+        detail=detail,
+        redelivery=retries >= 1,
     )
     return Interaction(request, where, payload.trigger_id, payload.response_url)
 

@@ -52,17 +52,18 @@ def refusal(refused: Refusal) -> str:
         if kind == "already_answered":
             return approval_already_message(approval, outcome)
         return approval_lost_message(approval, outcome)
+    on_approval = approval is not None or refused.action == "approve"
     match kind:
         case "forbidden":
-            return words.forbidden_message()
+            return words.forbidden_message(approval=on_approval)
         case "unverifiable":
-            return words.unverifiable_message()
+            return words.unverifiable_message(approval=on_approval)
         case "unknown_bundle":
             return words.unknown_bundle_message()
         case "not_a_card":
             return words.not_a_card_message()
         case "wrong_channel":
-            return words.wrong_channel_message(refused.channel)
+            return words.wrong_channel_message(refused.channel, approval=on_approval)
         case "closed":
             return words.closed_card_message(_outcome(refused.outcome), _bundle(refused))
         case "already_answered":
@@ -113,7 +114,7 @@ def verdict(said: Verdict) -> str:
         case "unknown_bundle":
             return words.unknown_bundle_message()
         case "forbidden":
-            return words.forbidden_message()
+            return words.forbidden_message(approval=action == "approve")
         case "duplicate":
             return words.still_checking_message(action=action) if said.checking else ""
     raise AssertionError(f"unexpected verdict {said.kind!r}")

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.cards import groups as groups_words
 from bot.cards import thread_reply
+from bot.cards.more import skip_confirm
 from bot.slack import markup, said
 from bot.slack.form_reply import FormReply
 from bot.slack.forms import FormKind, read_form
@@ -256,6 +257,31 @@ class Services:
     def decline_all(self, pending_id: str, where: Where) -> None:
         """No thanks: the offer goes away; nothing is sent."""
         self.groups.declined(pending_id, where.user_id)
+        if where.response_url:
+            self.notifier.delete_original(where.response_url)
+
+    def ask_skip(self, parsed: Interaction | Unusable) -> None:
+        """Skip… in a card's "More" overflow: the person is asked to confirm (an ephemeral
+        with "Skip it" and "Keep"); nothing is sent yet. A tampered option is refused."""
+        if isinstance(parsed, Unusable):
+            self.tell(parsed.where, self.refuse_unusable(parsed))
+            return
+        request, where = parsed.request, parsed.where
+        text, blocks = skip_confirm(
+            request.pending_id or "", request.channel or "", request.ts or ""
+        )
+        told = self.notifier.tell(
+            where.user_id,
+            text,
+            channel=where.channel,
+            response_url=where.response_url,
+            blocks=blocks,
+        )
+        if not told:
+            log.error("could not ask %s to confirm a skip", where.user_id)
+
+    def end_confirm(self, where: Where) -> None:
+        """The confirm of Skip… goes away once answered (Skip it or Keep)."""
         if where.response_url:
             self.notifier.delete_original(where.response_url)
 

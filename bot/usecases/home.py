@@ -25,6 +25,7 @@ from bot.core.snooze import Snooze
 from bot.kandev.errors import KandevError
 from bot.slack_api.gateway import SlackError, SlackGateway
 from bot.store import CardsRepository, FollowupsRepository, HomeViewersRepository
+from bot.usecases.listing import most_urgent_first
 from bot.usecases.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ class HomeService:
     def build(self, user_id: str, snapshot: Snapshot | None = None) -> dict[str, Any]:
         """This person's Home: only the questions they may answer (and so see)."""
         snap = snapshot if snapshot is not None else self.snapshot()
-        waiting = self.queue.visible_to(user_id, snap.waiting)
+        waiting = most_urgent_first(self.queue.visible_to(user_id, snap.waiting))
         waiting, snoozed = self._without_snoozed(user_id, waiting)
         shown = self.queue.shown(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]

@@ -11,13 +11,12 @@ from typing import Protocol
 
 from bot import cards
 from bot.cards.approval import render_approval
-from bot.cards.copy import with_note
-from bot.cards.followups import escalation_text, waited_seconds
+from bot.cards.copy import in_grey_line, with_note
+from bot.cards.followups import escalation_text
 from bot.cards.limits import MAX_MESSAGE_TEXT
 from bot.cards.plain import plain_card
 from bot.cards.snooze import snoozed_card, with_snooze_select
 from bot.cards.text import shorten_mrkdwn
-from bot.cards.wording import waited_text
 from bot.config.routing import USER_ID
 from bot.core.approval import Approval
 from bot.core.clarification import Bundle
@@ -42,26 +41,28 @@ def copy_message(
     snooze: Snooze | None = None,
 ) -> Message:
     """One of the card's other messages: the card with its note above it; an escalation
-    card's notification text starts with how long the question had waited when escalated.
-    One in a person's DM, while the question waits: "Snooze…" in its quiet row, or, while they
-    snoozed it (``snooze``), one line saying until when, with Unsnooze."""
+        card's notification text starts with "🔺 Escalated"; a DM card says why it came in its grey
+    line (no header above it).
+        One in a person's DM, while the question waits: "Snooze…" in its quiet row, or, while they
+        snoozed it (``snooze``), one line saying until when, with Unsnooze."""
     in_dm = copy is not None and bool(USER_ID.match(copy.target))
     waiting = card.state is CardState.PENDING and isinstance(card.item, Bundle)
     if in_dm and waiting and snooze is not None:
         collapsed = snoozed_card(card.task, snooze, kandev_url=kandev_url)
         return Message(text=collapsed["text"], blocks=collapsed["blocks"])
-    message = card_message(card, kandev_url)
+    message = card_message(card, kandev_url, reader=copy.target if in_dm and copy else None)
     if in_dm and waiting:
         message = Message(
             text=message.text, blocks=with_snooze_select(message.blocks, card.pending_id)
         )
     text = message.text
     if copy is not None and copy.kind == "escalation" and card.state is CardState.PENDING:
-        waited = waited_seconds(card.created_at, copy.created_at)
-        text = shorten_mrkdwn(escalation_text(waited) + text, MAX_MESSAGE_TEXT, note="…")[0]
-    if copy is not None and copy.kind == "dm":
-        waited = waited_seconds(card.created_at, copy.created_at)
-        note = f"{note} · {waited_text(card.created_at, copy.created_at)}" if waited >= 60 else note
+        text = shorten_mrkdwn(escalation_text() + text, MAX_MESSAGE_TEXT, note="…")[0]
+    if (
+        copy is not None and copy.kind == "dm"
+    ):  # no extra header on a DM card: why it came is said in its grey line
+        rendered = in_grey_line({"text": text, "blocks": message.blocks}, note)
+        return Message(text=rendered["text"], blocks=rendered["blocks"])
     rendered = with_note({"text": text, "blocks": message.blocks}, note)
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
@@ -72,9 +73,11 @@ def card_message(
     now: datetime | None = None,
     *,
     also_asked: Sequence[AlsoAsked] = (),
+    reader: str | None = None,
 ) -> Message:
     """The card of ``card``'s item, whichever kind (a bundle's, or an approval's);
-    ``also_asked``: the other members of its group (its channel card shows them)."""
+    ``also_asked``: the other members of its group (its channel card shows them);
+    ``reader``: the one person who sees it (a DM card's recipient)."""
     at = now or datetime.now(UTC)
     if isinstance(card.item, Approval):
         rendered = render_approval(
@@ -97,6 +100,7 @@ def card_message(
             past=card.past,
             claim=card.claim,
             also_asked=also_asked,
+            reader=reader,
         )
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 

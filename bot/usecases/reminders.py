@@ -25,6 +25,7 @@ from datetime import datetime
 from bot.cards.followups import escalated_reply, escalation_note, reminder_text
 from bot.config.followups import FollowUps
 from bot.core.claims import followup_age
+from bot.core.pending import ItemKind
 from bot.store.followups import NewMessage, OutboxRow, Waiting
 from bot.usecases.outbox_keys import POST_COPY, REPLY, copy_post_key, reply_key
 from bot.usecases.periodic import PeriodicWorker
@@ -82,7 +83,10 @@ class FollowUpWorker(PeriodicWorker):
     def _remind(self, item: Waiting, step: int, followups: FollowUps) -> bool:
         card = item.card
         key = f"remind:{card.pending_id}:{step}"
-        text = reminder_text(followups.reminder_age(step), followups.mention, card.item.headline)
+        question = card.item.kind is ItemKind.QUESTION  # Markdown; an approval's is literal
+        text = reminder_text(
+            followups.reminder_age(step), followups.mention, card.item.headline, markdown=question
+        )
         write = OutboxRow(
             REPLY,
             reply_key(key),
@@ -98,8 +102,7 @@ class FollowUpWorker(PeriodicWorker):
         card = item.card
         target = followups.escalate_to or ""
         key = escalation_key(card.pending_id)
-        waited = followups.escalate_after or 0.0
-        note = escalation_note(waited, card.channel, followups.escalate_mention)
+        note = escalation_note(card.channel, followups.escalate_mention)
         notice = f"escalated:{card.pending_id}"
         writes = [
             OutboxRow(

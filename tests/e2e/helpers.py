@@ -24,6 +24,7 @@ from fakeslack import (
     iter_elements,
     payloads,
 )
+from fakeslack.driver import overflow_option
 from tests.kit.harness import (
     CHANNEL,
     BotProcess,
@@ -42,8 +43,9 @@ OPEN_IN_KANDEV = "Open in Kandev"
 _DATE_SUFFIX = re.compile(r"\s*·\s*<!date\^[^>]*>\s*$")
 
 
-#: A waiting question card's quiet row, in order.
-QUIET_ROW = ["👀 I'm on it", "Skip", "Reject…", "Conversation", "Open in Kandev"]
+#: A waiting question card's quiet "More" overflow, in order (its only control beside the
+#: answers; "Open in Kandev" is a link in its grey line).
+QUIET_ROW = ["👀 I'm on it", "Skip…", "Reject…", "Conversation"]
 
 
 def db_question(qid: str = "db") -> QuestionSpec:
@@ -107,6 +109,46 @@ def outcome_line(message: PostedMessage | list[dict[str, Any]]) -> str | None:
 def buttons(message: PostedMessage | ViewRecord) -> list[str]:
     """The visible labels of every button, in order."""
     return [ref.label for ref in iter_elements(message.blocks) if ref.type == "button"]
+
+
+def more_options(message: PostedMessage | ViewRecord) -> list[str]:
+    """The labels of the options of every overflow ("More") of the message, in order."""
+    return [
+        str(option["text"]["text"])
+        for ref in iter_elements(message.blocks)
+        if ref.type == "overflow"
+        for option in ref.element.get("options", [])
+    ]
+
+
+def act(
+    driver: SlackDriver, channel: str, ts: str, label: str, *, user: SlackUser | str, **kw: Any
+) -> Ack:
+    """What a person does to use the control labelled ``label`` on a card: click the button,
+    or open the "More" overflow and pick the option (Take over, Reject…, Conversation…)."""
+    message = driver.fake.message(channel, ts)
+    if label in buttons(message):
+        return driver.click(channel, ts, text=label, user=user, **kw)
+    return driver.choose(channel, ts, text=label, user=user, **kw)
+
+
+def skip(driver: SlackDriver, channel: str, ts: str, *, user: SlackUser | str) -> Ack:
+    """Skip from a card: "Skip…" in its overflow, then "Skip it" on the confirm it asks."""
+    person = driver.user(user)
+    asked = len(driver.fake.ephemerals(user=person.id))
+    assert driver.choose(channel, ts, text="Skip…", user=person).status == 200
+    confirm = driver.fake.wait_for(
+        lambda: next(
+            (
+                e
+                for e in driver.fake.ephemerals(user=person.id)[asked:]
+                if "Skip it" in str(e.blocks)
+            ),
+            None,
+        ),
+        description="the confirm of Skip…",
+    )
+    return driver.click_ephemeral(confirm, text="Skip it")
 
 
 def wait_outcome(
@@ -231,8 +273,11 @@ def click_payload(
     (channel, ts), as shown in ``message`` (default: its current version)."""
     fake = driver.fake
     shown = message or fake.message(channel, ts)
-    ref = find_element(shown.blocks, text=text, types=frozenset({"button"}))
     person = driver.user(user)
+    try:
+        ref, chosen = find_element(shown.blocks, text=text, types=frozenset({"button"})), None
+    except LookupError:  # an option of the card's "More" overflow
+        ref, chosen = overflow_option(shown.blocks, text)
     return payloads.block_actions(
         driver.ws,
         person,
@@ -242,7 +287,7 @@ def click_payload(
             "channel_id": channel,
             "is_ephemeral": False,
         },
-        actions=[payloads.action_item(ref)],
+        actions=[payloads.action_item(ref, chosen)],
         trigger_id=fake.issue_trigger(person.id),
         response_url=fake.issue_response_url(channel, person.id, ts),
         channel=driver.ws.channels[channel],

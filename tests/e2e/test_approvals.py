@@ -168,7 +168,10 @@ def test_only_answerers_may_approve(app_factory, seed, fake_slack, slack_driver,
     driver = slack_driver(bot.events_url)
 
     assert driver.click(CHANNEL, card.ts, text="Allow once", user=BOB).status == 200
-    wait_ephemeral(fake_slack, BOB.id, "not on the list of people who may answer")
+    # An approval's refusal speaks of approvals ("Act on a card in one glance", item 7).
+    wait_ephemeral(
+        fake_slack, BOB.id, "not on the list of people who may decide this agent's approvals"
+    )
     kandev = Permissions(seed.server)
     assert [p["request_id"] for p in kandev.list(seeded.task_id)] == [seeded.request_id]
 

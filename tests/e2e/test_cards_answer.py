@@ -7,6 +7,8 @@ import pytest
 
 from fakeslack import ALICE, BOB, ViewSubmissionBlocked
 from tests.e2e.helpers import (
+    QUIET_ROW,
+    act,
     assert_sending,
     assert_terminal_controls,
     buttons,
@@ -15,9 +17,11 @@ from tests.e2e.helpers import (
     choice_and_text_blocks,
     click_stale,
     db_question,
+    more_options,
     open_modal,
     outcome_line,
     response_of,
+    skip,
     start_bot,
     wait_card,
     wait_ephemeral,
@@ -38,16 +42,9 @@ def test_one_click_answers_in_kandev_and_unblocks_the_agent(
     bot = start_bot(app_factory)
     bundle = seed([db_question()], context="We need to store orders.", title="Pick a DB")
     card = wait_card(fake_slack, bundle.pending_id)
-    assert buttons(card) == [
-        "PostgreSQL",
-        "MongoDB",
-        "Other answer…",
-        "👀 I'm on it",
-        "Skip",
-        "Reject…",
-        "Conversation",
-        "Open in Kandev",
-    ]
+    # One row of answers; everything else in one quiet "More" overflow.
+    assert buttons(card) == ["PostgreSQL", "MongoDB", "Other answer…"]
+    assert more_options(card) == QUIET_ROW
 
     ack = slack_driver(bot.events_url).click(CHANNEL, card.ts, text="MongoDB", user=ALICE)
     assert ack.status == 200
@@ -200,7 +197,7 @@ def test_reject_with_a_reason(app_factory, seed, fake_slack, slack_driver):
     driver = slack_driver(bot.events_url)
 
     mark = fake_slack.mark()
-    driver.click(CHANNEL, card.ts, text="Reject…", user=ALICE)
+    act(driver, CHANNEL, card.ts, "Reject…", user=ALICE)
     view = open_modal(fake_slack, REJECT_MODAL, after=mark)
 
     ack = driver.submit_view(view, {"kq_reason": {"kq_reason": "   \n  "}})
@@ -235,7 +232,7 @@ def test_skip_rejects_at_once_with_kandevs_own_reason(app_factory, seed, fake_sl
     driver = slack_driver(bot.events_url)
 
     opened = len(fake_slack.calls("views.open"))
-    ack = driver.click(CHANNEL, card.ts, text="Skip", user=ALICE)
+    ack = skip(driver, CHANNEL, card.ts, user=ALICE)  # Skip… in More, then "Skip it"
     assert ack.status == 200
 
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "rejected")
@@ -249,6 +246,8 @@ def test_skip_rejects_at_once_with_kandevs_own_reason(app_factory, seed, fake_sl
     assert len(fake_slack.calls("views.open")) == opened  # no form was asked for
 
     # A second Skip from a stale client: told, and nothing more reaches Kandev.
-    click_stale(driver, CHANNEL, card.ts, text="Skip", user=BOB)
+    click_stale(driver, CHANNEL, card.ts, text="Skip…", user=BOB)
+    confirm = fake_slack.wait_for_ephemeral(BOB.id, lambda e: "Skip it" in str(e.blocks))
+    driver.click_ephemeral(confirm, text="Skip it")
     told = wait_ephemeral(fake_slack, BOB.id, "first")
     assert told.text.startswith(f"<@{ALICE.id}> skipped this question first in Slack.")

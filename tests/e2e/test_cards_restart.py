@@ -7,8 +7,8 @@ from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
     assert_terminal_controls,
-    buttons,
     card_posts,
+    more_options,
     outcome_line,
     start_bot,
     wait_card,
@@ -47,7 +47,7 @@ def test_restart_reconciles_changes_made_while_down(bot_factory, seed, fake_slac
     fake_slack.settle(quiet=POLL_S + 0.5, timeout=20)
     still_open = fake_slack.message(CHANNEL, cards[untouched.pending_id].ts)
     assert outcome_line(still_open) is None
-    assert "Reject…" in buttons(still_open)
+    assert "Reject…" in more_options(still_open)
     for bundle in (answered, cancelled, untouched, newcomer):
         assert len(card_posts(fake_slack, bundle.pending_id)) == 1, bundle
     # Only the newcomer was posted after the restart.

@@ -11,6 +11,7 @@ from tests.e2e.helpers import (
     db_question,
     outcome_line,
     response_of,
+    skip,
     start_bot,
     wait_card,
     wait_final,
@@ -44,7 +45,7 @@ def test_skip_in_socket_mode(bot_factory, seed, fake_slack, slack_driver):
     start_bot(bot_factory, mode="socket")
     bundle = seed([db_question()], title="Skipped over the socket")
     card = wait_card(fake_slack, bundle.pending_id)
-    ack = slack_driver(transport="socket").click(CHANNEL, card.ts, text="Skip", user=BOB)
+    ack = skip(slack_driver(transport="socket"), CHANNEL, card.ts, user=BOB)
     assert ack.ok
     final = wait_final(seed.server, bundle.task_id, bundle.pending_id, "rejected")
     assert final["status"] == "rejected"

@@ -18,7 +18,7 @@ from tests.e2e.helpers import (
 )
 from tests.kit.harness import Seeder
 
-SUPERSEDED = "⏹ Ended — the agent moved on (new instructions)"
+SUPERSEDED = "⏹ Ended — the agent was given new instructions before anyone answered"
 ENDED = "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)"
 #: Without the inbox the card ends once the bundle stayed missing for the reconciler's grace.
 GRACE_S = 10.0

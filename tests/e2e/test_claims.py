@@ -12,9 +12,11 @@ from fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
+    act,
     buttons,
     click_stale,
     db_question,
+    more_options,
     outcome_line,
     start_bot,
     wait_card,
@@ -26,6 +28,7 @@ from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import home_sections, run_list, wait_home
 
 CLAIM = "👀 I'm on it"
+TAKE_OVER = "👀 Take over"
 _DATE = re.compile(r"<!date\^\d+\^\{time\}\|[^>]+>")
 
 
@@ -64,15 +67,15 @@ def test_take_take_over_and_release_show_on_the_card_the_listing_and_home(
     bot = start_bot(app_factory)
     bundle = seed([db_question()], title="Who looks into this?")
     card = wait_card(fake_slack, bundle.pending_id)
-    assert CLAIM in buttons(card) and claim_line(card) is None
+    assert CLAIM in more_options(card) and claim_line(card) is None
     driver = slack_driver(bot.events_url)
 
-    ack = driver.click(CHANNEL, card.ts, text=CLAIM, user=ALICE)
+    ack = act(driver, CHANNEL, card.ts, CLAIM, user=ALICE)
     assert ack.status == 200 and ack.elapsed < 3.0
     taken = wait_claim(fake_slack, card.ts, f"👀 <@{ALICE.id}> is on it (since <time>)")
     assert buttons(taken)[:3] == ["PostgreSQL", "MongoDB", "Other answer…"]
-    assert "Take over" in buttons(taken) and "Release" in buttons(taken)
-    assert CLAIM not in buttons(taken)
+    assert TAKE_OVER in more_options(taken) and "Release" in more_options(taken)
+    assert CLAIM not in more_options(taken)
     told = wait_ephemeral(fake_slack, ALICE.id, "on it")
     assert told.text.startswith("👀 You're on it: until <!date^")
 
@@ -84,7 +87,7 @@ def test_take_take_over_and_release_show_on_the_card_the_listing_and_home(
     assert f"👀 <@{ALICE.id}> since <!date^" in home_sections(home)[0]
 
     # Bob takes it over: the card shows him, the thread tells Alice.
-    assert driver.click(CHANNEL, card.ts, text="Take over", user=BOB).status == 200
+    assert act(driver, CHANNEL, card.ts, TAKE_OVER, user=BOB).status == 200
     wait_claim(fake_slack, card.ts, f"👀 <@{BOB.id}> is on it (since <time>)")
     fake_slack.wait_for(
         lambda: (
@@ -99,21 +102,21 @@ def test_take_take_over_and_release_show_on_the_card_the_listing_and_home(
     )
 
     # Alice cannot release Bob's claim; Bob can.
-    assert driver.click(CHANNEL, card.ts, text="Release", user=ALICE).status == 200
+    assert act(driver, CHANNEL, card.ts, "Release", user=ALICE).status == 200
     refused = wait_ephemeral(fake_slack, ALICE.id, "only they can release it")
     assert refused.text.startswith(f"👀 <@{BOB.id}> is on it (since <!date^")
-    assert driver.click(CHANNEL, card.ts, text="Release", user=BOB).status == 200
+    assert act(driver, CHANNEL, card.ts, "Release", user=BOB).status == 200
     released = wait_claim(fake_slack, card.ts, None)
-    assert CLAIM in buttons(released)
+    assert CLAIM in more_options(released)
     wait_ephemeral(fake_slack, BOB.id, "You released it")
 
     # Answering a claimed card works as ever, and the resolved card keeps no claim.
-    driver.click(CHANNEL, card.ts, text=CLAIM, user=ALICE)
+    act(driver, CHANNEL, card.ts, CLAIM, user=ALICE)
     wait_claim(fake_slack, card.ts, f"👀 <@{ALICE.id}> is on it (since <time>)")
     driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE)
     assert wait_final(seed.server, bundle.task_id, bundle.pending_id, "answered")
     edited = wait_outcome(fake_slack, card.ts, "✅")
-    assert claim_line(edited) is None and "Take over" not in buttons(edited)
+    assert claim_line(edited) is None and TAKE_OVER not in more_options(edited)
     # A late "I'm on it" from a stale client is told it is over.
     click_stale(driver, CHANNEL, card.ts, text=CLAIM, user=BOB)
     late = wait_ephemeral(fake_slack, BOB.id, "Nobody needs to be on it any more")
@@ -144,7 +147,7 @@ def test_a_claim_pauses_reminders_until_it_runs_out(
     bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(routes))
     bundle = seed([db_question()], title="Paused reminders")
     card = wait_card(fake_slack, bundle.pending_id)
-    slack_driver(bot.events_url).click(CHANNEL, card.ts, text=CLAIM, user=ALICE)
+    act(slack_driver(bot.events_url), CHANNEL, card.ts, CLAIM, user=ALICE)
     wait_claim(fake_slack, card.ts, f"👀 <@{ALICE.id}> is on it (since <time>)")
 
     lapsed = f"⏰ <@{ALICE.id}>'s claim ran out after 8 s: reminders and escalation resume."
@@ -163,7 +166,7 @@ def test_im_on_it_over_socket_mode(bot_factory, seed, fake_slack, slack_driver):
     start_bot(bot_factory, mode="socket")
     bundle = seed([db_question()], title="Claimed over the socket")
     card = wait_card(fake_slack, bundle.pending_id)
-    ack = slack_driver(transport="socket").click(CHANNEL, card.ts, text=CLAIM, user=BOB)
+    ack = act(slack_driver(transport="socket"), CHANNEL, card.ts, CLAIM, user=BOB)
     assert ack.ok
     wait_claim(fake_slack, card.ts, f"👀 <@{BOB.id}> is on it (since <time>)")
     wait_ephemeral(fake_slack, BOB.id, "You're on it")

@@ -9,6 +9,7 @@ import time
 
 from fakeslack import ALICE, BOB, blocks_text
 from tests.e2e.helpers import (
+    act,
     assert_sending,
     db_question,
     open_modal,
@@ -64,7 +65,7 @@ def test_conversation_opens_at_once_and_shows_the_session_in_order(
     driver = slack_driver(bot.events_url)
 
     mark = fake_slack.mark()
-    ack = driver.click(CHANNEL, card.ts, text="Conversation", user=ALICE)
+    ack = act(driver, CHANNEL, card.ts, "Conversation", user=ALICE)
     assert ack.status == 200 and ack.elapsed < 3.0
     view = open_modal(fake_slack, CONVERSATION, after=mark)  # the trigger was still valid
     view = filled(fake_slack, view.id)
@@ -124,7 +125,7 @@ def test_a_long_session_stays_within_the_modal_limits(app_factory, seed, fake_sl
     _wait_stored(seed.server, bundle.session_id, "make check-119")
     driver = slack_driver(bot.events_url)
     mark = fake_slack.mark()
-    ack = driver.click(CHANNEL, card.ts, text="Conversation", user=ALICE)
+    ack = act(driver, CHANNEL, card.ts, "Conversation", user=ALICE)
     assert ack.status == 200 and ack.elapsed < 3.0
     view = filled(fake_slack, open_modal(fake_slack, CONVERSATION, after=mark).id)
     text = blocks_text(view.blocks)
@@ -144,7 +145,7 @@ def test_only_answerers_may_open_the_conversation(
     bundle = seed([db_question()], title="Conversation: Alice only")
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
-    ack = driver.click(CHANNEL, card.ts, text="Conversation", user=BOB)
+    ack = act(driver, CHANNEL, card.ts, "Conversation", user=BOB)
     assert ack.status == 200
     wait_ephemeral(fake_slack, BOB.id, "not on the list of people who may answer")
     opened = [
@@ -201,7 +202,7 @@ def test_a_repeated_question_shows_the_earlier_answer(app_factory, seed, fake_sl
     assert "<@" not in str(second.blocks)
 
     mark = fake_slack.mark()
-    driver.click(CHANNEL, second.ts, text="Conversation", user=ALICE)
+    act(driver, CHANNEL, second.ts, "Conversation", user=ALICE)
     view = filled(fake_slack, open_modal(fake_slack, CONVERSATION, after=mark).id)
     assert "*Answered before*" in blocks_text(view.blocks)
     assert "|View card>" in blocks_text(view.blocks)

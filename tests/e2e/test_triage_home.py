@@ -36,8 +36,10 @@ def test_home_is_published_and_answerable(app_factory, seed, fake_slack, slack_d
     assert "asked <!date^" in waiting  # a date token, never a frozen age (issue 21)
     assert "Workspace *Default Workspace*" in waiting and "|View card>" in waiting
     assert "Nothing resolved yet." in resolved
+    # "Open in Kandev" is a link (one primary button a row: Answer…).
+    assert f"<https://kandev.example.test/t/{bundle.task_id}|Open in Kandev>" in waiting
     buttons = {r.label: r.element for r in iter_elements(home.blocks) if r.type == "button"}
-    assert buttons["Open in Kandev"]["url"] == f"https://kandev.example.test/t/{bundle.task_id}"
+    assert "Open in Kandev" not in buttons and buttons["Answer…"]["style"] == "primary"
     assert driver.home_of(BOB) is None  # only the person who opened it
 
     # Answer from Home: the same modal, recorded in Kandev, the card edited, Home refreshed.

@@ -35,6 +35,9 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_OPEN)(_link_clicked)
     app.action(ids.ACTION_CONVERSATION)(_conversation_opened(svc))
     app.action(ids.ACTION_APPROVAL_VIEW)(_whole_opened(svc))
+    app.action(ids.ACTION_MORE)(_more_chosen(svc))
+    app.action(ids.ACTION_SKIP_CONFIRM)(_skip_confirmed(svc))
+    app.action(ids.ACTION_SKIP_KEEP)(_skip_kept(svc))
 
 
 def _link_clicked(ack: Ack) -> None:
@@ -158,5 +161,57 @@ def _form_opener(svc: Services, kind: FormKind):
         ack()
         retries = requests.retry_num(request.headers)
         svc.open_form(requests.click(body, action_of(kind), retries=retries), kind)
+
+    return handle
+
+
+def _more_chosen(svc: Services):
+    """An option of a card's "More" overflow: the same use-case as the button it replaces
+    (Skip… first asks to confirm); an option this app did not make is refused as a tampered
+    button is."""
+    claim = _claim_clicked(svc, release=False)
+    release = _claim_clicked(svc, release=True)
+    reject = _form_opener(svc, "reject")
+    conversation = _conversation_opened(svc)
+
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
+        match requests.more_choice(body):
+            case "claim":
+                claim(ack, body, request)
+            case "release":
+                release(ack, body, request)
+            case "reject":
+                reject(ack, body, request)
+            case "conversation":
+                conversation(ack, body)
+            case "skip":
+                ack()
+                svc.ask_skip(requests.click(body, "reject"))
+            case _:
+                ack()
+                svc.open_form(requests.click(body, "reject"), "reject")
+
+    return handle
+
+
+def _skip_confirmed(svc: Services):
+    """ "Skip it" on the confirm of Skip…: the rejection as the Skip button sends it."""
+
+    def handle(ack: Ack, body: dict[str, Any], request: BoltRequest) -> None:
+        with acked_within(ack, ACK_BUDGET_S) as acked:
+            retries = requests.retry_num(request.headers)
+            click = requests.skip_confirmed(body, retries=retries)
+            svc.interactions.skip(click, svc.click_reply(acked, click.where))
+        svc.end_confirm(click.where)
+
+    return handle
+
+
+def _skip_kept(svc: Services):
+    """ "Keep" on the confirm of Skip…: nothing is sent, the confirm goes away."""
+
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        svc.end_confirm(requests.where_of(body))
 
     return handle

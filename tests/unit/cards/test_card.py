@@ -13,11 +13,11 @@ from bot.cards import (
     ACTION_OPEN,
     ACTION_OPTION_PATTERN,
     ACTION_OTHER,
-    ACTION_REJECT,
     parse_button_value,
     render_card,
     task_url,
 )
+from bot.cards.ids import ACTION_MORE, parse_more_value
 from bot.cards.wording import outcome_line
 from bot.cards.words import already_answered_message, lost_message
 from bot.core.clarification import SKIPPED_REASON, Answer
@@ -67,6 +67,12 @@ def quiet_row(rendered) -> list[dict]:
     return block(rendered, "kq_more")["elements"]
 
 
+def more_menu(rendered) -> list[tuple[str, str]]:
+    """The "More" overflow's options: (what each does, its label)."""
+    (overflow,) = quiet_row(rendered)
+    return [(parse_more_value(o["value"]).choice, o["text"]["text"]) for o in overflow["options"]]
+
+
 def outcome_text(rendered) -> str:
     return block(rendered, "kq_outcome")["text"]["text"]
 
@@ -104,7 +110,11 @@ def test_header_links_the_task_and_one_grey_line_says_who_where_when(one_questio
     assert block(rendered, "kq_title")["text"]["text"] == f"*<{URL}|Pick a datastore>*"
     meta = block(rendered, "kq_meta")
     assert meta["type"] == "context"
-    assert meta["elements"][0]["text"] == f"Workspace *Platform* · asked {WHEN_ASKED}"
+    # "Open in Kandev" is a link in the grey line (no button: the card's controls are its
+    # answers and the "More" overflow).
+    assert meta["elements"][0]["text"] == (
+        f"Workspace *Platform* · asked {WHEN_ASKED} · <{URL}|Open in Kandev>"
+    )
 
 
 def test_the_grey_line_carries_agent_priority_and_labels(one_question):
@@ -113,6 +123,7 @@ def test_the_grey_line_carries_agent_priority_and_labels(one_question):
     meta = block(card(one_question, task), "kq_meta")["elements"][0]["text"]
     assert (
         meta == f"🤖 claude · 🔴 critical · 🏷 database · Workspace *Platform* · asked {WHEN_ASKED}"
+        f" · <{URL}|Open in Kandev>"
     )
     assert "kq_task" not in block_ids(card(one_question, task))
 
@@ -167,16 +178,18 @@ def test_one_question_has_a_button_per_option_then_other_and_a_quiet_row(one_que
     )
     other = parse_button_value(elements[2]["value"])
     assert (other.pending_id, other.question_id, other.option_id) == (PENDING_ID, "db", "")
-    quiet = quiet_row(rendered)
-    assert [(e["action_id"], e["text"]["text"]) for e in quiet] == [
-        ("kq_claim", "👀 I'm on it"),
-        ("kq_skip", "Skip"),
-        (ACTION_REJECT, "Reject…"),
-        ("kq_conversation", "Conversation"),
-        (ACTION_OPEN, "Open in Kandev"),
+    # Everything else is one quiet "More" overflow (the design of "Act on a card in one
+    # glance": the answers and at most two other visible controls).
+    assert more_menu(rendered) == [
+        ("claim", "👀 I'm on it"),
+        ("skip", "Skip…"),
+        ("reject", "Reject…"),
+        ("conversation", "Conversation"),
     ]
-    assert {parse_button_value(e["value"]).pending_id for e in quiet[:3]} == {PENDING_ID}
-    assert quiet[4]["url"] == URL and "value" not in quiet[4]
+    (overflow,) = quiet_row(rendered)
+    assert overflow["type"] == "overflow" and overflow["action_id"] == ACTION_MORE
+    values = [parse_more_value(o["value"]) for o in overflow["options"]]
+    assert {v.pending_id for v in values} == {PENDING_ID}
 
 
 def test_no_button_on_a_card_is_danger_styled(one_question, three_questions, task):
@@ -191,12 +204,11 @@ def test_multi_question_bundle_offers_answer_modal_and_numbers_questions(three_q
     assert [(e["action_id"], e["text"]["text"]) for e in buttons(rendered)] == [
         (ACTION_ANSWER_MODAL, "Answer…"),
     ]
-    assert [e["action_id"] for e in quiet_row(rendered)] == [
-        "kq_claim",
-        "kq_skip",
-        ACTION_REJECT,
-        "kq_conversation",
-        ACTION_OPEN,
+    assert [choice for choice, _ in more_menu(rendered)] == [
+        "claim",
+        "skip",
+        "reject",
+        "conversation",
     ]
     assert block(rendered, "kq_q:0:db")["text"]["text"] == (
         "1/3 · Database\n*Which database should we use?*"
@@ -227,7 +239,7 @@ def test_no_age_is_frozen_into_a_card(one_question, task):
     for later in (timedelta(seconds=20), timedelta(hours=5), timedelta(days=3)):
         rendered = card(one_question, task, now=created + later)
         meta = block(rendered, "kq_meta")["elements"][0]["text"]
-        assert meta.endswith(f"asked {WHEN_ASKED}")
+        assert meta.endswith(f"asked {WHEN_ASKED} · <{URL}|Open in Kandev>")
         assert not re.search(r"\bago\b|just now", str(rendered))
 
 
@@ -447,12 +459,11 @@ def test_ids_too_long_for_a_button_fall_back_to_the_answer_modal(task):
     )
     rendered = card(bundle, task)
     assert [e["action_id"] for e in buttons(rendered)] == [ACTION_ANSWER_MODAL]
-    assert [e["action_id"] for e in quiet_row(rendered)] == [
-        "kq_claim",
-        "kq_skip",
-        ACTION_REJECT,
-        "kq_conversation",
-        ACTION_OPEN,
+    assert [choice for choice, _ in more_menu(rendered)] == [
+        "claim",
+        "skip",
+        "reject",
+        "conversation",
     ]
 
 
@@ -474,3 +485,44 @@ def test_a_skip_reads_as_skipped_on_the_card_and_to_the_late_clicker(one_questio
     # Kandev keeps no rejection reason: a rejection read from Kandev is a rejection.
     rejected = CardOutcome(state=CardState.REJECTED, reason="Not now", at=NOW)
     assert outcome_line(rejected, one_question).startswith("⛔ Rejected in Kandev")
+
+
+def test_a_question_with_code_is_bold_too(task):
+    bundle = make_bundle({**DB_QUESTION, "prompt": "Use `pg_dump` or **pg_basebackup**?"})
+    text = block(card(bundle, task), "kq_q:0:db")["text"]["text"]
+    assert text.startswith("*Use `pg_dump` or pg_basebackup?*")
+
+
+def test_a_critical_card_says_so_first_in_its_title_and_notification(one_question):
+    task = make_task().model_copy(update={"priority": "critical"})
+    rendered = card(one_question, task)
+    assert (
+        block(rendered, "kq_title")["text"]["text"] == f"*🔴 Critical · <{URL}|Pick a datastore>*"
+    )
+    assert rendered["text"].startswith("🔴 Critical · ")
+
+
+def test_the_holder_of_a_claim_is_not_offered_take_over_on_their_dm_card(one_question, task):
+    from datetime import timedelta as td
+
+    from bot.core.claims import Claim
+
+    claim = Claim(user_id="U0ANA", since=NOW, until=NOW + td(minutes=30))
+
+    def menu(reader):
+        rendered = render_card(
+            one_question,
+            task,
+            CardState.PENDING,
+            None,
+            kandev_url=KANDEV_URL,
+            now=NOW,
+            claim=claim,
+            reader=reader,
+        )
+        assert_valid_message(rendered, allowed_users={"U0ANA"})
+        return [label for _, label in more_menu(rendered)]
+
+    assert menu("U0ANA")[0] == "Release" and "👀 Take over" not in menu("U0ANA")
+    assert menu("U0BOB")[0] == "👀 Take over" and "Release" not in menu("U0BOB")
+    assert menu(None)[:2] == ["👀 Take over", "Release"]  # a channel card: everyone sees one

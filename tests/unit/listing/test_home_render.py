@@ -34,26 +34,29 @@ def test_waiting_and_recently_resolved() -> None:
     text = blocks_text(view["blocks"])
     assert text.index("Waiting for an answer") < text.index("Oldest task")
     assert text.index("Oldest task") < text.index("Newer task") < text.index("Recently resolved")
-    assert "2 questions are waiting for an answer, oldest first" in text
+    assert "2 questions are waiting for an answer, critical first, then oldest" in text
     assert "*1/3 · Database* — Which database should we use?" in text
     assert "_+2 more questions_" in text
     assert "asked <!date^" in text and " ago" not in text  # no age frozen into the view
     assert "UTC> · Workspace *Platform* · <https://t.slack.com/a/C1/p2|View card>" in text
+    # "Open in Kandev" is a link: one primary button a row, Answer…, and quiet Conversation.
+    assert "<https://kandev.example.test/t/task-002|Open in Kandev>" in text
     assert f"✅ Answered by <@{ALICE}> in Slack: MongoDB" in text
     assert f"⛔ Rejected by <@{ALICE}> in Slack: “not now”" in text
     assert "⏹ Ended — nobody answered" in text
 
     elements = [r.element for r in iter_elements(view["blocks"]) if r.type == "button"]
     answers = [e for e in elements if e["action_id"] == ACTION_ANSWER_MODAL]
-    opens = [e for e in elements if e["action_id"] == ACTION_OPEN]
     assert [parse_button_value(e["value"]).pending_id for e in answers] == [
         "pending-001",
         "pending-002",
     ]
-    assert [e["url"] for e in opens] == [
-        "https://kandev.example.test/t/task-001",
-        "https://kandev.example.test/t/task-002",
+    assert all(e.get("style") == "primary" for e in answers)
+    assert [e["action_id"] for e in elements if e.get("style") == "primary"] == [
+        ACTION_ANSWER_MODAL,
+        ACTION_ANSWER_MODAL,
     ]
+    assert [e for e in elements if e["action_id"] == ACTION_OPEN] == []
 
 
 def test_empty_home() -> None:
@@ -61,6 +64,7 @@ def test_empty_home() -> None:
     assert_valid_home(view)
     text = blocks_text(view["blocks"])
     assert "Nothing is waiting for an answer." in text
+    assert "0 questions" not in text and "waiting for an answer, " not in text  # said once
     assert "Nothing resolved yet." in text
 
 

@@ -76,6 +76,15 @@ def test_a_page_shows_task_workspace_age_questions_card_and_answer_button() -> N
     assert "Pick a datastore" in message["text"]
 
 
+def test_the_listing_converts_kandev_markdown_as_the_cards_do() -> None:
+    item = waiting(
+        1, prompt="Which **orders** table: `orders_v2` or [the old one](https://x.example)?"
+    )
+    text = blocks_text(render_listing(page_of([item]), kandev_url=KANDEV_URL, now=NOW)["blocks"])
+    assert "Which *orders* table: `orders_v2` or <https://x.example|the old one>?" in text
+    assert "**" not in text
+
+
 def test_a_bundle_without_a_card_says_so() -> None:
     message = render_listing(page_of([waiting(1)]), kandev_url=KANDEV_URL, now=NOW)
     assert "no card posted yet" in blocks_text(message["blocks"])

@@ -82,6 +82,30 @@ def card_click(
     )
 
 
+def card_choice(
+    message: Message, channel: str, ts: str, *, label: str, user: SlackUser = ALICE
+) -> dict[str, Any]:
+    """The option labelled ``label`` chosen in the card's "More" overflow."""
+    from fakeslack.driver import overflow_option
+
+    ref, chosen = overflow_option(message.blocks, label)
+    return payloads.block_actions(
+        WS,
+        user,
+        container={
+            "type": "message",
+            "message_ts": ts,
+            "channel_id": channel,
+            "is_ephemeral": False,
+        },
+        actions=[payloads.action_item(ref, chosen)],
+        trigger_id=TRIGGER_ID,
+        response_url=RESPONSE_URL,
+        channel=WS.channels[channel],
+        message={"type": "message", "ts": ts, "text": message.text, "blocks": message.blocks},
+    )
+
+
 def listing_click(
     blocks: list[dict], channel: str, *, user: SlackUser = ALICE, **find: Any
 ) -> dict[str, Any]:

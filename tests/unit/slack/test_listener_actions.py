@@ -4,10 +4,12 @@ admission and the answer use-case, and what happened is told where the person is
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 from slack_bolt import App
 
 from bot.cards import ids, words
+from bot.cards.more import secondary_actions
 from bot.core.clarification import Answer
 from bot.core.domain import CardState
 from bot.store import Database
@@ -17,6 +19,7 @@ from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.unit.slack.slack_bodies import (
     RESPONSE_URL,
     TRIGGER_ID,
+    card_choice,
     card_click,
     dispatch,
     eventually,
@@ -126,9 +129,7 @@ def test_reject_opens_the_reject_form_for_that_card(
 ) -> None:
     card, message = on_card(posted, gateway)
 
-    status, acked = dispatch(
-        bolt, card_click(message, CHANNEL, card.ts, action_id=ids.ACTION_REJECT)
-    )
+    status, acked = dispatch(bolt, card_choice(message, CHANNEL, card.ts, label="Reject…"))
 
     assert (status, acked) == (200, "")
     [opened] = eventually(lambda: gateway.called("views.open"))
@@ -200,7 +201,9 @@ def test_open_in_kandev_is_only_acked(bolt: App, posted, gateway: FakeSlackGatew
     card, message = on_card(posted, gateway)
     calls = len(gateway.calls)
 
-    status, acked = dispatch(bolt, card_click(message, CHANNEL, card.ts, action_id=ids.ACTION_OPEN))
+    # The link button of a card posted before the "More" overflow (and of a resolved card).
+    old = replace(message, blocks=[secondary_actions("https://kandev.example.test/t/x")])
+    status, acked = dispatch(bolt, card_click(old, CHANNEL, card.ts, action_id=ids.ACTION_OPEN))
 
     assert (status, acked) == (200, "")
     assert len(gateway.calls) == calls
@@ -263,12 +266,28 @@ def test_the_conversation_opens_at_once_and_is_filled_in(
 ) -> None:
     card, message = on_card(posted, gateway)
 
-    status, _ = dispatch(
-        bolt, card_click(message, CHANNEL, card.ts, action_id=ids.ACTION_CONVERSATION)
-    )
+    status, _ = dispatch(bolt, card_choice(message, CHANNEL, card.ts, label="Conversation"))
 
     assert status == 200
     [opened] = eventually(lambda: gateway.called("views.open"))
     assert "Loading" in str(opened["view"])
     [filled] = eventually(lambda: gateway.called("views.update"))
     assert filled["view_id"] and "Loading" not in str(filled["view"])
+
+
+def test_skip_from_the_overflow_asks_first_and_sends_nothing_until_skip_it(
+    bolt: App, posted, gateway: FakeSlackGateway, fake_kandev: FakeKandev
+) -> None:
+    card, message = on_card(posted, gateway)
+
+    status, _ = dispatch(bolt, card_choice(message, CHANNEL, card.ts, label="Skip…"))
+
+    assert status == 200
+    [asked] = eventually(lambda: ephemerals(gateway))
+    labels = [e["text"]["text"] for b in asked["blocks"] for e in b.get("elements", [])]
+    assert labels == ["Skip it", "Keep"]
+    assert fake_kandev.called("reject") == []
+    confirm = listing_click(asked["blocks"], CHANNEL, text="Skip it")
+    assert dispatch(bolt, confirm)[0] == 200
+    [sent] = eventually(lambda: fake_kandev.called("reject"))
+    assert card.pending_id in str(sent)

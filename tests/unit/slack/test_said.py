@@ -52,3 +52,11 @@ def test_a_problem_kept_as_data_and_one_kept_worded_by_an_older_version() -> Non
 def test_a_recovered_win_is_told_as_recovered() -> None:
     won = Verdict("won", make_card())
     assert said.recovered(won) == words.recovered_message("", won=True)
+
+
+@pytest.mark.parametrize("kind", ["forbidden", "unverifiable", "wrong_channel"])
+def test_a_refusal_on_an_approval_speaks_of_approvals(kind: RefusalKind) -> None:
+    on_approval = said.refusal(Refusal(kind, None, action="approve", channel="C0CARD"))
+    on_question = said.refusal(Refusal(kind, make_card(), action="answer", channel="C0CARD"))
+    assert "approval" in on_approval and "question" not in on_approval
+    assert "question" in on_question and "approval" not in on_question

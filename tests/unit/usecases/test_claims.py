@@ -97,7 +97,8 @@ def claim_lines(gateway: FakeSlackGateway) -> list[str]:
 def quiet_labels(gateway: FakeSlackGateway) -> list[str]:
     blocks = gateway.called("chat.update")[-1]["message"].blocks
     row = next(b for b in blocks if b.get("block_id") == "kq_more")
-    return [e["text"]["text"] for e in row["elements"]]
+    # The "More" overflow's options (the card's quiet controls since "one glance").
+    return [o["text"]["text"] for e in row["elements"] for o in e.get("options", [e])]
 
 
 def replies(gateway: FakeSlackGateway) -> list[str]:
@@ -113,7 +114,7 @@ def test_taking_a_card_shows_who_is_on_it_and_offers_take_over_and_release(
     drain()
     (line,) = claim_lines(gateway)
     assert line.startswith(f"👀 <@{ALICE_ID}> is on it (since <!date^")
-    assert quiet_labels(gateway)[:2] == ["Take over", "Release"]
+    assert quiet_labels(gateway)[:2] == ["👀 Take over", "Release"]
     stored = store.cards.get(card.pending_id)
     assert stored is not None and stored.claim is not None and stored.claim.user_id == ALICE_ID
     (entry,) = [e for e in store.audit_log.audit_entries() if e.action == "claim"]

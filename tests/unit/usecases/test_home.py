@@ -146,3 +146,16 @@ def test_a_round_without_viewers_asks_nothing(
 ) -> None:
     assert home.refresh() == 0
     assert gateway.calls == [] and fake_kandev.calls == []
+
+
+def test_home_lists_in_the_listings_order_critical_first_then_oldest(
+    home: HomeService, fake_kandev: FakeKandev
+) -> None:
+    fake_kandev.add(numbered_bundle(1), title="Oldest medium task")
+    fake_kandev.add(numbered_bundle(2), title="Newer critical task", priority="critical")
+    fake_kandev.add(numbered_bundle(3), title="Newest medium task")
+
+    text = shown(home.build(ALICE_ID))
+
+    order = [text.index(t) for t in ("Newer critical", "Oldest medium", "Newest medium")]
+    assert order == sorted(order)

@@ -187,10 +187,10 @@ def test_escalation_posts_the_card_there_and_a_notice_under_the_original(
     assert "🔺 Escalated to <#C0LEADS0001>" in replies(gateway)
     (esc,) = [c for c in gateway.called("chat.postMessage") if c["channel"] == LEADS]
     assert esc["message"].blocks[0]["text"]["text"] == (
-        f"🔺 *Escalated — waiting 30 s* · first asked in <#{CHANNEL}> <!subteam^S0LEADS>"
+        f"🔺 *Escalated* · first asked in <#{CHANNEL}> <!subteam^S0LEADS>"
     )
     # its notification says so before the question
-    assert esc["message"].text.startswith("🔺 Escalated — waiting 30 s · Which database")
+    assert esc["message"].text.startswith("🔺 Escalated · Which database")
     assert any(b["type"] == "actions" for b in esc["message"].blocks)  # interactive
     at(clock, card, 300)
     assert tick() == 0  # once

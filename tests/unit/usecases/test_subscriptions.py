@@ -151,8 +151,10 @@ def test_a_dm_card_for_each_new_bundle_a_subscriber_may_answer_once(
 
     (dm,) = dm_posts(gateway)
     assert dm["channel"] == "D" + ALICE_ID[1:] and dm["pending_id"] == card.pending_id
-    assert dm["message"].blocks[0]["text"]["text"] == (
-        f"🔔 Every new question you may answer (you subscribed) — first asked in <#{CHANNEL}>"
+    # Why it came leads the DM card's grey line (no header above the card: "one glance").
+    meta = next(b for b in dm["message"].blocks if b.get("block_id") == "kq_meta")
+    assert meta["elements"][0]["text"].startswith(
+        f"🔔 Every new question you may answer (you subscribed) — first asked in <#{CHANNEL}> · "
     )
     assert [m.pending_id for m in store.cards.messages_of(before.pending_id)] == []  # not new
 

@@ -457,7 +457,11 @@ def test_a_missing_bundle_that_comes_back_starts_its_grace_period_again(
 @pytest.mark.parametrize(
     ("inbox", "line", "reason"),
     [
-        (True, "⏹ Ended — the agent moved on (new instructions)", "superseded"),
+        (
+            True,
+            "⏹ Ended — the agent was given new instructions before anyone answered",
+            "superseded",
+        ),
         (False, "⏹ Ended — nobody answered (cancelled, expired or the agent moved on)", ""),
     ],
 )

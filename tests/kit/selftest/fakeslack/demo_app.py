@@ -35,6 +35,14 @@ CARD_BLOCKS: list[dict[str, Any]] = [
                 "text": {"type": "plain_text", "text": "MongoDB"},
                 "value": "mongo",
             },
+            {
+                "type": "overflow",
+                "action_id": "more",
+                "options": [
+                    {"text": {"type": "plain_text", "text": "Skip…"}, "value": "skip"},
+                    {"text": {"type": "plain_text", "text": "Conversation"}, "value": "talk"},
+                ],
+            },
         ],
     },
 ]
@@ -96,6 +104,12 @@ def build_app(fake: FakeSlack) -> App:
     def pick_mongo(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         ack()
         respond(text=f"<@{body['user']['id']}> picked {body['actions'][0]['value']}")
+
+    @app.action("more")
+    def more(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
+        ack()
+        action = body["actions"][0]
+        respond(text=f"{action['type']}: {action['selected_option']['value']}")
 
     @app.view("answer_modal")
     def submit(ack: Ack, view: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:

@@ -74,6 +74,17 @@ def test_a_click_on_the_card_as_a_stale_client_shows_it(
     assert fake_slack.wait_for_ephemeral("U0BOB00002").text == "<@U0BOB00002> picked mongo"
 
 
+def test_an_overflow_option_is_chosen_by_its_label(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    ts = post_card(fake_slack)
+    ack = driver.choose(CHANNEL, ts, text="Conversation", user="U0BOB00002")
+    assert ack.ok
+    assert fake_slack.wait_for_ephemeral("U0BOB00002").text == "overflow: talk"
+    with pytest.raises(LookupError, match="Skip…"):  # names what the menus offer
+        driver.choose(CHANNEL, ts, text="Reject…")
+
+
 def test_unknown_button_is_reported_with_the_available_ones(
     driver: SlackDriver, fake_slack: FakeSlack
 ) -> None:

@@ -62,6 +62,13 @@ def _rejected(client: WebClient, **kwargs: Any) -> dict[str, Any]:
     return exc.value.response.data  # type: ignore[return-value]
 
 
+def _overflow(values: list[str]) -> dict[str, Any]:
+    options = [
+        {"text": {"type": "plain_text", "text": f"o{i}"}, "value": v} for i, v in enumerate(values)
+    ]
+    return {"type": "overflow", "action_id": "more", "options": options}
+
+
 BAD_MESSAGES: dict[str, tuple[list[dict[str, Any]], str]] = {
     "51 blocks": ([{"type": "divider"}] * 51, "/blocks"),
     "151-char header": (
@@ -103,6 +110,18 @@ BAD_MESSAGES: dict[str, tuple[list[dict[str, Any]], str]] = {
     "256-char block_id": (
         [{"type": "divider", "block_id": "b" * 256}],
         "/blocks/0/block_id",
+    ),
+    "overflow of 6 options": (
+        [{"type": "actions", "elements": [_overflow([str(i) for i in range(6)])]}],
+        "/blocks/0/elements/0/options",
+    ),
+    "overflow of 1 option": (
+        [{"type": "actions", "elements": [_overflow(["a"])]}],
+        "/blocks/0/elements/0/options",
+    ),
+    "overflow option value of 151 characters": (
+        [{"type": "actions", "elements": [_overflow(["a", "v" * 151])]}],
+        "/blocks/0/elements/0/options/1/value",
     ),
     "256-char action_id": (
         [{"type": "actions", "elements": [_button("a", "x" * 256)]}],
