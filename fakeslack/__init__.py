@@ -7,7 +7,7 @@ This package's namespace is its public surface: tests and the benchmark import f
 from fakeslack import payloads
 from fakeslack.blockkit import blocks_text_length, validate_message, validate_view
 from fakeslack.config import ALICE, BOB, Channel, SlackUser, Workspace
-from fakeslack.driver import SlackDriver
+from fakeslack.driver import SlackDriver, overflow_option
 from fakeslack.faults import ScriptedResponse
 from fakeslack.layout import (
     ElementRef,
@@ -57,6 +57,7 @@ __all__ = [
     "PostedMessage",
     "ResponseUrlPost",
     "SlackDriver",
+    "overflow_option",
     "SlackUser",
     "SocketAck",
     "Transport",

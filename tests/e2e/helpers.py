@@ -22,9 +22,9 @@ from fakeslack import (
     build_state_values,
     find_element,
     iter_elements,
+    overflow_option,
     payloads,
 )
-from fakeslack.driver import overflow_option
 from tests.kit.harness import (
     CHANNEL,
     BotProcess,

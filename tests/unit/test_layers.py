@@ -123,7 +123,6 @@ KNOWN: Mapping[tuple[str, str], str] = {
     ("bot.usecases.messages", "bot.cards.plain"): _RENDERS,
     ("bot.usecases.messages", "bot.cards.snooze"): _RENDERS,
     ("bot.usecases.messages", "bot.cards.text"): _RENDERS,
-    ("bot.usecases.messages", "bot.cards.wording"): _RENDERS,
     ("bot.usecases.reminders", "bot.cards.followups"): _RENDERS + " (reminder / escalation texts)",
     ("bot.usecases.snooze", "bot.cards.snooze"): _RENDERS + " (back_text)",
     ("bot.usecases.subscriptions", "bot.cards.subscriptions"): _RENDERS
