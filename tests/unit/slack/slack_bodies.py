@@ -86,7 +86,7 @@ def card_choice(
     message: Message, channel: str, ts: str, *, label: str, user: SlackUser = ALICE
 ) -> dict[str, Any]:
     """The option labelled ``label`` chosen in the card's "More" overflow."""
-    from fakeslack.driver import overflow_option
+    from fakeslack import overflow_option
 
     ref, chosen = overflow_option(message.blocks, label)
     return payloads.block_actions(
