@@ -14,6 +14,7 @@ from fakeslack.layout import assign_default_ids
 from fakeslack.params import ApiError, ApiRequest
 from fakeslack.records import ViewRecord
 from fakeslack.store import Trigger
+from fakeslack.view_state import kept_entries
 
 JsonDict = dict[str, Any]
 Handler = Callable[[ApiRequest], JsonDict]
@@ -173,6 +174,7 @@ class ViewsApi:
             new_external = str(view.get("external_id") or record.external_id)
             record.history.append(record.definition)
             record.definition = stored_definition(view)
+            record.entered = kept_entries(record.entered, record.blocks)
             record.external_id = new_external
             record.hash = view_hash()
             state.changed()

@@ -20,7 +20,7 @@ from fakeslack.transports import (
     SocketModeTransport,
     Transport,
 )
-from fakeslack.view_state import build_state_values
+from fakeslack.view_state import build_state_values, merged_entries
 
 JsonDict = dict[str, Any]
 UserLike = SlackUser | str | None
@@ -267,6 +267,7 @@ class SlackDriver:
         if not record.is_open:
             raise RuntimeError(f"view {record.id} is not open any more")
         person = self.user(user or record.user)
+        values = merged_entries(record.entered, values)  # what was picked before, kept
         state = build_state_values(record.blocks, values, enforce_client_rules=enforce_client_rules)
         payload = payloads.view_submission(
             self.ws, person, record.to_slack(state), self.fake.issue_trigger(person.id)
@@ -333,12 +334,53 @@ class SlackDriver:
         """Choose the option valued ``option`` in a select of a modal or a Home tab (the one
         select with that ``action_id`` offering it: a Home tab has one per item). Slack sends
         ``block_actions`` with the chosen ``selected_option`` and the view's state holding it.
+        (An input's select or radio group: :meth:`pick_in_form`.)
         ``as_shown``: in ``view`` as the person still sees it, although it was replaced since."""
         record = view if as_shown and isinstance(view, ViewRecord) else self._current_view(view)
         ref = chooser_offering(record.blocks, action_id, option)
         person = self.user(user or record.user)
+        if ref.block.get("type") == "input":
+            raise ValueError(f"{action_id!r} is a form's input: pick it with pick_in_form")
         chosen = {ref.block_id: {ref.action_id: option}} if ref.block_id else None
         state = build_state_values(record.blocks, chosen, enforce_client_rules=False)
+        payload = payloads.block_actions(
+            self.ws,
+            person,
+            container={"type": "view", "view_id": record.id},
+            actions=[payloads.action_item(ref, option)],
+            trigger_id=self.fake.issue_trigger(person.id),
+            response_url=None,
+            view=record.to_slack(state),
+        )
+        return self._deliver("interactive", payload, False, delivery)
+
+    def pick_in_form(
+        self,
+        view: ViewRecord | str,
+        *,
+        block_id: str,
+        option: str,
+        user: UserLike = None,
+        delivery: Delivery | None = None,
+    ) -> Ack | None:
+        """Pick the option valued ``option`` in the input ``block_id`` of an open modal
+        (radio buttons, a select). Slack's client keeps the pick (it is in ``view.state``
+        from then on, and in the submission); it tells the app at once — ``block_actions``
+        with the view's state — only when the input block has ``dispatch_action``, else
+        nothing is sent (None)."""
+        record = self._current_view(view)
+        if not record.is_open:
+            raise RuntimeError(f"view {record.id} is not open any more")
+        ref = next((r for r in iter_elements(record.blocks) if r.block_id == block_id), None)
+        if ref is None or ref.block.get("type") != "input" or ref.type not in CHOOSERS:
+            raise LookupError(f"no input {block_id!r} with options in the view")
+        if not any(o.get("value") == option for o in _options(ref.element)):
+            raise LookupError(f"the input {block_id!r} offers no option {option!r}")
+        record = self.fake.enter_in_view(record.id, {block_id: {ref.action_id: option}})
+        if not ref.block.get("dispatch_action"):
+            return None
+        person = self.user(user or record.user)
+        state = build_state_values(record.blocks, record.entered, enforce_client_rules=False)
         payload = payloads.block_actions(
             self.ws,
             person,

@@ -137,6 +137,11 @@ class ViewRecord:
     history: list[JsonDict] = field(default_factory=list)
     #: Submitted, the app's answer (ack) not applied yet (see ViewFlow.submitting).
     submitting: bool = False
+    #: What the person picked in the view's inputs so far, before submitting ({block_id:
+    #: {action_id: value}}, test values as for a submission): Slack's client keeps it, sends
+    #: it in ``view.state`` with every action and the submission, and keeps it across a
+    #: ``views.update`` for an input whose block_id and action_id the new view still has.
+    entered: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def type(self) -> str:

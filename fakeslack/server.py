@@ -26,6 +26,7 @@ from fakeslack.response_urls import ResponseUrls
 from fakeslack.socket_mode import FakeSocketModeServer
 from fakeslack.store import SlackState
 from fakeslack.view_flow import ViewFlow
+from fakeslack.view_state import merged_entries
 from fakeslack.webapi import WebApi
 
 JsonDict = dict[str, Any]
@@ -195,6 +196,14 @@ class FakeSlack:
     def view(self, view_id: str) -> ViewRecord:
         with self.state.lock:
             return copy.deepcopy(self.state.views[view_id])
+
+    def enter_in_view(self, view_id: str, values: dict[str, dict[str, Any]]) -> ViewRecord:
+        """Record what the person picked in the view's inputs (kept by Slack's client until
+        the submission); the view as it now is."""
+        with self.state.lock:
+            record = self.state.views[view_id]
+            record.entered = merged_entries(record.entered, values)
+            return copy.deepcopy(record)
 
     def open_views(self, user: str) -> list[ViewRecord]:
         """The user's modal stack, bottom first."""

@@ -140,3 +140,27 @@ def build_state_values(
         for ref in refs:
             _check_entry(ref, state[ref.block_id][ref.action_id])
     return state
+
+
+def kept_entries(
+    entered: dict[str, dict[str, Any]], blocks: list[JsonDict]
+) -> dict[str, dict[str, Any]]:
+    """What Slack keeps of a person's entries when the app replaces the view (``views.update``):
+    those of inputs whose block_id and action_id the new ``blocks`` still have."""
+    present = {(ref.block_id, ref.action_id) for ref in iter_elements(blocks)}
+    kept: dict[str, dict[str, Any]] = {}
+    for block_id, actions in entered.items():
+        for action_id, value in actions.items():
+            if (block_id, action_id) in present:
+                kept.setdefault(block_id, {})[action_id] = value
+    return kept
+
+
+def merged_entries(
+    entered: dict[str, dict[str, Any]], values: dict[str, dict[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """``entered`` with ``values`` on top (a later entry replaces an earlier one)."""
+    merged = {block_id: dict(actions) for block_id, actions in entered.items()}
+    for block_id, actions in (values or {}).items():
+        merged.setdefault(block_id, {}).update(actions)
+    return merged

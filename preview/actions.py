@@ -114,6 +114,15 @@ class Actions:
             user=user,
         )
 
+    def _do_pick(self, user: SlackUser, r: Mapping[str, Any]) -> Ack | None:
+        """A pick in a form's input with ``dispatch_action`` (the answer form's "Other…")."""
+        option = r.get("option")
+        if not isinstance(option, str):
+            raise ActionError("a pick needs an option")
+        return self.driver.pick_in_form(
+            _text(r, "view_id"), block_id=_text(r, "block_id"), option=option, user=user
+        )
+
     def _do_submit(self, user: SlackUser, r: Mapping[str, Any]) -> Ack | None:
         view_id = _text(r, "view_id")
         fields = r.get("values")

@@ -262,6 +262,8 @@ def _choices(element: JsonDict, block: JsonDict, look: Look, *, in_form: bool) -
     name = f"{block.get('block_id', '')}/{element.get('action_id', '')}"
     chosen = _initial_values(element)
     act = "" if in_form else f' {_ids(element, block)} data-act="select"'
+    if in_form and block.get("dispatch_action"):  # Slack sends such a pick at once
+        act = f' {_ids(element, block)} data-act="pick"'
     rows = []
     for option in _options(element):
         value = str(option.get("value", ""))

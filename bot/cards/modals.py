@@ -41,7 +41,7 @@ from bot.cards.wording import Action
 from bot.core.clarification import Bundle, Question
 from bot.core.domain import TaskInfo
 
-_BLOCKS_PER_QUESTION = 5  # divider, question, full options, choice, text
+_BLOCKS_PER_QUESTION = 5  # divider, question, full options, choice, text (Other's)
 _CONTEXT_IN_MODAL = 1500
 
 
@@ -122,8 +122,11 @@ def _needs_full_options(question: Question) -> bool:
     )
 
 
-#: The answer form's last choice: the person writes their own answer in the field below.
-OTHER_LABEL = "Other (write your own answer below)"
+#: The answer form's last choice: picking it opens a field for the person's own answer below
+#: it (the form has no text box under a question otherwise: one "Other" path is enough).
+OTHER_LABEL = "Other…"
+#: The label of that field.
+OTHER_TEXT_LABEL = "Your own answer"
 #: A prompt that short, on one line, is the choice's label itself (no heading repeats it).
 MAX_PROMPT_AS_LABEL = 300
 
@@ -131,8 +134,9 @@ MAX_PROMPT_AS_LABEL = 300
 def _choice_input(
     index: int, question: Question, label: str, *, required: bool, other: bool
 ) -> Block | None:
-    """The options as one radio group (a select beyond ten); ``other``: with an "Other"
-    choice last, for an answer in the person's own words."""
+    """The options as one radio group (a select beyond ten); ``other``: with an "Other…"
+    choice last, for an answer in the person's own words — a choice Slack reports at once
+    (``dispatch_action``), so the form can show that answer's field only when it is picked."""
     if not question.options:
         return None
     room = MAX_SELECT_OPTIONS - (1 if other else 0)
@@ -145,13 +149,16 @@ def _choice_input(
     else:
         element["type"] = "static_select"
         element["placeholder"] = plain("Choose an option", MAX_PLACEHOLDER)
-    return {
+    block: Block = {
         "type": "input",
         "block_id": ids.choice_block_id(index, question),
         "label": plain(label, MAX_INPUT_LABEL),
         "element": element,
         "optional": not required,
     }
+    if other:
+        block["dispatch_action"] = True
+    return block
 
 
 def _text_input(index: int, question: Question, label: str, *, optional: bool) -> Block:
@@ -201,10 +208,8 @@ def _question_blocks(bundle: Bundle, index: int, url: str, *, other: bool) -> li
         text = _text_input(index, question, label, optional=False)
         choice = _choice_input(index, question, "Also pick an option", required=False, other=False)
         inputs = [text, choice]
-    elif question.options:
-        choice = _choice_input(index, question, label, required=True, other=True)
-        text = _text_input(index, question, "Your own answer (for Other)", optional=True)
-        inputs = [choice, text]
+    elif question.options:  # its own words only through "Other…" (see with_other_fields)
+        inputs = [_choice_input(index, question, label, required=True, other=True)]
     else:
         inputs = [_text_input(index, question, label, optional=False)]
     blocks += [b for b in inputs if b is not None]
@@ -214,9 +219,11 @@ def _question_blocks(bundle: Bundle, index: int, url: str, *, other: bool) -> li
 def build_answer_modal(
     bundle: Bundle, task: TaskInfo, place: FormPlace, *, question_ids: list[str] | None = None
 ) -> dict[str, Any]:
-    """The "Answer…" modal: per question its prompt, one radio group of its options and an
-    optional free-text field; all questions are answered together (Kandev requires one answer
-    per question). ``question_ids`` picks and orders the questions shown (default: all)."""
+    """The "Answer…" modal: per question its prompt and one radio group of its options, with
+    "Other…" last (its text field appears once it is picked: :func:`with_other_fields`; a
+    question without options has a text field of its own); all questions are answered
+    together (Kandev requires one answer per question). ``question_ids`` picks and orders the
+    questions shown (default: all)."""
     url = task_url(place.kandev_url, bundle.task_id or task.task_id)
     if question_ids is None:
         indexes = list(range(len(bundle.questions)))
@@ -324,7 +331,7 @@ def refill_form(
     carry ``response_action: errors``: the message goes in a context block right below the
     input, or in the input's hint when the view has no room for another block.
     ``metadata``: the submitted view's private_metadata, kept as it was."""
-    view = copy.deepcopy(form)
+    view = copy.deepcopy(with_other_fields(form, values) or form)  # Other's field, if picked
     if metadata is not None:
         view["private_metadata"] = metadata
     inputs = [b for b in view["blocks"] if b.get("type") == "input"]
@@ -362,3 +369,70 @@ def _keep(element: dict[str, Any], entered: dict[str, Any]) -> None:
     for option in element.get("options") or []:
         if value is not None and option.get("value") == value:
             element["initial_option"] = copy.deepcopy(option)
+
+
+def with_other_fields(view: dict[str, Any], values: StateValues) -> dict[str, Any] | None:
+    """The answer form ``view`` with a required "Your own answer" field right below each
+    question whose "Other…" is picked in ``values`` (the view's ``state.values``) and none
+    below the others; None when it already is so. Block and action ids stay the same, so
+    Slack keeps what was picked and typed across ``views.update``."""
+    items: list[Block] = list(view.get("blocks") or [])
+    result: list[Block] = []
+    changed = False
+    for position, block in enumerate(items):
+        block_id = str(block.get("block_id") or "")
+        if block_id.startswith(_TEXT_PREFIX) and position > 0:
+            choice = items[position - 1]
+            if _offers_other(choice) and not _other_picked(choice, values):
+                changed = True
+                continue
+        result.append(block)
+        if not _offers_other(block):
+            continue
+        following = items[position + 1] if position + 1 < len(items) else {}
+        has_field = str(following.get("block_id") or "").startswith(_TEXT_PREFIX)
+        if _other_picked(block, values) and not has_field:
+            result.append(_other_field(_TEXT_PREFIX + block_id.removeprefix(_CHOICE_PREFIX)))
+            changed = True
+    if not changed:
+        return None
+    shown = {k: v for k, v in view.items() if k in _VIEW_KEYS}
+    return {**shown, "blocks": result}
+
+
+_CHOICE_PREFIX, _TEXT_PREFIX = ids.MODAL_INPUT_PREFIXES
+#: What views.update takes of a view Slack sent (not its id, hash, state…).
+_VIEW_KEYS = (
+    "type", "title", "submit", "close", "blocks", "private_metadata", "callback_id",
+    "clear_on_close", "notify_on_close", "external_id",
+)  # fmt: skip
+
+
+def _offers_other(block: Block) -> bool:
+    """An answer form's choice with "Other…" (the one input reported at once)."""
+    block_id = str(block.get("block_id") or "")
+    return bool(block.get("dispatch_action")) and block_id.startswith(_CHOICE_PREFIX)
+
+
+def _other_picked(choice: Block, values: StateValues) -> bool:
+    element = choice.get("element") or {}
+    action_id = str(element.get("action_id") or "")
+    entered = (values.get(str(choice.get("block_id") or "")) or {}).get(action_id)
+    picked = entered.get("selected_option") if isinstance(entered, dict) else None
+    return isinstance(picked, dict) and picked.get("value") == ids.OTHER_VALUE
+
+
+def _other_field(block_id: str) -> Block:
+    return {
+        "type": "input",
+        "block_id": block_id,
+        "label": plain(OTHER_TEXT_LABEL, MAX_INPUT_LABEL),
+        "element": {
+            "type": "plain_text_input",
+            "action_id": ids.ACTION_TEXT,
+            "multiline": True,
+            "max_length": KANDEV_MAX_TEXT,
+            "placeholder": plain("Write an answer in your own words", MAX_PLACEHOLDER),
+        },
+        "optional": False,
+    }

@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Literal
 
+from bot.cards import ids
 from bot.cards.modals import (
     FormPlace,
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
+    with_other_fields,
 )
 from bot.cards.submissions import parse_answer_submission, parse_reject_submission
 from bot.cards.wording import Action
@@ -21,6 +23,7 @@ __all__ = [
     "FormKind",
     "action_of",
     "form_for",
+    "other_fields_update",
     "read_form",
 ]
 
@@ -55,3 +58,18 @@ def read_form(
     except ValueError as exc:
         return ForeignInputs(str(exc))
     return FieldErrors(answers) if isinstance(answers, dict) else Content(answers=tuple(answers))
+
+
+def other_fields_update(body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A choice made in an answer form (``block_actions`` from a modal): the view's id and
+    the form with "Your own answer" shown exactly under the questions answered "Other…";
+    None when nothing is to change (or it is not an answer form)."""
+    view = body.get("view")
+    if not isinstance(view, dict) or view.get("callback_id") != ids.CALLBACK_ANSWER:
+        return None
+    view_id = view.get("id")
+    values = (view.get("state") or {}).get("values")
+    if not isinstance(view_id, str) or not view_id or not isinstance(values, dict):
+        return None
+    updated = with_other_fields(view, values)
+    return (view_id, updated) if updated is not None else None

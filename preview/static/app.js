@@ -297,6 +297,14 @@
       if (S.live) apply();
       return;
     }
+    if (target.dataset.act === "pick") {
+      // a form's input with dispatch_action: Slack tells the app at once (the form stays)
+      const place = where(target);
+      if (!place) return;
+      const ids = { action_id: target.dataset.actionId, block_id: target.dataset.blockId };
+      act(Object.assign(place, ids, { kind: "pick", option: target.value }), target);
+      return;
+    }
     if (target.dataset.act !== "select") return;
     const place = where(target);
     if (!place) return;

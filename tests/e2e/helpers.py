@@ -252,12 +252,32 @@ def input_blocks(view: ViewRecord) -> dict[str, dict[str, Any]]:
 
 
 def choice_and_text_blocks(view: ViewRecord) -> list[tuple[str, str]]:
-    """Per question, in order: (choice block_id, free-text block_id)."""
+    """Per question, in order: (choice block_id, free-text block_id). In the answer form a
+    question's free-text field is only shown once its "Other…" is picked (see pick_other)."""
     choice_prefix, text_prefix = ids.MODAL_INPUT_PREFIXES
     choices = [b for b in input_blocks(view) if b.startswith(choice_prefix)]
     texts = [b for b in input_blocks(view) if b.startswith(text_prefix)]
-    assert len(choices) == len(texts), (choices, texts)
-    return list(zip(choices, texts, strict=True))
+    if not choices:  # the Other answer form of a question without options
+        return [(choice_prefix + t.removeprefix(text_prefix), t) for t in texts]
+    pairs = [(c, text_prefix + c.removeprefix(choice_prefix)) for c in choices]
+    assert set(texts) <= {t for _c, t in pairs}, (choices, texts)
+    return pairs
+
+
+def pick_other(
+    driver: SlackDriver, fake_slack: FakeSlack, view: ViewRecord, choice_block: str
+) -> ViewRecord:
+    """Pick "Other…" in an answer form's question; the form as updated with that question's
+    free-text field."""
+    driver.pick_in_form(view, block_id=choice_block, option=ids.OTHER_VALUE)
+    choice_prefix, text_prefix = ids.MODAL_INPUT_PREFIXES
+    text_block = text_prefix + choice_block.removeprefix(choice_prefix)
+
+    def shown() -> ViewRecord | None:
+        current = fake_slack.view(view.id)
+        return current if text_block in input_blocks(current) else None
+
+    return fake_slack.wait_for(shown, timeout=10.0, description=f"the field {text_block}")
 
 
 def click_payload(

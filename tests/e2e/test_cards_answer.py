@@ -17,9 +17,11 @@ from tests.e2e.helpers import (
     choice_and_text_blocks,
     click_stale,
     db_question,
+    input_blocks,
     more_options,
     open_modal,
     outcome_line,
+    pick_other,
     response_of,
     skip,
     start_bot,
@@ -117,8 +119,11 @@ def test_multi_question_modal_requires_every_answer(app_factory, seed, fake_slac
 
     # Everything answered (question 3 by free text): accepted ("Sending…", then "Answered" in
     # the modal), recorded, card edited.
+    # No text box under any question until its "Other…" is picked (issue item 7).
+    assert not any(text in input_blocks(view) for _choice, text in per_question)
     full = dict(partial)
-    full[per_question[2][0]] = {"kq_choice": "#other"}  # the choice is required: "Other"
+    view = pick_other(driver, fake_slack, view, per_question[2][0])  # its field appears
+    assert [b for b in input_blocks(view) if b.startswith("kq_text:")] == [per_question[2][1]]
     full[per_question[2][1]] = {"kq_text": "  Neither, use the existing one  "}
     ack = driver.submit_view(view, full)
     assert_sending(ack)

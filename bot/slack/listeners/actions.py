@@ -11,7 +11,7 @@ from bot.cards import ids
 from bot.cards.wording import Action
 from bot.slack import requests
 from bot.slack.acks import acked_within
-from bot.slack.forms import FormKind, action_of
+from bot.slack.forms import FormKind, action_of, other_fields_update
 from bot.slack.services import Services
 
 #: How long an option click may spend recording its submission before it is acked anyway
@@ -38,6 +38,20 @@ def register(app: App, svc: Services) -> None:
     app.action(ids.ACTION_MORE)(_more_chosen(svc))
     app.action(ids.ACTION_SKIP_CONFIRM)(_skip_confirmed(svc))
     app.action(ids.ACTION_SKIP_KEEP)(_skip_kept(svc))
+    app.action(ids.ACTION_CHOICE)(_choice_made(svc))
+
+
+def _choice_made(svc: Services):
+    """An option picked in an answer form (its radio groups report at once): show the
+    "Your own answer" field under a question answered "Other…", and only there."""
+
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        update = other_fields_update(body)
+        if update is not None:
+            svc.notifier.update_view(*update)
+
+    return handle
 
 
 def _link_clicked(ack: Ack) -> None:

@@ -74,6 +74,25 @@ def test_a_form_with_a_missing_answer_shows_the_field_error(
     page.modal().find_element(By.CSS_SELECTOR, "[data-act=close]").click()
 
 
+def test_a_forms_own_answer_field_appears_only_once_other_is_picked(
+    page: PreviewPage, seed: Seeder, preview: Preview
+):
+    bundle = seed_ask(seed, INVOICES)
+    ts = card_ts(preview, bundle)
+    page.open(ANA.id, QUESTIONS.id)
+    page.click(page.card(ts), "Answer…")
+    modal = page.modal()
+    assert not modal.find_elements(By.CSS_SELECTOR, "textarea"), "a text box before Other…"
+    modal.find_elements(By.XPATH, ".//label[contains(., 'Other…')]")[0].click()
+    field = page.eventually(
+        lambda: next(iter(page.modal().find_elements(By.CSS_SELECTOR, "textarea")), None),
+        what="the field of Other…",
+    )
+    assert field.is_displayed()
+    assert len(page.modal().find_elements(By.CSS_SELECTOR, "textarea")) == 1
+    page.modal().find_element(By.CSS_SELECTOR, "[data-act=close]").click()
+
+
 def test_a_stale_click_tells_the_user(page: PreviewPage, seed: Seeder, preview: Preview):
     bundle = seed_ask(seed, ORDERS, "Store the orders of the billing service")
     ts = card_ts(preview, bundle)

@@ -20,6 +20,7 @@ from bot.cards import (
     build_result_modal,
     build_sending_modal,
     choice_block_id,
+    ids,
     parse_answer_submission,
     parse_modal_metadata,
     parse_reject_submission,
@@ -27,9 +28,8 @@ from bot.cards import (
     text_block_id,
     words,
 )
-from bot.cards.ids import option_value
 from bot.cards.limits import MAX_VIEW_BLOCKS
-from bot.cards.modals import build_outcome_modal
+from bot.cards.modals import build_outcome_modal, with_other_fields
 from bot.core.clarification import Answer
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, PENDING_ID, make_bundle
 from tests.unit.cards.checks import assert_valid_view
@@ -60,34 +60,25 @@ def state(*parts: dict) -> dict:
 # ---- answer modal ----------------------------------------------------------------------------
 
 
-def test_answer_modal_has_a_radio_group_and_free_text_per_question(three_questions, task):
+def test_answer_modal_has_a_radio_group_per_question_and_no_text_box(three_questions, task):
     view = build_answer_modal(three_questions, task, FormPlace(**WHERE))
     assert_valid_view(view)
     assert view["callback_id"] == CALLBACK_ANSWER
     assert view["title"]["text"] == "Answer agent questions"
     assert view["submit"]["text"] == "Send answers"
     blocks = inputs(view)
-    assert list(blocks) == [
-        "kq_choice:0:db",
-        "kq_text:0:db",
-        "kq_choice:1:cache",
-        "kq_text:1:cache",
-        "kq_choice:2:queue",
-        "kq_text:2:queue",
-    ]
+    # no text box under every question: "Other…" is the one path to own words
+    assert list(blocks) == ["kq_choice:0:db", "kq_choice:1:cache", "kq_choice:2:queue"]
     radio = blocks["kq_choice:0:db"]
-    # the prompt is the label (said once), and a choice is required: "Other" for own words
+    # the prompt is the label (said once), and a choice is required: "Other…" for own words
     assert radio["label"]["text"] == "1/3 · Which database should we use?"
     assert radio["optional"] is False
+    assert radio["dispatch_action"] is True  # a pick is sent at once: Other's field follows
     assert radio["element"]["type"] == "radio_buttons"
     assert radio["element"]["action_id"] == ACTION_CHOICE
     assert [o["value"] for o in radio["element"]["options"]] == ["q1_opt1", "q1_opt2", "#other"]
     assert radio["element"]["options"][1]["description"]["text"] == "Document store"
-    assert radio["element"]["options"][2]["text"]["text"] == "Other (write your own answer below)"
-    text = blocks["kq_text:0:db"]
-    assert text["element"]["max_length"] == 2000 and text["element"]["multiline"] is True
-    assert text["element"]["action_id"] == ACTION_TEXT and text["optional"] is True
-    assert text["label"]["text"] == "Your own answer (for Other)"
+    assert radio["element"]["options"][2]["text"]["text"] == "Other…"
     meta = parse_modal_metadata(view["private_metadata"])
     assert (meta.pending_id, meta.channel, meta.ts, meta.origin) == (
         PENDING_ID,
@@ -191,7 +182,7 @@ def test_free_text_limit_counts_code_points_after_stripping(one_question):
 def test_subset_modal_cannot_be_submitted_without_the_other_questions(three_questions, task):
     view = build_answer_modal(three_questions, task, FormPlace(**WHERE), question_ids=["cache"])
     assert_valid_view(view)
-    assert list(inputs(view)) == ["kq_choice:1:cache", "kq_text:1:cache"]
+    assert list(inputs(view)) == ["kq_choice:1:cache"]
     errors = parse_answer_submission(three_questions, pick("kq_choice:1:cache", "q2_opt1"))
     assert list(errors) == ["kq_choice:1:cache"]
     assert "Database" in errors["kq_choice:1:cache"] and "Queue" in errors["kq_choice:1:cache"]
@@ -318,7 +309,7 @@ def test_a_refilled_answer_form_keeps_each_pick_and_text(three_questions, task):
     form = build_answer_modal(three_questions, task, FormPlace(**WHERE))
     first = three_questions.questions[0]
     choice_id, text_id = choice_block_id(0, first), text_block_id(0, first)
-    picked = option_value(first, 1)
+    picked = ids.OTHER_VALUE  # its own words: Other's field comes back with them
     values = state(pick(choice_id, picked), write(text_id, "and more"))
 
     view = refill_form(form, values, {})
@@ -327,7 +318,7 @@ def test_a_refilled_answer_form_keeps_each_pick_and_text(three_questions, task):
     shown = inputs(view)
     assert shown[choice_id]["element"]["initial_option"]["value"] == picked
     assert shown[text_id]["element"]["initial_value"] == "and more"
-    assert len(view["blocks"]) == len(form["blocks"])  # no error, no extra block
+    assert len(view["blocks"]) == len(form["blocks"]) + 1  # no error: only Other's field
     others = [b for k, b in shown.items() if k not in (choice_id, text_id)]
     assert all("initial_option" not in b["element"] for b in others)
 
@@ -355,3 +346,45 @@ def test_an_answer_form_ends_titled_answered():
 def test_a_rejection_never_ends_on_a_modal_titled_sent():
     view = build_outcome_modal("won", "", "reject")
     assert view["title"]["text"] != "Sent" and "Rejected" in view["blocks"][0]["text"]["text"]
+
+
+# ---- "Other…" opens its field --------------------------------------------------------------
+
+
+def test_picking_other_shows_one_field_under_that_question_only(three_questions, task):
+    form = build_answer_modal(three_questions, task, FormPlace(**WHERE))
+    shown = {"id": "V1", "hash": "h", "state": {"values": {}}, **form}
+    picked = state(pick("kq_choice:0:db", "q1_opt1"), pick("kq_choice:1:cache", "#other"))
+    updated = with_other_fields(shown, picked)
+    assert updated is not None
+    assert_valid_view(updated)
+    assert "id" not in updated and "hash" not in updated and "state" not in updated
+    assert list(inputs(updated)) == [
+        "kq_choice:0:db",
+        "kq_choice:1:cache",
+        "kq_text:1:cache",
+        "kq_choice:2:queue",
+    ]
+    field = inputs(updated)["kq_text:1:cache"]
+    assert field["element"]["action_id"] == ACTION_TEXT and field["optional"] is False
+    assert field["element"]["max_length"] == 2000 and field["label"]["text"] == "Your own answer"
+    assert with_other_fields(updated, picked) is None  # already so: no views.update
+    # another option instead: the field goes (and its text is not sent)
+    back = with_other_fields(updated, state(pick("kq_choice:1:cache", "q2_opt1")))
+    assert back is not None and list(inputs(back)) == list(inputs(form))
+    # what was written there is answered, once the form is sent
+    answers = parse_answer_submission(
+        three_questions,
+        state(
+            pick("kq_choice:0:db", "q1_opt1"),
+            pick("kq_choice:1:cache", "#other"),
+            write("kq_text:1:cache", "Memcached"),
+            pick("kq_choice:2:queue", "q3_opt1"),
+        ),
+    )
+    assert [a.custom_text for a in answers] == ["", "Memcached", ""]
+
+
+def test_other_without_its_field_is_pointed_out_on_the_choice(one_question):
+    errors = parse_answer_submission(one_question, pick("kq_choice:0:db", "#other"))
+    assert errors == {"kq_choice:0:db": "Write your answer: you picked Other"}

@@ -59,6 +59,7 @@ def answer_modal(private_metadata: str) -> dict[str, Any]:
             {
                 "type": "input",
                 "block_id": "db",
+                "dispatch_action": True,  # a pick is sent at once (see picked_in_form)
                 "label": {"type": "plain_text", "text": "Database"},
                 "element": {
                     "type": "radio_buttons",
@@ -110,6 +111,17 @@ def build_app(fake: FakeSlack) -> App:
         ack()
         action = body["actions"][0]
         respond(text=f"{action['type']}: {action['selected_option']['value']}")
+
+    @app.action("choice")
+    def picked_in_form(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        """A pick in the answer modal: the view says so on top (its inputs unchanged)."""
+        ack()
+        view = body["view"]
+        picked = view["state"]["values"]["db"]["choice"]["selected_option"]["value"]
+        said = {"type": "context", "elements": [{"type": "mrkdwn", "text": f"Picked {picked}"}]}
+        updated = answer_modal(view["private_metadata"])
+        updated["blocks"] = [said, *updated["blocks"]]
+        client.views_update(view_id=view["id"], hash=view["hash"], view=updated)
 
     @app.view("answer_modal")
     def submit(ack: Ack, view: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:

@@ -8,7 +8,13 @@ import pytest
 from slack_sdk import WebClient
 
 from fakeslack import Delivery, FakeSlack, SlackDriver, ViewSubmissionBlocked
-from tests.kit.selftest.fakeslack.demo_app import build_app, post_card, serve_http, socket_mode
+from tests.kit.selftest.fakeslack.demo_app import (
+    answer_modal,
+    build_app,
+    post_card,
+    serve_http,
+    socket_mode,
+)
 
 CHANNEL = "C0QUESTION"
 
@@ -52,6 +58,45 @@ def test_click_opens_a_modal_and_submit_updates_the_card(
     fake_slack.wait_for(lambda: fake_slack.message(CHANNEL, ts).edited_ts, description="the edit")
     card = fake_slack.message(CHANNEL, ts)
     assert "✅ mongo" in card.all_text and card.versions[0]["text"] == "Which database?"
+
+
+def test_a_pick_in_a_form_is_sent_with_dispatch_action_and_kept_across_an_update(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    ts = post_card(fake_slack)
+    driver.click(CHANNEL, ts, text="Answer…")
+    view = fake_slack.wait_for_view(lambda v: v.callback_id == "answer_modal")
+    ack = driver.pick_in_form(view, block_id="db", option="mongo")
+    assert ack is not None and ack.ok  # dispatch_action: Slack tells the app at once
+    fake_slack.wait_for(
+        lambda: "Picked mongo" in str(fake_slack.view(view.id).blocks), description="update"
+    )
+    # views.update kept the pick (same block_id and action_id): the submission carries it
+    assert driver.submit_view(view, {"note": {"text": "fine"}}).ok
+    fake_slack.wait_for(lambda: fake_slack.message(CHANNEL, ts).edited_ts, description="edit")
+    assert "✅ mongo" in fake_slack.message(CHANNEL, ts).all_text
+
+
+def test_a_pick_in_an_input_without_dispatch_action_is_sent_on_submission_only(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    token = fake_slack.workspace.bot_token
+    client = WebClient(token=token, base_url=fake_slack.api_url)
+    modal = answer_modal('{"channel": "C0QUESTION", "ts": "1.0"}')
+    del modal["blocks"][0]["dispatch_action"]
+    opened = client.views_open(trigger_id=fake_slack.issue_trigger("U0ALICE001"), view=modal)
+    view_id = opened["view"]["id"]
+    assert driver.pick_in_form(view_id, block_id="db", option="pg") is None
+    with pytest.raises(LookupError):
+        driver.pick_in_form(view_id, block_id="db", option="oracle")
+    with pytest.raises(ValueError):  # a form's input is not picked like a Home select
+        driver.select_in_view(view_id, action_id="choice", option="pg")
+    # a views.update that drops the input drops the pick; one that keeps it keeps it
+    client.views_update(view_id=view_id, view=modal)
+    assert fake_slack.view(view_id).entered == {"db": {"choice": "pg"}}
+    without = {**modal, "blocks": modal["blocks"][1:]}
+    client.views_update(view_id=view_id, view=without)
+    assert fake_slack.view(view_id).entered == {}
 
 
 def test_click_payload_carries_a_response_url(driver: SlackDriver, fake_slack: FakeSlack) -> None:
