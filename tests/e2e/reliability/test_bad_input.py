@@ -27,6 +27,7 @@ from fakeslack import (
     payloads,
 )
 from tests.e2e.helpers import (
+    act,
     db_question,
     input_blocks,
     open_modal,
@@ -294,7 +295,7 @@ def test_tampered_and_unknown_input_is_refused_clearly(
 
     # Oversized reject reason.
     mark = fake_slack.mark()
-    assert driver.click(CHANNEL, card.ts, text="Reject…", user=ALICE).status == 200
+    assert act(driver, CHANNEL, card.ts, "Reject…", user=ALICE).status == 200
     reject = open_modal(fake_slack, REJECT_MODAL, after=mark)
     reason_block = next(iter(input_blocks(reject)))
     ack = driver.submit_view(

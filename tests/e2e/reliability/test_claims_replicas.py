@@ -35,7 +35,7 @@ def test_a_claim_raced_on_two_replicas_has_one_holder_and_lapses_once(
     drivers = [slack_driver(bot.events_url) for bot in bots]
 
     clicks = [
-        threading.Thread(target=drivers[i].click, args=(CHANNEL, card.ts), kwargs=kw)
+        threading.Thread(target=drivers[i].choose, args=(CHANNEL, card.ts), kwargs=kw)
         for i, kw in enumerate(({"text": CLAIM, "user": ALICE}, {"text": CLAIM, "user": BOB}))
     ]
     for click in clicks:

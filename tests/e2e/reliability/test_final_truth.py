@@ -26,6 +26,7 @@ from fakeslack import ALICE
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
+    act,
     buttons,
     db_question,
     open_modal,
@@ -159,7 +160,7 @@ def test_a_maybe_delivered_rejection_is_not_credited_with_another_made_first(
     card = wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
     mark = fake_slack.mark()
-    driver.click(CHANNEL, card.ts, text="Reject…", user=ALICE)
+    act(driver, CHANNEL, card.ts, "Reject…", user=ALICE)
     view = open_modal(fake_slack, REJECT_MODAL, after=mark)
 
     assert seed.server.reject(bundle.pending_id, "made in Kandev").status_code == 200

@@ -20,6 +20,7 @@ from fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
+    act,
     assert_sending,
     card_posts,
     db_question,
@@ -113,7 +114,7 @@ def test_kandev_outage_mid_run_and_at_start_up(
     # A modal submission: acked "Sending…", then the form comes back as filled, saying under
     # the reason that nothing reached Kandev.
     mark = fake_slack.mark()
-    driver.click(CHANNEL, card_w.ts, text="Reject…", user=BOB)
+    act(driver, CHANNEL, card_w.ts, "Reject…", user=BOB)
     view = open_modal(fake_slack, REJECT_MODAL, after=mark)
     reason_block = next(iter(input_blocks(view)))
     action_id = input_blocks(view)[reason_block]["element"]["action_id"]

@@ -223,6 +223,7 @@ def _buttons(call) -> list[str]:
         for b in call.params["blocks"]
         if b["type"] == "actions"
         for e in b["elements"]
+        if "text" in e  # the "More" overflow has options, not a label
     ]
 
 
