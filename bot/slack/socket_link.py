@@ -41,8 +41,8 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from bot.ops.backoff import doubling, wait_for
 from bot.ops.health import Health
-from bot.usecases.backoff import doubling, wait_for
 
 #: A link that has not said ``hello`` this long after its handshake is given up for a new URL.
 HELLO_TIMEOUT_S = 10.0

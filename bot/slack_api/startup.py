@@ -15,7 +15,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.core.exitcodes import EXIT_FAILED, StartupError
-from bot.usecases.backoff import doubling, wait_for
+from bot.ops.backoff import doubling, wait_for
 
 log = logging.getLogger("bot.app")
 

@@ -24,6 +24,7 @@ from datetime import datetime
 
 from bot.core.domain import Card
 from bot.core.signals import Signal
+from bot.ops.backoff import doubling, wait_for
 from bot.ops.health import Health
 from bot.ops.logs import log_context, log_failure
 from bot.slack_api.gateway import SlackError, SlackGateway
@@ -32,7 +33,6 @@ from bot.store.errors import is_unavailable
 from bot.store.pace import PaceBusy
 from bot.store.records import OutboxItem
 from bot.usecases.audit import Audit
-from bot.usecases.backoff import doubling, wait_for
 from bot.usecases.groups import GroupEdit
 from bot.usecases.leases import OUTBOX_LEASE_S
 from bot.usecases.messages import SnoozeLookup

@@ -9,8 +9,8 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from bot.ops.backoff import doubling, wait_for
 from bot.ops.health import Health
-from bot.usecases.backoff import doubling, wait_for
 
 log = logging.getLogger(__name__)
 
