@@ -89,11 +89,16 @@ def _extracted(commit: str, tmp_path: Path) -> Path:
         if _on_ci():
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", commit, "bot"],
-        capture_output=True,
-        check=False,
-    )
+    archive = _archive(commit)
+    if archive.returncode != 0:
+        # A shallow clone: its history is fetched once from where it was cloned, then again.
+        subprocess.run(
+            ["git", "-C", str(REPO), "fetch", "--quiet", "--unshallow"],
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
+        archive = _archive(commit)
     if archive.returncode != 0:
         pytest.fail(
             f"git archive {commit} failed (a shallow clone?): "
@@ -102,6 +107,14 @@ def _extracted(commit: str, tmp_path: Path) -> Path:
         )
     subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
     return where
+
+
+def _archive(commit: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", "-C", str(REPO), "archive", commit, "bot"],
+        capture_output=True,
+        check=False,
+    )
 
 
 def _old_replica(previous: Path, fake_slack, kandev, pg_url: str, tmp_path: Path) -> BotProcess:
