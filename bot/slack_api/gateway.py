@@ -57,6 +57,15 @@ class Message:
     blocks: list[dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class _Person:
+    """A person as users.info describes them (None: Slack did not say)."""
+
+    name: str | None
+    team: str | None
+    enterprise: str | None
+
+
 class SlackGateway:
     """Typed wrappers over the Web API methods the bot uses."""
 
@@ -233,21 +242,32 @@ class SlackGateway:
     def user_name(self, user_id: str) -> str | None:
         """A person's name as Slack shows it (display name, else real name, else handle;
         ``users:read``), cached for ``DIRECTORY_TTL_S``; None when Slack gives none."""
+        return self._person(user_id).name
 
-        def load() -> str | None:
+    def _person(self, user_id: str) -> _Person:
+        """What the bot reads of a person (one users.info, cached for ``DIRECTORY_TTL_S``):
+        their name and their organisation."""
+
+        def load() -> _Person:
             user = self._call("users.info", user=user_id).get("user") or {}
             profile = user.get("profile") or {}
-            for name in (
+            names = (
                 profile.get("display_name"),
                 profile.get("real_name"),
                 user.get("real_name"),
                 user.get("name"),
-            ):
-                if isinstance(name, str) and name.strip():
-                    return name.strip()
-            return None
+            )
+            name = next((n.strip() for n in names if isinstance(n, str) and n.strip()), None)
+            team = user.get("team_id")
+            grid = (user.get("enterprise_user") or {}).get("enterprise_id")
+            return _Person(
+                name=name,
+                team=team if isinstance(team, str) and team else None,
+                enterprise=grid if isinstance(grid, str) and grid else None,
+            )
 
-        return self._cached(("user", user_id), load)
+        person: _Person = self._cached(("user", user_id), load)
+        return person
 
     def channel_is_private(self, channel: str) -> bool:
         """Whether a conversation is private (cached for ``DIRECTORY_TTL_S``)."""
@@ -312,17 +332,10 @@ class SlackGateway:
         channel (another organisation) is not. Cached for ``DIRECTORY_TTL_S``; raises
         SlackError when it cannot be read."""
         team, enterprise = self.own_organisation()
-
-        def load() -> tuple[str, str | None]:
-            user = self._call("users.info", user=user_id).get("user") or {}
-            their_team = user.get("team_id")
-            if not isinstance(their_team, str) or not their_team:
-                raise UnexpectedReply("users.info", "user.team_id")
-            grid = (user.get("enterprise_user") or {}).get("enterprise_id")
-            return their_team, grid if isinstance(grid, str) and grid else None
-
-        their_team, their_enterprise = self._cached(("user", user_id), load)
-        return their_team == team or (enterprise is not None and their_enterprise == enterprise)
+        person = self._person(user_id)
+        if person.team is None:
+            raise UnexpectedReply("users.info", "user.team_id")
+        return person.team == team or (enterprise is not None and person.enterprise == enterprise)
 
     def _cached(self, key: tuple[str, str], load, max_age: float = DIRECTORY_TTL_S):
         """The value read less than ``max_age`` ago, else ``load()``'s. One load per key at
