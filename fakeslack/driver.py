@@ -309,17 +309,7 @@ class SlackDriver:
             record.blocks, action_id=action_id, value=value, text=text, types=BUTTONS
         )
         person = self.user(user or record.user)
-        state = build_state_values(record.blocks, None, enforce_client_rules=False)
-        payload = payloads.block_actions(
-            self.ws,
-            person,
-            container={"type": "view", "view_id": record.id},
-            actions=[payloads.action_item(ref)],
-            trigger_id=self.fake.issue_trigger(person.id),
-            response_url=None,
-            view=record.to_slack(state),
-        )
-        return self._deliver("interactive", payload, False, delivery)
+        return self._act_in_view(record, ref, None, person, None, delivery)
 
     def select_in_view(
         self,
@@ -342,17 +332,7 @@ class SlackDriver:
         if ref.block.get("type") == "input":
             raise ValueError(f"{action_id!r} is a form's input: pick it with pick_in_form")
         chosen = {ref.block_id: {ref.action_id: option}} if ref.block_id else None
-        state = build_state_values(record.blocks, chosen, enforce_client_rules=False)
-        payload = payloads.block_actions(
-            self.ws,
-            person,
-            container={"type": "view", "view_id": record.id},
-            actions=[payloads.action_item(ref, option)],
-            trigger_id=self.fake.issue_trigger(person.id),
-            response_url=None,
-            view=record.to_slack(state),
-        )
-        return self._deliver("interactive", payload, False, delivery)
+        return self._act_in_view(record, ref, option, person, chosen, delivery)
 
     def pick_in_form(
         self,
@@ -380,7 +360,20 @@ class SlackDriver:
         if not ref.block.get("dispatch_action"):
             return None
         person = self.user(user or record.user)
-        state = build_state_values(record.blocks, record.entered, enforce_client_rules=False)
+        return self._act_in_view(record, ref, option, person, record.entered, delivery)
+
+    def _act_in_view(
+        self,
+        record: ViewRecord,
+        ref: ElementRef,
+        option: str | None,
+        person: SlackUser,
+        entered: Any,
+        delivery: Delivery | None,
+    ) -> Ack:
+        """Slack's ``block_actions`` for an element of a view (a button, or a chooser's
+        ``option``), with the view's state holding ``entered``, delivered."""
+        state = build_state_values(record.blocks, entered, enforce_client_rules=False)
         payload = payloads.block_actions(
             self.ws,
             person,
