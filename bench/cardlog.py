@@ -8,7 +8,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Collection
 
-from fakeslack import CallRecord, FakeSlack
+from kandev_slack.kits.fakeslack import CallRecord, FakeSlack
 
 
 def _pending_id(call: CallRecord) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-from bot.kandev.hints import CLARIFICATION_REQUESTED, PENDING_ACTION_CHANGED, ws_url
+from kandev_slack.kandev.hints import CLARIFICATION_REQUESTED, PENDING_ACTION_CHANGED, ws_url
 from tests.kit.harness import LIST_TOOL, McpSession
 
 

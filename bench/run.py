@@ -136,7 +136,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--footprint-window", type=float, default=6.0, help="CPU window s (6)")
     p.add_argument("--only", choices=SCENARIOS, action="append", help="run only these")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the tables")
-    p.add_argument("--keep", action="store_true", help="keep the work dir (bot/Kandev logs)")
+    p.add_argument(
+        "--keep", action="store_true", help="keep the work dir (kandev_slack/Kandev logs)"
+    )
     return p.parse_args(argv)
 
 

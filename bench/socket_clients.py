@@ -21,7 +21,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from fakeslack import FakeSlack, NoAck, ScriptedResponse
+from kandev_slack.kits.fakeslack import FakeSlack, NoAck, ScriptedResponse
 
 CAP_S = 70.0
 
@@ -40,8 +40,8 @@ def make_client(kind: str, fake: FakeSlack) -> Any:
     elif kind == "aiohttp":
         return AsyncClient(fake)
     else:
-        from bot.ops.health import Health
-        from bot.slack.socket_link import SocketLinks
+        from kandev_slack.ops.health import Health
+        from kandev_slack.slack.transport.socket_link import SocketLinks
 
         client = SocketLinks(token, web, Health(), workers=4)
 

@@ -12,7 +12,7 @@ import time
 import httpx
 
 from bench import burst
-from fakeslack import Ack, Delivery, HttpTransport, parse_body, signed_headers
+from kandev_slack.kits.fakeslack import Ack, Delivery, HttpTransport, parse_body, signed_headers
 
 
 class KeepAliveTransport(HttpTransport):

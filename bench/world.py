@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 from tests.kit.harness import BotProcess, KandevServer, bot_env
 
 DEFAULT_POLL_INTERVAL = "5"

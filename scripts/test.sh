@@ -8,8 +8,8 @@ python3 -m venv .venv
 .venv/bin/pip install --quiet --disable-pip-version-check -e '.[test]'
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# Type-check (pyproject.toml [tool.mypy]: the pydantic plugin; strict for bot/core and bot/usecases).
-.venv/bin/mypy bot preview
+# Type-check (pyproject.toml [tool.mypy]: the pydantic plugin; strict for kandev_slack/core and kandev_slack/usecases).
+.venv/bin/mypy kandev_slack
 # The whole suite runs every property as deep as it asks (the default "unit" profile bounds them).
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-full}"
 # Two workers (the machine's two cores; PYTEST_WORKERS to change): most e2e tests wait on

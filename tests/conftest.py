@@ -1,4 +1,5 @@
-"""Fixtures of the real processes (see tests/kit/harness/ and kandevkit/): Kandev, and the bot.
+"""Fixtures of the real processes (see tests/kit/harness/ and kandev_slack/kits/kandevkit/):
+Kandev, and the bot.
 Kandev starts only for tests that ask for it.
 
 - ``kandev_runtime`` (session): the installed runtime directory (npm, cached under .cache/).
@@ -11,7 +12,7 @@ Kandev starts only for tests that ask for it.
   **env_overrides)`` -> a ``BotProcess`` on the fake Slack and ``kandev``; all are stopped after
   the test. ``bot``: one in HTTP mode with the default configuration.
 - ``app_factory`` (function): ``app_factory(db_url=None, **env_overrides)`` -> an ``InProcessBot``
-  (bot.app.build() in this process, HTTP mode) on the same environment; for tests where the
+  (kandev_slack.app.build() in this process, HTTP mode) on the same environment; for tests where the
   process itself (restart, crash, signals, replicas, Socket Mode, the CLI) is not what is tested.
   ``app``: one with the default configuration.
 
@@ -29,7 +30,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 from tests.kit.harness import (
     BotProcess,
     InProcessBot,
@@ -42,7 +43,7 @@ from tests.kit.harness import (
 # The fake Slack fixtures (`fake_slack`, `slack_driver`) for every test directory, and the
 # reliability summary (loaded here so that pytest-xdist's controller, which collects nothing,
 # has it too).
-pytest_plugins = ["fakeslack.fixtures", "tests.e2e.reliability.summary"]
+pytest_plugins = ["kandev_slack.kits.fakeslack.fixtures", "tests.e2e.reliability.summary"]
 
 # Hypothesis: ``unit`` (default) bounds every property for the inner loop (tests/unit/properties.py
 # caps the explicit numbers too); ``full`` runs each property as deep as it asks (CI, nightly).

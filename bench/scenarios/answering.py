@@ -29,9 +29,9 @@ from bench.kandev import delete_tasks, seed_spread
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
-from bot.cards import ids
-from bot.cards.ids import SHORTCUT_REJECT, parse_modal_metadata
-from fakeslack import SlackDriver, ViewRecord, iter_elements
+from kandev_slack.cards import ids
+from kandev_slack.cards.ids import SHORTCUT_REJECT, parse_modal_metadata
+from kandev_slack.kits.fakeslack import SlackDriver, ViewRecord, iter_elements
 from tests.kit.harness import KandevServer, SeededBundle
 
 SLASH_COMMAND = "/kandev-questions"

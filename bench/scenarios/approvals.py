@@ -37,8 +37,8 @@ from bench.scenarios.kandev_requests import counts_delta, request_counts
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
-from bot.core.approval import approval_key
-from fakeslack import SlackDriver
+from kandev_slack.core.approval import approval_key
+from kandev_slack.kits.fakeslack import SlackDriver
 from tests.kit.harness import (
     LIST_TOOL,
     RESOLVE_TOOL,

@@ -19,8 +19,8 @@ from bench.kandev import delete_tasks
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
-from bot.cards import ids
-from fakeslack import SlackDriver
+from kandev_slack.cards import ids
+from kandev_slack.kits.fakeslack import SlackDriver
 from tests.kit.harness import SeededBundle, question
 
 FILL_TIMEOUT_S = 15.0

@@ -41,15 +41,8 @@ from bench.scenarios.answering import seed_spread
 from bench.stats import Summary
 from bench.transport import PreparedTransport
 from bench.world import World, wait_synced
-from bot.cards.words import busy_message
-from fakeslack import (
-    Ack,
-    Delivery,
-    FakeSlack,
-    SlackDriver,
-    SlackUser,
-    Transport,
-)
+from kandev_slack.cards.words import busy_message
+from kandev_slack.kits.fakeslack import Ack, Delivery, FakeSlack, SlackDriver, SlackUser, Transport
 from tests.kit.harness import BotProcess, SeededBundle
 
 MODES = ("http", "socket")

@@ -45,12 +45,12 @@ from bench.kandev import Asked, DirectBundles, Slot, delete_tasks
 from bench.procstat import cpu_seconds, peak_rss_mb, rss_mb
 from bench.transport import KeepAliveTransport
 from bench.world import Route, World, wait_synced
-from bot.core.clarification import Answer, Bundle, Option, Question
-from bot.core.domain import CardOutcome, CardState
-from bot.store import Database, normalize_url
-from bot.store.engine import make_engine
-from bot.store.records import SubmissionContent, SubmissionResult
-from bot.store.schema import (
+from kandev_slack.core.clarification import Answer, Bundle, Option, Question
+from kandev_slack.core.domain import CardOutcome, CardState
+from kandev_slack.kits.fakeslack import SlackDriver
+from kandev_slack.store import Database, normalize_url
+from kandev_slack.store.records import SubmissionContent, SubmissionResult
+from kandev_slack.store.schema import (
     audit_log,
     card_followups,
     card_messages,
@@ -60,7 +60,7 @@ from bot.store.schema import (
     submissions,
     subscriptions,
 )
-from fakeslack import SlackDriver
+from kandev_slack.store.sql.engine import make_engine
 from tests.kit.harness import PG_ADMIN, BotProcess, KandevHarnessError
 from tests.kit.hot_queries import HOT_QUERIES, Plan, capture, plans, prepare_probe
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.core.clarification import Answer
-from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevError
-from bot.kandev.models import Won
-from fakeslack import CallRecord, FakeSlack
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevError
+from kandev_slack.kandev.models import Won
+from kandev_slack.kits.fakeslack import CallRecord, FakeSlack
 from tests.kit.harness import BotProcess, KandevServer
 
 METRIC = "kandev_slack_kandev_requests"

@@ -49,15 +49,15 @@ from bench.scenarios.kandev_requests import KandevRequests
 from bench.stats import Summary
 from bench.transport import KeepAliveTransport, PreparedTransport
 from bench.world import World, wait_synced
-from bot.core.clarification import Bundle
-from bot.core.domain import NewCard, TaskInfo
-from bot.kandev.replies import rfc3339
-from bot.slack_api.gateway import SlackGateway
-from bot.slack_api.web_client import make_web_client
-from bot.store import Database
-from bot.usecases.messages import card_message
-from bot.usecases.sync import NEWEST_MARGIN_S
-from fakeslack import FakeSlack, SlackDriver
+from kandev_slack.core.clarification import Bundle
+from kandev_slack.core.domain import NewCard, TaskInfo
+from kandev_slack.kandev.replies import rfc3339
+from kandev_slack.kits.fakeslack import FakeSlack, SlackDriver
+from kandev_slack.slack_api.gateway import SlackGateway
+from kandev_slack.slack_api.web_client import make_web_client
+from kandev_slack.store import Database
+from kandev_slack.usecases.intake.sync import NEWEST_MARGIN_S
+from kandev_slack.usecases.outbox.messages import card_message
 from tests.kit.harness import BotProcess
 
 SLASH_COMMAND = "/kandev-questions"
@@ -160,7 +160,8 @@ def _listed(
 
 def _newest_read(world: World, listed: list[dict]) -> Summary | None:
     """Kandev's list of the bundles created since shortly before the newest one, from a bare
-    client: what the bot reads when a push hint announces a new bundle (bot/usecases/sync.py)."""
+    client: what the bot reads when a push hint announces a new bundle
+    (kandev_slack/usecases/intake/sync.py)."""
     if not listed:
         return None
     newest = max(datetime.fromisoformat(b["created_at"].replace("Z", "+00:00")) for b in listed)

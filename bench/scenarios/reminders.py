@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from bench.kandev import DirectBundles
 from bench.stats import Summary
 from bench.world import World
-from fakeslack import CallRecord, FakeSlack
+from kandev_slack.kits.fakeslack import CallRecord, FakeSlack
 
 RATE_PER_CHANNEL = 1.0
 BURST = 3

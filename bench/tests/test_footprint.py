@@ -9,8 +9,8 @@ from pathlib import Path
 from bench.report import Results, render, targets
 from bench.scenarios.footprint import Footprint, Measured, Waiting, fill, query_plans, sizes
 from bench.world import Route
-from bot.core.domain import CardState
-from bot.store import Database
+from kandev_slack.core.domain import CardState
+from kandev_slack.store import Database
 
 ROUTES = [Route(f"ws-{n}", f"bench-{n:02d}", f"C0BENCH{n:02d}") for n in range(1, 4)]
 

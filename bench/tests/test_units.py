@@ -18,7 +18,7 @@ from bench.scenarios.reminders import Reminders
 from bench.scenarios.replicas import ReplicaRun, slack_floor_s
 from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, percentile, ratio
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 from tests.kit.harness import BLOCK_SIZE, INSTANCE_OFFSET, reserve_block
 
 

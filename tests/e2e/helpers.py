@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.cards import ids
-from fakeslack import (
+from kandev_slack.cards import ids
+from kandev_slack.kits.fakeslack import (
     Ack,
     CallRecord,
     Ephemeral,

@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from fakeslack import (
+from kandev_slack.kits.fakeslack import (
     ALICE,
     BOB,
     Delivery,
@@ -21,7 +21,7 @@ from fakeslack import (
     find_element,
     payloads,
 )
-from kandevkit import SeededBundle
+from kandev_slack.kits.kandevkit import SeededBundle
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

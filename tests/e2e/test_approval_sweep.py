@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot.core.approval import approval_key
-from fakeslack import ALICE
+from kandev_slack.core.approval import approval_key
+from kandev_slack.kits.fakeslack import ALICE
 from tests.e2e.helpers import (
     POLL_S,
     assert_terminal_controls,

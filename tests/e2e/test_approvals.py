@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.cards import ids
-from bot.cards.ids import ButtonValue
-from bot.core.approval import approval_key
-from fakeslack import ALICE, BOB
+from kandev_slack.cards import ids
+from kandev_slack.cards.ids import ButtonValue
+from kandev_slack.core.approval import approval_key
+from kandev_slack.kits.fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     assert_terminal_controls,
     buttons,

@@ -5,10 +5,10 @@ within Slack's limits, their rows leading to the full view instead of offering A
 
 from __future__ import annotations
 
-from bot.cards import ids
-from bot.cards.ids import ButtonValue, parse_modal_metadata
-from bot.core.approval import approval_key
-from fakeslack import ALICE, blocks_text_length, validate_message, validate_view
+from kandev_slack.cards import ids
+from kandev_slack.cards.ids import ButtonValue, parse_modal_metadata
+from kandev_slack.core.approval import approval_key
+from kandev_slack.kits.fakeslack import ALICE, blocks_text_length, validate_message, validate_view
 from tests.e2e.helpers import buttons, start_bot, wait_card, wait_outcome
 from tests.kit.harness import CHANNEL, Permissions, permission_spec
 from tests.unit.listing.e2e import run_list, wait_home

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakeslack import ALICE, BOB, ViewSubmissionBlocked
+from kandev_slack.kits.fakeslack import ALICE, BOB, ViewSubmissionBlocked
 from tests.e2e.helpers import (
     QUIET_ROW,
     act,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from fakeslack import ALICE, BOB
+from kandev_slack.kits.fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     assert_terminal_controls,
     card_posts,

@@ -4,7 +4,7 @@ can still be answered."""
 
 from __future__ import annotations
 
-from fakeslack import ALICE
+from kandev_slack.kits.fakeslack import ALICE
 from tests.e2e.helpers import (
     QUIET_ROW,
     assert_sending,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from bot.cards.limits import MAX_MESSAGE_BLOCKS_TEXT, blocks_text_length
+from kandev_slack.cards.limits import MAX_MESSAGE_BLOCKS_TEXT, blocks_text_length
 from tests.e2e.helpers import (
     QUIET_ROW,
     assert_terminal_controls,

@@ -3,7 +3,7 @@ card through the Web API and receives the click over the WebSocket."""
 
 from __future__ import annotations
 
-from fakeslack import BOB
+from kandev_slack.kits.fakeslack import BOB
 from tests.e2e.helpers import (
     assert_terminal_controls,
     buttons,

@@ -5,7 +5,7 @@ moved on; without it the card gets the generic ended line. Neither reads "pendin
 
 from __future__ import annotations
 
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

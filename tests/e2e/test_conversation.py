@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from fakeslack import ALICE, BOB, blocks_text
+from kandev_slack.kits.fakeslack import ALICE, BOB, blocks_text
 from tests.e2e.helpers import (
     act,
     assert_sending,

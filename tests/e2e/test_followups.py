@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
+from kandev_slack.kits.fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

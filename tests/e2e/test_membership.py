@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from bot.cards.ids import ButtonValue
-from bot.core.approval import approval_key
-from fakeslack import ALICE, BOB, SlackUser
+from kandev_slack.cards.ids import ButtonValue
+from kandev_slack.core.approval import approval_key
+from kandev_slack.kits.fakeslack import ALICE, BOB, SlackUser
 from tests.e2e.helpers import (
     db_question,
     start_bot,

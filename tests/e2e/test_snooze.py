@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from fakeslack import ALICE, BOB, CallRecord, Delivery, FakeSlack, PostedMessage
+from kandev_slack.kits.fakeslack import ALICE, BOB, CallRecord, Delivery, FakeSlack, PostedMessage
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
-from fakeslack import ALICE, BOB, Ephemeral, FakeSlack
+from kandev_slack.kits.fakeslack import ALICE, BOB, Ephemeral, FakeSlack
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

@@ -4,7 +4,7 @@ answered in Kandev)."""
 
 from __future__ import annotations
 
-from fakeslack import ALICE, BOB, iter_elements
+from kandev_slack.kits.fakeslack import ALICE, BOB, iter_elements
 from tests.e2e.helpers import (
     assert_sending,
     db_question,

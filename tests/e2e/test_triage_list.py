@@ -8,7 +8,7 @@ import socket
 import time
 import uuid
 
-from fakeslack import ALICE, Delivery, payloads
+from kandev_slack.kits.fakeslack import ALICE, Delivery, payloads
 from tests.e2e.helpers import (
     assert_sending,
     card_posts,

@@ -5,8 +5,8 @@ answerers) applies to the shortcut and to the list's "Answer…" alike."""
 
 from __future__ import annotations
 
-from bot.cards.ids import ACTION_ANSWER_MODAL
-from fakeslack import ALICE, BOB, Delivery, payloads
+from kandev_slack.cards.ids import ACTION_ANSWER_MODAL
+from kandev_slack.kits.fakeslack import ALICE, BOB, Delivery, payloads
 from tests.e2e.helpers import (
     assert_sending,
     assert_terminal_controls,

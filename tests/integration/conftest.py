@@ -20,7 +20,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
-from bot.store import Database, normalize_url
+from kandev_slack.store import Database, normalize_url
 from tests.kit.fakes import FakeClock
 
 POSTGRES_URL_ENV = "KANDEV_SLACK_TEST_POSTGRES_URL"

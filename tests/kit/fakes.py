@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.core.clarification import Answer, Bundle
-from bot.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevUnavailable
-from bot.kandev.models import (
+from kandev_slack.core.clarification import Answer, Bundle
+from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevUnavailable
+from kandev_slack.kandev.models import (
     ActiveList,
     FinalState,
     Invalid,
@@ -27,15 +27,15 @@ from bot.kandev.models import (
     Won,
     Workspace,
 )
-from bot.kandev.permission_wire import (
+from kandev_slack.kandev.permissions.wire import (
     PermissionCandidate,
     PermissionRecord,
     PermissionRequest,
     PermissionResolution,
     SessionCancellation,
 )
-from bot.kandev.respond import Submission, settle
-from bot.slack_api.gateway import Message, SlackError
+from kandev_slack.kandev.respond import Submission, settle
+from kandev_slack.slack_api.gateway import Message, SlackError
 
 
 class FakeClock:
@@ -54,7 +54,8 @@ class FakeClock:
 
 class FakeMonotonic:
     """Stands in for the ``time`` module of a use-case that measures waits with
-    ``time.monotonic()`` (``monkeypatch.setattr(bot.usecases.sync, "time", FakeMonotonic())``):
+    ``time.monotonic()`` (``monkeypatch.setattr(kandev_slack.usecases.intake.sync, "time",
+    FakeMonotonic())``):
     time moves only by ``advance`` (and by ``sleep``)."""
 
     def __init__(self, start: float = 1_000.0) -> None:

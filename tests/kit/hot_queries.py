@@ -27,14 +27,14 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
 
-from bot.core.clarification import Answer, Bundle, Option, Question
-from bot.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
-from bot.core.snooze import Snooze
-from bot.store import Database
-from bot.store.followups import NewMessage, OutboxRow
-from bot.store.pace import Pace
-from bot.store.records import SubmissionContent
-from bot.store.thread_replies import ThreadReply
+from kandev_slack.core.clarification import Answer, Bundle, Option, Question
+from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
+from kandev_slack.core.snooze import Snooze
+from kandev_slack.store import Database
+from kandev_slack.store.cards.followups import NewMessage, OutboxRow
+from kandev_slack.store.cards.thread_replies import ThreadReply
+from kandev_slack.store.queues.pace import Pace
+from kandev_slack.store.records import SubmissionContent
 
 #: Tables that grow with the history (one or more rows per card): never read whole.
 LARGE_TABLES = frozenset(
@@ -85,7 +85,7 @@ _THREAD_REPLY = ThreadReply(
 _MESSAGE = NewMessage(key=f"escalation:{PROBE}", kind="escalation", target="C0ESCALATE", note="")
 
 HOT_QUERIES: tuple[HotQuery, ...] = (
-    # the poll cycle (bot/usecases/sync.py)
+    # the poll cycle (kandev_slack/usecases/intake/sync.py)
     HotQuery(
         "get",
         "poll cycle: a listed bundle unknown to this process; clicks",
@@ -150,7 +150,8 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.audit_log.audit(PROBE, "U0PROBE", "answer", "button", "won"),
     ),
     HotQuery("purge", "poll cycle (every 30 s): retention", lambda s: s.retention.purge()),
-    # Slack interactions (bot/usecases/admission.py, bot/usecases/answers.py)
+    # Slack interactions (kandev_slack/usecases/answering/admission.py,
+    # kandev_slack/usecases/answering/answers.py)
     HotQuery(
         "by_any_message",
         "click: the card of a message",
@@ -181,7 +182,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery(
         "drop_submission", "click / recovery", lambda s: s.submissions.drop_submission("s-hot-none")
     ),
-    # the publisher's tick (bot/usecases/publisher.py)
+    # the publisher's tick (kandev_slack/usecases/outbox/publisher.py)
     HotQuery(
         "outbox_put",
         "card posts and edits",
@@ -243,7 +244,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "publisher: DM / escalation cards",
         lambda s: s.cards.message_posted("hot-probe-none", "D0PROBE", "3.0"),
     ),
-    # heartbeats (bot/usecases/leases.py) and shutdown (bot/app.py)
+    # heartbeats (kandev_slack/usecases/leases.py) and shutdown (kandev_slack/app.py)
     HotQuery(
         "outbox_renew", "lease heartbeat", lambda s: s.outbox.outbox_renew(PROBE_WORKER, 30.0)
     ),
@@ -263,7 +264,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "shutdown",
         lambda s: s.submissions.release_submissions([PROBE_SUBMISSION]),
     ),
-    # crash recovery (bot/usecases/recovery.py)
+    # crash recovery (kandev_slack/usecases/answering/recovery.py)
     HotQuery(
         "unfinished_submissions",
         "recovery scan",
@@ -275,7 +276,8 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.submissions.reclaim_submission("s-hot-none", 60.0),
     ),
     # reminders / escalation and subscribers' DM cards
-    # (bot/usecases/reminders.py, bot/usecases/subscriptions.py)
+    # (kandev_slack/usecases/followups/reminders.py,
+    # kandev_slack/usecases/followups/subscriptions.py)
     HotQuery("waiting_posted", "reminders tick", lambda s: s.followups.waiting_posted()),
     HotQuery(
         "claim_reminder", "reminders", lambda s: s.followups.claim_reminder(PROBE, 1, [_WRITE])
@@ -293,11 +295,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "Home, /kandev-subscriptions",
         lambda s: s.followups.subscriptions_of("U0PROBE"),
     ),
-    # the App Home tab (bot/usecases/home.py)
+    # the App Home tab (kandev_slack/usecases/views/home.py)
     HotQuery("home_opened", "Home opened", lambda s: s.viewers.home_opened("U0PROBE")),
     HotQuery("home_viewers", "Home refresh tick", lambda s: s.viewers.home_viewers(_A_DAY_BEFORE)),
     HotQuery("recent_resolved", "Home opened / refreshed", lambda s: s.cards.recent_resolved(20)),
-    # a reply in a card's thread (bot/usecases/thread_replies.py)
+    # a reply in a card's thread (kandev_slack/usecases/answering/thread_replies.py)
     HotQuery(
         "offer_reply",
         "a reply in a card's thread",
@@ -326,7 +328,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "a reply in a card's thread deleted",
         lambda s: s.thread_replies.withdraw_reply("r"),
     ),
-    # "I'm on it" (bot/usecases/claims.py)
+    # "I'm on it" (kandev_slack/usecases/answering/claims.py)
     HotQuery("claim_now", "I'm on it / Release / claims tick", lambda s: s.claims.claim_now()),
     HotQuery("claimed_card", "I'm on it / Release", lambda s: s.claims.claimed_card(PROBE)),
     HotQuery("lapsed_claims", "claims tick", lambda s: s.claims.lapsed_claims()),
@@ -335,7 +337,8 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "I'm on it / Release / a claim lapsing",
         lambda s: s.claims.set_claim(_probe_card(s), None, 0.0, [_WRITE]),
     ),
-    # Snooze (bot/usecases/snooze.py; the DM card's rendering in bot/usecases/writes.py)
+    # Snooze (kandev_slack/usecases/answering/snooze.py; the DM card's rendering in
+    # kandev_slack/usecases/outbox/writes.py)
     HotQuery("snooze_now", "Snooze… / Unsnooze", lambda s: s.snoozes.snooze_now()),
     HotQuery("snooze_of", "Snooze… / Unsnooze", lambda s: s.snoozes.snooze_of("U0PROBE", PROBE)),
     HotQuery(
@@ -359,7 +362,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "Unsnooze / a snooze ending",
         lambda s: s.snoozes.end_snooze("U0PROBE", PROBE, _PROBE_SNOOZE_TOKEN, [_WRITE]),
     ),
-    # metrics and health (bot/app.py)
+    # metrics and health (kandev_slack/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),
     HotQuery("problem", "/healthz: the SQLite file checked, then ping", lambda s: s.problem()),

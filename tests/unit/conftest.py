@@ -10,36 +10,36 @@ from pathlib import Path
 import pytest
 from slack_bolt import App
 
-from bot.config.routing import Routing
-from bot.core.clarification import Bundle
-from bot.core.domain import Card
-from bot.core.signals import Signal
-from bot.ops.health import Health
-from bot.slack.app import build_bolt_app
-from bot.slack.lanes import Lane
-from bot.slack.services import Services
-from bot.slack_api.notify import Notifier
-from bot.slack_api.web_client import make_web_client
-from bot.store import Database
-from bot.store.copies import CardMessage
-from bot.usecases.admission import Admission, Admitted, Request
-from bot.usecases.answers import AnswerService
-from bot.usecases.claims import Claims
-from bot.usecases.conversation import ConversationService
-from bot.usecases.groups import Groups
-from bot.usecases.home import HomeService
-from bot.usecases.leases import InFlight
-from bot.usecases.listing import ListingService
-from bot.usecases.past_answers import PastAnswers
-from bot.usecases.permissions import Permissions
-from bot.usecases.publisher import Publisher
-from bot.usecases.snooze import Snoozes
-from bot.usecases.subscriptions import SubscriptionService
-from bot.usecases.sync import SyncEngine
-from bot.usecases.tasks import TaskDirectory
-from bot.usecases.waiting import Permalinks, WaitingQueue
-from bot.usecases.whole_text import WholeText
-from fakeslack import FakeSlack
+from kandev_slack.config.routing import Routing
+from kandev_slack.core.clarification import Bundle
+from kandev_slack.core.domain import Card
+from kandev_slack.core.signals import Signal
+from kandev_slack.kits.fakeslack import FakeSlack
+from kandev_slack.ops.health import Health
+from kandev_slack.slack.app import build_bolt_app
+from kandev_slack.slack.services import Services
+from kandev_slack.slack.transport.lanes import Lane
+from kandev_slack.slack_api.notify import Notifier
+from kandev_slack.slack_api.web_client import make_web_client
+from kandev_slack.store import Database
+from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.usecases.answering.admission import Admission, Admitted, Request
+from kandev_slack.usecases.answering.answers import AnswerService
+from kandev_slack.usecases.answering.claims import Claims
+from kandev_slack.usecases.answering.groups import Groups
+from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answering.snooze import Snoozes
+from kandev_slack.usecases.followups.subscriptions import SubscriptionService
+from kandev_slack.usecases.intake.past_answers import PastAnswers
+from kandev_slack.usecases.intake.sync import SyncEngine
+from kandev_slack.usecases.intake.tasks import TaskDirectory
+from kandev_slack.usecases.leases import InFlight
+from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.views.conversation import ConversationService
+from kandev_slack.usecases.views.home import HomeService
+from kandev_slack.usecases.views.listing import ListingService
+from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
+from kandev_slack.usecases.views.whole_text import WholeText
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
 

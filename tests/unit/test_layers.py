@@ -1,4 +1,5 @@
-"""The layer order of ``bot/`` (CONTRIBUTING, "Where a change goes"), as a test: every import
+"""The layer order of ``kandev_slack/`` (CONTRIBUTING, "Where a change goes"), as a test: every
+import
 between two of bot's folders goes down, never up, nor sideways between edges the table keeps
 apart. An import from any place in a module counts (a function-local one too).
 
@@ -17,17 +18,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BOT = ROOT / "bot"
+PACKAGE = "kandev_slack"
+BOT = ROOT / PACKAGE
 
 CORE, OPS, CONFIG, USECASES = "core", "ops", "config", "usecases"
 KANDEV, SLACK_API, SLACK, CARDS, STORE = "kandev", "slack_api", "slack", "cards", "store"
 COMMANDS, ROOT_LAYER = "commands", "root"
+KITS, PREVIEW = "kits", "preview"
 EDGES = frozenset({KANDEV, SLACK_API, SLACK, CARDS, STORE})
 
 #: What each layer may import of bot (besides itself). The ground floor (core, and ops beside
 #: it) imports nothing of ours; config stands on it; the use-cases on those; the edges on the
-#: use-cases; the commands on everything but the composition root (bot/app.py, bot/wiring.py,
-#: bot/cli.py, bot/__main__.py), which may import anything.
+#: use-cases; the commands on everything but the composition root (kandev_slack/app.py,
+#: kandev_slack/wiring.py,
+#: kandev_slack/cli.py, kandev_slack/__main__.py), which may import anything.
 ALLOWED: Mapping[str, frozenset[str]] = {
     CORE: frozenset(),
     OPS: frozenset(),
@@ -41,12 +45,17 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     # the outbound gateway's notifier (an ephemeral message, a DM).
     SLACK: frozenset({CORE, OPS, CONFIG, USECASES, CARDS, SLACK_API}),
     COMMANDS: frozenset({CORE, OPS, CONFIG, USECASES} | EDGES),
-    ROOT_LAYER: frozenset({CORE, OPS, CONFIG, USECASES, COMMANDS, ROOT_LAYER} | EDGES),
+    ROOT_LAYER: frozenset({CORE, OPS, CONFIG, USECASES, COMMANDS, ROOT_LAYER, PREVIEW} | EDGES),
+    # The kits (a fake Slack, a local Kandev) stand apart: they import nothing of the product,
+    # so they fake Slack and Kandev as those are, not as the bot believes them to be.
+    KITS: frozenset(),
+    # The preview runs the whole bot (kandev_slack/inproc.py) on the kits.
+    PREVIEW: frozenset({CORE, OPS, CONFIG, USECASES, COMMANDS, KITS, ROOT_LAYER} | EDGES),
 }
 
-#: Our other top-level packages: bot never imports them, but for the CLI's lazy ``preview``.
-OUTSIDE = frozenset({"preview", "kandevkit", "fakeslack", "tests"})
-OUTSIDE_ALLOWED = frozenset({("bot.cli", "preview.cli")})
+#: What the package never imports: the tests.
+OUTSIDE = frozenset({"tests"})
+OUTSIDE_ALLOWED: frozenset[tuple[str, str]] = frozenset()
 
 # Reasons shared by many entries of KNOWN.
 _KANDEV_ERRORS = (
@@ -75,164 +84,192 @@ _CARD_TYPES = (
 KNOWN: Mapping[tuple[str, str], str] = {
     # cards (pure rendering) reaching into other edges
     (
-        "bot.cards.conversation",
-        "bot.kandev.models",
+        "kandev_slack.cards.views.conversation",
+        "kandev_slack.kandev.models",
     ): "renders Kandev's SessionMessage wire model directly",
-    ("bot.cards.waiting", "bot.kandev.models"): "renders Kandev's Workspace wire model directly",
     (
-        "bot.cards.subscriptions",
-        "bot.store.subscriptions",
+        "kandev_slack.cards.views.waiting",
+        "kandev_slack.kandev.models",
+    ): "renders Kandev's Workspace wire model directly",
+    (
+        "kandev_slack.cards.views.subscriptions",
+        "kandev_slack.store.people.subscriptions",
     ): "renders the store's Subscription record (ScopeKind) directly",
     # config reaching up
     (
-        "bot.config.routing",
-        "bot.kandev.models",
+        "kandev_slack.config.routing",
+        "kandev_slack.kandev.models",
     ): "DEFAULT_PRIORITY and Workspace are Kandev's models: they belong in core",
     (
-        "bot.config.routing_file",
-        "bot.kandev.models",
+        "kandev_slack.config.routing_file",
+        "kandev_slack.kandev.models",
     ): "the routing file validates priorities against Kandev's PRIORITIES (belongs in core)",
     (
-        "bot.config.settings",
-        "bot.store.errors",
+        "kandev_slack.config.settings",
+        "kandev_slack.store.errors",
     ): "the settings raise the store's StoreError for a bad DATABASE_URL",
     (
-        "bot.config.settings",
-        "bot.store.url",
+        "kandev_slack.config.settings",
+        "kandev_slack.store.sql.url",
     ): "the default database URL and its normalisation live in the store",
     # use-cases on the cards: rendering / words in the use-case
-    ("bot.usecases.claims", "bot.cards.claims"): _RENDERS + " (lapsed / taken-over texts)",
-    ("bot.usecases.conversation", "bot.cards.conversation"): _CARD_TYPES
-    + " (Conversation, Problem)",
+    ("kandev_slack.usecases.answering.claims", "kandev_slack.cards.views.claims"): _RENDERS
+    + " (lapsed / taken-over texts)",
     (
-        "bot.usecases.groups",
-        "bot.cards.groups",
+        "kandev_slack.usecases.views.conversation",
+        "kandev_slack.cards.views.conversation",
+    ): _CARD_TYPES + " (Conversation, Problem)",
+    (
+        "kandev_slack.usecases.answering.groups",
+        "kandev_slack.cards.views.groups",
     ): "takes MAX_LINKS, a rendering limit, from the cards",
-    ("bot.usecases.home", "bot.cards.home"): _RENDERS + " (render_home, the Home's limits)",
-    ("bot.usecases.home", "bot.cards.subscriptions"): _RENDERS + " (with_home_blocks)",
-    ("bot.usecases.home", "bot.cards.waiting"): _CARD_TYPES + " (Waiting)",
-    ("bot.usecases.listing", "bot.cards.listing"): _RENDERS + " (listing, NextPage)",
-    ("bot.usecases.listing", "bot.cards.text"): _RENDERS + " (one_line)",
-    ("bot.usecases.listing", "bot.cards.waiting"): _CARD_TYPES + " (Query, PageKey, ListingPage…)",
-    ("bot.usecases.messages", "bot.cards"): _RENDERS
+    ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.home"): _RENDERS
+    + " (render_home, the Home's limits)",
+    ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.subscriptions"): _RENDERS
+    + " (with_home_blocks)",
+    ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.waiting"): _CARD_TYPES
+    + " (Waiting)",
+    ("kandev_slack.usecases.views.listing", "kandev_slack.cards.views.listing"): _RENDERS
+    + " (listing, NextPage)",
+    ("kandev_slack.usecases.views.listing", "kandev_slack.cards.text"): _RENDERS + " (one_line)",
+    ("kandev_slack.usecases.views.listing", "kandev_slack.cards.views.waiting"): _CARD_TYPES
+    + " (Query, PageKey, ListingPage…)",
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards"): _RENDERS
     + " (messages.py is how each outbox message reads)",
-    ("bot.usecases.messages", "bot.cards.approval"): _RENDERS,
-    ("bot.usecases.messages", "bot.cards.copy"): _RENDERS,
-    ("bot.usecases.messages", "bot.cards.followups"): _RENDERS,
-    ("bot.usecases.messages", "bot.cards.limits"): _RENDERS + " (MAX_MESSAGE_TEXT)",
-    ("bot.usecases.messages", "bot.cards.plain"): _RENDERS,
-    ("bot.usecases.messages", "bot.cards.snooze"): _RENDERS,
-    ("bot.usecases.messages", "bot.cards.text"): _RENDERS,
-    ("bot.usecases.reminders", "bot.cards.followups"): _RENDERS + " (reminder / escalation texts)",
-    ("bot.usecases.snooze", "bot.cards.snooze"): _RENDERS + " (back_text)",
-    ("bot.usecases.subscriptions", "bot.cards.subscriptions"): _RENDERS
-    + " (the subcommands' replies)",
-    ("bot.usecases.waiting", "bot.cards.waiting"): _CARD_TYPES + " (Waiting)",
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.approval.card"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.copy"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.views.followups"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.limits"): _RENDERS
+    + " (MAX_MESSAGE_TEXT)",
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.plain"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.views.snooze"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.text"): _RENDERS,
+    ("kandev_slack.usecases.followups.reminders", "kandev_slack.cards.views.followups"): _RENDERS
+    + " (reminder / escalation texts)",
+    ("kandev_slack.usecases.answering.snooze", "kandev_slack.cards.views.snooze"): _RENDERS
+    + " (back_text)",
     (
-        "bot.usecases.whole_text",
-        "bot.cards.approval_view",
+        "kandev_slack.usecases.followups.subscriptions",
+        "kandev_slack.cards.views.subscriptions",
+    ): _RENDERS + " (the subcommands' replies)",
+    ("kandev_slack.usecases.views.waiting", "kandev_slack.cards.views.waiting"): _CARD_TYPES
+    + " (Waiting)",
+    (
+        "kandev_slack.usecases.views.whole_text",
+        "kandev_slack.cards.approval.view",
     ): "asks the renderer whether a text fits a view (fits_view, thread_parts)",
     # use-cases on the Kandev edge
-    ("bot.usecases.answers", "bot.kandev.client"): _KANDEV_CLIENT,
-    ("bot.usecases.answers", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.answers", "bot.kandev.models"): _KANDEV_MODELS,
-    ("bot.usecases.approval_turns", "bot.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.answering.answers", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.answering.answers", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.answering.answers", "kandev_slack.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.intake.approval_turns", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     (
-        "bot.usecases.approval_turns",
-        "bot.kandev.permission_wire",
+        "kandev_slack.usecases.intake.approval_turns",
+        "kandev_slack.kandev.permissions.wire",
     ): "the permission wire models (PermissionRequest…) are the use-case's input",
-    ("bot.usecases.approvals", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.approvals", "bot.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.intake.approvals", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.intake.approvals", "kandev_slack.kandev.models"): _KANDEV_MODELS,
     (
-        "bot.usecases.approvals",
-        "bot.kandev.permission_wire",
+        "kandev_slack.usecases.intake.approvals",
+        "kandev_slack.kandev.permissions.wire",
     ): "the permission wire models (PermissionRecord…) are the use-case's input",
-    ("bot.usecases.conversation", "bot.kandev.client"): _KANDEV_CLIENT,
-    ("bot.usecases.conversation", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.conversation", "bot.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.models"): _KANDEV_MODELS,
     (
-        "bot.usecases.discovery",
-        "bot.kandev.hints",
+        "kandev_slack.usecases.intake.discovery",
+        "kandev_slack.kandev.hints",
     ): "the push hints' NewPending is the use-case's input",
-    ("bot.usecases.discovery", "bot.kandev.models"): _KANDEV_MODELS,
-    ("bot.usecases.home", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.listing", "bot.kandev.client"): _KANDEV_CLIENT,
-    ("bot.usecases.listing", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.listing", "bot.kandev.models"): _KANDEV_MODELS,
-    ("bot.usecases.reconciler", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.reconciler", "bot.kandev.models"): _KANDEV_MODELS,
-    ("bot.usecases.recovery", "bot.kandev.client"): _KANDEV_CLIENT,
-    ("bot.usecases.recovery", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.recovery", "bot.kandev.models"): _KANDEV_MODELS,
-    ("bot.usecases.resolving", "bot.kandev.models"): _KANDEV_MODELS,
-    ("bot.usecases.subscriptions", "bot.kandev.client"): _KANDEV_CLIENT,
-    ("bot.usecases.subscriptions", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.sweep_watch", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.sync", "bot.kandev.client"): _KANDEV_CLIENT,
-    ("bot.usecases.sync", "bot.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.intake.discovery", "kandev_slack.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.views.home", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.views.listing", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.views.listing", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.views.listing", "kandev_slack.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.intake.reconciler", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.intake.reconciler", "kandev_slack.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.answering.recovery", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.answering.recovery", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.answering.recovery", "kandev_slack.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.answering.resolving", "kandev_slack.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.followups.subscriptions", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.followups.subscriptions", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.intake.sweep_watch", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.intake.sync", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.intake.sync", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     (
-        "bot.usecases.sync",
-        "bot.kandev.hints",
+        "kandev_slack.usecases.intake.sync",
+        "kandev_slack.kandev.hints",
     ): "the push hints' NewPending / Resolved are the loop's input",
-    ("bot.usecases.tasks", "bot.kandev.client"): _KANDEV_CLIENT,
-    ("bot.usecases.tasks", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.waiting", "bot.kandev.client"): _KANDEV_CLIENT,
-    ("bot.usecases.waiting", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.workspace_check", "bot.kandev.errors"): _KANDEV_ERRORS,
-    ("bot.usecases.workspace_check", "bot.kandev.models"): _KANDEV_MODELS,
+    ("kandev_slack.usecases.intake.tasks", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.intake.tasks", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.views.waiting", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.views.waiting", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.intake.workspace_check", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.intake.workspace_check", "kandev_slack.kandev.models"): _KANDEV_MODELS,
     # use-cases on the outbound Slack edge
-    ("bot.usecases.forgotten", "bot.slack_api.errors"): _SLACK_GATEWAY,
-    ("bot.usecases.home", "bot.slack_api.gateway"): _SLACK_GATEWAY,
-    ("bot.usecases.messages", "bot.slack_api.gateway"): _SLACK_GATEWAY,
-    ("bot.usecases.publisher", "bot.slack_api.gateway"): _SLACK_GATEWAY,
-    ("bot.usecases.waiting", "bot.slack_api.gateway"): _SLACK_GATEWAY,
-    ("bot.usecases.writes", "bot.slack_api.errors"): _SLACK_GATEWAY,
-    ("bot.usecases.writes", "bot.slack_api.gateway"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.intake.forgotten", "kandev_slack.slack_api.errors"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.views.home", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.outbox.publisher", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.views.waiting", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.outbox.writes", "kandev_slack.slack_api.errors"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.outbox.writes", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
     # use-cases on the store
-    ("bot.usecases.admission", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.answers", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.approvals", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.claims", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.claims", "bot.store.followups"): _STORE_REPOS,
-    ("bot.usecases.ended", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.home", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.housekeeping", "bot.store.retention"): _STORE_REPOS,
-    ("bot.usecases.interactions", "bot.store.errors"): _STORE_ERRORS,
-    ("bot.usecases.leases", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.messages", "bot.store.copies"): _STORE_REPOS,
-    ("bot.usecases.outbox_ports", "bot.store.copies"): _STORE_REPOS + " (the ports' own types)",
-    ("bot.usecases.outbox_ports", "bot.store.records"): _STORE_REPOS + " (the ports' own types)",
-    ("bot.usecases.pacing", "bot.store.pace"): _STORE_REPOS,
-    ("bot.usecases.periodic", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.publisher", "bot.store.copies"): _STORE_REPOS,
-    ("bot.usecases.publisher", "bot.store.errors"): _STORE_ERRORS,
-    ("bot.usecases.publisher", "bot.store.pace"): _STORE_REPOS,
-    ("bot.usecases.publisher", "bot.store.records"): _STORE_REPOS,
-    ("bot.usecases.reconciler", "bot.store.records"): _STORE_REPOS,
-    ("bot.usecases.recovery", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.reminders", "bot.store.followups"): _STORE_REPOS,
-    ("bot.usecases.snooze", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.snooze", "bot.store.followups"): _STORE_REPOS,
-    ("bot.usecases.subscriptions", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.subscriptions", "bot.store.followups"): _STORE_REPOS,
-    ("bot.usecases.subscriptions", "bot.store.subscriptions"): _STORE_REPOS,
-    ("bot.usecases.thread_replies", "bot.store.errors"): _STORE_ERRORS,
-    ("bot.usecases.thread_replies", "bot.store.thread_replies"): _STORE_REPOS
-    + " (a thread reply's states)",
-    ("bot.usecases.verdicts", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.verdicts", "bot.store.records"): _STORE_REPOS,
-    ("bot.usecases.waiting", "bot.store"): _STORE_REPOS,
-    ("bot.usecases.writes", "bot.store.copies"): _STORE_REPOS,
-    ("bot.usecases.writes", "bot.store.records"): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.admission", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.answers", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.intake.approvals", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.claims", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.claims", "kandev_slack.store.cards.followups"): _STORE_REPOS,
+    ("kandev_slack.usecases.intake.ended", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.views.home", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.followups.housekeeping", "kandev_slack.store.retention"): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.interactions", "kandev_slack.store.errors"): _STORE_ERRORS,
+    ("kandev_slack.usecases.leases", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.store.cards.copies"): _STORE_REPOS,
+    ("kandev_slack.usecases.outbox.writes", "kandev_slack.store.cards.copies"): _STORE_REPOS
+    + " (the ports' own types)",
+    ("kandev_slack.usecases.outbox.writes", "kandev_slack.store.records"): _STORE_REPOS
+    + " (the ports' own types)",
+    ("kandev_slack.usecases.outbox.pacing", "kandev_slack.store.queues.pace"): _STORE_REPOS,
+    ("kandev_slack.usecases.followups.periodic", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.outbox.publisher", "kandev_slack.store.cards.copies"): _STORE_REPOS,
+    ("kandev_slack.usecases.outbox.publisher", "kandev_slack.store.errors"): _STORE_ERRORS,
+    ("kandev_slack.usecases.outbox.publisher", "kandev_slack.store.queues.pace"): _STORE_REPOS,
+    ("kandev_slack.usecases.outbox.publisher", "kandev_slack.store.records"): _STORE_REPOS,
+    ("kandev_slack.usecases.intake.reconciler", "kandev_slack.store.records"): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.recovery", "kandev_slack.store"): _STORE_REPOS,
+    (
+        "kandev_slack.usecases.followups.reminders",
+        "kandev_slack.store.cards.followups",
+    ): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.snooze", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.snooze", "kandev_slack.store.cards.followups"): _STORE_REPOS,
+    ("kandev_slack.usecases.followups.subscriptions", "kandev_slack.store"): _STORE_REPOS,
+    (
+        "kandev_slack.usecases.followups.subscriptions",
+        "kandev_slack.store.cards.followups",
+    ): _STORE_REPOS,
+    (
+        "kandev_slack.usecases.followups.subscriptions",
+        "kandev_slack.store.people.subscriptions",
+    ): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.thread_replies", "kandev_slack.store.errors"): _STORE_ERRORS,
+    (
+        "kandev_slack.usecases.answering.thread_replies",
+        "kandev_slack.store.cards.thread_replies",
+    ): _STORE_REPOS + " (a thread reply's states)",
+    ("kandev_slack.usecases.answering.verdicts", "kandev_slack.store"): _STORE_REPOS,
+    ("kandev_slack.usecases.answering.verdicts", "kandev_slack.store.records"): _STORE_REPOS,
+    ("kandev_slack.usecases.views.waiting", "kandev_slack.store"): _STORE_REPOS,
 }
 
 
 def layer_of(module: str) -> str | None:
     """The layer of a module of bot (None: not ours)."""
     parts = module.split(".")
-    if parts[0] != "bot":
+    if parts[0] != PACKAGE:
         return None
-    if len(parts) == 1 or parts[1] in {"app", "wiring", "cli", "__main__"}:
+    if len(parts) == 1 or parts[1] in {"app", "wiring", "cli", "inproc", "__main__"}:
         return ROOT_LAYER
     return parts[1]
 
@@ -320,37 +357,57 @@ def test_the_known_exceptions_only_shrink() -> None:
 @pytest.mark.parametrize(
     ("module", "source", "caught"),
     [
-        ("bot.usecases.x", "from bot.slack.tell import tell\n", "bot.slack.tell"),
-        ("bot.usecases.x", "from bot import cards\n", "bot.cards"),
-        ("bot.usecases.x", "from ..store import Thing\n", "bot.store"),
-        ("bot.usecases.x", "def f():\n    import bot.kandev.client\n", "bot.kandev.client"),
-        ("bot.usecases.x", "from bot.wiring import build\n", "bot.wiring"),
-        ("bot.core.x", "from bot.ops import metrics\n", "bot.ops"),
-        ("bot.config.x", "from bot.usecases.y import Y\n", "bot.usecases.y"),
-        ("bot.cards.x", "from bot.store.cards import CardsRepository\n", "bot.store.cards"),
         (
-            "bot.store.x",
-            "from bot.slack_api.gateway import SlackGateway\n",
-            "bot.slack_api.gateway",
+            "kandev_slack.usecases.x",
+            "from kandev_slack.slack.presenters.tell import tell\n",
+            "kandev_slack.slack.presenters.tell",
         ),
-        ("bot.commands.x", "from bot.app import build\n", "bot.app"),
-        ("bot.slack.x", "from tests.kit.fakes import FakeKandev\n", "tests.kit.fakes"),
+        ("kandev_slack.usecases.x", "from kandev_slack import cards\n", "kandev_slack.cards"),
+        ("kandev_slack.usecases.x", "from ..store import Thing\n", "kandev_slack.store"),
+        (
+            "kandev_slack.usecases.x",
+            "def f():\n    import kandev_slack.kandev.client\n",
+            "kandev_slack.kandev.client",
+        ),
+        (
+            "kandev_slack.usecases.x",
+            "from kandev_slack.wiring import build\n",
+            "kandev_slack.wiring",
+        ),
+        ("kandev_slack.core.x", "from kandev_slack.ops import metrics\n", "kandev_slack.ops"),
+        (
+            "kandev_slack.config.x",
+            "from kandev_slack.usecases.y import Y\n",
+            "kandev_slack.usecases.y",
+        ),
+        (
+            "kandev_slack.cards.x",
+            "from kandev_slack.store.cards.cards import CardsRepository\n",
+            "kandev_slack.store.cards.cards",
+        ),
+        (
+            "kandev_slack.store.x",
+            "from kandev_slack.slack_api.gateway import SlackGateway\n",
+            "kandev_slack.slack_api.gateway",
+        ),
+        ("kandev_slack.commands.x", "from kandev_slack.app import build\n", "kandev_slack.app"),
+        ("kandev_slack.slack.x", "from tests.kit.fakes import FakeKandev\n", "tests.kit.fakes"),
     ],
 )
 def test_an_upward_import_is_caught(module: str, source: str, caught: str) -> None:
     sources = {
-        "bot": "",
-        "bot.cards": "",
-        "bot.cards.x": "",
-        "bot.usecases": "",
-        "bot.usecases.y": "",
-        "bot.kandev.client": "",
-        "bot.store.cards": "",
-        "bot.slack.tell": "",
-        "bot.slack_api.gateway": "",
-        "bot.ops": "",
-        "bot.app": "",
-        "bot.wiring": "",
+        PACKAGE: "",
+        "kandev_slack.cards": "",
+        "kandev_slack.cards.x": "",
+        "kandev_slack.usecases": "",
+        "kandev_slack.usecases.y": "",
+        "kandev_slack.kandev.client": "",
+        "kandev_slack.store.cards.cards": "",
+        "kandev_slack.slack.presenters.tell": "",
+        "kandev_slack.slack_api.gateway": "",
+        "kandev_slack.ops": "",
+        "kandev_slack.app": "",
+        "kandev_slack.wiring": "",
         module: source,
     }
     assert [t for m, t, _ in violations(sources) if m == module] == [caught]
@@ -359,13 +416,21 @@ def test_an_upward_import_is_caught(module: str, source: str, caught: str) -> No
 @pytest.mark.parametrize(
     ("module", "source"),
     [
-        ("bot.slack.x", "from bot.cards.card import render\nfrom bot.usecases.y import Y\n"),
-        ("bot.usecases.x", "from bot.core.domain import Card\nfrom . import y\n"),
-        ("bot.commands.x", "from bot.slack.tell import tell\n"),
-        ("bot.wiring", "from bot.commands.x import run\n"),
-        ("bot.ops.x", "import logging\nfrom .metrics import m\n"),
+        (
+            "kandev_slack.slack.x",
+            "from kandev_slack.cards.blocks import render\nfrom kandev_slack.usecases.y import Y\n",
+        ),
+        ("kandev_slack.usecases.x", "from kandev_slack.core.domain import Card\nfrom . import y\n"),
+        ("kandev_slack.commands.x", "from kandev_slack.slack.presenters.tell import tell\n"),
+        ("kandev_slack.wiring", "from kandev_slack.commands.x import run\n"),
+        ("kandev_slack.ops.x", "import logging\nfrom .metrics import m\n"),
     ],
 )
 def test_a_downward_import_passes(module: str, source: str) -> None:
-    sources = {"bot": "", "bot.usecases": "", "bot.usecases.y": "", module: source}
+    sources = {
+        PACKAGE: "",
+        "kandev_slack.usecases": "",
+        "kandev_slack.usecases.y": "",
+        module: source,
+    }
     assert list(violations(sources)) == []

@@ -1,6 +1,7 @@
 """Use-cases return kinds, not sentences (CONTRIBUTING): what a person reads in Slack is worded
-in ``bot/cards`` (``words.py``, the cards' own word modules) and ``bot/slack/said.py``, never
-in ``bot/usecases``.
+in ``kandev_slack/cards`` (``words.py``, the cards' own word modules) and
+``kandev_slack/slack/presenters/said.py``, never
+in ``kandev_slack/usecases``.
 
 A use-case module breaks the rule when one of its string literals (an f-string counts as one,
 its holes as ``{}``) is, outside the places that speak to operators or to the code,
@@ -8,7 +9,7 @@ its holes as ``{}``) is, outside the places that speak to operators or to the co
 - a sentence: two words or more that begin with a capital letter or end with ``.``, ``!`` or
   ``?`` (the bot's texts for operators and for the code — logs, /healthz, the audit's details,
   reasons — are lowercase fragments by convention); or
-- words handed to a person: an argument of a call of something imported from ``bot.cards``
+- words handed to a person: an argument of a call of something imported from ``kandev_slack.cards``
   (the use-case wording with the renderer's help), or a string of a result the presenter shows
   as it is (:data:`SHOWN`).
 
@@ -30,7 +31,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-USECASES = ROOT / "bot" / "usecases"
+USECASES = ROOT / "kandev_slack" / "usecases"
 
 #: Result types whose strings the presenter shows as they are: ``Problem.detail`` (said.problem
 #: puts it in ``invalid_message``), a listing ``Reply``'s text, a ``BadSubscription``.
@@ -48,13 +49,19 @@ _SENTENCE = re.compile(r"^[^\w\s{]*\s*[A-Z][a-z’']*\s+\S|\S\s+\S.*[.!?]$", re.
 
 #: Today's breaches, (module, the literal as the test shows it) → why it is still there.
 KNOWN: Mapping[tuple[str, str], str] = {
-    ("bot.usecases.answers", "that option was not offered by the agent"): (
+    ("kandev_slack.usecases.answering.answers", "that option was not offered by the agent"): (
         "a Problem's detail is also Kandev's own message and is kept with the finished "
         "submission (Problem.encode): the bot's own checks need a Problem kind of their own"
     ),
-    ("bot.usecases.answers", "a question is answered or rejected"): "as above (Problem detail)",
-    ("bot.usecases.answers", "every question needs an answer"): "as above (Problem detail)",
-    ("bot.usecases.answers", "that option is not part of this question"): (
+    (
+        "kandev_slack.usecases.answering.answers",
+        "a question is answered or rejected",
+    ): "as above (Problem detail)",
+    (
+        "kandev_slack.usecases.answering.answers",
+        "every question needs an answer",
+    ): "as above (Problem detail)",
+    ("kandev_slack.usecases.answering.answers", "that option is not part of this question"): (
         "as above (Problem detail)"
     ),
 }
@@ -75,16 +82,18 @@ def _text(node: ast.Constant | ast.JoinedStr) -> str:
 
 
 def _cards_names(tree: ast.Module) -> frozenset[str]:
-    """The names a module binds to something of ``bot.cards``."""
+    """The names a module binds to something of ``kandev_slack.cards``."""
     names: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("bot.cards"):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "kandev_slack.cards"
+        ):
             names.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module == "bot":
             names.update(a.asname or a.name for a in node.names if a.name == "cards")
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith("bot.cards"):
+                if alias.name.startswith("kandev_slack.cards"):
                     names.add(alias.asname or "bot")
     return frozenset(names)
 
@@ -189,7 +198,8 @@ def test_usecases_hold_no_sentences() -> None:
         if (m, text) not in KNOWN
     )
     assert not new, (
-        "a use-case returns a kind and bot/cards words it (words.py, said.py):\n" + "\n".join(new)
+        "a use-case returns a kind and kandev_slack/cards words it (words.py, said.py):\n"
+        + "\n".join(new)
     )
 
 
@@ -205,7 +215,7 @@ def test_the_known_sentences_only_shrink() -> None:
         ('def f():\n    return "Nothing is waiting."\n', "Nothing is waiting."),
         ('x = f"That is too long (over {n})."\n', "That is too long (over {})."),
         (
-            "from bot.cards import subscriptions as words\n"
+            "from kandev_slack.cards import subscriptions as words\n"
             'def f():\n    return words.usage_message("label needs a name")\n',
             "label needs a name",
         ),

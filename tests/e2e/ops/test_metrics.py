@@ -11,7 +11,7 @@ import signal
 
 import httpx
 
-from fakeslack import ALICE, BOB
+from kandev_slack.kits.fakeslack import ALICE, BOB
 from tests.e2e.helpers import click_stale, db_question, start_bot, wait_card, wait_outcome
 from tests.kit.harness import CHANNEL, free_port
 from tests.unit.ops.metrics_doc import compare, scrape, value

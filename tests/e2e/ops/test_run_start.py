@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kandevkit import free_port
+from kandev_slack.kits.kandevkit import free_port
 
 
 def _lines(bot) -> list[str]:

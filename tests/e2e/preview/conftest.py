@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from preview.app import Preview, PreviewOptions
+from kandev_slack.preview.app import Preview, PreviewOptions
 from tests.e2e.preview.browser import PreviewPage, start_chromium
 from tests.kit.harness import KandevServer
 

@@ -5,9 +5,9 @@ pictures (docs/screens/, desktop and phone widths)."""
 
 from __future__ import annotations
 
-from preview import scenario
-from preview.app import Preview
-from preview.workspace import ANA, CAROL, QUESTIONS
+from kandev_slack.preview import scenario
+from kandev_slack.preview.app import Preview
+from kandev_slack.preview.workspace import ANA, CAROL, QUESTIONS
 from tests.e2e.preview.browser import By, PreviewPage
 from tests.kit.harness import SeededBundle, Seeder
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from kandevkit import free_port
-from preview import scenario
-from preview.app import Preview, PreviewOptions
-from preview.workspace import ANA, ON_CALL, QUESTIONS
+from kandev_slack.kits.kandevkit import free_port
+from kandev_slack.preview import scenario
+from kandev_slack.preview.app import Preview, PreviewOptions
+from kandev_slack.preview.workspace import ANA, ON_CALL, QUESTIONS
 from tests.e2e.preview.browser import By, PreviewPage
 from tests.e2e.preview.test_preview_browser import card_ts, seed_ask
 from tests.kit.harness import Seeder

@@ -3,8 +3,8 @@ names of ``scenario.toml`` (the cards show them), not "Default Workspace" and "m
 
 from __future__ import annotations
 
-from kandevkit import KandevServer, ensure_runtime
-from preview import scenario
+from kandev_slack.kits.kandevkit import KandevServer, ensure_runtime
+from kandev_slack.preview import scenario
 
 
 def test_the_workspace_and_the_scripted_agents_have_meaningful_names() -> None:

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from bot.store import Database, Submission
-from fakeslack import (
+from kandev_slack.kits.fakeslack import (
     Ack,
     Delivery,
     FakeSlack,
@@ -18,6 +17,7 @@ from fakeslack import (
     build_state_values,
     payloads,
 )
+from kandev_slack.store import Database, Submission
 from tests.e2e.helpers import card_updates
 
 JsonDict = dict[str, Any]

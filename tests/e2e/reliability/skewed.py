@@ -39,9 +39,8 @@ def replica(
     """Drain the outbox like a publisher whose Slack calls take ``work_s`` each, then try to
     take over the submission ``live_key`` as crash recovery would. Puts ``(name, report)``."""
     try:
-        from bot.store import Database
-        from bot.usecases import recovery  # noqa: F401 - loaded so their clocks are skewed
-        from bot.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
+        from kandev_slack.store import Database
+        from kandev_slack.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
 
         skew_clock(offset_s)
         taken: list[int] = []

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bot.store import Database
-from bot.store.records import AuditEntry
-from fakeslack import CallRecord, FakeSlack
+from kandev_slack.kits.fakeslack import CallRecord, FakeSlack
+from kandev_slack.store import Database
+from kandev_slack.store.records import AuditEntry
 from tests.e2e.helpers import card_posts
 from tests.kit.harness import KandevServer, SeededBundle
 

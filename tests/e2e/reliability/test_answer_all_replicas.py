@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from fakeslack import ALICE
+from kandev_slack.kits.fakeslack import ALICE
 from tests.e2e.helpers import (
     MARGIN_S,
     db_question,

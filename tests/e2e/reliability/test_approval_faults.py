@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from bot.core.approval import approval_key
-from fakeslack import ALICE, BOB, Delivery
+from kandev_slack.core.approval import approval_key
+from kandev_slack.kits.fakeslack import ALICE, BOB, Delivery
 from tests.e2e.helpers import click_payload, outcome_line, start_bot, wait_card, wait_outcome
 from tests.e2e.reliability.support import audit_of
 from tests.kit.harness import CHANNEL, Fault, Permissions, permission_spec

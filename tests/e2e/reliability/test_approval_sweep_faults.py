@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from bot.core.approval import approval_key
+from kandev_slack.core.approval import approval_key
 from tests.e2e.helpers import start_bot, wait_card
 from tests.kit.harness import permission_spec
 

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 import pytest
 from slack_sdk import WebClient
 
-from fakeslack import (
+from kandev_slack.kits.fakeslack import (
     ALICE,
     FORM,
     Ack,

@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bot.cards.words import busy_message
-from bot.slack.lanes import Lane
-from fakeslack import ALICE, SlackUser
+from kandev_slack.cards.words import busy_message
+from kandev_slack.kits.fakeslack import ALICE, SlackUser
+from kandev_slack.slack.transport.lanes import Lane
 from tests.e2e.helpers import db_question, start_bot, wait_card
 from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import COMMAND

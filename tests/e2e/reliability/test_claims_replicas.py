@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from fakeslack import ALICE, BOB
+from kandev_slack.kits.fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     MARGIN_S,
     db_question,

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from bot.store import Database
-from bot.store.records import SubmissionContent
-from bot.usecases.leases import HEARTBEAT_S
+from kandev_slack.store import Database
+from kandev_slack.store.records import SubmissionContent
+from kandev_slack.usecases.leases import HEARTBEAT_S
 from tests.e2e.reliability import skewed
 
 ITEMS = 12

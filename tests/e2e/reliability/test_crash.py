@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import Database
-from bot.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
-from fakeslack import ALICE, BOB
+from kandev_slack.kits.fakeslack import ALICE, BOB
+from kandev_slack.store import Database
+from kandev_slack.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

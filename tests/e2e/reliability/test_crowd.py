@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from bot.cards.words import busy_message
-from fakeslack import (
+from kandev_slack.cards.words import busy_message
+from kandev_slack.kits.fakeslack import (
     Ack,
     Delivery,
     HttpTransport,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fakeslack import ALICE
+from kandev_slack.kits.fakeslack import ALICE
 from tests.e2e.helpers import (
     card_posts,
     db_question,

@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from bot.slack_api.gateway import SlackError, SlackGateway
-from bot.slack_api.web_client import make_web_client
-from fakeslack import FakeSlack, ScriptedResponse
+from kandev_slack.kits.fakeslack import FakeSlack, ScriptedResponse
+from kandev_slack.slack_api.gateway import SlackError, SlackGateway
+from kandev_slack.slack_api.web_client import make_web_client
 
 CROWD = 50
 GROUP = "S0CROWD"

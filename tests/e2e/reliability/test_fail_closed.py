@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fakeslack import ALICE, BOB, SlackUser
+from kandev_slack.kits.fakeslack import ALICE, BOB, SlackUser
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

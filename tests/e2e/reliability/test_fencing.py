@@ -17,8 +17,8 @@ import time
 import psycopg
 import pytest
 
-from bot.store import Database
-from bot.usecases.leases import OUTBOX_LEASE_S
+from kandev_slack.store import Database
+from kandev_slack.usecases.leases import OUTBOX_LEASE_S
 from tests.e2e.helpers import MARGIN_S, POLL_S, card_posts, db_question, start_bot
 from tests.e2e.reliability.support import wait_until
 from tests.kit.harness import CHANNEL

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from bot.kandev.client import CONVERSATION_TOOL
-from fakeslack import ALICE
+from kandev_slack.kandev.client import CONVERSATION_TOOL
+from kandev_slack.kits.fakeslack import ALICE
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

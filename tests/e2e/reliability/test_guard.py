@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bot.slack.guard import MAX_BODY_BYTES, SlackRequestGuard
-from fakeslack import signed_headers
+from kandev_slack.kits.fakeslack import signed_headers
+from kandev_slack.slack.transport.guard import MAX_BODY_BYTES, SlackRequestGuard
 
 SECRET = "fake-signing-secret-0123456789abcdef"
 PATH = "/slack/events"

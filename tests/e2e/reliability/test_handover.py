@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from bot.usecases.leases import SUBMISSION_LEASE_S
-from fakeslack import ALICE, BOB
+from kandev_slack.kits.fakeslack import ALICE, BOB
+from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -32,7 +32,7 @@ from tests.e2e.helpers import (
 from tests.e2e.reliability.deliveries import tool_answers
 from tests.kit.harness import CHANNEL, Fault
 
-#: The hand-over bound of bot/app.py (HANDOVER_S) plus the process's own start/stop slack.
+#: The hand-over bound of kandev_slack/app.py (HANDOVER_S) plus the process's own start/stop slack.
 EXIT_WITHIN_S = 10.0 + 20.0
 
 

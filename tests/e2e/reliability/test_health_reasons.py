@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
-from bot.kandev.errors import KandevUnavailable
-from bot.ops.health import MAX_REASON_CHARS, Health
+from kandev_slack.kandev.errors import KandevUnavailable
+from kandev_slack.ops.health import MAX_REASON_CHARS, Health
 
 
 def _sql_error() -> OperationalError:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.ops.health import Health
+from kandev_slack.ops.health import Health
 from tests.e2e.helpers import MARGIN_S, POLL_S, start_bot
 from tests.kit.harness import admin_connection
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.slack.http_server import serve, stop_server
+from kandev_slack.slack.transport.http_server import serve, stop_server
 from tests.kit.harness import BotProcess
 
 HUGE = 300 * 1024 * 1024

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.usecases.leases import SUBMISSION_LEASE_S
-from fakeslack import ALICE, BOB
+from kandev_slack.kits.fakeslack import ALICE, BOB
+from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -41,7 +41,8 @@ from tests.kit.harness import CHANNEL, Fault
 
 NOT_RECORDED = "not* recorded"
 NOT_CONFIRMED = "did not confirm"
-#: The bot's own Kandev client: attempts per call and the read timeout of each (bot/app.py).
+#: The bot's own Kandev client: attempts per call and the read timeout of each
+#: (kandev_slack/app.py).
 ATTEMPTS = 3
 READ_TIMEOUT_S = 10.0
 #: Until crash recovery takes over a submission nobody is sending any more, plus a poll.

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import Database
-from bot.store.records import SubmissionContent
-from bot.usecases.leases import SUBMISSION_LEASE_S
+from kandev_slack.store import Database
+from kandev_slack.store.records import SubmissionContent
+from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
 
 
 class Clock:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.store import Database
-from bot.store.records import SubmissionContent
-from bot.usecases.leases import InFlight, LeaseKeeper
-from bot.usecases.verdicts import Attempt
+from kandev_slack.core.clarification import Answer
+from kandev_slack.store import Database
+from kandev_slack.store.records import SubmissionContent
+from kandev_slack.usecases.answering.verdicts import Attempt
+from kandev_slack.usecases.leases import InFlight, LeaseKeeper
 
 ANY = SubmissionContent(action="answer")
 

@@ -32,8 +32,8 @@ ALL = [*SECRETS.values(), DB_PASSWORD, KANDEV_PASSWORD]
 SCRIPT = textwrap.dedent(
     """
     import logging, os, sys, threading
-    from bot.config.settings import load_settings
-    from bot.ops.logs import configure_logging, install_redaction, log_context, set_replica
+    from kandev_slack.config.settings import load_settings
+    from kandev_slack.ops.logs import configure_logging, install_redaction, log_context, set_replica
 
     settings = load_settings(os.environ)
     configure_logging("DEBUG", sys.argv[1])

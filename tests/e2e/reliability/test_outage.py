@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import pytest
 
-from fakeslack import ALICE, BOB
+from kandev_slack.kits.fakeslack import ALICE, BOB
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

@@ -14,13 +14,19 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.cards import ids
-from bot.cards.ids import ButtonValue, CodecError, ModalMetadata
-from bot.cards.submissions import parse_answer_submission, parse_reject_submission
-from bot.core.clarification import Option
-from bot.slack import raw_payload
-from bot.slack.guard import body_problem, signature_problem
-from bot.slack.payloads import BlockAction, MessageShortcut, PayloadError, ViewSubmission, parse
+from kandev_slack.cards import ids
+from kandev_slack.cards.ids import ButtonValue, CodecError, ModalMetadata
+from kandev_slack.cards.question.submissions import parse_answer_submission, parse_reject_submission
+from kandev_slack.core.clarification import Option
+from kandev_slack.slack.parsing import raw_payload
+from kandev_slack.slack.parsing.payloads import (
+    BlockAction,
+    MessageShortcut,
+    PayloadError,
+    ViewSubmission,
+    parse,
+)
+from kandev_slack.slack.transport.guard import body_problem, signature_problem
 from tests.kit.factories import make_bundle, make_question
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

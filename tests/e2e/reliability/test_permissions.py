@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fakeslack import ALICE, BOB, Delivery, SlackUser, find_element, payloads
+from kandev_slack.kits.fakeslack import ALICE, BOB, Delivery, SlackUser, find_element, payloads
 from tests.e2e.helpers import (
     act,
     db_question,

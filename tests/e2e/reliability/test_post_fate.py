@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack_api.gateway import Message, SlackError, SlackGateway
-from bot.slack_api.web_client import make_web_client
-from bot.store import Database
-from fakeslack import ALICE
+from kandev_slack.kits.fakeslack import ALICE
+from kandev_slack.slack_api.gateway import Message, SlackError, SlackGateway
+from kandev_slack.slack_api.web_client import make_web_client
+from kandev_slack.store import Database
 from tests.e2e.helpers import (
     POLL_S,
     card_posts,

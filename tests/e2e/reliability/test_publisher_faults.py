@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from bot.core.clarification import Bundle, Option, Question
-from bot.core.domain import CardOutcome, CardState, NewCard, TaskInfo
-from bot.ops.health import Health
-from bot.slack_api.gateway import SlackGateway
-from bot.slack_api.web_client import make_web_client
-from bot.store import Database
-from bot.usecases.leases import InFlight, LeaseKeeper
-from bot.usecases.publisher import Publisher
-from fakeslack import FakeSlack, ScriptedResponse
+from kandev_slack.core.clarification import Bundle, Option, Question
+from kandev_slack.core.domain import CardOutcome, CardState, NewCard, TaskInfo
+from kandev_slack.kits.fakeslack import FakeSlack, ScriptedResponse
+from kandev_slack.ops.health import Health
+from kandev_slack.slack_api.gateway import SlackGateway
+from kandev_slack.slack_api.web_client import make_web_client
+from kandev_slack.store import Database
+from kandev_slack.usecases.leases import InFlight, LeaseKeeper
+from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.e2e.reliability.support import calls_for
 from tests.kit.polling import eventually
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from fakeslack import ALICE
+from kandev_slack.kits.fakeslack import ALICE
 from tests.e2e.helpers import (
     POLL_S,
     card_posts,

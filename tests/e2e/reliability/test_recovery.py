@@ -17,25 +17,25 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.cards.modals import build_sending_modal
-from bot.config.routing import Routing
-from bot.core.clarification import Answer
-from bot.core.domain import CardState, NewCard
-from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevUnavailable
-from bot.ops.health import Health
-from bot.slack.tell import RecoveryAnnouncer
-from bot.slack_api.gateway import SlackGateway
-from bot.slack_api.notify import Notifier
-from bot.slack_api.web_client import make_web_client
-from bot.store import Database
-from bot.store.records import SubmissionContent
-from bot.usecases.answers import AnswerService
-from bot.usecases.leases import InFlight
-from bot.usecases.permissions import Permissions
-from bot.usecases.publisher import Publisher
-from bot.usecases.recovery import Recovery
-from fakeslack import ALICE, FakeSlack
+from kandev_slack.cards.question.modals import build_sending_modal
+from kandev_slack.config.routing import Routing
+from kandev_slack.core.clarification import Answer
+from kandev_slack.core.domain import CardState, NewCard
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevUnavailable
+from kandev_slack.kits.fakeslack import ALICE, FakeSlack
+from kandev_slack.ops.health import Health
+from kandev_slack.slack.presenters.tell import RecoveryAnnouncer
+from kandev_slack.slack_api.gateway import SlackGateway
+from kandev_slack.slack_api.notify import Notifier
+from kandev_slack.slack_api.web_client import make_web_client
+from kandev_slack.store import Database
+from kandev_slack.store.records import SubmissionContent
+from kandev_slack.usecases.answering.answers import AnswerService
+from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answering.recovery import Recovery
+from kandev_slack.usecases.leases import InFlight
+from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import DB_QUESTION, make_bundle, make_task
 
 CHANNEL = "C0QUESTION"

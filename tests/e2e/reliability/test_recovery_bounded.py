@@ -17,10 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.core.domain import CardState
-from bot.kandev.errors import KandevUnavailable
-from bot.usecases.recovery import MAX_RESENDS
-from fakeslack import ALICE, FakeSlack
+from kandev_slack.core.domain import CardState
+from kandev_slack.kandev.errors import KandevUnavailable
+from kandev_slack.kits.fakeslack import ALICE, FakeSlack
+from kandev_slack.usecases.answering.recovery import MAX_RESENDS
 from tests.e2e.reliability.test_recovery import MONGO, PENDING, POSTGRES, World, won_by
 from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
 

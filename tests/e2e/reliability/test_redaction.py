@@ -16,7 +16,7 @@ PAT = "kandev_pat_0123456789abcdef0123"
 SCRIPT = textwrap.dedent(
     f"""
     import logging, threading, warnings
-    from bot.ops.logs import install_redaction
+    from kandev_slack.ops.logs import install_redaction
 
     logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
     install_redaction([{SECRET!r}, {PAT!r}])
@@ -69,7 +69,7 @@ URL_SCRIPT = textwrap.dedent(
     f"""
     import logging
     import httpx
-    from bot.ops.logs import install_redaction
+    from kandev_slack.ops.logs import install_redaction
 
     logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
     install_redaction([{SHORT!r}])

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from fakeslack import ALICE, Delivery
+from kandev_slack.kits.fakeslack import ALICE, Delivery
 from tests.e2e.helpers import (
     POLL_S,
     assert_sending,

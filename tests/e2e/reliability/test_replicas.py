@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from bot.usecases.leases import SUBMISSION_LEASE_S
-from fakeslack import ALICE, BOB, Delivery
+from kandev_slack.kits.fakeslack import ALICE, BOB, Delivery
+from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from bot.core.approval import approval_key
-from bot.store.migrations import SCHEMA_VERSION, migrate
-from fakeslack import ALICE
+from kandev_slack.core.approval import approval_key
+from kandev_slack.kits.fakeslack import ALICE
+from kandev_slack.store.migrations import SCHEMA_VERSION, migrate
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -46,7 +46,8 @@ from tests.kit.harness import CHANNEL, BotProcess, Permissions, bot_env
 pytestmark = pytest.mark.postgres
 
 #: The last release before approvals were stored in the cards table (its
-#: ``bot/store/card_row.py`` reads every stored item as a question bundle), schema 0010.
+#: ``kandev_slack/store/cards/card_row.py`` reads every stored item as a question bundle), schema
+#: 0010.
 BEFORE_APPROVALS = "3fb7d49a5549906ce808bba6a8724b1326ca841c"
 #: The release deployed today: it stores approvals (``perm:`` keys, state 'pending') in a
 #: schema without kinds (0013).

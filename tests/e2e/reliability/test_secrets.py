@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fakeslack import ALICE, FakeSlack
+from kandev_slack.kits.fakeslack import ALICE, FakeSlack
 from tests.e2e.helpers import db_question, wait_card, wait_final, wait_outcome
 from tests.kit.harness import (
     CHANNEL,

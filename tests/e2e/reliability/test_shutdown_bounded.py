@@ -14,8 +14,8 @@ import time
 import psycopg
 import pytest
 
-from bot.commands.run import HANDOVER_S
-from fakeslack import ALICE
+from kandev_slack.commands.run import HANDOVER_S
+from kandev_slack.kits.fakeslack import ALICE
 from tests.e2e.helpers import db_question, start_bot, wait_card
 from tests.kit.harness import CHANNEL
 

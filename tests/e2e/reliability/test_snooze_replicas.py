@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakeslack import BOB, Delivery
+from kandev_slack.kits.fakeslack import BOB, Delivery
 from tests.e2e.helpers import MARGIN_S, buttons, db_question, start_bot
 from tests.e2e.test_snooze import (
     SNOOZE,

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fakeslack import FakeSlack, NoAck
+from kandev_slack.kits.fakeslack import FakeSlack, NoAck
 from tests.kit.harness import BotProcess, free_port
 
 #: An interactive payload the bot acks (an action no listener knows: nothing else happens).

@@ -12,10 +12,10 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from bot.config.settings import ConfigError, load_settings
-from bot.slack.guard import raised_in, raised_in_bot
-from bot.slack.socket_mode import GuardedSocketModeHandler, log_failure
-from fakeslack import Delivery
+from kandev_slack.config.settings import ConfigError, load_settings
+from kandev_slack.kits.fakeslack import Delivery
+from kandev_slack.slack.transport.guard import raised_in, raised_in_bot
+from kandev_slack.slack.transport.socket_mode import GuardedSocketModeHandler, log_failure
 
 WELL_FORMED = {"type": "block_actions", "user": {"id": "U1"}, "actions": []}
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from fakeslack import BOB, Delivery
+from kandev_slack.kits.fakeslack import BOB, Delivery
 from tests.e2e.helpers import (
     POLL_S,
     click_payload,

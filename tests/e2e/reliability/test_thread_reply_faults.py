@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.lanes import READING_WAITING, READING_WORKERS
-from fakeslack import ALICE, Ephemeral, FakeSlack, SlackUser
+from kandev_slack.kits.fakeslack import ALICE, Ephemeral, FakeSlack, SlackUser
+from kandev_slack.slack.transport.lanes import READING_WAITING, READING_WORKERS
 from tests.e2e.helpers import (
     db_question,
     outcome_line,

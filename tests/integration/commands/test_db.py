@@ -8,7 +8,7 @@ import subprocess
 
 from sqlalchemy import create_engine
 
-from bot.store import REVISIONS, SCHEMA_VERSION, Database, normalize_url
+from kandev_slack.store import REVISIONS, SCHEMA_VERSION, Database, normalize_url
 from tests.integration.store import old_schemas
 from tests.kit.factories import claim
 from tests.kit.harness import CONSOLE_SCRIPT

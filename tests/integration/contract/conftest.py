@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.kandev.client import KandevClient
+from kandev_slack.kandev.client import KandevClient
 from tests.kit.harness import Seeder
 
 

@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.kandev.models import Invalid, Lost, NotActive, NotFound, Won
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.models import Invalid, Lost, NotActive, NotFound, Won
 from tests.kit.harness import sample_questions
 from tests.kit.polling import eventually
 

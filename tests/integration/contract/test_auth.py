@@ -4,11 +4,11 @@ import threading
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevAuthError
-from bot.kandev.hints import KandevHints
-from bot.kandev.models import Won
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevAuthError
+from kandev_slack.kandev.hints import KandevHints
+from kandev_slack.kandev.models import Won
 from tests.kit.harness import sample_questions
 from tests.kit.polling import eventually
 

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.kandev.errors import KandevNotFoundError
+from kandev_slack.kandev.errors import KandevNotFoundError
 from tests.kit.harness import KANDEV_VERSION, option_id, question, sample_questions
 
 pytestmark = pytest.mark.kandev

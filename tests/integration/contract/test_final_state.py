@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.kandev.client import KandevClient
-from bot.kandev.models import Lost, Won
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.models import Lost, Won
 from tests.kit.harness import Seeder, sample_questions
 from tests.kit.polling import eventually
 

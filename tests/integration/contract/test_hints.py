@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.kandev.hints import KandevHints, NewPending, Resolved
-from bot.kandev.models import Won
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.hints import KandevHints, NewPending, Resolved
+from kandev_slack.kandev.models import Won
 from tests.kit.harness import sample_questions
 
 pytestmark = pytest.mark.kandev

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevAuthError, KandevNotFoundError
-from bot.kandev.hints import KandevHints, PermissionWaiting
-from bot.kandev.permission_outcomes import (
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevAuthError, KandevNotFoundError
+from kandev_slack.kandev.hints import KandevHints, PermissionWaiting
+from kandev_slack.kandev.permissions.outcomes import (
     AuthRefused,
     OptionNotOffered,
     PermissionLost,
@@ -20,7 +20,7 @@ from bot.kandev.permission_outcomes import (
     PermissionWon,
     TaskOrSessionGone,
 )
-from bot.kandev.permission_wire import PermissionChoice, PermissionRequest
+from kandev_slack.kandev.permissions.wire import PermissionChoice, PermissionRequest
 from tests.kit.harness import Permissions, Seeder, permission_spec
 from tests.kit.polling import eventually
 

@@ -3,7 +3,7 @@ Conversation view and routing read them from the real Kandev."""
 
 import pytest
 
-from bot.kandev.client import KandevClient
+from kandev_slack.kandev.client import KandevClient
 from tests.kit.harness import sample_questions
 
 pytestmark = pytest.mark.kandev

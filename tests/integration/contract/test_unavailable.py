@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevUnavailable
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevUnavailable
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import time
 
 from websockets.sync.server import ServerConnection
 
-from bot.kandev.hints import KandevHints
+from kandev_slack.kandev.hints import KandevHints
 from tests.kit.fakews import FakeWs
 
 

@@ -1,4 +1,5 @@
-"""SocketLinks (bot/slack/socket_link.py) in this process against the fake's Socket Mode server:
+"""SocketLinks (kandev_slack/slack/transport/socket_link.py) in this process against the fake's
+Socket Mode server:
 real sockets, real timing, no Kandev."""
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from bot.ops.health import Health
-from bot.slack.socket_link import COMPONENT, MAX_FRAME_BYTES, SocketLinks
-from fakeslack import FakeSlack, NoAck
+from kandev_slack.kits.fakeslack import FakeSlack, NoAck
+from kandev_slack.ops.health import Health
+from kandev_slack.slack.transport.socket_link import COMPONENT, MAX_FRAME_BYTES, SocketLinks
 from tests.kit.polling import eventually
 
 ENVELOPE = {"type": "block_actions", "actions": []}

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack_api import gateway as gateway_module
-from bot.slack_api.errors import SlackError
-from bot.slack_api.gateway import SlackGateway
-from bot.slack_api.web_client import make_web_client
-from fakeslack import ALICE, FakeSlack, SlackUser
+from kandev_slack.kits.fakeslack import ALICE, FakeSlack, SlackUser
+from kandev_slack.slack_api import gateway as gateway_module
+from kandev_slack.slack_api.errors import SlackError
+from kandev_slack.slack_api.gateway import SlackGateway
+from kandev_slack.slack_api.web_client import make_web_client
 
 CHANNEL = "C0QUESTION"
 

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from bot.slack_api.errors import SlackError
-from bot.slack_api.gateway import RESPONSE_URL_TIMEOUT_S, SlackGateway
-from bot.slack_api.web_client import make_web_client
+from kandev_slack.slack_api.errors import SlackError
+from kandev_slack.slack_api.gateway import RESPONSE_URL_TIMEOUT_S, SlackGateway
+from kandev_slack.slack_api.web_client import make_web_client
 
 
 def test_a_response_url_that_never_answers_is_given_up_within_seconds() -> None:

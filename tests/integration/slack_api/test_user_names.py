@@ -4,10 +4,10 @@ know has no name, and the reply shows their id."""
 
 from __future__ import annotations
 
-from bot.slack_api.gateway import SlackGateway
-from bot.slack_api.notify import Notifier
-from bot.slack_api.web_client import make_web_client
-from fakeslack import ALICE, BOB, FakeSlack
+from kandev_slack.kits.fakeslack import ALICE, BOB, FakeSlack
+from kandev_slack.slack_api.gateway import SlackGateway
+from kandev_slack.slack_api.notify import Notifier
+from kandev_slack.slack_api.web_client import make_web_client
 
 
 def test_names_are_read_once_and_unknown_people_have_none(fake_slack: FakeSlack) -> None:

@@ -1,6 +1,7 @@
 """The schema as the hand-written migrations before Alembic built it: test data, frozen.
 
-A copy of ``bot/store/schema.py`` and ``bot/store/migrations.py`` as released with schema
+A copy of ``kandev_slack/store/schema.py`` and ``kandev_slack/store/migrations.py`` as released
+with schema
 version 10 (the last before Alembic). :func:`build` makes a database exactly as that code did
 when it stopped at ``version`` (its own ``schema_version`` table included), so the upgrade from
 every released version can be tested. Never edit it to follow the live schema.
@@ -27,8 +28,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-from bot.store.engine import WRITE_OPTION
-from bot.store.types import UTCDateTime, utc_now
+from kandev_slack.store.sql.engine import WRITE_OPTION
+from kandev_slack.store.sql.types import UTCDateTime, utc_now
 
 metadata = MetaData()
 

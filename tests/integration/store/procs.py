@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.synchronize import Barrier
 from typing import Any
 
-from bot.core.domain import CardState
-from bot.store import Database
+from kandev_slack.core.domain import CardState
+from kandev_slack.store import Database
 from tests.kit.factories import answered, claim
 
 BARRIER_TIMEOUT_S = 120

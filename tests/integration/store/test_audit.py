@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from bot.store import AuditEntry, Database
+from kandev_slack.store import AuditEntry, Database
 from tests.kit.fakes import FakeClock
 
 

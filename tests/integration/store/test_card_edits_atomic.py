@@ -11,16 +11,16 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.core.domain import CardState
-from bot.kandev import models as reply
-from bot.ops.health import Health
-from bot.store import Database
-from bot.usecases.answers import AnswerService
-from bot.usecases.ended import end_synced
-from bot.usecases.leases import InFlight
-from bot.usecases.outbox_keys import UPDATE
-from bot.usecases.publisher import Publisher
-from bot.usecases.verdicts import Attempt
+from kandev_slack.core.domain import CardState
+from kandev_slack.kandev import models as reply
+from kandev_slack.ops.health import Health
+from kandev_slack.store import Database
+from kandev_slack.usecases.answering.answers import AnswerService
+from kandev_slack.usecases.answering.verdicts import Attempt
+from kandev_slack.usecases.intake.ended import end_synced
+from kandev_slack.usecases.leases import InFlight
+from kandev_slack.usecases.outbox.keys import UPDATE
+from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import ALICE_ID, KANDEV_URL, MONGO, claim, make_outcome
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.store import Database
+from kandev_slack.store import Database
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
 

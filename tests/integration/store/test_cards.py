@@ -9,9 +9,9 @@ from datetime import UTC
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from bot.core.approval import Approval, ToolAction, ToolOption
-from bot.core.domain import CardState, NewCard
-from bot.store import Database
+from kandev_slack.core.approval import Approval, ToolAction, ToolOption
+from kandev_slack.core.domain import CardState, NewCard
+from kandev_slack.store import Database
 from tests.kit.factories import answered, claim, make_bundle, make_outcome, make_task
 from tests.kit.fakes import FakeClock
 

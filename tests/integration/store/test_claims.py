@@ -7,10 +7,10 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from bot.core.claims import new_claim
-from bot.core.domain import Card
-from bot.store import Database
-from bot.store.followups import OutboxRow
+from kandev_slack.core.claims import new_claim
+from kandev_slack.core.domain import Card
+from kandev_slack.store import Database
+from kandev_slack.store.cards.followups import OutboxRow
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from bot.store import Database
-from bot.store.followups import OutboxRow
+from kandev_slack.store import Database
+from kandev_slack.store.cards.followups import OutboxRow
 from tests.kit.factories import answered, claim
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import Database
-from bot.store.errors import DatabaseLost
+from kandev_slack.store import Database
+from kandev_slack.store.errors import DatabaseLost
 from tests.kit.factories import claim
 
 

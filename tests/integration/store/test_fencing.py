@@ -4,8 +4,8 @@ message is recorded yet."""
 
 from __future__ import annotations
 
-from bot.store import Database, OutboxStatus
-from bot.store.records import SubmissionContent
+from kandev_slack.store import Database, OutboxStatus
+from kandev_slack.store.records import SubmissionContent
 from tests.kit.factories import claim
 from tests.kit.fakes import FakeClock
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.store import Database
-from bot.store.followups import NewMessage, OutboxRow
+from kandev_slack.store import Database
+from kandev_slack.store.cards.followups import NewMessage, OutboxRow
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
 

@@ -4,8 +4,8 @@ that wait — and, asked for, those resolved since a given card was — oldest f
 
 from __future__ import annotations
 
-from bot.core.domain import CardState, NewCard
-from bot.store import Database
+from kandev_slack.core.domain import CardState, NewCard
+from kandev_slack.store import Database
 from tests.kit.factories import make_bundle, make_outcome, make_task
 from tests.kit.fakes import FakeClock
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.core.domain import CardState
-from bot.store import Database
-from bot.store.records import SubmissionContent
-from bot.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
+from kandev_slack.core.domain import CardState
+from kandev_slack.store import Database
+from kandev_slack.store.records import SubmissionContent
+from kandev_slack.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
 

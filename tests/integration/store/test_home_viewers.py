@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import Engine, inspect
 
-from bot.store import SCHEMA_VERSION, Database, migrate
-from bot.store.engine import make_engine
-from bot.store.url import normalize_url
+from kandev_slack.store import SCHEMA_VERSION, Database, migrate
+from kandev_slack.store.sql.engine import make_engine
+from kandev_slack.store.sql.url import normalize_url
 from tests.kit.fakes import FakeClock
 
 

@@ -1,4 +1,5 @@
-"""Cards of several kinds read by replicas of several releases (bot/store/kinds.py): a waiting
+"""Cards of several kinds read by replicas of several releases (kandev_slack/store/cards/kinds.py):
+a waiting
 approval is invisible to the selects of a release before approvals were stored, and readable
 by the release deployed before this one (which stores approvals, without a kind); a card of a
 kind this release does not know is left alone and reported."""
@@ -13,20 +14,21 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select, text
 
-from bot.core.approval import Approval, ToolAction, ToolOption, approval_key
-from bot.core.domain import CardOutcome, CardState, NewCard
-from bot.ops.health import Health
-from bot.store import Database
-from bot.store.engine import make_engine
-from bot.store.migrations import SCHEMA_VERSION, migrate
-from bot.store.schema import cards, outbox
-from bot.store.url import normalize_url
+from kandev_slack.core.approval import Approval, ToolAction, ToolOption, approval_key
+from kandev_slack.core.domain import CardOutcome, CardState, NewCard
+from kandev_slack.ops.health import Health
+from kandev_slack.store import Database
+from kandev_slack.store.migrations import SCHEMA_VERSION, migrate
+from kandev_slack.store.schema import cards, outbox
+from kandev_slack.store.sql.engine import make_engine
+from kandev_slack.store.sql.url import normalize_url
 from tests.kit.factories import claim, make_bundle, make_task
 from tests.kit.fakes import FakeClock
 
 FAR = datetime(2100, 1, 1, tzinfo=UTC)
 
-#: The previous release's selects (3fb7d49 bot/store/cards.py, outbox.py, retention.py),
+#: The previous release's selects (3fb7d49 kandev_slack/store/cards/cards.py, outbox.py,
+#: retention.py),
 #: verbatim in their conditions.
 PREVIOUS_RELEASE_SELECTS = {
     "reconciler, reminders, listing, Home": "SELECT pending_id FROM cards WHERE state = 'pending'",
@@ -182,7 +184,7 @@ def test_a_newer_schema_is_reported(store: Database, open_store: Callable[..., D
 
 def test_healthz_says_so(store: Database, clock: FakeClock) -> None:
     health = Health()
-    health.watch("newer_release", store.newer_than_this)  # as bot/app.py does
+    health.watch("newer_release", store.newer_than_this)  # as kandev_slack/app.py does
     assert health.report().ok
     _insert_unknown(store, clock, state=None)
     assert store.newer_than_this() is None  # the same replica's reading is kept up to 30 s

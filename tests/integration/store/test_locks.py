@@ -24,11 +24,11 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 
-from bot.ops.health import Health
-from bot.store import Database
-from bot.store.engine import SessionTimeouts
-from bot.store.pace import Pace, PaceBusy
-from bot.usecases.publisher import Publisher
+from kandev_slack.ops.health import Health
+from kandev_slack.store import Database
+from kandev_slack.store.queues.pace import Pace, PaceBusy
+from kandev_slack.store.sql.engine import SessionTimeouts
+from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import KANDEV_URL, answered, claim
 from tests.kit.fakes import FakeSlackGateway
 
@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parents[3]
 FREEZE = """
 import os, signal, sys
 from sqlalchemy import select
-from bot.store import Database
-from bot.store.engine import SessionTimeouts
-from bot.store.schema import channel_pace
+from kandev_slack.store import Database
+from kandev_slack.store.sql.engine import SessionTimeouts
+from kandev_slack.store.schema import channel_pace
 store = Database(sys.argv[1], timeouts=SessionTimeouts(idle_in_transaction_s=2.0))
 with store.sql.write() as conn:
     conn.execute(select(channel_pace).where(channel_pace.c.channel == "C1").with_for_update())

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from bot.store import Database, OutboxStatus
+from kandev_slack.store import Database, OutboxStatus
 from tests.kit.fakes import FakeClock
 
 

@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
-from bot.store import Database
-from bot.store.pace import STALE_SLOT_S, Pace, PaceBusy, Turn
+from kandev_slack.store import Database
+from kandev_slack.store.queues.pace import STALE_SLOT_S, Pace, PaceBusy, Turn
 from tests.kit.fakes import FakeClock
 
 SPACING = 1.0

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.core.domain import CardState
-from bot.store import Database
-from bot.store.records import SubmissionContent
-from bot.store.thread_replies import SENT, ThreadReply
+from kandev_slack.core.domain import CardState
+from kandev_slack.store import Database
+from kandev_slack.store.cards.thread_replies import SENT, ThreadReply
+from kandev_slack.store.records import SubmissionContent
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
 

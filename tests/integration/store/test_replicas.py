@@ -6,7 +6,7 @@ import multiprocessing
 from collections import Counter
 from typing import Any
 
-from bot.store import SCHEMA_VERSION, Database
+from kandev_slack.store import SCHEMA_VERSION, Database
 from tests.integration.store import procs
 
 REPLICAS = 2

@@ -17,7 +17,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, event, insert, inspect, select, text
 
-from bot.store import (
+from kandev_slack.store import (
     REVISIONS,
     SCHEMA_VERSION,
     AuditRepository,
@@ -31,19 +31,19 @@ from bot.store import (
     SubmissionsRepository,
     migrate,
 )
-from bot.store.claims import ClaimsRepository
-from bot.store.engine import make_engine
-from bot.store.migrations import (
+from kandev_slack.store.cards.claims import ClaimsRepository
+from kandev_slack.store.cards.thread_replies import ThreadRepliesRepository
+from kandev_slack.store.migrations import (
     SCRIPT_LOCATION,
     alembic_config,
     current_revision,
     locked_transaction,
     pending,
 )
-from bot.store.schema import audit_log, metadata, schema_version
-from bot.store.snoozes import SnoozesRepository
-from bot.store.thread_replies import ThreadRepliesRepository
-from bot.store.url import normalize_url
+from kandev_slack.store.people.snoozes import SnoozesRepository
+from kandev_slack.store.schema import audit_log, metadata, schema_version
+from kandev_slack.store.sql.engine import make_engine
+from kandev_slack.store.sql.url import normalize_url
 from tests.integration.store import old_schemas
 from tests.kit.hot_queries import (
     COLD_METHODS,

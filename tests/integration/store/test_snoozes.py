@@ -8,9 +8,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from bot.core.snooze import new_snooze
-from bot.store import Database
-from bot.store.followups import OutboxRow
+from kandev_slack.core.snooze import new_snooze
+from kandev_slack.store import Database
+from kandev_slack.store.cards.followups import OutboxRow
 from tests.kit.factories import answered, claim
 from tests.kit.fakes import FakeClock
 

@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import Engine, insert
 
-from bot.store import Database, migrate
-from bot.store.engine import make_engine
-from bot.store.records import SubmissionContent, SubmissionResult
-from bot.store.schema import submissions
-from bot.store.url import normalize_url
+from kandev_slack.store import Database, migrate
+from kandev_slack.store.records import SubmissionContent, SubmissionResult
+from kandev_slack.store.schema import submissions
+from kandev_slack.store.sql.engine import make_engine
+from kandev_slack.store.sql.url import normalize_url
 
 CONTENT = SubmissionContent(action="reject", reason="not now")
 

@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.store import Database
-from bot.store.records import SubmissionContent, SubmissionResult
+from kandev_slack.core.clarification import Answer
+from kandev_slack.store import Database
+from kandev_slack.store.records import SubmissionContent, SubmissionResult
 from tests.kit.fakes import FakeClock
 
 PAYLOAD = SubmissionContent(

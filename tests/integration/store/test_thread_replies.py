@@ -3,8 +3,8 @@ offered, a deletion withdraws it; neither touches a reply already sent or cancel
 
 from __future__ import annotations
 
-from bot.store import Database
-from bot.store.thread_replies import DELETED, OFFERED, SENT, ThreadReply
+from kandev_slack.store import Database
+from kandev_slack.store.cards.thread_replies import DELETED, OFFERED, SENT, ThreadReply
 
 
 def _offered(store: Database, ts: str = "100.2") -> ThreadReply:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import DEFAULT_DATABASE_URL, Database, StoreError, normalize_url
+from kandev_slack.store import DEFAULT_DATABASE_URL, Database, StoreError, normalize_url
 from tests.kit.factories import claim
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from bot.store.write_queue import WriteQueue, is_urgent, urgent
+from kandev_slack.store.sql.write_queue import WriteQueue, is_urgent, urgent
 
 
 def _wait_until(condition, timeout: float = 5.0) -> None:

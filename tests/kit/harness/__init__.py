@@ -7,7 +7,8 @@ This package's namespace is its public surface: tests and the benchmark import f
 (``from tests.kit.harness import KandevServer, Seeder, question``), never from its modules.
 ``mock_agent`` is also the script Kandev runs as its agent."""
 
-from kandevkit import (
+from kandev_slack.inproc import InProcessBot
+from kandev_slack.kits.kandevkit import (
     BLOCK_SIZE,
     INSTANCE_OFFSET,
     INSTANCE_PORTS,
@@ -15,7 +16,6 @@ from kandevkit import (
     LIST_TOOL,
     RESOLVE_TOOL,
     STANDARD_OPTIONS,
-    InProcessBot,
     KandevHarnessError,
     KandevServer,
     McpSession,

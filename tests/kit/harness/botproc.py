@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from kandevkit import free_port
+from kandev_slack.kits.kandevkit import free_port
 
 if TYPE_CHECKING:
-    from fakeslack import FakeSlack
-    from kandevkit import KandevServer
+    from kandev_slack.kits.fakeslack import FakeSlack
+    from kandev_slack.kits.kandevkit import KandevServer
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kandev-slack"
 #: The channel the bot posts question cards to (KANDEV_SLACK_CHANNEL).
@@ -70,7 +70,7 @@ class BotProcess:
         cwd: Path | None = None,
     ):
         """``command``: what starts it instead of this checkout's ``kandev-slack`` (e.g. an
-        older release's ``python -m bot``), run in ``cwd``."""
+        older release's ``python -m kandev_slack``), run in ``cwd``."""
         self.env = env
         self.command = command or [str(CONSOLE_SCRIPT)]
         self.cwd = cwd

@@ -1,5 +1,6 @@
 """The test kit is used through its public surface: tests and the benchmark import the fake
-Slack (the top-level ``fakeslack`` package) and the Kandev harness (``kandevkit``, through
+Slack (``kandev_slack.kits.fakeslack``) and the Kandev harness (``kandev_slack.kits.kandevkit``,
+through
 ``tests.kit.harness``) from their packages (never
 from a module behind them, never a private name), and nothing imports from a conftest module."""
 
@@ -9,13 +10,14 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-KIT = ("fakeslack", "kandevkit", "tests.kit.harness")
-KIT_FOLDERS = ("fakeslack/", "tests/kit/harness/")
+FAKESLACK, KANDEVKIT = "kandev_slack.kits.fakeslack", "kandev_slack.kits.kandevkit"
+KIT = (FAKESLACK, KANDEVKIT, "tests.kit.harness")
+KIT_FOLDERS = ("kandev_slack/kits/fakeslack/", "tests/kit/harness/")
 
 
 def _imports() -> list[tuple[str, int, str, list[str]]]:
-    """(file, line, module, names) of every ``from … import …`` of a tests.*, fakeslack.* or
-    kandevkit.* module, in tests/ and bench/ outside the kit's own packages."""
+    """(file, line, module, names) of every ``from … import …`` of a tests.* or kit module, in
+    tests/ and bench/ outside the kit's own packages."""
     found = []
     for folder in ("tests", "bench"):
         for path in sorted((ROOT / folder).rglob("*.py")):
@@ -24,7 +26,7 @@ def _imports() -> list[tuple[str, int, str, list[str]]]:
                 continue
             for node in ast.walk(ast.parse(path.read_text(), relative)):
                 if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-                    ("tests", "fakeslack", "kandevkit")
+                    ("tests", FAKESLACK, KANDEVKIT)
                 ):
                     names = [alias.name for alias in node.names]
                     found.append((relative, node.lineno, node.module or "", names))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from fakeslack import validate_message, validate_view
+from kandev_slack.kits.fakeslack import validate_message, validate_view
 from tests.unit.cards.safety import unsafe_angles
 
 

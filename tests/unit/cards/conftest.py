@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.clarification import Bundle
-from bot.core.domain import TaskInfo
+from kandev_slack.core.clarification import Bundle
+from kandev_slack.core.domain import TaskInfo
 from tests.kit.factories import (
     CACHE_QUESTION,
     DB_QUESTION,

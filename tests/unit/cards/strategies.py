@@ -11,9 +11,9 @@ from datetime import timedelta
 
 from hypothesis import strategies as st
 
-from bot.cards.limits import KANDEV_MAX_TEXT
-from bot.core.clarification import Answer, Bundle, Option, Question
-from bot.core.domain import CardOutcome, CardState, TaskInfo
+from kandev_slack.cards.limits import KANDEV_MAX_TEXT
+from kandev_slack.core.clarification import Answer, Bundle, Option, Question
+from kandev_slack.core.domain import CardOutcome, CardState, TaskInfo
 from tests.kit.factories import NOW, make_bundle, make_outcome, make_question, make_task
 
 NASTY_PIECES = [

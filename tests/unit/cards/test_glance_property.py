@@ -16,10 +16,10 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.cards import ids, render_card
-from bot.cards.snooze import with_snooze_select
-from bot.core.claims import Claim
-from bot.core.domain import CardState
+from kandev_slack.cards import ids, render_card
+from kandev_slack.cards.views.snooze import with_snooze_select
+from kandev_slack.core.claims import Claim
+from kandev_slack.core.domain import CardState
 from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.strategies import bundles, outcomes_for, tasks_for
@@ -55,7 +55,8 @@ def test_a_card_shows_its_answers_and_at_most_two_other_controls(data):
         Claim(user_id="U0123ABC", since=NOW, until=NOW + timedelta(hours=1)) if claimed else None
     )
     card = render_card(bundle, task, state, outcome, kandev_url=KANDEV_URL, now=NOW, claim=claim)
-    # A DM card has "Snooze…" while it waits (bot/usecases/messages.py copy_message).
+    # A DM card has "Snooze…" while it waits (kandev_slack/usecases/outbox/messages.py
+    # copy_message).
     snoozable = with_snooze_select(card["blocks"], bundle.pending_id)
     dm = {**card, "blocks": card["blocks"] if state.terminal else snoozable}
     for message in (card, dm):

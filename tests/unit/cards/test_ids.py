@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot.cards import (
+from kandev_slack.cards import (
     ACTION_OPTION_PATTERN,
     ButtonValue,
     CodecError,
@@ -16,13 +16,8 @@ from bot.cards import (
     parse_button_value,
     parse_modal_metadata,
 )
-from bot.cards.ids import (
-    choice_block_id,
-    option_from_value,
-    option_value,
-    text_block_id,
-)
-from bot.core.clarification import Option
+from kandev_slack.cards.ids import choice_block_id, option_from_value, option_value, text_block_id
+from kandev_slack.core.clarification import Option
 from tests.kit.factories import PENDING_ID, make_question
 
 

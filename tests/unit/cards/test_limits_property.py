@@ -8,7 +8,7 @@ import os
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from bot.cards import (
+from kandev_slack.cards import (
     FormPlace,
     build_answer_modal,
     build_other_modal,
@@ -22,11 +22,11 @@ from bot.cards import (
     render_card,
     words,
 )
-from bot.cards.ids import ACTION_OPEN, BLOCK_OUTCOME
-from bot.cards.limits import MAX_MESSAGE_TEXT, slack_len
-from bot.cards.wording import MAX_OUTCOME_LINE
-from bot.cards.words import already_answered_message, closed_card_message, lost_message
-from bot.core.domain import CardOutcome, CardState
+from kandev_slack.cards.ids import ACTION_OPEN, BLOCK_OUTCOME
+from kandev_slack.cards.limits import MAX_MESSAGE_TEXT, slack_len
+from kandev_slack.cards.wording import MAX_OUTCOME_LINE
+from kandev_slack.cards.words import already_answered_message, closed_card_message, lost_message
+from kandev_slack.core.domain import CardOutcome, CardState
 from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.safety import unsafe_angles

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.cards import markdown_to_mrkdwn
-from bot.cards.mrkdwn import is_deceptive_label
+from kandev_slack.cards import markdown_to_mrkdwn
+from kandev_slack.cards.mrkdwn import is_deceptive_label
 from tests.unit.cards.safety import unsafe_angles
 
 _LINK = re.compile(r"<(https?://[^|>]+)\|([^>]*)>")

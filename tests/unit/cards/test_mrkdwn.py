@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.cards import escape_mrkdwn, markdown_to_mrkdwn
-from bot.cards.mrkdwn import is_safe_http_url
+from kandev_slack.cards import escape_mrkdwn, markdown_to_mrkdwn
+from kandev_slack.cards.mrkdwn import is_safe_http_url
 from tests.unit.cards.safety import unsafe_angles
 
 CONTROL_SEQUENCES = [

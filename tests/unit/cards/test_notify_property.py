@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot.cards import (
+from kandev_slack.cards import (
     FormPlace,
     build_answer_modal,
     build_other_modal,
@@ -21,14 +21,14 @@ from bot.cards import (
     render_card,
     words,
 )
-from bot.cards.blocks import plain
-from bot.cards.words import (
+from kandev_slack.cards.blocks import plain
+from kandev_slack.cards.words import (
     already_answered_message,
     closed_card_message,
     invalid_message,
     lost_message,
 )
-from bot.core.domain import CardOutcome, CardState
+from kandev_slack.core.domain import CardOutcome, CardState
 from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.safety import assert_cannot_notify, assert_text_cannot_notify, notifying

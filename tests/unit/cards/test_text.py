@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.cards.limits import slack_len
-from bot.cards.text import (
+from kandev_slack.cards.limits import slack_len
+from kandev_slack.cards.text import (
     LONG_TOKEN,
     escape_mrkdwn,
     fit_escaped,

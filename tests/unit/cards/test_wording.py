@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from bot.cards import answers_summary, outcome_line
-from bot.cards.limits import slack_len
-from bot.cards.wording import MAX_OUTCOME_LINE, MAX_SUMMARY
-from bot.cards.words import (
+from kandev_slack.cards import answers_summary, outcome_line
+from kandev_slack.cards.limits import slack_len
+from kandev_slack.cards.wording import MAX_OUTCOME_LINE, MAX_SUMMARY
+from kandev_slack.cards.words import (
     already_answered_message,
     ended_message,
     invalid_message,
@@ -15,8 +15,8 @@ from bot.cards.words import (
     not_recorded_message,
     unavailable_message,
 )
-from bot.core.clarification import Answer
-from bot.core.domain import CardState
+from kandev_slack.core.clarification import Answer
+from kandev_slack.core.domain import CardState
 from tests.kit.factories import make_bundle, make_outcome
 
 

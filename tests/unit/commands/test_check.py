@@ -11,13 +11,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot import cli
-from bot.commands.check import kandev_findings, run_checks, waiting_findings
-from bot.commands.check_slack import slack_findings
-from bot.commands.findings import Finding
-from bot.config.routing import RouteRule, Routing
-from bot.config.settings import load_settings
-from bot.kandev.client import KandevClient
+from kandev_slack import cli
+from kandev_slack.commands.check import kandev_findings, run_checks, waiting_findings
+from kandev_slack.commands.check_slack import slack_findings
+from kandev_slack.commands.findings import Finding
+from kandev_slack.config.routing import RouteRule, Routing
+from kandev_slack.config.settings import load_settings
+from kandev_slack.kandev.client import KandevClient
 from tests.kit.factories import make_bundle
 from tests.kit.fakes import FakeKandev
 from tests.unit.commands.slack_stub import SlackStub, running
@@ -106,7 +106,7 @@ def test_config_problems_exit_2_without_traceback(tmp_path) -> None:
         "KANDEV_URL": "localhost",
     }
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "check"],
+        [sys.executable, "-m", "kandev_slack.cli", "check"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -335,7 +335,7 @@ def test_check_names_the_route_of_each_waiting_question() -> None:
 
 
 def test_partial_settings_keep_what_is_valid_and_name_what_is_not() -> None:
-    from bot.config.settings import load_partial
+    from kandev_slack.config.settings import load_partial
 
     partial = load_partial(
         {"KANDEV_URL": "http://kandev.internal:38429", "PORT": "eighty", "METRICS_PORT": "0"}

@@ -3,8 +3,8 @@ workspace, labels and priority)."""
 
 from __future__ import annotations
 
-from bot.commands.check import approval_findings, waiting_findings
-from bot.config.routing_file import parse_routing
+from kandev_slack.commands.check import approval_findings, waiting_findings
+from kandev_slack.config.routing_file import parse_routing
 from tests.kit.factories import make_bundle
 from tests.kit.fakes import FakeKandev
 

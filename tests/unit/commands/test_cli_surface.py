@@ -9,7 +9,7 @@ from importlib.metadata import version
 
 import pytest
 
-from bot import cli
+from kandev_slack import cli
 from tests.unit.commands.slack_stub import SlackStub, running
 
 BOT = "xoxb-1-2-bot-token-never-printed"

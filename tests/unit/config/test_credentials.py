@@ -3,8 +3,8 @@ reach a link people see, a repr, or an unredacted output."""
 
 from __future__ import annotations
 
-from bot.config.settings import load_settings
-from bot.ops.redaction import Redactor, url_password, without_userinfo
+from kandev_slack.config.settings import load_settings
+from kandev_slack.ops.redaction import Redactor, url_password, without_userinfo
 from tests.unit.config.test_settings import good_env
 
 

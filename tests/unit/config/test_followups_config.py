@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.followups import FollowUps, describe_duration, mentions, parse_duration
-from bot.config.routing import RoutingError
-from bot.config.routing_file import parse_routing
-from bot.core.domain import TaskInfo
+from kandev_slack.config.followups import FollowUps, describe_duration, mentions, parse_duration
+from kandev_slack.config.routing import RoutingError
+from kandev_slack.config.routing_file import parse_routing
+from kandev_slack.core.domain import TaskInfo
 
 GOOD = """\
 [defaults]

@@ -11,11 +11,11 @@ import pytest
 import yaml
 from slack_sdk import WebClient
 
-from bot.cards.ids import COMMAND, SHORTCUT_REJECT
+from kandev_slack.cards.ids import COMMAND, SHORTCUT_REJECT
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFEST = ROOT / "manifest.yml"
-BOT = ROOT / "bot"
+BOT = ROOT / "kandev_slack"
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +118,8 @@ def web_api_methods_called(root: Path = BOT) -> dict[str, set[str]]:
     typed = _web_client_methods()
     called: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
+        if {"kits", "preview"} & set(path.relative_to(root).parts):
+            continue  # the kits fake Slack; the preview runs the bot on them
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue

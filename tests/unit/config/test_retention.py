@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.settings import ConfigError, load_settings
+from kandev_slack.config.settings import ConfigError, load_settings
 from tests.unit.config.test_settings import good_env
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.routing import Route, Routing, RoutingError
-from bot.config.routing_file import load_routing, parse_routing
-from bot.core.domain import TaskInfo
-from bot.kandev.models import Workspace
+from kandev_slack.config.routing import Route, Routing, RoutingError
+from kandev_slack.config.routing_file import load_routing, parse_routing
+from kandev_slack.core.domain import TaskInfo
+from kandev_slack.kandev.models import Workspace
 
 #: The reminder and escalation keys, allowed in [defaults] and [[route]] after the others.
 FOLLOWUP_KEYS = (

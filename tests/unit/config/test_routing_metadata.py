@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.config.routing import Route, RouteRule, Routing, RoutingError
-from bot.config.routing_file import parse_routing
-from bot.core.domain import TaskInfo
-from bot.kandev.models import PRIORITIES
+from kandev_slack.config.routing import Route, RouteRule, Routing, RoutingError
+from kandev_slack.config.routing_file import parse_routing
+from kandev_slack.core.domain import TaskInfo
+from kandev_slack.kandev.models import PRIORITIES
 
 README_EXAMPLE = """\
 [defaults]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.settings import ConfigError, Settings, load_settings, resolve_mode
+from kandev_slack.config.settings import ConfigError, Settings, load_settings, resolve_mode
 
 BOT = "xoxb-111-222-botsecretvalue"
 APP = "xapp-1-A111-333-appsecretvalue"
@@ -295,7 +295,7 @@ def test_load_settings_reads_os_environ_by_default(monkeypatch) -> None:
     ],
 )
 def test_the_settings_hold_the_url_the_store_opens(given: str) -> None:
-    from bot.store import normalize_url
+    from kandev_slack.store import normalize_url
 
     settings = load_settings(good_env(DATABASE_URL=given))
     assert settings.database_url == normalize_url(given).render_as_string(hide_password=False)

@@ -1,4 +1,5 @@
-"""The claim's timing ("I'm on it", bot/core/claims.py): a claim pauses the card's follow-up
+"""The claim's timing ("I'm on it", kandev_slack/core/claims.py): a claim pauses the card's
+follow-up
 age while it holds, the pause ends with it, and claims that are over stay counted."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.core.claims import Claim, followup_age, new_claim
+from kandev_slack.core.claims import Claim, followup_age, new_claim
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 

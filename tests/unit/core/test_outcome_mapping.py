@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.core.domain import CardState
-from bot.kandev.models import FinalState
-from bot.usecases.reconciler import outcome_from_final
-from bot.usecases.verdicts import Attempt
+from kandev_slack.core.clarification import Answer
+from kandev_slack.core.domain import CardState
+from kandev_slack.kandev.models import FinalState
+from kandev_slack.usecases.answering.verdicts import Attempt
+from kandev_slack.usecases.intake.reconciler import outcome_from_final
 
 AT = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

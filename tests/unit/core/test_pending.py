@@ -6,31 +6,31 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from bot.core.pending import ItemKind, PendingItem
+from kandev_slack.core.pending import ItemKind, PendingItem
 from tests.kit.factories import make_bundle, make_card
 
-BOT = Path(__file__).resolve().parents[3] / "bot"
+BOT = Path(__file__).resolve().parents[3] / "kandev_slack"
 
 #: Parts that work on any pending item: they key everything by the card's id and read only
 #: what PendingItem offers.
 KIND_AGNOSTIC = [
-    "usecases/reminders.py",
-    "usecases/subscriptions.py",
-    "usecases/periodic.py",
+    "usecases/followups/reminders.py",
+    "usecases/followups/subscriptions.py",
+    "usecases/followups/periodic.py",
     "usecases/leases.py",
-    "usecases/recovery.py",
-    "usecases/home.py",
-    "usecases/interactions.py",
-    "usecases/permissions.py",
-    "usecases/tasks.py",
-    "store/outbox.py",
-    "store/pace.py",
-    "store/followups.py",
-    "store/subscriptions.py",
+    "usecases/answering/recovery.py",
+    "usecases/views/home.py",
+    "usecases/answering/interactions.py",
+    "usecases/answering/permissions.py",
+    "usecases/intake/tasks.py",
+    "store/queues/outbox.py",
+    "store/queues/pace.py",
+    "store/cards/followups.py",
+    "store/people/subscriptions.py",
     "store/audit.py",
-    "store/submissions.py",
-    "store/copies.py",
-    "store/home.py",
+    "store/queues/submissions.py",
+    "store/cards/copies.py",
+    "store/people/home.py",
     "store/retention.py",
 ]
 
@@ -65,7 +65,7 @@ def test_the_kind_agnostic_parts_never_touch_a_bundle() -> None:
                 reaching.append(f"{relative}:{node.lineno} .{node.attr}")
             if (
                 isinstance(node, ast.ImportFrom)
-                and node.module == "bot.kandev.models"
+                and node.module == "kandev_slack.kandev.models"
                 and any(alias.name == "Bundle" for alias in node.names)
             ):
                 reaching.append(f"{relative}:{node.lineno} imports Bundle")

@@ -1,10 +1,10 @@
-"""Wake-up signals and inboxes (bot/core/signals.py)."""
+"""Wake-up signals and inboxes (kandev_slack/core/signals.py)."""
 
 from __future__ import annotations
 
 import threading
 
-from bot.core.signals import Inbox, Signal
+from kandev_slack.core.signals import Inbox, Signal
 
 
 def test_an_inbox_hands_over_every_item_once_in_order_and_wakes_its_worker() -> None:

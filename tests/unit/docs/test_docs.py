@@ -136,7 +136,7 @@ def test_contributing_carries_no_hand_written_test_counts() -> None:
 def test_the_readme_names_the_kandev_runtime_the_tests_fetch() -> None:
     """The size and platforms stated are those of this package and version: a new runtime
     version makes this fail until they are measured again."""
-    from kandevkit import KANDEV_VERSION, NPM_PACKAGE
+    from kandev_slack.kits.kandevkit import KANDEV_VERSION, NPM_PACKAGE
 
     text = " ".join(section(README.read_text(), "Set-up on a fresh machine").split())
     assert f"`{NPM_PACKAGE}` (version {KANDEV_VERSION}," in text

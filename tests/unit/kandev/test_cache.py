@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from bot.kandev.cache import TtlCache
+from kandev_slack.kandev.cache import TtlCache
 
 
 class Clock:

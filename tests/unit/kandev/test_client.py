@@ -6,10 +6,10 @@ import httpx
 import pytest
 import respx
 
-from bot.core.clarification import Answer
-from bot.kandev.client import KandevClient
-from bot.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
-from bot.kandev.models import Lost, NotActive, Won
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevNotFoundError, KandevProtocolError, KandevUnavailable
+from kandev_slack.kandev.models import Lost, NotActive, Won
 from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
 
 BASE = "http://kandev.test"

@@ -4,14 +4,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.kandev.conversation import (
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.conversation import (
     ConversationPage,
     bundle_messages,
     final_state,
     is_complete,
 )
-from bot.kandev.errors import KandevProtocolError
+from kandev_slack.kandev.errors import KandevProtocolError
 
 
 def message(

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from bot.kandev.hints import (
+from kandev_slack.kandev.hints import (
     KandevHints,
     NewPending,
     PermissionWaiting,

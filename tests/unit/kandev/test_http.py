@@ -9,9 +9,9 @@ import httpx
 import pytest
 import respx
 
-from bot.kandev.errors import KandevAuthError, KandevUnavailable
-from bot.kandev.http import KandevHttp, rest_route
-from bot.ops import metrics
+from kandev_slack.kandev.errors import KandevAuthError, KandevUnavailable
+from kandev_slack.kandev.http import KandevHttp, rest_route
+from kandev_slack.ops import metrics
 
 BASE = "http://kandev.test"
 

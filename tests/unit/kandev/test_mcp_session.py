@@ -7,9 +7,9 @@ import httpx
 import pytest
 import respx
 
-from bot.kandev.errors import KandevAuthError, KandevProtocolError, KandevValidationError
-from bot.kandev.http import KandevHttp
-from bot.kandev.mcp import McpSession
+from kandev_slack.kandev.errors import KandevAuthError, KandevProtocolError, KandevValidationError
+from kandev_slack.kandev.http import KandevHttp
+from kandev_slack.kandev.mcp.session import McpSession
 from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
 
 BASE = "http://kandev.test"

@@ -12,11 +12,19 @@ import httpx
 import pytest
 import respx
 
-from bot.core.clarification import Answer
-from bot.kandev.errors import KandevAuthError, KandevUnavailable, KandevUnconfirmed
-from bot.kandev.mcp_wire import ToolResult
-from bot.kandev.models import Invalid, Lost, NotActive, NotFound, NotRecorded, Unconfirmed, Won
-from bot.kandev.respond import outcome_of_reply, outcome_of_tool
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.errors import KandevAuthError, KandevUnavailable, KandevUnconfirmed
+from kandev_slack.kandev.mcp.wire import ToolResult
+from kandev_slack.kandev.models import (
+    Invalid,
+    Lost,
+    NotActive,
+    NotFound,
+    NotRecorded,
+    Unconfirmed,
+    Won,
+)
+from kandev_slack.kandev.respond import outcome_of_reply, outcome_of_tool
 from tests.unit.kandev.fake_mcp import FakeMcp
 from tests.unit.kandev.test_client import BASE, RESPONSE, clarification, client
 

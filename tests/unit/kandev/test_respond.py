@@ -5,11 +5,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.clarification import Answer
-from bot.kandev.errors import KandevProtocolError, KandevToolError
-from bot.kandev.mcp_wire import ToolResult
-from bot.kandev.models import Invalid, Lost, NotActive, NotFound, Resolution, Won
-from bot.kandev.respond import Submission, outcome_from_rest, outcome_from_tool, settle
+from kandev_slack.core.clarification import Answer
+from kandev_slack.kandev.errors import KandevProtocolError, KandevToolError
+from kandev_slack.kandev.mcp.wire import ToolResult
+from kandev_slack.kandev.models import Invalid, Lost, NotActive, NotFound, Resolution, Won
+from kandev_slack.kandev.respond import Submission, outcome_from_rest, outcome_from_tool, settle
 
 WINNER = {
     "pending_id": "p1",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeslack import blocks_text, validate_message, validate_view
+from kandev_slack.kits.fakeslack import blocks_text, validate_message, validate_view
 from tests.unit.cards.checks import message_problems
 from tests.unit.cards.safety import unsafe_angles
 

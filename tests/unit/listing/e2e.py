@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 import time
 
-from bot.cards.ids import ButtonValue
-from fakeslack import (
+from kandev_slack.cards.ids import ButtonValue
+from kandev_slack.kits.fakeslack import (
     ALICE,
     Ephemeral,
     FakeSlack,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cards.listing import problem_message
-from bot.cards.waiting import Query
-from bot.kandev.models import Workspace
-from bot.usecases.listing import (
+from kandev_slack.cards.views.listing import problem_message
+from kandev_slack.cards.views.waiting import Query
+from kandev_slack.kandev.models import Workspace
+from kandev_slack.usecases.views.listing import (
     MAX_FILTER,
     BadFilter,
     HelpRequest,

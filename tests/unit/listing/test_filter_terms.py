@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from bot.cards.listing import problem_message
-from bot.cards.waiting import Waiting
-from bot.core.domain import TaskInfo
-from bot.kandev.models import Workspace
-from bot.usecases.listing import BadFilter, matches, matching_workspace, parse_query
+from kandev_slack.cards.views.listing import problem_message
+from kandev_slack.cards.views.waiting import Waiting
+from kandev_slack.core.domain import TaskInfo
+from kandev_slack.kandev.models import Workspace
+from kandev_slack.usecases.views.listing import BadFilter, matches, matching_workspace, parse_query
 from tests.kit.factories import make_bundle
 
 

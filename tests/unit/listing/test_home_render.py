@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.cards.home import MAX_RESOLVED, MAX_WAITING, render_home
-from bot.cards.ids import ACTION_ANSWER_MODAL, ACTION_OPEN, parse_button_value
-from bot.cards.waiting import Waiting
-from bot.core.domain import CardState
-from fakeslack import blocks_text, iter_elements
+from kandev_slack.cards.ids import ACTION_ANSWER_MODAL, ACTION_OPEN, parse_button_value
+from kandev_slack.cards.views.home import MAX_RESOLVED, MAX_WAITING, render_home
+from kandev_slack.cards.views.waiting import Waiting
+from kandev_slack.core.domain import CardState
+from kandev_slack.kits.fakeslack import blocks_text, iter_elements
 from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
 from tests.unit.cards.strategies import bundles, tasks_for
 from tests.unit.listing.checks import assert_valid_home
@@ -99,7 +99,7 @@ def test_any_home_stays_within_block_kit_limits(items: list[Waiting]) -> None:
 
 
 def test_permalinks_are_remembered() -> None:
-    from bot.usecases.waiting import Permalinks
+    from kandev_slack.usecases.views.waiting import Permalinks
 
     asked: list[tuple[str, str]] = []
 

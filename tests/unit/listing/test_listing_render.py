@@ -7,14 +7,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.cards.ids import (
+from kandev_slack.cards.ids import (
     ACTION_ANSWER_MODAL,
     ACTION_NEXT,
     ACTION_PREVIOUS,
     CodecError,
     parse_button_value,
 )
-from bot.cards.listing import (
+from kandev_slack.cards.views.listing import (
     MAX_PAGE_SIZE,
     NextPage,
     parse_next_page,
@@ -22,11 +22,11 @@ from bot.cards.listing import (
     render_listing,
     render_problem,
 )
-from bot.cards.waiting import ListingPage, Query, Waiting
-from bot.cards.words import filter_too_long_message, kandev_unreachable_message
-from bot.kandev.models import Workspace
-from bot.usecases.listing import parse_query
-from fakeslack import blocks_text, iter_elements
+from kandev_slack.cards.views.waiting import ListingPage, Query, Waiting
+from kandev_slack.cards.words import filter_too_long_message, kandev_unreachable_message
+from kandev_slack.kandev.models import Workspace
+from kandev_slack.kits.fakeslack import blocks_text, iter_elements
+from kandev_slack.usecases.views.listing import parse_query
 from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
 from tests.unit.cards.strategies import bundles, tasks_for
 from tests.unit.listing.checks import assert_valid_message
@@ -239,8 +239,8 @@ def test_the_page_size_fits_the_block_limit() -> None:
 
 
 def test_the_shortcut_on_a_closed_card_states_how_it_ended() -> None:
-    from bot.cards.words import closed_card_message
-    from bot.core.domain import CardState
+    from kandev_slack.cards.words import closed_card_message
+    from kandev_slack.core.domain import CardState
 
     card = resolved_card(1, CardState.ANSWERED)
     assert card.outcome is not None

@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from bot.ops.logs import log_failure
-from bot.store.errors import DatabaseLost
+from kandev_slack.ops.logs import log_failure
+from kandev_slack.store.errors import DatabaseLost
 
 log = logging.getLogger("tests.loop")
 

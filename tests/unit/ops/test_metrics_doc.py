@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.ops import metrics
+from kandev_slack.ops import metrics
 from tests.unit.ops.metrics_doc import compare, documented, served, value
 
 

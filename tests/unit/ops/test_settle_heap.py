@@ -1,10 +1,11 @@
-"""Before serving, the bot moves what it built out of the collector's sight (bot/ops/runtime.py)."""
+"""Before serving, the bot moves what it built out of the collector's sight
+(kandev_slack/ops/runtime.py)."""
 
 from __future__ import annotations
 
 import gc
 
-from bot.ops.runtime import settle_heap
+from kandev_slack.ops.runtime import settle_heap
 
 
 def test_what_was_built_before_serving_is_frozen_and_no_longer_walked() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from preview.blocks import Look, render_blocks
+from kandev_slack.preview.blocks import Look, render_blocks
 from tests.unit.preview.safe_html import markup_problems
 from tests.unit.properties import examples
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.kandev.models import SessionMessage
-from preview.going_on import said_next
+from kandev_slack.kandev.models import SessionMessage
+from kandev_slack.preview.going_on import said_next
 
 
 def message(type_: str, author: str, content: str, pending: str = "") -> SessionMessage:

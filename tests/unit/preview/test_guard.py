@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.core.exitcodes import EXIT_CONFIG
-from preview.cli import main_preview
-from preview.guard import refusal, slack_secrets_in
+from kandev_slack.core.exitcodes import EXIT_CONFIG
+from kandev_slack.preview.cli import main_preview
+from kandev_slack.preview.guard import refusal, slack_secrets_in
 
 
 def test_the_secrets_of_a_slack_app_are_found() -> None:
@@ -39,7 +39,7 @@ def test_the_command_refuses_before_starting_anything(capsys) -> None:
 
 
 def test_kandev_slack_preview_refuses_with_a_token_set(monkeypatch, capsys) -> None:
-    from bot.cli import main
+    from kandev_slack.cli import main
 
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-2-real")
     assert main(["preview", "--port", "0", "--with-kandev"]) == EXIT_CONFIG

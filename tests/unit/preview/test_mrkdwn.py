@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from preview.mrkdwn import date_part, to_html
+from kandev_slack.preview.mrkdwn import date_part, to_html
 from tests.unit.preview.safe_html import markup_problems
 from tests.unit.properties import examples
 

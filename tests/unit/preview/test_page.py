@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from fakeslack import FakeSlack
-from preview.page import NOTICE_S, Memory, Snapshot, state_version
-from preview.workspace import ANA, BEN, QUESTIONS, PreviewWorkspace, own_workspace
+from kandev_slack.kits.fakeslack import FakeSlack
+from kandev_slack.preview.page import NOTICE_S, Memory, Snapshot, state_version
+from kandev_slack.preview.workspace import ANA, BEN, QUESTIONS, PreviewWorkspace, own_workspace
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from kandevkit import free_port
-from preview.reach import KandevWatch, problem_at
+from kandev_slack.kits.kandevkit import free_port
+from kandev_slack.preview.reach import KandevWatch, problem_at
 
 
 class _Health(BaseHTTPRequestHandler):

@@ -3,7 +3,7 @@ sent and the field says so (the answer form's choice is required since issue 21)
 
 from __future__ import annotations
 
-from preview.actions import REQUIRED, required_empty
+from kandev_slack.preview.actions import REQUIRED, required_empty
 
 
 def test_required_inputs_left_empty_are_named() -> None:

@@ -6,8 +6,8 @@ import logging
 import threading
 from pathlib import Path
 
-from kandevkit import KandevServer
-from preview import scenario
+from kandev_slack.kits.kandevkit import KandevServer
+from kandev_slack.preview import scenario
 
 
 def test_nothing_is_asked_nor_warned_once_the_preview_stops(tmp_path: Path, caplog) -> None:
@@ -15,7 +15,7 @@ def test_nothing_is_asked_nor_warned_once_the_preview_stops(tmp_path: Path, capl
     stopping = threading.Event()
     stopping.set()
     asked: list[str] = []
-    with caplog.at_level(logging.WARNING, logger="preview.scenario"):
+    with caplog.at_level(logging.WARNING, logger="kandev_slack.preview.scenario"):
         scenario.ask_all(gone, done=asked.append, stopping=stopping)
     assert asked == [] and caplog.records == []
 

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from preview.actions import ActionError
-from preview.server import MAX_BODY, TOKEN_HEADER, PreviewHttpServer
+from kandev_slack.preview.actions import ActionError
+from kandev_slack.preview.server import MAX_BODY, TOKEN_HEADER, PreviewHttpServer
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ def test_the_api_wants_this_runs_token(server) -> None:
 
 
 def test_the_token_and_the_signing_secret_are_new_for_each_run() -> None:
-    from preview.app import own_identity
+    from kandev_slack.preview.app import own_identity
 
     def noop(*args: Any) -> dict[str, Any]:
         return {}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.config.routing_file import parse_routing
-from preview.actions import form_values
-from preview.workspace import ANA, BEN, CAROL, QUESTIONS, own_workspace, team_workspace
+from kandev_slack.config.routing_file import parse_routing
+from kandev_slack.preview.actions import form_values
+from kandev_slack.preview.workspace import ANA, BEN, CAROL, QUESTIONS, own_workspace, team_workspace
 
 
 def test_the_own_routing_lets_ana_and_ben_answer_but_not_carol(tmp_path: Path) -> None:

@@ -11,9 +11,8 @@ from typing import Any
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
 
-from bot.cards.ids import COMMAND, SHORTCUT_REJECT
-from bot.slack_api.gateway import Message
-from fakeslack import (
+from kandev_slack.cards.ids import COMMAND, SHORTCUT_REJECT
+from kandev_slack.kits.fakeslack import (
     ALICE,
     SlackUser,
     Workspace,
@@ -21,6 +20,7 @@ from fakeslack import (
     find_element,
     payloads,
 )
+from kandev_slack.slack_api.gateway import Message
 
 WS = Workspace()
 TRIGGER_ID = "13345224609.738474920.8088930838d88f008e0"
@@ -86,7 +86,7 @@ def card_choice(
     message: Message, channel: str, ts: str, *, label: str, user: SlackUser = ALICE
 ) -> dict[str, Any]:
     """The option labelled ``label`` chosen in the card's "More" overflow."""
-    from fakeslack import overflow_option
+    from kandev_slack.kits.fakeslack import overflow_option
 
     ref, chosen = overflow_option(message.blocks, label)
     return payloads.block_actions(

@@ -1,4 +1,4 @@
-"""What the bot relies on in Bolt's public API (bot/slack/ack_wait.py, ack_timing.py,
+"""What the bot relies on in Bolt's public API (kandev_slack/slack/transport/acks.py, ack_timing.py,
 socket_mode.py): a Bolt upgrade that changes any of it fails here, not in production.
 
 No private attribute or module is used; these are behaviours of public API that the docs
@@ -17,8 +17,8 @@ from slack_bolt import Ack, App, BoltRequest, BoltResponse
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
-from bot.slack_api.web_client import make_web_client
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
+from kandev_slack.slack_api.web_client import make_web_client
 from tests.unit.slack.slack_bodies import command, event
 
 

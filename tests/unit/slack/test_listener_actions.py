@@ -1,4 +1,5 @@
-"""bot/slack/listeners/actions.py on a real Bolt App: a click is parsed, acked, delegated to
+"""kandev_slack/slack/listeners/actions.py on a real Bolt App: a click is parsed, acked, delegated
+to
 admission and the answer use-case, and what happened is told where the person is."""
 
 from __future__ import annotations
@@ -8,12 +9,12 @@ from dataclasses import replace
 
 from slack_bolt import App
 
-from bot.cards import ids, words
-from bot.cards.more import secondary_actions
-from bot.core.clarification import Answer
-from bot.core.domain import CardState
-from bot.store import Database
-from fakeslack import BOB
+from kandev_slack.cards import ids, words
+from kandev_slack.cards.more import secondary_actions
+from kandev_slack.core.clarification import Answer
+from kandev_slack.core.domain import CardState
+from kandev_slack.kits.fakeslack import BOB
+from kandev_slack.store import Database
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.unit.slack.slack_bodies import (

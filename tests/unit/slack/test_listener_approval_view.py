@@ -8,16 +8,16 @@ from datetime import timedelta
 
 from slack_bolt import App
 
-from bot.cards import ids
-from bot.cards.approval_rows import approvals_blocks
-from bot.cards.approval_view import whole_view
-from bot.cards.ids import ModalMetadata
-from bot.core.approval import Approval, ToolAction, ToolOption
-from bot.core.domain import Card, NewCard
-from bot.slack import requests
-from bot.slack.requests import Interaction
-from bot.store import Database
-from fakeslack import ALICE, find_element, payloads
+from kandev_slack.cards import ids
+from kandev_slack.cards.approval.rows import approvals_blocks
+from kandev_slack.cards.approval.view import whole_view
+from kandev_slack.cards.ids import ModalMetadata
+from kandev_slack.core.approval import Approval, ToolAction, ToolOption
+from kandev_slack.core.domain import Card, NewCard
+from kandev_slack.kits.fakeslack import ALICE, find_element, payloads
+from kandev_slack.slack.parsing import requests
+from kandev_slack.slack.parsing.requests import Interaction
+from kandev_slack.store import Database
 from tests.kit.factories import KANDEV_URL, NOW, make_task
 from tests.kit.fakes import FakeSlackGateway
 from tests.unit.slack.slack_bodies import (

@@ -1,4 +1,5 @@
-"""bot/slack/listeners/commands.py, shortcuts.py, events.py and fallback.py on a real Bolt App."""
+"""kandev_slack/slack/listeners/commands.py, shortcuts.py, events.py and fallback.py on a real
+Bolt App."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from concurrent.futures import Future
 
 from slack_bolt import App
 
-from bot.cards import ids, words
-from bot.slack.app import build_bolt_app
-from bot.slack.listeners import commands
-from bot.slack.services import Services
-from bot.slack_api.web_client import make_web_client
-from bot.store import Database
-from fakeslack import FakeSlack, blocks_text
+from kandev_slack.cards import ids, words
+from kandev_slack.kits.fakeslack import FakeSlack, blocks_text
+from kandev_slack.slack.app import build_bolt_app
+from kandev_slack.slack.listeners import commands
+from kandev_slack.slack.services import Services
+from kandev_slack.slack_api.web_client import make_web_client
+from kandev_slack.store import Database
 from tests.kit.factories import ALICE_ID, CHANNEL, answered, make_bundle, numbered_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.unit.slack.slack_bodies import (

@@ -1,4 +1,5 @@
-"""Snooze through bot/slack/listeners/actions.py on a real Bolt App: a "Snooze…" choice on the
+"""Snooze through kandev_slack/slack/listeners/actions.py on a real Bolt App: a "Snooze…" choice on
+the
 App Home (a static_select's block_actions) is parsed, acked, admitted and made; a forged
 option value is refused as tampered, audited and told; Unsnooze undoes it."""
 
@@ -9,10 +10,10 @@ from typing import Any
 
 from slack_bolt import App
 
-from bot.cards import ids
-from bot.slack.services import Services
-from bot.store import Database
-from fakeslack import ALICE, iter_elements, payloads
+from kandev_slack.cards import ids
+from kandev_slack.kits.fakeslack import ALICE, iter_elements, payloads
+from kandev_slack.slack.services import Services
+from kandev_slack.store import Database
 from tests.kit.factories import ALICE_ID, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 from tests.unit.slack.slack_bodies import (

@@ -1,4 +1,5 @@
-"""bot/slack/listeners/views.py on a real Bolt App: a submitted form is parsed, admitted, read
+"""kandev_slack/slack/listeners/views.py on a real Bolt App: a submitted form is parsed, admitted,
+read
 (field errors keep it open), recorded, acked at once as "Sending…", sent to Kandev, and how it
 ended is shown in the same modal by views.update."""
 
@@ -9,13 +10,13 @@ from typing import Any
 
 from slack_bolt import App
 
-from bot.cards import ids, words
-from bot.cards.modals import FormPlace
-from bot.core.clarification import Answer
-from bot.core.domain import Card, CardState
-from bot.slack.forms import FormKind, form_for
-from bot.store import Database
-from fakeslack import BOB, blocks_text
+from kandev_slack.cards import ids, words
+from kandev_slack.cards.question.modals import FormPlace
+from kandev_slack.core.clarification import Answer
+from kandev_slack.core.domain import Card, CardState
+from kandev_slack.kits.fakeslack import BOB, blocks_text
+from kandev_slack.slack.parsing.forms import FormKind, form_for
+from kandev_slack.store import Database
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, answered, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.unit.slack.slack_bodies import (

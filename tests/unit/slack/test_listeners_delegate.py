@@ -1,6 +1,7 @@
 """The click and form listeners only parse, ack, delegate and tell: they check no result
-types and build no views or words themselves (bot/usecases/interactions.py runs the pipeline,
-bot/slack/tell.py shows its results)."""
+types and build no views or words themselves (kandev_slack/usecases/answering/interactions.py runs
+the pipeline,
+kandev_slack/slack/presenters/tell.py shows its results)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-import bot.slack.listeners
+import kandev_slack.slack.listeners
 
 #: What only the pipeline and the presenter may use.
 NOT_IN_A_LISTENER = (
-    "bot.usecases.admission",
-    "bot.usecases.answers",
-    "bot.usecases.verdicts",
-    "bot.usecases.interactions",
-    "bot.cards.modals",
-    "bot.cards.words",
+    "kandev_slack.usecases.answering.admission",
+    "kandev_slack.usecases.answering.answers",
+    "kandev_slack.usecases.answering.verdicts",
+    "kandev_slack.usecases.answering.interactions",
+    "kandev_slack.cards.question.modals",
+    "kandev_slack.cards.words",
 )
 
 
@@ -35,5 +36,5 @@ def _imported(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("name", ["actions.py", "views.py", "shortcuts.py"])
 def test_the_interaction_listeners_import_no_results_views_or_words(name: str) -> None:
-    path = Path(bot.slack.listeners.__file__).parent / name
+    path = Path(kandev_slack.slack.listeners.__file__).parent / name
     assert sorted(_imported(path) & set(NOT_IN_A_LISTENER)) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt import App
 
-from fakeslack import ALICE, payloads
+from kandev_slack.kits.fakeslack import ALICE, payloads
 from tests.unit.slack.slack_bodies import WS, dispatch
 
 

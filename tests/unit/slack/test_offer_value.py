@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.cards.ids import AnswerAllValue, ButtonValue
-from bot.slack.requests import offer_click, offer_members
+from kandev_slack.cards.ids import AnswerAllValue, ButtonValue
+from kandev_slack.slack.parsing.requests import offer_click, offer_members
 
 
 def _body(value: str) -> dict[str, Any]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.cards import FormPlace, build_answer_modal
-from bot.cards.ids import CALLBACK_ANSWER
-from bot.slack.forms import other_fields_update
+from kandev_slack.cards import FormPlace, build_answer_modal
+from kandev_slack.cards.ids import CALLBACK_ANSWER
+from kandev_slack.slack.parsing.forms import other_fields_update
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, make_bundle, make_task
 
 WHERE = FormPlace(kandev_url=KANDEV_URL, channel="C0123", ts="1764488872.000100")

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.cards import ids, thread_reply, words
-from bot.core.clarification import Option, Question
-from bot.slack.tell import ReplyPrompt
-from bot.store.thread_replies import ThreadReply
-from bot.usecases.interaction_results import Busy, Unrecorded
-from bot.usecases.verdicts import Verdict
+from kandev_slack.cards import ids, words
+from kandev_slack.cards.views import thread_reply
+from kandev_slack.core.clarification import Option, Question
+from kandev_slack.slack.presenters.tell import ReplyPrompt
+from kandev_slack.store.cards.thread_replies import ThreadReply
+from kandev_slack.usecases.answering.interactions import Busy, Unrecorded
+from kandev_slack.usecases.answering.verdicts import Verdict
 
 REPLY = ThreadReply(
     id="r1",

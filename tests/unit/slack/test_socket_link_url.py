@@ -1,10 +1,11 @@
-"""Which Socket Mode URLs the bot follows (bot/slack/socket_link.py ``link_url_problem``)."""
+"""Which Socket Mode URLs the bot follows (kandev_slack/slack/transport/socket_link.py
+``link_url_problem``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.slack.socket_link import link_url_problem
+from kandev_slack.slack.transport.socket_link import link_url_problem
 
 SLACK = "https://slack.com/api/"
 FAKE = "http://127.0.0.1:8123/api/"

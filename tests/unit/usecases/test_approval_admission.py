@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.core.approval import KANDEV_CUT_BYTES, Approval, ToolAction, ToolOption
-from bot.core.domain import Card
-from bot.usecases.admission import Admission, Refusal, Request
+from kandev_slack.core.approval import KANDEV_CUT_BYTES, Approval, ToolAction, ToolOption
+from kandev_slack.core.domain import Card
+from kandev_slack.usecases.answering.admission import Admission, Refusal, Request
 from tests.kit.factories import ALICE_ID, NOW, make_task
 
 OPTIONS = (

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 
-from bot.core.clarification import Answer
-from bot.core.domain import Card, CardState
-from bot.store import Database
-from bot.usecases.admission import Admission, Admitted, Refusal, Request
-from bot.usecases.answers import AnswerService
-from bot.usecases.outbox_keys import POST_COPY, REPLY, copy_post_key, reply_key
-from bot.usecases.publisher import Publisher
+from kandev_slack.core.clarification import Answer
+from kandev_slack.core.domain import Card, CardState
+from kandev_slack.store import Database
+from kandev_slack.usecases.answering.admission import Admission, Admitted, Refusal, Request
+from kandev_slack.usecases.answering.answers import AnswerService
+from kandev_slack.usecases.outbox.keys import POST_COPY, REPLY, copy_post_key, reply_key
+from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from bot.store.copies import CardMessage
-from bot.usecases.messages import copy_message
+from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.usecases.outbox.messages import copy_message
 from tests.kit.factories import KANDEV_URL, make_card
 
 
@@ -44,7 +44,7 @@ def test_a_dm_card_has_no_header_and_says_why_it_came_in_its_grey_line() -> None
 
 
 def test_a_dm_card_offers_its_recipient_release_of_their_own_claim() -> None:
-    from bot.core.claims import Claim
+    from kandev_slack.core.claims import Claim
 
     card, copy = _copy("dm", timedelta(minutes=3), "🔔 Platform (you subscribed)")
     copy = copy.model_copy(update={"target": "U0ANA"})

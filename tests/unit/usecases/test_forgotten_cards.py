@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from bot.core.domain import Card
-from bot.slack_api.gateway import Message
-from bot.store import Database
-from bot.usecases.publisher import Publisher
+from kandev_slack.core.domain import Card
+from kandev_slack.slack_api.gateway import Message
+from kandev_slack.store import Database
+from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import ASKED_AT, claim, make_bundle
 from tests.kit.fakes import FakeSlackGateway
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from slack_bolt import App
 
-from bot.cards import words
-from bot.cards.submissions import MISSING_REASON
-from bot.config.routing import Routing
-from bot.slack.listeners import views
-from fakeslack import ALICE, BOB, blocks_text
+from kandev_slack.cards import words
+from kandev_slack.cards.question.submissions import MISSING_REASON
+from kandev_slack.config.routing import Routing
+from kandev_slack.kits.fakeslack import ALICE, BOB, blocks_text
+from kandev_slack.slack.listeners import views
 from tests.kit.factories import CHANNEL, make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 from tests.unit.slack.slack_bodies import dispatch, submission

@@ -1,14 +1,15 @@
-"""Use-cases return kinds, never sentences: no module under bot/usecases imports
-bot/cards/words.py (the words are chosen at the edge, bot/slack/said.py)."""
+"""Use-cases return kinds, never sentences: no module under kandev_slack/usecases imports
+kandev_slack/cards/words.py (the words are chosen at the edge,
+kandev_slack/slack/presenters/said.py)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-import bot.usecases
+import kandev_slack.usecases
 
-WORDS = "bot.cards.words"
+WORDS = "kandev_slack.cards.words"
 
 
 def _imports(tree: ast.AST) -> set[str]:
@@ -24,7 +25,7 @@ def _imports(tree: ast.AST) -> set[str]:
 
 
 def test_no_use_case_imports_the_words_said_to_people() -> None:
-    root = Path(bot.usecases.__file__).parent
+    root = Path(kandev_slack.usecases.__file__).parent
     offenders = {
         path.name: sorted(n for n in _imports(ast.parse(path.read_text())) if n == WORDS)
         for path in sorted(root.rglob("*.py"))
@@ -33,6 +34,6 @@ def test_no_use_case_imports_the_words_said_to_people() -> None:
 
 
 def test_the_walk_sees_an_import_of_the_words() -> None:
-    assert WORDS in _imports(ast.parse("from bot.cards import words as said"))
-    assert WORDS in _imports(ast.parse("import bot.cards.words"))
-    assert WORDS in _imports(ast.parse("from bot.cards.words import busy_message"))
+    assert WORDS in _imports(ast.parse("from kandev_slack.cards import words as said"))
+    assert WORDS in _imports(ast.parse("import kandev_slack.cards.words"))
+    assert WORDS in _imports(ast.parse("from kandev_slack.cards.words import busy_message"))

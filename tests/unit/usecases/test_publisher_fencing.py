@@ -8,9 +8,9 @@ import time
 
 from sqlalchemy import update
 
-from bot.store import Database
-from bot.store.schema import outbox
-from bot.usecases.publisher import Publisher
+from kandev_slack.store import Database
+from kandev_slack.store.schema import outbox
+from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import CHANNEL, claim
 from tests.kit.fakes import FakeSlackGateway
 

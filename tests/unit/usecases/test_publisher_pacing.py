@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.domain import Card, NewCard, TaskInfo
-from bot.ops.health import Health
-from bot.store import CardsRepository, Database
-from bot.usecases.publisher import Publisher
+from kandev_slack.core.domain import Card, NewCard, TaskInfo
+from kandev_slack.ops.health import Health
+from kandev_slack.store import CardsRepository, Database
+from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import CHANNEL, KANDEV_URL, make_bundle
 from tests.kit.fakes import FakeClock, FakeSlackGateway
 

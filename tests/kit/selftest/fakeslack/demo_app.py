@@ -15,7 +15,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 
 CARD_BLOCKS: list[dict[str, Any]] = [
     {"type": "header", "text": {"type": "plain_text", "text": "Which database?"}},

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from fakeslack import validate_message, validate_view
+from kandev_slack.kits.fakeslack import validate_message, validate_view
 
 EMOJI = "\U0001f600"  # outside the BMP: 2 UTF-16 code units
 

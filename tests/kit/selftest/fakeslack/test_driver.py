@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from slack_sdk import WebClient
 
-from fakeslack import Delivery, FakeSlack, SlackDriver, ViewSubmissionBlocked
+from kandev_slack.kits.fakeslack import Delivery, FakeSlack, SlackDriver, ViewSubmissionBlocked
 from tests.kit.selftest.fakeslack.demo_app import (
     answer_modal,
     build_app,

@@ -12,7 +12,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 
 CHANNEL = "C0QUESTION"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeslack import ALICE, Ack, Delivery, FakeSlack, Kind, SlackDriver
+from kandev_slack.kits.fakeslack import ALICE, Ack, Delivery, FakeSlack, Kind, SlackDriver
 
 CHANNEL = "C0QUESTION"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fakeslack import (
+from kandev_slack.kits.fakeslack import (
     ViewSubmissionBlocked,
     assign_default_ids,
     build_state_values,

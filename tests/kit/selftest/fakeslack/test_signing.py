@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_sdk.signature import SignatureVerifier
 
-from fakeslack import signed_headers
+from kandev_slack.kits.fakeslack import signed_headers
 
 SECRET = "s3cr3t"
 BODY = b"payload=%7B%22type%22%3A%22block_actions%22%7D"

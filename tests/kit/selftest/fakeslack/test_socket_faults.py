@@ -8,7 +8,7 @@ import pytest
 from slack_sdk import WebClient
 from websockets.sync.client import ClientConnection, connect
 
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 
 
 def _link(fake: FakeSlack) -> ClientConnection:

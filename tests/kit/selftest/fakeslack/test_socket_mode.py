@@ -7,7 +7,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from fakeslack import FakeSlack, NoAck
+from kandev_slack.kits.fakeslack import FakeSlack, NoAck
 from tests.kit.selftest.fakeslack.demo_app import build_app, socket_mode
 
 

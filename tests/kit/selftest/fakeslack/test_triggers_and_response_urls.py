@@ -11,7 +11,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 
 CHANNEL = "C0QUESTION"
 MODAL: dict[str, Any] = {

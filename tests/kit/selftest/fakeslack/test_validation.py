@@ -14,7 +14,7 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from fakeslack import FakeSlack
+from kandev_slack.kits.fakeslack import FakeSlack
 
 CHANNEL = "C0QUESTION"
 
@@ -259,7 +259,7 @@ def test_the_fixture_fails_a_test_that_leaves_violations(tmp_path: Path) -> None
             "-W",
             "ignore::UserWarning",
             "-p",
-            "fakeslack.fixtures",
+            "kandev_slack.kits.fakeslack.fixtures",
             str(tmp_path),
         ],
         capture_output=True,

@@ -6,7 +6,7 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from fakeslack import FakeSlack, SlackUser
+from kandev_slack.kits.fakeslack import FakeSlack, SlackUser
 
 CHANNEL = "C0QUESTION"
 SECTION = [{"type": "section", "text": {"type": "mrkdwn", "text": "hello"}}]

@@ -1,0 +1,188 @@
+"""`kandev-slack run`: build every part from the settings, start the workers, serve Slack.
+
+The steps are explicit: :func:`build` (the composition root) makes each component once and
+hands it to whoever needs it (what two components share is its own small component); the
+:class:`~kandev_slack.commands.run.Bot` it returns starts the background workers, answers Slack
+until a
+signal and hands the work over (kandev_slack/commands/run.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+
+from slack_bolt import App
+from slack_bolt.error import BoltError
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from kandev_slack.commands.run import Bot, metrics_state, run_until_stopped
+from kandev_slack.config.setting_values import secret_text
+from kandev_slack.config.settings import Mode, Settings
+from kandev_slack.core.exitcodes import EXIT_FAILED, StartupError
+from kandev_slack.core.pending import KNOWN_KINDS
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.hints import KandevHints, Resolved
+from kandev_slack.ops import metrics
+from kandev_slack.ops.health import Health
+from kandev_slack.ops.logs import install_redaction, set_replica
+from kandev_slack.ops.runtime import SWITCH_INTERVAL_S
+from kandev_slack.slack.app import build_bolt_app
+from kandev_slack.slack.services import Services
+from kandev_slack.slack_api.gateway import SlackGateway
+from kandev_slack.slack_api.startup import verify_bot_token
+from kandev_slack.slack_api.web_client import make_web_client
+from kandev_slack.store import Database
+from kandev_slack.store.migrations import SCHEMA_VERSION
+from kandev_slack.store.sql.engine import SessionTimeouts
+from kandev_slack.usecases.intake.workspace_check import WorkspaceCheck, check_at_start
+from kandev_slack.usecases.leases import LeaseKeeper
+from kandev_slack.wiring import UseCases, use_cases
+
+log = logging.getLogger("kandev_slack.app")
+
+
+def _open_store(settings: Settings) -> Database:
+    timeouts = SessionTimeouts(
+        lock_s=settings.database_lock_timeout,
+        statement_s=settings.database_statement_timeout,
+        idle_in_transaction_s=settings.database_idle_in_transaction_timeout,
+    )
+    return Database(
+        settings.database_url, retention_days=settings.retention_days, timeouts=timeouts
+    )
+
+
+def build(settings: Settings, mode: Mode) -> Bot:
+    """Make every component once, wired explicitly. Raises StartupError."""
+    # Slack refusing the bot token stops here; Slack unreachable is waited for (one line each).
+    verify_bot_token(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+    health = Health()
+    store = _open_store(settings)
+    health.watch("database", store.problem)
+    health.watch("newer_release", store.newer_than_this)
+    log.info(
+        "this release knows schema version %d and the kinds %s; it leaves newer ones alone",
+        SCHEMA_VERSION,
+        ", ".join(sorted(KNOWN_KINDS)),
+    )
+    kandev = KandevClient(
+        settings.kandev_url,
+        secret_text(settings.kandev_token),
+        retry_attempts=3,
+        retry_max_wait=2.0,
+        tasks_page_size=settings.kandev_tasks_page_size,
+    )
+    workspace_check = WorkspaceCheck(settings.routing, kandev, health)
+    check_at_start(workspace_check, health)
+
+    web = make_web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+    parts = use_cases(settings, health, store, kandev, SlackGateway(web))
+    bolt = _bolt_app(web, parts.services, settings, mode)
+    hints = _hints(settings, parts)
+    bot = Bot(
+        settings=settings,
+        mode=mode,
+        health=health,
+        store=store,
+        kandev=kandev,
+        bolt=bolt,
+        hints=hints,
+        workers=[],
+        lanes=[parts.services.answering, parts.services.reading],
+        wakeups=[
+            parts.sync_wakeup,
+            parts.hinted,
+            parts.card_changes,
+            parts.approvals.wakeup,
+            parts.approvals.hints_wakeup,
+        ],
+        sync=parts.sync,
+    )
+    worker_id = parts.publisher.worker_id
+    bot.worker_id, bot.in_flight = worker_id, parts.in_flight
+    set_replica(worker_id)
+    metrics.watch_state(lambda: metrics_state(store, health))
+    bot.workers = _workers(parts, bot.stop)
+    # Stopped only after the answers in flight (their card edits are sent first).
+    bot.edit_workers = [_worker("publisher", parts.publisher.run, bot.edits_stop)]
+    leases = LeaseKeeper(store.outbox, store.submissions, worker_id, parts.in_flight)
+    bot.lease_worker = _worker("leases", leases.run, bot.leases_stop)
+    if not workspace_check.done:
+        poll = settings.kandev_poll_interval
+        bot.workers.append(_worker("routing-check", workspace_check.run, bot.stop, poll))
+    return bot
+
+
+def _hints(settings: Settings, parts: UseCases) -> KandevHints:
+    """Kandev's push hints, each handed to the loops that act on it: new bundles to discovery,
+    a session's pending action gone to the reconciler and the approvals, a reconnect to both
+    (they read what they missed), a permission waiting to the approvals."""
+    sync, approvals = parts.sync, parts.approvals
+
+    def resolved(hint: Resolved) -> None:
+        sync.on_resolved(hint)
+        approvals.on_resolved(hint.session_id)
+
+    def connected() -> None:
+        sync.on_connected()
+        approvals.on_connected()
+
+    return KandevHints(
+        settings.kandev_url,
+        secret_text(settings.kandev_token),
+        on_new_pending=parts.new_bundles.put,
+        on_resolved=resolved,
+        on_connected=connected,
+        on_permission=lambda hint: approvals.on_permission(hint.task_id, hint.session_id),
+    )
+
+
+def _bolt_app(web: WebClient, services: Services, settings: Settings, mode: Mode) -> App:
+    """The Bolt app (its construction checks the bot token with Slack)."""
+    try:
+        return build_bolt_app(
+            web,
+            services,
+            signing_secret=secret_text(settings.slack_signing_secret),
+            socket_mode=mode == "socket",
+        )
+    except SlackApiError as exc:
+        error = exc.response.get("error")
+        raise StartupError(
+            EXIT_FAILED, f"kandev-slack: Slack refused SLACK_BOT_TOKEN ({error})"
+        ) from exc
+    except BoltError as exc:  # its auth.test failed just after ours passed: Slack went away
+        raise StartupError(EXIT_FAILED, f"kandev-slack: Slack's auth.test failed ({exc})") from exc
+
+
+def _workers(parts: UseCases, stop: threading.Event) -> list[threading.Thread]:
+    return [
+        _worker("sync", parts.sync.run, stop),
+        _worker("sync-hints", parts.sync.run_hints, stop),
+        _worker("approvals", parts.approvals.run, stop),
+        _worker("approval-hints", parts.approvals.run_hints, stop),
+        _worker("recovery", parts.recovery.run, stop),
+        _worker("home", parts.home.run, stop),
+        _worker("followups", parts.followups.run, stop),
+        _worker("subscriptions", parts.dm_cards.run, stop),
+        _worker("snoozes", parts.snooze_ends.run, stop),
+    ]
+
+
+def _worker(name: str, target, *args: object) -> threading.Thread:
+    return threading.Thread(target=target, args=args, name=name, daemon=True)
+
+
+def main_run(settings: Settings, mode: Mode) -> int:
+    install_redaction(settings.secret_values())
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    try:
+        bot = build(settings, mode)
+    except StartupError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return exc.exit_code
+    return run_until_stopped(bot)

@@ -1,0 +1,414 @@
+"""Everything the bot says to one person: ephemeral messages, modal field errors, notes.
+
+Pure. A card's own outcome line lives in kandev_slack/cards/wording.py; the messages here that
+report an
+outcome build on it, so the card and the person are told the same thing.
+
+A feature with words of its own keeps them beside its rendering: approvals (approval.py), thread
+replies (thread_reply.py), claims (claims.py), snoozes (snooze.py), identical questions (groups.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from kandev_slack.cards.ids import COMMAND
+from kandev_slack.cards.limits import KANDEV_MAX_TEXT as MAX_TEXT
+from kandev_slack.cards.text import escape_url, fit_escaped, one_line
+from kandev_slack.cards.wording import (
+    MAX_KANDEV_MESSAGE,
+    Action,
+    answers_summary,
+    outcome_line,
+    user_mention,
+)
+from kandev_slack.core.clarification import SKIPPED_REASON, Bundle
+from kandev_slack.core.domain import CardOutcome, CardState
+
+
+def _what(action: Action) -> str:
+    return {"reject": "rejection", "approve": "choice"}.get(action, "answer")
+
+
+def _item(action: Action) -> str:
+    """What the person acted on: a question, or an approval's request."""
+    return "request" if action == "approve" else "question"
+
+
+# ---- outcomes ------------------------------------------------------------------------------
+
+
+def _yours(action: Action) -> str:
+    if action in ("claim", "release"):
+        return "Nobody needs to be on it any more."
+    if action in ("snooze", "unsnooze"):
+        return "Nothing to snooze any more."
+    return f"Your {_what(action)} was not sent."
+
+
+def lost_message(bundle: Bundle, winner: CardOutcome, *, action: Action = "answer") -> str:
+    """For the person whose answer lost the race: who won, where, with what; theirs was not
+    sent. The words match the card's outcome line ("Answered in Kandev first: …")."""
+    who = user_mention(winner.by_user) if winner.via == "slack" else None
+    if winner.state is CardState.REJECTED:
+        skipped = winner.reason.strip() == SKIPPED_REASON
+        verb, what = ("skipped", "Skipped") if skipped else ("rejected", "Rejected")
+        done = f"{who} {verb} this question first in Slack" if who else _first(winner, what)
+        return f"{done}. {_yours(action)}"
+    summary = answers_summary(bundle, winner.answers)
+    done = f"{who} answered first in Slack" if who else _first(winner, "Answered")
+    won = f"{done}: {summary}." if summary else f"{done}."
+    return f"{won} {_yours(action)}"
+
+
+def _first(winner: CardOutcome, what: str) -> str:
+    """``Answered in Kandev first`` / ``Rejected in Slack first`` (nobody named)."""
+    where = "in Slack" if winner.via == "slack" else "in Kandev"
+    return f"{what} {where} first"
+
+
+def undecided_message(bundle: Bundle, recorded: CardOutcome, *, action: Action = "answer") -> str:
+    """For a person whose answer or rejection may have arrived after someone else's like it:
+    what Kandev recorded, and that it may not have been theirs (never "sent")."""
+    if recorded.state is CardState.REJECTED:
+        what = "Kandev recorded a rejection of this question"
+    else:
+        summary = answers_summary(bundle, recorded.answers)
+        what = f"Kandev recorded the answer {summary}" if summary else "Kandev recorded an answer"
+    yours = "your rejection and your reason" if action == "reject" else "your answer"
+    return (
+        f"{what}, but someone else may have answered first: the bot cannot tell whether "
+        f"{yours} reached the agent. Open the question in Kandev to see what it got."
+    )
+
+
+def already_answered_message(bundle: Bundle, outcome: CardOutcome) -> str:
+    """For someone who resubmits what they already got recorded."""
+    if outcome.state is CardState.REJECTED:
+        verb = "skipped" if outcome.reason.strip() == SKIPPED_REASON else "rejected"
+        return f"You already {verb} this question; nothing more was sent."
+    summary = answers_summary(bundle, outcome.answers)
+    done = f"You already answered this: {summary}." if summary else "You already answered this."
+    return f"{done} Nothing more was sent."
+
+
+def ended_message() -> str:
+    return (
+        "The agent no longer needs this answer: the question ended (cancelled, expired or the "
+        "agent moved on). Nothing was sent."
+    )
+
+
+def unavailable_message() -> str:
+    return (
+        "Kandev no longer shows this question to the bot (it was removed, or the bot's token "
+        "cannot see it), so nothing was sent."
+    )
+
+
+NotRecordedCause = Literal["unreachable", "auth", "refused"]
+
+
+def not_recorded_message(
+    *,
+    action: Action = "answer",
+    cause: NotRecordedCause = "unreachable",
+    retry_after: float | None = None,
+) -> str:
+    """Nothing reached Kandev's record (it could not be reached, or refused the call before
+    doing anything): the question is still open and the person may send it again."""
+    what, item = _what(action), _item(action)
+    if cause == "auth":
+        return (
+            f"Your {what} was *not* recorded: Kandev refused the bot's access token. The "
+            f"{item} is still open — ask whoever runs kandev-slack to check its KANDEV_TOKEN, "
+            "then try again."
+        )
+    if cause == "refused" and retry_after is not None:
+        return (
+            f"Your {what} was *not* recorded: Kandev is busy and asked the bot to wait. The "
+            f"{item} is still open — please try again in {_seconds(retry_after)}."
+        )
+    if cause == "refused":
+        return (
+            f"Your {what} was *not* recorded: Kandev turned the request down with an error "
+            f"before doing anything with it. The {item} is still open — please try again in a "
+            "moment; if it keeps failing, tell whoever runs kandev-slack."
+        )
+    return (
+        f"Your {what} was *not* recorded: Kandev cannot be reached right now. The {item} is "
+        "still open — please try again in a moment."
+    )
+
+
+def unconfirmed_message(*, action: Action = "answer") -> str:
+    """The call may have reached Kandev, but its reply was lost: the bot keeps checking."""
+    what = _what(action)
+    return (
+        f"Kandev did not confirm your {what}: it may well have been recorded, but the reply "
+        "was lost on the way. The bot keeps checking with Kandev and the card will show the "
+        "result — no need to send it again."
+    )
+
+
+def still_checking_message(*, action: Action = "answer") -> str:
+    """The same submission again while the first is still waiting for Kandev's word."""
+    what = _what(action)
+    return (
+        f"The bot is still waiting for Kandev to confirm this same {what} from you; the card "
+        "will show the result."
+    )
+
+
+def gave_up_message(*, action: Action = "answer", recorded: bool | None) -> str:
+    """Crash recovery stops re-sending: what Kandev shows (``recorded`` None: unknown)."""
+    what, item = _what(action), _item(action)
+    if recorded is False:
+        return (
+            f"Your {what} was *not* recorded: the bot could not get it to Kandev after several "
+            f"tries, and Kandev shows the {item} still open. Please send it again."
+        )
+    return (
+        f"The bot could not find out from Kandev whether your {what} was recorded (Kandev did "
+        "not answer for several minutes) and has stopped checking. The card will show the "
+        f"result once Kandev reports it; if the {item} is still open then, please answer "
+        "again."
+    )
+
+
+def _seconds(value: float) -> str:
+    whole = max(1, math.ceil(value))
+    return f"{whole} second" if whole == 1 else f"{whole:,} seconds"
+
+
+def invalid_message(kandev_message: str, *, action: Action = "answer") -> str:
+    what = _what(action)
+    detail = fit_escaped(one_line(kandev_message), MAX_KANDEV_MESSAGE)[0]
+    return (
+        f"Kandev did not accept your {what}: {detail}"
+        if detail
+        else (f"Kandev did not accept your {what}.")
+    )
+
+
+def not_a_card_message() -> str:
+    return "“Reject agent question” only works on Kandev question cards posted by this app."
+
+
+def resolved_already_message(
+    bundle: Bundle, outcome: CardOutcome, *, action: Action = "answer"
+) -> str:
+    """For a click on a card the bot already knows is resolved: the same words as if Kandev had
+    been asked (the winner and their choice, or that the question ended / is unavailable)."""
+    if outcome.state in (CardState.ANSWERED, CardState.REJECTED):
+        return lost_message(bundle, outcome, action=action)
+    if outcome.state is CardState.UNAVAILABLE:
+        return unavailable_message()
+    return ended_message()
+
+
+def too_long_message(length: int) -> str:
+    return f"Your text is {length:,} characters; Kandev accepts at most {MAX_TEXT:,}."
+
+
+def _may(approval: bool) -> str:
+    """What a person may do with the item: answer questions, or decide approvals."""
+    return "decide this agent's approvals" if approval else "answer this agent's questions"
+
+
+def forbidden_message(*, approval: bool = False) -> str:
+    return (
+        f"You are not on the list of people who may {_may(approval)}. "
+        "Ask someone on the team that owns this workspace."
+    )
+
+
+def unverifiable_message(*, approval: bool = False) -> str:
+    return (
+        f"Nothing was sent: the bot could not check with Slack that you may {_may(approval)} "
+        "(who is in its channel, and of which organisation). Please try again in a moment."
+    )
+
+
+def wrong_channel_message(channel: str, *, approval: bool = False) -> str:
+    if approval:
+        return f"This approval can only be decided from its card in <#{channel}>."
+    return f"This question can only be answered from its card in <#{channel}>."
+
+
+def unknown_bundle_message() -> str:
+    return (
+        "This message is not an open agent question the bot knows about "
+        "(it may have been answered and cleaned up)."
+    )
+
+
+def tampered_message() -> str:
+    return "That button or form was not made by this app for this question; nothing was sent."
+
+
+def recovered_message(outcome_message: str, *, won: bool) -> str:
+    """What the person hears about an answer the bot finished sending after a restart."""
+    if won:
+        return (
+            "Your answer was recorded in Kandev (the bot restarted while sending it); "
+            "the card shows it."
+        )
+    return outcome_message
+
+
+# ---- interactions that cannot go ahead ---------------------------------------------------
+
+
+def malformed_message() -> str:
+    return "Slack sent this app a request it could not understand; nothing was sent to Kandev."
+
+
+def unknown_action_message() -> str:
+    return (
+        "This button is not (or no longer) handled by this app, so nothing was sent. "
+        "If it is on an old message, use the current card or `/kandev-questions`."
+    )
+
+
+def unknown_form_message() -> str:
+    return "This form is not (or no longer) handled by this app; nothing was sent."
+
+
+def unknown_command_message(command: str) -> str:
+    return f"`{_quote(command, 40)}` is not a command this app handles; try `/kandev-questions`."
+
+
+# ---- the listing ---------------------------------------------------------------------------
+
+
+def filter_too_long_message(length: int, limit: int) -> str:
+    return (
+        f"That filter is {length:,} characters long; use at most {limit:,} — a workspace name "
+        f"or a few words from the task title or the questions. `{COMMAND} help` explains."
+    )
+
+
+def empty_filter_term_message(kind: str) -> str:
+    return (
+        f"`{kind}:` needs a value, e.g. `{kind}:{'database' if kind == 'label' else 'critical'}`."
+        f" `{COMMAND} help` explains."
+    )
+
+
+def unknown_priority_message(value: str, known: tuple[str, ...]) -> str:
+    return (
+        f"“{fit_escaped(value, 40)[0]}” is not a Kandev priority; use one of "
+        + ", ".join(f"`priority:{p}`" for p in known)
+        + "."
+    )
+
+
+def kandev_unreachable_message(kandev_url: str) -> str:
+    return (
+        f"⚠️ Kandev cannot be reached at {escape_url(kandev_url)} right now, so I cannot list "
+        "what is waiting. The question cards in Slack are unchanged; please try again in a "
+        "minute."
+    )
+
+
+def kandev_auth_message() -> str:
+    return (
+        "⚠️ Kandev refused the bot's access token, so I cannot list what is waiting. Ask "
+        "whoever runs kandev-slack to check its KANDEV_TOKEN."
+    )
+
+
+def kandev_failed_message(detail: str) -> str:
+    shown = fit_escaped(one_line(detail), 300)[0]
+    return (
+        "⚠️ Kandev answered in a way I did not expect, so I cannot list what is waiting right "
+        f"now ({shown}). Please try again in a minute."
+    )
+
+
+def closed_card_message(outcome: CardOutcome, bundle: Bundle) -> str:
+    """The Reject shortcut on a resolved card: how it ended; nothing is sent."""
+    return f"This question is already closed: {outcome_line(outcome, bundle)}. Nothing to reject."
+
+
+def tampered_next_message() -> str:
+    return f"That button is not one this app made. Run `{COMMAND}` again."
+
+
+def unusable_message(kind: str, *, form: bool) -> str:
+    """For a payload the bot cannot use: a value it never made, a broken request, or a
+    button / form / shortcut it does not handle."""
+    if kind in ("unknown_action", "unknown_shortcut"):
+        return unknown_action_message()
+    if kind == "unknown_form":
+        return unknown_form_message()
+    if kind == "tampered" or form:
+        return tampered_message()
+    return malformed_message()
+
+
+def unrecorded_message() -> str:
+    return (
+        "Your answer was *not* recorded and nothing was sent: the bot cannot write to its "
+        "database right now. Please try again later, or answer in Kandev."
+    )
+
+
+def busy_message() -> str:
+    return (
+        "The bot is busy with other answers right now (Kandev is slow to reply), so nothing was "
+        "sent. Please try again in a moment."
+    )
+
+
+# ---- a submitted form, while and after it is sent ------------------------------------------
+
+
+def sending_title(action: Action) -> str:
+    """The title of the view a submitted form turns into while it is on its way to Kandev."""
+    return "Rejecting…" if action == "reject" else "Sending…"
+
+
+def sending_message(action: Action) -> str:
+    return (
+        f"Sending your {_what(action)} to the agent… Kandev's reply shows here in a moment. "
+        "You may close this: the card shows the result, and you are told if it was not sent."
+    )
+
+
+def sent_message(action: Action) -> str:
+    """What a form shows once Kandev took the answer or rejection (the card shows it too)."""
+    if action == "reject":
+        return "⛔ Rejected: the agent is told its question was rejected, with your reason."
+    if action == "approve":
+        return "✅ Sent: the agent has your choice (the card shows it)."
+    return "✅ Sent: the agent has your answer."
+
+
+def already_sent_message() -> str:
+    """The same form delivered again by Slack after it was sent: the card tells the rest."""
+    return "This form was already sent; the card shows how it ended."
+
+
+def result_title(kind: str, action: Action = "answer") -> str:
+    """The title of a submitted form showing how it ended (a verdict's kind): what happened —
+    "Answered", "Rejected", "Not sent"…"""
+    if kind == "won":
+        return {"reject": "Rejected", "approve": "Chosen"}.get(action, "Answered")
+    titles = {
+        "already_answered": "Already sent",
+        "duplicate": "Already sent",
+        "unconfirmed": "Not confirmed yet",
+        "undecided": "Maybe not sent",
+    }
+    return titles.get(kind, "Not sent")
+
+
+def form_not_opened_message() -> str:
+    return "Slack did not open the form in time; please click again."
+
+
+def _quote(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"

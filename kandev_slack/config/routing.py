@@ -1,0 +1,251 @@
+"""Where each workspace's questions go, and who may answer them (the KANDEV_SLACK_CONFIG file).
+
+The file format (TOML)::
+
+    [defaults]
+    channel = "C0DEFAULT"          # else KANDEV_SLACK_CHANNEL
+    answerers = []                 # user ids (U…/W…) or user-group ids (S…); empty = anyone
+
+    [[route]]
+    priority = ["critical"]        # any of these priorities (low, medium, high, critical)
+    channel = "C0ONCALL"
+    answerers = ["S0ONCALL"]
+
+    [[route]]
+    workspace = "Platform"         # Kandev workspace name or id
+    labels = ["database"]          # every one of these labels on the task
+    channel = "C0PLATFORM"         # optional: else the default channel
+    answerers = ["U0ANA", "S0ONCALL"]  # optional: else the default answerers
+
+A route names at least one criterion (workspace, labels, priority); every criterion it names must
+match; the first matching route wins, else the defaults apply.
+
+This module is the routing model the app uses (pure); reading the file, with every problem
+naming the file and line it comes from, is kandev_slack/config/routing_file.py
+(:func:`load_routing`,
+:func:`parse_routing`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from kandev_slack.config.followups import FollowUps
+from kandev_slack.core.domain import TaskInfo
+from kandev_slack.kandev.models import DEFAULT_PRIORITY, Workspace
+
+CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
+DIRECT_MESSAGE_ID = re.compile(r"^D[A-Z0-9]{2,}$")
+USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+USER_GROUP_ID = re.compile(r"^S[A-Z0-9]{2,}$")
+
+
+def channel_id_problem(value: str) -> str | None:
+    """Why ``value`` is not the id of a channel cards can go to, or None when it is one.
+
+    Direct-message conversations (D…) are refused: posting there needs the ``im:*`` scopes and
+    ``conversations.open``, which the app does not ask for.
+    """
+    if CHANNEL_ID.match(value):
+        return None
+    if DIRECT_MESSAGE_ID.match(value):
+        return (
+            f"'{value}' is a direct-message conversation; the bot posts cards only in channels: "
+            "use a public or private channel id (C…/G…) and invite the bot there"
+        )
+    if value.startswith("#") or not value[:1].isupper():
+        return (
+            f"'{value}' is a channel name, not a channel id; use the id (C…/G…), shown at the "
+            "bottom of the channel's details in Slack"
+        )
+    return f"'{value}' is not a Slack channel id (C… or G… followed by capitals and digits)"
+
+
+def answerer_id_problem(value: str) -> str | None:
+    """Why ``value`` is not a Slack user id or user-group id, or None when it is one."""
+    if USER_ID.match(value) or USER_GROUP_ID.match(value):
+        return None
+    if value.startswith("@") or not value[:1].isupper():
+        return (
+            f"'{value}' is a name, not an id; use a user id (U…/W…, profile ⋮ → Copy member ID) "
+            "or a user-group id (S…)"
+        )
+    return f"'{value}' is neither a Slack user id (U…/W…) nor a user-group id (S…)"
+
+
+class RoutingError(Exception):
+    """The routing file cannot be used; ``problems`` lists every reason, each naming its line."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+# ---- the routing model the app uses ------------------------------------------------------
+
+
+class Route(BaseModel):
+    """Where one workspace's cards go and who may act on them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    channel: str
+    answerers: frozenset[str] = frozenset()
+    followups: FollowUps = FollowUps()  # reminders and escalation
+
+    @property
+    def user_group_ids(self) -> frozenset[str]:
+        """The user-group ids (S…) among the answerers: membership must be looked up."""
+        return frozenset(a for a in self.answerers if USER_GROUP_ID.match(a))
+
+    def may_answer(self, user_id: str, user_group_ids: Iterable[str] = ()) -> bool:
+        """Whether this Slack user (a member of ``user_group_ids``) may answer or reject.
+
+        An empty answerer list means anyone in the channel may.
+        """
+        if not self.answerers:
+            return True
+        return user_id in self.answerers or not self.answerers.isdisjoint(user_group_ids)
+
+
+class RouteRule(BaseModel):
+    """One ``[[route]]`` table, resolved against the defaults. ``labels`` and ``priorities``
+    are casefolded; an empty criterion is not checked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workspace: str | None = None
+    labels: frozenset[str] = frozenset()
+    priorities: frozenset[str] = frozenset()
+    channel: str | None
+    answerers: frozenset[str]
+    line: int
+    followups: FollowUps = FollowUps()
+
+    @property
+    def workspace_only(self) -> bool:
+        """Matches every task of its workspace (no label or priority criterion)."""
+        return self.workspace is not None and not self.labels and not self.priorities
+
+    def matches(self, workspace_id: str, workspace_name: str) -> bool:
+        """Whether the rule's workspace criterion (if any) matches this workspace."""
+        if self.workspace is None:
+            return True
+        return self.workspace == workspace_id or (
+            bool(workspace_name) and self.workspace.casefold() == workspace_name.casefold()
+        )
+
+    def matches_task(
+        self,
+        workspace_id: str,
+        workspace_name: str,
+        labels: Iterable[str] = (),
+        priority: str = "",
+    ) -> bool:
+        """Every criterion the rule names matches: its workspace, all its labels present, the
+        task's priority (default medium) one of its priorities."""
+        if not self.matches(workspace_id, workspace_name):
+            return False
+        if self.labels and not self.labels <= {label.casefold() for label in labels}:
+            return False
+        return not self.priorities or (priority or DEFAULT_PRIORITY).casefold() in self.priorities
+
+    def describe(self) -> str:
+        """``route at line 7 (workspace 'Platform', labels database)`` for ``check``."""
+        criteria = []
+        if self.workspace is not None:
+            criteria.append(f"workspace '{self.workspace}'")
+        if self.labels:
+            criteria.append("labels " + ", ".join(sorted(self.labels)))
+        if self.priorities:
+            criteria.append("priority " + " or ".join(sorted(self.priorities)))
+        return f"route at line {self.line} ({'; '.join(criteria)})"
+
+
+class Routing(BaseModel):
+    """The whole routing table: defaults plus per-workspace rules (first match wins)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    default_channel: str | None = None
+    default_answerers: frozenset[str] = frozenset()
+    default_followups: FollowUps = FollowUps()
+    rules: tuple[RouteRule, ...] = ()
+    source: str = ""
+
+    @property
+    def any_followups(self) -> bool:
+        """Whether any route (or the defaults) asks for reminders or an escalation."""
+        return self.default_followups.any or any(rule.followups.any for rule in self.rules)
+
+    def route_for(self, task: TaskInfo) -> Route | None:
+        """The route of a task (its workspace, matched by id or by name ignoring case, labels
+        and priority): the first rule whose every criterion matches.
+
+        None only when no rule matches and no default channel is configured: then the
+        question has nowhere to go (start-up reports this for known workspaces).
+        """
+        rule = self.rule_for(task)
+        if rule is not None:
+            channel = rule.channel or self.default_channel
+            if not channel:
+                return None
+            return Route(channel=channel, answerers=rule.answerers, followups=rule.followups)
+        if self.default_channel is None:
+            return None
+        return Route(
+            channel=self.default_channel,
+            answerers=self.default_answerers,
+            followups=self.default_followups,
+        )
+
+    def rule_for(self, task: TaskInfo) -> RouteRule | None:
+        """The first rule that matches (None: the defaults apply)."""
+        for rule in self.rules:
+            if rule.matches_task(
+                task.workspace_id, task.workspace_name, task.labels, task.priority
+            ):
+                return rule
+        return None
+
+    def channels(self) -> list[str]:
+        """Every channel cards can go to (default first), without duplicates."""
+        found = [self.default_channel] if self.default_channel else []
+        found += [r.channel for r in self.rules if r.channel]
+        return list(dict.fromkeys(found))
+
+    def validate_workspaces(self, workspaces: Sequence[Workspace]) -> list[str]:
+        """Problems of this routing against the workspaces Kandev knows (empty = all good)."""
+        problems: list[str] = []
+        where = f"{self.source}, " if self.source else ""
+        for rule in self.rules:
+            if rule.workspace is None:
+                continue
+            hits = [w for w in workspaces if rule.matches(w.id, w.name)]
+            if not hits:
+                known = ", ".join(f"'{w.name}' ({w.id})" for w in workspaces) or "none"
+                problems.append(
+                    f"{where}line {rule.line}: workspace '{rule.workspace}' is not a Kandev "
+                    f"workspace name or id (Kandev has: {known})"
+                )
+            elif len(hits) > 1:
+                ids = ", ".join(w.id for w in hits)
+                problems.append(
+                    f"{where}line {rule.line}: workspace '{rule.workspace}' matches "
+                    f"{len(hits)} Kandev workspaces ({ids}); use the workspace id instead"
+                )
+        if self.default_channel is None:
+            for w in workspaces:
+                catch_all = next(
+                    (r for r in self.rules if r.workspace_only and r.matches(w.id, w.name)), None
+                )
+                if catch_all is None or catch_all.channel is None:
+                    problems.append(
+                        f"Kandev workspace '{w.name}' ({w.id}) has no Slack channel: add a "
+                        "[[route]] with a channel for it, or set [defaults] channel or "
+                        "KANDEV_SLACK_CHANNEL"
+                    )
+        return problems

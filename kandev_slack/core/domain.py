@@ -1,0 +1,188 @@
+"""Domain types shared by the store, rendering and use-cases: a card and its explicit states."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+from kandev_slack.core.approval import Approval
+from kandev_slack.core.claims import Claim
+from kandev_slack.core.clarification import Answer, Bundle
+from kandev_slack.core.pending import ItemKind
+
+
+def _item_tag(value: Any) -> str:
+    """Which kind a stored or given item is (an approval says so in its ``type``; a bundle has
+    none). A ``type`` of a kind this release does not know matches no tag: such an item is
+    refused, never read as an empty bundle."""
+    if isinstance(value, dict):
+        return str(value.get("type") or ItemKind.QUESTION.value)
+    return "approval" if isinstance(value, Approval) else "question"
+
+
+#: What a person does: answer or reject a question, open a view, choose an approval's option,
+#: be on it ("I'm on it") or not, snooze it or not.
+Action = Literal["answer", "reject", "view", "approve", "claim", "release", "snooze", "unsnooze"]
+
+
+#: What a card is the face of: a clarification bundle or an approval (kandev_slack.core.pending).
+Item = Annotated[
+    Annotated[Bundle, Tag("question")] | Annotated[Approval, Tag("approval")],
+    Discriminator(_item_tag),
+]
+
+
+class UnknownKind(ValueError):
+    """A stored card of a kind this release does not know (a newer release wrote it): it is
+    left alone, never read as another kind."""
+
+    def __init__(self, pending_id: str, kind: str) -> None:
+        super().__init__(f"card {pending_id} is of kind {kind!r}, unknown to this release")
+        self.pending_id, self.kind = pending_id, kind
+
+
+class NotThisKind(TypeError):
+    """Kind-specific code reached for what another kind's card does not have (a bug)."""
+
+
+class CardState(StrEnum):
+    """pending -> answered | rejected | ended | unavailable (the last four are terminal)."""
+
+    PENDING = "pending"
+    ANSWERED = "answered"
+    REJECTED = "rejected"
+    ENDED = "ended"
+    UNAVAILABLE = "unavailable"
+
+    @property
+    def terminal(self) -> bool:
+        return self is not CardState.PENDING
+
+
+class CardOutcome(BaseModel):
+    """What ended a card: who/where, with which answers or reason, and when."""
+
+    model_config = ConfigDict(frozen=True)
+
+    state: CardState
+    via: Literal["slack", "kandev"] = "kandev"
+    by_user: str | None = None  # Slack user id when answered/rejected in Slack by a known user
+    answers: list[Answer] = Field(default_factory=list)
+    reason: str = ""
+    at: datetime
+
+
+def shown_outcome(
+    state: CardState, outcome: CardOutcome | None, now: datetime
+) -> CardOutcome | None:
+    """The outcome a card in ``state`` shows: None while pending; the stored one when it is of
+    that state; else one of that state (at the stored time, or ``now``)."""
+    if not state.terminal:
+        return None
+    if outcome is not None and outcome.state is state:
+        return outcome
+    return CardOutcome(state=state, at=outcome.at if outcome else now)
+
+
+class TaskInfo(BaseModel):
+    """What a card shows about the task a bundle belongs to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    title: str = ""
+    workspace_id: str = ""
+    workspace_name: str = ""
+    agent_name: str = ""
+    priority: str = ""  # "" for cards stored before it was kept: the default (medium)
+    labels: tuple[str, ...] = ()
+
+
+class PastChoice(BaseModel):
+    """One question's earlier answer, as given: the chosen options' labels (their ids when
+    unlabelled), in order, and the free text. Neither: the question was not answered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    labels: tuple[str, ...] = ()
+    text: str = ""
+
+
+class PastAnswer(BaseModel):
+    """An earlier answer to the same questions (same workspace, same channel and route): what
+    a card shows under its questions, kept as data (``choices``, per question in the bundle's
+    order; who; when) and rendered by the card. ``summary``: rows written by older versions
+    hold the answer already worded (safe mrkdwn) there instead, shown as it is."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pending_id: str
+    channel: str
+    ts: str | None = None
+    via: Literal["slack", "kandev"] = "kandev"
+    by_user: str | None = None
+    choices: tuple[PastChoice, ...] = ()
+    summary: str = ""  # legacy: the worded answer, from rows written before ``choices``
+    at: datetime
+
+
+@dataclass(frozen=True)
+class NewCard:
+    """A card about to be claimed: the item it shows (a bundle or an approval), its task, the
+    channel it goes to, ``question_key`` (a bundle's normalised questions; see
+    kandev_slack/usecases/intake/past_answers.py) and ``past``, the earlier answer the card
+    shows."""
+
+    item: Bundle | Approval
+    task: TaskInfo
+    channel: str
+    question_key: str | None = None
+    past: PastAnswer | None = None
+
+
+class Card(BaseModel):
+    """A posted (or being-posted) Slack card for one pending item, as the store keeps it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pending_id: str
+    task_id: str
+    session_id: str = ""
+    workspace_id: str = ""
+    channel: str
+    ts: str | None = None  # None while the claim is taken but the message is not posted yet
+    state: CardState = CardState.PENDING
+    #: What the agent is blocked on (a PendingItem: the kind-agnostic parts read only that).
+    item: Item
+    task: TaskInfo
+    outcome: CardOutcome | None = None
+    past: PastAnswer | None = None  # the last answer to the same questions, when posted
+    #: Who is on it ("I'm on it"), while the claim holds or until it is lapsed; and how long
+    #: claims that are over paused its follow-ups (kandev_slack/core/claims.py).
+    claim: Claim | None = None
+    paused_s: float = 0.0
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def kind(self) -> ItemKind:
+        return self.item.kind
+
+    @property
+    def bundle(self) -> Bundle:
+        """A question card's bundle (question-only code; raises :class:`NotThisKind` for
+        another kind's card: check :attr:`kind` first)."""
+        if not isinstance(self.item, Bundle):
+            raise NotThisKind(f"card {self.pending_id} is an {self.kind.value}, not a question")
+        return self.item
+
+    @property
+    def approval(self) -> Approval:
+        """An approval card's request (raises :class:`NotThisKind` for another kind's card)."""
+        if not isinstance(self.item, Approval):
+            raise NotThisKind(f"card {self.pending_id} is a {self.kind.value}, not an approval")
+        return self.item

@@ -1,0 +1,22 @@
+"""Identical questions waiting at once (issue 22, point 5), as a card shows them (pure data).
+
+Several agents often ask the same one question at the same time (same workspace, same title and
+prompt, normalised: the past answers' *question key*). Each waiting card of such a group names
+the others ("Also asked by 2 other agents: …"), and whoever answers one may send the same
+choice to all of them (kandev_slack/usecases/answering/groups.py decides;
+kandev_slack/cards/views/groups.py renders).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class AlsoAsked(BaseModel):
+    """Another waiting card asking the same question: linked to its task in Kandev."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pending_id: str
+    task_id: str
+    title: str = ""

@@ -1,0 +1,173 @@
+"""``/kandev-questions [filter]`` and its "Next page" button: parse, ack, delegate, tell.
+
+The reply (a listing, or a subcommand's answer) is the ack's body when it is ready within
+``LIST_BUDGET_S`` (it usually is, in milliseconds); otherwise the ack is empty (Slack shows
+nothing) and the reply follows as an ephemeral message in the channel the command came from
+(chat.postEphemeral, answered in milliseconds), else (a conversation the bot is not in, or no
+channel) through the command's response_url, whose wait is short (the gateway's
+``RESPONSE_URL_TIMEOUT_S``): a response_url that never answers cannot keep the person waiting.
+Either way the person sees one message, and the ack never waits long. While listings take
+longer than that (with a thousand questions waiting, reading and joining Kandev's list does),
+the ack does not wait for them at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from slack_bolt import Ack, App
+
+from kandev_slack.cards import words
+from kandev_slack.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, CodecError
+from kandev_slack.cards.views.listing import NextPage, parse_next_page
+from kandev_slack.slack.parsing.payloads import PayloadError, parse, parse_click
+from kandev_slack.slack.services import Services
+from kandev_slack.slack.transport.lanes import when_done
+from kandev_slack.usecases.answering.admission import Where
+from kandev_slack.usecases.followups.subscriptions import parse_command
+from kandev_slack.usecases.views.listing import Reply
+
+log = logging.getLogger(__name__)
+
+#: How long the command waits for its reply before acking empty (the reply then follows through
+#: the response_url): short, so that every ack stays well within 50 ms.
+LIST_BUDGET_S = 0.025
+#: How many of the latest listings tell whether the next one is likely ready within the budget.
+REMEMBERED = 5
+
+
+class ListingTimes:
+    """How long the latest listings took: the ack waits for a listing only while listings
+    have lately been ready within the budget (their median)."""
+
+    def __init__(
+        self,
+        budget_s: float,
+        remembered: int = REMEMBERED,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._budget_s = budget_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._took: deque[float] = deque(maxlen=remembered)
+
+    def budget(self) -> float:
+        with self._lock:
+            took = sorted(self._took)
+        if took and took[len(took) // 2] > self._budget_s:
+            return 0.0
+        return self._budget_s
+
+    def timing(self, future: Future) -> None:
+        """Note how long ``future`` (a listing started now) takes."""
+        started = self._clock()
+
+        def done(_: Future) -> None:
+            with self._lock:
+                self._took.append(self._clock() - started)
+
+        future.add_done_callback(done)
+
+
+class SlashCommand(BaseModel):
+    """The form fields of a slash command request that the listing needs."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    user_id: str = Field(min_length=1)
+    channel_id: str = ""
+    text: str = ""
+    response_url: str = ""
+
+
+def register(app: App, svc: Services) -> None:
+    app.command(COMMAND)(_command(svc, ListingTimes(LIST_BUDGET_S)))
+    app.action(ACTION_NEXT)(_next_page(svc))
+    app.action(ACTION_PREVIOUS)(_next_page(svc))
+
+
+def _command(svc: Services, times: ListingTimes):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        try:
+            command = parse(SlashCommand, body)
+        except PayloadError as exc:
+            log.warning("refused a malformed command: %s", exc)
+            ack()
+            return
+        place = svc.reading.reserve()
+        if place is None:
+            ack(text=words.busy_message(), response_type="ephemeral")
+            return
+        subcommand = parse_command(command.text)
+        budget = LIST_BUDGET_S
+        if subcommand is None:
+            budget = times.budget()
+            future: Future[Reply] = place.run(svc.listing.reply, command.text, command.user_id)
+            times.timing(future)
+        else:
+            future = place.run(svc.subscriptions.reply, subcommand, command.user_id)
+        try:
+            reply = future.result(timeout=budget)
+        except FutureTimeout:
+            ack()  # nothing shown: the reply is the one message the person sees
+            where = Where(command.user_id, command.channel_id or None, command.response_url)
+            when_done(future, lambda reply: _follow(svc, where, reply), "listing")
+            return
+        ack(text=reply.text, blocks=reply.blocks, response_type="ephemeral")
+
+    return handle
+
+
+def _follow(svc: Services, where: Where, reply: Reply) -> None:
+    """A command's reply after its ack: an ephemeral where the command was run, else through
+    the command's response_url."""
+    svc.notifier.tell(
+        where.user_id,
+        reply.text,
+        channel=where.channel,
+        response_url=where.response_url,
+        blocks=reply.blocks,
+    )
+
+
+def _send(svc: Services, where: Where, reply: Reply, *, replace: bool = False) -> None:
+    """Through the response_url (replacing the previous page), else as an ephemeral."""
+    if where.response_url and svc.notifier.reply(
+        where.response_url, reply.text, reply.blocks, replace=replace
+    ):
+        return
+    svc.notifier.tell(where.user_id, reply.text, channel=where.channel, blocks=reply.blocks)
+
+
+def _next(svc: Services, where: Where, wanted: NextPage) -> None:
+    reply = svc.listing.reply(wanted.filter, where.user_id, wanted=wanted)
+    _send(svc, where, reply, replace=True)
+
+
+def _next_page(svc: Services):
+    def handle(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        click = parse_click(body, log)
+        if click is None:
+            return
+        where = Where(click.user_id, click.channel_id or None, click.response_url or None)
+        try:
+            wanted = parse_next_page(click.action.value)
+        except CodecError:
+            svc.tell(where, words.tampered_next_message())
+            return
+        place = svc.reading.reserve()
+        if place is None:
+            svc.tell(where, words.busy_message())
+            return
+        place.run(_next, svc, where, wanted)
+
+    return handle

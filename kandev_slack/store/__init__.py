@@ -1,0 +1,49 @@
+"""Durable state of kandev-slack (SQLAlchemy Core; SQLite by default, PostgreSQL for replicas).
+
+Open a :class:`Database` and hand each use-case only the repositories it uses
+(``db.cards``, ``db.submissions``, ``db.outbox``, ``db.followups``, ``db.audit_log``,
+``db.viewers``, ``db.retention``). Everything else here is the typed rows and helpers.
+"""
+
+from kandev_slack.store.audit import AuditRepository
+from kandev_slack.store.cards.cards import CardsRepository
+from kandev_slack.store.cards.claims import ClaimsRepository
+from kandev_slack.store.cards.followups import FollowupsRepository
+from kandev_slack.store.database import Database, StoreStats
+from kandev_slack.store.errors import StoreError
+from kandev_slack.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
+from kandev_slack.store.people.home import HomeViewersRepository
+from kandev_slack.store.people.snoozes import SnoozesRepository
+from kandev_slack.store.queues.outbox import OutboxRepository
+from kandev_slack.store.queues.submissions import SubmissionsRepository
+from kandev_slack.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
+from kandev_slack.store.retention import Purged, Retention
+from kandev_slack.store.sql.types import utc_now
+from kandev_slack.store.sql.url import DEFAULT_DATABASE_URL, normalize_url
+
+__all__ = [
+    "DEFAULT_DATABASE_URL",
+    "REVISIONS",
+    "SCHEMA_VERSION",
+    "AuditEntry",
+    "AuditRepository",
+    "CardsRepository",
+    "ClaimsRepository",
+    "Database",
+    "FollowupsRepository",
+    "HomeViewersRepository",
+    "OutboxItem",
+    "OutboxRepository",
+    "OutboxStatus",
+    "Purged",
+    "Retention",
+    "Revision",
+    "SnoozesRepository",
+    "StoreError",
+    "StoreStats",
+    "Submission",
+    "SubmissionsRepository",
+    "migrate",
+    "normalize_url",
+    "utc_now",
+]

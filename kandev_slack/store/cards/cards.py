@@ -1,0 +1,244 @@
+"""Cards: the atomic posting claim, the Slack message it became, and its state machine."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import and_, func, or_, select, update
+
+from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
+from kandev_slack.core.pending import ItemKind, known_kind
+from kandev_slack.store.base import insert_unless_exists
+from kandev_slack.store.cards.card_row import card_from_row as _card
+from kandev_slack.store.cards.copies import CopiesMixin
+from kandev_slack.store.cards.kinds import KNOWN, claimed_at, in_state, resolved, waiting_state
+from kandev_slack.store.schema import cards
+
+_WAITING = in_state(CardState.PENDING)
+
+
+class CardsRepository(CopiesMixin):
+    """Cards (the atomic posting claim, the message it became, its state machine) and their
+    other messages (copies.py): one aggregate, keyed by ``pending_id``."""
+
+    def claim(self, new: NewCard) -> bool:
+        """Claim ``new.item``'s card for posting in ``new.channel``: True for exactly one
+        caller ever.
+
+        One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive
+        across threads, processes and replicas. The card starts ``pending`` with ``ts`` NULL
+        (stored as kandev_slack/store/cards/kinds.py says for its kind).
+        """
+        now = self._now()
+        kind = new.item.kind.value
+        with self._write() as conn:
+            stmt = insert_unless_exists(conn, cards, "pending_id").values(
+                pending_id=new.item.item_id,
+                task_id=new.item.task_id,
+                session_id=new.item.session_id,
+                workspace_id=new.task.workspace_id,
+                channel=new.channel,
+                ts=None,
+                kind=kind,
+                state=waiting_state(kind),
+                bundle_json=new.item.model_dump_json(),  # the item, whichever kind
+                task_json=new.task.model_dump_json(),
+                outcome_json=None,
+                question_key=new.question_key,
+                past_json=new.past.model_dump_json() if new.past is not None else None,
+                claimed_at=claimed_at(kind, now),
+                posted_at=None,
+                resolved_at=None,
+                created_at=now,
+                updated_at=now,
+            )
+            return conn.execute(stmt.returning(cards.c.pending_id)).first() is not None
+
+    def mark_posted(self, pending_id: str, channel: str, ts: str) -> bool:
+        """Record the Slack message a claim became; False when there is no such card, or when
+        another message is recorded for it already (a replica that lost its lease posted a
+        second one: the first recorded stays the card)."""
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(cards)
+                .where(
+                    cards.c.pending_id == pending_id, or_(cards.c.ts.is_(None), cards.c.ts == ts)
+                )
+                .values(channel=channel, ts=ts, posted_at=now, updated_at=now)
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def transition(
+        self, pending_id: str, to: CardOutcome, expected: CardState = CardState.PENDING
+    ) -> bool:
+        """Move the card from ``expected`` to ``to.state``, recording ``to``: compare-and-set.
+
+        One ``UPDATE ... WHERE state = expected``; of concurrent callers exactly one wins.
+        A card of a kind this release does not know is never changed.
+        """
+        if to.state is CardState.PENDING:
+            raise ValueError("a card cannot transition back to pending")
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(cards)
+                .where(cards.c.pending_id == pending_id, in_state(expected))
+                .values(
+                    state=to.state.value,
+                    outcome_json=to.model_dump_json(),
+                    resolved_at=now,
+                    updated_at=now,
+                )
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def get(self, pending_id: str) -> Card | None:
+        """The card of ``pending_id`` (None too for a card of a kind this release does not
+        know: it is left alone)."""
+        with self._read() as conn:
+            row = conn.execute(select(cards).where(cards.c.pending_id == pending_id, KNOWN)).first()
+        return _card(row) if row else None
+
+    def by_message(self, channel: str, ts: str) -> Card | None:
+        """The card posted as message ``ts`` in ``channel`` (how Slack actions find their card)."""
+        with self._read() as conn:
+            row = conn.execute(
+                select(cards).where(cards.c.channel == channel, cards.c.ts == ts, KNOWN)
+            ).first()
+        return _card(row) if row else None
+
+    def unposted(self, older_than_s: float = 0) -> list[Card]:
+        """Claims whose message is not recorded (ts NULL), claimed at least ``older_than_s`` ago,
+        oldest first; of the kinds this release knows. Two statements, each on the index of
+        unposted claims: the claims of a kind older releases do not know have no
+        ``claimed_at`` (kandev_slack/store/cards/kinds.py), they were claimed when created."""
+        before = self._ago(older_than_s)
+        legacy = and_(cards.c.claimed_at.is_not(None), cards.c.claimed_at <= before)
+        hidden = and_(cards.c.claimed_at.is_(None), cards.c.created_at <= before)
+        with self._read() as conn:
+            rows = [
+                row
+                for claimed in (legacy, hidden)
+                for row in conn.execute(select(cards).where(cards.c.ts.is_(None), claimed)).all()
+            ]
+        rows.sort(key=lambda row: (row.claimed_at or row.created_at, row.pending_id))
+        return [_card(row) for row in rows if known_kind(row.kind) is not None]
+
+    def pending(self) -> list[Card]:
+        """Cards in state pending (posted or not), oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards).where(_WAITING).order_by(cards.c.created_at, cards.c.pending_id)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def pending_tasks(self) -> dict[str, TaskInfo]:
+        """The task of each card in state pending, by pending id: what the listing and Home
+        join with Kandev's list (only the shown cards are then read whole, see :meth:`get`)."""
+        with self._read() as conn:
+            rows = conn.execute(select(cards.c.pending_id, cards.c.task_json).where(_WAITING)).all()
+        return {row.pending_id: TaskInfo.model_validate_json(row.task_json) for row in rows}
+
+    def pending_of_kind(self, prefix: str) -> list[Card]:
+        """Pending cards whose key starts with ``prefix`` (``perm:``: the approvals), oldest
+        first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(
+                    _WAITING,
+                    cards.c.pending_id.startswith(prefix, autoescape=True),
+                )
+                .order_by(cards.c.created_at, cards.c.pending_id)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def pending_ids(self) -> list[tuple[str, datetime]]:
+        """``(pending_id, created_at)`` of the question cards in state pending, oldest first:
+        what the reconciler checks against Kandev's list of bundles, without reading (and
+        decoding) each card. Approvals are left to kandev_slack/usecases/intake/approvals.py."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards.c.pending_id, cards.c.created_at)
+                .where(
+                    _WAITING,
+                    cards.c.kind == ItemKind.QUESTION.value,
+                )
+                .order_by(cards.c.created_at, cards.c.pending_id)
+            ).all()
+        return [(row.pending_id, row.created_at) for row in rows]
+
+    def recent_resolved(self, limit: int = 20) -> list[Card]:
+        """Cards in a terminal state, most recently resolved first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(resolved())
+                .order_by(cards.c.resolved_at.desc(), cards.c.pending_id)
+                .limit(limit)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def answered_like(
+        self, question_key: str, channel: str, *, exclude: str = "", limit: int = 20
+    ) -> list[Card]:
+        """Answered cards with the same normalised questions in ``channel``, most recently
+        answered first (index ``ix_cards_question``)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(
+                    cards.c.question_key == question_key,
+                    cards.c.channel == channel,
+                    in_state(CardState.ANSWERED),
+                    cards.c.pending_id != exclude,
+                )
+                .order_by(cards.c.resolved_at.desc(), cards.c.pending_id)
+                .limit(limit)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def same_question(
+        self,
+        question_key: str,
+        channel: str,
+        *,
+        exclude: str = "",
+        resolved_since_of: str | None = None,
+        limit: int = 50,
+    ) -> list[Card]:
+        """Posted cards with the same normalised questions in ``channel`` that wait — and, with
+        ``resolved_since_of``, those resolved since that card was (by the database's clock) —
+        oldest first (index ``ix_cards_question``): a group of identical questions."""
+        current = _WAITING
+        if resolved_since_of is not None:
+            source = cards.alias("source")
+            since = (
+                select(source.c.resolved_at)
+                .where(source.c.pending_id == resolved_since_of)
+                .scalar_subquery()
+            )
+            current = or_(current, cards.c.resolved_at >= since)
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(
+                    cards.c.question_key == question_key,
+                    cards.c.channel == channel,
+                    cards.c.ts.is_not(None),
+                    cards.c.pending_id != exclude,
+                    current,
+                    KNOWN,
+                )
+                .order_by(cards.c.created_at, cards.c.pending_id)
+                .limit(limit)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def count(self, state: CardState | None = None) -> int:
+        stmt = select(func.count()).select_from(cards).where(KNOWN)
+        if state is not None:
+            stmt = stmt.where(in_state(state))
+        with self._read() as conn:
+            return int(conn.scalar(stmt) or 0)

@@ -1,0 +1,126 @@
+"""A bundle's Slack messages besides its channel card: escalation cards and DM cards.
+
+Each row is one message, created once by its key (before it is posted) and given its
+conversation and ts when the post succeeds. How a click on any of them is recognised
+(:meth:`CopiesMixin.by_any_message`) and which messages a resolution must edit
+(:meth:`CopiesMixin.messages_of`) both read from here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import or_, select, update
+
+from kandev_slack.core.domain import Card
+from kandev_slack.store.base import Repository, insert_unless_exists
+from kandev_slack.store.cards.card_row import card_from_row as _card
+from kandev_slack.store.cards.kinds import KNOWN
+from kandev_slack.store.schema import card_messages, cards
+
+MessageKind = Literal["escalation", "dm"]
+
+
+class CardMessage(BaseModel):
+    """One more message of a bundle (the channel card itself lives in ``cards``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    pending_id: str
+    kind: MessageKind
+    target: str  # a channel id, or a user id for a DM
+    channel: str | None = None  # the conversation, once known (a DM's D… id)
+    ts: str | None = None  # None until posted
+    note: str = ""
+    created_at: datetime
+    posted_at: datetime | None = None
+
+
+def _message(row: Any) -> CardMessage:
+    return CardMessage(**row._mapping)  # the columns of card_messages are its fields
+
+
+def message_values(
+    key: str, pending_id: str, kind: MessageKind, target: str, note: str, now: Any
+) -> dict[str, Any]:
+    """The row of a new, not yet posted message (also used inside other transactions)."""
+    return {
+        "key": key,
+        "pending_id": pending_id,
+        "kind": kind,
+        "target": target,
+        "channel": None,
+        "ts": None,
+        "note": note,
+        "created_at": now,
+        "posted_at": None,
+    }
+
+
+class CopiesMixin(Repository):
+    """The copies half of :class:`kandev_slack.store.cards.cards.CardsRepository`."""
+
+    def message_add(
+        self, key: str, pending_id: str, kind: MessageKind, target: str, note: str = ""
+    ) -> bool:
+        """Record a message to post for ``pending_id``; False when ``key`` exists already."""
+        with self._write() as conn:
+            stmt = insert_unless_exists(conn, card_messages, "key").values(
+                **message_values(key, pending_id, kind, target, note, self._now())
+            )
+            return conn.execute(stmt.returning(card_messages.c.key)).first() is not None
+
+    def message_get(self, key: str) -> CardMessage | None:
+        with self._read() as conn:
+            row = conn.execute(select(card_messages).where(card_messages.c.key == key)).first()
+        return _message(row) if row else None
+
+    def message_opened(self, key: str, channel: str) -> bool:
+        """Record the conversation a DM message goes to (before it is posted)."""
+        with self._write() as conn:
+            stmt = (
+                update(card_messages)
+                .where(card_messages.c.key == key, card_messages.c.ts.is_(None))
+                .values(channel=channel)
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def message_posted(self, key: str, channel: str, ts: str) -> bool:
+        """Record the Slack message of ``key``; False when another one is recorded already."""
+        with self._write() as conn:
+            stmt = (
+                update(card_messages)
+                .where(
+                    card_messages.c.key == key,
+                    or_(card_messages.c.ts.is_(None), card_messages.c.ts == ts),
+                )
+                .values(channel=channel, ts=ts, posted_at=self._now())
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def messages_of(self, pending_id: str) -> list[CardMessage]:
+        """Every other message of ``pending_id`` (posted or not), oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(card_messages)
+                .where(card_messages.c.pending_id == pending_id)
+                .order_by(card_messages.c.created_at, card_messages.c.key)
+            ).all()
+        return [_message(row) for row in rows]
+
+    def by_any_message(self, channel: str, ts: str) -> Card | None:
+        """The card whose channel card OR other message is ``ts`` in ``channel``."""
+        with self._read() as conn:
+            row = conn.execute(
+                select(cards).where(cards.c.channel == channel, cards.c.ts == ts, KNOWN)
+            ).first()
+            if row is None:
+                row = conn.execute(
+                    select(cards)
+                    .join(card_messages, card_messages.c.pending_id == cards.c.pending_id)
+                    .where(card_messages.c.channel == channel, card_messages.c.ts == ts, KNOWN)
+                ).first()
+        return _card(row) if row else None

@@ -1,0 +1,347 @@
+"""The outbox: Slack writes kept durably until done, leased so two replicas never share one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    case,
+    delete,
+    func,
+    literal,
+    or_,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.engine import Connection
+
+from kandev_slack.core.approval import kind_of_key
+from kandev_slack.store.base import insert_unless_exists
+from kandev_slack.store.cards.kinds import waiting_state, write_waiting, write_waiting_status
+from kandev_slack.store.queues.pace import PaceMixin
+from kandev_slack.store.records import OutboxItem, OutboxStatus
+from kandev_slack.store.schema import outbox
+from kandev_slack.store.sql.types import UTCDateTime, require_aware
+
+_PENDING = OutboxStatus.PENDING.value
+#: Not done yet (stored as 'pending', or NULL for a kind older releases do not know), of a card
+#: of a kind this release knows: kandev_slack/store/cards/kinds.py.
+_OPEN = write_waiting()
+_FAILED = OutboxStatus.FAILED.value
+#: done or failed: ``IN`` (not ``!= pending``) so that ``ix_outbox_finished`` is used.
+_FINISHED = (OutboxStatus.DONE.value, _FAILED)
+
+
+#: The outbox columns an OutboxItem names otherwise (every other column is its field).
+_FIELD_OF = {"dedupe_key": "key", "payload_json": "payload"}
+
+
+def _deferred_before_a_step_back(now: ColumnElement[Any]) -> ColumnElement[bool]:
+    """The item was last given back at a time later than ``now``: the clock stepped back
+    since, and what is left of its wait is longer than the wait it was given."""
+    return outbox.c.updated_at > now
+
+
+def _item(row: Any) -> OutboxItem:
+    values = {_FIELD_OF.get(name, name): value for name, value in row._mapping.items()}
+    status = values["status"] or _PENDING
+    return OutboxItem(**{**values, "status": status, "payload": json.loads(values["payload"])})
+
+
+class OutboxRepository(PaceMixin):
+    """The outbox (Slack writes kept until done, leased to one worker at a time) and the
+    per-channel posting slots that pace them (pace.py)."""
+
+    def outbox_put(
+        self,
+        kind: str,
+        key: str | None,
+        payload: dict[str, Any],
+        channel: str | None = None,
+        not_before: datetime | None = None,
+    ) -> int | None:
+        """Enqueue a write; returns its id, or None when ``key`` was enqueued before.
+
+        A key stays taken after its row is done (so a redelivered event cannot repeat an
+        edit) until :meth:`outbox_purge` removes the row. ``key=None`` never deduplicates.
+        """
+        with self._write() as conn:
+            new_id = self.outbox_insert(conn, kind, key, payload, channel, not_before)
+        return None if new_id is None else int(new_id)
+
+    def outbox_insert(
+        self,
+        conn: Connection,
+        kind: str,
+        key: str | None,
+        payload: dict[str, Any],
+        channel: str | None = None,
+        not_before: datetime | None = None,
+    ) -> int | None:
+        """:meth:`outbox_put` inside a transaction of the caller's (e.g. the one claiming the
+        step that needs the write, so both happen or neither)."""
+        now = self._now()
+        pending_id = payload.get("pending_id")
+        item_kind = kind_of_key(pending_id if isinstance(pending_id, str) else None).value
+        stmt = (
+            insert_unless_exists(conn, outbox, "dedupe_key")
+            .values(
+                kind=kind,
+                item_kind=item_kind,
+                dedupe_key=key,
+                channel=channel,
+                payload_json=json.dumps(payload),
+                status=waiting_state(item_kind),
+                attempts=0,
+                not_before=now if not_before is None else require_aware(not_before),
+                lease_owner=None,
+                lease_until=None,
+                last_error="",
+                created_at=now,
+                updated_at=now,
+                finished_at=None,
+            )
+            .returning(outbox.c.id)
+        )
+        new_id = conn.execute(stmt).scalar_one_or_none()
+        return None if new_id is None else int(new_id)
+
+    def outbox_take(
+        self,
+        now: datetime | None,
+        limit: int,
+        worker_id: str,
+        lease_s: float = 30.0,
+        kinds: Collection[str] | None = None,
+    ) -> list[OutboxItem]:
+        """Lease up to ``limit`` due items (not_before <= now, no live lease) to ``worker_id``
+        for ``lease_s`` seconds, oldest due first. An item given back before the clock stepped
+        back is due (its wait, kept in the old time, would outlast its own interval).
+
+        In one transaction: ``SELECT ... FOR UPDATE SKIP LOCKED`` picks the ids (on PostgreSQL
+        concurrent takers skip each other's rows; on SQLite ``BEGIN IMMEDIATE`` serialises
+        them), then one ``UPDATE ... RETURNING`` leases exactly those. An item whose lease ran
+        out (its worker died) is due again.
+        """
+        if now is None:
+            at, until = self._now(), self._at(lease_s)
+        else:  # an explicit time (tests)
+            now = require_aware(now)
+            at = literal(now, UTCDateTime())
+            until = literal(now + timedelta(seconds=lease_s), UTCDateTime())
+        due = and_(
+            _OPEN,
+            or_(outbox.c.not_before <= at, _deferred_before_a_step_back(at)),
+            or_(outbox.c.lease_until.is_(None), outbox.c.lease_until <= at),
+        )
+        if kinds is not None:
+            due = and_(due, outbox.c.kind.in_(list(kinds)))
+        chosen = (
+            select(outbox.c.id)
+            .where(due)
+            .order_by(outbox.c.not_before, outbox.c.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        with self._write() as conn:
+            ids = list(conn.scalars(chosen))
+            if not ids:
+                return []
+            rows = conn.execute(
+                update(outbox)
+                .where(outbox.c.id.in_(ids))
+                .values(
+                    lease_owner=worker_id,
+                    lease_until=until,
+                    attempts=outbox.c.attempts + 1,
+                    updated_at=at,
+                )
+                .returning(*outbox.c)
+            ).all()
+        return sorted((_item(row) for row in rows), key=lambda item: (item.not_before, item.id))
+
+    def outbox_done(self, item_id: int, *, worker_id: str | None = None) -> bool:
+        """The write happened: the item is finished for good (its key stays taken). With
+        ``worker_id``: only while that worker still holds the lease (see :meth:`_held`)."""
+        return self._finish(item_id, OutboxStatus.DONE, None, worker_id)
+
+    def outbox_fail(self, item_id: int, error: str, *, worker_id: str | None = None) -> bool:
+        """The write can never succeed (e.g. channel_not_found): stop retrying it."""
+        return self._finish(item_id, OutboxStatus.FAILED, error, worker_id)
+
+    def outbox_retry(
+        self,
+        item_id: int,
+        not_before: datetime | float,
+        error: str,
+        *,
+        worker_id: str | None = None,
+        slot: bool = False,
+    ) -> bool:
+        """Give the lease back and try again at ``not_before``: a time, or a number of seconds
+        from the database's now (e.g. Retry-After). With ``worker_id``, only while that worker
+        still holds the lease (an item another worker took over, or whose lease ran out while
+        its worker was frozen, is left alone). ``slot``:
+        ``not_before`` is the posting slot the item was given (see pace.py) and it keeps it;
+        otherwise any slot it held is given up."""
+        due = (
+            require_aware(not_before)
+            if isinstance(not_before, datetime)
+            else self._at(float(not_before))
+        )
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
+                .values(
+                    not_before=due,
+                    slot_at=due if slot else None,
+                    last_error=error,
+                    lease_owner=None,
+                    lease_until=None,
+                    updated_at=self._now(),
+                )
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def outbox_note(self, item_id: int, note: str, *, worker_id: str | None = None) -> bool:
+        """Record progress on a leased item (e.g. "posting" just before a Slack write) so a
+        worker that takes it over after a crash knows the write may already have happened.
+
+        With ``worker_id`` it is the fence before the Slack call: False when that worker no
+        longer holds a live lease on the item (it was frozen past its lease and another worker
+        may have taken the item over), and then the worker must not make the call."""
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
+                .values(last_error=note, updated_at=self._now())
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def _held(self, worker_id: str | None) -> ColumnElement[bool]:
+        """``worker_id`` holds a live lease (owner AND expiry, by the database's clock, in the
+        statement that writes: a worker frozen past its lease is fenced off even if nobody has
+        taken the item over yet); no condition without ``worker_id``."""
+        if worker_id is None:
+            return true()
+        return and_(outbox.c.lease_owner == worker_id, outbox.c.lease_until > self._now())
+
+    def outbox_renew(self, worker_id: str, lease_s: float) -> int:
+        """Extend every lease ``worker_id`` holds to now + ``lease_s`` (its heartbeat).
+
+        A live worker renews its leases while it waits on Slack, so leases can stay short and
+        the items of a worker that died are taken over soon after its last heartbeat. Only live
+        leases are renewed: a worker that wakes from a freeze longer than its lease has lost
+        its items, whether or not another worker took them over yet.
+        """
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(_OPEN, self._held(worker_id))
+                .values(lease_until=self._at(lease_s))
+            )
+            return int(conn.execute(stmt).rowcount)
+
+    def outbox_release(self, worker_id: str, *, within_s: float | None = None) -> int:
+        """Give back every item ``worker_id`` still holds, due now and owned by nobody (a
+        worker that stops hands its work over at once instead of after its leases run out).
+        A post's progress note stays, so whoever takes it looks for the card before posting.
+        ``within_s``: the statement's bound (PostgreSQL), see ``Sql.write``."""
+        with self._write(within_s) as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.lease_owner == worker_id, _OPEN)
+                .values(lease_owner=None, lease_until=None, updated_at=self._now())
+            )
+            return int(conn.execute(stmt).rowcount)
+
+    def outbox_rearm(self, key: str) -> bool:
+        """Make the finished item ``key`` due again (e.g. a card edit that ran as a no-op
+        before the card's message existed); False when it is still pending or unknown."""
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.dedupe_key == key, outbox.c.status.in_(_FINISHED))
+                .values(
+                    status=write_waiting_status(),
+                    attempts=0,
+                    not_before=now,
+                    slot_at=None,
+                    lease_owner=None,
+                    lease_until=None,
+                    last_error="",
+                    updated_at=now,
+                    finished_at=None,
+                )
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def outbox_next_due_s(self) -> float | None:
+        """Seconds until the soonest waiting (unleased) item falls due, by the database's clock
+        (0 when one is due already); None when nothing waits. Whichever worker deferred it, any
+        worker can wake for it (one that died deferred many a paced post)."""
+        waiting = and_(_OPEN, outbox.c.lease_until.is_(None))
+        now_sql = self._now()
+        due_at = case((_deferred_before_a_step_back(now_sql), now_sql), else_=outbox.c.not_before)
+        with self._read() as conn:
+            soonest, now = conn.execute(select(func.min(due_at), now_sql).where(waiting)).one()
+        if soonest is None:
+            return None
+        return max((soonest - now).total_seconds(), 0.0)
+
+    def outbox_get(self, item_id: int) -> OutboxItem | None:
+        with self._read() as conn:
+            row = conn.execute(select(outbox).where(outbox.c.id == item_id)).first()
+        return _item(row) if row else None
+
+    def outbox_pending_count(self) -> int:
+        """Items not yet done or failed (leased ones included)."""
+        with self._read() as conn:
+            stmt = select(func.count()).select_from(outbox).where(_OPEN)
+            return int(conn.scalar(stmt) or 0)
+
+    def outbox_failed_count(self, within_s: float | None = None) -> int:
+        """Items marked failed (given up for good), optionally only those that failed within
+        the last ``within_s`` seconds (for /healthz)."""
+        stmt = select(func.count()).select_from(outbox).where(outbox.c.status == _FAILED)
+        if within_s is not None:
+            stmt = stmt.where(outbox.c.finished_at >= self._ago(within_s))
+        with self._read() as conn:
+            return int(conn.scalar(stmt) or 0)
+
+    def outbox_purge(self, older_than_s: float) -> int:
+        """Delete done/failed items finished over ``older_than_s`` ago (frees their keys)."""
+        with self._write() as conn:
+            stmt = delete(outbox).where(
+                outbox.c.status.in_(_FINISHED), outbox.c.finished_at <= self._ago(older_than_s)
+            )
+            return int(conn.execute(stmt).rowcount)
+
+    def _finish(
+        self, item_id: int, status: OutboxStatus, error: str | None, worker_id: str | None
+    ) -> bool:
+        now = self._now()
+        values: dict[str, Any] = {
+            "status": status.value,
+            "lease_owner": None,
+            "lease_until": None,
+            "finished_at": now,
+            "updated_at": now,
+        }
+        if error is not None:
+            values["last_error"] = error
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
+                .values(**values)
+            )
+            return conn.execute(stmt).rowcount == 1

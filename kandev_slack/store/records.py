@@ -1,0 +1,129 @@
+"""Typed rows the store returns besides :class:`kandev_slack.core.domain.Card`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kandev_slack.core.clarification import Answer
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class AuditEntry(_Row):
+    """One append-only audit record: who did what to which bundle, from where, with what result."""
+
+    id: int
+    at: datetime
+    pending_id: str | None
+    user: str
+    action: str
+    source: str
+    result: str
+    detail: str = ""
+
+
+class SubmissionContent(_Row):
+    """What a person submitted: an answer per question, or a rejection with its reason.
+
+    Stored with the submission (``encode``/``decode``) so that crash recovery can re-send
+    exactly what was submitted.
+    """
+
+    action: Literal["answer", "reject", "approve"]  # approve: an approval's option
+    answers: list[Answer] = Field(default_factory=list)
+    reason: str = ""
+    #: The modal it was sent from, showing "Sending…" until the result replaces it (crash
+    #: recovery shows the result there too); empty for a click.
+    view_id: str = ""
+
+    def encode(self) -> str:
+        # Defaults left out: a click's content reads as rows of earlier versions do.
+        return self.model_dump_json(exclude_defaults=True)
+
+    @classmethod
+    def decode(cls, raw: str) -> SubmissionContent:
+        """Raises ValueError on anything ``encode`` did not write."""
+        try:
+            return cls.model_validate_json(raw)
+        except ValidationError as exc:
+            raise ValueError(f"not a stored submission: {exc.errors()[0].get('msg')}") from exc
+
+
+class SubmissionResult(_Row):
+    """How a submission ended: the verdict kind (``won``, ``lost``, ``ended``…) and, for a
+    refusal worth repeating (Kandev's ``invalid``), what the person was told."""
+
+    kind: str
+    message: str = ""
+
+    def encode(self) -> str:
+        # Defaults left out: a result without a message reads as rows of earlier versions do.
+        return self.model_dump_json(exclude_defaults=True)
+
+    @classmethod
+    def decode(cls, raw: str | None) -> str | None:
+        read = cls.read(raw)
+        return None if read is None else read.kind
+
+    @classmethod
+    def read(cls, raw: str | None) -> SubmissionResult | None:
+        if raw is None:
+            return None
+        try:
+            return cls.model_validate_json(raw)
+        except ValidationError:
+            return cls(kind="unreadable")
+
+
+class Submission(_Row):
+    """One answer/reject submission on its way to Kandev (``result`` once it got there)."""
+
+    submission_key: str
+    pending_id: str
+    user: str
+    content: SubmissionContent
+    result: str | None = None  # the verdict kind, once finished
+    result_message: str = ""  # what the person was told, kept for a refusal worth repeating
+    resends: int = 0  # times crash recovery re-sent it
+    created_at: datetime
+    leased_at: datetime
+    finished_at: datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+
+class OutboxStatus(StrEnum):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class OutboxItem(_Row):
+    """A pending Slack write. ``attempts`` counts leases taken, including the current one."""
+
+    id: int
+    kind: str
+    key: str | None
+    channel: str | None
+    payload: dict[str, Any]
+    status: OutboxStatus
+    attempts: int
+    not_before: datetime
+    lease_owner: str | None
+    lease_until: datetime | None
+    last_error: str
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None
+    #: The posting slot of its channel this item holds (a paced post waiting its turn).
+    slot_at: datetime | None = None
+    #: The kind of the card it writes (kandev_slack/store/cards/kinds.py).
+    item_kind: str = "question"

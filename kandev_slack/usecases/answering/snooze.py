@@ -1,0 +1,218 @@
+"""Snooze (issue 22): a person hides a waiting question from their own App Home, listing and
+DM cards for 1 h, 4 h or 24 h, and gets it back early (Unsnooze) or when the time is up.
+
+Every change is one compare-and-set on the person's snooze as read
+(kandev_slack/store/people/snoozes.py),
+with the edits of their DM cards (collapsed to "💤 Snoozed until …", or restored) enqueued in
+the same transaction. When a snooze ends (the :class:`SnoozeWorker`, on every replica) it is
+deleted once — the replica whose delete wins restores the DM cards and posts "⏰ Back from
+snooze" in their threads; the others do nothing. Snoozes of resolved items are deleted.
+Every change is audited (``snooze``, ``unsnooze``, ``snooze_ended``).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
+from datetime import datetime, timedelta
+
+from kandev_slack.cards.views.snooze import back_text
+from kandev_slack.core.domain import Card
+from kandev_slack.core.snooze import HOUR_S, Snooze, new_snooze
+from kandev_slack.ops.health import Health
+from kandev_slack.store import CardsRepository, SnoozesRepository
+from kandev_slack.store.cards.followups import OutboxRow
+from kandev_slack.usecases.answering.admission import Admitted
+from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.followups.periodic import INTERVAL_S, PeriodicLoop
+from kandev_slack.usecases.outbox.keys import COPY_REPLY, UPDATE_COPY, copy_update_key, reply_key
+
+log = logging.getLogger(__name__)
+
+#: A second choice of the same length within this many seconds is the same snooze (a double
+#: click, or a redelivery): nothing changes.
+REPEAT_S = 10.0
+_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Snoozed:
+    """Snoozed until ``snooze.until`` (``again``: it already was, for that long)."""
+
+    card: Card
+    snooze: Snooze
+    again: bool = False
+
+
+@dataclass(frozen=True)
+class Unsnoozed:
+    card: Card
+
+
+@dataclass(frozen=True)
+class NotSnoozed:
+    """Unsnooze on something the person has not snoozed (any more)."""
+
+    card: Card
+
+
+@dataclass(frozen=True)
+class SnoozeContended:
+    """The person's snooze changed elsewhere each time this change was tried."""
+
+    card: Card
+
+
+@dataclass(frozen=True)
+class SnoozeRedelivered:
+    """Slack's copy of a choice whose change is made already: nothing more is said."""
+
+    card: Card
+
+
+SnoozeResult = Snoozed | Unsnoozed | NotSnoozed | SnoozeContended | SnoozeRedelivered
+
+
+@dataclass(eq=False)
+class Snoozes:
+    snoozes: SnoozesRepository
+    copies: CardsRepository  # the card and its other messages (the person's DM cards)
+    audit_log: Audit
+    #: The publisher's wake-up (the DM card edits are in the outbox) and its "changed" (Home
+    #: views are published again).
+    wake: Callable[[], None]
+    changed: Callable[[], None]
+    _: KW_ONLY
+    #: Seconds in a snooze hour (``SNOOZE_HOUR_S``: shorter in tests).
+    hour_s: float = HOUR_S
+
+    def snooze(self, admitted: Admitted, hours: int) -> SnoozeResult:
+        """Hide ``admitted.card`` from its person's views for ``hours``."""
+        user, card = admitted.request.user_id, admitted.card
+        for _ in range(_ATTEMPTS):
+            now = self.snoozes.snooze_now()
+            read = self.snoozes.snooze_of(user, card.pending_id)
+            if read is not None and self._same(read, hours, now):
+                if admitted.request.redelivery:
+                    return SnoozeRedelivered(card)
+                return Snoozed(card, read, again=True)
+            token = uuid.uuid4().hex
+            snooze = new_snooze(user, card.pending_id, hours, now, token, self.hour_s)
+            edits = self._dm_edits(card, user, f"snooze:{token}")
+            if self.snoozes.put_snooze(snooze, read.token if read else None, edits):
+                self._audit(card, user, admitted.request.source, "snooze", f"{hours} h", "ok")
+                self._changed()
+                return Snoozed(card, snooze)
+        return SnoozeContended(card)
+
+    def unsnooze(self, admitted: Admitted) -> SnoozeResult:
+        """Bring ``admitted.card`` back to its person's views now."""
+        user, card = admitted.request.user_id, admitted.card
+        for _ in range(_ATTEMPTS):
+            read = self.snoozes.snooze_of(user, card.pending_id)
+            if read is None:
+                return SnoozeRedelivered(card) if admitted.request.redelivery else NotSnoozed(card)
+            edits = self._dm_edits(card, user, f"unsnooze:{read.token}")
+            if self.snoozes.end_snooze(user, card.pending_id, read.token, edits):
+                self._audit(card, user, admitted.request.source, "unsnooze", read.token, "ok")
+                self._changed()
+                return Unsnoozed(card)
+        return SnoozeContended(card)
+
+    def snoozed_ids(self, user_id: str) -> set[str]:
+        """What the person has snoozed now (their listing and Home leave it out)."""
+        return {s.pending_id for s in self.snoozes.snoozes_of(user_id)}
+
+    def snoozes_of(self, user_id: str) -> list[Snooze]:
+        return self.snoozes.snoozes_of(user_id)
+
+    def end_due(self) -> int:
+        """End every snooze whose time is up (its DM cards restored, "⏰ Back from snooze" in
+        their threads) and delete those of resolved items — each once across replicas.
+        Returns how many were ended."""
+        ended = 0
+        for snooze in self.snoozes.due_snoozes():
+            card = self.copies.get(snooze.pending_id)
+            waiting = card is not None and not card.state.terminal
+            writes: list[OutboxRow] = []
+            if waiting and card is not None:
+                writes = self._dm_edits(card, snooze.user_id, f"wake:{snooze.token}")
+                writes += self._back_notices(card, snooze)
+            token = snooze.token
+            if self.snoozes.end_snooze(snooze.user_id, snooze.pending_id, token, writes):
+                result = "ok" if waiting else "resolved"
+                log.info("the snooze of %s on %s ended", snooze.user_id, snooze.pending_id)
+                self._audit_ended(snooze, result)
+                ended += 1
+        if ended:
+            self._changed()
+        return ended
+
+    # ---- internals -----------------------------------------------------------------------
+
+    def _same(self, read: Snooze, hours: int, now: datetime) -> bool:
+        """``read`` holds, for ``hours``, and was set a moment ago: choosing again is the same."""
+        recent = now - read.since(self.hour_s) < timedelta(seconds=REPEAT_S)
+        return read.holds(now) and read.hours == hours and recent
+
+    def _dm_edits(self, card: Card, user_id: str, reason: str) -> list[OutboxRow]:
+        """The edits of ``user_id``'s DM cards of ``card`` (subscription and escalation DMs)."""
+        return [
+            OutboxRow(
+                UPDATE_COPY,
+                copy_update_key(card, copy.key, reason),
+                {"pending_id": card.pending_id, "key": copy.key},
+                copy.channel or copy.target,
+            )
+            for copy in self.copies.messages_of(card.pending_id)
+            if copy.target == user_id
+        ]
+
+    def _back_notices(self, card: Card, snooze: Snooze) -> list[OutboxRow]:
+        """ "⏰ Back from snooze" in the thread of each of the person's DM cards."""
+        rows = []
+        for copy in self.copies.messages_of(card.pending_id):
+            if copy.target != snooze.user_id:
+                continue
+            key = f"snooze:{copy.key}:{snooze.token}"
+            payload = {"pending_id": card.pending_id, "message": copy.key, "key": key}
+            payload["text"] = back_text(card.task)
+            rows.append(OutboxRow(COPY_REPLY, reply_key(key), payload, copy.channel or copy.target))
+        return rows
+
+    def _changed(self) -> None:
+        self.wake()
+        self.changed()
+
+    def _audit(
+        self, card: Card, user: str, source: str, action: str, detail: str, result: str
+    ) -> None:
+        try:
+            self.audit_log.audit(card.pending_id, user, action, source, result, detail)
+        except Exception:  # the change is made and shown; the audit line is what is lost
+            log.exception("could not audit the %s of %s", action, card.pending_id)
+
+    def _audit_ended(self, snooze: Snooze, result: str) -> None:
+        try:
+            self.audit_log.audit(
+                snooze.pending_id, snooze.user_id, "snooze_ended", "bot", result, snooze.token
+            )
+        except Exception:
+            log.exception("could not audit the end of a snooze of %s", snooze.pending_id)
+
+
+@dataclass(eq=False)
+class SnoozeWorker(PeriodicLoop):
+    """Ends the snoozes whose time is up, every second, on every replica (once each)."""
+
+    snoozes: Snoozes
+    health: Health
+    _: KW_ONLY
+    interval_s: float = INTERVAL_S
+    component = "snoozes"
+    failing = "store error while ending snoozes"
+
+    def work_once(self) -> int:
+        return self.snoozes.end_due()

@@ -1,0 +1,124 @@
+"""USE-CASE: make sure someone answers — reminders and escalation of waiting cards.
+
+Every ``interval_s`` the worker reads the waiting, posted cards with their follow-up state and
+the database's now (so every replica measures ages with the same clock), and for each card
+whose route asks for it (by its *follow-up age*: its age less the time someone was on it,
+"I'm on it" — see kandev_slack/core/claims.py):
+
+- a **reminder** when one is due: the card is moved to the latest due step in one claim (a
+  reminder due several times while the bot was down is sent once, not once per missed step);
+- an **escalation** once it is old enough: the escalation card (a copy of the card, in the
+  target channel or the target person's DM) and the notice in the channel card's thread.
+
+Claims check, in the same transaction, that the card is still waiting, and enqueue the Slack
+writes in the outbox with them (see kandev_slack/store/cards/followups.py): each step happens once
+across
+replicas and restarts, and the outbox paces the posts like every other one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from kandev_slack.cards.views.followups import escalated_reply, escalation_note, reminder_text
+from kandev_slack.config.followups import FollowUps
+from kandev_slack.core.claims import followup_age
+from kandev_slack.core.pending import ItemKind
+from kandev_slack.store.cards.followups import NewMessage, OutboxRow, Waiting
+from kandev_slack.usecases.followups.periodic import PeriodicWorker
+from kandev_slack.usecases.outbox.keys import POST_COPY, REPLY, copy_post_key, reply_key
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two looks at the waiting cards.
+
+
+def escalation_key(pending_id: str) -> str:
+    return f"escalation:{pending_id}"
+
+
+@dataclass(eq=False)
+class FollowUpWorker(PeriodicWorker):
+    #: Lets the claims ("I'm on it") that ran out lapse
+    #: (kandev_slack/usecases/answering/claims.py); how many.
+    lapse: Callable[[], int] | None = None
+    component = "followups"
+    failing = "store error while checking reminders"
+
+    def work_once(self) -> int:
+        """Claim every due step (after letting claims that ran out lapse: their cards'
+        follow-ups resume); returns how many were claimed."""
+        lapsed = self.lapse() if self.lapse is not None else 0
+        return lapsed + self._follow_ups()
+
+    def _follow_ups(self) -> int:
+        if not self.permissions.routing.any_followups:
+            return 0  # nothing to do: the waiting cards are not read every second for nothing
+        waiting = self.followups.waiting_posted()
+        if not waiting:
+            return 0
+        now = self.followups.db_now()
+        claimed = sum(self._follow_up(item, now) for item in waiting)
+        if claimed:
+            self.publisher.wake()
+        return claimed
+
+    def _follow_up(self, item: Waiting, now: datetime) -> int:
+        route = self.permissions.route_of(item.card.task)
+        if route is None:
+            return 0
+        followups = route.followups
+        card = item.card
+        # A card someone is on ("I'm on it") does not age for its follow-ups meanwhile.
+        age = followup_age(card.created_at, now, card.paused_s, card.claim)
+        claimed = 0
+        step = followups.reminders_due(age)
+        if step > item.reminders_sent and self._remind(item, step, followups):
+            claimed += 1
+        if not item.escalated and followups.escalation_due(age) and self._escalate(item, followups):
+            claimed += 1
+        return claimed
+
+    def _remind(self, item: Waiting, step: int, followups: FollowUps) -> bool:
+        card = item.card
+        key = f"remind:{card.pending_id}:{step}"
+        question = card.item.kind is ItemKind.QUESTION  # Markdown; an approval's is literal
+        text = reminder_text(
+            followups.reminder_age(step), followups.mention, card.item.headline, markdown=question
+        )
+        write = OutboxRow(
+            REPLY,
+            reply_key(key),
+            {"pending_id": card.pending_id, "key": key, "text": text},
+            card.channel,
+        )
+        if not self.followups.claim_reminder(card.pending_id, step, [write]):
+            return False
+        log.info("reminder %d of %s is due", step, card.pending_id)
+        return True
+
+    def _escalate(self, item: Waiting, followups: FollowUps) -> bool:
+        card = item.card
+        target = followups.escalate_to or ""
+        key = escalation_key(card.pending_id)
+        note = escalation_note(card.channel, followups.escalate_mention)
+        notice = f"escalated:{card.pending_id}"
+        writes = [
+            OutboxRow(
+                POST_COPY, copy_post_key(key), {"pending_id": card.pending_id, "key": key}, target
+            ),
+            OutboxRow(
+                REPLY,
+                reply_key(notice),
+                {"pending_id": card.pending_id, "key": notice, "text": escalated_reply(target)},
+                card.channel,
+            ),
+        ]
+        message = NewMessage(key, "escalation", target, note)
+        if not self.followups.claim_escalation(card.pending_id, [message], writes):
+            return False
+        log.info("escalating %s to %s", card.pending_id, target)
+        return True

@@ -1,0 +1,401 @@
+"""Kandev -> Slack for approvals: find the agents' tool-permission requests, post each once,
+and end its card the way the request ended.
+
+There is no global list of permission requests and no push naming one
+(kandev-permissions.md §0, §10): a task is *looked at* — its live requests listed
+(``list_pending_agent_permissions_kandev``) — when
+
+- a push hint says one of its sessions now waits on a permission (``on_permission``: only that
+  session's requests are listed, on the hints' own loop, ``run_hints``, so a sweep in progress
+  never delays a new card),
+- a push hint says a session's pending action went away and the bot has an approval card for
+  it (``on_resolved``, on the same loop), and
+- every poll interval and after every reconnect of the hints (the *sweep*, ``run``): every task
+  the workspaces' task lists flag ``permission`` (a hint, stale after a Kandev restart; every
+  page of them is read), and every task with an approval card still waiting. A sweep that fails
+  or overruns its deadline is shown in /healthz (``approval_sweep``).
+
+A listed request without a card is claimed (the store's claim: one card per request across
+replicas and restarts) and posted in its route's channel; a request whose route cannot be
+decided is posted nowhere (fail closed) and shown in /healthz. A card whose request left the
+list is ended by what the transcript records (``permission_resolution``: the winner's option,
+or withdrawn), never guessed. A request whose turn is over (Kandev's bug, contract §5: it stays
+listed and resolvable, and resolving it wedges the session) is never answered from Slack: the
+session's turns are read when the card is posted (a turn cancelled before, e.g. while the bot
+was down: the card is posted ended), on every sweep, and again before a click is sent
+(kandev_slack/kandev/permissions/client.py); the cancellation revision recorded at post time tells
+a cancel
+since.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from kandev_slack.config.routing import Routing
+from kandev_slack.core.approval import APPROVAL_PREFIX, CANCELLED_OPTION, approval_key
+from kandev_slack.core.clarification import Answer
+from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard
+from kandev_slack.core.signals import Inbox, Signal
+from kandev_slack.kandev.errors import (
+    KandevAgentStarting,
+    KandevAuthError,
+    KandevError,
+    KandevNotFoundError,
+    KandevUnavailable,
+)
+from kandev_slack.kandev.models import Workspace
+from kandev_slack.kandev.permissions.wire import (
+    PermissionCandidate,
+    PermissionRecord,
+    PermissionRequest,
+    SessionCancellation,
+)
+from kandev_slack.ops.health import Health
+from kandev_slack.store import Submission
+from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.intake.approval_turns import still_listed, turn_over
+from kandev_slack.usecases.intake.ended import credit_slack_winner, end_synced
+from kandev_slack.usecases.intake.sweep_watch import SweepWatch
+from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
+from kandev_slack.usecases.intake.unroutable import Unroutables
+from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
+
+log = logging.getLogger(__name__)
+
+#: The /healthz component of approvals whose route cannot be decided.
+UNROUTABLE = "unroutable_approvals"
+#: The /healthz component of a sweep that failed, left tasks unread or overran its deadline.
+SWEEP = "approval_sweep"
+#: How long a sweep may take before /healthz says so (seconds).
+SWEEP_DEADLINE_S = 120.0
+#: A request missing from its task's list whose transcript does not say how it ended (Kandev
+#: restarted under it) is ended after this long (a list read racing its creation is not).
+MISSING_GRACE_S = 3.0
+
+
+class ApprovalsKandev(Protocol):
+    """The permission calls (kandev_slack.kandev.permissions.client.PermissionsClient)."""
+
+    def list_pending(
+        self, task_id: str, session_id: str | None = None
+    ) -> list[PermissionRequest]: ...
+
+    def candidates(self, workspace_id: str) -> list[PermissionCandidate]: ...
+
+    def cancellation(self, session_id: str) -> SessionCancellation | None: ...
+
+    def turn_ended(self, session_id: str, asked_at: datetime) -> bool | None: ...
+
+    def record(self, task_id: str, session_id: str, request_id: str) -> PermissionRecord | None: ...
+
+
+class ApprovalCards(Protocol):
+    """What approvals call on the cards (kandev_slack.store.CardsRepository)."""
+
+    def atomic(self) -> AbstractContextManager[None]: ...
+
+    def get(self, pending_id: str) -> Card | None: ...
+
+    def claim(self, new: NewCard) -> bool: ...
+
+    def pending_of_kind(self, prefix: str) -> list[Card]: ...
+
+    def transition(
+        self, pending_id: str, to: CardOutcome, expected: CardState = CardState.PENDING
+    ) -> bool: ...
+
+
+class ApprovalSubmissions(Protocol):
+    """Whether a Slack click owns a card now, and who won
+    (kandev_slack.store.SubmissionsRepository)."""
+
+    def submission_in_flight(
+        self, pending_id: str, within_s: float, *, besides: str = ...
+    ) -> bool: ...
+
+    def won_submission(self, pending_id: str) -> Submission | None: ...
+
+
+class ApprovalPosts(Protocol):
+    """Where cards are posted and edited (kandev_slack.usecases.outbox.publisher.Publisher)."""
+
+    def enqueue_post(self, card: Card) -> None: ...
+
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
+
+    def wake(self) -> None: ...
+
+
+@dataclass
+class SweepReport:
+    """One look: tasks looked at, cards claimed, cards ended (their keys), and the tasks that
+    could not be read (Kandev refused or garbled their list)."""
+
+    tasks: int = 0
+    posted: list[str] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Approvals:
+    kandev: ApprovalsKandev
+    #: The workspaces the bot's token sees (kandev_slack.kandev.client.KandevClient.workspaces).
+    workspaces: Callable[[], list[Workspace]]
+    cards: ApprovalCards
+    submissions: ApprovalSubmissions
+    audit_log: Audit
+    routing: Routing
+    tasks: TaskDirectory
+    posts: ApprovalPosts
+    health: Health
+    clock: Callable[[], datetime]
+    #: Wakes the sweep's loop: the hints reconnected (and shut-down).
+    wakeup: Signal
+    poll_interval: float = 5.0
+    #: How long a sweep may take before /healthz says so (``sweep_watch.deadline``).
+    sweep_deadline: float = SWEEP_DEADLINE_S
+    #: Wakes the hints' loop (``run_hints``): a hint named a session.
+    hints_wakeup: Signal = field(default_factory=lambda: Signal("approval hints"))
+    #: (task, session) pairs push hints said wait on a permission (filled on the hints thread).
+    hinted: Inbox[tuple[str, str]] = field(init=False)
+    #: Sessions whose pending action went away (filled on the hints thread).
+    resolved: Inbox[str] = field(init=False)
+    #: Listed requests whose route cannot be decided yet, by card key.
+    unroutable: Unroutables = field(init=False)
+    #: How the sweeps are said in /healthz.
+    sweep_watch: SweepWatch = field(init=False)
+    _missing_since: dict[str, float] = field(default_factory=dict)
+    _sweep_due: bool = True
+
+    def __post_init__(self) -> None:
+        self.hinted = Inbox("approval hints", wakes=self.hints_wakeup)
+        self.resolved = Inbox("sessions resolved", wakes=self.hints_wakeup)
+        self.unroutable = Unroutables(self.health, UNROUTABLE, "approval")
+        self.sweep_watch = SweepWatch(self.health, SWEEP, "approval sweep", self.sweep_deadline)
+
+    # ---- what wakes it (called on the hints thread: hand over only) -------------------------
+
+    def on_permission(self, task_id: str, session_id: str = "") -> None:
+        """``session_id`` of ``task_id`` now waits on a permission (no session: any of the
+        task's)."""
+        if task_id:
+            self.hinted.put((task_id, session_id))
+
+    def on_resolved(self, session_id: str) -> None:
+        """A session's pending action went away: its approvals' task is looked at again."""
+        if session_id:
+            self.resolved.put(session_id)
+
+    def on_connected(self) -> None:
+        """The hints (re)connected: what they missed is found by a sweep."""
+        self._sweep_due = True
+        self.wakeup.raise_()
+
+    # ---- the loop ------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """The sweeps: every ``poll_interval``, and after a reconnect of the hints."""
+        next_sweep = 0.0
+        while not stop.is_set():
+            self.wakeup.take()  # cleared first: a reconnect during the sweep asks for another
+            if self._sweep_due or time.monotonic() >= next_sweep:
+                self._sweep_due = False
+                next_sweep = time.monotonic() + self.poll_interval
+                self.sweep_and_report()
+            self.wakeup.wait(max(0.05, min(self.poll_interval, next_sweep - time.monotonic())))
+
+    def run_hints(self, stop: threading.Event) -> None:
+        """The looks push hints ask for, each on its own, whatever a sweep is doing."""
+        while not stop.is_set():
+            self.hints_wakeup.wait()
+            self.hints_wakeup.take()
+            if not stop.is_set():
+                self.serve_hints()
+
+    def serve_hints(self) -> SweepReport:
+        """List the sessions hints said wait on a permission (post what is new), and the tasks
+        of the waiting cards of the sessions they said were resolved (end what left). A look
+        that fails is left to the next sweep."""
+        report = SweepReport()
+        looks: list[tuple[str, str]] = list(dict.fromkeys(self.hinted.drain()))
+        sessions = set(self.resolved.drain())
+        if sessions:
+            waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
+            looks += dict.fromkeys((c.task_id, "") for c in waiting if c.session_id in sessions)
+        for task_id, session_id in looks:
+            try:
+                self._merge(report, self.look_at(task_id, session_id=session_id))
+            except KandevError as exc:
+                report.unread.append(task_id)
+                log.warning("approvals: task %s not looked at, left to the sweep: %s", task_id, exc)
+            except Exception:
+                report.unread.append(task_id)
+                log.exception("approvals: a hinted look failed")
+        return report
+
+    def sweep_and_report(self) -> SweepReport | None:
+        """One sweep, said in /healthz: failed, tasks left unread, or longer than its deadline
+        (until a sweep completes in time). None: it failed."""
+        return self.sweep_watch.run(self.sweep)
+
+    def sweep(self) -> SweepReport:
+        """Look at every task the workspaces flag ``permission`` (every page of their tasks)
+        and every task with an approval card still waiting; end what left, post what is new.
+        A task whose list Kandev refuses is skipped (``unread``); Kandev unreachable, or a
+        workspace's tasks unreadable, fails the sweep."""
+        tasks: dict[str, list[Card]] = {}
+        for workspace in self.workspaces():
+            for candidate in self.kandev.candidates(workspace.id):
+                tasks.setdefault(candidate.task_id, [])
+        waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
+        for card in waiting:
+            tasks.setdefault(card.task_id, []).append(card)
+        report = SweepReport()
+        for task_id, cards in tasks.items():
+            try:
+                self._merge(report, self.look_at(task_id, cards))
+            except (KandevUnavailable, KandevAuthError):
+                raise
+            except KandevError as exc:
+                report.unread.append(task_id)
+                log.warning("approvals: task %s could not be looked at: %s", task_id, exc)
+        self.unroutable.report()
+        return report
+
+    def look_at(
+        self, task_id: str, waiting: list[Card] | None = None, *, session_id: str = ""
+    ) -> SweepReport:
+        """List ``task_id``'s live requests (only ``session_id``'s, when given): post those
+        without a card, end the cards of those that left (``waiting``: the task's approval
+        cards still waiting, when known)."""
+        report = SweepReport(tasks=1)
+        try:
+            listed = self.kandev.list_pending(task_id, session_id or None)
+        except KandevAgentStarting:
+            return report  # the agent is starting: the next look lists it
+        except KandevNotFoundError:
+            listed = []
+        live = {approval_key(r.request_id): r for r in listed}
+        # No lock held through Kandev's answers: the hints' loop and a sweep may look at the
+        # same task at once (a hint never waits for a sweep's slow read), and need not — a
+        # card is claimed once (the store), ended once (its transition), whoever looks.
+        for key, request in live.items():
+            self._missing_since.pop(key, None)
+            if self.cards.get(key) is None and self.unroutable.due(key) and self._post(request):
+                report.posted.append(key)
+        if waiting is None:
+            waiting = self._waiting_of(task_id, session_id)
+        for card in waiting:
+            is_live = card.pending_id in live
+            if self._end_if_turn_over(card) if is_live else self._end(card):
+                report.ended.append(card.pending_id)
+        return report
+
+    def _waiting_of(self, task_id: str, session_id: str = "") -> list[Card]:
+        return [
+            c
+            for c in self.cards.pending_of_kind(APPROVAL_PREFIX)
+            if c.task_id == task_id and (not session_id or c.session_id == session_id)
+        ]
+
+    # ---- a new request -------------------------------------------------------------------
+
+    def _post(self, request: PermissionRequest) -> bool:
+        key = approval_key(request.request_id)
+        try:
+            task = self.tasks.info(request.task_id)
+        except TaskUnknown as exc:
+            return self.unroutable.failed(key, exc.reason)
+        route = self.routing.route_for(task)
+        if route is None:
+            name = task.workspace_name or task.workspace_id
+            reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
+            return self.unroutable.failed(key, reason)
+        self.unroutable.routed(key)
+        cancellation = self.kandev.cancellation(request.session_id)
+        ended = self.kandev.turn_ended(request.session_id, request.created_at)
+        if cancellation is None or ended is None:
+            return False  # the session is gone: nothing to approve any more
+        if ended and not still_listed(self.kandev, request.task_id, request.session_id, key):
+            return False  # answered meanwhile, and the turn went on to its end
+        approval = request.approval(cancellation_revision=cancellation.revision)
+        if not self.cards.claim(NewCard(approval, task, route.channel)):
+            return False  # another replica (or an earlier look) has it
+        if ended or cancellation.pending:
+            # Its turn is over (cancelled while nobody looked): posted ended, never answerable.
+            outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
+            if self.cards.transition(key, outcome):
+                self.audit_log.audit(key, None, "ended", "kandev", "synced", "turn_cancelled")
+        card = self.cards.get(key)
+        if card is not None:
+            self.posts.enqueue_post(card)
+            self.audit_log.audit(key, None, "post", "kandev", "queued", route.channel)
+        return True
+
+    # ---- how one ended ---------------------------------------------------------------------
+
+    def _end(self, card: Card) -> bool:
+        """A request left its task's list: end its card as the transcript says it ended."""
+        if self.submissions.submission_in_flight(card.pending_id, SUBMISSION_LEASE_S):
+            return False  # a Slack click is resolving it: the answer pipeline ends it
+        approval = card.approval
+        try:
+            record = self.kandev.record(card.task_id, card.session_id, approval.request_id)
+        except KandevError as exc:
+            log.warning("how approval %s ended is not readable yet: %s", card.pending_id, exc)
+            return False
+        now = self.clock()
+        outcome = self._outcome_of(card, record, now)
+        if outcome is None:
+            return False
+        return self._transition(card, outcome)
+
+    def _outcome_of(
+        self, card: Card, record: PermissionRecord | None, now: datetime
+    ) -> CardOutcome | None:
+        if record is not None and record.claimed and record.resolution is not None:
+            chosen = record.resolution
+            if chosen.option_id == CANCELLED_OPTION:
+                return CardOutcome(state=CardState.ENDED, reason="cancelled", at=now)
+            allowed = card.approval.allows(chosen.option_id, chosen.option_kind)
+            state = CardState.ANSWERED if allowed else CardState.REJECTED
+            answer = Answer(question_id="", selected_options=[chosen.option_id])
+            outcome = CardOutcome(state=state, answers=[answer], at=now)
+            return credit_slack_winner(self.submissions, card, outcome)
+        if record is not None and record.withdrawn:
+            return CardOutcome(state=CardState.ENDED, at=now)
+        # Not in the list, and the transcript does not say (Kandev restarted under it, or the
+        # list raced its creation): withdrawn once it stays that way for a moment.
+        first = self._missing_since.setdefault(card.pending_id, time.monotonic())
+        if time.monotonic() - first < MISSING_GRACE_S:
+            return None
+        return CardOutcome(state=CardState.ENDED, at=now)
+
+    def _end_if_turn_over(self, card: Card) -> bool:
+        """A card whose request is still listed but whose turn is over (cancelled since it was
+        posted, or given up on by the agent) says it cannot be answered from Slack: resolving
+        it would wedge the session (contract §5)."""
+        if not turn_over(self.kandev, self.submissions, card):
+            return False
+        outcome = CardOutcome(state=CardState.ENDED, reason="turn_cancelled", at=self.clock())
+        return self._transition(card, outcome)
+
+    def _transition(self, card: Card, outcome: CardOutcome) -> bool:
+        self._missing_since.pop(card.pending_id, None)
+        return end_synced(self.cards, self.audit_log, self.posts, card, outcome)
+
+    @staticmethod
+    def _merge(report: SweepReport, one: SweepReport) -> None:
+        report.tasks += one.tasks
+        report.posted += one.posted
+        report.ended += one.ended
+        report.unread += one.unread

@@ -1,0 +1,283 @@
+"""Kandev -> Slack: new bundles, from the full reads of the active list and from push hints.
+
+A full read (the coordinator's, kandev_slack/usecases/intake/sync.py) hands the bundles it decoded
+to
+:meth:`Discovery.take_listed`. A push hint announcing a new bundle reads only the newest part of
+that list (the bundles created since shortly before the newest one already seen) and posts
+what is new in it: with a long queue waiting that is a fraction of the whole list. A hinted
+bundle that part does not show yet is looked for again shortly, and the next full read finds
+any bundle a hint missed; the store's claim keeps each bundle posted once whichever read sees
+it first. While that part is read, what posting the hinted bundle needs besides is read at the
+same time (its task, and how many questions it has), on a few threads of its own (a read still
+waiting its turn when the bundle is posted is made then instead); the task is then looked up as
+always, so a lookup that failed still fails closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Collection
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from kandev_slack.config.routing import Routing
+from kandev_slack.core.clarification import Bundle
+from kandev_slack.core.domain import Card, NewCard, TaskInfo
+from kandev_slack.kandev.hints import NewPending
+from kandev_slack.kandev.models import ActiveList
+from kandev_slack.ops.health import Health
+from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.intake.past_answers import PastAnswers, question_key
+from kandev_slack.usecases.intake.reconciler import SessionIndex
+from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
+from kandev_slack.usecases.intake.unroutable import Unroutable, Unroutables
+
+log = logging.getLogger(__name__)
+
+#: Bundles younger than this are checked for completeness before they are posted.
+YOUNG_BUNDLE_S = 30.0
+#: How soon discovery looks again at a bundle whose questions are still being written.
+INCOMPLETE_RETRY_S = 0.2
+#: A hint's read of the newest bundles starts this long before the newest one seen so far
+#: (Kandev's creation times have whole seconds, and two bundles created together may become
+#: visible in either order).
+NEWEST_MARGIN_S = 2.0
+#: How often (and how far apart) a hinted bundle that the newest bundles do not show yet is
+#: looked for again before the next full read is left to find it.
+HINT_RETRIES = 10
+HINT_RETRY_S = 0.2
+#: Reads ahead for hinted bundles running at once (two a bundle: its question total and its
+#: task); a burst of hints queues the rest instead of starting a thread for each.
+READ_AHEAD_WORKERS = 4
+
+
+class DiscoveryKandev(Protocol):
+    """What discovery reads from Kandev (kandev_slack.kandev.client.KandevClient)."""
+
+    def list_pending(
+        self,
+        workspace_id: str | None = None,
+        created_since: datetime | None = None,
+        page_size: int = ...,
+    ) -> list[Bundle]: ...
+
+    def question_total(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> int: ...
+
+
+class DiscoveryCards(Protocol):
+    """What discovery calls on the cards (kandev_slack.store.CardsRepository)."""
+
+    def get(self, pending_id: str) -> Card | None: ...
+
+    def claim(self, new: NewCard) -> bool: ...
+
+
+class Posts(Protocol):
+    """Where a claimed card's post is queued (kandev_slack.usecases.outbox.publisher.Publisher)."""
+
+    def enqueue_post(self, card: Card) -> None: ...
+
+
+class Discovery:
+    """Claims and queues the post of every listed bundle that has no card yet."""
+
+    def __init__(
+        self,
+        kandev: DiscoveryKandev,
+        cards: DiscoveryCards,
+        audit_log: Audit,
+        routing: Routing,
+        tasks: TaskDirectory,
+        posts: Posts,
+        health: Health,
+        *,
+        past: PastAnswers,
+        clock: Callable[[], datetime],
+        look_again: Callable[[NewPending, float], None],
+        sessions: SessionIndex | None = None,
+    ) -> None:
+        self.kandev, self.cards, self.audit_log = kandev, cards, audit_log
+        self.routing, self.tasks = routing, tasks
+        self.posts, self.health, self.past, self.clock = posts, health, past, clock
+        #: Read the newest bundles again for a hint after so many seconds (the coordinator's).
+        self.look_again = look_again
+        self.sessions = sessions if sessions is not None else SessionIndex()
+        #: Listed bundles whose route cannot be determined yet, by pending id.
+        self.unroutables = Unroutables(health, "unroutable", "question")
+        self.unroutable: dict[str, Unroutable] = self.unroutables.items
+        #: Listed bundles whose card is in the store.
+        self._known: set[str] = set()
+        #: Kandev's creation time of the newest bundle any read showed (Kandev's clock).
+        self._newest: datetime | None = None
+        #: Hinted bundles not shown yet by a read of the newest ones: looks left, by pending id.
+        self._hint_retries: dict[str, int] = {}
+        #: Reads started for hinted bundles while the newest bundles are read, by pending id:
+        #: the question total, and the task lookup (which warms the Kandev client's cache).
+        self._totals: dict[str, Future[int]] = {}
+        self._lookups: dict[str, Future[TaskInfo]] = {}
+        self._read_ahead_pool = ThreadPoolExecutor(
+            max_workers=READ_AHEAD_WORKERS, thread_name_prefix="sync-read-ahead"
+        )
+        #: Held while the bundles of a read are posted: the full read and the hinted one run
+        #: on two threads and share what is known about each bundle.
+        self._posting = threading.Lock()
+
+    def close(self) -> None:
+        """Stop reading ahead: reads not started are cancelled, those running end on their
+        own; a read ahead asked for later is not made. Idempotent."""
+        self._read_ahead_pool.shutdown(wait=False, cancel_futures=True)
+
+    def known(self) -> frozenset[str]:
+        """The listed bundles known to have a card (a full read need not decode them)."""
+        with self._posting:
+            return frozenset(self._known)
+
+    def take_listed(self, listed: ActiveList) -> list[str]:
+        """A full read of the active list: post what is new in it; the posted pending ids."""
+        self._saw_newest(listed.newest)
+        active = set(listed.ids)
+        self.sessions.keep(active)
+        with self._posting:
+            self._known &= active
+            posted = self._post_unknown(listed.new)
+            self.unroutables.report(active)
+        return posted
+
+    def discover_new(self, hinted: Collection[NewPending] = ()) -> tuple[int, set[str], list[str]]:
+        """Post the new bundles among the newest ones (push hints announced ``hinted``),
+        reading only the part of the list created since shortly before the newest bundle seen
+        so far: (how many were listed, their pending ids, those posted)."""
+        try:
+            for hint in hinted:
+                self.read_ahead(hint)
+            newest = self._newest
+            since = newest - timedelta(seconds=NEWEST_MARGIN_S) if newest else None
+            bundles = self.kandev.list_pending(created_since=since)
+            self._saw_newest(max((b.created_at for b in bundles), default=None))
+            shown = {b.pending_id for b in bundles}
+            with self._posting:
+                posted = self._post_unknown(bundles)
+                self._retry_hinted(hinted, shown)
+            return len(bundles), shown, posted
+        finally:
+            self._totals.clear()  # reads ahead not used by now are made again when needed
+            self._lookups.clear()
+
+    def _post_unknown(self, bundles: list[Bundle]) -> list[str]:
+        """Post the bundles not known to have a card yet (with ``_posting`` held)."""
+        posted = []
+        for bundle in bundles:
+            if bundle.session_id:
+                self.sessions.note(bundle.session_id, bundle.pending_id)
+            if bundle.pending_id in self._known or not self.unroutables.due(bundle.pending_id):
+                continue
+            if self.cards.get(bundle.pending_id) is not None:
+                self._known.add(bundle.pending_id)
+            elif self._post_new(bundle):
+                self._known.add(bundle.pending_id)
+                posted.append(bundle.pending_id)
+        return posted
+
+    def read_ahead(self, hint: NewPending) -> None:
+        """Start reading the hinted bundle's question total and task in the background."""
+        pending_id, task_id = hint.pending_id, hint.task_id
+        if not task_id or pending_id in self._known or pending_id in self._totals:
+            return
+        session_id = hint.session_id or None
+        try:
+            total = self._read_ahead_pool.submit(
+                self.kandev.question_total, task_id, pending_id, session_id=session_id
+            )
+            lookup = self._read_ahead_pool.submit(self.tasks.info, task_id)
+        except RuntimeError:  # closed: shutting down
+            return
+        self._totals[pending_id], self._lookups[pending_id] = total, lookup
+
+    def _retry_hinted(self, hinted: Collection[NewPending], shown: Collection[str]) -> None:
+        """Hinted bundles a read did not show are looked for again a few times (a bundle
+        shown but not posted yet has its own retry: incomplete, unroutable)."""
+        for hint in hinted:
+            pending_id = hint.pending_id
+            if pending_id in shown or pending_id in self._known:
+                self._hint_retries.pop(pending_id, None)
+                continue
+            left = self._hint_retries.get(pending_id, HINT_RETRIES)
+            if left > 0:
+                self._hint_retries[pending_id] = left - 1
+                self.look_again(hint, HINT_RETRY_S)
+            else:  # the next full read finds it
+                self._hint_retries.pop(pending_id, None)
+
+    def _saw_newest(self, newest: datetime | None) -> None:
+        with self._posting:
+            if newest is not None and (self._newest is None or newest > self._newest):
+                self._newest = newest
+
+    # ---- one new bundle ----------------------------------------------------------------
+
+    def _post_new(self, bundle: Bundle) -> bool:
+        if not self._complete(bundle):
+            hint = NewPending(bundle.pending_id, bundle.task_id, bundle.session_id)
+            self.look_again(hint, INCOMPLETE_RETRY_S)
+            return False
+        lookup = self._lookups.pop(bundle.pending_id, None)
+        # A lookup still waiting its turn is dropped; one started is waited for (the lookup
+        # below then reads its result from the cache).
+        if lookup is not None and not lookup.cancel():
+            lookup.exception()
+        try:
+            task = self.tasks.info(bundle.task_id)
+        except TaskUnknown as exc:
+            return self.unroutables.failed(bundle.pending_id, exc.reason)
+        route = self.routing.route_for(task)
+        if route is None:
+            name = task.workspace_name or task.workspace_id
+            reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
+            return self.unroutables.failed(bundle.pending_id, reason)
+        self.unroutables.routed(bundle.pending_id)
+        claimed = self.cards.claim(
+            NewCard(
+                bundle,
+                task,
+                route.channel,
+                question_key=question_key(task.workspace_id, bundle),
+                past=self.past.last(bundle, task, route),
+            )
+        )
+        if not claimed:
+            return False  # another replica (or an earlier cycle) has it
+        card = self.cards.get(bundle.pending_id)
+        if card is not None:
+            self.posts.enqueue_post(card)
+            self.audit_log.audit(bundle.pending_id, None, "post", "kandev", "queued", route.channel)
+        return True
+
+    def _complete(self, bundle: Bundle) -> bool:
+        """False while Kandev is still writing the bundle's questions (a young bundle can be
+        listed with only some of them; a card must never show a partial bundle)."""
+        ahead = self._totals.pop(bundle.pending_id, None)
+        if ahead is not None:
+            ahead.cancel()  # still waiting its turn (a burst of hints): read below instead
+        if (self.clock() - bundle.created_at).total_seconds() > YOUNG_BUNDLE_S:
+            return True
+        # Read ahead (maybe before the list was): a total of 0 means no question was written
+        # yet when it was read, so it is read again.
+        total = 0 if ahead is None or _failed(ahead) else ahead.result()
+        if total == 0:
+            total = self.kandev.question_total(
+                bundle.task_id, bundle.pending_id, session_id=bundle.session_id or None
+            )
+        return total <= len(bundle.questions)
+
+
+def _failed(future: Future[Any]) -> bool:
+    """Wait for a read ahead: True if it raised or was cancelled (never started: shut down, or
+    still waiting its turn when needed); the caller then reads itself."""
+    try:
+        return future.exception() is not None
+    except CancelledError:
+        return True

@@ -1,0 +1,290 @@
+"""The parts :func:`kandev_slack.app.build` assembles: every use-case and worker made once from the
+settings, each given only the repositories it uses, and what the Slack listeners delegate to.
+(The composition root is kandev_slack/app.py; this is its half that knows the use-cases.)"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from kandev_slack.config.settings import Settings
+from kandev_slack.core.signals import Inbox, Signal
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.hints import NewPending, Resolved
+from kandev_slack.ops.health import Health
+from kandev_slack.slack.presenters.tell import RecoveryAnnouncer
+from kandev_slack.slack.services import Services
+from kandev_slack.slack.transport.lanes import (
+    ANSWERING_WAITING,
+    ANSWERING_WORKERS,
+    READING_WAITING,
+    READING_WORKERS,
+    Lane,
+)
+from kandev_slack.slack_api.gateway import SlackGateway
+from kandev_slack.slack_api.notify import Notifier
+from kandev_slack.store import Database
+from kandev_slack.usecases.answering.admission import Admission
+from kandev_slack.usecases.answering.answers import AnswerService
+from kandev_slack.usecases.answering.claims import Claims
+from kandev_slack.usecases.answering.groups import Groups
+from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answering.recovery import Recovery
+from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
+from kandev_slack.usecases.answering.thread_replies import ThreadReplies
+from kandev_slack.usecases.followups.reminders import FollowUpWorker
+from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, SubscriptionService
+from kandev_slack.usecases.intake.approvals import Approvals
+from kandev_slack.usecases.intake.past_answers import PastAnswers
+from kandev_slack.usecases.intake.sync import SyncEngine
+from kandev_slack.usecases.intake.tasks import TaskDirectory
+from kandev_slack.usecases.leases import InFlight
+from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.views.conversation import ConversationService
+from kandev_slack.usecases.views.home import HomeService
+from kandev_slack.usecases.views.listing import ListingService
+from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
+from kandev_slack.usecases.views.whole_text import WholeText
+
+#: How often crash recovery looks for answers a dead (or stopping) replica left unfinished: a
+#: cheap indexed query, so a hand-over is taken within about a second.
+RECOVERY_INTERVAL_S = 1.0
+
+
+@dataclass
+class UseCases:
+    """The use cases that run as workers, what the listeners delegate to, and the signals and
+    inbox that connect them."""
+
+    publisher: Publisher
+    sync: SyncEngine
+    approvals: Approvals
+    recovery: Recovery
+    home: HomeService
+    followups: FollowUpWorker
+    dm_cards: SubscriptionNotifier
+    snooze_ends: SnoozeWorker
+    services: Services
+    #: Answers on their way to Kandev (their leases are renewed while they are).
+    in_flight: InFlight
+    new_bundles: Inbox[NewPending]
+    sync_wakeup: Signal
+    hinted: Signal
+    card_changes: Signal
+
+
+def use_cases(
+    settings: Settings, health: Health, store: Database, kandev: KandevClient, slack: SlackGateway
+) -> UseCases:
+    routing = settings.routing
+    public_url = settings.kandev_public_url
+    signals = _Signals()
+    card_changes = signals.card_changes
+    publisher = _publisher(store, slack, public_url, health, card_changes)
+    tasks = TaskDirectory(kandev)
+    permissions = Permissions(routing, slack)
+    permalinks = Permalinks(slack)
+    # Every use-case gets only the repositories it uses, never the whole database.
+    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
+    past = PastAnswers(store.cards, routing)
+    notifier = Notifier(slack)
+    in_flight = InFlight()
+    answers = AnswerService(
+        kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight
+    )
+    sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
+    recovery = _recovery(store, kandev, answers, permissions, notifier, in_flight)
+    claims = Claims(
+        store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake
+    )
+    snoozes = _snoozes(settings, store, publisher)
+    home = HomeService(
+        queue,
+        store.cards,
+        store.followups,
+        store.viewers,
+        slack,
+        card_changes,
+        kandev_url=public_url,
+        snoozes=snoozes,
+    )
+    return UseCases(
+        publisher=publisher,
+        sync=sync,
+        approvals=_approvals(settings, store, kandev, tasks, publisher, health),
+        recovery=recovery,
+        home=home,
+        followups=FollowUpWorker(
+            store.followups, permissions, publisher, health, lapse=claims.lapse_due
+        ),
+        dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
+        snooze_ends=SnoozeWorker(snoozes, health),
+        services=_listener_services(
+            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes
+        ),
+        in_flight=in_flight,
+        new_bundles=signals.new_bundles,
+        sync_wakeup=signals.sync_wakeup,
+        hinted=signals.hinted,
+        card_changes=card_changes,
+    )
+
+
+def _publisher(
+    store: Database, slack: SlackGateway, kandev_url: str, health: Health, changes: Signal
+) -> Publisher:
+    """The one writer of Slack messages (the outbox's worker)."""
+    return Publisher(
+        store.outbox,
+        store.cards,
+        store.audit_log,
+        slack,
+        kandev_url=kandev_url,
+        health=health,
+        changes=changes,
+        started_at=datetime.now(UTC),
+        snoozes=store.snoozes,
+    )
+
+
+def _snoozes(settings: Settings, store: Database, publisher: Publisher) -> Snoozes:
+    """Who snoozed what: their DM cards collapsed and restored through the publisher."""
+    return Snoozes(
+        store.snoozes,
+        store.cards,
+        store.audit_log,
+        publisher.wake,
+        publisher.changed,
+        hour_s=settings.snooze_hour_s,
+    )
+
+
+def _approvals(
+    settings: Settings,
+    store: Database,
+    kandev: KandevClient,
+    tasks: TaskDirectory,
+    publisher: Publisher,
+    health: Health,
+) -> Approvals:
+    """Tool-permission requests found, posted once and ended (own worker)."""
+    return Approvals(
+        kandev.permissions,
+        kandev.workspaces,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        settings.routing,
+        tasks,
+        publisher,
+        health,
+        clock=lambda: datetime.now(UTC),
+        wakeup=Signal("approvals"),
+        poll_interval=settings.kandev_poll_interval,
+    )
+
+
+def _recovery(
+    store: Database,
+    kandev: KandevClient,
+    answers: AnswerService,
+    permissions: Permissions,
+    notifier: Notifier,
+    in_flight: InFlight,
+) -> Recovery:
+    """Answers left in flight by a crashed process, re-sent or settled (own worker)."""
+    return Recovery(
+        kandev,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        answers,
+        permissions,
+        RecoveryAnnouncer(notifier),
+        in_flight,
+        interval_s=RECOVERY_INTERVAL_S,
+    )
+
+
+class _Signals:
+    """The wake-ups and inboxes that connect the workers. Push hints: a reconnect reads the
+    whole list; a new bundle only the newest part of it, a resolved session only its
+    conversation, on a loop of their own (kandev_slack/usecases/intake/sync.py)."""
+
+    def __init__(self) -> None:
+        self.card_changes = Signal("card changed")
+        self.sync_wakeup = Signal("look at Kandev")
+        self.hinted = Signal("new bundles hinted")
+        self.new_bundles: Inbox[NewPending] = Inbox("new bundles", wakes=self.hinted)
+        self.resolved_sessions: Inbox[Resolved] = Inbox("resolved sessions", wakes=self.hinted)
+
+
+def _sync(
+    settings: Settings,
+    store: Database,
+    kandev: KandevClient,
+    tasks: TaskDirectory,
+    publisher: Publisher,
+    health: Health,
+    signals: _Signals,
+    past: PastAnswers,
+) -> SyncEngine:
+    """Discovery, the reconciler and the housekeeping, on their loops."""
+    return SyncEngine(
+        kandev,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        store.retention,
+        settings.routing,
+        tasks,
+        publisher,
+        health,
+        signals.sync_wakeup,
+        poll_interval=settings.kandev_poll_interval,
+        new_bundles=signals.new_bundles,
+        resolved_sessions=signals.resolved_sessions,
+        past=past,
+    )
+
+
+def _listener_services(
+    settings: Settings,
+    store: Database,
+    kandev: KandevClient,
+    queue: WaitingQueue,
+    answers: AnswerService,
+    home: HomeService,
+    notifier: Notifier,
+    past: PastAnswers,
+    claims: Claims,
+    snoozes: Snoozes,
+) -> Services:
+    """What the Slack listeners delegate to, with the lanes behind interactions."""
+    public_url = settings.kandev_public_url
+    admission = Admission(store.cards, store.audit_log, queue, queue.permissions)
+    return Services(
+        admission=admission,
+        answers=answers,
+        listing=ListingService(
+            queue,
+            kandev,
+            kandev_url=public_url,
+            page_size=settings.kandev_list_page_size,
+            snoozed=snoozes.snoozed_ids,
+        ),
+        home=home,
+        notifier=notifier,
+        kandev_public_url=public_url,
+        answering=Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING),
+        reading=Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING),
+        conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
+        subscriptions=SubscriptionService(store.followups, kandev),
+        claims=claims,
+        thread_replies=ThreadReplies(
+            admission, store.thread_replies, queue.permissions, store.audit_log
+        ),
+        snoozes=snoozes,
+        groups=Groups(store.cards, store.audit_log),
+        whole=WholeText(store.outbox),
+    )

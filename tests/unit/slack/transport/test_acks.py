@@ -1,0 +1,185 @@
+"""Every acknowledgement is timed by interaction kind (a Bolt middleware in front of every
+listener), and the log lines of an interaction name its person, channel and card."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+from slack_bolt import App, BoltRequest
+from slack_bolt.listener import thread_runner
+
+from kandev_slack.kits.fakeslack import FakeSlack
+from kandev_slack.ops import metrics
+from kandev_slack.ops.logs import AddContext, ContextExecutor
+from kandev_slack.slack.transport.acks import PromptAckApp, interaction_kind
+from kandev_slack.slack.transport.guard import raised_in, raised_in_bot
+from kandev_slack.slack_api.web_client import make_web_client
+from kandev_slack.store import Database
+from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
+from tests.kit.fakes import FakeSlackGateway
+from tests.unit.ops.metrics_doc import served, value
+from tests.unit.slack.slack_bodies import card_click, command, dispatch, eventually
+
+
+def acks(kind: str) -> float:
+    return value(served(metrics.exposition().decode()), "kandev_slack_ack_seconds_count", kind=kind)
+
+
+def test_a_click_is_timed_and_its_lines_name_the_card_person_and_channel(
+    bolt: App, posted, gateway: FakeSlackGateway, store: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    card = posted(make_bundle())
+    found = gateway.card_of(card.pending_id)
+    assert found is not None
+    before = acks("block_actions")
+    caplog.handler.addFilter(AddContext())
+    with caplog.at_level(logging.INFO, logger="kandev_slack.usecases.answering.answers"):
+        status, _ = dispatch(bolt, card_click(found[2], CHANNEL, card.ts, text="MongoDB"))
+        assert status == 200
+        eventually(
+            lambda: [e for e in store.audit_log.audit_entries(card.pending_id) if e.result == "won"]
+        )
+    assert acks("block_actions") == before + 1
+    [line] = [r for r in caplog.records if r.getMessage().startswith(f"answer from {ALICE_ID}")]
+    assert line.log_context["pending_id"] == card.pending_id  # type: ignore[attr-defined]
+    assert line.log_context["user"] == ALICE_ID  # type: ignore[attr-defined]
+    assert line.log_context["channel"] == CHANNEL  # type: ignore[attr-defined]
+
+
+def test_interaction_kinds() -> None:
+    assert interaction_kind({"type": "block_actions"}) == "block_actions"
+    assert interaction_kind({"type": "view_submission"}) == "view_submission"
+    assert interaction_kind({"type": "message_action"}) == "shortcut"
+    assert interaction_kind({"command": "/kandev-questions", "text": ""}) == "command"
+    assert interaction_kind({"type": "event_callback"}) == "event"
+    assert interaction_kind(["not", "a", "dict"]) == "event"
+
+
+# ---- the ack leaves when it is called (kandev_slack/slack/transport/acks.py)
+# ----------------------------------
+
+
+def _bare_app(fake_slack: FakeSlack) -> App:
+    return PromptAckApp(
+        executor=ContextExecutor(4, thread_name_prefix="test-listener"),
+        client=make_web_client(fake_slack.workspace.bot_token, fake_slack.api_url),
+        request_verification_enabled=False,
+    )
+
+
+def test_the_ack_leaves_when_it_is_called_while_the_listener_goes_on(
+    fake_slack: FakeSlack, monkeypatch
+) -> None:
+    """The response is back while the listener is still running after its ack, and nothing
+    polled for it (Bolt's default runner sleeps 10 ms between looks at ``ack.response``)."""
+    slept: list[float] = []
+    monkeypatch.setattr(thread_runner, "time", SimpleNamespace(time=time.time, sleep=slept.append))
+    listener_may_end, listener_ended = threading.Event(), threading.Event()
+    app = _bare_app(fake_slack)
+    before = acks("command")
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        ack(text="the list")
+        listener_may_end.wait(5)
+        listener_ended.set()
+
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+
+    assert (response.status, response.body) == (200, "the list")
+    assert not listener_ended.is_set()
+    listener_may_end.set()
+    assert listener_ended.wait(5)
+    assert slept == []
+    assert acks("command") == before + 1
+
+
+def test_a_listener_failing_before_its_ack_answers_bolts_500(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        raise RuntimeError("boom")
+
+    started = time.monotonic()
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+
+    assert response.status == 500
+    assert time.monotonic() - started < 1  # at once, not after the ack timeout
+
+
+def test_a_listener_failing_after_its_ack_keeps_the_ack(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        ack(text="taken")
+        raise RuntimeError("boom")
+
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+
+    assert (response.status, response.body) == (200, "taken")
+
+
+def test_an_event_is_acked_before_its_listener_runs(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+    listener_may_end = threading.Event()
+    before = acks("event")
+
+    @app.event("app_home_opened")
+    def handle() -> None:
+        listener_may_end.wait(5)
+
+    body = {
+        "type": "event_callback",
+        "team_id": "T0FAKETEAM",
+        "event": {"type": "app_home_opened", "user": ALICE_ID, "tab": "home"},
+    }
+    response = app.dispatch(BoltRequest(body=body, mode="socket_mode"))
+    listener_may_end.set()
+
+    assert response.status == 200
+    assert acks("event") == before + 1
+
+
+def test_a_request_no_listener_claims_is_bolts_404_at_once(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+    assert response.status == 404
+
+
+def test_a_listener_that_never_acks_is_a_failure_after_the_timeout(
+    fake_slack: FakeSlack, monkeypatch
+) -> None:
+    monkeypatch.setattr("kandev_slack.slack.transport.acks.ACK_TIMEOUT_S", 0.2)
+    app = _bare_app(fake_slack)
+    release = threading.Event()
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        release.wait(5)
+
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+    release.set()
+    assert response.status == 500
+
+
+def test_the_bot_app_answers_at_the_ack(bolt: App) -> None:
+    assert isinstance(bolt, PromptAckApp) and bolt.process_before_response
+
+
+def test_bolt_failing_below_the_dispatch_hop_is_not_the_bots_failure(fake_slack: FakeSlack) -> None:
+    """Bolt's kwargs injection chokes on a click without actions (in a middleware, then again
+    in its own error handler); the error passes through PromptAckApp.dispatch, which only hands
+    the request on, so it is still Bolt's (logged as malformed input, not as a bot bug)."""
+    app = _bare_app(fake_slack)
+    app.error(lambda error: None)  # an error handler taking arguments, as the bot's
+    body = {"type": "block_actions", "user": {"id": ALICE_ID}, "actions": []}
+    with pytest.raises(IndexError) as raised:
+        app.dispatch(BoltRequest(body=body, mode="socket_mode"))
+    assert not raised_in_bot(raised.value)
+    assert raised_in(raised.value) == "slack_bolt"

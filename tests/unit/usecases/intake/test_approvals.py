@@ -1,0 +1,389 @@
+"""Approvals found, posted once and ended: a hinted task is listed and its new request
+claimed and posted; the sweep finds flagged tasks; a request that left the list ends as the
+transcript says (the winner's option, cancelled, withdrawn), never guessed; a moved
+cancellation revision closes the card; an unroutable request is posted nowhere."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from kandev_slack.config.routing import Routing
+from kandev_slack.core.approval import approval_key
+from kandev_slack.core.domain import CardState
+from kandev_slack.core.signals import Signal
+from kandev_slack.kandev.errors import KandevProtocolError, KandevToolError
+from kandev_slack.kandev.models import Task
+from kandev_slack.kandev.permissions.wire import PermissionRecord
+from kandev_slack.ops.health import Health
+from kandev_slack.store import Database
+from kandev_slack.usecases.intake import approvals as approvals_module
+from kandev_slack.usecases.intake.approvals import UNROUTABLE, Approvals
+from kandev_slack.usecases.intake.tasks import TaskDirectory
+from kandev_slack.usecases.outbox.publisher import Publisher
+from tests.kit.factories import CHANNEL
+from tests.kit.fakes import FakeKandev, FakePermissions
+
+NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def permissions(fake_kandev: FakeKandev) -> FakePermissions:
+    return fake_kandev.permissions
+
+
+def _approvals(
+    permissions: FakePermissions,
+    fake_kandev: FakeKandev,
+    store: Database,
+    routing: Routing,
+    publisher: Publisher,
+    health: Health,
+) -> Approvals:
+    for task_id in ("t-1", "t-2"):
+        fake_kandev.tasks[task_id] = Task(id=task_id, title=f"Task {task_id}", workspace_id="ws-1")
+    return Approvals(
+        permissions,
+        lambda: fake_kandev.workspace_list,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        routing,
+        TaskDirectory(fake_kandev),
+        publisher,
+        health,
+        clock=lambda: NOW,
+        wakeup=Signal("approvals"),
+    )
+
+
+@pytest.fixture
+def approvals(permissions, fake_kandev, store, routing, publisher, health) -> Approvals:
+    from kandev_slack.kandev.models import Workspace
+
+    fake_kandev.workspace_list.append(Workspace(id="ws-1", name="Platform"))
+    return _approvals(permissions, fake_kandev, store, routing, publisher, health)
+
+
+def test_a_hinted_task_s_request_is_posted_once(approvals, permissions, store) -> None:
+    request = permissions.request("t-1")
+    assert approvals.look_at("t-1").posted == [approval_key(request.request_id)]
+    assert approvals.look_at("t-1").posted == []  # claimed: never a second card
+    card = store.cards.get(approval_key(request.request_id))
+    assert card is not None and card.kind.value == "approval"
+    assert card.approval.cancellation_revision == 0 and card.channel == CHANNEL
+
+
+def test_the_sweep_finds_flagged_tasks_and_tasks_with_waiting_cards(approvals, permissions) -> None:
+    permissions.request("t-1")
+    permissions.flagged["ws-1"] = ["t-1"]
+    assert len(approvals.sweep().posted) == 1
+    permissions.flagged["ws-1"] = []  # a stale flag cleared; the card's task is still looked at
+    permissions.calls.clear()
+    approvals.sweep()
+    assert "list t-1" in permissions.calls
+
+
+def test_resolved_elsewhere_ends_the_card_with_the_winner_s_option(
+    approvals, permissions, store
+) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.resolve_elsewhere(request, "reject_once", "reject_once")
+    assert approvals.look_at("t-1").ended == [approval_key(request.request_id)]
+    card = store.cards.get(approval_key(request.request_id))
+    assert card.state is CardState.REJECTED and card.outcome.via == "kandev"
+    assert card.outcome.answers[0].selected_options == ["reject_once"]
+
+
+def test_a_web_ui_cancel_and_a_withdrawal_end_it_without_a_choice(
+    approvals, permissions, store
+) -> None:
+    one, two = permissions.request("t-1", 1), permissions.request("t-2", 1)
+    approvals.look_at("t-1"), approvals.look_at("t-2")
+    permissions.resolve_elsewhere(one, "cancelled", "cancelled")
+    permissions.live["t-2"].remove(two)
+    permissions.records[two.request_id] = PermissionRecord(
+        request_id=two.request_id, status="expired"
+    )
+    approvals.look_at("t-1"), approvals.look_at("t-2")
+    assert store.cards.get(approval_key(one.request_id)).outcome.reason == "cancelled"
+    ended = store.cards.get(approval_key(two.request_id))
+    assert ended.state is CardState.ENDED and ended.outcome.reason == ""
+
+
+def test_gone_without_a_word_in_the_transcript_waits_a_moment_first(
+    approvals, permissions, store, monkeypatch
+) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.live["t-1"].clear()  # Kandev restarted: the record says nothing
+    assert approvals.look_at("t-1").ended == []
+    monkeypatch.setattr(approvals_module, "MISSING_GRACE_S", 0.0)
+    assert approvals.look_at("t-1").ended == [approval_key(request.request_id)]
+
+
+def test_an_agent_starting_is_looked_at_again_not_ended(approvals, permissions, store) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.starting.add("t-1")
+    assert approvals.look_at("t-1").ended == []
+    assert store.cards.get(approval_key(request.request_id)).state is CardState.PENDING
+
+
+def test_a_cancelled_turn_closes_the_card_on_the_next_sweep(approvals, permissions, store) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.revisions[request.session_id] = 1
+    assert approvals.sweep().ended == [approval_key(request.request_id)]
+    card = store.cards.get(approval_key(request.request_id))
+    assert card.outcome.reason == "turn_cancelled"
+
+
+def test_an_unroutable_request_is_posted_nowhere_and_shown_in_health(
+    permissions, fake_kandev, store, publisher, health
+) -> None:
+    lost = _approvals(permissions, fake_kandev, store, Routing(), publisher, health)
+    request = permissions.request("t-1")
+    assert lost.look_at("t-1").posted == []
+    assert store.cards.get(approval_key(request.request_id)) is None
+    assert any(
+        r.startswith(f"{UNROUTABLE}: 1 approval cannot be routed") for r in health.report().reasons
+    )
+
+
+def test_the_question_reconciler_never_sees_an_approval(approvals, permissions, store) -> None:
+    permissions.request("t-1")
+    approvals.look_at("t-1")
+    assert store.cards.pending_ids() == []
+    assert len(store.cards.pending_of_kind("perm:")) == 1
+
+
+def test_hints_hand_over_to_their_own_loop_and_list_only_their_session(
+    approvals, permissions, store
+) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.calls.clear()
+    approvals.on_permission("t-2", "s-t-2")
+    approvals.on_resolved(request.session_id)
+    # the hints' loop is woken, not the sweep's: a sweep in progress never delays them
+    assert approvals.hints_wakeup.is_raised() and not approvals.wakeup.is_raised()
+    approvals.serve_hints()
+    # the hinted session alone, then the task of the resolved session's waiting card
+    assert permissions.calls == ["list t-2 s-t-2", "list t-1"]
+
+
+def test_two_replicas_looking_at_once_post_one_card(
+    approvals, permissions, fake_kandev, store, routing, publisher, health
+) -> None:
+    other = _approvals(permissions, fake_kandev, store, routing, publisher, health)
+    request = permissions.request("t-1")
+    barrier = threading.Barrier(2)
+    posted: list[list[str]] = []
+
+    def look(replica: Approvals) -> None:
+        barrier.wait()
+        posted.append(replica.look_at("t-1").posted)
+
+    threads = [threading.Thread(target=look, args=(r,)) for r in (approvals, other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(posted) == [[], [approval_key(request.request_id)]]
+    assert store.outbox.outbox_pending_count() == 1
+
+
+def test_a_raised_wakeup_is_taken_not_spun_on(approvals, permissions) -> None:
+    approvals.poll_interval = 60.0
+    cycles = []
+    sweep = approvals.sweep
+    approvals.sweep = lambda: cycles.append(1) or sweep()  # type: ignore[method-assign]
+    approvals.on_connected()  # raises the wakeup once
+    stop = threading.Event()
+    loop = threading.Thread(target=approvals.run, args=(stop,))
+    loop.start()
+    time.sleep(0.5)
+    stop.set()
+    approvals.wakeup.raise_()
+    loop.join(timeout=5)
+    # a cycle for the start (and the reconnect), none per wait: a raised wakeup is taken
+    assert len(cycles) <= 3, len(cycles)
+    assert sum(c.startswith("candidates") for c in permissions.calls) >= 1
+
+
+def test_a_request_whose_turn_ended_before_its_card_is_posted_ended(
+    approvals, permissions, store
+) -> None:
+    # Cancelled while the bot was down: the revision seen at post time is already the new one,
+    # but the turn that asked is over. Resolving it would wedge the session (contract §5).
+    request = permissions.request("t-1")
+    permissions.revisions[request.session_id] = 2
+    permissions.turns_ended.add(request.session_id)
+    key = approval_key(request.request_id)
+
+    assert approvals.look_at("t-1").posted == [key]
+
+    card = store.cards.get(key)
+    assert card.state is CardState.ENDED and card.outcome.reason == "turn_cancelled"
+    assert store.outbox.outbox_pending_count() == 1  # its one post, showing it ended
+    assert approvals.look_at("t-1").posted == [] and approvals.sweep().ended == []
+
+
+def test_the_sweep_ends_a_card_whose_turn_ended_without_a_cancel(
+    approvals, permissions, store
+) -> None:
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.turns_ended.add(request.session_id)  # the agent gave up; still listed
+    assert approvals.sweep().ended == [approval_key(request.request_id)]
+    assert store.cards.get(approval_key(request.request_id)).outcome.reason == "turn_cancelled"
+
+
+def _sweep_reasons(health: Health) -> list[str]:
+    return [r for r in health.report().reasons if r.startswith(approvals_module.SWEEP)]
+
+
+def test_a_sweep_that_fails_shows_in_health_until_one_completes(
+    approvals, permissions, health
+) -> None:
+    permissions.failures["candidates ws-1"] = KandevProtocolError("page 3 repeats earlier tasks")
+    assert approvals.sweep_and_report() is None
+    assert _sweep_reasons(health) == ["approval_sweep: approval sweep failed (KandevProtocolError)"]
+    assert not health.report().ok
+
+    del permissions.failures["candidates ws-1"]
+    assert approvals.sweep_and_report() is not None
+    assert _sweep_reasons(health) == [] and health.report().ok
+
+
+def test_a_task_kandev_refuses_is_skipped_and_the_sweep_says_so(
+    approvals, permissions, store, health
+) -> None:
+    first, second = permissions.request("t-1"), permissions.request("t-2")
+    permissions.flagged["ws-1"] = ["t-1", "t-2"]
+    permissions.failures["list t-1"] = KandevToolError("VALIDATION_ERROR", "odd")
+
+    report = approvals.sweep_and_report()
+
+    assert report is not None and report.unread == ["t-1"]
+    assert report.posted == [approval_key(second.request_id)]  # the others still looked at
+    assert store.cards.get(approval_key(first.request_id)) is None
+    assert _sweep_reasons(health) == ["approval_sweep: approval sweep could not read 1 task(s)"]
+
+
+def test_a_sweep_running_past_its_deadline_shows_in_health(approvals, permissions, health) -> None:
+    approvals.sweep_watch.deadline = 0.2
+    permissions.candidates_gate = gate = threading.Event()
+    sweeping = threading.Thread(target=approvals.sweep_and_report)
+    sweeping.start()
+    try:
+        time.sleep(0.5)
+        reasons = _sweep_reasons(health)
+    finally:
+        gate.set()
+        sweeping.join(timeout=10)
+    assert len(reasons) == 1 and reasons[0].startswith("approval_sweep: approval sweep running")
+    # it did finish, later than its deadline: said until a sweep completes in time
+    assert _sweep_reasons(health)[0].startswith("approval_sweep: approval sweep took")
+    permissions.candidates_gate = None
+    approvals.sweep_watch.deadline = 60.0
+    approvals.sweep_and_report()
+    assert _sweep_reasons(health) == []
+
+
+def test_a_hint_is_served_while_a_sweep_is_stuck(approvals, permissions, store) -> None:
+    permissions.candidates_gate = gate = threading.Event()  # the sweep waits on Kandev
+    stop = threading.Event()
+    loops = [
+        threading.Thread(target=approvals.run, args=(stop,)),
+        threading.Thread(target=approvals.run_hints, args=(stop,)),
+    ]
+    for loop in loops:
+        loop.start()
+    try:
+        request = permissions.request("t-2")
+        approvals.on_permission("t-2", request.session_id)
+        deadline = time.monotonic() + 5
+        while store.cards.get(approval_key(request.request_id)) is None:
+            assert time.monotonic() < deadline, "the hint waited for the sweep"
+            time.sleep(0.02)
+        assert not gate.is_set() and "candidates ws-1" not in permissions.calls
+    finally:
+        stop.set()
+        gate.set()
+        approvals.wakeup.raise_()
+        approvals.hints_wakeup.raise_()
+        for loop in loops:
+            loop.join(timeout=5)
+
+
+def test_a_request_gone_with_its_turn_is_withdrawn_not_turn_cancelled(
+    approvals, permissions, store
+) -> None:
+    # A Kandev restart: the request leaves the list and its turn ends; how it ended is the
+    # transcript's to say (withdrawn), the turn is read only for requests still listed.
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.live["t-1"].remove(request)
+    permissions.turns_ended.add(request.session_id)
+    permissions.records[request.request_id] = PermissionRecord(
+        request_id=request.request_id, status="expired"
+    )
+    assert approvals.sweep().ended == [approval_key(request.request_id)]
+    card = store.cards.get(approval_key(request.request_id))
+    assert card.state is CardState.ENDED and card.outcome.reason != "turn_cancelled"
+
+
+def test_an_answer_that_ended_the_turn_between_two_reads_is_not_called_a_cancel(
+    approvals, permissions, store
+) -> None:
+    request = permissions.request("t-1")
+    key = approval_key(request.request_id)
+    approvals.look_at("t-1")
+
+    def answered_in_kandev() -> None:  # right after the list was read: the agent goes on
+        permissions.resolve_elsewhere(request, "allow_once", "allow_once")
+        permissions.turns_ended.add(request.session_id)
+
+    permissions.after_list.append(answered_in_kandev)
+    assert approvals.look_at("t-1").ended == []  # its turn is over, but it left the list
+    assert approvals.look_at("t-1").ended == [key]
+    assert store.cards.get(key).state is CardState.ANSWERED
+
+
+def test_a_hint_is_served_while_a_sweep_waits_on_how_another_request_ended(
+    approvals, permissions, store
+) -> None:
+    """The sweep reads how t-1's request ended (Kandev slow on that read) while a hint says
+    t-2 waits: t-2's card is posted within a second (before: the hint waited for the sweep's
+    lock, held through Kandev's slow answer)."""
+    gone = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.resolve_elsewhere(gone, "reject_once", "reject_once")
+    permissions.record_gate = gate = threading.Event()
+    sweeping = threading.Thread(target=approvals.sweep)
+    sweeping.start()
+    try:
+        deadline = time.monotonic() + 5
+        while "list t-1" not in permissions.calls[1:]:  # the sweep is reading t-1 again
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.1)  # …and is waiting on how its request ended
+        request = permissions.request("t-2")
+        started = time.monotonic()
+        hinted = threading.Thread(target=approvals.look_at, args=("t-2",), daemon=True)
+        hinted.start()
+        hinted.join(timeout=1.0)
+        assert store.cards.get(approval_key(request.request_id)) is not None, (
+            "the hint waited for the sweep"
+        )
+        assert time.monotonic() - started < 1.0
+    finally:
+        gate.set()
+        sweeping.join(timeout=5)
+    assert store.cards.get(approval_key(gone.request_id)).state is CardState.REJECTED
