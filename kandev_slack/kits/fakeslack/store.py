@@ -117,7 +117,7 @@ class SlackState:
             return [self.views[v] for v in self.modal_stacks.get(user, [])]
 
     def wait_for(
-        self, predicate: Callable[[], T], timeout: float = 5.0, description: str = ""
+        self, predicate: Callable[[], T | None], timeout: float = 5.0, description: str = ""
     ) -> T:
         """Block until `predicate()` is truthy (re-checked on every change); return its value."""
         deadline = time.monotonic() + timeout

@@ -524,7 +524,7 @@ class KandevServer:
                 if tool.get("is_error") or (record or {}).get("errors"):
                     raise KandevHarnessError(
                         f"mock agent of task {task['task_id']} could not ask: "
-                        f"{tool.get('text') or record['errors']}"
+                        f"{tool.get('text') or (record or {}).get('errors')}"
                     )
             if time.monotonic() > deadline:
                 missing = [t["task_id"] for t in tasks if t["task_id"] not in found]
@@ -704,9 +704,9 @@ class KandevServer:
         for bundle in self._seeded.values():
             if bundle.pending_id == pending_id:
                 return bundle.task_id
-        for bundle in self.list_pending():
-            if bundle["pending_id"] == pending_id:
-                return bundle["task_id"]
+        for listed in self.list_pending():
+            if listed["pending_id"] == pending_id:
+                return str(listed["task_id"])
         raise KandevHarnessError(f"bundle {pending_id} is neither seeded here nor listed")
 
 

@@ -4,6 +4,7 @@ transcript say. Raw wire calls on purpose: the bot's own client is what the test
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 import uuid
@@ -122,7 +123,7 @@ class Permissions:
 
     def agent_outcomes(
         self, task_id: str, count: int = 1, *, timeout: float = 15.0
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """What the agent got for its first ``count`` requests, once it has (``outcome``: the
         ACP outcome, None when it gave up; ``withdrawn``)."""
         deadline = time.monotonic() + timeout
@@ -134,7 +135,7 @@ class Permissions:
                 raise KandevHarnessError(f"the agent of {task_id} got {got!r}, not {count}")
             time.sleep(POLL_INTERVAL)
 
-    def messages(self, session_id: str) -> list[dict[str, Any]]:
+    def messages(self, session_id: str) -> builtins.list[dict[str, Any]]:
         """The session's ``permission_request`` messages, oldest first."""
         path = f"/task-sessions/{quote(session_id, safe='')}/messages"
         response = self.server.http.get(path, params={"limit": 200, "sort": "asc"})

@@ -61,7 +61,7 @@ class ApiRequest:
         if value in (None, ""):
             return default
         try:
-            return int(value)  # type: ignore[arg-type]
+            return int(value)
         except (TypeError, ValueError) as exc:
             raise ApiError("invalid_arguments") from exc
 

@@ -131,11 +131,11 @@ def build_state_values(
         state.setdefault(ref.block_id, {})[ref.action_id] = _initial(ref.element)
     for block_id, actions in (values or {}).items():
         for action_id, value in actions.items():
-            ref = by_key.get((block_id, action_id))
-            if ref is None:
+            found = by_key.get((block_id, action_id))
+            if found is None:
                 known = sorted(f"{b}/{a}" for b, a in by_key)
                 raise KeyError(f"no input {block_id}/{action_id} in the view (has {known})")
-            state[block_id][action_id] = to_state(ref.element, value)
+            state[block_id][action_id] = to_state(found.element, value)
     if enforce_client_rules:
         for ref in refs:
             _check_entry(ref, state[ref.block_id][ref.action_id])

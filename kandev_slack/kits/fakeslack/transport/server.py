@@ -232,7 +232,7 @@ class FakeSlack:
 
     # -- waiting ------------------------------------------------------------------------------
     def wait_for(
-        self, predicate: Callable[[], T], timeout: float = 5.0, description: str = ""
+        self, predicate: Callable[[], T | None], timeout: float = 5.0, description: str = ""
     ) -> T:
         return self.state.wait_for(predicate, timeout, description)
 

@@ -30,8 +30,8 @@ from kandev_slack.core.approval import (
 )
 from kandev_slack.core.domain import Card, CardState
 from tests.kit.factories import KANDEV_URL, NOW, make_task, waiting
-from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.approval.test_card import approvals
+from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.test_limits_property import SETTINGS
 from tests.unit.listing.checks import assert_valid_home
 
