@@ -1,0 +1,1 @@
+"""Kandev's external MCP server: a client session and its pure wire parsing."""

@@ -1,0 +1,2 @@
+"""Kandev's agent tool-permission requests (approvals): the client, the wire models and the
+reply → typed outcome table."""

@@ -1,0 +1,1 @@
+"""Repositories of what one person set: Home viewers, subscriptions and snoozes."""

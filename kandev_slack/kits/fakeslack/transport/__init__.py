@@ -1,0 +1,1 @@
+"""The fake Slack's transports: its HTTP server, Socket Mode, signing, fault injection."""
