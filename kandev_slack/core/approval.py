@@ -149,10 +149,3 @@ class Approval(_Wire):
 def approval_key(request_id: str) -> str:
     """The card key of the approval of Kandev's request ``request_id``."""
     return APPROVAL_PREFIX + request_id
-
-
-def kind_of_key(card_key: str | None) -> ItemKind:
-    """The kind of item a card key names (an approval's starts with ``perm:``)."""
-    if card_key and card_key.startswith(APPROVAL_PREFIX):
-        return ItemKind.APPROVAL
-    return ItemKind.QUESTION

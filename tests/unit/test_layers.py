@@ -24,7 +24,7 @@ BOT = ROOT / PACKAGE
 CORE, OPS, CONFIG, USECASES = "core", "ops", "config", "usecases"
 KANDEV, SLACK_API, SLACK, CARDS, STORE = "kandev", "slack_api", "slack", "cards", "store"
 COMMANDS, ROOT_LAYER = "commands", "root"
-KITS, PREVIEW = "kits", "preview"
+KITS, PREVIEW, KINDS = "kits", "preview", "kinds"
 EDGES = frozenset({KANDEV, SLACK_API, SLACK, CARDS, STORE})
 
 #: What each layer may import of bot (besides itself). The ground floor (core, and ops beside
@@ -36,21 +36,29 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     CORE: frozenset(),
     OPS: frozenset(),
     CONFIG: frozenset({CORE, OPS}),
-    USECASES: frozenset({CORE, OPS, CONFIG}),
-    KANDEV: frozenset({CORE, OPS, CONFIG, USECASES}),
-    SLACK_API: frozenset({CORE, OPS, CONFIG, USECASES}),
-    STORE: frozenset({CORE, OPS, CONFIG, USECASES}),
-    CARDS: frozenset({CORE, OPS, CONFIG, USECASES}),
+    # The item kinds (kandev_slack/kinds/) stand on core, ops and config, below the use-cases
+    # and every edge, which all ask ``spec_of(...)``. They never import an edge: a kind's
+    # operation that calls Kandev is given the client (a port, kinds/spec.py's Resolver) by its
+    # caller, which got it from the composition root; the renderers stay in cards
+    # (cards/kinds.py picks one per kind).
+    KINDS: frozenset({CORE, OPS, CONFIG}),
+    USECASES: frozenset({CORE, OPS, CONFIG, KINDS}),
+    KANDEV: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
+    SLACK_API: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
+    STORE: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
+    CARDS: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
     # The inbound Slack edge presents results: with the cards (tell.py, said.py) and through
     # the outbound gateway's notifier (an ephemeral message, a DM).
-    SLACK: frozenset({CORE, OPS, CONFIG, USECASES, CARDS, SLACK_API}),
-    COMMANDS: frozenset({CORE, OPS, CONFIG, USECASES} | EDGES),
-    ROOT_LAYER: frozenset({CORE, OPS, CONFIG, USECASES, COMMANDS, ROOT_LAYER, PREVIEW} | EDGES),
+    SLACK: frozenset({CORE, OPS, CONFIG, KINDS, USECASES, CARDS, SLACK_API}),
+    COMMANDS: frozenset({CORE, OPS, CONFIG, KINDS, USECASES} | EDGES),
+    ROOT_LAYER: frozenset(
+        {CORE, OPS, CONFIG, KINDS, USECASES, COMMANDS, ROOT_LAYER, PREVIEW} | EDGES
+    ),
     # The kits (a fake Slack, a local Kandev) stand apart: they import nothing of the product,
     # so they fake Slack and Kandev as those are, not as the bot believes them to be.
     KITS: frozenset(),
     # The preview runs the whole bot (kandev_slack/inproc.py) on the kits.
-    PREVIEW: frozenset({CORE, OPS, CONFIG, USECASES, COMMANDS, KITS, ROOT_LAYER} | EDGES),
+    PREVIEW: frozenset({CORE, OPS, CONFIG, KINDS, USECASES, COMMANDS, KITS, ROOT_LAYER} | EDGES),
 }
 
 #: What the package never imports: the tests.
@@ -134,9 +142,8 @@ KNOWN: Mapping[tuple[str, str], str] = {
     ("kandev_slack.usecases.views.listing", "kandev_slack.cards.text"): _RENDERS + " (one_line)",
     ("kandev_slack.usecases.views.listing", "kandev_slack.cards.views.waiting"): _CARD_TYPES
     + " (Query, PageKey, ListingPage…)",
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards"): _RENDERS
-    + " (messages.py is how each outbox message reads)",
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.approval.card"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.kinds"): _RENDERS
+    + " (which renderer draws a card of each kind)",
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.copy"): _RENDERS,
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.views.followups"): _RENDERS,
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.limits"): _RENDERS

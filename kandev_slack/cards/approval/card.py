@@ -46,7 +46,7 @@ from kandev_slack.cards.mrkdwn import link
 from kandev_slack.cards.question.card import MAX_META_TASK_LINE, urgency_prefix
 from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
 from kandev_slack.cards.text import fit_escaped, fit_plain, one_line
-from kandev_slack.cards.wording import outcome_line, slack_date, user_mention
+from kandev_slack.cards.wording import slack_date, user_mention
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.claims import Claim
 from kandev_slack.core.domain import Card, CardOutcome, CardState, TaskInfo, shown_outcome
@@ -322,9 +322,9 @@ def wanted_line(approval: Approval, limit: int = 300) -> str:
 
 def card_outcome_line(card: Card, outcome: CardOutcome) -> str:
     """The outcome line of any card, whichever kind (the Home's "Recently resolved")."""
-    if isinstance(card.item, Approval):
-        return approval_outcome_line(outcome, card.item)
-    return outcome_line(outcome, card.item)
+    from kandev_slack.cards.kinds import renderer_of  # it imports this module
+
+    return renderer_of(card).outcome_line(card, outcome)
 
 
 # ---- what the person is told of an approval -----------------------------------------------------

@@ -20,6 +20,7 @@ from kandev_slack.cards.views import claims, snooze
 from kandev_slack.core.approval import Approval
 from kandev_slack.core.clarification import Bundle
 from kandev_slack.core.domain import Card, CardOutcome
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.usecases.answering.admission import Refusal, Unusable
 from kandev_slack.usecases.answering.claims import (
     Contended,
@@ -146,7 +147,7 @@ def _approval_verdict(approval: Approval, said: Verdict) -> str | None:
 
 
 def _approval(card: Card | None) -> Approval | None:
-    return card.item if card is not None and isinstance(card.item, Approval) else None
+    return card.approval if card is not None and spec_of(card).has_whole_view else None
 
 
 def problem(found: Problem) -> str:

@@ -7,7 +7,8 @@ from datetime import datetime
 from sqlalchemy import and_, func, or_, select, update
 
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
-from kandev_slack.core.pending import ItemKind, known_kind
+from kandev_slack.core.pending import known_kind
+from kandev_slack.kinds.registry import QUESTION_LISTED
 from kandev_slack.store.base import insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.cards.copies import CopiesMixin
@@ -163,7 +164,7 @@ class CardsRepository(CopiesMixin):
                 select(cards.c.pending_id, cards.c.created_at)
                 .where(
                     _WAITING,
-                    cards.c.kind == ItemKind.QUESTION.value,
+                    cards.c.kind.in_(QUESTION_LISTED),
                 )
                 .order_by(cards.c.created_at, cards.c.pending_id)
             ).all()

@@ -21,7 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-from kandev_slack.core.approval import kind_of_key
+from kandev_slack.kinds.registry import item_kind_of_payload
 from kandev_slack.store.base import insert_unless_exists
 from kandev_slack.store.cards.kinds import waiting_state, write_waiting, write_waiting_status
 from kandev_slack.store.queues.pace import PaceMixin
@@ -88,7 +88,7 @@ class OutboxRepository(PaceMixin):
         step that needs the write, so both happen or neither)."""
         now = self._now()
         pending_id = payload.get("pending_id")
-        item_kind = kind_of_key(pending_id if isinstance(pending_id, str) else None).value
+        item_kind = item_kind_of_payload(pending_id).value
         stmt = (
             insert_unless_exists(conn, outbox, "dedupe_key")
             .values(

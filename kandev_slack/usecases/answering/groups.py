@@ -38,7 +38,7 @@ from kandev_slack.cards.views.groups import MAX_LINKS
 from kandev_slack.core.clarification import Answer, Question
 from kandev_slack.core.domain import Card, CardOutcome, CardState, PastChoice
 from kandev_slack.core.groups import AlsoAsked
-from kandev_slack.core.pending import ItemKind
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.usecases.answering.admission import Refusal, Request
 from kandev_slack.usecases.answering.verdicts import Verdict
 from kandev_slack.usecases.audit import Audit
@@ -57,7 +57,7 @@ MAX_GROUP = 20
 
 
 def _one_question(card: Card) -> bool:
-    return card.kind is ItemKind.QUESTION and len(card.bundle.questions) == 1
+    return spec_of(card).one_question(card)
 
 
 def groupable(card: Card) -> bool:

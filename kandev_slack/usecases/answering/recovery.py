@@ -22,11 +22,11 @@ import threading
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
-from kandev_slack.core.approval import kind_of_key
 from kandev_slack.core.domain import Card
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevAuthError, KandevUnavailable
 from kandev_slack.kandev.models import NotRecorded, Outcome, Unconfirmed
+from kandev_slack.kinds.registry import label_of_key
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import log_context
 from kandev_slack.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
@@ -172,7 +172,7 @@ class Recovery:
         if not self.submissions.finish_submission(key, verdict.kind, repeat_of(verdict)):
             return None  # finished meanwhile by someone else; they told the person
         self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
-        metrics.answer(SOURCE, "", verdict.kind, item=kind_of_key(sub.pending_id))
+        metrics.answer(SOURCE, "", verdict.kind, item=label_of_key(sub.pending_id))
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
 
@@ -192,7 +192,7 @@ class Recovery:
         if not self.submissions.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
         self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
-        metrics.answer(SOURCE, "", kind, item=kind_of_key(sub.pending_id))
+        metrics.answer(SOURCE, "", kind, item=label_of_key(sub.pending_id))
         card = self.cards.get(sub.pending_id)
         verdict = Verdict(kind, card, action=attempt.action, gave_up=True)
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)

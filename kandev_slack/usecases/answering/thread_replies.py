@@ -22,7 +22,7 @@ from typing import Literal, Protocol
 from kandev_slack.core.clarification import Answer, Option, Question
 from kandev_slack.core.domain import Card
 from kandev_slack.core.limits import KANDEV_MAX_TEXT
-from kandev_slack.core.pending import ItemKind
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.store.cards.thread_replies import CANCELLED, DELETED, OFFERED, SENT
 from kandev_slack.store.cards.thread_replies import ThreadReply as ThreadReply
 from kandev_slack.store.errors import is_unavailable
@@ -242,7 +242,7 @@ class ThreadReplies:
         card = self.cards.card_at(message.channel, message.thread_ts)
         if card is None:
             return Ignored("not a card's thread")
-        if card.kind is not ItemKind.QUESTION:
+        if not spec_of(card).thread_answerable:
             return Ignored("not a question card")
         if card.state.terminal:
             return Ignored("resolved")
@@ -297,7 +297,7 @@ class ThreadReplies:
         if kept is None or kept.state != OFFERED or kept.user_id != edit.user_id:
             return Ignored("not an offered reply")
         card = self.cards.card_at(kept.channel, kept.thread_ts)
-        if card is None or card.kind is not ItemKind.QUESTION or card.state.terminal:
+        if card is None or not spec_of(card).thread_answerable or card.state.terminal:
             return Ignored("resolved")
         question = next(
             (q for q in card.bundle.questions if q.question_id == kept.question_id), None
@@ -358,7 +358,7 @@ class ThreadReplies:
 
     def _question(self, reply: ThreadReply) -> Question | None:
         card = self.cards.card_at(reply.channel, reply.thread_ts)
-        if card is None or card.kind is not ItemKind.QUESTION:
+        if card is None or not spec_of(card).thread_answerable:
             return None
         return next((q for q in card.bundle.questions if q.question_id == reply.question_id), None)
 

@@ -26,7 +26,7 @@ from datetime import datetime
 from kandev_slack.cards.views.followups import escalated_reply, escalation_note, reminder_text
 from kandev_slack.config.followups import FollowUps
 from kandev_slack.core.claims import followup_age
-from kandev_slack.core.pending import ItemKind
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.store.cards.followups import NewMessage, OutboxRow, Waiting
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
 from kandev_slack.usecases.outbox.keys import POST_COPY, REPLY, copy_post_key, reply_key
@@ -85,7 +85,7 @@ class FollowUpWorker(PeriodicWorker):
     def _remind(self, item: Waiting, step: int, followups: FollowUps) -> bool:
         card = item.card
         key = f"remind:{card.pending_id}:{step}"
-        question = card.item.kind is ItemKind.QUESTION  # Markdown; an approval's is literal
+        question = spec_of(card).markdown_headline  # Markdown; an approval's is literal
         text = reminder_text(
             followups.reminder_age(step), followups.mention, card.item.headline, markdown=question
         )

@@ -20,6 +20,7 @@ from kandev_slack.core.clarification import Bundle
 from kandev_slack.core.domain import Card, CardState, TaskInfo
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevError
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.store import CardsRepository
 from kandev_slack.usecases.answering.permissions import Permissions
@@ -91,9 +92,9 @@ class WaitingQueue:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev
         cannot be reached."""
         return [
-            Waiting(bundle=c.item, task=c.task, card=c)
+            Waiting(bundle=c.bundle, task=c.task, card=c)
             for c in self.cards.pending()
-            if c.ts and isinstance(c.item, Bundle)
+            if c.ts and spec_of(c).listed_as_question
         ]
 
     def approvals_for(self, user_id: str) -> list[tuple[Card, str | None]]:

@@ -12,8 +12,8 @@ import logging
 from typing import Any, Protocol
 
 from kandev_slack.cards.approval.view import fits_view, thread_parts
-from kandev_slack.core.approval import Approval
 from kandev_slack.core.domain import Card
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.usecases.outbox.keys import REPLY, reply_key
 
 log = logging.getLogger(__name__)
@@ -35,11 +35,11 @@ class WholeText:
         """Whether ``card``'s approval needs its thread for the whole text, and the thread is
         there to hold it (a posted card still waiting): then its parts are enqueued (once)
         and True is returned."""
-        if not isinstance(card.item, Approval) or fits_view(card.item):
+        if not spec_of(card).needs_thread_for_whole_text(card, fits_view):
             return False
         if self.outbox is None or not card.ts or card.state.terminal:
             return False
-        parts = thread_parts(card.item)
+        parts = thread_parts(card.approval)
         for index, text in enumerate(parts):
             key = f"whole:{card.pending_id}:{index + 1}"
             payload = {"pending_id": card.pending_id, "key": key, "text": text}

@@ -1,0 +1,109 @@
+"""The registry of item kinds: every kind has one spec doing every operation, an unknown kind
+raises, and no code outside kandev_slack/kinds/ tells kinds apart itself."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from kandev_slack.cards.kinds import RENDERERS
+from kandev_slack.core.pending import ItemKind
+from kandev_slack.kinds.registry import (
+    SPECS,
+    UnknownKindError,
+    item_kind_of_payload,
+    kind_of_key,
+    label_of_key,
+    spec_of,
+    spec_of_key,
+)
+from kandev_slack.kinds.spec import KindSpec
+
+BOT = Path(__file__).resolve().parents[3] / "kandev_slack"
+#: The Protocol's operations and facts (everything it names but the Protocol machinery).
+OPERATIONS = sorted(
+    {n for n in vars(KindSpec) if not n.startswith("_")}
+    | set(KindSpec.__annotations__)  # the facts declared as attributes
+)
+#: core/domain.py holds the pydantic union of the items and Card's typed accessors
+#: (Card.bundle / Card.approval narrow by type): the one place outside kinds/ allowed to.
+EXEMPT = {BOT / "core" / "domain.py"}
+
+
+def test_every_kind_has_exactly_one_spec_of_that_kind() -> None:
+    assert set(SPECS) == set(ItemKind)
+    for kind, spec in SPECS.items():
+        assert spec.kind is kind
+        assert spec_of(kind) is spec and spec_of(kind.value) is spec
+
+
+def test_every_kind_has_a_renderer() -> None:
+    assert set(RENDERERS) == set(ItemKind)
+
+
+@pytest.mark.parametrize("kind", list(ItemKind))
+def test_each_spec_does_every_operation(kind: ItemKind) -> None:
+    spec = SPECS[kind]
+    missing = [name for name in OPERATIONS if not hasattr(spec, name)]
+    assert not missing, f"{kind}: {missing}"
+
+
+@pytest.mark.parametrize("what", ["bogus", "", None, 3, "perm:abc"])
+def test_an_unknown_kind_raises(what: object) -> None:
+    with pytest.raises(UnknownKindError):
+        spec_of(what)
+
+
+def test_keys_name_exactly_one_kind_or_raise() -> None:
+    assert kind_of_key("perm:r1") is ItemKind.APPROVAL
+    assert kind_of_key("b7c1-42") is ItemKind.QUESTION
+    assert spec_of_key("perm:r1") is SPECS[ItemKind.APPROVAL]
+    for bad in ("future:x", "", None):
+        with pytest.raises(UnknownKindError):
+            kind_of_key(bad)
+    assert label_of_key("future:x") == "unknown"
+
+
+def test_an_outbox_write_without_a_card_key_follows_the_named_legacy_rule() -> None:
+    assert item_kind_of_payload(None) is ItemKind.QUESTION
+    assert item_kind_of_payload("perm:r1") is ItemKind.APPROVAL
+    with pytest.raises(UnknownKindError):
+        item_kind_of_payload("future:x")
+
+
+def _kind_checks(tree: ast.AST) -> list[int]:
+    """Lines of isinstance(..., Bundle|Approval) and comparisons with ItemKind members."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
+            names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+            names |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
+            if names & {"Bundle", "Approval"}:
+                found.append(node.lineno)
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                for sub in ast.walk(side):
+                    if (
+                        isinstance(sub, ast.Attribute)
+                        and isinstance(sub.value, ast.Name)
+                        and sub.value.id == "ItemKind"
+                    ):
+                        found.append(node.lineno)
+    return found
+
+
+def test_no_kind_checks_outside_the_kinds() -> None:
+    offenders = []
+    for path in sorted(BOT.rglob("*.py")):
+        if (BOT / "kinds") in path.parents or path in EXEMPT:
+            continue
+        for line in _kind_checks(ast.parse(path.read_text(encoding="utf-8"))):
+            offenders.append(f"{path.relative_to(BOT.parent)}:{line}")
+    assert not offenders, "ask spec_of(...) instead:\n" + "\n".join(offenders)
+
+
+def test_the_check_catches_kind_checks() -> None:
+    source = "isinstance(x, Approval)\ncard.kind is ItemKind.QUESTION\nisinstance(x, str)\n"
+    assert _kind_checks(ast.parse(source)) == [1, 2]
