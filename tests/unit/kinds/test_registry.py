@@ -7,8 +7,10 @@ import ast
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from kandev_slack.cards.kinds import RENDERERS
+from kandev_slack.core.domain import Item
 from kandev_slack.core.pending import ItemKind
 from kandev_slack.kinds.registry import (
     SPECS,
@@ -20,6 +22,7 @@ from kandev_slack.kinds.registry import (
     spec_of_key,
 )
 from kandev_slack.kinds.spec import KindSpec
+from tests.kit.factories import make_bundle
 
 BOT = Path(__file__).resolve().parents[3] / "kandev_slack"
 #: The Protocol's operations and facts (everything it names but the Protocol machinery).
@@ -107,3 +110,20 @@ def test_no_kind_checks_outside_the_kinds() -> None:
 def test_the_check_catches_kind_checks() -> None:
     source = "isinstance(x, Approval)\ncard.kind is ItemKind.QUESTION\nisinstance(x, str)\n"
     assert _kind_checks(ast.parse(source)) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {"type": "future", "pending_id": "x", "task_id": "t"},
+        {"pending_id": "x", "task_id": "t", "created_at": "2026-01-01T00:00:00Z"},
+    ],
+)
+def test_a_stored_item_of_no_known_shape_is_refused_not_read_as_a_bundle(stored: dict) -> None:
+    with pytest.raises(ValidationError):
+        TypeAdapter(Item).validate_python(stored)
+
+
+def test_a_stored_bundle_is_read_by_its_named_untagged_shape() -> None:
+    bundle = make_bundle()
+    assert TypeAdapter(Item).validate_json(bundle.model_dump_json()) == bundle
