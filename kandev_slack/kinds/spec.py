@@ -43,7 +43,9 @@ class Resolver(Protocol[O_co]):
     kandev_slack.kandev.client.KandevClient; each kind uses its own part)."""
 
     @property
-    def permissions(self) -> Any: ...
+    def permissions(self) -> Any:
+        """The approval calls (each kind's spec types the part it uses)."""
+        ...
 
     def answer(
         self,
