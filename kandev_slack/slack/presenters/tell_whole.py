@@ -22,7 +22,6 @@ from kandev_slack.slack.presenters import said
 from kandev_slack.slack.presenters.tell import ClickReply, Teller
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.usecases.answering.admission import Where
-from kandev_slack.usecases.answering.groups import Offer
 from kandev_slack.usecases.answering.interactions import Result
 from kandev_slack.usecases.answering.verdicts import Verdict
 from kandev_slack.usecases.views.whole_text import WholeText
@@ -39,15 +38,6 @@ class WholeOpener:
 
     def now(self, result: Result) -> None:
         self.teller.tell(self.where, said.words_for(result))
-
-    def recorded(self) -> None:
-        raise AssertionError("opening a view records nothing")
-
-    def later(self, verdict: Verdict) -> None:
-        raise AssertionError("opening a view sends nothing")
-
-    def offer(self, offer: Offer) -> None:
-        raise AssertionError("opening a view sends nothing")
 
     def opened(self, card: Card) -> Callable[[], None] | None:
         """Open the full view of ``card`` (nothing to fill in later: the card holds it)."""
