@@ -33,7 +33,8 @@ class WholeOpener:
     where: Where
     notifier: Notifier
     teller: Teller
-    whole: WholeText
+    #: None: no thread to post a long text in (the view points to Kandev).
+    whole: WholeText | None
     kandev_url: str
 
     def now(self, result: Result) -> None:
@@ -53,7 +54,7 @@ class WholeOpener:
             origin=interaction.request.via,
             response_url=interaction.response_url,
         ).encode()
-        in_thread = self.whole.in_thread(card)
+        in_thread = self.whole is not None and self.whole.in_thread(card)
         waiting = not card.state.terminal
         view = whole_view(
             card,
