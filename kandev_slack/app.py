@@ -82,6 +82,16 @@ def build(settings: Settings, mode: Mode) -> Bot:
     parts = use_cases(settings, health, store, kandev, SlackGateway(web))
     bolt = _bolt_app(web, parts.services, settings, mode)
     hints = _hints(settings, parts)
+    worker_id = parts.publisher.worker_id
+    set_replica(worker_id)
+    metrics.watch_state(lambda: metrics_state(store, health))
+    # The stops the workers watch, made first so every worker is made before the Bot.
+    stop, edits_stop, leases_stop = threading.Event(), threading.Event(), threading.Event()
+    workers = _workers(parts, stop)
+    if not workspace_check.done:
+        poll = settings.kandev_poll_interval
+        workers.append(_worker("routing-check", workspace_check.run, stop, poll))
+    leases = LeaseKeeper(store.outbox, store.submissions, worker_id, parts.in_flight)
     bot = Bot(
         settings=settings,
         mode=mode,
@@ -90,7 +100,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         kandev=kandev,
         bolt=bolt,
         hints=hints,
-        workers=[],
+        workers=workers,
         lanes=[parts.services.answering, parts.services.reading],
         wakeups=[
             parts.sync_wakeup,
@@ -99,20 +109,16 @@ def build(settings: Settings, mode: Mode) -> Bot:
             parts.approvals.wakeup,
             parts.approvals.hints_wakeup,
         ],
+        worker_id=worker_id,
+        in_flight=parts.in_flight,
+        lease_worker=_worker("leases", leases.run, leases_stop),
         sync=parts.sync,
+        # Stopped only after the answers in flight (their card edits are sent first).
+        edit_workers=[_worker("publisher", parts.publisher.run, edits_stop)],
+        stop=stop,
+        edits_stop=edits_stop,
+        leases_stop=leases_stop,
     )
-    worker_id = parts.publisher.worker_id
-    bot.worker_id, bot.in_flight = worker_id, parts.in_flight
-    set_replica(worker_id)
-    metrics.watch_state(lambda: metrics_state(store, health))
-    bot.workers = _workers(parts, bot.stop)
-    # Stopped only after the answers in flight (their card edits are sent first).
-    bot.edit_workers = [_worker("publisher", parts.publisher.run, bot.edits_stop)]
-    leases = LeaseKeeper(store.outbox, store.submissions, worker_id, parts.in_flight)
-    bot.lease_worker = _worker("leases", leases.run, bot.leases_stop)
-    if not workspace_check.done:
-        poll = settings.kandev_poll_interval
-        bot.workers.append(_worker("routing-check", workspace_check.run, bot.stop, poll))
     return bot
 
 

@@ -12,7 +12,8 @@ from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.hints import NewPending, Resolved
 from kandev_slack.ops.health import Health
-from kandev_slack.slack.presenters.tell import RecoveryAnnouncer
+from kandev_slack.slack.parsing.forms import read_form
+from kandev_slack.slack.presenters.tell import RecoveryAnnouncer, Teller
 from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import (
     ANSWERING_WAITING,
@@ -28,16 +29,19 @@ from kandev_slack.usecases.answering.admission import Admission
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
 from kandev_slack.usecases.answering.groups import Groups
+from kandev_slack.usecases.answering.interactions import Interactions
 from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, SubscriptionService
-from kandev_slack.usecases.intake.approvals import Approvals
+from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
 from kandev_slack.usecases.intake.past_answers import PastAnswers
+from kandev_slack.usecases.intake.sweep_watch import SweepWatch
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.intake.tasks import TaskDirectory
+from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.leases import InFlight
 from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.usecases.views.conversation import ConversationService
@@ -180,6 +184,8 @@ def _approvals(
         health,
         clock=lambda: datetime.now(UTC),
         wakeup=Signal("approvals"),
+        unroutable=Unroutables(health, UNROUTABLE, "approval"),
+        sweep_watch=SweepWatch(health, SWEEP, "approval sweep", SWEEP_DEADLINE_S),
         poll_interval=settings.kandev_poll_interval,
     )
 
@@ -263,6 +269,12 @@ def _listener_services(
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
     admission = Admission(store.cards, store.audit_log, queue, queue.permissions)
+    answering = Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING)
+    reading = Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING)
+    groups = Groups(store.cards, store.audit_log)
+    interactions = Interactions(
+        admission, answers, answering, reading, read_form, claims, snoozes, groups
+    )
     return Services(
         admission=admission,
         answers=answers,
@@ -276,8 +288,8 @@ def _listener_services(
         home=home,
         notifier=notifier,
         kandev_public_url=public_url,
-        answering=Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING),
-        reading=Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING),
+        answering=answering,
+        reading=reading,
         conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
         subscriptions=SubscriptionService(store.followups, kandev),
         claims=claims,
@@ -285,6 +297,8 @@ def _listener_services(
             admission, store.thread_replies, queue.permissions, store.audit_log
         ),
         snoozes=snoozes,
-        groups=Groups(store.cards, store.audit_log),
+        groups=groups,
+        interactions=interactions,
+        teller=Teller(notifier, home),
         whole=WholeText(store.outbox),
     )

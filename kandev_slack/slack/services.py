@@ -13,7 +13,7 @@ from kandev_slack.cards.more import skip_confirm
 from kandev_slack.cards.views import groups as groups_words
 from kandev_slack.cards.views import thread_reply
 from kandev_slack.slack.parsing import markup
-from kandev_slack.slack.parsing.forms import FormKind, read_form
+from kandev_slack.slack.parsing.forms import FormKind
 from kandev_slack.slack.parsing.requests import Form, Interaction
 from kandev_slack.slack.presenters import said
 from kandev_slack.slack.presenters.form_reply import FormReply
@@ -83,28 +83,17 @@ class Services:
     snoozes: Snoozes
     #: Identical questions answered at once (kandev_slack/usecases/answering/groups.py).
     groups: Groups
+    #: The click and form pipeline (kandev_slack/usecases/answering/interactions.py), built
+    #: in the composition root from the services above.
+    interactions: Interactions
+    #: Tells one person where they interacted (or on their Home).
+    teller: Teller
     #: Replies in a card's thread offered as an answer (None: not wired, e.g. some tests).
     thread_replies: ThreadReplies | None = None
     #: An approval's whole text beyond its full view, in the card's thread (None: not wired,
     #: e.g. some tests; such a text then points to Kandev).
     whole: WholeText | None = None
     clock: Callable[[], datetime] = field(default=_now)
-    #: The click and form pipeline (built from the services above).
-    interactions: Interactions = field(init=False)
-    teller: Teller = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.interactions = Interactions(
-            self.admission,
-            self.answers,
-            self.answering,
-            self.reading,
-            read_form,
-            self.claims,
-            self.snoozes,
-            self.groups,
-        )
-        self.teller = Teller(self.notifier, self.home)
 
     def tell(self, where: Where, text: str) -> None:
         """An ephemeral message to the person where they interacted (or a Home notice)."""
@@ -316,7 +305,7 @@ class Services:
             parsed.where,
             self.notifier,
             self.teller,
-            self.whole or WholeText(None),
+            self.whole,
             self.kandev_public_url,
         )
         self.interactions.view(parsed, opener)

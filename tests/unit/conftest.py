@@ -17,6 +17,8 @@ from kandev_slack.core.signals import Signal
 from kandev_slack.kits.fakeslack import FakeSlack
 from kandev_slack.ops.health import Health
 from kandev_slack.slack.app import build_bolt_app
+from kandev_slack.slack.parsing.forms import read_form
+from kandev_slack.slack.presenters.tell import Teller
 from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import Lane
 from kandev_slack.slack_api.notify import Notifier
@@ -27,6 +29,7 @@ from kandev_slack.usecases.answering.admission import Admission, Admitted, Reque
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
 from kandev_slack.usecases.answering.groups import Groups
+from kandev_slack.usecases.answering.interactions import Interactions
 from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.snooze import Snoozes
 from kandev_slack.usecases.followups.subscriptions import SubscriptionService
@@ -232,12 +235,21 @@ def services(
         kandev_url=KANDEV_URL,
         snoozes=snoozes,
     )
+    notifier = Notifier(gateway)
+    claims = Claims(
+        store.claims,
+        store.cards,
+        store.audit_log,
+        queue.permissions.claim_for,
+        lambda: None,
+    )
+    groups = Groups(store.cards, store.audit_log)
     yield Services(
         admission=admission,
         answers=answers,
         listing=ListingService(queue, fake_kandev, kandev_url=KANDEV_URL),
         home=home,
-        notifier=Notifier(gateway),
+        notifier=notifier,
         kandev_public_url=KANDEV_URL,
         answering=lanes[0],
         reading=lanes[1],
@@ -245,15 +257,13 @@ def services(
             fake_kandev, PastAnswers(store.cards, queue.routing), queue.routing, queue.permalinks
         ),
         subscriptions=SubscriptionService(store.followups, fake_kandev),
-        claims=Claims(
-            store.claims,
-            store.cards,
-            store.audit_log,
-            queue.permissions.claim_for,
-            lambda: None,
-        ),
+        claims=claims,
         snoozes=snoozes,
-        groups=Groups(store.cards, store.audit_log),
+        groups=groups,
+        interactions=Interactions(
+            admission, answers, lanes[0], lanes[1], read_form, claims, snoozes, groups
+        ),
+        teller=Teller(notifier, home),
         whole=WholeText(store.outbox),
     )
     for lane in lanes:

@@ -441,3 +441,21 @@ def test_a_downward_import_passes(module: str, source: str) -> None:
         module: source,
     }
     assert list(violations(sources)) == []
+
+
+#: A folder's top holds at most this many modules (its ``__init__.py`` aside): past it, the
+#: folder is split by what varies (CONTRIBUTING, "Where a change goes").
+MAX_MODULES_AT_TOP = 12
+#: Alembic's revisions: one file per schema version, append-only history named by Alembic.
+NOT_A_ROOM = frozenset({"store/alembic/versions"})
+
+
+def test_no_folder_has_more_than_twelve_modules_at_its_top() -> None:
+    crowded = {}
+    for folder in [BOT, *sorted(p for p in BOT.rglob("*") if p.is_dir())]:
+        if folder.name == "__pycache__" or folder.relative_to(BOT).as_posix() in NOT_A_ROOM:
+            continue
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if len(modules) > MAX_MODULES_AT_TOP:
+            crowded[folder.relative_to(ROOT).as_posix()] = len(modules)
+    assert crowded == {}

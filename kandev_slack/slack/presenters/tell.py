@@ -2,10 +2,12 @@
 interactions.py) — an ephemeral message, the modal updated, field errors, a form opened — with
 the words chosen from kandev_slack/cards/words.py (kandev_slack/slack/presenters/said.py).
 
-One :class:`~kandev_slack.usecases.answering.interactions.Reply` per kind of interaction:
-:class:`ClickReply` (an
-option button: ack, then tell), :class:`FormOpener` (a button or shortcut that opens a form)
-and :class:`FormAnswer` (a submitted form, answered in its ack or by ``views.update``).
+One reply per kind of interaction, each implementing only the port its pipeline step calls
+(kandev_slack/usecases/answering/interactions.py): a ``Reply`` for what is sent to Kandev —
+:class:`ClickReply` (an option button: ack, then tell), :class:`FormAnswer` (a submitted form,
+answered in its ack or by ``views.update``), :class:`ReplyPrompt`; a ``Told`` for what records
+nothing — :class:`FormOpener` (a button or shortcut that opens a form); a ``ViewReply`` for a
+view to open — :class:`ConversationOpener`.
 """
 
 from __future__ import annotations
@@ -142,15 +144,6 @@ class FormOpener:
         else:
             self.teller.tell(self.where, said.words_for(result))
 
-    def recorded(self) -> None:  # opening a form records nothing
-        raise AssertionError("a form opener records nothing")
-
-    def later(self, verdict: Verdict) -> None:
-        raise AssertionError("a form opener sends nothing")
-
-    def offer(self, offer: Offer) -> None:
-        raise AssertionError("a form opener sends nothing")
-
     def _open(self, interaction: Interaction, card: Card) -> None:
         request = interaction.request
         on_message = request.via in ("card", "shortcut") and request.channel and request.ts
@@ -238,15 +231,6 @@ class ConversationOpener:
 
     def now(self, result: Result) -> None:
         self.teller.tell(self.where, said.words_for(result))
-
-    def recorded(self) -> None:
-        raise AssertionError("opening a view records nothing")
-
-    def later(self, verdict: Verdict) -> None:
-        raise AssertionError("opening a view sends nothing")
-
-    def offer(self, offer: Offer) -> None:
-        raise AssertionError("opening a view sends nothing")
 
     def opened(self, card: Card) -> Callable[[], None] | None:
         interaction = self.interaction

@@ -22,7 +22,6 @@ from kandev_slack.slack.presenters import said
 from kandev_slack.slack.presenters.tell import ClickReply, Teller
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.usecases.answering.admission import Where
-from kandev_slack.usecases.answering.groups import Offer
 from kandev_slack.usecases.answering.interactions import Result
 from kandev_slack.usecases.answering.verdicts import Verdict
 from kandev_slack.usecases.views.whole_text import WholeText
@@ -34,20 +33,12 @@ class WholeOpener:
     where: Where
     notifier: Notifier
     teller: Teller
-    whole: WholeText
+    #: None: no thread to post a long text in (the view points to Kandev).
+    whole: WholeText | None
     kandev_url: str
 
     def now(self, result: Result) -> None:
         self.teller.tell(self.where, said.words_for(result))
-
-    def recorded(self) -> None:
-        raise AssertionError("opening a view records nothing")
-
-    def later(self, verdict: Verdict) -> None:
-        raise AssertionError("opening a view sends nothing")
-
-    def offer(self, offer: Offer) -> None:
-        raise AssertionError("opening a view sends nothing")
 
     def opened(self, card: Card) -> Callable[[], None] | None:
         """Open the full view of ``card`` (nothing to fill in later: the card holds it)."""
@@ -63,7 +54,7 @@ class WholeOpener:
             origin=interaction.request.via,
             response_url=interaction.response_url,
         ).encode()
-        in_thread = self.whole.in_thread(card)
+        in_thread = self.whole is not None and self.whole.in_thread(card)
         waiting = not card.state.terminal
         view = whole_view(
             card,

@@ -41,11 +41,18 @@ T = TypeVar("T")
 # ---- the ports ---------------------------------------------------------------------------
 
 
-class Reply(Protocol):
-    """How one interaction is answered (kandev_slack/slack/presenters/tell.py)."""
+class Told(Protocol):
+    """How an interaction that records nothing is answered: a refusal, busy, a form opened,
+    a claim's or a snooze's change (the narrow port of :meth:`Interactions.admit`,
+    :meth:`Interactions.claim`, :meth:`Interactions.snooze`)."""
 
     def now(self, result: Result) -> None:
         """The interaction's one answer, nothing recorded (a click: ack, then tell)."""
+
+
+class Reply(Told, Protocol):
+    """How one interaction that sends to Kandev is answered (a click, a form, a thread
+    reply's Send: kandev_slack/slack/presenters/tell.py)."""
 
     def recorded(self) -> None:
         """The submission is recorded durably: acknowledge it; :meth:`later` follows."""
@@ -58,8 +65,9 @@ class Reply(Protocol):
         (kandev_slack/usecases/answering/groups.py)."""
 
 
-class ViewReply(Reply, Protocol):
-    """How a click that opens a view to fill in (the Conversation view) is answered."""
+class ViewReply(Told, Protocol):
+    """How a click that opens a view to fill in (the Conversation view) is answered: it
+    records and sends nothing."""
 
     def opened(self, card: Card) -> Callable[[], None] | None:
         """Open the view of ``card`` at once; the job that fills it in (run in the reading
@@ -262,7 +270,7 @@ class Interactions:
                 place, admitted = held
                 self._send(place, admitted, reply, reason=SKIPPED_REASON)
 
-    def _admitted(self, parsed: Described | Unusable, reply: Reply) -> Admitted | None:
+    def _admitted(self, parsed: Described | Unusable, reply: Told) -> Admitted | None:
         """A change that sends nothing to Kandev, admitted (None: refused, and told)."""
         if isinstance(parsed, Unusable):
             reply.now(self.refuse_unusable(parsed))
@@ -273,7 +281,7 @@ class Interactions:
             return None
         return admitted
 
-    def claim(self, parsed: Described | Unusable, reply: Reply, *, release: bool = False) -> None:
+    def claim(self, parsed: Described | Unusable, reply: Told, *, release: bool = False) -> None:
         """ "I'm on it" / "Take over" (or "Release"): admit, change the claim, tell. Nothing
         goes to Kandev, so no lane: the change is one write, made before the ack."""
         with _unrecorded(reply):
@@ -282,7 +290,7 @@ class Interactions:
                 change = self.claims.release if release else self.claims.take
                 reply.now(change(admitted))
 
-    def snooze(self, parsed: Described | Unusable, reply: Reply, *, undo: bool = False) -> None:
+    def snooze(self, parsed: Described | Unusable, reply: Told, *, undo: bool = False) -> None:
         """ "Snooze…" (or "Unsnooze"): admit, change the person's snooze, tell. Nothing goes
         to Kandev: one write, made before the ack."""
         with _unrecorded(reply):
@@ -303,7 +311,7 @@ class Interactions:
                 place, admitted = held
                 self._send(place, admitted, reply, answers=answers)
 
-    def admit(self, parsed: Described | Unusable, reply: Reply) -> None:
+    def admit(self, parsed: Described | Unusable, reply: Told) -> None:
         """A button or shortcut that opens a form: refused, or admitted (the form opens)."""
         if isinstance(parsed, Unusable):
             reply.now(self.refuse_unusable(parsed))
@@ -325,7 +333,7 @@ class Interactions:
         place.run(fill)
 
     def _reserve_and_admit(
-        self, lane: Lane, parsed: Described | Unusable, reply: Reply | ViewReply
+        self, lane: Lane, parsed: Described | Unusable, reply: Told
     ) -> tuple[Place, Admitted] | None:
         """A place in ``lane`` and the admitted request, or None once the person was told why
         not (unusable, busy, refused: the place is given back)."""
@@ -405,7 +413,7 @@ class _Described:
 
 
 @contextmanager
-def _unrecorded(reply: Reply) -> Iterator[None]:
+def _unrecorded(reply: Told) -> Iterator[None]:
     """A database that cannot record the interaction (nothing was recorded or sent, the reply
     not given yet) is told as :class:`Unrecorded`, not left unanswered."""
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import KW_ONLY, dataclass
 
 from kandev_slack.ops.health import Health
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 INTERVAL_S = 1.0
 
 
-class PeriodicLoop:
+class PeriodicLoop(ABC):
     """The loop every periodic worker shares: a round every ``interval_s``, its failures
     reported in /healthz as ``component`` (``failing``) until a round succeeds again. A
     subclass (a dataclass) has ``health`` and ``interval_s`` and does one round in
@@ -41,9 +42,9 @@ class PeriodicLoop:
                 self.health.problem(self.component, self.failing)
             stop.wait(self.interval_s)
 
+    @abstractmethod
     def work_once(self) -> int:
         """One round; returns how much was done."""
-        raise NotImplementedError
 
 
 @dataclass(eq=False)

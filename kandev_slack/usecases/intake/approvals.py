@@ -160,27 +160,24 @@ class Approvals:
     clock: Callable[[], datetime]
     #: Wakes the sweep's loop: the hints reconnected (and shut-down).
     wakeup: Signal
+    #: Listed requests whose route cannot be decided yet, by card key (said in /healthz as
+    #: :data:`UNROUTABLE`).
+    unroutable: Unroutables
+    #: How the sweeps are said in /healthz (:data:`SWEEP`, deadline :data:`SWEEP_DEADLINE_S`).
+    sweep_watch: SweepWatch
     poll_interval: float = 5.0
-    #: How long a sweep may take before /healthz says so (``sweep_watch.deadline``).
-    sweep_deadline: float = SWEEP_DEADLINE_S
     #: Wakes the hints' loop (``run_hints``): a hint named a session.
     hints_wakeup: Signal = field(default_factory=lambda: Signal("approval hints"))
     #: (task, session) pairs push hints said wait on a permission (filled on the hints thread).
     hinted: Inbox[tuple[str, str]] = field(init=False)
     #: Sessions whose pending action went away (filled on the hints thread).
     resolved: Inbox[str] = field(init=False)
-    #: Listed requests whose route cannot be decided yet, by card key.
-    unroutable: Unroutables = field(init=False)
-    #: How the sweeps are said in /healthz.
-    sweep_watch: SweepWatch = field(init=False)
     _missing_since: dict[str, float] = field(default_factory=dict)
     _sweep_due: bool = True
 
     def __post_init__(self) -> None:
         self.hinted = Inbox("approval hints", wakes=self.hints_wakeup)
         self.resolved = Inbox("sessions resolved", wakes=self.hints_wakeup)
-        self.unroutable = Unroutables(self.health, UNROUTABLE, "approval")
-        self.sweep_watch = SweepWatch(self.health, SWEEP, "approval sweep", self.sweep_deadline)
 
     # ---- what wakes it (called on the hints thread: hand over only) -------------------------
 

@@ -21,8 +21,10 @@ from kandev_slack.kandev.permissions.wire import PermissionRecord
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.usecases.intake import approvals as approvals_module
-from kandev_slack.usecases.intake.approvals import UNROUTABLE, Approvals
+from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
+from kandev_slack.usecases.intake.sweep_watch import SweepWatch
 from kandev_slack.usecases.intake.tasks import TaskDirectory
+from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import CHANNEL
 from tests.kit.fakes import FakeKandev, FakePermissions
@@ -57,6 +59,8 @@ def _approvals(
         health,
         clock=lambda: NOW,
         wakeup=Signal("approvals"),
+        unroutable=Unroutables(health, UNROUTABLE, "approval"),
+        sweep_watch=SweepWatch(health, SWEEP, "approval sweep", SWEEP_DEADLINE_S),
     )
 
 
