@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kandev_slack.cards.approval.card import approval_outcome_line, render_approval
-from kandev_slack.cards.question.card import render_card
 from kandev_slack.cards.wording import outcome_line
 from kandev_slack.core.domain import Card, CardOutcome
 from kandev_slack.core.groups import AlsoAsked
 from kandev_slack.core.pending import ItemKind
+from kandev_slack.kinds.approval.cards.card import approval_outcome_line, render_approval
+from kandev_slack.kinds.question.cards.card import render_card
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,8 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     # The item kinds (kandev_slack/kinds/) stand on core, ops and config, below the use-cases
     # and every edge, which all ask ``spec_of(...)``. They never import an edge: a kind's
     # operation that calls Kandev is given the client (a port, kinds/spec.py's Resolver) by its
-    # caller, which got it from the composition root; the renderers stay in cards
-    # (cards/kinds.py picks one per kind).
+    # caller, which got it from the composition root. A kind's renderers, in its own
+    # package's cards/ (kandev_slack/kinds/<kind>/cards/), stand in the cards layer (layer_of).
     KINDS: frozenset({CORE, OPS, CONFIG}),
     USECASES: frozenset({CORE, OPS, CONFIG, KINDS}),
     KANDEV: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
@@ -163,7 +163,7 @@ KNOWN: Mapping[tuple[str, str], str] = {
     + " (Waiting)",
     (
         "kandev_slack.usecases.views.whole_text",
-        "kandev_slack.cards.approval.view",
+        "kandev_slack.kinds.approval.cards.view",
     ): "asks the renderer whether a text fits a view (fits_view, thread_parts)",
     # use-cases on the Kandev edge
     ("kandev_slack.usecases.answering.answers", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
@@ -278,6 +278,10 @@ def layer_of(module: str) -> str | None:
         return None
     if len(parts) == 1 or parts[1] in {"app", "wiring", "cli", "inproc", "__main__"}:
         return ROOT_LAYER
+    if parts[1] == KINDS and parts[3:4] == [CARDS]:
+        # A kind package is a vertical slice: its rendering half (kinds/<kind>/cards/) stands
+        # in the cards layer, the rest of it in the low kinds layer.
+        return CARDS
     return parts[1]
 
 

@@ -20,13 +20,6 @@ from kandev_slack.cards.limits import (
 )
 from kandev_slack.cards.more import card_head, secondary_actions
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.question.fields import (
-    MAX_OPTION_LINE,
-    card_question_text,
-    chosen_text,
-    context_text,
-    options_text,
-)
 from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
 from kandev_slack.cards.text import (
     ELLIPSIS,
@@ -48,6 +41,13 @@ from kandev_slack.core.claims import Claim
 from kandev_slack.core.clarification import Answer, Bundle, Question
 from kandev_slack.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo, shown_outcome
 from kandev_slack.core.groups import AlsoAsked
+from kandev_slack.kinds.question.cards.fields import (
+    MAX_OPTION_LINE,
+    card_question_text,
+    chosen_text,
+    context_text,
+    options_text,
+)
 
 MAX_TITLE = 300
 MAX_WORKSPACE = 200
