@@ -77,7 +77,7 @@ def card_message(
     ``also_asked``: the other members of its group (its channel card shows them);
     ``reader``: the one person who sees it (a DM card's recipient)."""
     at = now or datetime.now(UTC)
-    rendered = renderer_of(card).card(card, kandev_url, at, also_asked, reader)
+    rendered = renderer_of(card).render_message(card, kandev_url, at, also_asked, reader)
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 

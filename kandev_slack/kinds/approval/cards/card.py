@@ -36,7 +36,7 @@ from kandev_slack.cards.text import fit_escaped, fit_plain, one_line
 from kandev_slack.cards.wording import slack_date, user_mention
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.claims import Claim
-from kandev_slack.core.domain import Card, CardOutcome, CardState, TaskInfo, shown_outcome
+from kandev_slack.core.domain import CardOutcome, CardState, TaskInfo, shown_outcome
 from kandev_slack.kinds.approval.cards.text import (
     confirm_dialog,
     cut_notice,
@@ -318,13 +318,6 @@ def wanted_line(approval: Approval, limit: int = 300) -> str:
     if target:
         return f"{wants(a)}: {plain_middle(target, limit)}"
     return fit_plain(approval.headline, limit)[0]
-
-
-def card_outcome_line(card: Card, outcome: CardOutcome) -> str:
-    """The outcome line of any card, whichever kind (the Home's "Recently resolved")."""
-    from kandev_slack.cards.kinds import renderer_of  # it imports this module
-
-    return renderer_of(card).outcome_line(card, outcome)
 
 
 # ---- what the person is told of an approval -----------------------------------------------------
