@@ -156,6 +156,8 @@ def problem(found: Problem) -> str:
         return found.legacy  # worded by an older version when it finished the submission
     if found.length is not None:
         return words.too_long_message(found.length)
+    if found.found is not None:
+        return words.invalid_message(words.found_detail(found.found))
     return words.invalid_message(found.detail)
 
 
