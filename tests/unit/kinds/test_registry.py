@@ -182,3 +182,30 @@ def test_a_stored_item_of_no_known_shape_is_refused_not_read_as_a_bundle(stored:
 def test_a_stored_bundle_is_read_by_its_named_untagged_shape() -> None:
     bundle = make_bundle()
     assert TypeAdapter(Item).validate_json(bundle.model_dump_json()) == bundle
+
+
+def _kind_packages() -> list[Path]:
+    return sorted(p.parent for p in (BOT / "kinds").glob("*/__init__.py"))
+
+
+def test_a_kind_package_imports_no_other_kind() -> None:
+    """Each kind is a slice of its own: what two kinds share is kind-neutral (core, kinds/spec.py,
+    the cards' top), so a kind can be added or removed alone."""
+    offenders = []
+    names = {p.name for p in _kind_packages()}
+    assert {"question", "approval"} <= names
+    for package in _kind_packages():
+        others = {f"kandev_slack.kinds.{n}" for n in names - {package.name}}
+        for path in sorted(package.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                targets = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+                for target in targets:
+                    if any(target == o or target.startswith(f"{o}.") for o in others):
+                        offenders.append(f"{path.relative_to(BOT.parent)}:{node.lineno} {target}")
+    assert not offenders, "\n".join(offenders)

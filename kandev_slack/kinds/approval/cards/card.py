@@ -31,7 +31,13 @@ from kandev_slack.cards.limits import (
 )
 from kandev_slack.cards.more import card_head, secondary_actions
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
+from kandev_slack.cards.taskline import (
+    MAX_META_TASK_LINE,
+    UNTITLED_TASK,
+    task_line,
+    task_url,
+    urgency_prefix,
+)
 from kandev_slack.cards.text import fit_escaped, fit_plain, one_line
 from kandev_slack.cards.wording import slack_date, user_mention
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
@@ -49,7 +55,6 @@ from kandev_slack.kinds.approval.cards.text import (
     wants,
     whole_label,
 )
-from kandev_slack.kinds.question.cards.card import MAX_META_TASK_LINE, urgency_prefix
 
 MAX_TITLE = 300
 MAX_DESCRIPTION = 300
