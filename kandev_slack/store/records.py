@@ -125,5 +125,5 @@ class OutboxItem(_Row):
     finished_at: datetime | None = None
     #: The posting slot of its channel this item holds (a paced post waiting its turn).
     slot_at: datetime | None = None
-    #: The kind of the card it writes (kandev_slack/store/cards/kinds.py).
+    #: The kind of the card it writes (kandev_slack/store/kinds.py).
     item_kind: str = "question"

@@ -12,7 +12,7 @@ from kandev_slack.kinds.registry import QUESTION_LISTED
 from kandev_slack.store.base import insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.cards.copies import CopiesMixin
-from kandev_slack.store.cards.kinds import KNOWN, claimed_at, in_state, resolved, waiting_state
+from kandev_slack.store.kinds import KNOWN, claimed_at, in_state, resolved, waiting_state
 from kandev_slack.store.schema import cards
 
 _WAITING = in_state(CardState.PENDING)
@@ -28,7 +28,7 @@ class CardsRepository(CopiesMixin):
 
         One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive
         across threads, processes and replicas. The card starts ``pending`` with ``ts`` NULL
-        (stored as kandev_slack/store/cards/kinds.py says for its kind).
+        (stored as kandev_slack/store/kinds.py says for its kind).
         """
         now = self._now()
         kind = new.item.kind.value
@@ -113,7 +113,7 @@ class CardsRepository(CopiesMixin):
         """Claims whose message is not recorded (ts NULL), claimed at least ``older_than_s`` ago,
         oldest first; of the kinds this release knows. Two statements, each on the index of
         unposted claims: the claims of a kind older releases do not know have no
-        ``claimed_at`` (kandev_slack/store/cards/kinds.py), they were claimed when created."""
+        ``claimed_at`` (kandev_slack/store/kinds.py), they were claimed when created."""
         before = self._ago(older_than_s)
         legacy = and_(cards.c.claimed_at.is_not(None), cards.c.claimed_at <= before)
         hidden = and_(cards.c.claimed_at.is_(None), cards.c.created_at <= before)

@@ -17,7 +17,7 @@ from sqlalchemy import or_, select, update
 from kandev_slack.core.domain import Card
 from kandev_slack.store.base import Repository, insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
-from kandev_slack.store.cards.kinds import KNOWN
+from kandev_slack.store.kinds import KNOWN
 from kandev_slack.store.schema import card_messages, cards
 
 MessageKind = Literal["escalation", "dm"]

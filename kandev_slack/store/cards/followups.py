@@ -19,7 +19,7 @@ from kandev_slack.core.domain import Card, CardState
 from kandev_slack.store.base import Sql, insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.cards.copies import MessageKind, message_values
-from kandev_slack.store.cards.kinds import in_state
+from kandev_slack.store.kinds import in_state
 from kandev_slack.store.people.subscriptions import SubscriptionsMixin
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.schema import card_followups, card_messages, cards

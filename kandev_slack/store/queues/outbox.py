@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 
 from kandev_slack.kinds.registry import item_kind_of_payload
 from kandev_slack.store.base import insert_unless_exists
-from kandev_slack.store.cards.kinds import waiting_state, write_waiting, write_waiting_status
+from kandev_slack.store.kinds import waiting_state, write_waiting, write_waiting_status
 from kandev_slack.store.queues.pace import PaceMixin
 from kandev_slack.store.records import OutboxItem, OutboxStatus
 from kandev_slack.store.schema import outbox
@@ -31,7 +31,7 @@ from kandev_slack.store.sql.types import UTCDateTime, require_aware
 
 _PENDING = OutboxStatus.PENDING.value
 #: Not done yet (stored as 'pending', or NULL for a kind older releases do not know), of a card
-#: of a kind this release knows: kandev_slack/store/cards/kinds.py.
+#: of a kind this release knows: kandev_slack/store/kinds.py.
 _OPEN = write_waiting()
 _FAILED = OutboxStatus.FAILED.value
 #: done or failed: ``IN`` (not ``!= pending``) so that ``ix_outbox_finished`` is used.

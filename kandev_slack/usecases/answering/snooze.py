@@ -2,7 +2,7 @@
 DM cards for 1 h, 4 h or 24 h, and gets it back early (Unsnooze) or when the time is up.
 
 Every change is one compare-and-set on the person's snooze as read
-(kandev_slack/store/people/snoozes.py),
+(kandev_slack/store/cards/snoozes.py),
 with the edits of their DM cards (collapsed to "💤 Snoozed until …", or restored) enqueued in
 the same transaction. When a snooze ends (the :class:`SnoozeWorker`, on every replica) it is
 deleted once — the replica whose delete wins restores the DM cards and posts "⏰ Back from

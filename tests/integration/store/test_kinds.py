@@ -1,4 +1,4 @@
-"""Cards of several kinds read by replicas of several releases (kandev_slack/store/cards/kinds.py):
+"""Cards of several kinds read by replicas of several releases (kandev_slack/store/kinds.py):
 a waiting
 approval is invisible to the selects of a release before approvals were stored, and readable
 by the release deployed before this one (which stores approvals, without a kind); a card of a
