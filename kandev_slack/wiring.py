@@ -4,9 +4,11 @@ settings, each given only the repositories it uses, and what the Slack listeners
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Settings
 from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
@@ -34,16 +36,25 @@ from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
+from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.followups.housekeeping import Housekeeping, Purge
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, SubscriptionService
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
+from kandev_slack.usecases.intake.discovery import UNROUTABLE as DISCOVERY_UNROUTABLE
+from kandev_slack.usecases.intake.discovery import Discovery
+from kandev_slack.usecases.intake.forgotten import ForgottenCards
 from kandev_slack.usecases.intake.past_answers import PastAnswers
+from kandev_slack.usecases.intake.reconciler import Reconciler, ReconcilerSubmissions, SessionIndex
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
-from kandev_slack.usecases.intake.sync import SyncEngine
+from kandev_slack.usecases.intake.sync import ReadAgain, SyncCards, SyncEngine
 from kandev_slack.usecases.intake.tasks import TaskDirectory
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.leases import InFlight
-from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.outbox.messages import SnoozeLookup
+from kandev_slack.usecases.outbox.pacing import POST_SPACING_S, Pacer
+from kandev_slack.usecases.outbox.publisher import GIVE_UP_AFTER, Enqueue, Publisher
+from kandev_slack.usecases.outbox.writes import PublisherCards, PublisherOutbox, Writes
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
@@ -138,7 +149,7 @@ def _publisher(
     store: Database, slack: SlackGateway, kandev_url: str, health: Health, changes: Signal
 ) -> Publisher:
     """The one writer of Slack messages (the outbox's worker)."""
-    return Publisher(
+    return build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,
@@ -148,6 +159,41 @@ def _publisher(
         changes=changes,
         started_at=datetime.now(UTC),
         snoozes=store.snoozes,
+    )
+
+
+def build_publisher(
+    outbox: PublisherOutbox,
+    cards: PublisherCards,
+    audit_log: Audit,
+    slack: SlackGateway,
+    *,
+    kandev_url: str,
+    health: Health,
+    changes: Signal | None = None,
+    post_spacing_s: float = POST_SPACING_S,
+    give_up_after: int = GIVE_UP_AFTER,
+    started_at: datetime | None = None,
+    snoozes: SnoozeLookup | None = None,
+) -> Publisher:
+    """The outbox's worker and its parts: the queue use-cases enqueue on (and the writes
+    enqueue their follow-up edits on), the writes, the pace. ``started_at``: this process's
+    start (bundles older than it may have a card a lost database forgot; None: never looked
+    for); ``snoozes``: who snoozed which DM card. (The tests build it here too.)"""
+    groups = Groups(cards)
+    queue = Enqueue(outbox, cards, groups, Signal("outbox"), changes)
+    forgotten = ForgottenCards(slack.cards_in, audit_log, started_at)
+    writes = Writes(cards, outbox, audit_log, slack, kandev_url, queue, forgotten, groups, snoozes)
+    return Publisher(
+        outbox,
+        cards,
+        audit_log,
+        queue,
+        writes,
+        Pacer(outbox, health, post_spacing_s),
+        health=health,
+        post_spacing_s=post_spacing_s,
+        give_up_after=give_up_after,
     )
 
 
@@ -236,7 +282,7 @@ def _sync(
     past: PastAnswers,
 ) -> SyncEngine:
     """Discovery, the reconciler and the housekeeping, on their loops."""
-    return SyncEngine(
+    return build_sync(
         kandev,
         store.cards,
         store.submissions,
@@ -251,6 +297,68 @@ def _sync(
         new_bundles=signals.new_bundles,
         resolved_sessions=signals.resolved_sessions,
         past=past,
+    )
+
+
+def build_sync(
+    kandev: KandevClient,
+    cards: SyncCards,
+    submissions: ReconcilerSubmissions,
+    audit_log: Audit,
+    retention: Purge,
+    routing: Routing,
+    tasks: TaskDirectory,
+    publisher: Publisher,
+    health: Health,
+    wakeup: Signal,
+    *,
+    poll_interval: float = 5.0,
+    new_bundles: Inbox[NewPending] | None = None,
+    resolved_sessions: Inbox[Resolved] | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    past: PastAnswers | None = None,
+) -> SyncEngine:
+    """The loops that read Kandev and the use-cases they hand what they read to: discovery
+    (its ``look_again`` reads again through ``new_bundles``, else ``wakeup``), the reconciler
+    (sharing discovery's index of sessions) and the housekeeping (``retention`` its purge).
+    ``past``: earlier answers shown on a new card (default: from ``cards``). (The tests build
+    it here too.)"""
+    sessions = SessionIndex()
+    discovery = Discovery(
+        kandev,
+        cards,
+        audit_log,
+        routing,
+        tasks,
+        publisher,
+        health,
+        past=past if past is not None else PastAnswers(cards, routing),
+        clock=clock,
+        look_again=ReadAgain(wakeup, new_bundles).look_again,
+        sessions=sessions,
+        unroutables=Unroutables(health, DISCOVERY_UNROUTABLE, "question"),
+    )
+    reconciler = Reconciler(
+        kandev,
+        cards,
+        submissions,
+        audit_log,
+        publisher,
+        clock=clock,
+        sessions=sessions,
+        health=health,
+    )
+    return SyncEngine(
+        kandev,
+        discovery,
+        reconciler,
+        Housekeeping(cards, retention, publisher),
+        health,
+        wakeup,
+        poll_interval=poll_interval,
+        new_bundles=new_bundles,
+        resolved_sessions=resolved_sessions,
+        clock=clock,
     )
 
 

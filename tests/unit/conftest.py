@@ -43,6 +43,7 @@ from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
 from kandev_slack.usecases.views.whole_text import WholeText
+from kandev_slack.wiring import build_publisher, build_sync
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
 
@@ -82,7 +83,7 @@ def routing() -> Routing:
 
 @pytest.fixture
 def publisher(store: Database, gateway: FakeSlackGateway, health: Health) -> Publisher:
-    return Publisher(
+    return build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,
@@ -108,7 +109,7 @@ def sync(
     publisher: Publisher,
     health: Health,
 ) -> Iterator[SyncEngine]:
-    engine = SyncEngine(
+    engine = build_sync(
         fake_kandev,
         store.cards,
         store.submissions,

@@ -51,6 +51,8 @@ HINT_RETRY_S = 0.2
 #: Reads ahead for hinted bundles running at once (two a bundle: its question total and its
 #: task); a burst of hints queues the rest instead of starting a thread for each.
 READ_AHEAD_WORKERS = 4
+#: The /healthz component for listed bundles that cannot be routed yet.
+UNROUTABLE = "unroutable"
 
 
 class DiscoveryKandev(Protocol):
@@ -98,16 +100,19 @@ class Discovery:
         past: PastAnswers,
         clock: Callable[[], datetime],
         look_again: Callable[[NewPending, float], None],
-        sessions: SessionIndex | None = None,
+        sessions: SessionIndex,
+        unroutables: Unroutables,
     ) -> None:
         self.kandev, self.cards, self.audit_log = kandev, cards, audit_log
         self.routing, self.tasks = routing, tasks
         self.posts, self.health, self.past, self.clock = posts, health, past, clock
         #: Read the newest bundles again for a hint after so many seconds (the coordinator's).
         self.look_again = look_again
-        self.sessions = sessions if sessions is not None else SessionIndex()
-        #: Listed bundles whose route cannot be determined yet, by pending id.
-        self.unroutables = Unroutables(health, "unroutable", "question")
+        #: The sessions of the listed bundles (shared with the reconciler).
+        self.sessions = sessions
+        #: Listed bundles whose route cannot be determined yet (their /healthz entry:
+        #: :data:`UNROUTABLE`), by pending id.
+        self.unroutables = unroutables
         self.unroutable: dict[str, Unroutable] = self.unroutables.items
         #: Listed bundles whose card is in the store.
         self._known: set[str] = set()

@@ -21,13 +21,14 @@ import time
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any, Protocol
 
 from kandev_slack.core.domain import Card
 from kandev_slack.core.signals import Signal
 from kandev_slack.ops.backoff import doubling, wait_for
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import log_context, log_failure
-from kandev_slack.slack_api.gateway import SlackError, SlackGateway
+from kandev_slack.slack_api.gateway import SlackError
 from kandev_slack.store.cards.copies import CardMessage
 from kandev_slack.store.errors import is_unavailable
 from kandev_slack.store.queues.pace import PaceBusy
@@ -43,7 +44,6 @@ from kandev_slack.usecases.outbox.keys import (
     copy_update_key,
     update_key,
 )
-from kandev_slack.usecases.outbox.messages import SnoozeLookup
 from kandev_slack.usecases.outbox.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
 from kandev_slack.usecases.outbox.writes import (
     KINDS,
@@ -75,34 +75,95 @@ FAILED_SHOWN_S = 24 * 3600.0
 FAILED_CHECK_S = 60.0
 
 
+class Enqueue:
+    """The outbox's front: what use-cases (and the writes, for the edits a write finds it must
+    make after all) call to schedule Slack writes; ``wakes``: the signal the worker waits on."""
+
+    def __init__(
+        self,
+        outbox: EnqueueOutbox,
+        cards: EnqueueCards,
+        groups: GroupEdits,
+        wakes: Signal,
+        changes: Signal | None = None,
+    ) -> None:
+        self.outbox, self.cards, self.groups = outbox, cards, groups
+        self.wakes = wakes
+        self.changes = changes  # raised after every post or edit (the Home refresher waits on it)
+
+    def enqueue_post(self, card: Card) -> None:
+        self.outbox.outbox_put(
+            POST, f"post:{card.pending_id}", {"pending_id": card.pending_id}, channel=card.channel
+        )
+        self.wakes.raise_()
+
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None:
+        """Schedule the edit of a card to its (new) state — its channel card and every other
+        message of it — once per message and state (and ``reason``); a card resolved leaves
+        its group, whose waiting members are edited too."""
+        payload = {"pending_id": card.pending_id}
+        self.outbox.outbox_put(UPDATE, update_key(card, reason), payload, channel=card.channel)
+        for copy in self.cards.messages_of(card.pending_id):
+            self.enqueue_copy_update(card, copy, reason)
+        if card.state.terminal and not reason:
+            self.enqueue_group(self.groups.edits_when_resolved(card))
+        self.wakes.raise_()
+
+    def enqueue_group(self, edits: Sequence[GroupEdit]) -> None:
+        """Schedule the edits of channel cards whose group changed (once per reason)."""
+        for edit in edits:
+            card = edit.card
+            payload = {"pending_id": card.pending_id}
+            key = update_key(card, edit.reason)
+            self.outbox.outbox_put(UPDATE, key, payload, channel=card.channel)
+        if edits:
+            self.wakes.raise_()
+
+    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
+        """Schedule the edit of one of the card's other messages to the card's state."""
+        self.outbox.outbox_put(
+            UPDATE_COPY,
+            copy_update_key(card, copy.key, reason),
+            {"pending_id": card.pending_id, "key": copy.key},
+            channel=copy.channel or copy.target,
+        )
+        self.wakes.raise_()
+
+    def changed(self) -> None:
+        """A card's message was posted or edited (the Home refresher waits on ``changes``)."""
+        if self.changes is not None:
+            self.changes.raise_()
+
+    def wake(self) -> None:
+        self.wakes.raise_()
+
+
 class Publisher:
-    """Performs the outbox's Slack writes; wake() it after enqueueing."""
+    """Performs the outbox's Slack writes; wake() it after enqueueing. Its parts are built by
+    the composition root (kandev_slack/wiring.py, ``build_publisher``): ``queue`` (whose
+    ``wakes`` the worker waits on), the ``writes`` (which schedule follow-up edits on that
+    ``queue``) and the ``pacer``."""
 
     def __init__(
         self,
         outbox: PublisherOutbox,
         cards: PublisherCards,
         audit_log: Audit,
-        slack: SlackGateway,
+        queue: Enqueue,
+        writes: Writes,
+        pacer: Pacer,
         *,
-        kandev_url: str,
         health: Health,
-        changes: Signal | None = None,
         post_spacing_s: float = POST_SPACING_S,
         give_up_after: int = GIVE_UP_AFTER,
-        started_at: datetime | None = None,  # this process's start (see Writes._forgotten)
-        snoozes: SnoozeLookup
-        | None = None,  # who snoozed which DM card (kandev_slack/usecases/answering/snooze.py)
     ):
         self.outbox, self.cards, self.audit_log = outbox, cards, audit_log
-        self.slack = slack
-        self.kandev_url = kandev_url
+        self.queue, self.writes, self.pacer = queue, writes, pacer
         self.health = health
-        self.changes = changes  # raised after every post or edit (the Home refresher waits on it)
         self.post_spacing_s = post_spacing_s
         self.give_up_after = give_up_after
         self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
-        self._wake = threading.Event()
+        self._wake = queue.wakes
         #: (kind, channel) -> monotonic time before which Slack asked us not to retry. Keyed by
         #: kind too: a 429 on chat.postMessage (1/s per channel) must not hold up card edits.
         self._blocked_until: dict[tuple[str, str], float] = {}
@@ -115,56 +176,26 @@ class Publisher:
         self._unsettled: dict[int, OutboxItem] = {}
         self._failed_checked: float | None = None
         self._stop = threading.Event()
-        self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self, started_at, snoozes)
-        self.pacer = Pacer(outbox, health, post_spacing_s)
 
-    # ---- enqueueing (called by use-cases) ------------------------------------------------
+    # ---- enqueueing (called by use-cases; the queue's) -----------------------------------
 
     def enqueue_post(self, card: Card) -> None:
-        self.outbox.outbox_put(
-            POST, f"post:{card.pending_id}", {"pending_id": card.pending_id}, channel=card.channel
-        )
-        self._wake.set()
+        self.queue.enqueue_post(card)
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None:
-        """Schedule the edit of a card to its (new) state — its channel card and every other
-        message of it — once per message and state (and ``reason``); a card resolved leaves
-        its group, whose waiting members are edited too."""
-        payload = {"pending_id": card.pending_id}
-        self.outbox.outbox_put(UPDATE, update_key(card, reason), payload, channel=card.channel)
-        for copy in self.cards.messages_of(card.pending_id):
-            self.enqueue_copy_update(card, copy, reason)
-        if card.state.terminal and not reason:
-            self.enqueue_group(self.writes.groups.edits_when_resolved(card))
-        self._wake.set()
+        self.queue.enqueue_update(card, reason=reason)
 
     def enqueue_group(self, edits: Sequence[GroupEdit]) -> None:
-        """Schedule the edits of channel cards whose group changed (once per reason)."""
-        for edit in edits:
-            card = edit.card
-            payload = {"pending_id": card.pending_id}
-            key = update_key(card, edit.reason)
-            self.outbox.outbox_put(UPDATE, key, payload, channel=card.channel)
-        if edits:
-            self._wake.set()
+        self.queue.enqueue_group(edits)
 
     def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
-        """Schedule the edit of one of the card's other messages to the card's state."""
-        self.outbox.outbox_put(
-            UPDATE_COPY,
-            copy_update_key(card, copy.key, reason),
-            {"pending_id": card.pending_id, "key": copy.key},
-            channel=copy.channel or copy.target,
-        )
-        self._wake.set()
+        self.queue.enqueue_copy_update(card, copy, reason)
 
     def changed(self) -> None:
-        """A card's message was posted or edited (the Home refresher waits on ``changes``)."""
-        if self.changes is not None:
-            self.changes.raise_()
+        self.queue.changed()
 
     def wake(self) -> None:
-        self._wake.set()
+        self.queue.wake()
 
     # ---- the worker ----------------------------------------------------------------------
 
@@ -173,7 +204,7 @@ class Publisher:
         while not stop.is_set():
             # Cleared before looking, so a wake() while this pass looks (or after it found
             # nothing) ends the wait below at once instead of being lost.
-            self._wake.clear()
+            self._wake.take()
             try:
                 self._check_failed()
                 worked = self.work_once()
@@ -387,6 +418,31 @@ class Publisher:
             self.outbox.outbox_retry(item.id, slot, note, worker_id=self.worker_id, slot=True)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)
+
+
+class EnqueueOutbox(Protocol):
+    """What enqueueing calls on the outbox (kandev_slack.store.OutboxRepository)."""
+
+    def outbox_put(
+        self,
+        kind: str,
+        key: str | None,
+        payload: dict[str, Any],
+        channel: str | None = None,
+        not_before: datetime | None = None,
+    ) -> int | None: ...
+
+
+class EnqueueCards(Protocol):
+    """What enqueueing calls on the cards (kandev_slack.store.CardsRepository)."""
+
+    def messages_of(self, pending_id: str) -> list[CardMessage]: ...
+
+
+class GroupEdits(Protocol):
+    """The edits a resolved card's group needs (kandev_slack.usecases.answering.groups.Groups)."""
+
+    def edits_when_resolved(self, card: Card) -> list[GroupEdit]: ...
 
 
 class _LostLease(Exception):

@@ -27,7 +27,6 @@ from kandev_slack.store.cards.copies import CardMessage
 from kandev_slack.store.records import OutboxItem
 from kandev_slack.usecases.answering.groups import GroupCards, GroupEdit, Groups
 from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.intake.forgotten import ForgottenCards
 from kandev_slack.usecases.outbox.keys import (
     COPY_REPLY,
     NOT_SENT,
@@ -98,19 +97,19 @@ class Writes:
         slack: SlackGateway,
         kandev_url: str,
         requeue: Requeue,
-        started_at: datetime | None = None,
+        forgotten: Forgotten,
+        groups: Groups,
         snoozes: SnoozeLookup | None = None,
     ) -> None:
         self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
         self.snoozes = snoozes
         self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
         #: Cards a lost database forgot (kandev_slack/usecases/intake/forgotten.py), for bundles
-        #: older than
-        #: ``started_at`` (this process's start; None: never looked for).
-        self.forgotten = ForgottenCards(slack.cards_in, audit_log, started_at)
+        #: older than this process.
+        self.forgotten = forgotten
         #: The groups of identical questions a channel card shows
         #: (kandev_slack/usecases/answering/groups.py).
-        self.groups = Groups(cards)
+        self.groups = groups
 
     def audit_plain(self, card: Card, kind: str, why: str) -> None:
         self.audit_log.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
@@ -472,8 +471,16 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
     def outbox_failed_count(self, within_s: float | None = None) -> int: ...
 
 
+class Forgotten(Protocol):
+    """Where a post an earlier attempt may have made is looked for in Slack
+    (kandev_slack.usecases.intake.forgotten.ForgottenCards)."""
+
+    def find(self, card: Card) -> str | None: ...
+
+
 class Requeue(Protocol):
-    """The publisher, for the edits a write finds it must make after all."""
+    """The outbox's front (kandev_slack.usecases.outbox.publisher.Enqueue), for the edits a
+    write finds it must make after all."""
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
 

@@ -35,7 +35,7 @@ from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.leases import InFlight
-from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import DB_QUESTION, make_bundle, make_task
 
 CHANNEL = "C0QUESTION"
@@ -77,7 +77,7 @@ class World:
         )
         slack = SlackGateway(make_web_client(fake.workspace.bot_token, fake.api_url))
         health = Health()
-        publisher = Publisher(
+        publisher = build_publisher(
             self.store.outbox,
             self.store.cards,
             self.store.audit_log,

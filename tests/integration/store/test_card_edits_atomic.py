@@ -21,6 +21,7 @@ from kandev_slack.usecases.intake.ended import end_synced
 from kandev_slack.usecases.leases import InFlight
 from kandev_slack.usecases.outbox.keys import UPDATE
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import ALICE_ID, KANDEV_URL, MONGO, claim, make_outcome
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 
@@ -64,7 +65,7 @@ def _on_outbox(dialect: str) -> str:
 
 
 def publisher_of(store: Database) -> Publisher:
-    return Publisher(
+    return build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,

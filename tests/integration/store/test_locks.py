@@ -28,7 +28,7 @@ from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.store.queues.pace import Pace, PaceBusy
 from kandev_slack.store.sql.engine import SessionTimeouts
-from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import KANDEV_URL, answered, claim
 from tests.kit.fakes import FakeSlackGateway
 
@@ -86,7 +86,7 @@ def test_a_locked_pace_row_holds_up_neither_other_channels_nor_edits(
     pg: Database, outside: Connection
 ) -> None:
     gateway, health = FakeSlackGateway(), Health()
-    publisher = Publisher(
+    publisher = build_publisher(
         pg.outbox, pg.cards, pg.audit_log, gateway, kandev_url=KANDEV_URL, health=health
     )
     for pending_id, channel in (("locked", "C1"), ("free", "C2"), ("edited", "C1")):

@@ -16,6 +16,7 @@ from kandev_slack.core.domain import Card, NewCard, TaskInfo
 from kandev_slack.ops.health import Health
 from kandev_slack.store import CardsRepository, Database
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import CHANNEL, KANDEV_URL, make_bundle
 from tests.kit.fakes import FakeClock, FakeSlackGateway
 
@@ -41,7 +42,7 @@ def gateway() -> FakeSlackGateway:
 @pytest.fixture
 def replicas(stores: list[Database], gateway: FakeSlackGateway) -> list[Publisher]:
     return [
-        Publisher(
+        build_publisher(
             store.outbox,
             store.cards,
             store.audit_log,

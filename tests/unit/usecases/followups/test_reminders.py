@@ -20,6 +20,7 @@ from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.outbox import publisher as publisher_module
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import CHANNEL, KANDEV_URL, make_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeMonotonic, FakeSlackGateway
 
@@ -236,7 +237,7 @@ def test_paced_reminders_queue_behind_a_new_cards_first_post_one_message_a_secon
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reminders_waiting(5)
-    paced = Publisher(
+    paced = build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,

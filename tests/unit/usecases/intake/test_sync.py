@@ -32,6 +32,7 @@ from kandev_slack.usecases.intake import reconciler as reconciler_module
 from kandev_slack.usecases.intake import unroutable as unroutable_module
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_sync
 from tests.kit.factories import (
     ALICE_ID,
     CACHE_QUESTION,
@@ -61,7 +62,7 @@ def make_engine(
 
     def make(other_routing: Routing | None = None, *, hinted: bool = False) -> SyncEngine:
         inbox = Inbox[NewPending]("new bundles", wakes=Signal("hinted")) if hinted else None
-        engine = SyncEngine(
+        engine = build_sync(
             fake_kandev,
             store.cards,
             store.submissions,
