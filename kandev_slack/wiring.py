@@ -25,10 +25,10 @@ from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.store import Database
 from kandev_slack.usecases.answering.admission import Admission
+from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
 from kandev_slack.usecases.answering.groups import Groups
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
@@ -82,7 +82,7 @@ def use_cases(
     card_changes = signals.card_changes
     publisher = _publisher(store, slack, public_url, health, card_changes)
     tasks = TaskDirectory(kandev)
-    permissions = Permissions(routing, slack)
+    permissions = Answerers(routing, slack)
     permalinks = Permalinks(slack)
     # Every use-case gets only the repositories it uses, never the whole database.
     queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
@@ -188,7 +188,7 @@ def _recovery(
     store: Database,
     kandev: KandevClient,
     answers: AnswerService,
-    permissions: Permissions,
+    permissions: Answerers,
     notifier: Notifier,
     in_flight: InFlight,
 ) -> Recovery:

@@ -10,7 +10,7 @@ What differs by kind — how items are discovered, how one is resolved and how i
 card renders — lives with that kind: for questions, the Kandev client's clarification calls
 (kandev_slack/kandev/), the discovery and reconciler use-cases, and the card renderer
 (kandev_slack/cards/question/card.py);
-for approvals, kandev_slack/kandev/permissions/client.py, kandev_slack/usecases/intake/approvals.py
+for approvals, kandev_slack/kandev/approvals/client.py, kandev_slack/usecases/intake/approvals.py
 and kandev_slack/cards/approval/card.py.
 """
 

@@ -106,7 +106,7 @@ class OutboxStatus(StrEnum):
     FAILED = "failed"
 
 
-class OutboxItem(_Row):
+class OutboxEntry(_Row):
     """A pending Slack write. ``attempts`` counts leases taken, including the current one."""
 
     id: int

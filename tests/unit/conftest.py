@@ -22,12 +22,12 @@ from kandev_slack.slack.transport.lanes import Lane
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.slack_api.web_client import make_web_client
 from kandev_slack.store import Database
-from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.store.cards.copies import Copy
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Request
+from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
 from kandev_slack.usecases.answering.groups import Groups
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.snooze import Snoozes
 from kandev_slack.usecases.followups.subscriptions import SubscriptionService
 from kandev_slack.usecases.intake.past_answers import PastAnswers
@@ -122,8 +122,8 @@ def sync(
 
 
 @pytest.fixture
-def permissions(routing: Routing, gateway: FakeSlackGateway) -> Permissions:
-    return Permissions(routing, gateway)
+def permissions(routing: Routing, gateway: FakeSlackGateway) -> Answerers:
+    return Answerers(routing, gateway)
 
 
 @pytest.fixture
@@ -133,13 +133,13 @@ def queue(
     routing: Routing,
     tasks: TaskDirectory,
     gateway: FakeSlackGateway,
-    permissions: Permissions,
+    permissions: Answerers,
 ) -> WaitingQueue:
     return WaitingQueue(fake_kandev, store.cards, routing, tasks, Permalinks(gateway), permissions)
 
 
 @pytest.fixture
-def admission(store: Database, queue: WaitingQueue, permissions: Permissions) -> Admission:
+def admission(store: Database, queue: WaitingQueue, permissions: Answerers) -> Admission:
     return Admission(store.cards, store.audit_log, queue, permissions)
 
 
@@ -188,7 +188,7 @@ def alice_answers(admission: Admission, answers: AnswerService):
     """``alice_answers(card, on=None)``: Alice clicks MongoDB on the card's message (or on
     ``on``, another message of the card), is admitted, and her answer wins in Kandev."""
 
-    def answer(card: Card, on: CardMessage | None = None) -> None:
+    def answer(card: Card, on: Copy | None = None) -> None:
         channel, ts = (card.channel, card.ts) if on is None else (on.channel, on.ts)
         request = Request(
             user_id=ALICE_ID,

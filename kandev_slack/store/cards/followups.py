@@ -18,7 +18,7 @@ from sqlalchemy import exists, or_, select, update
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.store.base import Sql, insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
-from kandev_slack.store.cards.copies import MessageKind, message_values
+from kandev_slack.store.cards.copies import CopyKind, message_values
 from kandev_slack.store.cards.kinds import in_state
 from kandev_slack.store.people.subscriptions import SubscriptionsMixin
 from kandev_slack.store.queues.outbox import OutboxRepository
@@ -47,11 +47,11 @@ class OutboxRow:
 
 
 @dataclass(frozen=True)
-class NewMessage:
+class NewCopy:
     """One more message of the bundle to record with a claimed step (an escalation card)."""
 
     key: str
-    kind: MessageKind
+    kind: CopyKind
     target: str
     note: str
 
@@ -103,8 +103,8 @@ class FollowupsRepository(SubscriptionsMixin):
         with self._read() as conn:
             return [_card(row) for row in conn.execute(stmt).all()]
 
-    def claim_notify(
-        self, pending_id: str, messages: Sequence[NewMessage], writes: Sequence[OutboxRow]
+    def mark_notified(
+        self, pending_id: str, messages: Sequence[NewCopy], writes: Sequence[OutboxRow]
     ) -> bool:
         """Decide the subscribers' DM cards of ``pending_id`` once, while it is still waiting,
         recording ``messages`` and enqueueing ``writes``."""
@@ -112,7 +112,7 @@ class FollowupsRepository(SubscriptionsMixin):
             pending_id, card_followups.c.notified == 0, {"notified": 1}, writes, messages
         )
 
-    def claim_reminder(self, pending_id: str, step: int, writes: Sequence[OutboxRow]) -> bool:
+    def advance_reminder(self, pending_id: str, step: int, writes: Sequence[OutboxRow]) -> bool:
         """Move ``pending_id`` to reminder ``step`` (from any earlier step) while it is still
         waiting, enqueueing ``writes``: True for exactly one caller per step."""
         return self._claim(
@@ -123,8 +123,8 @@ class FollowupsRepository(SubscriptionsMixin):
             (),
         )
 
-    def claim_escalation(
-        self, pending_id: str, messages: Sequence[NewMessage], writes: Sequence[OutboxRow]
+    def mark_escalated(
+        self, pending_id: str, messages: Sequence[NewCopy], writes: Sequence[OutboxRow]
     ) -> bool:
         """Mark ``pending_id`` escalated while it is still waiting, recording ``messages`` and
         enqueueing ``writes``: True for exactly one caller ever."""
@@ -138,7 +138,7 @@ class FollowupsRepository(SubscriptionsMixin):
         condition: Any,
         values: dict[str, Any],
         writes: Sequence[OutboxRow],
-        messages: Sequence[NewMessage],
+        messages: Sequence[NewCopy],
     ) -> bool:
         now = self._now()
         still_waiting = exists().where(cards.c.pending_id == pending_id, _WAITING)

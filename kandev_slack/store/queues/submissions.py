@@ -105,7 +105,7 @@ class SubmissionsRepository(Repository):
             )
             return conn.execute(stmt).first() is not None
 
-    def reclaim_submission(self, submission_key: str, older_than_s: float) -> bool:
+    def take_over_submission(self, submission_key: str, older_than_s: float) -> bool:
         """Take over an unfinished submission whose lease is ``older_than_s`` old (crash
         recovery): compare-and-set on the lease, so exactly one replica reconciles it. Counts
         the take-over in ``resends``."""

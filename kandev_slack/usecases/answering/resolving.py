@@ -17,7 +17,7 @@ from kandev_slack.usecases.answering.verdicts import Attempt
 
 
 class ApprovalCalls(Protocol):
-    """The approval calls (kandev_slack.kandev.permissions.client.PermissionsClient)."""
+    """The approval calls (kandev_slack.kandev.approvals.client.PermissionsClient)."""
 
     def approve(
         self, approval: Approval, option_id: str, *, first_sent: datetime, resend: bool = False

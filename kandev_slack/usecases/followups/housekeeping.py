@@ -39,7 +39,7 @@ class Posts(Protocol):
 
 
 class Housekeeping:
-    """Re-queues unposted claims and purges old records, at most every ``every_s``."""
+    """Re-queues unposted cards and purges old records, at most every ``every_s``."""
 
     def __init__(
         self,

@@ -27,7 +27,7 @@ from kandev_slack.cards.views.followups import escalated_reply, escalation_note,
 from kandev_slack.config.followups import FollowUps
 from kandev_slack.core.claims import followup_age
 from kandev_slack.core.pending import ItemKind
-from kandev_slack.store.cards.followups import NewMessage, OutboxRow, Waiting
+from kandev_slack.store.cards.followups import NewCopy, OutboxRow, Waiting
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
 from kandev_slack.usecases.outbox.keys import POST_COPY, REPLY, copy_post_key, reply_key
 
@@ -95,7 +95,7 @@ class FollowUpWorker(PeriodicWorker):
             {"pending_id": card.pending_id, "key": key, "text": text},
             card.channel,
         )
-        if not self.followups.claim_reminder(card.pending_id, step, [write]):
+        if not self.followups.advance_reminder(card.pending_id, step, [write]):
             return False
         log.info("reminder %d of %s is due", step, card.pending_id)
         return True
@@ -117,8 +117,8 @@ class FollowUpWorker(PeriodicWorker):
                 card.channel,
             ),
         ]
-        message = NewMessage(key, "escalation", target, note)
-        if not self.followups.claim_escalation(card.pending_id, [message], writes):
+        message = NewCopy(key, "escalation", target, note)
+        if not self.followups.mark_escalated(card.pending_id, [message], writes):
             return False
         log.info("escalating %s to %s", card.pending_id, target)
         return True

@@ -23,7 +23,7 @@ or withdrawn), never guessed. A request whose turn is over (Kandev's bug, contra
 listed and resolvable, and resolving it wedges the session) is never answered from Slack: the
 session's turns are read when the card is posted (a turn cancelled before, e.g. while the bot
 was down: the card is posted ended), on every sweep, and again before a click is sent
-(kandev_slack/kandev/permissions/client.py); the cancellation revision recorded at post time tells
+(kandev_slack/kandev/approvals/client.py); the cancellation revision recorded at post time tells
 a cancel
 since.
 """
@@ -44,6 +44,12 @@ from kandev_slack.core.approval import APPROVAL_PREFIX, CANCELLED_OPTION, approv
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard
 from kandev_slack.core.signals import Inbox, Signal
+from kandev_slack.kandev.approvals.wire import (
+    PermissionCandidate,
+    PermissionRecord,
+    PermissionRequest,
+    SessionCancellation,
+)
 from kandev_slack.kandev.errors import (
     KandevAgentStarting,
     KandevAuthError,
@@ -52,12 +58,6 @@ from kandev_slack.kandev.errors import (
     KandevUnavailable,
 )
 from kandev_slack.kandev.models import Workspace
-from kandev_slack.kandev.permissions.wire import (
-    PermissionCandidate,
-    PermissionRecord,
-    PermissionRequest,
-    SessionCancellation,
-)
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Submission
 from kandev_slack.usecases.audit import Audit
@@ -82,7 +82,7 @@ MISSING_GRACE_S = 3.0
 
 
 class ApprovalsKandev(Protocol):
-    """The permission calls (kandev_slack.kandev.permissions.client.PermissionsClient)."""
+    """The permission calls (kandev_slack.kandev.approvals.client.PermissionsClient)."""
 
     def list_pending(
         self, task_id: str, session_id: str | None = None
@@ -104,7 +104,7 @@ class ApprovalCards(Protocol):
 
     def get(self, pending_id: str) -> Card | None: ...
 
-    def claim(self, new: NewCard) -> bool: ...
+    def record_card(self, new: NewCard) -> bool: ...
 
     def pending_of_kind(self, prefix: str) -> list[Card]: ...
 
@@ -328,7 +328,7 @@ class Approvals:
         if ended and not still_listed(self.kandev, request.task_id, request.session_id, key):
             return False  # answered meanwhile, and the turn went on to its end
         approval = request.approval(cancellation_revision=cancellation.revision)
-        if not self.cards.claim(NewCard(approval, task, route.channel)):
+        if not self.cards.record_card(NewCard(approval, task, route.channel)):
             return False  # another replica (or an earlier look) has it
         if ended or cancellation.pending:
             # Its turn is over (cancelled while nobody looked): posted ended, never answerable.

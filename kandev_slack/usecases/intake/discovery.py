@@ -73,7 +73,7 @@ class DiscoveryCards(Protocol):
 
     def get(self, pending_id: str) -> Card | None: ...
 
-    def claim(self, new: NewCard) -> bool: ...
+    def record_card(self, new: NewCard) -> bool: ...
 
 
 class Posts(Protocol):
@@ -239,7 +239,7 @@ class Discovery:
             reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
             return self.unroutables.failed(bundle.pending_id, reason)
         self.unroutables.routed(bundle.pending_id)
-        claimed = self.cards.claim(
+        claimed = self.cards.record_card(
             NewCard(
                 bundle,
                 task,

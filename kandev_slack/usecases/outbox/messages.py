@@ -24,7 +24,7 @@ from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.groups import AlsoAsked
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.slack_api.gateway import Message
-from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.store.cards.copies import Copy
 
 
 class SnoozeLookup(Protocol):
@@ -37,7 +37,7 @@ def copy_message(
     card: Card,
     note: str,
     kandev_url: str,
-    copy: CardMessage | None = None,
+    copy: Copy | None = None,
     snooze: Snooze | None = None,
 ) -> Message:
     """One of the card's other messages: the card with its note above it; an escalation

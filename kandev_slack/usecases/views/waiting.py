@@ -22,7 +22,7 @@ from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevError
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.store import CardsRepository
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ class WaitingQueue:
     routing: Routing
     tasks: TaskDirectory
     permalinks: Permalinks
-    permissions: Permissions
+    permissions: Answerers
     _: KW_ONLY
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 

@@ -46,7 +46,7 @@ def test_a_submission_of_an_older_schema_reads_with_no_resends(
     store = open_store()
     sub = store.submissions.get_submission("old")
     assert sub is not None and sub.resends == 0 and not sub.finished
-    assert store.submissions.reclaim_submission("old", 0)
+    assert store.submissions.take_over_submission("old", 0)
     assert store.submissions.get_submission("old").resends == 1
 
 
@@ -54,9 +54,11 @@ def test_each_take_over_counts_a_resend(store: Database, clock) -> None:
     assert store.submissions.begin_submission("p1", "k", "U1", CONTENT)
     for n in (1, 2, 3):
         clock.advance(60)
-        assert store.submissions.reclaim_submission("k", 30)
+        assert store.submissions.take_over_submission("k", 30)
         assert store.submissions.get_submission("k").resends == n
-    assert not store.submissions.reclaim_submission("k", 30)  # just taken over: its lease is young
+    assert not store.submissions.take_over_submission(
+        "k", 30
+    )  # just taken over: its lease is young
     assert store.submissions.get_submission("k").resends == 3
 
 

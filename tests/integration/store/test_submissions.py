@@ -72,12 +72,12 @@ def test_unfinished_submissions_and_takeover(store: Database, clock: FakeClock) 
     assert [s.submission_key for s in store.submissions.unfinished_submissions()] == ["old", "new"]
     assert [s.submission_key for s in store.submissions.unfinished_submissions(30)] == ["old"]
     with ThreadPoolExecutor(8) as pool:
-        wins = list(pool.map(lambda _: store.submissions.reclaim_submission("old", 30), range(8)))
+        wins = list(pool.map(lambda _: store.submissions.take_over_submission("old", 30), range(8)))
     assert wins.count(True) == 1
     assert store.submissions.get_submission("old").leased_at == clock.now  # type: ignore[union-attr]
     assert store.submissions.unfinished_submissions(30) == []
-    assert not store.submissions.reclaim_submission("new", 30)  # its lease is still young
-    assert not store.submissions.reclaim_submission("done", 0)
+    assert not store.submissions.take_over_submission("new", 30)  # its lease is still young
+    assert not store.submissions.take_over_submission("done", 0)
 
 
 def test_the_won_submission_of_a_bundle(store: Database, clock: FakeClock) -> None:

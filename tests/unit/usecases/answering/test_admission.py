@@ -23,7 +23,7 @@ from kandev_slack.usecases.answering.admission import (
     Unusable,
     Where,
 )
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
 from tests.kit.factories import (
@@ -100,7 +100,7 @@ def admit_with(
     """``admit_with(routing)(request)``: admission under another routing file."""
 
     def make(routing: Routing) -> Admit:
-        permissions = Permissions(routing, gateway)
+        permissions = Answerers(routing, gateway)
         queue = WaitingQueue(
             fake_kandev, store.cards, routing, tasks, Permalinks(gateway), permissions
         )

@@ -17,6 +17,7 @@ from kandev_slack.core.domain import Card
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Request
+from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.answering.claims import (
     Claims,
     Contended,
@@ -26,7 +27,6 @@ from kandev_slack.usecases.answering.claims import (
     Redelivered,
     Released,
 )
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import ALICE_ID, CHANNEL
@@ -49,7 +49,7 @@ def routing() -> Routing:
 
 
 @pytest.fixture
-def claims(store: Database, permissions: Permissions, publisher: Publisher) -> Claims:
+def claims(store: Database, permissions: Answerers, publisher: Publisher) -> Claims:
     return Claims(store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake)
 
 
@@ -81,7 +81,7 @@ def click(admission: Admission, claims: Claims, store: Database):
 
 
 @pytest.fixture
-def worker(store: Database, permissions: Permissions, publisher: Publisher, claims: Claims):
+def worker(store: Database, permissions: Answerers, publisher: Publisher, claims: Claims):
     return FollowUpWorker(store.followups, permissions, publisher, Health(), lapse=claims.lapse_due)
 
 
@@ -249,7 +249,7 @@ def test_a_claim_lapses_once_across_two_workers(
     click,
     worker: FollowUpWorker,
     store: Database,
-    permissions: Permissions,
+    permissions: Answerers,
     publisher: Publisher,
     claims: Claims,
     clock: FakeClock,
@@ -264,9 +264,7 @@ def test_a_claim_lapses_once_across_two_workers(
     assert [(e.user, e.result) for e in lapsed] == [(ALICE_ID, "lapsed")]
 
 
-def test_claim_for_comes_from_the_route(
-    card: Card, claims: Claims, permissions: Permissions
-) -> None:
+def test_claim_for_comes_from_the_route(card: Card, claims: Claims, permissions: Answerers) -> None:
     assert permissions.claim_for(card) == 1800
 
 

@@ -15,7 +15,7 @@ from kandev_slack.core.domain import Card
 from kandev_slack.ops.health import Health
 from kandev_slack.slack_api.gateway import SlackError
 from kandev_slack.store import Database
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.outbox import publisher as publisher_module
@@ -52,7 +52,7 @@ def routing(followups: FollowUps) -> Routing:
 
 
 @pytest.fixture
-def worker(store: Database, permissions: Permissions, publisher: Publisher) -> FollowUpWorker:
+def worker(store: Database, permissions: Answerers, publisher: Publisher) -> FollowUpWorker:
     return FollowUpWorker(store.followups, permissions, publisher, Health())
 
 
@@ -144,7 +144,7 @@ def test_reminders_missed_while_down_are_sent_once(
 def test_two_workers_claim_each_step_once(
     card: Card,
     store: Database,
-    permissions: Permissions,
+    permissions: Answerers,
     clock: FakeClock,
     worker: FollowUpWorker,
     publisher: Publisher,
