@@ -82,10 +82,10 @@ def use_cases(
     card_changes = signals.card_changes
     publisher = _publisher(store, slack, public_url, health, card_changes)
     tasks = TaskDirectory(kandev)
-    permissions = Answerers(routing, slack)
+    answerers = Answerers(routing, slack)
     permalinks = Permalinks(slack)
     # Every use-case gets only the repositories it uses, never the whole database.
-    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
+    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, answerers)
     past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()
@@ -93,10 +93,8 @@ def use_cases(
         kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight
     )
     sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
-    recovery = _recovery(store, kandev, answers, permissions, notifier, in_flight)
-    claims = Claims(
-        store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake
-    )
+    recovery = _recovery(store, kandev, answers, answerers, notifier, in_flight)
+    claims = Claims(store.claims, store.cards, store.audit_log, answerers.claim_for, publisher.wake)
     snoozes = _snoozes(settings, store, publisher)
     home = HomeService(
         queue,
@@ -115,9 +113,9 @@ def use_cases(
         recovery=recovery,
         home=home,
         followups=FollowUpWorker(
-            store.followups, permissions, publisher, health, lapse=claims.lapse_due
+            store.followups, answerers, publisher, health, lapse=claims.lapse_due
         ),
-        dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
+        dm_cards=SubscriptionNotifier(store.followups, answerers, publisher, health),
         snooze_ends=SnoozeWorker(snoozes, health),
         services=_listener_services(
             settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes
@@ -188,7 +186,7 @@ def _recovery(
     store: Database,
     kandev: KandevClient,
     answers: AnswerService,
-    permissions: Answerers,
+    answerers: Answerers,
     notifier: Notifier,
     in_flight: InFlight,
 ) -> Recovery:
@@ -199,7 +197,7 @@ def _recovery(
         store.submissions,
         store.audit_log,
         answers,
-        permissions,
+        answerers,
         RecoveryAnnouncer(notifier),
         in_flight,
         interval_s=RECOVERY_INTERVAL_S,
@@ -262,7 +260,7 @@ def _listener_services(
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
-    admission = Admission(store.cards, store.audit_log, queue, queue.permissions)
+    admission = Admission(store.cards, store.audit_log, queue, queue.answerers)
     return Services(
         admission=admission,
         answers=answers,
@@ -282,7 +280,7 @@ def _listener_services(
         subscriptions=SubscriptionService(store.followups, kandev),
         claims=claims,
         thread_replies=ThreadReplies(
-            admission, store.thread_replies, queue.permissions, store.audit_log
+            admission, store.thread_replies, queue.answerers, store.audit_log
         ),
         snoozes=snoozes,
         groups=Groups(store.cards, store.audit_log),

@@ -122,7 +122,7 @@ def sync(
 
 
 @pytest.fixture
-def permissions(routing: Routing, gateway: FakeSlackGateway) -> Answerers:
+def answerers(routing: Routing, gateway: FakeSlackGateway) -> Answerers:
     return Answerers(routing, gateway)
 
 
@@ -133,14 +133,14 @@ def queue(
     routing: Routing,
     tasks: TaskDirectory,
     gateway: FakeSlackGateway,
-    permissions: Answerers,
+    answerers: Answerers,
 ) -> WaitingQueue:
-    return WaitingQueue(fake_kandev, store.cards, routing, tasks, Permalinks(gateway), permissions)
+    return WaitingQueue(fake_kandev, store.cards, routing, tasks, Permalinks(gateway), answerers)
 
 
 @pytest.fixture
-def admission(store: Database, queue: WaitingQueue, permissions: Answerers) -> Admission:
-    return Admission(store.cards, store.audit_log, queue, permissions)
+def admission(store: Database, queue: WaitingQueue, answerers: Answerers) -> Admission:
+    return Admission(store.cards, store.audit_log, queue, answerers)
 
 
 @pytest.fixture
@@ -249,7 +249,7 @@ def services(
             store.claims,
             store.cards,
             store.audit_log,
-            queue.permissions.claim_for,
+            queue.answerers.claim_for,
             lambda: None,
         ),
         snoozes=snoozes,

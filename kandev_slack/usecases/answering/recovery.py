@@ -63,7 +63,7 @@ class Recovery:
     submissions: SubmissionsRepository
     audit_log: AuditRepository
     answers: AnswerService
-    permissions: Answerers
+    answerers: Answerers
     announce: Announcer
     in_flight: InFlight
     _: KW_ONLY
@@ -127,7 +127,7 @@ class Recovery:
         channel = card.channel if card.ts else None
         # The re-send acts for the person who clicked: they must still be allowed to answer
         # (a user group that cannot be resolved now raises, and the submission waits).
-        if not self.permissions.may_answer_card(card, sub.user, strict=True):
+        if not self.answerers.may_answer_card(card, sub.user, strict=True):
             log.warning("not re-sending %s: %s may not answer it", key[:12], sub.user)
             if not self.submissions.finish_submission(key, "forbidden"):
                 return None

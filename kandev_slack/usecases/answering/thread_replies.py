@@ -207,7 +207,7 @@ class MayAnswerCard(Protocol):
 class ThreadReplies:
     cards: CardsAt
     replies: RepliesStore
-    permissions: MayAnswerCard
+    answerers: MayAnswerCard
     #: Offered and cancelled replies are audited (Send is, by the answer pipeline).
     audit_log: Audit | None = None
 
@@ -251,7 +251,7 @@ class ThreadReplies:
             return Ignored("no question")
         question = questions[0]
         try:  # a reply in the card's thread proves no membership (a public channel's thread)
-            allowed = self.permissions.may_answer_card(card, message.user_id, strict=True)
+            allowed = self.answerers.may_answer_card(card, message.user_id, strict=True)
             unverifiable = False
         except Exception:  # Slack could not say: refused (fail closed), and said so
             log.warning("could not check who may answer %s; refused", card.pending_id)

@@ -51,7 +51,7 @@ class PeriodicWorker(PeriodicLoop):
     """A periodic worker on the follow-ups (reminders, escalation, subscribers' DM cards)."""
 
     followups: FollowupsRepository
-    permissions: Answerers
+    answerers: Answerers
     publisher: Publisher
     health: Health
     _: KW_ONLY

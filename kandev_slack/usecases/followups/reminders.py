@@ -55,7 +55,7 @@ class FollowUpWorker(PeriodicWorker):
         return lapsed + self._follow_ups()
 
     def _follow_ups(self) -> int:
-        if not self.permissions.routing.any_followups:
+        if not self.answerers.routing.any_followups:
             return 0  # nothing to do: the waiting cards are not read every second for nothing
         waiting = self.followups.waiting_posted()
         if not waiting:
@@ -67,7 +67,7 @@ class FollowUpWorker(PeriodicWorker):
         return claimed
 
     def _follow_up(self, item: Waiting, now: datetime) -> int:
-        route = self.permissions.route_of(item.card.task)
+        route = self.answerers.route_of(item.card.task)
         if route is None:
             return 0
         followups = route.followups

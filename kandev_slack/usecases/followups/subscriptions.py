@@ -4,7 +4,7 @@ subscriptions``, and a DM card for every new bundle a subscriber may answer.
 A subscription names every new question (``all``), a Kandev workspace, or a task label. Each
 waiting, posted card is looked at once (a claim in the store, like reminders): for every
 subscription made before the card that matches it and whose person may answer it (the route's
-permissions), a DM card is recorded and its post enqueued in the same transaction. DM cards
+answerers), a DM card is recorded and its post enqueued in the same transaction. DM cards
 are copies of the card: they answer through the same admission step and are edited with it.
 """
 
@@ -176,7 +176,7 @@ class SubscriptionNotifier(PeriodicWorker):
         writes: list[OutboxRow] = []
         for user_id, sub in chosen.items():
             try:
-                allowed = self.permissions.may_answer(card.task, user_id, strict=True)
+                allowed = self.answerers.may_answer(card.task, user_id, strict=True)
             except Exception:  # Slack cannot say now: decide this card at the next round
                 log.warning("cannot tell who may answer %s yet; retrying", card.pending_id)
                 return 0

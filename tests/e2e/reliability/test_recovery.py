@@ -86,7 +86,7 @@ class World:
             health=health,
         )
         self.in_flight = InFlight()
-        permissions = Answerers(Routing(default_channel=CHANNEL), slack)
+        answerers = Answerers(Routing(default_channel=CHANNEL), slack)
         answers = AnswerService(
             self.kandev,
             self.store.cards,
@@ -101,7 +101,7 @@ class World:
             self.store.submissions,
             self.store.audit_log,
             answers,
-            permissions,
+            answerers,
             RecoveryAnnouncer(Notifier(slack)),
             self.in_flight,
             stale_after_s=0,

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine, insert
 
 from kandev_slack.store import Database, migrate
-from kandev_slack.store.records import SubmissionContent, SubmissionResult
+from kandev_slack.store.records import SubmissionContent, SubmissionVerdict
 from kandev_slack.store.schema import submissions
 from kandev_slack.store.sql.engine import make_engine
 from kandev_slack.store.sql.url import normalize_url
@@ -70,11 +70,11 @@ def test_a_refusal_is_kept_with_the_result(store: Database) -> None:
     )
     assert store.submissions.finish_submission("won", "won")
     refused = store.submissions.get_submission("refused")
-    assert (refused.result, refused.result_message) == (
+    assert (refused.verdict, refused.verdict_message) == (
         "invalid",
         "Kandev did not accept your answer: x",
     )
-    assert store.submissions.get_submission("won").result_message == ""
+    assert store.submissions.get_submission("won").verdict_message == ""
     # A result without a message is encoded as before, so older rows and queries agree.
-    assert SubmissionResult(kind="won").encode() == '{"kind":"won"}'
+    assert SubmissionVerdict(kind="won").encode() == '{"kind":"won"}'
     assert store.submissions.won_submission("p1").submission_key == "won"

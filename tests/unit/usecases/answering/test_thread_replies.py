@@ -430,8 +430,8 @@ def _replies_under_the_rule(card: Card) -> tuple[ThreadReplies, FakeSlackGateway
     """Thread replies under the real rule: a route without answerers (its channel's members
     of the app's own organisation), Slack faked at the edge."""
     gateway = FakeSlackGateway()
-    permissions = Answerers(Routing(default_channel=card.channel), gateway)
-    return ThreadReplies(_Cards(card), _Store(), permissions), gateway
+    answerers = Answerers(Routing(default_channel=card.channel), gateway)
+    return ThreadReplies(_Cards(card), _Store(), answerers), gateway
 
 
 def test_a_reply_from_a_person_of_another_organisation_is_not_an_answer() -> None:

@@ -52,8 +52,8 @@ def routing(followups: FollowUps) -> Routing:
 
 
 @pytest.fixture
-def worker(store: Database, permissions: Answerers, publisher: Publisher) -> FollowUpWorker:
-    return FollowUpWorker(store.followups, permissions, publisher, Health())
+def worker(store: Database, answerers: Answerers, publisher: Publisher) -> FollowUpWorker:
+    return FollowUpWorker(store.followups, answerers, publisher, Health())
 
 
 @pytest.fixture
@@ -144,14 +144,14 @@ def test_reminders_missed_while_down_are_sent_once(
 def test_two_workers_claim_each_step_once(
     card: Card,
     store: Database,
-    permissions: Answerers,
+    answerers: Answerers,
     clock: FakeClock,
     worker: FollowUpWorker,
     publisher: Publisher,
     drain,
     gateway: FakeSlackGateway,
 ) -> None:
-    other = FollowUpWorker(store.followups, permissions, publisher, Health())
+    other = FollowUpWorker(store.followups, answerers, publisher, Health())
     at(clock, card, 30)
     assert worker.work_once() == 2  # the reminder and the escalation
     assert other.work_once() == 0

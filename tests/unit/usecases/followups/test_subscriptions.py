@@ -108,8 +108,8 @@ def routing() -> Routing:
 
 
 @pytest.fixture
-def notifier(store: Database, permissions: Answerers, publisher: Publisher) -> SubscriptionNotifier:
-    return SubscriptionNotifier(store.followups, permissions, publisher, Health())
+def notifier(store: Database, answerers: Answerers, publisher: Publisher) -> SubscriptionNotifier:
+    return SubscriptionNotifier(store.followups, answerers, publisher, Health())
 
 
 @pytest.fixture
