@@ -109,10 +109,10 @@ class CardsRepository(CopiesMixin):
         return _card(row) if row else None
 
     def unposted(self, older_than_s: float = 0) -> list[Card]:
-        """Claims whose message is not recorded (ts NULL), claimed at least ``older_than_s`` ago,
+        """Cards whose message is not posted (ts NULL), recorded at least ``older_than_s`` ago,
         oldest first; of the kinds this release knows. Two statements, each on the index of
-        unposted cards: the claims of a kind older releases do not know have no
-        ``claimed_at`` (kandev_slack/store/cards/kinds.py), they were claimed when created."""
+        unposted cards: the cards of a kind older releases do not know have no
+        ``claimed_at`` (kandev_slack/store/cards/kinds.py), they were recorded when created."""
         before = self._ago(older_than_s)
         legacy = and_(cards.c.claimed_at.is_not(None), cards.c.claimed_at <= before)
         hidden = and_(cards.c.claimed_at.is_(None), cards.c.created_at <= before)

@@ -2,7 +2,7 @@
 subscriptions``, and a DM card for every new bundle a subscriber may answer.
 
 A subscription names every new question (``all``), a Kandev workspace, or a task label. Each
-waiting, posted card is looked at once (a claim in the store, like reminders): for every
+waiting, posted card is looked at once (marked in the store, like reminders): for every
 subscription made before the card that matches it and whose person may answer it (the route's
 answerers), a DM card is recorded and its post enqueued in the same transaction. DM cards
 are copies of the card: they answer through the same admission step and are edited with it.

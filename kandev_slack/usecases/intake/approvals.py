@@ -15,7 +15,7 @@ There is no global list of permission requests and no push naming one
   page of them is read), and every task with an approval card still waiting. A sweep that fails
   or overruns its deadline is shown in /healthz (``approval_sweep``).
 
-A listed request without a card is claimed (the store's claim: one card per request across
+A listed request without a card is recorded (the store's record_card: one card per request across
 replicas and restarts) and posted in its route's channel; a request whose route cannot be
 decided is posted nowhere (fail closed) and shown in /healthz. A card whose request left the
 list is ended by what the transcript records (``permission_resolution``: the winner's option,
@@ -136,7 +136,7 @@ class ApprovalPosts(Protocol):
 
 @dataclass
 class SweepReport:
-    """One look: tasks looked at, cards claimed, cards ended (their keys), and the tasks that
+    """One look: tasks looked at, cards recorded, cards ended (their keys), and the tasks that
     could not be read (Kandev refused or garbled their list)."""
 
     tasks: int = 0
@@ -287,7 +287,7 @@ class Approvals:
         live = {approval_key(r.request_id): r for r in listed}
         # No lock held through Kandev's answers: the hints' loop and a sweep may look at the
         # same task at once (a hint never waits for a sweep's slow read), and need not — a
-        # card is claimed once (the store), ended once (its transition), whoever looks.
+        # card is recorded once (the store), ended once (its transition), whoever looks.
         for key, request in live.items():
             self._missing_since.pop(key, None)
             if self.cards.get(key) is None and self.unroutable.due(key) and self._post(request):

@@ -77,7 +77,7 @@ class DiscoveryCards(Protocol):
 
 
 class Posts(Protocol):
-    """Where a claimed card's post is queued (kandev_slack.usecases.outbox.publisher.Publisher)."""
+    """Where a recorded card's post is queued (kandev_slack.usecases.outbox.publisher.Publisher)."""
 
     def enqueue_post(self, card: Card) -> None: ...
 
@@ -239,7 +239,7 @@ class Discovery:
             reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
             return self.unroutables.failed(bundle.pending_id, reason)
         self.unroutables.routed(bundle.pending_id)
-        claimed = self.cards.record_card(
+        recorded = self.cards.record_card(
             NewCard(
                 bundle,
                 task,
@@ -248,7 +248,7 @@ class Discovery:
                 past=self.past.last(bundle, task, route),
             )
         )
-        if not claimed:
+        if not recorded:
             return False  # another replica (or an earlier cycle) has it
         card = self.cards.get(bundle.pending_id)
         if card is not None:
