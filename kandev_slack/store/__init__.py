@@ -16,7 +16,7 @@ from kandev_slack.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, m
 from kandev_slack.store.people.home import HomeViewersRepository
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.queues.submissions import SubmissionsRepository
-from kandev_slack.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
+from kandev_slack.store.records import AuditEntry, OutboxEntry, OutboxStatus, Submission
 from kandev_slack.store.retention import Purged, Retention
 from kandev_slack.store.sql.types import utc_now
 from kandev_slack.store.sql.url import DEFAULT_DATABASE_URL, normalize_url
@@ -32,7 +32,7 @@ __all__ = [
     "Database",
     "FollowupsRepository",
     "HomeViewersRepository",
-    "OutboxItem",
+    "OutboxEntry",
     "OutboxRepository",
     "OutboxStatus",
     "Purged",

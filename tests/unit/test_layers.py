@@ -172,13 +172,13 @@ KNOWN: Mapping[tuple[str, str], str] = {
     ("kandev_slack.usecases.intake.approval_turns", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     (
         "kandev_slack.usecases.intake.approval_turns",
-        "kandev_slack.kandev.permissions.wire",
+        "kandev_slack.kandev.approvals.wire",
     ): "the permission wire models (PermissionRequest…) are the use-case's input",
     ("kandev_slack.usecases.intake.approvals", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.intake.approvals", "kandev_slack.kandev.models"): _KANDEV_MODELS,
     (
         "kandev_slack.usecases.intake.approvals",
-        "kandev_slack.kandev.permissions.wire",
+        "kandev_slack.kandev.approvals.wire",
     ): "the permission wire models (PermissionRecord…) are the use-case's input",
     ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
     ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,

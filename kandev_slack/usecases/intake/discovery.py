@@ -75,11 +75,11 @@ class DiscoveryCards(Protocol):
 
     def get(self, pending_id: str) -> Card | None: ...
 
-    def claim(self, new: NewCard) -> bool: ...
+    def record_card(self, new: NewCard) -> bool: ...
 
 
 class Posts(Protocol):
-    """Where a claimed card's post is queued (kandev_slack.usecases.outbox.publisher.Publisher)."""
+    """Where a recorded card's post is queued (kandev_slack.usecases.outbox.publisher.Publisher)."""
 
     def enqueue_post(self, card: Card) -> None: ...
 
@@ -244,7 +244,7 @@ class Discovery:
             reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
             return self.unroutables.failed(bundle.pending_id, reason)
         self.unroutables.routed(bundle.pending_id)
-        claimed = self.cards.claim(
+        recorded = self.cards.record_card(
             NewCard(
                 bundle,
                 task,
@@ -253,7 +253,7 @@ class Discovery:
                 past=self.past.last(bundle, task, route),
             )
         )
-        if not claimed:
+        if not recorded:
             return False  # another replica (or an earlier cycle) has it
         card = self.cards.get(bundle.pending_id)
         if card is not None:

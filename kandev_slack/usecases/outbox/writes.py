@@ -23,8 +23,8 @@ from kandev_slack.core.snooze import Snooze
 from kandev_slack.ops import metrics
 from kandev_slack.slack_api.errors import SlackError
 from kandev_slack.slack_api.gateway import Message, SlackGateway
-from kandev_slack.store.cards.copies import CardMessage
-from kandev_slack.store.records import OutboxItem
+from kandev_slack.store.cards.copies import Copy
+from kandev_slack.store.records import OutboxEntry
 from kandev_slack.usecases.answering.groups import GroupCards, GroupEdit, Groups
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.outbox.keys import (
@@ -69,7 +69,7 @@ class Write:
     plain: Callable[[], Message] | None = None
 
 
-Plan = Callable[["Writes", Card, OutboxItem], Write | None]
+Plan = Callable[["Writes", Card, OutboxEntry], Write | None]
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class Writes:
 
         return render
 
-    def _copy(self, card: Card, copy: CardMessage, kind: str) -> Callable[[], tuple[Message, bool]]:
+    def _copy(self, card: Card, copy: Copy, kind: str) -> Callable[[], tuple[Message, bool]]:
         def render() -> tuple[Message, bool]:
             try:
                 snooze = self._snooze_of(card, copy)
@@ -144,7 +144,7 @@ class Writes:
 
         return render
 
-    def _snooze_of(self, card: Card, copy: CardMessage) -> Snooze | None:
+    def _snooze_of(self, card: Card, copy: Copy) -> Snooze | None:
         """The snooze of the person whose DM ``copy`` is in, while it holds."""
         if self.snoozes is None or not USER_ID.match(copy.target) or card.state.terminal:
             return None
@@ -155,7 +155,7 @@ class Writes:
 
     # ---- the channel card ----------------------------------------------------------------
 
-    def post(self, card: Card, item: OutboxItem) -> Write | None:
+    def post(self, card: Card, item: OutboxEntry) -> Write | None:
         if card.ts or self._forgotten(card):
             return None  # already posted (e.g. by another replica, or before a database loss)
 
@@ -236,7 +236,7 @@ class Writes:
         except SlackError as exc:
             log.error("could not delete the duplicate %s in %s: %s", ts, channel, exc.error)
 
-    def update(self, card: Card, item: OutboxItem) -> Write | None:
+    def update(self, card: Card, item: OutboxEntry) -> Write | None:
         ts = card.ts
         if not ts:
             return None  # the post renders the current state when it happens
@@ -257,7 +257,7 @@ class Writes:
 
     # ---- a bundle's other messages and thread replies -----------------------------------
 
-    def post_copy(self, card: Card, item: OutboxItem) -> Write | None:
+    def post_copy(self, card: Card, item: OutboxEntry) -> Write | None:
         """Post one of the card's other messages (never for a bundle resolved by now)."""
         copy = self.cards.message_get(str(item.payload.get("key")))
         if copy is None or copy.ts or card.state.terminal:
@@ -311,7 +311,7 @@ class Writes:
             self.outbox.outbox_rearm(copy_update_key(posted, copy.key))
         self.requeue.changed()
 
-    def update_copy(self, card: Card, item: OutboxItem) -> Write | None:
+    def update_copy(self, card: Card, item: OutboxEntry) -> Write | None:
         copy = self.cards.message_get(str(item.payload.get("key")))
         if copy is None or not copy.ts or not copy.channel:
             return None  # its post renders the current state when it happens
@@ -329,7 +329,7 @@ class Writes:
             plain=self._plain(card),
         )
 
-    def reply(self, card: Card, item: OutboxItem) -> Write | None:
+    def reply(self, card: Card, item: OutboxEntry) -> Write | None:
         """A reply in the channel card's thread; never once the bundle is resolved."""
         thread = card.ts
         if card.state.terminal or not thread:
@@ -345,7 +345,7 @@ class Writes:
             made_earlier=lambda: bool(self.slack.find_reply(card.channel, thread, key)),
         )
 
-    def copy_reply(self, card: Card, item: OutboxItem) -> Write | None:
+    def copy_reply(self, card: Card, item: OutboxEntry) -> Write | None:
         """A reply in the thread of one of the card's other messages (a DM card); never
         once the bundle is resolved, nor before that message is posted."""
         copy = self.cards.message_get(str(item.payload.get("message")))
@@ -379,7 +379,7 @@ def paced(kind: str) -> bool:
     return kind in KINDS and KINDS[kind].paced
 
 
-def attempt_note(item: OutboxItem) -> str:
+def attempt_note(item: OutboxEntry) -> str:
     """Noted just before the Slack call: "posting" tells whoever takes a post over that it may
     have been made (it looks in Slack first)."""
     if paced(item.kind):
@@ -387,7 +387,7 @@ def attempt_note(item: OutboxItem) -> str:
     return item.last_error or "sending"
 
 
-def retry_note(item: OutboxItem, note: str) -> str:
+def retry_note(item: OutboxEntry, note: str) -> str:
     """The note an item is given back with."""
     if paced(item.kind) and note in NOT_SENT and item.last_error not in NOT_SENT:
         # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
@@ -408,7 +408,7 @@ class WriteCards(GroupCards, Protocol):
 
     def mark_posted(self, pending_id: str, channel: str, ts: str) -> bool: ...
 
-    def message_get(self, key: str) -> CardMessage | None: ...
+    def message_get(self, key: str) -> Copy | None: ...
 
     def message_opened(self, key: str, channel: str) -> bool: ...
 
@@ -425,7 +425,7 @@ class PublisherCards(WriteCards, Protocol):
     """What the publisher calls on the cards (kandev_slack.store.CardsRepository), besides its
     writes'."""
 
-    def messages_of(self, pending_id: str) -> list[CardMessage]: ...
+    def messages_of(self, pending_id: str) -> list[Copy]: ...
 
 
 class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
@@ -448,17 +448,17 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
         worker_id: str,
         lease_s: float = 30.0,
         kinds: Collection[str] | None = None,
-    ) -> list[OutboxItem]: ...
+    ) -> list[OutboxEntry]: ...
 
     def outbox_next_due_s(self) -> float | None: ...
 
-    def outbox_done(self, item_id: int, *, worker_id: str | None = None) -> bool: ...
+    def outbox_done(self, entry_id: int, *, worker_id: str | None = None) -> bool: ...
 
-    def outbox_fail(self, item_id: int, error: str, *, worker_id: str | None = None) -> bool: ...
+    def outbox_fail(self, entry_id: int, error: str, *, worker_id: str | None = None) -> bool: ...
 
     def outbox_retry(
         self,
-        item_id: int,
+        entry_id: int,
         not_before: datetime | float,
         error: str,
         *,
@@ -466,7 +466,7 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
         slot: bool = False,
     ) -> bool: ...
 
-    def outbox_note(self, item_id: int, note: str, *, worker_id: str | None = None) -> bool: ...
+    def outbox_note(self, entry_id: int, note: str, *, worker_id: str | None = None) -> bool: ...
 
     def outbox_failed_count(self, within_s: float | None = None) -> int: ...
 
@@ -484,7 +484,7 @@ class Requeue(Protocol):
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
 
-    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None: ...
+    def enqueue_copy_update(self, card: Card, copy: Copy, reason: str = "") -> None: ...
 
     def enqueue_group(self, edits: Sequence[GroupEdit]) -> None: ...
 

@@ -74,7 +74,7 @@ class Rig:
     def card(self, n: int, pending_id: str | None = None):
         bundle = _bundle(n, pending_id)
         task = TaskInfo(task_id=bundle.task_id, title=f"Task {n}")
-        assert self.store.cards.claim(NewCard(bundle, task, CHANNEL))
+        assert self.store.cards.record_card(NewCard(bundle, task, CHANNEL))
         card = self.store.cards.get(bundle.pending_id)
         assert card is not None
         self.publisher.enqueue_post(card)

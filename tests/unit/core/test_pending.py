@@ -21,7 +21,7 @@ KIND_AGNOSTIC = [
     "usecases/answering/recovery.py",
     "usecases/views/home.py",
     "usecases/answering/interactions.py",
-    "usecases/answering/permissions.py",
+    "usecases/answering/answerers.py",
     "usecases/intake/tasks.py",
     "store/queues/outbox.py",
     "store/queues/pace.py",

@@ -60,7 +60,9 @@ def enqueue(publisher: Publisher, names: list[str]) -> None:
         bundle = make_bundle(pending_id=name, task_id=f"t-{name}")
         cards = publisher.cards  # the replica's own store's
         assert isinstance(cards, CardsRepository)
-        assert cards.claim(NewCard(bundle, TaskInfo(task_id=bundle.task_id, title=name), CHANNEL))
+        assert cards.record_card(
+            NewCard(bundle, TaskInfo(task_id=bundle.task_id, title=name), CHANNEL)
+        )
         card = cards.get(name)
         assert isinstance(card, Card)
         publisher.enqueue_post(card)

@@ -15,9 +15,9 @@ from kandev_slack.config.routing import Routing
 from kandev_slack.core.approval import approval_key
 from kandev_slack.core.domain import CardState
 from kandev_slack.core.signals import Signal
+from kandev_slack.kandev.approvals.wire import PermissionRecord
 from kandev_slack.kandev.errors import KandevProtocolError, KandevToolError
 from kandev_slack.kandev.models import Task
-from kandev_slack.kandev.permissions.wire import PermissionRecord
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.usecases.intake import approvals as approvals_module

@@ -39,9 +39,9 @@ from tests.kit.factories import (
     CHANNEL,
     DB_QUESTION,
     MONGO,
-    claim,
     make_bundle,
     numbered_bundle,
+    record_card,
 )
 from tests.kit.fakes import FakeKandev, FakeMonotonic, FakeSlackGateway
 
@@ -188,7 +188,7 @@ def test_a_bundle_a_replica_claimed_is_not_posted_here(
     sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, store: Database
 ) -> None:
     bundle = fake_kandev.add(make_bundle())
-    assert claim(store, bundle.pending_id, channel=CHANNEL)  # the other replica won the claim
+    assert record_card(store, bundle.pending_id, channel=CHANNEL)  # the other replica won the claim
 
     assert sync.reconcile_once().posted == []
     assert store.outbox.outbox_pending_count() == 0
