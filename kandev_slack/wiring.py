@@ -27,12 +27,12 @@ from kandev_slack.slack.transport.lanes import (
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.store import Database
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import Admission
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
 from kandev_slack.usecases.answering.groups import Groups
 from kandev_slack.usecases.answering.interactions import Interactions
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
@@ -43,18 +43,18 @@ from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, 
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
 from kandev_slack.usecases.intake.discovery import UNROUTABLE as DISCOVERY_UNROUTABLE
 from kandev_slack.usecases.intake.discovery import Discovery
-from kandev_slack.usecases.intake.forgotten import ForgottenCards
-from kandev_slack.usecases.intake.past_answers import PastAnswers
 from kandev_slack.usecases.intake.reconciler import Reconciler, ReconcilerSubmissions, SessionIndex
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
 from kandev_slack.usecases.intake.sync import ReadAgain, SyncCards, SyncEngine
-from kandev_slack.usecases.intake.tasks import TaskDirectory
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.leases import InFlight
+from kandev_slack.usecases.outbox.forgotten import ForgottenCards
 from kandev_slack.usecases.outbox.messages import SnoozeLookup
 from kandev_slack.usecases.outbox.pacing import POST_SPACING_S, Pacer
 from kandev_slack.usecases.outbox.publisher import GIVE_UP_AFTER, Enqueue, Publisher
 from kandev_slack.usecases.outbox.writes import PublisherCards, PublisherOutbox, Writes
+from kandev_slack.usecases.past_answers import PastAnswers
+from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
@@ -97,10 +97,10 @@ def use_cases(
     card_changes = signals.card_changes
     publisher = _publisher(store, slack, public_url, health, card_changes)
     tasks = TaskDirectory(kandev)
-    permissions = Permissions(routing, slack)
+    answerers = Answerers(routing, slack)
     permalinks = Permalinks(slack)
     # Every use-case gets only the repositories it uses, never the whole database.
-    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
+    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, answerers)
     past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()
@@ -108,10 +108,8 @@ def use_cases(
         kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight
     )
     sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
-    recovery = _recovery(store, kandev, answers, permissions, notifier, in_flight)
-    claims = Claims(
-        store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake
-    )
+    recovery = _recovery(store, kandev, answers, answerers, notifier, in_flight)
+    claims = Claims(store.claims, store.cards, store.audit_log, answerers.claim_for, publisher.wake)
     snoozes = _snoozes(settings, store, publisher)
     home = HomeService(
         queue,
@@ -130,9 +128,9 @@ def use_cases(
         recovery=recovery,
         home=home,
         followups=FollowUpWorker(
-            store.followups, permissions, publisher, health, lapse=claims.lapse_due
+            store.followups, answerers, publisher, health, lapse=claims.lapse_due
         ),
-        dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
+        dm_cards=SubscriptionNotifier(store.followups, answerers, publisher, health),
         snooze_ends=SnoozeWorker(snoozes, health),
         services=_listener_services(
             settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes
@@ -240,7 +238,7 @@ def _recovery(
     store: Database,
     kandev: KandevClient,
     answers: AnswerService,
-    permissions: Permissions,
+    answerers: Answerers,
     notifier: Notifier,
     in_flight: InFlight,
 ) -> Recovery:
@@ -251,7 +249,7 @@ def _recovery(
         store.submissions,
         store.audit_log,
         answers,
-        permissions,
+        answerers,
         RecoveryAnnouncer(notifier),
         in_flight,
         interval_s=RECOVERY_INTERVAL_S,
@@ -376,7 +374,7 @@ def _listener_services(
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
-    admission = Admission(store.cards, store.audit_log, queue, queue.permissions)
+    admission = Admission(store.cards, store.audit_log, queue, queue.answerers)
     answering = Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING)
     reading = Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING)
     groups = Groups(store.cards, store.audit_log)
@@ -402,7 +400,7 @@ def _listener_services(
         subscriptions=SubscriptionService(store.followups, kandev),
         claims=claims,
         thread_replies=ThreadReplies(
-            admission, store.thread_replies, queue.permissions, store.audit_log
+            admission, store.thread_replies, queue.answerers, store.audit_log
         ),
         snoozes=snoozes,
         groups=groups,

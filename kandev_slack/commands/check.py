@@ -19,7 +19,7 @@ from kandev_slack.core.clarification import Bundle
 from kandev_slack.kandev.approvals.wire import PermissionCandidate, PermissionRequest
 from kandev_slack.kandev.models import ProbeResult, Task, Workspace
 from kandev_slack.ops.redaction import redact
-from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
+from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 
 class PermissionsCheck(Protocol):

@@ -139,7 +139,7 @@ class PastAnswer(BaseModel):
 class NewCard:
     """A card about to be recorded: the item it shows (a bundle or an approval), its task, the
     channel it goes to, ``question_key`` (a bundle's normalised questions; see
-    kandev_slack/usecases/intake/past_answers.py) and ``past``, the earlier answer the card
+    kandev_slack/usecases/past_answers.py) and ``past``, the earlier answer the card
     shows."""
 
     item: Bundle | Approval

@@ -13,7 +13,7 @@ from kandev_slack.kinds.spec import Invalid, O_co, Out, Resolver, Try
 
 class ApprovalCalls(Protocol[O_co]):
     """The approval calls on the client it is given (``Resolver.permissions``:
-    kandev_slack.kandev.permissions.client.PermissionsClient)."""
+    kandev_slack.kandev.approvals.client.PermissionsClient)."""
 
     def approve(
         self, approval: Approval, option_id: str, *, first_sent: datetime, resend: bool = False

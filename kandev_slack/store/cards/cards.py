@@ -22,7 +22,7 @@ class CardsRepository(CopiesMixin):
     """Cards (the atomic posting claim, the message it became, its state machine) and their
     other messages (copies.py): one aggregate, keyed by ``pending_id``."""
 
-    def claim(self, new: NewCard) -> bool:
+    def record_card(self, new: NewCard) -> bool:
         """Claim ``new.item``'s card for posting in ``new.channel``: True for exactly one
         caller ever.
 
@@ -110,10 +110,10 @@ class CardsRepository(CopiesMixin):
         return _card(row) if row else None
 
     def unposted(self, older_than_s: float = 0) -> list[Card]:
-        """Claims whose message is not recorded (ts NULL), claimed at least ``older_than_s`` ago,
+        """Cards whose message is not posted (ts NULL), recorded at least ``older_than_s`` ago,
         oldest first; of the kinds this release knows. Two statements, each on the index of
-        unposted claims: the claims of a kind older releases do not know have no
-        ``claimed_at`` (kandev_slack/store/kinds.py), they were claimed when created."""
+        unposted cards: the cards of a kind older releases do not know have no
+        ``claimed_at`` (kandev_slack/store/kinds.py), they were recorded when created."""
         before = self._ago(older_than_s)
         legacy = and_(cards.c.claimed_at.is_not(None), cards.c.claimed_at <= before)
         hidden = and_(cards.c.claimed_at.is_(None), cards.c.created_at <= before)

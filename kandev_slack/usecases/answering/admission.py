@@ -24,7 +24,7 @@ from kandev_slack.kinds.registry import label_of_key, spec_of
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import bind_log_context
 from kandev_slack.store import AuditRepository, CardsRepository
-from kandev_slack.usecases.answering.answerers import Answerers
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.views.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)

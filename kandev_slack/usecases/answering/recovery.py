@@ -30,8 +30,8 @@ from kandev_slack.kinds.registry import label_of_key
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import log_context
 from kandev_slack.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering import resolving
-from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.verdicts import Attempt, Verdict, VerdictKind, repeat_of
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight

@@ -16,13 +16,13 @@ from typing import Literal
 
 from kandev_slack.cards.views import subscriptions as words
 from kandev_slack.core.domain import Card, TaskInfo
+from kandev_slack.core.outbox import POST_COPY, copy_post_key
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevError
 from kandev_slack.store import FollowupsRepository
 from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.people.subscriptions import ScopeKind, Subscription
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
-from kandev_slack.usecases.outbox.keys import POST_COPY, copy_post_key
 from kandev_slack.usecases.views.listing import Reply
 
 log = logging.getLogger(__name__)

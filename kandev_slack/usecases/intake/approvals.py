@@ -64,9 +64,9 @@ from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.intake.approval_turns import still_listed, turn_over
 from kandev_slack.usecases.intake.ended import credit_slack_winner, end_synced
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
-from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
+from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
 

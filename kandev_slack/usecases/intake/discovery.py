@@ -29,10 +29,10 @@ from kandev_slack.kandev.hints import NewPending
 from kandev_slack.kandev.models import ActiveList
 from kandev_slack.ops.health import Health
 from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.intake.past_answers import PastAnswers, question_key
 from kandev_slack.usecases.intake.reconciler import SessionIndex
-from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
 from kandev_slack.usecases.intake.unroutable import Unroutable, Unroutables
+from kandev_slack.usecases.past_answers import PastAnswers, question_key
+from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
 

@@ -32,9 +32,9 @@ from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import log_failure
 from kandev_slack.usecases.followups.housekeeping import Housekeeping, UnpostedCards
 from kandev_slack.usecases.intake.discovery import NEWEST_MARGIN_S, Discovery, DiscoveryCards
-from kandev_slack.usecases.intake.past_answers import AnsweredCards
 from kandev_slack.usecases.intake.reconciler import Reconciler, ReconcilerCards, outcome_from_final
 from kandev_slack.usecases.intake.unroutable import Unroutable
+from kandev_slack.usecases.past_answers import AnsweredCards
 
 __all__ = [
     "NEWEST_MARGIN_S",

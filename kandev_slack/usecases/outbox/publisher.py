@@ -24,19 +24,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kandev_slack.core.domain import Card
-from kandev_slack.core.signals import Signal
-from kandev_slack.ops.backoff import doubling, wait_for
-from kandev_slack.ops.health import Health
-from kandev_slack.ops.logs import log_context, log_failure
-from kandev_slack.slack_api.gateway import SlackError
-from kandev_slack.store.cards.copies import CardMessage
-from kandev_slack.store.errors import is_unavailable
-from kandev_slack.store.queues.pace import PaceBusy
-from kandev_slack.store.records import OutboxItem
-from kandev_slack.usecases.answering.groups import GroupEdit
-from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.leases import OUTBOX_LEASE_S
-from kandev_slack.usecases.outbox.keys import (
+from kandev_slack.core.outbox import (
     NOT_SENT,
     POST,
     UPDATE,
@@ -44,6 +32,18 @@ from kandev_slack.usecases.outbox.keys import (
     copy_update_key,
     update_key,
 )
+from kandev_slack.core.signals import Signal
+from kandev_slack.ops.backoff import doubling, wait_for
+from kandev_slack.ops.health import Health
+from kandev_slack.ops.logs import log_context, log_failure
+from kandev_slack.slack_api.gateway import SlackError
+from kandev_slack.store.cards.copies import Copy
+from kandev_slack.store.errors import is_unavailable
+from kandev_slack.store.queues.pace import PaceBusy
+from kandev_slack.store.records import OutboxEntry
+from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.groups import GroupEdit
+from kandev_slack.usecases.leases import OUTBOX_LEASE_S
 from kandev_slack.usecases.outbox.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
 from kandev_slack.usecases.outbox.writes import (
     KINDS,
@@ -119,7 +119,7 @@ class Enqueue:
         if edits:
             self.wakes.raise_()
 
-    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
+    def enqueue_copy_update(self, card: Card, copy: Copy, reason: str = "") -> None:
         """Schedule the edit of one of the card's other messages to the card's state."""
         self.outbox.outbox_put(
             UPDATE_COPY,
@@ -173,7 +173,7 @@ class Publisher:
         #: Monotonic time at which the soonest deferred item falls due (the worker wakes then).
         self._soonest: float | None = None
         #: Items of the current batch not yet settled (done, failed or given back).
-        self._unsettled: dict[int, OutboxItem] = {}
+        self._unsettled: dict[int, OutboxEntry] = {}
         self._failed_checked: float | None = None
         self._stop = threading.Event()
 
@@ -188,7 +188,7 @@ class Publisher:
     def enqueue_group(self, edits: Sequence[GroupEdit]) -> None:
         self.queue.enqueue_group(edits)
 
-    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
+    def enqueue_copy_update(self, card: Card, copy: Copy, reason: str = "") -> None:
         self.queue.enqueue_copy_update(card, copy, reason)
 
     def changed(self) -> None:
@@ -268,7 +268,7 @@ class Publisher:
             )
             del self._unsettled[item.id]
 
-    def _process(self, item: OutboxItem) -> None:
+    def _process(self, item: OutboxEntry) -> None:
         channel = item.channel or ""
         wait = self._blocked_until.get((item.kind, channel), 0.0) - time.monotonic()
         if wait > 0:
@@ -306,7 +306,7 @@ class Publisher:
         self._failures.pop(item.id, None)
         self.health.clear("slack")
 
-    def _send(self, item: OutboxItem, card: Card, write: Write, *, paced: bool) -> None:
+    def _send(self, item: OutboxEntry, card: Card, write: Write, *, paced: bool) -> None:
         """The one send path of every kind: an earlier attempt that reached Slack is recorded
         instead of sent again; a paced kind takes its turn (before rendering: a waiting post is
         not rendered); a message Slack refuses is sent in its plain form."""
@@ -331,7 +331,7 @@ class Publisher:
             ts = write.send(write.plain())
         write.done(ts)
 
-    def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
+    def _failed(self, item: OutboxEntry, card: Card, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
             channel = item.channel or card.channel
@@ -358,7 +358,7 @@ class Publisher:
         else:
             self._give_up(item, f"{exc.method}: {exc.error}")
 
-    def _errored(self, item: OutboxItem, exc: Exception) -> None:
+    def _errored(self, item: OutboxEntry, exc: Exception) -> None:
         """An error other than Slack's answer: give the item back with backoff, or mark it
         failed once it keeps failing (a database that is unreachable is waited for)."""
         waiting = is_unavailable(exc)
@@ -373,7 +373,7 @@ class Publisher:
         # "error" proves nothing about a post: it is looked up before it is sent again.
         self._defer(item, self._backoff(item.id), error="error")
 
-    def _give_up(self, item: OutboxItem, why: str) -> None:
+    def _give_up(self, item: OutboxEntry, why: str) -> None:
         """Retrying cannot fix it: mark the item failed (never retried), audit, report."""
         pending_id = item.payload.get("pending_id")
         pending_id = pending_id if isinstance(pending_id, str) else None
@@ -397,13 +397,13 @@ class Publisher:
         else:
             self.health.clear("cards")
 
-    def _backoff(self, item_id: int) -> float:
+    def _backoff(self, entry_id: int) -> float:
         """Seconds before the next try: doubling with the item's consecutive failures."""
-        return wait_for(RETRY_WAIT, self._failures.get(item_id, 0))
+        return wait_for(RETRY_WAIT, self._failures.get(entry_id, 0))
 
     def _defer(
         self,
-        item: OutboxItem,
+        item: OutboxEntry,
         delay_s: float,
         *,
         error: str | None,
@@ -436,11 +436,11 @@ class EnqueueOutbox(Protocol):
 class EnqueueCards(Protocol):
     """What enqueueing calls on the cards (kandev_slack.store.CardsRepository)."""
 
-    def messages_of(self, pending_id: str) -> list[CardMessage]: ...
+    def messages_of(self, pending_id: str) -> list[Copy]: ...
 
 
 class GroupEdits(Protocol):
-    """The edits a resolved card's group needs (kandev_slack.usecases.answering.groups.Groups)."""
+    """The edits a resolved card's group needs (kandev_slack.usecases.groups.GroupLines)."""
 
     def edits_when_resolved(self, card: Card) -> list[GroupEdit]: ...
 

@@ -19,15 +19,7 @@ from typing import Any, Protocol
 from kandev_slack.config.routing import USER_ID
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.groups import AlsoAsked
-from kandev_slack.core.snooze import Snooze
-from kandev_slack.ops import metrics
-from kandev_slack.slack_api.errors import SlackError
-from kandev_slack.slack_api.gateway import Message, SlackGateway
-from kandev_slack.store.cards.copies import Copy
-from kandev_slack.store.records import OutboxEntry
-from kandev_slack.usecases.answering.groups import GroupCards, GroupEdit, Groups
-from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.outbox.keys import (
+from kandev_slack.core.outbox import (
     COPY_REPLY,
     NOT_SENT,
     POST,
@@ -39,6 +31,14 @@ from kandev_slack.usecases.outbox.keys import (
     is_group_edit,
     update_key,
 )
+from kandev_slack.core.snooze import Snooze
+from kandev_slack.ops import metrics
+from kandev_slack.slack_api.errors import SlackError
+from kandev_slack.slack_api.gateway import Message, SlackGateway
+from kandev_slack.store.cards.copies import Copy
+from kandev_slack.store.records import OutboxEntry
+from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.groups import GroupCards, GroupEdit, GroupLines
 from kandev_slack.usecases.outbox.messages import (
     SnoozeLookup,
     card_message,
@@ -98,13 +98,13 @@ class Writes:
         kandev_url: str,
         requeue: Requeue,
         forgotten: Forgotten,
-        groups: Groups,
+        groups: GroupLines,
         snoozes: SnoozeLookup | None = None,
     ) -> None:
         self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
         self.snoozes = snoozes
         self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
-        #: Cards a lost database forgot (kandev_slack/usecases/intake/forgotten.py), for bundles
+        #: Cards a lost database forgot (kandev_slack/usecases/outbox/forgotten.py), for bundles
         #: older than this process.
         self.forgotten = forgotten
         #: The groups of identical questions a channel card shows
@@ -473,7 +473,7 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
 
 class Forgotten(Protocol):
     """Where a post an earlier attempt may have made is looked for in Slack
-    (kandev_slack.usecases.intake.forgotten.ForgottenCards)."""
+    (kandev_slack.usecases.outbox.forgotten.ForgottenCards)."""
 
     def find(self, card: Card) -> str | None: ...
 

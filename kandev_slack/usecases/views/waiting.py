@@ -23,8 +23,8 @@ from kandev_slack.kandev.errors import KandevError
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.store import CardsRepository
-from kandev_slack.usecases.answering.answerers import Answerers
-from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
+from kandev_slack.usecases.answerers import Answerers
+from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
 

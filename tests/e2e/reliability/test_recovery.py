@@ -31,7 +31,7 @@ from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.slack_api.web_client import make_web_client
 from kandev_slack.store import Database
 from kandev_slack.store.records import SubmissionContent
-from kandev_slack.usecases.answering.answerers import Answerers
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.leases import InFlight

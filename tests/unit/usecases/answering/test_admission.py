@@ -15,6 +15,7 @@ from kandev_slack.config.routing import RouteRule, Routing
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.slack.presenters import said
 from kandev_slack.store import Database
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import (
     Admission,
     Admitted,
@@ -23,7 +24,6 @@ from kandev_slack.usecases.answering.admission import (
     Unusable,
     Where,
 )
-from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
 from tests.kit.factories import (

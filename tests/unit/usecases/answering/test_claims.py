@@ -16,8 +16,8 @@ from kandev_slack.config.routing import Routing
 from kandev_slack.core.domain import Card
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Request
-from kandev_slack.usecases.answering.answerers import Answerers
 from kandev_slack.usecases.answering.claims import (
     Claims,
     Contended,

@@ -14,6 +14,7 @@ import pytest
 from kandev_slack.cards.views.waiting import Query
 from kandev_slack.core.approval import Approval, ToolOption
 from kandev_slack.core.domain import Card
+from kandev_slack.core.outbox import POST_COPY, copy_post_key
 from kandev_slack.core.signals import Signal
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
@@ -27,7 +28,6 @@ from kandev_slack.usecases.answering.snooze import (
     SnoozeWorker,
     Unsnoozed,
 )
-from kandev_slack.usecases.outbox.keys import POST_COPY, copy_post_key
 from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService

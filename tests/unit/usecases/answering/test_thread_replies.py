@@ -19,7 +19,7 @@ from kandev_slack.core.clarification import Bundle, Option, Question
 from kandev_slack.core.domain import Card, CardState, TaskInfo
 from kandev_slack.slack.parsing.requests import direct_message, message_change, thread_message
 from kandev_slack.store.cards.thread_replies import CANCELLED, DELETED, OFFERED, SENT, ThreadReply
-from kandev_slack.usecases.answering.answerers import Answerers
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.thread_replies import (
     SOURCE,
     AsOption,

@@ -15,7 +15,7 @@ from kandev_slack.core.domain import Card
 from kandev_slack.ops.health import Health
 from kandev_slack.slack_api.gateway import SlackError
 from kandev_slack.store import Database
-from kandev_slack.usecases.answering.answerers import Answerers
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.outbox import publisher as publisher_module

@@ -14,7 +14,7 @@ from kandev_slack.core.domain import Card, CardState
 from kandev_slack.kandev.models import Workspace
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
-from kandev_slack.usecases.answering.answerers import Answerers
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.followups.subscriptions import (
     BadSubscription,
     SubscriptionCommand,

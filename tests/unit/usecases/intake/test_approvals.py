@@ -23,9 +23,9 @@ from kandev_slack.store import Database
 from kandev_slack.usecases.intake import approvals as approvals_module
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
-from kandev_slack.usecases.intake.tasks import TaskDirectory
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.tasks import TaskDirectory
 from tests.kit.factories import CHANNEL
 from tests.kit.fakes import FakeKandev, FakePermissions
 
