@@ -3,7 +3,7 @@
 (``list_pending_agent_permissions_kandev``, kandev-permissions.md §2).
 
 Domain types, shared by every layer; :class:`ToolOption` and :class:`ToolAction` are also
-Kandev's wire shape (kandev_slack/kandev/permissions/wire.py reads them). Only the list's
+Kandev's wire shape (kandev_slack/kandev/approvals/wire.py reads them). Only the list's
 **redacted**
 ``action`` is kept: never the transcript's tool-call title, which keeps secrets Kandev removed
 from the list (a URL's ``?token=…``).

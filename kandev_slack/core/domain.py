@@ -137,9 +137,9 @@ class PastAnswer(BaseModel):
 
 @dataclass(frozen=True)
 class NewCard:
-    """A card about to be claimed: the item it shows (a bundle or an approval), its task, the
+    """A card about to be recorded: the item it shows (a bundle or an approval), its task, the
     channel it goes to, ``question_key`` (a bundle's normalised questions; see
-    kandev_slack/usecases/intake/past_answers.py) and ``past``, the earlier answer the card
+    kandev_slack/usecases/past_answers.py) and ``past``, the earlier answer the card
     shows."""
 
     item: Bundle | Approval
@@ -159,7 +159,7 @@ class Card(BaseModel):
     session_id: str = ""
     workspace_id: str = ""
     channel: str
-    ts: str | None = None  # None while the claim is taken but the message is not posted yet
+    ts: str | None = None  # None while the card is recorded but its message not posted yet
     state: CardState = CardState.PENDING
     #: What the agent is blocked on (a PendingItem: the kind-agnostic parts read only that).
     item: Item

@@ -48,7 +48,7 @@ class Invalid:
 
 class ApprovalCalls(Protocol[O_co]):
     """The approval calls the approval's spec makes, on ``Resolver.permissions``
-    (kandev_slack.kandev.permissions.client.PermissionsClient satisfies it)."""
+    (kandev_slack.kandev.approvals.client.PermissionsClient satisfies it)."""
 
     def approve(
         self, approval: Approval, option_id: str, *, first_sent: datetime, resend: bool = False

@@ -127,10 +127,6 @@ KNOWN: Mapping[tuple[str, str], str] = {
         "kandev_slack.usecases.views.conversation",
         "kandev_slack.cards.views.conversation",
     ): _CARD_TYPES + " (Conversation, Problem)",
-    (
-        "kandev_slack.usecases.answering.groups",
-        "kandev_slack.cards.views.groups",
-    ): "takes MAX_LINKS, a rendering limit, from the cards",
     ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.home"): _RENDERS
     + " (render_home, the Home's limits)",
     ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.subscriptions"): _RENDERS
@@ -172,13 +168,13 @@ KNOWN: Mapping[tuple[str, str], str] = {
     ("kandev_slack.usecases.intake.approval_turns", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     (
         "kandev_slack.usecases.intake.approval_turns",
-        "kandev_slack.kandev.permissions.wire",
+        "kandev_slack.kandev.approvals.wire",
     ): "the permission wire models (PermissionRequest…) are the use-case's input",
     ("kandev_slack.usecases.intake.approvals", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.intake.approvals", "kandev_slack.kandev.models"): _KANDEV_MODELS,
     (
         "kandev_slack.usecases.intake.approvals",
-        "kandev_slack.kandev.permissions.wire",
+        "kandev_slack.kandev.approvals.wire",
     ): "the permission wire models (PermissionRecord…) are the use-case's input",
     ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
     ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
@@ -207,14 +203,14 @@ KNOWN: Mapping[tuple[str, str], str] = {
         "kandev_slack.usecases.intake.sync",
         "kandev_slack.kandev.hints",
     ): "the push hints' NewPending / Resolved are the loop's input",
-    ("kandev_slack.usecases.intake.tasks", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
-    ("kandev_slack.usecases.intake.tasks", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.tasks", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.tasks", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.views.waiting", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
     ("kandev_slack.usecases.views.waiting", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.intake.workspace_check", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.intake.workspace_check", "kandev_slack.kandev.models"): _KANDEV_MODELS,
     # use-cases on the outbound Slack edge
-    ("kandev_slack.usecases.intake.forgotten", "kandev_slack.slack_api.errors"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.outbox.forgotten", "kandev_slack.slack_api.errors"): _SLACK_GATEWAY,
     ("kandev_slack.usecases.views.home", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
     ("kandev_slack.usecases.outbox.publisher", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,

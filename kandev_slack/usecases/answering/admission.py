@@ -24,7 +24,7 @@ from kandev_slack.kinds.registry import label_of_key, spec_of
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import bind_log_context
 from kandev_slack.store import AuditRepository, CardsRepository
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.views.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,7 @@ class Admission:
     cards: CardsRepository
     audit_log: AuditRepository
     queue: WaitingQueue
-    permissions: Permissions
+    answerers: Answerers
     posting_wait_s: float = POSTING_WAIT_S
 
     def admit(self, request: Request) -> Admitted | Refusal:
@@ -232,7 +232,7 @@ class Admission:
     def _permission_problem(self, request: Request, card: Card) -> Refusal | None:
         """The person may not act on ``card``, or that cannot be checked now (fail closed)."""
         try:
-            allowed = self.permissions.may_act(card, request.user_id, strict=True)
+            allowed = self.answerers.may_answer_card(card, request.user_id, strict=True)
         except Exception:  # Slack could not say who is in the channel, or of which organisation
             log.warning("could not check who may act on %s; refused", card.pending_id)
             return Refusal("unverifiable", card)

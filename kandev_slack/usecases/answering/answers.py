@@ -336,8 +336,8 @@ class AnswerService:
             sub = self.submissions.get_submission(key)
         current = self.cards.get(card.pending_id) or card
         action = attempt.action
-        if sub is not None and sub.finished and sub.result_message:
-            problem = Problem.decode(sub.result_message)
+        if sub is not None and sub.finished and sub.verdict_message:
+            problem = Problem.decode(sub.verdict_message)
             return Verdict("invalid", current, action=action, problem=problem)
         if sub is not None and not sub.finished:
             return Verdict("duplicate", current, action=action, checking=True)

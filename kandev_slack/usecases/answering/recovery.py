@@ -30,9 +30,9 @@ from kandev_slack.kinds.registry import label_of_key
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import log_context
 from kandev_slack.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering import resolving
 from kandev_slack.usecases.answering.answers import AnswerService
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.verdicts import Attempt, Verdict, VerdictKind, repeat_of
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 
@@ -63,7 +63,7 @@ class Recovery:
     submissions: SubmissionsRepository
     audit_log: AuditRepository
     answers: AnswerService
-    permissions: Permissions
+    answerers: Answerers
     announce: Announcer
     in_flight: InFlight
     _: KW_ONLY
@@ -89,7 +89,7 @@ class Recovery:
         for sub in self.submissions.unfinished_submissions(older_than_s=self.stale_after_s):
             if sub.submission_key in self.in_flight:
                 continue  # ours and alive (the heartbeat may just not have run yet)
-            if not self.submissions.reclaim_submission(
+            if not self.submissions.take_over_submission(
                 sub.submission_key, self._backoff(sub.resends)
             ):
                 continue  # another replica took it over first, or it waits out its backoff
@@ -127,7 +127,7 @@ class Recovery:
         channel = card.channel if card.ts else None
         # The re-send acts for the person who clicked: they must still be allowed to answer
         # (a user group that cannot be resolved now raises, and the submission waits).
-        if not self.permissions.may_act(card, sub.user, strict=True):
+        if not self.answerers.may_answer_card(card, sub.user, strict=True):
             log.warning("not re-sending %s: %s may not answer it", key[:12], sub.user)
             if not self.submissions.finish_submission(key, "forbidden"):
                 return None

@@ -199,15 +199,15 @@ class CardsAt(Protocol):
     def card_at(self, channel: str | None, ts: str | None) -> Card | None: ...
 
 
-class MayAct(Protocol):
-    def may_act(self, card: Card, user_id: str, *, strict: bool = False) -> bool: ...
+class MayAnswerCard(Protocol):
+    def may_answer_card(self, card: Card, user_id: str, *, strict: bool = False) -> bool: ...
 
 
 @dataclass(eq=False)
 class ThreadReplies:
     cards: CardsAt
     replies: RepliesStore
-    permissions: MayAct
+    answerers: MayAnswerCard
     #: Offered and cancelled replies are audited (Send is, by the answer pipeline).
     audit_log: Audit | None = None
 
@@ -251,7 +251,7 @@ class ThreadReplies:
             return Ignored("no question")
         question = questions[0]
         try:  # a reply in the card's thread proves no membership (a public channel's thread)
-            allowed = self.permissions.may_act(card, message.user_id, strict=True)
+            allowed = self.answerers.may_answer_card(card, message.user_id, strict=True)
             unverifiable = False
         except Exception:  # Slack could not say: refused (fail closed), and said so
             log.warning("could not check who may answer %s; refused", card.pending_id)

@@ -22,7 +22,7 @@ from kandev_slack.core.groups import AlsoAsked
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack_api.gateway import Message
-from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.store.cards.copies import Copy
 
 
 class SnoozeLookup(Protocol):
@@ -35,7 +35,7 @@ def copy_message(
     card: Card,
     note: str,
     kandev_url: str,
-    copy: CardMessage | None = None,
+    copy: Copy | None = None,
     snooze: Snooze | None = None,
 ) -> Message:
     """One of the card's other messages: the card with its note above it; an escalation

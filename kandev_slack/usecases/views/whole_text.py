@@ -12,9 +12,9 @@ import logging
 from typing import Any, Protocol
 
 from kandev_slack.core.domain import Card
+from kandev_slack.core.outbox import REPLY, reply_key
 from kandev_slack.kinds.approval.cards.view import fits_view, thread_parts
 from kandev_slack.kinds.registry import spec_of
-from kandev_slack.usecases.outbox.keys import REPLY, reply_key
 
 log = logging.getLogger(__name__)
 

@@ -92,7 +92,7 @@ def test_review_on_home_opens_the_full_view_of_that_approval(
     """ "Review and decide…" (a Home row): acked, admitted, the full view opened with the whole
     command and the options."""
     card = _card()
-    assert store.cards.claim(NewCard(card.approval, card.task, card.channel))
+    assert store.cards.record_card(NewCard(card.approval, card.task, card.channel))
     rows = approvals_blocks([(card, None)], kandev_url=KANDEV_URL, limit=3)
     home = {"type": "home", "blocks": rows}
 

@@ -160,7 +160,7 @@ MAX_CONFIRM_TEXT = 300
 
 
 def option_buttons(
-    approval: Approval, item_id: str, *, confirm_limit: int = MAX_CONFIRM_TEXT
+    approval: Approval, pending_id: str, *, confirm_limit: int = MAX_CONFIRM_TEXT
 ) -> tuple[list[Block], int]:
     """One button per offered option (the first allow-once one primary) and how many options
     could not be offered as a button (too many, or an id too long for a button value). An
@@ -174,7 +174,7 @@ def option_buttons(
         if len(buttons) >= MAX_OPTION_BUTTONS:
             left_out += 1
             continue
-        value = ButtonValue(pending_id=item_id, option_id=option.option_id)
+        value = ButtonValue(pending_id=pending_id, option_id=option.option_id)
         try:
             encoded = value.encode()
         except CodecError:
@@ -190,11 +190,11 @@ def option_buttons(
     return buttons, left_out
 
 
-def whole_button(approval: Approval, item_id: str, label: str | None = None) -> Block | None:
+def whole_button(approval: Approval, pending_id: str, label: str | None = None) -> Block | None:
     """The button that opens the full view ("Show whole command"); None when the item's id
     does not fit a button's value."""
     try:
-        value = ButtonValue(pending_id=item_id).encode()
+        value = ButtonValue(pending_id=pending_id).encode()
     except CodecError:
         return None
     return button(label or whole_label(approval.action), ids.ACTION_APPROVAL_VIEW, value=value)

@@ -92,7 +92,7 @@ def pipeline(store: Database):
             store.claims,
             store.cards,
             store.audit_log,
-            admission.permissions.claim_for,
+            admission.answerers.claim_for,
             lambda: None,
         )
         snoozes = Snoozes(store.snoozes, store.cards, store.audit_log, lambda: None, lambda: None)

@@ -28,7 +28,7 @@ def approval(command: str) -> Approval:
 
 
 def posted(store: Database, publisher: Publisher, item: Approval):
-    assert store.cards.claim(NewCard(item, TaskInfo(task_id="t-1", title="Deploy"), CHANNEL))
+    assert store.cards.record_card(NewCard(item, TaskInfo(task_id="t-1", title="Deploy"), CHANNEL))
     card = store.cards.get(item.item_id)
     assert card is not None
     publisher.enqueue_post(card)

@@ -19,19 +19,7 @@ from urllib.parse import quote
 from kandev_slack.core.approval import CANCELLED_OPTION, Approval
 from kandev_slack.core.clarification import Answer
 from kandev_slack.kandev import models
-from kandev_slack.kandev.errors import (
-    KandevAgentStarting,
-    KandevAuthError,
-    KandevError,
-    KandevNotFoundError,
-    KandevProtocolError,
-    KandevToolError,
-    KandevUnavailable,
-    KandevUnconfirmed,
-)
-from kandev_slack.kandev.http import KandevHttp
-from kandev_slack.kandev.mcp.session import McpSession
-from kandev_slack.kandev.permissions.outcomes import (
+from kandev_slack.kandev.approvals.outcomes import (
     AgentStarting,
     AuthRefused,
     KandevUnreachable,
@@ -47,7 +35,7 @@ from kandev_slack.kandev.permissions.outcomes import (
     classify,
     settle,
 )
-from kandev_slack.kandev.permissions.wire import (
+from kandev_slack.kandev.approvals.wire import (
     PERMISSION_MESSAGE_TYPE,
     PermissionCandidate,
     PermissionChoice,
@@ -60,6 +48,18 @@ from kandev_slack.kandev.permissions.wire import (
     SessionTurns,
     WorkspaceTaskPage,
 )
+from kandev_slack.kandev.errors import (
+    KandevAgentStarting,
+    KandevAuthError,
+    KandevError,
+    KandevNotFoundError,
+    KandevProtocolError,
+    KandevToolError,
+    KandevUnavailable,
+    KandevUnconfirmed,
+)
+from kandev_slack.kandev.http import KandevHttp
+from kandev_slack.kandev.mcp.session import McpSession
 from kandev_slack.kandev.replies import json_200, validate
 
 LIST_TOOL = "list_pending_agent_permissions_kandev"

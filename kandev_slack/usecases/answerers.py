@@ -38,7 +38,7 @@ class Directory(Protocol):
     def of_own_organisation(self, user_id: str) -> bool: ...
 
 
-class Permissions:
+class Answerers:
     def __init__(self, routing: Routing, slack: Directory) -> None:
         self.routing = routing
         self.slack = slack
@@ -51,7 +51,7 @@ class Permissions:
         route = self.route_of(card.task)
         return route.followups.claim_for if route is not None else DEFAULT_CLAIM_FOR_S
 
-    def may_act(self, card: Card, user_id: str, *, strict: bool = False) -> bool:
+    def may_answer_card(self, card: Card, user_id: str, *, strict: bool = False) -> bool:
         """Whether this user may answer or reject ``card``."""
         return self.may_answer(card.task, user_id, strict=strict)
 

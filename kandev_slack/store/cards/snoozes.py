@@ -21,7 +21,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.store.base import Repository, Sql
 from kandev_slack.store.cards.followups import OutboxRow
-from kandev_slack.store.cards.kinds import resolved as kind_resolved
+from kandev_slack.store.kinds import resolved as kind_resolved
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.schema import cards, snoozes
 

@@ -12,10 +12,7 @@ import pytest
 import respx
 
 from kandev_slack.kandev import models
-from kandev_slack.kandev.client import KandevClient
-from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevProtocolError
-from kandev_slack.kandev.mcp.wire import ToolResult
-from kandev_slack.kandev.permissions.outcomes import (
+from kandev_slack.kandev.approvals.outcomes import (
     AgentStarting,
     AuthRefused,
     KandevUnreachable,
@@ -30,7 +27,10 @@ from kandev_slack.kandev.permissions.outcomes import (
     classify,
     settle,
 )
-from kandev_slack.kandev.permissions.wire import PermissionList, PermissionPage
+from kandev_slack.kandev.approvals.wire import PermissionList, PermissionPage
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevProtocolError
+from kandev_slack.kandev.mcp.wire import ToolResult
 from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
 
 BASE = "http://kandev.test"

@@ -30,15 +30,15 @@ from datetime import datetime
 
 from pydantic import ValidationError
 
-from kandev_slack.kandev.errors import KandevValidationError
-from kandev_slack.kandev.mcp.wire import ToolResult
-from kandev_slack.kandev.models import Said
-from kandev_slack.kandev.permissions.wire import (
+from kandev_slack.kandev.approvals.wire import (
     PermissionChoice,
     PermissionRecord,
     PermissionReply,
     PermissionResolution,
 )
+from kandev_slack.kandev.errors import KandevValidationError
+from kandev_slack.kandev.mcp.wire import ToolResult
+from kandev_slack.kandev.models import Said
 from kandev_slack.kandev.replies import aware, snippet
 
 #: How far Kandev's clock (``selected_at``) may be behind the bot's.
