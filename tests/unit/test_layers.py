@@ -399,6 +399,11 @@ def test_the_known_exceptions_only_shrink() -> None:
         ),
         ("kandev_slack.commands.x", "from kandev_slack.app import build\n", "kandev_slack.app"),
         ("kandev_slack.slack.x", "from tests.kit.fakes import FakeKandev\n", "tests.kit.fakes"),
+        (
+            "kandev_slack.kinds.x.spec",
+            "from kandev_slack.kinds.x.cards.card import render\n",
+            "kandev_slack.kinds.x.cards.card",
+        ),
     ],
 )
 def test_an_upward_import_is_caught(module: str, source: str, caught: str) -> None:
@@ -431,6 +436,11 @@ def test_an_upward_import_is_caught(module: str, source: str, caught: str) -> No
         ("kandev_slack.commands.x", "from kandev_slack.slack.presenters.tell import tell\n"),
         ("kandev_slack.wiring", "from kandev_slack.commands.x import run\n"),
         ("kandev_slack.ops.x", "import logging\nfrom .metrics import m\n"),
+        (
+            "kandev_slack.kinds.x.cards.card",
+            "from kandev_slack.cards.blocks import render\n"
+            "from kandev_slack.kinds.x.spec import S\n",
+        ),
     ],
 )
 def test_a_downward_import_passes(module: str, source: str) -> None:
