@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from kandev_slack.cards.views import quiet as quiet_views
 from kandev_slack.config.settings import Settings
 from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
@@ -34,6 +35,7 @@ from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
+from kandev_slack.usecases.followups.quiet import QuietReleaser, QuietService
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, SubscriptionService
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
@@ -68,6 +70,8 @@ class UseCases:
     followups: FollowUpWorker
     dm_cards: SubscriptionNotifier
     snooze_ends: SnoozeWorker
+    #: Releases what waited for quiet hours, one summary per person or channel.
+    quiet_ends: QuietReleaser
     services: Services
     #: Answers on their way to Kandev (their leases are renewed while they are).
     in_flight: InFlight
@@ -123,8 +127,11 @@ def use_cases(
         ),
         dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
         snooze_ends=SnoozeWorker(snoozes, health),
+        quiet_ends=QuietReleaser(
+            store.followups, permissions, publisher, health, interval_s=settings.quiet_check_s
+        ),
         services=_listener_services(
-            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes
+            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes, slack
         ),
         in_flight=in_flight,
         new_bundles=signals.new_bundles,
@@ -148,6 +155,7 @@ def _publisher(
         changes=changes,
         started_at=datetime.now(UTC),
         snoozes=store.snoozes,
+        notices=quiet_views,
     )
 
 
@@ -265,6 +273,7 @@ def _listener_services(
     past: PastAnswers,
     claims: Claims,
     snoozes: Snoozes,
+    slack: SlackGateway,
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
@@ -292,6 +301,7 @@ def _listener_services(
         reading=reading,
         conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
         subscriptions=SubscriptionService(store.followups, kandev),
+        quiet=QuietService(store.followups, slack),
         claims=claims,
         thread_replies=ThreadReplies(
             admission, store.thread_replies, queue.permissions, store.audit_log

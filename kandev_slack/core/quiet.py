@@ -134,3 +134,43 @@ def release_at(now: datetime, *ranges: QuietHours | None) -> datetime | None:
     latest end among the ranges that are quiet now), or None when none of them is."""
     ends = [end for hours in ranges if hours is not None if (end := quiet_until(hours, now))]
     return max(ends) if ends else None
+
+
+#: At most this many items are listed in a summary (the rest are counted).
+MAX_LISTED = 20
+#: The Kandev priority whose items always go through quiet hours.
+CRITICAL = "critical"
+
+
+def is_critical(priority: str | None) -> bool:
+    return (priority or "").casefold() == CRITICAL
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One waiting item in a summary: its question, its card's link, whether critical."""
+
+    headline: str
+    link: str | None
+    critical: bool
+
+
+@dataclass(frozen=True)
+class HeldRow:
+    """Something that waits for quiet hours to end: ``target`` (a channel or user id) gets it
+    in its summary at ``release_at``."""
+
+    key: str
+    target: str
+    pending_id: str
+    what: str  # reminder | escalation | dm | passed (a critical one, gone through: counted)
+    release_at: datetime
+
+
+@dataclass(frozen=True)
+class Released:
+    """One held item, released into its target's summary."""
+
+    key: str
+    pending_id: str
+    what: str

@@ -263,3 +263,30 @@ legacy_kinds = Table(
     metadata,
     Column("kind", String, primary_key=True),
 )
+
+# Quiet hours (issue 33), schema version 18. ``quiet_people``: a person's own quiet hours
+# (``hours`` as "19:00-08:00", in ``tz``, their Slack time zone when they set them).
+quiet_people = Table(
+    "quiet_people",
+    metadata,
+    Column("user_id", String, primary_key=True),
+    Column("hours", String, nullable=False),
+    Column("tz", String, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# What waits for quiet hours to end (a reminder, an escalation, a DM card), one row per
+# ``key``: ``target`` (a channel or user id) gets one summary of its rows once ``release_at``
+# passed; ``released_at`` is set by the one claim that enqueues that summary.
+held_items = Table(
+    "held_items",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("target", String, nullable=False),
+    Column("pending_id", String, nullable=False),
+    Column("what", String, nullable=False),  # reminder | escalation | dm
+    Column("release_at", UTCDateTime, nullable=False),
+    Column("released_at", UTCDateTime),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_held_items_due", "released_at", "release_at"),
+)

@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 
 from kandev_slack.core.clarification import Answer, Bundle, Option, Question
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
+from kandev_slack.core.quiet import quiet_hours
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.store import Database
 from kandev_slack.store.cards.followups import NewMessage, OutboxRow
@@ -46,6 +47,7 @@ LARGE_TABLES = frozenset(
         "card_messages",
         "card_followups",
         "thread_replies",
+        "held_items",
     }
 )
 
@@ -295,6 +297,28 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "Home, /kandev-subscriptions",
         lambda s: s.followups.subscriptions_of("U0PROBE"),
     ),
+    # Quiet hours (kandev_slack/usecases/followups/quiet.py)
+    HotQuery(
+        "quiet_people", "reminders / subscriptions tick", lambda s: s.followups.quiet_people()
+    ),
+    HotQuery("quiet_of", "/kandev-questions quiet", lambda s: s.followups.quiet_of("U0PROBE")),
+    HotQuery(
+        "quiet_set",
+        "/kandev-questions quiet",
+        lambda s: s.followups.quiet_set("U0PROBE", quiet_hours("19:00-08:00", "Europe/Berlin")),
+    ),
+    HotQuery(
+        "quiet_clear", "/kandev-questions quiet off", lambda s: s.followups.quiet_clear("U0PROBE")
+    ),
+    HotQuery("held_due", "quiet tick", lambda s: s.followups.held_due()),
+    HotQuery(
+        "release_held",
+        "quiet tick",
+        lambda s: s.followups.release_held(
+            "U0PROBE", lambda got: ("summary", f"summary:probe:{got[0].key}", {"target": "U0PROBE"})
+        ),
+    ),
+    HotQuery("held_purge", "quiet tick (hourly)", lambda s: s.followups.held_purge(86400.0)),
     # the App Home tab (kandev_slack/usecases/views/home.py)
     HotQuery("home_opened", "Home opened", lambda s: s.viewers.home_opened("U0PROBE")),
     HotQuery("home_viewers", "Home refresh tick", lambda s: s.viewers.home_viewers(_A_DAY_BEFORE)),

@@ -16,10 +16,12 @@ from typing import Any
 from sqlalchemy import exists, or_, select, update
 
 from kandev_slack.core.domain import Card, CardState
+from kandev_slack.core.quiet import HeldRow
 from kandev_slack.store.base import Sql, insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.cards.copies import MessageKind, message_values
 from kandev_slack.store.cards.kinds import in_state
+from kandev_slack.store.people.quiet import QuietMixin
 from kandev_slack.store.people.subscriptions import SubscriptionsMixin
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.schema import card_followups, card_messages, cards
@@ -56,7 +58,7 @@ class NewMessage:
     note: str
 
 
-class FollowupsRepository(SubscriptionsMixin):
+class FollowupsRepository(SubscriptionsMixin, QuietMixin):
     """Follow-ups of waiting cards (reminder steps, escalation, subscribers' DM cards) and
     the subscriptions that decide who gets a DM card. A claimed step's Slack writes go in
     the same transaction through ``outbox`` (the shared outbox repository)."""
@@ -104,32 +106,48 @@ class FollowupsRepository(SubscriptionsMixin):
             return [_card(row) for row in conn.execute(stmt).all()]
 
     def claim_notify(
-        self, pending_id: str, messages: Sequence[NewMessage], writes: Sequence[OutboxRow]
+        self,
+        pending_id: str,
+        messages: Sequence[NewMessage],
+        writes: Sequence[OutboxRow],
+        held: Sequence[HeldRow] = (),
     ) -> bool:
         """Decide the subscribers' DM cards of ``pending_id`` once, while it is still waiting,
-        recording ``messages`` and enqueueing ``writes``."""
+        recording ``messages``, enqueueing ``writes`` and holding ``held`` (quiet hours)."""
         return self._claim(
-            pending_id, card_followups.c.notified == 0, {"notified": 1}, writes, messages
+            pending_id, card_followups.c.notified == 0, {"notified": 1}, writes, messages, held
         )
 
-    def claim_reminder(self, pending_id: str, step: int, writes: Sequence[OutboxRow]) -> bool:
+    def claim_reminder(
+        self,
+        pending_id: str,
+        step: int,
+        writes: Sequence[OutboxRow],
+        held: Sequence[HeldRow] = (),
+    ) -> bool:
         """Move ``pending_id`` to reminder ``step`` (from any earlier step) while it is still
-        waiting, enqueueing ``writes``: True for exactly one caller per step."""
+        waiting, enqueueing ``writes`` (or holding ``held``): True for exactly one caller per
+        step."""
         return self._claim(
             pending_id,
             card_followups.c.reminders_sent < step,
             {"reminders_sent": step},
             writes,
             (),
+            held,
         )
 
     def claim_escalation(
-        self, pending_id: str, messages: Sequence[NewMessage], writes: Sequence[OutboxRow]
+        self,
+        pending_id: str,
+        messages: Sequence[NewMessage],
+        writes: Sequence[OutboxRow],
+        held: Sequence[HeldRow] = (),
     ) -> bool:
         """Mark ``pending_id`` escalated while it is still waiting, recording ``messages`` and
-        enqueueing ``writes``: True for exactly one caller ever."""
+        enqueueing ``writes`` (or holding ``held``): True for exactly one caller ever."""
         return self._claim(
-            pending_id, card_followups.c.escalated == 0, {"escalated": 1}, writes, messages
+            pending_id, card_followups.c.escalated == 0, {"escalated": 1}, writes, messages, held
         )
 
     def _claim(
@@ -139,6 +157,7 @@ class FollowupsRepository(SubscriptionsMixin):
         values: dict[str, Any],
         writes: Sequence[OutboxRow],
         messages: Sequence[NewMessage],
+        held: Sequence[HeldRow] = (),
     ) -> bool:
         now = self._now()
         still_waiting = exists().where(cards.c.pending_id == pending_id, _WAITING)
@@ -172,4 +191,5 @@ class FollowupsRepository(SubscriptionsMixin):
                 self._outbox.outbox_insert(
                     conn, write.kind, write.key, write.payload, write.channel
                 )
+            self._hold(conn, held)
         return True

@@ -16,12 +16,14 @@ from typing import Literal
 
 from kandev_slack.cards.views import subscriptions as words
 from kandev_slack.core.domain import Card, TaskInfo
+from kandev_slack.core.quiet import HeldRow
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevError
 from kandev_slack.store import FollowupsRepository
 from kandev_slack.store.cards.followups import NewMessage, OutboxRow
 from kandev_slack.store.people.subscriptions import ScopeKind, Subscription
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
+from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
 from kandev_slack.usecases.outbox.keys import POST_COPY, copy_post_key
 from kandev_slack.usecases.views.listing import Reply
 
@@ -160,20 +162,24 @@ class SubscriptionNotifier(PeriodicWorker):
         if not cards:
             return 0
         subs = self.followups.all_subscriptions()
+        quiet = quiet_round(self.followups)
         sent = 0
         for card in cards:
-            sent += self._notify(card, subs)
+            sent += self._notify(card, subs, quiet)
         if sent:
             self.publisher.wake()
         return sent
 
-    def _notify(self, card: Card, subs: list[Subscription]) -> int:
+    def _notify(self, card: Card, subs: list[Subscription], quiet: QuietRound) -> int:
         chosen: dict[str, Subscription] = {}
         for sub in subs:
             if sub.user_id not in chosen and matches(sub, card):
                 chosen[sub.user_id] = sub
         messages: list[NewMessage] = []
         writes: list[OutboxRow] = []
+        held: list[HeldRow] = []
+        route = self.permissions.route_of(card.task)
+        route_quiet = route.followups.quiet if route is not None else None
         for user_id, sub in chosen.items():
             try:
                 allowed = self.permissions.may_answer(card.task, user_id, strict=True)
@@ -183,6 +189,12 @@ class SubscriptionNotifier(PeriodicWorker):
             if not allowed:
                 continue  # a DM card only for bundles this person may answer
             key = dm_key(card.pending_id, user_id)
+            waits, rows = quiet.hold(
+                key, user_id, card.pending_id, "dm", route_quiet, card.task.priority
+            )
+            held += rows
+            if waits:
+                continue  # in the summary when the quiet hours end
             note = words.dm_note(sub.kind, sub.value, card.channel)
             messages.append(NewMessage(key, "dm", user_id, note))
             writes.append(
@@ -193,7 +205,7 @@ class SubscriptionNotifier(PeriodicWorker):
                     user_id,
                 )
             )
-        if not self.followups.claim_notify(card.pending_id, messages, writes):
+        if not self.followups.claim_notify(card.pending_id, messages, writes, held):
             return 0
         if messages:
             log.info("%d DM card(s) for %s", len(messages), card.pending_id)

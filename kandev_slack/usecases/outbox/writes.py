@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from kandev_slack.config.routing import USER_ID
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.groups import AlsoAsked
+from kandev_slack.core.quiet import MAX_LISTED, Listed, is_critical
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.ops import metrics
 from kandev_slack.slack_api.errors import SlackError
@@ -34,6 +35,7 @@ from kandev_slack.usecases.outbox.keys import (
     POST,
     POST_COPY,
     REPLY,
+    SUMMARY,
     UPDATE,
     UPDATE_COPY,
     copy_update_key,
@@ -71,6 +73,20 @@ class Write:
 
 
 Plan = Callable[["Writes", Card, OutboxItem], Write | None]
+#: The plan of a write of no one card (a quiet-hours summary).
+AlonePlan = Callable[["Writes", OutboxItem], Write | None]
+
+
+class Notices(Protocol):
+    """How the writes of no one card read (kandev_slack.cards.views.quiet)."""
+
+    def summary_message(
+        self, listed: list[Listed], total: int, critical: int
+    ) -> tuple[str, list[dict[str, Any]]]: ...
+
+
+def _no_card(_writes: Writes, _card: Card, _item: OutboxItem) -> Write | None:
+    return None  # a write of no card is planned by its ``alone`` plan
 
 
 @dataclass(frozen=True)
@@ -85,6 +101,8 @@ class Kind:
     paced: bool
     #: Waits for the channel card's post (unless the bundle is resolved by then).
     after_card: bool = False
+    #: For a write of no one card: its plan (``plan`` is then never called).
+    alone: AlonePlan | None = None
 
 
 class Writes:
@@ -100,9 +118,11 @@ class Writes:
         requeue: Requeue,
         started_at: datetime | None = None,
         snoozes: SnoozeLookup | None = None,
+        notices: Notices | None = None,
     ) -> None:
         self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
         self.snoozes = snoozes
+        self.notices = notices
         self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
         #: Cards a lost database forgot (kandev_slack/usecases/intake/forgotten.py), for bundles
         #: older than
@@ -364,6 +384,44 @@ class Writes:
             made_earlier=lambda: bool(self.slack.find_reply(channel, thread, key)),
         )
 
+    # ---- writes of no one card ---------------------------------------------------------
+
+    def summary(self, item: OutboxItem) -> Write | None:
+        """The one summary of what waited for ``target``'s quiet hours: the items still
+        waiting now (none: nothing is posted), each linking to its card."""
+        notices = self.notices
+        target = str(item.payload.get("target") or "")
+        ids = [str(p) for p in item.payload.get("pending_ids") or []]
+        waiting = [
+            card
+            for pending_id in dict.fromkeys(ids)
+            if (card := self.cards.get(pending_id)) is not None and card.state is CardState.PENDING
+        ]
+        if notices is None or not target or not waiting:
+            return None
+        waiting.sort(key=lambda card: not is_critical(card.task.priority))
+        critical = sum(1 for card in waiting if is_critical(card.task.priority))
+        to = self.slack.open_dm(target) if USER_ID.match(target) else target
+
+        def render() -> tuple[Message, bool]:
+            listed = [
+                Listed(
+                    card.item.headline,
+                    self.slack.permalink(card.channel, card.ts) if card.ts else None,
+                    is_critical(card.task.priority),
+                )
+                for card in waiting[:MAX_LISTED]
+            ]
+            text, blocks = notices.summary_message(listed, len(waiting), critical)
+            return Message(text=text, blocks=blocks), True
+
+        return Write(
+            channel=to,
+            render=render,
+            send=lambda message: self.slack.post_notice(to, message),
+            done=lambda _ts: log.info("posted the quiet-hours summary for %s", target),
+        )
+
 
 #: Every kind of outbox item.
 KINDS: dict[str, Kind] = {
@@ -373,6 +431,7 @@ KINDS: dict[str, Kind] = {
     UPDATE_COPY: Kind(Writes.update_copy, rank=0, paced=False),
     REPLY: Kind(Writes.reply, rank=2, paced=True, after_card=True),
     COPY_REPLY: Kind(Writes.copy_reply, rank=2, paced=True),
+    SUMMARY: Kind(_no_card, rank=2, paced=True, alone=Writes.summary),
 }
 
 
