@@ -189,8 +189,11 @@ card_messages = Table(
     Column("note", Text, nullable=False),  # what the copy says above the card (escalation)
     Column("created_at", UTCDateTime, nullable=False),
     Column("posted_at", UTCDateTime),
+    # Schema version 18: the gathering DM (dm_gathers.key) in whose thread it is posted, or NULL.
+    Column("thread", String),
     UniqueConstraint("channel", "ts", name="uq_card_messages_message"),
     Index("ix_card_messages_pending", "pending_id"),
+    Index("ix_card_messages_target", "target", "created_at"),
 )
 
 # Follow-ups of a waiting card: how many reminders were sent, and whether it was escalated.
@@ -289,4 +292,20 @@ held_items = Table(
     Column("released_at", UTCDateTime),
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_held_items_due", "released_at", "release_at"),
+)
+
+# Calm DMs: one gathering DM per burst of DM cards to one person. ``since``: the start of the
+# burst (its first DM cards came on their own), ``last_at``: when its last card joined it; its
+# cards are the card_messages whose ``thread`` is its key. Schema version 18.
+dm_gathers = Table(
+    "dm_gathers",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("user_id", String, nullable=False),
+    Column("since", UTCDateTime, nullable=False),
+    Column("last_at", UTCDateTime, nullable=False),
+    Column("channel", String),
+    Column("ts", String),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_dm_gathers_user", "user_id", "last_at"),
 )

@@ -32,6 +32,7 @@ from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, Task
 from kandev_slack.core.quiet import quiet_hours
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.store import Database
+from kandev_slack.store.cards.copies import Gathering
 from kandev_slack.store.cards.followups import NewMessage, OutboxRow
 from kandev_slack.store.cards.thread_replies import ThreadReply
 from kandev_slack.store.queues.pace import Pace
@@ -48,6 +49,7 @@ LARGE_TABLES = frozenset(
         "card_followups",
         "thread_replies",
         "held_items",
+        "dm_gathers",
     }
 )
 
@@ -85,6 +87,7 @@ _THREAD_REPLY = ThreadReply(
     text="the probe's reply",
 )
 _MESSAGE = NewMessage(key=f"escalation:{PROBE}", kind="escalation", target="C0ESCALATE", note="")
+_DM = NewMessage(key=f"dm:{PROBE}:U0PROBE", kind="dm", target="U0PROBE", note="")
 
 HOT_QUERIES: tuple[HotQuery, ...] = (
     # the poll cycle (kandev_slack/usecases/intake/sync.py)
@@ -291,6 +294,30 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     ),
     HotQuery("unnotified_posted", "subscriptions tick", lambda s: s.followups.unnotified_posted()),
     HotQuery("claim_notify", "subscriptions", lambda s: s.followups.claim_notify(PROBE, [], [])),
+    HotQuery(
+        "claim_notify",
+        "subscriptions, calm DMs",
+        lambda s: s.followups.claim_notify(PROBE, [_DM], [], gathered=lambda gathering, joined: []),
+    ),
+    HotQuery("gather_get", "calm DMs' posts", lambda s: s.cards.gather_get("gather:probe")),
+    HotQuery(
+        "gather_posted",
+        "calm DMs' posts",
+        lambda s: s.cards.gather_posted("gather:probe", "D0PROBE", PROBE_TS),
+    ),
+    HotQuery(
+        "gather_burst",
+        "calm DMs' counts",
+        lambda s: s.cards.gather_burst(
+            Gathering(
+                key="gather:probe",
+                user_id="U0PROBE",
+                since=_A_DAY_BEFORE,
+                last_at=_A_DAY_BEFORE,
+                created_at=_A_DAY_BEFORE,
+            )
+        ),
+    ),
     HotQuery("all_subscriptions", "subscriptions tick", lambda s: s.followups.all_subscriptions()),
     HotQuery(
         "subscriptions_of",

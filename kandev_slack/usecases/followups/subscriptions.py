@@ -6,6 +6,10 @@ waiting, posted card is looked at once (a claim in the store, like reminders): f
 subscription made before the card that matches it and whose person may answer it (the route's
 permissions), a DM card is recorded and its post enqueued in the same transaction. DM cards
 are copies of the card: they answer through the same admission step and are edited with it.
+
+Quiet hours (kandev_slack/usecases/followups/quiet.py) hold a DM card for one summary; calm DMs
+(kandev_slack/core/calm.py) gather a burst of them under one DM, decided in the claim's
+transaction (:func:`gathering_writes` are the gathering's own writes).
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ from kandev_slack.store.cards.followups import NewMessage, OutboxRow
 from kandev_slack.store.people.subscriptions import ScopeKind, Subscription
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
 from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
-from kandev_slack.usecases.outbox.keys import POST_COPY, copy_post_key
+from kandev_slack.usecases.outbox.keys import (
+    GATHER,
+    GATHER_EDIT,
+    POST_COPY,
+    copy_post_key,
+    gather_edit_key,
+    gather_post_key,
+)
 from kandev_slack.usecases.views.listing import Reply
 
 log = logging.getLogger(__name__)
@@ -150,6 +161,16 @@ class SubscriptionService:
         return name, words.unknown_workspace_message(name, [w.name or w.id for w in workspaces])
 
 
+def gathering_writes(gathering: str, joined: str) -> list[OutboxRow]:
+    """A DM card ``joined`` a gathering DM (calm DMs, kandev_slack/core/calm.py): the
+    gathering's post (once) and the edit of its count."""
+    user_id = gathering.split(":")[1]
+    return [
+        OutboxRow(GATHER, gather_post_key(gathering), {"key": gathering}, user_id),
+        OutboxRow(GATHER_EDIT, gather_edit_key(gathering, joined), {"key": gathering}, user_id),
+    ]
+
+
 class SubscriptionNotifier(PeriodicWorker):
     """Decides, once per waiting card, which subscribers get a DM card of it."""
 
@@ -205,7 +226,9 @@ class SubscriptionNotifier(PeriodicWorker):
                     user_id,
                 )
             )
-        if not self.followups.claim_notify(card.pending_id, messages, writes, held):
+        if not self.followups.claim_notify(
+            card.pending_id, messages, writes, held, gathered=gathering_writes
+        ):
             return 0
         if messages:
             log.info("%d DM card(s) for %s", len(messages), card.pending_id)

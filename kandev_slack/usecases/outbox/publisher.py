@@ -47,6 +47,7 @@ from kandev_slack.usecases.outbox.messages import SnoozeLookup
 from kandev_slack.usecases.outbox.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
 from kandev_slack.usecases.outbox.writes import (
     KINDS,
+    Later,
     Notices,
     PublisherCards,
     PublisherOutbox,
@@ -268,6 +269,9 @@ class Publisher:
                 write = kind.plan(self.writes, card, item)
             if write is not None:
                 self._send(item, card, write, paced=kind.paced)
+        except Later as later:
+            self._defer(item, later.wait_s, error=None)
+            return
         except NotYourTurn as wait:
             self._defer(item, wait.turn.wait_s, error=None, slot=wait.turn.at)
             return

@@ -119,3 +119,12 @@ def test_the_summary_s_words_stay_within_slack_s_limits() -> None:
     assert summary_message([Listed("Q", None, False)], 1, 0)[0].endswith("1 item waits")
     assert gather_message(7, 2)[0] == "🧵 7 agents need you — 2 critical"
     assert "does not exist" in quiet_bad_message("clock", "25:00-08:00")
+
+
+def test_calm_dms_rule() -> None:
+    from kandev_slack.core.calm import ALONE, calm_choice
+
+    assert [calm_choice(False, n) for n in range(ALONE)] == ["alone"] * ALONE
+    assert calm_choice(False, ALONE) == "open"  # the 4th opens the gathering DM
+    assert calm_choice(False, ALONE + 5) == "open"
+    assert calm_choice(True, 0) == "join"  # later ones join it while it is open
