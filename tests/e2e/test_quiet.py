@@ -123,3 +123,30 @@ def test_a_person_s_own_quiet_hours_hold_their_dm_cards(
 
     off = driver.slash("/kandev-questions", "quiet off", user=BOB, channel=BOB.id)
     assert "Quiet hours removed" in str(off.body)
+
+
+def test_quiet_off_releases_what_waited_at_once(app_factory, seed, fake_slack, slack_driver):
+    fake_slack.add_user(replace(BOB, tz="UTC"))
+    bot = start_bot(app_factory, QUIET_CHECK_S="0.2")
+    driver = slack_driver(bot.events_url)
+    dm = fake_slack.ctx.resolve_channel(BOB.id)
+    assert driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id).status == 200
+    hours = quiet_for(3 * 3600)  # would end in three hours
+    assert (
+        driver.slash("/kandev-questions", f"quiet {hours}", user=BOB, channel=BOB.id).status == 200
+    )
+    fire = seed([db_question()], title="Critical at night", priority="critical")
+    calm = seed([db_question()], title="Can wait")
+    wait_card(fake_slack, fire.pending_id)
+    wait_card(fake_slack, calm.pending_id)
+    # The critical one's DM card goes through; the other waits.
+    fake_slack.wait_for(lambda: len(fake_slack.messages(dm)) == 1, POLL_S + 10, "one DM card")
+    time.sleep(2)
+    assert len(fake_slack.messages(dm)) == 1
+
+    off = driver.slash("/kandev-questions", "quiet off", user=BOB, channel=BOB.id)
+    assert "Quiet hours removed" in str(off.body)
+    summary = fake_slack.wait_for(
+        lambda: next(iter(posts(fake_slack, dm, SUMMARY)), None), 10, "the summary at once"
+    )
+    assert summary.params["text"] == f"{SUMMARY} 2 items wait — 1 critical"
