@@ -492,7 +492,7 @@ class Writes:
     def gather_edit(self, item: OutboxItem) -> Write | None:
         """Edit a gathering DM's count (before its post: its post shows the count then)."""
         gathering = self.cards.gather_get(str(item.payload.get("key")))
-        if gathering is None or not gathering.ts or not gathering.channel:
+        if gathering is None or not gathering.ts or not gathering.channel or self.notices is None:
             return None
         channel, ts = gathering.channel, gathering.ts
 
