@@ -488,7 +488,9 @@ class FakeSlackGateway:
 
     # ---- SlackGateway's interface ----------------------------------------------------------
 
-    def post_card(self, channel: str, message: Message, pending_id: str) -> str:
+    def post_card(
+        self, channel: str, message: Message, pending_id: str, thread_ts: str | None = None
+    ) -> str:
         self._enter("chat.postMessage", channel=channel, message=message, pending_id=pending_id)
         ts = f"1700000000.{self._next():06d}"
         self.cards[(channel, ts)] = (message, pending_id)
