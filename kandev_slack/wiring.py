@@ -5,8 +5,9 @@ settings, each given only the repositories it uses, and what the Slack listeners
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from kandev_slack.cards.views.digest import digest_renderer
 from kandev_slack.config.settings import Settings
 from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
@@ -34,6 +35,7 @@ from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
+from kandev_slack.usecases.followups.digests import Digests, DigestWorker
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, SubscriptionService
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
@@ -68,6 +70,7 @@ class UseCases:
     followups: FollowUpWorker
     dm_cards: SubscriptionNotifier
     snooze_ends: SnoozeWorker
+    digests: DigestWorker
     services: Services
     #: Answers on their way to Kandev (their leases are renewed while they are).
     in_flight: InFlight
@@ -102,6 +105,7 @@ def use_cases(
         store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake
     )
     snoozes = _snoozes(settings, store, publisher)
+    digests = _digests(settings, store, queue, slack, publisher, snoozes)
     home = HomeService(
         queue,
         store.cards,
@@ -123,8 +127,9 @@ def use_cases(
         ),
         dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
         snooze_ends=SnoozeWorker(snoozes, health),
+        digests=DigestWorker(digests, health, interval_s=settings.digest_check_s),
         services=_listener_services(
-            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes
+            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes, digests
         ),
         in_flight=in_flight,
         new_bundles=signals.new_bundles,
@@ -160,6 +165,28 @@ def _snoozes(settings: Settings, store: Database, publisher: Publisher) -> Snooz
         publisher.wake,
         publisher.changed,
         hour_s=settings.snooze_hour_s,
+    )
+
+
+def _digests(
+    settings: Settings,
+    store: Database,
+    queue: WaitingQueue,
+    slack: SlackGateway,
+    publisher: Publisher,
+    snoozes: Snoozes,
+) -> Digests:
+    """Each person's and each route's digest, posted through the outbox."""
+    shift = timedelta(seconds=settings.digest_clock_shift_s)
+    return Digests(
+        store.digests,
+        queue,
+        settings.routing,
+        slack,
+        publisher.wake,
+        digest_renderer(settings.kandev_public_url),
+        clock=lambda: datetime.now(UTC) + shift,
+        snoozed=snoozes.snoozed_ids,
     )
 
 
@@ -265,6 +292,7 @@ def _listener_services(
     past: PastAnswers,
     claims: Claims,
     snoozes: Snoozes,
+    digests: Digests,
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
@@ -301,4 +329,5 @@ def _listener_services(
         interactions=interactions,
         teller=Teller(notifier, home),
         whole=WholeText(store.outbox),
+        digests=digests,
     )

@@ -64,6 +64,7 @@ class _Person:
     name: str | None
     team: str | None
     enterprise: str | None
+    tz: str | None = None  # the IANA zone of their Slack profile
 
 
 class SlackGateway:
@@ -89,6 +90,18 @@ class SlackGateway:
             text=message.text,
             blocks=message.blocks,
             metadata=card_metadata(pending_id),
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return _posted_ts(resp)
+
+    def post_message(self, channel: str, message: Message) -> str:
+        """Post a message that is not a card (a digest: no card metadata); returns its ts."""
+        resp = self._call(
+            "chat.postMessage",
+            channel=channel,
+            text=message.text,
+            blocks=message.blocks,
             unfurl_links=False,
             unfurl_media=False,
         )
@@ -244,6 +257,11 @@ class SlackGateway:
         ``users:read``), cached for ``DIRECTORY_TTL_S``; None when Slack gives none."""
         return self._person(user_id).name
 
+    def user_tz(self, user_id: str) -> str | None:
+        """A person's time zone as their Slack profile says (``users.info`` → ``user.tz``, an
+        IANA name), cached for ``DIRECTORY_TTL_S``; None when Slack gives none."""
+        return self._person(user_id).tz
+
     def _person(self, user_id: str) -> _Person:
         """What the bot reads of a person (one users.info, cached for ``DIRECTORY_TTL_S``):
         their name and their organisation."""
@@ -260,10 +278,12 @@ class SlackGateway:
             name = next((n.strip() for n in names if isinstance(n, str) and n.strip()), None)
             team = user.get("team_id")
             grid = (user.get("enterprise_user") or {}).get("enterprise_id")
+            tz = user.get("tz")
             return _Person(
                 name=name,
                 team=team if isinstance(team, str) and team else None,
                 enterprise=grid if isinstance(grid, str) and grid else None,
+                tz=tz if isinstance(tz, str) and tz else None,
             )
 
         person: _Person = self._cached(("user", user_id), load)

@@ -263,3 +263,25 @@ legacy_kinds = Table(
     metadata,
     Column("kind", String, primary_key=True),
 )
+
+# Digests (issue 33): ``/kandev-questions digest 09:00`` — when a person wants theirs (in their
+# Slack time zone, weekdays), set at ``set_at`` (a digest is due from then on). Schema version 17.
+digest_settings = Table(
+    "digest_settings",
+    metadata,
+    Column("user_id", String, primary_key=True),
+    Column("at", String, nullable=False),  # HH:MM, wall-clock time in the person's zone
+    Column("set_at", UTCDateTime, nullable=False),
+)
+
+# One row per digest target (a user id, or a channel id for a route's channel digest) and local
+# date (YYYY-MM-DD in its zone): inserted atomically before the digest is enqueued, in the same
+# transaction, so a date gets one digest whatever restarts, replicas or clock changes happen.
+digests_sent = Table(
+    "digests_sent",
+    metadata,
+    Column("target", String, primary_key=True),
+    Column("local_date", String, primary_key=True),
+    Column("sent_at", UTCDateTime, nullable=False),
+    Column("item_count", Integer, nullable=False),  # items listed (0: nothing was sent)
+)

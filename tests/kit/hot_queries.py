@@ -362,6 +362,28 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "Unsnooze / a snooze ending",
         lambda s: s.snoozes.end_snooze("U0PROBE", PROBE, _PROBE_SNOOZE_TOKEN, [_WRITE]),
     ),
+    # Digests (kandev_slack/usecases/followups/digests.py)
+    HotQuery("digest_of", "/kandev-questions digest", lambda s: s.digests.digest_of("U0PROBE")),
+    HotQuery("digest_settings", "digests tick", lambda s: s.digests.digest_settings()),
+    HotQuery(
+        "digest_sent", "digests tick", lambda s: s.digests.digest_sent("U0PROBE", "2030-01-01")
+    ),
+    HotQuery(
+        "claim_digest",
+        "digests tick, a digest due",
+        lambda s: s.digests.claim_digest("U0PROBE", "2030-01-02", 1, [_WRITE]),
+    ),
+    HotQuery(
+        "set_digest",
+        "/kandev-questions digest 09:00",
+        lambda s: s.digests.set_digest("U0PROBE", "09:00"),
+    ),
+    HotQuery(
+        "clear_digest", "/kandev-questions digest off", lambda s: s.digests.clear_digest("U0PROBE")
+    ),
+    HotQuery(
+        "enqueue_digest", "/kandev-questions digest now", lambda s: s.digests.enqueue_digest(_WRITE)
+    ),
     # metrics and health (kandev_slack/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),

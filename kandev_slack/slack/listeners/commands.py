@@ -27,11 +27,13 @@ from slack_bolt import Ack, App
 
 from kandev_slack.cards import words
 from kandev_slack.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, CodecError
+from kandev_slack.cards.views import digest as digest_words
 from kandev_slack.cards.views.listing import NextPage, parse_next_page
 from kandev_slack.slack.parsing.payloads import PayloadError, parse, parse_click
 from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import when_done
 from kandev_slack.usecases.answering.admission import Where
+from kandev_slack.usecases.followups.digests import BadDigest, DigestCommand, Digests, parse_digest
 from kandev_slack.usecases.followups.subscriptions import parse_command
 from kandev_slack.usecases.views.listing import Reply
 
@@ -107,10 +109,14 @@ def _command(svc: Services, times: ListingTimes):
             ack(text=words.busy_message(), response_type="ephemeral")
             return
         subcommand = parse_command(command.text)
+        digest = parse_digest(command.text) if svc.digests is not None else None
         budget = LIST_BUDGET_S
-        if subcommand is None:
+        future: Future[Reply]
+        if digest is not None and svc.digests is not None:
+            future = place.run(_digest_reply, svc.digests, digest, command.user_id)
+        elif subcommand is None:
             budget = times.budget()
-            future: Future[Reply] = place.run(svc.listing.reply, command.text, command.user_id)
+            future = place.run(svc.listing.reply, command.text, command.user_id)
             times.timing(future)
         else:
             future = place.run(svc.subscriptions.reply, subcommand, command.user_id)
@@ -124,6 +130,11 @@ def _command(svc: Services, times: ListingTimes):
         ack(text=reply.text, blocks=reply.blocks, response_type="ephemeral")
 
     return handle
+
+
+def _digest_reply(digests: Digests, command: DigestCommand | BadDigest, user_id: str) -> Reply:
+    """``/kandev-questions digest …``: done, then said."""
+    return Reply(text=digest_words.answer_text(digests.answer(command, user_id)), blocks=[])
 
 
 def _follow(svc: Services, where: Where, reply: Reply) -> None:

@@ -247,15 +247,20 @@ class Publisher:
         if kind is None:
             self._give_up(item, f"unknown outbox item kind {item.kind!r}")
             return
-        card = self.cards.get(item.payload["pending_id"])
-        if card is None:
-            self.outbox.outbox_done(item.id, worker_id=self.worker_id)
-            return
-        if kind.after_card and not card.ts and not card.state.terminal:
-            self._defer(item, self.post_spacing_s, error=None)  # after the channel card
-            return
+        card: Card | None = None
+        if kind.standalone is None:
+            card = self.cards.get(item.payload["pending_id"])
+            if card is None:
+                self.outbox.outbox_done(item.id, worker_id=self.worker_id)
+                return
+            if kind.after_card and not card.ts and not card.state.terminal:
+                self._defer(item, self.post_spacing_s, error=None)  # after the channel card
+                return
         try:
-            write = kind.plan(self.writes, card, item)
+            if kind.standalone is not None:
+                write = kind.standalone(self.writes, item)
+            else:
+                write = kind.plan(self.writes, card, item) if card is not None else None
             if write is not None:
                 self._send(item, card, write, paced=kind.paced)
         except NotYourTurn as wait:
@@ -275,7 +280,7 @@ class Publisher:
         self._failures.pop(item.id, None)
         self.health.clear("slack")
 
-    def _send(self, item: OutboxItem, card: Card, write: Write, *, paced: bool) -> None:
+    def _send(self, item: OutboxItem, card: Card | None, write: Write, *, paced: bool) -> None:
         """The one send path of every kind: an earlier attempt that reached Slack is recorded
         instead of sent again; a paced kind takes its turn (before rendering: a waiting post is
         not rendered); a message Slack refuses is sent in its plain form."""
@@ -296,14 +301,17 @@ class Publisher:
             if plain or write.plain is None or exc.error not in _REFUSED_CONTENT:
                 raise
             # Refused, so not written: its plain form goes instead.
-            self.writes.audit_plain(card, item.kind, f"slack refused the card: {exc.error}")
+            if card is not None:
+                self.writes.audit_plain(card, item.kind, f"slack refused the card: {exc.error}")
+            else:
+                log.warning("slack refused a %s (%s): its plain form goes", item.kind, exc.error)
             ts = write.send(write.plain())
         write.done(ts)
 
-    def _failed(self, item: OutboxItem, card: Card, exc: SlackError) -> None:
+    def _failed(self, item: OutboxItem, card: Card | None, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
-            channel = item.channel or card.channel
+            channel = item.channel or (card.channel if card is not None else "")
             self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
             if paced(item.kind):  # every replica holds off posting there
                 self.pacer.block(channel, delay)
@@ -318,7 +326,7 @@ class Publisher:
             # Kept, not dropped: once someone fixes it the card is posted / edited after all.
             failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
             delay = wait_for(RETRY_WAIT, failures)
-            where = item.channel or card.channel
+            where = item.channel or (card.channel if card is not None else "")
             problem = f"{exc.method} failed in {where}: {exc.error}; {exc.needs_operator}"
             if failures == 1:
                 log.error("%s (will keep retrying)", problem)

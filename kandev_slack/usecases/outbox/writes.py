@@ -33,6 +33,7 @@ from kandev_slack.usecases.outbox.keys import (
     NOT_SENT,
     POST,
     POST_COPY,
+    POST_DIGEST,
     REPLY,
     UPDATE,
     UPDATE_COPY,
@@ -71,6 +72,8 @@ class Write:
 
 
 Plan = Callable[["Writes", Card, OutboxItem], Write | None]
+#: The plan of a kind that belongs to no card (a digest).
+StandalonePlan = Callable[["Writes", OutboxItem], Write | None]
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class Kind:
     paced: bool
     #: Waits for the channel card's post (unless the bundle is resolved by then).
     after_card: bool = False
+    #: Belongs to no card: planned by this instead of ``plan``.
+    standalone: StandalonePlan | None = None
 
 
 class Writes:
@@ -364,6 +369,31 @@ class Writes:
             made_earlier=lambda: bool(self.slack.find_reply(channel, thread, key)),
         )
 
+    # ---- messages of no card -------------------------------------------------------------
+
+    def post_digest(self, item: OutboxItem) -> Write | None:
+        """A digest: its message was rendered when it was decided; a person's goes to their
+        DM (which cannot be read back: a crash mid-post may show it twice, as a DM card)."""
+        target = str(item.payload.get("target") or item.channel or "")
+        if not target:
+            return None
+        to = self.slack.open_dm(target) if USER_ID.match(target) else target
+        text = str(item.payload.get("text") or "")
+        blocks = item.payload.get("blocks") or []
+        message = Message(text=text, blocks=list(blocks))
+        key = str(item.payload.get("key") or "")
+        return Write(
+            channel=item.channel or to,
+            render=lambda: (message, False),
+            send=lambda m: self.slack.post_message(to, m),
+            done=lambda _ts: log.info("posted the digest %s in %s", key, to),
+            plain=lambda: Message(text=text, blocks=[]),
+        )
+
+
+def _no_card(_writes: Writes, _card: Card, _item: OutboxItem) -> Write | None:
+    return None  # standalone kinds are planned by their ``standalone`` plan
+
 
 #: Every kind of outbox item.
 KINDS: dict[str, Kind] = {
@@ -373,6 +403,7 @@ KINDS: dict[str, Kind] = {
     UPDATE_COPY: Kind(Writes.update_copy, rank=0, paced=False),
     REPLY: Kind(Writes.reply, rank=2, paced=True, after_card=True),
     COPY_REPLY: Kind(Writes.copy_reply, rank=2, paced=True),
+    POST_DIGEST: Kind(_no_card, rank=3, paced=True, standalone=Writes.post_digest),
 }
 
 
