@@ -376,7 +376,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery(
         "set_digest",
         "/kandev-questions digest 09:00",
-        lambda s: s.digests.set_digest("U0PROBE", "09:00"),
+        lambda s: s.digests.set_digest("U0PROBE", "09:00", _A_DAY_BEFORE),
     ),
     HotQuery(
         "clear_digest", "/kandev-questions digest off", lambda s: s.digests.clear_digest("U0PROBE")

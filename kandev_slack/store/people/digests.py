@@ -19,6 +19,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from kandev_slack.store.base import Repository, Sql
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.schema import digest_settings, digests_sent
+from kandev_slack.store.sql.types import require_aware
 from kandev_slack.usecases.followups.digest_post import DigestPost
 from kandev_slack.usecases.outbox.keys import POST_DIGEST
 
@@ -49,10 +50,11 @@ class DigestsRepository(Repository):
         with self._read() as conn:
             return [DigestSetting(**row._mapping) for row in conn.execute(stmt).all()]
 
-    def set_digest(self, user_id: str, at: str) -> None:
-        """Set (or change) the person's digest time; it counts from now (the database's)."""
+    def set_digest(self, user_id: str, at: str, set_at: datetime) -> None:
+        """Set (or change) the person's digest time; it counts from ``set_at`` (the digests'
+        clock, which decides when one is due)."""
+        now = require_aware(set_at)
         with self._write() as conn:
-            now = self._now()
             make = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
             conn.execute(
                 make(digest_settings)

@@ -104,7 +104,7 @@ class DigestStore(Protocol):
 
     def digest_of(self, user_id: str) -> Any: ...
     def digest_settings(self) -> Sequence[Any]: ...
-    def set_digest(self, user_id: str, at: str) -> None: ...
+    def set_digest(self, user_id: str, at: str, set_at: datetime) -> None: ...
     def clear_digest(self, user_id: str) -> bool: ...
     def digest_sent(self, target: str, local_date: str) -> bool: ...
     def claim_digest(
@@ -158,12 +158,13 @@ class Digests:
             if setting is None:
                 return DigestAnswer("not_set")
             return DigestAnswer("setting", at=setting.at, tz=tz_name)
-        self.digests.set_digest(user_id, command.at)
+        now = self.clock()
+        self.digests.set_digest(user_id, command.at, now)
         at = parse_time_of_day(command.at)
         tz = zone(tz_name) or zone(DEFAULT_TZ)
         if at is None or tz is None:  # parse_digest made it; UTC always exists
             return DigestAnswer("bad", typed=command.at)
-        next_at = next_send(self.clock(), at, tz)
+        next_at = next_send(now, at, tz)
         return DigestAnswer("set", at=command.at, tz=tz_name, next_at=next_at)
 
     def _tz_name(self, user_id: str) -> str:
