@@ -171,7 +171,7 @@ def digest_bad_message(typed: str) -> str:
 
 
 def digest_sent_message(count: int) -> str:
-    return f"☀️ Your digest is on its way: {_count(count)} for you."
+    return f"☀️ Your digest is on its way: {count} question{'' if count == 1 else 's'} for you."
 
 
 def nothing_waiting_message() -> str:
