@@ -35,6 +35,7 @@ from kandev_slack.store.cards.followups import NewMessage, OutboxRow
 from kandev_slack.store.cards.thread_replies import ThreadReply
 from kandev_slack.store.queues.pace import Pace
 from kandev_slack.store.records import SubmissionContent
+from kandev_slack.usecases.followups.digest_post import DigestPost
 
 #: Tables that grow with the history (one or more rows per card): never read whole.
 LARGE_TABLES = frozenset(
@@ -71,6 +72,7 @@ _OUTCOME = CardOutcome(
 _WRITE = OutboxRow(
     kind="reply", key="hot-probe-reply", payload={"pending_id": PROBE}, channel=PROBE_CHANNEL
 )
+_DIGEST = DigestPost("U0PROBE", "hot-probe-digest", {"text": "digest", "blocks": []})
 _THREAD_REPLY = ThreadReply(
     id="",
     message_key=f"{PROBE_CHANNEL}:1700000000.000200",
@@ -371,7 +373,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery(
         "claim_digest",
         "digests tick, a digest due",
-        lambda s: s.digests.claim_digest("U0PROBE", "2030-01-02", 1, [_WRITE]),
+        lambda s: s.digests.claim_digest("U0PROBE", "2030-01-02", 1, _DIGEST),
     ),
     HotQuery(
         "set_digest",
@@ -382,7 +384,9 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "clear_digest", "/kandev-questions digest off", lambda s: s.digests.clear_digest("U0PROBE")
     ),
     HotQuery(
-        "enqueue_digest", "/kandev-questions digest now", lambda s: s.digests.enqueue_digest(_WRITE)
+        "enqueue_digest",
+        "/kandev-questions digest now",
+        lambda s: s.digests.enqueue_digest(_DIGEST),
     ),
     # metrics and health (kandev_slack/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),

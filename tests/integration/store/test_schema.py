@@ -23,6 +23,7 @@ from kandev_slack.store import (
     AuditRepository,
     CardsRepository,
     Database,
+    DigestsRepository,
     FollowupsRepository,
     HomeViewersRepository,
     OutboxRepository,
@@ -67,6 +68,7 @@ REPOSITORIES = (
     ThreadRepliesRepository,
     ClaimsRepository,
     SnoozesRepository,
+    DigestsRepository,
     Retention,
 )
 
