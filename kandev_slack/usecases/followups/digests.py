@@ -185,16 +185,25 @@ class Digests:
         if not items:
             return DigestAnswer("nothing")
         now = self.clock()
-        key = f"{digest_key(user_id, 'now')}:{now.isoformat()}"
+        # one per minute: Slack's redelivered command (or a double) sends it once
+        key = f"{digest_key(user_id, 'now')}:{now:%Y-%m-%dT%H:%M}"
         self.digests.enqueue_digest(self._post(user_id, key, "person", items, now))
         self.wake()
         return DigestAnswer("sent", count=len(items))
 
     # ---- what a digest lists -------------------------------------------------------------
 
-    def person_items(self, user_id: str, waiting: Sequence[Any]) -> list[Any]:
-        """What waits that this person may answer (not what they snoozed), most urgent first."""
-        mine = self.queue.visible_to(user_id, waiting)
+    def person_items(
+        self, user_id: str, waiting: Sequence[Any], *, strict: bool = False
+    ) -> list[Any]:
+        """What waits that this person may answer (not what they snoozed), most urgent first.
+        ``strict``: a membership Slack cannot tell now raises (the digest is decided at the
+        next round) instead of leaving the item out."""
+        if strict:
+            may = self.queue.permissions.may_answer
+            mine = [i for i in waiting if may(i.task, user_id, strict=True)]
+        else:
+            mine = self.queue.visible_to(user_id, waiting)
         hidden = self.snoozed(user_id) if self.snoozed is not None and mine else set()
         return most_urgent_first([it for it in mine if it.pending_id not in hidden])
 
@@ -226,7 +235,11 @@ class Digests:
         sent = 0
         for one in due:
             if one.scope == "person":
-                items = self.person_items(one.target, waiting)
+                try:
+                    items = self.person_items(one.target, waiting, strict=True)
+                except Exception:  # Slack cannot tell who may answer now: the next round
+                    log.warning("cannot tell what %s may answer yet; retrying", one.target)
+                    continue
             else:
                 items = self.channel_items(one.target, waiting)
             day = one.local_date.isoformat()

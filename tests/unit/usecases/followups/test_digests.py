@@ -189,3 +189,23 @@ def test_a_route_posts_its_channel_digest(
     drain()
     (text,) = digests_to(gateway, OTHER)
     assert "Ship the app" in text and "Pick a datastore" not in text
+
+
+def test_a_digest_waits_for_slack_to_tell_who_may_answer(
+    store: Database,
+    make_digests: Callable[[Clock], Digests],
+    gateway: FakeSlackGateway,
+    drain: Callable[[], None],
+    waiting: None,
+) -> None:
+    clock = Clock(MONDAY - timedelta(days=1))
+    digests = make_digests(clock)
+    digests.answer(DigestCommand("set", "07:00"), BOB)
+    clock.at = MONDAY + timedelta(minutes=1)
+    gateway.fail("conversations.members")  # Mobile's route: its channel's members
+    assert digests.send_due() == 0
+    assert not store.digests.digest_sent(BOB, "2025-03-31")  # not claimed: not lost
+    assert digests.send_due() == 1
+    drain()
+    (text,) = digests_to(gateway, "D0BOB00002")
+    assert "Ship the app" in text
