@@ -15,6 +15,7 @@ from kandev_slack.core.digest import next_send, zone
 from kandev_slack.kits.fakeslack import ALICE, FakeSlack, PostedMessage
 from tests.e2e.helpers import MARGIN_S, db_question, open_modal, start_bot, wait_card
 from tests.kit.harness import CHANNEL
+from tests.unit.listing.e2e import run_list
 
 DIGEST = "☀️ *Digest:"
 #: Seconds between the bot's start and the digest's time (on its shifted clock).
@@ -46,10 +47,8 @@ def wait_digest(fake: FakeSlack, channel: str, timeout: float) -> PostedMessage:
 
 
 def say(driver, text: str, user=ALICE) -> str:
-    ack = driver.slash("/kandev-questions", text, user=user, channel=user.id)
-    assert ack.status == 200
-    body = ack.json if not isinstance(ack.body, str) else {"text": ack.body}
-    return str(body.get("text", ""))
+    """What ``/kandev-questions text`` answers (in the ack, or after it when it takes longer)."""
+    return run_list(driver, text, user=user).text
 
 
 def test_a_digest_set_comes_at_its_time_in_the_persons_zone(
