@@ -44,6 +44,9 @@ CHECK_S = 30.0
 #: At most this many items are listed in a digest (the rest are counted): one block each.
 MAX_DIGEST_ITEMS = 20
 
+#: How many claimed digests the worker remembers (then it asks the store again).
+_REMEMBERED = 10_000
+
 Scope = Literal["person", "channel"]
 #: Renders a digest: (scope, the items shown — each with its card and permalink —, how many
 #: wait in all, now) → the message's ``text`` and ``blocks`` (kandev_slack/cards/views/digest.py).
@@ -142,6 +145,8 @@ class Digests:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     #: The ids a person snoozed: left out of their digest, as of their listing.
     snoozed: Callable[[str], set[str]] | None = None
+    #: (target, local date) known to be claimed (here or elsewhere): not read again.
+    _claimed: set[tuple[str, date]] = field(default_factory=set, init=False, repr=False)
 
     # ---- the subcommand ------------------------------------------------------------------
 
@@ -245,7 +250,9 @@ class Digests:
             day = one.local_date.isoformat()
             key = digest_key(one.target, day)
             post = self._post(one.target, key, one.scope, items, now) if items else None
-            if self.digests.claim_digest(one.target, day, len(items), post) and post:
+            claimed = self.digests.claim_digest(one.target, day, len(items), post)
+            self._known_claimed(one.target, one.local_date)
+            if claimed and post:
                 log.info("digest of %s for %s: %d item(s)", one.target, day, len(items))
                 sent += 1
         if sent:
@@ -264,7 +271,7 @@ class Digests:
             if at is None or tz is None:
                 continue
             day = due_date(now, at, tz, since=setting.set_at)
-            if day is not None and not self.digests.digest_sent(setting.user_id, day.isoformat()):
+            if day is not None and not self._sent(setting.user_id, day):
                 found.append(_Due(setting.user_id, day, "person"))
         return found
 
@@ -272,9 +279,23 @@ class Digests:
         found = []
         for digest in self.routing.channel_digests():
             day = _channel_day(digest, now)
-            if day is not None and not self.digests.digest_sent(digest.channel, day.isoformat()):
+            if day is not None and not self._sent(digest.channel, day):
                 found.append(_Due(digest.channel, day, "channel"))
         return found
+
+    def _sent(self, target: str, day: date) -> bool:
+        """Whether that digest was claimed (by any replica): remembered once known."""
+        if (target, day) in self._claimed:
+            return True
+        if self.digests.digest_sent(target, day.isoformat()):
+            self._known_claimed(target, day)
+            return True
+        return False
+
+    def _known_claimed(self, target: str, day: date) -> None:
+        if len(self._claimed) > _REMEMBERED:
+            self._claimed.clear()  # bounded; the store still knows
+        self._claimed.add((target, day))
 
 
 def _channel_day(digest: ChannelDigest, now: datetime) -> date | None:
