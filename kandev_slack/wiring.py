@@ -4,10 +4,12 @@ settings, each given only the repositories it uses, and what the Slack listeners
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from kandev_slack.cards.views.digest import digest_renderer
+from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Settings
 from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
@@ -26,26 +28,35 @@ from kandev_slack.slack.transport.lanes import (
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.store import Database
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import Admission
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
 from kandev_slack.usecases.answering.groups import Groups
 from kandev_slack.usecases.answering.interactions import Interactions
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
+from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.followups.digests import Digests, DigestWorker
+from kandev_slack.usecases.followups.housekeeping import Housekeeping, Purge
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, SubscriptionService
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
-from kandev_slack.usecases.intake.past_answers import PastAnswers
+from kandev_slack.usecases.intake.discovery import UNROUTABLE as DISCOVERY_UNROUTABLE
+from kandev_slack.usecases.intake.discovery import Discovery
+from kandev_slack.usecases.intake.reconciler import Reconciler, ReconcilerSubmissions, SessionIndex
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
-from kandev_slack.usecases.intake.sync import SyncEngine
-from kandev_slack.usecases.intake.tasks import TaskDirectory
+from kandev_slack.usecases.intake.sync import ReadAgain, SyncCards, SyncEngine
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.leases import InFlight
-from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.outbox.forgotten import ForgottenCards
+from kandev_slack.usecases.outbox.messages import SnoozeLookup
+from kandev_slack.usecases.outbox.pacing import POST_SPACING_S, Pacer
+from kandev_slack.usecases.outbox.publisher import GIVE_UP_AFTER, Enqueue, Publisher
+from kandev_slack.usecases.outbox.writes import PublisherCards, PublisherOutbox, Writes
+from kandev_slack.usecases.past_answers import PastAnswers
+from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
@@ -89,10 +100,10 @@ def use_cases(
     card_changes = signals.card_changes
     publisher = _publisher(store, slack, public_url, health, card_changes)
     tasks = TaskDirectory(kandev)
-    permissions = Permissions(routing, slack)
+    answerers = Answerers(routing, slack)
     permalinks = Permalinks(slack)
     # Every use-case gets only the repositories it uses, never the whole database.
-    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, permissions)
+    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, answerers)
     past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()
@@ -100,10 +111,8 @@ def use_cases(
         kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight
     )
     sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
-    recovery = _recovery(store, kandev, answers, permissions, notifier, in_flight)
-    claims = Claims(
-        store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake
-    )
+    recovery = _recovery(store, kandev, answers, answerers, notifier, in_flight)
+    claims = Claims(store.claims, store.cards, store.audit_log, answerers.claim_for, publisher.wake)
     snoozes = _snoozes(settings, store, publisher)
     digests = _digests(settings, store, queue, slack, publisher, snoozes)
     home = HomeService(
@@ -123,9 +132,9 @@ def use_cases(
         recovery=recovery,
         home=home,
         followups=FollowUpWorker(
-            store.followups, permissions, publisher, health, lapse=claims.lapse_due
+            store.followups, answerers, publisher, health, lapse=claims.lapse_due
         ),
-        dm_cards=SubscriptionNotifier(store.followups, permissions, publisher, health),
+        dm_cards=SubscriptionNotifier(store.followups, answerers, publisher, health),
         snooze_ends=SnoozeWorker(snoozes, health),
         digests=DigestWorker(digests, health, interval_s=settings.digest_check_s),
         services=_listener_services(
@@ -143,7 +152,7 @@ def _publisher(
     store: Database, slack: SlackGateway, kandev_url: str, health: Health, changes: Signal
 ) -> Publisher:
     """The one writer of Slack messages (the outbox's worker)."""
-    return Publisher(
+    return build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,
@@ -153,6 +162,41 @@ def _publisher(
         changes=changes,
         started_at=datetime.now(UTC),
         snoozes=store.snoozes,
+    )
+
+
+def build_publisher(
+    outbox: PublisherOutbox,
+    cards: PublisherCards,
+    audit_log: Audit,
+    slack: SlackGateway,
+    *,
+    kandev_url: str,
+    health: Health,
+    changes: Signal | None = None,
+    post_spacing_s: float = POST_SPACING_S,
+    give_up_after: int = GIVE_UP_AFTER,
+    started_at: datetime | None = None,
+    snoozes: SnoozeLookup | None = None,
+) -> Publisher:
+    """The outbox's worker and its parts: the queue use-cases enqueue on (and the writes
+    enqueue their follow-up edits on), the writes, the pace. ``started_at``: this process's
+    start (bundles older than it may have a card a lost database forgot; None: never looked
+    for); ``snoozes``: who snoozed which DM card. (The tests build it here too.)"""
+    groups = Groups(cards)
+    queue = Enqueue(outbox, cards, groups, Signal("outbox"), changes)
+    forgotten = ForgottenCards(slack.cards_in, audit_log, started_at)
+    writes = Writes(cards, outbox, audit_log, slack, kandev_url, queue, forgotten, groups, snoozes)
+    return Publisher(
+        outbox,
+        cards,
+        audit_log,
+        queue,
+        writes,
+        Pacer(outbox, health, post_spacing_s),
+        health=health,
+        post_spacing_s=post_spacing_s,
+        give_up_after=give_up_after,
     )
 
 
@@ -221,7 +265,7 @@ def _recovery(
     store: Database,
     kandev: KandevClient,
     answers: AnswerService,
-    permissions: Permissions,
+    answerers: Answerers,
     notifier: Notifier,
     in_flight: InFlight,
 ) -> Recovery:
@@ -232,7 +276,7 @@ def _recovery(
         store.submissions,
         store.audit_log,
         answers,
-        permissions,
+        answerers,
         RecoveryAnnouncer(notifier),
         in_flight,
         interval_s=RECOVERY_INTERVAL_S,
@@ -263,7 +307,7 @@ def _sync(
     past: PastAnswers,
 ) -> SyncEngine:
     """Discovery, the reconciler and the housekeeping, on their loops."""
-    return SyncEngine(
+    return build_sync(
         kandev,
         store.cards,
         store.submissions,
@@ -278,6 +322,68 @@ def _sync(
         new_bundles=signals.new_bundles,
         resolved_sessions=signals.resolved_sessions,
         past=past,
+    )
+
+
+def build_sync(
+    kandev: KandevClient,
+    cards: SyncCards,
+    submissions: ReconcilerSubmissions,
+    audit_log: Audit,
+    retention: Purge,
+    routing: Routing,
+    tasks: TaskDirectory,
+    publisher: Publisher,
+    health: Health,
+    wakeup: Signal,
+    *,
+    poll_interval: float = 5.0,
+    new_bundles: Inbox[NewPending] | None = None,
+    resolved_sessions: Inbox[Resolved] | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    past: PastAnswers | None = None,
+) -> SyncEngine:
+    """The loops that read Kandev and the use-cases they hand what they read to: discovery
+    (its ``look_again`` reads again through ``new_bundles``, else ``wakeup``), the reconciler
+    (sharing discovery's index of sessions) and the housekeeping (``retention`` its purge).
+    ``past``: earlier answers shown on a new card (default: from ``cards``). (The tests build
+    it here too.)"""
+    sessions = SessionIndex()
+    discovery = Discovery(
+        kandev,
+        cards,
+        audit_log,
+        routing,
+        tasks,
+        publisher,
+        health,
+        past=past if past is not None else PastAnswers(cards, routing),
+        clock=clock,
+        look_again=ReadAgain(wakeup, new_bundles).look_again,
+        sessions=sessions,
+        unroutables=Unroutables(health, DISCOVERY_UNROUTABLE, "question"),
+    )
+    reconciler = Reconciler(
+        kandev,
+        cards,
+        submissions,
+        audit_log,
+        publisher,
+        clock=clock,
+        sessions=sessions,
+        health=health,
+    )
+    return SyncEngine(
+        kandev,
+        discovery,
+        reconciler,
+        Housekeeping(cards, retention, publisher),
+        health,
+        wakeup,
+        poll_interval=poll_interval,
+        new_bundles=new_bundles,
+        resolved_sessions=resolved_sessions,
+        clock=clock,
     )
 
 
@@ -296,7 +402,7 @@ def _listener_services(
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
-    admission = Admission(store.cards, store.audit_log, queue, queue.permissions)
+    admission = Admission(store.cards, store.audit_log, queue, queue.answerers)
     answering = Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING)
     reading = Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING)
     groups = Groups(store.cards, store.audit_log)
@@ -322,7 +428,7 @@ def _listener_services(
         subscriptions=SubscriptionService(store.followups, kandev),
         claims=claims,
         thread_replies=ThreadReplies(
-            admission, store.thread_replies, queue.permissions, store.audit_log
+            admission, store.thread_replies, queue.answerers, store.audit_log
         ),
         snoozes=snoozes,
         groups=groups,

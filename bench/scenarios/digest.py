@@ -23,12 +23,12 @@ from kandev_slack.cards.views.digest import digest_renderer
 from kandev_slack.config.routing import Routing
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.followups.digests import DigestCommand, Digests
-from kandev_slack.usecases.intake.tasks import TaskDirectory
-from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.listing import ListingService
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 
@@ -78,10 +78,10 @@ def _measure(store: Database, waiting: int, rounds: int) -> DigestBench:
             priority=priority,
         )
     routing = Routing(default_channel=CHANNEL)
-    permissions = Permissions(routing, slack)
+    permissions = Answerers(routing, slack)
     tasks = TaskDirectory(kandev)
     queue = WaitingQueue(kandev, store.cards, routing, tasks, Permalinks(slack), permissions)
-    publisher = Publisher(
+    publisher = build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,

@@ -49,7 +49,7 @@ from kandev_slack.core.clarification import Answer, Bundle, Option, Question
 from kandev_slack.core.domain import CardOutcome, CardState
 from kandev_slack.kits.fakeslack import SlackDriver
 from kandev_slack.store import Database, normalize_url
-from kandev_slack.store.records import SubmissionContent, SubmissionResult
+from kandev_slack.store.records import SubmissionContent, SubmissionVerdict
 from kandev_slack.store.schema import (
     audit_log,
     card_followups,
@@ -433,7 +433,7 @@ class _Rows:
         self.messages: list[dict[str, Any]] = []
         self.viewers: list[dict[str, Any]] = []
         self.subscriptions: list[dict[str, Any]] = []
-        self.won = SubmissionResult(kind="won").encode()
+        self.won = SubmissionVerdict(kind="won").encode()
         self.outcomes = [
             CardOutcome(
                 state=state,

@@ -188,7 +188,7 @@ def _filled(
         def post(item: tuple[Bundle, TaskInfo]) -> None:
             bundle, task = item
             channel = channels[task.workspace_id]
-            store.cards.claim(NewCard(bundle, task, channel))
+            store.cards.record_card(NewCard(bundle, task, channel))
             card = store.cards.get(bundle.pending_id)
             assert card is not None
             ts = gateway.post_card(

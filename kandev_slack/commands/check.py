@@ -16,15 +16,15 @@ from kandev_slack.commands.findings import CheckReport, Finding, exception_text
 from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Mode, Settings
 from kandev_slack.core.clarification import Bundle
+from kandev_slack.kandev.approvals.wire import PermissionCandidate, PermissionRequest
 from kandev_slack.kandev.models import ProbeResult, Task, Workspace
-from kandev_slack.kandev.permissions.wire import PermissionCandidate, PermissionRequest
 from kandev_slack.ops.redaction import redact
-from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
+from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 
 class PermissionsCheck(Protocol):
     """The permission calls the check makes
-    (kandev_slack.kandev.permissions.client.PermissionsClient)."""
+    (kandev_slack.kandev.approvals.client.PermissionsClient)."""
 
     def candidates(self, workspace_id: str) -> list[PermissionCandidate]: ...
 

@@ -3,7 +3,7 @@
 (``list_pending_agent_permissions_kandev``, kandev-permissions.md §2).
 
 Domain types, shared by every layer; :class:`ToolOption` and :class:`ToolAction` are also
-Kandev's wire shape (kandev_slack/kandev/permissions/wire.py reads them). Only the list's
+Kandev's wire shape (kandev_slack/kandev/approvals/wire.py reads them). Only the list's
 **redacted**
 ``action`` is kept: never the transcript's tool-call title, which keeps secrets Kandev removed
 from the list (a URL's ``?token=…``).
@@ -149,10 +149,3 @@ class Approval(_Wire):
 def approval_key(request_id: str) -> str:
     """The card key of the approval of Kandev's request ``request_id``."""
     return APPROVAL_PREFIX + request_id
-
-
-def kind_of_key(card_key: str | None) -> ItemKind:
-    """The kind of item a card key names (an approval's starts with ``perm:``)."""
-    if card_key and card_key.startswith(APPROVAL_PREFIX):
-        return ItemKind.APPROVAL
-    return ItemKind.QUESTION

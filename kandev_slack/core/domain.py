@@ -15,13 +15,18 @@ from kandev_slack.core.clarification import Answer, Bundle
 from kandev_slack.core.pending import ItemKind
 
 
-def _item_tag(value: Any) -> str:
-    """Which kind a stored or given item is (an approval says so in its ``type``; a bundle has
-    none). A ``type`` of a kind this release does not know matches no tag: such an item is
-    refused, never read as an empty bundle."""
+def _item_tag(value: Any) -> str | None:
+    """Which kind a stored or given item is: an item says its :attr:`kind`; a stored approval
+    says so in its ``type``. Named rule for the untagged shape: a bundle is Kandev's wire
+    model, stored as it came, with no ``type`` but its ``questions`` — that is read as a
+    question, and only that. Anything else (a ``type`` of a kind this release does not know, a
+    dict of neither shape) matches no tag: pydantic refuses it, never reads it as a bundle."""
     if isinstance(value, dict):
-        return str(value.get("type") or ItemKind.QUESTION.value)
-    return "approval" if isinstance(value, Approval) else "question"
+        if "type" in value:
+            return str(value["type"])
+        return ItemKind.QUESTION.value if "questions" in value else None
+    kind = getattr(value, "kind", None)
+    return kind.value if isinstance(kind, ItemKind) else None
 
 
 #: What a person does: answer or reject a question, open a view, choose an approval's option,
@@ -132,9 +137,9 @@ class PastAnswer(BaseModel):
 
 @dataclass(frozen=True)
 class NewCard:
-    """A card about to be claimed: the item it shows (a bundle or an approval), its task, the
+    """A card about to be recorded: the item it shows (a bundle or an approval), its task, the
     channel it goes to, ``question_key`` (a bundle's normalised questions; see
-    kandev_slack/usecases/intake/past_answers.py) and ``past``, the earlier answer the card
+    kandev_slack/usecases/past_answers.py) and ``past``, the earlier answer the card
     shows."""
 
     item: Bundle | Approval
@@ -154,7 +159,7 @@ class Card(BaseModel):
     session_id: str = ""
     workspace_id: str = ""
     channel: str
-    ts: str | None = None  # None while the claim is taken but the message is not posted yet
+    ts: str | None = None  # None while the card is recorded but its message not posted yet
     state: CardState = CardState.PENDING
     #: What the agent is blocked on (a PendingItem: the kind-agnostic parts read only that).
     item: Item

@@ -3,13 +3,17 @@
 Several agents often ask the same one question at the same time (same workspace, same title and
 prompt, normalised: the past answers' *question key*). Each waiting card of such a group names
 the others ("Also asked by 2 other agents: …"), and whoever answers one may send the same
-choice to all of them (kandev_slack/usecases/answering/groups.py decides;
+choice to all of them (kandev_slack/usecases/groups.py and answering/groups.py decide;
 kandev_slack/cards/views/groups.py renders).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
+
+#: A card names at most this many others of its group (then "more than"): the renderer's
+#: room, and the bound of the edits a change of membership needs.
+MAX_LINKS = 5
 
 
 class AlsoAsked(BaseModel):

@@ -6,12 +6,11 @@ A card is the Slack face of a pending item: a clarification bundle (1–4 questi
 subscriptions, the listing, the App Home and the audit key everything by the item's id and
 read only what :class:`PendingItem` offers, so a new kind reuses them as they are.
 
-What differs by kind — how items are discovered, how one is resolved and how it ended, how its
-card renders — lives with that kind: for questions, the Kandev client's clarification calls
-(kandev_slack/kandev/), the discovery and reconciler use-cases, and the card renderer
-(kandev_slack/cards/question/card.py);
-for approvals, kandev_slack/kandev/permissions/client.py, kandev_slack/usecases/intake/approvals.py
-and kandev_slack/cards/approval/card.py.
+What differs by kind — how an item is resolved and how it ended, what is checked before
+sending, what its card offers — is its spec in kandev_slack/kinds/<kind>/, found through
+kandev_slack/kinds/registry.py (``spec_of``); its renderers in kandev_slack/kinds/<kind>/cards/
+(found by kandev_slack/cards/kinds.py), its discovery in kandev_slack/usecases/intake/
+(discovery.py, approvals.py) and its Kandev calls in kandev_slack/kandev/.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from kandev_slack.core.clarification import Answer, Bundle
 from kandev_slack.kandev import conversation, respond
+from kandev_slack.kandev.approvals.client import PermissionsClient
 from kandev_slack.kandev.cache import TtlCache
 from kandev_slack.kandev.errors import KandevNotFoundError, KandevProtocolError
 from kandev_slack.kandev.http import HttpOptions, KandevHttp
@@ -27,7 +28,6 @@ from kandev_slack.kandev.models import (
     Task,
     Workspace,
 )
-from kandev_slack.kandev.permissions.client import PermissionsClient
 from kandev_slack.kandev.probe import probe
 from kandev_slack.kandev.replies import (
     InboxHistory,

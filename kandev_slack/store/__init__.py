@@ -9,15 +9,15 @@ from kandev_slack.store.audit import AuditRepository
 from kandev_slack.store.cards.cards import CardsRepository
 from kandev_slack.store.cards.claims import ClaimsRepository
 from kandev_slack.store.cards.followups import FollowupsRepository
+from kandev_slack.store.cards.snoozes import SnoozesRepository
 from kandev_slack.store.database import Database, StoreStats
 from kandev_slack.store.errors import StoreError
 from kandev_slack.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
 from kandev_slack.store.people.digests import DigestsRepository
 from kandev_slack.store.people.home import HomeViewersRepository
-from kandev_slack.store.people.snoozes import SnoozesRepository
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.queues.submissions import SubmissionsRepository
-from kandev_slack.store.records import AuditEntry, OutboxItem, OutboxStatus, Submission
+from kandev_slack.store.records import AuditEntry, OutboxEntry, OutboxStatus, Submission
 from kandev_slack.store.retention import Purged, Retention
 from kandev_slack.store.sql.types import utc_now
 from kandev_slack.store.sql.url import DEFAULT_DATABASE_URL, normalize_url
@@ -34,7 +34,7 @@ __all__ = [
     "DigestsRepository",
     "FollowupsRepository",
     "HomeViewersRepository",
-    "OutboxItem",
+    "OutboxEntry",
     "OutboxRepository",
     "OutboxStatus",
     "Purged",

@@ -23,12 +23,12 @@ from kandev_slack.store.base import Clock, Sql
 from kandev_slack.store.cards.cards import CardsRepository
 from kandev_slack.store.cards.claims import ClaimsRepository
 from kandev_slack.store.cards.followups import FollowupsRepository
-from kandev_slack.store.cards.kinds import unknown_here, waiting_any_kind
+from kandev_slack.store.cards.snoozes import SnoozesRepository
 from kandev_slack.store.cards.thread_replies import ThreadRepliesRepository
+from kandev_slack.store.kinds import unknown_here, waiting_any_kind
 from kandev_slack.store.migrations import SCHEMA_VERSION, current_version, migrate
 from kandev_slack.store.people.digests import DigestsRepository
 from kandev_slack.store.people.home import HomeViewersRepository
-from kandev_slack.store.people.snoozes import SnoozesRepository
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.queues.submissions import SubmissionsRepository
 from kandev_slack.store.records import OutboxStatus
@@ -154,9 +154,7 @@ class Database:
                             outbox.c.status.in_(
                                 (OutboxStatus.PENDING.value, OutboxStatus.FAILED.value)
                             ),
-                            outbox.c.status.is_(
-                                None
-                            ),  # pending (kandev_slack/store/cards/kinds.py)
+                            outbox.c.status.is_(None),  # pending (kandev_slack/store/kinds.py)
                         )
                     )
                     .group_by(outbox.c.status)
@@ -192,7 +190,7 @@ class Database:
     def newer_than_this(self) -> str | None:
         """What /healthz says when this release meets what a newer one wrote (None: nothing):
         a schema newer than its own, waiting cards of kinds it does not know. Both are left
-        alone (kandev_slack/store/cards/kinds.py). Read at most every :data:`NEWER_CHECK_S`
+        alone (kandev_slack/store/kinds.py). Read at most every :data:`NEWER_CHECK_S`
         seconds."""
         now = time.monotonic()
         if self._newer_at is None or now - self._newer_at >= NEWER_CHECK_S:

@@ -55,7 +55,7 @@ class SubmissionContent(_Row):
             raise ValueError(f"not a stored submission: {exc.errors()[0].get('msg')}") from exc
 
 
-class SubmissionResult(_Row):
+class SubmissionVerdict(_Row):
     """How a submission ended: the verdict kind (``won``, ``lost``, ``ended``…) and, for a
     refusal worth repeating (Kandev's ``invalid``), what the person was told."""
 
@@ -72,7 +72,7 @@ class SubmissionResult(_Row):
         return None if read is None else read.kind
 
     @classmethod
-    def read(cls, raw: str | None) -> SubmissionResult | None:
+    def read(cls, raw: str | None) -> SubmissionVerdict | None:
         if raw is None:
             return None
         try:
@@ -82,14 +82,14 @@ class SubmissionResult(_Row):
 
 
 class Submission(_Row):
-    """One answer/reject submission on its way to Kandev (``result`` once it got there)."""
+    """One answer/reject submission on its way to Kandev (``verdict`` once it got there)."""
 
     submission_key: str
     pending_id: str
     user: str
     content: SubmissionContent
-    result: str | None = None  # the verdict kind, once finished
-    result_message: str = ""  # what the person was told, kept for a refusal worth repeating
+    verdict: str | None = None  # the verdict kind, once finished
+    verdict_message: str = ""  # what the person was told, kept for a refusal worth repeating
     resends: int = 0  # times crash recovery re-sent it
     created_at: datetime
     leased_at: datetime
@@ -106,7 +106,7 @@ class OutboxStatus(StrEnum):
     FAILED = "failed"
 
 
-class OutboxItem(_Row):
+class OutboxEntry(_Row):
     """A pending Slack write. ``attempts`` counts leases taken, including the current one."""
 
     id: int
@@ -125,5 +125,5 @@ class OutboxItem(_Row):
     finished_at: datetime | None = None
     #: The posting slot of its channel this item holds (a paced post waiting its turn).
     slot_at: datetime | None = None
-    #: The kind of the card it writes (kandev_slack/store/cards/kinds.py).
+    #: The kind of the card it writes (kandev_slack/store/kinds.py).
     item_kind: str = "question"

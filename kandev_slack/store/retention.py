@@ -8,7 +8,7 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 
 from kandev_slack.store.base import Sql
-from kandev_slack.store.cards.kinds import resolved as kind_resolved
+from kandev_slack.store.kinds import resolved as kind_resolved
 from kandev_slack.store.records import OutboxStatus
 from kandev_slack.store.schema import (
     audit_log,

@@ -42,7 +42,7 @@ cards = Table(
     Column("ts", String),  # NULL while claimed but not (known to be) posted
     # pending | answered | rejected | ended | unavailable; NULL: pending, for a card of a kind
     # an older release that may run here does not know (legacy_kinds;
-    # kandev_slack/store/cards/kinds.py)
+    # kandev_slack/store/kinds.py)
     Column("state", String),
     Column("bundle_json", Text, nullable=False),  # the item: a bundle or an approval
     Column("task_json", Text, nullable=False),
@@ -109,7 +109,7 @@ outbox = Table(
     Column("channel", String),
     Column("payload_json", Text, nullable=False),
     # pending | done | failed; NULL: pending, for the card of a kind an older release that may
-    # run here does not know (legacy_kinds; it never takes it: kandev_slack/store/cards/kinds.py)
+    # run here does not know (legacy_kinds; it never takes it: kandev_slack/store/kinds.py)
     Column("status", String),
     Column("attempts", Integer, nullable=False),
     Column("not_before", UTCDateTime, nullable=False),
@@ -255,7 +255,7 @@ snoozes = Table(
 
 # The kinds every replica of a release before schema version 15 that may still run here knows
 # (it selects waiting cards by state = 'pending'): a waiting card of another kind is stored
-# with a NULL state (kandev_slack/store/cards/kinds.py). Schema version 15 fills it once:
+# with a NULL state (kandev_slack/store/kinds.py). Schema version 15 fills it once:
 # 'question', and
 # 'approval' unless the database was upgraded from a release before approvals were stored.
 legacy_kinds = Table(

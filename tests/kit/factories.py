@@ -231,8 +231,10 @@ def waiting(
     return Waiting(bundle=bundle, task=task, permalink=permalink)
 
 
-def claim(store: Database, pending_id: str, *, channel: str = "C1", **bundle_fields: Any) -> bool:
+def record_card(
+    store: Database, pending_id: str, *, channel: str = "C1", **bundle_fields: Any
+) -> bool:
     """``store.cards.claim`` for ``make_bundle(pending_id=pending_id, **bundle_fields)``."""
     bundle = make_bundle(pending_id=pending_id, **bundle_fields)
     task = make_task(bundle.task_id)
-    return store.cards.claim(NewCard(bundle, task, channel))
+    return store.cards.record_card(NewCard(bundle, task, channel))

@@ -11,6 +11,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kandev_slack.core.clarification import Answer, Bundle
+from kandev_slack.kandev.approvals.wire import (
+    PermissionCandidate,
+    PermissionRecord,
+    PermissionRequest,
+    PermissionResolution,
+    SessionCancellation,
+)
 from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevUnavailable
 from kandev_slack.kandev.models import (
     ActiveList,
@@ -26,13 +33,6 @@ from kandev_slack.kandev.models import (
     Task,
     Won,
     Workspace,
-)
-from kandev_slack.kandev.permissions.wire import (
-    PermissionCandidate,
-    PermissionRecord,
-    PermissionRequest,
-    PermissionResolution,
-    SessionCancellation,
 )
 from kandev_slack.kandev.respond import Submission, settle
 from kandev_slack.slack_api.gateway import Message, SlackError

@@ -31,7 +31,7 @@ from kandev_slack.core.clarification import Answer, Bundle, Option, Question
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.store import Database
-from kandev_slack.store.cards.followups import NewMessage, OutboxRow
+from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.cards.thread_replies import ThreadReply
 from kandev_slack.store.queues.pace import Pace
 from kandev_slack.store.records import SubmissionContent
@@ -84,7 +84,7 @@ _THREAD_REPLY = ThreadReply(
     option_id=None,
     text="the probe's reply",
 )
-_MESSAGE = NewMessage(key=f"escalation:{PROBE}", kind="escalation", target="C0ESCALATE", note="")
+_MESSAGE = NewCopy(key=f"escalation:{PROBE}", kind="escalation", target="C0ESCALATE", note="")
 
 HOT_QUERIES: tuple[HotQuery, ...] = (
     # the poll cycle (kandev_slack/usecases/intake/sync.py)
@@ -106,9 +106,9 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         ),
     ),
     HotQuery(
-        "claim",
+        "record_card",
         "poll cycle: a new bundle",
-        lambda s: s.cards.claim(
+        lambda s: s.cards.record_card(
             NewCard(_bundle("p-hot-new"), TaskInfo(task_id="t"), PROBE_CHANNEL)
         ),
     ),
@@ -273,24 +273,24 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.submissions.unfinished_submissions(60.0),
     ),
     HotQuery(
-        "reclaim_submission",
+        "take_over_submission",
         "recovery",
-        lambda s: s.submissions.reclaim_submission("s-hot-none", 60.0),
+        lambda s: s.submissions.take_over_submission("s-hot-none", 60.0),
     ),
     # reminders / escalation and subscribers' DM cards
     # (kandev_slack/usecases/followups/reminders.py,
     # kandev_slack/usecases/followups/subscriptions.py)
     HotQuery("waiting_posted", "reminders tick", lambda s: s.followups.waiting_posted()),
     HotQuery(
-        "claim_reminder", "reminders", lambda s: s.followups.claim_reminder(PROBE, 1, [_WRITE])
+        "advance_reminder", "reminders", lambda s: s.followups.advance_reminder(PROBE, 1, [_WRITE])
     ),
     HotQuery(
-        "claim_escalation",
+        "mark_escalated",
         "escalation",
-        lambda s: s.followups.claim_escalation(PROBE, [_MESSAGE], []),
+        lambda s: s.followups.mark_escalated(PROBE, [_MESSAGE], []),
     ),
     HotQuery("unnotified_posted", "subscriptions tick", lambda s: s.followups.unnotified_posted()),
-    HotQuery("claim_notify", "subscriptions", lambda s: s.followups.claim_notify(PROBE, [], [])),
+    HotQuery("mark_notified", "subscriptions", lambda s: s.followups.mark_notified(PROBE, [], [])),
     HotQuery("all_subscriptions", "subscriptions tick", lambda s: s.followups.all_subscriptions()),
     HotQuery(
         "subscriptions_of",
@@ -458,7 +458,7 @@ def _bundle(pending_id: str) -> Bundle:
 def prepare_probe(store: Database) -> None:
     """The rows the hot calls act on: a waiting, posted card with an escalation message, an
     unfinished submission and a due outbox item (so each call runs every statement it has)."""
-    store.cards.claim(
+    store.cards.record_card(
         NewCard(
             _bundle(PROBE),
             TaskInfo(task_id="t-hot-probe"),

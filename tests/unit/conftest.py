@@ -24,25 +24,26 @@ from kandev_slack.slack.transport.lanes import Lane
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.slack_api.web_client import make_web_client
 from kandev_slack.store import Database
-from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.store.cards.copies import Copy
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Request
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
 from kandev_slack.usecases.answering.groups import Groups
 from kandev_slack.usecases.answering.interactions import Interactions
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.snooze import Snoozes
 from kandev_slack.usecases.followups.subscriptions import SubscriptionService
-from kandev_slack.usecases.intake.past_answers import PastAnswers
 from kandev_slack.usecases.intake.sync import SyncEngine
-from kandev_slack.usecases.intake.tasks import TaskDirectory
 from kandev_slack.usecases.leases import InFlight
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.past_answers import PastAnswers
+from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
 from kandev_slack.usecases.views.whole_text import WholeText
+from kandev_slack.wiring import build_publisher, build_sync
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
 
@@ -82,7 +83,7 @@ def routing() -> Routing:
 
 @pytest.fixture
 def publisher(store: Database, gateway: FakeSlackGateway, health: Health) -> Publisher:
-    return Publisher(
+    return build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,
@@ -108,7 +109,7 @@ def sync(
     publisher: Publisher,
     health: Health,
 ) -> Iterator[SyncEngine]:
-    engine = SyncEngine(
+    engine = build_sync(
         fake_kandev,
         store.cards,
         store.submissions,
@@ -125,8 +126,8 @@ def sync(
 
 
 @pytest.fixture
-def permissions(routing: Routing, gateway: FakeSlackGateway) -> Permissions:
-    return Permissions(routing, gateway)
+def answerers(routing: Routing, gateway: FakeSlackGateway) -> Answerers:
+    return Answerers(routing, gateway)
 
 
 @pytest.fixture
@@ -136,14 +137,14 @@ def queue(
     routing: Routing,
     tasks: TaskDirectory,
     gateway: FakeSlackGateway,
-    permissions: Permissions,
+    answerers: Answerers,
 ) -> WaitingQueue:
-    return WaitingQueue(fake_kandev, store.cards, routing, tasks, Permalinks(gateway), permissions)
+    return WaitingQueue(fake_kandev, store.cards, routing, tasks, Permalinks(gateway), answerers)
 
 
 @pytest.fixture
-def admission(store: Database, queue: WaitingQueue, permissions: Permissions) -> Admission:
-    return Admission(store.cards, store.audit_log, queue, permissions)
+def admission(store: Database, queue: WaitingQueue, answerers: Answerers) -> Admission:
+    return Admission(store.cards, store.audit_log, queue, answerers)
 
 
 @pytest.fixture
@@ -191,7 +192,7 @@ def alice_answers(admission: Admission, answers: AnswerService):
     """``alice_answers(card, on=None)``: Alice clicks MongoDB on the card's message (or on
     ``on``, another message of the card), is admitted, and her answer wins in Kandev."""
 
-    def answer(card: Card, on: CardMessage | None = None) -> None:
+    def answer(card: Card, on: Copy | None = None) -> None:
         channel, ts = (card.channel, card.ts) if on is None else (on.channel, on.ts)
         request = Request(
             user_id=ALICE_ID,
@@ -240,7 +241,7 @@ def services(
         store.claims,
         store.cards,
         store.audit_log,
-        queue.permissions.claim_for,
+        queue.answerers.claim_for,
         lambda: None,
     )
     groups = Groups(store.cards, store.audit_log)

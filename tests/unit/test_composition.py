@@ -86,22 +86,9 @@ REPLIES = frozenset(
     }
 )
 
-_INTERNAL = "a part of the component that builds it, not wired on its own yet"
 #: Components still built outside the composition root: (module, class built) -> why. May only
 #: shrink.
-KNOWN: dict[tuple[str, str], str] = {
-    ("usecases/intake/sync.py", "Discovery"): _INTERNAL + " (its look_again is the engine's)",
-    ("usecases/intake/sync.py", "Reconciler"): _INTERNAL,
-    ("usecases/intake/sync.py", "Housekeeping"): _INTERNAL,
-    ("usecases/intake/sync.py", "SessionIndex"): _INTERNAL + " (shared by the two above)",
-    ("usecases/intake/sync.py", "PastAnswers"): "a default when none is handed in (tests)",
-    ("usecases/intake/discovery.py", "SessionIndex"): "a default when none is handed in",
-    ("usecases/intake/discovery.py", "Unroutables"): _INTERNAL,
-    ("usecases/outbox/publisher.py", "Writes"): _INTERNAL + " (it calls back the publisher)",
-    ("usecases/outbox/publisher.py", "Pacer"): _INTERNAL,
-    ("usecases/outbox/writes.py", "ForgottenCards"): _INTERNAL,
-    ("usecases/outbox/writes.py", "Groups"): _INTERNAL,
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 #: Functions that raise by design (not a port's stub): (module, function).
 REFUSING = frozenset(

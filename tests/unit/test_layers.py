@@ -24,7 +24,7 @@ BOT = ROOT / PACKAGE
 CORE, OPS, CONFIG, USECASES = "core", "ops", "config", "usecases"
 KANDEV, SLACK_API, SLACK, CARDS, STORE = "kandev", "slack_api", "slack", "cards", "store"
 COMMANDS, ROOT_LAYER = "commands", "root"
-KITS, PREVIEW = "kits", "preview"
+KITS, PREVIEW, KINDS = "kits", "preview", "kinds"
 EDGES = frozenset({KANDEV, SLACK_API, SLACK, CARDS, STORE})
 
 #: What each layer may import of bot (besides itself). The ground floor (core, and ops beside
@@ -36,21 +36,29 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     CORE: frozenset(),
     OPS: frozenset(),
     CONFIG: frozenset({CORE, OPS}),
-    USECASES: frozenset({CORE, OPS, CONFIG}),
-    KANDEV: frozenset({CORE, OPS, CONFIG, USECASES}),
-    SLACK_API: frozenset({CORE, OPS, CONFIG, USECASES}),
-    STORE: frozenset({CORE, OPS, CONFIG, USECASES}),
-    CARDS: frozenset({CORE, OPS, CONFIG, USECASES}),
+    # The item kinds (kandev_slack/kinds/) stand on core, ops and config, below the use-cases
+    # and every edge, which all ask ``spec_of(...)``. They never import an edge: a kind's
+    # operation that calls Kandev is given the client (a port, kinds/spec.py's Resolver) by its
+    # caller, which got it from the composition root. A kind's renderers, in its own
+    # package's cards/ (kandev_slack/kinds/<kind>/cards/), stand in the cards layer (layer_of).
+    KINDS: frozenset({CORE, OPS, CONFIG}),
+    USECASES: frozenset({CORE, OPS, CONFIG, KINDS}),
+    KANDEV: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
+    SLACK_API: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
+    STORE: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
+    CARDS: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
     # The inbound Slack edge presents results: with the cards (tell.py, said.py) and through
     # the outbound gateway's notifier (an ephemeral message, a DM).
-    SLACK: frozenset({CORE, OPS, CONFIG, USECASES, CARDS, SLACK_API}),
-    COMMANDS: frozenset({CORE, OPS, CONFIG, USECASES} | EDGES),
-    ROOT_LAYER: frozenset({CORE, OPS, CONFIG, USECASES, COMMANDS, ROOT_LAYER, PREVIEW} | EDGES),
+    SLACK: frozenset({CORE, OPS, CONFIG, KINDS, USECASES, CARDS, SLACK_API}),
+    COMMANDS: frozenset({CORE, OPS, CONFIG, KINDS, USECASES} | EDGES),
+    ROOT_LAYER: frozenset(
+        {CORE, OPS, CONFIG, KINDS, USECASES, COMMANDS, ROOT_LAYER, PREVIEW} | EDGES
+    ),
     # The kits (a fake Slack, a local Kandev) stand apart: they import nothing of the product,
     # so they fake Slack and Kandev as those are, not as the bot believes them to be.
     KITS: frozenset(),
     # The preview runs the whole bot (kandev_slack/inproc.py) on the kits.
-    PREVIEW: frozenset({CORE, OPS, CONFIG, USECASES, COMMANDS, KITS, ROOT_LAYER} | EDGES),
+    PREVIEW: frozenset({CORE, OPS, CONFIG, KINDS, USECASES, COMMANDS, KITS, ROOT_LAYER} | EDGES),
 }
 
 #: What the package never imports: the tests.
@@ -119,10 +127,6 @@ KNOWN: Mapping[tuple[str, str], str] = {
         "kandev_slack.usecases.views.conversation",
         "kandev_slack.cards.views.conversation",
     ): _CARD_TYPES + " (Conversation, Problem)",
-    (
-        "kandev_slack.usecases.answering.groups",
-        "kandev_slack.cards.views.groups",
-    ): "takes MAX_LINKS, a rendering limit, from the cards",
     ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.home"): _RENDERS
     + " (render_home, the Home's limits)",
     ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.subscriptions"): _RENDERS
@@ -134,9 +138,8 @@ KNOWN: Mapping[tuple[str, str], str] = {
     ("kandev_slack.usecases.views.listing", "kandev_slack.cards.text"): _RENDERS + " (one_line)",
     ("kandev_slack.usecases.views.listing", "kandev_slack.cards.views.waiting"): _CARD_TYPES
     + " (Query, PageKey, ListingPage…)",
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards"): _RENDERS
-    + " (messages.py is how each outbox message reads)",
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.approval.card"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.kinds"): _RENDERS
+    + " (which renderer draws a card of each kind)",
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.copy"): _RENDERS,
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.views.followups"): _RENDERS,
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.limits"): _RENDERS
@@ -156,7 +159,7 @@ KNOWN: Mapping[tuple[str, str], str] = {
     + " (Waiting)",
     (
         "kandev_slack.usecases.views.whole_text",
-        "kandev_slack.cards.approval.view",
+        "kandev_slack.kinds.approval.cards.view",
     ): "asks the renderer whether a text fits a view (fits_view, thread_parts)",
     # use-cases on the Kandev edge
     ("kandev_slack.usecases.answering.answers", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
@@ -165,13 +168,13 @@ KNOWN: Mapping[tuple[str, str], str] = {
     ("kandev_slack.usecases.intake.approval_turns", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     (
         "kandev_slack.usecases.intake.approval_turns",
-        "kandev_slack.kandev.permissions.wire",
+        "kandev_slack.kandev.approvals.wire",
     ): "the permission wire models (PermissionRequest…) are the use-case's input",
     ("kandev_slack.usecases.intake.approvals", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.intake.approvals", "kandev_slack.kandev.models"): _KANDEV_MODELS,
     (
         "kandev_slack.usecases.intake.approvals",
-        "kandev_slack.kandev.permissions.wire",
+        "kandev_slack.kandev.approvals.wire",
     ): "the permission wire models (PermissionRecord…) are the use-case's input",
     ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
     ("kandev_slack.usecases.views.conversation", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
@@ -200,14 +203,14 @@ KNOWN: Mapping[tuple[str, str], str] = {
         "kandev_slack.usecases.intake.sync",
         "kandev_slack.kandev.hints",
     ): "the push hints' NewPending / Resolved are the loop's input",
-    ("kandev_slack.usecases.intake.tasks", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
-    ("kandev_slack.usecases.intake.tasks", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
+    ("kandev_slack.usecases.tasks", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
+    ("kandev_slack.usecases.tasks", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.views.waiting", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
     ("kandev_slack.usecases.views.waiting", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.intake.workspace_check", "kandev_slack.kandev.errors"): _KANDEV_ERRORS,
     ("kandev_slack.usecases.intake.workspace_check", "kandev_slack.kandev.models"): _KANDEV_MODELS,
     # use-cases on the outbound Slack edge
-    ("kandev_slack.usecases.intake.forgotten", "kandev_slack.slack_api.errors"): _SLACK_GATEWAY,
+    ("kandev_slack.usecases.outbox.forgotten", "kandev_slack.slack_api.errors"): _SLACK_GATEWAY,
     ("kandev_slack.usecases.views.home", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
     ("kandev_slack.usecases.outbox.publisher", "kandev_slack.slack_api.gateway"): _SLACK_GATEWAY,
@@ -271,6 +274,10 @@ def layer_of(module: str) -> str | None:
         return None
     if len(parts) == 1 or parts[1] in {"app", "wiring", "cli", "inproc", "__main__"}:
         return ROOT_LAYER
+    if parts[1] == KINDS and parts[3:4] == [CARDS]:
+        # A kind package is a vertical slice: its rendering half (kinds/<kind>/cards/) stands
+        # in the cards layer, the rest of it in the low kinds layer.
+        return CARDS
     return parts[1]
 
 
@@ -392,6 +399,11 @@ def test_the_known_exceptions_only_shrink() -> None:
         ),
         ("kandev_slack.commands.x", "from kandev_slack.app import build\n", "kandev_slack.app"),
         ("kandev_slack.slack.x", "from tests.kit.fakes import FakeKandev\n", "tests.kit.fakes"),
+        (
+            "kandev_slack.kinds.x.spec",
+            "from kandev_slack.kinds.x.cards.card import render\n",
+            "kandev_slack.kinds.x.cards.card",
+        ),
     ],
 )
 def test_an_upward_import_is_caught(module: str, source: str, caught: str) -> None:
@@ -424,6 +436,11 @@ def test_an_upward_import_is_caught(module: str, source: str, caught: str) -> No
         ("kandev_slack.commands.x", "from kandev_slack.slack.presenters.tell import tell\n"),
         ("kandev_slack.wiring", "from kandev_slack.commands.x import run\n"),
         ("kandev_slack.ops.x", "import logging\nfrom .metrics import m\n"),
+        (
+            "kandev_slack.kinds.x.cards.card",
+            "from kandev_slack.cards.blocks import render\n"
+            "from kandev_slack.kinds.x.spec import S\n",
+        ),
     ],
 )
 def test_a_downward_import_passes(module: str, source: str) -> None:

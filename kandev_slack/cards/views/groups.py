@@ -19,10 +19,8 @@ from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import fit_plain, one_line
 from kandev_slack.cards.wording import choices_summary, user_mention
 from kandev_slack.core.domain import PastChoice
-from kandev_slack.core.groups import AlsoAsked
+from kandev_slack.core.groups import MAX_LINKS, AlsoAsked
 
-#: How many of the others a card links to (the rest are counted).
-MAX_LINKS = 5
 #: A linked task title is cut to this many characters.
 MAX_LINK_TITLE = 60
 #: The chosen answer as the offer quotes it.

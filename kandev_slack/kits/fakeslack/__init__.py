@@ -10,6 +10,7 @@ from kandev_slack.kits.fakeslack.api.view_state import ViewSubmissionBlocked, bu
 from kandev_slack.kits.fakeslack.blockkit import blocks_text_length, validate_message, validate_view
 from kandev_slack.kits.fakeslack.config import ALICE, BOB, Channel, SlackUser, Workspace
 from kandev_slack.kits.fakeslack.driver import SlackDriver, overflow_option
+from kandev_slack.kits.fakeslack.faults import ScriptedResponse
 from kandev_slack.kits.fakeslack.layout import (
     ElementRef,
     assign_default_ids,
@@ -25,7 +26,6 @@ from kandev_slack.kits.fakeslack.records import (
     ViewRecord,
     Violation,
 )
-from kandev_slack.kits.fakeslack.transport.faults import ScriptedResponse
 from kandev_slack.kits.fakeslack.transport.server import FakeSlack
 from kandev_slack.kits.fakeslack.transport.signing import signed_headers
 from kandev_slack.kits.fakeslack.transport.socket_mode import NoAck, SocketAck

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kandev_slack.kits.fakeslack.api.params import ApiError
 from kandev_slack.kits.fakeslack.blockkit import (
     slack_error_messages,
     validate_message,
     validate_view,
 )
 from kandev_slack.kits.fakeslack.config import Channel, SlackUser, Workspace
+from kandev_slack.kits.fakeslack.faults import Faults
 from kandev_slack.kits.fakeslack.ids import TsClock
+from kandev_slack.kits.fakeslack.params import ApiError
 from kandev_slack.kits.fakeslack.store import SlackState
-from kandev_slack.kits.fakeslack.transport.faults import Faults
 
 JsonDict = dict[str, Any]
 

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kandev_slack.cards import words
-from kandev_slack.cards.approval.view import whole_view
 from kandev_slack.cards.ids import ModalMetadata
-from kandev_slack.cards.question.modals import build_outcome_modal, build_sending_modal
-from kandev_slack.core.approval import Approval
 from kandev_slack.core.domain import Card
+from kandev_slack.kinds.approval.cards.view import whole_view
+from kandev_slack.kinds.question.cards.modals import build_outcome_modal, build_sending_modal
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack.parsing.requests import Interaction
 from kandev_slack.slack.presenters import said
 from kandev_slack.slack.presenters.tell import ClickReply, Teller
@@ -44,7 +44,7 @@ class WholeOpener:
         """Open the full view of ``card`` (nothing to fill in later: the card holds it)."""
         interaction = self.interaction
         assert interaction is not None, "only a readable click opens a view"
-        if not isinstance(card.item, Approval):
+        if not spec_of(card).has_whole_view:
             self.teller.tell(interaction.where, words.form_not_opened_message())
             return None
         metadata = ModalMetadata(

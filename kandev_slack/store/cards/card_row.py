@@ -30,7 +30,7 @@ def card_from_row(row: Any) -> Card:
     """The card a row holds. Raises :class:`UnknownKind` for a card of a kind this release
     does not know (a newer release's: left alone, never read as a question). A waiting card
     of a kind older releases do not know is stored without a state
-    (kandev_slack/store/cards/kinds.py)."""
+    (kandev_slack/store/kinds.py)."""
     kind = known_kind(row.kind)
     if kind is None:
         raise UnknownKind(row.pending_id, str(row.kind))

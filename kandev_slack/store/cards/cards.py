@@ -7,11 +7,12 @@ from datetime import datetime
 from sqlalchemy import and_, func, or_, select, update
 
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
-from kandev_slack.core.pending import ItemKind, known_kind
+from kandev_slack.core.pending import known_kind
+from kandev_slack.kinds.registry import QUESTION_LISTED
 from kandev_slack.store.base import insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.cards.copies import CopiesMixin
-from kandev_slack.store.cards.kinds import KNOWN, claimed_at, in_state, resolved, waiting_state
+from kandev_slack.store.kinds import KNOWN, claimed_at, in_state, resolved, waiting_state
 from kandev_slack.store.schema import cards
 
 _WAITING = in_state(CardState.PENDING)
@@ -21,13 +22,13 @@ class CardsRepository(CopiesMixin):
     """Cards (the atomic posting claim, the message it became, its state machine) and their
     other messages (copies.py): one aggregate, keyed by ``pending_id``."""
 
-    def claim(self, new: NewCard) -> bool:
+    def record_card(self, new: NewCard) -> bool:
         """Claim ``new.item``'s card for posting in ``new.channel``: True for exactly one
         caller ever.
 
         One ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so it stays exclusive
         across threads, processes and replicas. The card starts ``pending`` with ``ts`` NULL
-        (stored as kandev_slack/store/cards/kinds.py says for its kind).
+        (stored as kandev_slack/store/kinds.py says for its kind).
         """
         now = self._now()
         kind = new.item.kind.value
@@ -109,10 +110,10 @@ class CardsRepository(CopiesMixin):
         return _card(row) if row else None
 
     def unposted(self, older_than_s: float = 0) -> list[Card]:
-        """Claims whose message is not recorded (ts NULL), claimed at least ``older_than_s`` ago,
+        """Cards whose message is not posted (ts NULL), recorded at least ``older_than_s`` ago,
         oldest first; of the kinds this release knows. Two statements, each on the index of
-        unposted claims: the claims of a kind older releases do not know have no
-        ``claimed_at`` (kandev_slack/store/cards/kinds.py), they were claimed when created."""
+        unposted cards: the cards of a kind older releases do not know have no
+        ``claimed_at`` (kandev_slack/store/kinds.py), they were recorded when created."""
         before = self._ago(older_than_s)
         legacy = and_(cards.c.claimed_at.is_not(None), cards.c.claimed_at <= before)
         hidden = and_(cards.c.claimed_at.is_(None), cards.c.created_at <= before)
@@ -163,7 +164,7 @@ class CardsRepository(CopiesMixin):
                 select(cards.c.pending_id, cards.c.created_at)
                 .where(
                     _WAITING,
-                    cards.c.kind == ItemKind.QUESTION.value,
+                    cards.c.kind.in_(QUESTION_LISTED),
                 )
                 .order_by(cards.c.created_at, cards.c.pending_id)
             ).all()

@@ -21,7 +21,7 @@ from kandev_slack.core.domain import Card, CardState
 from kandev_slack.store.base import Repository, Sql
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.cards.followups import OutboxRow
-from kandev_slack.store.cards.kinds import KNOWN, in_state
+from kandev_slack.store.kinds import KNOWN, in_state
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.schema import cards
 

@@ -17,20 +17,20 @@ from sqlalchemy import or_, select, update
 from kandev_slack.core.domain import Card
 from kandev_slack.store.base import Repository, insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
-from kandev_slack.store.cards.kinds import KNOWN
+from kandev_slack.store.kinds import KNOWN
 from kandev_slack.store.schema import card_messages, cards
 
-MessageKind = Literal["escalation", "dm"]
+CopyKind = Literal["escalation", "dm"]
 
 
-class CardMessage(BaseModel):
+class Copy(BaseModel):
     """One more message of a bundle (the channel card itself lives in ``cards``)."""
 
     model_config = ConfigDict(frozen=True)
 
     key: str
     pending_id: str
-    kind: MessageKind
+    kind: CopyKind
     target: str  # a channel id, or a user id for a DM
     channel: str | None = None  # the conversation, once known (a DM's D… id)
     ts: str | None = None  # None until posted
@@ -39,12 +39,12 @@ class CardMessage(BaseModel):
     posted_at: datetime | None = None
 
 
-def _message(row: Any) -> CardMessage:
-    return CardMessage(**row._mapping)  # the columns of card_messages are its fields
+def _message(row: Any) -> Copy:
+    return Copy(**row._mapping)  # the columns of card_messages are its fields
 
 
 def message_values(
-    key: str, pending_id: str, kind: MessageKind, target: str, note: str, now: Any
+    key: str, pending_id: str, kind: CopyKind, target: str, note: str, now: Any
 ) -> dict[str, Any]:
     """The row of a new, not yet posted message (also used inside other transactions)."""
     return {
@@ -64,7 +64,7 @@ class CopiesMixin(Repository):
     """The copies half of :class:`kandev_slack.store.cards.cards.CardsRepository`."""
 
     def message_add(
-        self, key: str, pending_id: str, kind: MessageKind, target: str, note: str = ""
+        self, key: str, pending_id: str, kind: CopyKind, target: str, note: str = ""
     ) -> bool:
         """Record a message to post for ``pending_id``; False when ``key`` exists already."""
         with self._write() as conn:
@@ -73,7 +73,7 @@ class CopiesMixin(Repository):
             )
             return conn.execute(stmt.returning(card_messages.c.key)).first() is not None
 
-    def message_get(self, key: str) -> CardMessage | None:
+    def message_get(self, key: str) -> Copy | None:
         with self._read() as conn:
             row = conn.execute(select(card_messages).where(card_messages.c.key == key)).first()
         return _message(row) if row else None
@@ -101,7 +101,7 @@ class CopiesMixin(Repository):
             )
             return conn.execute(stmt).rowcount == 1
 
-    def messages_of(self, pending_id: str) -> list[CardMessage]:
+    def messages_of(self, pending_id: str) -> list[Copy]:
         """Every other message of ``pending_id`` (posted or not), oldest first."""
         with self._read() as conn:
             rows = conn.execute(

@@ -1,9 +1,9 @@
 """Follow-ups of waiting cards: which reminder step each is at, and whether it was escalated.
 
-A step is claimed by one compare-and-set ``UPDATE`` that also checks, in the same statement,
+A step is taken by one compare-and-set ``UPDATE`` that also checks, in the same statement,
 that the card is still waiting; the Slack writes the step needs are enqueued in the outbox in
 the same transaction. So each step happens once across replicas and restarts, never for a
-resolved bundle, and a claimed step is never lost.
+resolved bundle, and a taken step is never lost.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from sqlalchemy import exists, or_, select, update
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.store.base import Sql, insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
-from kandev_slack.store.cards.copies import MessageKind, message_values
-from kandev_slack.store.cards.kinds import in_state
+from kandev_slack.store.cards.copies import CopyKind, message_values
+from kandev_slack.store.kinds import in_state
 from kandev_slack.store.people.subscriptions import SubscriptionsMixin
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.schema import card_followups, card_messages, cards
@@ -38,7 +38,7 @@ class Waiting:
 
 @dataclass(frozen=True)
 class OutboxRow:
-    """An outbox write to enqueue with a claimed step (see ``OutboxRepository.outbox_insert``)."""
+    """An outbox write to enqueue with a taken step (see ``OutboxRepository.outbox_insert``)."""
 
     kind: str
     key: str
@@ -47,18 +47,18 @@ class OutboxRow:
 
 
 @dataclass(frozen=True)
-class NewMessage:
-    """One more message of the bundle to record with a claimed step (an escalation card)."""
+class NewCopy:
+    """One more message of the bundle to record with a taken step (an escalation card)."""
 
     key: str
-    kind: MessageKind
+    kind: CopyKind
     target: str
     note: str
 
 
 class FollowupsRepository(SubscriptionsMixin):
     """Follow-ups of waiting cards (reminder steps, escalation, subscribers' DM cards) and
-    the subscriptions that decide who gets a DM card. A claimed step's Slack writes go in
+    the subscriptions that decide who gets a DM card. A taken step's Slack writes go in
     the same transaction through ``outbox`` (the shared outbox repository)."""
 
     def __init__(self, sql: Sql, outbox: OutboxRepository) -> None:
@@ -103,19 +103,19 @@ class FollowupsRepository(SubscriptionsMixin):
         with self._read() as conn:
             return [_card(row) for row in conn.execute(stmt).all()]
 
-    def claim_notify(
-        self, pending_id: str, messages: Sequence[NewMessage], writes: Sequence[OutboxRow]
+    def mark_notified(
+        self, pending_id: str, messages: Sequence[NewCopy], writes: Sequence[OutboxRow]
     ) -> bool:
         """Decide the subscribers' DM cards of ``pending_id`` once, while it is still waiting,
         recording ``messages`` and enqueueing ``writes``."""
-        return self._claim(
+        return self._take_step(
             pending_id, card_followups.c.notified == 0, {"notified": 1}, writes, messages
         )
 
-    def claim_reminder(self, pending_id: str, step: int, writes: Sequence[OutboxRow]) -> bool:
+    def advance_reminder(self, pending_id: str, step: int, writes: Sequence[OutboxRow]) -> bool:
         """Move ``pending_id`` to reminder ``step`` (from any earlier step) while it is still
         waiting, enqueueing ``writes``: True for exactly one caller per step."""
-        return self._claim(
+        return self._take_step(
             pending_id,
             card_followups.c.reminders_sent < step,
             {"reminders_sent": step},
@@ -123,22 +123,22 @@ class FollowupsRepository(SubscriptionsMixin):
             (),
         )
 
-    def claim_escalation(
-        self, pending_id: str, messages: Sequence[NewMessage], writes: Sequence[OutboxRow]
+    def mark_escalated(
+        self, pending_id: str, messages: Sequence[NewCopy], writes: Sequence[OutboxRow]
     ) -> bool:
         """Mark ``pending_id`` escalated while it is still waiting, recording ``messages`` and
         enqueueing ``writes``: True for exactly one caller ever."""
-        return self._claim(
+        return self._take_step(
             pending_id, card_followups.c.escalated == 0, {"escalated": 1}, writes, messages
         )
 
-    def _claim(
+    def _take_step(
         self,
         pending_id: str,
         condition: Any,
         values: dict[str, Any],
         writes: Sequence[OutboxRow],
-        messages: Sequence[NewMessage],
+        messages: Sequence[NewCopy],
     ) -> bool:
         now = self._now()
         still_waiting = exists().where(cards.c.pending_id == pending_id, _WAITING)

@@ -21,24 +21,24 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-from kandev_slack.core.approval import kind_of_key
+from kandev_slack.kinds.registry import item_kind_of_payload
 from kandev_slack.store.base import insert_unless_exists
-from kandev_slack.store.cards.kinds import waiting_state, write_waiting, write_waiting_status
+from kandev_slack.store.kinds import waiting_state, write_waiting, write_waiting_status
 from kandev_slack.store.queues.pace import PaceMixin
-from kandev_slack.store.records import OutboxItem, OutboxStatus
+from kandev_slack.store.records import OutboxEntry, OutboxStatus
 from kandev_slack.store.schema import outbox
 from kandev_slack.store.sql.types import UTCDateTime, require_aware
 
 _PENDING = OutboxStatus.PENDING.value
 #: Not done yet (stored as 'pending', or NULL for a kind older releases do not know), of a card
-#: of a kind this release knows: kandev_slack/store/cards/kinds.py.
+#: of a kind this release knows: kandev_slack/store/kinds.py.
 _OPEN = write_waiting()
 _FAILED = OutboxStatus.FAILED.value
 #: done or failed: ``IN`` (not ``!= pending``) so that ``ix_outbox_finished`` is used.
 _FINISHED = (OutboxStatus.DONE.value, _FAILED)
 
 
-#: The outbox columns an OutboxItem names otherwise (every other column is its field).
+#: The outbox columns an OutboxEntry names otherwise (every other column is its field).
 _FIELD_OF = {"dedupe_key": "key", "payload_json": "payload"}
 
 
@@ -48,10 +48,10 @@ def _deferred_before_a_step_back(now: ColumnElement[Any]) -> ColumnElement[bool]
     return outbox.c.updated_at > now
 
 
-def _item(row: Any) -> OutboxItem:
+def _entry(row: Any) -> OutboxEntry:
     values = {_FIELD_OF.get(name, name): value for name, value in row._mapping.items()}
     status = values["status"] or _PENDING
-    return OutboxItem(**{**values, "status": status, "payload": json.loads(values["payload"])})
+    return OutboxEntry(**{**values, "status": status, "payload": json.loads(values["payload"])})
 
 
 class OutboxRepository(PaceMixin):
@@ -88,7 +88,7 @@ class OutboxRepository(PaceMixin):
         step that needs the write, so both happen or neither)."""
         now = self._now()
         pending_id = payload.get("pending_id")
-        item_kind = kind_of_key(pending_id if isinstance(pending_id, str) else None).value
+        item_kind = item_kind_of_payload(pending_id).value
         stmt = (
             insert_unless_exists(conn, outbox, "dedupe_key")
             .values(
@@ -119,7 +119,7 @@ class OutboxRepository(PaceMixin):
         worker_id: str,
         lease_s: float = 30.0,
         kinds: Collection[str] | None = None,
-    ) -> list[OutboxItem]:
+    ) -> list[OutboxEntry]:
         """Lease up to ``limit`` due items (not_before <= now, no live lease) to ``worker_id``
         for ``lease_s`` seconds, oldest due first. An item given back before the clock stepped
         back is due (its wait, kept in the old time, would outlast its own interval).
@@ -164,20 +164,20 @@ class OutboxRepository(PaceMixin):
                 )
                 .returning(*outbox.c)
             ).all()
-        return sorted((_item(row) for row in rows), key=lambda item: (item.not_before, item.id))
+        return sorted((_entry(row) for row in rows), key=lambda item: (item.not_before, item.id))
 
-    def outbox_done(self, item_id: int, *, worker_id: str | None = None) -> bool:
+    def outbox_done(self, entry_id: int, *, worker_id: str | None = None) -> bool:
         """The write happened: the item is finished for good (its key stays taken). With
         ``worker_id``: only while that worker still holds the lease (see :meth:`_held`)."""
-        return self._finish(item_id, OutboxStatus.DONE, None, worker_id)
+        return self._finish(entry_id, OutboxStatus.DONE, None, worker_id)
 
-    def outbox_fail(self, item_id: int, error: str, *, worker_id: str | None = None) -> bool:
+    def outbox_fail(self, entry_id: int, error: str, *, worker_id: str | None = None) -> bool:
         """The write can never succeed (e.g. channel_not_found): stop retrying it."""
-        return self._finish(item_id, OutboxStatus.FAILED, error, worker_id)
+        return self._finish(entry_id, OutboxStatus.FAILED, error, worker_id)
 
     def outbox_retry(
         self,
-        item_id: int,
+        entry_id: int,
         not_before: datetime | float,
         error: str,
         *,
@@ -198,7 +198,7 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
+                .where(outbox.c.id == entry_id, _OPEN, self._held(worker_id))
                 .values(
                     not_before=due,
                     slot_at=due if slot else None,
@@ -210,7 +210,7 @@ class OutboxRepository(PaceMixin):
             )
             return conn.execute(stmt).rowcount == 1
 
-    def outbox_note(self, item_id: int, note: str, *, worker_id: str | None = None) -> bool:
+    def outbox_note(self, entry_id: int, note: str, *, worker_id: str | None = None) -> bool:
         """Record progress on a leased item (e.g. "posting" just before a Slack write) so a
         worker that takes it over after a crash knows the write may already have happened.
 
@@ -220,7 +220,7 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
+                .where(outbox.c.id == entry_id, _OPEN, self._held(worker_id))
                 .values(last_error=note, updated_at=self._now())
             )
             return conn.execute(stmt).rowcount == 1
@@ -297,10 +297,10 @@ class OutboxRepository(PaceMixin):
             return None
         return max((soonest - now).total_seconds(), 0.0)
 
-    def outbox_get(self, item_id: int) -> OutboxItem | None:
+    def outbox_get(self, entry_id: int) -> OutboxEntry | None:
         with self._read() as conn:
-            row = conn.execute(select(outbox).where(outbox.c.id == item_id)).first()
-        return _item(row) if row else None
+            row = conn.execute(select(outbox).where(outbox.c.id == entry_id)).first()
+        return _entry(row) if row else None
 
     def outbox_pending_count(self) -> int:
         """Items not yet done or failed (leased ones included)."""
@@ -326,7 +326,7 @@ class OutboxRepository(PaceMixin):
             return int(conn.execute(stmt).rowcount)
 
     def _finish(
-        self, item_id: int, status: OutboxStatus, error: str | None, worker_id: str | None
+        self, entry_id: int, status: OutboxStatus, error: str | None, worker_id: str | None
     ) -> bool:
         now = self._now()
         values: dict[str, Any] = {
@@ -341,7 +341,7 @@ class OutboxRepository(PaceMixin):
         with self._write() as conn:
             stmt = (
                 update(outbox)
-                .where(outbox.c.id == item_id, _OPEN, self._held(worker_id))
+                .where(outbox.c.id == entry_id, _OPEN, self._held(worker_id))
                 .values(**values)
             )
             return conn.execute(stmt).rowcount == 1

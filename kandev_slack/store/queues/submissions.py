@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import delete, select, true, update
 
 from kandev_slack.store.base import Repository, insert_unless_exists
-from kandev_slack.store.records import Submission, SubmissionContent, SubmissionResult
+from kandev_slack.store.records import Submission, SubmissionContent, SubmissionVerdict
 from kandev_slack.store.schema import submissions
 from kandev_slack.store.sql.write_queue import urgent
 
@@ -17,14 +17,14 @@ RELEASED_LEASE_AGE_S = 24 * 3600.0
 
 
 def _submission(row: Any) -> Submission:
-    result = SubmissionResult.read(row.result_json)
+    verdict = SubmissionVerdict.read(row.result_json)
     return Submission(
         submission_key=row.submission_key,
         pending_id=row.pending_id,
         user=row.user_id,
         content=SubmissionContent.decode(row.payload_json),
-        result=None if result is None else result.kind,
-        result_message="" if result is None else result.message,
+        verdict=None if verdict is None else verdict.kind,
+        verdict_message="" if verdict is None else verdict.message,
         resends=row.resends,
         created_at=row.created_at,
         leased_at=row.leased_at,
@@ -59,13 +59,13 @@ class SubmissionsRepository(Repository):
             )
             return conn.execute(stmt.returning(submissions.c.submission_key)).first() is not None
 
-    def finish_submission(self, submission_key: str, result: str, message: str = "") -> bool:
+    def finish_submission(self, submission_key: str, verdict: str, message: str = "") -> bool:
         """Record what Kandev answered (``message``: what the person was told, to repeat it
         to a resubmission); False when unknown or already finished."""
         return self._change_unfinished(
             submission_key,
             (),
-            result_json=SubmissionResult(kind=result, message=message).encode(),
+            result_json=SubmissionVerdict(kind=verdict, message=message).encode(),
             finished_at=self._now(),
         )
 
@@ -77,7 +77,7 @@ class SubmissionsRepository(Repository):
         return _submission(row) if row else None
 
     def unfinished_submissions(self, older_than_s: float = 0) -> list[Submission]:
-        """Submissions without a result whose lease is at least ``older_than_s`` old."""
+        """Submissions without a verdict whose lease is at least ``older_than_s`` old."""
         with self._read() as conn:
             rows = conn.execute(
                 select(submissions)
@@ -105,7 +105,7 @@ class SubmissionsRepository(Repository):
             )
             return conn.execute(stmt).first() is not None
 
-    def reclaim_submission(self, submission_key: str, older_than_s: float) -> bool:
+    def take_over_submission(self, submission_key: str, older_than_s: float) -> bool:
         """Take over an unfinished submission whose lease is ``older_than_s`` old (crash
         recovery): compare-and-set on the lease, so exactly one replica reconciles it. Counts
         the take-over in ``resends``."""
@@ -204,7 +204,7 @@ class SubmissionsRepository(Repository):
     def won_submission(self, pending_id: str) -> Submission | None:
         """The Slack submission that won this bundle in Kandev, if one did."""
         # Rows written before results were encoded here read {"kind": "won"} (with a space).
-        won = (SubmissionResult(kind="won").encode(), '{"kind": "won"}')
+        won = (SubmissionVerdict(kind="won").encode(), '{"kind": "won"}')
         with self._read() as conn:
             row = conn.execute(
                 select(submissions)

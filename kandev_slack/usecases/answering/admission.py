@@ -19,12 +19,12 @@ import time
 from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
-from kandev_slack.core.approval import Approval, kind_of_key
 from kandev_slack.core.domain import Action, Card, CardOutcome
+from kandev_slack.kinds.registry import label_of_key, spec_of
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import bind_log_context
 from kandev_slack.store import AuditRepository, CardsRepository
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.views.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,7 @@ class Admission:
     cards: CardsRepository
     audit_log: AuditRepository
     queue: WaitingQueue
-    permissions: Permissions
+    answerers: Answerers
     posting_wait_s: float = POSTING_WAIT_S
 
     def admit(self, request: Request) -> Admitted | Refusal:
@@ -155,7 +155,7 @@ class Admission:
         """Refuse an interaction that could not even be described as a Request (a malformed
         payload, an unknown action, a tampered form): audit it and return it."""
         kind, source = unusable.kind, unusable.source
-        metrics.answer(source, "", kind, item=kind_of_key(unusable.pending_id))
+        metrics.answer(source, "", kind, item=label_of_key(unusable.pending_id))
         entry = (unusable.action, source, kind, unusable.detail)
         self._audit(unusable.pending_id, unusable.where.user_id, *entry)
         return Refusal(kind)
@@ -232,7 +232,7 @@ class Admission:
     def _permission_problem(self, request: Request, card: Card) -> Refusal | None:
         """The person may not act on ``card``, or that cannot be checked now (fail closed)."""
         try:
-            allowed = self.permissions.may_act(card, request.user_id, strict=True)
+            allowed = self.answerers.may_answer_card(card, request.user_id, strict=True)
         except Exception:  # Slack could not say who is in the channel, or of which organisation
             log.warning("could not check who may act on %s; refused", card.pending_id)
             return Refusal("unverifiable", card)
@@ -249,26 +249,13 @@ class Admission:
             on_channel_card = request.via == "card" and request.channel == card.channel
             return (
                 Refusal("tampered", card)
-                if on_channel_card or isinstance(card.item, Approval)
+                if on_channel_card or not spec_of(card).snoozable
                 else None
             )
-        if isinstance(card.item, Approval):
-            if request.via == "shortcut":
-                return Refusal("not_a_card")  # "Reject agent question" is for questions
-            if request.action == "view" and request.option is None:
-                return None  # its full view: reading it changes nothing
-            # An approval is only ever resolved by one of its option buttons.
-            # Never allowed unseen: an allow option of what Kandev cut is not offered here.
-            offered = request.option is not None and card.item.may_allow_here(request.option[1])
-            return None if request.action == "approve" and offered else Refusal("tampered", card)
-        if request.action == "approve":
-            return Refusal("tampered", card)
-        if request.option is None:
-            return None
-        question = card.bundle.question(request.option[0])
-        if question is None or question.option(request.option[1]) is None:
-            return Refusal("tampered", card)
-        return None
+        refused = spec_of(card).refusal(card, request.action, request.via, request.option)
+        if refused == "not_a_card":
+            return Refusal("not_a_card")
+        return None if refused is None else Refusal("tampered", card)
 
     @staticmethod
     def _state_problem(request: Request, card: Card) -> Refusal | None:
@@ -288,7 +275,7 @@ class Admission:
 
     def _refused(self, request: Request, refusal: Refusal) -> Refusal:
         pending_id = refusal.card.pending_id if refusal.card is not None else request.pending_id
-        metrics.answer(request.source, request.via, refusal.kind, item=kind_of_key(pending_id))
+        metrics.answer(request.source, request.via, refusal.kind, item=label_of_key(pending_id))
         self._audit(
             pending_id,
             request.user_id,

@@ -18,7 +18,6 @@ from contextlib import ExitStack
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 
-from kandev_slack.core.approval import Approval, kind_of_key
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card, CardOutcome, CardState
 from kandev_slack.core.limits import KANDEV_MAX_TEXT as MAX_TEXT
@@ -31,6 +30,7 @@ from kandev_slack.kandev.errors import (
     KandevUnconfirmed,
 )
 from kandev_slack.kandev.models import Outcome, Resolution
+from kandev_slack.kinds.registry import label_of_key, spec_of
 from kandev_slack.ops import metrics
 from kandev_slack.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
 from kandev_slack.usecases.answering import resolving
@@ -321,30 +321,9 @@ class AnswerService:
         return updated
 
     def _local_problem(self, card: Card, attempt: Attempt) -> Problem | None:
-        """What Kandev would refuse, checked before sending."""
-        if isinstance(card.item, Approval):
-            option_id = resolving.chosen_option(attempt)
-            if attempt.action != "approve" or card.item.option(option_id) is None:
-                return Problem("that option was not offered by the agent")
-            return None
-        if attempt.action != "answer" and attempt.action != "reject":
-            return Problem("a question is answered or rejected")
-        if attempt.action == "reject":
-            length = len(attempt.reason.strip())
-            return Problem(length=length) if length > MAX_TEXT else None
-        by_question = {a.question_id: a for a in attempt.answers}
-        if set(by_question) != {q.question_id for q in card.bundle.questions}:
-            return Problem("every question needs an answer")
-        for question in card.bundle.questions:
-            answer = by_question[question.question_id]
-            if any(question.option(o) is None for o in answer.selected_options):
-                return Problem("that option is not part of this question")
-            text = answer.custom_text.strip()
-            if len(text) > MAX_TEXT:
-                return Problem(length=len(text))
-            if not answer.selected_options and not text:
-                return Problem("every question needs an answer")
-        return None
+        """What Kandev would refuse, checked before sending (the kind's rule)."""
+        invalid = spec_of(card).invalid(card, resolving.tried(attempt), MAX_TEXT)
+        return None if invalid is None else Problem(length=invalid.length, found=invalid.found)
 
     def _duplicate(self, key: str, card: Card, attempt: Attempt) -> Verdict:
         """The same submission again: wait for the first to finish, then repeat a refusal
@@ -357,8 +336,8 @@ class AnswerService:
             sub = self.submissions.get_submission(key)
         current = self.cards.get(card.pending_id) or card
         action = attempt.action
-        if sub is not None and sub.finished and sub.result_message:
-            problem = Problem.decode(sub.result_message)
+        if sub is not None and sub.finished and sub.verdict_message:
+            problem = Problem.decode(sub.verdict_message)
             return Verdict("invalid", current, action=action, problem=problem)
         if sub is not None and not sub.finished:
             return Verdict("duplicate", current, action=action, checking=True)
@@ -366,7 +345,7 @@ class AnswerService:
 
     def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
         metrics.answer(
-            attempt.source, attempt.via, verdict.kind, item=kind_of_key(attempt.pending_id)
+            attempt.source, attempt.via, verdict.kind, item=label_of_key(attempt.pending_id)
         )
         log.info(
             "%s from %s (%s): %s", attempt.action, attempt.user_id, attempt.source, verdict.kind

@@ -21,10 +21,7 @@ from datetime import datetime
 from kandev_slack.cards.views.claims import lapsed_text, taken_over_text
 from kandev_slack.core.claims import Claim, new_claim
 from kandev_slack.core.domain import Card
-from kandev_slack.store import AuditRepository, CardsRepository, ClaimsRepository
-from kandev_slack.store.cards.followups import OutboxRow
-from kandev_slack.usecases.answering.admission import Admitted
-from kandev_slack.usecases.outbox.keys import (
+from kandev_slack.core.outbox import (
     REPLY,
     UPDATE,
     UPDATE_COPY,
@@ -32,6 +29,9 @@ from kandev_slack.usecases.outbox.keys import (
     reply_key,
     update_key,
 )
+from kandev_slack.store import AuditRepository, CardsRepository, ClaimsRepository
+from kandev_slack.store.cards.followups import OutboxRow
+from kandev_slack.usecases.answering.admission import Admitted
 
 log = logging.getLogger(__name__)
 

@@ -22,17 +22,17 @@ import threading
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
-from kandev_slack.core.approval import kind_of_key
 from kandev_slack.core.domain import Card
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevAuthError, KandevUnavailable
 from kandev_slack.kandev.models import NotRecorded, Outcome, Unconfirmed
+from kandev_slack.kinds.registry import label_of_key
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import log_context
 from kandev_slack.store import AuditRepository, CardsRepository, Submission, SubmissionsRepository
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering import resolving
 from kandev_slack.usecases.answering.answers import AnswerService
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.verdicts import Attempt, Verdict, VerdictKind, repeat_of
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 
@@ -63,7 +63,7 @@ class Recovery:
     submissions: SubmissionsRepository
     audit_log: AuditRepository
     answers: AnswerService
-    permissions: Permissions
+    answerers: Answerers
     announce: Announcer
     in_flight: InFlight
     _: KW_ONLY
@@ -89,7 +89,7 @@ class Recovery:
         for sub in self.submissions.unfinished_submissions(older_than_s=self.stale_after_s):
             if sub.submission_key in self.in_flight:
                 continue  # ours and alive (the heartbeat may just not have run yet)
-            if not self.submissions.reclaim_submission(
+            if not self.submissions.take_over_submission(
                 sub.submission_key, self._backoff(sub.resends)
             ):
                 continue  # another replica took it over first, or it waits out its backoff
@@ -127,7 +127,7 @@ class Recovery:
         channel = card.channel if card.ts else None
         # The re-send acts for the person who clicked: they must still be allowed to answer
         # (a user group that cannot be resolved now raises, and the submission waits).
-        if not self.permissions.may_act(card, sub.user, strict=True):
+        if not self.answerers.may_answer_card(card, sub.user, strict=True):
             log.warning("not re-sending %s: %s may not answer it", key[:12], sub.user)
             if not self.submissions.finish_submission(key, "forbidden"):
                 return None
@@ -172,7 +172,7 @@ class Recovery:
         if not self.submissions.finish_submission(key, verdict.kind, repeat_of(verdict)):
             return None  # finished meanwhile by someone else; they told the person
         self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
-        metrics.answer(SOURCE, "", verdict.kind, item=kind_of_key(sub.pending_id))
+        metrics.answer(SOURCE, "", verdict.kind, item=label_of_key(sub.pending_id))
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
 
@@ -192,7 +192,7 @@ class Recovery:
         if not self.submissions.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
         self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
-        metrics.answer(SOURCE, "", kind, item=kind_of_key(sub.pending_id))
+        metrics.answer(SOURCE, "", kind, item=label_of_key(sub.pending_id))
         card = self.cards.get(sub.pending_id)
         verdict = Verdict(kind, card, action=attempt.action, gave_up=True)
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)

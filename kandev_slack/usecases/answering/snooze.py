@@ -2,7 +2,7 @@
 DM cards for 1 h, 4 h or 24 h, and gets it back early (Unsnooze) or when the time is up.
 
 Every change is one compare-and-set on the person's snooze as read
-(kandev_slack/store/people/snoozes.py),
+(kandev_slack/store/cards/snoozes.py),
 with the edits of their DM cards (collapsed to "💤 Snoozed until …", or restored) enqueued in
 the same transaction. When a snooze ends (the :class:`SnoozeWorker`, on every replica) it is
 deleted once — the replica whose delete wins restores the DM cards and posts "⏰ Back from
@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 from kandev_slack.cards.views.snooze import back_text
 from kandev_slack.core.domain import Card
+from kandev_slack.core.outbox import COPY_REPLY, UPDATE_COPY, copy_update_key, reply_key
 from kandev_slack.core.snooze import HOUR_S, Snooze, new_snooze
 from kandev_slack.ops.health import Health
 from kandev_slack.store import CardsRepository, SnoozesRepository
@@ -27,7 +28,6 @@ from kandev_slack.store.cards.followups import OutboxRow
 from kandev_slack.usecases.answering.admission import Admitted
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.followups.periodic import INTERVAL_S, PeriodicLoop
-from kandev_slack.usecases.outbox.keys import COPY_REPLY, UPDATE_COPY, copy_update_key, reply_key
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from typing import Literal, Protocol
 from kandev_slack.core.clarification import Answer, Option, Question
 from kandev_slack.core.domain import Card
 from kandev_slack.core.limits import KANDEV_MAX_TEXT
-from kandev_slack.core.pending import ItemKind
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.store.cards.thread_replies import CANCELLED, DELETED, OFFERED, SENT
 from kandev_slack.store.cards.thread_replies import ThreadReply as ThreadReply
 from kandev_slack.store.errors import is_unavailable
@@ -199,15 +199,15 @@ class CardsAt(Protocol):
     def card_at(self, channel: str | None, ts: str | None) -> Card | None: ...
 
 
-class MayAct(Protocol):
-    def may_act(self, card: Card, user_id: str, *, strict: bool = False) -> bool: ...
+class MayAnswerCard(Protocol):
+    def may_answer_card(self, card: Card, user_id: str, *, strict: bool = False) -> bool: ...
 
 
 @dataclass(eq=False)
 class ThreadReplies:
     cards: CardsAt
     replies: RepliesStore
-    permissions: MayAct
+    answerers: MayAnswerCard
     #: Offered and cancelled replies are audited (Send is, by the answer pipeline).
     audit_log: Audit | None = None
 
@@ -242,7 +242,7 @@ class ThreadReplies:
         card = self.cards.card_at(message.channel, message.thread_ts)
         if card is None:
             return Ignored("not a card's thread")
-        if card.kind is not ItemKind.QUESTION:
+        if not spec_of(card).thread_answerable:
             return Ignored("not a question card")
         if card.state.terminal:
             return Ignored("resolved")
@@ -251,7 +251,7 @@ class ThreadReplies:
             return Ignored("no question")
         question = questions[0]
         try:  # a reply in the card's thread proves no membership (a public channel's thread)
-            allowed = self.permissions.may_act(card, message.user_id, strict=True)
+            allowed = self.answerers.may_answer_card(card, message.user_id, strict=True)
             unverifiable = False
         except Exception:  # Slack could not say: refused (fail closed), and said so
             log.warning("could not check who may answer %s; refused", card.pending_id)
@@ -297,7 +297,7 @@ class ThreadReplies:
         if kept is None or kept.state != OFFERED or kept.user_id != edit.user_id:
             return Ignored("not an offered reply")
         card = self.cards.card_at(kept.channel, kept.thread_ts)
-        if card is None or card.kind is not ItemKind.QUESTION or card.state.terminal:
+        if card is None or not spec_of(card).thread_answerable or card.state.terminal:
             return Ignored("resolved")
         question = next(
             (q for q in card.bundle.questions if q.question_id == kept.question_id), None
@@ -358,7 +358,7 @@ class ThreadReplies:
 
     def _question(self, reply: ThreadReply) -> Question | None:
         card = self.cards.card_at(reply.channel, reply.thread_ts)
-        if card is None or card.kind is not ItemKind.QUESTION:
+        if card is None or not spec_of(card).thread_answerable:
             return None
         return next((q for q in card.bundle.questions if q.question_id == reply.question_id), None)
 

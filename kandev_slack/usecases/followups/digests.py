@@ -3,7 +3,7 @@
 
 A person's digest is a DM, on weekdays at their time in their Slack time zone (users.info →
 ``tz``), listing what waits that they may answer (the listing's rule: kandev_slack/usecases/
-answering/permissions.py), grouped by workspace, most urgent first. A route's channel digest
+answerers.py), grouped by workspace, most urgent first. A route's channel digest
 lists, in its channel, what waits there. Nothing is sent when nothing waits.
 
 The :class:`DigestWorker` looks every ``DIGEST_CHECK_S`` seconds, on every replica, for digests
@@ -29,10 +29,10 @@ from kandev_slack.core.digest import (
     parse_time_of_day,
     zone,
 )
+from kandev_slack.core.outbox import digest_key
 from kandev_slack.ops.health import Health
 from kandev_slack.usecases.followups.digest_post import DigestPost
 from kandev_slack.usecases.followups.periodic import PeriodicLoop
-from kandev_slack.usecases.outbox.keys import digest_key
 from kandev_slack.usecases.views.listing import most_urgent_first
 from kandev_slack.usecases.views.waiting import WaitingQueue
 
@@ -205,7 +205,7 @@ class Digests:
         ``strict``: a membership Slack cannot tell now raises (the digest is decided at the
         next round) instead of leaving the item out."""
         if strict:
-            may = self.queue.permissions.may_answer
+            may = self.queue.answerers.may_answer
             mine = [i for i in waiting if may(i.task, user_id, strict=True)]
         else:
             mine = self.queue.visible_to(user_id, waiting)

@@ -16,7 +16,7 @@ from kandev_slack.core.domain import Card
 from kandev_slack.store.retention import Purged
 
 #: Claims left without a message are looked for this often (and after start-up) rather than
-#: every cycle: the lookup scans the whole card history and only finds claims over 30 s old.
+#: every cycle: the lookup scans the whole card history and only finds unposted cards over 30 s old.
 UNPOSTED_CHECK_S = 30.0
 #: A claim this old without a message lost its outbox entry (a fresh one is still being queued).
 UNPOSTED_AFTER_S = 30.0
@@ -39,7 +39,7 @@ class Posts(Protocol):
 
 
 class Housekeeping:
-    """Re-queues unposted claims and purges old records, at most every ``every_s``."""
+    """Re-queues unposted cards and purges old records, at most every ``every_s``."""
 
     def __init__(
         self,
@@ -57,8 +57,8 @@ class Housekeeping:
         return self._checked is None or now - self._checked >= self.every_s
 
     def tick(self) -> int:
-        """When due: queue again the claims that never got an outbox entry, then purge. How
-        many claims were queued again."""
+        """When due: queue again the cards that never got an outbox entry, then purge. How
+        many cards were queued again."""
         if not self.due():
             return 0
         self._checked = time.monotonic()

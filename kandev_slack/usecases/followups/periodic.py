@@ -11,7 +11,7 @@ from dataclasses import KW_ONLY, dataclass
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import log_failure
 from kandev_slack.store import FollowupsRepository
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.outbox.publisher import Publisher
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class PeriodicWorker(PeriodicLoop):
     """A periodic worker on the follow-ups (reminders, escalation, subscribers' DM cards)."""
 
     followups: FollowupsRepository
-    permissions: Permissions
+    answerers: Answerers
     publisher: Publisher
     health: Health
     _: KW_ONLY

@@ -26,10 +26,10 @@ from datetime import datetime
 from kandev_slack.cards.views.followups import escalated_reply, escalation_note, reminder_text
 from kandev_slack.config.followups import FollowUps
 from kandev_slack.core.claims import followup_age
-from kandev_slack.core.pending import ItemKind
-from kandev_slack.store.cards.followups import NewMessage, OutboxRow, Waiting
+from kandev_slack.core.outbox import POST_COPY, REPLY, copy_post_key, reply_key
+from kandev_slack.kinds.registry import spec_of
+from kandev_slack.store.cards.followups import NewCopy, OutboxRow, Waiting
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
-from kandev_slack.usecases.outbox.keys import POST_COPY, REPLY, copy_post_key, reply_key
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class FollowUpWorker(PeriodicWorker):
         return lapsed + self._follow_ups()
 
     def _follow_ups(self) -> int:
-        if not self.permissions.routing.any_followups:
+        if not self.answerers.routing.any_followups:
             return 0  # nothing to do: the waiting cards are not read every second for nothing
         waiting = self.followups.waiting_posted()
         if not waiting:
@@ -67,7 +67,7 @@ class FollowUpWorker(PeriodicWorker):
         return claimed
 
     def _follow_up(self, item: Waiting, now: datetime) -> int:
-        route = self.permissions.route_of(item.card.task)
+        route = self.answerers.route_of(item.card.task)
         if route is None:
             return 0
         followups = route.followups
@@ -85,7 +85,7 @@ class FollowUpWorker(PeriodicWorker):
     def _remind(self, item: Waiting, step: int, followups: FollowUps) -> bool:
         card = item.card
         key = f"remind:{card.pending_id}:{step}"
-        question = card.item.kind is ItemKind.QUESTION  # Markdown; an approval's is literal
+        question = spec_of(card).markdown_headline  # Markdown; an approval's is literal
         text = reminder_text(
             followups.reminder_age(step), followups.mention, card.item.headline, markdown=question
         )
@@ -95,7 +95,7 @@ class FollowUpWorker(PeriodicWorker):
             {"pending_id": card.pending_id, "key": key, "text": text},
             card.channel,
         )
-        if not self.followups.claim_reminder(card.pending_id, step, [write]):
+        if not self.followups.advance_reminder(card.pending_id, step, [write]):
             return False
         log.info("reminder %d of %s is due", step, card.pending_id)
         return True
@@ -117,8 +117,8 @@ class FollowUpWorker(PeriodicWorker):
                 card.channel,
             ),
         ]
-        message = NewMessage(key, "escalation", target, note)
-        if not self.followups.claim_escalation(card.pending_id, [message], writes):
+        message = NewCopy(key, "escalation", target, note)
+        if not self.followups.mark_escalated(card.pending_id, [message], writes):
             return False
         log.info("escalating %s to %s", card.pending_id, target)
         return True

@@ -2,9 +2,9 @@
 subscriptions``, and a DM card for every new bundle a subscriber may answer.
 
 A subscription names every new question (``all``), a Kandev workspace, or a task label. Each
-waiting, posted card is looked at once (a claim in the store, like reminders): for every
+waiting, posted card is looked at once (marked in the store, like reminders): for every
 subscription made before the card that matches it and whose person may answer it (the route's
-permissions), a DM card is recorded and its post enqueued in the same transaction. DM cards
+answerers), a DM card is recorded and its post enqueued in the same transaction. DM cards
 are copies of the card: they answer through the same admission step and are edited with it.
 """
 
@@ -16,13 +16,13 @@ from typing import Literal
 
 from kandev_slack.cards.views import subscriptions as words
 from kandev_slack.core.domain import Card, TaskInfo
+from kandev_slack.core.outbox import POST_COPY, copy_post_key
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevError
 from kandev_slack.store import FollowupsRepository
-from kandev_slack.store.cards.followups import NewMessage, OutboxRow
+from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.people.subscriptions import ScopeKind, Subscription
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
-from kandev_slack.usecases.outbox.keys import POST_COPY, copy_post_key
 from kandev_slack.usecases.views.listing import Reply
 
 log = logging.getLogger(__name__)
@@ -172,11 +172,11 @@ class SubscriptionNotifier(PeriodicWorker):
         for sub in subs:
             if sub.user_id not in chosen and matches(sub, card):
                 chosen[sub.user_id] = sub
-        messages: list[NewMessage] = []
+        messages: list[NewCopy] = []
         writes: list[OutboxRow] = []
         for user_id, sub in chosen.items():
             try:
-                allowed = self.permissions.may_answer(card.task, user_id, strict=True)
+                allowed = self.answerers.may_answer(card.task, user_id, strict=True)
             except Exception:  # Slack cannot say now: decide this card at the next round
                 log.warning("cannot tell who may answer %s yet; retrying", card.pending_id)
                 return 0
@@ -184,7 +184,7 @@ class SubscriptionNotifier(PeriodicWorker):
                 continue  # a DM card only for bundles this person may answer
             key = dm_key(card.pending_id, user_id)
             note = words.dm_note(sub.kind, sub.value, card.channel)
-            messages.append(NewMessage(key, "dm", user_id, note))
+            messages.append(NewCopy(key, "dm", user_id, note))
             writes.append(
                 OutboxRow(
                     POST_COPY,
@@ -193,7 +193,7 @@ class SubscriptionNotifier(PeriodicWorker):
                     user_id,
                 )
             )
-        if not self.followups.claim_notify(card.pending_id, messages, writes):
+        if not self.followups.mark_notified(card.pending_id, messages, writes):
             return 0
         if messages:
             log.info("%d DM card(s) for %s", len(messages), card.pending_id)

@@ -14,13 +14,13 @@ from typing import Protocol
 
 from kandev_slack.core.approval import approval_key
 from kandev_slack.core.domain import Card
+from kandev_slack.kandev.approvals.wire import PermissionRequest, SessionCancellation
 from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError
-from kandev_slack.kandev.permissions.wire import PermissionRequest, SessionCancellation
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
 
 
 class TurnsKandev(Protocol):
-    """The calls it makes (kandev_slack.kandev.permissions.client.PermissionsClient)."""
+    """The calls it makes (kandev_slack.kandev.approvals.client.PermissionsClient)."""
 
     def list_pending(
         self, task_id: str, session_id: str | None = None

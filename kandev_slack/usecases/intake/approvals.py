@@ -15,7 +15,7 @@ There is no global list of permission requests and no push naming one
   page of them is read), and every task with an approval card still waiting. A sweep that fails
   or overruns its deadline is shown in /healthz (``approval_sweep``).
 
-A listed request without a card is claimed (the store's claim: one card per request across
+A listed request without a card is recorded (the store's record_card: one card per request across
 replicas and restarts) and posted in its route's channel; a request whose route cannot be
 decided is posted nowhere (fail closed) and shown in /healthz. A card whose request left the
 list is ended by what the transcript records (``permission_resolution``: the winner's option,
@@ -23,7 +23,7 @@ or withdrawn), never guessed. A request whose turn is over (Kandev's bug, contra
 listed and resolvable, and resolving it wedges the session) is never answered from Slack: the
 session's turns are read when the card is posted (a turn cancelled before, e.g. while the bot
 was down: the card is posted ended), on every sweep, and again before a click is sent
-(kandev_slack/kandev/permissions/client.py); the cancellation revision recorded at post time tells
+(kandev_slack/kandev/approvals/client.py); the cancellation revision recorded at post time tells
 a cancel
 since.
 """
@@ -44,6 +44,12 @@ from kandev_slack.core.approval import APPROVAL_PREFIX, CANCELLED_OPTION, approv
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard
 from kandev_slack.core.signals import Inbox, Signal
+from kandev_slack.kandev.approvals.wire import (
+    PermissionCandidate,
+    PermissionRecord,
+    PermissionRequest,
+    SessionCancellation,
+)
 from kandev_slack.kandev.errors import (
     KandevAgentStarting,
     KandevAuthError,
@@ -52,21 +58,15 @@ from kandev_slack.kandev.errors import (
     KandevUnavailable,
 )
 from kandev_slack.kandev.models import Workspace
-from kandev_slack.kandev.permissions.wire import (
-    PermissionCandidate,
-    PermissionRecord,
-    PermissionRequest,
-    SessionCancellation,
-)
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Submission
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.intake.approval_turns import still_listed, turn_over
 from kandev_slack.usecases.intake.ended import credit_slack_winner, end_synced
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
-from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
+from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ MISSING_GRACE_S = 3.0
 
 
 class ApprovalsKandev(Protocol):
-    """The permission calls (kandev_slack.kandev.permissions.client.PermissionsClient)."""
+    """The permission calls (kandev_slack.kandev.approvals.client.PermissionsClient)."""
 
     def list_pending(
         self, task_id: str, session_id: str | None = None
@@ -104,7 +104,7 @@ class ApprovalCards(Protocol):
 
     def get(self, pending_id: str) -> Card | None: ...
 
-    def claim(self, new: NewCard) -> bool: ...
+    def record_card(self, new: NewCard) -> bool: ...
 
     def pending_of_kind(self, prefix: str) -> list[Card]: ...
 
@@ -136,7 +136,7 @@ class ApprovalPosts(Protocol):
 
 @dataclass
 class SweepReport:
-    """One look: tasks looked at, cards claimed, cards ended (their keys), and the tasks that
+    """One look: tasks looked at, cards recorded, cards ended (their keys), and the tasks that
     could not be read (Kandev refused or garbled their list)."""
 
     tasks: int = 0
@@ -284,7 +284,7 @@ class Approvals:
         live = {approval_key(r.request_id): r for r in listed}
         # No lock held through Kandev's answers: the hints' loop and a sweep may look at the
         # same task at once (a hint never waits for a sweep's slow read), and need not — a
-        # card is claimed once (the store), ended once (its transition), whoever looks.
+        # card is recorded once (the store), ended once (its transition), whoever looks.
         for key, request in live.items():
             self._missing_since.pop(key, None)
             if self.cards.get(key) is None and self.unroutable.due(key) and self._post(request):
@@ -325,7 +325,7 @@ class Approvals:
         if ended and not still_listed(self.kandev, request.task_id, request.session_id, key):
             return False  # answered meanwhile, and the turn went on to its end
         approval = request.approval(cancellation_revision=cancellation.revision)
-        if not self.cards.claim(NewCard(approval, task, route.channel)):
+        if not self.cards.record_card(NewCard(approval, task, route.channel)):
             return False  # another replica (or an earlier look) has it
         if ended or cancellation.pending:
             # Its turn is over (cancelled while nobody looked): posted ended, never answerable.

@@ -29,10 +29,10 @@ from kandev_slack.kandev.hints import NewPending
 from kandev_slack.kandev.models import ActiveList
 from kandev_slack.ops.health import Health
 from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.intake.past_answers import PastAnswers, question_key
 from kandev_slack.usecases.intake.reconciler import SessionIndex
-from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
 from kandev_slack.usecases.intake.unroutable import Unroutable, Unroutables
+from kandev_slack.usecases.past_answers import PastAnswers, question_key
+from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ HINT_RETRY_S = 0.2
 #: Reads ahead for hinted bundles running at once (two a bundle: its question total and its
 #: task); a burst of hints queues the rest instead of starting a thread for each.
 READ_AHEAD_WORKERS = 4
+#: The /healthz component for listed bundles that cannot be routed yet.
+UNROUTABLE = "unroutable"
 
 
 class DiscoveryKandev(Protocol):
@@ -73,11 +75,11 @@ class DiscoveryCards(Protocol):
 
     def get(self, pending_id: str) -> Card | None: ...
 
-    def claim(self, new: NewCard) -> bool: ...
+    def record_card(self, new: NewCard) -> bool: ...
 
 
 class Posts(Protocol):
-    """Where a claimed card's post is queued (kandev_slack.usecases.outbox.publisher.Publisher)."""
+    """Where a recorded card's post is queued (kandev_slack.usecases.outbox.publisher.Publisher)."""
 
     def enqueue_post(self, card: Card) -> None: ...
 
@@ -98,16 +100,19 @@ class Discovery:
         past: PastAnswers,
         clock: Callable[[], datetime],
         look_again: Callable[[NewPending, float], None],
-        sessions: SessionIndex | None = None,
+        sessions: SessionIndex,
+        unroutables: Unroutables,
     ) -> None:
         self.kandev, self.cards, self.audit_log = kandev, cards, audit_log
         self.routing, self.tasks = routing, tasks
         self.posts, self.health, self.past, self.clock = posts, health, past, clock
         #: Read the newest bundles again for a hint after so many seconds (the coordinator's).
         self.look_again = look_again
-        self.sessions = sessions if sessions is not None else SessionIndex()
-        #: Listed bundles whose route cannot be determined yet, by pending id.
-        self.unroutables = Unroutables(health, "unroutable", "question")
+        #: The sessions of the listed bundles (shared with the reconciler).
+        self.sessions = sessions
+        #: Listed bundles whose route cannot be determined yet (their /healthz entry:
+        #: :data:`UNROUTABLE`), by pending id.
+        self.unroutables = unroutables
         self.unroutable: dict[str, Unroutable] = self.unroutables.items
         #: Listed bundles whose card is in the store.
         self._known: set[str] = set()
@@ -239,7 +244,7 @@ class Discovery:
             reason = f"no channel for workspace {name!r}: add a [[route]] or a default channel"
             return self.unroutables.failed(bundle.pending_id, reason)
         self.unroutables.routed(bundle.pending_id)
-        claimed = self.cards.claim(
+        recorded = self.cards.record_card(
             NewCard(
                 bundle,
                 task,
@@ -248,7 +253,7 @@ class Discovery:
                 past=self.past.last(bundle, task, route),
             )
         )
-        if not claimed:
+        if not recorded:
             return False  # another replica (or an earlier cycle) has it
         card = self.cards.get(bundle.pending_id)
         if card is not None:

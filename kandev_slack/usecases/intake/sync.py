@@ -24,29 +24,27 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from kandev_slack.config.routing import Routing
 from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevAuthError, KandevUnavailable
 from kandev_slack.kandev.hints import NewPending, Resolved
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import log_failure
-from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.followups.housekeeping import Housekeeping, Purge, UnpostedCards
+from kandev_slack.usecases.followups.housekeeping import Housekeeping, UnpostedCards
 from kandev_slack.usecases.intake.discovery import NEWEST_MARGIN_S, Discovery, DiscoveryCards
-from kandev_slack.usecases.intake.past_answers import AnsweredCards, PastAnswers
-from kandev_slack.usecases.intake.reconciler import (
-    Reconciler,
-    ReconcilerCards,
-    ReconcilerSubmissions,
-    SessionIndex,
-    outcome_from_final,
-)
-from kandev_slack.usecases.intake.tasks import TaskDirectory
+from kandev_slack.usecases.intake.reconciler import Reconciler, ReconcilerCards, outcome_from_final
 from kandev_slack.usecases.intake.unroutable import Unroutable
-from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.past_answers import AnsweredCards
 
-__all__ = ["NEWEST_MARGIN_S", "SyncEngine", "SyncReport", "Unroutable", "outcome_from_final"]
+__all__ = [
+    "NEWEST_MARGIN_S",
+    "ReadAgain",
+    "SyncCards",
+    "SyncEngine",
+    "SyncReport",
+    "Unroutable",
+    "outcome_from_final",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +57,7 @@ RESOLVED_RETRY_S = 0.5
 class SyncCards(DiscoveryCards, ReconcilerCards, UnpostedCards, AnsweredCards, Protocol):
     """What the loops' use-cases call on the cards (kandev_slack.store.CardsRepository):
     discovery's,
-    the reconciler's, housekeeping's and, by default, past answers'."""
+    the reconciler's, housekeeping's and past answers'."""
 
 
 @dataclass
@@ -71,16 +69,38 @@ class SyncReport:
     resolved: list[str] = field(default_factory=list)
 
 
+class ReadAgain:
+    """Discovery's ``look_again``: read the newest bundles again for a hint in ``after_s``
+    seconds (handed to the hints loop's inbox), or the whole list when hints are not handed
+    over one by one (``new_bundles`` None: the full read's ``wakeup``)."""
+
+    def __init__(self, wakeup: Signal, new_bundles: Inbox[NewPending] | None = None) -> None:
+        self.wakeup, self.new_bundles = wakeup, new_bundles
+
+    def look_again(self, hint: NewPending, after_s: float) -> None:
+        inbox = self.new_bundles
+        again = self.wakeup.raise_ if inbox is None else functools.partial(inbox.put, hint)
+        later(after_s, again)
+
+
+def later(after_s: float, call: Callable[[], None]) -> None:
+    """Call ``call`` in ``after_s`` seconds, on a timer thread of its own."""
+    timer = threading.Timer(after_s, call)
+    timer.daemon = True
+    timer.start()
+
+
 @dataclass(eq=False)
 class SyncEngine:
+    """The loops; the use-cases they hand what they read to are built by the composition root
+    (kandev_slack/wiring.py), discovery's ``look_again`` being a :class:`ReadAgain` on the same
+    ``wakeup`` and ``new_bundles``."""
+
     kandev: KandevClient
-    cards: SyncCards
-    submissions: ReconcilerSubmissions
-    audit_log: Audit
-    retention: Purge
-    routing: Routing
-    tasks: TaskDirectory
-    publisher: Publisher
+    discovery: Discovery
+    reconciler: Reconciler
+    #: Re-queues claims left unposted and purges old records.
+    housekeeping: Housekeeping
     health: Health
     #: Read the whole list now: raised by push hints (the hints reconnected, a resolution
     #: without a session), by discovery (no hints loop), and at shut-down.
@@ -95,44 +115,10 @@ class SyncEngine:
     #: Without it, the full read is made again instead.
     resolved_sessions: Inbox[Resolved] | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-    #: Earlier answers to the same questions, shown on a new card (default: from ``cards``).
-    past: PastAnswers | None = None
-    discovery: Discovery = field(init=False)
-    reconciler: Reconciler = field(init=False)
-    #: Re-queues claims left unposted and purges old records (``retention`` is its purge).
-    housekeeping: Housekeeping = field(init=False)
     _resolved_retries: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     #: When the latest reconnect of the push hints asked for a full read (monotonic seconds).
     _reconnect_read_at: float | None = field(default=None, init=False, repr=False)
     monotonic: Callable[[], float] = time.monotonic
-
-    def __post_init__(self) -> None:
-        past = self.past if self.past is not None else PastAnswers(self.cards, self.routing)
-        sessions = SessionIndex()
-        self.discovery = Discovery(
-            self.kandev,
-            self.cards,
-            self.audit_log,
-            self.routing,
-            self.tasks,
-            self.publisher,
-            self.health,
-            past=past,
-            clock=self.clock,
-            look_again=self._look_again,
-            sessions=sessions,
-        )
-        self.reconciler = Reconciler(
-            self.kandev,
-            self.cards,
-            self.submissions,
-            self.audit_log,
-            self.publisher,
-            clock=self.clock,
-            sessions=sessions,
-            health=self.health,
-        )
-        self.housekeeping = Housekeeping(self.cards, self.retention, self.publisher)
 
     @property
     def unroutable(self) -> dict[str, Unroutable]:
@@ -243,19 +229,4 @@ class SyncEngine:
         if not undecided or left <= 0 or self.resolved_sessions is None:
             return
         self._resolved_retries[session_id] = left - 1
-        self._later(
-            RESOLVED_RETRY_S, functools.partial(self.resolved_sessions.put, Resolved(session_id))
-        )
-
-    def _look_again(self, hint: NewPending, after_s: float) -> None:
-        """Read the newest bundles again in ``after_s`` (the whole list when hints are not
-        handed over one by one)."""
-        inbox = self.new_bundles
-        again = self.wakeup.raise_ if inbox is None else functools.partial(inbox.put, hint)
-        self._later(after_s, again)
-
-    @staticmethod
-    def _later(after_s: float, call: Callable[[], None]) -> None:
-        timer = threading.Timer(after_s, call)
-        timer.daemon = True
-        timer.start()
+        later(RESOLVED_RETRY_S, functools.partial(self.resolved_sessions.put, Resolved(session_id)))

@@ -9,22 +9,20 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
-from kandev_slack import cards
-from kandev_slack.cards.approval.card import render_approval
 from kandev_slack.cards.copy import in_grey_line, with_note
+from kandev_slack.cards.kinds import renderer_of
 from kandev_slack.cards.limits import MAX_MESSAGE_TEXT
 from kandev_slack.cards.plain import plain_card
 from kandev_slack.cards.text import shorten_mrkdwn
 from kandev_slack.cards.views.followups import escalation_text
 from kandev_slack.cards.views.snooze import snoozed_card, with_snooze_select
 from kandev_slack.config.routing import USER_ID
-from kandev_slack.core.approval import Approval
-from kandev_slack.core.clarification import Bundle
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.groups import AlsoAsked
 from kandev_slack.core.snooze import Snooze
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack_api.gateway import Message
-from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.store.cards.copies import Copy
 
 
 class SnoozeLookup(Protocol):
@@ -37,7 +35,7 @@ def copy_message(
     card: Card,
     note: str,
     kandev_url: str,
-    copy: CardMessage | None = None,
+    copy: Copy | None = None,
     snooze: Snooze | None = None,
 ) -> Message:
     """One of the card's other messages: the card with its note above it; an escalation
@@ -46,7 +44,7 @@ def copy_message(
         One in a person's DM, while the question waits: "Snooze…" in its quiet row, or, while they
         snoozed it (``snooze``), one line saying until when, with Unsnooze."""
     in_dm = copy is not None and bool(USER_ID.match(copy.target))
-    waiting = card.state is CardState.PENDING and isinstance(card.item, Bundle)
+    waiting = card.state is CardState.PENDING and spec_of(card).snoozable
     if in_dm and waiting and snooze is not None:
         collapsed = snoozed_card(card.task, snooze, kandev_url=kandev_url)
         return Message(text=collapsed["text"], blocks=collapsed["blocks"])
@@ -79,29 +77,7 @@ def card_message(
     ``also_asked``: the other members of its group (its channel card shows them);
     ``reader``: the one person who sees it (a DM card's recipient)."""
     at = now or datetime.now(UTC)
-    if isinstance(card.item, Approval):
-        rendered = render_approval(
-            card.item,
-            card.task,
-            card.state,
-            card.outcome,
-            kandev_url=kandev_url,
-            now=at,
-            claim=card.claim,
-        )
-    else:
-        rendered = cards.render_card(
-            card.item,
-            card.task,
-            card.state,
-            card.outcome,
-            kandev_url=kandev_url,
-            now=at,
-            past=card.past,
-            claim=card.claim,
-            also_asked=also_asked,
-            reader=reader,
-        )
+    rendered = renderer_of(card).render_message(card, kandev_url, at, also_asked, reader)
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 

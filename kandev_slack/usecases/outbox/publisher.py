@@ -21,21 +21,10 @@ import time
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any, Protocol
 
 from kandev_slack.core.domain import Card
-from kandev_slack.core.signals import Signal
-from kandev_slack.ops.backoff import doubling, wait_for
-from kandev_slack.ops.health import Health
-from kandev_slack.ops.logs import log_context, log_failure
-from kandev_slack.slack_api.gateway import SlackError, SlackGateway
-from kandev_slack.store.cards.copies import CardMessage
-from kandev_slack.store.errors import is_unavailable
-from kandev_slack.store.queues.pace import PaceBusy
-from kandev_slack.store.records import OutboxItem
-from kandev_slack.usecases.answering.groups import GroupEdit
-from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.leases import OUTBOX_LEASE_S
-from kandev_slack.usecases.outbox.keys import (
+from kandev_slack.core.outbox import (
     NOT_SENT,
     POST,
     UPDATE,
@@ -43,7 +32,18 @@ from kandev_slack.usecases.outbox.keys import (
     copy_update_key,
     update_key,
 )
-from kandev_slack.usecases.outbox.messages import SnoozeLookup
+from kandev_slack.core.signals import Signal
+from kandev_slack.ops.backoff import doubling, wait_for
+from kandev_slack.ops.health import Health
+from kandev_slack.ops.logs import log_context, log_failure
+from kandev_slack.slack_api.gateway import SlackError
+from kandev_slack.store.cards.copies import Copy
+from kandev_slack.store.errors import is_unavailable
+from kandev_slack.store.queues.pace import PaceBusy
+from kandev_slack.store.records import OutboxEntry
+from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.groups import GroupEdit
+from kandev_slack.usecases.leases import OUTBOX_LEASE_S
 from kandev_slack.usecases.outbox.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
 from kandev_slack.usecases.outbox.writes import (
     KINDS,
@@ -75,56 +75,27 @@ FAILED_SHOWN_S = 24 * 3600.0
 FAILED_CHECK_S = 60.0
 
 
-class Publisher:
-    """Performs the outbox's Slack writes; wake() it after enqueueing."""
+class Enqueue:
+    """The outbox's front: what use-cases (and the writes, for the edits a write finds it must
+    make after all) call to schedule Slack writes; ``wakes``: the signal the worker waits on."""
 
     def __init__(
         self,
-        outbox: PublisherOutbox,
-        cards: PublisherCards,
-        audit_log: Audit,
-        slack: SlackGateway,
-        *,
-        kandev_url: str,
-        health: Health,
+        outbox: EnqueueOutbox,
+        cards: EnqueueCards,
+        groups: GroupEdits,
+        wakes: Signal,
         changes: Signal | None = None,
-        post_spacing_s: float = POST_SPACING_S,
-        give_up_after: int = GIVE_UP_AFTER,
-        started_at: datetime | None = None,  # this process's start (see Writes._forgotten)
-        snoozes: SnoozeLookup
-        | None = None,  # who snoozed which DM card (kandev_slack/usecases/answering/snooze.py)
-    ):
-        self.outbox, self.cards, self.audit_log = outbox, cards, audit_log
-        self.slack = slack
-        self.kandev_url = kandev_url
-        self.health = health
+    ) -> None:
+        self.outbox, self.cards, self.groups = outbox, cards, groups
+        self.wakes = wakes
         self.changes = changes  # raised after every post or edit (the Home refresher waits on it)
-        self.post_spacing_s = post_spacing_s
-        self.give_up_after = give_up_after
-        self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
-        self._wake = threading.Event()
-        #: (kind, channel) -> monotonic time before which Slack asked us not to retry. Keyed by
-        #: kind too: a 429 on chat.postMessage (1/s per channel) must not hold up card edits.
-        self._blocked_until: dict[tuple[str, str], float] = {}
-        #: Consecutive transient failures per outbox item (backoff grows with these only, not
-        #: with the times an item was merely paced).
-        self._failures: dict[int, int] = {}
-        #: Monotonic time at which the soonest deferred item falls due (the worker wakes then).
-        self._soonest: float | None = None
-        #: Items of the current batch not yet settled (done, failed or given back).
-        self._unsettled: dict[int, OutboxItem] = {}
-        self._failed_checked: float | None = None
-        self._stop = threading.Event()
-        self.writes = Writes(cards, outbox, audit_log, slack, kandev_url, self, started_at, snoozes)
-        self.pacer = Pacer(outbox, health, post_spacing_s)
-
-    # ---- enqueueing (called by use-cases) ------------------------------------------------
 
     def enqueue_post(self, card: Card) -> None:
         self.outbox.outbox_put(
             POST, f"post:{card.pending_id}", {"pending_id": card.pending_id}, channel=card.channel
         )
-        self._wake.set()
+        self.wakes.raise_()
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None:
         """Schedule the edit of a card to its (new) state — its channel card and every other
@@ -135,8 +106,8 @@ class Publisher:
         for copy in self.cards.messages_of(card.pending_id):
             self.enqueue_copy_update(card, copy, reason)
         if card.state.terminal and not reason:
-            self.enqueue_group(self.writes.groups.edits_when_resolved(card))
-        self._wake.set()
+            self.enqueue_group(self.groups.edits_when_resolved(card))
+        self.wakes.raise_()
 
     def enqueue_group(self, edits: Sequence[GroupEdit]) -> None:
         """Schedule the edits of channel cards whose group changed (once per reason)."""
@@ -146,9 +117,9 @@ class Publisher:
             key = update_key(card, edit.reason)
             self.outbox.outbox_put(UPDATE, key, payload, channel=card.channel)
         if edits:
-            self._wake.set()
+            self.wakes.raise_()
 
-    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None:
+    def enqueue_copy_update(self, card: Card, copy: Copy, reason: str = "") -> None:
         """Schedule the edit of one of the card's other messages to the card's state."""
         self.outbox.outbox_put(
             UPDATE_COPY,
@@ -156,7 +127,7 @@ class Publisher:
             {"pending_id": card.pending_id, "key": copy.key},
             channel=copy.channel or copy.target,
         )
-        self._wake.set()
+        self.wakes.raise_()
 
     def changed(self) -> None:
         """A card's message was posted or edited (the Home refresher waits on ``changes``)."""
@@ -164,7 +135,67 @@ class Publisher:
             self.changes.raise_()
 
     def wake(self) -> None:
-        self._wake.set()
+        self.wakes.raise_()
+
+
+class Publisher:
+    """Performs the outbox's Slack writes; wake() it after enqueueing. Its parts are built by
+    the composition root (kandev_slack/wiring.py, ``build_publisher``): ``queue`` (whose
+    ``wakes`` the worker waits on), the ``writes`` (which schedule follow-up edits on that
+    ``queue``) and the ``pacer``."""
+
+    def __init__(
+        self,
+        outbox: PublisherOutbox,
+        cards: PublisherCards,
+        audit_log: Audit,
+        queue: Enqueue,
+        writes: Writes,
+        pacer: Pacer,
+        *,
+        health: Health,
+        post_spacing_s: float = POST_SPACING_S,
+        give_up_after: int = GIVE_UP_AFTER,
+    ):
+        self.outbox, self.cards, self.audit_log = outbox, cards, audit_log
+        self.queue, self.writes, self.pacer = queue, writes, pacer
+        self.health = health
+        self.post_spacing_s = post_spacing_s
+        self.give_up_after = give_up_after
+        self.worker_id = f"pub-{uuid.uuid4().hex[:8]}"
+        self._wake = queue.wakes
+        #: (kind, channel) -> monotonic time before which Slack asked us not to retry. Keyed by
+        #: kind too: a 429 on chat.postMessage (1/s per channel) must not hold up card edits.
+        self._blocked_until: dict[tuple[str, str], float] = {}
+        #: Consecutive transient failures per outbox item (backoff grows with these only, not
+        #: with the times an item was merely paced).
+        self._failures: dict[int, int] = {}
+        #: Monotonic time at which the soonest deferred item falls due (the worker wakes then).
+        self._soonest: float | None = None
+        #: Items of the current batch not yet settled (done, failed or given back).
+        self._unsettled: dict[int, OutboxEntry] = {}
+        self._failed_checked: float | None = None
+        self._stop = threading.Event()
+
+    # ---- enqueueing (called by use-cases; the queue's) -----------------------------------
+
+    def enqueue_post(self, card: Card) -> None:
+        self.queue.enqueue_post(card)
+
+    def enqueue_update(self, card: Card, *, reason: str = "") -> None:
+        self.queue.enqueue_update(card, reason=reason)
+
+    def enqueue_group(self, edits: Sequence[GroupEdit]) -> None:
+        self.queue.enqueue_group(edits)
+
+    def enqueue_copy_update(self, card: Card, copy: Copy, reason: str = "") -> None:
+        self.queue.enqueue_copy_update(card, copy, reason)
+
+    def changed(self) -> None:
+        self.queue.changed()
+
+    def wake(self) -> None:
+        self.queue.wake()
 
     # ---- the worker ----------------------------------------------------------------------
 
@@ -173,7 +204,7 @@ class Publisher:
         while not stop.is_set():
             # Cleared before looking, so a wake() while this pass looks (or after it found
             # nothing) ends the wait below at once instead of being lost.
-            self._wake.clear()
+            self._wake.take()
             try:
                 self._check_failed()
                 worked = self.work_once()
@@ -237,7 +268,7 @@ class Publisher:
             )
             del self._unsettled[item.id]
 
-    def _process(self, item: OutboxItem) -> None:
+    def _process(self, item: OutboxEntry) -> None:
         channel = item.channel or ""
         wait = self._blocked_until.get((item.kind, channel), 0.0) - time.monotonic()
         if wait > 0:
@@ -280,7 +311,7 @@ class Publisher:
         self._failures.pop(item.id, None)
         self.health.clear("slack")
 
-    def _send(self, item: OutboxItem, card: Card | None, write: Write, *, paced: bool) -> None:
+    def _send(self, item: OutboxEntry, card: Card | None, write: Write, *, paced: bool) -> None:
         """The one send path of every kind: an earlier attempt that reached Slack is recorded
         instead of sent again; a paced kind takes its turn (before rendering: a waiting post is
         not rendered); a message Slack refuses is sent in its plain form."""
@@ -308,7 +339,7 @@ class Publisher:
             ts = write.send(write.plain())
         write.done(ts)
 
-    def _failed(self, item: OutboxItem, card: Card | None, exc: SlackError) -> None:
+    def _failed(self, item: OutboxEntry, card: Card | None, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
             channel = item.channel or (card.channel if card is not None else "")
@@ -335,7 +366,7 @@ class Publisher:
         else:
             self._give_up(item, f"{exc.method}: {exc.error}")
 
-    def _errored(self, item: OutboxItem, exc: Exception) -> None:
+    def _errored(self, item: OutboxEntry, exc: Exception) -> None:
         """An error other than Slack's answer: give the item back with backoff, or mark it
         failed once it keeps failing (a database that is unreachable is waited for)."""
         waiting = is_unavailable(exc)
@@ -350,7 +381,7 @@ class Publisher:
         # "error" proves nothing about a post: it is looked up before it is sent again.
         self._defer(item, self._backoff(item.id), error="error")
 
-    def _give_up(self, item: OutboxItem, why: str) -> None:
+    def _give_up(self, item: OutboxEntry, why: str) -> None:
         """Retrying cannot fix it: mark the item failed (never retried), audit, report."""
         pending_id = item.payload.get("pending_id")
         pending_id = pending_id if isinstance(pending_id, str) else None
@@ -374,13 +405,13 @@ class Publisher:
         else:
             self.health.clear("cards")
 
-    def _backoff(self, item_id: int) -> float:
+    def _backoff(self, entry_id: int) -> float:
         """Seconds before the next try: doubling with the item's consecutive failures."""
-        return wait_for(RETRY_WAIT, self._failures.get(item_id, 0))
+        return wait_for(RETRY_WAIT, self._failures.get(entry_id, 0))
 
     def _defer(
         self,
-        item: OutboxItem,
+        item: OutboxEntry,
         delay_s: float,
         *,
         error: str | None,
@@ -395,6 +426,31 @@ class Publisher:
             self.outbox.outbox_retry(item.id, slot, note, worker_id=self.worker_id, slot=True)
         due = time.monotonic() + delay_s
         self._soonest = due if self._soonest is None else min(self._soonest, due)
+
+
+class EnqueueOutbox(Protocol):
+    """What enqueueing calls on the outbox (kandev_slack.store.OutboxRepository)."""
+
+    def outbox_put(
+        self,
+        kind: str,
+        key: str | None,
+        payload: dict[str, Any],
+        channel: str | None = None,
+        not_before: datetime | None = None,
+    ) -> int | None: ...
+
+
+class EnqueueCards(Protocol):
+    """What enqueueing calls on the cards (kandev_slack.store.CardsRepository)."""
+
+    def messages_of(self, pending_id: str) -> list[Copy]: ...
+
+
+class GroupEdits(Protocol):
+    """The edits a resolved card's group needs (kandev_slack.usecases.groups.GroupLines)."""
+
+    def edits_when_resolved(self, card: Card) -> list[GroupEdit]: ...
 
 
 class _LostLease(Exception):

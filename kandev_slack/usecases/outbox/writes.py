@@ -19,16 +19,7 @@ from typing import Any, Protocol
 from kandev_slack.config.routing import USER_ID
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.groups import AlsoAsked
-from kandev_slack.core.snooze import Snooze
-from kandev_slack.ops import metrics
-from kandev_slack.slack_api.errors import SlackError
-from kandev_slack.slack_api.gateway import Message, SlackGateway
-from kandev_slack.store.cards.copies import CardMessage
-from kandev_slack.store.records import OutboxItem
-from kandev_slack.usecases.answering.groups import GroupCards, GroupEdit, Groups
-from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.intake.forgotten import ForgottenCards
-from kandev_slack.usecases.outbox.keys import (
+from kandev_slack.core.outbox import (
     COPY_REPLY,
     NOT_SENT,
     POST,
@@ -41,6 +32,14 @@ from kandev_slack.usecases.outbox.keys import (
     is_group_edit,
     update_key,
 )
+from kandev_slack.core.snooze import Snooze
+from kandev_slack.ops import metrics
+from kandev_slack.slack_api.errors import SlackError
+from kandev_slack.slack_api.gateway import Message, SlackGateway
+from kandev_slack.store.cards.copies import Copy
+from kandev_slack.store.records import OutboxEntry
+from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.groups import GroupCards, GroupEdit, GroupLines
 from kandev_slack.usecases.outbox.messages import (
     SnoozeLookup,
     card_message,
@@ -71,9 +70,9 @@ class Write:
     plain: Callable[[], Message] | None = None
 
 
-Plan = Callable[["Writes", Card, OutboxItem], Write | None]
+Plan = Callable[["Writes", Card, OutboxEntry], Write | None]
 #: The plan of a kind that belongs to no card (a digest).
-StandalonePlan = Callable[["Writes", OutboxItem], Write | None]
+StandalonePlan = Callable[["Writes", OutboxEntry], Write | None]
 
 
 @dataclass(frozen=True)
@@ -103,19 +102,19 @@ class Writes:
         slack: SlackGateway,
         kandev_url: str,
         requeue: Requeue,
-        started_at: datetime | None = None,
+        forgotten: Forgotten,
+        groups: GroupLines,
         snoozes: SnoozeLookup | None = None,
     ) -> None:
         self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
         self.snoozes = snoozes
         self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
-        #: Cards a lost database forgot (kandev_slack/usecases/intake/forgotten.py), for bundles
-        #: older than
-        #: ``started_at`` (this process's start; None: never looked for).
-        self.forgotten = ForgottenCards(slack.cards_in, audit_log, started_at)
+        #: Cards a lost database forgot (kandev_slack/usecases/outbox/forgotten.py), for bundles
+        #: older than this process.
+        self.forgotten = forgotten
         #: The groups of identical questions a channel card shows
         #: (kandev_slack/usecases/answering/groups.py).
-        self.groups = Groups(cards)
+        self.groups = groups
 
     def audit_plain(self, card: Card, kind: str, why: str) -> None:
         self.audit_log.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
@@ -138,7 +137,7 @@ class Writes:
 
         return render
 
-    def _copy(self, card: Card, copy: CardMessage, kind: str) -> Callable[[], tuple[Message, bool]]:
+    def _copy(self, card: Card, copy: Copy, kind: str) -> Callable[[], tuple[Message, bool]]:
         def render() -> tuple[Message, bool]:
             try:
                 snooze = self._snooze_of(card, copy)
@@ -150,7 +149,7 @@ class Writes:
 
         return render
 
-    def _snooze_of(self, card: Card, copy: CardMessage) -> Snooze | None:
+    def _snooze_of(self, card: Card, copy: Copy) -> Snooze | None:
         """The snooze of the person whose DM ``copy`` is in, while it holds."""
         if self.snoozes is None or not USER_ID.match(copy.target) or card.state.terminal:
             return None
@@ -161,7 +160,7 @@ class Writes:
 
     # ---- the channel card ----------------------------------------------------------------
 
-    def post(self, card: Card, item: OutboxItem) -> Write | None:
+    def post(self, card: Card, item: OutboxEntry) -> Write | None:
         if card.ts or self._forgotten(card):
             return None  # already posted (e.g. by another replica, or before a database loss)
 
@@ -242,7 +241,7 @@ class Writes:
         except SlackError as exc:
             log.error("could not delete the duplicate %s in %s: %s", ts, channel, exc.error)
 
-    def update(self, card: Card, item: OutboxItem) -> Write | None:
+    def update(self, card: Card, item: OutboxEntry) -> Write | None:
         ts = card.ts
         if not ts:
             return None  # the post renders the current state when it happens
@@ -263,7 +262,7 @@ class Writes:
 
     # ---- a bundle's other messages and thread replies -----------------------------------
 
-    def post_copy(self, card: Card, item: OutboxItem) -> Write | None:
+    def post_copy(self, card: Card, item: OutboxEntry) -> Write | None:
         """Post one of the card's other messages (never for a bundle resolved by now)."""
         copy = self.cards.message_get(str(item.payload.get("key")))
         if copy is None or copy.ts or card.state.terminal:
@@ -317,7 +316,7 @@ class Writes:
             self.outbox.outbox_rearm(copy_update_key(posted, copy.key))
         self.requeue.changed()
 
-    def update_copy(self, card: Card, item: OutboxItem) -> Write | None:
+    def update_copy(self, card: Card, item: OutboxEntry) -> Write | None:
         copy = self.cards.message_get(str(item.payload.get("key")))
         if copy is None or not copy.ts or not copy.channel:
             return None  # its post renders the current state when it happens
@@ -335,7 +334,7 @@ class Writes:
             plain=self._plain(card),
         )
 
-    def reply(self, card: Card, item: OutboxItem) -> Write | None:
+    def reply(self, card: Card, item: OutboxEntry) -> Write | None:
         """A reply in the channel card's thread; never once the bundle is resolved."""
         thread = card.ts
         if card.state.terminal or not thread:
@@ -351,7 +350,7 @@ class Writes:
             made_earlier=lambda: bool(self.slack.find_reply(card.channel, thread, key)),
         )
 
-    def copy_reply(self, card: Card, item: OutboxItem) -> Write | None:
+    def copy_reply(self, card: Card, item: OutboxEntry) -> Write | None:
         """A reply in the thread of one of the card's other messages (a DM card); never
         once the bundle is resolved, nor before that message is posted."""
         copy = self.cards.message_get(str(item.payload.get("message")))
@@ -371,7 +370,7 @@ class Writes:
 
     # ---- messages of no card -------------------------------------------------------------
 
-    def post_digest(self, item: OutboxItem) -> Write | None:
+    def post_digest(self, item: OutboxEntry) -> Write | None:
         """A digest: its message was rendered when it was decided; a person's goes to their
         DM (which cannot be read back: a crash mid-post may show it twice, as a DM card)."""
         target = str(item.payload.get("target") or item.channel or "")
@@ -391,7 +390,7 @@ class Writes:
         )
 
 
-def _no_card(_writes: Writes, _card: Card, _item: OutboxItem) -> Write | None:
+def _no_card(_writes: Writes, _card: Card, _item: OutboxEntry) -> Write | None:
     return None  # standalone kinds are planned by their ``standalone`` plan
 
 
@@ -411,7 +410,7 @@ def paced(kind: str) -> bool:
     return kind in KINDS and KINDS[kind].paced
 
 
-def attempt_note(item: OutboxItem) -> str:
+def attempt_note(item: OutboxEntry) -> str:
     """Noted just before the Slack call: "posting" tells whoever takes a post over that it may
     have been made (it looks in Slack first)."""
     if paced(item.kind):
@@ -419,7 +418,7 @@ def attempt_note(item: OutboxItem) -> str:
     return item.last_error or "sending"
 
 
-def retry_note(item: OutboxItem, note: str) -> str:
+def retry_note(item: OutboxEntry, note: str) -> str:
     """The note an item is given back with."""
     if paced(item.kind) and note in NOT_SENT and item.last_error not in NOT_SENT:
         # An earlier take may have reached Slack (timeout, 5xx, crash): being paced or rate
@@ -440,7 +439,7 @@ class WriteCards(GroupCards, Protocol):
 
     def mark_posted(self, pending_id: str, channel: str, ts: str) -> bool: ...
 
-    def message_get(self, key: str) -> CardMessage | None: ...
+    def message_get(self, key: str) -> Copy | None: ...
 
     def message_opened(self, key: str, channel: str) -> bool: ...
 
@@ -457,7 +456,7 @@ class PublisherCards(WriteCards, Protocol):
     """What the publisher calls on the cards (kandev_slack.store.CardsRepository), besides its
     writes'."""
 
-    def messages_of(self, pending_id: str) -> list[CardMessage]: ...
+    def messages_of(self, pending_id: str) -> list[Copy]: ...
 
 
 class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
@@ -480,17 +479,17 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
         worker_id: str,
         lease_s: float = 30.0,
         kinds: Collection[str] | None = None,
-    ) -> list[OutboxItem]: ...
+    ) -> list[OutboxEntry]: ...
 
     def outbox_next_due_s(self) -> float | None: ...
 
-    def outbox_done(self, item_id: int, *, worker_id: str | None = None) -> bool: ...
+    def outbox_done(self, entry_id: int, *, worker_id: str | None = None) -> bool: ...
 
-    def outbox_fail(self, item_id: int, error: str, *, worker_id: str | None = None) -> bool: ...
+    def outbox_fail(self, entry_id: int, error: str, *, worker_id: str | None = None) -> bool: ...
 
     def outbox_retry(
         self,
-        item_id: int,
+        entry_id: int,
         not_before: datetime | float,
         error: str,
         *,
@@ -498,17 +497,25 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
         slot: bool = False,
     ) -> bool: ...
 
-    def outbox_note(self, item_id: int, note: str, *, worker_id: str | None = None) -> bool: ...
+    def outbox_note(self, entry_id: int, note: str, *, worker_id: str | None = None) -> bool: ...
 
     def outbox_failed_count(self, within_s: float | None = None) -> int: ...
 
 
+class Forgotten(Protocol):
+    """Where a post an earlier attempt may have made is looked for in Slack
+    (kandev_slack.usecases.outbox.forgotten.ForgottenCards)."""
+
+    def find(self, card: Card) -> str | None: ...
+
+
 class Requeue(Protocol):
-    """The publisher, for the edits a write finds it must make after all."""
+    """The outbox's front (kandev_slack.usecases.outbox.publisher.Enqueue), for the edits a
+    write finds it must make after all."""
 
     def enqueue_update(self, card: Card, *, reason: str = "") -> None: ...
 
-    def enqueue_copy_update(self, card: Card, copy: CardMessage, reason: str = "") -> None: ...
+    def enqueue_copy_update(self, card: Card, copy: Copy, reason: str = "") -> None: ...
 
     def enqueue_group(self, edits: Sequence[GroupEdit]) -> None: ...
 

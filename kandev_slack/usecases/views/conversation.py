@@ -25,7 +25,7 @@ from kandev_slack.kandev.errors import (
 )
 from kandev_slack.kandev.models import SessionMessage, SessionMessages
 from kandev_slack.ops.redaction import without_userinfo
-from kandev_slack.usecases.intake.past_answers import PastAnswers
+from kandev_slack.usecases.past_answers import PastAnswers
 from kandev_slack.usecases.views.waiting import Permalinks
 
 #: Earlier answers to the same question, each with its card's permalink (when known).

@@ -20,10 +20,11 @@ from kandev_slack.core.clarification import Bundle
 from kandev_slack.core.domain import Card, CardState, TaskInfo
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevError
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.store import CardsRepository
-from kandev_slack.usecases.answering.permissions import Permissions
-from kandev_slack.usecases.intake.tasks import TaskDirectory, TaskUnknown
+from kandev_slack.usecases.answerers import Answerers
+from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class WaitingQueue:
     routing: Routing
     tasks: TaskDirectory
     permalinks: Permalinks
-    permissions: Permissions
+    answerers: Answerers
     _: KW_ONLY
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
@@ -80,27 +81,27 @@ class WaitingQueue:
     def visible_to(self, user_id: str, items: Iterable[Waiting]) -> list[Waiting]:
         """The items this person may answer (and so see): nobody sees another route's
         questions, their titles or prompts."""
-        return [i for i in items if self.permissions.may_answer(i.task, user_id)]
+        return [i for i in items if self.answerers.may_answer(i.task, user_id)]
 
     def resolved_visible_to(self, user_id: str, cards: Iterable[Card]) -> list[Card]:
         """Resolved cards whose route lets this person answer: who answered what stays
         within the route."""
-        return [c for c in cards if self.permissions.may_answer(c.task, user_id)]
+        return [c for c in cards if self.answerers.may_answer(c.task, user_id)]
 
     def posted_pending(self) -> list[Waiting]:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev
         cannot be reached."""
         return [
-            Waiting(bundle=c.item, task=c.task, card=c)
+            Waiting(bundle=c.bundle, task=c.task, card=c)
             for c in self.cards.pending()
-            if c.ts and isinstance(c.item, Bundle)
+            if c.ts and spec_of(c).listed_as_question
         ]
 
     def approvals_for(self, user_id: str) -> list[tuple[Card, str | None]]:
         """The approvals waiting that this person may answer (posted cards, oldest first),
         each with its card's permalink."""
         cards = self.cards.pending_of_kind(APPROVAL_PREFIX)
-        mine = [c for c in cards if c.ts and self.permissions.may_answer(c.task, user_id)]
+        mine = [c for c in cards if c.ts and self.answerers.may_answer(c.task, user_id)]
         return [(c, self.permalinks.of(c)) for c in mine]
 
     def shown(self, items: Iterable[Waiting]) -> list[Waiting]:

@@ -2,8 +2,8 @@
 card's thread as consecutive code-block replies, through the outbox (durable, paced, and
 once: a second click, or another person's, enqueues nothing new).
 
-The full view (kandev_slack/cards/approval/view.py) shows the whole command when it fits a modal;
-when it does not, it shows the start and the end and points here.
+The full view (kandev_slack/kinds/approval/cards/view.py) shows the whole command when it fits
+a modal; when it does not, it shows the start and the end and points here.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
-from kandev_slack.cards.approval.view import fits_view, thread_parts
-from kandev_slack.core.approval import Approval
 from kandev_slack.core.domain import Card
-from kandev_slack.usecases.outbox.keys import REPLY, reply_key
+from kandev_slack.core.outbox import REPLY, reply_key
+from kandev_slack.kinds.approval.cards.view import fits_view, thread_parts
+from kandev_slack.kinds.registry import spec_of
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +35,11 @@ class WholeText:
         """Whether ``card``'s approval needs its thread for the whole text, and the thread is
         there to hold it (a posted card still waiting): then its parts are enqueued (once)
         and True is returned."""
-        if not isinstance(card.item, Approval) or fits_view(card.item):
+        if not spec_of(card).needs_thread_for_whole_text(card, fits_view):
             return False
         if self.outbox is None or not card.ts or card.state.terminal:
             return False
-        parts = thread_parts(card.item)
+        parts = thread_parts(card.approval)
         for index, text in enumerate(parts):
             key = f"whole:{card.pending_id}:{index + 1}"
             payload = {"pending_id": card.pending_id, "key": key, "text": text}

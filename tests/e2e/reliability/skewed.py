@@ -58,7 +58,7 @@ def replica(
                 s.submission_key
                 for s in store.submissions.unfinished_submissions(older_than_s=SUBMISSION_LEASE_S)
             ]
-            reclaimed = store.submissions.reclaim_submission(live_key, SUBMISSION_LEASE_S)
+            reclaimed = store.submissions.take_over_submission(live_key, SUBMISSION_LEASE_S)
         results.put((name, {"taken": taken, "stale": stale, "reclaimed": reclaimed}))
     except BaseException as exc:  # report instead of leaving the parent waiting
         results.put((name, {"error": repr(exc)}))

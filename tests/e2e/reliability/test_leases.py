@@ -83,8 +83,8 @@ def test_renewed_submissions_are_not_stale_finished_ones_are_left_alone(
     clock.advance(5)
     stale = [s.submission_key for s in store.submissions.unfinished_submissions(older_than_s=10)]
     assert stale == ["dead"]
-    assert not store.submissions.reclaim_submission("alive", 10)
-    assert store.submissions.reclaim_submission("dead", 10)
+    assert not store.submissions.take_over_submission("alive", 10)
+    assert store.submissions.take_over_submission("dead", 10)
 
 
 def test_the_keeper_renews_what_is_in_flight_until_it_lands(store: Database, clock: Clock) -> None:

@@ -24,7 +24,7 @@ from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.slack_api.web_client import make_web_client
 from kandev_slack.store import Database
 from kandev_slack.usecases.leases import InFlight, LeaseKeeper
-from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.e2e.reliability.support import calls_for
 from tests.kit.polling import eventually
 
@@ -53,7 +53,7 @@ class Rig:
         self.store = store
         self.health = Health()
         client = make_web_client(fake.workspace.bot_token, fake.api_url, timeout=timeout_s)
-        self.publisher = Publisher(
+        self.publisher = build_publisher(
             store.outbox,
             store.cards,
             store.audit_log,
@@ -74,7 +74,7 @@ class Rig:
     def card(self, n: int, pending_id: str | None = None):
         bundle = _bundle(n, pending_id)
         task = TaskInfo(task_id=bundle.task_id, title=f"Task {n}")
-        assert self.store.cards.claim(NewCard(bundle, task, CHANNEL))
+        assert self.store.cards.record_card(NewCard(bundle, task, CHANNEL))
         card = self.store.cards.get(bundle.pending_id)
         assert card is not None
         self.publisher.enqueue_post(card)

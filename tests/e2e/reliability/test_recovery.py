@@ -17,12 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kandev_slack.cards.question.modals import build_sending_modal
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import CardState, NewCard
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevUnavailable
+from kandev_slack.kinds.question.cards.modals import build_sending_modal
 from kandev_slack.kits.fakeslack import ALICE, FakeSlack
 from kandev_slack.ops.health import Health
 from kandev_slack.slack.presenters.tell import RecoveryAnnouncer
@@ -31,11 +31,11 @@ from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.slack_api.web_client import make_web_client
 from kandev_slack.store import Database
 from kandev_slack.store.records import SubmissionContent
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.answers import AnswerService
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.leases import InFlight
-from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import DB_QUESTION, make_bundle, make_task
 
 CHANNEL = "C0QUESTION"
@@ -77,7 +77,7 @@ class World:
         )
         slack = SlackGateway(make_web_client(fake.workspace.bot_token, fake.api_url))
         health = Health()
-        publisher = Publisher(
+        publisher = build_publisher(
             self.store.outbox,
             self.store.cards,
             self.store.audit_log,
@@ -86,7 +86,7 @@ class World:
             health=health,
         )
         self.in_flight = InFlight()
-        permissions = Permissions(Routing(default_channel=CHANNEL), slack)
+        answerers = Answerers(Routing(default_channel=CHANNEL), slack)
         answers = AnswerService(
             self.kandev,
             self.store.cards,
@@ -101,7 +101,7 @@ class World:
             self.store.submissions,
             self.store.audit_log,
             answers,
-            permissions,
+            answerers,
             RecoveryAnnouncer(Notifier(slack)),
             self.in_flight,
             stale_after_s=0,
@@ -121,7 +121,7 @@ class World:
 
     def card(self) -> None:
         bundle = make_bundle(DB_QUESTION, pending_id=PENDING, task_id="t-1")
-        self.store.cards.claim(NewCard(bundle, make_task("t-1"), CHANNEL))
+        self.store.cards.record_card(NewCard(bundle, make_task("t-1"), CHANNEL))
         self.store.cards.mark_posted(PENDING, CHANNEL, "1700000000.000100")
 
     def orphan(self, key: str = "k-1", answer: dict = MONGO, view_id: str = "") -> str:

@@ -134,7 +134,7 @@ def test_giving_up_when_kandev_recorded_our_answer_shows_it(world, reliability):
     )
     assert card.state is CardState.ANSWERED
     assert (card.outcome.via, card.outcome.by_user) == ("slack", ALICE.id)
-    assert world.store.submissions.get_submission(key).result == "won"
+    assert world.store.submissions.get_submission(key).verdict == "won"
     assert len(told) == 1 and "recorded in Kandev" in told[0]
     assert _audit(world)[0][1] == "won"
 
@@ -179,7 +179,7 @@ def test_a_settling_resend_before_the_bound_needs_no_giving_up(world):
     world.cycle()
     world.reply = won_by(MONGO, claimed=False)  # our first attempt had won after all
     world.cycle()
-    assert world.store.submissions.get_submission(key).result == "won"
+    assert world.store.submissions.get_submission(key).verdict == "won"
     assert world.store.cards.get(PENDING).outcome.by_user == ALICE.id
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import create_engine
 
 from kandev_slack.store import REVISIONS, SCHEMA_VERSION, Database, normalize_url
 from tests.integration.store import old_schemas
-from tests.kit.factories import claim
+from tests.kit.factories import record_card
 from tests.kit.harness import CONSOLE_SCRIPT
 
 
@@ -61,8 +61,8 @@ def test_upgrade_applies_the_missing_steps_and_status_reports_without_changing(d
     assert lines(again)["schema version"] == f"{SCHEMA_VERSION} (up to date; nothing to apply)"
 
     with Database(db_url) as store:
-        claim(store, "p1")
-        claim(store, "p2")
+        record_card(store, "p1")
+        record_card(store, "p2")
         item = store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"})
         assert item is not None
         store.outbox.outbox_fail(item, "channel_not_found")

@@ -9,10 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from kandev_slack.kandev.client import KandevClient
-from kandev_slack.kandev.errors import KandevAuthError, KandevNotFoundError
-from kandev_slack.kandev.hints import KandevHints, PermissionWaiting
-from kandev_slack.kandev.permissions.outcomes import (
+from kandev_slack.kandev.approvals.outcomes import (
     AuthRefused,
     OptionNotOffered,
     PermissionLost,
@@ -20,7 +17,10 @@ from kandev_slack.kandev.permissions.outcomes import (
     PermissionWon,
     TaskOrSessionGone,
 )
-from kandev_slack.kandev.permissions.wire import PermissionChoice, PermissionRequest
+from kandev_slack.kandev.approvals.wire import PermissionChoice, PermissionRequest
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevAuthError, KandevNotFoundError
+from kandev_slack.kandev.hints import KandevHints, PermissionWaiting
 from tests.kit.harness import Permissions, Seeder, permission_spec
 from tests.kit.polling import eventually
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from kandev_slack.core.domain import CardState
 from kandev_slack.store import Database
-from tests.kit.factories import answered, claim
+from tests.kit.factories import answered, record_card
 
 BARRIER_TIMEOUT_S = 120
 PHASES = 5  # barrier waits per replica (and by the parent)
@@ -38,7 +38,7 @@ def replica(
         replica_store = store
         barrier.wait(BARRIER_TIMEOUT_S)
         barrier.wait(BARRIER_TIMEOUT_S)
-        claimed = _winners(pending_ids, threads, lambda p: claim(replica_store, p))
+        claimed = _winners(pending_ids, threads, lambda p: record_card(replica_store, p))
         barrier.wait(BARRIER_TIMEOUT_S)
         transitioned = _winners(
             pending_ids,

@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from kandev_slack.core.domain import CardState
+from kandev_slack.core.outbox import UPDATE
 from kandev_slack.kandev import models as reply
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
@@ -19,9 +20,9 @@ from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.verdicts import Attempt
 from kandev_slack.usecases.intake.ended import end_synced
 from kandev_slack.usecases.leases import InFlight
-from kandev_slack.usecases.outbox.keys import UPDATE
 from kandev_slack.usecases.outbox.publisher import Publisher
-from tests.kit.factories import ALICE_ID, KANDEV_URL, MONGO, claim, make_outcome
+from kandev_slack.wiring import build_publisher
+from tests.kit.factories import ALICE_ID, KANDEV_URL, MONGO, make_outcome, record_card
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 
 CRASH = "crashed before the edit was queued"
@@ -64,7 +65,7 @@ def _on_outbox(dialect: str) -> str:
 
 
 def publisher_of(store: Database) -> Publisher:
-    return Publisher(
+    return build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,
@@ -85,7 +86,7 @@ def edits_of(store: Database, pending_id: str) -> list[str]:
 
 
 def posted_card(store: Database, pending_id: str):
-    assert claim(store, pending_id)
+    assert record_card(store, pending_id)
     assert store.cards.mark_posted(pending_id, "C1", "1700000000.000100")
     card = store.cards.get(pending_id)
     assert card is not None
@@ -146,7 +147,7 @@ def test_the_unit_of_work_spans_every_repository_and_nests(
     store: Database, open_store: Callable[..., Database]
 ) -> None:
     other = open_store()  # another process' view: sees the unit's writes only once committed
-    assert claim(store, "p3")
+    assert record_card(store, "p3")
     with store.cards.atomic():
         assert store.cards.transition("p3", make_outcome(CardState.ENDED))
         with store.outbox.atomic():  # nested: the same transaction
@@ -157,7 +158,7 @@ def test_the_unit_of_work_spans_every_repository_and_nests(
     assert kept is not None and kept.state is CardState.ENDED
     assert edits_of(other, "p3") == ["edit-p3"]
 
-    assert claim(store, "p4")
+    assert record_card(store, "p4")
     with pytest.raises(RuntimeError), store.cards.atomic():
         assert store.cards.transition("p4", make_outcome(CardState.ENDED))
         store.outbox.outbox_put(UPDATE, "edit-p4", {"pending_id": "p4"})

@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kandev_slack.store import Database
-from tests.kit.factories import answered, claim
+from tests.kit.factories import answered, record_card
 from tests.kit.fakes import FakeClock
 
 
 def test_a_message_is_recorded_once_and_found_by_its_channel_and_ts(store: Database) -> None:
-    claim(store, "p1")
+    record_card(store, "p1")
     store.cards.mark_posted("p1", "C1", "1.1")
     assert store.cards.message_add("escalation:p1", "p1", "escalation", "C0LEADS", note="waited")
     assert not store.cards.message_add("escalation:p1", "p1", "escalation", "C0OTHER")
@@ -36,10 +36,10 @@ def test_a_message_is_recorded_once_and_found_by_its_channel_and_ts(store: Datab
 
 
 def test_purge_removes_the_messages_of_purged_cards_only(store: Database, clock: FakeClock) -> None:
-    claim(store, "old")
+    record_card(store, "old")
     store.cards.message_add("escalation:old", "old", "escalation", "C0LEADS")
     store.cards.transition("old", answered("U1"))
-    claim(store, "waiting")
+    record_card(store, "waiting")
     store.cards.message_add("escalation:waiting", "waiting", "escalation", "C0LEADS")
     clock.advance(100 * 24 * 3600)
     store.retention.purge(timedelta(days=90))

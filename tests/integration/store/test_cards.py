@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.domain import CardState, NewCard
 from kandev_slack.store import Database
-from tests.kit.factories import answered, claim, make_bundle, make_outcome, make_task
+from tests.kit.factories import answered, make_bundle, make_outcome, make_task, record_card
 from tests.kit.fakes import FakeClock
 
 THREADS = 12
@@ -26,9 +26,9 @@ def _race(n: int, attempt: Callable[[], bool]) -> list[bool]:
 def test_claim_records_the_card_and_only_once(store: Database, clock: FakeClock) -> None:
     big = make_bundle(pending_id="p1", count=4, task_id="task-1", session_id="session-1")
     claimed_at = clock.now
-    assert store.cards.claim(NewCard(big, make_task(workspace_id="ws-1"), "C1"))
+    assert store.cards.record_card(NewCard(big, make_task(workspace_id="ws-1"), "C1"))
     clock.advance(5)
-    assert not claim(store, "p1", channel="C2")
+    assert not record_card(store, "p1", channel="C2")
     card = store.cards.get("p1")
     assert card is not None
     assert (card.pending_id, card.task_id, card.session_id, card.workspace_id) == (
@@ -52,7 +52,7 @@ def test_claim_records_the_card_and_only_once(store: Database, clock: FakeClock)
 
 def test_claim_race_between_threads_has_one_winner(store: Database) -> None:
     for pending_id in ("p1", "p2", "p3"):
-        results = _race(THREADS, lambda pid=pending_id: claim(store, pid))  # type: ignore[misc]
+        results = _race(THREADS, lambda pid=pending_id: record_card(store, pid))  # type: ignore[misc]
         assert results.count(True) == 1, results
     assert store.cards.count() == 3
 
@@ -63,13 +63,13 @@ def test_claim_race_between_store_instances_has_one_winner(
     """Separate engines (as separate replicas would have) racing on the same key."""
     stores = [open_store() for _ in range(3)]
     with ThreadPoolExecutor(THREADS) as pool:
-        results = list(pool.map(lambda n: claim(stores[n % 3], "p1"), range(THREADS)))
+        results = list(pool.map(lambda n: record_card(stores[n % 3], "p1"), range(THREADS)))
     assert results.count(True) == 1
 
 
 def test_mark_posted_and_lookup_by_message(store: Database, clock: FakeClock) -> None:
-    claim(store, "p1", channel="C1")
-    claim(store, "p2", channel="C1")
+    record_card(store, "p1", channel="C1")
+    record_card(store, "p2", channel="C1")
     clock.advance(2)
     assert store.cards.mark_posted("p1", "C1", "1700000000.000100")
     assert not store.cards.mark_posted("unknown", "C1", "1700000000.000200")
@@ -84,10 +84,10 @@ def test_mark_posted_and_lookup_by_message(store: Database, clock: FakeClock) ->
 
 
 def test_unposted_lists_claims_without_a_message(store: Database, clock: FakeClock) -> None:
-    claim(store, "old")
+    record_card(store, "old")
     clock.advance(10)
-    claim(store, "new")
-    claim(store, "posted")
+    record_card(store, "new")
+    record_card(store, "posted")
     store.cards.mark_posted("posted", "C1", "1.1")
     clock.advance(10)
     assert [c.pending_id for c in store.cards.unposted()] == ["old", "new"]
@@ -96,7 +96,7 @@ def test_unposted_lists_claims_without_a_message(store: Database, clock: FakeClo
 
 
 def test_transition_is_compare_and_set(store: Database, clock: FakeClock) -> None:
-    claim(store, "p1")
+    record_card(store, "p1")
     clock.advance(3)
     outcome = answered("U1")
     assert store.cards.transition("p1", outcome)
@@ -114,7 +114,7 @@ def test_transition_is_compare_and_set(store: Database, clock: FakeClock) -> Non
 
 
 def test_transition_race_has_exactly_one_winner(store: Database) -> None:
-    claim(store, "p1")
+    record_card(store, "p1")
     users = iter(f"U{n}" for n in range(THREADS))
     outcomes = [answered(next(users)) for _ in range(THREADS)]
     with ThreadPoolExecutor(THREADS) as pool:
@@ -126,7 +126,7 @@ def test_transition_race_has_exactly_one_winner(store: Database) -> None:
 
 def test_pending_resolved_and_counts(store: Database, clock: FakeClock) -> None:
     for pending_id in ("a", "b", "c", "d"):
-        claim(store, pending_id)
+        record_card(store, pending_id)
         clock.advance(1)
     store.cards.transition("c", answered("U1"))
     clock.advance(1)
@@ -153,9 +153,9 @@ def test_an_approval_is_kept_as_its_card_s_item_and_kept_apart(store: Database) 
         options=(ToolOption(option_id="allow_once", name="Allow once", kind="allow_once"),),
         cancellation_revision=2,
     )
-    assert claim(store, "p-question")
-    assert store.cards.claim(NewCard(approval, make_task("task-9"), "C1"))
-    assert not store.cards.claim(NewCard(approval, make_task("task-9"), "C2"))
+    assert record_card(store, "p-question")
+    assert store.cards.record_card(NewCard(approval, make_task("task-9"), "C1"))
+    assert not store.cards.record_card(NewCard(approval, make_task("task-9"), "C2"))
     card = store.cards.get("perm:req-9")
     assert card is not None and card.approval == approval and card.kind.value == "approval"
     assert [c.pending_id for c in store.cards.pending_of_kind("perm:")] == ["perm:req-9"]

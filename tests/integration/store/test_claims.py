@@ -11,7 +11,7 @@ from kandev_slack.core.claims import new_claim
 from kandev_slack.core.domain import Card
 from kandev_slack.store import Database
 from kandev_slack.store.cards.followups import OutboxRow
-from tests.kit.factories import answered, claim
+from tests.kit.factories import answered, record_card
 from tests.kit.fakes import FakeClock
 
 
@@ -20,7 +20,7 @@ def edit(key: str) -> OutboxRow:
 
 
 def waiting_card(store: Database) -> Card:
-    claim(store, "p1")
+    record_card(store, "p1")
     store.cards.mark_posted("p1", "C1", "1.1")
     card = store.claims.claimed_card("p1")
     assert card is not None and card.claim is None and card.paused_s == 0.0

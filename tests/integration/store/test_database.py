@@ -9,7 +9,7 @@ import pytest
 
 from kandev_slack.store import Database
 from kandev_slack.store.cards.followups import OutboxRow
-from tests.kit.factories import answered, claim
+from tests.kit.factories import answered, record_card
 
 
 @pytest.fixture
@@ -19,10 +19,10 @@ def db(db_url: str) -> Iterator[Database]:
 
 
 def test_the_repositories_share_one_database(db: Database) -> None:
-    claim(db, "p1")
+    record_card(db, "p1")
     db.cards.mark_posted("p1", "C1", "1.1")
     # a follow-up step enqueues its write in the outbox it shares with the publisher
-    assert db.followups.claim_reminder("p1", 1, [OutboxRow("reply", "reply:r1", {}, "C1")])
+    assert db.followups.advance_reminder("p1", 1, [OutboxRow("reply", "reply:r1", {}, "C1")])
     assert db.outbox.outbox_pending_count() == 1
     assert db.stats().pending_cards == 1
     db.cards.transition("p1", answered("U1"))

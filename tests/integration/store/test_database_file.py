@@ -13,7 +13,7 @@ import pytest
 
 from kandev_slack.store import Database
 from kandev_slack.store.errors import DatabaseLost
-from tests.kit.factories import claim
+from tests.kit.factories import record_card
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def path(tmp_path: Path) -> Path:
 @pytest.fixture
 def db(path: Path) -> Iterator[Database]:
     with Database(f"sqlite:///{path}") as opened:
-        claim(opened, "p1")
+        record_card(opened, "p1")
         yield opened
 
 
@@ -41,7 +41,7 @@ def test_a_deleted_file_refuses_writes_and_is_not_created_again(db: Database, pa
     with pytest.raises(DatabaseLost):
         db.audit_log.audit("p1", "U1", "answer", "button", "won")
     with pytest.raises(DatabaseLost):
-        claim(db, "p2")
+        record_card(db, "p2")
     db.sql.engine.dispose()  # the next read needs a new connection: refused, no empty file
     with pytest.raises(DatabaseLost):
         db.cards.get("p1")

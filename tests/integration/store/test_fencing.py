@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kandev_slack.store import Database, OutboxStatus
 from kandev_slack.store.records import SubmissionContent
-from tests.kit.factories import claim
+from tests.kit.factories import record_card
 from tests.kit.fakes import FakeClock
 
 
@@ -35,7 +35,7 @@ def test_a_worker_frozen_past_its_lease_can_no_longer_act_on_the_item(
 
 
 def test_a_post_is_recorded_only_where_no_other_message_is(store: Database) -> None:
-    claim(store, "p1")
+    record_card(store, "p1")
     assert store.cards.mark_posted("p1", "C1", "1.1")
     assert store.cards.mark_posted("p1", "C1", "1.1")  # the same message again: fine
     assert not store.cards.mark_posted("p1", "C1", "2.2")  # a second post: refused
@@ -52,7 +52,7 @@ def test_a_submission_is_sent_only_by_its_holder_with_a_live_lease(
     clock.advance(11)  # frozen past its lease
     assert not store.submissions.hold_submission("k1", 0, 10)
     assert store.submissions.renew_submissions(["k1"], 10) == 0  # the heartbeat cannot revive it
-    assert store.submissions.reclaim_submission("k1", 10)  # recovery takes it over: holder 1
+    assert store.submissions.take_over_submission("k1", 10)  # recovery takes it over: holder 1
     assert not store.submissions.hold_submission("k1", 0, 10)
     assert store.submissions.hold_submission("k1", 1, 10)
     store.submissions.finish_submission("k1", "won")

@@ -16,7 +16,9 @@ def _card(
     store: Database, pending_id: str, *, key: str = KEY, channel: str = "C1", ts: str | None = None
 ) -> None:
     bundle = make_bundle(pending_id=pending_id, task_id=f"t-{pending_id}")
-    assert store.cards.claim(NewCard(bundle, make_task(bundle.task_id), channel, question_key=key))
+    assert store.cards.record_card(
+        NewCard(bundle, make_task(bundle.task_id), channel, question_key=key)
+    )
     if ts is not None:
         assert store.cards.mark_posted(pending_id, channel, ts)
 

@@ -10,7 +10,7 @@ from kandev_slack.core.domain import CardState
 from kandev_slack.store import Database
 from kandev_slack.store.records import SubmissionContent
 from kandev_slack.usecases.leases import OUTBOX_LEASE_S, SUBMISSION_LEASE_S
-from tests.kit.factories import answered, claim
+from tests.kit.factories import answered, record_card
 from tests.kit.fakes import FakeClock
 
 REJECT = SubmissionContent(action="reject", reason="not now")
@@ -48,7 +48,7 @@ def test_released_submissions_are_stale_at_once(store: Database, clock: FakeCloc
     assert [s.submission_key for s in stale] == ["s1"]
     assert not store.submissions.submission_in_flight("p1", SUBMISSION_LEASE_S)
     # The longest backoff of crash recovery is far shorter than a released lease's age.
-    assert store.submissions.reclaim_submission("s1", SUBMISSION_LEASE_S * 2**4)
+    assert store.submissions.take_over_submission("s1", SUBMISSION_LEASE_S * 2**4)
     assert store.submissions.release_submissions([]) == 0
 
 
@@ -56,10 +56,10 @@ def test_stats_counts_what_an_operator_watches(store: Database, clock: FakeClock
     empty = store.stats()
     assert (empty.pending_cards, empty.oldest_pending_at, empty.outbox_pending) == (0, None, 0)
     assert empty.schema_version >= 6
-    claim(store, "p1")
+    record_card(store, "p1")
     clock.advance(60)
-    claim(store, "p2")
-    claim(store, "p3")
+    record_card(store, "p2")
+    record_card(store, "p3")
     store.cards.transition("p3", answered())
     failed = store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"})
     assert failed is not None

@@ -1,4 +1,4 @@
-"""Cards of several kinds read by replicas of several releases (kandev_slack/store/cards/kinds.py):
+"""Cards of several kinds read by replicas of several releases (kandev_slack/store/kinds.py):
 a waiting
 approval is invisible to the selects of a release before approvals were stored, and readable
 by the release deployed before this one (which stores approvals, without a kind); a card of a
@@ -22,7 +22,7 @@ from kandev_slack.store.migrations import SCHEMA_VERSION, migrate
 from kandev_slack.store.schema import cards, outbox
 from kandev_slack.store.sql.engine import make_engine
 from kandev_slack.store.sql.url import normalize_url
-from tests.kit.factories import claim, make_bundle, make_task
+from tests.kit.factories import make_bundle, make_task, record_card
 from tests.kit.fakes import FakeClock
 
 FAR = datetime(2100, 1, 1, tzinfo=UTC)
@@ -33,7 +33,7 @@ FAR = datetime(2100, 1, 1, tzinfo=UTC)
 PREVIOUS_RELEASE_SELECTS = {
     "reconciler, reminders, listing, Home": "SELECT pending_id FROM cards WHERE state = 'pending'",
     "Home's resolved, purge": "SELECT pending_id FROM cards WHERE state != 'pending'",
-    "unposted claims": "SELECT pending_id FROM cards WHERE ts IS NULL AND claimed_at <= :far",
+    "unposted cards": "SELECT pending_id FROM cards WHERE ts IS NULL AND claimed_at <= :far",
     "outbox worker": "SELECT id FROM outbox WHERE status = 'pending' AND not_before <= :far",
 }
 
@@ -76,9 +76,9 @@ def test_a_waiting_approval_is_selected_by_no_query_of_the_previous_release(
     store = _upgraded_from(db_url, "0010", open_store, clock)
     approval = _approval()
     key = approval_key(approval.request_id)
-    assert store.cards.claim(NewCard(approval, make_task("task-a"), "C1"))
+    assert store.cards.record_card(NewCard(approval, make_task("task-a"), "C1"))
     assert store.outbox.outbox_put("post", f"post:{key}", {"pending_id": key}, "C1") is not None
-    assert claim(store, "p-question")
+    assert record_card(store, "p-question")
 
     seen = _previous_release_sees(store)
     assert key not in str(seen), seen
@@ -283,7 +283,7 @@ def test_what_the_deployed_release_stores_after_the_upgrade_is_read_as_what_it_i
     # failed each of its cycles) and leaves it to its own approvals loop.
     mine = _approval("req-mine")
     mine_key = approval_key(mine.request_id)
-    assert store.cards.claim(NewCard(mine, make_task("task-a"), "C1"))
+    assert store.cards.record_card(NewCard(mine, make_task("task-a"), "C1"))
     seen = _previous_release_sees(store)
     assert mine_key in seen["reconciler, reminders, listing, Home"]
 

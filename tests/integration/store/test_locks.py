@@ -28,8 +28,8 @@ from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.store.queues.pace import Pace, PaceBusy
 from kandev_slack.store.sql.engine import SessionTimeouts
-from kandev_slack.usecases.outbox.publisher import Publisher
-from tests.kit.factories import KANDEV_URL, answered, claim
+from kandev_slack.wiring import build_publisher
+from tests.kit.factories import KANDEV_URL, answered, record_card
 from tests.kit.fakes import FakeSlackGateway
 
 pytestmark = pytest.mark.postgres
@@ -86,11 +86,11 @@ def test_a_locked_pace_row_holds_up_neither_other_channels_nor_edits(
     pg: Database, outside: Connection
 ) -> None:
     gateway, health = FakeSlackGateway(), Health()
-    publisher = Publisher(
+    publisher = build_publisher(
         pg.outbox, pg.cards, pg.audit_log, gateway, kandev_url=KANDEV_URL, health=health
     )
     for pending_id, channel in (("locked", "C1"), ("free", "C2"), ("edited", "C1")):
-        claim(pg, pending_id, channel=channel)
+        record_card(pg, pending_id, channel=channel)
     pg.cards.mark_posted("edited", "C1", "1.1")
     gateway.cards[("C1", "1.1")] = (None, "edited")  # type: ignore[assignment]
     _pace(pg, "C1")  # the channel's row exists

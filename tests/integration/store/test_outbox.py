@@ -36,14 +36,14 @@ def test_put_and_dedupe(store: Database, clock: FakeClock) -> None:
 
 
 def test_key_stays_taken_after_done_until_purged(store: Database, clock: FakeClock) -> None:
-    item_id = store.outbox.outbox_put("update", "k", {})
-    assert item_id is not None
+    entry_id = store.outbox.outbox_put("update", "k", {})
+    assert entry_id is not None
     store.outbox.outbox_take(None, 10, "w1")
-    assert store.outbox.outbox_done(item_id)
+    assert store.outbox.outbox_done(entry_id)
     assert store.outbox.outbox_put("update", "k", {}) is None
     clock.advance(3600)
     assert store.outbox.outbox_purge(older_than_s=60) == 1
-    assert store.outbox.outbox_get(item_id) is None
+    assert store.outbox.outbox_get(entry_id) is None
     assert store.outbox.outbox_put("update", "k", {}) is not None
 
 
@@ -71,24 +71,24 @@ def test_limit_and_kinds(store: Database) -> None:
 
 
 def test_a_lease_excludes_other_workers_until_it_expires(store: Database, clock: FakeClock) -> None:
-    item_id = store.outbox.outbox_put("post", "k", {"text": "hi"})
+    entry_id = store.outbox.outbox_put("post", "k", {"text": "hi"})
     now = clock.now
     [mine] = store.outbox.outbox_take(now, 10, "w1", lease_s=30)
-    assert mine.id == item_id
+    assert mine.id == entry_id
     assert store.outbox.outbox_take(now + timedelta(seconds=29), 10, "w2") == []
     [theirs] = store.outbox.outbox_take(now + timedelta(seconds=30), 10, "w2", lease_s=30)
-    assert (theirs.id, theirs.lease_owner, theirs.attempts) == (item_id, "w2", 2)
+    assert (theirs.id, theirs.lease_owner, theirs.attempts) == (entry_id, "w2", 2)
     assert store.outbox.outbox_pending_count() == 1
 
 
 def test_retry_gives_the_lease_back_with_a_delay(store: Database, clock: FakeClock) -> None:
-    item_id = store.outbox.outbox_put("post", "k", {})
-    assert item_id is not None
+    entry_id = store.outbox.outbox_put("post", "k", {})
+    assert entry_id is not None
     now = clock.now
     store.outbox.outbox_take(now, 10, "w1", lease_s=300)
     retry_at = now + timedelta(seconds=7)  # e.g. Retry-After: 7
-    assert store.outbox.outbox_retry(item_id, retry_at, "ratelimited")
-    item = store.outbox.outbox_get(item_id)
+    assert store.outbox.outbox_retry(entry_id, retry_at, "ratelimited")
+    item = store.outbox.outbox_get(entry_id)
     assert item is not None
     assert (item.not_before, item.lease_owner, item.lease_until, item.last_error) == (
         retry_at,
@@ -97,7 +97,7 @@ def test_retry_gives_the_lease_back_with_a_delay(store: Database, clock: FakeClo
         "ratelimited",
     )
     assert store.outbox.outbox_take(now + timedelta(seconds=6), 10, "w2") == []
-    assert [i.id for i in store.outbox.outbox_take(retry_at, 10, "w2")] == [item_id]
+    assert [i.id for i in store.outbox.outbox_take(retry_at, 10, "w2")] == [entry_id]
 
 
 def test_done_and_failed_items_are_finished(store: Database, clock: FakeClock) -> None:
@@ -154,19 +154,19 @@ def test_without_a_clock_leases_and_due_times_are_the_databases(
     open_store: Callable[..., Database],
 ) -> None:
     store = open_store()  # no clock: every time comes from the database, in the statement
-    item_id = store.outbox.outbox_put("post", "k", {})
-    assert item_id is not None
+    entry_id = store.outbox.outbox_put("post", "k", {})
+    assert entry_id is not None
     [item] = store.outbox.outbox_take(None, 10, "w1", lease_s=30)
     assert item.lease_until is not None
     assert item.lease_until - item.updated_at == timedelta(seconds=30)
     assert store.outbox.outbox_take(None, 10, "w2") == []
     assert store.outbox.outbox_renew("w1", 600) == 1
-    assert store.outbox.outbox_retry(item_id, 0.0, "paced")  # due again at once
+    assert store.outbox.outbox_retry(entry_id, 0.0, "paced")  # due again at once
     [again] = store.outbox.outbox_take(None, 10, "w2", lease_s=30)
-    assert (again.id, again.attempts, again.lease_owner) == (item_id, 2, "w2")
-    assert store.outbox.outbox_retry(item_id, 3600.0, "ratelimited")  # Retry-After: an hour
+    assert (again.id, again.attempts, again.lease_owner) == (entry_id, 2, "w2")
+    assert store.outbox.outbox_retry(entry_id, 3600.0, "ratelimited")  # Retry-After: an hour
     assert store.outbox.outbox_take(None, 10, "w3") == []
-    waiting = store.outbox.outbox_get(item_id)
+    waiting = store.outbox.outbox_get(entry_id)
     assert waiting is not None
     assert waiting.not_before - waiting.updated_at == timedelta(seconds=3600)
 

@@ -139,20 +139,20 @@ def test_a_rate_limit_holds_every_replica_off(store: Database, clock: FakeClock)
 def test_an_outbox_item_keeps_its_slot_only_when_deferred_to_it(
     store: Database, clock: FakeClock
 ) -> None:
-    item_id = store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"}, channel=CHANNEL)
-    assert item_id is not None
+    entry_id = store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"}, channel=CHANNEL)
+    assert entry_id is not None
     assert store.outbox.outbox_next_due_s() == 0.0
     [item] = store.outbox.outbox_take(None, 10, "w1")
     assert item.slot_at is None
     assert store.outbox.outbox_next_due_s() is None  # leased: nothing else waits
     slot = clock.now + s(3)
-    assert store.outbox.outbox_retry(item_id, slot, "paced", slot=True)
+    assert store.outbox.outbox_retry(entry_id, slot, "paced", slot=True)
     assert store.outbox.outbox_next_due_s() == 3.0
     clock.now = slot
     [item] = store.outbox.outbox_take(None, 10, "w2")
     assert item.slot_at == slot
     assert store.outbox.outbox_retry(
-        item_id, 2.0, "ratelimited"
+        entry_id, 2.0, "ratelimited"
     )  # any other wait gives the slot up
     clock.advance(2)
     [item] = store.outbox.outbox_take(None, 10, "w2")
@@ -190,11 +190,11 @@ def test_after_a_step_back_the_gate_and_a_rate_limit_are_kept_in_the_new_time(
 def test_an_item_given_back_before_the_clock_stepped_back_is_due(
     store: Database, clock: FakeClock
 ) -> None:
-    item_id = store.outbox.outbox_put("post", "post:p9", {"pending_id": "p9"}, channel=CHANNEL)
-    assert item_id is not None
+    entry_id = store.outbox.outbox_put("post", "post:p9", {"pending_id": "p9"}, channel=CHANNEL)
+    assert entry_id is not None
     [item] = store.outbox.outbox_take(None, 10, "w1")
-    assert store.outbox.outbox_retry(item_id, 2.0, "paced", worker_id="w1")
+    assert store.outbox.outbox_retry(entry_id, 2.0, "paced", worker_id="w1")
     clock.advance(-3600)
     assert store.outbox.outbox_next_due_s() == 0.0  # not in an hour and two seconds
     [again] = store.outbox.outbox_take(None, 10, "w2")
-    assert again.id == item_id
+    assert again.id == entry_id

@@ -9,7 +9,7 @@ from kandev_slack.core.domain import CardState
 from kandev_slack.store import Database
 from kandev_slack.store.cards.thread_replies import SENT, ThreadReply
 from kandev_slack.store.records import SubmissionContent
-from tests.kit.factories import answered, claim
+from tests.kit.factories import answered, record_card
 from tests.kit.fakes import FakeClock
 
 DAYS_90 = timedelta(days=90)
@@ -19,7 +19,7 @@ def test_purge_removes_only_what_is_older_than_the_retention(
     store: Database, clock: FakeClock
 ) -> None:
     # Old: resolved 100 days ago, with a submission, outbox rows and audit entries.
-    claim(store, "old")
+    record_card(store, "old")
     store.cards.mark_posted("old", "C1", "1.1")
     assert store.submissions.begin_submission(
         "old", "k-old", "U1", SubmissionContent(action="answer")
@@ -34,14 +34,14 @@ def test_purge_removes_only_what_is_older_than_the_retention(
     store.audit_log.audit("old", "U1", "answer", "button", "won")
     store.viewers.home_opened("U-gone")
     # Old but still waiting: a pending card and an unfinished submission are kept.
-    claim(store, "waiting")
+    record_card(store, "waiting")
     assert store.submissions.begin_submission(
         "waiting", "k-waiting", "U2", SubmissionContent(action="answer")
     )
 
     clock.advance(100 * 24 * 3600)
     # Recent: resolved today, an audit entry and a Home viewer of today.
-    claim(store, "recent")
+    record_card(store, "recent")
     store.cards.transition("recent", answered("U3"))
     recent_edit = store.outbox.outbox_put(
         "update", "update:recent:answered", {"pending_id": "recent"}
@@ -91,7 +91,7 @@ def test_finished_outbox_rows_are_kept_a_week_at_most(store: Database, clock: Fa
 
 def test_purge_uses_the_databases_clock(open_store) -> None:
     store = open_store()  # no clock: the database's own
-    claim(store, "p1")
+    record_card(store, "p1")
     store.cards.transition("p1", answered("U1"))
     store.audit_log.audit("p1", "U1", "answer", "button", "won")
     assert store.retention.purge(timedelta(days=1)).cards == 0  # resolved just now
@@ -101,7 +101,7 @@ def test_purge_uses_the_databases_clock(open_store) -> None:
 
 def test_purge_keeps_the_stores_retention_by_default(open_store, clock: FakeClock) -> None:
     store = open_store(clock=clock, retention_days=2)
-    claim(store, "p1")
+    record_card(store, "p1")
     store.cards.transition("p1", answered("U1"))
     clock.advance(24 * 3600)
     assert store.retention.purge().cards == 0

@@ -33,6 +33,7 @@ from kandev_slack.store import (
     migrate,
 )
 from kandev_slack.store.cards.claims import ClaimsRepository
+from kandev_slack.store.cards.snoozes import SnoozesRepository
 from kandev_slack.store.cards.thread_replies import ThreadRepliesRepository
 from kandev_slack.store.migrations import (
     SCRIPT_LOCATION,
@@ -41,7 +42,6 @@ from kandev_slack.store.migrations import (
     locked_transaction,
     pending,
 )
-from kandev_slack.store.people.snoozes import SnoozesRepository
 from kandev_slack.store.schema import audit_log, metadata, schema_version
 from kandev_slack.store.sql.engine import make_engine
 from kandev_slack.store.sql.url import normalize_url

@@ -11,7 +11,7 @@ from datetime import timedelta
 from kandev_slack.core.snooze import new_snooze
 from kandev_slack.store import Database
 from kandev_slack.store.cards.followups import OutboxRow
-from tests.kit.factories import answered, claim
+from tests.kit.factories import answered, record_card
 from tests.kit.fakes import FakeClock
 
 BOB = "U0BOB00002"
@@ -24,7 +24,7 @@ def edit(key: str) -> OutboxRow:
 def test_a_snooze_reads_back_as_written_and_holds_until_its_end(
     store: Database, clock: FakeClock
 ) -> None:
-    claim(store, "p1")
+    record_card(store, "p1")
     now = store.snoozes.snooze_now()
     snooze = new_snooze(BOB, "p1", 4, now, "t1")
     assert store.snoozes.put_snooze(snooze, None, [edit("s1")])
@@ -45,7 +45,7 @@ def test_a_snooze_reads_back_as_written_and_holds_until_its_end(
 
 
 def test_people_setting_the_same_snooze_as_read_have_one_winner(store: Database) -> None:
-    claim(store, "p1")
+    record_card(store, "p1")
     now = store.snoozes.snooze_now()
 
     def first(i: int) -> bool:
@@ -73,7 +73,7 @@ def test_people_setting_the_same_snooze_as_read_have_one_winner(store: Database)
 
 
 def test_a_snooze_ends_once_with_its_writes(store: Database, clock: FakeClock) -> None:
-    claim(store, "p1")
+    record_card(store, "p1")
     snooze = new_snooze(BOB, "p1", 1, store.snoozes.snooze_now(), "t1")
     assert store.snoozes.put_snooze(snooze, None, [])
     clock.advance(3600)
@@ -91,8 +91,8 @@ def test_a_snooze_ends_once_with_its_writes(store: Database, clock: FakeClock) -
 
 
 def test_a_resolved_item_s_snooze_is_due_at_once(store: Database) -> None:
-    claim(store, "p1")
-    claim(store, "p2")
+    record_card(store, "p1")
+    record_card(store, "p2")
     now = store.snoozes.snooze_now()
     kept = new_snooze(BOB, "p2", 24, now, "t2")
     gone = new_snooze(BOB, "p1", 24, now, "t1")

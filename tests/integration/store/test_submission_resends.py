@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine, insert
 
 from kandev_slack.store import Database, migrate
-from kandev_slack.store.records import SubmissionContent, SubmissionResult
+from kandev_slack.store.records import SubmissionContent, SubmissionVerdict
 from kandev_slack.store.schema import submissions
 from kandev_slack.store.sql.engine import make_engine
 from kandev_slack.store.sql.url import normalize_url
@@ -46,7 +46,7 @@ def test_a_submission_of_an_older_schema_reads_with_no_resends(
     store = open_store()
     sub = store.submissions.get_submission("old")
     assert sub is not None and sub.resends == 0 and not sub.finished
-    assert store.submissions.reclaim_submission("old", 0)
+    assert store.submissions.take_over_submission("old", 0)
     assert store.submissions.get_submission("old").resends == 1
 
 
@@ -54,9 +54,11 @@ def test_each_take_over_counts_a_resend(store: Database, clock) -> None:
     assert store.submissions.begin_submission("p1", "k", "U1", CONTENT)
     for n in (1, 2, 3):
         clock.advance(60)
-        assert store.submissions.reclaim_submission("k", 30)
+        assert store.submissions.take_over_submission("k", 30)
         assert store.submissions.get_submission("k").resends == n
-    assert not store.submissions.reclaim_submission("k", 30)  # just taken over: its lease is young
+    assert not store.submissions.take_over_submission(
+        "k", 30
+    )  # just taken over: its lease is young
     assert store.submissions.get_submission("k").resends == 3
 
 
@@ -68,11 +70,11 @@ def test_a_refusal_is_kept_with_the_result(store: Database) -> None:
     )
     assert store.submissions.finish_submission("won", "won")
     refused = store.submissions.get_submission("refused")
-    assert (refused.result, refused.result_message) == (
+    assert (refused.verdict, refused.verdict_message) == (
         "invalid",
         "Kandev did not accept your answer: x",
     )
-    assert store.submissions.get_submission("won").result_message == ""
+    assert store.submissions.get_submission("won").verdict_message == ""
     # A result without a message is encoded as before, so older rows and queries agree.
-    assert SubmissionResult(kind="won").encode() == '{"kind":"won"}'
+    assert SubmissionVerdict(kind="won").encode() == '{"kind":"won"}'
     assert store.submissions.won_submission("p1").submission_key == "won"

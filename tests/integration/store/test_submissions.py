@@ -9,7 +9,7 @@ import pytest
 
 from kandev_slack.core.clarification import Answer
 from kandev_slack.store import Database
-from kandev_slack.store.records import SubmissionContent, SubmissionResult
+from kandev_slack.store.records import SubmissionContent, SubmissionVerdict
 from tests.kit.fakes import FakeClock
 
 PAYLOAD = SubmissionContent(
@@ -26,7 +26,7 @@ def test_first_caller_begins_a_submission(store: Database, clock: FakeClock) -> 
     )  # another distinct submission
     sub = store.submissions.get_submission("act-1")
     assert sub is not None
-    assert (sub.pending_id, sub.user, sub.content, sub.result) == (
+    assert (sub.pending_id, sub.user, sub.content, sub.verdict) == (
         "p1",
         "U1",
         PAYLOAD,
@@ -59,7 +59,7 @@ def test_finish_records_the_result_once(store: Database, clock: FakeClock) -> No
     assert not store.submissions.finish_submission("unknown", "won")
     sub = store.submissions.get_submission("act-1")
     assert sub is not None and sub.finished
-    assert (sub.result, sub.finished_at) == ("won", clock.now)
+    assert (sub.verdict, sub.finished_at) == ("won", clock.now)
 
 
 def test_unfinished_submissions_and_takeover(store: Database, clock: FakeClock) -> None:
@@ -72,12 +72,12 @@ def test_unfinished_submissions_and_takeover(store: Database, clock: FakeClock) 
     assert [s.submission_key for s in store.submissions.unfinished_submissions()] == ["old", "new"]
     assert [s.submission_key for s in store.submissions.unfinished_submissions(30)] == ["old"]
     with ThreadPoolExecutor(8) as pool:
-        wins = list(pool.map(lambda _: store.submissions.reclaim_submission("old", 30), range(8)))
+        wins = list(pool.map(lambda _: store.submissions.take_over_submission("old", 30), range(8)))
     assert wins.count(True) == 1
     assert store.submissions.get_submission("old").leased_at == clock.now  # type: ignore[union-attr]
     assert store.submissions.unfinished_submissions(30) == []
-    assert not store.submissions.reclaim_submission("new", 30)  # its lease is still young
-    assert not store.submissions.reclaim_submission("done", 0)
+    assert not store.submissions.take_over_submission("new", 30)  # its lease is still young
+    assert not store.submissions.take_over_submission("done", 0)
 
 
 def test_the_won_submission_of_a_bundle(store: Database, clock: FakeClock) -> None:
@@ -115,6 +115,6 @@ def test_stored_content_round_trips_and_refuses_anything_else() -> None:
     assert SubmissionContent.decode(OTHER.encode()) == OTHER
     with pytest.raises(ValueError, match="not a stored submission"):
         SubmissionContent.decode('{"answers": []}')
-    assert SubmissionResult.decode(SubmissionResult(kind="won").encode()) == "won"
-    assert SubmissionResult.decode('{"kind": "won"}') == "won"  # rows of earlier versions
-    assert SubmissionResult.decode(None) is None
+    assert SubmissionVerdict.decode(SubmissionVerdict(kind="won").encode()) == "won"
+    assert SubmissionVerdict.decode('{"kind": "won"}') == "won"  # rows of earlier versions
+    assert SubmissionVerdict.decode(None) is None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kandev_slack.store import DEFAULT_DATABASE_URL, Database, StoreError, normalize_url
-from tests.kit.factories import claim
+from tests.kit.factories import record_card
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def _mode(path: Path) -> int:
 def test_new_sqlite_file_is_private_whatever_the_umask(tmp_path: Path) -> None:
     path = tmp_path / "kandev-slack.db"
     with Database(f"sqlite:///{path}") as store:
-        assert claim(store, "p1")  # writes, so the WAL companions exist
+        assert record_card(store, "p1")  # writes, so the WAL companions exist
         assert _mode(path) == 0o600
         for companion in (Path(f"{path}-wal"), Path(f"{path}-shm")):
             assert companion.exists()
@@ -101,7 +101,8 @@ def test_in_memory_sqlite_is_shared_by_threads() -> None:
     with Database("sqlite://") as store:
         results: list[bool] = []
         threads = [
-            threading.Thread(target=lambda: results.append(claim(store, "p1"))) for _ in range(8)
+            threading.Thread(target=lambda: results.append(record_card(store, "p1")))
+            for _ in range(8)
         ]
         for thread in threads:
             thread.start()
@@ -119,4 +120,4 @@ def test_plain_postgres_urls_open_a_store(postgres_url: str, scheme: str) -> Non
         assert store.url.get_backend_name() == "postgresql"
         assert store.url.drivername == "postgresql+psycopg"
         assert store.ping()
-        assert claim(store, "p1")
+        assert record_card(store, "p1")

@@ -9,11 +9,11 @@ from datetime import timedelta
 from slack_bolt import App
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.approval.rows import approvals_blocks
-from kandev_slack.cards.approval.view import whole_view
 from kandev_slack.cards.ids import ModalMetadata
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.domain import Card, NewCard
+from kandev_slack.kinds.approval.cards.rows import approvals_blocks
+from kandev_slack.kinds.approval.cards.view import whole_view
 from kandev_slack.kits.fakeslack import ALICE, find_element, payloads
 from kandev_slack.slack.parsing import requests
 from kandev_slack.slack.parsing.requests import Interaction
@@ -92,7 +92,7 @@ def test_review_on_home_opens_the_full_view_of_that_approval(
     """ "Review and decide…" (a Home row): acked, admitted, the full view opened with the whole
     command and the options."""
     card = _card()
-    assert store.cards.claim(NewCard(card.approval, card.task, card.channel))
+    assert store.cards.record_card(NewCard(card.approval, card.task, card.channel))
     rows = approvals_blocks([(card, None)], kandev_url=KANDEV_URL, limit=3)
     home = {"type": "home", "blocks": rows}
 

@@ -8,10 +8,10 @@ import json
 
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card, CardState
+from kandev_slack.core.outbox import POST_COPY, REPLY, copy_post_key, reply_key
 from kandev_slack.store import Database
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Refusal, Request
 from kandev_slack.usecases.answering.answers import AnswerService
-from kandev_slack.usecases.outbox.keys import POST_COPY, REPLY, copy_post_key, reply_key
 from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import ALICE_ID, CHANNEL, make_bundle
 from tests.kit.fakes import FakeSlackGateway

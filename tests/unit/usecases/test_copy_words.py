@@ -7,14 +7,14 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.store.cards.copies import Copy
 from kandev_slack.usecases.outbox.messages import copy_message
 from tests.kit.factories import KANDEV_URL, make_card
 
 
 def _copy(kind: str, waited: timedelta, note: str) -> tuple:
     card = make_card()
-    copy = CardMessage(
+    copy = Copy(
         key="k",
         pending_id=card.pending_id,
         kind=kind,

@@ -12,7 +12,7 @@ from kandev_slack.core.domain import Card
 from kandev_slack.slack_api.gateway import Message
 from kandev_slack.store import Database
 from kandev_slack.usecases.outbox.publisher import Publisher
-from tests.kit.factories import ASKED_AT, claim, make_bundle
+from tests.kit.factories import ASKED_AT, make_bundle, record_card
 from tests.kit.fakes import FakeSlackGateway
 
 STARTED = ASKED_AT + timedelta(hours=1)  # the bundle was asked before this process started
@@ -26,7 +26,7 @@ def restarted(publisher: Publisher) -> Publisher:
 
 
 def _enqueue(store: Database, publisher: Publisher, pending_id: str) -> Card:
-    assert claim(store, pending_id)
+    assert record_card(store, pending_id)
     card = store.cards.get(pending_id)
     assert card is not None
     publisher.enqueue_post(card)
@@ -80,7 +80,7 @@ def test_a_bundle_asked_after_the_start_is_posted_without_a_look(
     store: Database, restarted: Publisher, gateway: FakeSlackGateway
 ) -> None:
     bundle = make_bundle(pending_id="p2", created_at=STARTED + timedelta(minutes=5))
-    assert claim(store, "p2", created_at=bundle.created_at)
+    assert record_card(store, "p2", created_at=bundle.created_at)
     card = store.cards.get("p2")
     assert card is not None
     restarted.enqueue_post(card)

@@ -11,14 +11,14 @@ from sqlalchemy import update
 from kandev_slack.store import Database
 from kandev_slack.store.schema import outbox
 from kandev_slack.usecases.outbox.publisher import Publisher
-from tests.kit.factories import CHANNEL, claim
+from tests.kit.factories import CHANNEL, record_card
 from tests.kit.fakes import FakeSlackGateway
 
 
 def test_a_post_whose_lease_was_taken_over_meanwhile_is_not_sent(
     store: Database, gateway: FakeSlackGateway, publisher: Publisher
 ) -> None:
-    claim(store, "p1", channel=CHANNEL)
+    record_card(store, "p1", channel=CHANNEL)
     card = store.cards.get("p1")
     assert card is not None
     publisher.enqueue_post(card)

@@ -16,6 +16,7 @@ from kandev_slack.core.domain import Card, NewCard, TaskInfo
 from kandev_slack.ops.health import Health
 from kandev_slack.store import CardsRepository, Database
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import CHANNEL, KANDEV_URL, make_bundle
 from tests.kit.fakes import FakeClock, FakeSlackGateway
 
@@ -41,7 +42,7 @@ def gateway() -> FakeSlackGateway:
 @pytest.fixture
 def replicas(stores: list[Database], gateway: FakeSlackGateway) -> list[Publisher]:
     return [
-        Publisher(
+        build_publisher(
             store.outbox,
             store.cards,
             store.audit_log,
@@ -59,7 +60,9 @@ def enqueue(publisher: Publisher, names: list[str]) -> None:
         bundle = make_bundle(pending_id=name, task_id=f"t-{name}")
         cards = publisher.cards  # the replica's own store's
         assert isinstance(cards, CardsRepository)
-        assert cards.claim(NewCard(bundle, TaskInfo(task_id=bundle.task_id, title=name), CHANNEL))
+        assert cards.record_card(
+            NewCard(bundle, TaskInfo(task_id=bundle.task_id, title=name), CHANNEL)
+        )
         card = cards.get(name)
         assert isinstance(card, Card)
         publisher.enqueue_post(card)

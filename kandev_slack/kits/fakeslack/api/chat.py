@@ -7,9 +7,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kandev_slack.kits.fakeslack.api.params import ApiError, ApiRequest
 from kandev_slack.kits.fakeslack.context import SlackContext
 from kandev_slack.kits.fakeslack.layout import assign_default_ids
+from kandev_slack.kits.fakeslack.params import ApiError, ApiRequest
 from kandev_slack.kits.fakeslack.records import Ephemeral, PostedMessage
 from kandev_slack.kits.fakeslack.store import ts_key
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kandev_slack.kits.fakeslack.api.params import ApiError, ApiRequest
 from kandev_slack.kits.fakeslack.config import SlackUser
 from kandev_slack.kits.fakeslack.context import SlackContext
+from kandev_slack.kits.fakeslack.params import ApiError, ApiRequest
 
 JsonDict = dict[str, Any]
 Handler = Callable[[ApiRequest], JsonDict]

@@ -12,10 +12,10 @@ from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 from kandev_slack.kits.fakeslack.api.chat import create_bot_message
-from kandev_slack.kits.fakeslack.api.params import ApiError
 from kandev_slack.kits.fakeslack.api.webapi import HttpAnswer
 from kandev_slack.kits.fakeslack.context import SlackContext
 from kandev_slack.kits.fakeslack.layout import assign_default_ids
+from kandev_slack.kits.fakeslack.params import ApiError
 from kandev_slack.kits.fakeslack.records import Ephemeral, ResponseUrlPost
 
 JsonDict = dict[str, Any]

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from kandev_slack.kits.fakeslack.api.params import ApiError
 from kandev_slack.kits.fakeslack.api.views import ViewsApi, stored_definition
 from kandev_slack.kits.fakeslack.ids import view_hash
+from kandev_slack.kits.fakeslack.params import ApiError
 
 JsonDict = dict[str, Any]
 

@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kandev_slack.kits.fakeslack.api.params import ApiError, ApiRequest
 from kandev_slack.kits.fakeslack.api.view_state import kept_entries
 from kandev_slack.kits.fakeslack.context import SlackContext
 from kandev_slack.kits.fakeslack.ids import slack_id, trigger_id, view_hash
 from kandev_slack.kits.fakeslack.layout import assign_default_ids
+from kandev_slack.kits.fakeslack.params import ApiError, ApiRequest
 from kandev_slack.kits.fakeslack.records import ViewRecord
 from kandev_slack.kits.fakeslack.store import Trigger
 

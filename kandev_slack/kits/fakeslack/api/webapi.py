@@ -10,9 +10,9 @@ from typing import Any
 
 from kandev_slack.kits.fakeslack.api.chat import ChatApi
 from kandev_slack.kits.fakeslack.api.directory import DirectoryApi
-from kandev_slack.kits.fakeslack.api.params import ApiError, ApiRequest, bearer_token, parse_params
 from kandev_slack.kits.fakeslack.api.views import ViewsApi
 from kandev_slack.kits.fakeslack.context import SlackContext
+from kandev_slack.kits.fakeslack.params import ApiError, ApiRequest, bearer_token, parse_params
 
 JsonDict = dict[str, Any]
 APP_TOKEN_METHODS = frozenset({"apps.connections.open"})

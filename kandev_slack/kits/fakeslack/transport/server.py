@@ -15,6 +15,7 @@ from kandev_slack.kits.fakeslack.api.view_state import merged_entries
 from kandev_slack.kits.fakeslack.api.webapi import WebApi
 from kandev_slack.kits.fakeslack.config import Channel, SlackUser, Workspace
 from kandev_slack.kits.fakeslack.context import SlackContext
+from kandev_slack.kits.fakeslack.faults import Faults
 from kandev_slack.kits.fakeslack.layout import assign_default_ids
 from kandev_slack.kits.fakeslack.records import (
     CallRecord,
@@ -25,7 +26,6 @@ from kandev_slack.kits.fakeslack.records import (
     Violation,
 )
 from kandev_slack.kits.fakeslack.store import SlackState
-from kandev_slack.kits.fakeslack.transport.faults import Faults
 from kandev_slack.kits.fakeslack.transport.http_server import RESPONSE_PREFIX, FakeSlackHttpServer
 from kandev_slack.kits.fakeslack.transport.socket_mode import FakeSocketModeServer
 

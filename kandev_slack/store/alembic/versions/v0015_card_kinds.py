@@ -79,7 +79,7 @@ def upgrade() -> None:
     # selects waiting cards by state = 'pending', resolved ones by state <> 'pending',
     # unposted claims by claimed_at and due writes by status = 'pending'. A card of a kind
     # such a release may not know waits with those NULL, which none of those conditions
-    # selects (kandev_slack/store/cards/kinds.py). ``legacy_kinds`` lists the kinds every release
+    # selects (kandev_slack/store/kinds.py). ``legacy_kinds`` lists the kinds every release
     # that may
     # still run beside this one knows.
     with op.batch_alter_table("cards") as batch:

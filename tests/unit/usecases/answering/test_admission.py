@@ -15,6 +15,7 @@ from kandev_slack.config.routing import RouteRule, Routing
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.slack.presenters import said
 from kandev_slack.store import Database
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import (
     Admission,
     Admitted,
@@ -23,7 +24,6 @@ from kandev_slack.usecases.answering.admission import (
     Unusable,
     Where,
 )
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
 from tests.kit.factories import (
@@ -100,11 +100,11 @@ def admit_with(
     """``admit_with(routing)(request)``: admission under another routing file."""
 
     def make(routing: Routing) -> Admit:
-        permissions = Permissions(routing, gateway)
+        answerers = Answerers(routing, gateway)
         queue = WaitingQueue(
-            fake_kandev, store.cards, routing, tasks, Permalinks(gateway), permissions
+            fake_kandev, store.cards, routing, tasks, Permalinks(gateway), answerers
         )
-        return Admission(store.cards, store.audit_log, queue, permissions).admit
+        return Admission(store.cards, store.audit_log, queue, answerers).admit
 
     return make
 
@@ -369,7 +369,7 @@ def test_a_click_on_a_card_someone_else_resolved_is_resolved_already(
     assert says in said.refusal(refusal)
 
 
-# ---- permissions ---------------------------------------------------------------------------
+# ---- answerers ---------------------------------------------------------------------------
 
 
 def test_answerers_by_id_admit_exactly_them(posted, admit_with, store: Database) -> None:

@@ -423,7 +423,7 @@ def test_an_answer_whose_lease_ran_out_before_the_call_is_not_sent(
     begun = answers.begin(click(admission, card), answers=(MONGO,))
     assert isinstance(begun, Begun)
     store.submissions.release_submissions([begun.key])  # its lease is long gone
-    assert store.submissions.reclaim_submission(begun.key, older_than_s=10)
+    assert store.submissions.take_over_submission(begun.key, older_than_s=10)
 
     verdict = answers.complete(begun)
 

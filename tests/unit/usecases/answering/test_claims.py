@@ -16,6 +16,7 @@ from kandev_slack.config.routing import Routing
 from kandev_slack.core.domain import Card
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Request
 from kandev_slack.usecases.answering.claims import (
     Claims,
@@ -26,7 +27,6 @@ from kandev_slack.usecases.answering.claims import (
     Redelivered,
     Released,
 )
-from kandev_slack.usecases.answering.permissions import Permissions
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.outbox.publisher import Publisher
 from tests.kit.factories import ALICE_ID, CHANNEL
@@ -49,8 +49,8 @@ def routing() -> Routing:
 
 
 @pytest.fixture
-def claims(store: Database, permissions: Permissions, publisher: Publisher) -> Claims:
-    return Claims(store.claims, store.cards, store.audit_log, permissions.claim_for, publisher.wake)
+def claims(store: Database, answerers: Answerers, publisher: Publisher) -> Claims:
+    return Claims(store.claims, store.cards, store.audit_log, answerers.claim_for, publisher.wake)
 
 
 def on_card(card: Card, user: str, action: str = "claim", **changes: object) -> Request:
@@ -81,8 +81,8 @@ def click(admission: Admission, claims: Claims, store: Database):
 
 
 @pytest.fixture
-def worker(store: Database, permissions: Permissions, publisher: Publisher, claims: Claims):
-    return FollowUpWorker(store.followups, permissions, publisher, Health(), lapse=claims.lapse_due)
+def worker(store: Database, answerers: Answerers, publisher: Publisher, claims: Claims):
+    return FollowUpWorker(store.followups, answerers, publisher, Health(), lapse=claims.lapse_due)
 
 
 def claim_lines(gateway: FakeSlackGateway) -> list[str]:
@@ -249,14 +249,12 @@ def test_a_claim_lapses_once_across_two_workers(
     click,
     worker: FollowUpWorker,
     store: Database,
-    permissions: Permissions,
+    answerers: Answerers,
     publisher: Publisher,
     claims: Claims,
     clock: FakeClock,
 ) -> None:
-    other = FollowUpWorker(
-        store.followups, permissions, publisher, Health(), lapse=claims.lapse_due
-    )
+    other = FollowUpWorker(store.followups, answerers, publisher, Health(), lapse=claims.lapse_due)
     click(card, ALICE_ID)
     clock.advance(1800)
     assert worker.work_once() + other.work_once() == 1
@@ -264,10 +262,8 @@ def test_a_claim_lapses_once_across_two_workers(
     assert [(e.user, e.result) for e in lapsed] == [(ALICE_ID, "lapsed")]
 
 
-def test_claim_for_comes_from_the_route(
-    card: Card, claims: Claims, permissions: Permissions
-) -> None:
-    assert permissions.claim_for(card) == 1800
+def test_claim_for_comes_from_the_route(card: Card, claims: Claims, answerers: Answerers) -> None:
+    assert answerers.claim_for(card) == 1800
 
 
 ClickFn = Callable[..., object]

@@ -22,12 +22,11 @@ from kandev_slack.usecases.answering.groups import (
     NotYours,
     Summary,
     ToSendAll,
-    group_key,
-    groupable,
     map_answer,
     member_result,
 )
 from kandev_slack.usecases.answering.verdicts import Verdict
+from kandev_slack.usecases.groups import group_key, groupable
 from tests.kit.factories import (
     ALICE_ID,
     ASKED_AT,

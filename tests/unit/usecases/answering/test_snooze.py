@@ -14,10 +14,11 @@ import pytest
 from kandev_slack.cards.views.waiting import Query
 from kandev_slack.core.approval import Approval, ToolOption
 from kandev_slack.core.domain import Card
+from kandev_slack.core.outbox import POST_COPY, copy_post_key
 from kandev_slack.core.signals import Signal
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
-from kandev_slack.store.cards.copies import CardMessage
+from kandev_slack.store.cards.copies import Copy
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Refusal, Request
 from kandev_slack.usecases.answering.snooze import (
     NotSnoozed,
@@ -27,7 +28,6 @@ from kandev_slack.usecases.answering.snooze import (
     SnoozeWorker,
     Unsnoozed,
 )
-from kandev_slack.usecases.outbox.keys import POST_COPY, copy_post_key
 from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
@@ -50,7 +50,7 @@ def snoozes(store: Database, publisher: Publisher) -> Snoozes:
 
 
 @pytest.fixture
-def dm(store: Database, publisher: Publisher, card: Card, drain) -> CardMessage:
+def dm(store: Database, publisher: Publisher, card: Card, drain) -> Copy:
     """Bob's DM card of ``card`` (a subscription), posted."""
     add_copy(store, publisher, card, f"dm:{card.pending_id}:{BOB_ID}", BOB_ID)
     drain()
@@ -59,7 +59,7 @@ def dm(store: Database, publisher: Publisher, card: Card, drain) -> CardMessage:
     return copy
 
 
-def choice(card: Card, user: str, copy: CardMessage | None, action: str = "snooze", **more):
+def choice(card: Card, user: str, copy: Copy | None, action: str = "snooze", **more):
     """The person's choice on ``copy`` (their DM card), or on their App Home (``copy`` None)."""
     where = {"via": "home"}
     if copy is not None:
@@ -81,12 +81,12 @@ def admitted(admission: Admission, request: Request) -> Admitted:
     return result
 
 
-def shown(gateway: FakeSlackGateway, copy: CardMessage) -> list[dict]:
+def shown(gateway: FakeSlackGateway, copy: Copy) -> list[dict]:
     assert copy.channel and copy.ts
     return gateway.cards[(copy.channel, copy.ts)][0].blocks
 
 
-def is_collapsed(gateway: FakeSlackGateway, copy: CardMessage) -> bool:
+def is_collapsed(gateway: FakeSlackGateway, copy: Copy) -> bool:
     return any(b.get("block_id") == "kq_snoozed" for b in shown(gateway, copy))
 
 

@@ -19,7 +19,7 @@ from kandev_slack.core.clarification import Bundle, Option, Question
 from kandev_slack.core.domain import Card, CardState, TaskInfo
 from kandev_slack.slack.parsing.requests import direct_message, message_change, thread_message
 from kandev_slack.store.cards.thread_replies import CANCELLED, DELETED, OFFERED, SENT, ThreadReply
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.thread_replies import (
     SOURCE,
     AsOption,
@@ -170,7 +170,7 @@ class _Permissions:
     def __init__(self, allowed: set[str]) -> None:
         self.allowed = allowed
 
-    def may_act(self, card: Card, user_id: str, **_: Any) -> bool:
+    def may_answer_card(self, card: Card, user_id: str, **_: Any) -> bool:
         return user_id in self.allowed
 
 
@@ -430,8 +430,8 @@ def _replies_under_the_rule(card: Card) -> tuple[ThreadReplies, FakeSlackGateway
     """Thread replies under the real rule: a route without answerers (its channel's members
     of the app's own organisation), Slack faked at the edge."""
     gateway = FakeSlackGateway()
-    permissions = Permissions(Routing(default_channel=card.channel), gateway)
-    return ThreadReplies(_Cards(card), _Store(), permissions), gateway
+    answerers = Answerers(Routing(default_channel=card.channel), gateway)
+    return ThreadReplies(_Cards(card), _Store(), answerers), gateway
 
 
 def test_a_reply_from_a_person_of_another_organisation_is_not_an_answer() -> None:

@@ -15,11 +15,12 @@ from kandev_slack.core.domain import Card
 from kandev_slack.ops.health import Health
 from kandev_slack.slack_api.gateway import SlackError
 from kandev_slack.store import Database
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.outbox import publisher as publisher_module
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_publisher
 from tests.kit.factories import CHANNEL, KANDEV_URL, make_bundle
 from tests.kit.fakes import FakeClock, FakeKandev, FakeMonotonic, FakeSlackGateway
 
@@ -52,8 +53,8 @@ def routing(followups: FollowUps) -> Routing:
 
 
 @pytest.fixture
-def worker(store: Database, permissions: Permissions, publisher: Publisher) -> FollowUpWorker:
-    return FollowUpWorker(store.followups, permissions, publisher, Health())
+def worker(store: Database, answerers: Answerers, publisher: Publisher) -> FollowUpWorker:
+    return FollowUpWorker(store.followups, answerers, publisher, Health())
 
 
 @pytest.fixture
@@ -144,14 +145,14 @@ def test_reminders_missed_while_down_are_sent_once(
 def test_two_workers_claim_each_step_once(
     card: Card,
     store: Database,
-    permissions: Permissions,
+    answerers: Answerers,
     clock: FakeClock,
     worker: FollowUpWorker,
     publisher: Publisher,
     drain,
     gateway: FakeSlackGateway,
 ) -> None:
-    other = FollowUpWorker(store.followups, permissions, publisher, Health())
+    other = FollowUpWorker(store.followups, answerers, publisher, Health())
     at(clock, card, 30)
     assert worker.work_once() == 2  # the reminder and the escalation
     assert other.work_once() == 0
@@ -236,7 +237,7 @@ def test_paced_reminders_queue_behind_a_new_cards_first_post_one_message_a_secon
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reminders_waiting(5)
-    paced = Publisher(
+    paced = build_publisher(
         store.outbox,
         store.cards,
         store.audit_log,

@@ -14,7 +14,7 @@ from kandev_slack.core.domain import Card, CardState
 from kandev_slack.kandev.models import Workspace
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
-from kandev_slack.usecases.answering.permissions import Permissions
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.followups.subscriptions import (
     BadSubscription,
     SubscriptionCommand,
@@ -108,10 +108,8 @@ def routing() -> Routing:
 
 
 @pytest.fixture
-def notifier(
-    store: Database, permissions: Permissions, publisher: Publisher
-) -> SubscriptionNotifier:
-    return SubscriptionNotifier(store.followups, permissions, publisher, Health())
+def notifier(store: Database, answerers: Answerers, publisher: Publisher) -> SubscriptionNotifier:
+    return SubscriptionNotifier(store.followups, answerers, publisher, Health())
 
 
 @pytest.fixture

@@ -15,17 +15,17 @@ from kandev_slack.config.routing import Routing
 from kandev_slack.core.approval import approval_key
 from kandev_slack.core.domain import CardState
 from kandev_slack.core.signals import Signal
+from kandev_slack.kandev.approvals.wire import PermissionRecord
 from kandev_slack.kandev.errors import KandevProtocolError, KandevToolError
 from kandev_slack.kandev.models import Task
-from kandev_slack.kandev.permissions.wire import PermissionRecord
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.usecases.intake import approvals as approvals_module
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
-from kandev_slack.usecases.intake.tasks import TaskDirectory
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.tasks import TaskDirectory
 from tests.kit.factories import CHANNEL
 from tests.kit.fakes import FakeKandev, FakePermissions
 

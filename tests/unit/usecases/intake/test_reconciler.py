@@ -20,6 +20,7 @@ from kandev_slack.store import Database
 from kandev_slack.usecases.intake import sync as sync_module
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_sync
 from tests.kit.factories import numbered_bundle
 from tests.kit.fakes import FakeKandev
 
@@ -38,7 +39,7 @@ def engine(
 ) -> Iterator[SyncEngine]:
     """Wired like the app's: both kinds of hints handed over on the hints loop."""
     hinted = Signal("hinted")
-    made = SyncEngine(
+    made = build_sync(
         fake_kandev,
         store.cards,
         store.submissions,

@@ -32,15 +32,16 @@ from kandev_slack.usecases.intake import reconciler as reconciler_module
 from kandev_slack.usecases.intake import unroutable as unroutable_module
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.wiring import build_sync
 from tests.kit.factories import (
     ALICE_ID,
     CACHE_QUESTION,
     CHANNEL,
     DB_QUESTION,
     MONGO,
-    claim,
     make_bundle,
     numbered_bundle,
+    record_card,
 )
 from tests.kit.fakes import FakeKandev, FakeMonotonic, FakeSlackGateway
 
@@ -61,7 +62,7 @@ def make_engine(
 
     def make(other_routing: Routing | None = None, *, hinted: bool = False) -> SyncEngine:
         inbox = Inbox[NewPending]("new bundles", wakes=Signal("hinted")) if hinted else None
-        engine = SyncEngine(
+        engine = build_sync(
             fake_kandev,
             store.cards,
             store.submissions,
@@ -187,7 +188,7 @@ def test_a_bundle_a_replica_claimed_is_not_posted_here(
     sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, store: Database
 ) -> None:
     bundle = fake_kandev.add(make_bundle())
-    assert claim(store, bundle.pending_id, channel=CHANNEL)  # the other replica won the claim
+    assert record_card(store, bundle.pending_id, channel=CHANNEL)  # the other replica won the claim
 
     assert sync.reconcile_once().posted == []
     assert store.outbox.outbox_pending_count() == 0

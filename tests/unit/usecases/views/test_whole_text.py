@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from kandev_slack.cards.approval.view import fits_view
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.domain import NewCard, TaskInfo
+from kandev_slack.kinds.approval.cards.view import fits_view
 from kandev_slack.store import Database
 from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.usecases.views.whole_text import WholeText
@@ -28,7 +28,7 @@ def approval(command: str) -> Approval:
 
 
 def posted(store: Database, publisher: Publisher, item: Approval):
-    assert store.cards.claim(NewCard(item, TaskInfo(task_id="t-1", title="Deploy"), CHANNEL))
+    assert store.cards.record_card(NewCard(item, TaskInfo(task_id="t-1", title="Deploy"), CHANNEL))
     card = store.cards.get(item.item_id)
     assert card is not None
     publisher.enqueue_post(card)
