@@ -11,6 +11,7 @@ from bench.scenarios.approvals import ApprovalBench
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.crowd import CPU_LABELS, Crowd
+from bench.scenarios.digest import DigestBench
 from bench.scenarios.footprint import Footprint
 from bench.scenarios.kandev_requests import KandevRequests
 from bench.scenarios.queues import Queues
@@ -45,6 +46,7 @@ class Results:
     quiet: QuietRun | None = None
     replicas: ReplicaRun | None = None
     queues: Queues | None = None
+    digest: DigestBench | None = None
     poll_interval_s: float = 5.0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -730,6 +732,22 @@ def render_queues(r: Queues) -> str:
     )
 
 
+def render_digest(r: DigestBench) -> str:
+    head = (
+        f"### 13. Digest of {r.waiting:,} waiting items ({r.rounds} digests, one person each; "
+        "in-process, fake Kandev and Slack)\n\n"
+    )
+    rows = [
+        _summary_row(f"digest of {r.waiting:,} waiting items: decided and built", r.build),
+        _summary_row("floor: `/kandev-questions` first page, same items", r.listing_floor),
+    ]
+    sent = table(
+        ["messages per digest", "blocks", "blocks' text (chars)", "items shown"],
+        [[f"{r.messages_per_digest:.1f}", str(r.blocks), str(r.block_text), str(r.items_shown)]],
+    )
+    return head + table(["ms", "n", "p50", "p95", "max"], rows) + "\n\n" + sent
+
+
 def render(res: Results, preamble: str) -> str:
     parts = [preamble]
     if res.ttc:
@@ -752,6 +770,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_replicas(res.replicas))
     if res.footprint:
         parts.append(render_footprint(res.footprint))
+    if res.digest:
+        parts.append(render_digest(res.digest))
     if res.queues:
         parts.append(render_queues(res.queues))
     parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))

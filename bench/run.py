@@ -30,6 +30,7 @@ from bench.scenarios import (
     backlog,
     conversation,
     crowd,
+    digest,
     footprint,
     queues,
     quiet,
@@ -51,6 +52,7 @@ SCENARIOS = (
     "reminders",
     "quiet",
     "replicas",
+    "digest",
     "queues",
 )
 RESULTS = Path(__file__).with_name("results.md")
@@ -137,6 +139,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--footprint-poll", type=float, default=1.0, help="poll s for CPU/cycle (1)")
     p.add_argument("--footprint-window", type=float, default=6.0, help="CPU window s (6)")
+    p.add_argument(
+        "--digest-waiting", type=int, default=1000, help="items waiting for the digest (1000)"
+    )
+    p.add_argument("--digest-rounds", type=int, default=10, help="digests built (10)")
     p.add_argument("--only", choices=SCENARIOS, action="append", help="run only these")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the tables")
     p.add_argument(
@@ -245,6 +251,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.quiet = quiet.run(world, count=args.quiet)
     elif name == "replicas":
         results.replicas = replicas.run(world, count=args.replica_backlog, replicas=args.replicas)
+    elif name == "digest":
+        results.digest = digest.run(world, waiting=args.digest_waiting, rounds=args.digest_rounds)
     elif name == "queues":
         results.queues = queues.run(
             world,

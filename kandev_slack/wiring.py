@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from kandev_slack.cards.views import quiet as quiet_views
+from kandev_slack.cards.views.digest import digest_renderer
 from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Settings
 from kandev_slack.core.signals import Inbox, Signal
@@ -38,6 +39,7 @@ from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
 from kandev_slack.usecases.audit import Audit
+from kandev_slack.usecases.followups.digests import Digests, DigestWorker
 from kandev_slack.usecases.followups.housekeeping import Housekeeping, Purge
 from kandev_slack.usecases.followups.quiet import QuietReleaser, QuietService
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
@@ -84,6 +86,7 @@ class UseCases:
     snooze_ends: SnoozeWorker
     #: Releases what waited for quiet hours, one summary per person or channel.
     quiet_ends: QuietReleaser
+    digests: DigestWorker
     services: Services
     #: Answers on their way to Kandev (their leases are renewed while they are).
     in_flight: InFlight
@@ -116,6 +119,7 @@ def use_cases(
     recovery = _recovery(store, kandev, answers, answerers, notifier, in_flight)
     claims = Claims(store.claims, store.cards, store.audit_log, answerers.claim_for, publisher.wake)
     snoozes = _snoozes(settings, store, publisher)
+    digests = _digests(settings, store, queue, slack, publisher, snoozes)
     home = HomeService(
         queue,
         store.cards,
@@ -140,8 +144,20 @@ def use_cases(
         quiet_ends=QuietReleaser(
             store.followups, answerers, publisher, health, interval_s=settings.quiet_check_s
         ),
+        digests=DigestWorker(digests, health, interval_s=settings.digest_check_s),
         services=_listener_services(
-            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes, slack
+            settings,
+            store,
+            kandev,
+            queue,
+            answers,
+            home,
+            notifier,
+            past,
+            claims,
+            snoozes,
+            slack,
+            digests,
         ),
         in_flight=in_flight,
         new_bundles=signals.new_bundles,
@@ -217,6 +233,28 @@ def _snoozes(settings: Settings, store: Database, publisher: Publisher) -> Snooz
         publisher.wake,
         publisher.changed,
         hour_s=settings.snooze_hour_s,
+    )
+
+
+def _digests(
+    settings: Settings,
+    store: Database,
+    queue: WaitingQueue,
+    slack: SlackGateway,
+    publisher: Publisher,
+    snoozes: Snoozes,
+) -> Digests:
+    """Each person's and each route's digest, posted through the outbox."""
+    shift = timedelta(seconds=settings.digest_clock_shift_s)
+    return Digests(
+        store.digests,
+        queue,
+        settings.routing,
+        slack,
+        publisher.wake,
+        digest_renderer(settings.kandev_public_url),
+        clock=lambda: datetime.now(UTC) + shift,
+        snoozed=snoozes.snoozed_ids,
     )
 
 
@@ -385,6 +423,7 @@ def _listener_services(
     claims: Claims,
     snoozes: Snoozes,
     slack: SlackGateway,
+    digests: Digests,
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
@@ -422,4 +461,5 @@ def _listener_services(
         interactions=interactions,
         teller=Teller(notifier, home),
         whole=WholeText(store.outbox),
+        digests=digests,
     )

@@ -467,3 +467,17 @@ def test_a_thread_reply_s_send_is_reported_beside_the_button_click() -> None:
     assert 0 < reply - click <= 2  # the rows sit together
     assert "| 2 |" in lines[reply] and "35" in lines[reply]
     assert any("thread reply's Send → card edited" in line for line in lines)
+
+
+def test_the_digest_scenario_builds_one_digest_per_round_and_renders(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from bench.report import render_digest
+    from bench.scenarios import digest
+
+    result = digest.run(SimpleNamespace(work_dir=tmp_path), waiting=300, rounds=2)  # type: ignore[arg-type]
+    assert result.messages_per_digest == 1.0
+    assert result.blocks <= 50 and result.items_shown == 20
+    assert result.build is not None and result.listing_floor is not None
+    text = render_digest(result)
+    assert "digest of 300 waiting items" in text and "floor" in text

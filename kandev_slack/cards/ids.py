@@ -63,6 +63,9 @@ BLOCK_TITLE = "kq_title"
 BLOCK_META = "kq_meta"
 BLOCK_CLAIM = "kq_claim"  # "👀 @ana is on it (since 10:02)"
 BLOCK_PAST = "kq_past"  # the last answer to the same question
+#: An item of a digest ("kq_digest:<n>"): its "Answer…" is on a message that is not a card, so
+#: it names its item as a listing's does (by the button's value).
+BLOCK_DIGEST = "kq_digest:"
 BLOCK_GROUP = "kq_group"  # "Also asked by 2 other agents: …"
 BLOCK_OUTCOME = "kq_outcome"
 BLOCK_CONTEXT = "kq_context"

@@ -87,6 +87,17 @@ class RoutingError(Exception):
 # ---- the routing model the app uses ------------------------------------------------------
 
 
+class ChannelDigest(BaseModel):
+    """A route's channel digest: what waits in ``channel``, posted there on weekdays at ``at``
+    (HH:MM) in the zone ``tz`` (an IANA name)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    channel: str
+    at: str
+    tz: str
+
+
 class Route(BaseModel):
     """Where one workspace's cards go and who may act on them."""
 
@@ -124,6 +135,8 @@ class RouteRule(BaseModel):
     answerers: frozenset[str]
     line: int
     followups: FollowUps = FollowUps()
+    #: ``digest`` / ``digest_tz``: (HH:MM, zone) of the channel digest, or None.
+    digest: tuple[str, str] | None = None
 
     @property
     def workspace_only(self) -> bool:
@@ -173,8 +186,24 @@ class Routing(BaseModel):
     default_channel: str | None = None
     default_answerers: frozenset[str] = frozenset()
     default_followups: FollowUps = FollowUps()
+    #: The default channel's digest (``digest`` / ``digest_tz`` in [defaults]), or None.
+    default_digest: tuple[str, str] | None = None
     rules: tuple[RouteRule, ...] = ()
     source: str = ""
+
+    def channel_digests(self) -> list[ChannelDigest]:
+        """Every channel digest the routes ask for, one per channel (the first that names it;
+        the file is refused when two differ)."""
+        found: dict[str, ChannelDigest] = {}
+        if self.default_digest is not None and self.default_channel:
+            at, tz = self.default_digest
+            found[self.default_channel] = ChannelDigest(channel=self.default_channel, at=at, tz=tz)
+        for rule in self.rules:
+            channel = rule.channel or self.default_channel
+            if rule.digest is not None and channel and channel not in found:
+                at, tz = rule.digest
+                found[channel] = ChannelDigest(channel=channel, at=at, tz=tz)
+        return list(found.values())
 
     @property
     def any_followups(self) -> bool:

@@ -29,6 +29,8 @@ from kandev_slack.config.routing import (
 )
 from kandev_slack.config.toml_lines import LineIndex
 from kandev_slack.core.claims import DEFAULT_CLAIM_FOR_S
+from kandev_slack.core.timing.digest import DEFAULT_TZ, parse_time_of_day
+from kandev_slack.core.timing.digest import zone as digest_zone
 from kandev_slack.core.timing.quiet import QuietError, QuietHours, parse_range, zone
 from kandev_slack.kandev.models import PRIORITIES
 
@@ -103,9 +105,25 @@ def _check_tz(value: str) -> str:
     return value
 
 
+def _check_digest_time(value: str) -> str:
+    if parse_time_of_day(value) is None:
+        raise ValueError(f"'{value}' is not a time of day; write HH:MM, 24-hour, such as \"09:00\"")
+    return value
+
+
+def _check_zone(value: str) -> str:
+    if digest_zone(value) is None:
+        raise ValueError(
+            f'\'{value}\' is not a time zone; use an IANA name such as "Europe/Berlin" or "UTC"'
+        )
+    return value
+
+
 ChannelId = Annotated[str, AfterValidator(_check_channel)]
 QuietRange = Annotated[str, AfterValidator(_check_quiet_hours)]
 TimeZone = Annotated[str, AfterValidator(_check_tz)]
+DigestTime = Annotated[str, AfterValidator(_check_digest_time)]
+Zone = Annotated[str, AfterValidator(_check_zone)]
 AnswererId = Annotated[str, AfterValidator(_check_answerer)]
 Duration = Annotated[str, AfterValidator(_check_duration)]
 EscalationTarget = Annotated[str, AfterValidator(_check_escalation_target)]
@@ -126,6 +144,8 @@ class _FollowUpsFile(BaseModel):
     claim_for: Duration | None = None  # how long "I'm on it" pauses the follow-ups
     quiet_hours: QuietRange | None = None  # when reminders, escalations and DM cards wait
     quiet_tz: TimeZone | None = None  # the time zone of quiet_hours (default UTC)
+    digest: DigestTime | None = None  # the channel digest's time of day (HH:MM)
+    digest_tz: Zone | None = None  # its time zone (default UTC)
 
 
 class _DefaultsFile(_FollowUpsFile):
@@ -221,6 +241,8 @@ _EXPECTED = {
     "claim_for": 'a duration string such as "30m"',
     "quiet_hours": 'a range string such as "19:00-08:00"',
     "quiet_tz": 'a time zone string such as "Europe/Berlin"',
+    "digest": 'a time of day string such as "09:00"',
+    "digest_tz": 'a time zone string such as "Europe/Berlin"',
 }
 
 
@@ -241,13 +263,17 @@ def parse_routing(text: str, source: str = "", fallback_channel: str | None = No
     default_followups = _followups(
         parsed.defaults, None, _key_lines(index, "defaults", 0, source), problems
     )
+    default_where = _key_lines(index, "defaults", 0, source)
+    default_digest = _digest(parsed.defaults, default_where, problems)
     rules = _rules(parsed, index, source, problems)
+    _digest_clashes(default_digest, parsed.defaults.channel or fallback_channel, rules, problems)
     if problems:
         raise RoutingError(problems)
     return Routing(
         default_channel=parsed.defaults.channel or fallback_channel,
         default_answerers=frozenset(parsed.defaults.answerers),
         default_followups=default_followups,
+        default_digest=default_digest,
         rules=tuple(rules),
         source=source,
     )
@@ -297,6 +323,7 @@ def _rules(
                 answerers=answerers,
                 line=line,
                 followups=_followups(route, parsed.defaults, lines, problems),
+                digest=_digest(route, lines, problems),
             )
         )
     return rules
@@ -396,6 +423,37 @@ def _quiet(hours: str | None, tz: str | None) -> QuietHours | None:
         return None
     start, end = parse_range(hours)
     return QuietHours(start, end, tz or "UTC")
+
+
+def _digest(table: _FollowUpsFile, where: Where, problems: list[str]) -> tuple[str, str] | None:
+    """A table's channel digest (HH:MM, zone), or None; ``digest_tz`` alone is a problem."""
+    if table.digest is None:
+        if table.digest_tz is not None:
+            problems.append(f"{where('digest_tz')}: digest_tz needs digest (the time of day)")
+        return None
+    return table.digest, table.digest_tz or DEFAULT_TZ
+
+
+def _digest_clashes(
+    default: tuple[str, str] | None,
+    default_channel: str | None,
+    rules: list[RouteRule],
+    problems: list[str],
+) -> None:
+    """Two routes asking the same channel for digests at different times."""
+    seen: dict[str, tuple[tuple[str, str], str]] = {}
+    if default is not None and default_channel:
+        seen[default_channel] = (default, "[defaults]")
+    for rule in rules:
+        channel = rule.channel or default_channel
+        if rule.digest is None or not channel:
+            continue
+        if channel in seen and seen[channel][0] != rule.digest:
+            problems.append(
+                f"{rule.describe()}: digest differs from the one {seen[channel][1]} sets for "
+                f"channel {channel}; a channel has one digest"
+            )
+        seen.setdefault(channel, (rule.digest, f"the route at line {rule.line}"))
 
 
 def load_routing(path: str | Path | None, fallback_channel: str | None = None) -> Routing:

@@ -116,6 +116,10 @@ class Settings(BaseSettings):
     #: Seconds between two looks for quiet hours that ended (their summaries): 30; shorter in
     #: tests.
     quiet_check_s: float = 30.0
+    #: How often the digests due are looked for (kandev_slack/usecases/followups/digests.py).
+    digest_check_s: float = 30.0
+    #: Seconds added to the digests' clock: tests only (a digest time comes sooner).
+    digest_clock_shift_s: float = 0.0
 
     _routing: Routing | None = PrivateAttr(default=None)
 
@@ -226,6 +230,25 @@ class Settings(BaseSettings):
     @classmethod
     def _quiet_check(cls, value: Any) -> float:
         return positive_seconds(value, "QUIET_CHECK_S", "30")
+
+    @field_validator("digest_check_s", mode="before")
+    @classmethod
+    def _digest_check(cls, value: Any) -> float:
+        return positive_seconds(value, "DIGEST_CHECK_S", "30")
+
+    @field_validator("digest_clock_shift_s", mode="before")
+    @classmethod
+    def _digest_clock_shift(cls, value: Any) -> float:
+        text = str(value).strip()
+        try:
+            shift = float(text)
+        except ValueError:
+            shift = float("nan")
+        if not abs(shift) < 366 * 86400:
+            raise ValueError(
+                f"DIGEST_CLOCK_SHIFT_S must be a number of seconds (tests only; got '{text}')"
+            )
+        return shift
 
     @field_validator("kandev_list_page_size", mode="before")
     @classmethod

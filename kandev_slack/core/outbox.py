@@ -31,6 +31,8 @@ def gather_edit_key(gathering: str, joined: str) -> str:
     return f"edit:{gathering}:{joined}"
 
 
+#: A digest (kandev_slack/usecases/followups/digests.py): a message of its own, not a card's.
+POST_DIGEST = "post_digest"
 #: How the reason of an edit for a change of the card's group starts
 #: (kandev_slack/usecases/answering/groups.py).
 GROUP_REASON = "group:"
@@ -66,3 +68,8 @@ def copy_post_key(message_key: str) -> str:
 
 def reply_key(key: str) -> str:
     return f"reply:{key}"
+
+
+def digest_key(target: str, local_date: str) -> str:
+    """The outbox key of the digest of ``target`` (a person or a channel) for a local date."""
+    return f"digest:{target}:{local_date}"

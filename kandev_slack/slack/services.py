@@ -49,6 +49,7 @@ from kandev_slack.usecases.answering.thread_replies import (
     ThreadReplies,
     ToSend,
 )
+from kandev_slack.usecases.followups.digests import Digests
 from kandev_slack.usecases.followups.quiet import QuietService
 from kandev_slack.usecases.followups.subscriptions import SubscriptionService
 from kandev_slack.usecases.views.conversation import ConversationService
@@ -96,6 +97,8 @@ class Services:
     whole: WholeText | None = None
     #: ``/kandev-questions quiet`` (None: not wired, e.g. some tests).
     quiet: QuietService | None = None
+    #: ``/kandev-questions digest …`` (None: not wired, e.g. some tests).
+    digests: Digests | None = None
     clock: Callable[[], datetime] = field(default=_now)
 
     def tell(self, where: Where, text: str) -> None:

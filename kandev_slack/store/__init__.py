@@ -13,6 +13,7 @@ from kandev_slack.store.cards.snoozes import SnoozesRepository
 from kandev_slack.store.database import Database, StoreStats
 from kandev_slack.store.errors import StoreError
 from kandev_slack.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
+from kandev_slack.store.people.digests import DigestsRepository
 from kandev_slack.store.people.home import HomeViewersRepository
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.queues.submissions import SubmissionsRepository
@@ -30,6 +31,7 @@ __all__ = [
     "CardsRepository",
     "ClaimsRepository",
     "Database",
+    "DigestsRepository",
     "FollowupsRepository",
     "HomeViewersRepository",
     "OutboxEntry",

@@ -27,6 +27,7 @@ from kandev_slack.store.cards.snoozes import SnoozesRepository
 from kandev_slack.store.cards.thread_replies import ThreadRepliesRepository
 from kandev_slack.store.kinds import unknown_here, waiting_any_kind
 from kandev_slack.store.migrations import SCHEMA_VERSION, current_version, migrate
+from kandev_slack.store.people.digests import DigestsRepository
 from kandev_slack.store.people.home import HomeViewersRepository
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.queues.submissions import SubmissionsRepository
@@ -68,6 +69,7 @@ class Database:
     - ``thread_replies``: replies in a card's thread offered as an answer (Send / Cancel);
     - ``claims``: who is on a waiting card ("I'm on it") and until when;
     - ``snoozes``: who hid which waiting question from their own views until when;
+    - ``digests``: each person's digest time, and the digests sent (one per target and date);
     - ``retention``: deletes what is older than ``retention_days`` (``purge``).
 
     Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
@@ -118,6 +120,7 @@ class Database:
         self.thread_replies = ThreadRepliesRepository(self.sql)
         self.claims = ClaimsRepository(self.sql, self.outbox)
         self.snoozes = SnoozesRepository(self.sql, self.outbox)
+        self.digests = DigestsRepository(self.sql, self.outbox)
         self.retention = Retention(self.sql, timedelta(days=retention_days))
         self._newer: str | None = None
         self._newer_at: float | None = None

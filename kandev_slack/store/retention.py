@@ -15,6 +15,7 @@ from kandev_slack.store.schema import (
     card_followups,
     card_messages,
     cards,
+    digests_sent,
     home_viewers,
     outbox,
     submissions,
@@ -89,6 +90,8 @@ class Retention:
             replies = conn.execute(
                 delete(thread_replies).where(thread_replies.c.created_at <= outbox_cutoff)
             ).rowcount
+            # a digest's (target, local date) row matters on its day only
+            conn.execute(delete(digests_sent).where(digests_sent.c.sent_at <= cutoff))
         return Purged(
             cards=gone,
             submissions=subs,

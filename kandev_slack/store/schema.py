@@ -189,7 +189,7 @@ card_messages = Table(
     Column("note", Text, nullable=False),  # what the copy says above the card (escalation)
     Column("created_at", UTCDateTime, nullable=False),
     Column("posted_at", UTCDateTime),
-    # Schema version 18: the gathering DM (dm_gathers.key) in whose thread it is posted, or NULL.
+    # Schema version 16: the gathering DM (dm_gathers.key) in whose thread it is posted, or NULL.
     Column("thread", String),
     UniqueConstraint("channel", "ts", name="uq_card_messages_message"),
     Index("ix_card_messages_pending", "pending_id"),
@@ -267,7 +267,7 @@ legacy_kinds = Table(
     Column("kind", String, primary_key=True),
 )
 
-# Quiet hours (issue 33), schema version 18. ``quiet_people``: a person's own quiet hours
+# Quiet hours (issue 33), schema version 16. ``quiet_people``: a person's own quiet hours
 # (``hours`` as "19:00-08:00", in ``tz``, their Slack time zone when they set them).
 quiet_people = Table(
     "quiet_people",
@@ -296,7 +296,7 @@ held_items = Table(
 
 # Calm DMs: one gathering DM per burst of DM cards to one person. ``since``: the start of the
 # burst (its first DM cards came on their own), ``last_at``: when its last card joined it; its
-# cards are the card_messages whose ``thread`` is its key. Schema version 18.
+# cards are the card_messages whose ``thread`` is its key. Schema version 16.
 dm_gathers = Table(
     "dm_gathers",
     metadata,
@@ -308,4 +308,26 @@ dm_gathers = Table(
     Column("ts", String),
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_dm_gathers_user", "user_id", "last_at"),
+)
+
+# Digests (issue 33): ``/kandev-questions digest 09:00`` — when a person wants theirs (in their
+# Slack time zone, weekdays), set at ``set_at`` (a digest is due from then on). Schema version 17.
+digest_settings = Table(
+    "digest_settings",
+    metadata,
+    Column("user_id", String, primary_key=True),
+    Column("at", String, nullable=False),  # HH:MM, wall-clock time in the person's zone
+    Column("set_at", UTCDateTime, nullable=False),
+)
+
+# One row per digest target (a user id, or a channel id for a route's channel digest) and local
+# date (YYYY-MM-DD in its zone): inserted atomically before the digest is enqueued, in the same
+# transaction, so a date gets one digest whatever restarts, replicas or clock changes happen.
+digests_sent = Table(
+    "digests_sent",
+    metadata,
+    Column("target", String, primary_key=True),
+    Column("local_date", String, primary_key=True),
+    Column("sent_at", UTCDateTime, nullable=False),
+    Column("item_count", Integer, nullable=False),  # items listed (0: nothing was sent)
 )

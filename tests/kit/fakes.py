@@ -456,6 +456,10 @@ class FakeSlackGateway:
         self.public_members: dict[str, frozenset[str]] = {}
         #: People of another organisation (Slack Connect): user id -> their team id.
         self.other_organisations: dict[str, str] = {}
+        #: People's time zones (users.info → tz); anyone else has none.
+        self.zones: dict[str, str] = {}
+        #: Messages that are not cards (digests): (channel, ts) -> message.
+        self.messages: dict[tuple[str, str], Message] = {}
         self._failures: dict[str, list[SlackError]] = {}
         self._delays: dict[str, float] = {}
         self._serial = 0
@@ -495,6 +499,16 @@ class FakeSlackGateway:
         ts = f"1700000000.{self._next():06d}"
         self.cards[(channel, ts)] = (message, pending_id)
         return ts
+
+    def post_notice(self, channel: str, message: Message) -> str:
+        self._enter("chat.postMessage", channel=channel, message=message)
+        ts = f"1700000000.{self._next():06d}"
+        self.messages[(channel, ts)] = message
+        return ts
+
+    def update_notice(self, channel: str, ts: str, message: Message) -> None:
+        self._enter("chat.update", channel=channel, ts=ts, message=message)
+        self.messages[(channel, ts)] = message
 
     def update_card(self, channel: str, ts: str, message: Message, pending_id: str) -> None:
         self._enter("chat.update", channel=channel, ts=ts, message=message, pending_id=pending_id)
@@ -616,6 +630,10 @@ class FakeSlackGateway:
     def user_name(self, user_id: str) -> str | None:
         self._enter("users.info", user=user_id)
         return self.names.get(user_id)
+
+    def user_tz(self, user_id: str) -> str | None:
+        self._enter("users.info", user=user_id)
+        return self.zones.get(user_id)
 
     def channel_is_private(self, channel: str) -> bool:
         self._enter("conversations.info", channel=channel)

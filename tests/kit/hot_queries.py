@@ -37,6 +37,7 @@ from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.cards.thread_replies import ThreadReply
 from kandev_slack.store.queues.pace import Pace
 from kandev_slack.store.records import SubmissionContent
+from kandev_slack.usecases.followups.digest_post import DigestPost
 
 #: Tables that grow with the history (one or more rows per card): never read whole.
 LARGE_TABLES = frozenset(
@@ -75,6 +76,7 @@ _OUTCOME = CardOutcome(
 _WRITE = OutboxRow(
     kind="reply", key="hot-probe-reply", payload={"pending_id": PROBE}, channel=PROBE_CHANNEL
 )
+_DIGEST = DigestPost("U0PROBE", "hot-probe-digest", {"text": "digest", "blocks": []})
 _THREAD_REPLY = ThreadReply(
     id="",
     message_key=f"{PROBE_CHANNEL}:1700000000.000200",
@@ -414,6 +416,30 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "end_snooze",
         "Unsnooze / a snooze ending",
         lambda s: s.snoozes.end_snooze("U0PROBE", PROBE, _PROBE_SNOOZE_TOKEN, [_WRITE]),
+    ),
+    # Digests (kandev_slack/usecases/followups/digests.py)
+    HotQuery("digest_of", "/kandev-questions digest", lambda s: s.digests.digest_of("U0PROBE")),
+    HotQuery("digest_settings", "digests tick", lambda s: s.digests.digest_settings()),
+    HotQuery(
+        "digest_sent", "digests tick", lambda s: s.digests.digest_sent("U0PROBE", "2030-01-01")
+    ),
+    HotQuery(
+        "claim_digest",
+        "digests tick, a digest due",
+        lambda s: s.digests.claim_digest("U0PROBE", "2030-01-02", 1, _DIGEST),
+    ),
+    HotQuery(
+        "set_digest",
+        "/kandev-questions digest 09:00",
+        lambda s: s.digests.set_digest("U0PROBE", "09:00", _A_DAY_BEFORE),
+    ),
+    HotQuery(
+        "clear_digest", "/kandev-questions digest off", lambda s: s.digests.clear_digest("U0PROBE")
+    ),
+    HotQuery(
+        "enqueue_digest",
+        "/kandev-questions digest now",
+        lambda s: s.digests.enqueue_digest(_DIGEST),
     ),
     # metrics and health (kandev_slack/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),

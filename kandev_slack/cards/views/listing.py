@@ -146,6 +146,8 @@ def render_help() -> dict[str, Any]:
         f"• `{COMMAND} subscribe Platform` (or `label:database`, or `all`) — a direct message "
         "with each new question you may answer there; `unsubscribe …` stops it, "
         "`subscriptions` lists yours",
+        f"• `{COMMAND} digest 09:00` — a direct message on weekdays at that time (your time "
+        "zone) listing what waits for you; `digest now`, `digest off`",
         f"• `{COMMAND} help` — this help",
         "*Answer…* opens the same form as the card. To turn a question down, use *Reject…* on "
         "its card, or the message shortcut *Reject agent question* (the ⋮ menu of the card).",

@@ -27,12 +27,14 @@ from slack_bolt import Ack, App
 
 from kandev_slack.cards import words
 from kandev_slack.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, CodecError
+from kandev_slack.cards.views import digest as digest_words
 from kandev_slack.cards.views import quiet as quiet_views
 from kandev_slack.cards.views.listing import NextPage, parse_next_page
 from kandev_slack.slack.parsing.payloads import PayloadError, parse, parse_click
 from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import when_done
 from kandev_slack.usecases.answering.admission import Where
+from kandev_slack.usecases.followups.digests import BadDigest, DigestCommand, Digests, parse_digest
 from kandev_slack.usecases.followups.quiet import QuietCommand, QuietService, parse_quiet
 from kandev_slack.usecases.followups.subscriptions import parse_command
 from kandev_slack.usecases.views.listing import Reply
@@ -110,9 +112,13 @@ def _command(svc: Services, times: ListingTimes):
             return
         subcommand = parse_command(command.text)
         quiet = parse_quiet(command.text) if svc.quiet is not None else None
+        digest = parse_digest(command.text) if svc.digests is not None else None
         budget = LIST_BUDGET_S
+        future: Future[Reply]
         if quiet is not None and svc.quiet is not None:
-            future: Future[Reply] = place.run(_quiet_reply, svc.quiet, quiet, command.user_id)
+            future = place.run(_quiet_reply, svc.quiet, quiet, command.user_id)
+        elif digest is not None and svc.digests is not None:
+            future = place.run(_digest_reply, svc.digests, digest, command.user_id)
         elif subcommand is None:
             budget = times.budget()
             future = place.run(svc.listing.reply, command.text, command.user_id)
@@ -145,6 +151,11 @@ def _quiet_reply(service: QuietService, command: QuietCommand, user_id: str) -> 
     else:
         text = quiet_views.quiet_no_tz_message()
     return Reply(text=text, blocks=[])
+
+
+def _digest_reply(digests: Digests, command: DigestCommand | BadDigest, user_id: str) -> Reply:
+    """``/kandev-questions digest …``: done, then said."""
+    return Reply(text=digest_words.answer_text(digests.answer(command, user_id)), blocks=[])
 
 
 def _follow(svc: Services, where: Where, reply: Reply) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from kandev_slack.cards.ids import (
     ACTION_MORE,
+    BLOCK_DIGEST,
     CodecError,
     ModalMetadata,
     parse_answer_all_value,
@@ -209,6 +210,8 @@ def _clicked(
     listing (an ephemeral: no message to name)."""
     container = payload.container
     via: Via = "card" if payload.on_message else "home" if container.type == "view" else "list"
+    if via == "card" and payload.action.block_id.startswith(BLOCK_DIGEST):
+        via = "list"  # a digest's item: not a card, named by its button's value as a listing's
     return Request(
         user_id=payload.user_id,
         via=via,

@@ -337,7 +337,10 @@ class Publisher:
             if plain or write.plain is None or exc.error not in _REFUSED_CONTENT or card is None:
                 raise
             # Refused, so not written: its plain form goes instead.
-            self.writes.audit_plain(card, item.kind, f"slack refused the card: {exc.error}")
+            if card is not None:
+                self.writes.audit_plain(card, item.kind, f"slack refused the card: {exc.error}")
+            else:
+                log.warning("slack refused a %s (%s): its plain form goes", item.kind, exc.error)
             ts = write.send(write.plain())
         write.done(ts)
 

@@ -26,6 +26,7 @@ from kandev_slack.core.outbox import (
     NOT_SENT,
     POST,
     POST_COPY,
+    POST_DIGEST,
     REPLY,
     SUMMARY,
     UPDATE,
@@ -506,6 +507,27 @@ class Writes:
             done=lambda _ts: None,
         )
 
+    # ---- messages of no card -------------------------------------------------------------
+
+    def post_digest(self, item: OutboxEntry) -> Write | None:
+        """A digest: its message was rendered when it was decided; a person's goes to their
+        DM (which cannot be read back: a crash mid-post may show it twice, as a DM card)."""
+        target = str(item.payload.get("target") or item.channel or "")
+        if not target:
+            return None
+        to = self.slack.open_dm(target) if USER_ID.match(target) else target
+        text = str(item.payload.get("text") or "")
+        blocks = item.payload.get("blocks") or []
+        message = Message(text=text, blocks=list(blocks))
+        key = str(item.payload.get("key") or "")
+        return Write(
+            channel=item.channel or to,
+            render=lambda: (message, False),
+            send=lambda m: self.slack.post_notice(to, m),
+            done=lambda _ts: log.info("posted the digest %s in %s", key, to),
+            plain=lambda: Message(text=text, blocks=[]),
+        )
+
 
 #: Every kind of outbox item.
 KINDS: dict[str, Kind] = {
@@ -518,6 +540,7 @@ KINDS: dict[str, Kind] = {
     SUMMARY: Kind(_no_card, rank=2, paced=True, alone=Writes.summary),
     GATHER: Kind(_no_card, rank=1, paced=True, alone=Writes.gather),
     GATHER_EDIT: Kind(_no_card, rank=0, paced=False, alone=Writes.gather_edit),
+    POST_DIGEST: Kind(_no_card, rank=3, paced=True, alone=Writes.post_digest),
 }
 
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.e2e.helpers import MARGIN_S, db_question, start_bot, wait_card
-from tests.e2e.test_quiet import REMINDER, SUMMARY, posts, quiet_for, routing_file
+from tests.e2e.test_quiet import QUIET_S, REMINDER, SUMMARY, posts, quiet_for, routing_file
 from tests.kit.harness import CHANNEL
 
 REPLICAS = 2
@@ -26,7 +26,7 @@ def test_one_summary_with_two_replicas(
     tmp_path,
 ):
     config = routing_file(
-        tmp_path, f'remind_after = "1s"\nquiet_hours = "{quiet_for(12)}"\nquiet_tz = "UTC"\n'
+        tmp_path, f'remind_after = "1s"\nquiet_hours = "{quiet_for(QUIET_S)}"\nquiet_tz = "UTC"\n'
     )
     for _ in range(REPLICAS):
         start_bot(bot_factory, db_url=pg_url, KANDEV_SLACK_CONFIG=config, QUIET_CHECK_S="0.1")
@@ -37,7 +37,7 @@ def test_one_summary_with_two_replicas(
 
     summary = fake_slack.wait_for(
         lambda: next(iter(posts(fake_slack, CHANNEL, SUMMARY)), None),
-        25 + MARGIN_S,
+        QUIET_S + 15 + MARGIN_S,
         "the summary once the quiet hours end",
     )
     time.sleep(2)
