@@ -8,8 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from kandev_slack.cards.views import quiet as quiet_views
-from kandev_slack.cards.views.digest import digest_renderer
 from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Settings
 from kandev_slack.core.signals import Inbox, Signal
@@ -29,6 +27,8 @@ from kandev_slack.slack.transport.lanes import (
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.store import Database
+from kandev_slack.surfaces import quiet as quiet_views
+from kandev_slack.surfaces.digest import digest_renderer
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import Admission
 from kandev_slack.usecases.answering.answers import AnswerService

@@ -19,10 +19,10 @@ from datetime import UTC, datetime, timedelta
 from bench.stats import Summary
 from bench.world import World
 from kandev_slack.cards.limits import blocks_text_length
-from kandev_slack.cards.views.digest import digest_renderer
 from kandev_slack.config.routing import Routing
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
+from kandev_slack.surfaces.digest import digest_renderer
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.followups.digests import DigestCommand, Digests
 from kandev_slack.usecases.tasks import TaskDirectory

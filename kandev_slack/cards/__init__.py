@@ -33,7 +33,7 @@ from kandev_slack.cards.ids import (
     text_block_id,
 )
 from kandev_slack.cards.mrkdwn import markdown_to_mrkdwn
-from kandev_slack.cards.taskline import task_url
+from kandev_slack.cards.parts.taskline import task_url
 from kandev_slack.cards.text import escape_mrkdwn, fit_escaped, fit_plain, shorten_mrkdwn
 from kandev_slack.cards.wording import answers_summary, outcome_line
 

@@ -25,7 +25,7 @@ from kandev_slack.cards.wording import (
 )
 from kandev_slack.core.clarification import SKIPPED_REASON, Bundle
 from kandev_slack.core.domain import CardOutcome, CardState
-from kandev_slack.kinds.spec import Found
+from kandev_slack.core.pending import Found
 
 
 def _what(action: Action) -> str:

@@ -24,6 +24,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from kandev_slack.config.database_url import DEFAULT_DATABASE_URL, DatabaseUrlError, normalize_url
 from kandev_slack.config.routing import Routing, RoutingError, channel_id_problem
 from kandev_slack.config.routing_file import load_routing
 from kandev_slack.config.setting_values import (
@@ -40,8 +41,6 @@ from kandev_slack.config.setting_values import (
 )
 from kandev_slack.core.limits import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from kandev_slack.ops.redaction import url_password, without_userinfo
-from kandev_slack.store.errors import StoreError
-from kandev_slack.store.sql.url import DEFAULT_DATABASE_URL, normalize_url
 
 Mode = Literal["http", "socket"]
 
@@ -183,7 +182,7 @@ class Settings(BaseSettings):
     def _database_url(cls, value: Any) -> str:
         try:
             url = normalize_url(str(value))
-        except StoreError as exc:
+        except DatabaseUrlError as exc:
             raise ValueError(str(exc)) from None
         return url.render_as_string(hide_password=False)
 

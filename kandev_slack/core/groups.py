@@ -4,7 +4,7 @@ Several agents often ask the same one question at the same time (same workspace,
 prompt, normalised: the past answers' *question key*). Each waiting card of such a group names
 the others ("Also asked by 2 other agents: …"), and whoever answers one may send the same
 choice to all of them (kandev_slack/usecases/groups.py and answering/groups.py decide;
-kandev_slack/cards/views/groups.py renders).
+kandev_slack/cards/parts/groups.py renders).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ many replicas take it (kandev_slack/usecases/outbox/writes.py carries them out).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from kandev_slack.core.domain import Card, CardState
 
 POST = "post"
@@ -73,3 +76,13 @@ def reply_key(key: str) -> str:
 def digest_key(target: str, local_date: str) -> str:
     """The outbox key of the digest of ``target`` (a person or a channel) for a local date."""
     return f"digest:{target}:{local_date}"
+
+
+@dataclass(frozen=True)
+class DigestPost:
+    """A digest's post (the outbox's ``post_digest``): to ``target`` (a user id: their DM; or
+    a channel id), deduplicated by ``key``; ``message``: its text and blocks."""
+
+    target: str
+    key: str
+    message: dict[str, Any]

@@ -9,7 +9,7 @@ read only what :class:`PendingItem` offers, so a new kind reuses them as they ar
 What differs by kind — how an item is resolved and how it ended, what is checked before
 sending, what its card offers — is its spec in kandev_slack/kinds/<kind>/, found through
 kandev_slack/kinds/registry.py (``spec_of``); its renderers in kandev_slack/kinds/<kind>/cards/
-(found by kandev_slack/cards/kinds.py), its discovery in kandev_slack/usecases/intake/
+(found by kandev_slack/surfaces/kinds.py), its discovery in kandev_slack/usecases/intake/
 (discovery.py, approvals.py) and its Kandev calls in kandev_slack/kandev/.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 
 class ItemKind(StrEnum):
@@ -65,3 +65,10 @@ class PendingItem(Protocol):
     def headline(self) -> str:
         """What is asked, in one line of plain text (a reminder, a notification, a list row)."""
         ...
+
+
+#: What a kind's local validation finds wrong, as a kind (worded at the edge:
+#: kandev_slack/cards/words.py ``found_detail``): an action its items are not resolved with,
+#: a question left unanswered, an option the question does not have, an option the agent did
+#: not offer.
+Found = Literal["not_answer_or_reject", "unanswered", "not_an_option", "not_offered"]

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from kandev_slack.core.approval import Approval
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card
-from kandev_slack.core.pending import ItemKind, PendingItem
+from kandev_slack.core.pending import Found, ItemKind, PendingItem
 
 #: What Kandev's calls reply (kandev_slack.kandev.models.Outcome): kinds never imports the
 #: Kandev edge, so the spec returns whatever the port it is given returns.
@@ -28,13 +28,6 @@ class Try:
     action: str
     answers: Sequence[Answer] = ()
     reason: str = ""
-
-
-#: What a kind's local validation finds wrong, as a kind (worded at the edge:
-#: kandev_slack/cards/words.py ``found_detail``): an action its items are not resolved with,
-#: a question left unanswered, an option the question does not have, an option the agent did
-#: not offer.
-Found = Literal["not_answer_or_reject", "unanswered", "not_an_option", "not_offered"]
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from kandev_slack.cards.more import skip_confirm
-from kandev_slack.cards.views import groups as groups_words
-from kandev_slack.cards.views import thread_reply
+from kandev_slack.cards.parts import groups as groups_words
+from kandev_slack.cards.parts.head import skip_confirm
 from kandev_slack.slack.parsing import markup
 from kandev_slack.slack.parsing.forms import FormKind
 from kandev_slack.slack.parsing.requests import Form, Interaction
@@ -30,6 +29,7 @@ from kandev_slack.slack.presenters.tell_all import AnswerAll
 from kandev_slack.slack.presenters.tell_whole import ModalClickReply, WholeOpener
 from kandev_slack.slack.transport.lanes import Lane
 from kandev_slack.slack_api.notify import Notifier
+from kandev_slack.surfaces import thread_reply
 from kandev_slack.usecases.answering.admission import Admission, RefusalKind, Unusable, Where
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims

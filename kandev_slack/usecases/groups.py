@@ -3,7 +3,7 @@
 A card's group: the other waiting, posted one-question question cards in the same channel
 whose question is the same — the past answers' question key (kandev_slack/usecases/
 past_answers.py: workspace, title and prompt, normalised). Approvals and multi-question bundles
-are never grouped. Each waiting member shows the others (kandev_slack/cards/views/groups.py);
+are never grouped. Each waiting member shows the others (kandev_slack/cards/parts/groups.py);
 the card edits a change of membership needs (a member posted, a member resolved) go through the
 outbox (:meth:`GroupLines.edits_when_posted`, :meth:`GroupLines.edits_when_resolved`).
 

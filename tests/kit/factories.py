@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.core.clarification import Answer, Bundle, Option, Question
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from kandev_slack.store import Database
+from kandev_slack.surfaces.waiting import Waiting
 
 NOW = datetime(2026, 11, 30, 7, 30, 52, tzinfo=UTC)
 ASKED_AT = NOW - timedelta(minutes=3)

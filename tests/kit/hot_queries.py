@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 
 from kandev_slack.core.clarification import Answer, Bundle, Option, Question
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
+from kandev_slack.core.outbox import DigestPost
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.core.timing.quiet import quiet_hours
 from kandev_slack.store import Database
@@ -37,7 +38,6 @@ from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.cards.thread_replies import ThreadReply
 from kandev_slack.store.queues.pace import Pace
 from kandev_slack.store.records import SubmissionContent
-from kandev_slack.usecases.followups.digest_post import DigestPost
 
 #: Tables that grow with the history (one or more rows per card): never read whole.
 LARGE_TABLES = frozenset(

@@ -92,15 +92,15 @@ _CARD_TYPES = (
 KNOWN: Mapping[tuple[str, str], str] = {
     # cards (pure rendering) reaching into other edges
     (
-        "kandev_slack.cards.views.conversation",
+        "kandev_slack.surfaces.conversation",
         "kandev_slack.kandev.models",
     ): "renders Kandev's SessionMessage wire model directly",
     (
-        "kandev_slack.cards.views.waiting",
+        "kandev_slack.surfaces.waiting",
         "kandev_slack.kandev.models",
     ): "renders Kandev's Workspace wire model directly",
     (
-        "kandev_slack.cards.views.subscriptions",
+        "kandev_slack.surfaces.subscriptions",
         "kandev_slack.store.people.subscriptions",
     ): "renders the store's Subscription record (ScopeKind) directly",
     # config reaching up
@@ -112,50 +112,42 @@ KNOWN: Mapping[tuple[str, str], str] = {
         "kandev_slack.config.routing_file",
         "kandev_slack.kandev.models",
     ): "the routing file validates priorities against Kandev's PRIORITIES (belongs in core)",
-    (
-        "kandev_slack.config.settings",
-        "kandev_slack.store.errors",
-    ): "the settings raise the store's StoreError for a bad DATABASE_URL",
-    (
-        "kandev_slack.config.settings",
-        "kandev_slack.store.sql.url",
-    ): "the default database URL and its normalisation live in the store",
     # use-cases on the cards: rendering / words in the use-case
-    ("kandev_slack.usecases.answering.claims", "kandev_slack.cards.views.claims"): _RENDERS
+    ("kandev_slack.usecases.answering.claims", "kandev_slack.cards.parts.claims"): _RENDERS
     + " (lapsed / taken-over texts)",
     (
         "kandev_slack.usecases.views.conversation",
-        "kandev_slack.cards.views.conversation",
+        "kandev_slack.surfaces.conversation",
     ): _CARD_TYPES + " (Conversation, Problem)",
-    ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.home"): _RENDERS
+    ("kandev_slack.usecases.views.home", "kandev_slack.surfaces.home"): _RENDERS
     + " (render_home, the Home's limits)",
-    ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.subscriptions"): _RENDERS
+    ("kandev_slack.usecases.views.home", "kandev_slack.surfaces.subscriptions"): _RENDERS
     + " (with_home_blocks)",
-    ("kandev_slack.usecases.views.home", "kandev_slack.cards.views.waiting"): _CARD_TYPES
+    ("kandev_slack.usecases.views.home", "kandev_slack.surfaces.waiting"): _CARD_TYPES
     + " (Waiting)",
-    ("kandev_slack.usecases.views.listing", "kandev_slack.cards.views.listing"): _RENDERS
+    ("kandev_slack.usecases.views.listing", "kandev_slack.surfaces.listing"): _RENDERS
     + " (listing, NextPage)",
     ("kandev_slack.usecases.views.listing", "kandev_slack.cards.text"): _RENDERS + " (one_line)",
-    ("kandev_slack.usecases.views.listing", "kandev_slack.cards.views.waiting"): _CARD_TYPES
+    ("kandev_slack.usecases.views.listing", "kandev_slack.surfaces.waiting"): _CARD_TYPES
     + " (Query, PageKey, ListingPage…)",
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.kinds"): _RENDERS
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.surfaces.kinds"): _RENDERS
     + " (which renderer draws a card of each kind)",
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.copy"): _RENDERS,
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.views.followups"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.parts.copy"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.surfaces.followups"): _RENDERS,
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.limits"): _RENDERS
     + " (MAX_MESSAGE_TEXT)",
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.plain"): _RENDERS,
-    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.views.snooze"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.parts.plain"): _RENDERS,
+    ("kandev_slack.usecases.outbox.messages", "kandev_slack.surfaces.snooze"): _RENDERS,
     ("kandev_slack.usecases.outbox.messages", "kandev_slack.cards.text"): _RENDERS,
-    ("kandev_slack.usecases.followups.reminders", "kandev_slack.cards.views.followups"): _RENDERS
+    ("kandev_slack.usecases.followups.reminders", "kandev_slack.surfaces.followups"): _RENDERS
     + " (reminder / escalation texts)",
-    ("kandev_slack.usecases.answering.snooze", "kandev_slack.cards.views.snooze"): _RENDERS
+    ("kandev_slack.usecases.answering.snooze", "kandev_slack.surfaces.snooze"): _RENDERS
     + " (back_text)",
     (
         "kandev_slack.usecases.followups.subscriptions",
-        "kandev_slack.cards.views.subscriptions",
+        "kandev_slack.surfaces.subscriptions",
     ): _RENDERS + " (the subcommands' replies)",
-    ("kandev_slack.usecases.views.waiting", "kandev_slack.cards.views.waiting"): _CARD_TYPES
+    ("kandev_slack.usecases.views.waiting", "kandev_slack.surfaces.waiting"): _CARD_TYPES
     + " (Waiting)",
     (
         "kandev_slack.usecases.views.whole_text",
@@ -278,6 +270,11 @@ def layer_of(module: str) -> str | None:
         # A kind package is a vertical slice: its rendering half (kinds/<kind>/cards/) stands
         # in the cards layer, the rest of it in the low kinds layer.
         return CARDS
+    if parts[1] == "surfaces":
+        # Slack's surfaces (listing, Home, modals…) are rendering too, a floor above the cards'
+        # primitives and each kind's renderers: the cards layer, in a folder of its own so that
+        # kinds/<kind>/cards/ stands between them (tested by the folders' one-way rule).
+        return CARDS
     return parts[1]
 
 
@@ -343,7 +340,8 @@ def report() -> None:
 
 def test_every_folder_of_bot_has_a_layer() -> None:
     folders = {p.name for p in BOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert folders <= set(ALLOWED), folders - set(ALLOWED)
+    layers = {f: layer_of(f"{PACKAGE}.{f}") for f in folders}
+    assert {f for f, layer in layers.items() if layer not in ALLOWED} == set()
 
 
 def test_bot_imports_go_down_the_layers() -> None:
@@ -469,3 +467,49 @@ def test_no_folder_has_more_than_twelve_modules_at_its_top() -> None:
         if len(modules) > MAX_MODULES_AT_TOP:
             crowded[folder.relative_to(ROOT).as_posix()] = len(modules)
     assert crowded == {}
+
+
+def _child_edges(folder: Path, sources: Mapping[str, str]) -> dict[tuple[str, str], int]:
+    """(child, child) → line, for imports between the children (modules and sub-folders) of
+    ``folder``."""
+    prefix = ".".join(folder.relative_to(ROOT).parts) + "."
+    known = frozenset(sources) | frozenset(f"{m}.__init__" for m in _packages(sources))
+    edges: dict[tuple[str, str], int] = {}
+    for module, source in sources.items():
+        if not module.startswith(prefix):
+            continue
+        here = module[len(prefix) :].split(".")[0]
+        for target, line in imports(module, source, known):
+            if target.startswith(prefix):
+                there = target[len(prefix) :].split(".")[0]
+                if there != here:
+                    edges.setdefault((here, there), line)
+    return edges
+
+
+def _loops(edges: Mapping[tuple[str, str], int]) -> list[str]:
+    """The edges that lie on a loop (each child reaches the other)."""
+    reach: dict[str, set[str]] = {}
+    for a, b in edges:
+        reach.setdefault(a, set()).add(b)
+    changed = True
+    while changed:
+        changed = False
+        for seen in reach.values():
+            more = set().union(*(reach.get(b, set()) for b in seen)) - seen
+            if more:
+                seen |= more
+                changed = True
+    return sorted(f"{a} -> {b}" for a, b in edges if a in reach.get(b, set()))
+
+
+def test_the_parts_of_every_folder_depend_one_way() -> None:
+    """Inside every folder of the package, its modules and sub-folders import each other one
+    way: no two of them reach each other (a loop between sub-folders is an upward arrow)."""
+    sources = bot_sources()
+    loops = {}
+    for folder in [BOT, *sorted(p for p in BOT.rglob("*") if (p / "__init__.py").exists())]:
+        found = _loops(_child_edges(folder, sources))
+        if found:
+            loops[folder.relative_to(ROOT).as_posix()] = found
+    assert loops == {}

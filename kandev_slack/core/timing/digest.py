@@ -14,7 +14,10 @@ digest, and a replica checking late still sends that day's (never skipping it):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 #: ``HH:MM``, 24-hour, two digits each.
@@ -116,3 +119,33 @@ def next_send(
         if instant >= now:
             return instant
     raise ValueError("no digest day within a week")  # ``days`` is never empty
+
+
+# ---- what a digest shows and what its command answers (the use-case decides, kandev_slack/
+# usecases/followups/digests.py; the surface words it, kandev_slack/surfaces/digest.py) ----
+
+#: At most this many items are listed in a digest (the rest are counted): one block each.
+MAX_DIGEST_ITEMS = 20
+
+Scope = Literal["person", "channel"]
+#: Renders a digest: (scope, the items shown — each with its card and permalink —, how many
+#: wait in all, now) → the message's ``text`` and ``blocks`` (kandev_slack/surfaces/digest.py).
+Render = Callable[[Scope, Sequence[Any], int, datetime], dict[str, Any]]
+
+
+AnswerKind = Literal["bad", "off", "not_set", "setting", "set", "sent", "nothing", "unavailable"]
+
+
+@dataclass(frozen=True)
+class DigestAnswer:
+    """What ``/kandev-questions digest …`` did (worded by kandev_slack/surfaces/digest.py):
+    ``bad`` (``typed`` is no time), ``off`` / ``not_set`` (stopped / there was none),
+    ``setting`` (shown: ``at``, ``tz``), ``set`` (``at``, ``tz``, ``next_at``), ``sent``
+    (``count`` items), ``nothing`` (nothing waits), ``unavailable`` (Kandev cannot say)."""
+
+    kind: AnswerKind
+    at: str = ""
+    tz: str = ""
+    next_at: datetime | None = None
+    count: int = 0
+    typed: str = ""

@@ -27,12 +27,12 @@ from slack_bolt import Ack, App
 
 from kandev_slack.cards import words
 from kandev_slack.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, CodecError
-from kandev_slack.cards.views import digest as digest_words
-from kandev_slack.cards.views import quiet as quiet_views
-from kandev_slack.cards.views.listing import NextPage, parse_next_page
 from kandev_slack.slack.parsing.payloads import PayloadError, parse, parse_click
 from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import when_done
+from kandev_slack.surfaces import digest as digest_words
+from kandev_slack.surfaces import quiet as quiet_views
+from kandev_slack.surfaces.listing import NextPage, parse_next_page
 from kandev_slack.usecases.answering.admission import Where
 from kandev_slack.usecases.followups.digests import BadDigest, DigestCommand, Digests, parse_digest
 from kandev_slack.usecases.followups.quiet import QuietCommand, QuietService, parse_quiet

@@ -8,9 +8,9 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from kandev_slack.cards import words
-from kandev_slack.cards.views.subscriptions import ACTION_UNSUBSCRIBE, decode_scope
 from kandev_slack.slack.parsing.payloads import parse_click
 from kandev_slack.slack.services import Services
+from kandev_slack.surfaces.subscriptions import ACTION_UNSUBSCRIBE, decode_scope
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ kandev_slack/cards/words.py. Pure.
 from __future__ import annotations
 
 from kandev_slack.cards import words
-from kandev_slack.cards.views import claims, snooze
+from kandev_slack.cards.parts import claims
 from kandev_slack.core.approval import Approval
 from kandev_slack.core.clarification import Bundle
 from kandev_slack.core.domain import Card, CardOutcome
@@ -21,6 +21,7 @@ from kandev_slack.kinds.approval.cards.card import (
     approval_undecided_message,
 )
 from kandev_slack.kinds.registry import spec_of
+from kandev_slack.surfaces import snooze
 from kandev_slack.usecases.answering.admission import Refusal, Unusable
 from kandev_slack.usecases.answering.claims import (
     Contended,

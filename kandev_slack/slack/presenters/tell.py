@@ -20,8 +20,7 @@ from typing import Any, Literal
 
 from kandev_slack.cards import ids, words
 from kandev_slack.cards.ids import ModalMetadata
-from kandev_slack.cards.views import groups, thread_reply
-from kandev_slack.cards.views.conversation import loading_view, render_conversation
+from kandev_slack.cards.parts import groups
 from kandev_slack.core.clarification import Question
 from kandev_slack.core.domain import Card
 from kandev_slack.kinds.question.cards.modals import (
@@ -36,6 +35,8 @@ from kandev_slack.slack.parsing.requests import Form, Interaction
 from kandev_slack.slack.presenters import said
 from kandev_slack.slack.presenters.form_reply import FormReply
 from kandev_slack.slack_api.notify import Notifier
+from kandev_slack.surfaces import thread_reply
+from kandev_slack.surfaces.conversation import loading_view, render_conversation
 from kandev_slack.usecases.answering.admission import FORM_ERRORS, Admitted, Where
 from kandev_slack.usecases.answering.groups import Offer
 from kandev_slack.usecases.answering.interactions import (

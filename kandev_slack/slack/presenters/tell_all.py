@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kandev_slack.cards.views import groups
+from kandev_slack.cards.parts import groups
 from kandev_slack.core.groups import AlsoAsked
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.usecases.answering.groups import (
@@ -78,7 +78,7 @@ class AnswerAll:
 
 
 def summary_text(summary: Summary, kandev_url: str) -> str:
-    """How Send to all went, in words (kandev_slack/cards/views/groups.py)."""
+    """How Send to all went, in words (kandev_slack/cards/parts/groups.py)."""
     forbidden = [
         AlsoAsked(pending_id=r.card.pending_id, task_id=r.card.task_id, title=r.card.task.title)
         for r in summary.of("forbidden")

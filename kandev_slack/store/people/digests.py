@@ -16,12 +16,11 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from kandev_slack.core.outbox import POST_DIGEST
+from kandev_slack.core.outbox import POST_DIGEST, DigestPost
 from kandev_slack.store.base import Repository, Sql
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.schema import digest_settings, digests_sent
 from kandev_slack.store.sql.types import require_aware
-from kandev_slack.usecases.followups.digest_post import DigestPost
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""DATABASE_URL handling: the one parser and normaliser of the URL (the settings validate with
-it, the store opens what it returns), and SQLite files created as 0600."""
+"""SQLite files created as 0600 (the URL itself is parsed by
+kandev_slack/config/database_url.py, re-exported here for the store)."""
 
 from __future__ import annotations
 
@@ -8,44 +8,25 @@ import os
 import stat
 from pathlib import Path
 
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.engine import URL
 
+from kandev_slack.config.database_url import (
+    DEFAULT_DATABASE_URL,
+    DatabaseUrlError,
+    is_sqlite_memory,
+    normalize_url,
+)
 from kandev_slack.store.errors import StoreError
 
+__all__ = [
+    "DEFAULT_DATABASE_URL",
+    "DatabaseUrlError",
+    "is_sqlite_memory",
+    "normalize_url",
+    "prepare_sqlite_file",
+]
+
 log = logging.getLogger(__name__)
-
-DEFAULT_DATABASE_URL = "sqlite:///kandev-slack.db"
-
-_POSTGRES_ALIASES = {"postgres", "postgresql", "postgresql+psycopg"}
-_SQLITE_ALIASES = {"sqlite", "sqlite+pysqlite"}
-_SUPPORTED = "sqlite:///path/to/file.db or postgresql://user@host:5432/dbname"
-
-
-def normalize_url(url: str | URL) -> URL:
-    """Parse ``url``; ``postgres://`` and ``postgresql://`` become ``postgresql+psycopg://``.
-
-    Only SQLite (``sqlite://``, ``sqlite+pysqlite://``) and PostgreSQL via psycopg 3 are
-    supported; anything else is a :class:`StoreError` whose message never shows the URL.
-    """
-    if isinstance(url, str):
-        try:
-            parsed = make_url(url.strip())
-        except ArgumentError:
-            raise StoreError(f"DATABASE_URL is not a database URL; use {_SUPPORTED}") from None
-    else:
-        parsed = url
-    if parsed.drivername in _POSTGRES_ALIASES:
-        return parsed.set(drivername="postgresql+psycopg")
-    if parsed.drivername in _SQLITE_ALIASES:
-        return parsed
-    raise StoreError(
-        f"DATABASE_URL uses '{parsed.drivername}'; kandev-slack supports only {_SUPPORTED}"
-    )
-
-
-def is_sqlite_memory(url: URL) -> bool:
-    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
 
 def prepare_sqlite_file(url: URL) -> None:

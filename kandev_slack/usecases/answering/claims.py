@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from kandev_slack.cards.views.claims import lapsed_text, taken_over_text
+from kandev_slack.cards.parts.claims import lapsed_text, taken_over_text
 from kandev_slack.core.claims import Claim, new_claim
 from kandev_slack.core.domain import Card
 from kandev_slack.core.outbox import (

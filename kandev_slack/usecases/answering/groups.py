@@ -17,7 +17,7 @@ own outcome, and a redelivered or double-clicked Send sends nothing twice (the s
 the same answer by the same person is recorded once). Audited per bundle with source
 :data:`SOURCE`.
 
-The use-case returns kinds; the words are the edge's (kandev_slack/cards/views/groups.py,
+The use-case returns kinds; the words are the edge's (kandev_slack/cards/parts/groups.py,
 kandev_slack/slack/presenters/tell.py).
 """
 

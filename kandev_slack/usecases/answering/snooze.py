@@ -18,13 +18,13 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, timedelta
 
-from kandev_slack.cards.views.snooze import back_text
 from kandev_slack.core.domain import Card
 from kandev_slack.core.outbox import COPY_REPLY, UPDATE_COPY, copy_update_key, reply_key
 from kandev_slack.core.snooze import HOUR_S, Snooze, new_snooze
 from kandev_slack.ops.health import Health
 from kandev_slack.store import CardsRepository, SnoozesRepository
 from kandev_slack.store.cards.followups import OutboxRow
+from kandev_slack.surfaces.snooze import back_text
 from kandev_slack.usecases.answering.admission import Admitted
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.followups.periodic import INTERVAL_S, PeriodicLoop

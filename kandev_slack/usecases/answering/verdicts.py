@@ -12,7 +12,7 @@ from typing import Literal, get_args
 
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Action, Card, CardOutcome
-from kandev_slack.kinds.spec import Found
+from kandev_slack.core.pending import Found
 from kandev_slack.store import Submission
 from kandev_slack.store.records import SubmissionContent
 

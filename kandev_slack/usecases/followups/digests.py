@@ -23,10 +23,19 @@ from datetime import UTC, date, datetime
 from typing import Any, Literal, Protocol
 
 from kandev_slack.config.routing import ChannelDigest, Routing
-from kandev_slack.core.outbox import digest_key
-from kandev_slack.core.timing.digest import DEFAULT_TZ, due_date, next_send, parse_time_of_day, zone
+from kandev_slack.core.outbox import DigestPost, digest_key
+from kandev_slack.core.timing.digest import (
+    DEFAULT_TZ,
+    MAX_DIGEST_ITEMS,
+    DigestAnswer,
+    Render,
+    Scope,
+    due_date,
+    next_send,
+    parse_time_of_day,
+    zone,
+)
 from kandev_slack.ops.health import Health
-from kandev_slack.usecases.followups.digest_post import DigestPost
 from kandev_slack.usecases.followups.periodic import PeriodicLoop
 from kandev_slack.usecases.views.listing import most_urgent_first
 from kandev_slack.usecases.views.waiting import WaitingQueue
@@ -36,16 +45,9 @@ log = logging.getLogger(__name__)
 VERB = "digest"
 #: How often the worker looks for digests due (``DIGEST_CHECK_S``).
 CHECK_S = 30.0
-#: At most this many items are listed in a digest (the rest are counted): one block each.
-MAX_DIGEST_ITEMS = 20
 
 #: How many claimed digests the worker remembers (then it asks the store again).
 _REMEMBERED = 10_000
-
-Scope = Literal["person", "channel"]
-#: Renders a digest: (scope, the items shown — each with its card and permalink —, how many
-#: wait in all, now) → the message's ``text`` and ``blocks`` (kandev_slack/cards/views/digest.py).
-Render = Callable[[Scope, Sequence[Any], int, datetime], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -77,24 +79,6 @@ def parse_digest(text: str) -> DigestCommand | BadDigest | None:
     if at is None:
         return BadDigest(rest)
     return DigestCommand("set", f"{at.hour:02d}:{at.minute:02d}")
-
-
-AnswerKind = Literal["bad", "off", "not_set", "setting", "set", "sent", "nothing", "unavailable"]
-
-
-@dataclass(frozen=True)
-class DigestAnswer:
-    """What ``/kandev-questions digest …`` did (worded by kandev_slack/cards/views/digest.py):
-    ``bad`` (``typed`` is no time), ``off`` / ``not_set`` (stopped / there was none),
-    ``setting`` (shown: ``at``, ``tz``), ``set`` (``at``, ``tz``, ``next_at``), ``sent``
-    (``count`` items), ``nothing`` (nothing waits), ``unavailable`` (Kandev cannot say)."""
-
-    kind: AnswerKind
-    at: str = ""
-    tz: str = ""
-    next_at: datetime | None = None
-    count: int = 0
-    typed: str = ""
 
 
 class DigestStore(Protocol):

@@ -152,7 +152,7 @@ def parse_quiet(text: str) -> QuietCommand | None:
 @dataclass(frozen=True)
 class QuietReply:
     """What ``/kandev-questions quiet`` did, for the presenter to word
-    (kandev_slack.cards.views.quiet)."""
+    (kandev_slack.surfaces.quiet)."""
 
     outcome: Literal["shown", "set", "off", "bad", "no_tz"]
     hours: str | None = None

@@ -22,12 +22,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kandev_slack.cards.views.followups import escalated_reply, escalation_note, reminder_text
 from kandev_slack.config.followups import FollowUps
 from kandev_slack.core.claims import followup_age
 from kandev_slack.core.outbox import POST_COPY, REPLY, copy_post_key, reply_key
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.store.cards.followups import NewCopy, OutboxRow, Waiting
+from kandev_slack.surfaces.followups import escalated_reply, escalation_note, reminder_text
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
 from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
 

@@ -18,7 +18,6 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
-from kandev_slack.cards.views import subscriptions as words
 from kandev_slack.core.domain import Card, TaskInfo
 from kandev_slack.core.outbox import (
     GATHER,
@@ -34,6 +33,7 @@ from kandev_slack.kandev.errors import KandevError
 from kandev_slack.store import FollowupsRepository
 from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.people.subscriptions import ScopeKind, Subscription
+from kandev_slack.surfaces import subscriptions as words
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
 from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
 from kandev_slack.usecases.views.listing import Reply
@@ -53,7 +53,7 @@ class SubscriptionCommand:
 
 
 #: What is wrong with a subcommand: words after ``subscriptions``, a value over
-#: :data:`MAX_VALUE`, ``label:`` without a label (worded by kandev_slack.cards.views.subscriptions).
+#: :data:`MAX_VALUE`, ``label:`` without a label (worded by kandev_slack.surfaces.subscriptions).
 BadCommand = Literal["trailing", "too_long", "no_label"]
 
 

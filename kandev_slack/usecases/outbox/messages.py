@@ -9,13 +9,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
-from kandev_slack.cards.copy import in_grey_line, with_note
-from kandev_slack.cards.kinds import renderer_of
 from kandev_slack.cards.limits import MAX_MESSAGE_TEXT
-from kandev_slack.cards.plain import plain_card
+from kandev_slack.cards.parts.copy import in_grey_line, with_note
+from kandev_slack.cards.parts.plain import plain_card
 from kandev_slack.cards.text import shorten_mrkdwn
-from kandev_slack.cards.views.followups import escalation_text
-from kandev_slack.cards.views.snooze import snoozed_card, with_snooze_select
 from kandev_slack.config.routing import USER_ID
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.groups import AlsoAsked
@@ -23,6 +20,9 @@ from kandev_slack.core.snooze import Snooze
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack_api.gateway import Message
 from kandev_slack.store.cards.copies import Copy
+from kandev_slack.surfaces.followups import escalation_text
+from kandev_slack.surfaces.kinds import renderer_of
+from kandev_slack.surfaces.snooze import snoozed_card, with_snooze_select
 
 
 class SnoozeLookup(Protocol):
@@ -82,7 +82,7 @@ def card_message(
 
 
 def plain_message(card: Card, kandev_url: str) -> Message:
-    """The card's plain form (see kandev_slack/cards/plain.py)."""
+    """The card's plain form (see kandev_slack/cards/parts/plain.py)."""
     rendered = plain_card(
         card.pending_id, card.task_id or card.item.task_id, card.state, kandev_url=kandev_url
     )

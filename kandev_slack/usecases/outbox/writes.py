@@ -80,7 +80,7 @@ AlonePlan = Callable[["Writes", OutboxEntry], Write | None]
 
 
 class Notices(Protocol):
-    """How the writes of no one card read (kandev_slack.cards.views.quiet)."""
+    """How the writes of no one card read (kandev_slack.surfaces.quiet)."""
 
     def summary_message(
         self, listed: list[Listed], total: int, critical: int

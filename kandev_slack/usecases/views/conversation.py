@@ -2,7 +2,7 @@
 
 Reads the task's description and its session's last messages from Kandev, keeps those before
 the question, adds earlier answers to the same question (from the store, same channel and
-route) and hands the view model to the pure renderer (kandev_slack/cards/views/conversation.py).
+route) and hands the view model to the pure renderer (kandev_slack/surfaces/conversation.py).
 Kandev
 failing is never an exception here: the view says so.
 """
@@ -13,7 +13,6 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from kandev_slack.cards.views.conversation import Conversation, Problem
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.domain import Card, PastAnswer
 from kandev_slack.kandev.client import KandevClient
@@ -25,6 +24,7 @@ from kandev_slack.kandev.errors import (
 )
 from kandev_slack.kandev.models import SessionMessage, SessionMessages
 from kandev_slack.ops.redaction import without_userinfo
+from kandev_slack.surfaces.conversation import Conversation, Problem
 from kandev_slack.usecases.past_answers import PastAnswers
 from kandev_slack.usecases.views.waiting import Permalinks
 

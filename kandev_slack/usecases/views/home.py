@@ -16,15 +16,15 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from kandev_slack.cards.views.home import MAX_RESOLVED, MAX_WAITING, render_home
-from kandev_slack.cards.views.subscriptions import with_home_blocks
-from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.core.domain import Card, TaskInfo
 from kandev_slack.core.signals import Signal
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.kandev.errors import KandevError
 from kandev_slack.slack_api.gateway import SlackError, SlackGateway
 from kandev_slack.store import CardsRepository, FollowupsRepository, HomeViewersRepository
+from kandev_slack.surfaces.home import MAX_RESOLVED, MAX_WAITING, render_home
+from kandev_slack.surfaces.subscriptions import with_home_blocks
+from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.views.listing import most_urgent_first
 from kandev_slack.usecases.views.waiting import WaitingQueue
 

@@ -21,9 +21,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kandev_slack.cards.text import one_line
-from kandev_slack.cards.views import listing as render
-from kandev_slack.cards.views.listing import NextPage
-from kandev_slack.cards.views.waiting import (
+from kandev_slack.core.domain import Card, TaskInfo
+from kandev_slack.core.limits import DEFAULT_PAGE_SIZE
+from kandev_slack.kandev.client import KandevClient
+from kandev_slack.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
+from kandev_slack.kandev.models import DEFAULT_PRIORITY, PRIORITIES, Workspace
+from kandev_slack.ops.redaction import without_userinfo
+from kandev_slack.surfaces import listing as render
+from kandev_slack.surfaces.listing import NextPage
+from kandev_slack.surfaces.waiting import (
     BadFilter,
     ListingFailure,
     ListingPage,
@@ -31,12 +37,6 @@ from kandev_slack.cards.views.waiting import (
     Query,
     Waiting,
 )
-from kandev_slack.core.domain import Card, TaskInfo
-from kandev_slack.core.limits import DEFAULT_PAGE_SIZE
-from kandev_slack.kandev.client import KandevClient
-from kandev_slack.kandev.errors import KandevAuthError, KandevError, KandevUnavailable
-from kandev_slack.kandev.models import DEFAULT_PRIORITY, PRIORITIES, Workspace
-from kandev_slack.ops.redaction import without_userinfo
 from kandev_slack.usecases.views.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)

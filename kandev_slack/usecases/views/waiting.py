@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime
 
-from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.approval import APPROVAL_PREFIX
 from kandev_slack.core.clarification import Bundle
@@ -23,6 +22,7 @@ from kandev_slack.kandev.errors import KandevError
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.store import CardsRepository
+from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kandev_slack.config.database_url import DatabaseUrlError
 from kandev_slack.store import DEFAULT_DATABASE_URL, Database, StoreError, normalize_url
 from tests.kit.factories import record_card
 
@@ -43,7 +44,7 @@ def test_sqlite_urls_are_kept(given: str) -> None:
 
 @pytest.mark.parametrize("given", ["mysql://root:hunter2@db/k", "not a url", "redis://:hunter2@h"])
 def test_unsupported_urls_are_refused_without_the_password(given: str) -> None:
-    with pytest.raises(StoreError, match="DATABASE_URL") as info:
+    with pytest.raises(DatabaseUrlError, match="DATABASE_URL") as info:
         normalize_url(given)
     assert "hunter2" not in str(info.value)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from kandev_slack.cards.views.followups import reminder_text
+from kandev_slack.surfaces.followups import reminder_text
 from tests.unit.cards.strategies import texts
 from tests.unit.cards.test_limits_property import SETTINGS
 

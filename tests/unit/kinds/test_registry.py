@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from kandev_slack.cards.kinds import CALLED, KindCards, cards_module_name, cards_of_spec
 from kandev_slack.core.domain import Item
 from kandev_slack.core.pending import ItemKind
 from kandev_slack.kinds.registry import (
@@ -25,6 +24,7 @@ from kandev_slack.kinds.registry import (
     spec_of_key,
 )
 from kandev_slack.kinds.spec import KindSpec
+from kandev_slack.surfaces.kinds import CALLED, KindCards, cards_module_name, cards_of_spec
 from tests.kit.factories import make_bundle
 
 BOT = Path(__file__).resolve().parents[3] / "kandev_slack"
@@ -47,7 +47,7 @@ def test_every_kind_has_exactly_one_spec_of_that_kind() -> None:
 
 def missing_renderers(spec: object) -> list[str]:
     """What the cards layer calls that ``spec``'s kind's cards module (found by the convention,
-    kandev_slack/cards/kinds.py) lacks or takes differently: [] when it has them all."""
+    kandev_slack/surfaces/kinds.py) lacks or takes differently: [] when it has them all."""
     name = cards_module_name(spec)  # type: ignore[arg-type]
     try:
         module = importlib.import_module(name)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kandev_slack.cards.views.listing import problem_message
-from kandev_slack.cards.views.waiting import Query
 from kandev_slack.kandev.models import Workspace
+from kandev_slack.surfaces.listing import problem_message
+from kandev_slack.surfaces.waiting import Query
 from kandev_slack.usecases.views.listing import (
     MAX_FILTER,
     BadFilter,

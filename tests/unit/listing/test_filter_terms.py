@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kandev_slack.cards.views.listing import problem_message
-from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.core.domain import TaskInfo
 from kandev_slack.kandev.models import Workspace
+from kandev_slack.surfaces.listing import problem_message
+from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.views.listing import BadFilter, matches, matching_workspace, parse_query
 from tests.kit.factories import make_bundle
 

@@ -6,10 +6,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kandev_slack.cards.ids import ACTION_ANSWER_MODAL, ACTION_OPEN, parse_button_value
-from kandev_slack.cards.views.home import MAX_RESOLVED, MAX_WAITING, render_home
-from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.core.domain import CardState
 from kandev_slack.kits.fakeslack import blocks_text, iter_elements
+from kandev_slack.surfaces.home import MAX_RESOLVED, MAX_WAITING, render_home
+from kandev_slack.surfaces.waiting import Waiting
 from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
 from tests.unit.cards.strategies import bundles, tasks_for
 from tests.unit.listing.checks import assert_valid_home

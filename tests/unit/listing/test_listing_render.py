@@ -14,7 +14,10 @@ from kandev_slack.cards.ids import (
     CodecError,
     parse_button_value,
 )
-from kandev_slack.cards.views.listing import (
+from kandev_slack.cards.words import filter_too_long_message, kandev_unreachable_message
+from kandev_slack.kandev.models import Workspace
+from kandev_slack.kits.fakeslack import blocks_text, iter_elements
+from kandev_slack.surfaces.listing import (
     MAX_PAGE_SIZE,
     NextPage,
     parse_next_page,
@@ -22,10 +25,7 @@ from kandev_slack.cards.views.listing import (
     render_listing,
     render_problem,
 )
-from kandev_slack.cards.views.waiting import ListingPage, Query, Waiting
-from kandev_slack.cards.words import filter_too_long_message, kandev_unreachable_message
-from kandev_slack.kandev.models import Workspace
-from kandev_slack.kits.fakeslack import blocks_text, iter_elements
+from kandev_slack.surfaces.waiting import ListingPage, Query, Waiting
 from kandev_slack.usecases.views.listing import parse_query
 from tests.kit.factories import KANDEV_URL, NOW, resolved_card, waiting
 from tests.unit.cards.strategies import bundles, tasks_for

@@ -10,11 +10,11 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kandev_slack.cards.views.home import render_home
-from kandev_slack.cards.views.listing import render_listing, render_problem
-from kandev_slack.cards.views.waiting import ListingPage, Query, Waiting
 from kandev_slack.cards.words import closed_card_message
 from kandev_slack.core.domain import Card, CardOutcome, CardState
+from kandev_slack.surfaces.home import render_home
+from kandev_slack.surfaces.listing import render_listing, render_problem
+from kandev_slack.surfaces.waiting import ListingPage, Query, Waiting
 from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.safety import assert_cannot_notify
 from tests.unit.cards.strategies import bundles, mention_texts, outcomes_for, tasks_for

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kandev_slack.cards.views.listing import MAX_PAGE_SIZE
-from kandev_slack.cards.views.listing import MAX_PAGE_SIZE as MAX_LIST_PAGE_SIZE
 from kandev_slack.config.settings import ConfigError, load_settings
+from kandev_slack.surfaces.listing import MAX_PAGE_SIZE
+from kandev_slack.surfaces.listing import MAX_PAGE_SIZE as MAX_LIST_PAGE_SIZE
 
 BASE = {
     "SLACK_BOT_TOKEN": "xoxb-1-2-abc",

@@ -1,4 +1,4 @@
-"""A digest's "Answer…" (kandev_slack/cards/views/digest.py): its message is not a card, so the
+"""A digest's "Answer…" (kandev_slack/surfaces/digest.py): its message is not a card, so the
 click names its item by the button's value, as a listing's does (via "list"); a click on a
 card's own message stays a card's (recognised by channel and ts)."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.views.digest import DigestView, render_digest
-from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.core.domain import TaskInfo
 from kandev_slack.slack.parsing import requests
 from kandev_slack.slack.parsing.requests import Interaction
 from kandev_slack.slack_api.gateway import Message
+from kandev_slack.surfaces.digest import DigestView, render_digest
+from kandev_slack.surfaces.waiting import Waiting
 from tests.kit.factories import KANDEV_URL, NOW, make_bundle, make_question
 from tests.unit.slack.slack_bodies import card_click
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from slack_bolt import App
 
 from kandev_slack.cards import ids, words
-from kandev_slack.cards.more import secondary_actions
+from kandev_slack.cards.parts.head import secondary_actions
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import CardState
 from kandev_slack.kits.fakeslack import BOB

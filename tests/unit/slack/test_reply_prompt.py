@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from kandev_slack.cards import ids, words
-from kandev_slack.cards.views import thread_reply
 from kandev_slack.core.clarification import Option, Question
 from kandev_slack.slack.presenters.tell import ReplyPrompt
 from kandev_slack.store.cards.thread_replies import ThreadReply
+from kandev_slack.surfaces import thread_reply
 from kandev_slack.usecases.answering.interactions import Busy, Unrecorded
 from kandev_slack.usecases.answering.verdicts import Verdict
 

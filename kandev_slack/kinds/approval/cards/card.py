@@ -8,7 +8,8 @@ command" (text.py beside it); one button per option the agent offered, named as
 the
 agent named it; an "always" option asks for confirmation first (Slack's ``confirm`` dialog),
 naming the command and saying what Kandev reports it allows. "Open in Kandev" is in a quiet
-row of its own (kandev_slack/cards/more.py), as on every card; no button is danger-styled. Resolved,
+row of its own (kandev_slack/cards/parts/head.py), as on every card; no button is danger-styled.
+Resolved,
 the card is outcome-first: the outcome line (bold) right under the title, then what was asked;
 the option buttons go. Everything stays within Block Kit's limits whatever Kandev sends.
 """
@@ -29,9 +30,9 @@ from kandev_slack.cards.limits import (
     blocks_text_length,
     slack_len,
 )
-from kandev_slack.cards.more import card_head, secondary_actions
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.taskline import (
+from kandev_slack.cards.parts.head import card_head, secondary_actions
+from kandev_slack.cards.parts.taskline import (
     MAX_META_TASK_LINE,
     UNTITLED_TASK,
     task_line,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from kandev_slack.cards import ids
 from kandev_slack.cards.blocks import Block, button, context, section
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
+from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import escape_url, fit_plain, one_line
 from kandev_slack.cards.wording import slack_date
 from kandev_slack.core.approval import Approval

@@ -23,7 +23,7 @@ from kandev_slack.cards.limits import (
     slack_len,
 )
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
+from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import fit_plain, grapheme_boundary, one_line
 from kandev_slack.core.approval import Approval
 from kandev_slack.core.domain import Card, CardOutcome

@@ -1,6 +1,6 @@
 """A question bundle as Slack shows it (pure): its card, its question fields and its forms.
 
-The functions the cards layer calls (kandev_slack/cards/kinds.py, ``KindCards``) are here."""
+The functions the cards layer calls (kandev_slack/surfaces/kinds.py, ``KindCards``) are here."""
 
 from __future__ import annotations
 

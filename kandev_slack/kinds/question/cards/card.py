@@ -18,9 +18,10 @@ from kandev_slack.cards.limits import (
     blocks_text_length,
     slack_len,
 )
-from kandev_slack.cards.more import card_head, secondary_actions
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.taskline import (
+from kandev_slack.cards.parts.groups import group_block
+from kandev_slack.cards.parts.head import card_head, secondary_actions
+from kandev_slack.cards.parts.taskline import (
     MAX_META_TASK_LINE,
     UNTITLED_TASK,
     task_line,
@@ -35,7 +36,6 @@ from kandev_slack.cards.text import (
     shorten_mrkdwn,
     shortened_note,
 )
-from kandev_slack.cards.views.groups import group_block
 from kandev_slack.cards.wording import (
     asked_at,
     choices_summary,

@@ -33,7 +33,7 @@ from kandev_slack.cards.limits import (
     MAX_VIEW_TITLE,
 )
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
+from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn, shortened_note
 from kandev_slack.cards.wording import Action
 from kandev_slack.core.clarification import Bundle, Question

@@ -8,7 +8,7 @@ from typing import get_args
 import pytest
 
 from kandev_slack.cards import words
-from kandev_slack.kinds.spec import Found
+from kandev_slack.core.pending import Found
 from kandev_slack.slack.presenters import said
 from kandev_slack.usecases.answering.admission import Refusal, RefusalKind
 from kandev_slack.usecases.answering.verdicts import Problem, Verdict, VerdictKind

@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from kandev_slack.cards.views.waiting import Query
 from kandev_slack.core.approval import Approval, ToolOption
 from kandev_slack.core.domain import Card
 from kandev_slack.core.outbox import POST_COPY, copy_post_key
@@ -19,6 +18,7 @@ from kandev_slack.core.signals import Signal
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.store.cards.copies import Copy
+from kandev_slack.surfaces.waiting import Query
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Refusal, Request
 from kandev_slack.usecases.answering.snooze import (
     NotSnoozed,

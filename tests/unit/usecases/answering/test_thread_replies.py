@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from sqlalchemy.exc import OperationalError
 
 from kandev_slack.cards.limits import KANDEV_MAX_TEXT
-from kandev_slack.cards.views import thread_reply as thread_reply_words
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.clarification import Bundle, Option, Question
 from kandev_slack.core.domain import Card, CardState, TaskInfo
 from kandev_slack.slack.parsing.requests import direct_message, message_change, thread_message
 from kandev_slack.store.cards.thread_replies import CANCELLED, DELETED, OFFERED, SENT, ThreadReply
+from kandev_slack.surfaces import thread_reply as thread_reply_words
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.thread_replies import (
     SOURCE,

@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from kandev_slack.cards.views.digest import digest_renderer
 from kandev_slack.config.routing import RouteRule, Routing
 from kandev_slack.store import Database
+from kandev_slack.surfaces.digest import digest_renderer
 from kandev_slack.usecases.followups.digests import (
     BadDigest,
     DigestCommand,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from kandev_slack.cards.views.quiet import gather_message, quiet_bad_message, summary_message
 from kandev_slack.core.timing.quiet import MAX_LISTED, Listed, QuietHours, Released, quiet_hours
+from kandev_slack.surfaces.quiet import gather_message, quiet_bad_message, summary_message
 from kandev_slack.usecases.followups.quiet import (
     QuietCommand,
     QuietRound,

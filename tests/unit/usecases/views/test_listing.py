@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.views.listing import parse_next_page
 from kandev_slack.config.routing import RouteRule, Routing
 from kandev_slack.kandev.errors import KandevAuthError, KandevProtocolError
 from kandev_slack.kits.fakeslack import blocks_text
+from kandev_slack.surfaces.listing import parse_next_page
 from kandev_slack.usecases.views.listing import MAX_FILTER, ListingService, Reply
 from kandev_slack.usecases.views.waiting import WaitingQueue
 from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, make_questions, numbered_bundle

@@ -15,10 +15,6 @@ from hypothesis import strategies as st
 from kandev_slack.cards import ids
 from kandev_slack.cards.ids import ModalMetadata
 from kandev_slack.cards.limits import MAX_MESSAGE_BLOCKS_TEXT, blocks_text_length, slack_len
-from kandev_slack.cards.views.followups import reminder_text
-from kandev_slack.cards.views.home import render_home
-from kandev_slack.cards.views.listing import render_listing
-from kandev_slack.cards.views.waiting import ListingPage, Query
 from kandev_slack.core.approval import (
     KANDEV_CUT_BYTES,
     Approval,
@@ -29,6 +25,10 @@ from kandev_slack.core.approval import (
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.kinds.approval.cards.card import render_approval
 from kandev_slack.kinds.approval.cards.view import fits_view, thread_parts, whole_view
+from kandev_slack.surfaces.followups import reminder_text
+from kandev_slack.surfaces.home import render_home
+from kandev_slack.surfaces.listing import render_listing
+from kandev_slack.surfaces.waiting import ListingPage, Query
 from tests.kit.factories import KANDEV_URL, NOW, make_task, waiting
 from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.test_limits_property import SETTINGS

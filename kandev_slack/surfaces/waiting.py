@@ -2,7 +2,7 @@
 
 Built by the use-cases (kandev_slack/usecases/views/waiting.py,
 kandev_slack/usecases/views/listing.py), rendered by
-kandev_slack/cards/views/listing.py and kandev_slack/cards/views/home.py. Plain data, no I/O.
+kandev_slack/surfaces/listing.py and kandev_slack/surfaces/home.py. Plain data, no I/O.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from kandev_slack.cards import ids
 from kandev_slack.cards.blocks import Block, actions, button, context, divider, plain, section
 from kandev_slack.cards.limits import MAX_SECTION_TEXT, MAX_VIEW_BLOCKS, MAX_VIEW_TITLE, slack_len
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
+from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_line, task_url
 from kandev_slack.cards.text import (
     escape_url,
     fit_escaped,

@@ -19,7 +19,7 @@ from kandev_slack.cards.blocks import Block, actions, button, context, plain, se
 from kandev_slack.cards.ids import ButtonValue, CodecError, MoreChoice, MoreValue, SkipConfirmValue
 from kandev_slack.cards.limits import MAX_OPTION_TEXT
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.views.claims import claim_block, claim_buttons
+from kandev_slack.cards.parts.claims import claim_block, claim_buttons
 from kandev_slack.cards.wording import slack_date
 from kandev_slack.core.claims import Claim
 

@@ -15,7 +15,7 @@ from kandev_slack.cards.blocks import Block, actions, button, context, plain, se
 from kandev_slack.cards.ids import ButtonValue, CodecError, SnoozeValue
 from kandev_slack.cards.limits import MAX_SECTION_TEXT
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
+from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from kandev_slack.cards.wording import slack_date
 from kandev_slack.core.domain import TaskInfo

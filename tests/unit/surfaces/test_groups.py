@@ -1,4 +1,4 @@
-"""Identical questions as cards show them (kandev_slack/cards/views/groups.py): the "Also asked by"
+"""Identical questions as cards show them (kandev_slack/cards/parts/groups.py): the "Also asked by"
 line of a
 waiting one-question card (linked to the other tasks in Kandev; none on a resolved card), the
 offer to send the same answer to all, and the summary — within Slack's limits whatever the
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kandev_slack.cards import ids
 from kandev_slack.cards.ids import AnswerAllValue, parse_answer_all_value
-from kandev_slack.cards.views.groups import answer_all_offer, answer_all_summary, group_line
+from kandev_slack.cards.parts.groups import answer_all_offer, answer_all_summary, group_line
 from kandev_slack.core.domain import CardState, PastChoice
 from kandev_slack.core.groups import AlsoAsked
 from kandev_slack.kinds.question.cards.card import render_card

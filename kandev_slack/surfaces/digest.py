@@ -23,16 +23,16 @@ from kandev_slack.cards.limits import (
     blocks_text_length,
 )
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
+from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
-from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.cards.wording import slack_date, waited_text
-from kandev_slack.usecases.followups.digests import (
+from kandev_slack.core.timing.digest import (
     MAX_DIGEST_ITEMS,
     DigestAnswer,
     Render,
     Scope,
 )
+from kandev_slack.surfaces.waiting import Waiting
 
 #: Room kept for the heading and the footer.
 _FRAME_ROOM = 600

@@ -23,7 +23,8 @@ from kandev_slack.cards.limits import (
     blocks_text_length,
 )
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
+from kandev_slack.cards.parts.claims import short_claim
+from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_line, task_url
 from kandev_slack.cards.text import (
     ELLIPSIS,
     defuse_mrkdwn,
@@ -33,18 +34,11 @@ from kandev_slack.cards.text import (
     one_line,
     shorten_mrkdwn,
 )
-from kandev_slack.cards.views.claims import short_claim
-from kandev_slack.cards.views.snooze import snoozed_in_listing
-from kandev_slack.cards.views.waiting import (
-    BadFilter,
-    ListingFailure,
-    ListingPage,
-    PageKey,
-    Waiting,
-)
 from kandev_slack.cards.wording import asked_at
 from kandev_slack.core.limits import MAX_PAGE_SIZE
 from kandev_slack.kinds.approval.cards.rows import approvals_blocks
+from kandev_slack.surfaces.snooze import snoozed_in_listing
+from kandev_slack.surfaces.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Waiting
 
 #: Approval rows on a listing page (two blocks each, beside MAX_PAGE_SIZE questions).
 MAX_LIST_APPROVALS = 3

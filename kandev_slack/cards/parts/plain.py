@@ -14,7 +14,7 @@ from kandev_slack.cards import ids
 from kandev_slack.cards.blocks import Block, actions, button, context, section
 from kandev_slack.cards.ids import ButtonValue, CodecError
 from kandev_slack.cards.mrkdwn import is_safe_http_url, link
-from kandev_slack.cards.taskline import task_url
+from kandev_slack.cards.parts.taskline import task_url
 from kandev_slack.core.domain import CardState
 
 CANNOT_SHOW = "This question cannot be shown here"

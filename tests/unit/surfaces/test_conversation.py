@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 from kandev_slack.cards import ids
 from kandev_slack.cards.ids import ModalMetadata
 from kandev_slack.cards.limits import MAX_VIEW_BLOCKS, slack_len
-from kandev_slack.cards.views.conversation import (
+from kandev_slack.core.domain import CardState, PastAnswer, PastChoice
+from kandev_slack.kandev.models import SessionMessage
+from kandev_slack.surfaces.conversation import (
     MAX_MESSAGES_TEXT,
     Conversation,
     entries,
     loading_view,
     render_conversation,
 )
-from kandev_slack.core.domain import CardState, PastAnswer, PastChoice
-from kandev_slack.kandev.models import SessionMessage
 from tests.kit.factories import ALICE_ID, KANDEV_URL, NOW, make_bundle, make_card, make_task
 from tests.unit.cards.checks import assert_valid_view
 from tests.unit.cards.strategies import bundles, tasks_for, texts

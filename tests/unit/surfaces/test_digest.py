@@ -1,4 +1,4 @@
-"""The digest as it is shown (kandev_slack/cards/views/digest.py): grouped by workspace, most
+"""The digest as it is shown (kandev_slack/surfaces/digest.py): grouped by workspace, most
 urgent first as given, each item with its age, its card's link and an "Answer…" button that
 names it; at most MAX_DIGEST_ITEMS shown and the rest counted; within Slack's limits and
 unable to notify anyone whatever the titles (property), with 1,000 items too; and the words
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from kandev_slack.cards import ids
 from kandev_slack.cards.ids import parse_button_value
 from kandev_slack.cards.limits import MAX_MESSAGE_BLOCKS
-from kandev_slack.cards.views.digest import DigestView, answer_text, render_digest
-from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.core.domain import TaskInfo
+from kandev_slack.surfaces.digest import DigestView, answer_text, render_digest
+from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.followups.digests import MAX_DIGEST_ITEMS, DigestAnswer
 from tests.kit.factories import KANDEV_URL, NOW, make_bundle, make_question
 from tests.unit.cards.checks import assert_valid_message

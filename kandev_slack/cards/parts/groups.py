@@ -15,7 +15,7 @@ from kandev_slack.cards import ids
 from kandev_slack.cards.blocks import Block, actions, button, context, section
 from kandev_slack.cards.ids import AnswerAllValue
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
+from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import fit_plain, one_line
 from kandev_slack.cards.wording import choices_summary, user_mention
 from kandev_slack.core.domain import PastChoice

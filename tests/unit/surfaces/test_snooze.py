@@ -1,4 +1,4 @@
-"""Snooze as it is shown (kandev_slack/cards/views/snooze.py) and its option values
+"""Snooze as it is shown (kandev_slack/surfaces/snooze.py) and its option values
 (kandev_slack/cards/ids.py): the
 "Snooze…" select offers 1 h / 4 h / 24 h, each value decodes back to its item and length, and
 anything else is refused as not ours; a snoozed DM card is one line with Unsnooze; Home's
@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from kandev_slack.cards import ids
 from kandev_slack.cards.ids import CodecError, SnoozeValue, parse_button_value, parse_snooze_value
-from kandev_slack.cards.views.home import render_home
-from kandev_slack.cards.views.listing import render_listing
-from kandev_slack.cards.views.snooze import (
+from kandev_slack.core.snooze import SNOOZE_HOURS, Snooze
+from kandev_slack.kits.fakeslack import validate_view
+from kandev_slack.surfaces.home import render_home
+from kandev_slack.surfaces.listing import render_listing
+from kandev_slack.surfaces.snooze import (
     MAX_SNOOZED_SHOWN,
     back_text,
     snooze_select,
@@ -27,9 +29,7 @@ from kandev_slack.cards.views.snooze import (
     snoozed_in_listing,
     with_snooze_select,
 )
-from kandev_slack.cards.views.waiting import ListingPage, Query
-from kandev_slack.core.snooze import SNOOZE_HOURS, Snooze
-from kandev_slack.kits.fakeslack import validate_view
+from kandev_slack.surfaces.waiting import ListingPage, Query
 from tests.kit.factories import KANDEV_URL, NOW, make_task
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.safety import assert_cannot_notify, assert_text_cannot_notify
