@@ -30,6 +30,7 @@ from typing import Literal
 
 from kandev_slack.core.clarification import Answer, Question
 from kandev_slack.core.domain import Card, CardOutcome, CardState, PastChoice
+from kandev_slack.core.normalise import normalise
 from kandev_slack.usecases.answering.admission import Refusal, Request
 from kandev_slack.usecases.answering.verdicts import Verdict
 from kandev_slack.usecases.audit import Audit
@@ -40,7 +41,7 @@ from kandev_slack.usecases.groups import (
     group_key,
     one_question,
 )
-from kandev_slack.usecases.past_answers import normalise, past_choices
+from kandev_slack.usecases.past_answers import past_choices
 
 log = logging.getLogger(__name__)
 
