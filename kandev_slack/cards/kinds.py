@@ -12,6 +12,7 @@ from typing import Any
 
 from kandev_slack.cards.approval.card import approval_outcome_line, render_approval
 from kandev_slack.cards.question.card import render_card
+from kandev_slack.cards.views.groups import also_from_line, thread_line, with_lines
 from kandev_slack.cards.wording import outcome_line
 from kandev_slack.core.domain import Card, CardOutcome
 from kandev_slack.core.groups import AlsoAsked
@@ -66,3 +67,26 @@ RENDERERS: Mapping[ItemKind, CardRenderer] = {
 def renderer_of(card: Card) -> CardRenderer:
     """The renderer of ``card``'s kind (KeyError naming it for a kind with none: a bug)."""
     return RENDERERS[card.kind]
+
+
+def channel_card(
+    card: Card,
+    kandev_url: str,
+    now: datetime,
+    in_thread: tuple[Sequence[AlsoAsked], int] = ((), 0),
+) -> dict[str, Any]:
+    """``card``'s channel card, whichever kind, with what identical items add (issue 33): a
+    card posted in the thread of an identical one is headed "Also from <its task>"; a first
+    card counts those waiting in its thread (``in_thread``: the first few, how many)."""
+    rendered = renderer_of(card).card(card, kandev_url, now, (), None)
+    first = ""
+    if card.thread_of is not None:
+        own = AlsoAsked(
+            pending_id=card.pending_id,
+            task_id=card.task_id or card.task.task_id,
+            title=card.task.title,
+        )
+        first = also_from_line(own, kandev_url=kandev_url)
+    shown, count = in_thread
+    last = thread_line(shown, count, kandev_url=kandev_url)
+    return with_lines(rendered, first=first, last=last)

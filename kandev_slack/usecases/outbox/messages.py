@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from kandev_slack.cards.copy import in_grey_line, with_note
-from kandev_slack.cards.kinds import renderer_of
+from kandev_slack.cards.kinds import channel_card, renderer_of
 from kandev_slack.cards.limits import MAX_MESSAGE_TEXT
 from kandev_slack.cards.plain import plain_card
 from kandev_slack.cards.text import shorten_mrkdwn
@@ -70,14 +70,20 @@ def card_message(
     kandev_url: str,
     now: datetime | None = None,
     *,
-    also_asked: Sequence[AlsoAsked] = (),
+    in_thread: tuple[Sequence[AlsoAsked], int] | None = None,
     reader: str | None = None,
 ) -> Message:
     """The card of ``card``'s item, whichever kind (a bundle's, or an approval's);
-    ``also_asked``: the other members of its group (its channel card shows them);
-    ``reader``: the one person who sees it (a DM card's recipient)."""
+    ``in_thread``: given for its channel card (None: another of its messages): on a first
+    card, the identical items waiting in its thread (the first few, how many), counted on its
+    line; a card posted in such a thread is headed "Also from <its task>"
+    (kandev_slack/usecases/groups.py); ``reader``: the one person who sees it (a DM card's
+    recipient)."""
     at = now or datetime.now(UTC)
-    rendered = renderer_of(card).card(card, kandev_url, at, also_asked, reader)
+    if in_thread is None:
+        rendered = renderer_of(card).card(card, kandev_url, at, (), reader)
+    else:
+        rendered = channel_card(card, kandev_url, at, in_thread)
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 

@@ -49,6 +49,7 @@ from kandev_slack.usecases.outbox.writes import (
     KINDS,
     PublisherCards,
     PublisherOutbox,
+    WaitForFirst,
     Write,
     Writes,
     attempt_note,
@@ -291,6 +292,9 @@ class Publisher:
                 self._send(item, card, write, paced=kind.paced)
         except NotYourTurn as wait:
             self._defer(item, wait.turn.wait_s, error=None, slot=wait.turn.at)
+            return
+        except WaitForFirst:  # in the thread of a card being posted: after it
+            self._defer(item, self.post_spacing_s, error=None)
             return
         except PaceBusy as busy:  # never waited for: other channels and edits go on
             self.pacer.locked(busy.channel)
