@@ -14,6 +14,7 @@ from bench.scenarios.crowd import CPU_LABELS, Crowd
 from bench.scenarios.footprint import Footprint
 from bench.scenarios.kandev_requests import KandevRequests
 from bench.scenarios.queues import Queues
+from bench.scenarios.quiet import QuietRun
 from bench.scenarios.reminders import REMINDERS_EACH, Reminders
 from bench.scenarios.replicas import TARGET_RATIO, ReplicaRun
 from bench.scenarios.time_to_card import TimeToCard
@@ -41,6 +42,7 @@ class Results:
     footprint: Footprint | None = None
     backlog: Backlog | None = None
     reminders: Reminders | None = None
+    quiet: QuietRun | None = None
     replicas: ReplicaRun | None = None
     queues: Queues | None = None
     poll_interval_s: float = 5.0
@@ -333,6 +335,41 @@ def render_reminders(r: Reminders) -> str:
     )
 
 
+def render_quiet(r: QuietRun) -> str:
+    head = [
+        "bundles",
+        "channels",
+        "summaries",
+        "duplicates",
+        "leaked reminders",
+        "end → summary p50",
+        "p95",
+        "max",
+        "floor: due → reminder p50",
+        "p95",
+        "max",
+    ]
+    s, f = r.end_to_summary, r.floor
+    row = [
+        str(r.count),
+        str(r.channels),
+        str(r.summaries),
+        str(r.summary_duplicates),
+        str(r.leaked),
+        "–" if s is None else ms(s.median),
+        "–" if s is None else ms(s.p95),
+        "–" if s is None else ms(s.max),
+        "–" if f is None else ms(f.median),
+        "–" if f is None else ms(f.p95),
+        "–" if f is None else ms(f.max),
+    ]
+    return (
+        "### 13. Quiet hours: reminders held while quiet, one summary per channel when the "
+        "quiet hours end, beside a reminder step due after them (the floor, same run; fake "
+        f"Slack limit 1 post/s per channel, bursts of 3)\n\n{table(head, [row])}"
+    )
+
+
 def _ratio(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}×"
 
@@ -535,6 +572,13 @@ def targets(res: Results) -> list[list[str]]:
             and m.most_per_card <= REMINDERS_EACH
             and m.rate_limited == 0,
         )
+    qh = res.quiet
+    if qh:
+        add(
+            f"quiet hours over {qh.channels} channels: one summary each, nothing leaked",
+            f"{qh.summaries} summaries, {qh.summary_duplicates} duplicates, {qh.leaked} leaked",
+            qh.summaries == qh.channels and qh.summary_duplicates == 0 and qh.leaked == 0,
+        )
     q = res.queues
     if q:
         _ttc_targets(add, f" with {q.waiting:,} waiting", q.floor, q.push, q.poll, q.missing, res)
@@ -702,6 +746,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_backlog(res.backlog))
     if res.reminders:
         parts.append(render_reminders(res.reminders))
+    if res.quiet:
+        parts.append(render_quiet(res.quiet))
     if res.replicas:
         parts.append(render_replicas(res.replicas))
     if res.footprint:

@@ -32,6 +32,7 @@ from bench.scenarios import (
     crowd,
     footprint,
     queues,
+    quiet,
     reminders,
     replicas,
     time_to_card,
@@ -48,6 +49,7 @@ SCENARIOS = (
     "footprint",
     "backlog",
     "reminders",
+    "quiet",
     "replicas",
     "queues",
 )
@@ -98,6 +100,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--reminded", type=int, default=300, help="bundles reminded while new ones come (300)"
     )
     p.add_argument("--fresh", type=int, default=20, help="bundles asked during reminders (20)")
+    p.add_argument("--quiet", type=int, default=50, help="bundles waiting through quiet hours (50)")
     p.add_argument(
         "--replica-backlog",
         type=int,
@@ -238,6 +241,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.backlog = backlog.run(world, count=args.backlog)
     elif name == "reminders":
         results.reminders = reminders.run(world, count=args.reminded, fresh=args.fresh)
+    elif name == "quiet":
+        results.quiet = quiet.run(world, count=args.quiet)
     elif name == "replicas":
         results.replicas = replicas.run(world, count=args.replica_backlog, replicas=args.replicas)
     elif name == "queues":

@@ -175,6 +175,7 @@ def _workers(parts: UseCases, stop: threading.Event) -> list[threading.Thread]:
         _worker("followups", parts.followups.run, stop),
         _worker("subscriptions", parts.dm_cards.run, stop),
         _worker("snoozes", parts.snooze_ends.run, stop),
+        _worker("quiet", parts.quiet_ends.run, stop),
     ]
 
 

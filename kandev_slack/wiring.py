@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from kandev_slack.cards.views import quiet as quiet_views
 from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Settings
 from kandev_slack.core.signals import Inbox, Signal
@@ -38,8 +39,10 @@ from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.followups.housekeeping import Housekeeping, Purge
+from kandev_slack.usecases.followups.quiet import QuietReleaser, QuietService
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, SubscriptionService
+from kandev_slack.usecases.groups import GroupLines
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
 from kandev_slack.usecases.intake.discovery import UNROUTABLE as DISCOVERY_UNROUTABLE
 from kandev_slack.usecases.intake.discovery import Discovery
@@ -52,7 +55,7 @@ from kandev_slack.usecases.outbox.forgotten import ForgottenCards
 from kandev_slack.usecases.outbox.messages import SnoozeLookup
 from kandev_slack.usecases.outbox.pacing import POST_SPACING_S, Pacer
 from kandev_slack.usecases.outbox.publisher import GIVE_UP_AFTER, Enqueue, Publisher
-from kandev_slack.usecases.outbox.writes import PublisherCards, PublisherOutbox, Writes
+from kandev_slack.usecases.outbox.writes import Notices, PublisherCards, PublisherOutbox, Writes
 from kandev_slack.usecases.past_answers import PastAnswers
 from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
@@ -79,6 +82,8 @@ class UseCases:
     followups: FollowUpWorker
     dm_cards: SubscriptionNotifier
     snooze_ends: SnoozeWorker
+    #: Releases what waited for quiet hours, one summary per person or channel.
+    quiet_ends: QuietReleaser
     services: Services
     #: Answers on their way to Kandev (their leases are renewed while they are).
     in_flight: InFlight
@@ -132,8 +137,11 @@ def use_cases(
         ),
         dm_cards=SubscriptionNotifier(store.followups, answerers, publisher, health),
         snooze_ends=SnoozeWorker(snoozes, health),
+        quiet_ends=QuietReleaser(
+            store.followups, answerers, publisher, health, interval_s=settings.quiet_check_s
+        ),
         services=_listener_services(
-            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes
+            settings, store, kandev, queue, answers, home, notifier, past, claims, snoozes, slack
         ),
         in_flight=in_flight,
         new_bundles=signals.new_bundles,
@@ -157,6 +165,7 @@ def _publisher(
         changes=changes,
         started_at=datetime.now(UTC),
         snoozes=store.snoozes,
+        notices=quiet_views,
     )
 
 
@@ -173,15 +182,19 @@ def build_publisher(
     give_up_after: int = GIVE_UP_AFTER,
     started_at: datetime | None = None,
     snoozes: SnoozeLookup | None = None,
+    notices: Notices | None = None,
 ) -> Publisher:
     """The outbox's worker and its parts: the queue use-cases enqueue on (and the writes
     enqueue their follow-up edits on), the writes, the pace. ``started_at``: this process's
     start (bundles older than it may have a card a lost database forgot; None: never looked
-    for); ``snoozes``: who snoozed which DM card. (The tests build it here too.)"""
-    groups = Groups(cards)
+    for); ``snoozes``: who snoozed which DM card; ``notices``: how the writes of no one card
+    read (a quiet-hours summary, a gathering DM). (The tests build it here too.)"""
+    groups = GroupLines(cards)
     queue = Enqueue(outbox, cards, groups, Signal("outbox"), changes)
     forgotten = ForgottenCards(slack.cards_in, audit_log, started_at)
-    writes = Writes(cards, outbox, audit_log, slack, kandev_url, queue, forgotten, groups, snoozes)
+    writes = Writes(
+        cards, outbox, audit_log, slack, kandev_url, queue, forgotten, groups, snoozes, notices
+    )
     return Publisher(
         outbox,
         cards,
@@ -371,6 +384,7 @@ def _listener_services(
     past: PastAnswers,
     claims: Claims,
     snoozes: Snoozes,
+    slack: SlackGateway,
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
@@ -398,6 +412,7 @@ def _listener_services(
         reading=reading,
         conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
         subscriptions=SubscriptionService(store.followups, kandev),
+        quiet=QuietService(store.followups, slack),
         claims=claims,
         thread_replies=ThreadReplies(
             admission, store.thread_replies, queue.answerers, store.audit_log

@@ -17,6 +17,8 @@ DEFAULT_PRIORITY = "medium"
 MAX_AGENT = 80
 MAX_LABEL = 60
 MAX_TASK_LINE = 600
+#: The task line in a card's grey line (every kind's).
+MAX_META_TASK_LINE = 300
 
 
 def priority_text(priority: str) -> str:
@@ -68,3 +70,12 @@ def task_url(kandev_url: str, task_id: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc or len(url) > MAX_LINK_URL:
         raise ValueError(f"not a usable Kandev link (http(s), at most {MAX_LINK_URL}): {url!r}")
     return url
+
+
+#: A critical or high task's notification text starts with its priority.
+URGENT_PREFIXES = {"critical": "🔴 Critical · ", "high": "🟠 High · "}
+
+
+def urgency_prefix(task: TaskInfo) -> str:
+    """``🔴 Critical · `` / ``🟠 High · `` for an urgent task, else empty."""
+    return URGENT_PREFIXES.get(one_line(task.priority).casefold(), "")

@@ -25,6 +25,7 @@ from kandev_slack.cards.wording import (
 )
 from kandev_slack.core.clarification import SKIPPED_REASON, Bundle
 from kandev_slack.core.domain import CardOutcome, CardState
+from kandev_slack.kinds.spec import Found
 
 
 def _what(action: Action) -> str:
@@ -190,6 +191,20 @@ def invalid_message(kandev_message: str, *, action: Action = "answer") -> str:
         if detail
         else (f"Kandev did not accept your {what}.")
     )
+
+
+#: What the bot found wrong before sending (a kind's local validation,
+#: kandev_slack/kinds/<kind>/spec.py), said as Kandev's own refusals are (``invalid_message``).
+FOUND_DETAILS: dict[Found, str] = {
+    "not_answer_or_reject": "a question is answered or rejected",
+    "unanswered": "every question needs an answer",
+    "not_an_option": "that option is not part of this question",
+    "not_offered": "that option was not offered by the agent",
+}
+
+
+def found_detail(found: Found) -> str:
+    return FOUND_DETAILS[found]
 
 
 def not_a_card_message() -> str:

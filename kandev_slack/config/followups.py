@@ -10,6 +10,8 @@
     escalate_to = "C0LEADS"       # a channel id, or a user id for a direct message
     escalate_mention = ["S0LEADS"]
     claim_for = "30m"             # how long "I'm on it" pauses these (default 30m)
+    quiet_hours = "19:00-08:00"   # reminders, escalations and DM cards wait (may cross midnight)
+    quiet_tz = "Europe/Berlin"    # the time zone of quiet_hours (default UTC)
 
 Durations are a whole number and a unit: ``90s``, ``15m``, ``2h``, ``1d``.
 """
@@ -21,6 +23,7 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from kandev_slack.core.claims import DEFAULT_CLAIM_FOR_S
+from kandev_slack.core.timing.quiet import QuietHours
 
 DURATION = re.compile(r"^([1-9][0-9]*)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -36,6 +39,8 @@ KEYS = (
     "escalate_to",
     "escalate_mention",
     "claim_for",
+    "quiet_hours",
+    "quiet_tz",
 )
 
 
@@ -77,6 +82,8 @@ class FollowUps(BaseModel):
     escalate_mention: tuple[str, ...] = ()
     #: How long "I'm on it" holds a card, pausing its reminders and escalation.
     claim_for: float = DEFAULT_CLAIM_FOR_S
+    #: When this route's reminders, escalations and DM cards wait (None: never).
+    quiet: QuietHours | None = None
 
     @property
     def any(self) -> bool:

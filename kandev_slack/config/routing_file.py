@@ -29,6 +29,7 @@ from kandev_slack.config.routing import (
 )
 from kandev_slack.config.toml_lines import LineIndex
 from kandev_slack.core.claims import DEFAULT_CLAIM_FOR_S
+from kandev_slack.core.timing.quiet import QuietError, QuietHours, parse_range, zone
 from kandev_slack.kandev.models import PRIORITIES
 
 # ---- the file as written (pydantic, strict) ----------------------------------------------
@@ -72,7 +73,39 @@ def _check_escalation_target(value: str) -> str:
     return value
 
 
+def quiet_problem(error: QuietError) -> str:
+    """What is wrong with a quiet-hours range or time zone, for the routing file."""
+    if error.problem == "tz":
+        return (
+            f"'{error.value}' is not a time zone; write an IANA name such as "
+            '"Europe/Berlin", "America/New_York" or "UTC"'
+        )
+    if error.problem == "empty":
+        return f"'{error.value}' starts and ends at the same time; write two different times"
+    if error.problem == "clock":
+        return f"'{error.value}' has a time that does not exist; use 00:00 to 23:59"
+    return f"'{error.value}' is not a range; write two times such as \"19:00-08:00\" (HH:MM-HH:MM)"
+
+
+def _check_quiet_hours(value: str) -> str:
+    try:
+        parse_range(value)
+    except QuietError as exc:
+        raise ValueError(quiet_problem(exc)) from None
+    return value
+
+
+def _check_tz(value: str) -> str:
+    try:
+        zone(value)
+    except QuietError as exc:
+        raise ValueError(quiet_problem(exc)) from None
+    return value
+
+
 ChannelId = Annotated[str, AfterValidator(_check_channel)]
+QuietRange = Annotated[str, AfterValidator(_check_quiet_hours)]
+TimeZone = Annotated[str, AfterValidator(_check_tz)]
 AnswererId = Annotated[str, AfterValidator(_check_answerer)]
 Duration = Annotated[str, AfterValidator(_check_duration)]
 EscalationTarget = Annotated[str, AfterValidator(_check_escalation_target)]
@@ -91,6 +124,8 @@ class _FollowUpsFile(BaseModel):
     escalate_to: EscalationTarget | None = None
     escalate_mention: list[AnswererId] | None = None
     claim_for: Duration | None = None  # how long "I'm on it" pauses the follow-ups
+    quiet_hours: QuietRange | None = None  # when reminders, escalations and DM cards wait
+    quiet_tz: TimeZone | None = None  # the time zone of quiet_hours (default UTC)
 
 
 class _DefaultsFile(_FollowUpsFile):
@@ -184,6 +219,8 @@ _EXPECTED = {
     "escalate_mention": "a list of id strings",
     "escalate_to": "a channel id or user id string",
     "claim_for": 'a duration string such as "30m"',
+    "quiet_hours": 'a range string such as "19:00-08:00"',
+    "quiet_tz": 'a time zone string such as "Europe/Berlin"',
 }
 
 
@@ -313,6 +350,7 @@ _NEEDS = (
     ("escalate_after", "escalate_to", ""),
     ("escalate_to", "escalate_after", ""),
     ("escalate_mention", "escalate_to", ""),
+    ("quiet_tz", "quiet_hours", "is the time zone of quiet hours; it needs"),
 )
 _NEEDED_FOR = {
     "remind_every": " (when the first reminder is sent)",
@@ -348,7 +386,16 @@ def _followups(
         escalate_to=escalate_to,
         escalate_mention=tuple(pick("escalate_mention") or ()),
         claim_for=parse_duration(claim_for) if claim_for else DEFAULT_CLAIM_FOR_S,
+        quiet=_quiet(pick("quiet_hours"), pick("quiet_tz")),
     )
+
+
+def _quiet(hours: str | None, tz: str | None) -> QuietHours | None:
+    """The quiet hours (both keys checked already; a missing time zone is UTC)."""
+    if hours is None:
+        return None
+    start, end = parse_range(hours)
+    return QuietHours(start, end, tz or "UTC")
 
 
 def load_routing(path: str | Path | None, fallback_channel: str | None = None) -> Routing:

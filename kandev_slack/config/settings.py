@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     database_idle_in_transaction_timeout: float = 30.0
     #: Seconds in one hour of a snooze (1 h / 4 h / 24 h): 3600; shorter only in tests.
     snooze_hour_s: float = 3600.0
+    #: Seconds between two looks for quiet hours that ended (their summaries): 30; shorter in
+    #: tests.
+    quiet_check_s: float = 30.0
 
     _routing: Routing | None = PrivateAttr(default=None)
 
@@ -218,6 +221,11 @@ class Settings(BaseSettings):
     @classmethod
     def _snooze_hour(cls, value: Any) -> float:
         return positive_seconds(value, "SNOOZE_HOUR_S", "3600")
+
+    @field_validator("quiet_check_s", mode="before")
+    @classmethod
+    def _quiet_check(cls, value: Any) -> float:
+        return positive_seconds(value, "QUIET_CHECK_S", "30")
 
     @field_validator("kandev_list_page_size", mode="before")
     @classmethod

@@ -15,6 +15,22 @@ UPDATE_COPY = "update_copy"
 REPLY = "reply"
 #: A reply in the thread of one of its other messages ("Back from snooze" in a DM card's).
 COPY_REPLY = "copy_reply"
+#: Writes of no one card (kandev_slack/usecases/followups/quiet.py): the summary of what waited
+#: for quiet hours, and a gathering DM's post and count (calm DMs).
+SUMMARY = "summary"
+GATHER = "gather"
+GATHER_EDIT = "gather_edit"
+
+
+def gather_post_key(gathering: str) -> str:
+    return f"post:{gathering}"
+
+
+def gather_edit_key(gathering: str, joined: str) -> str:
+    """One edit of a gathering DM's count per DM card that joined it."""
+    return f"edit:{gathering}:{joined}"
+
+
 #: How the reason of an edit for a change of the card's group starts
 #: (kandev_slack/usecases/answering/groups.py).
 GROUP_REASON = "group:"

@@ -8,8 +8,8 @@ read only what :class:`PendingItem` offers, so a new kind reuses them as they ar
 
 What differs by kind — how an item is resolved and how it ended, what is checked before
 sending, what its card offers — is its spec in kandev_slack/kinds/<kind>/, found through
-kandev_slack/kinds/registry.py (``spec_of``); its card renderer is in kandev_slack/cards/<kind>/
-(chosen by kandev_slack/cards/kinds.py), its discovery in kandev_slack/usecases/intake/
+kandev_slack/kinds/registry.py (``spec_of``); its renderers in kandev_slack/kinds/<kind>/cards/
+(found by kandev_slack/cards/kinds.py), its discovery in kandev_slack/usecases/intake/
 (discovery.py, approvals.py) and its Kandev calls in kandev_slack/kandev/.
 """
 

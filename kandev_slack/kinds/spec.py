@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
+from kandev_slack.core.approval import Approval
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card
 from kandev_slack.core.pending import ItemKind, PendingItem
@@ -29,13 +30,33 @@ class Try:
     reason: str = ""
 
 
+#: What a kind's local validation finds wrong, as a kind (worded at the edge:
+#: kandev_slack/cards/words.py ``found_detail``): an action its items are not resolved with,
+#: a question left unanswered, an option the question does not have, an option the agent did
+#: not offer.
+Found = Literal["not_answer_or_reject", "unanswered", "not_an_option", "not_offered"]
+
+
 @dataclass(frozen=True)
 class Invalid:
-    """Why an attempt is refused before it is sent: ``detail`` in words, or a text ``length``
-    over Kandev's limit (the pipeline's ``Problem``)."""
+    """Why an attempt is refused before it is sent: what was ``found`` wrong, or a text
+    ``length`` over Kandev's limit (the pipeline's ``Problem``)."""
 
-    detail: str = ""
+    found: Found | None = None
     length: int | None = None
+
+
+class ApprovalCalls(Protocol[O_co]):
+    """The approval calls the approval's spec makes, on ``Resolver.permissions``
+    (kandev_slack.kandev.approvals.client.PermissionsClient satisfies it)."""
+
+    def approve(
+        self, approval: Approval, option_id: str, *, first_sent: datetime, resend: bool = False
+    ) -> O_co: ...
+
+    def read_back(
+        self, approval: Approval, option_id: str, *, first_sent: datetime
+    ) -> O_co | None: ...
 
 
 class Resolver(Protocol[O_co]):
@@ -43,8 +64,8 @@ class Resolver(Protocol[O_co]):
     kandev_slack.kandev.client.KandevClient; each kind uses its own part)."""
 
     @property
-    def permissions(self) -> Any:
-        """The approval calls (each kind's spec types the part it uses)."""
+    def permissions(self) -> ApprovalCalls[O_co]:
+        """The approval calls."""
         ...
 
     def answer(

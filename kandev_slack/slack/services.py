@@ -49,6 +49,7 @@ from kandev_slack.usecases.answering.thread_replies import (
     ThreadReplies,
     ToSend,
 )
+from kandev_slack.usecases.followups.quiet import QuietService
 from kandev_slack.usecases.followups.subscriptions import SubscriptionService
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
@@ -93,6 +94,8 @@ class Services:
     #: An approval's whole text beyond its full view, in the card's thread (None: not wired,
     #: e.g. some tests; such a text then points to Kandev).
     whole: WholeText | None = None
+    #: ``/kandev-questions quiet`` (None: not wired, e.g. some tests).
+    quiet: QuietService | None = None
     clock: Callable[[], datetime] = field(default=_now)
 
     def tell(self, where: Where, text: str) -> None:

@@ -64,6 +64,7 @@ class _Person:
     name: str | None
     team: str | None
     enterprise: str | None
+    tz: str | None = None  # their time zone (IANA), as their Slack profile says
 
 
 class SlackGateway:
@@ -82,22 +83,38 @@ class SlackGateway:
     # ---- messages ------------------------------------------------------------------------
 
     def post_card(
-        self, channel: str, message: Message, pending_id: str, *, thread_ts: str | None = None
+        self, channel: str, message: Message, pending_id: str, thread_ts: str | None = None
     ) -> str:
-        """Post a card (in the thread of ``thread_ts``, when given); returns its ts. The message
+        """Post a card (in the thread ``thread_ts``, if given); returns its ts. The message
         metadata names the bundle (crash recovery)."""
-        thread = {"thread_ts": thread_ts} if thread_ts else {}
+        extra = {"thread_ts": thread_ts} if thread_ts else {}
         resp = self._call(
             "chat.postMessage",
             channel=channel,
-            **thread,
             text=message.text,
             blocks=message.blocks,
             metadata=card_metadata(pending_id),
             unfurl_links=False,
             unfurl_media=False,
+            **extra,
         )
         return _posted_ts(resp)
+
+    def post_notice(self, channel: str, message: Message) -> str:
+        """Post a message that is no card (a quiet-hours summary, a gathering DM); its ts."""
+        resp = self._call(
+            "chat.postMessage",
+            channel=channel,
+            text=message.text,
+            blocks=message.blocks,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return _posted_ts(resp)
+
+    def update_notice(self, channel: str, ts: str, message: Message) -> None:
+        """Edit a message that is no card (a gathering DM's count)."""
+        self._call("chat.update", channel=channel, ts=ts, text=message.text, blocks=message.blocks)
 
     def update_card(self, channel: str, ts: str, message: Message, pending_id: str) -> None:
         """Edit a card; its metadata is sent again so the message keeps naming its bundle."""
@@ -260,6 +277,11 @@ class SlackGateway:
         ``users:read``), cached for ``DIRECTORY_TTL_S``; None when Slack gives none."""
         return self._person(user_id).name
 
+    def user_tz(self, user_id: str) -> str | None:
+        """A person's time zone as their Slack profile says (``users.info`` → ``user.tz``),
+        cached like their name; None when Slack gives none."""
+        return self._person(user_id).tz
+
     def _person(self, user_id: str) -> _Person:
         """What the bot reads of a person (one users.info, cached for ``DIRECTORY_TTL_S``):
         their name and their organisation."""
@@ -276,10 +298,12 @@ class SlackGateway:
             name = next((n.strip() for n in names if isinstance(n, str) and n.strip()), None)
             team = user.get("team_id")
             grid = (user.get("enterprise_user") or {}).get("enterprise_id")
+            tz = user.get("tz")
             return _Person(
                 name=name,
                 team=team if isinstance(team, str) and team else None,
                 enterprise=grid if isinstance(grid, str) and grid else None,
+                tz=tz if isinstance(tz, str) and tz else None,
             )
 
         person: _Person = self._cached(("user", user_id), load)

@@ -37,8 +37,12 @@ _PENDING = CardState.PENDING.value
 
 #: Cards of a kind this release knows.
 KNOWN: ColumnElement[bool] = cards.c.kind.in_(sorted(KNOWN_KINDS))
-#: Outbox rows of the cards of a kind this release knows.
-KNOWN_WRITES: ColumnElement[bool] = outbox.c.item_kind.in_(sorted(KNOWN_KINDS))
+#: The ``item_kind`` of an outbox row that writes no card (a quiet-hours summary, a gathering
+#: DM): no older release knows it (its status is NULL, and a release of schema version 15 to
+#: 17 takes only its card kinds), so only a release that knows these writes makes them.
+NOTICE = "notice"
+#: Outbox rows of the cards of a kind this release knows, and its notices.
+KNOWN_WRITES: ColumnElement[bool] = outbox.c.item_kind.in_([*sorted(KNOWN_KINDS), NOTICE])
 
 
 def _legacy(kind: str | ColumnElement[Any]) -> ColumnElement[bool]:

@@ -66,7 +66,7 @@ cards = Table(
     # Schema version 15: the item's kind (kandev_slack.core.pending.ItemKind); a replica leaves the
     # cards of a kind it does not know alone.
     Column("kind", String, nullable=False, server_default="question"),
-    # Schema version 16: what identical items share (kandev_slack/kinds: ``identity_key``;
+    # Schema version 17: what identical items share (kandev_slack/kinds: ``identity_key``;
     # NULL: never grouped), and for a card posted in the thread of the first identical one
     # waiting in its channel, that card (``thread_of``) and its message (``thread_ts``).
     Column("identity_key", String),
@@ -158,7 +158,7 @@ ix_cards_question = Index(
     "ix_cards_question", cards.c.question_key, cards.c.channel, cards.c.resolved_at
 )
 
-# Added by schema version 16: identical items waiting in one channel, and a card's thread.
+# Added by schema version 17: identical items waiting in one channel, and a card's thread.
 ix_cards_identity = Index("ix_cards_identity", cards.c.identity_key, cards.c.channel, cards.c.state)
 ix_cards_thread_of = Index("ix_cards_thread_of", cards.c.thread_of)
 
@@ -199,8 +199,11 @@ card_messages = Table(
     Column("note", Text, nullable=False),  # what the copy says above the card (escalation)
     Column("created_at", UTCDateTime, nullable=False),
     Column("posted_at", UTCDateTime),
+    # Schema version 18: the gathering DM (dm_gathers.key) in whose thread it is posted, or NULL.
+    Column("thread", String),
     UniqueConstraint("channel", "ts", name="uq_card_messages_message"),
     Index("ix_card_messages_pending", "pending_id"),
+    Index("ix_card_messages_target", "target", "created_at"),
 )
 
 # Follow-ups of a waiting card: how many reminders were sent, and whether it was escalated.
@@ -272,4 +275,47 @@ legacy_kinds = Table(
     "legacy_kinds",
     metadata,
     Column("kind", String, primary_key=True),
+)
+
+# Quiet hours (issue 33), schema version 18. ``quiet_people``: a person's own quiet hours
+# (``hours`` as "19:00-08:00", in ``tz``, their Slack time zone when they set them).
+quiet_people = Table(
+    "quiet_people",
+    metadata,
+    Column("user_id", String, primary_key=True),
+    Column("hours", String, nullable=False),
+    Column("tz", String, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# What waits for quiet hours to end (a reminder, an escalation, a DM card), one row per
+# ``key``: ``target`` (a channel or user id) gets one summary of its rows once ``release_at``
+# passed; ``released_at`` is set by the one claim that enqueues that summary.
+held_items = Table(
+    "held_items",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("target", String, nullable=False),
+    Column("pending_id", String, nullable=False),
+    Column("what", String, nullable=False),  # reminder | escalation | dm
+    Column("release_at", UTCDateTime, nullable=False),
+    Column("released_at", UTCDateTime),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_held_items_due", "released_at", "release_at"),
+)
+
+# Calm DMs: one gathering DM per burst of DM cards to one person. ``since``: the start of the
+# burst (its first DM cards came on their own), ``last_at``: when its last card joined it; its
+# cards are the card_messages whose ``thread`` is its key. Schema version 18.
+dm_gathers = Table(
+    "dm_gathers",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("user_id", String, nullable=False),
+    Column("since", UTCDateTime, nullable=False),
+    Column("last_at", UTCDateTime, nullable=False),
+    Column("channel", String),
+    Column("ts", String),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_dm_gathers_user", "user_id", "last_at"),
 )

@@ -491,7 +491,7 @@ class FakeSlackGateway:
     # ---- SlackGateway's interface ----------------------------------------------------------
 
     def post_card(
-        self, channel: str, message: Message, pending_id: str, *, thread_ts: str | None = None
+        self, channel: str, message: Message, pending_id: str, thread_ts: str | None = None
     ) -> str:
         self._enter(
             "chat.postMessage",

@@ -30,7 +30,9 @@ from sqlalchemy.engine import Connection
 from kandev_slack.core.clarification import Answer, Bundle, Option, Question
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from kandev_slack.core.snooze import Snooze
+from kandev_slack.core.timing.quiet import quiet_hours
 from kandev_slack.store import Database
+from kandev_slack.store.cards.copies import Gathering
 from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.cards.thread_replies import ThreadReply
 from kandev_slack.store.queues.pace import Pace
@@ -46,6 +48,8 @@ LARGE_TABLES = frozenset(
         "card_messages",
         "card_followups",
         "thread_replies",
+        "held_items",
+        "dm_gathers",
     }
 )
 
@@ -99,6 +103,7 @@ _THREAD_REPLY = ThreadReply(
     text="the probe's reply",
 )
 _MESSAGE = NewCopy(key=f"escalation:{PROBE}", kind="escalation", target="C0ESCALATE", note="")
+_DM = NewCopy(key=f"dm:{PROBE}:U0PROBE", kind="dm", target="U0PROBE", note="")
 
 HOT_QUERIES: tuple[HotQuery, ...] = (
     # the poll cycle (kandev_slack/usecases/intake/sync.py)
@@ -320,12 +325,60 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     ),
     HotQuery("unnotified_posted", "subscriptions tick", lambda s: s.followups.unnotified_posted()),
     HotQuery("mark_notified", "subscriptions", lambda s: s.followups.mark_notified(PROBE, [], [])),
+    HotQuery(
+        "mark_notified",
+        "subscriptions, calm DMs",
+        lambda s: s.followups.mark_notified(
+            PROBE, [_DM], [], gathered=lambda gathering, joined: []
+        ),
+    ),
+    HotQuery("gather_get", "calm DMs' posts", lambda s: s.cards.gather_get("gather:probe")),
+    HotQuery(
+        "gather_posted",
+        "calm DMs' posts",
+        lambda s: s.cards.gather_posted("gather:probe", "D0PROBE", PROBE_TS),
+    ),
+    HotQuery(
+        "gather_burst",
+        "calm DMs' counts",
+        lambda s: s.cards.gather_burst(
+            Gathering(
+                key="gather:probe",
+                user_id="U0PROBE",
+                since=_A_DAY_BEFORE,
+                last_at=_A_DAY_BEFORE,
+                created_at=_A_DAY_BEFORE,
+            )
+        ),
+    ),
     HotQuery("all_subscriptions", "subscriptions tick", lambda s: s.followups.all_subscriptions()),
     HotQuery(
         "subscriptions_of",
         "Home, /kandev-subscriptions",
         lambda s: s.followups.subscriptions_of("U0PROBE"),
     ),
+    # Quiet hours (kandev_slack/usecases/followups/quiet.py)
+    HotQuery(
+        "quiet_people", "reminders / subscriptions tick", lambda s: s.followups.quiet_people()
+    ),
+    HotQuery("quiet_of", "/kandev-questions quiet", lambda s: s.followups.quiet_of("U0PROBE")),
+    HotQuery(
+        "quiet_set",
+        "/kandev-questions quiet",
+        lambda s: s.followups.quiet_set("U0PROBE", quiet_hours("19:00-08:00", "Europe/Berlin")),
+    ),
+    HotQuery(
+        "quiet_clear", "/kandev-questions quiet off", lambda s: s.followups.quiet_clear("U0PROBE")
+    ),
+    HotQuery("held_due", "quiet tick", lambda s: s.followups.held_due()),
+    HotQuery(
+        "release_held",
+        "quiet tick",
+        lambda s: s.followups.release_held(
+            "U0PROBE", lambda got: ("summary", f"summary:probe:{got[0].key}", {"target": "U0PROBE"})
+        ),
+    ),
+    HotQuery("held_purge", "quiet tick (hourly)", lambda s: s.followups.held_purge(86400.0)),
     # the App Home tab (kandev_slack/usecases/views/home.py)
     HotQuery("home_opened", "Home opened", lambda s: s.viewers.home_opened("U0PROBE")),
     HotQuery("home_viewers", "Home refresh tick", lambda s: s.viewers.home_viewers(_A_DAY_BEFORE)),

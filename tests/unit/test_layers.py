@@ -39,8 +39,8 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     # The item kinds (kandev_slack/kinds/) stand on core, ops and config, below the use-cases
     # and every edge, which all ask ``spec_of(...)``. They never import an edge: a kind's
     # operation that calls Kandev is given the client (a port, kinds/spec.py's Resolver) by its
-    # caller, which got it from the composition root; the renderers stay in cards
-    # (cards/kinds.py picks one per kind).
+    # caller, which got it from the composition root. A kind's renderers, in its own
+    # package's cards/ (kandev_slack/kinds/<kind>/cards/), stand in the cards layer (layer_of).
     KINDS: frozenset({CORE, OPS, CONFIG}),
     USECASES: frozenset({CORE, OPS, CONFIG, KINDS}),
     KANDEV: frozenset({CORE, OPS, CONFIG, KINDS, USECASES}),
@@ -159,7 +159,7 @@ KNOWN: Mapping[tuple[str, str], str] = {
     + " (Waiting)",
     (
         "kandev_slack.usecases.views.whole_text",
-        "kandev_slack.cards.approval.view",
+        "kandev_slack.kinds.approval.cards.view",
     ): "asks the renderer whether a text fits a view (fits_view, thread_parts)",
     # use-cases on the Kandev edge
     ("kandev_slack.usecases.answering.answers", "kandev_slack.kandev.client"): _KANDEV_CLIENT,
@@ -274,6 +274,10 @@ def layer_of(module: str) -> str | None:
         return None
     if len(parts) == 1 or parts[1] in {"app", "wiring", "cli", "inproc", "__main__"}:
         return ROOT_LAYER
+    if parts[1] == KINDS and parts[3:4] == [CARDS]:
+        # A kind package is a vertical slice: its rendering half (kinds/<kind>/cards/) stands
+        # in the cards layer, the rest of it in the low kinds layer.
+        return CARDS
     return parts[1]
 
 
@@ -395,6 +399,11 @@ def test_the_known_exceptions_only_shrink() -> None:
         ),
         ("kandev_slack.commands.x", "from kandev_slack.app import build\n", "kandev_slack.app"),
         ("kandev_slack.slack.x", "from tests.kit.fakes import FakeKandev\n", "tests.kit.fakes"),
+        (
+            "kandev_slack.kinds.x.spec",
+            "from kandev_slack.kinds.x.cards.card import render\n",
+            "kandev_slack.kinds.x.cards.card",
+        ),
     ],
 )
 def test_an_upward_import_is_caught(module: str, source: str, caught: str) -> None:
@@ -427,6 +436,11 @@ def test_an_upward_import_is_caught(module: str, source: str, caught: str) -> No
         ("kandev_slack.commands.x", "from kandev_slack.slack.presenters.tell import tell\n"),
         ("kandev_slack.wiring", "from kandev_slack.commands.x import run\n"),
         ("kandev_slack.ops.x", "import logging\nfrom .metrics import m\n"),
+        (
+            "kandev_slack.kinds.x.cards.card",
+            "from kandev_slack.cards.blocks import render\n"
+            "from kandev_slack.kinds.x.spec import S\n",
+        ),
     ],
 )
 def test_a_downward_import_passes(module: str, source: str) -> None:

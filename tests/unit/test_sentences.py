@@ -1,7 +1,8 @@
 """Use-cases return kinds, not sentences (CONTRIBUTING): what a person reads in Slack is worded
 in ``kandev_slack/cards`` (``words.py``, the cards' own word modules) and
-``kandev_slack/slack/presenters/said.py``, never
-in ``kandev_slack/usecases``.
+``kandev_slack/slack/presenters/said.py``, never in ``kandev_slack/usecases`` nor in the item
+kinds' specs (``kandev_slack/kinds``, scanned as the use-cases are, except each kind's ``cards/``:
+its rendering).
 
 A use-case module breaks the rule when one of its string literals (an f-string counts as one,
 its holes as ``{}``) is, outside the places that speak to operators or to the code,
@@ -32,10 +33,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 USECASES = ROOT / "kandev_slack" / "usecases"
+KINDS = ROOT / "kandev_slack" / "kinds"
 
 #: Result types whose strings the presenter shows as they are: ``Problem.detail`` (said.problem
-#: puts it in ``invalid_message``), a listing ``Reply``'s text, a ``BadSubscription``.
-SHOWN = frozenset({"Problem", "Reply", "BadSubscription"})
+#: puts it in ``invalid_message``), a kind's ``Invalid`` (a Problem before sending), a listing
+#: ``Reply``'s text, a ``BadSubscription``.
+SHOWN = frozenset({"Problem", "Invalid", "Reply", "BadSubscription"})
 
 #: Calls that speak to operators or to the code: a logger's methods, /healthz's, the audit's,
 #: the metrics'.
@@ -48,9 +51,6 @@ _OPERATOR_FUNCTIONS = frozenset({"audit", "_audit", "audit_plain"})
 _SENTENCE = re.compile(r"^[^\w\s{]*\s*[A-Z][a-z’']*\s+\S|\S\s+\S.*[.!?]$", re.DOTALL)
 
 #: Today's breaches, (module, the literal as the test shows it) → why it is still there.
-#: (The bot's own checks' Problem details moved with the kinds' local validation to
-#: kandev_slack/kinds/<kind>/spec.py, which this test does not scan: they still need a Problem
-#: kind of their own, since a Problem's detail is also Kandev's message.)
 KNOWN: Mapping[tuple[str, str], str] = {}
 
 
@@ -168,10 +168,25 @@ def sentences(source: str) -> list[tuple[int, str]]:
     return finder.found
 
 
+def _rendering(path: Path) -> bool:
+    """A kind's own renderers (kandev_slack/kinds/<kind>/cards/): the cards' words."""
+    return KINDS in path.parents and "cards" in path.relative_to(KINDS).parts[1:-1]
+
+
 def usecase_sources() -> Iterator[tuple[str, str]]:
-    for path in sorted(USECASES.rglob("*.py")):
+    """The use-cases' modules and the kinds' (their renderers aside)."""
+    paths = [*USECASES.rglob("*.py"), *KINDS.rglob("*.py")]
+    for path in sorted(p for p in paths if not _rendering(p)):
         parts = path.relative_to(ROOT).with_suffix("").parts
         yield ".".join(parts), path.read_text(encoding="utf-8")
+
+
+def test_the_kinds_are_scanned_but_not_their_renderers() -> None:
+    scanned = {m for m, _ in usecase_sources()}
+    assert "kandev_slack.kinds.question.spec" in scanned
+    assert "kandev_slack.kinds.approval.spec" in scanned
+    assert not {m for m in scanned if ".cards" in m}
+    assert "kandev_slack.usecases.answering.answers" in scanned
 
 
 def found_in_usecases() -> dict[tuple[str, str], int]:
@@ -209,6 +224,10 @@ def test_the_known_sentences_only_shrink() -> None:
         (
             'def f():\n    return Problem("every question needs an answer")\n',
             "every question needs an answer",
+        ),
+        (
+            'def f():\n    return Invalid("that option was not offered by the agent")\n',
+            "that option was not offered by the agent",
         ),
         ('def f():\n    return Reply(text=f"{n} waiting", blocks=[])\n', "{} waiting"),
         ('def f(x="Are you sure?"):\n    pass\n', "Are you sure?"),

@@ -18,8 +18,6 @@ from kandev_slack.cards import ids
 from kandev_slack.cards.blocks import Block, actions, button, context, divider, plain, section
 from kandev_slack.cards.limits import MAX_SECTION_TEXT, MAX_VIEW_BLOCKS, MAX_VIEW_TITLE, slack_len
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.question.card import past_line
-from kandev_slack.cards.question.fields import options_text, question_text
 from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
 from kandev_slack.cards.text import (
     escape_url,
@@ -31,6 +29,8 @@ from kandev_slack.cards.text import (
 )
 from kandev_slack.core.domain import Card, PastAnswer
 from kandev_slack.kandev.models import SessionMessage
+from kandev_slack.kinds.question.cards.card import past_line
+from kandev_slack.kinds.question.cards.fields import options_text, question_text
 
 TITLE = "Conversation"
 LOADING_TEXT = "Loading the conversation from Kandev…"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from kandev_slack.cards.approval.text import fit_middle, not_shown
 from kandev_slack.cards.mrkdwn import markdown_to_plain
 from kandev_slack.cards.text import fit_escaped, one_line
 from kandev_slack.config.followups import describe_duration, mentions
+from kandev_slack.kinds.approval.cards.text import fit_middle, not_shown
 
 #: The question a reminder names, at most this long.
 MAX_QUESTION_IN_REMINDER = 150

@@ -12,13 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.approval.card import card_outcome_line
-from kandev_slack.cards.approval.rows import approvals_blocks
 from kandev_slack.cards.blocks import Block, button, context, divider, plain, section
 from kandev_slack.cards.ids import COMMAND, ButtonValue
+from kandev_slack.cards.kinds import card_outcome_line
 from kandev_slack.cards.limits import MAX_HEADER_TEXT, MAX_SECTION_TEXT, MAX_VIEW_BLOCKS
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.question.fields import question_heading
 from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
 from kandev_slack.cards.text import escape_url, fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from kandev_slack.cards.views.claims import short_claim
@@ -28,6 +26,8 @@ from kandev_slack.cards.views.waiting import Waiting
 from kandev_slack.cards.wording import asked_at, slack_date
 from kandev_slack.core.domain import Card, CardOutcome, TaskInfo
 from kandev_slack.core.snooze import Snooze
+from kandev_slack.kinds.approval.cards.rows import approvals_blocks
+from kandev_slack.kinds.question.cards.fields import question_heading
 
 CALLBACK_HOME = "kq_home"
 MAX_WAITING = 20

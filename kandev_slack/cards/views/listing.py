@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kandev_slack.cards import ids, words
-from kandev_slack.cards.approval.rows import approvals_blocks
 from kandev_slack.cards.blocks import Block, actions, button, context, section
 from kandev_slack.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, ButtonValue, CodecError
 from kandev_slack.cards.limits import (
@@ -45,6 +44,7 @@ from kandev_slack.cards.views.waiting import (
 )
 from kandev_slack.cards.wording import asked_at
 from kandev_slack.core.limits import MAX_PAGE_SIZE
+from kandev_slack.kinds.approval.cards.rows import approvals_blocks
 
 #: Approval rows on a listing page (two blocks each, beside MAX_PAGE_SIZE questions).
 MAX_LIST_APPROVALS = 3

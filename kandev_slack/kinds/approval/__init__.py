@@ -1,3 +1,3 @@
 """Approvals: an agent's tool-permission request (``session/request_permission``), resolved by
 choosing one of its options (``resolve_agent_permission_kandev``). Rendered by
-kandev_slack/cards/approval/."""
+kandev_slack/kinds/approval/cards/."""

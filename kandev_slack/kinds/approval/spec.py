@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from kandev_slack.core.approval import APPROVAL_PREFIX, Approval
 from kandev_slack.core.domain import Card
 from kandev_slack.core.normalise import digest
 from kandev_slack.core.pending import ItemKind, PendingItem
-from kandev_slack.kinds.spec import Invalid, O_co, Out, Resolver, Try
-
-
-class ApprovalCalls(Protocol[O_co]):
-    """The approval calls on the client it is given (``Resolver.permissions``:
-    kandev_slack.kandev.approvals.client.PermissionsClient)."""
-
-    def approve(
-        self, approval: Approval, option_id: str, *, first_sent: datetime, resend: bool = False
-    ) -> O_co: ...
-
-    def read_back(
-        self, approval: Approval, option_id: str, *, first_sent: datetime
-    ) -> O_co | None: ...
+from kandev_slack.kinds.spec import Invalid, Out, Resolver, Try
 
 
 def chosen_option(attempt: Try) -> str:
@@ -47,23 +34,23 @@ class ApprovalSpec:
 
     def invalid(self, card: Card, attempt: Try, max_text: int) -> Invalid | None:
         if attempt.action != "approve" or card.approval.option(chosen_option(attempt)) is None:
-            return Invalid("that option was not offered by the agent")
+            return Invalid("not_offered")
         return None
 
     def send(
         self, kandev: Resolver[Out], card: Card, attempt: Try, *, first_sent: datetime, resend: bool
     ) -> Out:
         # Never re-sent blindly: an ambiguous one is settled from the transcript (read_back).
-        calls: ApprovalCalls[Out] = kandev.permissions
-        return calls.approve(
+        return kandev.permissions.approve(
             card.approval, chosen_option(attempt), first_sent=first_sent, resend=resend
         )
 
     def read_back(
         self, kandev: Resolver[Out], card: Card, attempt: Try, *, first_sent: datetime
     ) -> Out | None:
-        calls: ApprovalCalls[Out] = kandev.permissions
-        return calls.read_back(card.approval, chosen_option(attempt), first_sent=first_sent)
+        return kandev.permissions.read_back(
+            card.approval, chosen_option(attempt), first_sent=first_sent
+        )
 
     def refusal(
         self, card: Card, action: str, via: str, option: tuple[str, str] | None

@@ -30,22 +30,22 @@ class QuestionSpec:
 
     def invalid(self, card: Card, attempt: Try, max_text: int) -> Invalid | None:
         if attempt.action != "answer" and attempt.action != "reject":
-            return Invalid("a question is answered or rejected")
+            return Invalid("not_answer_or_reject")
         if attempt.action == "reject":
             length = len(attempt.reason.strip())
             return Invalid(length=length) if length > max_text else None
         by_question = {a.question_id: a for a in attempt.answers}
         if set(by_question) != {q.question_id for q in card.bundle.questions}:
-            return Invalid("every question needs an answer")
+            return Invalid("unanswered")
         for question in card.bundle.questions:
             answer = by_question[question.question_id]
             if any(question.option(o) is None for o in answer.selected_options):
-                return Invalid("that option is not part of this question")
+                return Invalid("not_an_option")
             text = answer.custom_text.strip()
             if len(text) > max_text:
                 return Invalid(length=len(text))
             if not answer.selected_options and not text:
-                return Invalid("every question needs an answer")
+                return Invalid("unanswered")
         return None
 
     def send(

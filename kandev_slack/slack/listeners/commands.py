@@ -27,11 +27,13 @@ from slack_bolt import Ack, App
 
 from kandev_slack.cards import words
 from kandev_slack.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, CodecError
+from kandev_slack.cards.views import quiet as quiet_views
 from kandev_slack.cards.views.listing import NextPage, parse_next_page
 from kandev_slack.slack.parsing.payloads import PayloadError, parse, parse_click
 from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import when_done
 from kandev_slack.usecases.answering.admission import Where
+from kandev_slack.usecases.followups.quiet import QuietCommand, QuietService, parse_quiet
 from kandev_slack.usecases.followups.subscriptions import parse_command
 from kandev_slack.usecases.views.listing import Reply
 
@@ -107,10 +109,13 @@ def _command(svc: Services, times: ListingTimes):
             ack(text=words.busy_message(), response_type="ephemeral")
             return
         subcommand = parse_command(command.text)
+        quiet = parse_quiet(command.text) if svc.quiet is not None else None
         budget = LIST_BUDGET_S
-        if subcommand is None:
+        if quiet is not None and svc.quiet is not None:
+            future: Future[Reply] = place.run(_quiet_reply, svc.quiet, quiet, command.user_id)
+        elif subcommand is None:
             budget = times.budget()
-            future: Future[Reply] = place.run(svc.listing.reply, command.text, command.user_id)
+            future = place.run(svc.listing.reply, command.text, command.user_id)
             times.timing(future)
         else:
             future = place.run(svc.subscriptions.reply, subcommand, command.user_id)
@@ -124,6 +129,22 @@ def _command(svc: Services, times: ListingTimes):
         ack(text=reply.text, blocks=reply.blocks, response_type="ephemeral")
 
     return handle
+
+
+def _quiet_reply(service: QuietService, command: QuietCommand, user_id: str) -> Reply:
+    """``/kandev-questions quiet …``, worded."""
+    reply = service.reply(command, user_id)
+    if reply.outcome == "shown":
+        text = quiet_views.quiet_shown(reply.hours, reply.tz)
+    elif reply.outcome == "set":
+        text = quiet_views.quiet_set_message(reply.hours or "", reply.tz or "")
+    elif reply.outcome == "off":
+        text = quiet_views.quiet_off_message(reply.had)
+    elif reply.outcome == "bad":
+        text = quiet_views.quiet_bad_message(reply.problem, reply.hours or "")
+    else:
+        text = quiet_views.quiet_no_tz_message()
+    return Reply(text=text, blocks=[])
 
 
 def _follow(svc: Services, where: Where, reply: Reply) -> None:

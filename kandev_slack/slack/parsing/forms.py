@@ -7,16 +7,19 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.question.modals import (
+from kandev_slack.cards.wording import Action
+from kandev_slack.core.domain import Card
+from kandev_slack.kinds.question.cards.modals import (
     FormPlace,
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
     with_other_fields,
 )
-from kandev_slack.cards.question.submissions import parse_answer_submission, parse_reject_submission
-from kandev_slack.cards.wording import Action
-from kandev_slack.core.domain import Card
+from kandev_slack.kinds.question.cards.submissions import (
+    parse_answer_submission,
+    parse_reject_submission,
+)
 from kandev_slack.usecases.answering.interactions import Content, FieldErrors, ForeignInputs
 
 __all__ = [

@@ -18,8 +18,12 @@ from typing import Any
 
 from slack_bolt import Ack
 
-from kandev_slack.cards.question.modals import build_result_modal, build_sending_modal, refill_form
 from kandev_slack.cards.wording import Action
+from kandev_slack.kinds.question.cards.modals import (
+    build_result_modal,
+    build_sending_modal,
+    refill_form,
+)
 from kandev_slack.slack.parsing import raw_payload
 from kandev_slack.slack.transport.acks import refusal_errors
 from kandev_slack.slack_api.notify import Notifier

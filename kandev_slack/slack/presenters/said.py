@@ -10,16 +10,16 @@ kandev_slack/cards/words.py. Pure.
 from __future__ import annotations
 
 from kandev_slack.cards import words
-from kandev_slack.cards.approval.card import (
+from kandev_slack.cards.views import claims, snooze
+from kandev_slack.core.approval import Approval
+from kandev_slack.core.clarification import Bundle
+from kandev_slack.core.domain import Card, CardOutcome
+from kandev_slack.kinds.approval.cards.card import (
     approval_already_message,
     approval_ended_message,
     approval_lost_message,
     approval_undecided_message,
 )
-from kandev_slack.cards.views import claims, snooze
-from kandev_slack.core.approval import Approval
-from kandev_slack.core.clarification import Bundle
-from kandev_slack.core.domain import Card, CardOutcome
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.usecases.answering.admission import Refusal, Unusable
 from kandev_slack.usecases.answering.claims import (
@@ -156,6 +156,8 @@ def problem(found: Problem) -> str:
         return found.legacy  # worded by an older version when it finished the submission
     if found.length is not None:
         return words.too_long_message(found.length)
+    if found.found is not None:
+        return words.invalid_message(words.found_detail(found.found))
     return words.invalid_message(found.detail)
 
 

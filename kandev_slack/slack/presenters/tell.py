@@ -20,16 +20,16 @@ from typing import Any, Literal
 
 from kandev_slack.cards import ids, words
 from kandev_slack.cards.ids import ModalMetadata
-from kandev_slack.cards.question.modals import (
+from kandev_slack.cards.views import groups, thread_reply
+from kandev_slack.cards.views.conversation import loading_view, render_conversation
+from kandev_slack.core.clarification import Question
+from kandev_slack.core.domain import Card
+from kandev_slack.kinds.question.cards.modals import (
     FormPlace,
     build_outcome_modal,
     build_result_modal,
     refill_form,
 )
-from kandev_slack.cards.views import groups, thread_reply
-from kandev_slack.cards.views.conversation import loading_view, render_conversation
-from kandev_slack.core.clarification import Question
-from kandev_slack.core.domain import Card
 from kandev_slack.slack.parsing import raw_payload
 from kandev_slack.slack.parsing.forms import FormKind, action_of, form_for
 from kandev_slack.slack.parsing.requests import Form, Interaction

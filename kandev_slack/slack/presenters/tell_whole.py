@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kandev_slack.cards import words
-from kandev_slack.cards.approval.view import whole_view
 from kandev_slack.cards.ids import ModalMetadata
-from kandev_slack.cards.question.modals import build_outcome_modal, build_sending_modal
 from kandev_slack.core.domain import Card
+from kandev_slack.kinds.approval.cards.view import whole_view
+from kandev_slack.kinds.question.cards.modals import build_outcome_modal, build_sending_modal
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack.parsing.requests import Interaction
 from kandev_slack.slack.presenters import said

@@ -13,7 +13,7 @@ from typing import Any
 
 from slack_bolt import Ack, App, BoltRequest, BoltResponse
 
-from kandev_slack.cards.question.modals import build_result_modal
+from kandev_slack.kinds.question.cards.modals import build_result_modal
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import new_log_context
 from kandev_slack.slack.parsing import raw_payload

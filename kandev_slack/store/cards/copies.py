@@ -12,15 +12,30 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import or_, select, update
+from sqlalchemy import and_, or_, select, update
 
 from kandev_slack.core.domain import Card
 from kandev_slack.store.base import Repository, insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.kinds import KNOWN
-from kandev_slack.store.schema import card_messages, cards
+from kandev_slack.store.schema import card_messages, cards, dm_gathers
 
 CopyKind = Literal["escalation", "dm"]
+
+
+class Gathering(BaseModel):
+    """A gathering DM (calm DMs, kandev_slack/core/timing/calm.py): ``user_id``'s burst of DM cards
+    since ``since``; posted once ``ts`` is set."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    user_id: str
+    since: datetime
+    last_at: datetime
+    channel: str | None = None
+    ts: str | None = None
+    created_at: datetime
 
 
 class Copy(BaseModel):
@@ -37,6 +52,8 @@ class Copy(BaseModel):
     note: str = ""
     created_at: datetime
     posted_at: datetime | None = None
+    #: The gathering DM (calm DMs) in whose thread it is posted; None: on its own.
+    thread: str | None = None
 
 
 def _message(row: Any) -> Copy:
@@ -57,6 +74,7 @@ def message_values(
         "note": note,
         "created_at": now,
         "posted_at": None,
+        "thread": None,
     }
 
 
@@ -100,6 +118,43 @@ class CopiesMixin(Repository):
                 .values(channel=channel, ts=ts, posted_at=self._now())
             )
             return conn.execute(stmt).rowcount == 1
+
+    def gather_get(self, key: str) -> Gathering | None:
+        with self._read() as conn:
+            row = conn.execute(select(dm_gathers).where(dm_gathers.c.key == key)).first()
+        return Gathering(**row._mapping) if row else None
+
+    def gather_posted(self, key: str, channel: str, ts: str) -> bool:
+        """Record the gathering DM's message; False when another one is recorded already."""
+        with self._write() as conn:
+            stmt = (
+                update(dm_gathers)
+                .where(
+                    dm_gathers.c.key == key, or_(dm_gathers.c.ts.is_(None), dm_gathers.c.ts == ts)
+                )
+                .values(channel=channel, ts=ts)
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def gather_burst(self, gathering: Gathering) -> list[Copy]:
+        """The DM cards of a gathering's burst: those that came on their own just before it
+        opened, and those in its thread (oldest first)."""
+        alone = and_(
+            card_messages.c.kind == "dm",
+            card_messages.c.thread.is_(None),
+            card_messages.c.created_at <= gathering.created_at,
+        )
+        with self._read() as conn:
+            rows = conn.execute(
+                select(card_messages)
+                .where(  # index ix_card_messages_target: the person's messages since then
+                    card_messages.c.target == gathering.user_id,
+                    card_messages.c.created_at >= gathering.since,
+                    or_(alone, card_messages.c.thread == gathering.key),
+                )
+                .order_by(card_messages.c.created_at, card_messages.c.key)
+            ).all()
+        return [_message(row) for row in rows]
 
     def messages_of(self, pending_id: str) -> list[Copy]:
         """Every other message of ``pending_id`` (posted or not), oldest first."""

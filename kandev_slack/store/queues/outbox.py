@@ -83,12 +83,15 @@ class OutboxRepository(PaceMixin):
         payload: dict[str, Any],
         channel: str | None = None,
         not_before: datetime | None = None,
+        item_kind: str | None = None,
     ) -> int | None:
         """:meth:`outbox_put` inside a transaction of the caller's (e.g. the one claiming the
-        step that needs the write, so both happen or neither)."""
+        step that needs the write, so both happen or neither). ``item_kind``: for a write of
+        no card (:data:`kandev_slack.store.kinds.NOTICE`), else the card's kind."""
         now = self._now()
         pending_id = payload.get("pending_id")
-        item_kind = item_kind_of_payload(pending_id).value
+        if item_kind is None:
+            item_kind = item_kind_of_payload(pending_id).value
         stmt = (
             insert_unless_exists(conn, outbox, "dedupe_key")
             .values(

@@ -323,7 +323,7 @@ class AnswerService:
     def _local_problem(self, card: Card, attempt: Attempt) -> Problem | None:
         """What Kandev would refuse, checked before sending (the kind's rule)."""
         invalid = spec_of(card).invalid(card, resolving.tried(attempt), MAX_TEXT)
-        return None if invalid is None else Problem(invalid.detail, invalid.length)
+        return None if invalid is None else Problem(length=invalid.length, found=invalid.found)
 
     def _duplicate(self, key: str, card: Card, attempt: Attempt) -> Verdict:
         """The same submission again: wait for the first to finish, then repeat a refusal

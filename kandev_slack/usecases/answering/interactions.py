@@ -147,7 +147,8 @@ class Content:
 @dataclass(frozen=True)
 class FieldErrors:
     """The form stays open with these messages (block_id -> safe mrkdwn, from the form's own
-    reader in kandev_slack/cards/question/modals.py) under its fields; nothing was recorded."""
+    reader in kandev_slack/kinds/question/cards/modals.py) under its fields; nothing was
+    recorded."""
 
     errors: dict[str, str] = field(default_factory=dict)
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Action, Card, CardOutcome
+from kandev_slack.kinds.spec import Found
 from kandev_slack.store import Submission
 from kandev_slack.store.records import SubmissionContent
 
@@ -96,17 +97,19 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Problem:
-    """Why a submission is invalid: ``detail`` (Kandev's message, or what the bot found wrong
-    before sending), or a text ``length`` over Kandev's limit. ``legacy``: a submission
-    finished by an older version kept what the person was told, worded; repeated as it is."""
+    """Why a submission is invalid: ``detail`` (Kandev's message), what the bot ``found`` wrong
+    before sending (a kind: the presenter words it), or a text ``length`` over Kandev's limit.
+    ``legacy``: a submission finished by an older version kept what the person was told,
+    worded; repeated as it is."""
 
     detail: str = ""
     length: int | None = None
     legacy: str = ""
+    found: Found | None = None
 
     def encode(self) -> str:
         """Kept with the finished submission, to repeat it to a resubmission."""
-        return json.dumps({"detail": self.detail, "length": self.length})
+        return json.dumps({"detail": self.detail, "length": self.length, "found": self.found})
 
     @classmethod
     def decode(cls, stored: str) -> Problem:
@@ -116,7 +119,12 @@ class Problem:
             data = None
         if not isinstance(data, dict):
             return cls(legacy=stored)
-        return cls(detail=str(data.get("detail") or ""), length=data.get("length"))
+        found = data.get("found")
+        return cls(
+            detail=str(data.get("detail") or ""),
+            length=data.get("length"),
+            found=found if found in get_args(Found) else None,
+        )
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from kandev_slack.cards.views.followups import escalated_reply, escalation_note, reminder_text
 from kandev_slack.config.followups import FollowUps
@@ -30,6 +29,7 @@ from kandev_slack.core.outbox import POST_COPY, REPLY, copy_post_key, reply_key
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.store.cards.followups import NewCopy, OutboxRow, Waiting
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
+from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
 
 log = logging.getLogger(__name__)
 
@@ -60,31 +60,38 @@ class FollowUpWorker(PeriodicWorker):
         waiting = self.followups.waiting_posted()
         if not waiting:
             return 0
-        now = self.followups.db_now()
-        claimed = sum(self._follow_up(item, now) for item in waiting)
+        quiet = quiet_round(self.followups)
+        claimed = sum(self._follow_up(item, quiet) for item in waiting)
         if claimed:
             self.publisher.wake()
         return claimed
 
-    def _follow_up(self, item: Waiting, now: datetime) -> int:
+    def _follow_up(self, item: Waiting, quiet: QuietRound) -> int:
         route = self.answerers.route_of(item.card.task)
         if route is None:
             return 0
         followups = route.followups
         card = item.card
         # A card someone is on ("I'm on it") does not age for its follow-ups meanwhile.
-        age = followup_age(card.created_at, now, card.paused_s, card.claim)
+        age = followup_age(card.created_at, quiet.now, card.paused_s, card.claim)
         claimed = 0
         step = followups.reminders_due(age)
-        if step > item.reminders_sent and self._remind(item, step, followups):
+        if step > item.reminders_sent and self._remind(item, step, followups, quiet):
             claimed += 1
-        if not item.escalated and followups.escalation_due(age) and self._escalate(item, followups):
+        if (
+            not item.escalated
+            and followups.escalation_due(age)
+            and self._escalate(item, followups, quiet)
+        ):
             claimed += 1
         return claimed
 
-    def _remind(self, item: Waiting, step: int, followups: FollowUps) -> bool:
+    def _remind(self, item: Waiting, step: int, followups: FollowUps, quiet: QuietRound) -> bool:
         card = item.card
         key = f"remind:{card.pending_id}:{step}"
+        waits, held = quiet.hold(
+            key, card.channel, card.pending_id, "reminder", followups.quiet, card.task.priority
+        )
         question = spec_of(card).markdown_headline  # Markdown; an approval's is literal
         text = reminder_text(
             followups.reminder_age(step), followups.mention, card.item.headline, markdown=question
@@ -95,15 +102,19 @@ class FollowUpWorker(PeriodicWorker):
             {"pending_id": card.pending_id, "key": key, "text": text},
             card.channel,
         )
-        if not self.followups.advance_reminder(card.pending_id, step, [write]):
+        writes = [] if waits else [write]
+        if not self.followups.advance_reminder(card.pending_id, step, writes, held):
             return False
-        log.info("reminder %d of %s is due", step, card.pending_id)
+        log.info("reminder %d of %s is due%s", step, card.pending_id, _held(waits))
         return True
 
-    def _escalate(self, item: Waiting, followups: FollowUps) -> bool:
+    def _escalate(self, item: Waiting, followups: FollowUps, quiet: QuietRound) -> bool:
         card = item.card
         target = followups.escalate_to or ""
         key = escalation_key(card.pending_id)
+        waits, held = quiet.hold(
+            key, target, card.pending_id, "escalation", followups.quiet, card.task.priority
+        )
         note = escalation_note(card.channel, followups.escalate_mention)
         notice = f"escalated:{card.pending_id}"
         writes = [
@@ -118,7 +129,14 @@ class FollowUpWorker(PeriodicWorker):
             ),
         ]
         message = NewCopy(key, "escalation", target, note)
-        if not self.followups.mark_escalated(card.pending_id, [message], writes):
+        messages = [] if waits else [message]
+        if waits:
+            writes = []
+        if not self.followups.mark_escalated(card.pending_id, messages, writes, held):
             return False
-        log.info("escalating %s to %s", card.pending_id, target)
+        log.info("escalating %s to %s%s", card.pending_id, target, _held(waits))
         return True
+
+
+def _held(waits: bool) -> str:
+    return " (held for quiet hours)" if waits else ""

@@ -6,6 +6,10 @@ waiting, posted card is looked at once (marked in the store, like reminders): fo
 subscription made before the card that matches it and whose person may answer it (the route's
 answerers), a DM card is recorded and its post enqueued in the same transaction. DM cards
 are copies of the card: they answer through the same admission step and are edited with it.
+
+Quiet hours (kandev_slack/usecases/followups/quiet.py) hold a DM card for one summary; calm DMs
+(kandev_slack/core/timing/calm.py) gather a burst of them under one DM, decided in the claim's
+transaction (:func:`gathering_writes` are the gathering's own writes).
 """
 
 from __future__ import annotations
@@ -16,13 +20,22 @@ from typing import Literal
 
 from kandev_slack.cards.views import subscriptions as words
 from kandev_slack.core.domain import Card, TaskInfo
-from kandev_slack.core.outbox import POST_COPY, copy_post_key
+from kandev_slack.core.outbox import (
+    GATHER,
+    GATHER_EDIT,
+    POST_COPY,
+    copy_post_key,
+    gather_edit_key,
+    gather_post_key,
+)
+from kandev_slack.core.timing.quiet import HeldRow
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevError
 from kandev_slack.store import FollowupsRepository
 from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.people.subscriptions import ScopeKind, Subscription
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
+from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
 from kandev_slack.usecases.views.listing import Reply
 
 log = logging.getLogger(__name__)
@@ -148,6 +161,16 @@ class SubscriptionService:
         return name, words.unknown_workspace_message(name, [w.name or w.id for w in workspaces])
 
 
+def gathering_writes(gathering: str, joined: str) -> list[OutboxRow]:
+    """A DM card ``joined`` a gathering DM (calm DMs, kandev_slack/core/timing/calm.py): the
+    gathering's post (once) and the edit of its count."""
+    user_id = gathering.split(":")[1]
+    return [
+        OutboxRow(GATHER, gather_post_key(gathering), {"key": gathering}, user_id),
+        OutboxRow(GATHER_EDIT, gather_edit_key(gathering, joined), {"key": gathering}, user_id),
+    ]
+
+
 class SubscriptionNotifier(PeriodicWorker):
     """Decides, once per waiting card, which subscribers get a DM card of it."""
 
@@ -160,20 +183,24 @@ class SubscriptionNotifier(PeriodicWorker):
         if not cards:
             return 0
         subs = self.followups.all_subscriptions()
+        quiet = quiet_round(self.followups)
         sent = 0
         for card in cards:
-            sent += self._notify(card, subs)
+            sent += self._notify(card, subs, quiet)
         if sent:
             self.publisher.wake()
         return sent
 
-    def _notify(self, card: Card, subs: list[Subscription]) -> int:
+    def _notify(self, card: Card, subs: list[Subscription], quiet: QuietRound) -> int:
         chosen: dict[str, Subscription] = {}
         for sub in subs:
             if sub.user_id not in chosen and matches(sub, card):
                 chosen[sub.user_id] = sub
         messages: list[NewCopy] = []
         writes: list[OutboxRow] = []
+        held: list[HeldRow] = []
+        route = self.answerers.route_of(card.task)
+        route_quiet = route.followups.quiet if route is not None else None
         for user_id, sub in chosen.items():
             try:
                 allowed = self.answerers.may_answer(card.task, user_id, strict=True)
@@ -183,6 +210,12 @@ class SubscriptionNotifier(PeriodicWorker):
             if not allowed:
                 continue  # a DM card only for bundles this person may answer
             key = dm_key(card.pending_id, user_id)
+            waits, rows = quiet.hold(
+                key, user_id, card.pending_id, "dm", route_quiet, card.task.priority
+            )
+            held += rows
+            if waits:
+                continue  # in the summary when the quiet hours end
             note = words.dm_note(sub.kind, sub.value, card.channel)
             messages.append(NewCopy(key, "dm", user_id, note))
             writes.append(
@@ -193,7 +226,9 @@ class SubscriptionNotifier(PeriodicWorker):
                     user_id,
                 )
             )
-        if not self.followups.mark_notified(card.pending_id, messages, writes):
+        if not self.followups.mark_notified(
+            card.pending_id, messages, writes, held, gathered=gathering_writes
+        ):
             return 0
         if messages:
             log.info("%d DM card(s) for %s", len(messages), card.pending_id)

@@ -81,7 +81,7 @@ def card_message(
     recipient)."""
     at = now or datetime.now(UTC)
     if in_thread is None:
-        rendered = renderer_of(card).card(card, kandev_url, at, (), reader)
+        rendered = renderer_of(card).render_message(card, kandev_url, at, (), reader)
     else:
         rendered = channel_card(card, kandev_url, at, in_thread)
     return Message(text=rendered["text"], blocks=rendered["blocks"])

@@ -47,6 +47,7 @@ from kandev_slack.usecases.leases import OUTBOX_LEASE_S
 from kandev_slack.usecases.outbox.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
 from kandev_slack.usecases.outbox.writes import (
     KINDS,
+    Later,
     PublisherCards,
     PublisherOutbox,
     WaitForFirst,
@@ -279,17 +280,26 @@ class Publisher:
         if kind is None:
             self._give_up(item, f"unknown outbox item kind {item.kind!r}")
             return
-        card = self.cards.get(item.payload["pending_id"])
-        if card is None:
-            self.outbox.outbox_done(item.id, worker_id=self.worker_id)
-            return
-        if kind.after_card and not card.ts and not card.state.terminal:
-            self._defer(item, self.post_spacing_s, error=None)  # after the channel card
-            return
+        card: Card | None = None
+        if kind.alone is None:  # a write of one card's: planned from its current state
+            card = self.cards.get(item.payload["pending_id"])
+            if card is None:
+                self.outbox.outbox_done(item.id, worker_id=self.worker_id)
+                return
+            if kind.after_card and not card.ts and not card.state.terminal:
+                self._defer(item, self.post_spacing_s, error=None)  # after the channel card
+                return
         try:
-            write = kind.plan(self.writes, card, item)
+            if kind.alone is not None:
+                write = kind.alone(self.writes, item)
+            else:
+                assert card is not None
+                write = kind.plan(self.writes, card, item)
             if write is not None:
                 self._send(item, card, write, paced=kind.paced)
+        except Later as later:
+            self._defer(item, later.wait_s, error=None)
+            return
         except NotYourTurn as wait:
             self._defer(item, wait.turn.wait_s, error=None, slot=wait.turn.at)
             return
@@ -310,7 +320,7 @@ class Publisher:
         self._failures.pop(item.id, None)
         self.health.clear("slack")
 
-    def _send(self, item: OutboxEntry, card: Card, write: Write, *, paced: bool) -> None:
+    def _send(self, item: OutboxEntry, card: Card | None, write: Write, *, paced: bool) -> None:
         """The one send path of every kind: an earlier attempt that reached Slack is recorded
         instead of sent again; a paced kind takes its turn (before rendering: a waiting post is
         not rendered); a message Slack refuses is sent in its plain form."""
@@ -328,17 +338,17 @@ class Publisher:
         try:
             ts = write.send(message)
         except SlackError as exc:
-            if plain or write.plain is None or exc.error not in _REFUSED_CONTENT:
+            if plain or write.plain is None or exc.error not in _REFUSED_CONTENT or card is None:
                 raise
             # Refused, so not written: its plain form goes instead.
             self.writes.audit_plain(card, item.kind, f"slack refused the card: {exc.error}")
             ts = write.send(write.plain())
         write.done(ts)
 
-    def _failed(self, item: OutboxEntry, card: Card, exc: SlackError) -> None:
+    def _failed(self, item: OutboxEntry, card: Card | None, exc: SlackError) -> None:
         if exc.rate_limited:
             delay = max(exc.retry_after or 1.0, 0.5)
-            channel = item.channel or card.channel
+            channel = item.channel or (card.channel if card else "")
             self._blocked_until[(item.kind, channel)] = time.monotonic() + delay
             if paced(item.kind):  # every replica holds off posting there
                 self.pacer.block(channel, delay)
@@ -353,7 +363,7 @@ class Publisher:
             # Kept, not dropped: once someone fixes it the card is posted / edited after all.
             failures = self._failures[item.id] = self._failures.get(item.id, 0) + 1
             delay = wait_for(RETRY_WAIT, failures)
-            where = item.channel or card.channel
+            where = item.channel or (card.channel if card else "")
             problem = f"{exc.method} failed in {where}: {exc.error}; {exc.needs_operator}"
             if failures == 1:
                 log.error("%s (will keep retrying)", problem)

@@ -13,17 +13,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from kandev_slack.config.routing import USER_ID
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.outbox import (
     COPY_REPLY,
+    GATHER,
+    GATHER_EDIT,
     NOT_SENT,
     POST,
     POST_COPY,
     REPLY,
+    SUMMARY,
     UPDATE,
     UPDATE_COPY,
     copy_update_key,
@@ -31,10 +34,11 @@ from kandev_slack.core.outbox import (
     update_key,
 )
 from kandev_slack.core.snooze import Snooze
+from kandev_slack.core.timing.quiet import MAX_LISTED, Listed, is_critical
 from kandev_slack.ops import metrics
 from kandev_slack.slack_api.errors import SlackError
 from kandev_slack.slack_api.gateway import Message, SlackGateway
-from kandev_slack.store.cards.copies import Copy
+from kandev_slack.store.cards.copies import Copy, Gathering
 from kandev_slack.store.records import OutboxEntry
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.groups import GroupCards, GroupEdit, GroupLines, InThread
@@ -69,6 +73,35 @@ class Write:
 
 
 Plan = Callable[["Writes", Card, OutboxEntry], Write | None]
+#: The plan of a write of no one card (a quiet-hours summary).
+AlonePlan = Callable[["Writes", OutboxEntry], Write | None]
+
+
+class Notices(Protocol):
+    """How the writes of no one card read (kandev_slack.cards.views.quiet)."""
+
+    def summary_message(
+        self, listed: list[Listed], total: int, critical: int
+    ) -> tuple[str, list[dict[str, Any]]]: ...
+
+    def gather_message(self, total: int, critical: int) -> tuple[str, list[dict[str, Any]]]: ...
+
+
+#: A DM card waits this long at most for its gathering DM's post, then comes on its own.
+GATHER_WAIT_S = 300.0
+
+
+class Later(Exception):
+    """The write cannot go yet (a DM card waiting for its gathering DM's post): given back
+    for ``wait_s``."""
+
+    def __init__(self, wait_s: float) -> None:
+        super().__init__(f"later: {wait_s}s")
+        self.wait_s = wait_s
+
+
+def _no_card(_writes: Writes, _card: Card, _item: OutboxEntry) -> Write | None:
+    return None  # a write of no card is planned by its ``alone`` plan
 
 
 @dataclass(frozen=True)
@@ -83,6 +116,8 @@ class Kind:
     paced: bool
     #: Waits for the channel card's post (unless the bundle is resolved by then).
     after_card: bool = False
+    #: For a write of no one card: its plan (``plan`` is then never called).
+    alone: AlonePlan | None = None
 
 
 class Writes:
@@ -99,9 +134,11 @@ class Writes:
         forgotten: Forgotten,
         groups: GroupLines,
         snoozes: SnoozeLookup | None = None,
+        notices: Notices | None = None,
     ) -> None:
         self.cards, self.outbox, self.audit_log = cards, outbox, audit_log
         self.snoozes = snoozes
+        self.notices = notices
         self.slack, self.kandev_url, self.requeue = slack, kandev_url, requeue
         #: Cards a lost database forgot (kandev_slack/usecases/outbox/forgotten.py), for bundles
         #: older than this process.
@@ -273,6 +310,7 @@ class Writes:
         copy = self.cards.message_get(str(item.payload.get("key")))
         if copy is None or copy.ts or card.state.terminal:
             return None
+        thread = self._thread_of(copy)
         channel = copy.channel
         if channel is None:
             channel = self.slack.open_dm(copy.target) if USER_ID.match(copy.target) else copy.target
@@ -297,11 +335,26 @@ class Writes:
         return Write(
             channel=item.channel or to,
             render=self._copy(card, copy, POST_COPY),
-            send=lambda message: self.slack.post_card(to, message, card.pending_id),
+            send=lambda message: self.slack.post_card(to, message, card.pending_id, thread),
             done=done,
-            made_earlier=made_earlier if to != card.channel else None,
+            made_earlier=made_earlier if to != card.channel and thread is None else None,
             plain=self._plain(card),
         )
+
+    def _thread_of(self, copy: Copy) -> str | None:
+        """The ts of the gathering DM a DM card goes in the thread of (calm DMs); None: on
+        its own. Raises :class:`Later` while that DM is not posted yet."""
+        if copy.thread is None:
+            return None
+        gathering = self.cards.gather_get(copy.thread)
+        if gathering is None:
+            return None  # forgotten: the card comes on its own
+        if gathering.ts is None:
+            waited = (datetime.now(UTC) - gathering.created_at).total_seconds()
+            if waited > GATHER_WAIT_S:
+                return None  # its gathering DM could not be posted: the card comes on its own
+            raise Later(1.0)
+        return gathering.ts
 
     def _find_copy(self, channel: str, pending_id: str, oldest: float) -> str | None:
         """A copy already in ``channel``; a direct-message conversation cannot be read back
@@ -375,6 +428,96 @@ class Writes:
             made_earlier=lambda: bool(self.slack.find_reply(channel, thread, key)),
         )
 
+    # ---- writes of no one card ---------------------------------------------------------
+
+    def summary(self, item: OutboxEntry) -> Write | None:
+        """The one summary of what waited for ``target``'s quiet hours: the items still
+        waiting now (none: nothing is posted), each linking to its card."""
+        notices = self.notices
+        target = str(item.payload.get("target") or "")
+        ids = [str(p) for p in item.payload.get("pending_ids") or []]
+        waiting = [
+            card
+            for pending_id in dict.fromkeys(ids)
+            if (card := self.cards.get(pending_id)) is not None and card.state is CardState.PENDING
+        ]
+        if notices is None or not target or not waiting:
+            return None
+        waiting.sort(key=lambda card: not is_critical(card.task.priority))
+        critical = sum(1 for card in waiting if is_critical(card.task.priority))
+        to = self.slack.open_dm(target) if USER_ID.match(target) else target
+
+        def render() -> tuple[Message, bool]:
+            listed = [
+                Listed(
+                    card.item.headline,
+                    self.slack.permalink(card.channel, card.ts) if card.ts else None,
+                    is_critical(card.task.priority),
+                )
+                for card in waiting[:MAX_LISTED]
+            ]
+            text, blocks = notices.summary_message(listed, len(waiting), critical)
+            return Message(text=text, blocks=blocks), True
+
+        return Write(
+            channel=to,
+            render=render,
+            send=lambda message: self.slack.post_notice(to, message),
+            done=lambda _ts: log.info("posted the quiet-hours summary for %s", target),
+        )
+
+    def _gather_header(self, gathering: Gathering) -> Message:
+        notices = self.notices
+        assert notices is not None
+        burst = self.cards.gather_burst(gathering)
+        priorities = [
+            card.task.priority
+            for copy in burst
+            if (card := self.cards.get(copy.pending_id)) is not None
+        ]
+        critical = sum(1 for priority in priorities if is_critical(priority))
+        text, blocks = notices.gather_message(len(burst), critical)
+        return Message(text=text, blocks=blocks)
+
+    def gather(self, item: OutboxEntry) -> Write | None:
+        """Post a gathering DM (its count as of now); its DM cards then go in its thread."""
+        gathering = self.cards.gather_get(str(item.payload.get("key")))
+        if gathering is None or gathering.ts or self.notices is None:
+            return None
+        to = gathering.channel or self.slack.open_dm(gathering.user_id)
+        key = gathering.key
+
+        def done(ts: str) -> None:
+            if not self.cards.gather_posted(key, to, ts):
+                self._duplicate(key, to, ts)
+                return
+            log.info("posted the gathering DM %s", key)
+
+        return Write(
+            channel=to,
+            render=lambda: (self._gather_header(gathering), True),
+            send=lambda message: self.slack.post_notice(to, message),
+            done=done,
+        )
+
+    def gather_edit(self, item: OutboxEntry) -> Write | None:
+        """Edit a gathering DM's count (before its post: its post shows the count then)."""
+        gathering = self.cards.gather_get(str(item.payload.get("key")))
+        if gathering is None or not gathering.ts or not gathering.channel or self.notices is None:
+            return None
+        channel, ts = gathering.channel, gathering.ts
+
+        def send(message: Message) -> str:
+            self.slack.update_notice(channel, ts, message)
+            return ts
+
+        return Write(
+            channel=channel,
+            render=lambda: (self._gather_header(gathering), True),
+            send=send,
+            done=lambda _ts: None,
+        )
+
 
 class WaitForFirst(Exception):
     """The card goes in the thread of the first identical item's card, not posted yet: its
@@ -393,6 +536,9 @@ KINDS: dict[str, Kind] = {
     UPDATE_COPY: Kind(Writes.update_copy, rank=0, paced=False),
     REPLY: Kind(Writes.reply, rank=2, paced=True, after_card=True),
     COPY_REPLY: Kind(Writes.copy_reply, rank=2, paced=True),
+    SUMMARY: Kind(_no_card, rank=2, paced=True, alone=Writes.summary),
+    GATHER: Kind(_no_card, rank=1, paced=True, alone=Writes.gather),
+    GATHER_EDIT: Kind(_no_card, rank=0, paced=False, alone=Writes.gather_edit),
 }
 
 
@@ -436,6 +582,12 @@ class WriteCards(GroupCards, Protocol):
     def message_opened(self, key: str, channel: str) -> bool: ...
 
     def message_posted(self, key: str, channel: str, ts: str) -> bool: ...
+
+    def gather_get(self, key: str) -> Gathering | None: ...
+
+    def gather_posted(self, key: str, channel: str, ts: str) -> bool: ...
+
+    def gather_burst(self, gathering: Gathering) -> list[Copy]: ...
 
 
 class WriteOutbox(Protocol):

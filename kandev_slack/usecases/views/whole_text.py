@@ -2,8 +2,8 @@
 card's thread as consecutive code-block replies, through the outbox (durable, paced, and
 once: a second click, or another person's, enqueues nothing new).
 
-The full view (kandev_slack/cards/approval/view.py) shows the whole command when it fits a modal;
-when it does not, it shows the start and the end and points here.
+The full view (kandev_slack/kinds/approval/cards/view.py) shows the whole command when it fits
+a modal; when it does not, it shows the start and the end and points here.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
-from kandev_slack.cards.approval.view import fits_view, thread_parts
 from kandev_slack.core.domain import Card
 from kandev_slack.core.outbox import REPLY, reply_key
+from kandev_slack.kinds.approval.cards.view import fits_view, thread_parts
 from kandev_slack.kinds.registry import spec_of
 
 log = logging.getLogger(__name__)

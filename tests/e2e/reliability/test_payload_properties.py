@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 
 from kandev_slack.cards import ids
 from kandev_slack.cards.ids import ButtonValue, CodecError, ModalMetadata
-from kandev_slack.cards.question.submissions import parse_answer_submission, parse_reject_submission
 from kandev_slack.core.clarification import Option
+from kandev_slack.kinds.question.cards.submissions import (
+    parse_answer_submission,
+    parse_reject_submission,
+)
 from kandev_slack.slack.parsing import raw_payload
 from kandev_slack.slack.parsing.payloads import (
     BlockAction,

@@ -17,12 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kandev_slack.cards.question.modals import build_sending_modal
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import CardState, NewCard
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevUnavailable
+from kandev_slack.kinds.question.cards.modals import build_sending_modal
 from kandev_slack.kits.fakeslack import ALICE, FakeSlack
 from kandev_slack.ops.health import Health
 from kandev_slack.slack.presenters.tell import RecoveryAnnouncer

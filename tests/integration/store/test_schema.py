@@ -99,15 +99,15 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 
 def test_the_revisions_are_the_versions_in_one_line() -> None:
-    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 17)]
+    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 18)]
     assert [r.version for r in REVISIONS] == list(range(1, SCHEMA_VERSION + 1))
     # the same descriptions the hand-written migrations recorded (a stamped database has those)
     old = old_schemas.MIGRATIONS
     assert [r.description for r in REVISIONS[: len(old)]] == [m.description for m in old]
     assert (
-        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 16
+        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 17
     )  # 11: thread replies, 12: claims, 13: snoozes, 14: the pace's seen_at, 15: card kinds,
-    # 16: identical items (identity key, a card's thread)
+    # 16: quiet hours and calm DMs, 17: identical items (identity key, a card's thread)
 
 
 def test_fresh_database_gets_every_version(
@@ -324,7 +324,7 @@ def test_a_database_at_head_is_untouched(
 def test_a_newer_database_is_refused(engine: Engine, open_store: Callable[..., Database]) -> None:
     open_store().close()
     with engine.begin() as conn:
-        conn.execute(text("UPDATE alembic_version SET version_num = '0017'"))
+        conn.execute(text(f"UPDATE alembic_version SET version_num = '{SCHEMA_VERSION + 1:04d}'"))
     with pytest.raises(StoreError, match="newer than this kandev-slack supports"):
         open_store()
 

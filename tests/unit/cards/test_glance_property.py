@@ -16,10 +16,11 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_slack.cards import ids, render_card
+from kandev_slack.cards import ids
 from kandev_slack.cards.views.snooze import with_snooze_select
 from kandev_slack.core.claims import Claim
 from kandev_slack.core.domain import CardState
+from kandev_slack.kinds.question.cards.card import render_card
 from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.strategies import bundles, outcomes_for, tasks_for

@@ -8,25 +8,22 @@ import os
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from kandev_slack.cards import (
+from kandev_slack.cards import escape_mrkdwn, markdown_to_mrkdwn, outcome_line, words
+from kandev_slack.cards.ids import ACTION_OPEN, BLOCK_OUTCOME
+from kandev_slack.cards.limits import MAX_MESSAGE_TEXT, slack_len
+from kandev_slack.cards.wording import MAX_OUTCOME_LINE
+from kandev_slack.cards.words import already_answered_message, closed_card_message, lost_message
+from kandev_slack.core.domain import CardOutcome, CardState
+from kandev_slack.kinds.question.cards.card import render_card
+from kandev_slack.kinds.question.cards.modals import (
     FormPlace,
     build_answer_modal,
     build_other_modal,
     build_reject_modal,
     build_result_modal,
     build_sending_modal,
-    escape_mrkdwn,
-    markdown_to_mrkdwn,
-    outcome_line,
     refill_form,
-    render_card,
-    words,
 )
-from kandev_slack.cards.ids import ACTION_OPEN, BLOCK_OUTCOME
-from kandev_slack.cards.limits import MAX_MESSAGE_TEXT, slack_len
-from kandev_slack.cards.wording import MAX_OUTCOME_LINE
-from kandev_slack.cards.words import already_answered_message, closed_card_message, lost_message
-from kandev_slack.core.domain import CardOutcome, CardState
 from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.safety import unsafe_angles

@@ -8,19 +8,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from kandev_slack.cards import (
-    FormPlace,
-    build_answer_modal,
-    build_other_modal,
-    build_reject_modal,
-    build_result_modal,
-    escape_mrkdwn,
-    fit_escaped,
-    markdown_to_mrkdwn,
-    outcome_line,
-    render_card,
-    words,
-)
+from kandev_slack.cards import escape_mrkdwn, fit_escaped, markdown_to_mrkdwn, outcome_line, words
 from kandev_slack.cards.blocks import plain
 from kandev_slack.cards.words import (
     already_answered_message,
@@ -29,6 +17,14 @@ from kandev_slack.cards.words import (
     lost_message,
 )
 from kandev_slack.core.domain import CardOutcome, CardState
+from kandev_slack.kinds.question.cards.card import render_card
+from kandev_slack.kinds.question.cards.modals import (
+    FormPlace,
+    build_answer_modal,
+    build_other_modal,
+    build_reject_modal,
+    build_result_modal,
+)
 from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.safety import assert_cannot_notify, assert_text_cannot_notify, notifying

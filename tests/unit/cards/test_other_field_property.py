@@ -6,9 +6,13 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kandev_slack.cards import FormPlace, build_answer_modal, refill_form
 from kandev_slack.cards.ids import ACTION_TEXT, OTHER_VALUE, choice_block_id, text_block_id
-from kandev_slack.cards.question.modals import with_other_fields
+from kandev_slack.kinds.question.cards.modals import (
+    FormPlace,
+    build_answer_modal,
+    refill_form,
+    with_other_fields,
+)
 from tests.kit.factories import KANDEV_URL
 from tests.unit.cards.checks import assert_valid_view
 from tests.unit.cards.strategies import bundles, tasks_for

@@ -18,10 +18,10 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_slack.cards import render_card
 from kandev_slack.cards.limits import MAX_VIEW_TITLE
-from kandev_slack.cards.question.modals import build_outcome_modal
 from kandev_slack.core.domain import CardState, PastAnswer, PastChoice
+from kandev_slack.kinds.question.cards.card import render_card
+from kandev_slack.kinds.question.cards.modals import build_outcome_modal
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, NOW, make_bundle, make_task
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.strategies import bundles, outcomes_for, tasks_for, texts

@@ -152,3 +152,68 @@ def test_routing_says_whether_any_route_asks_for_follow_ups() -> None:
     assert escalating.any_followups
     assert not FollowUps().any
     assert FollowUps(remind_after=60).any
+
+
+def test_quiet_hours_per_route_and_from_the_defaults() -> None:
+    from datetime import time
+
+    routing = parse_routing(
+        """\
+[defaults]
+channel = "C0DEFAULT"
+quiet_hours = "19:00-08:00"
+quiet_tz = "Europe/Berlin"
+
+[[route]]
+workspace = "Night"
+quiet_hours = "22:00-06:30"
+
+[[route]]
+workspace = "Utc"
+quiet_tz = "UTC"
+""",
+        "routes.toml",
+    )
+    quiet = routing.default_followups.quiet
+    assert quiet is not None and (quiet.start, quiet.end, quiet.tz) == (
+        time(19),
+        time(8),
+        "Europe/Berlin",
+    )
+    night = routing.rules[0].followups.quiet
+    assert night is not None and (night.start, night.end, night.tz) == (
+        time(22),
+        time(6, 30),
+        "Europe/Berlin",
+    )
+    utc = routing.rules[1].followups.quiet
+    assert utc is not None and (utc.start, utc.tz) == (time(19), "UTC")
+
+
+def test_bad_quiet_hours_name_themselves_and_their_line() -> None:
+    found = errors(
+        """\
+[defaults]
+channel = "C0DEFAULT"
+quiet_hours = "25:00-08:00"
+
+[[route]]
+workspace = "A"
+quiet_hours = "19:00-08:00"
+quiet_tz = "Europe/Berlinn"
+
+[[route]]
+workspace = "B"
+quiet_hours = "7pm"
+"""
+    )
+    assert any(
+        e.startswith("routes.toml, line 3: quiet_hours: '25:00-08:00' has a time") for e in found
+    )
+    assert any(
+        e.startswith("routes.toml, line 8: quiet_tz: 'Europe/Berlinn' is not a time zone")
+        for e in found
+    )
+    assert any(e.startswith("routes.toml, line 12: quiet_hours: '7pm' is not a") for e in found)
+    alone = errors('[defaults]\nchannel = "C0DEFAULT"\nquiet_tz = "UTC"\n')
+    assert alone[0].startswith("routes.toml, line 3: quiet_tz is the time zone of quiet hours")

@@ -12,7 +12,7 @@ from kandev_slack.kandev.models import Workspace
 #: The reminder and escalation keys, allowed in [defaults] and [[route]] after the others.
 FOLLOWUP_KEYS = (
     ", remind_after, remind_every, max_reminders, mention, escalate_after, escalate_to, "
-    "escalate_mention, claim_for"
+    "escalate_mention, claim_for, quiet_hours, quiet_tz"
 )
 
 EXAMPLE = """\

@@ -111,7 +111,7 @@ def test_unknown_keys_list_the_metadata_criteria() -> None:
     assert errors('[[route]]\nworkspace = "A"\nlabel = ["x"]\n') == [
         "routes.toml, line 3: unknown key 'label' in [[route]]; allowed: workspace, labels, "
         "priority, channel, answerers, remind_after, remind_every, max_reminders, mention, "
-        "escalate_after, escalate_to, escalate_mention, claim_for"
+        "escalate_after, escalate_to, escalate_mention, claim_for, quiet_hours, quiet_tz"
     ]
 
 

@@ -218,7 +218,7 @@ def test_routing_file_problems_join_the_others(tmp_path) -> None:
     assert found[1] == (
         f"KANDEV_SLACK_CONFIG: {path}, line 2: unknown key 'chanel' in [defaults]; "
         "allowed: channel, answerers, remind_after, remind_every, max_reminders, mention, "
-        "escalate_after, escalate_to, escalate_mention, claim_for"
+        "escalate_after, escalate_to, escalate_mention, claim_for, quiet_hours, quiet_tz"
     )
 
 

@@ -4,12 +4,15 @@ raises, and no code outside kandev_slack/kinds/ tells kinds apart itself."""
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
+import sys
 from pathlib import Path
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from kandev_slack.cards.kinds import RENDERERS
+from kandev_slack.cards.kinds import CALLED, KindCards, cards_module_name, cards_of_spec
 from kandev_slack.core.domain import Item
 from kandev_slack.core.pending import ItemKind
 from kandev_slack.kinds.registry import (
@@ -42,8 +45,60 @@ def test_every_kind_has_exactly_one_spec_of_that_kind() -> None:
         assert spec_of(kind) is spec and spec_of(kind.value) is spec
 
 
-def test_every_kind_has_a_renderer() -> None:
-    assert set(RENDERERS) == set(ItemKind)
+def missing_renderers(spec: object) -> list[str]:
+    """What the cards layer calls that ``spec``'s kind's cards module (found by the convention,
+    kandev_slack/cards/kinds.py) lacks or takes differently: [] when it has them all."""
+    name = cards_module_name(spec)  # type: ignore[arg-type]
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError:
+        return [f"{name} (no such module)"]
+    missing = []
+    for function in CALLED:
+        wanted = [p for p in inspect.signature(getattr(KindCards, function)).parameters][1:]
+        found = getattr(module, function, None)
+        if not callable(found) or list(inspect.signature(found).parameters) != wanted:
+            missing.append(f"{name}.{function}({', '.join(wanted)})")
+    return missing
+
+
+def test_called_names_every_function_of_a_kinds_cards() -> None:
+    assert set(CALLED) == {n for n in vars(KindCards) if not n.startswith("_")}
+
+
+@pytest.mark.parametrize("kind", list(ItemKind))
+def test_every_kind_has_its_renderers_in_its_own_package(kind: ItemKind) -> None:
+    spec = SPECS[kind]
+    package = type(spec).__module__.rpartition(".")[0]
+    assert package.startswith("kandev_slack.kinds.")
+    assert cards_module_name(spec) == f"{package}.cards"
+    assert missing_renderers(spec) == []
+    assert cards_of_spec(spec) is importlib.import_module(f"{package}.cards")
+
+
+def test_a_new_kind_is_its_package_and_one_registry_line(tmp_path, monkeypatch) -> None:
+    """A third kind's package (its spec, then its cards/) is found by the convention alone;
+    without its cards/ the registry test fails."""
+    package = tmp_path / "thirdkind"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "spec.py").write_text("class ThirdSpec:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.startswith("thirdkind")]:
+        monkeypatch.delitem(sys.modules, name)
+    spec = importlib.import_module("thirdkind.spec").ThirdSpec()
+    assert missing_renderers(spec) == ["thirdkind.cards (no such module)"]
+
+    (package / "cards").mkdir()
+    (package / "cards" / "__init__.py").write_text(
+        "def render_message(card, kandev_url, now, also_asked, reader):\n    return {}\n"
+    )
+    importlib.invalidate_caches()
+    assert missing_renderers(spec) == ["thirdkind.cards.outcome_line(card, outcome)"]
+    with (package / "cards" / "__init__.py").open("a") as module:
+        module.write("def outcome_line(card, outcome):\n    return ''\n")
+    monkeypatch.delitem(sys.modules, "thirdkind.cards")
+    assert missing_renderers(spec) == []
 
 
 @pytest.mark.parametrize("kind", list(ItemKind))
@@ -127,3 +182,30 @@ def test_a_stored_item_of_no_known_shape_is_refused_not_read_as_a_bundle(stored:
 def test_a_stored_bundle_is_read_by_its_named_untagged_shape() -> None:
     bundle = make_bundle()
     assert TypeAdapter(Item).validate_json(bundle.model_dump_json()) == bundle
+
+
+def _kind_packages() -> list[Path]:
+    return sorted(p.parent for p in (BOT / "kinds").glob("*/__init__.py"))
+
+
+def test_a_kind_package_imports_no_other_kind() -> None:
+    """Each kind is a slice of its own: what two kinds share is kind-neutral (core, kinds/spec.py,
+    the cards' top), so a kind can be added or removed alone."""
+    offenders = []
+    names = {p.name for p in _kind_packages()}
+    assert {"question", "approval"} <= names
+    for package in _kind_packages():
+        others = {f"kandev_slack.kinds.{n}" for n in names - {package.name}}
+        for path in sorted(package.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                targets = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+                for target in targets:
+                    if any(target == o or target.startswith(f"{o}.") for o in others):
+                        offenders.append(f"{path.relative_to(BOT.parent)}:{node.lineno} {target}")
+    assert not offenders, "\n".join(offenders)

@@ -9,11 +9,11 @@ from datetime import timedelta
 from slack_bolt import App
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.approval.rows import approvals_blocks
-from kandev_slack.cards.approval.view import whole_view
 from kandev_slack.cards.ids import ModalMetadata
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.domain import Card, NewCard
+from kandev_slack.kinds.approval.cards.rows import approvals_blocks
+from kandev_slack.kinds.approval.cards.view import whole_view
 from kandev_slack.kits.fakeslack import ALICE, find_element, payloads
 from kandev_slack.slack.parsing import requests
 from kandev_slack.slack.parsing.requests import Interaction

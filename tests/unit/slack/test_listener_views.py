@@ -11,9 +11,9 @@ from typing import Any
 from slack_bolt import App
 
 from kandev_slack.cards import ids, words
-from kandev_slack.cards.question.modals import FormPlace
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card, CardState
+from kandev_slack.kinds.question.cards.modals import FormPlace
 from kandev_slack.kits.fakeslack import BOB, blocks_text
 from kandev_slack.slack.parsing.forms import FormKind, form_for
 from kandev_slack.store import Database

@@ -18,7 +18,7 @@ NOT_IN_A_LISTENER = (
     "kandev_slack.usecases.answering.answers",
     "kandev_slack.usecases.answering.verdicts",
     "kandev_slack.usecases.answering.interactions",
-    "kandev_slack.cards.question.modals",
+    "kandev_slack.kinds.question.cards.modals",
     "kandev_slack.cards.words",
 )
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kandev_slack.cards import FormPlace, build_answer_modal
 from kandev_slack.cards.ids import CALLBACK_ANSWER
+from kandev_slack.kinds.question.cards.modals import FormPlace, build_answer_modal
 from kandev_slack.slack.parsing.forms import other_fields_update
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, make_bundle, make_task
 

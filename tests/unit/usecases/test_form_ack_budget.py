@@ -8,8 +8,8 @@ import pytest
 from slack_bolt import App
 
 from kandev_slack.cards import words
-from kandev_slack.cards.question.submissions import MISSING_REASON
 from kandev_slack.config.routing import Routing
+from kandev_slack.kinds.question.cards.submissions import MISSING_REASON
 from kandev_slack.kits.fakeslack import ALICE, BOB, blocks_text
 from kandev_slack.slack.listeners import views
 from tests.kit.factories import CHANNEL, make_bundle

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.question.card import past_line
 from kandev_slack.config.routing import Route, RouteRule, Routing
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import CardState, PastAnswer, PastChoice
+from kandev_slack.kinds.question.cards.card import past_line
 from kandev_slack.usecases.past_answers import PastAnswers, normalise, question_key
 from tests.kit.factories import ALICE_ID, CHANNEL, NOW, answered, make_outcome, numbered_bundle
 from tests.kit.factories import make_question as q

@@ -9,7 +9,6 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_slack.cards import render_card
 from kandev_slack.cards.limits import MAX_MESSAGE_BLOCKS
 from kandev_slack.cards.views.groups import (
     BLOCK_ALSO_FROM,
@@ -20,6 +19,7 @@ from kandev_slack.cards.views.groups import (
 )
 from kandev_slack.core.domain import CardState
 from kandev_slack.core.groups import AlsoAsked
+from kandev_slack.kinds.question.cards.card import render_card
 from tests.kit.factories import KANDEV_URL, NOW
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.strategies import bundles, mention_texts, outcomes_for, tasks_for, texts

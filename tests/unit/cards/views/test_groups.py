@@ -9,11 +9,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_slack.cards import ids, render_card
+from kandev_slack.cards import ids
 from kandev_slack.cards.ids import AnswerAllValue, parse_answer_all_value
 from kandev_slack.cards.views.groups import answer_all_offer, answer_all_summary, group_line
 from kandev_slack.core.domain import CardState, PastChoice
 from kandev_slack.core.groups import AlsoAsked
+from kandev_slack.kinds.question.cards.card import render_card
 from kandev_slack.usecases.answering.groups import MAX_GROUP
 from tests.kit.factories import KANDEV_URL, NOW, make_bundle, make_outcome, make_task
 from tests.unit.cards.checks import assert_valid_message

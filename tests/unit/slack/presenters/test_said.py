@@ -8,6 +8,7 @@ from typing import get_args
 import pytest
 
 from kandev_slack.cards import words
+from kandev_slack.kinds.spec import Found
 from kandev_slack.slack.presenters import said
 from kandev_slack.usecases.answering.admission import Refusal, RefusalKind
 from kandev_slack.usecases.answering.verdicts import Problem, Verdict, VerdictKind
@@ -19,6 +20,25 @@ def test_every_verdict_kind_has_its_words(kind: VerdictKind) -> None:
     verdict = Verdict(kind, make_card(), outcome=answered(ALICE_ID), problem=Problem("no"))
     text = said.verdict(verdict)
     assert (text == "") == (kind in ("won", "duplicate")), text
+
+
+@pytest.mark.parametrize("found", get_args(Found))
+def test_every_kind_of_local_problem_has_its_words(found: Found) -> None:
+    """A kind's local validation returns what it found (kandev_slack/kinds/spec.py); the words
+    are chosen here, and survive the finished submission's round trip (a resubmission)."""
+    problem = Problem(found=found)
+    text = said.problem(problem)
+    assert text == words.invalid_message(words.FOUND_DETAILS[found])
+    assert words.FOUND_DETAILS[found] and text.endswith(words.FOUND_DETAILS[found])
+    assert Problem.decode(problem.encode()) == problem
+    assert said.problem(Problem.decode(problem.encode())) == text
+
+
+def test_a_stored_problem_of_an_older_version_reads_as_before() -> None:
+    assert Problem.decode('{"detail": "every question needs an answer", "length": null}') == (
+        Problem("every question needs an answer")
+    )
+    assert Problem.decode('{"detail": "", "length": 9, "found": "bogus"}') == Problem(length=9)
 
 
 @pytest.mark.parametrize("kind", get_args(RefusalKind))

@@ -250,7 +250,7 @@ def test_a_submission_kandev_would_refuse_is_a_verdict_before_anything_is_record
 
     [(when, verdict)] = reply.finished()
     assert when == "now" and isinstance(verdict, Verdict) and verdict.kind == "invalid"
-    assert verdict.problem is not None and verdict.problem.detail
+    assert verdict.problem is not None and verdict.problem.found == "unanswered"
     assert fake_kandev.called("answer") == [] and lanes[0].reserve() is not None
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from kandev_slack.cards.approval.view import fits_view
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.domain import NewCard, TaskInfo
+from kandev_slack.kinds.approval.cards.view import fits_view
 from kandev_slack.store import Database
 from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.usecases.views.whole_text import WholeText

@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.approval.card import approval_outcome_line, render_approval
-from kandev_slack.cards.approval.rows import approvals_blocks
 from kandev_slack.cards.ids import parse_button_value
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption, approval_key
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card, CardOutcome, CardState
+from kandev_slack.kinds.approval.cards.card import approval_outcome_line, render_approval
+from kandev_slack.kinds.approval.cards.rows import approvals_blocks
 from kandev_slack.kits.fakeslack import ALICE
 from tests.kit.factories import KANDEV_URL, NOW, make_task
 from tests.unit.cards.checks import assert_valid_message

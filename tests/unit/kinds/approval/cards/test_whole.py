@@ -13,8 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.approval.card import render_approval
-from kandev_slack.cards.approval.view import fits_view, thread_parts, whole_view
 from kandev_slack.cards.ids import ModalMetadata
 from kandev_slack.cards.limits import MAX_MESSAGE_BLOCKS_TEXT, blocks_text_length, slack_len
 from kandev_slack.cards.views.followups import reminder_text
@@ -29,10 +27,12 @@ from kandev_slack.core.approval import (
     approval_key,
 )
 from kandev_slack.core.domain import Card, CardState
+from kandev_slack.kinds.approval.cards.card import render_approval
+from kandev_slack.kinds.approval.cards.view import fits_view, thread_parts, whole_view
 from tests.kit.factories import KANDEV_URL, NOW, make_task, waiting
-from tests.unit.cards.approval.test_card import approvals
 from tests.unit.cards.checks import assert_valid_message, assert_valid_view
 from tests.unit.cards.test_limits_property import SETTINGS
+from tests.unit.kinds.approval.cards.test_card import approvals
 from tests.unit.listing.checks import assert_valid_home
 
 STANDARD = (

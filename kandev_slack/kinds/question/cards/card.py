@@ -20,14 +20,13 @@ from kandev_slack.cards.limits import (
 )
 from kandev_slack.cards.more import card_head, secondary_actions
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.question.fields import (
-    MAX_OPTION_LINE,
-    card_question_text,
-    chosen_text,
-    context_text,
-    options_text,
+from kandev_slack.cards.taskline import (
+    MAX_META_TASK_LINE,
+    UNTITLED_TASK,
+    task_line,
+    task_url,
+    urgency_prefix,
 )
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
 from kandev_slack.cards.text import (
     ELLIPSIS,
     fit_escaped,
@@ -48,10 +47,16 @@ from kandev_slack.core.claims import Claim
 from kandev_slack.core.clarification import Answer, Bundle, Question
 from kandev_slack.core.domain import CardOutcome, CardState, PastAnswer, TaskInfo, shown_outcome
 from kandev_slack.core.groups import AlsoAsked
+from kandev_slack.kinds.question.cards.fields import (
+    MAX_OPTION_LINE,
+    card_question_text,
+    chosen_text,
+    context_text,
+    options_text,
+)
 
 MAX_TITLE = 300
 MAX_WORKSPACE = 200
-MAX_META_TASK_LINE = 300
 FALLBACK_PROMPT = 200
 #: title, meta or outcome, descriptions, context, past answer, answer row, notice, quiet row
 _FIXED_BLOCKS = 8
@@ -137,15 +142,6 @@ def _primary_row(bundle: Bundle) -> Block:
 
 def _has_option_buttons(bundle: Bundle) -> bool:
     return len(bundle.questions) == 1 and _option_buttons(bundle) is not None
-
-
-#: A critical or high task's notification text starts with its priority.
-URGENT_PREFIXES = {"critical": "🔴 Critical · ", "high": "🟠 High · "}
-
-
-def urgency_prefix(task: TaskInfo) -> str:
-    """``🔴 Critical · `` / ``🟠 High · `` for an urgent task, else empty."""
-    return URGENT_PREFIXES.get(one_line(task.priority).casefold(), "")
 
 
 def _fallback_text(bundle: Bundle, task: TaskInfo, title: str, outcome: CardOutcome | None) -> str:

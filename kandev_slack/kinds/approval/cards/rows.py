@@ -1,7 +1,7 @@
 """An approval as a row of the ``/kandev-questions`` listing and of the App Home (pure): its
 task, what it wants — the command's start and its end when long, with how many characters are
 not shown — its age, and **Review and decide…**, which opens its full view
-(kandev_slack/cards/approval/view.py) where its options are: no Allow is offered beside a shortened
+(view.py beside it) where its options are: no Allow is offered beside a shortened
 command."""
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.approval.card import MAX_TITLE, whole_button
-from kandev_slack.cards.approval.text import inline_middle, target_of, wants
 from kandev_slack.cards.blocks import Block, button, context, section
 from kandev_slack.cards.mrkdwn import link
 from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
@@ -18,6 +16,8 @@ from kandev_slack.cards.text import escape_url, fit_plain, one_line
 from kandev_slack.cards.wording import slack_date
 from kandev_slack.core.approval import Approval
 from kandev_slack.core.domain import Card
+from kandev_slack.kinds.approval.cards.card import MAX_TITLE, whole_button
+from kandev_slack.kinds.approval.cards.text import inline_middle, target_of, wants
 
 MAX_ROW_ACTION = 300
 

@@ -1,5 +1,5 @@
 """Modals (answer, other answer, reject, result); the validation of their submissions is
-kandev_slack/cards/question/submissions.py.
+kandev_slack/kinds/question/cards/submissions.py.
 
 Validation mirrors what Kandev would refuse, so a person sees a field error while the modal is
 still open (``response_action: errors``) instead of a failure afterwards: every question
@@ -33,13 +33,13 @@ from kandev_slack.cards.limits import (
     MAX_VIEW_TITLE,
 )
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
-from kandev_slack.cards.question.fields import options_text, question_heading, question_text
-from kandev_slack.cards.question.submissions import Errors, StateValues
 from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn, shortened_note
 from kandev_slack.cards.wording import Action
 from kandev_slack.core.clarification import Bundle, Question
 from kandev_slack.core.domain import TaskInfo
+from kandev_slack.kinds.question.cards.fields import options_text, question_heading, question_text
+from kandev_slack.kinds.question.cards.submissions import Errors, StateValues
 
 _BLOCKS_PER_QUESTION = 5  # divider, question, full options, choice, text (Other's)
 _CONTEXT_IN_MODAL = 1500

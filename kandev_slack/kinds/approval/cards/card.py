@@ -4,7 +4,7 @@
 What the agent wants to do comes from the list's redacted ``action`` only (the command and its
 directory, the file, the network destination): a one-line summary first, then the command,
 whole or as its start and its end with "N characters not shown" between them and "Show whole
-command" (kandev_slack/cards/approval/text.py); one button per option the agent offered, named as
+command" (text.py beside it); one button per option the agent offered, named as
 the
 agent named it; an "always" option asks for confirmation first (Slack's ``confirm`` dialog),
 naming the command and saying what Kandev reports it allows. "Open in Kandev" is in a quiet
@@ -19,18 +19,6 @@ from datetime import datetime
 from typing import Any
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.approval.text import (
-    confirm_dialog,
-    cut_notice,
-    cwd_cut,
-    description_line,
-    plain_middle,
-    summary_line,
-    target_of,
-    target_text,
-    wants,
-    whole_label,
-)
 from kandev_slack.cards.blocks import Block, actions, button, context, section
 from kandev_slack.cards.ids import ButtonValue, CodecError
 from kandev_slack.cards.limits import (
@@ -43,13 +31,30 @@ from kandev_slack.cards.limits import (
 )
 from kandev_slack.cards.more import card_head, secondary_actions
 from kandev_slack.cards.mrkdwn import link
-from kandev_slack.cards.question.card import MAX_META_TASK_LINE, urgency_prefix
-from kandev_slack.cards.taskline import UNTITLED_TASK, task_line, task_url
+from kandev_slack.cards.taskline import (
+    MAX_META_TASK_LINE,
+    UNTITLED_TASK,
+    task_line,
+    task_url,
+    urgency_prefix,
+)
 from kandev_slack.cards.text import fit_escaped, fit_plain, one_line
 from kandev_slack.cards.wording import slack_date, user_mention
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.claims import Claim
-from kandev_slack.core.domain import Card, CardOutcome, CardState, TaskInfo, shown_outcome
+from kandev_slack.core.domain import CardOutcome, CardState, TaskInfo, shown_outcome
+from kandev_slack.kinds.approval.cards.text import (
+    confirm_dialog,
+    cut_notice,
+    cwd_cut,
+    description_line,
+    plain_middle,
+    summary_line,
+    target_of,
+    target_text,
+    wants,
+    whole_label,
+)
 
 MAX_TITLE = 300
 MAX_DESCRIPTION = 300
@@ -318,13 +323,6 @@ def wanted_line(approval: Approval, limit: int = 300) -> str:
     if target:
         return f"{wants(a)}: {plain_middle(target, limit)}"
     return fit_plain(approval.headline, limit)[0]
-
-
-def card_outcome_line(card: Card, outcome: CardOutcome) -> str:
-    """The outcome line of any card, whichever kind (the Home's "Recently resolved")."""
-    from kandev_slack.cards.kinds import renderer_of  # it imports this module
-
-    return renderer_of(card).outcome_line(card, outcome)
 
 
 # ---- what the person is told of an approval -----------------------------------------------------

@@ -8,9 +8,9 @@ from typing import Any
 from kandev_slack.cards import ids
 from kandev_slack.cards.ids import CodecError
 from kandev_slack.cards.limits import KANDEV_MAX_TEXT
-from kandev_slack.cards.question.fields import question_heading
 from kandev_slack.cards.text import fit_plain
 from kandev_slack.core.clarification import Answer, Bundle
+from kandev_slack.kinds.question.cards.fields import question_heading
 
 StateValues = dict[str, dict[str, dict[str, Any]]]
 Errors = dict[str, str]

@@ -12,16 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from kandev_slack.cards import ids
-from kandev_slack.cards.approval.card import action_text, approval_outcome_line, option_buttons
-from kandev_slack.cards.approval.text import (
-    code_block_text,
-    cut_notice,
-    cwd_cut,
-    not_shown,
-    render_code,
-    target_of,
-    wants,
-)
 from kandev_slack.cards.blocks import Block, actions, context, plain, section
 from kandev_slack.cards.limits import (
     MAX_MESSAGE_BLOCKS_TEXT,
@@ -37,6 +27,20 @@ from kandev_slack.cards.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import fit_plain, grapheme_boundary, one_line
 from kandev_slack.core.approval import Approval
 from kandev_slack.core.domain import Card, CardOutcome
+from kandev_slack.kinds.approval.cards.card import (
+    action_text,
+    approval_outcome_line,
+    option_buttons,
+)
+from kandev_slack.kinds.approval.cards.text import (
+    code_block_text,
+    cut_notice,
+    cwd_cut,
+    not_shown,
+    render_code,
+    target_of,
+    wants,
+)
 
 #: One piece of the text per section: its code fences and the section's limit.
 PIECE = MAX_SECTION_TEXT - 20

@@ -14,7 +14,6 @@ from kandev_slack.cards import (
     ACTION_OPTION_PATTERN,
     ACTION_OTHER,
     parse_button_value,
-    render_card,
     task_url,
 )
 from kandev_slack.cards.ids import ACTION_MORE, parse_more_value
@@ -22,6 +21,7 @@ from kandev_slack.cards.wording import outcome_line
 from kandev_slack.cards.words import already_answered_message, lost_message
 from kandev_slack.core.clarification import SKIPPED_REASON, Answer
 from kandev_slack.core.domain import CardOutcome, CardState, PastAnswer, PastChoice, TaskInfo
+from kandev_slack.kinds.question.cards.card import render_card
 from tests.kit.factories import (
     DB_QUESTION,
     KANDEV_URL,

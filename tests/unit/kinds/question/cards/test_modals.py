@@ -13,24 +13,29 @@ from kandev_slack.cards import (
     CALLBACK_OTHER,
     CALLBACK_REJECT,
     CALLBACK_RESULT,
-    FormPlace,
-    build_answer_modal,
-    build_other_modal,
-    build_reject_modal,
-    build_result_modal,
-    build_sending_modal,
     choice_block_id,
     ids,
-    parse_answer_submission,
     parse_modal_metadata,
-    parse_reject_submission,
-    refill_form,
     text_block_id,
     words,
 )
 from kandev_slack.cards.limits import MAX_VIEW_BLOCKS
-from kandev_slack.cards.question.modals import build_outcome_modal, with_other_fields
 from kandev_slack.core.clarification import Answer
+from kandev_slack.kinds.question.cards.modals import (
+    FormPlace,
+    build_answer_modal,
+    build_other_modal,
+    build_outcome_modal,
+    build_reject_modal,
+    build_result_modal,
+    build_sending_modal,
+    refill_form,
+    with_other_fields,
+)
+from kandev_slack.kinds.question.cards.submissions import (
+    parse_answer_submission,
+    parse_reject_submission,
+)
 from tests.kit.factories import DB_QUESTION, KANDEV_URL, PENDING_ID, make_bundle
 from tests.unit.cards.checks import assert_valid_view
 

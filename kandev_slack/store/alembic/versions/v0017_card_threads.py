@@ -7,7 +7,7 @@ from alembic import op
 
 from kandev_slack.store.sql.ddl import forward_only
 
-revision, down_revision = "0016", "0015"
+revision, down_revision = "0017", "0016"
 
 
 def upgrade() -> None:

@@ -1,0 +1,152 @@
+"""Quiet hours end to end (real Kandev, fake Slack): a reminder due while it is quiet waits and
+arrives as the one summary when the quiet hours end; a critical one goes through; a person sets
+their own quiet hours with ``/kandev-questions quiet`` (in their Slack time zone), and a range
+that cannot be used changes nothing. Ranges here are a few seconds long (``HH:MM:SS``), in UTC,
+and ``QUIET_CHECK_S`` is short, so the quiet hours end within the test."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from kandev_slack.kits.fakeslack import BOB, CallRecord, FakeSlack
+from tests.e2e.helpers import MARGIN_S, POLL_S, db_question, start_bot, wait_card
+from tests.kit.harness import CHANNEL
+
+REMINDER = "⏰ Still waiting for an answer after"
+SUMMARY = "🌙 While you were away:"
+
+
+def clock(at: datetime) -> str:
+    return at.strftime("%H:%M:%S")
+
+
+def quiet_for(seconds: float) -> str:
+    """A UTC range that started an hour ago and ends ``seconds`` from now."""
+    now = datetime.now(UTC)
+    return f"{clock(now - timedelta(hours=1))}-{clock(now + timedelta(seconds=seconds))}"
+
+
+def routing_file(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "routes.toml"
+    path.write_text(f'[defaults]\nchannel = "{CHANNEL}"\n{body}', encoding="utf-8")
+    return str(path)
+
+
+def posts(fake: FakeSlack, channel: str, starts: str) -> list[CallRecord]:
+    return [
+        c
+        for c in fake.calls("chat.postMessage")
+        if c.ok
+        and c.params.get("channel") == channel
+        and str(c.params.get("text")).startswith(starts)
+    ]
+
+
+def test_a_reminder_held_in_quiet_hours_arrives_as_the_summary(
+    app_factory, seed, fake_slack, tmp_path
+):
+    config = routing_file(
+        tmp_path,
+        f'remind_after = "1s"\nquiet_hours = "{quiet_for(8)}"\nquiet_tz = "UTC"\n',
+    )
+    start_bot(app_factory, KANDEV_SLACK_CONFIG=config, QUIET_CHECK_S="0.2")
+    quiet = seed([db_question()], title="Asked at night")
+    fire = seed([db_question()], title="On fire", priority="critical")
+    card = wait_card(fake_slack, quiet.pending_id)
+    hot = wait_card(fake_slack, fire.pending_id)
+
+    # The critical one's reminder goes through at once; the other's waits.
+    fake_slack.wait_for(
+        lambda: [
+            c for c in posts(fake_slack, CHANNEL, REMINDER) if c.params.get("thread_ts") == hot.ts
+        ],
+        5 + MARGIN_S,
+        "the critical question's reminder",
+    )
+    assert not [
+        c for c in posts(fake_slack, CHANNEL, REMINDER) if c.params.get("thread_ts") == card.ts
+    ]
+    assert posts(fake_slack, CHANNEL, SUMMARY) == []
+
+    summary = fake_slack.wait_for(
+        lambda: next(iter(posts(fake_slack, CHANNEL, SUMMARY)), None),
+        15 + MARGIN_S,
+        "the summary once the quiet hours end",
+    )
+    assert summary.params["text"] == f"{SUMMARY} 2 items wait — 1 critical"
+    listing = str(summary.params["blocks"])
+    assert "Which database" in listing and "http" in listing  # each links to its card
+    assert summary.params.get("thread_ts") is None  # in the channel, not a thread
+    time.sleep(2)
+    # Once, and the held reminder is not sent as well.
+    assert len(posts(fake_slack, CHANNEL, SUMMARY)) == 1
+    assert not [
+        c for c in posts(fake_slack, CHANNEL, REMINDER) if c.params.get("thread_ts") == card.ts
+    ]
+
+
+def test_a_person_s_own_quiet_hours_hold_their_dm_cards(
+    app_factory, seed, fake_slack, slack_driver
+):
+    fake_slack.add_user(replace(BOB, tz="UTC"))
+    bot = start_bot(app_factory, QUIET_CHECK_S="0.2")
+    driver = slack_driver(bot.events_url)
+    dm = fake_slack.ctx.resolve_channel(BOB.id)
+    assert driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id).status == 200
+
+    bad = driver.slash("/kandev-questions", "quiet 25:00-08:00", user=BOB, channel=BOB.id)
+    assert "Quiet hours not changed" in str(bad.body) and "25:00-08:00" in str(bad.body)
+    shown = driver.slash("/kandev-questions", "quiet", user=BOB, channel=BOB.id)
+    assert "You have no quiet hours" in str(shown.body)
+
+    hours = quiet_for(6)
+    ack = driver.slash("/kandev-questions", f"quiet {hours}", user=BOB, channel=BOB.id)
+    assert f"Quiet hours set: *{hours}* (UTC" in str(ack.body)
+    shown = driver.slash("/kandev-questions", "quiet", user=BOB, channel=BOB.id)
+    assert hours in str(shown.body)
+
+    bundle = seed([db_question()], title="While Bob sleeps")
+    wait_card(fake_slack, bundle.pending_id)
+    time.sleep(POLL_S + 1)
+    assert fake_slack.messages(dm) == []  # no DM card while it is quiet
+    summary = fake_slack.wait_for(
+        lambda: next(iter(posts(fake_slack, dm, SUMMARY)), None),
+        12 + MARGIN_S,
+        "Bob's summary",
+    )
+    assert summary.params["text"] == f"{SUMMARY} 1 item waits"
+    time.sleep(1)
+    assert len(fake_slack.messages(dm)) == 1  # the summary only, once
+
+    off = driver.slash("/kandev-questions", "quiet off", user=BOB, channel=BOB.id)
+    assert "Quiet hours removed" in str(off.body)
+
+
+def test_quiet_off_releases_what_waited_at_once(app_factory, seed, fake_slack, slack_driver):
+    fake_slack.add_user(replace(BOB, tz="UTC"))
+    bot = start_bot(app_factory, QUIET_CHECK_S="0.2")
+    driver = slack_driver(bot.events_url)
+    dm = fake_slack.ctx.resolve_channel(BOB.id)
+    assert driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id).status == 200
+    hours = quiet_for(3 * 3600)  # would end in three hours
+    assert (
+        driver.slash("/kandev-questions", f"quiet {hours}", user=BOB, channel=BOB.id).status == 200
+    )
+    fire = seed([db_question()], title="Critical at night", priority="critical")
+    calm = seed([db_question()], title="Can wait")
+    wait_card(fake_slack, fire.pending_id)
+    wait_card(fake_slack, calm.pending_id)
+    # The critical one's DM card goes through; the other waits.
+    fake_slack.wait_for(lambda: len(fake_slack.messages(dm)) == 1, POLL_S + 10, "one DM card")
+    time.sleep(2)
+    assert len(fake_slack.messages(dm)) == 1
+
+    off = driver.slash("/kandev-questions", "quiet off", user=BOB, channel=BOB.id)
+    assert "Quiet hours removed" in str(off.body)
+    summary = fake_slack.wait_for(
+        lambda: next(iter(posts(fake_slack, dm, SUMMARY)), None), 10, "the summary at once"
+    )
+    assert summary.params["text"] == f"{SUMMARY} 2 items wait — 1 critical"
