@@ -160,6 +160,11 @@ class Card(BaseModel):
     workspace_id: str = ""
     channel: str
     ts: str | None = None  # None while the card is recorded but its message not posted yet
+    #: Posted in the thread of the first identical item waiting in its channel: that card's
+    #: pending id and message (None: its own message in the channel; see
+    #: kandev_slack/usecases/groups.py).
+    thread_of: str | None = None
+    thread_ts: str | None = None
     state: CardState = CardState.PENDING
     #: What the agent is blocked on (a PendingItem: the kind-agnostic parts read only that).
     item: Item

@@ -146,7 +146,15 @@ class KindSpec(Protocol):
     thread_answerable: bool
 
     def one_question(self, card: Card) -> bool:
-        """Whether the card asks exactly one question (groups a card with others)."""
+        """Whether the card asks exactly one question (its answer may be sent to the others
+        of its group: Send to all)."""
+        ...
+
+    def identity_key(self, item: PendingItem, workspace_id: str) -> str | None:
+        """The digest that identical items share (None: never grouped), normalised: one card
+        per identical item waiting in a channel, the others in its thread
+        (kandev_slack/usecases/groups.py). What the agent says around it (a bundle's context)
+        is not part of it."""
         ...
 
     def needs_thread_for_whole_text(self, card: Card, fits: Any) -> bool:

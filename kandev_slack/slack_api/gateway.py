@@ -132,9 +132,20 @@ class SlackGateway:
         lease while its call was in flight)."""
         self._call("chat.delete", channel=channel, ts=ts)
 
-    def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
-        """The ts of a card for ``pending_id`` already in ``channel`` (posted before a crash)."""
-        return _find(self._history(channel, oldest), (CARD_EVENT_TYPE, "pending_id", pending_id))
+    def find_card(
+        self, channel: str, pending_id: str, oldest: float, *, thread_ts: str | None = None
+    ) -> str | None:
+        """The ts of a card for ``pending_id`` already in ``channel`` — in the thread of
+        ``thread_ts`` when given — (posted before a crash)."""
+        match = (CARD_EVENT_TYPE, "pending_id", pending_id)
+        if thread_ts:
+            return _find(
+                lambda cursor: self._call(
+                    "conversations.replies", channel=channel, ts=thread_ts, **_page(cursor)
+                ),
+                match,
+            )
+        return _find(self._history(channel, oldest), match)
 
     def cards_in(self, channel: str, oldest: float) -> dict[str, str]:
         """Every card in ``channel`` since ``oldest``: pending id → ts (the newest, should

@@ -66,6 +66,12 @@ cards = Table(
     # Schema version 15: the item's kind (kandev_slack.core.pending.ItemKind); a replica leaves the
     # cards of a kind it does not know alone.
     Column("kind", String, nullable=False, server_default="question"),
+    # Schema version 18: what identical items share (kandev_slack/kinds: ``identity_key``;
+    # NULL: never grouped), and for a card posted in the thread of the first identical one
+    # waiting in its channel, that card (``thread_of``) and its message (``thread_ts``).
+    Column("identity_key", String),
+    Column("thread_of", String),
+    Column("thread_ts", String),
     UniqueConstraint("channel", "ts", name="uq_cards_message"),
     Index("ix_cards_state_created", "state", "created_at"),
 )
@@ -151,6 +157,10 @@ VERSION_5_INDEXES = (
 ix_cards_question = Index(
     "ix_cards_question", cards.c.question_key, cards.c.channel, cards.c.resolved_at
 )
+
+# Added by schema version 18: identical items waiting in one channel, and a card's thread.
+ix_cards_identity = Index("ix_cards_identity", cards.c.identity_key, cards.c.channel, cards.c.state)
+ix_cards_thread_of = Index("ix_cards_thread_of", cards.c.thread_of)
 
 # Added by schema version 10: every replica's posts to one channel share one pace (Slack allows
 # about one message per second per channel). ``free_at``: before this moment (less a tolerance)

@@ -18,6 +18,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any, Protocol, cast
 
+from kandev_slack.cards.parts.groups import also_from_line, thread_line, with_lines
 from kandev_slack.core.domain import Card, CardOutcome
 from kandev_slack.core.groups import AlsoAsked
 from kandev_slack.kinds.registry import spec_of
@@ -73,3 +74,26 @@ def renderer_of(card: Card) -> KindCards:
 def card_outcome_line(card: Card, outcome: CardOutcome) -> str:
     """The outcome line of any card, whichever kind (the Home's "Recently resolved")."""
     return renderer_of(card).outcome_line(card, outcome)
+
+
+def channel_card(
+    card: Card,
+    kandev_url: str,
+    now: datetime,
+    in_thread: tuple[Sequence[AlsoAsked], int] = ((), 0),
+) -> dict[str, Any]:
+    """``card``'s channel card, whichever kind, with what identical items add (issue 33): a
+    card posted in the thread of an identical one is headed "Also from <its task>"; a first
+    card counts those waiting in its thread (``in_thread``: the first few, how many)."""
+    rendered = renderer_of(card).render_message(card, kandev_url, now, (), None)
+    first = ""
+    if card.thread_of is not None:
+        own = AlsoAsked(
+            pending_id=card.pending_id,
+            task_id=card.task_id or card.task.task_id,
+            title=card.task.title,
+        )
+        first = also_from_line(own, kandev_url=kandev_url)
+    shown, count = in_thread
+    last = thread_line(shown, count, kandev_url=kandev_url)
+    return with_lines(rendered, first=first, last=last)

@@ -1,14 +1,26 @@
-"""Identical questions waiting at once: a card's *group* and the edits its line needs.
+"""Identical items waiting at once (issue 33): one card per identical item in a channel.
 
-A card's group: the other waiting, posted one-question question cards in the same channel
-whose question is the same — the past answers' question key (kandev_slack/usecases/
-past_answers.py: workspace, title and prompt, normalised). Approvals and multi-question bundles
-are never grouped. Each waiting member shows the others (kandev_slack/cards/parts/groups.py);
-the card edits a change of membership needs (a member posted, a member resolved) go through the
-outbox (:meth:`GroupLines.edits_when_posted`, :meth:`GroupLines.edits_when_resolved`).
+Two items are identical when their kind's ``identity_key`` (kandev_slack/kinds/: for a
+question bundle its workspace and, per question, title, prompt, option labels and
+descriptions; for an approval its workspace, tool, command, working directory and options)
+is the same. The **first** identical item waiting in a channel gets its own channel card; each
+later one is posted in that card's thread (a card all the same: its own message, controls,
+state and outcome edit), headed "Also from <its task>", and the first card's line counts those
+waiting in its thread.
 
-Shared by the outbox (the lines) and answering (Send to all, kandev_slack/usecases/answering/
-groups.py, which offers one person's winning answer to the rest of the group)."""
+Which card a new one goes under (:meth:`GroupLines.first_of`): the oldest waiting card of an
+identical item in its channel, recorded before it, that is in no thread itself — the same one
+on every replica. One that is not posted yet is waited for (its post comes first). An item
+identical to one already resolved starts a new card: a resolved card is never "first". When
+the first card is resolved while others wait in its thread, they stay there (each resolved
+on its own), and its line keeps counting those still waiting.
+
+The edits a change needs go through the outbox: a card posted in a thread, or resolved there,
+edits the first card's line once (:meth:`GroupLines.edits_when_posted`,
+:meth:`GroupLines.edits_when_resolved`).
+
+A card's *group* (Send to all: kandev_slack/usecases/answering/groups.py) is the other posted,
+waiting cards of identical items in its channel, wherever they are posted."""
 
 from __future__ import annotations
 
@@ -20,10 +32,11 @@ from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.groups import MAX_LINKS, AlsoAsked
 from kandev_slack.core.outbox import GROUP_REASON
 from kandev_slack.kinds.registry import spec_of
-from kandev_slack.usecases.past_answers import question_key
 
 #: At most this many members are read, shown and answered at once (bounded work).
 MAX_GROUP = 20
+#: At most this many cards waiting in a thread are counted on its first card ("more than").
+MAX_COUNTED = 50
 
 
 # ---- the grouping rules (pure) ---------------------------------------------------------------
@@ -33,54 +46,40 @@ def one_question(card: Card) -> bool:
     return spec_of(card).one_question(card)
 
 
-def groupable(card: Card) -> bool:
-    """Whether ``card`` can be in a group: a posted, waiting one-question question card."""
-    return one_question(card) and card.ts is not None and card.state is CardState.PENDING
-
-
 def group_key(card: Card) -> str | None:
-    """The key the members of ``card``'s group share (None: never grouped): the past answers'
-    question key of its workspace and question."""
-    if not one_question(card):
-        return None
-    return question_key(card.task.workspace_id, card.bundle)
+    """The key identical items share (None: never grouped; the kind's ``identity_key``)."""
+    return spec_of(card).identity_key(card.item, card.task.workspace_id or card.workspace_id)
+
+
+def groupable(card: Card) -> bool:
+    """Whether ``card`` can be in a group now: a posted, waiting card of a grouped item."""
+    return card.ts is not None and card.state is CardState.PENDING and group_key(card) is not None
 
 
 def also_asked(members: Sequence[Card]) -> tuple[AlsoAsked, ...]:
-    """What a card shows of its group's other members (oldest first): the first
-    ``MAX_LINKS``, and one more when there are more (the card says "more than")."""
-    return tuple(
-        AlsoAsked(pending_id=m.pending_id, task_id=m.task_id or m.task.task_id, title=m.task.title)
-        for m in members[: MAX_LINKS + 1]
+    """What a card shows of the cards in its thread (oldest first): the first ``MAX_LINKS``,
+    and one more when there are more."""
+    return tuple(as_link(m) for m in members[: MAX_LINKS + 1])
+
+
+def as_link(card: Card) -> AlsoAsked:
+    return AlsoAsked(
+        pending_id=card.pending_id, task_id=card.task_id or card.task.task_id, title=card.task.title
     )
 
 
-#: How a card's group line looks, as far as who it links to and whether it says "more than".
-Shown = tuple[tuple[str, ...], bool]
+@dataclass(frozen=True)
+class InThread:
+    """What a first card shows of its thread: the cards waiting there (the first few, to
+    link) and how many (at most :data:`MAX_COUNTED`)."""
 
-
-def _shown_ids(shown: Sequence[AlsoAsked]) -> Shown:
-    return tuple(a.pending_id for a in shown[:MAX_LINKS]), len(shown) > MAX_LINKS
-
-
-def _shown(others: Sequence[Card]) -> Shown:
-    """What a card whose other members are ``others`` shows: an edit is needed only when
-    this changes (past ``MAX_LINKS`` members a new one changes nothing: bounded edits)."""
-    return tuple(c.pending_id for c in others[:MAX_LINKS]), len(others) > MAX_LINKS
-
-
-def _ordered(cards: Sequence[Card]) -> list[Card]:
-    return sorted(cards, key=lambda c: (c.created_at, c.pending_id))
-
-
-def _others(card: Card, everyone: Sequence[Card], without: Card | None = None) -> list[Card]:
-    gone = {card.pending_id, without.pending_id if without is not None else ""}
-    return [c for c in everyone if c.pending_id not in gone]
+    shown: tuple[AlsoAsked, ...] = ()
+    count: int = 0
 
 
 @dataclass(frozen=True)
 class GroupEdit:
-    """The edit of ``card``'s channel card (where its group shows), once per ``reason``
+    """The edit of ``card``'s message (a first card, whose line changes), once per ``reason``
     (``group:joined:<pending id>``, ``group:left:<pending id>``)."""
 
     card: Card
@@ -93,9 +92,9 @@ class GroupEdit:
 class GroupCards(Protocol):
     def get(self, pending_id: str) -> Card | None: ...
 
-    def same_question(
+    def same_item(
         self,
-        question_key: str,
+        identity_key: str,
         channel: str,
         *,
         exclude: str = "",
@@ -103,65 +102,57 @@ class GroupCards(Protocol):
         limit: int = 50,
     ) -> list[Card]: ...
 
+    def first_waiting(self, identity_key: str, channel: str, before: Card) -> Card | None: ...
+
+    def in_thread(self, first: str, limit: int = 50) -> list[Card]: ...
+
 
 @dataclass(eq=False)
 class GroupLines:
-    """A card's group and the edits of its members' lines (built once in the composition root)."""
+    """Identical items: where a card goes, what a first card shows, the edits a change needs
+    (built once in the composition root)."""
 
     cards: GroupCards
 
     def members(self, card: Card) -> list[Card]:
-        """The other waiting members of ``card``'s group (none for a card never grouped)."""
+        """The other posted, waiting cards of items identical to ``card``'s in its channel."""
         key = group_key(card)
         if key is None:
             return []
-        found = self.cards.same_question(
-            key, card.channel, exclude=card.pending_id, limit=MAX_GROUP
-        )
+        found = self.cards.same_item(key, card.channel, exclude=card.pending_id, limit=MAX_GROUP)
         return [m for m in found if groupable(m)]
 
-    def also_asked(self, card: Card) -> tuple[AlsoAsked, ...]:
-        """What ``card`` shows of its group (only while it waits, on its channel card; also
-        when it is being posted)."""
-        if not one_question(card) or card.state is not CardState.PENDING:
-            return ()
-        return also_asked(self.members(card))
+    def first_of(self, card: Card) -> Card | None:
+        """The card ``card`` is posted in the thread of (None: its own channel card)."""
+        key = group_key(card)
+        if key is None or card.thread_of is not None:
+            return None
+        return self.cards.first_waiting(key, card.channel, card)
 
-    # ---- membership changes: the other members' cards are edited ---------------------------
+    def in_thread(self, card: Card) -> InThread:
+        """What ``card`` shows of the cards waiting in its thread (nothing for a card in a
+        thread, or of an item never grouped)."""
+        if card.thread_of is not None or card.ts is None or group_key(card) is None:
+            return InThread()
+        waiting = self.cards.in_thread(card.pending_id, limit=MAX_COUNTED)
+        return InThread(also_asked(waiting), len(waiting))
 
-    def edits_when_posted(
-        self, card: Card, rendered: Sequence[AlsoAsked] | None = None
-    ) -> list[GroupEdit]:
-        """``card`` was just posted: the members whose line changes show it, and it shows
-        them unless it was ``rendered`` with what it would show now (None: not known)."""
-        if not groupable(card):
-            return []
-        members = self.members(card)
-        if not members:
-            return []
-        reason = f"{GROUP_REASON}joined:{card.pending_id}"
-        everyone = _ordered([*members, card])
-        edits = [
-            GroupEdit(m, reason)
-            for m in members
-            if _shown(_others(m, everyone)) != _shown(_others(m, everyone, card))
-        ]
-        if rendered is None or _shown_ids(rendered) != _shown(members):
-            edits.append(GroupEdit(card, reason))
-        return edits
+    # ---- a card posted in, or resolved in, a thread: its first card's line is edited -------
+
+    def edits_when_posted(self, card: Card) -> list[GroupEdit]:
+        """``card`` was just posted: in a thread, the first card's line counts it."""
+        return self._first_card_edit(card, "joined")
 
     def edits_when_resolved(self, card: Card) -> list[GroupEdit]:
-        """``card`` left its group (resolved): the members still waiting whose line showed it
-        drop it."""
-        if not card.state.terminal or card.ts is None or group_key(card) is None:
+        """``card`` was resolved: in a thread, the first card's line no longer counts it."""
+        if not card.state.terminal:
             return []
-        reason = f"{GROUP_REASON}left:{card.pending_id}"
-        members = self.members(card)
-        everyone = _ordered([*members, card])
-        return [
-            GroupEdit(m, reason)
-            for m in members
-            if _shown(_others(m, everyone)) != _shown(_others(m, everyone, card))
-        ]
+        return self._first_card_edit(card, "left")
 
-    # ---- answering all -------------------------------------------------------------------
+    def _first_card_edit(self, card: Card, change: str) -> list[GroupEdit]:
+        if card.thread_of is None or card.ts is None:
+            return []
+        first = self.cards.get(card.thread_of)
+        if first is None or first.ts is None:
+            return []
+        return [GroupEdit(first, f"{GROUP_REASON}{change}:{card.pending_id}")]

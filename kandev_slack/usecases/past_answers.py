@@ -11,30 +11,17 @@ on its own card. Resolved cards are kept for the retention period, and so are th
 from __future__ import annotations
 
 import hashlib
-import re
-import unicodedata
 from typing import Protocol
 
 from kandev_slack.config.routing import Route, Routing
 from kandev_slack.core.clarification import Answer, Bundle
 from kandev_slack.core.domain import Card, CardState, PastAnswer, PastChoice, TaskInfo
+from kandev_slack.core.normalise import normalise
 
 #: How many earlier answers the Conversation view lists.
 MAX_EARLIER = 5
 #: How many candidates one lookup reads (some may belong to another route).
 _CANDIDATES = 20
-_MARKUP = re.compile(r"[*_`~]+")
-_SPACE = re.compile(r"\s+")
-_TRAILING = re.compile(r"[\s?!.:;,…]+$")
-
-
-def normalise(text: str) -> str:
-    """Text as compared: NFKC, casefolded, without Markdown emphasis, one space between
-    words, no trailing punctuation."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = _MARKUP.sub("", text)
-    text = _SPACE.sub(" ", text).strip()
-    return _TRAILING.sub("", text)
 
 
 def question_key(workspace_id: str, bundle: Bundle) -> str:

@@ -41,12 +41,22 @@ from tests.kit.harness import CHANNEL
 OFFER = "to the 2 other agents that asked this too?"
 
 
-def group_line(message: PostedMessage) -> str | None:
-    """The card's "Also asked by" line (None: it has none)."""
+def group_line(message: PostedMessage, block_id: str = "kq_thread") -> str | None:
+    """A first card's line counting the identical items waiting in its thread (``kq_also_from``:
+    a thread card's "Also from" line; None: it has none)."""
     for block in message.blocks:
-        if block.get("block_id") == "kq_group":
+        if block.get("block_id") == block_id:
             return str(block["elements"][0]["text"])
     return None
+
+
+def assert_in_thread(fake: FakeSlack, ts: str, first_ts: str) -> PostedMessage:
+    """The card at ``ts`` is in the thread of the card at ``first_ts``, headed "Also from"."""
+    message = fake.message(CHANNEL, ts)
+    assert message.thread_ts == first_ts
+    assert (group_line(message, "kq_also_from") or "").startswith("↪️ Also from <")
+    assert group_line(message) is None
+    return message
 
 
 def wait_group(fake: FakeSlack, ts: str, starts: str | None) -> PostedMessage:
@@ -63,12 +73,15 @@ def wait_group(fake: FakeSlack, ts: str, starts: str | None) -> PostedMessage:
 
 
 def _three(seed, fake: FakeSlack, prefix: str, **options) -> list[tuple[SeededBundle, str]]:
-    """Three agents asking the same question: (bundle, card ts) each, once every card shows
-    the two others."""
+    """Three agents asking the same question: (bundle, card ts) each, once the first card is
+    in the channel counting the two others, whose cards are in its thread."""
     bundles = [seed([db_question()], title=f"{prefix} {n}", **options) for n in (1, 2, 3)]
     posted = [(b, wait_card(fake, b.pending_id).ts) for b in bundles]
-    for _, ts in posted:
-        wait_group(fake, ts, "🔁 Also asked by 2 other agents: <")
+    first_ts = posted[0][1]
+    wait_group(fake, first_ts, "🧵 2 more agents asked this: <")
+    assert fake.message(CHANNEL, first_ts).thread_ts is None
+    for _, ts in posted[1:]:
+        assert_in_thread(fake, ts, first_ts)
     return posted
 
 
@@ -97,9 +110,8 @@ def test_three_agents_one_answer_sent_to_all(app_factory, seed, fake_slack, slac
     offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
     assert offer.text == f"Send “PostgreSQL” {OFFER}"
     assert offer.channel == CHANNEL
-    # The answered card left the group: the two others now name one other agent.
-    wait_group(fake_slack, ts2, "🔁 Also asked by 1 other agent: <")
-    wait_group(fake_slack, ts3, "🔁 Also asked by 1 other agent: <")
+    # The two others still wait in its thread: the answered card keeps counting them.
+    assert (group_line(fake_slack.message(CHANNEL, ts1)) or "").startswith("🧵 2 more agents")
     # Nothing is sent to the others before Send.
     assert seed.server.final_status(second.task_id, second.pending_id)["status"] == "pending"
 
@@ -110,8 +122,9 @@ def test_three_agents_one_answer_sent_to_all(app_factory, seed, fake_slack, slac
         assert response_of(final, "db")["selected_options"] == ["q1_opt1"]
         edited = wait_outcome(fake_slack, ts, "✅")
         assert outcome_line(edited) == f"✅ Answered by <@{ALICE.id}> in Slack: PostgreSQL"
-        assert group_line(edited) is None
+        assert edited.thread_ts == ts1 and group_line(edited) is None
         assert _answer_all_entries(bot, bundle.pending_id) == ["won"]
+    wait_group(fake_slack, ts1, None)  # none waits in its thread any more
     _replaced(fake_slack, offer, "✅ Sent “PostgreSQL” to 2 agents.")
     assert fake_slack.ephemerals(user=BOB.id) == []
     # The answers sent to all offer nothing more: Alice's one message is the offer, replaced.
@@ -196,8 +209,7 @@ def test_a_bundle_the_person_may_not_answer_is_not_sent(
     ts = {
         b.pending_id: wait_card(fake_slack, b.pending_id).ts for b in (open_one, also_open, guarded)
     }
-    for card_ts in ts.values():
-        wait_group(fake_slack, card_ts, "🔁 Also asked by 2 other agents: <")
+    wait_group(fake_slack, ts[open_one.pending_id], "🧵 2 more agents asked this: <")
     driver = slack_driver(bot.events_url)
 
     driver.click(CHANNEL, ts[open_one.pending_id], text="PostgreSQL", user=BOB)
@@ -237,8 +249,8 @@ def test_answer_all_over_socket_mode(bot_factory, seed, fake_slack, slack_driver
     start_bot(bot_factory, mode="socket")
     bundles = [seed([db_question()], title=f"Socket {n}") for n in (1, 2)]
     cards = [wait_card(fake_slack, b.pending_id).ts for b in bundles]
-    for ts in cards:
-        wait_group(fake_slack, ts, "🔁 Also asked by 1 other agent: <")
+    wait_group(fake_slack, cards[0], "🧵 1 more agent asked this: <")
+    assert_in_thread(fake_slack, cards[1], cards[0])
     driver = slack_driver(transport="socket")
     assert driver.click(CHANNEL, cards[0], text="MongoDB", user=BOB).ok
     offer = wait_ephemeral(fake_slack, BOB.id, "to the other agent that asked this too?")
@@ -347,7 +359,9 @@ def test_send_answers_exactly_the_agents_the_offer_named(
     offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
     late = seed([db_question()], title="Named 4")
     late_ts = wait_card(fake_slack, late.pending_id).ts
-    wait_group(fake_slack, late_ts, "🔁 Also asked by 2 other agents: <")
+    # The first card is answered: an identical question asked now starts a card of its own.
+    assert fake_slack.message(CHANNEL, late_ts).thread_ts is None
+    assert group_line(fake_slack.message(CHANNEL, late_ts), "kq_also_from") is None
 
     driver.click_ephemeral(offer, text="Send to all 2")
     for bundle in (second, third):

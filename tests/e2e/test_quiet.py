@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kandev_slack.kits.fakeslack import BOB, CallRecord, FakeSlack
 from tests.e2e.helpers import MARGIN_S, POLL_S, db_question, start_bot, wait_card
-from tests.kit.harness import CHANNEL
+from tests.kit.harness import CHANNEL, question
 
 REMINDER = "⏰ Still waiting for an answer after"
 SUMMARY = "🌙 While you were away:"
@@ -22,6 +22,9 @@ SUMMARY = "🌙 While you were away:"
 def clock(at: datetime) -> str:
     return at.strftime("%H:%M:%S")
 
+
+#: A question of its own (an identical one would be posted in the first card's thread).
+FIRE = question("fire", "Hotfix", "Ship the hotfix now?", ("Yes", "Ship it"), ("No", "Wait"))
 
 #: How long the tests' quiet hours last from now: long enough for a loaded machine to post
 #: the cards first (the tests wait for the summary as a bound past it, never as a target).
@@ -59,7 +62,7 @@ def test_a_reminder_held_in_quiet_hours_arrives_as_the_summary(
     )
     start_bot(app_factory, KANDEV_SLACK_CONFIG=config, QUIET_CHECK_S="0.2")
     quiet = seed([db_question()], title="Asked at night")
-    fire = seed([db_question()], title="On fire", priority="critical")
+    fire = seed([FIRE], title="On fire", priority="critical")
     card = wait_card(fake_slack, quiet.pending_id)
     hot = wait_card(fake_slack, fire.pending_id)
 
@@ -140,7 +143,7 @@ def test_quiet_off_releases_what_waited_at_once(app_factory, seed, fake_slack, s
     assert (
         driver.slash("/kandev-questions", f"quiet {hours}", user=BOB, channel=BOB.id).status == 200
     )
-    fire = seed([db_question()], title="Critical at night", priority="critical")
+    fire = seed([FIRE], title="Critical at night", priority="critical")
     calm = seed([db_question()], title="Can wait")
     wait_card(fake_slack, fire.pending_id)
     wait_card(fake_slack, calm.pending_id)

@@ -447,6 +447,8 @@ class FakeSlackGateway:
         self.cards: dict[tuple[str, str], tuple[Message, str]] = {}
         #: Thread replies: (channel, ts) -> (thread_ts, key, text).
         self.replies: dict[tuple[str, str], tuple[str, str, str]] = {}
+        #: A card posted in a thread: its thread (channel, ts) -> thread_ts.
+        self.threaded: dict[tuple[str, str], str] = {}
         self.groups: dict[str, frozenset[str]] = {}
         #: Private channels and their members (any other channel is public).
         self.private_channels: dict[str, frozenset[str]] = {}
@@ -495,9 +497,17 @@ class FakeSlackGateway:
     def post_card(
         self, channel: str, message: Message, pending_id: str, thread_ts: str | None = None
     ) -> str:
-        self._enter("chat.postMessage", channel=channel, message=message, pending_id=pending_id)
+        self._enter(
+            "chat.postMessage",
+            channel=channel,
+            message=message,
+            pending_id=pending_id,
+            thread_ts=thread_ts,
+        )
         ts = f"1700000000.{self._next():06d}"
         self.cards[(channel, ts)] = (message, pending_id)
+        if thread_ts:
+            self.threaded[(channel, ts)] = thread_ts
         return ts
 
     def post_notice(self, channel: str, message: Message) -> str:
@@ -521,13 +531,19 @@ class FakeSlackGateway:
         if self.cards.pop((channel, ts), None) is None:
             raise SlackError("chat.delete", "message_not_found")
 
-    def find_card(self, channel: str, pending_id: str, oldest: float) -> str | None:
-        self._enter("conversations.history", channel=channel, pending_id=pending_id)
+    def find_card(
+        self, channel: str, pending_id: str, oldest: float, *, thread_ts: str | None = None
+    ) -> str | None:
+        method = "conversations.replies" if thread_ts else "conversations.history"
+        self._enter(method, channel=channel, pending_id=pending_id)
         return next(
             (
                 ts
                 for (ch, ts), (_message, pid) in self.cards.items()
-                if ch == channel and pid == pending_id and float(ts) >= oldest
+                if ch == channel
+                and pid == pending_id
+                and float(ts) >= oldest
+                and self.threaded.get((ch, ts)) == thread_ts
             ),
             None,
         )

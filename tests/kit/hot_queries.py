@@ -73,6 +73,22 @@ _A_DAY_BEFORE = datetime(2030, 1, 1, tzinfo=UTC)  # "opened Home since": any ins
 _OUTCOME = CardOutcome(
     state=CardState.ANSWERED, via="slack", by_user="U0PROBE", at=datetime(2030, 1, 1, tzinfo=UTC)
 )
+_PROBE_CARD = Card.model_validate(
+    {
+        "pending_id": "p-hot-later",
+        "task_id": "t",
+        "channel": PROBE_CHANNEL,
+        "item": {
+            "pending_id": "p-hot-later",
+            "task_id": "t",
+            "created_at": "2030-01-01T00:00:00Z",
+            "questions": [{"question_id": "q1", "title": "Database"}],
+        },
+        "task": {"task_id": "t"},
+        "created_at": "2030-01-01T00:00:00Z",
+        "updated_at": "2030-01-01T00:00:00Z",
+    }
+)
 _WRITE = OutboxRow(
     kind="reply", key="hot-probe-reply", payload={"pending_id": PROBE}, channel=PROBE_CHANNEL
 )
@@ -104,11 +120,26 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.cards.answered_like(PROBE_QUESTION_KEY, PROBE_CHANNEL, exclude=PROBE),
     ),
     HotQuery(
-        "same_question",
-        "a card's edit (its group of identical questions); Send to all",
-        lambda s: s.cards.same_question(
+        "same_item",
+        "Send to all: the identical items waiting in a channel",
+        lambda s: s.cards.same_item(
             PROBE_QUESTION_KEY, PROBE_CHANNEL, exclude="p-hot-other", resolved_since_of=PROBE
         ),
+    ),
+    HotQuery(
+        "first_waiting",
+        "a card's post: the first identical item waiting (it goes in its thread)",
+        lambda s: s.cards.first_waiting(PROBE_QUESTION_KEY, PROBE_CHANNEL, _PROBE_CARD),
+    ),
+    HotQuery(
+        "set_thread",
+        "a card's post in another's thread",
+        lambda s: s.cards.set_thread("p-hot-none", PROBE, PROBE_TS),
+    ),
+    HotQuery(
+        "in_thread",
+        "a card's edit: the identical items waiting in its thread",
+        lambda s: s.cards.in_thread(PROBE),
     ),
     HotQuery(
         "record_card",

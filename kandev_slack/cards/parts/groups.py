@@ -1,6 +1,8 @@
-"""Identical questions waiting at once, as cards show them (pure): the line a grouped card
-carries, the offer its winner gets to send the same answer to the others, and the summary of
-how that went (an ephemeral message, replaced in place).
+"""Identical items waiting at once, as cards show them (pure): the line of a first card
+counting the identical ones waiting in its thread, the "Also from" line heading a card posted
+in that thread (issue 33; kandev_slack/usecases/groups.py decides which), the offer a winner
+gets to send the same answer to the others, and the summary of how that went (an ephemeral
+message, replaced in place).
 
 Task titles are the agents' text (untrusted): escaped, on one line, cut short; links go to the
 tasks in Kandev, as the card's own title does.
@@ -14,15 +16,19 @@ from typing import Any
 from kandev_slack.cards import ids
 from kandev_slack.cards.blocks import Block, actions, button, context, section
 from kandev_slack.cards.ids import AnswerAllValue
+from kandev_slack.cards.limits import (
+    MAX_MESSAGE_BLOCKS,
+    MAX_MESSAGE_BLOCKS_TEXT,
+    MAX_MESSAGE_TEXT,
+    blocks_text_length,
+)
 from kandev_slack.cards.mrkdwn import link
 from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
-from kandev_slack.cards.text import fit_plain, one_line
+from kandev_slack.cards.text import fit_plain, one_line, shorten_mrkdwn
 from kandev_slack.cards.wording import choices_summary, user_mention
 from kandev_slack.core.domain import PastChoice
 from kandev_slack.core.groups import MAX_LINKS, AlsoAsked
 
-#: A linked task title is cut to this many characters.
-MAX_LINK_TITLE = 60
 #: The chosen answer as the offer quotes it.
 MAX_CHOICE = 200
 
@@ -31,9 +37,56 @@ def _agents(count: int) -> str:
     return f"{count} other agent" + ("" if count == 1 else "s")
 
 
+#: A linked task title is cut to this many characters.
+MAX_LINK_TITLE = 60
+
+
 def _task_link(member: AlsoAsked, kandev_url: str) -> str:
     title = fit_plain(one_line(member.title) or UNTITLED_TASK, MAX_LINK_TITLE)[0]
     return link(task_url(kandev_url, member.task_id), title)
+
+
+#: The block ids of the lines a card of identical items carries.
+BLOCK_THREAD = "kq_thread"
+BLOCK_ALSO_FROM = "kq_also_from"
+
+
+def thread_line(shown: Sequence[AlsoAsked], count: int, *, kandev_url: str) -> str:
+    """``🧵 2 more agents asked this: <task>, <task> — each has its card in this thread.`` (safe
+    mrkdwn; "" for none): the first card's line, the first ``MAX_LINKS`` linked."""
+    if count <= 0:
+        return ""
+    links = [_task_link(m, kandev_url) for m in shown[:MAX_LINKS]]
+    more = ", …" if count > len(links) else ""
+    agents = "1 more agent" if count == 1 else f"{count} more agents"
+    where = "its card is" if count == 1 else "each has its card"
+    return f"🧵 {agents} asked this: " + ", ".join(links) + more + f" — {where} in this thread."
+
+
+def also_from_line(member: AlsoAsked, *, kandev_url: str) -> str:
+    """``↪️ Also from <task>``: what heads a card posted in the thread of an identical one."""
+    return f"↪️ Also from {_task_link(member, kandev_url)}"
+
+
+def with_lines(rendered: dict[str, Any], *, first: str = "", last: str = "") -> dict[str, Any]:
+    """``rendered`` (a card's text and blocks) with ``first`` as a grey line above it and
+    ``last`` as one below it — each only while the message stays within Slack's limits (the
+    card as it is otherwise, never refused for it); ``first`` leads its notification text."""
+    blocks = list(rendered["blocks"])
+    text = str(rendered["text"])
+    for line, at_top in ((first, True), (last, False)):
+        if not line:
+            continue
+        block = context(line, block_id=BLOCK_ALSO_FROM if at_top else BLOCK_THREAD)
+        grown = [block, *blocks] if at_top else [*blocks, block]
+        if (
+            len(grown) <= MAX_MESSAGE_BLOCKS
+            and blocks_text_length(grown) <= MAX_MESSAGE_BLOCKS_TEXT
+        ):
+            blocks = grown
+    if first:
+        text = shorten_mrkdwn(f"{first} · {text}", MAX_MESSAGE_TEXT, note="…")[0]
+    return {**rendered, "text": text, "blocks": blocks}
 
 
 def group_line(members: Sequence[AlsoAsked], *, kandev_url: str) -> str:
@@ -49,6 +102,8 @@ def group_line(members: Sequence[AlsoAsked], *, kandev_url: str) -> str:
 
 
 def group_block(members: Sequence[AlsoAsked], *, kandev_url: str) -> Block | None:
+    """The former "Also asked by" line (a question card given ``also_asked``; the outbox now
+    gives none and shows identical items by :func:`thread_line` and :func:`also_from_line`)."""
     line = group_line(members, kandev_url=kandev_url)
     return context(line, block_id=ids.BLOCK_GROUP) if line else None
 

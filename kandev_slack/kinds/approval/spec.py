@@ -7,7 +7,8 @@ from typing import Any
 
 from kandev_slack.core.approval import APPROVAL_PREFIX, Approval
 from kandev_slack.core.domain import Card
-from kandev_slack.core.pending import ItemKind
+from kandev_slack.core.normalise import digest
+from kandev_slack.core.pending import ItemKind, PendingItem
 from kandev_slack.kinds.spec import Invalid, Out, Resolver, Try
 
 
@@ -68,3 +69,17 @@ class ApprovalSpec:
 
     def needs_thread_for_whole_text(self, card: Card, fits: Any) -> bool:
         return not fits(card.approval)
+
+    def identity_key(self, item: PendingItem, workspace_id: str) -> str | None:
+        """Its workspace, the tool (the action's type), the command, path or destination and
+        the working directory, exactly (a command differing by a space is another command),
+        and its options (id, name, kind, in order). A request Kandev cut is never grouped:
+        its end is unknown, so two cut ones may differ."""
+        if not isinstance(item, Approval) or item.action.cut_by_kandev:
+            return None
+        action = item.action
+        parts = ["approval", workspace_id, action.type, action.command, action.cwd]
+        parts += [action.path, action.destination, str(len(item.options))]
+        for option in item.options:
+            parts += [option.option_id, " ".join(option.name.split()), option.kind]
+        return digest(parts)

@@ -8,7 +8,8 @@ from typing import Any
 
 from kandev_slack.core.clarification import Bundle
 from kandev_slack.core.domain import Card
-from kandev_slack.core.pending import ItemKind
+from kandev_slack.core.normalise import digest, normalise
+from kandev_slack.core.pending import ItemKind, PendingItem
 from kandev_slack.kinds.spec import Invalid, Out, Resolver, Try
 
 #: Another kind's key starts with its prefix (``perm:``…): a bundle's pending id has none.
@@ -87,3 +88,18 @@ class QuestionSpec:
 
     def needs_thread_for_whole_text(self, card: Card, fits: Any) -> bool:
         return False  # a question's whole text is its modal
+
+    def identity_key(self, item: PendingItem, workspace_id: str) -> str | None:
+        """Its workspace, and per question (in order) its title, prompt and options (label
+        and description, in order), normalised; its context is left out."""
+        if not isinstance(item, Bundle) or not item.questions:
+            return None
+        parts = ["question", workspace_id]
+        for question in item.questions:
+            parts.append(normalise(question.title))
+            parts.append(normalise(question.prompt))
+            parts.append(str(len(question.options)))
+            for option in question.options:
+                parts.append(normalise(option.label))
+                parts.append(normalise(option.description))
+        return digest(parts)

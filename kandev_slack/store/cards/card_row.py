@@ -20,7 +20,16 @@ from kandev_slack.core.domain import (
 from kandev_slack.core.pending import known_kind
 
 #: The columns a Card takes as they are (the others are decoded).
-_AS_STORED = ("pending_id", "task_id", "session_id", "workspace_id", "channel", "ts")
+_AS_STORED = (
+    "pending_id",
+    "task_id",
+    "session_id",
+    "workspace_id",
+    "channel",
+    "ts",
+    "thread_of",
+    "thread_ts",
+)
 _STAMPS = ("created_at", "updated_at")
 #: ``bundle_json`` holds the card's item: a bundle, or an approval (which says so in ``type``).
 _ITEM: TypeAdapter[Item] = TypeAdapter(Item)

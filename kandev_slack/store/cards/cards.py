@@ -8,7 +8,7 @@ from sqlalchemy import and_, func, or_, select, update
 
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
 from kandev_slack.core.pending import known_kind
-from kandev_slack.kinds.registry import QUESTION_LISTED
+from kandev_slack.kinds.registry import QUESTION_LISTED, spec_of
 from kandev_slack.store.base import insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.cards.copies import CopiesMixin
@@ -46,6 +46,7 @@ class CardsRepository(CopiesMixin):
                 task_json=new.task.model_dump_json(),
                 outcome_json=None,
                 question_key=new.question_key,
+                identity_key=spec_of(new.item).identity_key(new.item, new.task.workspace_id),
                 past_json=new.past.model_dump_json() if new.past is not None else None,
                 claimed_at=claimed_at(kind, now),
                 posted_at=None,
@@ -200,18 +201,18 @@ class CardsRepository(CopiesMixin):
             ).all()
         return [_card(row) for row in rows]
 
-    def same_question(
+    def same_item(
         self,
-        question_key: str,
+        identity_key: str,
         channel: str,
         *,
         exclude: str = "",
         resolved_since_of: str | None = None,
         limit: int = 50,
     ) -> list[Card]:
-        """Posted cards with the same normalised questions in ``channel`` that wait — and, with
+        """Posted cards of identical items in ``channel`` that wait — and, with
         ``resolved_since_of``, those resolved since that card was (by the database's clock) —
-        oldest first (index ``ix_cards_question``): a group of identical questions."""
+        oldest first (index ``ix_cards_identity``): a group of identical items."""
         current = _WAITING
         if resolved_since_of is not None:
             source = cards.alias("source")
@@ -225,13 +226,67 @@ class CardsRepository(CopiesMixin):
             rows = conn.execute(
                 select(cards)
                 .where(
-                    cards.c.question_key == question_key,
+                    cards.c.identity_key == identity_key,
                     cards.c.channel == channel,
                     cards.c.ts.is_not(None),
                     cards.c.pending_id != exclude,
                     current,
                     KNOWN,
                 )
+                .order_by(cards.c.created_at, cards.c.pending_id)
+                .limit(limit)
+            ).all()
+        return [_card(row) for row in rows]
+
+    def first_waiting(self, identity_key: str, channel: str, before: Card) -> Card | None:
+        """The oldest waiting card of an item identical to ``before``'s in ``channel``, recorded
+        before it, that is not in another card's thread (posted or not): the card ``before``
+        is posted in the thread of (None: its own message). The oldest such card is never in
+        a thread itself, so every replica finds the same one."""
+        earlier = or_(
+            cards.c.created_at < before.created_at,
+            and_(
+                cards.c.created_at == before.created_at,
+                cards.c.pending_id < before.pending_id,
+            ),
+        )
+        with self._read() as conn:
+            row = conn.execute(
+                select(cards)
+                .where(
+                    cards.c.identity_key == identity_key,
+                    cards.c.channel == channel,
+                    _WAITING,
+                    cards.c.thread_of.is_(None),
+                    cards.c.pending_id != before.pending_id,
+                    earlier,
+                    KNOWN,
+                )
+                .order_by(cards.c.created_at, cards.c.pending_id)
+                .limit(1)
+            ).first()
+        return _card(row) if row else None
+
+    def set_thread(self, pending_id: str, first: str, first_ts: str) -> bool:
+        """Record that ``pending_id``'s card is posted in the thread of ``first``'s message
+        ``first_ts``; only for a card in no thread yet (False otherwise). Called by the card's
+        post only (the outbox's lease on it: before its message is made)."""
+        now = self._now()
+        with self._write() as conn:
+            stmt = (
+                update(cards)
+                .where(cards.c.pending_id == pending_id, cards.c.thread_of.is_(None))
+                .values(thread_of=first, thread_ts=first_ts, updated_at=now)
+            )
+            return conn.execute(stmt).rowcount == 1
+
+    def in_thread(self, first: str, limit: int = 50) -> list[Card]:
+        """The posted cards waiting in the thread of ``first``'s card, oldest first (index
+        ``ix_cards_thread_of``)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards)
+                .where(cards.c.thread_of == first, cards.c.ts.is_not(None), _WAITING, KNOWN)
                 .order_by(cards.c.created_at, cards.c.pending_id)
                 .limit(limit)
             ).all()

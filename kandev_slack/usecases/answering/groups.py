@@ -1,7 +1,9 @@
-"""USE-CASE: answer every identical question at once (issue 22, point 5).
+"""USE-CASE: answer every identical question at once (issue 22, point 5; issue 33).
 
-A card's *group* (who is in it, and the edits of its members' lines) is
-kandev_slack/usecases/groups.py's :class:`GroupLines`, shared with the outbox.
+A card's *group* (the identical items waiting in its channel: on its own channel card or in
+its thread) is kandev_slack/usecases/groups.py's :class:`GroupLines`, shared with the outbox.
+Send to all is offered for one-question question cards (an answer maps onto each member by
+its option's label); the members of another kind are answered each on its own card.
 
 After a person's answer wins on a grouped card, they are offered (:meth:`Groups.offer`) to send
 the same choice to the others. **Send** (:meth:`Groups.send_all`) re-reads the card (its
@@ -30,6 +32,7 @@ from typing import Literal
 
 from kandev_slack.core.clarification import Answer, Question
 from kandev_slack.core.domain import Card, CardOutcome, CardState, PastChoice
+from kandev_slack.core.normalise import normalise
 from kandev_slack.usecases.answering.admission import Refusal, Request
 from kandev_slack.usecases.answering.verdicts import Verdict
 from kandev_slack.usecases.audit import Audit
@@ -40,7 +43,7 @@ from kandev_slack.usecases.groups import (
     group_key,
     one_question,
 )
-from kandev_slack.usecases.past_answers import normalise, past_choices
+from kandev_slack.usecases.past_answers import past_choices
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +131,7 @@ class Groups(GroupLines):
         """After ``user_id``'s answer won ``card``: the offer to send it to the group's other
         waiting members (None: nothing to offer)."""
         outcome = card.outcome
-        if not _won_by(card, user_id) or outcome is None:
+        if not _won_by(card, user_id) or outcome is None or not one_question(card):
             return None
         members = self.members(card)
         if not members:
@@ -156,13 +159,13 @@ class Groups(GroupLines):
         if card is None or not _won_by(card, user_id) or card.outcome is None:
             return NotYours("not a card this person's answer won")
         key = group_key(card)
-        if key is None:
+        if key is None or not one_question(card):
             return NotYours("not a one-question card")
         answer = card.outcome.answers[0] if card.outcome.answers else None
         if answer is None:
             return NotYours("no answer recorded")
         if members is None:
-            found = self.cards.same_question(
+            found = self.cards.same_item(
                 key,
                 card.channel,
                 exclude=card.pending_id,

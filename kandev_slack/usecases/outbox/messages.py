@@ -21,7 +21,7 @@ from kandev_slack.kinds.registry import spec_of
 from kandev_slack.slack_api.gateway import Message
 from kandev_slack.store.cards.copies import Copy
 from kandev_slack.surfaces.followups import escalation_text
-from kandev_slack.surfaces.kinds import renderer_of
+from kandev_slack.surfaces.kinds import channel_card, renderer_of
 from kandev_slack.surfaces.snooze import snoozed_card, with_snooze_select
 
 
@@ -70,14 +70,20 @@ def card_message(
     kandev_url: str,
     now: datetime | None = None,
     *,
-    also_asked: Sequence[AlsoAsked] = (),
+    in_thread: tuple[Sequence[AlsoAsked], int] | None = None,
     reader: str | None = None,
 ) -> Message:
     """The card of ``card``'s item, whichever kind (a bundle's, or an approval's);
-    ``also_asked``: the other members of its group (its channel card shows them);
-    ``reader``: the one person who sees it (a DM card's recipient)."""
+    ``in_thread``: given for its channel card (None: another of its messages): on a first
+    card, the identical items waiting in its thread (the first few, how many), counted on its
+    line; a card posted in such a thread is headed "Also from <its task>"
+    (kandev_slack/usecases/groups.py); ``reader``: the one person who sees it (a DM card's
+    recipient)."""
     at = now or datetime.now(UTC)
-    rendered = renderer_of(card).render_message(card, kandev_url, at, also_asked, reader)
+    if in_thread is None:
+        rendered = renderer_of(card).render_message(card, kandev_url, at, (), reader)
+    else:
+        rendered = channel_card(card, kandev_url, at, in_thread)
     return Message(text=rendered["text"], blocks=rendered["blocks"])
 
 

@@ -50,6 +50,7 @@ from kandev_slack.usecases.outbox.writes import (
     Later,
     PublisherCards,
     PublisherOutbox,
+    WaitForFirst,
     Write,
     Writes,
     attempt_note,
@@ -301,6 +302,9 @@ class Publisher:
             return
         except NotYourTurn as wait:
             self._defer(item, wait.turn.wait_s, error=None, slot=wait.turn.at)
+            return
+        except WaitForFirst:  # in the thread of a card being posted: after it
+            self._defer(item, self.post_spacing_s, error=None)
             return
         except PaceBusy as busy:  # never waited for: other channels and edits go on
             self.pacer.locked(busy.channel)

@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 from kandev_slack.config.routing import USER_ID
 from kandev_slack.core.domain import Card, CardState
-from kandev_slack.core.groups import AlsoAsked
 from kandev_slack.core.outbox import (
     COPY_REPLY,
     GATHER,
@@ -43,7 +42,7 @@ from kandev_slack.slack_api.gateway import Message, SlackGateway
 from kandev_slack.store.cards.copies import Copy, Gathering
 from kandev_slack.store.records import OutboxEntry
 from kandev_slack.usecases.audit import Audit
-from kandev_slack.usecases.groups import GroupCards, GroupEdit, GroupLines
+from kandev_slack.usecases.groups import GroupCards, GroupEdit, GroupLines, InThread
 from kandev_slack.usecases.outbox.messages import (
     SnoozeLookup,
     card_message,
@@ -152,17 +151,16 @@ class Writes:
     def audit_plain(self, card: Card, kind: str, why: str) -> None:
         self.audit_log.audit(card.pending_id, None, f"slack_{kind}", "bot", "plain", why)
 
-    def _card(
-        self, card: Card, kind: str, group: Sequence[AlsoAsked] | None = None
-    ) -> Callable[[], tuple[Message, bool]]:
-        """The card as rendered, or its plain form when it cannot be (True: plain). Its group
-        is read now (a store error gives the write back for a retry, never a plain card)."""
-        if group is None:
-            group = self.groups.also_asked(card)
+    def _card(self, card: Card, kind: str) -> Callable[[], tuple[Message, bool]]:
+        """The card as rendered, or its plain form when it cannot be (True: plain). The cards
+        waiting in its thread are read now (a store error gives the write back for a retry,
+        never a plain card)."""
+        thread: InThread = self.groups.in_thread(card)
 
         def render() -> tuple[Message, bool]:
             try:
-                return card_message(card, self.kandev_url, also_asked=group), False
+                shown = (thread.shown, thread.count)
+                return card_message(card, self.kandev_url, in_thread=shown), False
             except Exception as exc:  # rendering is deterministic: retrying would fail again
                 log.exception("card %s cannot be rendered; sending its plain form", card.pending_id)
                 self.audit_plain(card, kind, f"cannot be rendered: {type(exc).__name__}")
@@ -194,32 +192,53 @@ class Writes:
     # ---- the channel card ----------------------------------------------------------------
 
     def post(self, card: Card, item: OutboxEntry) -> Write | None:
+        """Post the card: in its channel, or in the thread of the first identical item waiting
+        there (kandev_slack/usecases/groups.py; :class:`WaitForFirst` while that one is not
+        posted yet)."""
         if card.ts or self._forgotten(card):
             return None  # already posted (e.g. by another replica, or before a database loss)
+        card = self._placed(card)
+        thread = card.thread_ts
 
         def made_earlier() -> bool:
             oldest = (card.created_at - timedelta(minutes=1)).timestamp()
-            found = self.slack.find_card(card.channel, card.pending_id, oldest)
+            found = self.slack.find_card(card.channel, card.pending_id, oldest, thread_ts=thread)
             if found:
                 self._posted(card, found, rendered=None)
             return bool(found)
 
-        group = self.groups.also_asked(card)
-
         def done(ts: str) -> None:
-            if not self._posted(card, ts, rendered=card.state, group=group):
+            if not self._posted(card, ts, rendered=card.state):
                 self._duplicate(card.pending_id, card.channel, ts)
                 return
-            log.info("posted the card of %s in %s", card.pending_id, card.channel)
+            where = f"the thread of {card.thread_of}" if thread else "its channel"
+            log.info("posted the card of %s in %s (%s)", card.pending_id, card.channel, where)
 
         return Write(
             channel=card.channel,
-            render=self._card(card, POST, group),
-            send=lambda message: self.slack.post_card(card.channel, message, card.pending_id),
+            render=self._card(card, POST),
+            send=lambda message: self.slack.post_card(
+                card.channel, message, card.pending_id, thread_ts=thread
+            ),
             done=done,
             made_earlier=made_earlier,
             plain=self._plain(card),
         )
+
+    def _placed(self, card: Card) -> Card:
+        """``card`` with the thread it is posted in recorded: the first identical item waiting
+        in its channel's (kept once recorded, for every later attempt); as it is when it is
+        the first."""
+        if card.thread_ts is not None:
+            return card
+        first = self.groups.first_of(card)
+        if first is None:
+            return card
+        if not first.ts:
+            raise WaitForFirst(first.pending_id)
+        self.cards.set_thread(card.pending_id, first.pending_id, first.ts)
+        placed = self.cards.get(card.pending_id)
+        return placed if placed is not None else card
 
     def _forgotten(self, card: Card) -> bool:
         """Whether the card is in its channel already, posted before a database loss: then it
@@ -229,18 +248,10 @@ class Writes:
             self._posted(card, found, rendered=None)  # edited if it no longer shows "pending"
         return bool(found)
 
-    def _posted(
-        self,
-        card: Card,
-        ts: str,
-        *,
-        rendered: CardState | None,
-        group: Sequence[AlsoAsked] | None = None,
-    ) -> bool:
+    def _posted(self, card: Card, ts: str, *, rendered: CardState | None) -> bool:
         """Record ``ts`` as the card's message unless another one is recorded already (False).
         ``rendered``: the state the posted message shows (None: a card found in the channel,
-        posted by a process that died before it could record it — most likely still pending);
-        ``group``: the other agents asking the same it shows (None: not known)."""
+        posted by a process that died before it could record it — most likely still pending)."""
         if not self.cards.mark_posted(card.pending_id, card.channel, ts):
             return False
         metrics.card_posted(card.item.created_at, kind=card.kind.value)
@@ -253,8 +264,8 @@ class Writes:
             self.requeue.enqueue_update(posted)
             self.outbox.outbox_rearm(update_key(posted))
         else:
-            # The other cards asking the same now show this one (and it shows them).
-            self.requeue.enqueue_group(self.groups.edits_when_posted(posted, group))
+            # Posted in a thread: the first card's line counts it.
+            self.requeue.enqueue_group(self.groups.edits_when_posted(posted))
         self.requeue.changed()
         return True
 
@@ -384,8 +395,9 @@ class Writes:
         )
 
     def reply(self, card: Card, item: OutboxEntry) -> Write | None:
-        """A reply in the channel card's thread; never once the bundle is resolved."""
-        thread = card.ts
+        """A reply in the channel card's thread (for a card posted in another's thread, that
+        thread); never once the bundle is resolved."""
+        thread = card.thread_ts or card.ts
         if card.state.terminal or not thread:
             return None
         key, text = str(item.payload.get("key")), str(item.payload.get("text"))
@@ -529,6 +541,15 @@ class Writes:
         )
 
 
+class WaitForFirst(Exception):
+    """The card goes in the thread of the first identical item's card, not posted yet: its
+    post is given back to wait for it."""
+
+    def __init__(self, first: str) -> None:
+        super().__init__(f"waiting for the card of {first}")
+        self.first = first
+
+
 #: Every kind of outbox item.
 KINDS: dict[str, Kind] = {
     POST: Kind(Writes.post, rank=1, paced=True),
@@ -576,6 +597,8 @@ class WriteCards(GroupCards, Protocol):
     a card, its messages, and its group of identical questions."""
 
     def mark_posted(self, pending_id: str, channel: str, ts: str) -> bool: ...
+
+    def set_thread(self, pending_id: str, first: str, first_ts: str) -> bool: ...
 
     def message_get(self, key: str) -> Copy | None: ...
 

@@ -21,7 +21,7 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.e2e.test_answer_all import OFFER, wait_group
+from tests.e2e.test_answer_all import OFFER, assert_in_thread, wait_group
 from tests.kit.harness import CHANNEL
 
 
@@ -32,8 +32,9 @@ def test_send_to_all_clicked_on_two_replicas_answers_each_bundle_once(
     bots = [start_bot(bot_factory, db_url=pg_url) for _ in range(2)]
     bundles = [seed([db_question()], title=f"Replicated {n}") for n in (1, 2, 3)]
     cards = [wait_card(fake_slack, b.pending_id).ts for b in bundles]
-    for ts in cards:
-        wait_group(fake_slack, ts, "🔁 Also asked by 2 other agents: <")
+    wait_group(fake_slack, cards[0], "🧵 2 more agents asked this: <")
+    for ts in cards[1:]:
+        assert_in_thread(fake_slack, ts, cards[0])
     first, second = (slack_driver(bot.events_url) for bot in bots)
 
     first.click(CHANNEL, cards[0], text="PostgreSQL", user=ALICE)

@@ -1,24 +1,31 @@
-"""A group of identical questions in the store (SQLite and PostgreSQL):
-``CardsRepository.same_question`` finds the posted cards of one question key in one channel
-that wait — and, asked for, those resolved since a given card was — oldest first."""
+"""Identical items in the store (SQLite and PostgreSQL): ``CardsRepository.same_item`` finds
+the posted cards of one identity key in one channel that wait — and, asked for, those resolved
+since a given card was — oldest first; ``first_waiting`` the card a new one goes in the thread
+of; ``set_thread`` records it once; ``in_thread`` lists those waiting there."""
 
 from __future__ import annotations
 
 from kandev_slack.core.domain import CardState, NewCard
+from kandev_slack.kinds.registry import spec_of
 from kandev_slack.store import Database
-from tests.kit.factories import make_bundle, make_outcome, make_task
+from tests.kit.factories import make_bundle, make_outcome, make_question, make_task
 from tests.kit.fakes import FakeClock
 
-KEY = "key-which-database"
+PROMPT = "Which database?"
+KEY = str(spec_of("question").identity_key(make_bundle(make_question(prompt=PROMPT)), "ws-1"))
 
 
 def _card(
-    store: Database, pending_id: str, *, key: str = KEY, channel: str = "C1", ts: str | None = None
+    store: Database,
+    pending_id: str,
+    *,
+    prompt: str = PROMPT,
+    channel: str = "C1",
+    ts: str | None = None,
 ) -> None:
-    bundle = make_bundle(pending_id=pending_id, task_id=f"t-{pending_id}")
-    assert store.cards.record_card(
-        NewCard(bundle, make_task(bundle.task_id), channel, question_key=key)
-    )
+    bundle = make_bundle(make_question(prompt=prompt), pending_id=pending_id, task_id=pending_id)
+    task = make_task(bundle.task_id, workspace_id="ws-1")
+    assert store.cards.record_card(NewCard(bundle, task, channel))
     if ts is not None:
         assert store.cards.mark_posted(pending_id, channel, ts)
 
@@ -37,10 +44,10 @@ def test_the_waiting_posted_cards_of_one_question_in_one_channel(
     _card(store, "p3", ts="1.3")
     _card(store, "unposted")
     _card(store, "elsewhere", channel="C2", ts="1.4")
-    _card(store, "another", key="key-which-cache", ts="1.5")
-    assert _ids(store.cards.same_question(KEY, "C1")) == ["p1", "p2", "p3"]
-    assert _ids(store.cards.same_question(KEY, "C1", exclude="p2")) == ["p1", "p3"]
-    assert _ids(store.cards.same_question(KEY, "C1", limit=2)) == ["p1", "p2"]
+    _card(store, "another", prompt="Which cache?", ts="1.5")
+    assert _ids(store.cards.same_item(KEY, "C1")) == ["p1", "p2", "p3"]
+    assert _ids(store.cards.same_item(KEY, "C1", exclude="p2")) == ["p1", "p3"]
+    assert _ids(store.cards.same_item(KEY, "C1", limit=2)) == ["p1", "p2"]
 
 
 def test_resolved_cards_count_only_when_resolved_since_the_given_card(
@@ -54,7 +61,34 @@ def test_resolved_cards_count_only_when_resolved_since_the_given_card(
     assert store.cards.transition("p2", answered)  # the source
     clock.advance(5)
     assert store.cards.transition("p3", make_outcome(CardState.ENDED))  # meanwhile
-    assert _ids(store.cards.same_question(KEY, "C1", exclude="p2")) == ["p4"]
-    found = store.cards.same_question(KEY, "C1", exclude="p2", resolved_since_of="p2")
+    assert _ids(store.cards.same_item(KEY, "C1", exclude="p2")) == ["p4"]
+    found = store.cards.same_item(KEY, "C1", exclude="p2", resolved_since_of="p2")
     assert _ids(found) == ["p3", "p4"]
-    assert _ids(store.cards.same_question(KEY, "C1", resolved_since_of="nobody")) == ["p4"]
+    assert _ids(store.cards.same_item(KEY, "C1", resolved_since_of="nobody")) == ["p4"]
+
+
+def test_the_first_waiting_card_is_the_oldest_in_no_thread_and_a_thread_is_set_once(
+    store: Database, clock: FakeClock
+) -> None:
+    _card(store, "p1")
+    clock.advance(1)
+    _card(store, "p2")
+    clock.advance(1)
+    _card(store, "p3")
+    _card(store, "elsewhere", channel="C2")
+    p1, p2, p3 = (store.cards.get(p) for p in ("p1", "p2", "p3"))
+    assert p1 and p2 and p3
+    assert store.cards.first_waiting(KEY, "C1", p1) is None  # the first: its own card
+    first = store.cards.first_waiting(KEY, "C1", p3)
+    assert first is not None and first.pending_id == "p1" and first.ts is None  # waited for
+    assert store.cards.mark_posted("p1", "C1", "1.1")
+    assert store.cards.set_thread("p2", "p1", "1.1")
+    assert not store.cards.set_thread("p2", "p3", "1.3")  # once
+    assert store.cards.mark_posted("p2", "C1", "1.2")
+    again = store.cards.get("p2")
+    assert again is not None and (again.thread_of, again.thread_ts) == ("p1", "1.1")
+    assert _ids(store.cards.in_thread("p1")) == ["p2"]
+    # The first resolved: a later identical item is the first of its own.
+    assert store.cards.transition("p1", make_outcome(CardState.ANSWERED))
+    assert store.cards.first_waiting(KEY, "C1", p3) is None
+    assert _ids(store.cards.in_thread("p1")) == ["p2"]  # still waiting there

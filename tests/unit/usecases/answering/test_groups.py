@@ -26,7 +26,7 @@ from kandev_slack.usecases.answering.groups import (
     member_result,
 )
 from kandev_slack.usecases.answering.verdicts import Verdict
-from kandev_slack.usecases.groups import group_key, groupable
+from kandev_slack.usecases.groups import group_key, groupable, one_question
 from tests.kit.factories import (
     ALICE_ID,
     ASKED_AT,
@@ -68,10 +68,10 @@ def test_another_prompt_title_or_workspace_is_another_group() -> None:
     )
 
 
-def test_multi_question_bundles_are_never_grouped() -> None:
+def test_multi_question_bundles_are_grouped_but_never_offered_send_to_all() -> None:
     card = _card_asking("Database", "Which database should we use?", count=2)
-    assert group_key(card) is None
-    assert not groupable(card)
+    assert group_key(card) is not None and groupable(card)
+    assert not one_question(card)
 
 
 def test_only_posted_waiting_cards_are_in_a_group() -> None:
@@ -203,66 +203,68 @@ def _texts(gateway: FakeSlackGateway, card: Card) -> str:
     return "\n".join(str(b) for b in found[2].blocks)
 
 
-def test_each_card_of_a_group_names_the_others(
-    same_three: list[Card], groups: GroupsService, gateway: FakeSlackGateway, drain
+def _message(gateway: FakeSlackGateway, card: Card) -> str:
+    found = gateway.card_of(card.pending_id)
+    assert found is not None
+    return found[2].text
+
+
+def test_the_first_card_is_in_the_channel_and_the_others_in_its_thread(
+    same_three: list[Card], groups: GroupsService, gateway: FakeSlackGateway, drain, store
 ) -> None:
     first, second, third = same_three
-    assert [m.pending_id for m in groups.members(first)] == [second.pending_id, third.pending_id]
     drain()
-    for card in same_three:
-        assert "Also asked by 2 other agents" in _texts(gateway, card)
+    assert first.thread_of is None and (first.channel, first.ts) not in gateway.threaded
+    for card in (second, third):
+        assert (card.thread_of, card.thread_ts) == (first.pending_id, first.ts)
+        assert gateway.threaded[(card.channel, card.ts or "")] == first.ts
+        assert "Also from" in _message(gateway, card)
+        assert "Also from" not in _texts(gateway, first)
+    assert "2 more agents asked this" in _texts(gateway, first)
+    assert [m.pending_id for m in groups.members(first)] == [second.pending_id, third.pending_id]
 
 
-def test_a_card_resolved_leaves_its_group_and_the_others_are_edited(
-    same_three: list[Card],
-    groups: GroupsService,
-    gateway: FakeSlackGateway,
-    drain,
-    alice_answers,
-    store: Database,
+def test_a_card_resolved_in_the_thread_is_no_longer_counted_on_the_first(
+    same_three: list[Card], gateway: FakeSlackGateway, drain, alice_answers
+) -> None:
+    first, second, third = same_three
+    drain()
+    alice_answers(second)
+    drain()
+    assert "1 more agent asked this" in _texts(gateway, first)
+    edited = [c["ts"] for c in gateway.called("chat.update")]
+    assert second.ts in edited and third.ts not in edited  # only its own outcome and the first
+
+
+def test_the_first_resolved_keeps_counting_and_a_new_one_starts_a_new_card(
+    same_three: list[Card], gateway: FakeSlackGateway, drain, alice_answers, posted, store
 ) -> None:
     first, second, third = same_three
     drain()
     alice_answers(first)
     drain()
-    assert groups.members(second) == [store.cards.get(third.pending_id)]
-    assert "Also asked by 1 other agent:" in _texts(gateway, second)
-    assert "Also asked by" not in _texts(gateway, first)
-    keys = {c["ts"] for c in gateway.called("chat.update")}
-    assert {second.ts, third.ts} <= keys
-
-
-def test_a_group_edit_of_a_card_resolved_meanwhile_is_not_made(
-    same_three: list[Card],
-    gateway: FakeSlackGateway,
-    drain,
-    alice_answers,
-    publisher,
-    store: Database,
-) -> None:
-    first, second, _third = same_three
+    assert "2 more agents asked this" in _texts(gateway, first)  # still waiting in its thread
+    fourth = posted(numbered_bundle(4, created_at=ASKED_AT + timedelta(seconds=4)))
     drain()
-    alice_answers(first)  # the others' group edits are enqueued
-    alice_answers(second)  # resolved before its group edit is made
-    before = len(gateway.called("chat.update"))
-    drain()
-    edits = [c for c in gateway.called("chat.update")[before:] if c["ts"] == second.ts]
-    assert len(edits) == 1  # its outcome, once
+    assert fourth.thread_of is None and "Also from" not in _message(gateway, fourth)
+    fifth = posted(numbered_bundle(5, created_at=ASKED_AT + timedelta(seconds=5)))
+    assert fifth.thread_of == fourth.pending_id
 
 
-def test_past_five_others_a_new_member_edits_no_other_card(
-    posted, groups: GroupsService, gateway: FakeSlackGateway, drain, store: Database
+def test_past_five_in_the_thread_the_first_card_counts_them_all(
+    posted, gateway: FakeSlackGateway, drain, store: Database
 ) -> None:
     cards = [
-        posted(numbered_bundle(n, created_at=ASKED_AT + timedelta(seconds=n))) for n in range(1, 8)
+        posted(numbered_bundle(n, created_at=ASKED_AT + timedelta(seconds=n))) for n in range(1, 9)
     ]
     drain()
+    text = _texts(gateway, cards[0])
+    assert "7 more agents asked this" in text and ", …" in text
     before = len(gateway.called("chat.update"))
-    eighth = posted(numbered_bundle(8, created_at=ASKED_AT + timedelta(seconds=8)))
+    ninth = posted(numbered_bundle(9, created_at=ASKED_AT + timedelta(seconds=9)))
     drain()
-    edited = {c["ts"] for c in gateway.called("chat.update")[before:]}
-    assert edited <= {eighth.ts}  # its own card at most: every other line stays as it was
-    assert "Also asked by more than 5 other agents" in _texts(gateway, cards[0])
+    edited = [c["ts"] for c in gateway.called("chat.update")[before:]]
+    assert edited == [cards[0].ts] and ninth.thread_of == cards[0].pending_id  # one edit
 
 
 def test_another_question_or_another_channel_is_not_a_member(
@@ -353,20 +355,24 @@ def test_a_member_answered_meanwhile_is_still_in_the_plan(
     assert plan.sends[1].card.state is CardState.ANSWERED
 
 
-def test_a_member_without_the_option_is_not_sent_and_is_audited(
+def test_a_bundle_with_other_options_or_descriptions_is_not_a_member(
     posted, groups: GroupsService, alice_answers, store: Database
 ) -> None:
     first = posted(numbered_bundle(1))
     only_pg = make_question(options=[Option(option_id="q1_opt1", label="PostgreSQL")])
     lacking = posted(numbered_bundle(2, only_pg))
+    described = make_question(
+        options=[
+            Option(option_id="q1_opt1", label="PostgreSQL", description="Relational"),
+            Option(option_id="q1_opt2", label="MongoDB", description="Documents"),
+        ]
+    )
+    other = posted(numbered_bundle(3, described))
+    assert lacking.thread_of is None and other.thread_of is None  # cards of their own
     alice_answers(first)
     plan = groups.send_all(first.pending_id, ALICE_ID, channel=first.channel)
     assert isinstance(plan, ToSendAll)
-    assert plan.sends == () and [(c.pending_id, label) for c, label in plan.unmapped] == [
-        (lacking.pending_id, "MongoDB")
-    ]
-    [entry] = store.audit_log.audit_entries(lacking.pending_id)[:1]
-    assert (entry.source, entry.result) == ("answer_all", "no_option")
+    assert plan.sends == () and plan.unmapped == ()
 
 
 def test_send_all_answers_exactly_the_members_the_offer_named(
