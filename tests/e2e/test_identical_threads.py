@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from kandev_slack.core.approval import approval_key
 from kandev_slack.kits.fakeslack import ALICE, FakeSlack
-from kandev_slack.kits.kandevkit.specs import question
 from tests.e2e.helpers import (
     buttons,
     card_posts,
@@ -21,7 +20,7 @@ from tests.e2e.helpers import (
     wait_outcome,
 )
 from tests.e2e.test_answer_all import assert_in_thread, group_line, wait_group
-from tests.kit.harness import CHANNEL, permission_spec
+from tests.kit.harness import CHANNEL, permission_spec, question
 
 
 def channel_cards(fake: FakeSlack) -> list[str]:

@@ -12,7 +12,7 @@ from slack_bolt import App
 
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.clarification import Bundle
-from kandev_slack.core.domain import Card
+from kandev_slack.core.domain import Card, TaskInfo
 from kandev_slack.core.signals import Signal
 from kandev_slack.kits.fakeslack import FakeSlack
 from kandev_slack.ops.health import Health
@@ -44,7 +44,17 @@ from kandev_slack.usecases.views.listing import ListingService
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
 from kandev_slack.usecases.views.whole_text import WholeText
 from kandev_slack.wiring import build_publisher, build_sync
-from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, MONGO, make_bundle
+from tests.kit.factories import (
+    ALICE_ID,
+    CACHE_QUESTION,
+    CHANNEL,
+    DB_QUESTION,
+    KANDEV_URL,
+    MONGO,
+    QUEUE_QUESTION,
+    make_bundle,
+    make_task,
+)
 from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
 
 
@@ -278,3 +288,21 @@ def bolt(fake_slack: FakeSlack, services: Services) -> App:
     fake gateway of the services."""
     web = make_web_client(fake_slack.workspace.bot_token, fake_slack.api_url)
     return build_bolt_app(web, services, signing_secret=None, socket_mode=True)
+
+
+# ---- rendering fixtures (the cards', the kinds' renderers', the surfaces' tests) ----
+
+
+@pytest.fixture
+def one_question() -> Bundle:
+    return make_bundle(DB_QUESTION, context="why the agent asks")
+
+
+@pytest.fixture
+def three_questions() -> Bundle:
+    return make_bundle(DB_QUESTION, CACHE_QUESTION, QUEUE_QUESTION)
+
+
+@pytest.fixture
+def task() -> TaskInfo:
+    return make_task(workspace_id="")

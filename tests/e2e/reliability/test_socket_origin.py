@@ -76,7 +76,7 @@ def test_an_error_raised_in_the_bots_code_is_a_bot_failure(caplog) -> None:
         load_settings({})
     except ConfigError as exc:
         error = exc
-    assert raised_in_bot(error) and raised_in(error) == "bot"
+    assert raised_in_bot(error) and raised_in(error) == "kandev_slack"
     with caplog.at_level(logging.DEBUG):
         log_failure(_envelope(WELL_FORMED), error)
     [record] = caplog.records
