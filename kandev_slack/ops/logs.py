@@ -146,6 +146,10 @@ def configure_logging(level: str, fmt: LogFormat = "text") -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    # Alembic 1.18+ announces each of its plugins at INFO when it is imported (outside any
+    # migration run, which the store quiets): noise on every start, and on stderr before the
+    # one-line start-up errors.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
 
 
 class RedactSecrets(logging.Filter):
