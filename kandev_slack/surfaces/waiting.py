@@ -74,6 +74,20 @@ class Waiting:
     task: TaskInfo
     card: Card | None = None
     permalink: str | None = None
+    #: The other items identical to this one waiting in its card's channel, that the person
+    #: may answer (issue 33): listed as one row with this one (the group's first card),
+    #: "3 agents". Empty for an item alone.
+    others: tuple[Waiting, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """How many items this row stands for (a group counts as its items)."""
+        return 1 + len(self.others)
+
+    @property
+    def members(self) -> tuple[Waiting, ...]:
+        """The row's items, this one first."""
+        return (self, *self.others)
 
     def claim(self, now: datetime) -> Claim | None:
         """Who is on it ("I'm on it"), while their claim holds."""
@@ -110,3 +124,8 @@ class ListingPage:
     approvals: tuple[tuple[Card, str | None], ...] = ()
     #: How many that match the person snoozed (not listed: they are on their App Home).
     snoozed: int = 0
+
+    @property
+    def shown_count(self) -> int:
+        """How many items this page shows (a group row counts as its items, as ``total``)."""
+        return sum(item.count for item in self.items)

@@ -26,7 +26,7 @@ from kandev_slack.surfaces.home import MAX_RESOLVED, MAX_WAITING, render_home
 from kandev_slack.surfaces.subscriptions import with_home_blocks
 from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.views.listing import most_urgent_first
-from kandev_slack.usecases.views.waiting import WaitingQueue
+from kandev_slack.usecases.views.waiting import WaitingQueue, group_rows
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,8 @@ class HomeService:
         snap = snapshot if snapshot is not None else self.snapshot()
         waiting = most_urgent_first(self.queue.visible_to(user_id, snap.waiting))
         waiting, snoozed = self._without_snoozed(user_id, waiting)
+        # Identical items in one channel are one row (kandev_slack.usecases.views.waiting.py).
+        waiting = group_rows(waiting, self.queue.places()) if waiting else []
         shown = self.queue.shown(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]
         recent = self.queue.resolved_visible_to(user_id, snap.resolved)[:MAX_RESOLVED]
