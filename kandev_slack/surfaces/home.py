@@ -10,7 +10,7 @@ with a link to each card, "Answer for all…"), counted as its items.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -143,6 +143,7 @@ def render_home(
     notice: str | None = None,
     approvals: Sequence[tuple[Card, str | None]] = (),
     snoozed: Sequence[tuple[TaskInfo, Snooze]] = (),
+    approval_others: Mapping[str, Sequence[tuple[Card, str | None]]] | None = None,
 ) -> dict[str, Any]:
     """The Home view: "Waiting for an answer" (in the listing's order: critical first, then
     high, then the rest, each oldest first; one primary button a row), what the person snoozed
@@ -155,7 +156,9 @@ def render_home(
     if notice:
         text = shorten_mrkdwn(notice, MAX_SECTION_TEXT, note="…")[0]
         blocks += [section(text, block_id=ids.BLOCK_NOTICE), divider()]
-    approval_rows = approvals_blocks(approvals, kandev_url=kandev_url, limit=MAX_APPROVALS)
+    approval_rows = approvals_blocks(
+        approvals, kandev_url=kandev_url, limit=MAX_APPROVALS, others=approval_others
+    )
     if approval_rows:
         blocks += [*approval_rows, divider()]
     blocks.append(_header("Waiting for an answer"))

@@ -338,14 +338,19 @@ def _fallback(page: ListingPage) -> str:
     )
     head = questions_waiting(page.total)
     if page.approvals:
-        count = len(page.approvals)
+        count = sum(1 + len(page.approval_others.get(c.pending_id, ())) for c, _ in page.approvals)
         head = f"{count} approval{'s' if count > 1 else ''} waiting · {head}"
     return f"{head}: {titles}" if titles else head
 
 
 def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict[str, Any]:
     """One page of the listing (or its friendly empty state), within Block Kit's limits."""
-    approvals = approvals_blocks(page.approvals, kandev_url=kandev_url, limit=MAX_LIST_APPROVALS)
+    approvals = approvals_blocks(
+        page.approvals,
+        kandev_url=kandev_url,
+        limit=MAX_LIST_APPROVALS,
+        others=page.approval_others,
+    )
     if not page.items:
         text = _empty_text(page)
         if approvals:

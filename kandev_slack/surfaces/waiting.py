@@ -7,7 +7,8 @@ kandev_slack/surfaces/listing.py and kandev_slack/surfaces/home.py. Plain data, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -122,6 +123,8 @@ class ListingPage:
     urgent: tuple[int, int] = (0, 0)  # how many critical and high ones match, on every page
     #: The approvals waiting that match (first page only), with their cards' permalinks.
     approvals: tuple[tuple[Card, str | None], ...] = ()
+    #: By an approval row's pending id, the identical approvals it stands for too (one row).
+    approval_others: Mapping[str, tuple[tuple[Card, str | None], ...]] = field(default_factory=dict)
     #: How many that match the person snoozed (not listed: they are on their App Home).
     snoozed: int = 0
 

@@ -40,7 +40,12 @@ from kandev_slack.surfaces.waiting import (
     Query,
     Waiting,
 )
-from kandev_slack.usecases.views.waiting import WaitingQueue, group_rows, items_in
+from kandev_slack.usecases.views.waiting import (
+    WaitingQueue,
+    group_approvals,
+    group_rows,
+    items_in,
+)
 
 log = logging.getLogger(__name__)
 
@@ -270,6 +275,7 @@ class ListingService:
         rows = group_rows(found, self.queue.places()) if found else []
         items, before, more = paginate(rows, after, self.page_size, rank=rank, backwards=backwards)
         approvals = () if before > 0 else self._approvals(query, user_id, workspace)
+        approval_rows, approval_others = group_approvals(approvals)
         return ListingPage(
             query=query,
             workspace=workspace,
@@ -283,7 +289,8 @@ class ListingService:
             previous_rank=urgency_rank(items[0].task) if items else OTHER_RANK,
             urgent=(_count(found, 0), _count(found, 1)),
             workspace_names=tuple(w.name for w in workspaces if w.name),
-            approvals=approvals,
+            approvals=tuple(approval_rows),
+            approval_others=approval_others,
             snoozed=snoozed,
         )
 

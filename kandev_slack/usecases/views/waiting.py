@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, replace
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.approval import APPROVAL_PREFIX
@@ -25,6 +26,7 @@ from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.store import CardsRepository
 from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.answerers import Answerers
+from kandev_slack.usecases.groups import group_key
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
@@ -178,6 +180,8 @@ class WaitingQueue:
 # group's first item in that order); the others leave their places. A row counts as its items
 # in every count ("N waiting", "showing 1–5", "N more").
 
+_T = TypeVar("_T")
+
 #: At most this many items make one row (the rest of a larger group are rows of their own:
 #: the row's links and its Block Kit text stay bounded).
 MAX_ROW = 20
@@ -208,10 +212,38 @@ def group_rows(items: Sequence[Waiting], places: Mapping[str, GroupPlace]) -> li
     return rows
 
 
-def _chunks(found: list[Waiting]) -> list[list[Waiting]]:
+def _chunks(found: list[_T]) -> list[list[_T]]:
     return [found[i : i + MAX_ROW] for i in range(0, len(found), MAX_ROW)]
 
 
 def items_in(rows: Sequence[Waiting]) -> int:
     """How many items ``rows`` stand for."""
     return sum(row.count for row in rows)
+
+
+#: An approval waiting and its card's permalink, as the listing and Home show it.
+ApprovalRow = tuple[Card, str | None]
+
+
+def group_approvals(
+    rows: Sequence[ApprovalRow],
+) -> tuple[list[ApprovalRow], dict[str, tuple[ApprovalRow, ...]]]:
+    """Identical approvals waiting in one channel as one row, as :func:`group_rows` does for
+    questions: the rows left (each group's first card, where it stands) and, by a row's
+    pending id, the others it stands for. ``rows`` are those the person may answer only."""
+    groups: dict[tuple[str, str], list[ApprovalRow]] = {}
+    for row in rows:
+        key = group_key(row[0])
+        if key is not None:
+            groups.setdefault((row[0].channel, key), []).append(row)
+    others: dict[str, tuple[ApprovalRow, ...]] = {}
+    folded: set[str] = set()
+    for found in groups.values():
+        for chunk in _chunks(found):
+            if len(chunk) < 2:
+                continue
+            lead = next((r for r in chunk if r[0].thread_of is None), chunk[0])
+            rest = tuple(r for r in chunk if r is not lead)
+            others[lead[0].pending_id] = rest
+            folded.update(r[0].pending_id for r in rest)
+    return [r for r in rows if r[0].pending_id not in folded], others

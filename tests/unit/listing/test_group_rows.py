@@ -9,16 +9,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kandev_slack.cards.ids import ACTION_ANSWER_MODAL
+from kandev_slack.core.domain import Card
 from kandev_slack.core.groups import GroupPlace
 from kandev_slack.core.limits import MAX_PAGE_SIZE
+from kandev_slack.kinds.approval.cards.rows import approvals_blocks
 from kandev_slack.kits.fakeslack import blocks_text, iter_elements
 from kandev_slack.surfaces.home import MAX_WAITING, render_home
 from kandev_slack.surfaces.listing import render_listing
 from kandev_slack.surfaces.waiting import ListingPage, Query, Waiting
-from kandev_slack.usecases.views.waiting import MAX_ROW, group_rows, items_in
-from tests.kit.factories import KANDEV_URL, NOW, waiting
+from kandev_slack.usecases.views.waiting import MAX_ROW, group_approvals, group_rows, items_in
+from tests.kit.factories import KANDEV_URL, NOW, make_task, waiting
 from tests.unit.cards.safety import assert_cannot_notify
 from tests.unit.cards.strategies import bundles, mention_texts, tasks_for
+from tests.unit.kinds.approval.cards.test_card import approval
 from tests.unit.listing.checks import assert_valid_home, assert_valid_message
 from tests.unit.properties import examples
 
@@ -176,3 +179,46 @@ def test_full_pages_of_group_rows_stay_within_block_kit(row: Waiting, size: int)
     home = render_home([row] * MAX_WAITING, [], kandev_url=KANDEV_URL, now=NOW)
     assert_valid_home(home)
     assert_cannot_notify(home)
+
+
+# ---- approvals group the same way -------------------------------------------------------------
+
+
+def approval_card(n: int, *, channel: str = "C1", thread_of: str | None = None) -> Card:
+    item = approval(task_id=f"t-{n}", session_id=f"s-{n}", request_id=f"r-{n}")
+    return Card(
+        pending_id=item.item_id,
+        task_id=f"t-{n}",
+        session_id=f"s-{n}",
+        channel=channel,
+        ts=f"1.{n}",
+        item=item,
+        task=make_task(f"t-{n}", title=f"Approval task {n}"),
+        created_at=NOW,
+        updated_at=NOW,
+        thread_of=thread_of,
+    )
+
+
+def test_identical_approvals_in_one_channel_are_one_row_counted_as_theirs() -> None:
+    first = approval_card(1)
+    rows = [
+        (approval_card(2, thread_of=first.pending_id), link(2)),
+        (first, link(1)),
+        (approval_card(3, thread_of=first.pending_id), None),
+        (approval_card(4, channel="C2"), link(4)),  # another channel: its own row
+    ]
+    left, others = group_approvals(rows)
+    assert [c.pending_id for c, _ in left] == [first.pending_id, rows[3][0].pending_id]
+    assert [c.pending_id for c, _ in others[first.pending_id]] == [
+        rows[0][0].pending_id,
+        rows[2][0].pending_id,
+    ]
+    blocks = approvals_blocks(left, kandev_url=KANDEV_URL, limit=3, others=others)
+    text = blocks_text(blocks)
+    assert "4 approvals wait" in text and "*3 agents*: " in text
+    assert f"<{link(1)}|1> · <{link(2)}|2> · <" in text and "/t/t-3|3>" in text
+    assert text.count("View card") == 1  # the approval alone, as today
+    # Beyond the limit, the rest is counted as approvals.
+    text = blocks_text(approvals_blocks(left[:1], kandev_url=KANDEV_URL, limit=0, others=others))
+    assert "…and 3 more" in text
