@@ -1,10 +1,12 @@
 """Identical items as one row (issue 33), end to end (the real Kandev, the fake Slack): three
 identical questions waiting in the channel are ONE row of ``/kandev-questions`` and of the App
 Home — the first card's headline, "3 agents" with a link to each card, "Answer for all…" —
-counted as 3; answering there answers the first card and offers the others "Send to all"."""
+counted as 3; answering there answers the first card and offers the others "Send to all".
+Identical approvals are one row alike (each decided on its own card)."""
 
 from __future__ import annotations
 
+from kandev_slack.core.approval import approval_key
 from kandev_slack.kits.fakeslack import ALICE, iter_elements
 from kandev_slack.kits.kandevkit.specs import question
 from tests.e2e.helpers import (
@@ -16,6 +18,7 @@ from tests.e2e.helpers import (
     wait_ephemeral,
 )
 from tests.e2e.test_answer_all import OFFER, wait_group
+from tests.e2e.test_identical_threads import MAKE
 from tests.unit.listing.e2e import answer_value, home_sections, run_list, titles, wait_home
 
 ANSWER_MODAL = "kq_answer_modal"
@@ -65,3 +68,23 @@ def test_three_identical_questions_are_one_row_in_the_listing_and_on_home(
     assert_sending(driver.submit_view(view, {choice: {"kq_choice": "q1_opt1"}}))
     offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
     assert "Send to all 2" in [r.label for r in iter_elements(offer.blocks) if r.type == "button"]
+
+
+def test_identical_approvals_are_one_row_in_the_listing_and_on_home(
+    app_factory, seed, fake_slack, slack_driver
+) -> None:
+    bot = start_bot(app_factory)
+    requests = [seed.permission([MAKE], title=f"Rows build {n}") for n in (1, 2)]
+    cards = [wait_card(fake_slack, approval_key(r.request_id)) for r in requests]
+    wait_group(fake_slack, cards[0].ts, "🧵 1 more agent asked this: <")
+    driver = slack_driver(bot.events_url)
+
+    listing = run_list(driver, "approvals")
+    assert "2 approvals wait for a decision" in listing.all_text
+    assert "Rows build 1" in listing.all_text and "Rows build 2" not in listing.all_text
+    assert "*2 agents*: <" in listing.all_text
+
+    driver.app_home_opened(ALICE)
+    home = wait_home(fake_slack, ALICE.id, lambda v: "*2 agents*" in v.all_text)
+    assert "2 approvals wait for a decision" in home.all_text
+    assert "Rows build 2" not in home.all_text
