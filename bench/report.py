@@ -13,6 +13,7 @@ from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.crowd import CPU_LABELS, Crowd
 from bench.scenarios.digest import DigestBench
 from bench.scenarios.footprint import Footprint
+from bench.scenarios.identical import Burst, IdenticalBench
 from bench.scenarios.kandev_requests import KandevRequests
 from bench.scenarios.queues import Queues
 from bench.scenarios.quiet import QuietRun
@@ -47,6 +48,7 @@ class Results:
     replicas: ReplicaRun | None = None
     queues: Queues | None = None
     digest: DigestBench | None = None
+    identical: IdenticalBench | None = None
     poll_interval_s: float = 5.0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -748,6 +750,44 @@ def render_digest(r: DigestBench) -> str:
     return head + table(["ms", "n", "p50", "p95", "max"], rows) + "\n\n" + sent
 
 
+def _burst_row(label: str, b: Burst) -> list[str]:
+    last = f"{b.to_last_card_s:.1f}" if b.to_last_card_s is not None else "–"
+    s = b.to_card
+    cells = [ms(s.median), ms(s.p95), ms(s.max)] if s else ["–", "–", "–"]
+    return [
+        label,
+        f"{b.posted}/{b.count}",
+        str(b.top_level),
+        str(b.in_thread),
+        str(b.edits),
+        *cells,
+        last,
+    ]
+
+
+def render_identical(r: IdenticalBench) -> str:
+    head = (
+        f"### 14. The channel with {r.count} identical questions (asked at once, one channel; "
+        f"the floor: {r.count} different questions, same bot and channel, same run)\n\n"
+    )
+    headers = [
+        "burst",
+        "cards",
+        "top-level posts",
+        "posts in a thread",
+        "edits",
+        "to card p50 ms",
+        "p95",
+        "max",
+        "to last card s",
+    ]
+    rows = [
+        _burst_row(f"{r.count} identical questions", r.identical),
+        _burst_row(f"floor: {r.count} different questions", r.floor),
+    ]
+    return head + table(headers, rows)
+
+
 def render(res: Results, preamble: str) -> str:
     parts = [preamble]
     if res.ttc:
@@ -772,6 +812,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_footprint(res.footprint))
     if res.digest:
         parts.append(render_digest(res.digest))
+    if res.identical:
+        parts.append(render_identical(res.identical))
     if res.queues:
         parts.append(render_queues(res.queues))
     parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))

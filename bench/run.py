@@ -32,6 +32,7 @@ from bench.scenarios import (
     crowd,
     digest,
     footprint,
+    identical,
     queues,
     quiet,
     reminders,
@@ -53,6 +54,7 @@ SCENARIOS = (
     "quiet",
     "replicas",
     "digest",
+    "identical",
     "queues",
 )
 RESULTS = Path(__file__).with_name("results.md")
@@ -143,6 +145,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--digest-waiting", type=int, default=1000, help="items waiting for the digest (1000)"
     )
     p.add_argument("--digest-rounds", type=int, default=10, help="digests built (10)")
+    p.add_argument(
+        "--identical", type=int, default=10, help="identical questions in one channel (10)"
+    )
     p.add_argument("--only", choices=SCENARIOS, action="append", help="run only these")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the tables")
     p.add_argument(
@@ -165,6 +170,7 @@ def port_cells(args: argparse.Namespace) -> int:
         args.footprint_pending + 1,
         args.backlog + args.replica_backlog,  # the backlog's tasks live until Kandev stops
         args.waiting + args.queue_fresh,
+        2 * args.identical,
     )
     live += PORT_MARGIN
     return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
@@ -253,6 +259,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.replicas = replicas.run(world, count=args.replica_backlog, replicas=args.replicas)
     elif name == "digest":
         results.digest = digest.run(world, waiting=args.digest_waiting, rounds=args.digest_rounds)
+    elif name == "identical":
+        results.identical = identical.run(world, count=args.identical)
     elif name == "queues":
         results.queues = queues.run(
             world,

@@ -9,6 +9,8 @@ kandev_slack/cards/parts/groups.py renders).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import BaseModel, ConfigDict
 
 #: A card names at most this many others of its group (then "more than"): the renderer's
@@ -24,3 +26,13 @@ class AlsoAsked(BaseModel):
     pending_id: str
     task_id: str
     title: str = ""
+
+
+class GroupPlace(NamedTuple):
+    """Where a waiting, posted card of a grouped item is: its items' shared key (the kind's
+    ``identity_key``), its channel, and the card it is posted in the thread of (None: its own
+    channel card). What the listing and the App Home group rows by."""
+
+    key: str
+    channel: str
+    thread_of: str | None = None

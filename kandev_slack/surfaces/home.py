@@ -3,11 +3,14 @@
 A Home view holds at most 100 blocks: ``MAX_WAITING`` bundles (three blocks each) and
 ``MAX_RESOLVED`` resolved cards (one block each) plus headers always fit; anything beyond is
 counted, with a pointer to ``/kandev-questions``.
+
+Identical items waiting in one channel are one row (the first card's headline, "3 agents"
+with a link to each card, "Answer for all…"), counted as its items.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,7 +28,7 @@ from kandev_slack.core.snooze import Snooze
 from kandev_slack.kinds.approval.cards.rows import approvals_blocks
 from kandev_slack.kinds.question.cards.fields import question_heading
 from kandev_slack.surfaces.kinds import card_outcome_line
-from kandev_slack.surfaces.listing import questions_waiting
+from kandev_slack.surfaces.listing import agents_links, answer_label, questions_waiting
 from kandev_slack.surfaces.snooze import MAX_SNOOZED_SHOWN, snooze_select, snoozed_home_blocks
 from kandev_slack.surfaces.waiting import Waiting
 
@@ -83,13 +86,16 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
     question = _first_question(item, url)
     if question:
         text += "\n" + question
+    agents = agents_links(item, kandev_url=kandev_url)
+    if agents:
+        text += "\n" + agents
     meta = [asked_at(item.bundle.created_at)]
     if (claim := item.claim(now)) is not None:
         meta.append(short_claim(claim))
     workspace = one_line(item.task.workspace_name)
     if workspace:
         meta.append("Workspace *" + fit_escaped(workspace, 200)[0] + "*")
-    if item.permalink:
+    if item.permalink and not item.others:  # (a group row links each card: "3 agents")
         meta.append(f"<{escape_url(item.permalink)}|View card>")
     meta.append(link(url, "Open in Kandev"))
     line = task_line(item.task)
@@ -97,14 +103,15 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
         meta.append(line)
     value = ButtonValue(pending_id=item.bundle.pending_id).encode()
     buttons = [
-        button("Answer…", ids.ACTION_ANSWER_MODAL, value=value, style="primary"),
+        button(answer_label(item), ids.ACTION_ANSWER_MODAL, value=value, style="primary"),
         button(
             "Conversation",
             ids.ACTION_CONVERSATION,
             value=ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode(),
         ),
     ]
-    select = snooze_select(item.bundle.pending_id)
+    # (a group row stands for several items: snoozed each on its own card's row, not here)
+    select = None if item.others else snooze_select(item.bundle.pending_id)
     if select is not None:
         buttons.append(select)
     return [
@@ -136,6 +143,7 @@ def render_home(
     notice: str | None = None,
     approvals: Sequence[tuple[Card, str | None]] = (),
     snoozed: Sequence[tuple[TaskInfo, Snooze]] = (),
+    approval_others: Mapping[str, Sequence[tuple[Card, str | None]]] | None = None,
 ) -> dict[str, Any]:
     """The Home view: "Waiting for an answer" (in the listing's order: critical first, then
     high, then the rest, each oldest first; one primary button a row), what the person snoozed
@@ -148,14 +156,17 @@ def render_home(
     if notice:
         text = shorten_mrkdwn(notice, MAX_SECTION_TEXT, note="…")[0]
         blocks += [section(text, block_id=ids.BLOCK_NOTICE), divider()]
-    approval_rows = approvals_blocks(approvals, kandev_url=kandev_url, limit=MAX_APPROVALS)
+    approval_rows = approvals_blocks(
+        approvals, kandev_url=kandev_url, limit=MAX_APPROVALS, others=approval_others
+    )
     if approval_rows:
         blocks += [*approval_rows, divider()]
     blocks.append(_header("Waiting for an answer"))
     updated = f"updated {slack_date(now, '{time}')}"
     if waiting:  # (nothing waiting: one message says so, below)
         order = "critical first, then oldest"
-        blocks.append(context(f"{questions_waiting(len(waiting))}, {order} · {updated}"))
+        count = sum(row.count for row in waiting)  # a group row counts as its items
+        blocks.append(context(f"{questions_waiting(count)}, {order} · {updated}"))
     if stale:
         blocks.append(
             context(
@@ -168,7 +179,7 @@ def render_home(
     for item in waiting[:MAX_WAITING]:
         blocks += waiting_blocks(item, kandev_url=kandev_url, now=now)
     if len(waiting) > MAX_WAITING:
-        more = len(waiting) - MAX_WAITING
+        more = sum(row.count for row in waiting[MAX_WAITING:])
         blocks.append(context(f"…and {more} more: `{COMMAND}` lists them all."))
 
     blocks.append(divider())

@@ -4,6 +4,10 @@
 An ephemeral message holds at most 50 blocks: one page shows at most ``MAX_PAGE_SIZE`` bundles
 (two blocks each) plus a header and a footer with the "Next" button, whose value carries the
 filter and where the next page starts.
+
+Identical items waiting in one channel are one row (a *group row*: the first card's
+headline, "3 agents" with a link to each card, "Answer for all…"); the counts ("N waiting",
+"showing 1–5", "N more") count a group row as its items.
 """
 
 from __future__ import annotations
@@ -183,32 +187,74 @@ def _title(item: Waiting, limit: int = MAX_TITLE) -> str:
     return fit_plain(one_line(item.task.title) or UNTITLED_TASK, limit)[0]
 
 
+#: The links of a group row ("3 agents: 1 · 2 · 3"), at most this long (then "+N more").
+MAX_AGENTS_LINKS = 2000
+_MIN_AGENTS_LINKS = 200
+
+
+def answer_label(item: Waiting) -> str:
+    """The row's answer button: "Answer for all…" on a group row of one-question bundles (its
+    form answers the first card; after the win, Send to all offers the same choice to the
+    others, each checked on its own), else "Answer…"."""
+    if item.others and len(item.bundle.questions) == 1:
+        return "Answer for all…"
+    return "Answer…"
+
+
+def agents_links(item: Waiting, *, kandev_url: str, limit: int = MAX_AGENTS_LINKS) -> str:
+    """``*3 agents*: 1 · 2 · 3``: how many items a group row stands for, each number linked to
+    that item's card (else its task in Kandev); the last ones counted ("+2 more") beyond
+    ``limit`` characters. Empty for an item alone."""
+    if not item.others:
+        return ""
+    members = item.members
+    head = f"*{len(members)} agents*: "
+    parts = []
+    for number, member in enumerate(members, 1):
+        url = member.permalink or task_url(kandev_url, member.bundle.task_id or member.task.task_id)
+        parts.append(f"<{escape_url(url)}|{number}>")
+    text = head + " · ".join(parts)
+    while len(text) > limit and parts:
+        parts.pop()
+        more = f"+{len(members) - len(parts)} more"
+        text = head + " · ".join([*parts, more])
+    return text
+
+
 def item_blocks(
     item: Waiting, *, kandev_url: str, now: datetime, budget: int = MAX_MESSAGE_BLOCKS_TEXT
 ) -> list[Block]:
     """One waiting bundle: title (linked to Kandev) and its questions with an "Answer…"
     button, then workspace · age · where its card is; its texts shortened further until they
-    hold at most ``budget`` characters together."""
-    title, questions, workspace = MAX_TITLE, MAX_QUESTIONS_LINE, MAX_WORKSPACE
+    hold at most ``budget`` characters together.
+
+    A group row (identical items in one channel, ``item.others``) shows the first card's
+    headline, "3 agents" with a link to each card, and "Answer for all…"."""
+    limits = (MAX_TITLE, MAX_QUESTIONS_LINE, MAX_WORKSPACE, MAX_AGENTS_LINKS)
     while True:
-        blocks = _item_blocks(item, kandev_url, now, (title, questions, workspace))
-        if blocks_text_length(blocks) <= budget or title <= _MIN_TITLE:
+        blocks = _item_blocks(item, kandev_url, now, limits)
+        if blocks_text_length(blocks) <= budget or limits[0] <= _MIN_TITLE:
             return blocks
-        title, questions, workspace = title // 2, questions // 2, workspace // 2
+        title, questions, workspace, agents = limits
+        agents = max(_MIN_AGENTS_LINKS, agents // 2)
+        limits = (title // 2, questions // 2, workspace // 2, agents)
 
 
 def _item_blocks(
-    item: Waiting, kandev_url: str, now: datetime, limits: tuple[int, int, int]
+    item: Waiting, kandev_url: str, now: datetime, limits: tuple[int, int, int, int]
 ) -> list[Block]:
-    title_limit, questions_limit, workspace_limit = limits
+    title_limit, questions_limit, workspace_limit, agents_limit = limits
     url = task_url(kandev_url, item.bundle.task_id or item.task.task_id)
     text = f"*{link(url, _title(item, title_limit))}*"
     questions = _questions_line(item, questions_limit)
     if questions:
         text += "\n" + questions
+    agents = agents_links(item, kandev_url=kandev_url, limit=agents_limit)
+    if agents:
+        text += "\n" + agents
     main = section(text)
     value = ButtonValue(pending_id=item.bundle.pending_id).encode()
-    main["accessory"] = button("Answer…", ids.ACTION_ANSWER_MODAL, value=value)
+    main["accessory"] = button(answer_label(item), ids.ACTION_ANSWER_MODAL, value=value)
     meta = []
     workspace = one_line(item.task.workspace_name)
     if workspace:
@@ -216,12 +262,8 @@ def _item_blocks(
     meta.append(asked_at(item.bundle.created_at))
     if (claim := item.claim(now)) is not None:
         meta.append(short_claim(claim))
-    if item.permalink:
-        meta.append(f"<{escape_url(item.permalink)}|View card>")
-    elif item.card is not None and item.card.ts:
-        meta.append(f"card in <#{item.card.channel}>")
-    else:
-        meta.append("no card posted yet")
+    if not item.others:  # (a group row links each card on its "3 agents" line)
+        meta.append(_where(item))
     line = task_line(item.task, limit=questions_limit)
     if line:
         meta.append(line)
@@ -229,6 +271,15 @@ def _item_blocks(
     conversation = ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode()
     details["accessory"] = button("Conversation", ids.ACTION_CONVERSATION, value=conversation)
     return [main, details]
+
+
+def _where(item: Waiting) -> str:
+    """A link to the item's card, or where it is, or that it is not posted yet."""
+    if item.permalink:
+        return f"<{escape_url(item.permalink)}|View card>"
+    if item.card is not None and item.card.ts:
+        return f"card in <#{item.card.channel}>"
+    return "no card posted yet"
 
 
 def questions_waiting(count: int) -> str:
@@ -255,8 +306,8 @@ def _heading(page: ListingPage) -> str:
     else:
         scope = ""
     count = f"*{questions_waiting(page.total)}{scope}*, most urgent first, then oldest"
-    if page.total > len(page.items):
-        last = page.first + len(page.items) - 1
+    if page.total > page.shown_count:
+        last = page.first + page.shown_count - 1
         count += f" · showing {page.first}–{last}"
     urgent = _urgent_summary(page)
     lines = [count, urgent, snoozed_in_listing(page.snoozed) if page.snoozed else ""]
@@ -287,14 +338,19 @@ def _fallback(page: ListingPage) -> str:
     )
     head = questions_waiting(page.total)
     if page.approvals:
-        count = len(page.approvals)
+        count = sum(1 + len(page.approval_others.get(c.pending_id, ())) for c, _ in page.approvals)
         head = f"{count} approval{'s' if count > 1 else ''} waiting · {head}"
     return f"{head}: {titles}" if titles else head
 
 
 def render_listing(page: ListingPage, *, kandev_url: str, now: datetime) -> dict[str, Any]:
     """One page of the listing (or its friendly empty state), within Block Kit's limits."""
-    approvals = approvals_blocks(page.approvals, kandev_url=kandev_url, limit=MAX_LIST_APPROVALS)
+    approvals = approvals_blocks(
+        page.approvals,
+        kandev_url=kandev_url,
+        limit=MAX_LIST_APPROVALS,
+        others=page.approval_others,
+    )
     if not page.items:
         text = _empty_text(page)
         if approvals:
@@ -328,7 +384,7 @@ def _pager(page: ListingPage) -> list[Block]:
         )
         buttons.append(button("Previous page", ACTION_PREVIOUS, value=back.encode()))
     if page.next_after is not None:
-        last_shown = page.first + len(page.items) - 1
+        last_shown = page.first + page.shown_count - 1
         footer += f" · {page.total - last_shown} more"
         value = NextPage(
             filter=page.query.text,

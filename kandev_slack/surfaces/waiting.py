@@ -7,7 +7,8 @@ kandev_slack/surfaces/listing.py and kandev_slack/surfaces/home.py. Plain data, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -74,6 +75,20 @@ class Waiting:
     task: TaskInfo
     card: Card | None = None
     permalink: str | None = None
+    #: The other items identical to this one waiting in its card's channel, that the person
+    #: may answer (issue 33): listed as one row with this one (the group's first card),
+    #: "3 agents". Empty for an item alone.
+    others: tuple[Waiting, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """How many items this row stands for (a group counts as its items)."""
+        return 1 + len(self.others)
+
+    @property
+    def members(self) -> tuple[Waiting, ...]:
+        """The row's items, this one first."""
+        return (self, *self.others)
 
     def claim(self, now: datetime) -> Claim | None:
         """Who is on it ("I'm on it"), while their claim holds."""
@@ -108,5 +123,12 @@ class ListingPage:
     urgent: tuple[int, int] = (0, 0)  # how many critical and high ones match, on every page
     #: The approvals waiting that match (first page only), with their cards' permalinks.
     approvals: tuple[tuple[Card, str | None], ...] = ()
+    #: By an approval row's pending id, the identical approvals it stands for too (one row).
+    approval_others: Mapping[str, tuple[tuple[Card, str | None], ...]] = field(default_factory=dict)
     #: How many that match the person snoozed (not listed: they are on their App Home).
     snoozed: int = 0
+
+    @property
+    def shown_count(self) -> int:
+        """How many items this page shows (a group row counts as its items, as ``total``)."""
+        return sum(item.count for item in self.items)

@@ -130,9 +130,19 @@ def _click_page(driver, fake, page, label: str):
     return fake.wait_for(newer, 10, f"the page after {label!r}")
 
 
+WAYS = (("Alpha", "The first way"), ("Beta", "The second way"))
+
+
 def test_paging_with_a_next_button(app_factory, seed, fake_slack, slack_driver):
     bot = start_bot(app_factory, KANDEV_LIST_PAGE_SIZE="2")
-    seeded = seed.many(5)
+    # Different questions: identical ones would be one row (issue 33, test_identical_rows.py).
+    seeded = [
+        seed(
+            [question("q1", f"Part {n}", f"Which way for part {n}?", *WAYS)],
+            title=f"Harness bundle {n}",
+        )
+        for n in range(1, 6)
+    ]
     for bundle in seeded:
         wait_card(fake_slack, bundle.pending_id, timeout=15)
     driver = slack_driver(bot.events_url)

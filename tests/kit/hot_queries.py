@@ -155,6 +155,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.cards.pending_tasks(),
     ),
     HotQuery(
+        "pending_places",
+        "/kandev-questions and Home: where identical waiting cards are (one row each)",
+        lambda s: s.cards.pending_places(),
+    ),
+    HotQuery(
         "pending_ids", "poll cycle: the ids of waiting cards", lambda s: s.cards.pending_ids()
     ),
     HotQuery(

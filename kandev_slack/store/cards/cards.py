@@ -7,6 +7,7 @@ from datetime import datetime
 from sqlalchemy import and_, func, or_, select, update
 
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
+from kandev_slack.core.groups import GroupPlace
 from kandev_slack.core.pending import known_kind
 from kandev_slack.kinds.registry import QUESTION_LISTED, spec_of
 from kandev_slack.store.base import insert_unless_exists
@@ -141,6 +142,25 @@ class CardsRepository(CopiesMixin):
         with self._read() as conn:
             rows = conn.execute(select(cards.c.pending_id, cards.c.task_json).where(_WAITING)).all()
         return {row.pending_id: TaskInfo.model_validate_json(row.task_json) for row in rows}
+
+    def pending_places(self) -> dict[str, GroupPlace]:
+        """Where each posted, waiting card of a grouped item is (its identity key, channel and
+        first card), by pending id: what the listing and Home group identical items by, in one
+        read (no card is decoded)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(
+                    cards.c.pending_id, cards.c.identity_key, cards.c.channel, cards.c.thread_of
+                ).where(
+                    _WAITING,
+                    cards.c.identity_key.is_not(None),
+                    cards.c.ts.is_not(None),
+                    KNOWN,
+                )
+            ).all()
+        return {
+            row.pending_id: GroupPlace(row.identity_key, row.channel, row.thread_of) for row in rows
+        }
 
     def pending_of_kind(self, prefix: str) -> list[Card]:
         """Pending cards whose key starts with ``prefix`` (``perm:``: the approvals), oldest

@@ -26,7 +26,7 @@ from kandev_slack.surfaces.home import MAX_RESOLVED, MAX_WAITING, render_home
 from kandev_slack.surfaces.subscriptions import with_home_blocks
 from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.views.listing import most_urgent_first
-from kandev_slack.usecases.views.waiting import WaitingQueue
+from kandev_slack.usecases.views.waiting import WaitingQueue, group_approvals, group_rows
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +95,13 @@ class HomeService:
         snap = snapshot if snapshot is not None else self.snapshot()
         waiting = most_urgent_first(self.queue.visible_to(user_id, snap.waiting))
         waiting, snoozed = self._without_snoozed(user_id, waiting)
+        # Identical items in one channel are one row (kandev_slack.usecases.views.waiting.py).
+        waiting = group_rows(waiting, self.queue.places()) if waiting else []
         shown = self.queue.shown(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]
         recent = self.queue.resolved_visible_to(user_id, snap.resolved)[:MAX_RESOLVED]
         resolved = [(card, self.queue.permalinks.of(card)) for card in recent]
+        approvals, approval_others = group_approvals(self.queue.approvals_for(user_id))
         view = render_home(
             waiting,
             resolved,
@@ -106,7 +109,8 @@ class HomeService:
             now=self.clock(),
             stale=snap.stale,
             notice=self._notice(user_id),
-            approvals=self.queue.approvals_for(user_id),
+            approvals=approvals,
+            approval_others=approval_others,
             snoozed=snoozed,
         )
         # The person's subscriptions, with a remove button each (at the end of the tab).

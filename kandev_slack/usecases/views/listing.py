@@ -9,6 +9,9 @@ The list puts critical questions first, then high ones, then the rest, each olde
 Paging continues *after* the last bundle shown (by urgency, ``created_at``, ``pending_id``), so
 a bundle answered meanwhile never makes the next page skip another one; "Previous page" ends
 right before the first bundle shown.
+Identical items waiting in one channel are one row (kandev_slack.usecases.views.waiting.py): a
+page holds at most ``page_size`` rows, and every count ("N waiting", "showing 1–5", "N more")
+counts a row as its items.
 """
 
 from __future__ import annotations
@@ -37,7 +40,12 @@ from kandev_slack.surfaces.waiting import (
     Query,
     Waiting,
 )
-from kandev_slack.usecases.views.waiting import WaitingQueue
+from kandev_slack.usecases.views.waiting import (
+    WaitingQueue,
+    group_approvals,
+    group_rows,
+    items_in,
+)
 
 log = logging.getLogger(__name__)
 
@@ -263,14 +271,17 @@ class ListingService:
         hidden = self.snoozed(user_id) if self.snoozed is not None and found else set()
         snoozed = sum(1 for it in found if it.pending_id in hidden)
         found = most_urgent_first([it for it in found if it.pending_id not in hidden])
-        items, before, more = paginate(found, after, self.page_size, rank=rank, backwards=backwards)
+        # Identical items in one channel are one row; a page holds rows, every count items.
+        rows = group_rows(found, self.queue.places()) if found else []
+        items, before, more = paginate(rows, after, self.page_size, rank=rank, backwards=backwards)
         approvals = () if before > 0 else self._approvals(query, user_id, workspace)
+        approval_rows, approval_others = group_approvals(approvals)
         return ListingPage(
             query=query,
             workspace=workspace,
             items=self.queue.shown(items),
             total=len(found),
-            first=before + 1,
+            first=items_in(rows[:before]) + 1,
             number=wanted.number if wanted is not None else 1,
             next_after=items[-1].key if more and items else None,
             next_rank=urgency_rank(items[-1].task) if items else OTHER_RANK,
@@ -278,7 +289,8 @@ class ListingService:
             previous_rank=urgency_rank(items[0].task) if items else OTHER_RANK,
             urgent=(_count(found, 0), _count(found, 1)),
             workspace_names=tuple(w.name for w in workspaces if w.name),
-            approvals=approvals,
+            approvals=tuple(approval_rows),
+            approval_others=approval_others,
             snoozed=snoozed,
         )
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import KW_ONLY, dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, replace
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.approval import APPROVAL_PREFIX
 from kandev_slack.core.clarification import Bundle
 from kandev_slack.core.domain import Card, CardState, TaskInfo
+from kandev_slack.core.groups import GroupPlace
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevError
 from kandev_slack.kinds.registry import spec_of
@@ -24,6 +26,7 @@ from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.store import CardsRepository
 from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.answerers import Answerers
+from kandev_slack.usecases.groups import group_key
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
@@ -111,8 +114,14 @@ class WaitingQueue:
             card = item.card or self.cards.get(item.bundle.pending_id)
             card = card if card is not None and card.state is CardState.PENDING else None
             link = self.permalinks.of(card) if card is not None else None
-            out.append(Waiting(item.bundle, item.task, card, link))
+            others = tuple(self.shown(item.others))
+            out.append(Waiting(item.bundle, item.task, card, link, others=others))
         return out
+
+    def places(self) -> dict[str, GroupPlace]:
+        """Where each waiting card of a grouped item is (to show identical items as one row:
+        kandev_slack.usecases.views.waiting.py)."""
+        return self.cards.pending_places()
 
     def card_for(self, pending_id: str) -> Card | None:
         """The bot's card for a bundle, or, for a bundle Kandev lists but the bot has not posted
@@ -155,3 +164,86 @@ class WaitingQueue:
         except TaskUnknown as exc:
             log.warning("not listing bundle %s: %s", bundle.pending_id, exc.reason)
             return None
+
+
+# ---- identical items as one row (issue 33) ---------------------------------------------------
+
+# Identical items as one row (issue 33): the listing and the App Home show the items
+# identical to each other that wait in one channel (kandev_slack/usecases/groups.py: one channel
+# card, the others in its thread) as ONE row — the first card's headline, "3 agents", "Answer
+# for all" and a link to each.
+#
+# Pure: the rows are built from the person's items (only those they may answer, so a row never
+# counts or links an item of another route) and where each one's card is
+# (:class:`~kandev_slack.core.groups.GroupPlace`). A row stands where its first card stands in
+# the listing's order (the group's channel card; when that one is not among the items, the
+# group's first item in that order); the others leave their places. A row counts as its items
+# in every count ("N waiting", "showing 1–5", "N more").
+
+_T = TypeVar("_T")
+
+#: At most this many items make one row (the rest of a larger group are rows of their own:
+#: the row's links and its Block Kit text stay bounded).
+MAX_ROW = 20
+
+
+def group_rows(items: Sequence[Waiting], places: Mapping[str, GroupPlace]) -> list[Waiting]:
+    """``items`` (in the listing's order) with identical items in one channel made one row."""
+    groups: dict[tuple[str, str], list[Waiting]] = {}
+    for item in items:
+        place = places.get(item.pending_id)
+        if place is not None:
+            groups.setdefault((place.channel, place.key), []).append(item)
+    lead_of: dict[str, Waiting] = {}  # pending id of a lead → its row
+    member: set[str] = set()  # pending ids folded into another's row
+    for found in groups.values():
+        for chunk in _chunks(found):
+            if len(chunk) < 2:
+                continue
+            lead = next((m for m in chunk if places[m.pending_id].thread_of is None), chunk[0])
+            others = tuple(m for m in chunk if m is not lead)
+            lead_of[lead.pending_id] = replace(lead, others=others)
+            member.update(m.pending_id for m in others)
+    rows = []
+    for item in items:
+        if item.pending_id in member:
+            continue
+        rows.append(lead_of.get(item.pending_id, item))
+    return rows
+
+
+def _chunks(found: list[_T]) -> list[list[_T]]:
+    return [found[i : i + MAX_ROW] for i in range(0, len(found), MAX_ROW)]
+
+
+def items_in(rows: Sequence[Waiting]) -> int:
+    """How many items ``rows`` stand for."""
+    return sum(row.count for row in rows)
+
+
+#: An approval waiting and its card's permalink, as the listing and Home show it.
+ApprovalRow = tuple[Card, str | None]
+
+
+def group_approvals(
+    rows: Sequence[ApprovalRow],
+) -> tuple[list[ApprovalRow], dict[str, tuple[ApprovalRow, ...]]]:
+    """Identical approvals waiting in one channel as one row, as :func:`group_rows` does for
+    questions: the rows left (each group's first card, where it stands) and, by a row's
+    pending id, the others it stands for. ``rows`` are those the person may answer only."""
+    groups: dict[tuple[str, str], list[ApprovalRow]] = {}
+    for row in rows:
+        key = group_key(row[0])
+        if key is not None:
+            groups.setdefault((row[0].channel, key), []).append(row)
+    others: dict[str, tuple[ApprovalRow, ...]] = {}
+    folded: set[str] = set()
+    for found in groups.values():
+        for chunk in _chunks(found):
+            if len(chunk) < 2:
+                continue
+            lead = next((r for r in chunk if r[0].thread_of is None), chunk[0])
+            rest = tuple(r for r in chunk if r is not lead)
+            others[lead[0].pending_id] = rest
+            folded.update(r[0].pending_id for r in rest)
+    return [r for r in rows if r[0].pending_id not in folded], others
