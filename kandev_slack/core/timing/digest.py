@@ -3,7 +3,9 @@
 A digest is due for a *local date* once the wall-clock time ``at`` of that date has come in the
 zone. The store keeps one row per (target, local date) claimed atomically, so whatever the
 clock does (a daylight-saving change, a restart, several replicas) a date gets at most one
-digest, and a replica checking late still sends that day's (never skipping it):
+digest, and a replica checking late still sends that date's (never skipping it): a date's
+digest stays due from its time until the next date's, across its midnight, so a round that
+first looks after midnight (a 23:45 digest, a 30-minute poll) still sends it.
 
 - the spring gap: ``02:30`` does not exist that day → the digest is due at the first valid
   instant after it (the instant the clocks jump);
@@ -87,17 +89,21 @@ def due_date(
     days: frozenset[int] = WEEKDAYS,
     since: datetime | None = None,
 ) -> date | None:
-    """The local date whose digest is due at ``now`` (aware), or None: today in ``tz`` is one
-    of ``days`` and ``at`` has come (see :func:`send_instant`), and not before ``since`` (the
-    setting's change: a digest set at 10:00 for 09:00 starts tomorrow). Whether it was sent
-    already is the store's to say (a row per target and local date)."""
-    today = now.astimezone(tz).date()
-    if today.weekday() not in days:
+    """The local date whose digest is due at ``now`` (aware), or None: the date whose time
+    (see :func:`send_instant`) came last — today's once it has come, else yesterday's —,
+    provided that date is one of ``days`` and its time is not before ``since`` (the setting's
+    change: a digest set at 10:00 for 09:00 starts tomorrow). A date's digest is thus due from
+    its time until the next date's, never only until its midnight: a round polling at 23:59:30
+    and next at 00:00:30 still sends a 23:59:45 digest. Whether it was sent already is the
+    store's to say (a row per target and local date)."""
+    day = now.astimezone(tz).date()
+    instant = send_instant(day, at, tz)
+    if now < instant:  # today's has not come: yesterday's is the last that did
+        day -= timedelta(days=1)
+        instant = send_instant(day, at, tz)
+    if day.weekday() not in days or (since is not None and instant < since):
         return None
-    instant = send_instant(today, at, tz)
-    if now < instant or (since is not None and instant < since):
-        return None
-    return today
+    return day
 
 
 def next_send(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kandev_slack.core.timing.digest import (
@@ -85,6 +85,24 @@ def test_weekends_have_no_digest_and_a_new_setting_waits_for_the_next_day() -> N
     )
 
 
+def test_a_digest_stays_due_past_its_midnight_until_the_next_dates_time() -> None:
+    berlin = zone("Europe/Berlin")
+    assert berlin is not None
+    at = time(23, 31)  # Friday 2025-03-28 23:31 CET is 22:31 UTC
+    friday = date(2025, 3, 28)
+    # a minute before Friday's time, Thursday's is the last that came (sent by then)
+    assert due_date(datetime(2025, 3, 28, 22, 30, tzinfo=UTC), at, berlin) == date(2025, 3, 27)
+    # a round at 00:00 local Saturday is the first to see Friday's: it is still due
+    assert due_date(datetime(2025, 3, 28, 23, 0, tzinfo=UTC), at, berlin) == friday
+    assert due_date(datetime(2025, 3, 29, 21, 0, tzinfo=UTC), at, berlin) == friday
+    # once Saturday's time has come, Saturday's is the last (none: a weekend) and so on to Monday
+    assert due_date(datetime(2025, 3, 29, 22, 31, tzinfo=UTC), at, berlin) is None
+    assert due_date(datetime(2025, 3, 31, 8, 0, tzinfo=UTC), at, berlin) is None
+    # set after Friday's time: Friday's is not due past midnight either
+    since = datetime(2025, 3, 28, 22, 40, tzinfo=UTC)
+    assert due_date(datetime(2025, 3, 28, 23, 0, tzinfo=UTC), at, berlin, since=since) is None
+
+
 def _sends(tz_name: str, at: time, start: date, days: int, step: timedelta) -> dict[date, int]:
     """Poll every ``step`` for ``days`` days from ``start`` (from noon UTC a day early), as the
     worker does, claiming each due local date once: how many digests each date got, and
@@ -119,6 +137,11 @@ def _sends(tz_name: str, at: time, start: date, days: int, step: timedelta) -> d
     minute=st.sampled_from([0, 1, 15, 29, 30, 31, 45, 59]),
     step_minutes=st.sampled_from([1, 7, 30]),
 )
+# 23:31 polled every 30 minutes: no round falls in 23:31-23:59 local, so the first round after
+# the digest's time is on the next local date, which must still send it (Friday before Berlin's
+# spring-forward; found by the full profile)
+@example(tz_name="Europe/Berlin", around=date(2025, 3, 30), hour=23, minute=31, step_minutes=30)
+@example(tz_name="Australia/Lord_Howe", around=date(2025, 4, 6), hour=23, minute=59, step_minutes=7)
 def test_every_weekday_gets_exactly_one_digest_across_dst(
     tz_name: str, around: date, hour: int, minute: int, step_minutes: int
 ) -> None:

@@ -126,7 +126,13 @@ def test_a_person_gets_one_digest_at_their_time_in_their_zone(
     sent = digests_to(gateway, "D0ALICE001")
     assert len(sent) == 1 and "2 questions" in sent[0]  # Platform's and Mobile's
     clock.at = MONDAY + timedelta(days=1, seconds=30)  # Tuesday 09:00
-    assert digests.send_due() == 1
+    # Alice's Tuesday one, and OTHER's Monday one (10:00 UTC, which no round saw on Monday):
+    # a date's digest stays due until the next date's time, so it is sent late, never skipped
+    assert not store.digests.digest_sent(OTHER, "2025-03-31")
+    assert digests.send_due() == 2
+    assert store.digests.digest_sent(OTHER, "2025-03-31")
+    assert store.digests.digest_sent(ALICE_ID, "2025-04-01")
+    assert digests.send_due() == 0
 
 
 def test_only_what_the_person_may_answer_and_nothing_when_nothing_waits(
