@@ -18,6 +18,16 @@ from pydantic import BaseModel, ConfigDict
 MAX_LINKS = 5
 
 
+class FirstCard(BaseModel):
+    """The card a new identical item is posted in the thread of (issue 33): which, and its
+    message (None: not posted yet, then waited for)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pending_id: str
+    ts: str | None = None
+
+
 class AlsoAsked(BaseModel):
     """Another waiting card asking the same question: linked to its task in Kandev."""
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kandev_slack.core.domain import Card, CardState
-from kandev_slack.core.groups import MAX_LINKS, AlsoAsked
+from kandev_slack.core.groups import MAX_LINKS, AlsoAsked, FirstCard
 from kandev_slack.core.outbox import GROUP_REASON
 from kandev_slack.kinds.registry import spec_of
 
@@ -102,7 +102,7 @@ class GroupCards(Protocol):
         limit: int = 50,
     ) -> list[Card]: ...
 
-    def first_waiting(self, identity_key: str, channel: str, before: Card) -> Card | None: ...
+    def first_waiting(self, identity_key: str, channel: str, before: Card) -> FirstCard | None: ...
 
     def in_thread(self, first: str, limit: int = 50) -> list[Card]: ...
 
@@ -122,7 +122,7 @@ class GroupLines:
         found = self.cards.same_item(key, card.channel, exclude=card.pending_id, limit=MAX_GROUP)
         return [m for m in found if groupable(m)]
 
-    def first_of(self, card: Card) -> Card | None:
+    def first_of(self, card: Card) -> FirstCard | None:
         """The card ``card`` is posted in the thread of (None: its own channel card)."""
         key = group_key(card)
         if key is None or card.thread_of is not None:

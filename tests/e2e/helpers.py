@@ -58,6 +58,19 @@ def db_question(qid: str = "db") -> QuestionSpec:
     )
 
 
+def distinct_question(n: int, qid: str = "db") -> QuestionSpec:
+    """A question no other ``n`` asks (its title and prompt name ``n``): an identical one
+    waiting in the same channel is posted in the first card's thread (issue 33), so a test
+    of something else that wants one channel card per bundle asks distinct ones."""
+    return question(
+        qid,
+        f"Database #{n}",
+        f"Which database should service #{n} use?",
+        ("PostgreSQL", "Relational, strong consistency"),
+        ("MongoDB", "Document store"),
+    )
+
+
 def card_posts(fake: FakeSlack, pending_id: str) -> list[CallRecord]:
     """Every successful chat.postMessage that carried ``pending_id`` in its metadata."""
     return [

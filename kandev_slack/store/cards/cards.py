@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, exists, func, or_, select, update
 
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
-from kandev_slack.core.groups import GroupPlace
+from kandev_slack.core.groups import FirstCard, GroupPlace
+from kandev_slack.core.outbox import POST
 from kandev_slack.core.pending import known_kind
 from kandev_slack.kinds.registry import QUESTION_LISTED, spec_of
 from kandev_slack.store.base import insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.cards.copies import CopiesMixin
 from kandev_slack.store.kinds import KNOWN, claimed_at, in_state, resolved, waiting_state
-from kandev_slack.store.schema import cards
+from kandev_slack.store.records import OutboxStatus
+from kandev_slack.store.schema import cards, outbox
 
 _WAITING = in_state(CardState.PENDING)
 
@@ -258,11 +260,17 @@ class CardsRepository(CopiesMixin):
             ).all()
         return [_card(row) for row in rows]
 
-    def first_waiting(self, identity_key: str, channel: str, before: Card) -> Card | None:
+    def first_waiting(self, identity_key: str, channel: str, before: Card) -> FirstCard | None:
         """The oldest waiting card of an item identical to ``before``'s in ``channel``, recorded
         before it, that is not in another card's thread (posted or not): the card ``before``
         is posted in the thread of (None: its own message). The oldest such card is never in
-        a thread itself, so every replica finds the same one."""
+        a thread itself, so every replica finds the same one. A card whose post was given up
+        (its outbox row failed) is never first: its identical items would wait for it forever;
+        and only its id and ts are read (a card that cannot be read back blocks nothing)."""
+        given_up = exists().where(
+            outbox.c.dedupe_key == POST + ":" + cards.c.pending_id,
+            outbox.c.status == OutboxStatus.FAILED.value,
+        )
         earlier = or_(
             cards.c.created_at < before.created_at,
             and_(
@@ -272,7 +280,7 @@ class CardsRepository(CopiesMixin):
         )
         with self._read() as conn:
             row = conn.execute(
-                select(cards)
+                select(cards.c.pending_id, cards.c.ts)
                 .where(
                     cards.c.identity_key == identity_key,
                     cards.c.channel == channel,
@@ -281,11 +289,12 @@ class CardsRepository(CopiesMixin):
                     cards.c.pending_id != before.pending_id,
                     earlier,
                     KNOWN,
+                    ~given_up,
                 )
                 .order_by(cards.c.created_at, cards.c.pending_id)
                 .limit(1)
             ).first()
-        return _card(row) if row else None
+        return FirstCard(pending_id=row.pending_id, ts=row.ts) if row else None
 
     def set_thread(self, pending_id: str, first: str, first_ts: str) -> bool:
         """Record that ``pending_id``'s card is posted in the thread of ``first``'s message

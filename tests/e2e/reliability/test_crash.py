@@ -26,6 +26,7 @@ from tests.e2e.helpers import (
     POLL_S,
     card_posts,
     db_question,
+    distinct_question,
     outcome_updates,
     response_of,
     start_bot,
@@ -110,8 +111,10 @@ def test_killed_mid_answer_the_answer_is_reconciled_with_kandev(
     bot_factory, seed, kandev_proxy, fake_slack, slack_driver, tmp_path, reliability
 ):
     bot = start_bot(bot_factory, KANDEV_URL=kandev_proxy.base_url, KANDEV_HINTS="off")
-    reached = seed([db_question()], title="Answer reached Kandev")
-    lost_in_transit = seed([db_question()], title="Answer never reached Kandev")
+    # Distinct questions: an identical one would be posted in the first card's thread, whose
+    # line is then edited when it is resolved (not what this test counts).
+    reached = seed([distinct_question(1)], title="Answer reached Kandev")
+    lost_in_transit = seed([distinct_question(2)], title="Answer never reached Kandev")
     card_a = wait_card(fake_slack, reached.pending_id)
     card_b = wait_card(fake_slack, lost_in_transit.pending_id)
     driver = slack_driver(bot.events_url)

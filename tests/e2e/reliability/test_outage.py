@@ -23,7 +23,7 @@ from tests.e2e.helpers import (
     act,
     assert_sending,
     card_posts,
-    db_question,
+    distinct_question,
     input_blocks,
     open_modal,
     outcome_line,
@@ -90,8 +90,10 @@ def test_kandev_outage_mid_run_and_at_start_up(
 ):
     kandev, seed = private_kandev
     bot = start_bot(bot_factory, KANDEV_URL=kandev.base_url)
-    waits = seed([db_question()], title="Answered once Kandev is back")
-    elsewhere = seed([db_question()], title="Answered in Kandev as it comes back")
+    # Distinct questions: an identical one would be posted in the first card's thread, whose
+    # line is then edited as it is resolved (not what this test counts).
+    waits = seed([distinct_question(1)], title="Answered once Kandev is back")
+    elsewhere = seed([distinct_question(2)], title="Answered in Kandev as it comes back")
     card_w = wait_card(fake_slack, waits.pending_id)
     card_e = wait_card(fake_slack, elsewhere.pending_id)
     driver = slack_driver(bot.events_url)
@@ -137,7 +139,7 @@ def test_kandev_outage_mid_run_and_at_start_up(
     _wait_health(bot, 200, DOWN_CYCLE_S + MARGIN_S)
     matched_after = time.monotonic() - back
     assert outcome_line(fake_slack.message(CHANNEL, card_w.ts)) is None  # still open, as in Kandev
-    later = seed([db_question()], title="Asked after the outage")
+    later = seed([distinct_question(3)], title="Asked after the outage")
     card_l = wait_card(fake_slack, later.pending_id, POLL_S + MARGIN_S)
 
     # The answer that could not be recorded goes through now, once.

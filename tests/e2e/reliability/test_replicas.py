@@ -19,7 +19,7 @@ from tests.e2e.helpers import (
     POLL_S,
     card_posts,
     click_payload,
-    db_question,
+    distinct_question,
     outcome_updates,
     response_of,
     start_bot,
@@ -51,7 +51,7 @@ def test_replicas_share_the_work_and_survive_losing_one(
     ]
     drivers = [slack_driver(b.events_url) for b in bots]
     clicked, elsewhere, in_flight = (
-        seed([db_question()], title=f"Shared by replicas #{n}") for n in range(3)
+        seed([distinct_question(n)], title=f"Shared by replicas #{n}") for n in range(3)
     )
     cards = {
         b.pending_id: wait_card(fake_slack, b.pending_id) for b in (clicked, elsewhere, in_flight)
@@ -84,7 +84,9 @@ def test_replicas_share_the_work_and_survive_losing_one(
     kandev_proxy.release()
 
     # The survivors do all the work: the orphaned answer, new bundles, resolutions, clicks.
-    arrived, resolved_late = (seed([db_question()], title=f"After the kill #{n}") for n in range(2))
+    arrived, resolved_late = (
+        seed([distinct_question(n)], title=f"After the kill #{n}") for n in range(3, 5)
+    )
     for bundle in (arrived, resolved_late):
         cards[bundle.pending_id] = wait_card(fake_slack, bundle.pending_id, POLL_S + MARGIN_S + 3)
     assert seed.server.answer(resolved_late.pending_id, {"db": "q1_opt2"}).status_code == 200

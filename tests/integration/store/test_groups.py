@@ -5,6 +5,8 @@ of; ``set_thread`` records it once; ``in_thread`` lists those waiting there."""
 
 from __future__ import annotations
 
+from sqlalchemy import text
+
 from kandev_slack.core.domain import CardState, NewCard
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.store import Database
@@ -92,3 +94,36 @@ def test_the_first_waiting_card_is_the_oldest_in_no_thread_and_a_thread_is_set_o
     assert store.cards.transition("p1", make_outcome(CardState.ANSWERED))
     assert store.cards.first_waiting(KEY, "C1", p3) is None
     assert _ids(store.cards.in_thread("p1")) == ["p2"]  # still waiting there
+
+
+def test_a_first_card_whose_post_was_given_up_holds_no_one(
+    store: Database, clock: FakeClock
+) -> None:
+    """Its identical items would wait for its post forever: the next one is the first then."""
+    _card(store, "p1")
+    clock.advance(1)
+    _card(store, "p2")
+    clock.advance(1)
+    _card(store, "p3")
+    p3 = store.cards.get("p3")
+    assert p3 is not None
+    store.outbox.outbox_put("post", "post:p1", {"pending_id": "p1"}, channel="C1")
+    (taken,) = store.outbox.outbox_take(None, 10, "w1")
+    assert store.outbox.outbox_fail(taken.id, "given up", worker_id="w1")
+    first = store.cards.first_waiting(KEY, "C1", p3)
+    assert first is not None and first.pending_id == "p2"
+
+
+def test_a_first_card_that_cannot_be_read_back_is_found_all_the_same(
+    store: Database, clock: FakeClock
+) -> None:
+    """Only its id and message are read: its broken row fails its own post, not theirs."""
+    _card(store, "p1", ts="1.1")
+    clock.advance(1)
+    _card(store, "p2")
+    p2 = store.cards.get("p2")
+    assert p2 is not None
+    with store.sql.engine.begin() as conn:
+        conn.execute(text("UPDATE cards SET bundle_json = '{' WHERE pending_id = 'p1'"))
+    first = store.cards.first_waiting(KEY, "C1", p2)
+    assert first is not None and (first.pending_id, first.ts) == ("p1", "1.1")
