@@ -235,10 +235,13 @@ def parse_answer_all_value(raw: str | None) -> AnswerAllValue:
 
 
 class SnoozeValue(_Codec):
-    """What a "Snooze…" option carries: the item and the length in hours (1, 4 or 24)."""
+    """What a "Snooze…" option carries: the item and the length in hours (1, 4 or 24);
+    ``group``: a group row's select (the item is the row's first: every item of its group that
+    the person may see is snoozed, found again at click time — never a list from the payload)."""
 
     pending_id: str = Field(alias="p", min_length=1)
     hours: int = Field(alias="h")
+    group: bool = Field(default=False, alias="g")
 
     def encode(self) -> str:
         """Compact JSON, at most 150 characters (an option's value; raises CodecError)."""

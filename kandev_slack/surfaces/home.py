@@ -110,8 +110,8 @@ def waiting_blocks(item: Waiting, *, kandev_url: str, now: datetime) -> list[Blo
             value=ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode(),
         ),
     ]
-    # (a group row stands for several items: snoozed each on its own card's row, not here)
-    select = None if item.others else snooze_select(item.bundle.pending_id)
+    # (a group row stands for several items: its select snoozes each the person may see)
+    select = snooze_select(item.bundle.pending_id, group=bool(item.others))
     if select is not None:
         buttons.append(select)
     return [

@@ -32,14 +32,15 @@ def _length(hours: int) -> str:
     return f"{hours} h"
 
 
-def snooze_select(pending_id: str) -> Block | None:
+def snooze_select(pending_id: str, *, group: bool = False) -> Block | None:
     """The "Snooze…" static_select (1 h / 4 h / 24 h); None when the item's id does not fit
-    an option's value (then it is simply not offered)."""
+    an option's value (then it is simply not offered). ``group``: a group row's select (it
+    snoozes every item of the row the person may see)."""
     try:
         options = [
             {
                 "text": plain(f"Snooze {_length(h)}", 75),
-                "value": SnoozeValue(pending_id=pending_id, hours=h).encode(),
+                "value": SnoozeValue(pending_id=pending_id, hours=h, group=group).encode(),
             }
             for h in SNOOZE_HOURS
         ]

@@ -205,6 +205,7 @@ def _clicked(
     option: tuple[str, str] | None = None,
     redelivery: bool = False,
     hours: int = 0,
+    group: bool = False,
 ) -> Request:
     """The request of a control in a message (a card: its channel and ts), the App Home or a
     listing (an ephemeral: no message to name)."""
@@ -224,6 +225,7 @@ def _clicked(
         detail=detail,
         redelivery=redelivery,
         hours=hours,
+        group=group,
     )
 
 
@@ -254,6 +256,7 @@ def snooze_choice(body: Any, *, retries: int = 0) -> Interaction | Unusable:
         detail=detail,
         redelivery=retries >= 1,
         hours=value.hours,
+        group=value.group,
     )
     return Interaction(request, where, payload.trigger_id, payload.response_url)
 

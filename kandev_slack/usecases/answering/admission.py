@@ -73,6 +73,8 @@ class Request:
     detail: str = ""  # what the audit of a refusal records about the payload
     redelivery: bool = False  # Slack delivered it again (retry_attempt / X-Slack-Retry-Num ≥ 1)
     hours: int = 0  # a snooze's length (the "Snooze…" option chosen)
+    #: A group row's "Snooze…": every item of the row (re-derived at click time), not one.
+    group: bool = False
 
 
 @dataclass(frozen=True)

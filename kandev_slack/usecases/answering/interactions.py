@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from kandev_slack.core.clarification import SKIPPED_REASON, Answer
@@ -119,6 +119,7 @@ class Answering(Protocol):
 
 class Offering(Protocol):
     def offer(self, card: Card, user_id: str) -> Offer | None: ...
+    def members(self, card: Card) -> list[Card]: ...
 
 
 class Claiming(Protocol):
@@ -300,8 +301,22 @@ class Interactions:
                 return
             if undo:
                 reply.now(self.snoozes.unsnooze(admitted))
-            else:
-                reply.now(self.snoozes.snooze(admitted, admitted.request.hours))
+                return
+            result = self.snoozes.snooze(admitted, admitted.request.hours)
+            if admitted.request.group and admitted.request.via in ("home", "list"):
+                self._snooze_members(admitted)
+            reply.now(result)
+
+    def _snooze_members(self, lead: Admitted) -> None:
+        """A group row's "Snooze…": the other items of the lead's group, found again now (never
+        a list from the payload), each admitted on its own (one the person may not see is
+        refused and left out) and snoozed by the same use-case (one write each; a redelivered
+        choice changes nothing again)."""
+        for member in self.groups.members(lead.card):
+            request = replace(lead.request, pending_id=member.pending_id, group=False)
+            admitted = self.admission.admit(request)
+            if isinstance(admitted, Admitted):
+                self.snoozes.snooze(admitted, request.hours)
 
     def answer(self, request: Request, answers: tuple[Answer, ...], reply: Reply) -> None:
         """An answer whose content the bot kept (a thread reply's Send): reserve, admit,

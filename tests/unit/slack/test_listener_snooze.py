@@ -14,7 +14,7 @@ from kandev_slack.cards import ids
 from kandev_slack.kits.fakeslack import ALICE, iter_elements, payloads
 from kandev_slack.slack.services import Services
 from kandev_slack.store import Database
-from tests.kit.factories import ALICE_ID, make_bundle
+from tests.kit.factories import ALICE_ID, make_bundle, numbered_bundle
 from tests.kit.fakes import FakeSlackGateway
 from tests.unit.slack.slack_bodies import (
     TRIGGER_ID,
@@ -84,3 +84,26 @@ def test_a_forged_snooze_value_is_refused_audited_and_told(
     (entry,) = [e for e in store.audit_log.audit_entries() if e.action == "snooze"]
     assert (entry.user, entry.source, entry.result) == (ALICE_ID, "slack:select", "tampered")
     assert store.snoozes.snooze_of(ALICE_ID, card.pending_id) is None
+
+
+def test_a_group_rows_snooze_snoozes_each_of_its_items_once(
+    bolt: App, posted, services: Services, gateway: FakeSlackGateway, store: Database
+) -> None:
+    """Three identical questions are one row on Home: its "Snooze…" names the row's first item
+    and "group"; each of the three is snoozed (one write each), and choosing again (a double
+    click, a redelivery) changes nothing."""
+    cards = [posted(numbered_bundle(n)) for n in (1, 2, 3)]
+    view = services.home.build(ALICE_ID)
+    (ref,) = [r for r in iter_elements(view["blocks"]) if r.action_id == ids.ACTION_SNOOZE]
+    values = [json.loads(o["value"]) for o in ref.element["options"]]
+    assert values[0] == {"p": cards[0].pending_id, "h": 1, "g": True}
+
+    for _ in range(2):
+        chosen = json.dumps({"p": cards[0].pending_id, "h": 1, "g": True}, separators=(",", ":"))
+        assert dispatch(bolt, home_choice(view, chosen)) == (200, "")
+        eventually(lambda: "💤 Snoozed (3)" in published(gateway))
+    for card in cards:
+        snooze = store.snoozes.active_snooze(ALICE_ID, card.pending_id)
+        assert snooze is not None and snooze.hours == 1
+        done = [e for e in store.audit_log.audit_entries(card.pending_id) if e.action == "snooze"]
+        assert [e.result for e in done] == ["ok"]

@@ -52,12 +52,14 @@ def snooze(pending_id: str = "p-1", hours: int = 4) -> Snooze:
 
 
 @SETTINGS
-@given(pending_ids, st.sampled_from(SNOOZE_HOURS))
-def test_every_offered_value_decodes_to_its_item_and_length(pending_id: str, hours: int) -> None:
-    select = snooze_select(pending_id)
+@given(pending_ids, st.sampled_from(SNOOZE_HOURS), st.booleans())
+def test_every_offered_value_decodes_to_its_item_and_length(
+    pending_id: str, hours: int, group: bool
+) -> None:
+    select = snooze_select(pending_id, group=group)
     if select is None:  # too long for an option's 150 characters: not offered at all
         with pytest.raises(CodecError):
-            SnoozeValue(pending_id=pending_id, hours=hours).encode()
+            SnoozeValue(pending_id=pending_id, hours=hours, group=group).encode()
         return
     assert [o["text"]["text"] for o in select["options"]] == [
         "Snooze 1 h",
@@ -65,7 +67,9 @@ def test_every_offered_value_decodes_to_its_item_and_length(pending_id: str, hou
         "Snooze 24 h",
     ]
     decoded = [parse_snooze_value(o["value"]) for o in select["options"]]
-    assert [(v.pending_id, v.hours) for v in decoded] == [(pending_id, h) for h in SNOOZE_HOURS]
+    assert [(v.pending_id, v.hours, v.group) for v in decoded] == [
+        (pending_id, h, group) for h in SNOOZE_HOURS
+    ]
     assert all(len(o["value"]) <= 150 for o in select["options"])
 
 
