@@ -8,11 +8,17 @@ import time
 
 import pytest
 
-from tests.e2e.helpers import MARGIN_S, db_question, start_bot, wait_card
-from tests.e2e.test_quiet import QUIET_S, REMINDER, SUMMARY, posts, quiet_for, routing_file
-from tests.kit.harness import CHANNEL
+from tests.e2e.helpers import MARGIN_S, start_bot, wait_card
+from tests.e2e.test_quiet import FIRE, QUIET_S, REMINDER, SUMMARY, posts, quiet_for, routing_file
+from tests.kit.harness import CHANNEL, question
 
 REPLICAS = 2
+
+
+def _distinct(n: int):
+    return question(
+        f"q{n}", f"Choice {n}", f"Pick option set {n}?", ("A", "First"), ("B", "Second")
+    )
 
 
 @pytest.mark.postgres
@@ -30,8 +36,10 @@ def test_one_summary_with_two_replicas(
     )
     for _ in range(REPLICAS):
         start_bot(bot_factory, db_url=pg_url, KANDEV_SLACK_CONFIG=config, QUIET_CHECK_S="0.1")
-    held = [seed([db_question()], title=f"Held {n}") for n in range(3)]
-    fire = seed([db_question()], title="On fire", priority="critical")
+    # Distinct questions: an identical one would be posted in the first card's thread (and its
+    # reminder there too).
+    held = [seed([_distinct(n)], title=f"Held {n}") for n in range(3)]
+    fire = seed([FIRE], title="On fire", priority="critical")
     cards = [wait_card(fake_slack, bundle.pending_id) for bundle in held]
     hot = wait_card(fake_slack, fire.pending_id)
 
