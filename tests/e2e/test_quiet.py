@@ -158,3 +158,45 @@ def test_quiet_off_releases_what_waited_at_once(app_factory, seed, fake_slack, s
         lambda: next(iter(posts(fake_slack, dm, SUMMARY)), None), 10, "the summary at once"
     )
     assert summary.params["text"] == f"{SUMMARY} 2 items wait — 1 critical"
+
+
+def test_an_escalation_held_in_quiet_hours_is_counted_in_the_summary(
+    app_factory, seed, fake_slack, tmp_path
+):
+    leads = "C0LEADS0001"
+    fake_slack.add_channel(leads, "leads")
+    config = routing_file(
+        tmp_path,
+        f'escalate_after = "1s"\nescalate_to = "{leads}"\n'
+        f'quiet_hours = "{quiet_for(QUIET_S)}"\nquiet_tz = "UTC"\n',
+    )
+    ends = time.monotonic() + QUIET_S
+    start_bot(app_factory, KANDEV_SLACK_CONFIG=config, QUIET_CHECK_S="0.2")
+    calm = seed([db_question()], title="Escalated at night")
+    later = seed([FIRE], title="Also escalated at night")  # not critical: it waits too
+    cards = [wait_card(fake_slack, b.pending_id) for b in (calm, later)]
+
+    def notices() -> list[CallRecord]:
+        threads = {c.ts for c in cards}
+        return [c for c in posts(fake_slack, CHANNEL, "🔺") if c.params.get("thread_ts") in threads]
+
+    # Past escalate_after (a few rounds) and still quiet: no escalation card, no notice.
+    time.sleep(POLL_S + 3)
+    assert time.monotonic() < ends, "the quiet hours were over before the check"
+    assert fake_slack.messages(leads) == []
+    assert notices() == []
+
+    summary = fake_slack.wait_for(
+        lambda: next(iter(posts(fake_slack, leads, SUMMARY)), None),
+        max(ends - time.monotonic(), 0) + 10 + MARGIN_S,
+        "the summary in the escalation channel once the quiet hours end",
+    )
+    assert summary.params["text"] == f"{SUMMARY} 2 items wait"
+    listing = str(summary.params["blocks"]).casefold()
+    assert "which database" in listing and "hotfix" in listing
+    time.sleep(2)
+    fake_slack.settle(quiet=2, timeout=30)
+    # The summary once, in the escalation channel; the held escalations are not posted as well.
+    assert len(fake_slack.messages(leads)) == 1
+    assert notices() == []
+    assert posts(fake_slack, CHANNEL, SUMMARY) == []
