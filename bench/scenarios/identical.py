@@ -21,7 +21,7 @@ from bench.kandev import Asked, DirectBundles, delete_tasks
 from bench.stats import Summary
 from bench.world import World, wait_synced
 from kandev_slack.kits.fakeslack import FakeSlack
-from kandev_slack.kits.kandevkit.specs import question
+from kandev_slack.kits.kandevkit import question
 
 SETTLE_S = 2.0
 #: Until every card of a burst is posted (the bot posts ~1 per second per channel).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kandev_slack.core.approval import approval_key
 from kandev_slack.kits.fakeslack import ALICE, iter_elements
-from kandev_slack.kits.kandevkit.specs import question
+from kandev_slack.kits.kandevkit import question
 from tests.e2e.helpers import (
     assert_sending,
     db_question,

@@ -22,6 +22,7 @@ from tests.e2e.helpers import (
     POLL_S,
     card_posts,
     db_question,
+    distinct_question,
     open_modal,
     start_bot,
     wait_card,
@@ -141,8 +142,8 @@ def test_listing_and_home_show_each_person_only_what_they_may_answer(
 
 def test_a_refusal_on_the_home_tab_reaches_the_person(app_factory, seed, fake_slack, slack_driver):
     bot = start_bot(app_factory)
-    first = seed([db_question()], title="Answered while Alice looks")
-    second = seed([db_question()], title="Answered while the form is open")
+    first = seed([distinct_question(1)], title="Answered while Alice looks")
+    second = seed([distinct_question(2)], title="Answered while the form is open")
     for bundle in (first, second):
         wait_card(fake_slack, bundle.pending_id)
     driver = slack_driver(bot.events_url)
