@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -76,6 +77,12 @@ def answerer_id_problem(value: str) -> str | None:
     return f"'{value}' is neither a Slack user id (U…/W…) nor a user-group id (S…)"
 
 
+#: Whose Kandev account a Slack person's clicks are made with (``identity`` in the file):
+#: "bot" (the bot's token), "linked" (their own token when they linked one, else the bot's),
+#: "required" (only people who linked their Kandev account may act).
+IdentityMode = Literal["bot", "linked", "required"]
+
+
 class RoutingError(Exception):
     """The routing file cannot be used; ``problems`` lists every reason, each naming its line."""
 
@@ -106,6 +113,8 @@ class Route(BaseModel):
     channel: str
     answerers: frozenset[str] = frozenset()
     followups: FollowUps = FollowUps()  # reminders and escalation
+    identity: IdentityMode = "bot"  # whose Kandev account clicks are made with
+    notify_assignee: bool = False  # DM the task's linked assignee, mention them in reminders
 
     @property
     def user_group_ids(self) -> frozenset[str]:
@@ -137,6 +146,8 @@ class RouteRule(BaseModel):
     followups: FollowUps = FollowUps()
     #: ``digest`` / ``digest_tz``: (HH:MM, zone) of the channel digest, or None.
     digest: tuple[str, str] | None = None
+    identity: IdentityMode = "bot"
+    notify_assignee: bool = False
 
     @property
     def workspace_only(self) -> bool:
@@ -188,6 +199,8 @@ class Routing(BaseModel):
     default_followups: FollowUps = FollowUps()
     #: The default channel's digest (``digest`` / ``digest_tz`` in [defaults]), or None.
     default_digest: tuple[str, str] | None = None
+    default_identity: IdentityMode = "bot"
+    default_notify_assignee: bool = False
     rules: tuple[RouteRule, ...] = ()
     source: str = ""
 
@@ -206,6 +219,13 @@ class Routing(BaseModel):
         return list(found.values())
 
     @property
+    def needs_tokens(self) -> bool:
+        """Whether any route acts with people's own Kandev tokens (identity linked/required):
+        then tokens are stored, and a secret key to encrypt them is required."""
+        modes = {self.default_identity, *(rule.identity for rule in self.rules)}
+        return bool(modes - {"bot"})
+
+    @property
     def any_followups(self) -> bool:
         """Whether any route (or the defaults) asks for reminders or an escalation."""
         return self.default_followups.any or any(rule.followups.any for rule in self.rules)
@@ -222,13 +242,21 @@ class Routing(BaseModel):
             channel = rule.channel or self.default_channel
             if not channel:
                 return None
-            return Route(channel=channel, answerers=rule.answerers, followups=rule.followups)
+            return Route(
+                channel=channel,
+                answerers=rule.answerers,
+                followups=rule.followups,
+                identity=rule.identity,
+                notify_assignee=rule.notify_assignee,
+            )
         if self.default_channel is None:
             return None
         return Route(
             channel=self.default_channel,
             answerers=self.default_answerers,
             followups=self.default_followups,
+            identity=self.default_identity,
+            notify_assignee=self.default_notify_assignee,
         )
 
     def rule_for(self, task: TaskInfo) -> RouteRule | None:

@@ -12,7 +12,7 @@ import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
@@ -146,6 +146,12 @@ class _FollowUpsFile(BaseModel):
     quiet_tz: TimeZone | None = None  # the time zone of quiet_hours (default UTC)
     digest: DigestTime | None = None  # the channel digest's time of day (HH:MM)
     digest_tz: Zone | None = None  # its time zone (default UTC)
+    #: Whose Kandev account a Slack person's clicks are made with: "bot" (the bot's token,
+    #: the default), "linked" (their own token when linked, else the bot's), "required" (only
+    #: linked people may answer, reject, skip, approve or claim).
+    identity: Literal["bot", "linked", "required"] | None = None
+    #: DM the task's Kandev assignee (when linked) its items, and mention them in reminders.
+    notify_assignee: bool | None = None
 
 
 class _DefaultsFile(_FollowUpsFile):
@@ -243,6 +249,8 @@ _EXPECTED = {
     "quiet_tz": 'a time zone string such as "Europe/Berlin"',
     "digest": 'a time of day string such as "09:00"',
     "digest_tz": 'a time zone string such as "Europe/Berlin"',
+    "identity": 'one of "bot", "linked" or "required"',
+    "notify_assignee": "true or false",
 }
 
 
@@ -274,6 +282,8 @@ def parse_routing(text: str, source: str = "", fallback_channel: str | None = No
         default_answerers=frozenset(parsed.defaults.answerers),
         default_followups=default_followups,
         default_digest=default_digest,
+        default_identity=parsed.defaults.identity or "bot",
+        default_notify_assignee=bool(parsed.defaults.notify_assignee),
         rules=tuple(rules),
         source=source,
     )
@@ -324,9 +334,15 @@ def _rules(
                 line=line,
                 followups=_followups(route, parsed.defaults, lines, problems),
                 digest=_digest(route, lines, problems),
+                identity=route.identity or parsed.defaults.identity or "bot",
+                notify_assignee=_first_set(route.notify_assignee, parsed.defaults.notify_assignee),
             )
         )
     return rules
+
+
+def _first_set(own: bool | None, default: bool | None) -> bool:
+    return bool(default) if own is None else own
 
 
 _CRITERIA = ("workspace", "labels", "priority")

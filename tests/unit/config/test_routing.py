@@ -12,7 +12,8 @@ from kandev_slack.kandev.models import Workspace
 #: The reminder and escalation keys, allowed in [defaults] and [[route]] after the others.
 FOLLOWUP_KEYS = (
     ", remind_after, remind_every, max_reminders, mention, escalate_after, escalate_to, "
-    "escalate_mention, claim_for, quiet_hours, quiet_tz, digest, digest_tz"
+    "escalate_mention, claim_for, quiet_hours, quiet_tz, digest, digest_tz, identity, "
+    "notify_assignee"
 )
 
 EXAMPLE = """\
@@ -252,3 +253,39 @@ def test_routing_is_immutable() -> None:
     routing = Routing(default_channel="C0A")
     with pytest.raises(ValueError):
         routing.default_channel = "C0B"  # type: ignore[misc]
+
+
+# ---- identity: whose Kandev account clicks are made with ---------------------------------
+
+
+def test_identity_defaults_to_the_bot_and_routes_inherit_the_defaults() -> None:
+    routing = parse_routing('[defaults]\nchannel = "C0A"\n[[route]]\nworkspace = "W"\n')
+    assert routing.route_for(ws("W", "W")) == Route(channel="C0A")
+    assert routing.route_for(ws("W", "W")).identity == "bot"  # type: ignore[union-attr]
+    assert not routing.needs_tokens
+
+    text = (
+        '[defaults]\nchannel = "C0A"\nidentity = "linked"\n'
+        '[[route]]\nworkspace = "W"\nidentity = "required"\nnotify_assignee = true\n'
+        '[[route]]\nworkspace = "X"\n'
+    )
+    routing = parse_routing(text)
+    w, x, other = (routing.route_for(ws(n, n)) for n in ("W", "X", "Y"))
+    assert w is not None and (w.identity, w.notify_assignee) == ("required", True)
+    assert x is not None and (x.identity, x.notify_assignee) == ("linked", False)
+    assert other is not None and other.identity == "linked"
+    assert routing.needs_tokens
+
+
+def test_a_bad_identity_or_notify_assignee_names_its_line_and_the_values_allowed() -> None:
+    text = (
+        '[defaults]\nchannel = "C0A"\nidentity = "me"\n'
+        '[[route]]\nworkspace = "W"\nnotify_assignee = "yes"\n'
+    )
+    with pytest.raises(RoutingError) as raised:
+        parse_routing(text, "routes.toml")
+    assert raised.value.problems == [
+        "routes.toml, line 3: identity in [defaults] should be one of "
+        '"bot", "linked" or "required"',
+        "routes.toml, line 6: notify_assignee in [[route]] should be true or false",
+    ]

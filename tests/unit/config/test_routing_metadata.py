@@ -112,7 +112,7 @@ def test_unknown_keys_list_the_metadata_criteria() -> None:
         "routes.toml, line 3: unknown key 'label' in [[route]]; allowed: workspace, labels, "
         "priority, channel, answerers, remind_after, remind_every, max_reminders, mention, "
         "escalate_after, escalate_to, escalate_mention, claim_for, quiet_hours, quiet_tz, "
-        "digest, digest_tz"
+        "digest, digest_tz, identity, notify_assignee"
     ]
 
 

@@ -219,7 +219,7 @@ def test_routing_file_problems_join_the_others(tmp_path) -> None:
         f"KANDEV_SLACK_CONFIG: {path}, line 2: unknown key 'chanel' in [defaults]; "
         "allowed: channel, answerers, remind_after, remind_every, max_reminders, mention, "
         "escalate_after, escalate_to, escalate_mention, claim_for, quiet_hours, quiet_tz, "
-        "digest, digest_tz"
+        "digest, digest_tz, identity, notify_assignee"
     )
 
 
