@@ -27,7 +27,7 @@ from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.hints import KandevHints, Resolved
 from kandev_slack.ops import metrics
 from kandev_slack.ops.health import Health
-from kandev_slack.ops.logs import install_redaction, set_replica
+from kandev_slack.ops.logs import install_redaction, log_failure, set_replica
 from kandev_slack.ops.runtime import SWITCH_INTERVAL_S
 from kandev_slack.slack.app import build_bolt_app
 from kandev_slack.slack.services import Services
@@ -50,9 +50,17 @@ def _open_store(settings: Settings) -> Database:
         statement_s=settings.database_statement_timeout,
         idle_in_transaction_s=settings.database_idle_in_transaction_timeout,
     )
-    return Database(
-        settings.database_url, retention_days=settings.retention_days, timeouts=timeouts
+    store = Database(
+        settings.database_url,
+        retention_days=settings.retention_days,
+        timeouts=timeouts,
+        vault=settings.vault(),
     )
+    try:  # a key rotation completes: every token sealed anew under the newest key
+        store.links.reseal_all()
+    except Exception:  # the next start tries again; the old keys still open them meanwhile
+        log_failure(log, "could not seal the Kandev tokens anew under the newest key")
+    return store
 
 
 def build(settings: Settings, mode: Mode) -> Bot:

@@ -1,5 +1,5 @@
-"""The `kandev-slack` command: `run`, `check [--json]`, `db upgrade|status` and `preview`
-(the local Slack-like page, package `preview`, imported only when asked for)."""
+"""The `kandev-slack` command: `run`, `check [--json]`, `db upgrade|status`, `secret-key` and
+`preview` (the local Slack-like page, package `preview`, imported only when asked for)."""
 
 from __future__ import annotations
 
@@ -96,6 +96,14 @@ def _parser() -> argparse.ArgumentParser:
         "would apply (exit 1 while one is missing), the waiting cards, the outbox and its "
         "failed items.",
     )
+    commands.add_parser(
+        "secret-key",
+        help="print a new KANDEV_SLACK_SECRET_KEY (and how to rotate keys)",
+        description="Print a new random key for KANDEV_SLACK_SECRET_KEY, which encrypts the "
+        'people\'s own Kandev tokens in the database (routes with identity = "linked" or '
+        '"required"). To rotate, put the new key first, a comma, then the old ones, and '
+        "restart: each start seals every token anew under the newest key.",
+    )
     shown = commands.add_parser(
         "preview",
         help="try the bot in a local Slack-like page (no Slack app needed)",
@@ -166,12 +174,13 @@ def _check(flag: Mode | None, as_json: bool) -> int:
     has_app_token = partial.usable("slack_app_token") and settings.slack_app_token is not None
     mode = resolve_flag(flag, has_app_token)
     slack = partial.usable("slack_bot_token", "slack_api_url")
+    store = partial.usable("database_url", "kandev_slack_secret_key")
     if partial.usable("kandev_url", "kandev_token"):
         token = settings.kandev_token.get_secret_value() if settings.kandev_token else None
         with KandevClient(settings.kandev_url, token=token) as kandev:
-            findings = run_checks(settings, mode, kandev, slack=slack)
+            findings = run_checks(settings, mode, kandev, slack=slack, store=store)
     else:
-        findings = run_checks(settings, mode, None, slack=slack)
+        findings = run_checks(settings, mode, None, slack=slack, store=store)
     report = CheckReport(findings, partial.problems)
     if as_json:
         print(report_json(report))
@@ -186,8 +195,28 @@ def _check(flag: Mode | None, as_json: bool) -> int:
     return EXIT_FAILED if report.failed else EXIT_OK
 
 
+def _secret_key() -> int:
+    """A new key on stdout (one line, for a secret store or ``$(...)``); how to use it and how
+    to rotate on stderr."""
+    from kandev_slack.ops.vault import SECRET_KEY_SETTING, Vault
+
+    print(Vault.new_key())
+    print(
+        f"kandev-slack: a new key for {SECRET_KEY_SETTING} (keep it with the other secrets; "
+        "without it the stored Kandev tokens cannot be read).\n"
+        f"To rotate: put the new key first, a comma, then the old ones "
+        f"({SECRET_KEY_SETTING}=<new>,<old>) and restart every replica; each start seals "
+        "the tokens anew under the new key, and once every replica runs with it the old key "
+        "may be dropped.",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "secret-key":
+        return _secret_key()
     if args.command == "check":
         return _check(args.mode, args.json)
     if args.command == "db":

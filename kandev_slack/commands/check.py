@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from kandev_slack.commands.check_slack import slack_findings
-from kandev_slack.commands.findings import CheckReport, Finding, exception_text
+from kandev_slack.commands.findings import CheckReport, Finding, exception_text, links_line
 from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Mode, Settings
 from kandev_slack.core.clarification import Bundle
 from kandev_slack.kandev.approvals.wire import PermissionCandidate, PermissionRequest
 from kandev_slack.kandev.models import ProbeResult, Task, Workspace
 from kandev_slack.ops.redaction import redact
+from kandev_slack.ops.vault import SECRET_KEY_SETTING, VaultError
+from kandev_slack.store import Database, StoreError
+from kandev_slack.store.sql.url import is_sqlite_memory, normalize_url
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 
@@ -201,17 +207,76 @@ def _route_name(routing: Routing, task: Any) -> str:
     return f"[[route]] {named}{where}"
 
 
+# ---- the people's own Kandev accounts --------------------------------------------------------
+
+#: The schema version that stores the links (alembic/versions/v0019).
+LINKS_SCHEMA_VERSION = 19
+
+
+def links_findings(settings: Settings) -> list[Finding]:
+    """How many people are linked to their Kandev account and how many links are broken, read
+    from the database (never changed: no migration, no file created), when a route acts with
+    the people's own tokens or KANDEV_SLACK_SECRET_KEY is set; and the stored tokens no key of
+    it opens. Never a token."""
+    if not settings.routing.needs_tokens and settings.kandev_slack_secret_key is None:
+        return []
+    name = "kandev links"
+    url = normalize_url(settings.database_url)
+    sqlite_file = url.get_backend_name() == "sqlite" and not is_sqlite_memory(url)
+    if sqlite_file and not Path(url.database or "").exists():
+        return [Finding(True, name, f"{links_line(0, 0)}; the database does not exist yet")]
+    vault = settings.vault()
+    try:
+        with Database(url, upgrade=False, vault=vault) as store:
+            version = store.schema_version()
+            if version < LINKS_SCHEMA_VERSION:
+                return [
+                    Finding(
+                        True,
+                        name,
+                        f"{links_line(0, 0)}; the database's schema is version {version}: "
+                        "`kandev-slack db upgrade` (or `run`) adds the links",
+                        warning=True,
+                    )
+                ]
+            linked, broken = store.links.counts()
+            unread = sum(not link.token for link in store.links.all_links()) if vault else 0
+    except (SQLAlchemyError, StoreError, OSError, VaultError) as exc:
+        return [Finding(False, name, f"cannot read the database: {exception_text(exc)}")]
+    found = [Finding(True, name, links_line(linked, broken), warning=broken > 0)]
+    if unread:
+        found.append(
+            Finding(
+                True,
+                "kandev tokens",
+                f"{unread} stored token(s) sealed under a key no longer in "
+                f"{SECRET_KEY_SETTING}: put that key back after the newest, or those people "
+                "connect again",
+                warning=True,
+            )
+        )
+    return found
+
+
 # ---- everything ---------------------------------------------------------------------------
 
 
 def run_checks(
-    settings: Settings, mode: Mode, kandev: KandevCheckTarget | None, *, slack: bool = True
+    settings: Settings,
+    mode: Mode,
+    kandev: KandevCheckTarget | None,
+    *,
+    slack: bool = True,
+    store: bool = True,
 ) -> list[Finding]:
     """All findings, Kandev first, with every secret redacted from every detail. Kandev is
-    left out when ``kandev`` is None, Slack when not ``slack`` (settings they need are bad)."""
+    left out when ``kandev`` is None, Slack when not ``slack``, the database's links when not
+    ``store`` (settings they need are bad)."""
     findings = kandev_findings(kandev, settings) if kandev is not None else []
     if slack:
         findings += slack_findings(settings, mode)
+    if store:
+        findings += links_findings(settings)
     secrets = settings.secret_values()
     return [replace(f, detail=redact(f.detail, secrets)) for f in findings]
 

@@ -56,3 +56,12 @@ def exception_text(exc: BaseException) -> str:
     """An exception as a finding's detail: its text (or its class), at most 300 characters."""
     text = str(exc).strip() or exc.__class__.__name__
     return text if len(text) <= 300 else text[:297] + "…"
+
+
+def links_line(linked: int, broken: int) -> str:
+    """What ``check`` says of the people's own Kandev accounts (never a token)."""
+    people = "person" if linked == 1 else "people"
+    links = "link" if broken == 1 else "links"
+    return (
+        f"{linked} {people} linked to Kandev, {broken} {links} broken (they are asked to reconnect)"
+    )

@@ -192,6 +192,7 @@ class Bot:
 def metrics_state(store: Database, health: Health) -> metrics.State:
     """What /metrics reads of the store and the health at scrape time."""
     stats = store.stats()
+    linked, broken = store.links.counts()
     report = health.report()
     return metrics.State(
         pending_cards=stats.pending_cards,
@@ -200,6 +201,8 @@ def metrics_state(store: Database, health: Health) -> metrics.State:
         outbox_failed=stats.outbox_failed,
         health_problems=tuple(reason.split(":", 1)[0] for reason in report.reasons),
         last_sync_age_s=report.last_sync_age_s,
+        linked_people=linked,
+        broken_links=broken,
     )
 
 

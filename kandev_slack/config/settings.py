@@ -41,6 +41,7 @@ from kandev_slack.config.setting_values import (
 )
 from kandev_slack.core.limits import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from kandev_slack.ops.redaction import url_password, without_userinfo
+from kandev_slack.ops.vault import SECRET_KEY_SETTING, Vault, VaultError
 
 Mode = Literal["http", "socket"]
 
@@ -86,6 +87,10 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     kandev_url: str = Field(default="http://localhost:38429", repr=False)  # may hold userinfo
     kandev_token: SecretStr | None = None
+    #: The keys the people's own Kandev tokens are encrypted with (kandev_slack/ops/vault.py):
+    #: comma-separated Fernet keys, newest first. Required when a route's identity is
+    #: "linked" or "required".
+    kandev_slack_secret_key: SecretStr | None = None
     kandev_public_url: str = "http://localhost:38429"
     kandev_slack_channel: str | None = None
     kandev_slack_config: Path | None = None
@@ -147,6 +152,18 @@ class Settings(BaseSettings):
     @classmethod
     def _not_a_slack_token(cls, value: Any, info: ValidationInfo) -> Any:
         return not_a_slack_token(value, NOT_SLACK_TOKENS[info.field_name or ""])
+
+    @field_validator("kandev_slack_secret_key", mode="before")
+    @classmethod
+    def _secret_key(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        text = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+        try:
+            Vault.from_keys(text)
+        except VaultError as exc:  # names the bad key by its place, never its text
+            raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("slack_api_url", mode="before")
     @classmethod
@@ -279,11 +296,26 @@ class Settings(BaseSettings):
             self._routing = load_routing(self.kandev_slack_config, self.kandev_slack_channel)
         return self._routing
 
+    def secret_keys(self) -> list[str]:
+        """Each key of KANDEV_SLACK_SECRET_KEY (none when it is not set)."""
+        if self.kandev_slack_secret_key is None:
+            return []
+        text = self.kandev_slack_secret_key.get_secret_value()
+        return [key.strip() for key in text.split(",") if key.strip()]
+
+    def vault(self) -> Vault | None:
+        """The vault of KANDEV_SLACK_SECRET_KEY, or None when it is not set (the people's own
+        Kandev tokens can then be neither stored nor read)."""
+        if self.kandev_slack_secret_key is None:
+            return None
+        return Vault.from_keys(self.kandev_slack_secret_key.get_secret_value())
+
     def secret_values(self) -> list[str]:
         """The secrets in force, for redacting them from any output."""
         secrets = [self.slack_bot_token, self.slack_signing_secret, self.slack_app_token]
         secrets.append(self.kandev_token)
         found = [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]
+        found += self.secret_keys()
         password = normalize_url(self.database_url).password
         found += [str(password)] if password else []
         kandev_password = url_password(self.kandev_url)
@@ -319,6 +351,23 @@ def _mode_problems(flag: Mode | None, has_app_token: bool, has_signing_secret: b
             "Information → App Credentials (or set SLACK_APP_TOKEN to use Socket Mode)"
         ]
     return []
+
+
+def _secret_key_problems(routing: Routing) -> list[str]:
+    """KANDEV_SLACK_SECRET_KEY missing while a route acts with the people's own Kandev tokens
+    (identity "linked" or "required"): they are stored encrypted with it."""
+    if not routing.needs_tokens:
+        return []
+    if routing.default_identity != "bot":
+        where = f'identity = "{routing.default_identity}" in [defaults]'
+    else:
+        rule = next(rule for rule in routing.rules if rule.identity != "bot")
+        where = f'identity = "{rule.identity}" in the [[route]] at line {rule.line}'
+    return [
+        f"{SECRET_KEY_SETTING} is not set, but the routing file {routing.source} has {where}: "
+        "the people's own Kandev tokens are stored encrypted with that key; run "
+        f"`kandev-slack secret-key` and set {SECRET_KEY_SETTING} to the key it prints"
+    ]
 
 
 def resolve_flag(flag: Mode | None, has_app_token: bool) -> Mode:
@@ -421,6 +470,9 @@ def load_settings(env: Mapping[str, str] | None = None, mode: Mode | None = None
             f"KANDEV_SLACK_CHANNEL is not set and {where}: set KANDEV_SLACK_CHANNEL to the id "
             "of the channel for the question cards (C…, from the channel's details)"
         )
+
+    if routing is not None and "kandev_slack_secret_key" not in values:
+        problems += _secret_key_problems(routing)
 
     http = resolve_flag(mode, "slack_app_token" in values) == "http"
     if settings is not None and http and settings.metrics_port == settings.port:

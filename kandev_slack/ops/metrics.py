@@ -230,6 +230,8 @@ class State:
     outbox_failed: int
     health_problems: tuple[str, ...]  # components with a problem
     last_sync_age_s: float | None
+    linked_people: int = 0  # Slack people linked to their Kandev account, link working
+    broken_links: int = 0  # links whose token Kandev refused (they are asked to reconnect)
 
 
 #: Every health component, so each has a series (0) before its first problem.
@@ -247,8 +249,9 @@ HEALTH_COMPONENTS = (
 
 class StateCollector(Collector):
     """Gauges computed when Prometheus scrapes: waiting cards and the oldest one's age, the
-    outbox's depth and failed items (a few indexed counts), health by component and the age
-    of the last good sync cycle. A database that does not answer leaves the store's gauges out
+    outbox's depth and failed items (a few indexed counts), the people linked to their Kandev
+    account and the broken links, health by component and the age of the last good sync
+    cycle. A database that does not answer leaves the store's gauges out
     of that scrape (the ``database`` health gauge says why)."""
 
     def __init__(self, read: Callable[[], State]) -> None:
@@ -280,6 +283,16 @@ class StateCollector(Collector):
         )
         yield _gauge(
             "outbox_failed", "Card posts and edits given up for good (failed).", state.outbox_failed
+        )
+        yield _gauge(
+            "linked_people",
+            "Slack people linked to their own Kandev account, whose link works.",
+            state.linked_people,
+        )
+        yield _gauge(
+            "broken_links",
+            "Links to Kandev accounts whose token no longer works (they are asked to reconnect).",
+            state.broken_links,
         )
         health = GaugeMetricFamily(
             f"{PREFIX}_health_problem",

@@ -1,9 +1,12 @@
 """Secrets never shown: the one redactor for every output (logs, ``kandev-slack check``,
 /healthz), and links stripped of credentials.
 
-Two things are redacted: the configured secrets, whatever their length (also as they are
-written inside a URL, percent-encoded), and the userinfo (``user:password@``) of any URL, so a
-URL embedded in a library's exception message gives nothing away either.
+Three things are redacted: the configured secrets, whatever their length (also as they are
+written inside a URL, percent-encoded), the userinfo (``user:password@``) of any URL, so a
+URL embedded in a library's exception message gives nothing away either, and anything shaped
+like a Kandev personal access token (``kandev_pat_<8 hex>_<43 base64url>``), configured or not:
+the people's own tokens are known only while they are used, and none may reach a log line or an
+error text.
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ REDACTED = "[redacted]"
 # a password does not leave the rest of it behind.
 _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#\"<>\\`{}|]*@")
 
+#: A Kandev personal access token: ``kandev_pat_``, its 8-hex display prefix, ``_`` and its
+#: secret (43 base64url characters); a cut or longer secret is scrubbed whole as well.
+KANDEV_PAT = re.compile(r"kandev_pat_[0-9A-Fa-f]{8}_[A-Za-z0-9_\-]+")
+
 
 def _written_forms(secret: str) -> set[str]:
     """A secret as it appears raw, percent-encoded inside a URL, or escaped inside a quoted
@@ -33,8 +40,8 @@ def _written_forms(secret: str) -> set[str]:
 
 
 class Redactor:
-    """``redactor(text)``: ``text`` with every secret and every URL's userinfo replaced by
-    ``[redacted]``."""
+    """``redactor(text)``: ``text`` with every secret, every URL's userinfo and every Kandev
+    personal access token replaced by ``[redacted]``."""
 
     def __init__(self, secrets: Iterable[str] = ()):
         forms: set[str] = set()
@@ -46,13 +53,14 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         text = _USERINFO.sub(rf"\g<scheme>{REDACTED}@", text)
+        text = KANDEV_PAT.sub(REDACTED, text)
         if self._secrets is not None:
             text = self._secrets.sub(REDACTED, text)
         return text
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` without ``secrets`` or URL userinfo (see :class:`Redactor`)."""
+    """``text`` without ``secrets``, URL userinfo or Kandev tokens (see :class:`Redactor`)."""
     return Redactor(secrets)(text)
 
 

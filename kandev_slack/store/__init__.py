@@ -2,7 +2,7 @@
 
 Open a :class:`Database` and hand each use-case only the repositories it uses
 (``db.cards``, ``db.submissions``, ``db.outbox``, ``db.followups``, ``db.audit_log``,
-``db.viewers``, ``db.retention``). Everything else here is the typed rows and helpers.
+``db.viewers``, ``db.links``, ``db.retention``). Everything else here is the typed rows and helpers.
 """
 
 from kandev_slack.store.audit import AuditRepository
@@ -15,9 +15,16 @@ from kandev_slack.store.errors import StoreError
 from kandev_slack.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
 from kandev_slack.store.people.digests import DigestsRepository
 from kandev_slack.store.people.home import HomeViewersRepository
+from kandev_slack.store.people.links import LinksRepository, NoSecretKey
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.queues.submissions import SubmissionsRepository
-from kandev_slack.store.records import AuditEntry, OutboxEntry, OutboxStatus, Submission
+from kandev_slack.store.records import (
+    AuditEntry,
+    KandevLink,
+    OutboxEntry,
+    OutboxStatus,
+    Submission,
+)
 from kandev_slack.store.retention import Purged, Retention
 from kandev_slack.store.sql.types import utc_now
 from kandev_slack.store.sql.url import DEFAULT_DATABASE_URL, normalize_url
@@ -34,6 +41,9 @@ __all__ = [
     "DigestsRepository",
     "FollowupsRepository",
     "HomeViewersRepository",
+    "KandevLink",
+    "LinksRepository",
+    "NoSecretKey",
     "OutboxEntry",
     "OutboxRepository",
     "OutboxStatus",

@@ -18,6 +18,7 @@ from sqlalchemy import Engine, event, func, or_, select, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
+from kandev_slack.ops.vault import Vault
 from kandev_slack.store.audit import AuditRepository
 from kandev_slack.store.base import Clock, Sql
 from kandev_slack.store.cards.cards import CardsRepository
@@ -29,6 +30,7 @@ from kandev_slack.store.kinds import unknown_here, waiting_any_kind
 from kandev_slack.store.migrations import SCHEMA_VERSION, current_version, migrate
 from kandev_slack.store.people.digests import DigestsRepository
 from kandev_slack.store.people.home import HomeViewersRepository
+from kandev_slack.store.people.links import LinksRepository
 from kandev_slack.store.queues.outbox import OutboxRepository
 from kandev_slack.store.queues.submissions import SubmissionsRepository
 from kandev_slack.store.records import OutboxStatus
@@ -70,6 +72,8 @@ class Database:
     - ``claims``: who is on a waiting card ("I'm on it") and until when;
     - ``snoozes``: who hid which waiting question from their own views until when;
     - ``digests``: each person's digest time, and the digests sent (one per target and date);
+    - ``links``: each person's own Kandev account and token (sealed by ``vault``, the keys of
+      KANDEV_SLACK_SECRET_KEY; None: no token can be stored or read), and their parked click;
     - ``retention``: deletes what is older than ``retention_days`` (``purge``).
 
     Opening connects, creates or upgrades the schema (see migrations.py) and fails early with
@@ -88,6 +92,7 @@ class Database:
         retention_days: int = DEFAULT_RETENTION_DAYS,
         upgrade: bool = True,
         timeouts: SessionTimeouts | None = None,
+        vault: Vault | None = None,
     ) -> None:
         self.url = normalize_url(url)
         engine = make_engine(self.url, timeouts)
@@ -121,6 +126,7 @@ class Database:
         self.claims = ClaimsRepository(self.sql, self.outbox)
         self.snoozes = SnoozesRepository(self.sql, self.outbox)
         self.digests = DigestsRepository(self.sql, self.outbox)
+        self.links = LinksRepository(self.sql, vault)
         self.retention = Retention(self.sql, timedelta(days=retention_days))
         self._newer: str | None = None
         self._newer_at: float | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -127,3 +128,23 @@ class OutboxEntry(_Row):
     slot_at: datetime | None = None
     #: The kind of the card it writes (kandev_slack/store/kinds.py).
     item_kind: str = "question"
+
+
+@dataclass(frozen=True)
+class KandevLink:
+    """A Slack person's own Kandev account (``LinksRepository``): who they are in Kandev and
+    their personal access token, in clear in memory only. Its repr and str never show the
+    token. ``broken_at``: since when the token no longer works (Kandev refused it, or no key of
+    KANDEV_SLACK_SECRET_KEY opens it: then ``token`` is empty); they are asked to reconnect."""
+
+    slack_user_id: str
+    kandev_user_id: str
+    display_name: str
+    email: str
+    token: str = field(repr=False)
+    linked_at: datetime
+    broken_at: datetime | None = None
+
+    @property
+    def broken(self) -> bool:
+        return self.broken_at is not None

@@ -18,6 +18,7 @@ from kandev_slack.store.schema import (
     digests_sent,
     home_viewers,
     outbox,
+    parked_clicks,
     submissions,
     thread_replies,
 )
@@ -25,6 +26,8 @@ from kandev_slack.store.schema import (
 #: Finished outbox rows only keep their dedupe keys (a redelivered change is not re-sent):
 #: after a week nothing re-sends them, so they are kept that long at most.
 OUTBOX_KEEP = timedelta(days=7)
+#: A click parked until its person connects is offered for minutes; a day after, it goes.
+PARKED_KEEP = timedelta(days=1)
 #: How long resolved cards, audit entries and Home viewers are kept (RETENTION_DAYS).
 DEFAULT_RETENTION_DAYS = 90
 
@@ -54,7 +57,8 @@ class Retention:
         with their submissions, finished submissions and audit entries from before it, Home
         viewers not seen since, and finished outbox rows and thread replies offered as an
         answer (at most :data:`OUTBOX_KEEP` old: a prompt's buttons die with its response_url
-        after 30 min, a redelivery comes within minutes).
+        after 30 min, a redelivery comes within minutes), and clicks parked by people who
+        never connected (at most :data:`PARKED_KEEP` old).
         Waiting cards, unfinished submissions and pending outbox rows are never deleted."""
         older_than = self.keep if older_than is None else older_than
         cutoff = self._sql.ago(older_than.total_seconds())
@@ -92,6 +96,9 @@ class Retention:
             ).rowcount
             # a digest's (target, local date) row matters on its day only
             conn.execute(delete(digests_sent).where(digests_sent.c.sent_at <= cutoff))
+            # a click parked by someone who never connected
+            parked_cutoff = self._sql.ago(min(older_than, PARKED_KEEP).total_seconds())
+            conn.execute(delete(parked_clicks).where(parked_clicks.c.parked_at <= parked_cutoff))
         return Purged(
             cards=gone,
             submissions=subs,

@@ -341,3 +341,31 @@ digests_sent = Table(
     Column("sent_at", UTCDateTime, nullable=False),
     Column("item_count", Integer, nullable=False),  # items listed (0: nothing was sent)
 )
+
+# People's own Kandev accounts (issue 32), schema version 19. ``kandev_links``: the Kandev user a
+# Slack person connected, with their personal access token sealed by KANDEV_SLACK_SECRET_KEY
+# (kandev_slack/ops/vault.py; never in clear); ``broken_at`` once Kandev refused it (401), until
+# they connect again. ``parked_clicks``: what a person not yet connected clicked where only
+# connected people may act (one per person, offered again when they connect soon after).
+kandev_links = Table(
+    "kandev_links",
+    metadata,
+    Column("slack_user_id", String, primary_key=True),
+    Column("kandev_user_id", String, nullable=False),
+    Column("display_name", String),
+    Column("email", String),
+    Column("token_sealed", Text, nullable=False),
+    Column("linked_at", UTCDateTime, nullable=False),
+    Column("checked_at", UTCDateTime, nullable=False),  # when Kandev last accepted the token
+    Column("broken_at", UTCDateTime),
+    Index("ix_kandev_links_kandev_user", "kandev_user_id"),
+)
+
+parked_clicks = Table(
+    "parked_clicks",
+    metadata,
+    Column("slack_user_id", String, primary_key=True),
+    Column("pending_id", String, nullable=False),
+    Column("payload", Text, nullable=False),  # JSON: what the click was
+    Column("parked_at", UTCDateTime, nullable=False),
+)

@@ -32,7 +32,8 @@ from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, Task
 from kandev_slack.core.outbox import DigestPost
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.core.timing.quiet import quiet_hours
-from kandev_slack.store import Database
+from kandev_slack.ops.vault import Vault
+from kandev_slack.store import Database, LinksRepository
 from kandev_slack.store.cards.copies import Gathering
 from kandev_slack.store.cards.followups import NewCopy, OutboxRow
 from kandev_slack.store.cards.thread_replies import ThreadReply
@@ -60,6 +61,11 @@ PROBE_TS = "1700000000.000100"
 PROBE_SUBMISSION = "s-hot-probe"
 PROBE_WORKER = "w-hot-probe"
 PROBE_QUESTION_KEY = "ws-probe|which database?"
+#: The probe person's Kandev token (a made-up one, shaped like Kandev's) and the key it is
+#: sealed with: the links are read and written through a vault of their own, whatever vault
+#: the probe store was opened with.
+PROBE_TOKEN = "kandev_pat_0badc0de_" + "p" * 43
+PROBE_VAULT = Vault.from_keys(Vault.new_key())
 
 
 @dataclass(frozen=True)
@@ -477,6 +483,44 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "/kandev-questions digest now",
         lambda s: s.digests.enqueue_digest(_DIGEST),
     ),
+    # People's own Kandev accounts (kandev_slack/store/people/links.py)
+    HotQuery(
+        "get",
+        "a click in a linked / required route: the clicker's link; Home; whoami",
+        lambda s: _links(s).get("U0PROBE"),
+    ),
+    HotQuery(
+        "by_kandev_user",
+        "an approval resolved in Kandev: its actor's Slack person; a task's assignee",
+        lambda s: _links(s).by_kandev_user("kandev-probe"),
+    ),
+    HotQuery(
+        "all_links",
+        "the people linked, each round of per-person reads; kandev-slack check",
+        lambda s: _links(s).all_links(),
+    ),
+    HotQuery(
+        "mark_broken",
+        "Kandev refused a person's token (401)",
+        lambda s: _links(s).mark_broken("U0PROBE", PROBE_TOKEN),
+    ),
+    HotQuery(
+        "link",
+        "Connect: a person's token accepted by Kandev",
+        lambda s: _links(s).link("U0PROBE", "kandev-probe", "Probe", "probe@x", PROBE_TOKEN),
+    ),
+    HotQuery("unlink", "Disconnect", lambda s: _links(s).unlink("U0NOLINK")),
+    HotQuery("counts", "metrics scrape: people linked, links broken", lambda s: s.links.counts()),
+    HotQuery(
+        "park_click",
+        "a click by someone not connected in a required route",
+        lambda s: _links(s).park_click("U0PROBE", PROBE, {"action": "answer"}),
+    ),
+    HotQuery(
+        "take_parked_click",
+        "Connect: the click parked before",
+        lambda s: _links(s).take_parked_click("U0PROBE", 600.0),
+    ),
     # metrics and health (kandev_slack/app.py)
     HotQuery("stats", "metrics scrape", lambda s: s.stats()),
     HotQuery("ping", "/healthz", lambda s: s.ping()),
@@ -504,6 +548,7 @@ COLD_METHODS = frozenset(
         "outbox_insert",  # the statement of outbox_put, inside other transactions
         "outbox_pending_count",
         "outbox_purge",
+        "reseal_all",  # once, at start-up (a key rotation completes)
         "schema_version",
         "submissions_for",
         "subscribe",
@@ -520,6 +565,11 @@ def _probe_snooze() -> Snooze:
     return Snooze(
         user_id="U0PROBE", pending_id=PROBE, until=until, hours=1, token=_PROBE_SNOOZE_TOKEN
     )
+
+
+def _links(store: Database) -> LinksRepository:
+    """The store's links, through the probe's own vault (its statements are the store's)."""
+    return LinksRepository(store.sql, PROBE_VAULT)
 
 
 def _probe_card(store: Database) -> Card:
@@ -566,6 +616,8 @@ def prepare_probe(store: Database) -> None:
     )
     store.outbox.outbox_put("post", "hot-probe-post", {"pending_id": PROBE}, PROBE_CHANNEL)
     store.snoozes.put_snooze(_probe_snooze(), None, [])
+    _links(store).link("U0PROBE", "kandev-probe", "Probe", "probe@x", PROBE_TOKEN)
+    _links(store).park_click("U0PROBE", PROBE, {"action": "answer"})
 
 
 @dataclass(frozen=True)
@@ -598,12 +650,13 @@ def capturing(store: Database) -> Iterator[list[Statement]]:
 def capture(
     store: Database, queries: Sequence[HotQuery] = HOT_QUERIES
 ) -> dict[str, list[Statement]]:
-    """The statements of each hot query, run on ``store`` (see :func:`prepare_probe`)."""
+    """The statements of each hot query, run on ``store`` (see :func:`prepare_probe`); those
+    of the calls sharing a name (one per repository) together."""
     out: dict[str, list[Statement]] = {}
     for query in queries:
         with capturing(store) as seen:
             query.call(store)
-        out[query.name] = list(seen)
+        out.setdefault(query.name, []).extend(seen)
     return out
 
 

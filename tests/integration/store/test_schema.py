@@ -26,6 +26,7 @@ from kandev_slack.store import (
     DigestsRepository,
     FollowupsRepository,
     HomeViewersRepository,
+    LinksRepository,
     OutboxRepository,
     Retention,
     StoreError,
@@ -69,6 +70,7 @@ REPOSITORIES = (
     ClaimsRepository,
     SnoozesRepository,
     DigestsRepository,
+    LinksRepository,
     Retention,
 )
 
@@ -101,15 +103,16 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 
 def test_the_revisions_are_the_versions_in_one_line() -> None:
-    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 19)]
+    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 20)]
     assert [r.version for r in REVISIONS] == list(range(1, SCHEMA_VERSION + 1))
     # the same descriptions the hand-written migrations recorded (a stamped database has those)
     old = old_schemas.MIGRATIONS
     assert [r.description for r in REVISIONS[: len(old)]] == [m.description for m in old]
     assert (
-        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 18
+        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 19
     )  # 11: thread replies, 12: claims, 13: snoozes, 14: the pace's seen_at, 15: card kinds,
-    # 16: quiet hours and calm DMs, 17: digests, 18: identical items (a card's thread)
+    # 16: quiet hours and calm DMs, 17: digests, 18: identical items (a card's thread),
+    # 19: people's own Kandev accounts (links, parked clicks)
 
 
 def test_fresh_database_gets_every_version(
@@ -464,6 +467,7 @@ def test_every_hot_query_uses_an_index(engine: Engine, open_store: Callable[...,
         "pending": "ix_cards_state_created",
         "unfinished_submissions": "ix_submissions_unfinished",
         "answered_like": "ix_cards_question",
+        "by_kandev_user": "ix_kandev_links_kandev_user",
     }.items():
         assert index in used[query], (query, used[query])
 

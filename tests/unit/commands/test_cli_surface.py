@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     ("db", "upgrade"): "print the steps applied",
     ("db", "status"): "the migrations `upgrade` would apply",
     ("preview",): "behaves like a Slack workspace",
+    ("secret-key",): "which encrypts the people's own Kandev tokens in the database",
 }
 
 
@@ -47,6 +48,22 @@ def test_each_subcommand_help_describes_that_subcommand(words, capsys) -> None:
     for other, phrase in SUBCOMMANDS.items():
         if other != words and other[: len(words)] != words:
             assert phrase not in text, other
+
+
+def test_secret_key_prints_one_new_key_and_how_to_rotate(capsys) -> None:
+    from kandev_slack.ops.vault import Vault
+
+    assert cli.main(["secret-key"]) == 0
+    first = capsys.readouterr()
+    assert cli.main(["secret-key"]) == 0
+    second = capsys.readouterr()
+    [key] = first.out.splitlines()
+    assert first.out == f"{key}\n" and second.out != first.out
+    assert repr(Vault.from_keys(key)) == "Vault(1 key)"
+    said = " ".join(first.err.split())
+    assert "To rotate: put the new key first, a comma, then the old ones" in said
+    assert "KANDEV_SLACK_SECRET_KEY=<new>,<old>" in said
+    assert key not in first.err
 
 
 def closed_port() -> int:

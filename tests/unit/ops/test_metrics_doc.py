@@ -25,11 +25,15 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
             outbox_failed=0,
             health_problems=("kandev",),
             last_sync_age_s=1.5,
+            linked_people=4,
+            broken_links=1,
         )
     )
     now = served(metrics.exposition().decode())
     assert compare(now) == []
-    assert len(documented()) == 14
+    assert len(documented()) == 16
+    assert value(now, "kandev_slack_linked_people") == 4
+    assert value(now, "kandev_slack_broken_links") == 1
     assert value(now, "kandev_slack_pending_cards") == 3
     assert value(now, "kandev_slack_oldest_pending_age_seconds") >= 300
     assert value(now, "kandev_slack_health_problem", component="kandev") == 1
