@@ -5,6 +5,14 @@ Kandev starts only for tests that ask for it.
 - ``kandev_runtime`` (session): the installed runtime directory (npm, cached under .cache/).
 - ``kandev`` (session): a running Kandev without auth, shared by every test.
 - ``kandev_auth`` (session): a running Kandev with auth on; its PAT is ``kandev_auth.token``.
+- ``kandev_people`` (session): a ``Cast`` (see ``tests.kit.harness.Cast``): one Kandev with auth
+  and the Needs-you inbox on, whose harness admin is the bot (``cast.bot``, its PAT the bot's
+  token), and the people ``ana`` (collaborator on the default workspace), ``ben`` (viewer on
+  it), ``cat`` (in no workspace), ``dan`` (owns ``cast.dan_ws``, which the bot cannot see; ana
+  collaborates there), ``eve`` (owns ``cast.eve_ws``, the bot a viewer, ana a collaborator);
+  ``cast.people`` makes more and acts as them. ``people_seed`` (function) seeds there
+  (``people_seed.by(cast.dan)(…, workspace_id=cast.dan_ws)`` as a person) and deletes its tasks
+  after the test; ``people_app_factory`` / ``people_bot_factory``: the bot on it.
 - ``kandev_factory`` (session): ``kandev_factory(auth=False)`` starts a private server, e.g. for
   tests that stop or restart it; all are closed at the end of the session.
 - ``seed`` (function): seeds bundles on ``kandev`` and deletes its tasks after the test.
@@ -33,6 +41,7 @@ from hypothesis import settings
 from kandev_slack.kits.fakeslack import FakeSlack
 from tests.kit.harness import (
     BotProcess,
+    Cast,
     InProcessBot,
     KandevServer,
     Seeder,
@@ -54,7 +63,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))
 BotFactory = Callable[..., BotProcess]
 AppFactory = Callable[..., InProcessBot]
 KANDEV_FIXTURES = frozenset(
-    {"kandev_runtime", "kandev", "kandev_auth", "kandev_inbox", "kandev_factory", "seed"}
+    {
+        "kandev_runtime",
+        "kandev",
+        "kandev_auth",
+        "kandev_inbox",
+        "kandev_people",
+        "kandev_factory",
+        "seed",
+    }
 )
 TESTS = Path(__file__).parent
 FOLDER_MARKERS = ("unit", "integration", "e2e")
@@ -113,6 +130,22 @@ def kandev_inbox(kandev_factory: Callable[..., KandevServer]) -> KandevServer:
     return kandev_factory(features=["needs_you_inbox"])
 
 
+@pytest.fixture(scope="session")
+def kandev_people(kandev_factory: Callable[..., KandevServer]) -> Cast:
+    """Kandev with auth and the Needs-you inbox on, and its people (see the module's doc)."""
+    return Cast.build(kandev_factory(auth=True, features=["needs_you_inbox"]))
+
+
+@pytest.fixture
+def people_seed(kandev_people: Cast) -> Iterator[Seeder]:
+    """Seeds on ``kandev_people``'s Kandev (as the bot; ``.by(person)`` as someone else) and
+    deletes every task it seeded after the test."""
+    kandev_people.server.start()  # a no-op unless an earlier test left it stopped
+    seeder = Seeder(kandev_people.server)
+    yield seeder
+    seeder.cleanup()
+
+
 @pytest.fixture
 def seed(kandev: KandevServer) -> Iterator[Seeder]:
     kandev.start()  # a no-op unless an earlier test left the shared server stopped
@@ -121,8 +154,8 @@ def seed(kandev: KandevServer) -> Iterator[Seeder]:
     seeder.cleanup()
 
 
-@pytest.fixture
-def bot_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[BotFactory]:
+def _bots(fake_slack: FakeSlack, kandev: KandevServer, tmp_path: Path) -> Iterator[BotFactory]:
+    """Bot processes on ``kandev``, stopped afterwards."""
     started: list[BotProcess] = []
 
     def make(
@@ -139,6 +172,19 @@ def bot_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[BotFa
     yield make
     for bot in started:
         bot.stop()
+
+
+@pytest.fixture
+def bot_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[BotFactory]:
+    yield from _bots(fake_slack, kandev, tmp_path)
+
+
+@pytest.fixture
+def people_bot_factory(
+    fake_slack: FakeSlack, kandev_people: Cast, tmp_path: Path
+) -> Iterator[BotFactory]:
+    """Like ``bot_factory``, on ``kandev_people``'s Kandev (the bot's token: the harness's PAT)."""
+    yield from _bots(fake_slack, kandev_people.server, tmp_path)
 
 
 @pytest.fixture
@@ -170,6 +216,14 @@ def app_factory(fake_slack: FakeSlack, kandev, tmp_path: Path) -> Iterator[AppFa
 def inbox_app_factory(fake_slack: FakeSlack, kandev_inbox, tmp_path: Path) -> Iterator[AppFactory]:
     """Like ``app_factory``, on the Kandev with the Needs-you inbox on."""
     yield from _apps(fake_slack, kandev_inbox, tmp_path)
+
+
+@pytest.fixture
+def people_app_factory(
+    fake_slack: FakeSlack, kandev_people: Cast, tmp_path: Path
+) -> Iterator[AppFactory]:
+    """Like ``app_factory``, on ``kandev_people``'s Kandev (the bot's token: the harness's PAT)."""
+    yield from _apps(fake_slack, kandev_people.server, tmp_path)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """A real Kandev on loopback, for the tests, the benchmark and the preview: the npm runtime's
 install (``ensure_runtime``), port blocks, ``KandevServer`` (seeding through the scripted
-``mock_agent``, its MCP endpoint) and tool-permission requests. It imports nothing of the
-product, so it plays Kandev as Kandev is, not as the bot believes it to be.
+``mock_agent``, its MCP endpoint), tool-permission requests, and with auth on several people
+(``People``, ``Person``, the tests' ``Cast``) acting with their own tokens. It imports nothing
+of the product, so it plays Kandev as Kandev is, not as the bot believes it to be.
 
 This package's namespace is its public surface (``from kandev_slack.kits.kandevkit import
 KandevServer``); the modules behind it may change. ``mock_agent`` is also the script Kandev runs as
@@ -17,12 +18,14 @@ from kandev_slack.kits.kandevkit.kandev_runtime import (
 )
 from kandev_slack.kits.kandevkit.kandev_server import (
     KandevHarnessError,
+    KandevRefused,
     KandevServer,
     SeededBundle,
     Workflow,
 )
 from kandev_slack.kits.kandevkit.mcp import McpSession, McpToolError
 from kandev_slack.kits.kandevkit.mock_agent import STANDARD_OPTIONS, permission_spec
+from kandev_slack.kits.kandevkit.people import Cast, People, Person
 from kandev_slack.kits.kandevkit.permissions import (
     LIST_TOOL,
     RESOLVE_TOOL,
@@ -40,10 +43,15 @@ from kandev_slack.kits.kandevkit.ports import (
     reserve_block,
 )
 from kandev_slack.kits.kandevkit.processes import descendants
-from kandev_slack.kits.kandevkit.seeder import Seeder
+from kandev_slack.kits.kandevkit.seeder import Actor, Seeder
 from kandev_slack.kits.kandevkit.specs import QuestionSpec, option_id, question, sample_questions
 
 __all__ = [
+    "Actor",
+    "Cast",
+    "KandevRefused",
+    "People",
+    "Person",
     "BLOCK_SIZE",
     "INSTANCE_OFFSET",
     "INSTANCE_PORTS",

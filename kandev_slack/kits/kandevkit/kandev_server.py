@@ -47,6 +47,20 @@ class KandevHarnessError(RuntimeError):
     """The harness could not bring Kandev into the state a test asked for."""
 
 
+class KandevRefused(KandevHarnessError):
+    """Kandev refused a harness call: ``status`` (HTTP) or ``code`` (a ``/ws`` error frame's),
+    and what it said (``text``)."""
+
+    def __init__(
+        self, what: str, *, status: int | None = None, code: str | None = None, text: str = ""
+    ) -> None:
+        said = f"HTTP {status}" if status is not None else f"/ws error {code}"
+        super().__init__(f"{what}: {said} {text[:500]}")
+        self.status = status
+        self.code = code
+        self.text = text
+
+
 @dataclass(frozen=True)
 class SeededBundle:
     pending_id: str
@@ -98,6 +112,13 @@ class KandevServer:
         self._http: httpx.Client | None = None
         self._mcp: McpSession | None = None
         self._token: str | None = None
+        # Clients carrying another person's token (``http_as``, ``mcp_as``), by token.
+        self._clients: dict[str, httpx.Client] = {}
+        self._mcp_sessions: dict[str, McpSession] = {}
+        self._clients_lock = threading.Lock()
+        # The token each task was seeded with and each known session's, when not the harness's.
+        self._task_tokens: dict[str, str] = {}
+        self._session_tokens: dict[str, str] = {}
         self._default_workspace: str | None = None
         self._profile_id: str | None = None
         self._workflows: dict[str, Workflow] = {}
@@ -142,6 +163,52 @@ class KandevServer:
         if self._mcp is None:
             raise KandevHarnessError("the server has not been started")
         return self._mcp
+
+    def http_as(self, token: str | None) -> httpx.Client:
+        """A REST client for ``/api/v1`` paths carrying ``token`` (a person's PAT); ``None`` or
+        the harness's own token: ``http``."""
+        if token is None or token == self._token:
+            return self.http
+        with self._clients_lock:
+            if self._http is None:
+                raise KandevHarnessError("the server has not been started")
+            client = self._clients.get(token)
+            if client is None:
+                client = httpx.Client(
+                    base_url=f"{self.base_url}/api/v1",
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=60.0,
+                    trust_env=False,
+                )
+                self._clients[token] = client
+            return client
+
+    def mcp_as(self, token: str | None) -> McpSession:
+        """An MCP session carrying ``token``; ``None`` or the harness's own token: ``mcp``."""
+        if token is None or token == self._token:
+            return self.mcp
+        with self._clients_lock:
+            if self._mcp is None:
+                raise KandevHarnessError("the server has not been started")
+            session = self._mcp_sessions.get(token)
+            if session is None:
+                session = McpSession(self.base_url, token=token)
+                self._mcp_sessions[token] = session
+            return session
+
+    def token_for(self, task_id: str) -> str | None:
+        """The token a task was seeded with (``seed_bundle(token=…)``), else the harness's."""
+        return self._task_tokens.get(task_id, self._token)
+
+    def token_for_session(self, session_id: str) -> str | None:
+        """The token the task of a known session was seeded with, else the harness's."""
+        return self._session_tokens.get(session_id, self._token)
+
+    def remember_session(self, session_id: str, task_id: str) -> None:
+        """Note which seeded task a session belongs to (reads of it then use that token)."""
+        token = self._task_tokens.get(task_id)
+        if token is not None and session_id:
+            self._session_tokens[session_id] = token
 
     def start(self) -> KandevServer:
         if self._closed:
@@ -308,6 +375,13 @@ class KandevServer:
         self._mcp = McpSession(self.base_url, token=self._token)
 
     def _close_clients(self) -> None:
+        with self._clients_lock:
+            for client in self._clients.values():
+                client.close()
+            for session in self._mcp_sessions.values():
+                session.close()
+            self._clients.clear()
+            self._mcp_sessions.clear()
         if self._http is not None:
             self._http.close()
             self._http = None
@@ -333,28 +407,35 @@ class KandevServer:
             self._default_workspace = (default or workspaces)[0]["id"]
         return self._default_workspace
 
-    def workspaces(self) -> list[dict[str, Any]]:
-        response = self.http.get("/workspaces")
+    def workspaces(self, *, token: str | None = None) -> list[dict[str, Any]]:
+        """The workspaces ``token``'s person sees (default: the harness's)."""
+        response = self.http_as(token).get("/workspaces")
         _check(response, "list workspaces")
         return response.json()["workspaces"]
 
-    def create_workspace(self, name: str) -> str:
-        response = self.http.post("/workspaces", json={"name": name})
+    def create_workspace(self, name: str, *, token: str | None = None) -> str:
+        """A new workspace, owned by ``token``'s person (default: the harness)."""
+        response = self.http_as(token).post("/workspaces", json={"name": name})
         _check(response, "create workspace")
         return response.json()["id"]
 
-    def task(self, task_id: str) -> dict[str, Any]:
-        response = self.http.get(f"/tasks/{task_id}")
+    def task(self, task_id: str, *, token: str | None = None) -> dict[str, Any]:
+        """``GET /tasks/{id}`` with ``token`` (default: the token the task was seeded with)."""
+        response = self._http_for_task(task_id, token).get(f"/tasks/{task_id}")
         _check(response, f"get task {task_id}")
         return response.json()
+
+    def _http_for_task(self, task_id: str, token: str | None) -> httpx.Client:
+        return self.http_as(token if token is not None else self.token_for(task_id))
 
     def seeded_task_ids(self) -> list[str]:
         """Tasks this server seeded and has not deleted yet (``close()`` deletes them)."""
         return list(self._seeded)
 
-    def delete_task(self, task_id: str) -> None:
-        """Delete a task (frees its agent port); an already deleted task is fine."""
-        response = self.http.delete(f"/tasks/{task_id}")
+    def delete_task(self, task_id: str, *, token: str | None = None) -> None:
+        """Delete a task (frees its agent port); an already deleted task is fine. ``token``:
+        default, the token it was seeded with."""
+        response = self._http_for_task(task_id, token).delete(f"/tasks/{task_id}")
         if response.status_code != 404:
             _check(response, f"delete task {task_id}")
         self._seeded.pop(task_id, None)
@@ -374,10 +455,12 @@ class KandevServer:
             raise KandevHarnessError(f"no enabled {MOCK_AGENT_NAME} profile: {response.text}")
         return self._profile_id
 
-    def workflow(self, workspace_id: str) -> Workflow:
-        """The workflow seeded tasks of ``workspace_id`` use (created on first use)."""
+    def workflow(self, workspace_id: str, *, token: str | None = None) -> Workflow:
+        """The workflow seeded tasks of ``workspace_id`` use (created on first use, with
+        ``token``: someone who may manage that workspace; default, the harness)."""
         if workspace_id not in self._workflows:
-            created = self.http.post(
+            http = self.http_as(token)
+            created = http.post(
                 "/workflows",
                 json={
                     "workspace_id": workspace_id,
@@ -387,7 +470,7 @@ class KandevServer:
             )
             _check(created, "create workflow")
             workflow_id = created.json()["id"]
-            steps = self.http.get(f"/workflows/{workflow_id}/workflow/steps")
+            steps = http.get(f"/workflows/{workflow_id}/workflow/steps")
             _check(steps, "list workflow steps")
             start = [s for s in steps.json()["steps"] if s.get("is_start_step")]
             if not start:
@@ -409,13 +492,16 @@ class KandevServer:
         priority: str | None = None,
         description: str = "",
         then: Sequence[dict[str, Any]] = (),
+        token: str | None = None,
     ) -> SeededBundle:
         """Create a task whose agent asks ``questions``; return once its bundle is listed.
 
         ``transcript``: what the agent says and runs before asking (see ``mock_agent.play``);
         ``labels``, ``priority``: the task's metadata; ``description``: Markdown shown before
         the agent's spec line in the task's description; ``then``: what the agent says and runs
-        once answered (as ``transcript``)."""
+        once answered (as ``transcript``); ``token``: a person's PAT the task is created, listed
+        and later read, answered and deleted with (default: the harness's), e.g. to seed in a
+        workspace only that person sees."""
         task = self._create_seed_task(
             questions,
             context,
@@ -426,6 +512,7 @@ class KandevServer:
             priority=priority,
             description=description,
             then=then,
+            token=token,
         )
         return self._await_bundles([task], timeout)[0]
 
@@ -437,10 +524,14 @@ class KandevServer:
         *,
         workspace_id: str | None = None,
         timeout: float | None = None,
+        token: str | None = None,
     ) -> list[SeededBundle]:
-        """Seed ``count`` bundles (tasks created back to back, agents start in parallel)."""
+        """Seed ``count`` bundles (tasks created back to back, agents start in parallel), with
+        ``token`` as ``seed_bundle``."""
         tasks = [
-            self._create_seed_task(questions, context, f"Harness bundle {n}", workspace_id)
+            self._create_seed_task(
+                questions, context, f"Harness bundle {n}", workspace_id, token=token
+            )
             for n in range(1, count + 1)
         ]
         return self._await_bundles(tasks, timeout or 30.0 + 2.0 * count)
@@ -458,12 +549,14 @@ class KandevServer:
         description: str = "",
         permissions: Sequence[dict[str, Any]] = (),
         then: Sequence[dict[str, Any]] = (),
+        token: str | None = None,
     ) -> dict[str, Any]:
         """Create a task whose mock agent asks ``questions``, or (when ``permissions`` are
-        given) sends those tool-permission requests instead (see ``mock_agent.permission_spec``)."""
+        given) sends those tool-permission requests instead (see ``mock_agent.permission_spec``);
+        with ``token`` (a person's PAT; default: the harness's)."""
         questions = list(questions) if questions is not None else sample_questions(1)
         workspace_id = workspace_id or self.workspace_id
-        workflow = self.workflow(workspace_id)
+        workflow = self.workflow(workspace_id, token=token)
         marker = uuid.uuid4().hex
         first_title = questions[0].get("title", "question") if questions else "question"
         spec = mock_agent.spec_line(
@@ -484,9 +577,11 @@ class KandevServer:
             body["labels"] = list(labels)
         if priority is not None:
             body["priority"] = priority
-        response = self.http.post("/tasks", json=body)
+        response = self.http_as(token).post("/tasks", json=body)
         _check(response, "create task")
         task_id = response.json()["id"]
+        if token is not None and token != self._token:
+            self._task_tokens[task_id] = token
         self._markers[task_id] = marker
         self._seeded[task_id] = SeededBundle("", task_id, "", workspace_id, marker)
         return {
@@ -504,8 +599,10 @@ class KandevServer:
         """
         deadline = time.monotonic() + timeout
         found: dict[str, SeededBundle] = {}
+        tokens = list(dict.fromkeys(self.token_for(t["task_id"]) for t in tasks))
         while True:
-            for bundle in self.list_pending():
+            listed = [b for token in tokens for b in self.list_pending(token=token)]
+            for bundle in listed:
                 task = next((t for t in tasks if t["task_id"] == bundle["task_id"]), None)
                 complete = task is not None and len(bundle["questions"]) == task["question_count"]
                 if task is not None and complete and task["task_id"] not in found:
@@ -536,6 +633,8 @@ class KandevServer:
             time.sleep(POLL_INTERVAL)
         bundles = [found[t["task_id"]] for t in tasks]
         self._seeded.update({b.task_id: b for b in bundles})
+        for seeded in bundles:
+            self.remember_session(seeded.session_id, seeded.task_id)
         return bundles
 
     def _agent_log_tail(self, lines: int = 30) -> str:
@@ -546,9 +645,11 @@ class KandevServer:
 
     # --- reading state ------------------------------------------------------------------
     def list_pending(
-        self, workspace_id: str | None = None, *, page_size: int = 200
+        self, workspace_id: str | None = None, *, page_size: int = 200, token: str | None = None
     ) -> list[dict[str, Any]]:
-        """Every active bundle, all pages of ``list_pending_questions_kandev``, oldest first."""
+        """Every active bundle ``token``'s person sees (default: the harness), all pages of
+        ``list_pending_questions_kandev``, oldest first."""
+        mcp = self.mcp_as(token)
         bundles: list[dict[str, Any]] = []
         cursor = ""
         while True:
@@ -557,14 +658,18 @@ class KandevServer:
                 arguments["workspace_id"] = workspace_id
             if cursor:
                 arguments["cursor"] = cursor
-            page = self.mcp.call_tool("list_pending_questions_kandev", arguments)
+            page = mcp.call_tool("list_pending_questions_kandev", arguments)
             bundles.extend(page["bundles"])
             cursor = page.get("next_cursor") or ""
             if not cursor:
                 return bundles
 
-    def clarification_messages(self, task_id: str) -> list[dict[str, Any]]:
-        """The task's ``clarification_request`` messages (one per question), oldest first."""
+    def clarification_messages(
+        self, task_id: str, *, token: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The task's ``clarification_request`` messages (one per question), oldest first,
+        read with ``token`` (default: the token the task was seeded with)."""
+        mcp = self.mcp_as(token if token is not None else self.token_for(task_id))
         messages: list[dict[str, Any]] = []
         after = ""
         while True:
@@ -576,22 +681,25 @@ class KandevServer:
             }
             if after:
                 arguments["after"] = after
-            page = self.mcp.call_tool("get_task_conversation_kandev", arguments)
+            page = mcp.call_tool("get_task_conversation_kandev", arguments)
             batch = page.get("messages") or []
             messages.extend(batch)
             if not page.get("has_more") or not batch:
                 return messages
             after = batch[-1]["id"]
 
-    def final_status(self, task_id: str, pending_id: str) -> dict[str, Any]:
-        """How a bundle stands according to its clarification messages.
+    def final_status(
+        self, task_id: str, pending_id: str, *, token: str | None = None
+    ) -> dict[str, Any]:
+        """How a bundle stands according to its clarification messages (read as
+        ``clarification_messages`` does).
 
         ``{"pending_id", "task_id", "status", "questions": {question_id: {"status", "response"}}}``
         where ``status`` is the questions' common status (``"mixed"`` if they differ,
         ``"missing"`` if the task has no message for ``pending_id``).
         """
         questions: dict[str, dict[str, Any]] = {}
-        for message in self.clarification_messages(task_id):
+        for message in self.clarification_messages(task_id, token=token):
             metadata = message.get("metadata") or {}
             if metadata.get("pending_id") != pending_id:
                 continue
@@ -639,17 +747,31 @@ class KandevServer:
 
     # --- acting on bundles --------------------------------------------------------------
     def respond(
-        self, pending_id: str, body: Mapping[str, Any] | str, *, timeout: float = 60.0
+        self,
+        pending_id: str,
+        body: Mapping[str, Any] | str,
+        *,
+        timeout: float = 60.0,
+        token: str | None = None,
     ) -> httpx.Response:
-        """``POST /clarification/{id}/respond`` as the web UI does (a str body is sent raw)."""
+        """``POST /clarification/{id}/respond`` as the web UI does (a str body is sent raw), as
+        ``token``'s person (default: whoever seeded the bundle, else the harness)."""
         url = f"/clarification/{pending_id}/respond"
+        http = self.http_as(token if token is not None else self._seeding_token(pending_id))
         if isinstance(body, str):
             headers = {"Content-Type": "application/json"}
-            return self.http.post(url, content=body, headers=headers, timeout=timeout)
-        return self.http.post(url, json=dict(body), timeout=timeout)
+            return http.post(url, content=body, headers=headers, timeout=timeout)
+        return http.post(url, json=dict(body), timeout=timeout)
 
-    def answer(self, pending_id: str, answers: Mapping[str, str | Sequence[str]]) -> httpx.Response:
-        """Answer each question: an option id (``q1_opt2``), a list of them, or free text."""
+    def answer(
+        self,
+        pending_id: str,
+        answers: Mapping[str, str | Sequence[str]],
+        *,
+        token: str | None = None,
+    ) -> httpx.Response:
+        """Answer each question: an option id (``q1_opt2``), a list of them, or free text (as
+        ``respond``, with ``token``)."""
         entries = []
         for question_id, value in answers.items():
             if isinstance(value, str) and not OPTION_ID.match(value):
@@ -662,31 +784,46 @@ class KandevServer:
                     {"question_id": question_id, "selected_options": selected, "custom_text": ""}
                 )
         return self.respond(
-            pending_id, {"answers": entries, "rejected": False, "reject_reason": ""}
+            pending_id,
+            {"answers": entries, "rejected": False, "reject_reason": ""},
+            token=token,
         )
 
-    def reject(self, pending_id: str, reason: str = "") -> httpx.Response:
-        return self.respond(pending_id, {"answers": [], "rejected": True, "reject_reason": reason})
+    def reject(
+        self, pending_id: str, reason: str = "", *, token: str | None = None
+    ) -> httpx.Response:
+        return self.respond(
+            pending_id,
+            {"answers": [], "rejected": True, "reject_reason": reason},
+            token=token,
+        )
 
-    def cancel(self, pending_id: str, *, timeout: float = 30.0) -> dict[str, Any]:
+    def cancel(
+        self, pending_id: str, *, timeout: float = 30.0, token: str | None = None
+    ) -> dict[str, Any]:
         """Cancel a live bundle as an operator would and wait until Kandev recorded it.
 
         The cancel request's HTTP answer can be very slow, so it runs in the background; this
         returns ``final_status`` once the bundle left the list and reads ``cancelled``.
+        ``token``: whose cancel it is (default: whoever seeded the bundle, else the harness).
         """
-        task_id = self._task_of(pending_id)
+        token = token if token is not None else self._seeding_token(pending_id)
+        task_id = self._task_of(pending_id, token)
         marker = self._markers.get(task_id)
         if marker is not None:
             flag = mock_agent.cancel_flag(self.results_dir, marker)
             flag.parent.mkdir(parents=True, exist_ok=True)
             flag.touch()
         threading.Thread(
-            target=self._post_cancel, args=(pending_id,), name=f"cancel-{pending_id}", daemon=True
+            target=self._post_cancel,
+            args=(pending_id, token),
+            name=f"cancel-{pending_id}",
+            daemon=True,
         ).start()
         deadline = time.monotonic() + timeout
         while True:
-            listed = any(b["pending_id"] == pending_id for b in self.list_pending())
-            status = self.final_status(task_id, pending_id)
+            listed = any(b["pending_id"] == pending_id for b in self.list_pending(token=token))
+            status = self.final_status(task_id, pending_id, token=token)
             if not listed and status["status"] == "cancelled":
                 return status
             if time.monotonic() > deadline:
@@ -696,15 +833,22 @@ class KandevServer:
                 )
             time.sleep(POLL_INTERVAL)
 
-    def _post_cancel(self, pending_id: str) -> None:
+    def _post_cancel(self, pending_id: str, token: str | None) -> None:
         with contextlib.suppress(httpx.HTTPError, KandevHarnessError):
-            self.http.post(f"/clarification/{pending_id}/cancel", timeout=180.0)
+            self.http_as(token).post(f"/clarification/{pending_id}/cancel", timeout=180.0)
 
-    def _task_of(self, pending_id: str) -> str:
-        for bundle in self._seeded.values():
+    def _seeding_token(self, pending_id: str) -> str | None:
+        """The token the bundle ``pending_id`` was seeded with (else the harness's)."""
+        for bundle in list(self._seeded.values()):
+            if bundle.pending_id == pending_id:
+                return self.token_for(bundle.task_id)
+        return self._token
+
+    def _task_of(self, pending_id: str, token: str | None = None) -> str:
+        for bundle in list(self._seeded.values()):
             if bundle.pending_id == pending_id:
                 return bundle.task_id
-        for listed in self.list_pending():
+        for listed in self.list_pending(token=token):
             if listed["pending_id"] == pending_id:
                 return str(listed["task_id"])
         raise KandevHarnessError(f"bundle {pending_id} is neither seeded here nor listed")
@@ -712,4 +856,4 @@ class KandevServer:
 
 def _check(response: httpx.Response, what: str) -> None:
     if response.is_error:
-        raise KandevHarnessError(f"{what}: HTTP {response.status_code} {response.text[:500]}")
+        raise KandevRefused(what, status=response.status_code, text=response.text)

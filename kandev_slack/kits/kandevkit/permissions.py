@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from websockets.sync.client import connect
 
-from .kandev_server import POLL_INTERVAL, KandevHarnessError, KandevServer
+from .kandev_server import POLL_INTERVAL, KandevHarnessError, KandevRefused, KandevServer
 from .mcp import McpToolError
 
 LIST_TOOL = "list_pending_agent_permissions_kandev"
@@ -47,10 +47,28 @@ class SeededPermission:
 
 
 class Permissions:
-    """The permission calls of one Kandev server."""
+    """The permission calls of one Kandev server, made with ``token`` (a person's PAT) when
+    given; else each call acts as whoever seeded the task it names (``server.token_for``), and
+    as the harness for tasks it seeded or does not know."""
 
-    def __init__(self, server: KandevServer) -> None:
+    def __init__(self, server: KandevServer, token: str | None = None) -> None:
         self.server = server
+        self.token = token
+
+    def _for_task(self, task_id: str) -> str | None:
+        return self.token if self.token is not None else self.server.token_for(task_id)
+
+    def _for_session(self, session_id: str) -> str | None:
+        return self.token if self.token is not None else self.server.token_for_session(session_id)
+
+    def _for_payload(self, payload: dict[str, Any]) -> str | None:
+        if self.token is not None:
+            return self.token
+        if payload.get("task_id"):
+            return self.server.token_for(str(payload["task_id"]))
+        if payload.get("session_id"):
+            return self.server.token_for_session(str(payload["session_id"]))
+        return self.server.token
 
     def seed(
         self,
@@ -82,6 +100,7 @@ class Permissions:
             workspace_id,
             description=description,
             permissions=list(requests),
+            token=self.token,
         )
         return str(task["task_id"])
 
@@ -115,11 +134,39 @@ class Permissions:
         arguments = {"task_id": task_id}
         if session_id:
             arguments["session_id"] = session_id
-        return list(self.server.mcp.call_tool(LIST_TOOL, arguments)["permissions"])
+        mcp = self.server.mcp_as(self._for_task(task_id))
+        return list(mcp.call_tool(LIST_TOOL, arguments)["permissions"])
 
     def resolve(self, seeded: SeededPermission, option_id: str) -> dict[str, Any]:
         """Resolve over MCP (``McpToolError`` carries Kandev's ``backend error [CODE]``)."""
-        return dict(self.server.mcp.call_tool(RESOLVE_TOOL, seeded.resolve_arguments(option_id)))
+        mcp = self.server.mcp_as(self._for_task(seeded.task_id))
+        return dict(mcp.call_tool(RESOLVE_TOOL, seeded.resolve_arguments(option_id)))
+
+    def respond(self, seeded: SeededPermission, option_id: str) -> dict[str, Any]:
+        """Resolve as Kandev's web UI does: ``permission.respond`` over ``/ws`` (audited with
+        ``source: "web"`` and the acting token's user); its response's payload, or
+        ``KandevRefused`` carrying the error frame's ``code``."""
+        frame = self.ws_frame("permission.respond", seeded.resolve_arguments(option_id))
+        payload = frame.get("payload") or {}
+        if frame.get("type") == "error":
+            raise KandevRefused(
+                "permission.respond",
+                code=str(payload.get("code") or ""),
+                text=str(payload.get("message") or ""),
+            )
+        return dict(payload)
+
+    def resolution(self, seeded: SeededPermission) -> dict[str, Any] | None:
+        """The request's ``metadata.permission_resolution`` once it is final (Kandev's
+        ``actor_user_id``, ``actor_kind``, ``source``, ``option_id``…), else ``None``."""
+        for message in self.messages(seeded.session_id):
+            metadata = message.get("metadata") or {}
+            if metadata.get("request_id") != seeded.request_id:
+                continue
+            resolution = metadata.get("permission_resolution") or {}
+            if resolution.get("finalized_at"):
+                return dict(resolution)
+        return None
 
     def agent_outcomes(
         self, task_id: str, count: int = 1, *, timeout: float = 15.0
@@ -138,14 +185,16 @@ class Permissions:
     def messages(self, session_id: str) -> builtins.list[dict[str, Any]]:
         """The session's ``permission_request`` messages, oldest first."""
         path = f"/task-sessions/{quote(session_id, safe='')}/messages"
-        response = self.server.http.get(path, params={"limit": 200, "sort": "asc"})
+        http = self.server.http_as(self._for_session(session_id))
+        response = http.get(path, params={"limit": 200, "sort": "asc"})
         response.raise_for_status()
         rows = response.json().get("messages") or []
         return [m for m in rows if m.get("type") == PERMISSION_TYPE]
 
     def session(self, session_id: str) -> dict[str, Any]:
         """``GET /api/v1/task-sessions/{id}``'s ``session`` (``cancellation_revision``…)."""
-        response = self.server.http.get(f"/task-sessions/{quote(session_id, safe='')}")
+        http = self.server.http_as(self._for_session(session_id))
+        response = http.get(f"/task-sessions/{quote(session_id, safe='')}")
         response.raise_for_status()
         data: dict[str, Any] = response.json()["session"]
         return data
@@ -153,9 +202,18 @@ class Permissions:
     def ws_request(self, action: str, payload: dict[str, Any], timeout: float = 30.0) -> Any:
         """One request over the web UI's ``/ws`` (e.g. ``agent.cancel``, ``permission.respond``):
         its response's payload, or the error frame's."""
+        return self.ws_frame(action, payload, timeout).get("payload")
+
+    def ws_frame(
+        self, action: str, payload: dict[str, Any], timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """As ``ws_request``, the whole reply frame (``type`` ``response`` or ``error``); over
+        ``/ws?token=`` the acting token (the one given, else the token of the payload's task or
+        session, else the harness's)."""
         url = self.server.base_url.replace("http", "ws", 1) + "/ws"
-        if self.server.token:
-            url += f"?token={self.server.token}"
+        token = self._for_payload(payload)
+        if token:
+            url += f"?token={token}"
         request_id = uuid.uuid4().hex
         frame = {"id": request_id, "type": "request", "action": action, "payload": payload}
         deadline = time.monotonic() + timeout
@@ -164,7 +222,7 @@ class Permissions:
             while True:
                 reply = json.loads(socket.recv(timeout=max(0.1, deadline - time.monotonic())))
                 if reply.get("id") == request_id:
-                    return reply.get("payload")
+                    return dict(reply)
 
     def stop_agent(self, session_id: str) -> Any:
         """``agent.stop`` for the session's agent execution (contract §5 I: the request is
@@ -178,6 +236,7 @@ class Permissions:
         return self.ws_request("agent.cancel", {"session_id": session_id})
 
     def _seeded(self, task_id: str, listed: dict[str, Any]) -> SeededPermission:
+        self.server.remember_session(listed["session_id"], task_id)
         known = self.server._seeded.get(task_id)
         return SeededPermission(
             task_id=task_id,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
@@ -15,13 +15,34 @@ from .specs import QuestionSpec
 T = TypeVar("T")
 
 
+class Actor(Protocol):
+    """Someone with a personal access token (a ``Person``)."""
+
+    @property
+    def token(self) -> str: ...
+
+
 class Seeder:
     """``seed(questions, context, title)`` → ``SeededBundle``; ``seed.many(n)`` → a list;
-    ``seed.permission(requests)`` → ``SeededPermission``."""
+    ``seed.permission(requests)`` → ``SeededPermission``; ``seed.by(person)`` → a seeder
+    acting with that person's token (e.g. in their own workspace, which the harness cannot
+    see), whose tasks this one's ``cleanup`` deletes too.
 
-    def __init__(self, server: KandevServer) -> None:
+    ``token``: the PAT every call is made with (default: the harness's)."""
+
+    def __init__(
+        self, server: KandevServer, token: str | None = None, *, _tasks: list[str] | None = None
+    ) -> None:
         self.server = server
-        self.task_ids: list[str] = []
+        self.token = token
+        self.task_ids: list[str] = _tasks if _tasks is not None else []
+
+    def by(self, actor: Actor | str) -> Seeder:
+        """A seeder acting as ``actor`` (a ``Person``, or a PAT), sharing this one's tasks."""
+        token = actor if isinstance(actor, str) else actor.token
+        if not token:
+            raise ValueError("Seeder.by needs a person with a personal access token")
+        return Seeder(self.server, token, _tasks=self.task_ids)
 
     def __call__(
         self,
@@ -30,6 +51,7 @@ class Seeder:
         title: str | None = None,
         **options: Any,
     ) -> SeededBundle:
+        options.setdefault("token", self.token)
         return self._tracked(lambda: self.server.seed_bundle(questions, context, title, **options))
 
     def many(
@@ -39,6 +61,7 @@ class Seeder:
         context: str = "",
         **options: Any,
     ) -> list[SeededBundle]:
+        options.setdefault("token", self.token)
         return self._tracked(lambda: self.server.seed_many(count, questions, context, **options))
 
     def permission(
@@ -46,14 +69,15 @@ class Seeder:
     ) -> SeededPermission:
         """A task whose agent sends ``requests`` (``mock_agent.permission_spec``); its first
         request once listed (see ``Permissions.seed``)."""
-        return self._tracked(lambda: Permissions(self.server).seed(requests, title, **options))
+        permissions = Permissions(self.server, self.token)
+        return self._tracked(lambda: permissions.seed(requests, title, **options))
 
     def supersede(self, bundle: SeededBundle, text: str = "new instructions") -> None:
         """Start a new turn in the bundle's session, as a person typing new instructions in
         Kandev's web UI does: the open turn is cancelled (the stand-in agent keeps waiting in
         its tool call) and a user message starts the next one, which supersedes the bundle
         (it leaves the active list; its messages keep ``status: pending``)."""
-        permissions = Permissions(self.server)
+        permissions = Permissions(self.server, self.token)
         permissions.cancel_turn(bundle.session_id)
         permissions.ws_request(
             "message.add",

@@ -16,11 +16,15 @@ from kandev_slack.kits.kandevkit import (
     LIST_TOOL,
     RESOLVE_TOOL,
     STANDARD_OPTIONS,
+    Cast,
     KandevHarnessError,
+    KandevRefused,
     KandevServer,
     McpSession,
     McpToolError,
+    People,
     Permissions,
+    Person,
     PortBlock,
     PortReservation,
     QuestionSpec,
@@ -43,6 +47,10 @@ from tests.kit.harness.kandev_proxy import AnswerCall, Fault, KandevProxy, PathF
 from tests.kit.harness.postgres import PG_ADMIN, admin_connection
 
 __all__ = [
+    "Cast",
+    "KandevRefused",
+    "People",
+    "Person",
     "admin_connection",
     "BLOCK_SIZE",
     "CHANNEL",
