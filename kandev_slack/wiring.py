@@ -45,6 +45,7 @@ from kandev_slack.usecases.followups.quiet import QuietReleaser, QuietService
 from kandev_slack.usecases.followups.reminders import FollowUpWorker
 from kandev_slack.usecases.followups.subscriptions import SubscriptionNotifier, SubscriptionService
 from kandev_slack.usecases.groups import GroupLines
+from kandev_slack.usecases.identity import Identities
 from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNROUTABLE, Approvals
 from kandev_slack.usecases.intake.discovery import UNROUTABLE as DISCOVERY_UNROUTABLE
 from kandev_slack.usecases.intake.discovery import Discovery
@@ -96,6 +97,16 @@ class UseCases:
     card_changes: Signal
 
 
+def _person_client(bot: KandevClient) -> Callable[[str], KandevClient]:
+    """Makes the Kandev client of one person's own token (kandev_slack/usecases/identity.py
+    keeps them): the bot's Kandev, bounded retries like the bot's."""
+
+    def made(token: str) -> KandevClient:
+        return KandevClient(bot.base_url, token, retry_attempts=3, retry_max_wait=2.0)
+
+    return made
+
+
 def use_cases(
     settings: Settings, health: Health, store: Database, kandev: KandevClient, slack: SlackGateway
 ) -> UseCases:
@@ -112,8 +123,14 @@ def use_cases(
     past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()
+    identities = Identities(
+        bot=kandev,
+        links=store.links,
+        answerers=answerers,
+        client_for=_person_client(kandev),
+    )
     answers = AnswerService(
-        kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight
+        kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight, identities
     )
     sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
     recovery = _recovery(store, kandev, answers, answerers, notifier, in_flight)
@@ -427,7 +444,7 @@ def _listener_services(
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
-    admission = Admission(store.cards, store.audit_log, queue, queue.answerers)
+    admission = Admission(store.cards, store.audit_log, queue, queue.answerers, answers.identities)
     answering = Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING)
     reading = Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING)
     groups = Groups(store.cards, store.audit_log)

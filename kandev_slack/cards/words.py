@@ -246,6 +246,51 @@ def unverifiable_message(*, approval: bool = False) -> str:
     )
 
 
+# ---- whose Kandev account (kandev_slack/usecases/identity.py) ----------------------------
+
+#: Where a person mints the token they link (Kandev's own words for the page).
+MINT_WHERE = "Kandev → Settings → Account → API tokens"
+
+
+def connect_message(*, approval: bool = False) -> str:
+    what = "approvals are decided" if approval else "questions are answered"
+    return (
+        f"Nothing was sent: here {what} with your own Kandev account, and yours is not "
+        "connected. Connect it (the button, or `/kandev-questions connect`) and what you "
+        "clicked is offered to you again for 10 minutes."
+    )
+
+
+def reconnect_message() -> str:
+    return (
+        "Nothing was sent: Kandev no longer accepts the token you connected (revoked, "
+        "expired, or your Kandev user disabled). Connect your Kandev account again "
+        "(`/kandev-questions connect`)."
+    )
+
+
+def viewer_message(*, approval: bool = False) -> str:
+    return (
+        "Nothing was sent: you are a viewer in this task's Kandev workspace, and viewers "
+        f"can't {'approve' if approval else 'answer'} in Kandev. Ask the workspace's owner to "
+        "make you a collaborator."
+    )
+
+
+def not_visible_message() -> str:
+    return (
+        "You can't see this task in Kandev (your Kandev account is not a member of its "
+        "workspace), so nothing was sent. The card stays open for others."
+    )
+
+
+def identity_unreachable_message() -> str:
+    return (
+        "Nothing was sent: the bot could not ask Kandev what your account may do there. "
+        "Please try again in a moment."
+    )
+
+
 def wrong_channel_message(channel: str, *, approval: bool = False) -> str:
     if approval:
         return f"This approval can only be decided from its card in <#{channel}>."

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal, Unpack
 from urllib.parse import quote
 
+import httpx
+
 from kandev_slack.core.clarification import Answer, Bundle
 from kandev_slack.kandev import conversation, respond
 from kandev_slack.kandev.approvals.client import PermissionsClient
 from kandev_slack.kandev.cache import TtlCache
-from kandev_slack.kandev.errors import KandevNotFoundError, KandevProtocolError
+from kandev_slack.kandev.errors import (
+    KandevAuthError,
+    KandevError,
+    KandevNotFoundError,
+    KandevProtocolError,
+)
 from kandev_slack.kandev.http import HttpOptions, KandevHttp
 from kandev_slack.kandev.mcp.session import McpSession
 from kandev_slack.kandev.models import (
     ActiveList,
     FinalState,
+    KandevUser,
     Lost,
     NotActive,
     NotRecorded,
@@ -30,6 +39,7 @@ from kandev_slack.kandev.models import (
 )
 from kandev_slack.kandev.probe import probe
 from kandev_slack.kandev.replies import (
+    HiddenList,
     InboxHistory,
     MessagePage,
     RawPendingPage,
@@ -40,6 +50,8 @@ from kandev_slack.kandev.replies import (
     validate,
 )
 
+log = logging.getLogger(__name__)
+
 Transport = Literal["rest", "mcp"]
 
 LIST_PENDING_TOOL = "list_pending_questions_kandev"
@@ -47,6 +59,8 @@ ANSWER_TOOL = "answer_question_kandev"
 CONVERSATION_TOOL = "get_task_conversation_kandev"
 #: The Needs-you inbox history (only with KANDEV_FEATURES_NEEDS_YOU_INBOX=true).
 HISTORY_PATH = "/api/v1/clarification-inbox/history"
+INBOX_PATH = "/api/v1/clarification-inbox"
+SIDECAR_PATH = "/api/v1/clarification-inbox/sidecar"
 MAX_PAGE_SIZE = 200
 
 
@@ -393,6 +407,68 @@ class KandevClient:
             raise KandevNotFoundError("NOT_FOUND", f"task {task_id} not found")
         return validate(Task, json_200(response))
 
+    # ---- the token's owner (people's own tokens) -------------------------------------
+
+    def me(self) -> KandevUser | None:
+        """Whose token this is (``GET /api/v1/auth/me``): None when Kandev does not take it
+        (revoked, expired, its user disabled: Kandev answers 200 ``authenticated:false``, not
+        401). Raises :class:`~kandev_slack.kandev.errors.KandevUnavailable` when Kandev cannot
+        be reached."""
+        response = self._http.request("GET", "/api/v1/auth/me", call="auth.me").response
+        if response.status_code == 401:
+            return None
+        data = json_200(response)
+        if not isinstance(data, dict) or data.get("authenticated") is not True:
+            return None
+        return validate(KandevUser, data.get("user"))
+
+    def account(self) -> KandevUser | Literal["refused", "unreachable"]:
+        """:meth:`me`, its failures as kinds: ``refused`` (Kandev does not take the token),
+        ``unreachable`` (Kandev could not be asked)."""
+        try:
+            user = self.me()
+        except KandevAuthError:
+            return "refused"
+        except KandevError as exc:
+            log.warning("could not ask Kandev whose token this is: %s", exc.__class__.__name__)
+            return "unreachable"
+        return "refused" if user is None else user
+
+    def access(self) -> dict[str, Workspace] | Literal["refused", "unreachable"]:
+        """The workspaces this token sees, by id, with its role there (:meth:`workspaces`),
+        its failures as kinds (see :meth:`account`)."""
+        try:
+            return {w.id: w for w in self.workspaces()}
+        except KandevAuthError:
+            return "refused"
+        except KandevError as exc:
+            log.warning("could not read a token's Kandev workspaces: %s", exc.__class__.__name__)
+            return "unreachable"
+
+    def inbox_hide(self, pending_id: str, *, snooze: str | None) -> None:
+        """Hide a bundle in this token's owner's Needs-you inbox: snoozed for ``snooze``
+        ("1h", "4h", "24h"), else dismissed (``PUT …/clarification-inbox/sidecar/{id}``)."""
+        body = {"state": "snoozed", "snooze_duration": snooze} if snooze else {"state": "dismissed"}
+        response = self._http.request(
+            "PUT", f"{SIDECAR_PATH}/{quote(pending_id, safe='')}", json=body, call="inbox.sidecar"
+        ).response
+        _no_content(response)
+
+    def inbox_show(self, pending_id: str) -> None:
+        """Undo :meth:`inbox_hide` (idempotent)."""
+        response = self._http.request(
+            "DELETE", f"{SIDECAR_PATH}/{quote(pending_id, safe='')}", call="inbox.sidecar"
+        ).response
+        _no_content(response)
+
+    def inbox_hidden(self, workspace_id: str) -> frozenset[str]:
+        """The bundles this token's owner snoozed or dismissed in the workspace's Needs-you
+        inbox (``GET /api/v1/clarification-inbox/hidden``)."""
+        response = self._http.request(
+            "GET", f"{INBOX_PATH}/hidden", params={"workspace_id": workspace_id}, call="inbox"
+        ).response
+        return frozenset(validate(HiddenList, json_200(response)).ids())
+
     def _load_workspaces(self) -> list[Workspace]:
         response = self._http.request("GET", "/api/v1/workspaces").response
         return validate(WorkspaceList, json_200(response)).workspaces
@@ -402,3 +478,12 @@ class KandevClient:
     def probe(self, *, timeout: float = 5.0) -> ProbeResult:
         """Reachable? ready? token accepted (REST and MCP)? version? — see ``probe.py``."""
         return probe(self._http, McpSession(self._http), timeout=timeout)
+
+
+def _no_content(response: httpx.Response) -> None:
+    """A sidecar change is done on 204; anything else is not Kandev's contract."""
+    if response.status_code not in (200, 204):
+        raise KandevProtocolError(
+            f"{response.request.method} {response.request.url.path} answered HTTP "
+            f"{response.status_code}: {response.text[:200]}"
+        )

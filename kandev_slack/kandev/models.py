@@ -101,6 +101,26 @@ class SessionMessages(_Wire):
 class Workspace(_Wire):
     id: str
     name: str = ""
+    #: With auth on: who owns it, the token's role there (owner / collaborator / viewer) and
+    #: what that role may do (``session.prompt``: prompt agents, so answer and approve).
+    owner_id: str = ""
+    viewer_role: str = ""
+    scopes: tuple[str, ...] = ()
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _no_scopes(cls, value: object) -> object:
+        return () if value is None else value
+
+
+class KandevUser(_Wire):
+    """A Kandev account, as ``GET /api/v1/auth/me`` describes the token's owner."""
+
+    id: str
+    email: str = ""
+    display_name: str = ""
+    role: str = ""
+    status: str = ""
 
 
 # ---- outcomes of an answer/reject call -------------------------------------------------

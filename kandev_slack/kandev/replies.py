@@ -57,6 +57,25 @@ class InboxHistory(BaseModel):
     bundles: list[HistoryBundle] = Field(default_factory=list)
 
 
+class HiddenRow(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    pending_id: str
+    state: str = ""
+
+
+class HiddenList(BaseModel):
+    """``GET /api/v1/clarification-inbox/hidden?workspace_id=W``: what the token's owner
+    snoozed or dismissed there."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    bundles: list[HiddenRow] = Field(default_factory=list)
+
+    def ids(self) -> list[str]:
+        return [row.pending_id for row in self.bundles]
+
+
 def rfc3339(moment: datetime) -> str:
     """UTC RFC3339 with whole seconds, rounded down (``created_since`` is inclusive)."""
     if moment.tzinfo is None:

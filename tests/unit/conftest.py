@@ -33,6 +33,7 @@ from kandev_slack.usecases.answering.groups import Groups
 from kandev_slack.usecases.answering.interactions import Interactions
 from kandev_slack.usecases.answering.snooze import Snoozes
 from kandev_slack.usecases.followups.subscriptions import SubscriptionService
+from kandev_slack.usecases.identity import Identities
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.leases import InFlight
 from kandev_slack.usecases.outbox.publisher import Publisher
@@ -153,14 +154,36 @@ def queue(
 
 
 @pytest.fixture
-def admission(store: Database, queue: WaitingQueue, answerers: Answerers) -> Admission:
-    return Admission(store.cards, store.audit_log, queue, answerers)
+def identities(fake_kandev: FakeKandev, store: Database, answerers: Answerers) -> Identities:
+    """Whose Kandev account people act with: the routing's modes (the bot's by default); a
+    person's token gets a fake Kandev of its own."""
+    return Identities(
+        bot=fake_kandev,
+        links=store.links,
+        answerers=answerers,
+        client_for=lambda token: FakeKandev(fake_kandev.base_url),
+    )
 
 
 @pytest.fixture
-def answers(fake_kandev: FakeKandev, store: Database, publisher: Publisher) -> AnswerService:
+def admission(
+    store: Database, queue: WaitingQueue, answerers: Answerers, identities: Identities
+) -> Admission:
+    return Admission(store.cards, store.audit_log, queue, answerers, identities)
+
+
+@pytest.fixture
+def answers(
+    fake_kandev: FakeKandev, store: Database, publisher: Publisher, identities: Identities
+) -> AnswerService:
     return AnswerService(
-        fake_kandev, store.cards, store.submissions, store.audit_log, publisher, InFlight()
+        fake_kandev,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        publisher,
+        InFlight(),
+        identities,
     )
 
 

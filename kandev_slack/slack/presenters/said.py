@@ -68,6 +68,16 @@ def refusal(refused: Refusal) -> str:
             return words.forbidden_message(approval=on_approval)
         case "unverifiable":
             return words.unverifiable_message(approval=on_approval)
+        case "connect":
+            return words.connect_message(approval=on_approval)
+        case "reconnect":
+            return words.reconnect_message()
+        case "viewer":
+            return words.viewer_message(approval=on_approval)
+        case "not_visible":
+            return words.not_visible_message()
+        case "unreachable":
+            return words.identity_unreachable_message()
         case "unknown_bundle":
             return words.unknown_bundle_message()
         case "not_a_card":
@@ -127,6 +137,10 @@ def verdict(said: Verdict) -> str:
             return words.forbidden_message(approval=action == "approve")
         case "duplicate":
             return words.still_checking_message(action=action) if said.checking else ""
+        case "not_visible":
+            return words.not_visible_message()
+        case "relink":
+            return words.reconnect_message()
     raise AssertionError(f"unexpected verdict {said.kind!r}")
 
 

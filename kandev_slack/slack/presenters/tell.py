@@ -64,7 +64,7 @@ from kandev_slack.usecases.views.home import HomeService
 log = logging.getLogger(__name__)
 
 #: Verdicts that bring the form back with the message as a field error (nothing was sent).
-KEEP_OPEN = ("invalid", "not_recorded")
+KEEP_OPEN = ("invalid", "not_recorded", "relink")
 
 
 @dataclass(eq=False)

@@ -55,6 +55,11 @@ class LinksRepository(Repository):
         self._unopened: set[str] = set()
         self._unopened_lock = threading.Lock()
 
+    @property
+    def stores_tokens(self) -> bool:
+        """Whether tokens can be stored here (a secret key is set)."""
+        return self._vault is not None
+
     # ---- links ----------------------------------------------------------------------------
 
     def link(

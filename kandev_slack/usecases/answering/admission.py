@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import KW_ONLY, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from kandev_slack.core.domain import Action, Card, CardOutcome
 from kandev_slack.kinds.registry import label_of_key, spec_of
@@ -25,6 +25,7 @@ from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import bind_log_context
 from kandev_slack.store import AuditRepository, CardsRepository
 from kandev_slack.usecases.answerers import Answerers
+from kandev_slack.usecases.identity import Acting, Identities
 from kandev_slack.usecases.views.waiting import WaitingQueue
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,12 @@ RefusalKind = Literal[
     "unknown_action",  # a button this app does not handle (any more)
     "unknown_form",  # a form this app does not handle
     "unknown_shortcut",  # a shortcut this app does not handle
+    # Whose Kandev account (kandev_slack/usecases/identity.py): nothing is sent to Kandev.
+    "connect",  # a route that requires a linked account; the person has none (click parked)
+    "reconnect",  # the person's link is broken (Kandev refused their token)
+    "viewer",  # their role in the task's workspace may not answer agents
+    "not_visible",  # their Kandev account cannot see the task's workspace
+    "unreachable",  # Kandev could not be asked what their account may do: try again
 ]
 
 #: Snooze / Unsnooze: the person's own views change, nothing is sent to Kandev.
@@ -118,6 +125,8 @@ class Refusal:
 class Admitted:
     request: Request
     card: Card
+    #: The Kandev client (and link) the person acts with (kandev_slack/usecases/identity.py).
+    acting: Acting[Any]
 
 
 #: How long an interaction on a message that is still being recorded waits for it. The
@@ -133,6 +142,7 @@ class Admission:
     audit_log: AuditRepository
     queue: WaitingQueue
     answerers: Answerers
+    identities: Identities[Any]
     posting_wait_s: float = POSTING_WAIT_S
 
     def admit(self, request: Request) -> Admitted | Refusal:
@@ -150,8 +160,14 @@ class Admission:
             refusal = self._permission_problem(request, card)
         if refusal is not None:
             return self._refused(request, refusal)
+        # Last, whose Kandev account it is made with: the route's answerers apply first.
+        acting = self.identities.acting(request.user_id, card, request.action)
+        if isinstance(acting, str):
+            if acting == "connect":
+                self.identities.park(request.user_id, card.pending_id, parked_request(request))
+            return self._refused(request, Refusal(acting, card, action=request.action))
         bind_log_context(pending_id=card.pending_id)  # the rest of this interaction's lines
-        return Admitted(request, card)
+        return Admitted(request, card, acting)
 
     def refuse(self, unusable: Unusable) -> Refusal:
         """Refuse an interaction that could not even be described as a Request (a malformed
@@ -294,6 +310,38 @@ class Admission:
             self.audit_log.audit(pending_id, user or None, *entry)
         except Exception:  # the refusal still reaches the person
             log.exception("could not audit a refused %s", entry[0])
+
+
+#: What of a parked click is kept (kandev_slack/usecases/identity.py ``PARKED_FOR_S``): enough
+#: to offer it again, after a fresh admission, once the person connected.
+PARKED_FIELDS = ("action", "source", "via", "pending_id", "channel", "ts", "option")
+
+
+def parked_request(request: Request) -> dict[str, object]:
+    """The parts of ``request`` a parked click keeps (JSON-ready)."""
+    kept: dict[str, object] = {name: getattr(request, name) for name in PARKED_FIELDS}
+    kept["option"] = list(request.option) if request.option else None
+    kept["form"] = request.form
+    return kept
+
+
+def unparked_request(user_id: str, kept: dict[str, object]) -> Request | None:
+    """A parked click as a request again (None: it is not one this release can read)."""
+    try:
+        option = kept.get("option")
+        return Request(
+            user_id=user_id,
+            action=kept["action"],  # type: ignore[arg-type]
+            source=str(kept["source"]),
+            via=kept["via"],  # type: ignore[arg-type]
+            pending_id=str(kept["pending_id"]),
+            channel=kept.get("channel"),  # type: ignore[arg-type]
+            ts=kept.get("ts"),  # type: ignore[arg-type]
+            option=(str(option[0]), str(option[1])) if isinstance(option, list) else None,
+            form=bool(kept.get("form")),
+        )
+    except (KeyError, IndexError, TypeError):
+        return None
 
 
 def _same_message(card: Card, request: Request) -> bool:

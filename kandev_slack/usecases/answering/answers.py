@@ -37,12 +37,12 @@ from kandev_slack.usecases.answering import resolving
 from kandev_slack.usecases.answering.admission import Admitted
 from kandev_slack.usecases.answering.verdicts import (
     Attempt,
-    NotRecordedCause,
     Problem,
     Verdict,
     VerdictKind,
     repeat_of,
 )
+from kandev_slack.usecases.identity import Acting, Identities
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from kandev_slack.usecases.outbox.publisher import Publisher
 
@@ -71,6 +71,8 @@ class Begun:
     attempt: Attempt
     card: Card
     key: str
+    #: Whose Kandev account it is sent with (None: the bot's).
+    acting: Acting[KandevClient] | None = None
     duplicate: bool = False
     begun_at: float = field(default_factory=time.monotonic)  # the click recorded
     #: When it was first sent (just before: Kandev's record of a win of its is later).
@@ -91,6 +93,8 @@ class AnswerService:
     publisher: Publisher
     #: Submissions this process is sending (their leases are renewed; see leases.py).
     in_flight: InFlight
+    #: Whose Kandev account each submission is sent with (a refused token breaks a link).
+    identities: Identities[KandevClient]
     _: KW_ONLY
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
@@ -135,8 +139,8 @@ class AnswerService:
         if not self.submissions.begin_submission(
             attempt.pending_id, key, attempt.user_id, attempt.content()
         ):
-            return Begun(attempt, card, key, duplicate=True)
-        begun = Begun(attempt, card, key, first_sent=first_sent)
+            return Begun(attempt, card, key, admitted.acting, duplicate=True)
+        begun = Begun(attempt, card, key, admitted.acting, first_sent=first_sent)
         begun.lease.enter_context(self.in_flight.hold(key))
         return begun
 
@@ -159,23 +163,38 @@ class AnswerService:
             if not self.submissions.hold_submission(key, RECORDED, SUBMISSION_LEASE_S):
                 log.warning("answer for %s not sent: its lease ran out", attempt.pending_id)
                 return Verdict("unconfirmed", card, action=attempt.action)
+            acting = begun.acting
+            kandev = acting.kandev if acting is not None else self.kandev
             try:
-                outcome = resolving.send(self.kandev, card, attempt, first_sent=begun.first_sent)
+                outcome = resolving.send(kandev, card, attempt, first_sent=begun.first_sent)
+            except KandevAuthError as exc:
+                if acting is not None and acting.link is not None:
+                    # The person's own token was refused: their link is broken, nothing sent.
+                    self.identities.refused_token(acting)
+                    verdict = Verdict("relink", card, action=attempt.action)
+                else:
+                    verdict = Verdict("not_recorded", card, action=attempt.action, cause="auth")
+                log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
+                self._close(key, verdict)
+                self._audit(attempt, verdict, str(exc))
+                return verdict
             except KandevUnconfirmed as exc:
                 log.warning("answer for %s not confirmed by Kandev: %s", attempt.pending_id, exc)
                 outcome = reply.Unconfirmed(str(exc), earlier_attempt=True)
-            except (KandevUnavailable, KandevAuthError) as exc:
+            except KandevUnavailable as exc:
                 log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
-                cause: NotRecordedCause = (
-                    "auth" if isinstance(exc, KandevAuthError) else "unreachable"
-                )
-                verdict = Verdict("not_recorded", card, action=attempt.action, cause=cause)
+                verdict = Verdict("not_recorded", card, action=attempt.action, cause="unreachable")
                 self._close(key, verdict)
                 self._audit(attempt, verdict, str(exc))
                 return verdict
             if isinstance(outcome, reply.Unconfirmed) and not outcome.earlier_attempt:
                 # Kandev replied, unreadably: it is done with the call, so its record tells.
                 outcome = self._read_back(card, attempt, begun.first_sent) or outcome
+            if self._hidden_from(acting, card, attempt, outcome, begun.first_sent):
+                verdict = Verdict("not_visible", card, action=attempt.action)
+                self._close(key, verdict)
+                self._audit(attempt, verdict, _describe(outcome))
+                return verdict
             verdict = self._apply(card, attempt, outcome, key)
             self._close(key, verdict)
             metrics.answered_in(time.monotonic() - begun.begun_at)
@@ -184,10 +203,29 @@ class AnswerService:
         self._audit(attempt, verdict, _describe(outcome))
         return verdict
 
+    def _hidden_from(
+        self,
+        acting: Acting[KandevClient] | None,
+        card: Card,
+        attempt: Attempt,
+        outcome: Outcome,
+        first_sent: datetime,
+    ) -> bool:
+        """A person's own token was told "not found" or "no longer active": Kandev says the
+        same for an item their account cannot see. The bot's view decides: still waiting
+        there means it is hidden from them (the card stays answerable by others), never
+        "Unavailable" because one person cannot see it."""
+        if acting is None or acting.link is None:
+            return False
+        if not isinstance(outcome, reply.NotActive | reply.NotFound):
+            return False
+        seen = self._read_back(card, attempt, first_sent)
+        return isinstance(seen, reply.NotRecorded)
+
     def _close(self, key: str, verdict: Verdict) -> None:
         """Record how a submission ended. Not recorded: forget it (nothing reached Kandev, so
         the same answer may be sent again). Unconfirmed: leave it for crash recovery."""
-        if verdict.kind == "not_recorded":
+        if verdict.kind in ("not_recorded", "not_visible", "relink"):
             self.submissions.drop_submission(key)
         elif verdict.kind != "unconfirmed":
             self.submissions.finish_submission(key, verdict.kind, repeat_of(verdict))

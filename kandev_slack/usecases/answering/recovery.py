@@ -202,7 +202,20 @@ class Recovery:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly
         # what we send, recorded after the submission was (so first sent), as that attempt
         # winning; recorded before, as someone else's; undecidable, as uncertain.
-        return resolving.send(self.kandev, card, attempt, first_sent=sub.created_at, resend=True)
+        # Re-sent as whoever it was first sent as (kandev_slack/usecases/identity.py): a person
+        # whose own account can no longer send it is never re-sent as the bot.
+        acting = self.answers.identities.acting(sub.user, card, attempt.action)
+        if isinstance(acting, str):
+            return NotRecorded(f"identity:{acting}")  # their account cannot send it now
+        try:
+            return resolving.send(
+                acting.kandev, card, attempt, first_sent=sub.created_at, resend=True
+            )
+        except KandevAuthError:
+            if acting.link is None:
+                raise
+            self.answers.identities.refused_token(acting)
+            return NotRecorded("identity:reconnect")  # Kandev refused their own token
 
 
 def _describe(outcome: Outcome) -> str:

@@ -29,6 +29,9 @@ VerdictKind = Literal[
     "unknown_bundle",
     "forbidden",  # crash recovery: the person may no longer answer
     "duplicate",
+    # The person's own Kandev account (kandev_slack/usecases/identity.py); the card unchanged:
+    "not_visible",  # their account cannot see the task (the bot can: it still waits)
+    "relink",  # Kandev refused their token: their link is broken, nothing was sent
 ]
 
 #: Why nothing reached Kandev's record: it could not be reached, refused the bot's token, or

@@ -34,6 +34,7 @@ from kandev_slack.store.records import SubmissionContent
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.recovery import Recovery
+from kandev_slack.usecases.identity import Identities
 from kandev_slack.usecases.leases import InFlight
 from kandev_slack.wiring import build_publisher
 from tests.kit.factories import DB_QUESTION, make_bundle, make_task
@@ -87,6 +88,12 @@ class World:
         )
         self.in_flight = InFlight()
         answerers = Answerers(Routing(default_channel=CHANNEL), slack)
+        identities = Identities(
+            bot=self.kandev,
+            links=self.store.links,
+            answerers=answerers,
+            client_for=lambda token: KandevClient(self.kandev.base_url, token),
+        )
         answers = AnswerService(
             self.kandev,
             self.store.cards,
@@ -94,6 +101,7 @@ class World:
             self.store.audit_log,
             publisher,
             self.in_flight,
+            identities,
         )
         self.recovery = Recovery(
             self.kandev,

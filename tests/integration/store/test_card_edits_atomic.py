@@ -11,13 +11,16 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from kandev_slack.config.routing import Routing
 from kandev_slack.core.domain import CardState
 from kandev_slack.core.outbox import UPDATE
 from kandev_slack.kandev import models as reply
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
+from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.verdicts import Attempt
+from kandev_slack.usecases.identity import Identities
 from kandev_slack.usecases.intake.ended import end_synced
 from kandev_slack.usecases.leases import InFlight
 from kandev_slack.usecases.outbox.publisher import Publisher
@@ -121,13 +124,21 @@ def test_a_card_won_in_slack_and_its_edit_are_both_there_or_neither(
     store: Database, open_store: Callable[..., Database]
 ) -> None:
     posted_card(store, "p2")
+    kandev = FakeKandev(KANDEV_URL)
+    identities = Identities(
+        bot=kandev,
+        links=store.links,
+        answerers=Answerers(Routing(default_channel="C0TEST"), FakeSlackGateway()),
+        client_for=lambda token: FakeKandev(KANDEV_URL),
+    )
     answers = AnswerService(
-        FakeKandev(KANDEV_URL),
+        kandev,
         store.cards,
         store.submissions,
         store.audit_log,
         publisher_of(store),
         InFlight(),
+        identities,
     )
     attempt = Attempt(pending_id="p2", user_id=ALICE_ID, action="answer", source="slack:button")
     won = reply.Won(resolution=reply.Resolution(status="answered", answers=[MONGO]))

@@ -24,6 +24,7 @@ from kandev_slack.usecases.answering.admission import (
     Unusable,
     Where,
 )
+from kandev_slack.usecases.identity import Identities
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
 from tests.kit.factories import (
@@ -104,7 +105,13 @@ def admit_with(
         queue = WaitingQueue(
             fake_kandev, store.cards, routing, tasks, Permalinks(gateway), answerers
         )
-        return Admission(store.cards, store.audit_log, queue, answerers).admit
+        identities = Identities(
+            bot=fake_kandev,
+            links=store.links,
+            answerers=answerers,
+            client_for=lambda token: FakeKandev(fake_kandev.base_url),
+        )
+        return Admission(store.cards, store.audit_log, queue, answerers, identities).admit
 
     return make
 
