@@ -107,14 +107,16 @@ class WaitingQueue:
         mine = [c for c in cards if c.ts and self.answerers.may_answer(c.task, user_id)]
         return [(c, self.permalinks.of(c)) for c in mine]
 
-    def shown(self, items: Iterable[Waiting]) -> list[Waiting]:
-        """The items a page shows, each with its card (when posted) and the card's permalink."""
+    def shown(self, items: Iterable[Waiting], *, members: bool = True) -> list[Waiting]:
+        """The items a page shows, each with its card (when posted) and the card's permalink;
+        a group row's other items too (``members``: else they are only counted, as a digest's
+        row links its first card alone)."""
         out = []
         for item in items:
             card = item.card or self.cards.get(item.bundle.pending_id)
             card = card if card is not None and card.state is CardState.PENDING else None
             link = self.permalinks.of(card) if card is not None else None
-            others = tuple(self.shown(item.others))
+            others = tuple(self.shown(item.others)) if members else item.others
             out.append(Waiting(item.bundle, item.task, card, link, others=others))
         return out
 
