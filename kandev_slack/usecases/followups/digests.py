@@ -203,13 +203,22 @@ class Digests:
         return most_urgent_first(found)
 
     def _post(
-        self, target: str, key: str, scope: Scope, items: Sequence[Any], now: datetime
+        self,
+        target: str,
+        key: str,
+        scope: Scope,
+        items: Sequence[Any],
+        now: datetime,
+        *,
+        strict: bool = False,
     ) -> DigestPost:
         """The digest of ``items`` (most urgent first): identical items waiting in one channel
         as one row (:func:`digest_rows`), the first rows shown — each with its first card's
-        link, read now; the others of a row are only counted — and every item counted."""
+        link, read now; the others of a row are only counted — and every item counted.
+        ``strict``: a link Slack may give later (rate limited) raises rather than being left
+        out (a scheduled digest is then decided at the next round)."""
         rows = digest_rows(items, self.queue.places())
-        shown = self.queue.shown(rows[:MAX_DIGEST_ITEMS], members=False)
+        shown = self.queue.shown(rows[:MAX_DIGEST_ITEMS], members=False, strict=strict)
         return DigestPost(target, key, self.render(scope, shown, len(items), now))
 
     # ---- the worker's round --------------------------------------------------------------
@@ -234,7 +243,13 @@ class Digests:
                 items = self.channel_items(one.target, waiting)
             day = one.local_date.isoformat()
             key = digest_key(one.target, day)
-            post = self._post(one.target, key, one.scope, items, now) if items else None
+            post: DigestPost | None = None
+            try:
+                if items:
+                    post = self._post(one.target, key, one.scope, items, now, strict=True)
+            except Exception:  # a link Slack gives later (rate limited): the next round
+                log.warning("cannot link the cards of %s's digest yet; retrying", one.target)
+                continue
             claimed = self.digests.claim_digest(one.target, day, len(items), post)
             self._known_claimed(one.target, one.local_date)
             if claimed and post:

@@ -273,3 +273,27 @@ def test_identical_items_are_one_row_critical_first_linking_their_first_card(
     assert rows[0]["accessory"]["text"]["text"] == "Answer for all…"
     assert alone.startswith("🟠 ") and "Alone" in alone and "agents" not in alone
     assert message.text == "Digest: 4 questions wait: Agent 1 (3 agents); Alone"
+
+
+def test_a_scheduled_digest_waits_a_round_for_a_link_slack_rate_limits(
+    store: Database,
+    make_digests: Callable[[Clock], Digests],
+    gateway: FakeSlackGateway,
+    fake_kandev: FakeKandev,
+    drain: Callable[[], None],
+) -> None:
+    bundle = fake_kandev.add(make_bundle(pending_id="p-linked", task_id="t-linked"))
+    info = TaskInfo(task_id="t-linked", title="Linked", workspace_id="ws-1", workspace_name="P")
+    assert store.cards.record_card(NewCard(bundle, info, CHANNEL))
+    assert store.cards.mark_posted(bundle.pending_id, CHANNEL, "1.5")
+    clock = Clock(MONDAY - timedelta(days=1))
+    digests = make_digests(clock)
+    digests.answer(DigestCommand("set", "07:00"), ALICE_ID)  # UTC
+    clock.at = MONDAY + timedelta(minutes=1)
+    gateway.fail("chat.getPermalink", "ratelimited", retry_after=1)
+    assert digests.send_due() == 0  # not without its link: not claimed, not lost
+    assert not store.digests.digest_sent(ALICE_ID, "2025-03-31")
+    assert digests.send_due() == 1  # the next round, once Slack gives it
+    drain()
+    (message,) = [m for (ch, _ts), m in gateway.messages.items() if ch == "D0ALICE001"]
+    assert "View card" in str(message.blocks)
