@@ -247,8 +247,8 @@ class Digests:
             try:
                 if items:
                     post = self._post(one.target, key, one.scope, items, now, strict=True)
-            except Exception:  # a link Slack gives later (rate limited): the next round
-                log.warning("cannot link the cards of %s's digest yet; retrying", one.target)
+            except Exception as exc:  # a link Slack gives later (rate limited): next round
+                log.warning("cannot build the digest of %s yet (%s); retrying", one.target, exc)
                 continue
             claimed = self.digests.claim_digest(one.target, day, len(items), post)
             self._known_claimed(one.target, one.local_date)
