@@ -238,10 +238,16 @@ class SlackGateway:
         if resp.status_code >= 400:
             raise SlackError("response_url", f"http_{resp.status_code}: {resp.body}")
 
-    def permalink(self, channel: str, ts: str) -> str | None:
+    def permalink(self, channel: str, ts: str, *, strict: bool = False) -> str | None:
+        """A message's link; None when Slack does not give one. ``strict``: when Slack may give
+        it later (a rate limit, a server or network error) the SlackError is raised instead, so
+        that a message sent once (a quiet-hours summary, a digest) waits for its links rather
+        than going without them."""
         try:
             return str(self._call("chat.getPermalink", channel=channel, message_ts=ts)["permalink"])
         except SlackError as exc:
+            if strict and exc.transient:
+                raise
             log.warning("no permalink for %s/%s: %s", channel, ts, exc.error)
             return None
 

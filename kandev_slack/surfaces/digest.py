@@ -1,7 +1,12 @@
 """The digest (pure): what waits, grouped by workspace, most urgent first, each with its age, a
 link to its card and an "Answer…" button; and the words of ``/kandev-questions digest``.
 
-Bounded: at most :data:`MAX_DIGEST_ITEMS` items are shown (one block each, plus a heading per
+Identical items waiting in one channel are one row (issue 33), as in the listing: the first
+card's title, "3 agents", the age of the oldest, the mark of the most urgent (🔴 when one is
+critical), a link to the first card and "Answer for all…" (one-question bundles; else
+"Answer…"); every count counts a row as its items.
+
+Bounded: at most :data:`MAX_DIGEST_ITEMS` rows are shown (one block each, plus a heading per
 workspace), the rest counted ("… and 980 more — /kandev-questions"); the blocks' text stays
 within Slack's budget for a whole message however long the titles are.
 """
@@ -10,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from kandev_slack.cards import ids
@@ -32,6 +37,7 @@ from kandev_slack.core.timing.digest import (
     Render,
     Scope,
 )
+from kandev_slack.surfaces.listing import answer_label
 from kandev_slack.surfaces.waiting import Waiting
 
 #: Room kept for the heading and the footer.
@@ -44,8 +50,9 @@ _URGENT = {"critical": "🔴 ", "high": "🟠 "}
 
 @dataclass(frozen=True)
 class DigestView:
-    """What a digest shows: ``items`` (at most :data:`MAX_DIGEST_ITEMS`, most urgent first,
-    each with its card's permalink when known) of ``total`` waiting."""
+    """What a digest shows: ``items``, its rows (at most :data:`MAX_DIGEST_ITEMS`, most urgent
+    first, each with its card's permalink when known; a group row holds the identical items it
+    stands for in ``others``) of ``total`` items waiting."""
 
     scope: Scope
     items: tuple[Waiting, ...]
@@ -67,15 +74,32 @@ def _workspace_of(item: Waiting) -> str:
     return one_line(item.task.workspace_name) or item.task.workspace_id or "—"
 
 
+def _mark(item: Waiting) -> str:
+    """🔴 / 🟠 for the row's most urgent item (critical before high), else nothing."""
+    marks = [_URGENT.get((m.task.priority or "").casefold(), "") for m in item.members]
+    return next((mark for mark in _URGENT.values() if mark in marks), "")
+
+
+def _oldest(item: Waiting) -> datetime:
+    """When the row's oldest item was asked (its age is the row's)."""
+    return min((m.bundle.created_at for m in item.members), key=_utc)
+
+
+def _utc(at: datetime) -> datetime:
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+
+
 def _item_text(item: Waiting, view: DigestView, title_limit: int) -> str:
     title = fit_plain(one_line(item.task.title) or UNTITLED_TASK, title_limit)[0]
     try:
         shown = link(task_url(view.kandev_url, item.bundle.task_id or item.task.task_id), title)
     except ValueError:
         shown = fit_escaped(title, title_limit)[0]
-    mark = _URGENT.get((item.task.priority or "").casefold(), "")
-    parts = [f"{mark}*{shown}*", waited_text(item.bundle.created_at, view.now)]
-    if item.permalink:
+    parts = [f"{_mark(item)}*{shown}*"]
+    if item.others:
+        parts.append(f"*{item.count} agents*")
+    parts.append(waited_text(_oldest(item), view.now))
+    if item.permalink:  # (a group row: its first card, the others in its thread)
         parts.append(f"<{escape_url(item.permalink)}|View card>")
     elif item.card is not None and item.card.ts:
         parts.append(f"card in <#{item.card.channel}>")
@@ -87,7 +111,7 @@ def _item_block(item: Waiting, view: DigestView, index: int, budget: int) -> Blo
     while True:
         block = section(_item_text(item, view, limit), block_id=f"{ids.BLOCK_DIGEST}{index}")
         value = ButtonValue(pending_id=item.bundle.pending_id).encode()
-        block["accessory"] = button("Answer…", ids.ACTION_ANSWER_MODAL, value=value)
+        block["accessory"] = button(answer_label(item), ids.ACTION_ANSWER_MODAL, value=value)
         if blocks_text_length([block]) <= budget or limit <= _MIN_TITLE:
             return block
         limit //= 2
@@ -103,21 +127,27 @@ def render_digest(view: DigestView) -> dict[str, Any]:
     share = (MAX_MESSAGE_BLOCKS_TEXT - _FRAME_ROOM - 120 * len(groups)) // max(1, len(shown))
     for workspace, members in groups.items():
         name = fit_escaped(workspace, _MAX_WORKSPACE)[0]
-        blocks.append(context(f"Workspace *{name}* · {len(members)}"))
+        blocks.append(context(f"Workspace *{name}* · {sum(row.count for _, row in members)}"))
         blocks += [_item_block(item, view, index, share) for index, item in members]
-    rest = view.total - len(shown)
+    rest = view.total - sum(row.count for row in shown)
     if rest > 0:
         blocks.append(context(f"… and {rest} more — `{COMMAND}` lists them all"))
     else:
         blocks.append(context(f"`{COMMAND}` lists them with filters"))
     blocks = blocks[:MAX_MESSAGE_BLOCKS]
-    titles = "; ".join(fit_plain(one_line(i.task.title) or UNTITLED_TASK, 60)[0] for i in shown)
+    titles = "; ".join(_fallback_title(row) for row in shown)
     text = shorten_mrkdwn(
         fit_escaped(f"Digest: {_count(view.total)}: {titles}", MAX_MESSAGE_TEXT)[0],
         MAX_MESSAGE_TEXT,
         note="…",
     )[0]
     return {"text": text, "blocks": blocks}
+
+
+def _fallback_title(row: Waiting) -> str:
+    """A row in the notification's text: its title, ``(3 agents)`` for a group."""
+    title = fit_plain(one_line(row.task.title) or UNTITLED_TASK, 60)[0]
+    return f"{title} ({row.count} agents)" if row.others else title
 
 
 def digest_renderer(kandev_url: str) -> Render:

@@ -6,8 +6,8 @@ An ephemeral message holds at most 50 blocks: one page shows at most ``MAX_PAGE_
 filter and where the next page starts.
 
 Identical items waiting in one channel are one row (a *group row*: the first card's
-headline, "3 agents" with a link to each card, "Answer for all…"); the counts ("N waiting",
-"showing 1–5", "N more") count a group row as its items.
+headline, "3 agents" with a link to each card, "Answer for all…", "Snooze…" for the whole
+group); the counts ("N waiting", "showing 1–5", "N more") count a group row as its items.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from kandev_slack.cards.limits import (
     MAX_BUTTON_VALUE,
     MAX_MESSAGE_BLOCKS_TEXT,
     MAX_MESSAGE_TEXT,
+    MAX_SECTION_TEXT,
     blocks_text_length,
+    slack_len,
 )
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
 from kandev_slack.cards.parts.claims import short_claim
@@ -41,7 +43,7 @@ from kandev_slack.cards.text import (
 from kandev_slack.cards.wording import asked_at
 from kandev_slack.core.limits import MAX_PAGE_SIZE
 from kandev_slack.kinds.approval.cards.rows import approvals_blocks
-from kandev_slack.surfaces.snooze import snoozed_in_listing
+from kandev_slack.surfaces.snooze import snooze_select, snoozed_in_listing
 from kandev_slack.surfaces.waiting import BadFilter, ListingFailure, ListingPage, PageKey, Waiting
 
 #: Approval rows on a listing page (two blocks each, beside MAX_PAGE_SIZE questions).
@@ -229,11 +231,13 @@ def item_blocks(
     hold at most ``budget`` characters together.
 
     A group row (identical items in one channel, ``item.others``) shows the first card's
-    headline, "3 agents" with a link to each card, and "Answer for all…"."""
+    headline, "3 agents" with a link to each card, and "Answer for all…"; its second block is
+    a row of controls: "Conversation" and "Snooze…" (which snoozes every item of the row the
+    person may see, as the App Home's group rows do), the details joining the headline."""
     limits = (MAX_TITLE, MAX_QUESTIONS_LINE, MAX_WORKSPACE, MAX_AGENTS_LINKS)
     while True:
-        blocks = _item_blocks(item, kandev_url, now, limits)
-        if blocks_text_length(blocks) <= budget or limits[0] <= _MIN_TITLE:
+        blocks, whole = _item_blocks(item, kandev_url, now, limits)
+        if (whole and blocks_text_length(blocks) <= budget) or limits[0] <= _MIN_TITLE:
             return blocks
         title, questions, workspace, agents = limits
         agents = max(_MIN_AGENTS_LINKS, agents // 2)
@@ -242,7 +246,9 @@ def item_blocks(
 
 def _item_blocks(
     item: Waiting, kandev_url: str, now: datetime, limits: tuple[int, int, int, int]
-) -> list[Block]:
+) -> tuple[list[Block], bool]:
+    """The row's two blocks, and whether each section's text fit whole (not cut at Slack's
+    limit of a section: then the limits are lowered)."""
     title_limit, questions_limit, workspace_limit, agents_limit = limits
     url = task_url(kandev_url, item.bundle.task_id or item.task.task_id)
     text = f"*{link(url, _title(item, title_limit))}*"
@@ -252,9 +258,6 @@ def _item_blocks(
     agents = agents_links(item, kandev_url=kandev_url, limit=agents_limit)
     if agents:
         text += "\n" + agents
-    main = section(text)
-    value = ButtonValue(pending_id=item.bundle.pending_id).encode()
-    main["accessory"] = button(answer_label(item), ids.ACTION_ANSWER_MODAL, value=value)
     meta = []
     workspace = one_line(item.task.workspace_name)
     if workspace:
@@ -267,10 +270,30 @@ def _item_blocks(
     line = task_line(item.task, limit=questions_limit)
     if line:
         meta.append(line)
-    details = section(" · ".join(meta))
+    details = " · ".join(meta)
     conversation = ButtonValue(pending_id=item.bundle.pending_id, conversation=True).encode()
-    details["accessory"] = button("Conversation", ids.ACTION_CONVERSATION, value=conversation)
-    return [main, details]
+    talk = button("Conversation", ids.ACTION_CONVERSATION, value=conversation)
+    value = ButtonValue(pending_id=item.bundle.pending_id).encode()
+    answer = button(answer_label(item), ids.ACTION_ANSWER_MODAL, value=value)
+    if item.others:
+        # A group row: its details end its first block; its second is a row of controls,
+        # "Conversation" and the group's "Snooze…" (two blocks still, as a page counts them).
+        text += "\n" + details
+        main = section(text)
+        main["accessory"] = answer
+        select = snooze_select(item.bundle.pending_id, group=True)
+        controls = [talk] if select is None else [talk, select]
+        return [main, {"type": "actions", "elements": controls}], _whole(text)
+    main = section(text)
+    main["accessory"] = answer
+    below = section(details)
+    below["accessory"] = talk
+    return [main, below], _whole(text) and _whole(details)
+
+
+def _whole(text: str) -> bool:
+    """Whether ``text`` fits a section as it is (a longer one is cut by ``section``)."""
+    return slack_len(text) <= MAX_SECTION_TEXT
 
 
 def _where(item: Waiting) -> str:

@@ -2,7 +2,9 @@
 09:00`` set, and the DM received at that time in the person's Slack time zone (the digests'
 clock shifted by ``DIGEST_CLOCK_SHIFT_S`` so that the next weekday's 09:00 there comes a few
 seconds after the bot starts), its "Answer…" opening the answer form; ``digest now`` with and
-without items; ``digest off``; bad input changing nothing; a route's channel digest."""
+without items; ``digest off``; bad input changing nothing; a route's channel digest; identical
+questions listed as one row ("3 agents", critical first) whose "Answer for all…" answers the
+first card and offers the others "Send to all"."""
 
 from __future__ import annotations
 
@@ -12,8 +14,19 @@ from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 from kandev_slack.core.timing.digest import next_send, zone
-from kandev_slack.kits.fakeslack import ALICE, FakeSlack, PostedMessage
-from tests.e2e.helpers import MARGIN_S, db_question, open_modal, start_bot, wait_card
+from kandev_slack.kits.fakeslack import ALICE, FakeSlack, PostedMessage, iter_elements
+from tests.e2e.helpers import (
+    MARGIN_S,
+    assert_sending,
+    db_question,
+    distinct_question,
+    open_modal,
+    start_bot,
+    wait_card,
+    wait_ephemeral,
+    wait_outcome,
+)
+from tests.e2e.test_answer_all import OFFER, wait_group
 from tests.kit.harness import CHANNEL
 from tests.unit.listing.e2e import run_list
 
@@ -112,6 +125,7 @@ def test_a_route_posts_its_channel_digest(app_factory, seed, fake_slack, tmp_pat
         encoding="utf-8",
     )
     bundle = seed([db_question()], title="In the channel digest")
+    same = seed([db_question()], title="Also in the channel digest")  # identical: one row
     shift = shift_to(time(9, 0), "Europe/Berlin")
     start_bot(
         app_factory,
@@ -119,9 +133,52 @@ def test_a_route_posts_its_channel_digest(app_factory, seed, fake_slack, tmp_pat
         DIGEST_CHECK_S="0.3",
         DIGEST_CLOCK_SHIFT_S=shift,
     )
-    wait_card(fake_slack, bundle.pending_id)
+    card = wait_card(fake_slack, bundle.pending_id)
+    wait_card(fake_slack, same.pending_id)
+    wait_group(fake_slack, card.ts, "🧵 1 more agent asked this: <")
     digest = wait_digest(fake_slack, CHANNEL, LEAD_S + 5 + MARGIN_S)
-    assert "for an answer in this channel" in str(digest.blocks[0]["text"]["text"])
-    assert "In the channel digest" in digest.text
+    assert "2 questions wait for an answer in this channel" in str(digest.blocks[0]["text"]["text"])
+    assert digest.text == "Digest: 2 questions wait: In the channel digest (2 agents)"
     clock.sleep(1.5)
     assert len(digests_in(fake_slack, CHANNEL)) == 1
+
+
+def test_identical_questions_are_one_row_of_the_digest_answered_for_all(
+    app_factory, seed, fake_slack, slack_driver
+):
+    bot = start_bot(app_factory, DIGEST_CHECK_S="0.3")
+    driver = slack_driver(bot.events_url)
+    dm = fake_slack.ctx.resolve_channel(ALICE.id)
+    bundles = [
+        seed([db_question()], title=f"Digest agent {n}", priority="critical" if n == 3 else "")
+        for n in (1, 2, 3)
+    ]
+    cards = [wait_card(fake_slack, b.pending_id) for b in bundles]
+    wait_group(fake_slack, cards[0].ts, "🧵 2 more agents asked this: <")
+    alone = seed([distinct_question(5)], title="Digest alone", priority="high")
+    wait_card(fake_slack, alone.pending_id)
+
+    assert "on its way: 4 questions for you" in say(driver, "digest now")
+    digest = wait_digest(fake_slack, dm, 5 + MARGIN_S)
+    assert "4 questions wait for you" in str(digest.blocks[0]["text"]["text"])
+    rows = [b for b in digest.blocks if b.get("block_id", "").startswith("kq_digest:")]
+    assert len(rows) == 2  # the three identical ones are one row, critical first
+    group, single = (str(b["text"]["text"]) for b in rows)
+    assert group.startswith("🔴 ") and "Digest agent 1" in group and "*3 agents*" in group
+    assert group.count("View card") == 1 and "Digest agent 2" not in digest.text
+    assert single.startswith("🟠 ") and "Digest alone" in single
+    answer = rows[0]["accessory"]
+    assert answer["text"]["text"] == "Answer for all…"
+
+    # "Answer for all…" answers the first card; the others are offered "Send to all".
+    mark = fake_slack.mark()
+    ack = driver.click(
+        dm, digest.ts, action_id="kq_answer", value=answer["value"], block_id=rows[0]["block_id"]
+    )
+    assert ack.status == 200
+    view = open_modal(fake_slack, "kq_answer_modal", mark)
+    [choice] = [b["block_id"] for b in view.blocks if b["block_id"].startswith("kq_choice:")]
+    assert_sending(driver.submit_view(view, {choice: {"kq_choice": "q1_opt1"}}))
+    wait_outcome(fake_slack, cards[0].ts, f"✅ Answered by <@{ALICE.id}> in Slack")
+    offer = wait_ephemeral(fake_slack, ALICE.id, OFFER)
+    assert "Send to all 2" in [r.label for r in iter_elements(offer.blocks) if r.type == "button"]

@@ -617,11 +617,14 @@ class FakeSlackGateway:
             **params,
         )
 
-    def permalink(self, channel: str, ts: str) -> str | None:
-        """As the gateway does: None (not an error) when Slack cannot say."""
+    def permalink(self, channel: str, ts: str, *, strict: bool = False) -> str | None:
+        """As the gateway does: None (not an error) when Slack cannot say; ``strict``: raised
+        when Slack may say later (a rate limit, a transient error)."""
         try:
             self._enter("chat.getPermalink", channel=channel, message_ts=ts)
-        except SlackError:
+        except SlackError as exc:
+            if strict and exc.transient:
+                raise
             return None
         return f"https://fake.slack.com/archives/{channel}/p{ts.replace('.', '')}"
 

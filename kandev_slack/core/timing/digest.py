@@ -130,7 +130,8 @@ def next_send(
 # ---- what a digest shows and what its command answers (the use-case decides, kandev_slack/
 # usecases/followups/digests.py; the surface words it, kandev_slack/surfaces/digest.py) ----
 
-#: At most this many items are listed in a digest (the rest are counted): one block each.
+#: At most this many rows are listed in a digest (the rest are counted): one block each (a
+#: row is one item, or the identical items waiting in one channel).
 MAX_DIGEST_ITEMS = 20
 
 Scope = Literal["person", "channel"]

@@ -219,6 +219,40 @@ class SlackDriver:
         )
         return self._deliver("interactive", payload, False, delivery)
 
+    def select_ephemeral(
+        self,
+        ephemeral: Ephemeral,
+        *,
+        action_id: str,
+        option: str,
+        delivery: Delivery | None = None,
+    ) -> Ack:
+        """Choose the option valued ``option`` in a select of an ephemeral message (the one
+        select with that ``action_id`` offering it: a listing has one per row), as only its
+        recipient can: Slack sends ``block_actions`` with the chosen ``selected_option``, an
+        ephemeral container and no ``message``."""
+        ref = chooser_offering(ephemeral.blocks, action_id, option)
+        person = self.user(ephemeral.user)
+        chosen = {ref.block_id: {ref.action_id: option}} if ref.block_id else None
+        payload = payloads.block_actions(
+            self.ws,
+            person,
+            container={
+                "type": "message",
+                "message_ts": ephemeral.message_ts,
+                "channel_id": ephemeral.channel,
+                "is_ephemeral": True,
+            },
+            actions=[payloads.action_item(ref, option)],
+            trigger_id=self.fake.issue_trigger(person.id),
+            response_url=self.fake.issue_response_url(
+                ephemeral.channel, person.id, ephemeral.message_ts, is_ephemeral=True
+            ),
+            channel=self.ws.channels[ephemeral.channel],
+            state_values=build_state_values(ephemeral.blocks, chosen, enforce_client_rules=False),
+        )
+        return self._deliver("interactive", payload, False, delivery)
+
     def message_shortcut(
         self,
         callback_id: str,

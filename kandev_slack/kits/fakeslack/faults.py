@@ -24,6 +24,10 @@ class ScriptedResponse:
     delay: float = 0.0
     remaining: int | None = 1  # None: every call from now on
     drop: bool = False
+    #: Only for calls naming this conversation (``channel``, as the caller sent it or as it
+    #: resolves: a user id stands for their DM); None: for every call of the method. A call
+    #: no queued answer is for passes the others by (Slack limits posting per channel).
+    channel: str | None = None
 
 
 @dataclass
@@ -65,8 +69,16 @@ class Faults:
         with self._lock:
             self._scripted.setdefault(method, []).append(response)
 
-    def rate_limit(self, method: str, retry_after: int = 1, times: int | None = 1) -> None:
-        """HTTP 429 + Retry-After + {"ok":false,"error":"ratelimited"}, as Slack answers."""
+    def rate_limit(
+        self,
+        method: str,
+        retry_after: int = 1,
+        times: int | None = 1,
+        *,
+        channel: str | None = None,
+    ) -> None:
+        """HTTP 429 + Retry-After + {"ok":false,"error":"ratelimited"}, as Slack answers
+        (``channel``: only to calls naming that conversation)."""
         self.script(
             method,
             ScriptedResponse(
@@ -74,8 +86,14 @@ class Faults:
                 body={"ok": False, "error": "ratelimited"},
                 headers={"Retry-After": str(retry_after)},
                 remaining=times,
+                channel=channel,
             ),
         )
+
+    def allow(self, method: str, times: int = 1, *, channel: str | None = None) -> None:
+        """The next ``times`` matching calls are answered normally (queued among the other
+        scripted answers: a 429 scripted after this one comes after them)."""
+        self.script(method, ScriptedResponse(remaining=times, channel=channel))
 
     def server_error(self, method: str, status: int = 500, times: int | None = 1) -> None:
         error = "service_unavailable" if status == 503 else "internal_error"
@@ -110,18 +128,24 @@ class Faults:
             self._scripted.clear()
             self._post_limit = None
 
-    def take(self, method: str) -> ScriptedResponse | None:
-        """The scripted answer for this call, if any (consumes one use)."""
+    def take(self, method: str, channels: frozenset[str] = frozenset()) -> ScriptedResponse | None:
+        """The scripted answer for this call, if any (consumes one use): the first queued for
+        ``method`` (else for every method) that is for every conversation or for one of
+        ``channels`` (the conversation the call names, as sent and as resolved)."""
         with self._lock:
             for key in (method, ANY_METHOD):
-                queue = self._scripted.get(key)
-                if not queue:
+                queue = self._scripted.get(key) or []
+                index = next(
+                    (i for i, r in enumerate(queue) if r.channel is None or r.channel in channels),
+                    None,
+                )
+                if index is None:
                     continue
-                response = queue[0]
+                response = queue[index]
                 if response.remaining is not None:
                     response.remaining -= 1
                     if response.remaining <= 0:
-                        queue.pop(0)
+                        queue.pop(index)
                 return response
         return None
 

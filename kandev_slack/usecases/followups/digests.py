@@ -3,7 +3,8 @@
 
 A person's digest is a DM, on weekdays at their time in their Slack time zone (users.info →
 ``tz``), listing what waits that they may answer (the listing's rule: kandev_slack/usecases/
-answerers.py), grouped by workspace, most urgent first. A route's channel digest
+answerers.py), grouped by workspace, most urgent first; identical items waiting in one channel
+are one row, as in the listing (:func:`digest_rows`). A route's channel digest
 lists, in its channel, what waits there. Nothing is sent when nothing waits.
 
 The :class:`DigestWorker` looks every ``DIGEST_CHECK_S`` seconds, on every replica, for digests
@@ -17,12 +18,13 @@ The post goes through the outbox (paced, retried on Slack's rate limits).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Literal, Protocol
 
 from kandev_slack.config.routing import ChannelDigest, Routing
+from kandev_slack.core.groups import GroupPlace
 from kandev_slack.core.outbox import DigestPost, digest_key
 from kandev_slack.core.timing.digest import (
     DEFAULT_TZ,
@@ -37,8 +39,8 @@ from kandev_slack.core.timing.digest import (
 )
 from kandev_slack.ops.health import Health
 from kandev_slack.usecases.followups.periodic import PeriodicLoop
-from kandev_slack.usecases.views.listing import most_urgent_first
-from kandev_slack.usecases.views.waiting import WaitingQueue
+from kandev_slack.usecases.views.listing import most_urgent_first, urgency_rank
+from kandev_slack.usecases.views.waiting import WaitingQueue, group_rows
 
 log = logging.getLogger(__name__)
 
@@ -201,9 +203,22 @@ class Digests:
         return most_urgent_first(found)
 
     def _post(
-        self, target: str, key: str, scope: Scope, items: Sequence[Any], now: datetime
+        self,
+        target: str,
+        key: str,
+        scope: Scope,
+        items: Sequence[Any],
+        now: datetime,
+        *,
+        strict: bool = False,
     ) -> DigestPost:
-        shown = self.queue.shown(items[:MAX_DIGEST_ITEMS])
+        """The digest of ``items`` (most urgent first): identical items waiting in one channel
+        as one row (:func:`digest_rows`), the first rows shown — each with its first card's
+        link, read now; the others of a row are only counted — and every item counted.
+        ``strict``: a link Slack may give later (rate limited) raises rather than being left
+        out (a scheduled digest is then decided at the next round)."""
+        rows = digest_rows(items, self.queue.places())
+        shown = self.queue.shown(rows[:MAX_DIGEST_ITEMS], members=False, strict=strict)
         return DigestPost(target, key, self.render(scope, shown, len(items), now))
 
     # ---- the worker's round --------------------------------------------------------------
@@ -228,7 +243,13 @@ class Digests:
                 items = self.channel_items(one.target, waiting)
             day = one.local_date.isoformat()
             key = digest_key(one.target, day)
-            post = self._post(one.target, key, one.scope, items, now) if items else None
+            post: DigestPost | None = None
+            try:
+                if items:
+                    post = self._post(one.target, key, one.scope, items, now, strict=True)
+            except Exception as exc:  # a link Slack gives later (rate limited): next round
+                log.warning("cannot build the digest of %s yet (%s); retrying", one.target, exc)
+                continue
             claimed = self.digests.claim_digest(one.target, day, len(items), post)
             self._known_claimed(one.target, one.local_date)
             if claimed and post:
@@ -275,6 +296,25 @@ class Digests:
         if len(self._claimed) > _REMEMBERED:
             self._claimed.clear()  # bounded; the store still knows
         self._claimed.add((target, day))
+
+
+def digest_rows(items: Sequence[Any], places: Mapping[str, GroupPlace]) -> list[Any]:
+    """``items`` (most urgent first) as a digest lists them: identical items waiting in one
+    channel as one row (:func:`~kandev_slack.usecases.views.waiting.group_rows`, led by the
+    group's channel card), the rows critical first, then high, then the rest — a row as urgent
+    as its most urgent item — each rank oldest first (a row as old as its oldest item; ties
+    keep Kandev's order)."""
+    rows = group_rows(items, places) if items else []
+    return sorted(rows, key=lambda row: (_rank(row), min(_asked(m) for m in row.members)))
+
+
+def _rank(row: Any) -> int:
+    return min(urgency_rank(member.task) for member in row.members)
+
+
+def _asked(item: Any) -> datetime:
+    at: datetime = item.bundle.created_at
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
 
 
 def _channel_day(digest: ChannelDigest, now: datetime) -> date | None:

@@ -449,10 +449,12 @@ class Writes:
         to = self.slack.open_dm(target) if USER_ID.match(target) else target
 
         def render() -> tuple[Message, bool]:
+            # Each links to its card: a link Slack may give later (rate limited) raises, and
+            # the summary is given back for Retry-After instead of going without it.
             listed = [
                 Listed(
                     card.item.headline,
-                    self.slack.permalink(card.channel, card.ts) if card.ts else None,
+                    self.slack.permalink(card.channel, card.ts, strict=True) if card.ts else None,
                     is_critical(card.task.priority),
                 )
                 for card in waiting[:MAX_LISTED]

@@ -41,13 +41,15 @@ class Permalinks:
         self._lock = threading.Lock()
         self._known: OrderedDict[tuple[str, str], str] = OrderedDict()
 
-    def get(self, channel: str, ts: str) -> str | None:
+    def get(self, channel: str, ts: str, *, strict: bool = False) -> str | None:
+        """``strict``: raise when Slack may give the link later (rate limited), instead of
+        None (SlackGateway.permalink)."""
         key = (channel, ts)
         with self._lock:
             if key in self._known:
                 self._known.move_to_end(key)
                 return self._known[key]
-        link = self._slack.permalink(channel, ts)
+        link = self._slack.permalink(channel, ts, strict=strict)
         if link:
             with self._lock:
                 self._known[key] = link
@@ -55,8 +57,8 @@ class Permalinks:
                     self._known.popitem(last=False)
         return link
 
-    def of(self, card: Card) -> str | None:
-        return self.get(card.channel, card.ts) if card.ts else None
+    def of(self, card: Card, *, strict: bool = False) -> str | None:
+        return self.get(card.channel, card.ts, strict=strict) if card.ts else None
 
 
 @dataclass(eq=False)
@@ -107,14 +109,19 @@ class WaitingQueue:
         mine = [c for c in cards if c.ts and self.answerers.may_answer(c.task, user_id)]
         return [(c, self.permalinks.of(c)) for c in mine]
 
-    def shown(self, items: Iterable[Waiting]) -> list[Waiting]:
-        """The items a page shows, each with its card (when posted) and the card's permalink."""
+    def shown(
+        self, items: Iterable[Waiting], *, members: bool = True, strict: bool = False
+    ) -> list[Waiting]:
+        """The items a page shows, each with its card (when posted) and the card's permalink;
+        a group row's other items too (``members``: else they are only counted, as a digest's
+        row links its first card alone). ``strict``: a link Slack may give later (rate
+        limited) raises instead of being left out (a message sent once waits for it)."""
         out = []
         for item in items:
             card = item.card or self.cards.get(item.bundle.pending_id)
             card = card if card is not None and card.state is CardState.PENDING else None
-            link = self.permalinks.of(card) if card is not None else None
-            others = tuple(self.shown(item.others))
+            link = self.permalinks.of(card, strict=strict) if card is not None else None
+            others = tuple(self.shown(item.others, strict=strict)) if members else item.others
             out.append(Waiting(item.bundle, item.task, card, link, others=others))
         return out
 

@@ -8,14 +8,20 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kandev_slack.cards.ids import ACTION_ANSWER_MODAL
+from kandev_slack.cards.ids import (
+    ACTION_ANSWER_MODAL,
+    ACTION_CONVERSATION,
+    ACTION_SNOOZE,
+    parse_snooze_value,
+)
 from kandev_slack.core.domain import Card
 from kandev_slack.core.groups import GroupPlace
 from kandev_slack.core.limits import MAX_PAGE_SIZE
+from kandev_slack.core.snooze import SNOOZE_HOURS
 from kandev_slack.kinds.approval.cards.rows import approvals_blocks
 from kandev_slack.kits.fakeslack import blocks_text, iter_elements
 from kandev_slack.surfaces.home import MAX_WAITING, render_home
-from kandev_slack.surfaces.listing import render_listing
+from kandev_slack.surfaces.listing import item_blocks, render_listing
 from kandev_slack.surfaces.waiting import ListingPage, Query, Waiting
 from kandev_slack.usecases.views.waiting import MAX_ROW, group_approvals, group_rows, items_in
 from tests.kit.factories import KANDEV_URL, NOW, make_task, waiting
@@ -116,6 +122,44 @@ def test_the_listing_shows_a_group_as_one_row_with_answer_for_all_and_a_link_to_
         assert f"<{link(n)}|{n}>" in text
     assert f"<{link(9)}|View card>" in text  # the item alone is as today
     assert answer_buttons(message["blocks"]) == ["Answer for all…", "Answer…"]
+
+
+def snooze_selects(blocks: list[dict]) -> list[dict]:
+    return [r.element for r in iter_elements(blocks) if r.element.get("action_id") == ACTION_SNOOZE]
+
+
+def test_the_listing_s_group_row_offers_snooze_for_the_whole_group() -> None:
+    row, alone = group_row(3), waiting(9, permalink=link(9))
+    page = ListingPage(
+        query=Query(),
+        workspace=None,
+        items=[row, alone],
+        total=4,
+        first=1,
+        number=1,
+        next_after=None,
+    )
+    message = render_listing(page, kandev_url=KANDEV_URL, now=NOW)
+    assert_valid_message(message)
+    [select] = snooze_selects(message["blocks"])  # the group row's; the item alone has none
+    values = [parse_snooze_value(o["value"]) for o in select["options"]]
+    assert [(v.pending_id, v.hours, v.group) for v in values] == [
+        (row.pending_id, hours, True) for hours in SNOOZE_HOURS
+    ]
+    # Still two blocks a row, its details ("Workspace", when asked) beside its headline, and
+    # Conversation beside Snooze…
+    blocks = item_blocks(row, kandev_url=KANDEV_URL, now=NOW)
+    assert [b["type"] for b in blocks] == ["section", "actions"]
+    assert "*3 agents*" in blocks[0]["text"]["text"] and "Workspace" in blocks[0]["text"]["text"]
+    assert [e["action_id"] for e in blocks[1]["elements"]] == [ACTION_CONVERSATION, ACTION_SNOOZE]
+
+
+def test_a_group_row_whose_id_does_not_fit_a_snooze_value_keeps_its_conversation() -> None:
+    row = group_row(2)
+    long_id = "p" * 200  # longer than an option's value may be: Snooze… is not offered
+    row = replace(row, bundle=row.bundle.model_copy(update={"pending_id": long_id}))
+    blocks = item_blocks(row, kandev_url=KANDEV_URL, now=NOW)
+    assert [e["action_id"] for e in blocks[1]["elements"]] == [ACTION_CONVERSATION]
 
 
 def test_a_group_of_several_question_bundles_is_answered_card_by_card() -> None:

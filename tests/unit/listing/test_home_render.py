@@ -103,7 +103,7 @@ def test_permalinks_are_remembered() -> None:
 
     asked: list[tuple[str, str]] = []
 
-    def fetch(channel: str, ts: str) -> str | None:
+    def fetch(channel: str, ts: str, *, strict: bool = False) -> str | None:
         asked.append((channel, ts))
         return None if ts == "missing" else f"https://t.slack.com/archives/{channel}/p{ts}"
 

@@ -6,6 +6,7 @@ of ``/kandev-questions digest …``."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from hypothesis import given
@@ -14,10 +15,12 @@ from hypothesis import strategies as st
 from kandev_slack.cards import ids
 from kandev_slack.cards.ids import parse_button_value
 from kandev_slack.cards.limits import MAX_MESSAGE_BLOCKS
+from kandev_slack.cards.text import one_line
 from kandev_slack.core.domain import TaskInfo
 from kandev_slack.surfaces.digest import DigestView, answer_text, render_digest
 from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.followups.digests import MAX_DIGEST_ITEMS, DigestAnswer
+from kandev_slack.usecases.views.waiting import MAX_ROW
 from tests.kit.factories import KANDEV_URL, NOW, make_bundle, make_question
 from tests.unit.cards.checks import assert_valid_message
 from tests.unit.cards.safety import assert_cannot_notify, assert_text_cannot_notify
@@ -103,6 +106,130 @@ def test_any_digest_stays_within_limits_and_cannot_notify(
     assert_valid_message(message)
     assert_cannot_notify(message)
     assert len(message["blocks"]) <= MAX_MESSAGE_BLOCKS
+
+
+# ---- identical items as one row (issue 33) ------------------------------------------------------
+
+
+def link(n: int) -> str:
+    return f"https://example.slack.com/archives/C0QUESTION/p17000000000{n:05d}"
+
+
+def group(
+    first: int, size: int, *, priorities: dict[int, str] | None = None, questions: int = 1
+) -> Waiting:
+    """``size`` identical items (numbered from ``first``) as one row led by the first, each
+    asked ``n`` hours ago (``n % 50``), the first linked to its card, the others not."""
+    members = []
+    for n in range(first, first + size):
+        base = item(n, priority=(priorities or {}).get(n, ""))
+        bundle = make_bundle(
+            *[make_question(q) for q in range(1, questions + 1)],
+            pending_id=base.pending_id,
+            task_id=base.bundle.task_id,
+            created_at=base.bundle.created_at,
+        )
+        members.append(replace(base, bundle=bundle, permalink=link(n) if n == first else None))
+    return replace(members[0], others=tuple(members[1:]))
+
+
+def rows_of(message: dict) -> list[dict]:
+    return [b for b in message["blocks"] if b.get("block_id", "").startswith("kq_digest:")]
+
+
+def test_a_group_is_one_row_critical_aged_by_its_oldest_linking_its_first_card() -> None:
+    row = group(1, 3, priorities={3: "critical"})  # asked 1 h, 2 h and 3 h ago
+    alone = item(7, workspace="Platform")
+    several = group(10, 2, questions=2)
+    message = render_digest(view([row, alone, several], total=6))
+    assert_valid_message(message)
+    texts = _texts(message)
+    assert "6 questions wait for you" in texts[0]
+    assert any("Workspace *Platform* · 6" in t for t in texts)
+    shown = rows_of(message)
+    assert len(shown) == 3  # a row each: 3 agents, the item alone, 2 agents
+    first = shown[0]["text"]["text"]
+    assert first.startswith("🔴 ") and "*3 agents*" in first
+    assert "waiting 3 h" in first  # the oldest
+    assert first.count("View card") == 1 and link(1) in first
+    assert [b["accessory"]["text"]["text"] for b in shown] == [
+        "Answer for all…",
+        "Answer…",
+        "Answer…",  # several questions: answered card by card
+    ]
+    assert [parse_button_value(b["accessory"]["value"]).pending_id for b in shown] == [
+        "p-1",
+        "p-7",
+        "p-10",
+    ]
+    assert "agents" not in shown[1]["text"]["text"]
+    assert "(3 agents)" in message["text"]
+    assert "`/kandev-questions` lists them with filters" in texts[-1]  # nothing more waits
+
+
+def test_a_thousand_items_in_groups_show_the_first_rows_and_count_the_rest() -> None:
+    rows = [group(n * MAX_ROW, MAX_ROW) for n in range(1000 // MAX_ROW)]
+    message = render_digest(view(rows[:MAX_DIGEST_ITEMS], total=1000))
+    assert_valid_message(message)
+    assert len(message["blocks"]) <= MAX_MESSAGE_BLOCKS
+    assert len(rows_of(message)) == MAX_DIGEST_ITEMS
+    rest = 1000 - MAX_DIGEST_ITEMS * MAX_ROW
+    assert f"… and {rest} more — `/kandev-questions` lists them all" in _texts(message)[-1]
+
+
+@st.composite
+def digest_rows_drawn(draw) -> list[Waiting]:
+    """Up to MAX_DIGEST_ITEMS + 5 rows, each one item or a group of up to MAX_ROW, with titles
+    and workspaces agents could write and any priorities."""
+    sizes = draw(st.lists(st.integers(1, MAX_ROW), min_size=1, max_size=MAX_DIGEST_ITEMS + 5))
+    rows, n = [], 0
+    for size in sizes:
+        workspace = draw(mention_texts(300)) or "w"  # identical items share their workspace
+        members = []
+        for _ in range(size):
+            title = draw(mention_texts(3000))
+            priority = draw(st.sampled_from(["", "critical", "high", "low"]))
+            member = item(n, title=title, workspace=workspace, priority=priority)
+            members.append(replace(member, permalink=None))
+            n += 1
+        lead = replace(members[0], permalink=draw(st.sampled_from([PERMALINK, None])))
+        rows.append(replace(lead, others=tuple(members[1:])))
+    return rows
+
+
+@SETTINGS
+@given(rows=digest_rows_drawn(), extra=st.integers(0, 5000))
+def test_any_digest_of_rows_stays_within_limits_counts_items_and_cannot_notify(
+    rows: list[Waiting], extra: int
+) -> None:
+    total = sum(row.count for row in rows) + extra
+    message = render_digest(view(rows, total=total))
+    assert_valid_message(message)
+    assert_cannot_notify(message)
+    assert len(message["blocks"]) <= MAX_MESSAGE_BLOCKS
+    shown = rows[:MAX_DIGEST_ITEMS]
+    blocks, in_order = rows_of(message), _by_workspace(shown)
+    # A block a row, its button naming the row's first item (a group: its first card).
+    assert [parse_button_value(b["accessory"]["value"]).pending_id for b in blocks] == [
+        row.pending_id for row in in_order
+    ]
+    for block, row in zip(blocks, in_order, strict=True):
+        text = block["text"]["text"]
+        assert (f"*{row.count} agents*" in text) == bool(row.others)
+        critical = any(m.task.priority == "critical" for m in row.members)
+        assert text.startswith("🔴 ") == critical
+    rest = total - sum(row.count for row in shown)
+    footer = _texts(message)[-1]
+    assert (f"… and {rest} more" in footer) if rest else ("lists them with filters" in footer)
+
+
+def _by_workspace(rows: list[Waiting]) -> list[Waiting]:
+    """``rows`` in the digest's order: by workspace (first seen first), as given within."""
+    order: dict[str, list[Waiting]] = {}
+    for row in rows:
+        name = one_line(row.task.workspace_name) or row.task.workspace_id or "—"
+        order.setdefault(name, []).append(row)
+    return [row for members in order.values() for row in members]
 
 
 def test_the_command_words() -> None:

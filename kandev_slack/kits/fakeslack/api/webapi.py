@@ -74,10 +74,20 @@ class WebApi:
         self.ctx.state.record_call(method, _readable(params), token, answer.status, answer.body)
         return answer
 
+    def _channels(self, params: JsonDict) -> frozenset[str]:
+        """The conversation a call names, as sent (and, for a user id, their DM's id), for the
+        faults scripted for one conversation; empty when it names none. Nothing is created."""
+        named = params.get("channel")
+        if not isinstance(named, str) or not named:
+            return frozenset()
+        with self.ctx.state.lock:
+            user = named in self.ctx.workspace.users
+        return frozenset({named, "D" + named[1:]}) if user else frozenset({named})
+
     def _answer(
         self, method: str, params: JsonDict, token: str | None, headers: dict[str, str]
     ) -> HttpAnswer:
-        scripted = self.ctx.faults.take(method)
+        scripted = self.ctx.faults.take(method, self._channels(params))
         if scripted is not None:
             if scripted.delay:
                 time.sleep(scripted.delay)

@@ -142,6 +142,9 @@ def build_app(fake: FakeSlack) -> App:
 
     @app.command("/kq")
     def command(ack: Ack, command: dict[str, Any]) -> None:
+        if command["text"] == "later":  # a listing with a "later" select per item
+            ack(text="Later?", blocks=[_later("item-1"), _later("item-2")])
+            return
         ack(text=f"you asked for {command['text']!r}")
 
     @app.event("app_home_opened")
@@ -151,9 +154,13 @@ def build_app(fake: FakeSlack) -> App:
         client.views_publish(user_id=event["user"], view={"type": "home", "blocks": blocks})
 
     @app.action("later")
-    def later(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+    def later(ack: Ack, body: dict[str, Any], client: WebClient, respond: Respond) -> None:
         ack()
         chosen = body["actions"][0]["selected_option"]["value"]
+        if "view" not in body:  # in an ephemeral message: no view, no message, a response_url
+            container = body["container"]
+            respond(text=f"Chose {chosen} in an ephemeral: {container['is_ephemeral']}")
+            return
         state = body["view"]["state"]["values"]
         held = [
             e["selected_option"]["value"]

@@ -175,6 +175,21 @@ def test_a_choice_in_a_home_select_is_the_one_offering_it(
         driver.select_in_view(chosen, action_id="later", option="item-9:1")
 
 
+def test_a_choice_in_an_ephemeral_select_is_the_one_offering_it(
+    driver: SlackDriver, fake_slack: FakeSlack
+) -> None:
+    driver.slash("/kq", "later")
+    (shown,) = fake_slack.ephemerals("U0ALICE001")
+    ack = driver.select_ephemeral(shown, action_id="later", option="item-2:4")
+    assert ack.ok
+    told = fake_slack.wait_for(
+        lambda: fake_slack.ephemerals("U0ALICE001")[1:], 5, "the answer to the choice"
+    )
+    assert told[0].text == "Chose item-2:4 in an ephemeral: True"
+    with pytest.raises(LookupError):
+        driver.select_ephemeral(shown, action_id="later", option="item-9:1")
+
+
 def test_cancel_closes_the_modal_silently_without_notify_on_close(
     driver: SlackDriver, fake_slack: FakeSlack
 ) -> None:

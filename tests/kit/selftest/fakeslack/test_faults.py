@@ -48,6 +48,22 @@ def test_webclient_retry_handler_honours_retry_after(fake_slack: FakeSlack) -> N
     assert len(fake_slack.messages(CHANNEL)) == 1
 
 
+def test_a_rate_limit_for_one_channel_lets_the_others_pass(fake_slack: FakeSlack) -> None:
+    client = _client(fake_slack)
+    dm = fake_slack.ctx.resolve_channel("U0BOB00002")
+    fake_slack.faults.allow("chat.postMessage", channel=dm)
+    fake_slack.faults.rate_limit("chat.postMessage", retry_after=2, times=1, channel=dm)
+    client.chat_postMessage(channel=CHANNEL, text="elsewhere")  # not the DM: passes
+    client.chat_postMessage(channel="U0BOB00002", text="first")  # the DM (by user id): allowed
+    with pytest.raises(SlackApiError) as exc:
+        client.chat_postMessage(channel=dm, text="second")
+    assert exc.value.response.status_code == 429
+    assert exc.value.response.headers["Retry-After"] == "2"
+    client.chat_postMessage(channel=dm, text="third")  # the limit was for one call
+    assert [m.text for m in fake_slack.messages(dm)] == ["first", "third"]
+    assert [c.status for c in fake_slack.calls("chat.postMessage")] == [200, 200, 429, 200]
+
+
 def test_server_errors_and_retry(fake_slack: FakeSlack) -> None:
     fake_slack.faults.server_error("chat.update", status=503, times=1)
     ts = _client(fake_slack).chat_postMessage(channel=CHANNEL, text="v1")["ts"]

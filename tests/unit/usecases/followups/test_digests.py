@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from kandev_slack.config.routing import RouteRule, Routing
+from kandev_slack.core.domain import NewCard, TaskInfo
 from kandev_slack.store import Database
 from kandev_slack.surfaces.digest import digest_renderer
 from kandev_slack.usecases.followups.digests import (
@@ -22,7 +23,7 @@ from kandev_slack.usecases.followups.digests import (
 )
 from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.usecases.views.waiting import WaitingQueue
-from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, make_bundle
+from tests.kit.factories import ALICE_ID, CHANNEL, KANDEV_URL, make_bundle, make_question
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
 
 BOB = "U0BOB00002"
@@ -215,3 +216,84 @@ def test_a_digest_waits_for_slack_to_tell_who_may_answer(
     drain()
     (text,) = digests_to(gateway, "D0BOB00002")
     assert "Ship the app" in text
+
+
+def test_identical_items_are_one_row_critical_first_linking_their_first_card(
+    store: Database,
+    make_digests: Callable[[Clock], Digests],
+    gateway: FakeSlackGateway,
+    fake_kandev: FakeKandev,
+    drain: Callable[[], None],
+) -> None:
+    # Three identical questions posted in CHANNEL (the first its channel card, the others in
+    # its thread), the last of them critical; a distinct one, high, asked before them all.
+    fake_kandev.add(
+        make_bundle(
+            make_question(title="Queue", prompt="Which queue?"),
+            pending_id="p-alone",
+            task_id="t-alone",
+            created_at=MONDAY - timedelta(hours=5),
+        ),
+        title="Alone",
+        priority="high",
+    )
+    for n, priority in ((1, ""), (2, ""), (3, "critical")):
+        bundle = fake_kandev.add(
+            make_bundle(
+                pending_id=f"p-g{n}",
+                task_id=f"t-g{n}",
+                created_at=MONDAY - timedelta(hours=4 - n),
+            ),
+            title=f"Agent {n}",
+            priority=priority,
+        )
+        task = fake_kandev.tasks[bundle.task_id]
+        info = TaskInfo(
+            task_id=task.id,
+            title=task.title,
+            workspace_id="ws-1",
+            workspace_name="Platform",
+            priority=priority,
+        )
+        assert store.cards.record_card(NewCard(bundle, info, CHANNEL))
+        assert store.cards.mark_posted(bundle.pending_id, CHANNEL, f"1.{n}")
+        if n > 1:
+            assert store.cards.set_thread(bundle.pending_id, "p-g1", "1.1")
+    digests = make_digests(Clock(MONDAY))
+    answer = digests.answer(DigestCommand("now"), ALICE_ID)
+    assert (answer.kind, answer.count) == ("sent", 4)  # every item counted
+    drain()
+    (message,) = [m for (ch, _ts), m in gateway.messages.items() if ch == "D0ALICE001"]
+    rows = [b for b in message.blocks if b.get("block_id", "").startswith("kq_digest:")]
+    assert len(rows) == 2
+    first, alone = (b["text"]["text"] for b in rows)
+    assert first.startswith("🔴 ") and "Agent 1" in first and "*3 agents*" in first
+    assert "waiting 3 h" in first  # the oldest of the three
+    assert "/C0QUESTION/p11" in first  # its first card's link (the fake's permalink of 1.1)
+    assert rows[0]["accessory"]["text"]["text"] == "Answer for all…"
+    assert alone.startswith("🟠 ") and "Alone" in alone and "agents" not in alone
+    assert message.text == "Digest: 4 questions wait: Agent 1 (3 agents); Alone"
+
+
+def test_a_scheduled_digest_waits_a_round_for_a_link_slack_rate_limits(
+    store: Database,
+    make_digests: Callable[[Clock], Digests],
+    gateway: FakeSlackGateway,
+    fake_kandev: FakeKandev,
+    drain: Callable[[], None],
+) -> None:
+    bundle = fake_kandev.add(make_bundle(pending_id="p-linked", task_id="t-linked"))
+    info = TaskInfo(task_id="t-linked", title="Linked", workspace_id="ws-1", workspace_name="P")
+    assert store.cards.record_card(NewCard(bundle, info, CHANNEL))
+    assert store.cards.mark_posted(bundle.pending_id, CHANNEL, "1.5")
+    clock = Clock(MONDAY - timedelta(days=1))
+    digests = make_digests(clock)
+    digests.answer(DigestCommand("set", "07:00"), ALICE_ID)  # UTC
+    clock.at = MONDAY + timedelta(minutes=1)
+    gateway.fail("chat.getPermalink", "ratelimited", retry_after=1)
+    assert digests.send_due() == 0  # not without its link: not claimed, not lost
+    assert not store.digests.digest_sent(ALICE_ID, "2025-03-31")
+    assert digests.send_due() == 1  # the next round, once Slack gives it
+    drain()
+    (message,) = [m for (ch, _ts), m in gateway.messages.items() if ch == "D0ALICE001"]
+    assert "View card" in str(message.blocks)
