@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -47,7 +47,7 @@ class KandevCheckTarget(Protocol):
 
     def workspaces(self) -> list[Workspace]: ...
 
-    def account(self) -> KandevUser | Literal["refused", "unreachable"]: ...
+    def member_account(self) -> KandevUser | None: ...
 
     def list_pending(self) -> list[Bundle]: ...
 

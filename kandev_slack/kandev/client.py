@@ -419,13 +419,32 @@ class KandevClient:
         (revoked, expired, its user disabled: Kandev answers 200 ``authenticated:false``, not
         401). Raises :class:`~kandev_slack.kandev.errors.KandevUnavailable` when Kandev cannot
         be reached."""
+        data = self._me()
+        if data is None or data.get("authenticated") is not True:
+            return None
+        return validate(KandevUser, data.get("user"))
+
+    def member_account(self) -> KandevUser | None:
+        """The token's own Kandev account when Kandev has accounts (auth on: ``mode``
+        ``enabled``), whose workspaces are private to their members; None with auth off
+        (every caller is Kandev's one default user, who sees everything), when Kandev does not
+        take the token, or cannot be asked."""
+        try:
+            data = self._me()
+        except KandevError as exc:
+            log.warning("could not ask Kandev whose token this is: %s", exc.__class__.__name__)
+            return None
+        if data is None or data.get("mode") != "enabled" or data.get("authenticated") is not True:
+            return None
+        return validate(KandevUser, data.get("user"))
+
+    def _me(self) -> dict[str, Any] | None:
+        """``GET /api/v1/auth/me`` (None: 401, or not an object)."""
         response = self._http.request("GET", "/api/v1/auth/me", call="auth.me").response
         if response.status_code == 401:
             return None
         data = json_200(response)
-        if not isinstance(data, dict) or data.get("authenticated") is not True:
-            return None
-        return validate(KandevUser, data.get("user"))
+        return data if isinstance(data, dict) else None
 
     def account(self) -> KandevUser | Literal["refused", "unreachable"]:
         """:meth:`me`, its failures as kinds: ``refused`` (Kandev does not take the token),

@@ -398,6 +398,11 @@ class FakeKandev:
             return "unreachable"
         return self.user if self.user is not None else "refused"
 
+    def member_account(self) -> KandevUser | None:
+        """``user`` (set it for a Kandev with auth on)."""
+        found = self.account()
+        return None if isinstance(found, str) else found
+
     def access(self) -> dict[str, Workspace] | Literal["refused", "unreachable"]:
         try:
             self._enter("access")
@@ -440,8 +445,10 @@ class FakeKandev:
         return "done"
 
     def _in_workspace(self, pending_id: str, workspace_id: str) -> bool:
+        """A bundle this fake lists is in its task's workspace; one it does not (a person's
+        own client, arranged by hand) counts in every workspace."""
         bundle = self.active.get(pending_id)
-        return bundle is not None and self._workspace_of(bundle.task_id) == workspace_id
+        return bundle is None or self._workspace_of(bundle.task_id) == workspace_id
 
     def close(self) -> None:
         self._enter("close")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Literal, Protocol
+from typing import Protocol
 
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, StartupError
@@ -25,8 +25,8 @@ class Workspaces(Protocol):
 
     def workspaces(self) -> list[Workspace]: ...
 
-    def account(self) -> KandevUser | Literal["refused", "unreachable"]:
-        """The bot's own Kandev account (a user only when Kandev has accounts: auth on)."""
+    def member_account(self) -> KandevUser | None:
+        """The bot's own Kandev account when Kandev has accounts (auth on), else None."""
         ...
 
 
@@ -39,8 +39,8 @@ def routing_problems(routing: Routing, kandev: Workspaces) -> list[str]:
     problems = routing.validate_workspaces(workspaces)
     if not problems:
         return problems
-    account = kandev.account()  # asked only when something is wrong
-    if isinstance(account, str):
+    account = kandev.member_account()  # asked only when something is wrong
+    if account is None:
         return problems
     return routing.validate_workspaces(workspaces, bot=account)
 
