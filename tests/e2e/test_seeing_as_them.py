@@ -19,12 +19,14 @@ from typing import Any
 from kandev_slack.inproc import InProcessBot
 from kandev_slack.kits.fakeslack import ALICE, BOB, FakeSlack, SlackDriver, SlackUser
 from kandev_slack.ops.vault import Vault
+from kandev_slack.store import Database
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
     distinct_question,
     start_bot,
     wait_card,
+    wait_ephemeral,
 )
 from tests.kit.harness import CHANNEL, Cast, Person, Seeder
 from tests.unit.listing.e2e import home_sections, run_list, wait_home
@@ -235,3 +237,62 @@ def test_a_refused_token_sees_as_unlinked(
     assert bot.bot is not None
     link_now = bot.bot.store.links.get(CAT.id)
     assert link_now is not None and link_now.broken
+
+
+def test_in_step_over_socket_mode(
+    people_bot_factory, kandev_people: Cast, people_seed: Seeder, fake_slack, slack_driver, tmp_path
+) -> None:
+    """The bot as a process in Socket Mode: Ana (linked in its database) snoozes a DM card in
+    Slack, her Kandev inbox snoozes it too; Unsnooze brings it back there; her listing shows
+    Eve's question, Cat's does not."""
+    cast = kandev_people
+    key = Vault.new_key()
+    url = f"sqlite:///{tmp_path / 'socket-bot.db'}"
+    fake_slack.add_user(CAT)
+    fake_slack.set_channel_members(
+        CHANNEL, [ANA.id, BEN.id, CAT.id, fake_slack.workspace.bot_user_id]
+    )
+    start_bot(
+        people_bot_factory,
+        mode="socket",
+        db_url=url,
+        KANDEV_SLACK_CONFIG=str(routes(tmp_path)),
+        KANDEV_SLACK_SECRET_KEY=key,
+    )
+    with Database(url, vault=Vault.from_keys(key)) as store:  # as Connect stores them
+        for user, person in ((ANA, cast.ana), (CAT, cast.cat)):
+            store.links.link(
+                user.id, person.user_id, person.display_name, person.email, person.token
+            )
+    driver = slack_driver(transport="socket")
+    dm = fake_slack.ctx.resolve_channel(ANA.id)
+    assert driver.slash("/kandev-questions", "subscribe", user=ANA, channel=ANA.id).ok
+    eves = people_seed.by(cast.eve)(
+        [distinct_question(7)], title="Eve's question over the socket", workspace_id=cast.eve_ws
+    )
+    wait_card(fake_slack, eves.pending_id)
+    assert "Eve's question over the socket" in run_list(driver, user=ANA).all_text
+    assert "Eve's question over the socket" not in run_list(driver, user=CAT).all_text
+
+    copy = fake_slack.wait_for(
+        lambda: next(iter(fake_slack.messages(dm)), None), POLL_S + MARGIN_S + 5, "Ana's DM card"
+    )
+    assert driver.select(
+        dm, copy.ts, action_id=SNOOZE, option=option(eves.pending_id, 24), user=ANA
+    ).ok
+    wait_ephemeral(fake_slack, ANA.id, "snoozed there for 24 h")
+    there = hidden_in_kandev(cast, cast.ana, cast.eve_ws)
+    assert there[eves.pending_id]["state"] == "snoozed"
+
+    collapsed = fake_slack.wait_for(
+        lambda: (
+            fake_slack.message(dm, copy.ts)
+            if "Unsnooze" in fake_slack.message(dm, copy.ts).all_text
+            else None
+        ),
+        POLL_S + MARGIN_S,
+        "the DM card collapsed",
+    )
+    assert driver.click(dm, collapsed.ts, text="Unsnooze", user=ANA).ok
+    wait_ephemeral(fake_slack, ANA.id, "back in your Kandev Needs-you inbox too")
+    assert eves.pending_id not in hidden_in_kandev(cast, cast.ana, cast.eve_ws)
