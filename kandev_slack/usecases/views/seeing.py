@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 HIDDEN_TTL_S = 15.0
 #: At most this many (person, workspace) hidden lists are kept (least recently read dropped).
 MAX_HIDDEN = 4096
+#: After a person's workspaces could not be read (Kandev unreachable), they are not asked again
+#: for this long: a Home refresh round for many people stays short while Kandev is down.
+UNSURE_TTL_S = 10.0
 
 #: How a Kandev Needs-you inbox call went (kandev_slack.kandev.client.KandevClient).
 InboxChange = Literal["done", "refused", "failed"]
@@ -167,6 +170,8 @@ class Seeing:
         self._lock = threading.Lock()
         #: (token, workspace id) -> (read at, hidden pending ids)
         self._hidden: OrderedDict[tuple[str, str], tuple[float, frozenset[str]]] = OrderedDict()
+        #: token -> when its workspaces last could not be read
+        self._unsure: dict[str, float] = {}
 
     # ---- seeing ------------------------------------------------------------------------
 
@@ -176,14 +181,23 @@ class Seeing:
         acting = self.identities.seeing(user_id)
         if acting.link is None:
             return unlimited(user_id)
+        token, now = acting.link.token, self._clock()
+        with self._lock:
+            failed_at = self._unsure.get(token)
+        if failed_at is not None and now - failed_at < UNSURE_TTL_S:
+            return self._sight(user_id, acting, frozenset(), unsure=True)
         workspaces = self.identities.workspaces_of(acting)
         if workspaces == "refused":
             self.identities.refused_token(acting)  # their link is broken: seen as unlinked
             return unlimited(user_id)
         if workspaces == "unreachable" or workspaces is None:
             log.warning("a linked person's Kandev workspaces cannot be read; showing none")
+            with self._lock:
+                self._unsure[token] = now
             return self._sight(user_id, acting, frozenset(), unsure=True)
         assert not isinstance(workspaces, str)
+        with self._lock:
+            self._unsure.pop(token, None)
         return self._sight(user_id, acting, _ids(workspaces))
 
     def _sight(

@@ -280,13 +280,24 @@ def test_a_token_refused_by_the_inbox_breaks_the_link_too(
 
 @pytest.mark.usefixtures("linked", "waiting")
 def test_unreadable_workspaces_show_nothing_of_the_routes_that_use_their_account(
-    home: HomeService, queue: WaitingQueue, people: dict[str, FakeKandev], store: Database
+    home: HomeService,
+    queue: WaitingQueue,
+    people: dict[str, FakeKandev],
+    store: Database,
+    ticks: FakeMonotonic,
 ) -> None:
-    people[ANA_TOKEN].fail("access", KandevUnavailable("Kandev is down"))
+    ana = people[ANA_TOKEN]
+    ana.fail("access", KandevUnavailable("Kandev is down"))
     assert shows(home_of(home, ANA)) == {"Open task"}  # private stays private
     assert queue.sight_of(ANA).unsure
     link = store.links.get(ANA)
     assert link is not None and not link.broken
+    # Not asked again at every view while Kandev is down; asked again a moment later.
+    assert len(ana.called("access")) == 1
+    ana.recover()
+    ticks.advance(11)
+    assert shows(home_of(home, ANA)) == {"Platform task", "Open task"}
+    assert len(ana.called("access")) == 2
 
 
 @pytest.mark.usefixtures("waiting")
@@ -376,6 +387,7 @@ def test_a_dm_card_waits_while_their_account_cannot_be_read(
     store: Database,
     fake_kandev: FakeKandev,
     people: dict[str, FakeKandev],
+    ticks: FakeMonotonic,
 ) -> None:
     store.followups.subscribe(ANA, "all", "")
     people[ANA_TOKEN].fail("access", KandevUnavailable("Kandev is down"))
@@ -384,5 +396,6 @@ def test_a_dm_card_waits_while_their_account_cannot_be_read(
     assert notifier.work_once() == 0
     assert dm_targets(store, "pending-001") == set()
     people[ANA_TOKEN].recover()
+    ticks.advance(11)  # asked again a moment later
     assert notifier.work_once() == 1
     assert dm_targets(store, "pending-001") == {ANA}
