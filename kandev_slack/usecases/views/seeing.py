@@ -14,7 +14,8 @@ so never shown to anyone. Routes with ``identity = "bot"`` are unchanged, and so
 linked (or whose link is broken): they see what the route lets them answer. A person whose
 token Kandev refuses (401) while their views are built has their link marked broken and sees as
 an unlinked person would; one whose workspaces cannot be read now (Kandev unreachable) sees
-nothing of the routes that use their account until it can be (private stays private).
+nothing of the routes that use their account until they can be (private stays private; Kandev
+is asked again after :data:`UNSURE_TTL_S`).
 
 The other way round (point 7 of the issue), a linked person's Snooze in Slack snoozes the item
 in their Kandev inbox too and Unsnooze (or the snooze's end) clears it there:
@@ -140,16 +141,15 @@ class Sight:
             self._read[workspace] = self.hidden(workspace)
         return item.pending_id in self._read[workspace]
 
-    def unhidden(
-        self, items: Iterable[S], *, keep: frozenset[str] | set[str] = frozenset()
-    ) -> list[S]:
-        """``items`` without what they hid in their Kandev inbox; ``keep``: pending ids shown
-        all the same (what they snoozed in Slack, shown as snoozed there)."""
-        return [i for i in items if i.pending_id in keep or not self.hidden_in_kandev(i)]
+    def unhidden(self, items: Iterable[S]) -> list[S]:
+        """``items`` without what they hid in their Kandev inbox (a view takes out what they
+        snoozed in Slack first: it shows those as snoozed, though Kandev hides them too)."""
+        return [item for item in items if not self.hidden_in_kandev(item)]
 
 
-#: A person whose views are not limited (no Seeing wired, or no route uses linked accounts).
 def unlimited(user_id: str) -> Sight:
+    """A person whose views are not limited (no Seeing wired, no route uses people's
+    accounts, or they are not linked)."""
     return Sight(user_id)
 
 
