@@ -64,6 +64,7 @@ from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
+from kandev_slack.usecases.views.seeing import Seeing
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
 from kandev_slack.usecases.views.whole_text import WholeText
 
@@ -118,24 +119,27 @@ def use_cases(
     tasks = TaskDirectory(kandev)
     answerers = Answerers(routing, slack)
     permalinks = Permalinks(slack)
-    # Every use-case gets only the repositories it uses, never the whole database.
-    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, answerers)
-    past = PastAnswers(store.cards, routing)
-    notifier = Notifier(slack)
-    in_flight = InFlight()
     identities = Identities(
         bot=kandev,
         links=store.links,
         answerers=answerers,
         client_for=_person_client(kandev),
     )
+    # What each linked person's own Kandev account lets their views show, and their Kandev
+    # inbox kept in step with their Slack snoozes (issue 32).
+    seeing = Seeing(identities)
+    # Every use-case gets only the repositories it uses, never the whole database.
+    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, answerers, seeing=seeing)
+    past = PastAnswers(store.cards, routing)
+    notifier = Notifier(slack)
+    in_flight = InFlight()
     answers = AnswerService(
         kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight, identities
     )
     sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
     recovery = _recovery(store, kandev, answers, answerers, notifier, in_flight)
     claims = Claims(store.claims, store.cards, store.audit_log, answerers.claim_for, publisher.wake)
-    snoozes = _snoozes(settings, store, publisher)
+    snoozes = _snoozes(settings, store, publisher, seeing)
     digests = _digests(settings, store, queue, slack, publisher, snoozes)
     home = HomeService(
         queue,
@@ -156,7 +160,7 @@ def use_cases(
         followups=FollowUpWorker(
             store.followups, answerers, publisher, health, lapse=claims.lapse_due
         ),
-        dm_cards=SubscriptionNotifier(store.followups, answerers, publisher, health),
+        dm_cards=SubscriptionNotifier(store.followups, answerers, publisher, health, seeing=seeing),
         snooze_ends=SnoozeWorker(snoozes, health),
         quiet_ends=QuietReleaser(
             store.followups, answerers, publisher, health, interval_s=settings.quiet_check_s
@@ -241,8 +245,9 @@ def build_publisher(
     )
 
 
-def _snoozes(settings: Settings, store: Database, publisher: Publisher) -> Snoozes:
-    """Who snoozed what: their DM cards collapsed and restored through the publisher."""
+def _snoozes(settings: Settings, store: Database, publisher: Publisher, seeing: Seeing) -> Snoozes:
+    """Who snoozed what: their DM cards collapsed and restored through the publisher, a
+    linked person's Kandev inbox in step."""
     return Snoozes(
         store.snoozes,
         store.cards,
@@ -250,6 +255,7 @@ def _snoozes(settings: Settings, store: Database, publisher: Publisher) -> Snooz
         publisher.wake,
         publisher.changed,
         hour_s=settings.snooze_hour_s,
+        seeing=seeing,
     )
 
 

@@ -20,11 +20,12 @@ from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Mode, Settings
 from kandev_slack.core.clarification import Bundle
 from kandev_slack.kandev.approvals.wire import PermissionCandidate, PermissionRequest
-from kandev_slack.kandev.models import ProbeResult, Task, Workspace
+from kandev_slack.kandev.models import KandevUser, ProbeResult, Task, Workspace
 from kandev_slack.ops.redaction import redact
 from kandev_slack.ops.vault import SECRET_KEY_SETTING, VaultError
 from kandev_slack.store import Database, StoreError
 from kandev_slack.store.sql.url import is_sqlite_memory, normalize_url
+from kandev_slack.usecases.intake.workspace_check import routing_problems
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 
@@ -45,6 +46,8 @@ class KandevCheckTarget(Protocol):
     def probe(self) -> ProbeResult: ...
 
     def workspaces(self) -> list[Workspace]: ...
+
+    def member_account(self) -> KandevUser | None: ...
 
     def list_pending(self) -> list[Bundle]: ...
 
@@ -106,10 +109,9 @@ def routing_findings(kandev: KandevCheckTarget, routing: Routing) -> list[Findin
     if not routing.rules and routing.default_channel:
         return []
     try:
-        workspaces = kandev.workspaces()
+        problems = routing_problems(routing, kandev)
     except Exception as exc:  # reported as a finding
         return [Finding(False, "routing", f"cannot list Kandev workspaces: {exception_text(exc)}")]
-    problems = routing.validate_workspaces(workspaces)
     if problems:
         return [Finding(False, "routing", p) for p in problems]
     count = len(routing.rules)

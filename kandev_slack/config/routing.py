@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kandev_slack.config.followups import FollowUps
 from kandev_slack.core.domain import TaskInfo
-from kandev_slack.kandev.models import DEFAULT_PRIORITY, Workspace
+from kandev_slack.kandev.models import DEFAULT_PRIORITY, KandevUser, Workspace
 
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
 DIRECT_MESSAGE_ID = re.compile(r"^D[A-Z0-9]{2,}$")
@@ -274,8 +274,15 @@ class Routing(BaseModel):
         found += [r.channel for r in self.rules if r.channel]
         return list(dict.fromkeys(found))
 
-    def validate_workspaces(self, workspaces: Sequence[Workspace]) -> list[str]:
-        """Problems of this routing against the workspaces Kandev knows (empty = all good)."""
+    def validate_workspaces(
+        self, workspaces: Sequence[Workspace], *, bot: KandevUser | None = None
+    ) -> list[str]:
+        """Problems of this routing against the workspaces Kandev knows (empty = all good).
+
+        ``bot``: the bot's own Kandev account, when Kandev has accounts (auth on). Then
+        ``workspaces`` are only those it is a member of (Kandev's workspaces are private to
+        their owner and members; an admin sees no more), so a route naming another one is
+        told who must add the bot there."""
         problems: list[str] = []
         where = f"{self.source}, " if self.source else ""
         for rule in self.rules:
@@ -284,6 +291,14 @@ class Routing(BaseModel):
             hits = [w for w in workspaces if rule.matches(w.id, w.name)]
             if not hits:
                 known = ", ".join(f"'{w.name}' ({w.id})" for w in workspaces) or "none"
+                if bot is not None:
+                    problems.append(
+                        f"{where}line {rule.line}: workspace '{rule.workspace}' is not one the "
+                        f"bot's Kandev account can see (it sees: {known}); Kandev workspaces "
+                        f"are private to their members: its owner must add {_account(bot)} as "
+                        "a member; viewer is enough (or fix the name or id)"
+                    )
+                    continue
                 problems.append(
                     f"{where}line {rule.line}: workspace '{rule.workspace}' is not a Kandev "
                     f"workspace name or id (Kandev has: {known})"
@@ -306,3 +321,10 @@ class Routing(BaseModel):
                         "KANDEV_SLACK_CHANNEL"
                     )
         return problems
+
+
+def _account(user: KandevUser) -> str:
+    """A Kandev account as its owner would find it in Kandev's member list: its display
+    name and email."""
+    name = user.display_name or user.email or user.id
+    return f"{name} ({user.email})" if user.email and user.email != name else name

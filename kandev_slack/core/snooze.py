@@ -2,9 +2,10 @@
 for 1 h, 4 h or 24 h (pure).
 
 A snooze is per person and per pending item, kept in the bot's store (Kandev's inbox snooze is
-per Kandev user, and the bot is one). Its ``token`` names one snooze: every change to it (a new
-length, Unsnooze, its end) is a compare-and-set on the token as read, so two replicas ending the
-same snooze end it once.
+per Kandev user: for a linked person in a route that uses their own account, their Kandev
+Needs-you inbox is snoozed too, for :func:`kandev_snooze` of its length). Its ``token`` names
+one snooze: every change to it (a new length, Unsnooze, its end) is a compare-and-set on the
+token as read, so two replicas ending the same snooze end it once.
 """
 
 from __future__ import annotations
@@ -43,3 +44,16 @@ def new_snooze(
 ) -> Snooze:
     until = now + timedelta(seconds=hours * hour_s)
     return Snooze(user_id=user_id, pending_id=pending_id, until=until, hours=hours, token=token)
+
+
+#: The snooze lengths Kandev's Needs-you inbox takes (``snooze_duration``), in hours.
+KANDEV_SNOOZES: tuple[tuple[str, int], ...] = (("1h", 1), ("4h", 4), ("24h", 24))
+
+
+def kandev_snooze(hours: int) -> str | None:
+    """The Kandev inbox snooze that hides an item at least as long as a Slack snooze of
+    ``hours`` (never shorter than what Slack shows): the shortest Kandev length not below it;
+    None (dismissed, cleared when the Slack snooze ends) when every Kandev length is shorter."""
+    if hours <= 0:
+        raise ValueError(f"a snooze lasts at least an hour, not {hours}")
+    return next((name for name, length in KANDEV_SNOOZES if length >= hours), None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal, Unpack
 from urllib.parse import quote
@@ -62,6 +62,11 @@ HISTORY_PATH = "/api/v1/clarification-inbox/history"
 INBOX_PATH = "/api/v1/clarification-inbox"
 SIDECAR_PATH = "/api/v1/clarification-inbox/sidecar"
 MAX_PAGE_SIZE = 200
+
+#: A Needs-you inbox call's failure: ``refused`` (401: the token is dead), ``failed`` (else).
+InboxFailure = Literal["refused", "failed"]
+#: How a change of a person's Needs-you inbox went.
+InboxChange = Literal["done", "refused", "failed"]
 
 
 class KandevClient:
@@ -414,13 +419,32 @@ class KandevClient:
         (revoked, expired, its user disabled: Kandev answers 200 ``authenticated:false``, not
         401). Raises :class:`~kandev_slack.kandev.errors.KandevUnavailable` when Kandev cannot
         be reached."""
+        data = self._me()
+        if data is None or data.get("authenticated") is not True:
+            return None
+        return validate(KandevUser, data.get("user"))
+
+    def member_account(self) -> KandevUser | None:
+        """The token's own Kandev account when Kandev has accounts (auth on: ``mode``
+        ``enabled``), whose workspaces are private to their members; None with auth off
+        (every caller is Kandev's one default user, who sees everything), when Kandev does not
+        take the token, or cannot be asked."""
+        try:
+            data = self._me()
+        except KandevError as exc:
+            log.warning("could not ask Kandev whose token this is: %s", exc.__class__.__name__)
+            return None
+        if data is None or data.get("mode") != "enabled" or data.get("authenticated") is not True:
+            return None
+        return validate(KandevUser, data.get("user"))
+
+    def _me(self) -> dict[str, Any] | None:
+        """``GET /api/v1/auth/me`` (None: 401, or not an object)."""
         response = self._http.request("GET", "/api/v1/auth/me", call="auth.me").response
         if response.status_code == 401:
             return None
         data = json_200(response)
-        if not isinstance(data, dict) or data.get("authenticated") is not True:
-            return None
-        return validate(KandevUser, data.get("user"))
+        return data if isinstance(data, dict) else None
 
     def account(self) -> KandevUser | Literal["refused", "unreachable"]:
         """:meth:`me`, its failures as kinds: ``refused`` (Kandev does not take the token),
@@ -469,6 +493,36 @@ class KandevClient:
         ).response
         return frozenset(validate(HiddenList, json_200(response)).ids())
 
+    def hide_in_inbox(self, pending_id: str, *, snooze: str | None) -> InboxChange:
+        """:meth:`inbox_hide`, its failures as kinds: ``refused`` (Kandev does not take the
+        token: 401), ``failed`` (anything else: unreachable, the inbox off, a bundle this
+        token cannot see)."""
+        return self._inbox_change(lambda: self.inbox_hide(pending_id, snooze=snooze))
+
+    def show_in_inbox(self, pending_id: str) -> InboxChange:
+        """:meth:`inbox_show`, its failures as kinds (see :meth:`hide_in_inbox`)."""
+        return self._inbox_change(lambda: self.inbox_show(pending_id))
+
+    def hidden_in_inbox(self, workspace_id: str) -> frozenset[str] | InboxFailure:
+        """:meth:`inbox_hidden`, its failures as kinds (see :meth:`hide_in_inbox`)."""
+        try:
+            return self.inbox_hidden(workspace_id)
+        except KandevAuthError:
+            return "refused"
+        except KandevError as exc:
+            log.warning("could not read a Needs-you inbox's hidden items: %s", _failure(exc))
+            return "failed"
+
+    def _inbox_change(self, change: Callable[[], None]) -> InboxChange:
+        try:
+            change()
+        except KandevAuthError:
+            return "refused"
+        except KandevError as exc:
+            log.warning("could not change a Needs-you inbox: %s", _failure(exc))
+            return "failed"
+        return "done"
+
     def _load_workspaces(self) -> list[Workspace]:
         response = self._http.request("GET", "/api/v1/workspaces").response
         return validate(WorkspaceList, json_200(response)).workspaces
@@ -487,3 +541,8 @@ def _no_content(response: httpx.Response) -> None:
             f"{response.request.method} {response.request.url.path} answered HTTP "
             f"{response.status_code}: {response.text[:200]}"
         )
+
+
+def _failure(exc: Exception) -> str:
+    """An inbox failure for the log: its kind and Kandev's words, never a token."""
+    return f"{exc.__class__.__name__}: {str(exc)[:200]}"

@@ -19,7 +19,7 @@ from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
 from kandev_slack.cards.text import fit_escaped, fit_plain, one_line, shorten_mrkdwn
 from kandev_slack.cards.wording import slack_date
 from kandev_slack.core.domain import TaskInfo
-from kandev_slack.core.snooze import SNOOZE_HOURS, Snooze
+from kandev_slack.core.snooze import KANDEV_SNOOZES, SNOOZE_HOURS, Snooze, kandev_snooze
 
 #: Home's snoozed section shows at most this many items (one block each).
 MAX_SNOOZED_SHOWN = 5
@@ -138,15 +138,46 @@ def back_text(task: TaskInfo) -> str:
 # ---- what the person who chose is told (ephemeral, or their Home's notice) ----------------
 
 
-def snoozed_message(snooze: Snooze) -> str:
-    return (
+def snoozed_message(snooze: Snooze, inbox: str | None = None) -> str:
+    """``inbox``: how the person's Kandev Needs-you inbox followed (``in_step``, ``refused``,
+    ``failed``; None: it is not theirs to change here)."""
+    said = (
         f"💤 Snoozed for {_length(snooze.hours)}: until {slack_date(snooze.until)} it is off "
         "your App Home, your list and your DM cards. *Unsnooze* brings it back sooner."
     )
+    return _with_inbox(said, inbox, _kandev_snoozed(snooze.hours))
 
 
-def unsnoozed_message() -> str:
-    return "⏰ Unsnoozed: it is back on your App Home, your list and your DM cards."
+def unsnoozed_message(inbox: str | None = None) -> str:
+    said = "⏰ Unsnoozed: it is back on your App Home, your list and your DM cards."
+    return _with_inbox(said, inbox, "It is back in your Kandev Needs-you inbox too.")
+
+
+def _kandev_snoozed(hours: int) -> str:
+    length = kandev_snooze(hours)
+    if length is None:
+        return "Your Kandev Needs-you inbox hides it too, until then."
+    hours_there = dict(KANDEV_SNOOZES)[length]
+    return f"Your Kandev Needs-you inbox hides it too (snoozed there for {_length(hours_there)})."
+
+
+def _with_inbox(said: str, inbox: str | None, in_step: str) -> str:
+    """What Slack did, then how the person's Kandev Needs-you inbox followed."""
+    match inbox:
+        case "in_step":
+            return f"{said} {in_step}"
+        case "refused":
+            return (
+                f"{said} Kandev no longer accepts the token you connected, so your Kandev "
+                "Needs-you inbox was not changed: connect your Kandev account again "
+                "(`/kandev-questions connect`)."
+            )
+        case "failed":
+            return (
+                f"{said} Your Kandev Needs-you inbox could not be changed (Kandev did not take "
+                "the change): it stays as it was there."
+            )
+    return said
 
 
 def not_snoozed_message() -> str:

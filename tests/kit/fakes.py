@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from kandev_slack.core.clarification import Answer, Bundle
 from kandev_slack.kandev.approvals.wire import (
@@ -18,11 +18,18 @@ from kandev_slack.kandev.approvals.wire import (
     PermissionResolution,
     SessionCancellation,
 )
-from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevUnavailable
+from kandev_slack.kandev.errors import (
+    KandevAgentStarting,
+    KandevAuthError,
+    KandevError,
+    KandevNotFoundError,
+    KandevUnavailable,
+)
 from kandev_slack.kandev.models import (
     ActiveList,
     FinalState,
     Invalid,
+    KandevUser,
     Lost,
     NotActive,
     NotFound,
@@ -204,6 +211,11 @@ class FakeKandev:
         #: The Needs-you inbox (``KANDEV_FEATURES_NEEDS_YOU_INBOX``): its history's reasons by
         #: pending id; None when the feature is off (``ended_reason`` answers None).
         self.inbox_history: dict[str, str] | None = None
+        #: Whose token this is (``account``): None as with auth off (Kandev has no accounts).
+        self.user: KandevUser | None = None
+        #: This token's owner's Needs-you inbox: what is hidden there, pending id -> "1h",
+        #: "4h", "24h" (snoozed) or "dismissed" (``hidden_in_inbox`` lists a workspace's).
+        self.inbox: dict[str, str] = {}
         self._failures: dict[str, _Failure] = {}
 
     # ---- arranging ---------------------------------------------------------------------
@@ -373,6 +385,70 @@ class FakeKandev:
     def workspaces(self) -> list[Workspace]:
         self._enter("workspaces")
         return list(self.workspace_list)
+
+    # The token's owner (a person's own client; ``fail("access", KandevAuthError(...))``…):
+    # failures as the client's kinds.
+
+    def account(self) -> KandevUser | Literal["refused", "unreachable"]:
+        try:
+            self._enter("account")
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "unreachable"
+        return self.user if self.user is not None else "refused"
+
+    def member_account(self) -> KandevUser | None:
+        """``user`` (set it for a Kandev with auth on)."""
+        found = self.account()
+        return None if isinstance(found, str) else found
+
+    def access(self) -> dict[str, Workspace] | Literal["refused", "unreachable"]:
+        try:
+            self._enter("access")
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "unreachable"
+        return {w.id: w for w in self.workspace_list}
+
+    def hidden_in_inbox(self, workspace_id: str) -> frozenset[str] | Literal["refused", "failed"]:
+        try:
+            self._enter("hidden_in_inbox", workspace_id=workspace_id)
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "failed"
+        return frozenset(p for p in self.inbox if self._in_workspace(p, workspace_id))
+
+    def hide_in_inbox(
+        self, pending_id: str, *, snooze: str | None
+    ) -> Literal["done", "refused", "failed"]:
+        return self._inbox_change("hide_in_inbox", pending_id, snooze or "dismissed")
+
+    def show_in_inbox(self, pending_id: str) -> Literal["done", "refused", "failed"]:
+        return self._inbox_change("show_in_inbox", pending_id, None)
+
+    def _inbox_change(
+        self, method: str, pending_id: str, state: str | None
+    ) -> Literal["done", "refused", "failed"]:
+        try:
+            self._enter(method, pending_id=pending_id, state=state)
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "failed"
+        if state is None:
+            self.inbox.pop(pending_id, None)
+        else:
+            self.inbox[pending_id] = state
+        return "done"
+
+    def _in_workspace(self, pending_id: str, workspace_id: str) -> bool:
+        """A bundle this fake lists is in its task's workspace; one it does not (a person's
+        own client, arranged by hand) counts in every workspace."""
+        bundle = self.active.get(pending_id)
+        return bundle is None or self._workspace_of(bundle.task_id) == workspace_id
 
     def close(self) -> None:
         self._enter("close")

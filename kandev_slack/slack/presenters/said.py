@@ -223,10 +223,10 @@ def words_for(result: Result) -> str:
             return claims.contended_message(resolved=card.state.terminal)
         case Redelivered() | SnoozeRedelivered():
             return ""  # its first copy was answered
-        case Snoozed(snooze=chosen):
-            return snooze.snoozed_message(chosen)
-        case Unsnoozed():
-            return snooze.unsnoozed_message()
+        case Snoozed(snooze=chosen, inbox=inbox):
+            return snooze.snoozed_message(chosen, inbox)
+        case Unsnoozed(inbox=inbox):
+            return snooze.unsnoozed_message(inbox)
         case NotSnoozed():
             return snooze.not_snoozed_message()
         case SnoozeContended():

@@ -8,6 +8,12 @@ the same transaction. When a snooze ends (the :class:`SnoozeWorker`, on every re
 deleted once — the replica whose delete wins restores the DM cards and posts "⏰ Back from
 snooze" in their threads; the others do nothing. Snoozes of resolved items are deleted.
 Every change is audited (``snooze``, ``unsnooze``, ``snooze_ended``).
+
+For a linked person in a route that uses their own Kandev account (issue 32), their Kandev
+Needs-you inbox follows: a snooze there too, never shorter than the Slack one
+(:func:`~kandev_slack.core.snooze.kandev_snooze`), cleared on Unsnooze and when the Slack snooze
+ends (kandev_slack/usecases/views/seeing.py). The Slack snooze is made first; a Kandev failure
+is logged and told (``Snoozed.inbox``), never undoes it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from kandev_slack.surfaces.snooze import back_text
 from kandev_slack.usecases.answering.admission import Admitted
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.followups.periodic import INTERVAL_S, PeriodicLoop
+from kandev_slack.usecases.views.seeing import InboxStep, Seeing
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +46,20 @@ _ATTEMPTS = 3
 
 @dataclass(frozen=True)
 class Snoozed:
-    """Snoozed until ``snooze.until`` (``again``: it already was, for that long)."""
+    """Snoozed until ``snooze.until`` (``again``: it already was, for that long); ``inbox``:
+    how the person's Kandev Needs-you inbox followed (None: not theirs to change: a ``bot``
+    route, or they are not linked)."""
 
     card: Card
     snooze: Snooze
     again: bool = False
+    inbox: InboxStep | None = None
 
 
 @dataclass(frozen=True)
 class Unsnoozed:
     card: Card
+    inbox: InboxStep | None = None  # as Snoozed.inbox
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,8 @@ class Snoozes:
     _: KW_ONLY
     #: Seconds in a snooze hour (``SNOOZE_HOUR_S``: shorter in tests).
     hour_s: float = HOUR_S
+    #: Keeps a linked person's Kandev Needs-you inbox in step (issue 32; None: never).
+    seeing: Seeing | None = None
 
     def snooze(self, admitted: Admitted, hours: int) -> SnoozeResult:
         """Hide ``admitted.card`` from its person's views for ``hours``."""
@@ -103,8 +116,10 @@ class Snoozes:
             edits = self._dm_edits(card, user, f"snooze:{token}")
             if self.snoozes.put_snooze(snooze, read.token if read else None, edits):
                 self._audit(card, user, admitted.request.source, "snooze", f"{hours} h", "ok")
+                # Made in Slack first: Kandev's inbox follows, and its failure loses nothing.
+                inbox = self._in_kandev(card, "hide", self._kandev_hide(admitted, hours))
                 self._changed()
-                return Snoozed(card, snooze)
+                return Snoozed(card, snooze, inbox=inbox)
         return SnoozeContended(card)
 
     def unsnooze(self, admitted: Admitted) -> SnoozeResult:
@@ -117,8 +132,9 @@ class Snoozes:
             edits = self._dm_edits(card, user, f"unsnooze:{read.token}")
             if self.snoozes.end_snooze(user, card.pending_id, read.token, edits):
                 self._audit(card, user, admitted.request.source, "unsnooze", read.token, "ok")
+                inbox = self._in_kandev(card, "show", self._kandev_show(admitted))
                 self._changed()
-                return Unsnoozed(card)
+                return Unsnoozed(card, inbox=inbox)
         return SnoozeContended(card)
 
     def snoozed_ids(self, user_id: str) -> set[str]:
@@ -145,12 +161,41 @@ class Snoozes:
                 result = "ok" if waiting else "resolved"
                 log.info("the snooze of %s on %s ended", snooze.user_id, snooze.pending_id)
                 self._audit_ended(snooze, result)
+                if waiting and card is not None and self.seeing is not None:
+                    step = self.seeing.ended(snooze.user_id, card.task, card.pending_id)
+                    self._in_kandev(card, "show", step)
                 ended += 1
         if ended:
             self._changed()
         return ended
 
     # ---- internals -----------------------------------------------------------------------
+
+    def _kandev_hide(self, admitted: Admitted, hours: int) -> InboxStep | None:
+        if self.seeing is None:
+            return None
+        return self.seeing.hide(admitted.acting, admitted.card.pending_id, hours)
+
+    def _kandev_show(self, admitted: Admitted) -> InboxStep | None:
+        if self.seeing is None:
+            return None
+        return self.seeing.show(admitted.acting, admitted.card.pending_id)
+
+    @staticmethod
+    def _in_kandev(card: Card, change: str, step: InboxStep | None) -> InboxStep | None:
+        """Log how a person's Kandev inbox followed their Slack snooze (the Slack snooze holds
+        whatever Kandev said)."""
+        if step == "refused":
+            log.warning(
+                "kandev inbox %s of %s: the person's token was refused", change, card.pending_id
+            )
+        elif step == "failed":
+            log.warning(
+                "kandev inbox %s of %s failed; the Slack snooze holds", change, card.pending_id
+            )
+        elif step == "in_step":
+            log.info("kandev inbox %s of %s made", change, card.pending_id)
+        return step
 
     def _same(self, read: Snooze, hours: int, now: datetime) -> bool:
         """``read`` holds, for ``hours``, and was set a moment ago: choosing again is the same."""

@@ -190,6 +190,9 @@ class Digests:
             mine = [i for i in waiting if may(i.task, user_id, strict=True)]
         else:
             mine = self.queue.visible_to(user_id, waiting)
+        if mine:  # what their own Kandev account sees and did not hide there (issue 32)
+            sight = self.queue.sight_of(user_id)
+            mine = sight.unhidden(sight.visible(mine))
         hidden = self.snoozed(user_id) if self.snoozed is not None and mine else set()
         return most_urgent_first([it for it in mine if it.pending_id not in hidden])
 

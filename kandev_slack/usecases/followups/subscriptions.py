@@ -15,7 +15,7 @@ transaction (:func:`gathering_writes` are the gathering's own writes).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 from kandev_slack.core.domain import Card, TaskInfo
@@ -37,6 +37,7 @@ from kandev_slack.surfaces import subscriptions as words
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
 from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
 from kandev_slack.usecases.views.listing import Reply
+from kandev_slack.usecases.views.seeing import Seeing, Sight, unlimited
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,15 @@ def gathering_writes(gathering: str, joined: str) -> list[OutboxRow]:
     ]
 
 
+@dataclass(eq=False)
 class SubscriptionNotifier(PeriodicWorker):
     """Decides, once per waiting card, which subscribers get a DM card of it."""
+
+    _: KW_ONLY
+    #: What each subscriber's own Kandev account sees (issue 32): in routes that use it, no DM
+    #: card of a workspace it cannot see, nor of what they hid in its Needs-you inbox. None:
+    #: what the route lets them answer.
+    seeing: Seeing | None = None
 
     component = "subscriptions"
     failing = "store error while sending DM cards"
@@ -184,14 +192,23 @@ class SubscriptionNotifier(PeriodicWorker):
             return 0
         subs = self.followups.all_subscriptions()
         quiet = quiet_round(self.followups)
+        sights: dict[str, Sight] = {}  # one per subscriber and round
         sent = 0
         for card in cards:
-            sent += self._notify(card, subs, quiet)
+            sent += self._notify(card, subs, quiet, sights)
         if sent:
             self.publisher.wake()
         return sent
 
-    def _notify(self, card: Card, subs: list[Subscription], quiet: QuietRound) -> int:
+    def _sight(self, user_id: str, sights: dict[str, Sight]) -> Sight:
+        if user_id not in sights:
+            made = self.seeing.sight(user_id) if self.seeing is not None else unlimited(user_id)
+            sights[user_id] = made
+        return sights[user_id]
+
+    def _notify(
+        self, card: Card, subs: list[Subscription], quiet: QuietRound, sights: dict[str, Sight]
+    ) -> int:
         chosen: dict[str, Subscription] = {}
         for sub in subs:
             if sub.user_id not in chosen and matches(sub, card):
@@ -209,6 +226,12 @@ class SubscriptionNotifier(PeriodicWorker):
                 return 0
             if not allowed:
                 continue  # a DM card only for bundles this person may answer
+            sight = self._sight(user_id, sights)
+            if sight.unsure and sight.limits(card.task):
+                log.warning("cannot tell what %s's Kandev account sees yet; retrying", user_id)
+                return 0  # decided at the next round, when Kandev can say
+            if not sight.sees(card.task) or sight.hidden_in_kandev(card):
+                continue  # not in their Kandev account's view, or hidden in its inbox
             key = dm_key(card.pending_id, user_id)
             waits, rows = quiet.hold(
                 key, user_id, card.pending_id, "dm", route_quiet, card.task.priority

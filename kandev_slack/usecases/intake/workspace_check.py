@@ -14,7 +14,7 @@ from typing import Protocol
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.exitcodes import EXIT_CONFIG, EXIT_FAILED, StartupError
 from kandev_slack.kandev.errors import KandevError, KandevUnavailable
-from kandev_slack.kandev.models import Workspace
+from kandev_slack.kandev.models import KandevUser, Workspace
 from kandev_slack.ops.health import Health
 
 log = logging.getLogger(__name__)
@@ -24,6 +24,25 @@ class Workspaces(Protocol):
     """What the check reads from Kandev (kandev_slack.kandev.client.KandevClient)."""
 
     def workspaces(self) -> list[Workspace]: ...
+
+    def member_account(self) -> KandevUser | None:
+        """The bot's own Kandev account when Kandev has accounts (auth on), else None."""
+        ...
+
+
+def routing_problems(routing: Routing, kandev: Workspaces) -> list[str]:
+    """The routing file's problems against the workspaces the bot's Kandev account sees. With
+    auth on, Kandev lists only the workspaces that account is a member of: a route naming
+    another one says whose account its owner must add (raises KandevError when Kandev cannot
+    list them)."""
+    workspaces = kandev.workspaces()
+    problems = routing.validate_workspaces(workspaces)
+    if not problems:
+        return problems
+    account = kandev.member_account()  # asked only when something is wrong
+    if account is None:
+        return problems
+    return routing.validate_workspaces(workspaces, bot=account)
 
 
 class WorkspaceCheck:
@@ -35,7 +54,7 @@ class WorkspaceCheck:
 
     def check(self) -> list[str]:
         """The routing file's problems against Kandev's workspaces (raises KandevError)."""
-        problems = self.routing.validate_workspaces(self.kandev.workspaces())
+        problems = routing_problems(self.routing, self.kandev)
         self.done = True
         if problems:
             self.health.problem("routing", "; ".join(problems))

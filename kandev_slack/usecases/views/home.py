@@ -93,15 +93,18 @@ class HomeService:
     def build(self, user_id: str, snapshot: Snapshot | None = None) -> dict[str, Any]:
         """This person's Home: only the questions they may answer (and so see)."""
         snap = snapshot if snapshot is not None else self.snapshot()
-        waiting = most_urgent_first(self.queue.visible_to(user_id, snap.waiting))
+        # What their own Kandev account sees, in routes that use it (issue 32).
+        sight = self.queue.sight_of(user_id)
+        waiting = most_urgent_first(self.queue.visible_to(user_id, snap.waiting, sight))
         waiting, snoozed = self._without_snoozed(user_id, waiting)
+        waiting = sight.unhidden(waiting)  # snoozed or dismissed in their Kandev inbox
         # Identical items in one channel are one row (kandev_slack.usecases.views.waiting.py).
         waiting = group_rows(waiting, self.queue.places()) if waiting else []
         shown = self.queue.shown(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]
-        recent = self.queue.resolved_visible_to(user_id, snap.resolved)[:MAX_RESOLVED]
+        recent = self.queue.resolved_visible_to(user_id, snap.resolved, sight)[:MAX_RESOLVED]
         resolved = [(card, self.queue.permalinks.of(card)) for card in recent]
-        approvals, approval_others = group_approvals(self.queue.approvals_for(user_id))
+        approvals, approval_others = group_approvals(self.queue.approvals_for(user_id, sight))
         view = render_home(
             waiting,
             resolved,

@@ -40,6 +40,7 @@ from kandev_slack.surfaces.waiting import (
     Query,
     Waiting,
 )
+from kandev_slack.usecases.views.seeing import Sight
 from kandev_slack.usecases.views.waiting import (
     WaitingQueue,
     group_approvals,
@@ -260,21 +261,25 @@ class ListingService:
         after = wanted.after if wanted is not None else None
         rank = wanted.rank if wanted is not None else OTHER_RANK
         backwards = wanted is not None and wanted.backwards
-        workspaces = self.kandev.workspaces()
+        # What their own Kandev account sees, in routes that use it (issue 32): a workspace
+        # it cannot see is neither listed nor named.
+        sight = self.queue.sight_of(user_id)
+        workspaces = [w for w in self.kandev.workspaces() if sight.sees_workspace(w.id)]
         workspace = matching_workspace(query, workspaces)
         if workspace is not None:
             found = self.queue.waiting(workspace_id=workspace.id)
             found = [it for it in found if matches_terms(it, query)]
         else:
             found = [it for it in self.queue.waiting() if matches(it, query)]
-        found = [] if query.approvals_only else self.queue.visible_to(user_id, found)
+        found = [] if query.approvals_only else self.queue.visible_to(user_id, found, sight)
         hidden = self.snoozed(user_id) if self.snoozed is not None and found else set()
         snoozed = sum(1 for it in found if it.pending_id in hidden)
         found = most_urgent_first([it for it in found if it.pending_id not in hidden])
+        found = sight.unhidden(found)  # snoozed or dismissed in their Kandev inbox
         # Identical items in one channel are one row; a page holds rows, every count items.
         rows = group_rows(found, self.queue.places()) if found else []
         items, before, more = paginate(rows, after, self.page_size, rank=rank, backwards=backwards)
-        approvals = () if before > 0 else self._approvals(query, user_id, workspace)
+        approvals = () if before > 0 else self._approvals(query, user_id, workspace, sight)
         approval_rows, approval_others = group_approvals(approvals)
         return ListingPage(
             query=query,
@@ -295,11 +300,11 @@ class ListingService:
         )
 
     def _approvals(
-        self, query: Query, user_id: str, workspace: Workspace | None
+        self, query: Query, user_id: str, workspace: Workspace | None, sight: Sight | None = None
     ) -> tuple[tuple[Card, str | None], ...]:
         """The waiting approvals this person may answer that match ``query`` (its words in
         the task title or what the agent wants to do; ``approvals`` alone: all of them)."""
-        rows = self.queue.approvals_for(user_id)
+        rows = self.queue.approvals_for(user_id, sight)
         if workspace is not None:
             rows = [r for r in rows if r[0].task.workspace_id == workspace.id]
         elif query.words and not query.approvals_only:

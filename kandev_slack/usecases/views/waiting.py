@@ -28,6 +28,7 @@ from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.groups import group_key
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
+from kandev_slack.usecases.views.seeing import Seeing, Sight, unlimited
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,14 @@ class WaitingQueue:
     answerers: Answerers
     _: KW_ONLY
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    #: What each person's own Kandev account lets their views show (issue 32); None: every
+    #: view shows what the route lets the person answer.
+    seeing: Seeing | None = None
+
+    def sight_of(self, user_id: str) -> Sight:
+        """What ``user_id``'s views show (build it once per view: see
+        kandev_slack/usecases/views/seeing.py)."""
+        return self.seeing.sight(user_id) if self.seeing is not None else unlimited(user_id)
 
     def waiting(self, workspace_id: str | None = None) -> list[Waiting]:
         """Every bundle Kandev lists as active, in Kandev's order (oldest first), with its task
@@ -83,15 +92,22 @@ class WaitingQueue:
         joined = (self._join(b, tasks.get(b.pending_id)) for b in bundles)
         return [item for item in joined if item is not None]
 
-    def visible_to(self, user_id: str, items: Iterable[Waiting]) -> list[Waiting]:
+    def visible_to(
+        self, user_id: str, items: Iterable[Waiting], sight: Sight | None = None
+    ) -> list[Waiting]:
         """The items this person may answer (and so see): nobody sees another route's
-        questions, their titles or prompts."""
-        return [i for i in items if self.answerers.may_answer(i.task, user_id)]
+        questions, their titles or prompts; with ``sight``, only those of workspaces their
+        own Kandev account sees (in routes that use it)."""
+        mine = [i for i in items if self.answerers.may_answer(i.task, user_id)]
+        return sight.visible(mine) if sight is not None else mine
 
-    def resolved_visible_to(self, user_id: str, cards: Iterable[Card]) -> list[Card]:
+    def resolved_visible_to(
+        self, user_id: str, cards: Iterable[Card], sight: Sight | None = None
+    ) -> list[Card]:
         """Resolved cards whose route lets this person answer: who answered what stays
-        within the route."""
-        return [c for c in cards if self.answerers.may_answer(c.task, user_id)]
+        within the route (and, with ``sight``, within the workspaces their account sees)."""
+        mine = [c for c in cards if self.answerers.may_answer(c.task, user_id)]
+        return sight.visible(mine) if sight is not None else mine
 
     def posted_pending(self) -> list[Waiting]:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev
@@ -102,11 +118,14 @@ class WaitingQueue:
             if c.ts and spec_of(c).listed_as_question
         ]
 
-    def approvals_for(self, user_id: str) -> list[tuple[Card, str | None]]:
+    def approvals_for(
+        self, user_id: str, sight: Sight | None = None
+    ) -> list[tuple[Card, str | None]]:
         """The approvals waiting that this person may answer (posted cards, oldest first),
-        each with its card's permalink."""
+        each with its card's permalink (with ``sight``: see :meth:`visible_to`)."""
         cards = self.cards.pending_of_kind(APPROVAL_PREFIX)
         mine = [c for c in cards if c.ts and self.answerers.may_answer(c.task, user_id)]
+        mine = sight.visible(mine) if sight is not None else mine
         return [(c, self.permalinks.of(c)) for c in mine]
 
     def shown(

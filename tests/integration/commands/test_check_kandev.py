@@ -97,3 +97,34 @@ def test_check_with_a_wrong_token_on_auth_kandev(kandev_auth, slack, monkeypatch
         for line in lines
     )
     assert wrong not in output
+
+
+def test_check_names_a_routed_workspace_the_bots_account_cannot_see(
+    kandev_people, slack, monkeypatch, capsys, tmp_path
+):
+    """With auth on, Kandev lists only the workspaces the bot's account is a member of: a route
+    naming Dan's private workspace says whose account its owner must add (issue 32)."""
+    cast = kandev_people
+    cast.server.start()
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        '[defaults]\nchannel = "C0AGENTS"\n\n'
+        f'[[route]]\nworkspace = "{cast.dan_ws}"\nchannel = "C0PLAT"\n\n'
+        f'[[route]]\nworkspace = "{cast.eve_ws}"\nchannel = "C0PLAT"\n'
+    )
+    env = {
+        **base_env(slack, cast.server.base_url),
+        "KANDEV_SLACK_CONFIG": str(routes),
+        "KANDEV_TOKEN": cast.server.token,
+    }
+    code, lines, out = check(monkeypatch, capsys, env)
+    assert code == 1
+    [routing] = [line for line in lines if line.startswith("FAIL routing")]
+    bot = f"{cast.bot.display_name} ({cast.bot.email})" if cast.bot.display_name else cast.bot.email
+    assert (
+        f"{routes}, line 4: workspace '{cast.dan_ws}' is not one the bot's Kandev account can "
+        "see (it sees: "
+    ) in routing
+    assert f"its owner must add {bot} as a member; viewer is enough" in routing
+    assert "line 8" not in routing  # Eve's: the bot is a viewer there (the only FAIL: Dan's)
+    assert cast.server.token not in out

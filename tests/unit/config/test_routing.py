@@ -7,7 +7,7 @@ import pytest
 from kandev_slack.config.routing import Route, Routing, RoutingError
 from kandev_slack.config.routing_file import load_routing, parse_routing
 from kandev_slack.core.domain import TaskInfo
-from kandev_slack.kandev.models import Workspace
+from kandev_slack.kandev.models import KandevUser, Workspace
 
 #: The reminder and escalation keys, allowed in [defaults] and [[route]] after the others.
 FOLLOWUP_KEYS = (
@@ -228,6 +228,26 @@ def test_unknown_workspace_names_its_line() -> None:
         "routes.toml, line 14: workspace 'Mobile' is not a Kandev workspace name or id "
         "(Kandev has: 'Default' (ws-1234), 'Platform' (ws-9))"
     ]
+
+
+def test_with_auth_on_an_unknown_workspace_says_who_must_add_the_bot() -> None:
+    """Kandev's workspaces are private to their members: one the bot's account does not see
+    may exist, and its owner must add the bot (by the name and email Kandev shows)."""
+    routing = parse_routing(EXAMPLE, "routes.toml")
+    bot = KandevUser(id="u-bot", email="bot@example.com", display_name="Kandev Bot")
+    problems = routing.validate_workspaces(WORKSPACES[:2], bot=bot)
+    assert problems == [
+        "routes.toml, line 14: workspace 'Mobile' is not one the bot's Kandev account can see "
+        "(it sees: 'Default' (ws-1234), 'Platform' (ws-9)); Kandev workspaces are private to "
+        "their members: its owner must add Kandev Bot (bot@example.com) as a member; viewer "
+        "is enough (or fix the name or id)"
+    ]
+    assert routing.validate_workspaces(WORKSPACES, bot=bot) == []
+    nameless = KandevUser(id="u-bot", email="bot@example.com")
+    assert (
+        "must add bot@example.com as a member"
+        in routing.validate_workspaces(WORKSPACES[:2], bot=nameless)[0]
+    )
 
 
 def test_ambiguous_workspace_name() -> None:
