@@ -18,11 +18,18 @@ from kandev_slack.kandev.approvals.wire import (
     PermissionResolution,
     SessionCancellation,
 )
-from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevUnavailable
+from kandev_slack.kandev.errors import (
+    KandevAgentStarting,
+    KandevAuthError,
+    KandevError,
+    KandevNotFoundError,
+    KandevUnavailable,
+)
 from kandev_slack.kandev.models import (
     ActiveList,
     FinalState,
     Invalid,
+    KandevUser,
     Lost,
     NotActive,
     NotFound,
@@ -166,9 +173,20 @@ class FakePermissions:
         if failure is not None:
             raise failure
 
-    def resolve_elsewhere(self, request: PermissionRequest, option_id: str, kind: str) -> None:
+    def resolve_elsewhere(
+        self, request: PermissionRequest, option_id: str, kind: str, *, actor: str = ""
+    ) -> None:
+        """Someone chose ``option_id`` in Kandev's web UI (``actor``: their Kandev account, as
+        Kandev records a person's token; "": auth off, Kandev's placeholder)."""
         self.live[request.task_id].remove(request)
-        resolution = PermissionResolution(option_id=option_id, option_kind=kind, source="web")
+        who = (
+            {"actor_kind": "personal_access_token", "actor_user_id": actor}
+            if actor
+            else {"actor_kind": "synthetic", "actor_user_id": "default-user"}
+        )
+        resolution = PermissionResolution(
+            option_id=option_id, option_kind=kind, source="web", **who
+        )
         self.records[request.request_id] = PermissionRecord(
             request_id=request.request_id, status="approved", resolution=resolution
         )
@@ -204,6 +222,9 @@ class FakeKandev:
         #: The Needs-you inbox (``KANDEV_FEATURES_NEEDS_YOU_INBOX``): its history's reasons by
         #: pending id; None when the feature is off (``ended_reason`` answers None).
         self.inbox_history: dict[str, str] | None = None
+        #: Kandev's accounts' display names by id (``names``), and whose the bot's token is.
+        self.users: dict[str, str] = {}
+        self.bot_user = KandevUser(id="bot-user", display_name="The bot")
         self._failures: dict[str, _Failure] = {}
 
     # ---- arranging ---------------------------------------------------------------------
@@ -216,12 +237,18 @@ class FakeKandev:
         workspace_id: str = "ws-1",
         workspace_name: str = "Platform",
         priority: str = "",
+        assignee: str = "",
     ) -> Bundle:
-        """An active bundle, with its task and workspace."""
+        """An active bundle, with its task (assigned to the Kandev user ``assignee``, if any)
+        and workspace."""
         self.active[bundle.pending_id] = bundle
         fields = {"priority": priority} if priority else {}
         self.tasks[bundle.task_id] = Task(
-            id=bundle.task_id, title=title, workspace_id=workspace_id, **fields
+            id=bundle.task_id,
+            title=title,
+            workspace_id=workspace_id,
+            assignee_user_id=assignee,
+            **fields,
         )
         if all(w.id != workspace_id for w in self.workspace_list):
             self.workspace_list.append(Workspace(id=workspace_id, name=workspace_name))
@@ -373,6 +400,35 @@ class FakeKandev:
     def workspaces(self) -> list[Workspace]:
         self._enter("workspaces")
         return list(self.workspace_list)
+
+    def assign(self, task_id: str, kandev_user_id: str) -> None:
+        """Someone set the task's assignee in Kandev ("": unassigned)."""
+        task = self.tasks[task_id]
+        self.tasks[task_id] = task.model_copy(update={"assignee_user_id": kandev_user_id})
+
+    def names(self) -> dict[str, str] | str:
+        try:
+            self._enter("names")
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "unreachable"
+        return dict(self.users)
+
+    def account(self) -> KandevUser | str:
+        try:
+            self._enter("account")
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "unreachable"
+        return self.bot_user
+
+    def assignee(self, task_id: str) -> str | None:
+        try:
+            return self.task(task_id).assignee_user_id
+        except KandevError:
+            return None
 
     def close(self) -> None:
         self._enter("close")
