@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from kandev_slack.cards import ids
 from kandev_slack.core.approval import approval_key
 from kandev_slack.kits.fakeslack import ALICE, BOB, CallRecord, FakeSlack, PostedMessage
-from kandev_slack.ops.vault import Vault
-from kandev_slack.store import Database
 from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
@@ -30,7 +27,8 @@ from tests.e2e.helpers import (
     wait_card,
     wait_outcome,
 )
-from tests.kit.harness import CHANNEL, Cast, Person, Seeder, permission_spec
+from tests.e2e.linking import linked_settings
+from tests.kit.harness import CHANNEL, Cast, Seeder, permission_spec
 from tests.kit.polling import eventually
 
 ASSIGNED = "📌 A task assigned to you in Kandev"
@@ -39,23 +37,6 @@ SUMMARY = "🌙 While you were away:"
 RM = permission_spec("Run rm -rf build", "execute", {"command": "rm -rf build", "cwd": "/repo"})
 #: How long the quiet hours of the quiet test last from now (a bound the test waits past).
 QUIET_S = 25
-
-
-def prepare(tmp_path: Path, routes: str, links: dict[str, Person]) -> dict[str, str]:
-    """The bot's settings (a routing file, a secret key, its database) with ``links`` (Slack
-    user → Kandev person) already in its store."""
-    key = Vault.new_key()
-    url = f"sqlite:///{tmp_path / 'assignee.db'}"
-    with Database(url, vault=Vault.from_keys(key)) as store:
-        for slack_user, person in links.items():
-            store.links.link(
-                slack_user, person.user_id, person.display_name, person.email, person.token
-            )
-    config = tmp_path / "routes.toml"
-    config.write_text(
-        f'[defaults]\nchannel = "{CHANNEL}"\nidentity = "linked"\n{routes}', encoding="utf-8"
-    )
-    return {"db_url": url, "KANDEV_SLACK_CONFIG": str(config), "KANDEV_SLACK_SECRET_KEY": key}
 
 
 def dm_of(fake: FakeSlack, user: str) -> str:
@@ -93,7 +74,7 @@ def test_the_linked_assignee_gets_the_dm_card_of_a_question_and_answers_there(
     tmp_path,
 ) -> None:
     cast = kandev_people
-    settings = prepare(tmp_path, "notify_assignee = true\n", {ALICE.id: cast.ana})
+    settings = linked_settings(tmp_path, "notify_assignee = true\n", {ALICE.id: cast.ana})
     bundle = people_seed([distinct_question(71)], title="Ana's task")
     cast.people.assign(bundle.task_id, cast.ana)
     bot = start_bot(people_app_factory, **settings)
@@ -122,7 +103,7 @@ def test_the_linked_assignee_gets_the_dm_card_of_an_approval(
     people_app_factory, kandev_people: Cast, people_seed: Seeder, fake_slack: FakeSlack, tmp_path
 ) -> None:
     cast = kandev_people
-    settings = prepare(tmp_path, "notify_assignee = true\n", {ALICE.id: cast.ana})
+    settings = linked_settings(tmp_path, "notify_assignee = true\n", {ALICE.id: cast.ana})
     seeded = people_seed.permission([RM], title="Ana's approval")
     cast.people.assign(seeded.task_id, cast.ana)
     start_bot(people_app_factory, **settings)
@@ -144,7 +125,7 @@ def test_no_dm_card_for_an_assignee_never_linked_nor_in_a_route_without_the_key(
         "notify_assignee = true\n"
         f'[[route]]\nlabels = ["no-dm"]\nchannel = "{CHANNEL}"\nnotify_assignee = false\n'
     )
-    settings = prepare(tmp_path, routes, {ALICE.id: cast.ana})
+    settings = linked_settings(tmp_path, routes, {ALICE.id: cast.ana})
     bens = people_seed([distinct_question(72)], title="Ben never linked")
     cast.people.assign(bens.task_id, cast.ben)
     quiet_route = people_seed([distinct_question(73)], title="No DM here", labels=["no-dm"])
@@ -167,7 +148,7 @@ def test_reminders_mention_the_linked_assignee_instead_of_the_routes_mention(
 ) -> None:
     cast = kandev_people
     routes = f'notify_assignee = true\nremind_after = "1s"\nmention = ["{BOB.id}"]\n'
-    settings = prepare(tmp_path, routes, {ALICE.id: cast.ana})
+    settings = linked_settings(tmp_path, routes, {ALICE.id: cast.ana})
     assigned = people_seed([distinct_question(74)], title="Assigned to Ana")
     cast.people.assign(assigned.task_id, cast.ana)
     unassigned = people_seed([distinct_question(75)], title="Assigned to nobody")
@@ -202,7 +183,7 @@ def test_quiet_hours_hold_the_assignees_dm_card_for_their_summary(
     now = datetime.now(UTC)
     hours = f"{now - timedelta(hours=1):%H:%M:%S}-{now + timedelta(seconds=QUIET_S):%H:%M:%S}"
     routes = f'notify_assignee = true\nquiet_hours = "{hours}"\nquiet_tz = "UTC"\n'
-    settings = prepare(tmp_path, routes, {ALICE.id: cast.ana})
+    settings = linked_settings(tmp_path, routes, {ALICE.id: cast.ana})
     bundle = people_seed([distinct_question(77)], title="Asked while Ana sleeps")
     cast.people.assign(bundle.task_id, cast.ana)
     bot = start_bot(people_app_factory, QUIET_CHECK_S="0.2", **settings)

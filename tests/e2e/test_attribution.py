@@ -3,8 +3,9 @@ and a route acting as the people who click (``identity = "linked"``): a card and
 name the Slack person and the Kandev account they acted with; an approval made in Kandev's web
 UI names the account Kandev records (``permission_resolution.actor_user_id``) — by its linked
 Slack person, else by its Kandev display name — and one made in Slack by a linked person is
-theirs in Kandev's own record too. Someone not linked acts with the bot's account: Slack names
-them, Kandev credits the bot, nobody's Kandev account is named."""
+theirs in Kandev's own record too (in this process over HTTP, and as a process over Socket
+Mode). Someone not linked acts with the bot's account: Slack names them, Kandev credits the
+bot, nobody's Kandev account is named."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from tests.e2e.helpers import (
     wait_ephemeral,
     wait_outcome,
 )
+from tests.e2e.linking import linked_settings
 from tests.kit.harness import CHANNEL, Cast, Person, Seeder, permission_spec
 from tests.kit.polling import eventually
 
@@ -174,3 +176,21 @@ def test_someone_not_linked_acts_with_the_bots_account_and_no_kandev_account_is_
     assert resolution["actor_user_id"] == cast.bot.user_id  # Kandev credits the bot's account
     entry = audited(bot, key, "approve", "won")
     assert (entry.user, entry.kandev_user) == (BOB.id, None)
+
+
+def test_over_socket_mode_a_linked_persons_approval_is_theirs_on_the_card_and_in_kandev(
+    people_bot_factory, kandev_people: Cast, people_seed: Seeder, fake_slack, slack_driver, tmp_path
+) -> None:
+    cast = kandev_people
+    settings = linked_settings(tmp_path, "", {ALICE.id: cast.ana})
+    start_bot(people_bot_factory, mode="socket", **settings)
+    seeded = people_seed.permission([RM], title="Ana allows it over the socket")
+    card = wait_card(fake_slack, approval_key(seeded.request_id))
+
+    ack = slack_driver(transport="socket").click(CHANNEL, card.ts, text="Allow once", user=ALICE)
+    assert ack.ok
+
+    done = wait_outcome(fake_slack, card.ts, "✅")
+    assert outcome_line(done) == f"✅ Allowed once by <@{ALICE.id}> (Kandev: Ana) in Slack"
+    resolution = eventually(lambda: cast.people.resolution(seeded))
+    assert resolution["actor_user_id"] == cast.ana.user_id
