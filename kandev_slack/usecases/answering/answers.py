@@ -441,14 +441,16 @@ def _kandev_user(acting: Acting[KandevClient] | None) -> str:
 
 
 def _less_attributed(current: CardOutcome | None, winner: CardOutcome) -> bool:
-    """Whether a card's stored outcome names less than this Slack win does: nobody (sync
-    recorded it "in Kandev" a moment earlier), or the same Slack person without the Kandev
-    account they answered with (sync credited them from their submission)."""
+    """Whether a card's stored outcome says less than this Slack win does: nobody (sync
+    recorded it "in Kandev" a moment earlier), or the same person but not as made in Slack
+    (sync credited the Kandev account Kandev records, theirs, before their submission was
+    finished) or without the Kandev account they answered with (sync credited them from their
+    submission)."""
     if current is None or current.by_user is None:
         return True
-    return (
-        current.by_user == winner.by_user and not current.kandev_user and bool(winner.kandev_user)
-    )
+    if current.by_user != winner.by_user:
+        return False
+    return current.via != winner.via or (not current.kandev_user and bool(winner.kandev_user))
 
 
 def _describe(outcome: Outcome) -> str:

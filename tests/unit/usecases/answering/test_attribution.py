@@ -106,3 +106,27 @@ def test_with_the_bots_account_no_kandev_account_is_named(
     assert (outcome.by_user, outcome.kandev_user, outcome.kandev_name) == (ALICE_ID, "", "")
     [entry] = [e for e in store.audit_log.audit_entries(card.pending_id) if e.action == "answer"]
     assert entry.kandev_user is None
+
+
+def test_a_win_sync_showed_as_made_in_kandev_is_shown_as_made_in_slack(
+    posted, admission: Admission, answers: AnswerService, fake_kandev: FakeKandev, store: Database
+) -> None:
+    card = posted(make_bundle())
+    admitted = as_ana(click(admission, card), fake_kandev)
+    # Sync read Kandev's record while her submission was unfinished (its lease ran out): the
+    # account Kandev credits is hers, so the card named her, as made in Kandev.
+    synced = CardOutcome(
+        state=CardState.ANSWERED,
+        via="kandev",
+        by_user=ALICE_ID,
+        answers=[MONGO],
+        at=datetime.now(UTC),
+        kandev_user="u-ana",
+        kandev_name="Ana",
+    )
+    assert store.cards.transition(card.pending_id, synced)
+
+    assert answers.submit(admitted, answers=(MONGO,)).kind == "won"
+
+    outcome = store.cards.get(card.pending_id).outcome
+    assert (outcome.via, outcome.by_user, outcome.kandev_user) == ("slack", ALICE_ID, "u-ana")
