@@ -60,6 +60,7 @@ from kandev_slack.usecases.outbox.pacing import POST_SPACING_S, Pacer
 from kandev_slack.usecases.outbox.publisher import GIVE_UP_AFTER, Enqueue, Publisher
 from kandev_slack.usecases.outbox.writes import Notices, PublisherCards, PublisherOutbox, Writes
 from kandev_slack.usecases.past_answers import PastAnswers
+from kandev_slack.usecases.people import KandevPeople
 from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
@@ -133,8 +134,17 @@ def use_cases(
     past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()
+    # Kandev accounts as Slack people: who resolved an approval, who a task is assigned to.
+    people = KandevPeople(kandev, identities.slack_user_of)
     answers = AnswerService(
-        kandev, store.cards, store.submissions, store.audit_log, publisher, in_flight, identities
+        kandev,
+        store.cards,
+        store.submissions,
+        store.audit_log,
+        publisher,
+        in_flight,
+        identities,
+        people=people,
     )
     sync = _sync(settings, store, kandev, tasks, publisher, health, signals, past)
     recovery = _recovery(store, kandev, answers, answerers, notifier, in_flight)
@@ -154,13 +164,15 @@ def use_cases(
     return UseCases(
         publisher=publisher,
         sync=sync,
-        approvals=_approvals(settings, store, kandev, tasks, publisher, health),
+        approvals=_approvals(settings, store, kandev, tasks, publisher, health, people),
         recovery=recovery,
         home=home,
         followups=FollowUpWorker(
-            store.followups, answerers, publisher, health, lapse=claims.lapse_due
+            store.followups, answerers, publisher, health, lapse=claims.lapse_due, people=people
         ),
-        dm_cards=SubscriptionNotifier(store.followups, answerers, publisher, health, seeing=seeing),
+        dm_cards=SubscriptionNotifier(
+            store.followups, answerers, publisher, health, seeing=seeing, people=people
+        ),
         snooze_ends=SnoozeWorker(snoozes, health),
         quiet_ends=QuietReleaser(
             store.followups, answerers, publisher, health, interval_s=settings.quiet_check_s
@@ -288,6 +300,7 @@ def _approvals(
     tasks: TaskDirectory,
     publisher: Publisher,
     health: Health,
+    people: KandevPeople,
 ) -> Approvals:
     """Tool-permission requests found, posted once and ended (own worker)."""
     return Approvals(
@@ -305,6 +318,7 @@ def _approvals(
         unroutable=Unroutables(health, UNROUTABLE, "approval"),
         sweep_watch=SweepWatch(health, SWEEP, "approval sweep", SWEEP_DEADLINE_S),
         poll_interval=settings.kandev_poll_interval,
+        people=people,
     )
 
 

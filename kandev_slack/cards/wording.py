@@ -37,6 +37,35 @@ def user_mention(user_id: str | None) -> str | None:
     return None
 
 
+#: A Kandev account's display name is shown at most this long (escaped, code points).
+MAX_KANDEV_NAME = 80
+
+
+def kandev_name(name: str) -> str:
+    """A Kandev display name as safe mrkdwn: one line, escaped, bounded ("" for none)."""
+    return fit_escaped(one_line(name), MAX_KANDEV_NAME)[0] if name.strip() else ""
+
+
+def who_resolved(outcome: CardOutcome, *, mention: bool = True) -> str | None:
+    """Who resolved a card, as its lines name them: the Slack person and the Kandev account
+    they acted with (``<@U…> (Kandev: Ana)``), the Slack person alone (they acted with the
+    bot's account), the Kandev account alone (``Ana``: nobody in Slack linked it), or None.
+    ``mention``: False names no Slack person (a notification's text), only the Kandev name."""
+    person = user_mention(outcome.by_user) if mention else None
+    name = kandev_name(outcome.kandev_name)
+    if person and name:
+        return f"{person} (Kandev: {name})"
+    return person or name or None
+
+
+def resolved_where(outcome: CardOutcome, *, mention: bool = True) -> str:
+    """``by <who> in Slack`` / ``by <who> in Kandev``, or ``in Slack`` / ``in Kandev`` when
+    nobody is known (see :func:`who_resolved`)."""
+    who = who_resolved(outcome, mention=mention)
+    where = "in Slack" if outcome.via == "slack" else "in Kandev"
+    return f"by {who} {where}" if who else where
+
+
 def _utc(at: datetime) -> datetime:
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
 
@@ -150,10 +179,9 @@ def outcome_line(outcome: CardOutcome, bundle: Bundle, *, mention: bool = True) 
     """The one line a resolved card carries: who resolved it, where, and with what.
 
     ``mention``: name who resolved it as ``<@U…>`` (an edit of a card never notifies anyone;
-    a new message or a notification text says "in Slack" without a mention)."""
-    who = user_mention(outcome.by_user) if mention else None
-    in_slack = outcome.via == "slack"
-    where = (f"by {who} in Slack" if who else "in Slack") if in_slack else "in Kandev"
+    a new message or a notification text names only their Kandev account, if any: see
+    :func:`who_resolved`)."""
+    where = resolved_where(outcome, mention=mention)
     if outcome.state is CardState.ANSWERED:
         summary = answers_summary(bundle, outcome.answers)
         return f"✅ Answered {where}: {summary}" if summary else f"✅ Answered {where}"

@@ -21,7 +21,7 @@ from kandev_slack.cards.wording import (
     Action,
     answers_summary,
     outcome_line,
-    user_mention,
+    who_resolved,
 )
 from kandev_slack.core.clarification import SKIPPED_REASON, Bundle
 from kandev_slack.core.domain import CardOutcome, CardState
@@ -51,7 +51,7 @@ def _yours(action: Action) -> str:
 def lost_message(bundle: Bundle, winner: CardOutcome, *, action: Action = "answer") -> str:
     """For the person whose answer lost the race: who won, where, with what; theirs was not
     sent. The words match the card's outcome line ("Answered in Kandev first: …")."""
-    who = user_mention(winner.by_user) if winner.via == "slack" else None
+    who = who_resolved(winner) if winner.via == "slack" else None
     if winner.state is CardState.REJECTED:
         skipped = winner.reason.strip() == SKIPPED_REASON
         verb, what = ("skipped", "Skipped") if skipped else ("rejected", "Rejected")

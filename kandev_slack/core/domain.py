@@ -69,16 +69,25 @@ class CardState(StrEnum):
 
 
 class CardOutcome(BaseModel):
-    """What ended a card: who/where, with which answers or reason, and when."""
+    """What ended a card: who/where, with which answers or reason, and when.
+
+    Who: ``by_user``, the Slack person (answered in Slack, or ``via`` Kandev by the Kandev
+    account they linked); ``kandev_user`` / ``kandev_name``, the Kandev account it was made
+    with and its display name when it was (a linked person's own, or the one Kandev recorded
+    for an approval: ``permission_resolution.actor_user_id``), "" when it was the bot's or is
+    unknown. Outcomes stored before those fields existed read as "".
+    """
 
     model_config = ConfigDict(frozen=True)
 
     state: CardState
     via: Literal["slack", "kandev"] = "kandev"
-    by_user: str | None = None  # Slack user id when answered/rejected in Slack by a known user
+    by_user: str | None = None  # Slack user id (see above)
     answers: list[Answer] = Field(default_factory=list)
     reason: str = ""
     at: datetime
+    kandev_user: str = ""
+    kandev_name: str = ""
 
 
 def shown_outcome(
@@ -105,6 +114,9 @@ class TaskInfo(BaseModel):
     agent_name: str = ""
     priority: str = ""  # "" for cards stored before it was kept: the default (medium)
     labels: tuple[str, ...] = ()
+    #: The task's human assignee (a Kandev user id) when the card was made; "" when unset,
+    #: and for cards stored before it was kept.
+    assignee: str = ""
 
 
 class PastChoice(BaseModel):

@@ -35,6 +35,7 @@ from kandev_slack.kandev.models import (
     SessionMessage,
     SessionMessages,
     Task,
+    UserNames,
     Workspace,
 )
 from kandev_slack.kandev.probe import probe
@@ -61,6 +62,8 @@ CONVERSATION_TOOL = "get_task_conversation_kandev"
 HISTORY_PATH = "/api/v1/clarification-inbox/history"
 INBOX_PATH = "/api/v1/clarification-inbox"
 SIDECAR_PATH = "/api/v1/clarification-inbox/sidecar"
+#: Kandev's accounts (an admin's list; members read ``…/directory``).
+USERS_PATH = "/api/v1/users"
 MAX_PAGE_SIZE = 200
 
 #: A Needs-you inbox call's failure: ``refused`` (401: the token is dead), ``failed`` (else).
@@ -468,6 +471,37 @@ class KandevClient:
         except KandevError as exc:
             log.warning("could not read a token's Kandev workspaces: %s", exc.__class__.__name__)
             return "unreachable"
+
+    def user_names(self) -> dict[str, str]:
+        """Every Kandev account this token may name, by id: its display name ("" when it has
+        none). An admin's token lists every user (``GET /api/v1/users``); anyone else's is
+        refused there (403) and reads the directory members see (``GET
+        /api/v1/users/directory``: ids and display names). Raises a
+        :class:`~kandev_slack.kandev.errors.KandevError` when neither answers a list."""
+        response = self._http.request("GET", USERS_PATH, call="users").response
+        if response.status_code == 403:
+            response = self._http.request("GET", f"{USERS_PATH}/directory", call="users").response
+        users = validate(UserNames, json_200(response)).users
+        return {user.id: user.display_name for user in users}
+
+    def names(self) -> dict[str, str] | Literal["refused", "unreachable"]:
+        """:meth:`user_names`, its failures as kinds (see :meth:`account`)."""
+        try:
+            return self.user_names()
+        except KandevAuthError:
+            return "refused"
+        except KandevError as exc:
+            log.warning("could not read Kandev's user names: %s", exc.__class__.__name__)
+            return "unreachable"
+
+    def assignee(self, task_id: str) -> str | None:
+        """The task's human assignee (a Kandev user id, "" when unset), read with :meth:`task`
+        (cached); None when Kandev cannot say."""
+        try:
+            return self.task(task_id).assignee_user_id
+        except KandevError as exc:
+            log.warning("task %s not readable for its assignee: %s", task_id, exc)
+            return None
 
     def inbox_hide(self, pending_id: str, *, snooze: str | None) -> None:
         """Hide a bundle in this token's owner's Needs-you inbox: snoozed for ``snooze``

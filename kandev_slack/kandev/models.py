@@ -24,6 +24,10 @@ class Resolution(_Wire):
     answers: list[Answer] = Field(default_factory=list)
     reject_reason: str = ""
     responded_at: datetime | None = None
+    #: The Kandev account that made it, when Kandev records one: an approval's
+    #: ``permission_resolution.actor_user_id`` (its token's owner; "" for a clarification,
+    #: whose answers Kandev keeps no author of, and with auth off).
+    actor_user_id: str = ""
 
 
 FinalStatus = Literal["pending", "answered", "rejected", "cancelled", "expired", "unknown"]
@@ -53,6 +57,8 @@ class Task(_Wire):
     labels: tuple[str, ...] = ()
     primary_agent_name: str = ""
     state: str = ""
+    #: The task's human assignee (a Kandev user id; "" when unset: Kandev leaves the key out).
+    assignee_user_id: str = ""
 
     @field_validator("labels", mode="before")
     @classmethod
@@ -69,7 +75,7 @@ class Task(_Wire):
             raise ValueError("labels must be an array of strings")
         return tuple(value)
 
-    @field_validator("priority", "primary_agent_name", "state", mode="before")
+    @field_validator("priority", "primary_agent_name", "state", "assignee_user_id", mode="before")
     @classmethod
     def _none_is_empty(cls, value: object) -> object:
         return "" if value is None else value
@@ -121,6 +127,30 @@ class KandevUser(_Wire):
     display_name: str = ""
     role: str = ""
     status: str = ""
+
+
+class UserName(_Wire):
+    """One Kandev account as a list of users names it: its id and display name (admin
+    ``GET /api/v1/users`` rows carry more; a member's ``/api/v1/users/directory`` only these)."""
+
+    id: str = Field(min_length=1)
+    display_name: str = ""
+
+    @field_validator("display_name", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return "" if value is None else value
+
+
+class UserNames(_Wire):
+    """``GET /api/v1/users`` (admin) or ``GET /api/v1/users/directory`` (any member)."""
+
+    users: tuple[UserName, ...] = ()
+
+    @field_validator("users", mode="before")
+    @classmethod
+    def _no_users(cls, value: object) -> object:
+        return () if value is None else value
 
 
 # ---- outcomes of an answer/reject call -------------------------------------------------

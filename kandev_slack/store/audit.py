@@ -25,12 +25,15 @@ class AuditRepository(Repository):
         source: str,
         result: str,
         detail: str = "",
+        *,
+        kandev_user: str | None = None,
     ) -> int:
         """Append one entry stamped with the current UTC time; returns its id.
 
         ``action`` e.g. answer/reject/post; ``source`` e.g. button/modal/shortcut/sync;
         ``result`` e.g. won/lost/refused/not_active/error. ``pending_id`` may be None when the
-        attempt could not be tied to a bundle (a malformed payload).
+        attempt could not be tied to a bundle (a malformed payload). ``kandev_user``: the
+        Kandev account it was made with, when a person's own (None: the bot's, or unknown).
         """
         with self._write() as conn:
             stmt = (
@@ -43,6 +46,7 @@ class AuditRepository(Repository):
                     source=source,
                     result=result,
                     detail=detail,
+                    kandev_user_id=kandev_user or None,
                 )
                 .returning(audit_log.c.id)
             )
@@ -56,9 +60,13 @@ class AuditRepository(Repository):
             stmt = stmt.where(audit_log.c.pending_id == pending_id)
         with self._read() as conn:
             rows = conn.execute(stmt).all()
-        return [AuditEntry(user=row.user_id, **_entry_columns(row)) for row in rows]
+        return [
+            AuditEntry(user=row.user_id, kandev_user=row.kandev_user_id, **_entry_columns(row))
+            for row in rows
+        ]
 
 
 def _entry_columns(row: Any) -> dict[str, Any]:
     """The columns of an audit_log row that an AuditEntry takes by the same name."""
-    return {name: value for name, value in row._mapping.items() if name != "user_id"}
+    renamed = ("user_id", "kandev_user_id")
+    return {name: value for name, value in row._mapping.items() if name not in renamed}

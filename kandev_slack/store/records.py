@@ -27,6 +27,8 @@ class AuditEntry(_Row):
     source: str
     result: str
     detail: str = ""
+    #: The Kandev account it was made with, when a person's own (None: the bot's, unknown).
+    kandev_user: str | None = None
 
 
 class SubmissionContent(_Row):

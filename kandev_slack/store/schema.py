@@ -87,6 +87,8 @@ audit_log = Table(
     Column("source", String, nullable=False),
     Column("result", String, nullable=False),
     Column("detail", Text, nullable=False),
+    # The Kandev account a person acted with (their own token; NULL: the bot's, or unknown).
+    Column("kandev_user_id", String),
     Index("ix_audit_log_pending", "pending_id", "id"),
 )
 

@@ -88,6 +88,12 @@ def dm_note(kind: ScopeKind, value: str, channel: str) -> str:
     return f"🔔 {describe(kind, value).capitalize()} (you subscribed) — first asked in <#{channel}>"
 
 
+def assignee_note(channel: str) -> str:
+    """The line above the DM card the task's assignee gets (routes with
+    ``notify_assignee = true``)."""
+    return f"📌 A task assigned to you in Kandev — first asked in <#{channel}>"
+
+
 def encode_scope(kind: ScopeKind, value: str) -> str:
     return f"{kind}:{value}"[:MAX_BUTTON_VALUE]
 

@@ -16,4 +16,6 @@ class Audit(Protocol):
         source: str,
         result: str,
         detail: str = "",
+        *,
+        kandev_user: str | None = None,
     ) -> int: ...

@@ -255,6 +255,15 @@ class Identities(Generic[K]):
             return Acting(self.bot)
         return Acting(self.client(link), link)
 
+    def linked(self, user_id: str, task: TaskInfo) -> Link | None:
+        """The link ``user_id`` acts with on ``task``'s items: theirs in a route that uses
+        people's own accounts, when it works; None when they act with the bot's (a "bot"
+        route, not linked, a broken link). Opens no client (attribution, the audit)."""
+        if self.mode_of(task) == "bot":
+            return None
+        link = self.links.get(user_id)
+        return None if link is None or link.broken else link
+
     def workspaces_of(self, acting: Acting[K]) -> Mapping[str, Access] | Unchecked | None:
         """The workspaces a person's account sees (by id, with their role), cached briefly;
         None for the bot."""

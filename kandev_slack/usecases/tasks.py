@@ -57,4 +57,5 @@ class TaskDirectory:
             agent_name=task.primary_agent_name,
             priority=task.priority,
             labels=task.labels,
+            assignee=task.assignee_user_id,
         )

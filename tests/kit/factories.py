@@ -147,9 +147,18 @@ def make_outcome(
     answers: Sequence[Answer] = (),
     reason: str = "",
     at: datetime = NOW,
+    kandev_user: str = "",
+    kandev_name: str = "",
 ) -> CardOutcome:
     return CardOutcome(
-        state=state, via=via, by_user=by_user, answers=list(answers), reason=reason, at=at
+        state=state,
+        via=via,
+        by_user=by_user,
+        answers=list(answers),
+        reason=reason,
+        at=at,
+        kandev_user=kandev_user,
+        kandev_name=kandev_name,
     )
 
 

@@ -173,9 +173,20 @@ class FakePermissions:
         if failure is not None:
             raise failure
 
-    def resolve_elsewhere(self, request: PermissionRequest, option_id: str, kind: str) -> None:
+    def resolve_elsewhere(
+        self, request: PermissionRequest, option_id: str, kind: str, *, actor: str = ""
+    ) -> None:
+        """Someone chose ``option_id`` in Kandev's web UI (``actor``: their Kandev account, as
+        Kandev records a person's token; "": auth off, Kandev's placeholder)."""
         self.live[request.task_id].remove(request)
-        resolution = PermissionResolution(option_id=option_id, option_kind=kind, source="web")
+        who = (
+            {"actor_kind": "personal_access_token", "actor_user_id": actor}
+            if actor
+            else {"actor_kind": "synthetic", "actor_user_id": "default-user"}
+        )
+        resolution = PermissionResolution(
+            option_id=option_id, option_kind=kind, source="web", **who
+        )
         self.records[request.request_id] = PermissionRecord(
             request_id=request.request_id, status="approved", resolution=resolution
         )
@@ -211,11 +222,15 @@ class FakeKandev:
         #: The Needs-you inbox (``KANDEV_FEATURES_NEEDS_YOU_INBOX``): its history's reasons by
         #: pending id; None when the feature is off (``ended_reason`` answers None).
         self.inbox_history: dict[str, str] | None = None
-        #: Whose token this is (``account``): None as with auth off (Kandev has no accounts).
+        #: Whose token this is (``member_account``): None as with auth off (Kandev has no
+        #: accounts; ``account`` then answers ``bot_user``, as Kandev's placeholder user).
         self.user: KandevUser | None = None
         #: This token's owner's Needs-you inbox: what is hidden there, pending id -> "1h",
         #: "4h", "24h" (snoozed) or "dismissed" (``hidden_in_inbox`` lists a workspace's).
         self.inbox: dict[str, str] = {}
+        #: Kandev's accounts' display names by id (``names``), and whose the bot's token is.
+        self.users: dict[str, str] = {}
+        self.bot_user = KandevUser(id="bot-user", display_name="The bot")
         self._failures: dict[str, _Failure] = {}
 
     # ---- arranging ---------------------------------------------------------------------
@@ -228,12 +243,18 @@ class FakeKandev:
         workspace_id: str = "ws-1",
         workspace_name: str = "Platform",
         priority: str = "",
+        assignee: str = "",
     ) -> Bundle:
-        """An active bundle, with its task and workspace."""
+        """An active bundle, with its task (assigned to the Kandev user ``assignee``, if any)
+        and workspace."""
         self.active[bundle.pending_id] = bundle
         fields = {"priority": priority} if priority else {}
         self.tasks[bundle.task_id] = Task(
-            id=bundle.task_id, title=title, workspace_id=workspace_id, **fields
+            id=bundle.task_id,
+            title=title,
+            workspace_id=workspace_id,
+            assignee_user_id=assignee,
+            **fields,
         )
         if all(w.id != workspace_id for w in self.workspace_list):
             self.workspace_list.append(Workspace(id=workspace_id, name=workspace_name))
@@ -386,6 +407,20 @@ class FakeKandev:
         self._enter("workspaces")
         return list(self.workspace_list)
 
+    def assign(self, task_id: str, kandev_user_id: str) -> None:
+        """Someone set the task's assignee in Kandev ("": unassigned)."""
+        task = self.tasks[task_id]
+        self.tasks[task_id] = task.model_copy(update={"assignee_user_id": kandev_user_id})
+
+    def names(self) -> dict[str, str] | str:
+        try:
+            self._enter("names")
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "unreachable"
+        return dict(self.users)
+
     # The token's owner (a person's own client; ``fail("access", KandevAuthError(...))``…):
     # failures as the client's kinds.
 
@@ -396,12 +431,12 @@ class FakeKandev:
             return "refused"
         except KandevError:
             return "unreachable"
-        return self.user if self.user is not None else "refused"
+        return self.user if self.user is not None else self.bot_user
 
     def member_account(self) -> KandevUser | None:
         """``user`` (set it for a Kandev with auth on)."""
         found = self.account()
-        return None if isinstance(found, str) else found
+        return None if isinstance(found, str) or self.user is None else found
 
     def access(self) -> dict[str, Workspace] | Literal["refused", "unreachable"]:
         try:
@@ -449,6 +484,12 @@ class FakeKandev:
         own client, arranged by hand) counts in every workspace."""
         bundle = self.active.get(pending_id)
         return bundle is None or self._workspace_of(bundle.task_id) == workspace_id
+
+    def assignee(self, task_id: str) -> str | None:
+        try:
+            return self.task(task_id).assignee_user_id
+        except KandevError:
+            return None
 
     def close(self) -> None:
         self._enter("close")

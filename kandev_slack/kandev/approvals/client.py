@@ -309,19 +309,22 @@ class PermissionsClient:
 
 
 def _resolution(
-    approval: Approval, option_id: str, option_kind: str, at: datetime | None
+    approval: Approval, option_id: str, option_kind: str, at: datetime | None, actor: str = ""
 ) -> models.Resolution:
     """A choice as the answer pipeline records resolutions: ``answered`` for an allow,
-    ``rejected`` for a reject, the option as the one answer."""
+    ``rejected`` for a reject, the option as the one answer, and who chose (``actor``: the
+    Kandev account Kandev recorded, when it is a person's)."""
     status: Literal["answered", "rejected"] = (
         "answered" if approval.allows(option_id, option_kind) else "rejected"
     )
     answer = Answer(question_id="", selected_options=[option_id])
-    return models.Resolution(status=status, answers=[answer], responded_at=at)
+    return models.Resolution(status=status, answers=[answer], responded_at=at, actor_user_id=actor)
 
 
 def _winner_resolution(approval: Approval, winner: PermissionResolution) -> models.Resolution:
-    return _resolution(approval, winner.option_id, winner.option_kind, winner.selected_at)
+    return _resolution(
+        approval, winner.option_id, winner.option_kind, winner.selected_at, winner.actor
+    )
 
 
 def as_outcome(approval: Approval, outcome: PermissionOutcome) -> models.Outcome:

@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 
 PERMISSION_MESSAGE_TYPE = "permission_request"
+#: ``permission_resolution.actor_kind`` with Kandev's auth off: nobody in particular.
+SYNTHETIC_ACTOR = "synthetic"
 
 #: ``metadata.status`` of a ``permission_request`` message ("" = the key is absent: not
 #: resolved yet, or Kandev restarted under it).
@@ -127,6 +129,12 @@ class PermissionResolution(_Wire):
     result: str = ""
     selected_at: datetime | None = None
     finalized_at: datetime | None = None
+
+    @property
+    def actor(self) -> str:
+        """The Kandev account that chose (its token's owner): "" when Kandev's auth is off (a
+        ``synthetic`` actor, the same placeholder user whoever chose)."""
+        return "" if self.actor_kind == SYNTHETIC_ACTOR else self.actor_user_id
 
 
 class _RecordMeta(_Wire):

@@ -42,9 +42,10 @@ from kandev_slack.usecases.answering.verdicts import (
     VerdictKind,
     repeat_of,
 )
-from kandev_slack.usecases.identity import Acting, Identities
+from kandev_slack.usecases.identity import Acting, Identities, Link
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.people import KandevPeople
 
 __all__ = ["AnswerService", "Begun"]
 
@@ -97,6 +98,9 @@ class AnswerService:
     identities: Identities[KandevClient]
     _: KW_ONLY
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    #: Who the Kandev account an approval's winner chose with is (Kandev records it): named
+    #: on the card (None: accounts are not named, only the Slack people who clicked).
+    people: KandevPeople | None = None
 
     def submit(
         self, admitted: Admitted, *, answers: tuple[Answer, ...] = (), reason: str = ""
@@ -132,7 +136,7 @@ class AnswerService:
         problem = self._local_problem(card, attempt)
         if problem is not None:
             verdict = Verdict("invalid", card, action=attempt.action, problem=problem)
-            self._audit(attempt, verdict)
+            self._audit(attempt, verdict, kandev_user=_kandev_user(admitted.acting))
             return verdict
         key = attempt.key()
         first_sent = self.clock()
@@ -153,9 +157,10 @@ class AnswerService:
         Kandev (unconfirmed: the submission stays unfinished and crash recovery settles it
         by re-sending, which is safe)."""
         attempt, card, key = begun.attempt, begun.card, begun.key
+        kandev_user = _kandev_user(begun.acting)
         if begun.duplicate:
             verdict = self._duplicate(key, card, attempt)
-            self._audit(attempt, verdict)
+            self._audit(attempt, verdict, kandev_user=kandev_user)
             return verdict
         try:
             # The fence right before the call: still this process's, with a live lease. One
@@ -176,7 +181,7 @@ class AnswerService:
                     verdict = Verdict("not_recorded", card, action=attempt.action, cause="auth")
                 log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
                 self._close(key, verdict)
-                self._audit(attempt, verdict, str(exc))
+                self._audit(attempt, verdict, str(exc), kandev_user=kandev_user)
                 return verdict
             except KandevUnconfirmed as exc:
                 log.warning("answer for %s not confirmed by Kandev: %s", attempt.pending_id, exc)
@@ -185,7 +190,7 @@ class AnswerService:
                 log.warning("answer for %s not recorded: %s", attempt.pending_id, exc)
                 verdict = Verdict("not_recorded", card, action=attempt.action, cause="unreachable")
                 self._close(key, verdict)
-                self._audit(attempt, verdict, str(exc))
+                self._audit(attempt, verdict, str(exc), kandev_user=kandev_user)
                 return verdict
             if isinstance(outcome, reply.Unconfirmed) and not outcome.earlier_attempt:
                 # Kandev replied, unreadably: it is done with the call, so its record tells.
@@ -193,14 +198,15 @@ class AnswerService:
             if self._hidden_from(acting, card, attempt, outcome, begun.first_sent):
                 verdict = Verdict("not_visible", card, action=attempt.action)
                 self._close(key, verdict)
-                self._audit(attempt, verdict, _describe(outcome))
+                self._audit(attempt, verdict, _describe(outcome), kandev_user=kandev_user)
                 return verdict
-            verdict = self._apply(card, attempt, outcome, key)
+            link = acting.link if acting is not None else None
+            verdict = self._apply(card, attempt, outcome, key, link)
             self._close(key, verdict)
             metrics.answered_in(time.monotonic() - begun.begun_at)
         finally:
             begun.release()
-        self._audit(attempt, verdict, _describe(outcome))
+        self._audit(attempt, verdict, _describe(outcome), kandev_user=kandev_user)
         return verdict
 
     def _hidden_from(
@@ -251,16 +257,23 @@ class AnswerService:
         card = self.cards.get(attempt.pending_id)
         if card is None:
             return Verdict("unknown_bundle", action=attempt.action)
-        return self._apply(card, attempt, outcome, key)
+        # Re-sent as the person's own account when they act with one (recovery.py).
+        link = self.identities.linked(attempt.user_id, card.task)
+        return self._apply(card, attempt, outcome, key, link)
 
-    def _apply(self, card: Card, attempt: Attempt, outcome: Outcome, key: str) -> Verdict:
+    def _apply(
+        self, card: Card, attempt: Attempt, outcome: Outcome, key: str, link: Link | None
+    ) -> Verdict:
+        """Apply Kandev's reply to an attempt sent with ``link``'s account (None: the bot's)."""
         now, action = self.clock(), attempt.action
         match outcome:
             case reply.Won(resolution=res):
-                result = self._outcome(res, now, by_user=attempt.user_id, reason=attempt.reason)
+                result = self._outcome(
+                    res, now, by_user=attempt.user_id, reason=attempt.reason, link=link
+                )
                 return Verdict("won", self._resolve(card, result, force=True), action=action)
             case reply.Lost(resolution=res, uncertain=uncertain):
-                return self._lost(card, attempt, res, key, now, uncertain=uncertain)
+                return self._lost(card, attempt, res, key, now, uncertain=uncertain, link=link)
             case reply.NotActive(reason=why):
                 result = CardOutcome(state=CardState.ENDED, via="kandev", reason=why, at=now)
                 return Verdict("ended", self._resolve(card, result), action=action)
@@ -286,17 +299,20 @@ class AnswerService:
         now: datetime,
         *,
         uncertain: bool = False,
+        link: Link | None = None,
     ) -> Verdict:
         """Kandev has another resolution: this person's earlier one, or someone else's.
         ``uncertain``: it may be this very submission's (a maybe-delivered attempt); unless a
-        Slack winner is known, the card says "in Kandev" and the verdict is ``undecided``."""
+        Slack winner is known, the card says "in Kandev" and the verdict is ``undecided``.
+        ``link``: the account this attempt was sent with (None: the bot's)."""
         earlier = self._slack_winner(card.pending_id, key)
         if earlier is not None and earlier.user == attempt.user_id:
-            result = self._outcome(res, now, by_user=attempt.user_id)
+            result = self._outcome(res, now, by_user=attempt.user_id, link=link)
             updated = self._resolve(card, result)
             return Verdict("already_answered", updated, action=attempt.action, outcome=result)
         winner = earlier.user if earlier is not None else None
-        result = self._outcome(res, now, by_user=winner)
+        theirs = self.identities.linked(winner, card.task) if winner is not None else None
+        result = self._outcome(res, now, by_user=winner, link=theirs)
         updated = self._resolve(card, result)
         kind: VerdictKind = "undecided" if uncertain and earlier is None else "lost"
         return Verdict(kind, updated, action=attempt.action, outcome=result)
@@ -315,18 +331,36 @@ class AnswerService:
                 return self.submissions.won_submission(pending_id)
             time.sleep(0.05)
 
-    @staticmethod
     def _outcome(
-        res: Resolution, at: datetime, *, by_user: str | None, reason: str = ""
+        self,
+        res: Resolution,
+        at: datetime,
+        *,
+        by_user: str | None,
+        reason: str = "",
+        link: Link | None = None,
     ) -> CardOutcome:
+        """The card's outcome for Kandev's resolution ``res``, made by ``by_user`` in Slack
+        (None: outside Slack, or by someone unknown) with ``link``'s Kandev account (None:
+        the bot's, or unknown). The account Kandev itself records (an approval's actor) is
+        the one named when there is one: it cannot be wrong about whose token chose."""
         state = CardState.ANSWERED if res.status == "answered" else CardState.REJECTED
-        return CardOutcome(
+        outcome = CardOutcome(
             state=state,
             via="slack" if by_user else "kandev",
             by_user=by_user,
             answers=res.answers,
             reason=reason or res.reject_reason,
             at=at,
+        )
+        if res.actor_user_id and self.people is not None:
+            credited = self.people.credit(outcome, res.actor_user_id)
+            if credited is not outcome or link is None:
+                return credited
+        if link is None:
+            return outcome
+        return outcome.model_copy(
+            update={"kandev_user": link.kandev_user_id, "kandev_name": link.display_name or ""}
         )
 
     def _resolve(self, card: Card, outcome: CardOutcome, *, force: bool = False) -> Card:
@@ -346,7 +380,7 @@ class AnswerService:
             if (
                 current is not None
                 and current.state == outcome.state
-                and (current.outcome is None or current.outcome.by_user is None)
+                and _less_attributed(current.outcome, outcome)
             ):
                 changed = self.cards.transition(card.pending_id, outcome, expected=current.state)
                 if changed:
@@ -381,7 +415,9 @@ class AnswerService:
             return Verdict("duplicate", current, action=action, checking=True)
         return Verdict("duplicate", current, action=action)
 
-    def _audit(self, attempt: Attempt, verdict: Verdict, detail: str = "") -> None:
+    def _audit(
+        self, attempt: Attempt, verdict: Verdict, detail: str = "", *, kandev_user: str = ""
+    ) -> None:
         metrics.answer(
             attempt.source, attempt.via, verdict.kind, item=label_of_key(attempt.pending_id)
         )
@@ -395,7 +431,26 @@ class AnswerService:
             attempt.source,
             verdict.kind,
             detail,
+            kandev_user=kandev_user or None,
         )
+
+
+def _kandev_user(acting: Acting[KandevClient] | None) -> str:
+    """The Kandev account an attempt is made with, when it is a person's own ("": the bot's)."""
+    return acting.kandev_user_id if acting is not None else ""
+
+
+def _less_attributed(current: CardOutcome | None, winner: CardOutcome) -> bool:
+    """Whether a card's stored outcome says less than this Slack win does: nobody (sync
+    recorded it "in Kandev" a moment earlier), or the same person but not as made in Slack
+    (sync credited the Kandev account Kandev records, theirs, before their submission was
+    finished) or without the Kandev account they answered with (sync credited them from their
+    submission)."""
+    if current is None or current.by_user is None:
+        return True
+    if current.by_user != winner.by_user:
+        return False
+    return current.via != winner.via or (not current.kandev_user and bool(winner.kandev_user))
 
 
 def _describe(outcome: Outcome) -> str:

@@ -171,7 +171,15 @@ class Recovery:
         key = sub.submission_key
         if not self.submissions.finish_submission(key, verdict.kind, repeat_of(verdict)):
             return None  # finished meanwhile by someone else; they told the person
-        self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, verdict.kind, detail)
+        self.audit_log.audit(
+            sub.pending_id,
+            sub.user,
+            attempt.action,
+            SOURCE,
+            verdict.kind,
+            detail,
+            kandev_user=self._kandev_user(sub),
+        )
         metrics.answer(SOURCE, "", verdict.kind, item=label_of_key(sub.pending_id))
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
@@ -191,12 +199,26 @@ class Recovery:
         kind: VerdictKind = "not_recorded" if isinstance(outcome, NotRecorded) else "unconfirmed"
         if not self.submissions.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
-        self.audit_log.audit(sub.pending_id, sub.user, attempt.action, SOURCE, kind, detail)
+        self.audit_log.audit(
+            sub.pending_id,
+            sub.user,
+            attempt.action,
+            SOURCE,
+            kind,
+            detail,
+            kandev_user=self._kandev_user(sub),
+        )
         metrics.answer(SOURCE, "", kind, item=label_of_key(sub.pending_id))
         card = self.cards.get(sub.pending_id)
         verdict = Verdict(kind, card, action=attempt.action, gave_up=True)
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
+
+    def _kandev_user(self, sub: Submission) -> str | None:
+        """The Kandev account a re-send is made with, when it is the person's own."""
+        card = self.cards.get(sub.pending_id)
+        link = self.answers.identities.linked(sub.user, card.task) if card is not None else None
+        return link.kandev_user_id if link is not None else None
 
     def _send(self, card: Card, attempt: Attempt, sub: Submission) -> Outcome:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly

@@ -6,7 +6,10 @@ whose route asks for it (by its *follow-up age*: its age less the time someone w
 "I'm on it" — see kandev_slack/core/claims.py):
 
 - a **reminder** when one is due: the card is moved to the latest due step in one claim (a
-  reminder due several times while the bot was down is sent once, not once per missed step);
+  reminder due several times while the bot was down is sent once, not once per missed step).
+  It mentions the route's ``mention``; in a route with ``notify_assignee = true`` whose task
+  is assigned in Kandev to someone who linked that account and may answer, it mentions that
+  person instead (the one the task is waiting on), whoever is assigned when it is due;
 - an **escalation** once it is old enough: the escalation card (a copy of the card, in the
   target channel or the target person's DM) and the notice in the channel card's thread.
 
@@ -20,16 +23,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kandev_slack.config.followups import FollowUps
+from kandev_slack.config.routing import Route
 from kandev_slack.core.claims import followup_age
+from kandev_slack.core.domain import Card
 from kandev_slack.core.outbox import POST_COPY, REPLY, copy_post_key, reply_key
 from kandev_slack.kinds.registry import spec_of
 from kandev_slack.store.cards.followups import NewCopy, OutboxRow, Waiting
 from kandev_slack.surfaces.followups import escalated_reply, escalation_note, reminder_text
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
 from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
+from kandev_slack.usecases.people import KandevPeople
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +51,8 @@ class FollowUpWorker(PeriodicWorker):
     #: Lets the claims ("I'm on it") that ran out lapse
     #: (kandev_slack/usecases/answering/claims.py); how many.
     lapse: Callable[[], int] | None = None
+    #: Who a task's assignee is in Slack (None: reminders mention only the route's ``mention``).
+    people: KandevPeople | None = field(default=None, kw_only=True)
     component = "followups"
     failing = "store error while checking reminders"
 
@@ -76,7 +84,7 @@ class FollowUpWorker(PeriodicWorker):
         age = followup_age(card.created_at, quiet.now, card.paused_s, card.claim)
         claimed = 0
         step = followups.reminders_due(age)
-        if step > item.reminders_sent and self._remind(item, step, followups, quiet):
+        if step > item.reminders_sent and self._remind(item, step, route, quiet):
             claimed += 1
         if (
             not item.escalated
@@ -86,15 +94,18 @@ class FollowUpWorker(PeriodicWorker):
             claimed += 1
         return claimed
 
-    def _remind(self, item: Waiting, step: int, followups: FollowUps, quiet: QuietRound) -> bool:
-        card = item.card
+    def _remind(self, item: Waiting, step: int, route: Route, quiet: QuietRound) -> bool:
+        card, followups = item.card, route.followups
         key = f"remind:{card.pending_id}:{step}"
         waits, held = quiet.hold(
             key, card.channel, card.pending_id, "reminder", followups.quiet, card.task.priority
         )
         question = spec_of(card).markdown_headline  # Markdown; an approval's is literal
         text = reminder_text(
-            followups.reminder_age(step), followups.mention, card.item.headline, markdown=question
+            followups.reminder_age(step),
+            self._mention(card, route),
+            card.item.headline,
+            markdown=question,
         )
         write = OutboxRow(
             REPLY,
@@ -107,6 +118,16 @@ class FollowUpWorker(PeriodicWorker):
             return False
         log.info("reminder %d of %s is due%s", step, card.pending_id, _held(waits))
         return True
+
+    def _mention(self, card: Card, route: Route) -> tuple[str, ...]:
+        """Who a reminder notifies: the task's assignee (a route with ``notify_assignee``,
+        linked, allowed to answer it: never fails, an unknown counts as no), else the route's
+        ``mention``."""
+        if route.notify_assignee and self.people is not None:
+            assignee = self.people.assignee_of(card)
+            if assignee is not None and self.answerers.may_answer(card.task, assignee):
+                return (assignee,)
+        return route.followups.mention
 
     def _escalate(self, item: Waiting, followups: FollowUps, quiet: QuietRound) -> bool:
         card = item.card

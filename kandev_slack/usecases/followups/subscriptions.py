@@ -6,6 +6,8 @@ waiting, posted card is looked at once (marked in the store, like reminders): fo
 subscription made before the card that matches it and whose person may answer it (the route's
 answerers), a DM card is recorded and its post enqueued in the same transaction. DM cards
 are copies of the card: they answer through the same admission step and are edited with it.
+In a route with ``notify_assignee = true`` the task's assignee in Kandev, when they linked
+that Kandev account and may answer, gets one too (one DM card a person, subscribed or not).
 
 Quiet hours (kandev_slack/usecases/followups/quiet.py) hold a DM card for one summary; calm DMs
 (kandev_slack/core/timing/calm.py) gather a burst of them under one DM, decided in the claim's
@@ -36,6 +38,7 @@ from kandev_slack.store.people.subscriptions import ScopeKind, Subscription
 from kandev_slack.surfaces import subscriptions as words
 from kandev_slack.usecases.followups.periodic import PeriodicWorker
 from kandev_slack.usecases.followups.quiet import QuietRound, quiet_round
+from kandev_slack.usecases.people import KandevPeople
 from kandev_slack.usecases.views.listing import Reply
 from kandev_slack.usecases.views.seeing import Seeing, Sight, unlimited
 
@@ -174,13 +177,16 @@ def gathering_writes(gathering: str, joined: str) -> list[OutboxRow]:
 
 @dataclass(eq=False)
 class SubscriptionNotifier(PeriodicWorker):
-    """Decides, once per waiting card, which subscribers get a DM card of it."""
+    """Decides, once per waiting card, which subscribers (and which assignee) get a DM card
+    of it."""
 
     _: KW_ONLY
     #: What each subscriber's own Kandev account sees (issue 32): in routes that use it, no DM
     #: card of a workspace it cannot see, nor of what they hid in its Needs-you inbox. None:
     #: what the route lets them answer.
     seeing: Seeing | None = None
+    #: Who a task's assignee is in Slack (None: assignees are never sent DM cards).
+    people: KandevPeople | None = None
 
     component = "subscriptions"
     failing = "store error while sending DM cards"
@@ -209,16 +215,21 @@ class SubscriptionNotifier(PeriodicWorker):
     def _notify(
         self, card: Card, subs: list[Subscription], quiet: QuietRound, sights: dict[str, Sight]
     ) -> int:
-        chosen: dict[str, Subscription] = {}
+        route = self.answerers.route_of(card.task)
+        # Who gets one, and the line above theirs: the assignee first (one DM card a person).
+        chosen: dict[str, str] = {}
+        if route is not None and route.notify_assignee and self.people is not None:
+            assignee = self.people.assignee_of(card)
+            if assignee is not None:
+                chosen[assignee] = words.assignee_note(card.channel)
         for sub in subs:
             if sub.user_id not in chosen and matches(sub, card):
-                chosen[sub.user_id] = sub
+                chosen[sub.user_id] = words.dm_note(sub.kind, sub.value, card.channel)
         messages: list[NewCopy] = []
         writes: list[OutboxRow] = []
         held: list[HeldRow] = []
-        route = self.answerers.route_of(card.task)
         route_quiet = route.followups.quiet if route is not None else None
-        for user_id, sub in chosen.items():
+        for user_id, note in chosen.items():
             try:
                 allowed = self.answerers.may_answer(card.task, user_id, strict=True)
             except Exception:  # Slack cannot say now: decide this card at the next round
@@ -239,7 +250,6 @@ class SubscriptionNotifier(PeriodicWorker):
             held += rows
             if waits:
                 continue  # in the summary when the quiet hours end
-            note = words.dm_note(sub.kind, sub.value, card.channel)
             messages.append(NewCopy(key, "dm", user_id, note))
             writes.append(
                 OutboxRow(

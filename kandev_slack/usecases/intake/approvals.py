@@ -66,6 +66,7 @@ from kandev_slack.usecases.intake.ended import credit_slack_winner, end_synced
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S
+from kandev_slack.usecases.people import KandevPeople
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
 
 log = logging.getLogger(__name__)
@@ -166,6 +167,9 @@ class Approvals:
     #: How the sweeps are said in /healthz (:data:`SWEEP`, deadline :data:`SWEEP_DEADLINE_S`).
     sweep_watch: SweepWatch
     poll_interval: float = 5.0
+    #: Who the Kandev account a request was resolved with is (``permission_resolution``'s
+    #: actor): named on the card (None: only Slack people who clicked are named).
+    people: KandevPeople | None = None
     #: Wakes the hints' loop (``run_hints``): a hint named a session.
     hints_wakeup: Signal = field(default_factory=lambda: Signal("approval hints"))
     #: (task, session) pairs push hints said wait on a permission (filled on the hints thread).
@@ -367,6 +371,8 @@ class Approvals:
             state = CardState.ANSWERED if allowed else CardState.REJECTED
             answer = Answer(question_id="", selected_options=[chosen.option_id])
             outcome = CardOutcome(state=state, answers=[answer], at=now)
+            if self.people is not None:
+                outcome = self.people.credit(outcome, chosen.actor)
             return credit_slack_winner(self.submissions, card, outcome)
         if record is not None and record.withdrawn:
             return CardOutcome(state=CardState.ENDED, at=now)

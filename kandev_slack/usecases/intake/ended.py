@@ -33,11 +33,15 @@ class Edits(Protocol):
 
 
 def credit_slack_winner(submissions: Winners, card: Card, outcome: CardOutcome) -> CardOutcome:
-    """An answer (or choice) a Slack user won shows their name, even if sync notices it first."""
+    """An answer (or choice) a Slack user won shows their name, even if sync notices it first.
+    The Kandev account Kandev credits (an approval's actor) stays named when it is the one
+    they linked; any other is not theirs to show (the answer pipeline names theirs)."""
     won = submissions.won_submission(card.pending_id)
     if won is None or outcome.state not in (CardState.ANSWERED, CardState.REJECTED):
         return outcome
     update: dict[str, object] = {"via": "slack", "by_user": won.user}
+    if outcome.by_user != won.user:
+        update |= {"kandev_user": "", "kandev_name": ""}
     if outcome.state is CardState.REJECTED and won.content.action == "reject":
         update["reason"] = won.content.reason
     return outcome.model_copy(update=update)
@@ -51,7 +55,14 @@ def end_synced(
     with cards.atomic():
         if not cards.transition(card.pending_id, outcome):
             return False
-        audit_log.audit(card.pending_id, outcome.by_user, outcome.state.value, "kandev", "synced")
+        audit_log.audit(
+            card.pending_id,
+            outcome.by_user,
+            outcome.state.value,
+            "kandev",
+            "synced",
+            kandev_user=outcome.kandev_user or None,
+        )
         updated = cards.get(card.pending_id)
         if updated is not None:
             edits.enqueue_update(updated)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from kandev_slack.kandev.client import KandevClient
 from tests.kit.harness import (
     Cast,
     KandevRefused,
@@ -224,3 +225,41 @@ def test_the_bot_sees_its_workspaces_only_and_eves_as_a_viewer(kandev_people: Ca
     assert seen[cast.eve_ws]["owner_id"] == cast.eve.user_id
     missing = cast.server.http.get(f"/workspaces/{cast.dan_ws}")
     assert missing.status_code == 404
+
+
+def test_the_bot_names_every_account_as_admin_and_a_member_reads_the_directory(
+    kandev_people: Cast,
+):
+    """Attribution's names (KandevClient.user_names): an admin's token lists every user; a
+    member's is refused there (403) and reads the directory, ids and display names only."""
+    cast = kandev_people
+    member = cast.server.http_as(cast.cat.token).get("/users")
+    assert member.status_code == 403
+    directory = cast.server.http_as(cast.cat.token).get("/users/directory").json()
+    assert {"id", "display_name"} <= set(directory["users"][0])
+    assert "email" not in directory["users"][0]
+
+    with KandevClient(cast.server.base_url, cast.bot.token, timeout=30.0) as admin:
+        as_admin = admin.user_names()
+    with KandevClient(cast.server.base_url, cast.cat.token, timeout=30.0) as cat:
+        as_member = cat.names()
+
+    for names in (as_admin, as_member):
+        assert isinstance(names, dict)
+        assert [names[p.user_id] for p in cast.everyone] == ["Ana", "Ben", "Cat", "Dan", "Eve"]
+        assert names[cast.bot.user_id] == cast.bot.display_name
+    with KandevClient(cast.server.base_url, "kandev_pat_00000000_" + "x" * 43) as nobody:
+        assert nobody.names() == "refused"
+
+
+def test_the_client_reads_a_tasks_assignee_and_nothing_when_unset(
+    kandev_people: Cast, people_seed: Seeder
+):
+    cast = kandev_people
+    bundle = people_seed(sample_questions(1), title="Whose is it")
+    with KandevClient(cast.server.base_url, cast.bot.token, timeout=30.0, cache_ttl=0) as bot:
+        assert bot.assignee(bundle.task_id) == ""
+        cast.people.assign(bundle.task_id, cast.ana)
+        assert bot.assignee(bundle.task_id) == cast.ana.user_id
+        assert bot.task(bundle.task_id).assignee_user_id == cast.ana.user_id
+        assert bot.assignee("no-such-task") is None

@@ -43,3 +43,18 @@ def test_the_same_attempt_twice_is_two_entries(store: Database) -> None:
     store.audit_log.audit("p1", "U1", "answer", "button", "duplicate")
     store.audit_log.audit("p1", "U1", "answer", "button", "duplicate")
     assert len(store.audit_log.audit_entries("p1")) == 2
+
+
+def test_an_entry_names_the_kandev_account_a_person_acted_with(store: Database) -> None:
+    store.audit_log.audit("p1", "U1", "answer", "button", "won", kandev_user="u-ana")
+    store.audit_log.audit("p1", "U2", "answer", "button", "lost")  # the bot's account
+    store.audit_log.audit("p1", None, "answered", "kandev", "synced", kandev_user="u-ben")
+    store.audit_log.audit("p1", "U3", "answer", "button", "won", kandev_user="")  # none
+
+    entries = store.audit_log.audit_entries("p1")
+    assert [(e.user, e.kandev_user) for e in entries] == [
+        ("U3", None),
+        ("bot", "u-ben"),
+        ("U2", None),
+        ("U1", "u-ana"),
+    ]

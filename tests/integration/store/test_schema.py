@@ -103,16 +103,16 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 
 def test_the_revisions_are_the_versions_in_one_line() -> None:
-    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 20)]
+    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 21)]
     assert [r.version for r in REVISIONS] == list(range(1, SCHEMA_VERSION + 1))
     # the same descriptions the hand-written migrations recorded (a stamped database has those)
     old = old_schemas.MIGRATIONS
     assert [r.description for r in REVISIONS[: len(old)]] == [m.description for m in old]
     assert (
-        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 19
+        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 20
     )  # 11: thread replies, 12: claims, 13: snoozes, 14: the pace's seen_at, 15: card kinds,
     # 16: quiet hours and calm DMs, 17: digests, 18: identical items (a card's thread),
-    # 19: people's own Kandev accounts (links, parked clicks)
+    # 19: people's own Kandev accounts (links, parked clicks), 20: the audit's Kandev account
 
 
 def test_fresh_database_gets_every_version(
@@ -171,6 +171,7 @@ def test_upgrade_from_an_older_version_keeps_the_data(
     assert [v for v, _ in _versions(engine)] == [r.version for r in REVISIONS]
     [entry] = store.audit_log.audit_entries("p-old")
     assert (entry.user, entry.result, entry.at) == ("U1", "won", datetime(2029, 1, 1, tzinfo=UTC))
+    assert entry.kandev_user is None  # written before the audit named Kandev accounts
     assert store.outbox.outbox_put("post", "k", {}) is not None  # the upgrade's tables work
 
 
@@ -270,6 +271,7 @@ ADDED: dict[str, dict[str, object]] = {
     "cards": {"question_key": None, "past_json": None, "kind": "question"},
     "card_followups": {"notified": 0},
     "outbox": {"slot_at": None, "item_kind": "question"},
+    "audit_log": {"kandev_user_id": None},
 }
 
 

@@ -287,4 +287,16 @@ def outcomes_for(
         by_user=draw(st.one_of(st.none(), st.just("U0123ABC"), st.just("<!channel>"), ids_text)),
         answers=draw(answers_for(bundle, text)),
         reason=draw(free_texts(text)),
+        **draw(kandev_accounts(text)),
     )
+
+
+@st.composite
+def kandev_accounts(draw, text: TextsFactory | None = None) -> dict[str, str]:
+    """Who in Kandev resolved it (``kandev_user``, ``kandev_name``): nobody, or an account
+    whose display name is whatever Kandev accepted (long, a mention, a broadcast…)."""
+    if draw(st.booleans()):
+        return {"kandev_user": "", "kandev_name": ""}
+    make = text or texts
+    name = draw(st.one_of(st.just("Ana"), st.just(""), make(300), mention_texts(300)))
+    return {"kandev_user": draw(ids_text), "kandev_name": name}

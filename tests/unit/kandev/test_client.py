@@ -382,3 +382,56 @@ def test_probe_reports_each_expected_failure_without_raising():
 def test_probe_of_nothing_listening_is_unreachable(unused_port):
     nothing = KandevClient(f"http://127.0.0.1:{unused_port}").probe()
     assert not nothing.reachable and not nothing.ok and nothing.version is None
+
+
+@respx.mock
+def test_user_names_are_the_admins_list_else_the_members_directory():
+    admin = respx.get(f"{BASE}/api/v1/users")
+    admin.respond(
+        200,
+        json={
+            "users": [
+                {"id": "default-user", "email": "a@x.test", "display_name": "Admin"},
+                {"id": "u-ben", "email": "ben@x.test", "display_name": "Ben", "role": "member"},
+                {"id": "u-nameless", "email": "n@x.test", "display_name": None},
+            ]
+        },
+    )
+    assert client().user_names() == {"default-user": "Admin", "u-ben": "Ben", "u-nameless": ""}
+
+    admin.respond(403, json={"error": "insufficient permissions", "scope": "org.members.manage"})
+    directory = respx.get(f"{BASE}/api/v1/users/directory").respond(
+        200, json={"total": 2, "users": [{"id": "u-ana", "display_name": "Ana"}, {"id": "u-b"}]}
+    )
+    assert client().user_names() == {"u-ana": "Ana", "u-b": ""}
+    assert directory.call_count == 1
+
+
+@respx.mock
+def test_user_names_that_cannot_be_read_are_an_error_and_names_says_which_kind():
+    respx.get(f"{BASE}/api/v1/users").respond(403, json={"error": "insufficient permissions"})
+    directory = respx.get(f"{BASE}/api/v1/users/directory")
+    directory.respond(200, json={"users": [{"display_name": "no id"}]})
+    with pytest.raises(KandevProtocolError):
+        client().user_names()
+    assert client().names() == "unreachable"
+    directory.respond(404, text="404 page not found")
+    assert client().names() == "unreachable"
+    directory.respond(401, json={"error": "authentication required"})
+    assert client().names() == "refused"
+    respx.get(f"{BASE}/api/v1/users").respond(503, text="down")
+    assert client().names() == "unreachable"
+
+
+@respx.mock
+def test_a_tasks_assignee_is_read_absent_null_or_set_and_none_when_unreadable():
+    task = respx.get(f"{BASE}/api/v1/tasks/t1")
+    task.respond(200, json={"id": "t1", "workspace_id": "w1"})  # unset: Kandev leaves it out
+    assert client().assignee("t1") == ""
+    task.respond(200, json={"id": "t1", "workspace_id": "w1", "assignee_user_id": None})
+    assert client().assignee("t1") == ""
+    task.respond(200, json={"id": "t1", "workspace_id": "w1", "assignee_user_id": "u-ana"})
+    assert client().assignee("t1") == "u-ana"
+    assert client().task("t1").assignee_user_id == "u-ana"
+    respx.get(f"{BASE}/api/v1/tasks/gone").respond(404, json={"error": "task not found"})
+    assert client().assignee("gone") is None

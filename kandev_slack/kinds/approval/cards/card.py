@@ -40,7 +40,7 @@ from kandev_slack.cards.parts.taskline import (
     urgency_prefix,
 )
 from kandev_slack.cards.text import fit_escaped, fit_plain, one_line
-from kandev_slack.cards.wording import slack_date, user_mention
+from kandev_slack.cards.wording import resolved_where, slack_date, who_resolved
 from kandev_slack.core.approval import Approval, ToolAction, ToolOption
 from kandev_slack.core.claims import Claim
 from kandev_slack.core.domain import CardOutcome, CardState, TaskInfo, shown_outcome
@@ -125,10 +125,9 @@ def chosen_option(outcome: CardOutcome) -> str:
 
 
 def approval_outcome_line(outcome: CardOutcome, approval: Approval) -> str:
-    """The one line a resolved approval card carries: what was chosen, by whom, where."""
-    who = user_mention(outcome.by_user)
-    in_slack = outcome.via == "slack"
-    where = (f"by {who} in Slack" if who else "in Slack") if in_slack else "in Kandev"
+    """The one line a resolved approval card carries: what was chosen, by whom, where
+    (``Allowed once by Ben in Kandev``; :func:`~kandev_slack.cards.wording.who_resolved`)."""
+    where = resolved_where(outcome)
     if outcome.state in (CardState.ANSWERED, CardState.REJECTED):
         option_id = chosen_option(outcome)
         done, allows = option_done(approval.option(option_id), option_id)
@@ -339,9 +338,12 @@ def approval_lost_message(approval: Approval, winner: CardOutcome) -> str:
     """For the person whose choice came second: who chose first and what; theirs not sent."""
     if winner.state in (CardState.ENDED, CardState.UNAVAILABLE):
         return approval_ended_message(winner)
-    who = user_mention(winner.by_user) if winner.via == "slack" else None
-    where = who or "Someone in Kandev"
-    return f"{where} chose first: {_chosen(approval, winner)}. Your choice was not sent."
+    who = who_resolved(winner)
+    if winner.via == "slack":
+        where = who or "Someone in Slack"
+        return f"{where} chose first: {_chosen(approval, winner)}. Your choice was not sent."
+    where = f"{who} chose first in Kandev" if who else "Someone in Kandev chose first"
+    return f"{where}: {_chosen(approval, winner)}. Your choice was not sent."
 
 
 def approval_undecided_message(approval: Approval, recorded: CardOutcome) -> str:

@@ -732,3 +732,37 @@ def test_a_click_on_a_live_turn_is_sent():
     )
 
     assert isinstance(got, models.Won) and resolve_calls(fake) == 1
+
+
+@pytest.mark.parametrize(
+    ("actor_kind", "actor", "credited"),
+    [
+        ("personal_access_token", "u-ben", "u-ben"),  # Ben's own token (web UI or MCP)
+        ("synthetic", "default-user", ""),  # Kandev's auth off: nobody in particular
+    ],
+)
+@respx.mock
+def test_a_lost_click_learns_which_kandev_account_chose_first(actor_kind, actor, credited):
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}").mock(return_value=_session(0))
+    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}/turns").mock(
+        return_value=httpx.Response(200, json={"turns": [turn("2026-12-01T19:47:00Z")]})
+    )
+    winner = resolution("allow_once", "web", actor_kind=actor_kind, actor_user_id=actor)
+    c, _ = make_client(
+        {
+            "resolve_agent_permission_kandev": lambda a: backend_error(
+                "permission_already_resolved"
+            ),
+            "list_pending_agent_permissions_kandev": _listed(),
+            "get_task_conversation_kandev": transcript(message("approved", winner)),
+        }
+    )
+    request = PermissionList.model_validate({"permissions": [LISTED]}).permissions[0]
+
+    got = c.permissions.approve(
+        request.approval(cancellation_revision=0), "reject_once", first_sent=datetime.now(UTC)
+    )
+
+    assert isinstance(got, models.Lost)
+    assert got.resolution.actor_user_id == credited
+    assert got.resolution.status == "answered"  # an allow

@@ -17,7 +17,7 @@ from kandev_slack.core.domain import CardState
 from kandev_slack.core.signals import Signal
 from kandev_slack.kandev.approvals.wire import PermissionRecord
 from kandev_slack.kandev.errors import KandevProtocolError, KandevToolError
-from kandev_slack.kandev.models import Task
+from kandev_slack.kandev.models import Task, Workspace
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.usecases.intake import approvals as approvals_module
@@ -25,8 +25,9 @@ from kandev_slack.usecases.intake.approvals import SWEEP, SWEEP_DEADLINE_S, UNRO
 from kandev_slack.usecases.intake.sweep_watch import SweepWatch
 from kandev_slack.usecases.intake.unroutable import Unroutables
 from kandev_slack.usecases.outbox.publisher import Publisher
+from kandev_slack.usecases.people import KandevPeople
 from kandev_slack.usecases.tasks import TaskDirectory
-from tests.kit.factories import CHANNEL
+from tests.kit.factories import ALICE_ID, CHANNEL
 from tests.kit.fakes import FakeKandev, FakePermissions
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
@@ -101,6 +102,40 @@ def test_resolved_elsewhere_ends_the_card_with_the_winner_s_option(
     card = store.cards.get(approval_key(request.request_id))
     assert card.state is CardState.REJECTED and card.outcome.via == "kandev"
     assert card.outcome.answers[0].selected_options == ["reject_once"]
+
+
+@pytest.mark.parametrize(
+    ("actor", "by_user", "name"),
+    [
+        ("u-ben", None, "Ben"),  # Ben chose in the web UI; nobody in Slack linked him
+        ("u-ana", ALICE_ID, "Ana"),  # Ana did, and she linked her Kandev account
+        ("bot-user", None, ""),  # the bot's own account: nobody in particular
+        ("", None, ""),  # Kandev's auth off: a placeholder, nobody in particular
+    ],
+)
+def test_resolved_elsewhere_credits_the_kandev_account_kandev_records(
+    permissions, fake_kandev, store, routing, publisher, health, actor, by_user, name
+) -> None:
+    fake_kandev.users = {"u-ben": "Ben", "u-ana": "Ana", "bot-user": "The bot"}
+    fake_kandev.workspace_list.append(Workspace(id="ws-1", name="Platform"))
+    linked = {"u-ana": ALICE_ID}  # who linked which Kandev account (Identities.slack_user_of)
+    approvals = _approvals(permissions, fake_kandev, store, routing, publisher, health)
+    approvals.people = KandevPeople(fake_kandev, linked.get)
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.resolve_elsewhere(request, "allow_once", "allow_once", actor=actor)
+
+    assert approvals.look_at("t-1").ended == [approval_key(request.request_id)]
+    card = store.cards.get(approval_key(request.request_id))
+    outcome = card.outcome
+    assert (outcome.via, outcome.by_user, outcome.kandev_name) == ("kandev", by_user, name)
+    assert outcome.kandev_user == (actor if name else "")
+    [synced] = [e for e in store.audit_log.audit_entries(card.pending_id) if e.result == "synced"]
+    assert (synced.action, synced.user, synced.kandev_user) == (
+        "answered",
+        by_user or "bot",
+        actor if name else None,
+    )
 
 
 def test_a_web_ui_cancel_and_a_withdrawal_end_it_without_a_choice(

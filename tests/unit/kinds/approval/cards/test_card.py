@@ -233,9 +233,12 @@ def test_every_approval_card_stays_within_limits(data) -> None:
     outcome = chose(
         option,
         state,
-        via="slack",
-        by_user=ALICE.id,
+        via=data.draw(st.sampled_from(["slack", "kandev"])),
+        by_user=data.draw(st.sampled_from([ALICE.id, None])),
         reason=data.draw(st.sampled_from(["", "cancelled", "turn_cancelled"])),
+        # The Kandev account that chose (its display name is anything Kandev accepted).
+        kandev_user=data.draw(st.sampled_from(["", "u-ben"])),
+        kandev_name=data.draw(st.one_of(st.just(""), texts(300), mention_texts(300))),
     )
     task = make_task("t-1").model_copy(update={"title": data.draw(texts(1000))})
     message = render_approval(item, task, state, outcome, kandev_url=KANDEV_URL, now=NOW)
