@@ -403,8 +403,8 @@ def parked_offer_message(what: str, item: str, *, opens_form: bool) -> str:
     """The click a person made before connecting, offered once they connected."""
     label = fit_escaped(one_line(what), 200)[0]
     asked = fit_escaped(one_line(item) or "an agent's question", 300)[0]
-    ask = "Open the form now?" if opens_form else "Send it now?"
-    return f"Before you connected, you clicked *{label}* on _{asked}_. {ask}"
+    ask = "open the form now?" if opens_form else "send it now?"
+    return f"Before you connected, you clicked *{label}* on _{asked}_ — {ask}"
 
 
 def parked_gone_message() -> str:

@@ -172,6 +172,9 @@ class Linking:
         if request is None or card is None:
             log.info("a click kept for after connecting cannot be offered: %s", pending_id)
             return None
+        if card.state.terminal:  # resolved since: nothing to offer (Send would be refused)
+            log.info("the click kept for after connecting is on a resolved card: dropped")
+            return None
         # Kept again, for the person's choice on the offer (taken once more by it).
         self.identities.park(user_id, pending_id, parked_request(request))
         return ParkedClick(request, card)
