@@ -348,7 +348,10 @@ def connect_problem_message(problem: str) -> str:
             )
         case "busy":
             return "The bot is busy right now. Nothing was saved: please try again in a moment."
-    return "The token could not be checked. Nothing was saved: please try again."
+    return (
+        "The bot could not check or keep this token just now. Nothing was saved: please try "
+        "again in a moment."
+    )
 
 
 def checking_token_message() -> str:

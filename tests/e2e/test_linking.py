@@ -41,6 +41,8 @@ from tests.unit.listing.e2e import answer_value, run_list, wait_home
 
 CONNECT = "Connect your Kandev account"
 REFUSED_CONNECT = "yours is not connected"
+#: What a person might paste by mistake instead of a token: never logged either.
+PASTED_PASSWORD = "correct-Horse-battery-5taple-pasted"
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
 
 
@@ -435,6 +437,7 @@ def test_no_token_shows_anywhere_after_linking_and_answering_over_socket_mode(
     card = wait_card(fake_slack, bundle.pending_id, timeout=15)
 
     modal = open_connect_from_home(driver, fake_slack, BOB)
+    assert "not a Kandev" in field_error(submit_token(driver, modal, PASTED_PASSWORD))
     assert "does not accept this token" in field_error(submit_token(driver, modal, refused))
     assert "Sam" in connected_view(submit_token(driver, modal, linked))
     assert driver.click(CHANNEL, card.ts, text="MongoDB", user=BOB).ok
@@ -468,4 +471,9 @@ def test_no_token_shows_anywhere_after_linking_and_answering_over_socket_mode(
     )
     assert "DEBUG" in outputs["bot log"], "the run was not at DEBUG level"
     assert "kandev links" in outputs["check --json"], outputs["check --json"]
-    assert _leaks(outputs, {"linked token": linked, "refused token": refused}) == {}
+    secrets = {
+        "linked token": linked,
+        "refused token": refused,
+        "a pasted password": PASTED_PASSWORD,
+    }
+    assert _leaks(outputs, secrets) == {}

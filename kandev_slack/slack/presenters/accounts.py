@@ -220,7 +220,12 @@ class Accounts:
                 words.linking_unused_message(), metadata, self.linking.state(form.user_id)
             )
             return None
-        result = self.linking.connect(form.user_id, form.token, source=SOURCE_MODAL)
+        try:
+            result = self.linking.connect(form.user_id, form.token, source=SOURCE_MODAL)
+        except Exception:  # the database (or anything else) failed: said, nothing kept
+            log.exception("could not connect a Kandev account")
+            answer.refused(words.connect_problem_message("failed"), metadata, None)
+            return None
         if isinstance(result, NotConnected):
             why = words.connect_problem_message(result.problem)
             answer.refused(why, metadata, self.linking.state(form.user_id))

@@ -160,10 +160,13 @@ class Linking:
         """The click the person parked before connecting, kept again for its offer (None:
         none, too old, unreadable, or its item unknown)."""
         try:
-            taken = self.identities.take_parked(user_id)
+            return self._kept_for_offer(user_id)
         except Exception:  # the link is made; only the offer is lost
-            log.exception("could not read the click kept for after connecting")
+            log.exception("could not offer the click kept for after connecting")
             return None
+
+    def _kept_for_offer(self, user_id: str) -> ParkedClick | None:
+        taken = self.identities.take_parked(user_id)
         if taken is None:
             return None
         pending_id, kept = taken

@@ -416,3 +416,21 @@ def test_the_refusal_kinds_that_ask_to_connect() -> None:
         assert said.asks_to_connect(Refused(Refusal(kind))) is asks  # type: ignore[arg-type]
     assert said.asks_to_connect(Verdict("relink")) is True  # type: ignore[call-arg]
     assert said.asks_to_connect(Verdict("won")) is False  # type: ignore[call-arg]
+
+
+def test_a_failure_while_keeping_the_token_is_said_and_nothing_is_kept(
+    app: App, gateway: FakeSlackGateway, tokens: FakeTokens, store: Database, monkeypatch
+) -> None:
+    dispatch(app, command("connect"))
+    token = pat()
+    tokens.users[token] = ANA
+
+    def unavailable(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("database is locked")
+
+    monkeypatch.setattr(store.links, "link", unavailable)
+    _, acked = submit(app, opened_modal(gateway), token)
+
+    assert acked["response_action"] == "errors"
+    assert "could not check or keep this token" in acked["errors"][ids.BLOCK_TOKEN]
+    assert store.links.counts() == (0, 0)
