@@ -296,10 +296,13 @@ class Accounts:
         prompt = ParkedPrompt(ack, choice.where, self.notifier, self.teller)
         if request.action == "claim":
             self.interactions.claim(interaction, prompt)
-        elif request.option is None:  # Skip: a rejection with Kandev's own reason
-            self.interactions.skip(interaction, prompt)
-        else:
+        elif request.option is not None:  # an option: the whole answer
             self.interactions.click(interaction, prompt)
+        elif request.action == "reject":  # Skip: a rejection with Kandev's own reason
+            self.interactions.skip(interaction, prompt)
+        else:  # nothing to send as it was (such a click is never offered)
+            ack()
+            prompt.show(words.parked_gone_message())
 
     def discard_parked(self, choice: ParkedChoice) -> None:
         """ "Discard": the kept click is dropped; the offer says so."""

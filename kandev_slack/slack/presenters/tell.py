@@ -317,7 +317,8 @@ class ReplyPrompt:
                 reply.user_id, told, channel=reply.channel, thread_ts=reply.thread_ts
             )
             return
-        self.show(said.words_for(result) or thread_reply.reply_cancelled_message())
+        told = said.words_for(result) or thread_reply.reply_cancelled_message()
+        self.show(told, connect=said.asks_to_connect(result))
 
     def recorded(self) -> None:
         self.ack()
@@ -329,7 +330,8 @@ class ReplyPrompt:
             # with its Send button under why.
             self.offer_again(f"{said.verdict(verdict)} {thread_reply.reply_kept_message()}")
             return
-        self.show(said.verdict(verdict) or thread_reply.reply_sent_message(self.text))
+        told = said.verdict(verdict) or thread_reply.reply_sent_message(self.text)
+        self.show(told, connect=said.asks_to_connect(verdict))
 
     def offer_again(self, note: str) -> None:
         """The prompt (Send / Cancel) in place of "Sending…", ``note`` above it."""
@@ -355,10 +357,13 @@ class ReplyPrompt:
             self.notifier, Where(reply.user_id, reply.channel), offer, thread_ts=reply.thread_ts
         )
 
-    def show(self, text: str) -> None:
+    def show(self, text: str, *, connect: bool = False) -> None:
+        """The prompt replaced by ``text`` (with the Connect button when it asks the person
+        to connect their Kandev account)."""
         if self.response_url:
             block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-            self.notifier.reply(self.response_url, text, [block], replace=True)
+            blocks = with_connect_button(text) if connect else [block]
+            self.notifier.reply(self.response_url, text, blocks, replace=True)
 
 
 def tell_thread_reply(

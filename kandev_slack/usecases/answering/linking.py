@@ -28,6 +28,8 @@ from kandev_slack.usecases.answering.admission import (
     parked_request,
     unparked_request,
 )
+from kandev_slack.usecases.answering.groups import SOURCE as ANSWER_ALL
+from kandev_slack.usecases.answering.thread_replies import SOURCE as THREAD_REPLY
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.identity import (
     PARKED_FOR_S,
@@ -45,6 +47,7 @@ __all__ = [
     "LinkedAs",
     "Linking",
     "ParkedClick",
+    "offerable",
 ]
 
 
@@ -172,7 +175,7 @@ class Linking:
         pending_id, kept = taken
         request = unparked_request(user_id, kept)
         card = self.cards.card_for(pending_id) if request is not None else None
-        if request is None or card is None:
+        if request is None or not offerable(request) or card is None:
             log.info("a click kept for after connecting cannot be offered: %s", pending_id)
             return None
         if card.state.terminal:  # resolved since: nothing to offer (Send would be refused)
@@ -196,6 +199,22 @@ class Linking:
             self.audit_log.audit(pending_id, user_id, action, source, result, detail)
         except Exception:  # the link is what it is; only its trace is lost
             log.exception("could not audit a %s", action)
+
+
+#: Where a request's content is not in it (a submitted form's answers, a thread reply's text,
+#: the answers sent to all): kept, it cannot be offered again.
+_CONTENT_ELSEWHERE = ("slack:modal:", THREAD_REPLY, ANSWER_ALL)
+
+
+def offerable(request: Request) -> bool:
+    """Whether a parked click can be offered again as it was: a click that is the whole answer
+    (an option, Skip, "I'm on it") or one that opens a form; never one whose content was
+    elsewhere (a form's submission, a thread reply, Send to all)."""
+    if request.source.startswith(_CONTENT_ELSEWHERE):
+        return False
+    if request.opens or request.action == "claim" or request.option is not None:
+        return True
+    return request.action == "reject"  # Skip: a rejection with Kandev's own reason
 
 
 def _linked_as(user: Account) -> LinkedAs:

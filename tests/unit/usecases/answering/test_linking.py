@@ -9,7 +9,7 @@ choice, and taken for good by it."""
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from kandev_slack.usecases.answering.linking import (
     Linked,
     LinkedAs,
     Linking,
+    offerable,
 )
 from kandev_slack.usecases.identity import Identities, NotConnected
 from kandev_slack.usecases.views.waiting import WaitingQueue
@@ -386,3 +387,39 @@ def test_every_click_that_opens_a_form_comes_back_as_it_was(card: Card) -> None:
 )
 def test_a_kept_click_this_release_cannot_read_is_none(kept: dict[str, Any]) -> None:
     assert unparked_request(BOB_ID, kept) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "option", "opens", "action", "offered"),
+    [
+        ("slack:button", True, "", "answer", True),  # an option
+        ("slack:button", False, "answer", "answer", True),  # Answer… (its form)
+        ("slack:skip-confirm", False, "", "reject", True),  # Skip
+        ("slack:overflow", False, "", "claim", True),  # I'm on it
+        ("slack:modal:card", False, "", "answer", False),  # a submitted form: its answers gone
+        ("slack:modal:card", True, "", "answer", False),
+        ("slack:thread_reply", False, "", "answer", False),  # a thread reply's text
+        ("answer_all", True, "", "answer", False),  # Send to all
+        ("slack:button", False, "", "answer", False),  # an answer without its content
+    ],
+)
+def test_only_a_click_that_is_its_whole_answer_or_opens_a_form_is_offered(
+    linking: Linking,
+    identities: Identities,
+    tokens: FakeTokens,
+    card: Card,
+    source: str,
+    option: bool,
+    opens: str,
+    action: str,
+    offered: bool,
+) -> None:
+    click = replace(click_on(card, option=option, opens=opens), source=source, action=action)
+    assert offerable(click) is offered
+    identities.park(BOB_ID, card.pending_id, parked_request(click))
+    token = pat()
+    tokens.users[token] = ANA
+
+    linked = linking.connect(BOB_ID, token, source="s")
+
+    assert isinstance(linked, Linked) and (linked.parked is not None) is offered
