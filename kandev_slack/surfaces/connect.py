@@ -16,7 +16,6 @@ from kandev_slack.cards import ids, words
 from kandev_slack.cards.blocks import Block, actions, button, context, plain, section
 from kandev_slack.cards.ids import CodecError, ParkedValue
 from kandev_slack.cards.limits import (
-    MAX_MESSAGE_BLOCKS,
     MAX_PLACEHOLDER,
     MAX_SECTION_TEXT,
     MAX_VIEW_BLOCKS,
@@ -266,7 +265,7 @@ def parked_offer(request: Clicked, card: Card) -> tuple[str, list[Block]] | None
             block_id=BLOCK_PARKED_ACTIONS,
         ),
     ]
-    return text, blocks[:MAX_MESSAGE_BLOCKS]
+    return text, blocks
 
 
 def note_blocks(text: str) -> list[Block]:

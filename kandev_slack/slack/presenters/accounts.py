@@ -275,8 +275,8 @@ class Accounts:
     ) -> None:
         """ "Send it" / "Open the form": the kept click, taken, through a fresh admission and
         the one pipeline (a card answered meanwhile refuses it there)."""
-        taken = self.linking.take_parked if choice.pending_id else None
-        request = taken(choice.user_id, choice.pending_id) if taken is not None else None
+        user, pending_id = choice.user_id, choice.pending_id
+        request = self.linking.take_parked(user, pending_id) if pending_id else None
         if request is None:
             ack()
             if not redelivery:  # a redelivered Send: the first one was answered
