@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from kandev_slack.config.routing import Routing
 from kandev_slack.config.settings import Settings
@@ -15,6 +16,7 @@ from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.hints import NewPending, Resolved
 from kandev_slack.ops.health import Health
 from kandev_slack.slack.parsing.forms import read_form
+from kandev_slack.slack.presenters.accounts import Accounts
 from kandev_slack.slack.presenters.tell import RecoveryAnnouncer, Teller
 from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import (
@@ -28,6 +30,7 @@ from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.store import Database
 from kandev_slack.surfaces import quiet as quiet_views
+from kandev_slack.surfaces.connect import with_account_blocks
 from kandev_slack.surfaces.digest import digest_renderer
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import Admission
@@ -35,6 +38,7 @@ from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
 from kandev_slack.usecases.answering.groups import Groups
 from kandev_slack.usecases.answering.interactions import Interactions
+from kandev_slack.usecases.answering.linking import Linking
 from kandev_slack.usecases.answering.recovery import Recovery
 from kandev_slack.usecases.answering.snooze import Snoozes, SnoozeWorker
 from kandev_slack.usecases.answering.thread_replies import ThreadReplies
@@ -63,7 +67,7 @@ from kandev_slack.usecases.past_answers import PastAnswers
 from kandev_slack.usecases.people import KandevPeople
 from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
-from kandev_slack.usecases.views.home import HomeService
+from kandev_slack.usecases.views.home import AccountSection, HomeService
 from kandev_slack.usecases.views.listing import ListingService
 from kandev_slack.usecases.views.seeing import Seeing
 from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
@@ -151,6 +155,7 @@ def use_cases(
     claims = Claims(store.claims, store.cards, store.audit_log, answerers.claim_for, publisher.wake)
     snoozes = _snoozes(settings, store, publisher, seeing)
     digests = _digests(settings, store, queue, slack, publisher, snoozes)
+    linking = Linking(identities, queue, store.audit_log)
     home = HomeService(
         queue,
         store.cards,
@@ -160,6 +165,7 @@ def use_cases(
         card_changes,
         kandev_url=public_url,
         snoozes=snoozes,
+        account_section=account_section(linking),
     )
     return UseCases(
         publisher=publisher,
@@ -191,6 +197,7 @@ def use_cases(
             snoozes,
             slack,
             digests,
+            linking,
         ),
         in_flight=in_flight,
         new_bundles=signals.new_bundles,
@@ -198,6 +205,18 @@ def use_cases(
         hinted=signals.hinted,
         card_changes=card_changes,
     )
+
+
+def account_section(linking: Linking) -> AccountSection | None:
+    """App Home's section about the person's own Kandev account (None: no route uses
+    people's accounts, so Home says nothing of them). (The tests build it here too.)"""
+    if not linking.in_use:
+        return None
+
+    def section(user_id: str, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return with_account_blocks(blocks, linking.state(user_id))
+
+    return section
 
 
 def _publisher(
@@ -461,6 +480,7 @@ def _listener_services(
     snoozes: Snoozes,
     slack: SlackGateway,
     digests: Digests,
+    linking: Linking,
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
@@ -471,6 +491,8 @@ def _listener_services(
     interactions = Interactions(
         admission, answers, answering, reading, read_form, claims, snoozes, groups
     )
+    teller = Teller(notifier, home)
+    accounts = Accounts(linking, notifier, teller, home, interactions, reading, public_url)
     return Services(
         admission=admission,
         answers=answers,
@@ -480,6 +502,7 @@ def _listener_services(
             kandev_url=public_url,
             page_size=settings.kandev_list_page_size,
             snoozed=snoozes.snoozed_ids,
+            accounts=linking.in_use,
         ),
         home=home,
         notifier=notifier,
@@ -496,7 +519,8 @@ def _listener_services(
         snoozes=snoozes,
         groups=groups,
         interactions=interactions,
-        teller=Teller(notifier, home),
+        teller=teller,
         whole=WholeText(store.outbox),
         digests=digests,
+        accounts=accounts,
     )

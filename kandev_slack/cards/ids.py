@@ -294,3 +294,54 @@ CALLBACK_APPROVAL_VIEW = "kq_approval_modal"  # that view (read-only; its button
 
 def approve_action_id(index: int) -> str:
     return f"{ACTION_APPROVE}:{index}"
+
+
+# ---- a person's own Kandev account (issue 32) --------------------------------------------------
+ACTION_CONNECT = "kq_connect"  # "Connect your Kandev account" / "Reconnect": opens the modal
+ACTION_DISCONNECT = "kq_disconnect"  # "Disconnect" (Home, the whoami answer): deletes the link
+CALLBACK_CONNECT = "kq_connect_modal"  # the modal asking for a personal access token
+CALLBACK_CONNECTED = (
+    "kq_connected_modal"  # what it turns into (read-only: "Connected", "Checking…")
+)
+BLOCK_TOKEN = "kq_token"  # the modal's one input (its value is never echoed back)
+ACTION_TOKEN = "kq_token"
+BLOCK_ACCOUNT = "kq_account"  # Home's section about the person's Kandev account
+#: The offer of a click made before connecting: "Send it" (or "Open the form") and "Discard".
+ACTION_PARKED_SEND = "kq_parked_send"
+ACTION_PARKED_DISCARD = "kq_parked_discard"
+
+
+class ConnectMetadata(_Codec):
+    """The connect modal's ``private_metadata``: where the person asked to connect (the
+    channel, the interaction's response_url), to tell them there what comes after."""
+
+    channel: str = Field(default="", alias="c")
+    response_url: str = Field(default="", alias="r")
+
+    def encode(self) -> str:
+        """Compact JSON, at most 3000 characters (raises CodecError otherwise)."""
+        return self._encode(MAX_PRIVATE_METADATA, "private_metadata")
+
+
+def parse_connect_metadata(raw: str | None) -> ConnectMetadata:
+    """Decode the connect modal's ``private_metadata`` ("" and "{}" are no place: the modal was
+    opened where there is none, the App Home); raises CodecError on anything we did not make."""
+    if not raw:
+        return ConnectMetadata()
+    return ConnectMetadata._decode(raw, "private_metadata")
+
+
+class ParkedValue(_Codec):
+    """What the buttons of the offer of a parked click carry: the item it was made on (the
+    click itself stays with the bot, never in the payload)."""
+
+    pending_id: str = Field(alias="p", min_length=1)
+
+    def encode(self) -> str:
+        """Compact JSON, at most 2000 characters (raises CodecError otherwise)."""
+        return self._encode(MAX_BUTTON_VALUE, "parked click value")
+
+
+def parse_parked_value(raw: str | None) -> ParkedValue:
+    """Decode an offer button's ``value``; raises CodecError on anything we did not produce."""
+    return ParkedValue._decode(raw, "parked click value")

@@ -291,6 +291,148 @@ def identity_unreachable_message() -> str:
     )
 
 
+# ---- connecting a Kandev account (kandev_slack/usecases/answering/linking.py) --------------
+
+#: How long the token a person mints should live (Kandev lets a token never expire; one that
+#: does limits what a leaked token can do). Said, never enforced: Kandev's token says.
+SUGGESTED_EXPIRY = "90 days"
+#: What a Kandev personal access token looks like (the input's placeholder).
+TOKEN_PLACEHOLDER = "kandev_pat_…"
+#: A Kandev account's name and email on one line, at most this many characters each.
+MAX_ACCOUNT_NAME = 100
+
+
+def _account(display_name: str, email: str) -> str:
+    """*Ana* (ana@example.com), escaped (Kandev's names are anyone's words)."""
+    name = fit_escaped(one_line(display_name) or "your Kandev user", MAX_ACCOUNT_NAME)[0]
+    mail = fit_escaped(one_line(email), MAX_ACCOUNT_NAME)[0]
+    return f"*{name}* ({mail})" if mail else f"*{name}*"
+
+
+def connect_intro() -> str:
+    return (
+        "Answer and approve here as *yourself* in Kandev: paste a personal access token of "
+        f"your Kandev account. Mint one in *{MINT_WHERE}*, with an expiry (say "
+        f"{SUGGESTED_EXPIRY}). Revoking it in Kandev disconnects you here."
+    )
+
+
+def connect_replaces_note(display_name: str, email: str, *, broken: bool) -> str:
+    """In the connect modal of a person already linked: a new token replaces theirs."""
+    was = "were connected" if broken else "are connected"
+    return f"You {was} as {_account(display_name, email)}: a new token replaces the old one."
+
+
+def connect_problem_message(problem: str) -> str:
+    """Why a token was not linked (a field error of the connect modal): nothing was stored."""
+    match problem:
+        case "malformed":
+            return (
+                "That is not a Kandev personal access token (it starts with `kandev_pat_` and "
+                f"is 63 characters long). Mint one in {MINT_WHERE}."
+            )
+        case "refused":
+            return (
+                "Kandev does not accept this token: it was revoked or has expired, or your "
+                f"Kandev user is disabled. Mint a new one in {MINT_WHERE}. Nothing was saved."
+            )
+        case "unreachable":
+            return (
+                "The bot could not reach Kandev to check this token. Nothing was saved: "
+                "please try again in a moment."
+            )
+        case "no_key":
+            return (
+                "This bot cannot keep Kandev tokens: its operator has not set "
+                "KANDEV_SLACK_SECRET_KEY. Nothing was saved: please ask them to set it."
+            )
+        case "busy":
+            return "The bot is busy right now. Nothing was saved: please try again in a moment."
+    return (
+        "The bot could not check or keep this token just now. Nothing was saved: please try "
+        "again in a moment."
+    )
+
+
+def checking_token_message() -> str:
+    return "Checking your token with Kandev…"
+
+
+def connected_message(display_name: str, email: str, *, replaced: bool = False) -> str:
+    forgot = " Your earlier token is forgotten." if replaced else ""
+    return (
+        f"Connected to Kandev as {_account(display_name, email)}. Your answers and approvals "
+        f"here now reach Kandev as you.{forgot}"
+    )
+
+
+def account_message(display_name: str, email: str) -> str:
+    """App Home and ``/kandev-questions whoami`` for a linked person."""
+    return f"Connected to Kandev as {_account(display_name, email)}"
+
+
+def broken_link_message(display_name: str, email: str) -> str:
+    return (
+        f"⚠️ Your Kandev link no longer works: Kandev refused the token you connected as "
+        f"{_account(display_name, email)} (revoked, expired, or your Kandev user disabled). "
+        "Reconnect with a new token."
+    )
+
+
+def not_connected_message() -> str:
+    return (
+        "Your Slack account is not connected to a Kandev account. Connect it to answer and "
+        f"approve here as yourself in Kandev (`{COMMAND} connect`)."
+    )
+
+
+def disconnected_message(*, had: bool) -> str:
+    if not had:
+        return "You were not connected to Kandev: there is nothing to disconnect."
+    return (
+        "Disconnected: the bot forgot your Kandev token. Your answers here no longer reach "
+        "Kandev as you."
+    )
+
+
+def linking_unused_message() -> str:
+    return (
+        "Nobody connects a Kandev account here: every route of this bot answers with the "
+        "bot's own Kandev account."
+    )
+
+
+def parked_offer_message(what: str, item: str, *, opens_form: bool) -> str:
+    """The click a person made before connecting, offered once they connected."""
+    label = fit_escaped(one_line(what), 200)[0]
+    asked = fit_escaped(one_line(item) or "an agent's question", 300)[0]
+    ask = "open the form now?" if opens_form else "send it now?"
+    return f"Before you connected, you clicked *{label}* on _{asked}_ — {ask}"
+
+
+def parked_gone_message() -> str:
+    return (
+        "Nothing was sent: that click is no longer kept (10 minutes passed, or it was sent "
+        "or discarded already)."
+    )
+
+
+def parked_discarded_message() -> str:
+    return "Discarded: nothing was sent."
+
+
+def parked_sent_message() -> str:
+    return "Sent. ✅"
+
+
+def parked_sending_message() -> str:
+    return "Sending…"
+
+
+def parked_form_opened_message() -> str:
+    return "The form is open."
+
+
 def wrong_channel_message(channel: str, *, approval: bool = False) -> str:
     if approval:
         return f"This approval can only be decided from its card in <#{channel}>."

@@ -15,6 +15,7 @@ from kandev_slack.slack.parsing import markup
 from kandev_slack.slack.parsing.forms import FormKind
 from kandev_slack.slack.parsing.requests import Form, Interaction
 from kandev_slack.slack.presenters import said
+from kandev_slack.slack.presenters.accounts import Accounts
 from kandev_slack.slack.presenters.form_reply import FormReply
 from kandev_slack.slack.presenters.tell import (
     ClickReply,
@@ -99,6 +100,9 @@ class Services:
     quiet: QuietService | None = None
     #: ``/kandev-questions digest …`` (None: not wired, e.g. some tests).
     digests: Digests | None = None
+    #: People's own Kandev accounts: connect, disconnect, whoami, the clicks they made before
+    #: connecting (None: not wired, e.g. some tests).
+    accounts: Accounts | None = None
     clock: Callable[[], datetime] = field(default=_now)
 
     def tell(self, where: Where, text: str) -> None:
@@ -284,6 +288,9 @@ class Services:
     def open_form(self, parsed: Interaction | Unusable, kind: FormKind) -> None:
         """A button or shortcut that opens a form: refused and told, or the form opens."""
         interaction = parsed if isinstance(parsed, Interaction) else None
+        if interaction is not None:  # what it opens, should it be kept until they connect
+            interaction = replace(interaction, request=replace(interaction.request, opens=kind))
+            parsed = interaction
         opener = FormOpener(
             interaction, parsed.where, kind, self.notifier, self.teller, self.kandev_public_url
         )

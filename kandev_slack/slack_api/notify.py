@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kandev_slack.slack_api.gateway import SlackError, SlackGateway
+from kandev_slack.slack_api.gateway import Message, SlackError, SlackGateway
 
 log = logging.getLogger(__name__)
 
@@ -98,4 +98,14 @@ class Notifier:
             return True
         except SlackError as exc:
             log.warning("could not update view %s: %s", view_id, exc.error)
+            return False
+
+    def direct(self, user: str, text: str, blocks: list[dict[str, Any]]) -> bool:
+        """A direct message from the app to one person (where nothing else can reach them:
+        no channel, no response_url); False when Slack refused it."""
+        try:
+            self.slack.post_notice(self.slack.open_dm(user), Message(text, blocks))
+            return True
+        except SlackError as exc:
+            log.warning("direct message to %s failed: %s", user, exc.error)
             return False

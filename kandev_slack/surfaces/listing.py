@@ -132,7 +132,9 @@ def render_listing_problem(problem: BadFilter | ListingFailure) -> dict[str, Any
     return render_problem(problem_message(problem))
 
 
-def render_help() -> dict[str, Any]:
+def render_help(*, accounts: bool = False) -> dict[str, Any]:
+    """``/kandev-questions help``; ``accounts``: with the commands of a person's own Kandev
+    account (when a route uses them)."""
     lines = [
         f"*{COMMAND}* lists the agent questions waiting for an answer, critical and high ones "
         "first, then oldest first. Only you see the list.",
@@ -148,11 +150,21 @@ def render_help() -> dict[str, Any]:
         "`subscriptions` lists yours",
         f"• `{COMMAND} digest 09:00` — a direct message on weekdays at that time (your time "
         "zone) listing what waits for you; `digest now`, `digest off`",
+        *(_account_help() if accounts else []),
         f"• `{COMMAND} help` — this help",
         "*Answer…* opens the same form as the card. To turn a question down, use *Reject…* on "
         "its card, or the message shortcut *Reject agent question* (the ⋮ menu of the card).",
     ]
     return _message(f"How to use {COMMAND}", [section("\n".join(lines))])
+
+
+def _account_help() -> list[str]:
+    return [
+        f"• `{COMMAND} connect` — connect your own Kandev account (a personal access token "
+        f"from {words.MINT_WHERE}): your answers and approvals then reach Kandev as you",
+        f"• `{COMMAND} whoami` — which Kandev account you are connected as",
+        f"• `{COMMAND} disconnect` — forget your Kandev token",
+    ]
 
 
 # ---- the listing -----------------------------------------------------------------------------

@@ -83,6 +83,8 @@ REPLIES = frozenset(
         "ReplyPrompt",
         "AnswerAll",
         "_MemberReply",
+        "ConnectAnswer",
+        "ParkedPrompt",
     }
 )
 

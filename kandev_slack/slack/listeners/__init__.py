@@ -5,6 +5,7 @@ from __future__ import annotations
 from slack_bolt import App
 
 from kandev_slack.slack.listeners import (
+    accounts,
     actions,
     commands,
     events,
@@ -18,7 +19,16 @@ from kandev_slack.slack.services import Services
 
 
 def register_listeners(app: App, services: Services) -> None:
-    for module in (actions, views, commands, shortcuts, events, subscriptions, thread_replies):
+    for module in (
+        actions,
+        views,
+        commands,
+        shortcuts,
+        events,
+        subscriptions,
+        thread_replies,
+        accounts,
+    ):
         module.register(app, services)
     # Last: its catch-alls answer whatever no listener above claims (Bolt runs the first match).
     fallback.register(app, services)

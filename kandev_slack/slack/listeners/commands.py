@@ -27,7 +27,9 @@ from slack_bolt import Ack, App
 
 from kandev_slack.cards import words
 from kandev_slack.cards.ids import ACTION_NEXT, ACTION_PREVIOUS, COMMAND, CodecError
+from kandev_slack.slack.parsing.accounts import AccountVerb, account_command
 from kandev_slack.slack.parsing.payloads import PayloadError, parse, parse_click
+from kandev_slack.slack.presenters.accounts import Accounts
 from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import when_done
 from kandev_slack.surfaces import digest as digest_words
@@ -90,6 +92,7 @@ class SlashCommand(BaseModel):
     channel_id: str = ""
     text: str = ""
     response_url: str = ""
+    trigger_id: str = ""  # to open a modal (``connect``)
 
 
 def register(app: App, svc: Services) -> None:
@@ -105,6 +108,11 @@ def _command(svc: Services, times: ListingTimes):
         except PayloadError as exc:
             log.warning("refused a malformed command: %s", exc)
             ack()
+            return
+        accounts = svc.accounts if svc.accounts is not None and svc.accounts.in_use else None
+        verb = account_command(command.text) if accounts is not None else None
+        if accounts is not None and verb is not None:
+            _account(accounts, verb, command, ack)
             return
         place = svc.reading.reserve()
         if place is None:
@@ -135,6 +143,18 @@ def _command(svc: Services, times: ListingTimes):
         ack(text=reply.text, blocks=reply.blocks, response_type="ephemeral")
 
     return handle
+
+
+def _account(accounts: Accounts, verb: AccountVerb, command: SlashCommand, ack: Ack) -> None:
+    """``connect`` (the modal opens: the ack is empty), ``whoami``, ``disconnect`` (answered
+    in the ack): no Kandev call, so no lane."""
+    where = Where(command.user_id, command.channel_id or None, command.response_url or None)
+    if verb == "connect":
+        ack()
+    answer = accounts.command(verb, command.user_id, command.trigger_id, where)
+    if answer is not None:
+        text, blocks = answer
+        ack(text=text, blocks=blocks, response_type="ephemeral")
 
 
 def _quiet_reply(service: QuietService, command: QuietCommand, user_id: str) -> Reply:

@@ -196,6 +196,21 @@ def _verdict_bundle(said: Verdict) -> Bundle:
     return said.card.bundle
 
 
+#: The refusals after which the person is asked to connect their Kandev account (again).
+CONNECT_REFUSALS = frozenset({"connect", "reconnect"})
+
+
+def asks_to_connect(result: Result) -> bool:
+    """Whether ``result`` asks the person to connect their Kandev account (again): its words
+    go with a Connect button (kandev_slack/surfaces/connect.py)."""
+    match result:
+        case Refused(refusal=refused, unusable=None):
+            return refused.kind in CONNECT_REFUSALS
+        case Verdict(kind="relink"):
+            return True
+    return False
+
+
 def words_for(result: Result) -> str:
     """What the person is told about ``result`` ("" when there is nothing to say)."""
     match result:

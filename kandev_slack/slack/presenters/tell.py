@@ -36,6 +36,7 @@ from kandev_slack.slack.presenters import said
 from kandev_slack.slack.presenters.form_reply import FormReply
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.surfaces import thread_reply
+from kandev_slack.surfaces.connect import refusal_modal, with_connect_button
 from kandev_slack.surfaces.conversation import loading_view, render_conversation
 from kandev_slack.usecases.answering.admission import FORM_ERRORS, Admitted, Where
 from kandev_slack.usecases.answering.groups import Offer
@@ -72,16 +73,33 @@ class Teller:
     notifier: Notifier
     home: HomeService
 
-    def tell(self, where: Where, text: str) -> None:
+    def tell(self, where: Where, text: str, blocks: list[dict[str, Any]] | None = None) -> None:
         """An ephemeral message to the person where they interacted; on the App Home (no
-        channel, no response_url) a notice on their Home instead."""
+        channel, no response_url) a notice on their Home instead (its text: Home has its own
+        Connect button)."""
         if not where.user_id or not text:
             return
         told = self.notifier.tell(
-            where.user_id, text, channel=where.channel, response_url=where.response_url
+            where.user_id,
+            text,
+            channel=where.channel,
+            response_url=where.response_url,
+            blocks=blocks,
         )
         if not told and not self.home.notice(where.user_id, text):
             log.error("could not tell %s: %s", where.user_id, text)
+
+    def result(self, where: Where, result: Result) -> None:
+        """What ``result`` says, told; with a Connect button when it asks the person to
+        connect their Kandev account (again)."""
+        self._said(where, said.words_for(result), said.asks_to_connect(result))
+
+    def verdict(self, where: Where, verdict: Verdict) -> None:
+        """How a submission ended, told (a "relink" with a Connect button)."""
+        self._said(where, said.verdict(verdict), said.asks_to_connect(verdict))
+
+    def _said(self, where: Where, text: str, connect: bool) -> None:
+        self.tell(where, text, with_connect_button(text) if connect and text else None)
 
     def offer(self, where: Where, offer: Offer) -> None:
         offer_to(self.notifier, where, offer)
@@ -116,13 +134,13 @@ class ClickReply:
 
     def now(self, result: Result) -> None:
         self.ack()
-        self.teller.tell(self.where, said.words_for(result))
+        self.teller.result(self.where, result)
 
     def recorded(self) -> None:
         self.ack()
 
     def later(self, verdict: Verdict) -> None:
-        self.teller.tell(self.where, said.verdict(verdict))
+        self.teller.verdict(self.where, verdict)
 
     def offer(self, offer: Offer) -> None:
         self.teller.offer(self.where, offer)
@@ -143,7 +161,7 @@ class FormOpener:
         if isinstance(result, Admitted) and self.interaction is not None:
             self._open(self.interaction, result.card)
         else:
-            self.teller.tell(self.where, said.words_for(result))
+            self.teller.result(self.where, result)
 
     def _open(self, interaction: Interaction, card: Card) -> None:
         request = interaction.request
@@ -178,10 +196,13 @@ class FormAnswer:
             case Refused(refusal=refusal, unusable=payload):
                 if payload is not None or refusal.kind in FORM_ERRORS:
                     self.reply.refuse(said.words_for(result))  # the form is not what it claims
+                elif said.asks_to_connect(result):
+                    self.reply.update(refusal_modal(said.words_for(result)))
                 else:
                     self.reply.update(build_result_modal("Not sent", said.words_for(result)))
             case Verdict(kind=kind) if kind in KEEP_OPEN:
                 self.reply.errors({_last_input(self.body): said.verdict(result)})
+                self._ask_to_connect(result)
             case Verdict():
                 self.reply.update(self._result_view(result))
             case _:
@@ -198,11 +219,19 @@ class FormAnswer:
         else:
             view = self._result_view(verdict)
         if not form.view_id or not self.notifier.update_view(form.view_id, view):
-            self.teller.tell(form.where, said.verdict(verdict))
+            self.teller.verdict(form.where, verdict)
+        else:
+            self._ask_to_connect(verdict)
 
     def offer(self, offer: Offer) -> None:
         if self.form is not None:
             self.teller.offer(self.form.where, offer)
+
+    def _ask_to_connect(self, verdict: Verdict) -> None:
+        """A "relink" kept the form open with why: beside it, the Connect button (a field
+        error cannot hold one)."""
+        if self.form is not None and said.asks_to_connect(verdict):
+            self.teller.verdict(self.form.where, verdict)
 
     def _result_view(self, verdict: Verdict) -> dict[str, Any]:
         return build_outcome_modal(verdict.kind, said.verdict(verdict), action_of(self.kind))
@@ -231,7 +260,7 @@ class ConversationOpener:
     clock: Callable[[], datetime]
 
     def now(self, result: Result) -> None:
-        self.teller.tell(self.where, said.words_for(result))
+        self.teller.result(self.where, result)
 
     def opened(self, card: Card) -> Callable[[], None] | None:
         interaction = self.interaction
@@ -288,7 +317,8 @@ class ReplyPrompt:
                 reply.user_id, told, channel=reply.channel, thread_ts=reply.thread_ts
             )
             return
-        self.show(said.words_for(result) or thread_reply.reply_cancelled_message())
+        told = said.words_for(result) or thread_reply.reply_cancelled_message()
+        self.show(told, connect=said.asks_to_connect(result))
 
     def recorded(self) -> None:
         self.ack()
@@ -300,7 +330,8 @@ class ReplyPrompt:
             # with its Send button under why.
             self.offer_again(f"{said.verdict(verdict)} {thread_reply.reply_kept_message()}")
             return
-        self.show(said.verdict(verdict) or thread_reply.reply_sent_message(self.text))
+        told = said.verdict(verdict) or thread_reply.reply_sent_message(self.text)
+        self.show(told, connect=said.asks_to_connect(verdict))
 
     def offer_again(self, note: str) -> None:
         """The prompt (Send / Cancel) in place of "Sending…", ``note`` above it."""
@@ -326,10 +357,13 @@ class ReplyPrompt:
             self.notifier, Where(reply.user_id, reply.channel), offer, thread_ts=reply.thread_ts
         )
 
-    def show(self, text: str) -> None:
+    def show(self, text: str, *, connect: bool = False) -> None:
+        """The prompt replaced by ``text`` (with the Connect button when it asks the person
+        to connect their Kandev account)."""
         if self.response_url:
             block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-            self.notifier.reply(self.response_url, text, [block], replace=True)
+            blocks = with_connect_button(text) if connect else [block]
+            self.notifier.reply(self.response_url, text, blocks, replace=True)
 
 
 def tell_thread_reply(

@@ -38,7 +38,7 @@ class WholeOpener:
     kandev_url: str
 
     def now(self, result: Result) -> None:
-        self.teller.tell(self.where, said.words_for(result))
+        self.teller.result(self.where, result)
 
     def opened(self, card: Card) -> Callable[[], None] | None:
         """Open the full view of ``card`` (nothing to fill in later: the card holds it)."""

@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 
 #: Where an interaction comes from: a card message, the listing, the App Home, the shortcut.
 Via = Literal["card", "list", "home", "shortcut"]
+#: The form a click opens ("" for a click that is the whole answer): "Answer…", "Other
+#: answer…", "Reject…" (a parked click that opens a form offers to open it again).
+Opens = Literal["", "answer", "other", "reject"]
 
 RefusalKind = Literal[
     "malformed",  # the payload lacks what Slack always sends
@@ -82,6 +85,7 @@ class Request:
     hours: int = 0  # a snooze's length (the "Snooze…" option chosen)
     #: A group row's "Snooze…": every item of the row (re-derived at click time), not one.
     group: bool = False
+    opens: Opens = ""  # the form the click opens (a button that opens one)
 
 
 @dataclass(frozen=True)
@@ -314,7 +318,7 @@ class Admission:
 
 #: What of a parked click is kept (kandev_slack/usecases/identity.py ``PARKED_FOR_S``): enough
 #: to offer it again, after a fresh admission, once the person connected.
-PARKED_FIELDS = ("action", "source", "via", "pending_id", "channel", "ts", "option")
+PARKED_FIELDS = ("action", "source", "via", "pending_id", "channel", "ts", "option", "opens")
 
 
 def parked_request(request: Request) -> dict[str, object]:
@@ -327,21 +331,38 @@ def parked_request(request: Request) -> dict[str, object]:
 
 def unparked_request(user_id: str, kept: dict[str, object]) -> Request | None:
     """A parked click as a request again (None: it is not one this release can read)."""
-    try:
-        option = kept.get("option")
-        return Request(
-            user_id=user_id,
-            action=kept["action"],  # type: ignore[arg-type]
-            source=str(kept["source"]),
-            via=kept["via"],  # type: ignore[arg-type]
-            pending_id=str(kept["pending_id"]),
-            channel=kept.get("channel"),  # type: ignore[arg-type]
-            ts=kept.get("ts"),  # type: ignore[arg-type]
-            option=(str(option[0]), str(option[1])) if isinstance(option, list) else None,
-            form=bool(kept.get("form")),
-        )
-    except (KeyError, IndexError, TypeError):
+    action, via, opens = kept.get("action"), kept.get("via"), kept.get("opens") or ""
+    channel, ts, option = kept.get("channel"), kept.get("ts"), kept.get("option")
+    if action not in _PARKABLE or via not in _VIAS or opens not in _OPENS:
         return None
+    if not all(isinstance(v, str | None) for v in (channel, ts)):
+        return None
+    if option is not None and not (
+        isinstance(option, list) and len(option) == 2 and all(isinstance(o, str) for o in option)
+    ):
+        return None
+    pending_id = kept.get("pending_id")
+    if not isinstance(pending_id, str) or not pending_id:
+        return None
+    return Request(
+        user_id=user_id,
+        action=action,  # type: ignore[arg-type]
+        source=str(kept.get("source") or "slack:button"),
+        via=via,  # type: ignore[arg-type]
+        pending_id=pending_id,
+        channel=channel,  # type: ignore[arg-type]
+        ts=ts,  # type: ignore[arg-type]
+        option=(option[0], option[1]) if isinstance(option, list) else None,
+        form=bool(kept.get("form")),
+        opens=opens,  # type: ignore[arg-type]
+    )
+
+
+#: What a parked click may be (kandev_slack/usecases/identity.py ``ACTS_IN_KANDEV``), from
+#: where, opening which form.
+_PARKABLE = frozenset({"answer", "reject", "approve", "claim"})
+_VIAS = frozenset({"card", "list", "home", "shortcut"})
+_OPENS = frozenset({"", "answer", "other", "reject"})
 
 
 def _same_message(card: Card, request: Request) -> bool:

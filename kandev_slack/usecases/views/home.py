@@ -51,6 +51,11 @@ class Snapshot:
     stale: bool = False  # Kandev could not be asked: ``waiting`` is what the bot last knew
 
 
+#: A person's Home blocks with their Kandev account's section added (kandev_slack/surfaces/
+#: connect.py ``with_account_blocks`` on kandev_slack/usecases/answering/linking.py's state).
+AccountSection = Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]]
+
+
 class SnoozeReader(Protocol):
     """The person's snoozes (kandev_slack/usecases/answering/snooze.py ``Snoozes``)."""
 
@@ -75,6 +80,9 @@ class HomeService:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     #: What each person snoozed: off their waiting list, in "💤 Snoozed" (None: no snoozes).
     snoozes: SnoozeReader | None = None
+    #: The person's own Kandev account at the top of their Home (Connect, or whom they are
+    #: connected as, with Disconnect): their blocks with it (None: no route uses linking).
+    account_section: AccountSection | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _notices: dict[str, tuple[str, float]] = field(default_factory=dict, init=False, repr=False)
 
@@ -116,6 +124,8 @@ class HomeService:
             approval_others=approval_others,
             snoozed=snoozed,
         )
+        if self.account_section is not None:
+            view["blocks"] = self.account_section(user_id, view["blocks"])
         # The person's subscriptions, with a remove button each (at the end of the tab).
         view["blocks"] = with_home_blocks(view["blocks"], self.followups.subscriptions_of(user_id))
         return view

@@ -245,8 +245,11 @@ class ListingService:
         page_size: int = DEFAULT_PAGE_SIZE,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         snoozed: Callable[[str], set[str]] | None = None,
+        accounts: bool = False,
     ):
         self.queue = queue
+        #: Whether people connect their own Kandev accounts here (the help names the commands).
+        self.accounts = accounts
         #: The ids a person snoozed (kandev_slack/usecases/answering/snooze.py): not listed, only
         #: counted.
         self.snoozed = snoozed
@@ -320,7 +323,7 @@ class ListingService:
         ``user_id``: only what they may answer."""
         parsed = parse_query(text)
         if isinstance(parsed, HelpRequest):
-            return Reply(**render.render_help())
+            return Reply(**render.render_help(accounts=self.accounts))
         if isinstance(parsed, BadFilter):
             return Reply(**render.render_listing_problem(parsed))
         try:

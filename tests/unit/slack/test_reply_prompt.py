@@ -111,3 +111,21 @@ def test_not_recorded_on_a_reply_cancelled_meanwhile_just_says_so() -> None:
     prompt.later(Verdict("not_recorded", cause="unreachable"))
     assert "not* recorded" in notifier.replaced[-1]
     assert all(b["type"] != "actions" for b in notifier.replaced_blocks[-1])
+
+
+def test_a_reply_refused_until_connected_or_relinked_shows_the_connect_button() -> None:
+    """A route that requires people's own Kandev accounts: the prompt is replaced by why,
+    with the Connect button (issue 32)."""
+    from kandev_slack.usecases.answering.admission import Refusal
+    from kandev_slack.usecases.answering.interactions import Refused
+
+    for told in (
+        lambda p: p.now(Refused(Refusal("connect"))),
+        lambda p: p.later(Verdict("relink")),
+    ):
+        prompt, notifier, _calls = _prompt(reopened=False)
+        told(prompt)
+        buttons = [
+            e for b in notifier.replaced_blocks[-1] if b["type"] == "actions" for e in b["elements"]
+        ]
+        assert [b["action_id"] for b in buttons] == [ids.ACTION_CONNECT]
