@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kandev_slack.cards.limits import MAX_BUTTON_TEXT, MAX_SECTION_TEXT, slack_len
+from kandev_slack.cards.limits import (
+    MAX_BUTTON_TEXT,
+    MAX_SECTION_TEXT,
+    MAX_VIEW_CLOSE,
+    MAX_VIEW_SUBMIT,
+    MAX_VIEW_TITLE,
+    slack_len,
+)
 from kandev_slack.cards.text import ELLIPSIS, defuse_mrkdwn, fit_plain, one_line, shorten_mrkdwn
 
 Block = dict[str, Any]
@@ -72,3 +79,28 @@ def button(
 
 def actions(elements: list[Block], *, block_id: str) -> Block:
     return {"type": "actions", "block_id": block_id, "elements": elements}
+
+
+def modal_view(
+    callback_id: str,
+    title: str,
+    blocks: list[dict[str, Any]],
+    *,
+    submit: str | None = None,
+    close: str = "Cancel",
+    metadata: str | None = None,
+) -> dict[str, Any]:
+    """A modal view: its title and buttons fitted to Slack's limits; ``submit`` None: none
+    (the view only informs); ``metadata``: its private_metadata."""
+    view: dict[str, Any] = {
+        "type": "modal",
+        "callback_id": callback_id,
+        "title": plain(title, MAX_VIEW_TITLE),
+        "close": plain(close, MAX_VIEW_CLOSE),
+        "blocks": blocks,
+    }
+    if submit:
+        view["submit"] = plain(submit, MAX_VIEW_SUBMIT)
+    if metadata is not None:
+        view["private_metadata"] = metadata
+    return view

@@ -13,15 +13,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from kandev_slack.cards import ids, words
-from kandev_slack.cards.blocks import Block, actions, button, context, plain, section
+from kandev_slack.cards.blocks import Block, actions, button, context, modal_view, plain, section
 from kandev_slack.cards.ids import CodecError, ParkedValue
 from kandev_slack.cards.limits import (
     MAX_PLACEHOLDER,
     MAX_SECTION_TEXT,
     MAX_VIEW_BLOCKS,
-    MAX_VIEW_CLOSE,
-    MAX_VIEW_SUBMIT,
-    MAX_VIEW_TITLE,
 )
 from kandev_slack.cards.text import shorten_mrkdwn
 from kandev_slack.core.domain import Card
@@ -75,29 +72,6 @@ def _text(text: str) -> str:
     return shorten_mrkdwn(text.strip() or " ", MAX_SECTION_TEXT, note="…")[0]
 
 
-def _modal(
-    callback_id: str,
-    title: str,
-    blocks: list[Block],
-    *,
-    submit: str | None = None,
-    close: str = "Cancel",
-    metadata: str | None = None,
-) -> dict[str, Any]:
-    view: dict[str, Any] = {
-        "type": "modal",
-        "callback_id": callback_id,
-        "title": plain(title, MAX_VIEW_TITLE),
-        "close": plain(close, MAX_VIEW_CLOSE),
-        "blocks": blocks,
-    }
-    if submit:
-        view["submit"] = plain(submit, MAX_VIEW_SUBMIT)
-    if metadata is not None:
-        view["private_metadata"] = metadata
-    return view
-
-
 # ---- the modal -------------------------------------------------------------------------------
 
 
@@ -135,14 +109,14 @@ def connect_modal(
     )
     if problem:
         blocks.append(context(_text(f"⚠️ {problem}"), block_id=BLOCK_CONNECT_NOTE))
-    return _modal(
+    return modal_view(
         ids.CALLBACK_CONNECT, "Connect Kandev", blocks, submit="Connect", metadata=metadata
     )
 
 
 def checking_modal() -> dict[str, Any]:
     """What a submitted token turns into while Kandev is slow to say whose it is."""
-    return _modal(
+    return modal_view(
         ids.CALLBACK_CONNECTED,
         "Connect Kandev",
         [section(_text(words.checking_token_message()))],
@@ -153,14 +127,14 @@ def checking_modal() -> dict[str, Any]:
 def connected_modal(account: Account, *, replaced: bool = False) -> dict[str, Any]:
     """A token Kandev took: whose it is (``replaced``: an earlier link of theirs)."""
     text = words.connected_message(account.display_name, account.email, replaced=replaced)
-    return _modal(ids.CALLBACK_CONNECTED, "Connected", [section(_text(text))], close="Done")
+    return modal_view(ids.CALLBACK_CONNECTED, "Connected", [section(_text(text))], close="Done")
 
 
 def refusal_modal(text: str) -> dict[str, Any]:
     """A submitted form refused because the person must connect (again): why, and the Connect
     button (a modal on top of this one)."""
     blocks = [section(_text(text)), actions([connect_button()], block_id=BLOCK_CONNECT_ACTIONS)]
-    return _modal(ids.CALLBACK_RESULT, "Not sent", blocks, close="Close")
+    return modal_view(ids.CALLBACK_RESULT, "Not sent", blocks, close="Close")
 
 
 # ---- App Home, whoami --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kandev_slack.cards import ids, words
-from kandev_slack.cards.blocks import Block, context, divider, plain, section
+from kandev_slack.cards.blocks import Block, context, divider, modal_view, plain, section
 from kandev_slack.cards.ids import ModalMetadata, ModalOrigin
 from kandev_slack.cards.limits import (
     KANDEV_MAX_TEXT,
@@ -28,9 +28,6 @@ from kandev_slack.cards.limits import (
     MAX_SECTION_TEXT,
     MAX_SELECT_OPTIONS,
     MAX_VIEW_BLOCKS,
-    MAX_VIEW_CLOSE,
-    MAX_VIEW_SUBMIT,
-    MAX_VIEW_TITLE,
 )
 from kandev_slack.cards.mrkdwn import link, markdown_to_mrkdwn
 from kandev_slack.cards.parts.taskline import UNTITLED_TASK, task_url
@@ -64,29 +61,6 @@ class FormPlace:
         """The form's ``private_metadata``."""
         where = {k: getattr(self, k) for k in ("channel", "ts", "origin", "response_url")}
         return ModalMetadata(pending_id=bundle.pending_id, **where).encode()
-
-
-def _view(
-    callback_id: str,
-    title: str,
-    blocks: list[Block],
-    *,
-    submit: str | None,
-    close: str = "Cancel",
-    metadata: str | None = None,
-) -> dict[str, Any]:
-    view: dict[str, Any] = {
-        "type": "modal",
-        "callback_id": callback_id,
-        "title": plain(title, MAX_VIEW_TITLE),
-        "close": plain(close, MAX_VIEW_CLOSE),
-        "blocks": blocks,
-    }
-    if submit:
-        view["submit"] = plain(submit, MAX_VIEW_SUBMIT)
-    if metadata is not None:
-        view["private_metadata"] = metadata
-    return view
 
 
 def _intro(bundle: Bundle, task: TaskInfo, url: str, *, with_context: bool) -> list[Block]:
@@ -237,7 +211,7 @@ def build_answer_modal(
     if len(indexes) > room:
         blocks.append(context(f"More questions than fit here: {link(url, 'answer in Kandev')}"))
     count = len(indexes)
-    return _view(
+    return modal_view(
         ids.CALLBACK_ANSWER,
         "Answer agent question" if count <= 1 else "Answer agent questions",
         blocks,
@@ -261,7 +235,9 @@ def build_other_modal(
     blocks = _intro(bundle, task, url, with_context=False)
     blocks += _question_blocks(bundle, position, url, other=True)
     meta = place.metadata(bundle)
-    return _view(ids.CALLBACK_OTHER, "Other answer", blocks, submit="Send answer", metadata=meta)
+    return modal_view(
+        ids.CALLBACK_OTHER, "Other answer", blocks, submit="Send answer", metadata=meta
+    )
 
 
 def build_reject_modal(bundle: Bundle, task: TaskInfo, place: FormPlace) -> dict[str, Any]:
@@ -290,7 +266,7 @@ def build_reject_modal(bundle: Bundle, task: TaskInfo, place: FormPlace) -> dict
         }
     )
     meta = place.metadata(bundle)
-    return _view(
+    return modal_view(
         ids.CALLBACK_REJECT, "Reject agent question", blocks, submit="Reject", metadata=meta
     )
 
@@ -299,7 +275,7 @@ def build_result_modal(title: str, message: str) -> dict[str, Any]:
     """A read-only modal ("Already answered", errors). ``message`` must be safe mrkdwn (the
     wording helpers' output, or text passed through ``escape_mrkdwn``)."""
     text = shorten_mrkdwn(message.strip() or " ", MAX_SECTION_TEXT, note="…")[0]
-    return _view(ids.CALLBACK_RESULT, title, [section(text)], submit=None, close="Close")
+    return modal_view(ids.CALLBACK_RESULT, title, [section(text)], submit=None, close="Close")
 
 
 def build_outcome_modal(kind: str, message: str, action: Action) -> dict[str, Any]:
