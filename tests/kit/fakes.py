@@ -3,12 +3,13 @@ gateway. They are fakes of external systems, never of our own services."""
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from kandev_slack.core.clarification import Answer, Bundle
 from kandev_slack.kandev.approvals.wire import (
@@ -18,14 +19,22 @@ from kandev_slack.kandev.approvals.wire import (
     PermissionResolution,
     SessionCancellation,
 )
-from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevUnavailable
+from kandev_slack.kandev.errors import (
+    KandevAgentStarting,
+    KandevAuthError,
+    KandevError,
+    KandevNotFoundError,
+    KandevUnavailable,
+)
 from kandev_slack.kandev.models import (
     ActiveList,
     FinalState,
     Invalid,
+    KandevUser,
     Lost,
     NotActive,
     NotFound,
+    NotRecorded,
     Outcome,
     Resolution,
     SessionMessage,
@@ -185,6 +194,13 @@ class FakeKandev:
     (someone answered in Kandev's web UI) and ``end`` (the agent stopped waiting);
     ``fail(method, error)`` makes calls raise (default ``KandevUnavailable``).
     ``calls`` records every call as ``(method, arguments)``.
+
+    Several people on one Kandev (kandev_slack/usecases/identity.py): ``person(token, user,
+    workspaces)`` is the same Kandev as a person's own token shows it (the same bundles and
+    resolutions; a bundle of a workspace it does not see is "not found" to it), and
+    ``client_for`` is the composition root's factory of a token's client (``made`` lists the
+    tokens it was asked for; an unknown token is one Kandev does not take). ``revoke(token)``:
+    Kandev refuses it from then on (401, and ``account()`` says ``refused``).
     """
 
     def __init__(self, base_url: str = "https://kandev.example.test") -> None:
@@ -205,6 +221,16 @@ class FakeKandev:
         #: pending id; None when the feature is off (``ended_reason`` answers None).
         self.inbox_history: dict[str, str] | None = None
         self._failures: dict[str, _Failure] = {}
+        #: Every bundle ever added, by pending id (its task, once it left the active list).
+        self.bundles: dict[str, Bundle] = {}
+        # ---- whose token (shared by the clients ``person`` makes, but for the last three)
+        self.people: dict[str, FakeKandev] = {}
+        self.revoked: set[str] = set()
+        self.made: list[str] = []
+        self.token = ""  # the bot's
+        self.me: KandevUser | None = None
+        #: The workspaces this token sees, by id (None: every one, as the bot here).
+        self.sees: dict[str, Workspace] | None = None
 
     # ---- arranging ---------------------------------------------------------------------
 
@@ -219,6 +245,7 @@ class FakeKandev:
     ) -> Bundle:
         """An active bundle, with its task and workspace."""
         self.active[bundle.pending_id] = bundle
+        self.bundles[bundle.pending_id] = bundle
         fields = {"priority": priority} if priority else {}
         self.tasks[bundle.task_id] = Task(
             id=bundle.task_id, title=title, workspace_id=workspace_id, **fields
@@ -279,6 +306,80 @@ class FakeKandev:
 
     def called(self, method: str) -> list[dict[str, Any]]:
         return [arguments for name, arguments in self.calls if name == method]
+
+    # ---- several people, each with their own token ---------------------------------------
+
+    def person(
+        self,
+        token: str,
+        user: KandevUser | None,
+        workspaces: Sequence[Workspace] = (),
+    ) -> FakeKandev:
+        """This Kandev as ``token`` shows it: ``user``'s (None: a token Kandev does not take),
+        seeing ``workspaces`` (with their role's ``scopes``). Registered for ``client_for``."""
+        seen = copy.copy(self)  # the same bundles, tasks, resolutions, people, revoked tokens
+        seen.calls = []
+        seen._failures = {}
+        seen.token, seen.me = token, user
+        seen.sees = {w.id: w for w in workspaces}
+        self.people[token] = seen
+        return seen
+
+    def client_for(self, token: str) -> FakeKandev:
+        """The client of ``token`` (``Identities``' factory): the registered person's, else one
+        of a token Kandev does not take."""
+        self.made.append(token)
+        found = self.people.get(token)
+        return found if found is not None else self.person(token, None)
+
+    def revoke(self, token: str) -> None:
+        """Kandev refuses ``token`` from now on (revoked, or its user disabled)."""
+        self.revoked.add(token)
+
+    def account(self) -> KandevUser | Literal["refused", "unreachable"]:
+        """``GET /api/v1/auth/me`` as its kinds (``KandevClient.account``)."""
+        try:
+            self._enter("account")
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "unreachable"
+        return self.me if self.me is not None else "refused"
+
+    def access(self) -> dict[str, Workspace] | Literal["refused", "unreachable"]:
+        """The workspaces this token sees, by id (``KandevClient.access``)."""
+        try:
+            self._enter("access")
+        except KandevAuthError:
+            return "refused"
+        except KandevError:
+            return "unreachable"
+        if self.sees is None:
+            return {w.id: w for w in self.workspace_list}
+        return dict(self.sees)
+
+    def recorded(
+        self,
+        task_id: str,
+        pending_id: str,
+        *,
+        answers: list[Answer] | None = None,
+        reason: str = "",
+        session_id: str | None = None,
+        first_sent: datetime | None = None,
+    ) -> Outcome | None:
+        """What Kandev recorded for a bundle, sending nothing (``KandevClient.recorded``)."""
+        self._enter("recorded", task_id=task_id, pending_id=pending_id)
+        if pending_id in self.active:
+            return NotRecorded("Kandev shows the question still waiting for an answer")
+        sent = Submission.answer(answers) if answers is not None else Submission.reject(reason)
+        if pending_id in self.resolutions:
+            lost = Lost(self.resolutions[pending_id])
+            return settle(lost, sent, maybe_duplicate=True, first_sent=first_sent or _now())
+        final = self.finals.get(pending_id)
+        if final is not None and final.status in ("cancelled", "expired"):
+            return NotActive(f"the question was {final.status}")
+        return None
 
     # ---- KandevClient's interface -------------------------------------------------------
 
@@ -375,12 +476,14 @@ class FakeKandev:
         return list(self.workspace_list)
 
     def close(self) -> None:
-        self._enter("close")
+        self.calls.append(("close", {}))  # closing never asks Kandev anything
 
     # ---- internals ---------------------------------------------------------------------
 
     def _enter(self, method: str, **arguments: Any) -> None:
         self.calls.append((method, arguments))
+        if self.token and (self.token in self.revoked or self.me is None):
+            raise KandevAuthError("authentication required")
         for key in (method, "*"):
             failure = self._failures.get(key)
             if failure is None:
@@ -396,6 +499,11 @@ class FakeKandev:
         return task.workspace_id if task is not None else None
 
     def _respond(self, pending_id: str, resolution: Resolution) -> Outcome:
+        bundle = self.bundles.get(pending_id)
+        if self.sees is not None and (
+            bundle is None or self._workspace_of(bundle.task_id) not in self.sees
+        ):
+            return NotFound("clarification request not found")  # not this token's to see
         if pending_id in self.refusals:
             return Invalid(self.refusals.pop(pending_id))
         if pending_id in self.resolutions:

@@ -222,9 +222,7 @@ class People:
         _check(response, f"add {person.email} to workspace {workspace_id} as {role}")
         return dict(response.json())
 
-    def remove_member(
-        self, workspace_id: str, person: Person, *, by: Person | None = None
-    ) -> None:
+    def remove_member(self, workspace_id: str, person: Person, *, by: Person | None = None) -> None:
         """Take ``person`` out of the workspace, by its owner (``by``, as for
         :meth:`add_member`), then check they no longer see it."""
         token = by.token if by is not None else self._owners.get(workspace_id, self.server.token)
