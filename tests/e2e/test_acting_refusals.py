@@ -32,7 +32,7 @@ from tests.e2e.helpers import (
     wait_final,
     wait_outcome,
 )
-from tests.kit.harness import CHANNEL, Cast, KandevProxy, Seeder, permission_spec
+from tests.kit.harness import CHANNEL, Cast, KandevProxy, Seeder, bearer_of, permission_spec
 
 NOT_VISIBLE = "You can't see this task in Kandev"
 RECONNECT = "Kandev no longer accepts the token you connected"
@@ -320,3 +320,53 @@ def test_a_required_route_tells_an_unlinked_person_to_connect_and_sends_nothing(
     s.driver.click(CHANNEL, card.ts, text="PostgreSQL", user=ALICE)
     wait_final(cast.server, bundle.task_id, bundle.pending_id, "answered")
     assert s.bearers(bundle.pending_id) == [s.as_(cast.ana)]
+
+
+def test_a_thread_replys_send_refused_for_a_revoked_token_is_given_back_to_send_again(
+    make_scene, people_seed: Seeder
+) -> None:
+    s = make_scene()
+    cast = s.cast
+    oli = cast.people.fresh("Oli")
+    cast.people.add_member(cast.default_ws, oli, "collaborator")
+    fresh = cast.people.mint(oli)  # the token Oli connects again with
+    s.link(ALICE, oli)
+    cast.people.revoke(oli, oli.token)
+    bundle = people_seed([distinct_question(48)], title="Refusals: reply, revoked")
+    card = wait_card(s.fake, bundle.pending_id)
+    s.driver.reply_in_thread(CHANNEL, card.ts, "MongoDB", user=ALICE)
+    prompt = wait_ephemeral(s.fake, ALICE.id, "as your answer to")
+
+    s.driver.click_ephemeral(prompt, text="Send")
+
+    def shown() -> str:
+        [now] = [e for e in s.fake.ephemerals(user=ALICE.id) if e.message_ts == prompt.message_ts]
+        return now.all_text
+
+    s.fake.wait_for(lambda: RECONNECT in shown(), 10, "the prompt saying to reconnect")
+    assert "Send" in shown()  # given back: the same reply can be sent again
+    assert s.sent_nothing(bundle.pending_id)
+    s.link(ALICE, oli, token=fresh)  # connected again
+    [again] = [e for e in s.fake.ephemerals(user=ALICE.id) if e.message_ts == prompt.message_ts]
+    s.driver.click_ephemeral(again, text="Send")
+    final = wait_final(cast.server, bundle.task_id, bundle.pending_id, "answered")
+    assert final["status"] == "answered"
+    assert s.bearers(bundle.pending_id) == [bearer_of(fresh)]
+
+
+def test_a_viewers_thread_reply_is_refused_at_send_and_nothing_is_sent(
+    make_scene, people_seed: Seeder
+) -> None:
+    s = make_scene()
+    s.link(BOB, s.cast.ben)
+    bundle = people_seed([distinct_question(49)], title="Refusals: reply, viewer")
+    card = wait_card(s.fake, bundle.pending_id)
+    s.driver.reply_in_thread(CHANNEL, card.ts, "PostgreSQL", user=BOB)
+    prompt = wait_ephemeral(s.fake, BOB.id, "as your answer to")
+
+    s.driver.click_ephemeral(prompt, text="Send")
+
+    wait_ephemeral(s.fake, BOB.id, VIEWER)
+    quietly(s.fake)
+    assert s.sent_nothing(bundle.pending_id)
+    assert s.pending_in_kandev(bundle.task_id, bundle.pending_id)

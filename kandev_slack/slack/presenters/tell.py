@@ -37,7 +37,7 @@ from kandev_slack.slack.presenters.form_reply import FormReply
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.surfaces import thread_reply
 from kandev_slack.surfaces.conversation import loading_view, render_conversation
-from kandev_slack.usecases.answering.admission import FORM_ERRORS, Admitted, Where
+from kandev_slack.usecases.answering.admission import FORM_ERRORS, UNDOABLE, Admitted, Where
 from kandev_slack.usecases.answering.groups import Offer
 from kandev_slack.usecases.answering.interactions import (
     Busy,
@@ -57,7 +57,7 @@ from kandev_slack.usecases.answering.thread_replies import (
     ThreadReply,
     UseTheForm,
 )
-from kandev_slack.usecases.answering.verdicts import Verdict
+from kandev_slack.usecases.answering.verdicts import SEND_AGAIN, Verdict
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
 
@@ -288,6 +288,11 @@ class ReplyPrompt:
                 reply.user_id, told, channel=reply.channel, thread_ts=reply.thread_ts
             )
             return
+        if isinstance(result, Refused) and result.refusal.kind in UNDOABLE and self.reopen():
+            # Nothing was sent, and the person can undo why (connect their Kandev account…):
+            # the reply is given back, its prompt shown again with Send under why.
+            self.offer_again(f"{said.words_for(result)} {thread_reply.reply_kept_message()}")
+            return
         self.show(said.words_for(result) or thread_reply.reply_cancelled_message())
 
     def recorded(self) -> None:
@@ -295,7 +300,7 @@ class ReplyPrompt:
         self.show(thread_reply.reply_sending_message(self.text))
 
     def later(self, verdict: Verdict) -> None:
-        if verdict.kind == "not_recorded" and self.reopen():
+        if verdict.kind in SEND_AGAIN and self.reopen():
             # Nothing reached Kandev's record: the reply is given back, its prompt shown again
             # with its Send button under why.
             self.offer_again(f"{said.verdict(verdict)} {thread_reply.reply_kept_message()}")
