@@ -178,6 +178,10 @@ class FormAnswer:
             case Refused(refusal=refusal, unusable=payload):
                 if payload is not None or refusal.kind in FORM_ERRORS:
                     self.reply.refuse(said.words_for(result))  # the form is not what it claims
+                elif refusal.kind in UNDOABLE:
+                    # Nothing sent, and the person can undo why (connect their Kandev account
+                    # again, try again): the form stays open as they filled it.
+                    self.reply.refuse(said.words_for(result))
                 else:
                     self.reply.update(build_result_modal("Not sent", said.words_for(result)))
             case Verdict(kind=kind) if kind in KEEP_OPEN:
