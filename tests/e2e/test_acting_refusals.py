@@ -370,3 +370,35 @@ def test_a_viewers_thread_reply_is_refused_at_send_and_nothing_is_sent(
     quietly(s.fake)
     assert s.sent_nothing(bundle.pending_id)
     assert s.pending_in_kandev(bundle.task_id, bundle.pending_id)
+
+
+def test_an_approval_with_a_token_revoked_after_their_access_was_read_breaks_the_link(
+    make_scene, people_seed: Seeder
+) -> None:
+    s = make_scene()
+    cast = s.cast
+    pia = cast.people.fresh("Pia")
+    cast.people.add_member(cast.default_ws, pia, "collaborator")
+    pia_slack = SlackUser(id="U0PIA00009", name="pia")
+    s.link(pia_slack, pia)
+    seeded = people_seed.permission(
+        [permission_spec("Run make pia", "execute", {"command": "make pia"})],
+        title="Refusals: Pia's token revoked late",
+    )
+    card = wait_card(s.fake, f"perm:{seeded.request_id}")
+    act(s.driver, CHANNEL, card.ts, "👀 I'm on it", user=pia_slack)  # her access is read
+    s.fake.wait_for(
+        lambda: f"<@{pia_slack.id}>" in s.fake.message(CHANNEL, card.ts).all_text, 10, "the claim"
+    )
+    cast.people.revoke(pia, pia.token)
+    s.fake.settle(quiet=0.5, timeout=10)
+    edits = s.edits(card.ts)
+
+    s.driver.click(CHANNEL, card.ts, text="Allow once", user=pia_slack)
+
+    only_told(s, pia_slack, RECONNECT)
+    link = s.link_of(pia_slack)
+    assert link is not None and link.broken
+    quietly(s.fake)
+    assert cast.people.resolution(seeded) is None
+    assert s.unchanged(card.ts, edits)
