@@ -322,7 +322,7 @@ def test_a_required_route_tells_an_unlinked_person_to_connect_and_sends_nothing(
     assert s.bearers(bundle.pending_id) == [s.as_(cast.ana)]
 
 
-def test_a_thread_replys_send_refused_for_a_revoked_token_is_given_back_to_send_again(
+def test_a_thread_replys_send_with_a_revoked_token_asks_to_reconnect_and_sends_nothing(
     make_scene, people_seed: Seeder
 ) -> None:
     s = make_scene()
@@ -344,10 +344,25 @@ def test_a_thread_replys_send_refused_for_a_revoked_token_is_given_back_to_send_
         return now.all_text
 
     s.fake.wait_for(lambda: RECONNECT in shown(), 10, "the prompt saying to reconnect")
-    assert "Send" in shown()  # given back: the same reply can be sent again
+    link = s.link_of(ALICE)
+    assert link is not None and link.broken
     assert s.sent_nothing(bundle.pending_id)
-    s.link(ALICE, oli, token=fresh)  # connected again
-    [again] = [e for e in s.fake.ephemerals(user=ALICE.id) if e.message_ts == prompt.message_ts]
+    assert s.pending_in_kandev(bundle.task_id, bundle.pending_id)
+    # Connected again: a reply is sent with the new token.
+    s.link(ALICE, oli, token=fresh)
+    s.driver.reply_in_thread(CHANNEL, card.ts, "MongoDB", user=ALICE)
+    again = s.fake.wait_for(
+        lambda: next(
+            (
+                e
+                for e in s.fake.ephemerals(user=ALICE.id)
+                if e.message_ts != prompt.message_ts and "as your answer to" in e.all_text
+            ),
+            None,
+        ),
+        10,
+        "a new prompt",
+    )
     s.driver.click_ephemeral(again, text="Send")
     final = wait_final(cast.server, bundle.task_id, bundle.pending_id, "answered")
     assert final["status"] == "answered"

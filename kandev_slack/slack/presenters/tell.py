@@ -37,7 +37,7 @@ from kandev_slack.slack.presenters.form_reply import FormReply
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.surfaces import thread_reply
 from kandev_slack.surfaces.conversation import loading_view, render_conversation
-from kandev_slack.usecases.answering.admission import FORM_ERRORS, UNDOABLE, Admitted, Where
+from kandev_slack.usecases.answering.admission import FORM_ERRORS, TRY_AGAIN, Admitted, Where
 from kandev_slack.usecases.answering.groups import Offer
 from kandev_slack.usecases.answering.interactions import (
     Busy,
@@ -57,7 +57,7 @@ from kandev_slack.usecases.answering.thread_replies import (
     ThreadReply,
     UseTheForm,
 )
-from kandev_slack.usecases.answering.verdicts import SEND_AGAIN, Verdict
+from kandev_slack.usecases.answering.verdicts import Verdict
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
 
@@ -176,12 +176,10 @@ class FormAnswer:
             case FieldErrors(errors=errors):
                 self.reply.errors(errors)
             case Refused(refusal=refusal, unusable=payload):
-                if payload is not None or refusal.kind in FORM_ERRORS:
+                # Not what it claims, or it may just be sent again in a moment (TRY_AGAIN): the
+                # form stays open as they filled it, why under its field.
+                if payload is not None or refusal.kind in FORM_ERRORS | TRY_AGAIN:
                     self.reply.refuse(said.words_for(result))  # the form is not what it claims
-                elif refusal.kind in UNDOABLE:
-                    # Nothing sent, and the person can undo why (connect their Kandev account
-                    # again, try again): the form stays open as they filled it.
-                    self.reply.refuse(said.words_for(result))
                 else:
                     self.reply.update(build_result_modal("Not sent", said.words_for(result)))
             case Verdict(kind=kind) if kind in KEEP_OPEN:
@@ -284,18 +282,15 @@ class ReplyPrompt:
 
     def now(self, result: Result) -> None:
         self.ack()
-        if isinstance(result, Busy | Unrecorded) and self.reopen():
-            # Nothing was sent: the prompt keeps its buttons, the person is told beside it.
+        again = isinstance(result, Refused) and result.refusal.kind in TRY_AGAIN
+        if (again or isinstance(result, Busy | Unrecorded)) and self.reopen():
+            # Nothing was sent (busy; or Kandev could not be asked what their account may do):
+            # the prompt keeps its buttons, the person is told beside it.
             told = f"{said.words_for(result)} {thread_reply.reply_kept_message()}"
             reply = self.reply
             self.notifier.tell(
                 reply.user_id, told, channel=reply.channel, thread_ts=reply.thread_ts
             )
-            return
-        if isinstance(result, Refused) and result.refusal.kind in UNDOABLE and self.reopen():
-            # Nothing was sent, and the person can undo why (connect their Kandev account…):
-            # the reply is given back, its prompt shown again with Send under why.
-            self.offer_again(f"{said.words_for(result)} {thread_reply.reply_kept_message()}")
             return
         self.show(said.words_for(result) or thread_reply.reply_cancelled_message())
 
@@ -304,7 +299,7 @@ class ReplyPrompt:
         self.show(thread_reply.reply_sending_message(self.text))
 
     def later(self, verdict: Verdict) -> None:
-        if verdict.kind in SEND_AGAIN and self.reopen():
+        if verdict.kind == "not_recorded" and self.reopen():
             # Nothing reached Kandev's record: the reply is given back, its prompt shown again
             # with its Send button under why.
             self.offer_again(f"{said.verdict(verdict)} {thread_reply.reply_kept_message()}")

@@ -37,11 +37,6 @@ VerdictKind = Literal[
     "connect",  # it was sent with their account, and they have none linked now
 ]
 
-#: Verdicts after which the same answer may be sent again as it is: nothing reached Kandev's
-#: record (it could not be reached, or turned the call down), or Kandev refused the person's
-#: own token (they connect their account again, then send it).
-SEND_AGAIN: frozenset[VerdictKind] = frozenset({"not_recorded", "relink"})
-
 #: Why nothing reached Kandev's record: it could not be reached, refused the bot's token, or
 #: turned the call down before doing anything.
 NotRecordedCause = Literal["unreachable", "auth", "refused"]

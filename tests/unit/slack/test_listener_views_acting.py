@@ -1,8 +1,9 @@
 """A form submitted by a person who acts with their own Kandev account (a ``linked`` route,
 kandev_slack/usecases/identity.py), on a real Bolt App with the fakes at the edges: refused at
-submission for what they can undo (connect their account again, or try again), the form stays
-open as they filled it, the reason under its field; refused for what they cannot (their role
-there), the form turns into the explanation. Nothing is sent either way."""
+submission because Kandev could not be asked what their account may do, the form stays open as
+they filled it, why under its field (it may just be sent again); refused for a token Kandev no
+longer takes, or their role there, the form turns into the explanation (their link broken).
+Nothing is sent either way."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def linked(fake_kandev: FakeKandev, store: Database, scopes: tuple[str, ...]) ->
     return theirs
 
 
-def test_a_submission_refused_for_a_token_kandev_no_longer_takes_keeps_the_form_open(
+def test_a_submission_refused_for_a_token_kandev_no_longer_takes_sends_nothing(
     bolt: App, posted, fake_kandev: FakeKandev, store: Database
 ) -> None:
     card = posted(make_bundle())
@@ -63,8 +64,8 @@ def test_a_submission_refused_for_a_token_kandev_no_longer_takes_keeps_the_form_
 
     status, acked = dispatch(bolt, submission(opened(card, "reject"), reason("not now")))
 
-    assert status == 200 and acked["response_action"] == "errors", acked
-    assert acked["errors"] == {ids.BLOCK_REASON: words.reconnect_message()}
+    assert status == 200 and acked["response_action"] == "update", acked
+    assert words.reconnect_message() in str(acked["view"]["blocks"])
     assert fake_kandev.called("reject") == [] and fake_kandev.people[TOKEN].called("reject") == []
     link = store.links.get(ALICE_ID)
     assert link is not None and link.broken

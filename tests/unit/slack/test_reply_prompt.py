@@ -8,12 +8,10 @@ from typing import Any
 
 from kandev_slack.cards import ids, words
 from kandev_slack.core.clarification import Option, Question
-from kandev_slack.slack.presenters import said as saying
 from kandev_slack.slack.presenters.tell import ReplyPrompt
 from kandev_slack.store.cards.thread_replies import ThreadReply
 from kandev_slack.surfaces import thread_reply
-from kandev_slack.usecases.answering.admission import Refusal
-from kandev_slack.usecases.answering.interactions import Busy, Refused, Unrecorded
+from kandev_slack.usecases.answering.interactions import Busy, Unrecorded
 from kandev_slack.usecases.answering.verdicts import Verdict
 
 REPLY = ThreadReply(
@@ -113,45 +111,3 @@ def test_not_recorded_on_a_reply_cancelled_meanwhile_just_says_so() -> None:
     prompt.later(Verdict("not_recorded", cause="unreachable"))
     assert "not* recorded" in notifier.replaced[-1]
     assert all(b["type"] != "actions" for b in notifier.replaced_blocks[-1])
-
-
-def _send_buttons(blocks: Any) -> list[str]:
-    return [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
-
-
-def test_a_refusal_the_person_can_undo_gives_the_reply_back_with_its_send_button() -> None:
-    """Their Kandev account must be connected again, connected at all, or could not be asked
-    (kandev_slack/usecases/identity.py): nothing was sent, and once they did what the words
-    say, Send sends the same reply."""
-    for kind in ("reconnect", "connect", "unreachable"):
-        prompt, notifier, calls = _prompt(reopened=True)
-        prompt.now(Refused(Refusal(kind)))  # type: ignore[arg-type]
-        assert calls == ["ack", "reopen"], kind
-        shown = notifier.replaced[-1]
-        assert saying.refusal(Refusal(kind)) in shown  # type: ignore[arg-type]
-        assert thread_reply.reply_kept_message() in shown
-        assert _send_buttons(notifier.replaced_blocks[-1]) == [
-            ids.ACTION_REPLY_SEND,
-            ids.ACTION_REPLY_CANCEL,
-        ]
-
-
-def test_a_refusal_the_person_cannot_undo_replaces_the_prompt() -> None:
-    for kind in ("viewer", "not_visible", "forbidden"):
-        prompt, notifier, calls = _prompt(reopened=True)
-        prompt.now(Refused(Refusal(kind)))  # type: ignore[arg-type]
-        assert calls == ["ack"], kind
-        assert notifier.replaced == [saying.refusal(Refusal(kind))]  # type: ignore[arg-type]
-        assert _send_buttons(notifier.replaced_blocks[-1]) == []
-
-
-def test_a_token_kandev_refused_while_sending_gives_the_reply_back() -> None:
-    prompt, notifier, calls = _prompt(reopened=True)
-    prompt.recorded()
-    prompt.later(Verdict("relink"))
-    assert calls == ["ack", "reopen"]
-    assert words.reconnect_message() in notifier.replaced[-1]
-    assert _send_buttons(notifier.replaced_blocks[-1]) == [
-        ids.ACTION_REPLY_SEND,
-        ids.ACTION_REPLY_CANCEL,
-    ]

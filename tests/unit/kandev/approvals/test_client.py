@@ -29,12 +29,7 @@ from kandev_slack.kandev.approvals.outcomes import (
 )
 from kandev_slack.kandev.approvals.wire import PermissionList, PermissionPage
 from kandev_slack.kandev.client import KandevClient
-from kandev_slack.kandev.errors import (
-    KandevAgentStarting,
-    KandevAuthError,
-    KandevNotFoundError,
-    KandevProtocolError,
-)
+from kandev_slack.kandev.errors import KandevAgentStarting, KandevNotFoundError, KandevProtocolError
 from kandev_slack.kandev.mcp.wire import ToolResult
 from tests.unit.kandev.fake_mcp import FakeMcp, ToolError
 
@@ -737,18 +732,3 @@ def test_a_click_on_a_live_turn_is_sent():
     )
 
     assert isinstance(got, models.Won) and resolve_calls(fake) == 1
-
-
-@respx.mock
-def test_a_refused_token_while_reading_the_turn_is_a_refused_token_not_kandev_down():
-    """A person's own token Kandev no longer takes (issue 32) must read as 401, so their link
-    is marked broken and they are asked to reconnect; nothing is resolved."""
-    respx.get(f"{BASE}/api/v1/task-sessions/{SESSION}").mock(
-        return_value=httpx.Response(401, json={"error": "authentication required"})
-    )
-    c, fake = make_client({"resolve_agent_permission_kandev": lambda a: {"status": "resolved"}})
-    approval = PermissionList.model_validate({"permissions": [LISTED]}).permissions[0].approval()
-
-    with pytest.raises(KandevAuthError):
-        c.permissions.approve(approval, "allow_once", first_sent=datetime.now(UTC))
-    assert resolve_calls(fake) == 0
