@@ -197,10 +197,11 @@ class FakeKandev:
 
     Several people on one Kandev (kandev_slack/usecases/identity.py): ``person(token, user,
     workspaces)`` is the same Kandev as a person's own token shows it (the same bundles and
-    resolutions; a bundle of a workspace it does not see is "not found" to it), and
-    ``client_for`` is the composition root's factory of a token's client (``made`` lists the
-    tokens it was asked for; an unknown token is one Kandev does not take). ``revoke(token)``:
-    Kandev refuses it from then on (401, and ``account()`` says ``refused``).
+    resolutions; its ``user`` and its own ``workspace_list``: a bundle of a workspace it does
+    not see is "not found" to it), and ``client_for`` is the composition root's factory of a
+    token's client (``made`` lists the tokens it was asked for; an unknown token is one Kandev
+    does not take). ``revoke(token)``: Kandev refuses it from then on (every call 401,
+    ``account()`` and ``access()`` say ``refused``).
     """
 
     def __init__(self, base_url: str = "https://kandev.example.test") -> None:
@@ -227,10 +228,9 @@ class FakeKandev:
         self.people: dict[str, FakeKandev] = {}
         self.revoked: set[str] = set()
         self.made: list[str] = []
-        self.token = ""  # the bot's
-        self.me: KandevUser | None = None
-        #: The workspaces this token sees, by id (None: every one, as the bot here).
-        self.sees: dict[str, Workspace] | None = None
+        self.token = ""  # the bot's; a person's (``person``) sees only its ``workspace_list``
+        #: Whose token this is (``account``).
+        self.user: KandevUser | None = None
 
     # ---- arranging ---------------------------------------------------------------------
 
@@ -320,8 +320,10 @@ class FakeKandev:
         seen = copy.copy(self)  # the same bundles, tasks, resolutions, people, revoked tokens
         seen.calls = []
         seen._failures = {}
-        seen.token, seen.me = token, user
-        seen.sees = {w.id: w for w in workspaces}
+        seen.token, seen.user = token, user
+        seen.workspace_list = list(workspaces)
+        if user is None:
+            self.revoked.add(token)
         self.people[token] = seen
         return seen
 
@@ -344,7 +346,7 @@ class FakeKandev:
             return "refused"
         except KandevError:
             return "unreachable"
-        return self.me if self.me is not None else "refused"
+        return self.user if self.user is not None else "refused"
 
     def access(self) -> dict[str, Workspace] | Literal["refused", "unreachable"]:
         """The workspaces this token sees, by id (``KandevClient.access``)."""
@@ -354,9 +356,7 @@ class FakeKandev:
             return "refused"
         except KandevError:
             return "unreachable"
-        if self.sees is None:
-            return {w.id: w for w in self.workspace_list}
-        return dict(self.sees)
+        return {w.id: w for w in self.workspace_list}
 
     def recorded(
         self,
@@ -482,7 +482,7 @@ class FakeKandev:
 
     def _enter(self, method: str, **arguments: Any) -> None:
         self.calls.append((method, arguments))
-        if self.token and (self.token in self.revoked or self.me is None):
+        if self.token and self.token in self.revoked:
             raise KandevAuthError("authentication required")
         for key in (method, "*"):
             failure = self._failures.get(key)
@@ -500,9 +500,8 @@ class FakeKandev:
 
     def _respond(self, pending_id: str, resolution: Resolution) -> Outcome:
         bundle = self.bundles.get(pending_id)
-        if self.sees is not None and (
-            bundle is None or self._workspace_of(bundle.task_id) not in self.sees
-        ):
+        seen = {w.id for w in self.workspace_list}
+        if self.token and (bundle is None or self._workspace_of(bundle.task_id) not in seen):
             return NotFound("clarification request not found")  # not this token's to see
         if pending_id in self.refusals:
             return Invalid(self.refusals.pop(pending_id))

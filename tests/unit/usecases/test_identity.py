@@ -318,7 +318,7 @@ def test_their_workspaces_are_read_once_a_while(
     assert len(theirs.called("access")) == 1
 
     # Taken out of ws-1: the kept roles still say yes until they are read again.
-    theirs.sees = {"ws-bot": Workspace(id="ws-bot", scopes=COLLABORATOR)}
+    theirs.workspace_list = [Workspace(id="ws-bot", scopes=COLLABORATOR)]
     clock.now += SCOPES_TTL_S - 1
     assert isinstance(identities.acting(ALICE_ID, card_in("ws-1"), "answer"), Acting)
     clock.now += 1

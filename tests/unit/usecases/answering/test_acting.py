@@ -114,7 +114,7 @@ def test_kandevs_not_found_to_them_while_the_bot_sees_it_waiting_leaves_the_card
 ) -> None:
     card = posted(make_bundle())
     click_now = admitted(admission, card)  # their workspaces read: ws-1 is theirs
-    theirs.sees = {}  # then taken out of it
+    theirs.workspace_list = []  # then taken out of it
 
     verdict = answers.submit(click_now, answers=(MONGO,))
 
@@ -132,7 +132,7 @@ def test_kandevs_not_found_to_them_when_the_bots_read_does_not_tell_leaves_the_c
     makes the card Unavailable by itself."""
     card = posted(make_bundle())
     click_now = admitted(admission, card)
-    theirs.sees = {}
+    theirs.workspace_list = []
     fake_kandev.vanish(card.pending_id)  # the bot's read: neither waiting nor ended
 
     verdict = answers.submit(click_now, answers=(MONGO,))
@@ -146,7 +146,7 @@ def test_a_resolution_like_theirs_the_bot_reads_after_kandev_refused_them_is_som
 ) -> None:
     card = posted(make_bundle())
     click_now = admitted(admission, card)
-    theirs.sees = {}
+    theirs.workspace_list = []
     begun = answers.begin(click_now, answers=(MONGO,))
     assert not isinstance(begun, Verdict)
     fake_kandev.resolve_in_kandev(card.pending_id, [MONGO])  # the same, after it was sent
@@ -278,7 +278,7 @@ def test_recovery_leaves_the_card_when_their_account_no_longer_sees_it(
 ) -> None:
     card = posted(make_bundle())
     orphan(store, card)
-    theirs.sees = {}
+    theirs.workspace_list = []
 
     assert recovery.run_once().recovered == [(card.pending_id, "not_visible")]
 
