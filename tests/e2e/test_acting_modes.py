@@ -61,7 +61,8 @@ def main_flow(s: Scene, seed: Seeder, n: int) -> None:
     s.driver.click(CHANNEL, card.ts, text="MongoDB", user=ALICE)
     s.driver.click(CHANNEL, approval.ts, text="Allow once", user=ALICE)
     wait_final(cast.server, bundle.task_id, bundle.pending_id, "answered")
-    wait_outcome(s.fake, card.ts, f"✅ Answered by <@{ALICE.id}> in Slack: MongoDB")
+    edited = wait_outcome(s.fake, card.ts, f"✅ Answered by <@{ALICE.id}>")
+    assert (outcome_line(edited) or "").endswith("in Slack: MongoDB")
     wait_outcome(s.fake, approval.ts, f"✅ Allowed once by <@{ALICE.id}>")
     assert s.bearers(bundle.pending_id) == [s.as_(cast.ana)]
     resolution = cast.people.resolution(seeded)
