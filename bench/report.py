@@ -14,6 +14,7 @@ from bench.scenarios.crowd import CPU_LABELS, Crowd
 from bench.scenarios.digest import DigestBench
 from bench.scenarios.footprint import Footprint
 from bench.scenarios.identical import Burst, IdenticalBench
+from bench.scenarios.identity import IdentityBench
 from bench.scenarios.kandev_requests import KandevRequests
 from bench.scenarios.queues import Queues
 from bench.scenarios.quiet import QuietRun
@@ -32,6 +33,7 @@ ACK_P99_MS = 50.0
 CROWD_ACK_P99_MS = 100.0
 CROWD_AGENT_MARGIN_MS = 150.0
 RSS_LIMIT_MB = 100.0
+IDENTITY_P50_MS = 5.0
 
 
 @dataclass
@@ -49,6 +51,7 @@ class Results:
     queues: Queues | None = None
     digest: DigestBench | None = None
     identical: IdenticalBench | None = None
+    identity: IdentityBench | None = None
     poll_interval_s: float = 5.0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -618,6 +621,22 @@ def targets(res: Results) -> list[list[str]]:
             ),
             all(m.peak_rss_mb <= RSS_LIMIT_MB for m in largest),
         )
+    i = res.identity
+    if i:
+        gap = i.p50_gap_ms
+        add(
+            f"click with their own token → agent p50 within {IDENTITY_P50_MS:g} ms of the "
+            "bot's token's",
+            "not measured"
+            if gap is None or i.linked_agent is None or i.bot_agent is None
+            else f"{ms(i.linked_agent.median)} vs {ms(i.bot_agent.median)} ({gap:+.1f} ms)",
+            None if gap is None else gap <= IDENTITY_P50_MS,
+        )
+        add(
+            "their approval credited to their Kandev account",
+            {None: "not checked", True: "yes", False: "no"}[i.credited],
+            i.credited,
+        )
     if f and f.plans:
         scans = sum(1 for found in f.plans.values() for p in found if p.scans)
         add(
@@ -788,6 +807,27 @@ def render_identical(r: IdenticalBench) -> str:
     return head + table(headers, rows)
 
 
+def render_identity(r: IdentityBench) -> str:
+    head = (
+        f"### 15. A click with a person's own Kandev token ({r.clicks} clicks each way, "
+        "interleaved; the floor: the same click by a person not linked, so with the bot's "
+        'token; same bot and route, `identity = "linked"`, auth on)\n\n'
+    )
+    rows = [
+        _summary_row("click, their own token → agent has the answer", r.linked_agent),
+        _summary_row("floor: click, the bot's token → agent has the answer", r.bot_agent),
+        _summary_row("click, their own token → card edited", r.linked_card),
+        _summary_row("floor: click, the bot's token → card edited", r.bot_card),
+    ]
+    gap = r.p50_gap_ms
+    credited = {None: "not checked", True: "yes", False: "**no**"}[r.credited]
+    note = (
+        f"\n\np50 their token − p50 the bot's token: {ms(gap) if gap is not None else '–'} ms. "
+        f"Kandev's audit names their account for their approval: {credited}."
+    )
+    return head + table(["path", "n", "median ms", "p95 ms", "max ms"], rows) + note
+
+
 def render(res: Results, preamble: str) -> str:
     parts = [preamble]
     if res.ttc:
@@ -814,6 +854,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_digest(res.digest))
     if res.identical:
         parts.append(render_identical(res.identical))
+    if res.identity:
+        parts.append(render_identity(res.identity))
     if res.queues:
         parts.append(render_queues(res.queues))
     parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))
@@ -824,6 +866,7 @@ def render(res: Results, preamble: str) -> str:
         + (res.crowd.problems if res.crowd else [])
         + (res.footprint.problems if res.footprint else [])
         + (res.queues.problems if res.queues else [])
+        + (res.identity.problems if res.identity else [])
         + [f"scenario {name} failed: {error}" for name, error in res.failures.items()]
     )
     if problems:

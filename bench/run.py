@@ -33,6 +33,7 @@ from bench.scenarios import (
     digest,
     footprint,
     identical,
+    identity,
     queues,
     quiet,
     reminders,
@@ -55,6 +56,7 @@ SCENARIOS = (
     "replicas",
     "digest",
     "identical",
+    "identity",
     "queues",
 )
 RESULTS = Path(__file__).with_name("results.md")
@@ -147,6 +149,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--digest-rounds", type=int, default=10, help="digests built (10)")
     p.add_argument(
         "--identical", type=int, default=10, help="identical questions in one channel (10)"
+    )
+    p.add_argument(
+        "--identity",
+        type=int,
+        default=20,
+        help="clicks with a person's own token, and as many with the bot's (20)",
     )
     p.add_argument("--only", choices=SCENARIOS, action="append", help="run only these")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the tables")
@@ -261,6 +269,8 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.digest = digest.run(world, waiting=args.digest_waiting, rounds=args.digest_rounds)
     elif name == "identical":
         results.identical = identical.run(world, count=args.identical)
+    elif name == "identity":
+        results.identity = identity.run(world, clicks=args.identity)
     elif name == "queues":
         results.queues = queues.run(
             world,

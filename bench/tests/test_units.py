@@ -481,3 +481,45 @@ def test_the_digest_scenario_builds_one_digest_per_round_and_renders(tmp_path) -
     assert result.build is not None and result.listing_floor is not None
     text = render_digest(result)
     assert "digest of 300 waiting items" in text and "floor" in text
+
+
+def test_a_click_with_their_own_token_sits_beside_the_bots_and_its_target_is_5_ms() -> None:
+    from bench.scenarios.identity import IdentityBench
+
+    close = IdentityBench(
+        clicks=2,
+        linked_agent=Summary.of_seconds([0.030, 0.034]),
+        bot_agent=Summary.of_seconds([0.029, 0.031]),
+        linked_card=Summary.of_seconds([0.100, 0.120]),
+        bot_card=Summary.of_seconds([0.100, 0.110]),
+        credited=True,
+    )
+    lines = render(Results(identity=close), "preamble").splitlines()
+    theirs = next(n for n, line in enumerate(lines) if "their own token → agent" in line)
+    assert "floor: click, the bot's token → agent" in lines[theirs + 1]
+    assert any("p50 their token − p50 the bot's token: 2.0 ms" in line for line in lines)
+    met = {row[0]: row[1:] for row in targets(Results(identity=close))}
+    assert met["click with their own token → agent p50 within 5 ms of the bot's token's"] == [
+        "32 vs 30 (+2.0 ms)",
+        "yes",
+    ]
+    assert met["their approval credited to their Kandev account"] == ["yes", "yes"]
+
+    slow = IdentityBench(
+        clicks=2,
+        linked_agent=Summary.of_seconds([0.040, 0.042]),
+        bot_agent=Summary.of_seconds([0.030, 0.030]),
+        credited=False,
+    )
+    met = {row[0]: row[1:] for row in targets(Results(identity=slow))}
+    assert met["click with their own token → agent p50 within 5 ms of the bot's token's"][1] == (
+        "**no**"
+    )
+    assert met["their approval credited to their Kandev account"] == ["no", "**no**"]
+    unmeasured = {row[0]: row[1:] for row in targets(Results(identity=IdentityBench(clicks=0)))}
+    assert unmeasured[
+        "click with their own token → agent p50 within 5 ms of the bot's token's"
+    ] == [
+        "not measured",
+        "–",
+    ]

@@ -462,10 +462,12 @@ class KandevClient:
         return "refused" if user is None else user
 
     def access(self) -> dict[str, Workspace] | Literal["refused", "unreachable"]:
-        """The workspaces this token sees, by id, with its role there (:meth:`workspaces`),
-        its failures as kinds (see :meth:`account`)."""
+        """The workspaces this token sees, by id, with its role there, read from Kandev now
+        (not :meth:`workspaces`' cached list: the caller keeps it for as long as it means to,
+        and a member removed from a workspace must stop deciding there when that ends), its
+        failures as kinds (see :meth:`account`)."""
         try:
-            return {w.id: w for w in self.workspaces()}
+            return {w.id: w for w in self._load_workspaces()}
         except KandevAuthError:
             return "refused"
         except KandevError as exc:

@@ -44,6 +44,9 @@ class SubmissionContent(_Row):
     #: The modal it was sent from, showing "Sending…" until the result replaces it (crash
     #: recovery shows the result there too); empty for a click.
     view_id: str = ""
+    #: The Kandev account it was sent with (the person's own Kandev user id; empty: the
+    #: bot's), so crash recovery never re-sends a person's answer as the bot.
+    kandev_user: str = ""
 
     def encode(self) -> str:
         # Defaults left out: a click's content reads as rows of earlier versions do.

@@ -3,6 +3,7 @@ gateway. They are fakes of external systems, never of our own services."""
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -33,6 +34,7 @@ from kandev_slack.kandev.models import (
     Lost,
     NotActive,
     NotFound,
+    NotRecorded,
     Outcome,
     Resolution,
     SessionMessage,
@@ -203,6 +205,14 @@ class FakeKandev:
     (someone answered in Kandev's web UI) and ``end`` (the agent stopped waiting);
     ``fail(method, error)`` makes calls raise (default ``KandevUnavailable``).
     ``calls`` records every call as ``(method, arguments)``.
+
+    Several people on one Kandev (kandev_slack/usecases/identity.py): ``person(token, user,
+    workspaces)`` is the same Kandev as a person's own token shows it (the same bundles and
+    resolutions; its ``user`` and its own ``workspace_list``: a bundle of a workspace it does
+    not see is "not found" to it), and ``client_for`` is the composition root's factory of a
+    token's client (``made`` lists the tokens it was asked for; an unknown token is one Kandev
+    does not take). ``revoke(token)``: Kandev refuses it from then on (every call 401,
+    ``account()`` and ``access()`` say ``refused``).
     """
 
     def __init__(self, base_url: str = "https://kandev.example.test") -> None:
@@ -232,6 +242,15 @@ class FakeKandev:
         self.users: dict[str, str] = {}
         self.bot_user = KandevUser(id="bot-user", display_name="The bot")
         self._failures: dict[str, _Failure] = {}
+        #: Every bundle ever added, by pending id (its task, once it left the active list).
+        self.bundles: dict[str, Bundle] = {}
+        # ---- whose token (shared by the clients ``person`` makes, but for the last three)
+        self.people: dict[str, FakeKandev] = {}
+        self.revoked: set[str] = set()
+        self.made: list[str] = []
+        self.token = ""  # the bot's; a person's (``person``) sees only its ``workspace_list``
+        #: Whose token this is (``account``).
+        self.user: KandevUser | None = None
 
     # ---- arranging ---------------------------------------------------------------------
 
@@ -248,6 +267,7 @@ class FakeKandev:
         """An active bundle, with its task (assigned to the Kandev user ``assignee``, if any)
         and workspace."""
         self.active[bundle.pending_id] = bundle
+        self.bundles[bundle.pending_id] = bundle
         fields = {"priority": priority} if priority else {}
         self.tasks[bundle.task_id] = Task(
             id=bundle.task_id,
@@ -312,6 +332,60 @@ class FakeKandev:
 
     def called(self, method: str) -> list[dict[str, Any]]:
         return [arguments for name, arguments in self.calls if name == method]
+
+    # ---- several people, each with their own token ---------------------------------------
+
+    def person(
+        self,
+        token: str,
+        user: KandevUser | None,
+        workspaces: Sequence[Workspace] = (),
+    ) -> FakeKandev:
+        """This Kandev as ``token`` shows it: ``user``'s (None: a token Kandev does not take),
+        seeing ``workspaces`` (with their role's ``scopes``). Registered for ``client_for``."""
+        seen = copy.copy(self)  # the same bundles, tasks, resolutions, people, revoked tokens
+        seen.calls = []
+        seen._failures = {}
+        seen.token, seen.user = token, user
+        seen.workspace_list = list(workspaces)
+        if user is None:
+            self.revoked.add(token)
+        self.people[token] = seen
+        return seen
+
+    def client_for(self, token: str) -> FakeKandev:
+        """The client of ``token`` (``Identities``' factory): the registered person's, else one
+        of a token Kandev does not take."""
+        self.made.append(token)
+        found = self.people.get(token)
+        return found if found is not None else self.person(token, None)
+
+    def revoke(self, token: str) -> None:
+        """Kandev refuses ``token`` from now on (revoked, or its user disabled)."""
+        self.revoked.add(token)
+
+    def recorded(
+        self,
+        task_id: str,
+        pending_id: str,
+        *,
+        answers: list[Answer] | None = None,
+        reason: str = "",
+        session_id: str | None = None,
+        first_sent: datetime | None = None,
+    ) -> Outcome | None:
+        """What Kandev recorded for a bundle, sending nothing (``KandevClient.recorded``)."""
+        self._enter("recorded", task_id=task_id, pending_id=pending_id)
+        if pending_id in self.active:
+            return NotRecorded("Kandev shows the question still waiting for an answer")
+        sent = Submission.answer(answers) if answers is not None else Submission.reject(reason)
+        if pending_id in self.resolutions:
+            lost = Lost(self.resolutions[pending_id])
+            return settle(lost, sent, maybe_duplicate=True, first_sent=first_sent or _now())
+        final = self.finals.get(pending_id)
+        if final is not None and final.status in ("cancelled", "expired"):
+            return NotActive(f"the question was {final.status}")
+        return None
 
     # ---- KandevClient's interface -------------------------------------------------------
 
@@ -492,12 +566,14 @@ class FakeKandev:
             return None
 
     def close(self) -> None:
-        self._enter("close")
+        self.calls.append(("close", {}))  # closing never asks Kandev anything
 
     # ---- internals ---------------------------------------------------------------------
 
     def _enter(self, method: str, **arguments: Any) -> None:
         self.calls.append((method, arguments))
+        if self.token and self.token in self.revoked:
+            raise KandevAuthError("authentication required")
         for key in (method, "*"):
             failure = self._failures.get(key)
             if failure is None:
@@ -513,6 +589,10 @@ class FakeKandev:
         return task.workspace_id if task is not None else None
 
     def _respond(self, pending_id: str, resolution: Resolution) -> Outcome:
+        bundle = self.bundles.get(pending_id)
+        seen = {w.id for w in self.workspace_list}
+        if self.token and (bundle is None or self._workspace_of(bundle.task_id) not in seen):
+            return NotFound("clarification request not found")  # not this token's to see
         if pending_id in self.refusals:
             return Invalid(self.refusals.pop(pending_id))
         if pending_id in self.resolutions:

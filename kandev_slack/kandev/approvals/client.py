@@ -159,7 +159,8 @@ class PermissionsClient:
         outcomes (kandev_slack/kandev/models.py). Refused before sending when the session's turn was
         cancelled since the request was seen (resolving would wedge it: contract §5).
         Raises :class:`KandevUnavailable` / :class:`KandevAuthError` when nothing reached
-        Kandev (the person may send it again)."""
+        Kandev (the person may send it again), a refused token also when the session's turn
+        was read before sending."""
         refused = self._turn_cancelled(approval)
         if refused is not None:
             return refused
@@ -199,8 +200,8 @@ class PermissionsClient:
             moved = now.pending or (revision is not None and now.revision != revision)
             if not moved and not self._orphaned(approval):
                 return None
-        except KandevUnavailable:
-            raise
+        except (KandevUnavailable, KandevAuthError):
+            raise  # a refused token is the caller's to tell (a person's: their link breaks)
         except KandevError as exc:
             raise KandevUnavailable(f"cannot read the session's turn: {exc}") from exc
         return models.NotActive("the agent's turn was cancelled", reason="turn_cancelled")

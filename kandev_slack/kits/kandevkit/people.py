@@ -222,6 +222,17 @@ class People:
         _check(response, f"add {person.email} to workspace {workspace_id} as {role}")
         return dict(response.json())
 
+    def remove_member(self, workspace_id: str, person: Person, *, by: Person | None = None) -> None:
+        """Take ``person`` out of the workspace, by its owner (``by``, as for
+        :meth:`add_member`), then check they no longer see it."""
+        token = by.token if by is not None else self._owners.get(workspace_id, self.server.token)
+        response = self.server.http_as(token).delete(
+            f"/workspaces/{quote(workspace_id)}/members/{quote(person.user_id)}"
+        )
+        _check(response, f"remove {person.email} from workspace {workspace_id}")
+        if self.role(person, workspace_id) is not None:
+            raise KandevHarnessError(f"{person.email} still sees workspace {workspace_id}")
+
     def workspaces(self, person: Person) -> list[dict[str, Any]]:
         """The workspaces ``person`` sees, with their ``viewer_role`` and ``scopes``."""
         return self.server.workspaces(token=person.token)

@@ -141,6 +141,10 @@ def verdict(said: Verdict) -> str:
             return words.not_visible_message()
         case "relink":
             return words.reconnect_message()
+        case "viewer":
+            return words.viewer_message(approval=action == "approve")
+        case "connect":
+            return words.connect_message(approval=action == "approve")
     raise AssertionError(f"unexpected verdict {said.kind!r}")
 
 

@@ -38,7 +38,7 @@ from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.surfaces import thread_reply
 from kandev_slack.surfaces.connect import refusal_modal, with_connect_button
 from kandev_slack.surfaces.conversation import loading_view, render_conversation
-from kandev_slack.usecases.answering.admission import FORM_ERRORS, Admitted, Where
+from kandev_slack.usecases.answering.admission import FORM_ERRORS, TRY_AGAIN, Admitted, Where
 from kandev_slack.usecases.answering.groups import Offer
 from kandev_slack.usecases.answering.interactions import (
     Busy,
@@ -194,7 +194,9 @@ class FormAnswer:
             case FieldErrors(errors=errors):
                 self.reply.errors(errors)
             case Refused(refusal=refusal, unusable=payload):
-                if payload is not None or refusal.kind in FORM_ERRORS:
+                # Not what it claims, or it may just be sent again in a moment (TRY_AGAIN): the
+                # form stays open as they filled it, why under its field.
+                if payload is not None or refusal.kind in FORM_ERRORS | TRY_AGAIN:
                     self.reply.refuse(said.words_for(result))  # the form is not what it claims
                 elif said.asks_to_connect(result):
                     self.reply.update(refusal_modal(said.words_for(result)))
@@ -309,8 +311,10 @@ class ReplyPrompt:
 
     def now(self, result: Result) -> None:
         self.ack()
-        if isinstance(result, Busy | Unrecorded) and self.reopen():
-            # Nothing was sent: the prompt keeps its buttons, the person is told beside it.
+        again = isinstance(result, Refused) and result.refusal.kind in TRY_AGAIN
+        if (again or isinstance(result, Busy | Unrecorded)) and self.reopen():
+            # Nothing was sent (busy; or Kandev could not be asked what their account may do):
+            # the prompt keeps its buttons, the person is told beside it.
             told = f"{said.words_for(result)} {thread_reply.reply_kept_message()}"
             reply = self.reply
             self.notifier.tell(

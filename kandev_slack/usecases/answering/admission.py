@@ -62,6 +62,11 @@ RefusalKind = Literal[
 #: Snooze / Unsnooze: the person's own views change, nothing is sent to Kandev.
 SNOOZING: frozenset[Action] = frozenset({"snooze", "unsnooze"})
 
+#: Refusals after which the very same interaction may simply be tried again in a moment
+#: (Kandev could not be asked what the person's account may do): what they clicked or typed is
+#: given back where it can be (a thread reply's Send, a submitted form).
+TRY_AGAIN: frozenset[RefusalKind] = frozenset({"unreachable"})
+
 #: Refusals a form shows as a field error (the form itself is not what it claims to be);
 #: the others close the form and tell the person.
 FORM_ERRORS: frozenset[RefusalKind] = frozenset({"malformed", "tampered", "unknown_bundle"})

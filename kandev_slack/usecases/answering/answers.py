@@ -132,6 +132,7 @@ class AnswerService:
             reason=reason,
             via=request.via,
             view_id=view_id,
+            kandev_user=admitted.acting.kandev_user_id,
         )
         problem = self._local_problem(card, attempt)
         if problem is not None:
@@ -195,13 +196,14 @@ class AnswerService:
             if isinstance(outcome, reply.Unconfirmed) and not outcome.earlier_attempt:
                 # Kandev replied, unreadably: it is done with the call, so its record tells.
                 outcome = self._read_back(card, attempt, begun.first_sent) or outcome
-            if self._hidden_from(acting, card, attempt, outcome, begun.first_sent):
+            as_seen = self.as_the_bot_sees(acting, card, attempt, outcome, begun.first_sent)
+            if as_seen is None:
                 verdict = Verdict("not_visible", card, action=attempt.action)
                 self._close(key, verdict)
                 self._audit(attempt, verdict, _describe(outcome), kandev_user=kandev_user)
                 return verdict
             link = acting.link if acting is not None else None
-            verdict = self._apply(card, attempt, outcome, key, link)
+            verdict = self._apply(card, attempt, as_seen, key, link)
             self._close(key, verdict)
             metrics.answered_in(time.monotonic() - begun.begun_at)
         finally:
@@ -209,24 +211,33 @@ class AnswerService:
         self._audit(attempt, verdict, _describe(outcome), kandev_user=kandev_user)
         return verdict
 
-    def _hidden_from(
+    def as_the_bot_sees(
         self,
         acting: Acting[KandevClient] | None,
         card: Card,
         attempt: Attempt,
         outcome: Outcome,
         first_sent: datetime,
-    ) -> bool:
-        """A person's own token was told "not found" or "no longer active": Kandev says the
-        same for an item their account cannot see. The bot's view decides: still waiting
-        there means it is hidden from them (the card stays answerable by others), never
-        "Unavailable" because one person cannot see it."""
+    ) -> Outcome | None:
+        """The outcome to apply to the card, or None when the item is hidden from the person
+        only (the card stays as it is, answerable by others; they are told they cannot see
+        it). A person's own token told "not found" or "no longer active": Kandev says the same
+        for an item their account cannot see, so their reply never ends the card by itself
+        (never "Unavailable" because one person cannot see it). The bot's own read decides:
+        still waiting there, or not telling (an approval's transcript read says nothing of a
+        request still waiting), it is hidden from them; resolved or gone there, that is applied
+        — a resolution "like theirs" as someone else's, since Kandev refused their call."""
         if acting is None or acting.link is None:
-            return False
+            return outcome
         if not isinstance(outcome, reply.NotActive | reply.NotFound):
-            return False
+            return outcome
         seen = self._read_back(card, attempt, first_sent)
-        return isinstance(seen, reply.NotRecorded)
+        match seen:
+            case None | reply.NotRecorded() | reply.Unconfirmed():
+                return None
+            case reply.Won(resolution=resolution):
+                return reply.Lost(resolution)
+        return seen
 
     def _close(self, key: str, verdict: Verdict) -> None:
         """Record how a submission ended. Not recorded: forget it (nothing reached Kandev, so

@@ -13,6 +13,14 @@ for a later cycle, each time waiting twice as long (counted durably in ``resends
 ``MAX_RESENDS`` re-sends the recovery gives up visibly: it reads what Kandev recorded (nothing
 is sent), applies that when it tells, else drops the submission so the card can be answered
 again; either way the person is told, and it is audited and logged.
+
+A submission sent with a person's own Kandev account (kandev_slack/usecases/identity.py) is
+re-sent with it, never with the bot's. When their account can no longer send it — their link
+is gone or broken (Kandev refuses the token: their link is marked broken), their role there may
+not answer, or their account does not see the item (Kandev's "not found" while the bot's own
+read says it still waits) — nothing is re-sent: what Kandev recorded is applied when it tells
+(the first attempt may have been recorded), else the submission is dropped and they are told
+why at once (not after every re-send was spent on it).
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from kandev_slack.core.domain import Card
 from kandev_slack.kandev.client import KandevClient
@@ -34,6 +42,7 @@ from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering import resolving
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.verdicts import Attempt, Verdict, VerdictKind, repeat_of
+from kandev_slack.usecases.identity import Acting, IdentityProblem
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 
 log = logging.getLogger(__name__)
@@ -41,6 +50,19 @@ log = logging.getLogger(__name__)
 SOURCE = "recovery"
 #: Re-sends of one submission before the recovery gives up on it.
 MAX_RESENDS = 5
+
+#: Why a person's own account cannot re-send what it first sent, as the verdict they are told
+#: ("unreachable" is not among them: Kandev could not be asked, a later cycle tries again).
+NOT_THEIRS_NOW: dict[IdentityProblem, VerdictKind] = {
+    "connect": "connect",
+    "reconnect": "relink",
+    "viewer": "viewer",
+    "not_visible": "not_visible",
+}
+
+
+class _Refused(Exception):
+    """The person's own token was refused while re-sending (their link is now broken)."""
 
 
 @dataclass
@@ -145,13 +167,18 @@ class Recovery:
             resends,
             MAX_RESENDS,
         )
+        acting = self._acting(card, attempt, sub)
+        if isinstance(acting, str) and acting != "unreachable":
+            return self._not_theirs_now(sub, attempt, channel, acting)
         try:
             with self.in_flight.hold(key):
                 # The fence right before the re-send: still this recovery's take-over.
                 if not self.submissions.hold_submission(key, resends, SUBMISSION_LEASE_S):
                     log.warning("not re-sending %s: taken over meanwhile", key[:12])
                     return None
-                outcome = self._send(card, attempt, sub)
+                outcome = self._send(card, attempt, sub, acting)
+        except _Refused:
+            return self._not_theirs_now(sub, attempt, channel, "reconnect")
         except (KandevUnavailable, KandevAuthError) as exc:
             if resends < MAX_RESENDS:
                 raise
@@ -162,6 +189,12 @@ class Recovery:
                 log.warning("re-send %d of %s settled nothing: %s", resends, key[:12], outcome)
                 return None
             return self._give_up(sub, attempt, channel, resends, _describe(outcome))
+        if isinstance(acting, Acting):
+            # A person's "not found": the bot's own read decides (hidden from them only?).
+            seen = self.answers.as_the_bot_sees(acting, card, attempt, outcome, sub.created_at)
+            if seen is None:
+                return self._not_theirs_now(sub, attempt, channel, "not_visible")
+            outcome = seen
         verdict = self.answers.apply_outcome(attempt, outcome, key)
         return self._finish(sub, attempt, channel, verdict, _describe(outcome))
 
@@ -220,15 +253,28 @@ class Recovery:
         link = self.answers.identities.linked(sub.user, card.task) if card is not None else None
         return link.kandev_user_id if link is not None else None
 
-    def _send(self, card: Card, attempt: Attempt, sub: Submission) -> Outcome:
+    def _acting(
+        self, card: Card, attempt: Attempt, sub: Submission
+    ) -> Acting[Any] | IdentityProblem:
+        """Whose account re-sends it: whoever it was first sent as (see the module's doc).
+        One first sent with a person's own account is never re-sent with the bot's."""
+        acting = self.answers.identities.acting(sub.user, card, attempt.action)
+        if isinstance(acting, Acting) and attempt.kandev_user and acting.link is None:
+            return "connect"  # sent as them; they have no linked account now
+        return acting
+
+    def _send(
+        self,
+        card: Card,
+        attempt: Attempt,
+        sub: Submission,
+        acting: Acting[Any] | IdentityProblem,
+    ) -> Outcome:
         # The first attempt may have reached Kandev: the client counts a "lost" to exactly
         # what we send, recorded after the submission was (so first sent), as that attempt
         # winning; recorded before, as someone else's; undecidable, as uncertain.
-        # Re-sent as whoever it was first sent as (kandev_slack/usecases/identity.py): a person
-        # whose own account can no longer send it is never re-sent as the bot.
-        acting = self.answers.identities.acting(sub.user, card, attempt.action)
         if isinstance(acting, str):
-            return NotRecorded(f"identity:{acting}")  # their account cannot send it now
+            return NotRecorded(f"identity:{acting}")  # Kandev could not be asked: later
         try:
             return resolving.send(
                 acting.kandev, card, attempt, first_sent=sub.created_at, resend=True
@@ -237,7 +283,37 @@ class Recovery:
             if acting.link is None:
                 raise
             self.answers.identities.refused_token(acting)
-            return NotRecorded("identity:reconnect")  # Kandev refused their own token
+            raise _Refused() from None
+
+    def _not_theirs_now(
+        self, sub: Submission, attempt: Attempt, channel: str | None, problem: IdentityProblem
+    ) -> Verdict | None:
+        """Their own account cannot re-send it (``problem``): nothing is sent. What Kandev
+        recorded is applied when it tells (the first attempt may have been), else the
+        submission is dropped (the card can be answered again) and they are told why."""
+        key = sub.submission_key
+        kind = NOT_THEIRS_NOW[problem]
+        detail = f"not re-sent: their account cannot send it ({problem})"
+        log.warning("not re-sending %s: their own Kandev account %s", key[:12], problem)
+        outcome = self.answers.read_back(attempt, sub.created_at)
+        if outcome is not None and not isinstance(outcome, NotRecorded | Unconfirmed):
+            verdict = self.answers.apply_outcome(attempt, outcome, key)
+            return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
+        if not self.submissions.drop_submission(key):
+            return None  # finished meanwhile by someone else; they told the person
+        self.audit_log.audit(
+            sub.pending_id,
+            sub.user,
+            attempt.action,
+            SOURCE,
+            kind,
+            detail,
+            kandev_user=self._kandev_user(sub),
+        )
+        metrics.answer(SOURCE, "", kind, item=label_of_key(sub.pending_id))
+        verdict = Verdict(kind, self.cards.get(sub.pending_id), action=attempt.action)
+        self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
+        return verdict
 
 
 def _describe(outcome: Outcome) -> str:

@@ -32,6 +32,9 @@ VerdictKind = Literal[
     # The person's own Kandev account (kandev_slack/usecases/identity.py); the card unchanged:
     "not_visible",  # their account cannot see the task (the bot can: it still waits)
     "relink",  # Kandev refused their token: their link is broken, nothing was sent
+    # Crash recovery: their account can no longer send it (nothing re-sent):
+    "viewer",  # their role in the workspace may not answer any more
+    "connect",  # it was sent with their account, and they have none linked now
 ]
 
 #: Why nothing reached Kandev's record: it could not be reached, refused the bot's token, or
@@ -51,6 +54,9 @@ class Attempt:
     reason: str = ""
     via: str = "card"  # where it was clicked (admission's Via), for the metrics
     view_id: str = ""  # the modal showing "Sending…" (not part of the key)
+    #: The Kandev account it is sent with: the person's own (their Kandev user id), or ""
+    #: for the bot's (not part of the key; crash recovery re-sends with the same).
+    kandev_user: str = ""
 
     @classmethod
     def of(cls, sub: Submission, *, source: str) -> Attempt:
@@ -64,6 +70,7 @@ class Attempt:
             answers=tuple(content.answers),
             reason=content.reason,
             view_id=content.view_id,
+            kandev_user=content.kandev_user,
         )
 
     def content(self) -> SubmissionContent:
@@ -81,6 +88,7 @@ class Attempt:
             answers=list(self.answers),
             reason=self.reason,
             view_id=self.view_id,
+            kandev_user=self.kandev_user,
         )
 
     def key(self) -> str:

@@ -43,7 +43,7 @@ from kandev_slack.kits.kandevkit import (
     sample_questions,
 )
 from tests.kit.harness.botproc import CHANNEL, CONSOLE_SCRIPT, BotProcess, bot_env
-from tests.kit.harness.kandev_proxy import AnswerCall, Fault, KandevProxy, PathFault
+from tests.kit.harness.kandev_proxy import AnswerCall, Fault, KandevProxy, PathFault, bearer_of
 from tests.kit.harness.postgres import PG_ADMIN, admin_connection
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "INSTANCE_PORTS",
     "KANDEV_VERSION",
     "AnswerCall",
+    "bearer_of",
     "BotProcess",
     "InProcessBot",
     "KandevHarnessError",

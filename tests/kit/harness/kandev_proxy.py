@@ -5,7 +5,9 @@ WebSocket upgrade, ``/ws``'s push hints, is tunnelled to Kandev untouched: ``tun
 them; most tests run the bot with ``KANDEV_HINTS=off`` all the same); answer calls — REST ``POST
 /api/v1/clarification/{id}/respond``, MCP ``tools/call answer_question_kandev`` and an
 approval's ``resolve_agent_permission_kandev`` (keyed ``perm:<request_id>``, its card's key) —
-are recorded per pending_id, which is what "reached Kandev once" is measured on.
+are recorded per pending_id, which is what "reached Kandev once" is measured on, with whose
+token made each (``AnswerCall.bearer``: the personal access token's display prefix
+``kandev_pat_<8 hex>``, never the whole token; ``bearer_of(token)`` gives a token's).
 ``hold(pending_id, then=...)`` keeps that bundle's next answer call waiting (the bot sees a slow
 Kandev) until ``release()``: ``then="forward"`` passes it on afterwards (Kandev records it
 though its caller may be gone), ``then="drop"`` never delivers it (the connection is cut).
@@ -140,6 +142,26 @@ class AnswerCall:
     transport: str  # rest | mcp
     body: dict[str, Any]
     delivered: bool  # forwarded to Kandev (False: dropped by a hold)
+    #: Whose token made it: its display prefix (``bearer_of``), "" without one.
+    bearer: str = ""
+
+
+#: A Kandev personal access token: ``kandev_pat_<8 hex display prefix>_<secret>``.
+_PAT = re.compile(r"^(kandev_pat_[0-9a-f]{8})_")
+
+
+def bearer_of(token: str | None) -> str:
+    """The part of ``token`` a recorded call keeps: a personal access token's display prefix
+    (``kandev_pat_<8 hex>``), ``"other"`` for any other token, ``""`` for none."""
+    if not token:
+        return ""
+    match = _PAT.match(token)
+    return match.group(1) if match else "other"
+
+
+def _bearer(authorization: str | None) -> str:
+    scheme, _, token = (authorization or "").partition(" ")
+    return bearer_of(token.strip()) if scheme == "Bearer" else ""
 
 
 def answer_target(path: str, body: bytes) -> tuple[str, str] | None:
@@ -321,6 +343,12 @@ class KandevProxy:
             def do_DELETE(self) -> None:
                 proxy._forward(self)
 
+            def do_PUT(self) -> None:
+                proxy._forward(self)
+
+            def do_PATCH(self) -> None:
+                proxy._forward(self)
+
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
@@ -413,13 +441,14 @@ class KandevProxy:
         if slowed is not None:
             self._healed.wait(slowed)
         target = answer_target(req.path, body)
+        bearer = _bearer(req.headers.get("Authorization"))
         if target is not None and not self._pass_hold(target[0]):
-            self._record(target, body, delivered=False)
+            self._record(target, body, delivered=False, bearer=bearer)
             req.close_connection = True
             return  # dropped: the caller sees the connection cut, Kandev sees nothing
         fault = self._take_fault(target[0]) if target is not None else None
         if target is not None and fault is not None and not fault.forward:
-            self._record(target, body, delivered=False)
+            self._record(target, body, delivered=False, bearer=bearer)
             self._reply(req, fault.status or 502, fault.headers, fault.body)
             return
         headers = {k: v for k, v in req.headers.items() if k.lower() not in _HOP_BY_HOP}
@@ -429,7 +458,7 @@ class KandevProxy:
             req.send_error(502, "Kandev unreachable through the test proxy")
             return
         if target is not None:
-            self._record(target, body, delivered=True)
+            self._record(target, body, delivered=True, bearer=bearer)
         if fault is not None:
             time.sleep(fault.delay)
             if fault.cut:
@@ -476,10 +505,12 @@ class KandevProxy:
                 break
         return hold.then == "forward"
 
-    def _record(self, target: tuple[str, str], body: bytes, *, delivered: bool) -> None:
+    def _record(
+        self, target: tuple[str, str], body: bytes, *, delivered: bool, bearer: str = ""
+    ) -> None:
         try:
             parsed = json.loads(body) if body else {}
         except ValueError:
             parsed = {"raw": body.decode("latin-1")}
         with self._lock:
-            self.calls.append(AnswerCall(target[0], target[1], parsed, delivered))
+            self.calls.append(AnswerCall(target[0], target[1], parsed, delivered, bearer))

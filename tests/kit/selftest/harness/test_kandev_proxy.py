@@ -1,6 +1,6 @@
 """The fault proxy's own behaviour in front of the real Kandev: a WebSocket upgrade is tunnelled
 (Kandev's /ws answers through it), and ``slow_path`` holds only the requests of its path, until
-``heal()``."""
+``heal()``; an answer call records whose token made it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from tests.kit.harness import KandevProxy, KandevServer
+from tests.kit.harness import (
+    Cast,
+    KandevProxy,
+    KandevServer,
+    Seeder,
+    bearer_of,
+    sample_questions,
+)
 
 
 @pytest.fixture
@@ -54,3 +61,25 @@ def test_slow_path_holds_its_path_only_until_healed(proxy: KandevProxy) -> None:
     proxy.heal()
     held.join(timeout=10)
     assert answered == [200] and proxy.slowed_answered == 1
+
+
+def test_an_answer_call_records_whose_token_made_it_by_its_prefix_only(
+    kandev_people: Cast, people_seed: Seeder
+) -> None:
+    cast = kandev_people
+    bundle = people_seed(sample_questions(1), title="Proxy: whose token")
+    proxy = KandevProxy(cast.server.base_url).start()
+    try:
+        as_ana = httpx.post(
+            f"{proxy.base_url}/api/v1/clarification/{bundle.pending_id}/respond",
+            json={"answers": [{"question_id": "q1", "selected_options": ["q1_opt1"]}]},
+            headers={"Authorization": f"Bearer {cast.ana.token}"},
+            timeout=30,
+        )
+        assert as_ana.status_code == 200, as_ana.text
+        [call] = proxy.answer_calls(bundle.pending_id)
+    finally:
+        proxy.close()
+    assert call.bearer == bearer_of(cast.ana.token) == cast.ana.token[:19]
+    assert cast.ana.token not in repr(call)
+    assert bearer_of(None) == "" and bearer_of("not-a-pat") == "other"

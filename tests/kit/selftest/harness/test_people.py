@@ -147,3 +147,16 @@ def test_a_permission_seeded_as_a_person_is_listed_and_resolved_with_their_token
     # The bot, a viewer of Eve's workspace, reads the same record.
     by_bot = Permissions(cast.server, cast.bot.token).resolution(permission)
     assert by_bot == resolution
+
+
+def test_a_member_taken_out_of_a_workspace_no_longer_sees_it(kandev_people: Cast) -> None:
+    cast = kandev_people
+    people = cast.people
+    hal = people.fresh("Hal")
+    people.add_member(cast.default_ws, hal, "collaborator")
+    assert people.role(hal, cast.default_ws) == "collaborator"
+
+    people.remove_member(cast.default_ws, hal)
+
+    assert people.role(hal, cast.default_ws) is None
+    assert people.me(hal.token)["authenticated"] is True  # only the membership went
