@@ -16,6 +16,11 @@ from pydantic import BaseModel, ConfigDict
 
 #: The lengths a person may choose, in hours.
 SNOOZE_HOURS: tuple[int, ...] = (1, 4, 24)
+#: The start of the token of a snooze that mirrors a hide in the person's Kandev inbox.
+KANDEV_TOKEN = "kandev:"
+#: How long such a snooze lasts, in snooze hours, before it is renewed (while Kandev hides the
+#: item) or ended (once Kandev shows it again): Kandev's inbox decides, not this length.
+KANDEV_MIRROR_HOURS = 24
 #: Seconds in one of those hours (the ``SNOOZE_HOUR_S`` setting makes it shorter in tests).
 HOUR_S = 3600.0
 
@@ -30,6 +35,12 @@ class Snooze(BaseModel):
     until: datetime
     hours: int
     token: str
+
+    @property
+    def from_kandev(self) -> bool:
+        """Whether it mirrors what the person hid in their Kandev Needs-you inbox (made by the
+        bot, not by a choice in Slack: its end is not sent back to Kandev)."""
+        return self.token.startswith(KANDEV_TOKEN)
 
     def holds(self, now: datetime) -> bool:
         return now < self.until

@@ -14,19 +14,36 @@ Needs-you inbox follows: a snooze there too, never shorter than the Slack one
 (:func:`~kandev_slack.core.snooze.kandev_snooze`), cleared on Unsnooze and when the Slack snooze
 ends (kandev_slack/usecases/views/seeing.py). The Slack snooze is made first; a Kandev failure
 is logged and told (``Snoozed.inbox``), never undoes it.
+
+The other way round, what a linked person snoozes or dismisses in Kandev's own Needs-you inbox
+collapses the DM cards of it they already got (:meth:`Snoozes.follow_kandev`, a round of the
+:class:`SnoozeWorker` every :data:`FOLLOW_S`): it is mirrored as their snooze, its token marked
+as coming from Kandev (:data:`~kandev_slack.core.snooze.KANDEV_TOKEN`: never sent back to
+Kandev), renewed while Kandev hides the item and ended — the DM cards restored — once Kandev
+shows it again (un-snoozed there, or its Kandev snooze ran out). Only people holding DM cards of
+waiting items in routes that use their account are read, each workspace's hidden items once
+per person and round (cached by Seeing); a failure to read them changes nothing.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from kandev_slack.core.domain import Card
 from kandev_slack.core.outbox import COPY_REPLY, UPDATE_COPY, copy_update_key, reply_key
-from kandev_slack.core.snooze import HOUR_S, Snooze, new_snooze
+from kandev_slack.core.snooze import (
+    HOUR_S,
+    KANDEV_MIRROR_HOURS,
+    KANDEV_TOKEN,
+    Snooze,
+    new_snooze,
+)
 from kandev_slack.ops.health import Health
 from kandev_slack.store import CardsRepository, SnoozesRepository
 from kandev_slack.store.cards.followups import OutboxRow
@@ -34,6 +51,7 @@ from kandev_slack.surfaces.snooze import back_text
 from kandev_slack.usecases.answering.admission import Admitted
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.followups.periodic import INTERVAL_S, PeriodicLoop
+from kandev_slack.usecases.identity import Acting
 from kandev_slack.usecases.views.seeing import InboxStep, Seeing
 
 log = logging.getLogger(__name__)
@@ -42,6 +60,8 @@ log = logging.getLogger(__name__)
 #: click, or a redelivery): nothing changes.
 REPEAT_S = 10.0
 _ATTEMPTS = 3
+#: How often the DM cards follow what people hid in their Kandev inbox, in seconds.
+FOLLOW_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -162,12 +182,82 @@ class Snoozes:
                 log.info("the snooze of %s on %s ended", snooze.user_id, snooze.pending_id)
                 self._audit_ended(snooze, result)
                 if waiting and card is not None and self.seeing is not None:
+                    if snooze.from_kandev:  # Kandev's inbox hid it: not Slack's to show there
+                        ended += 1
+                        continue
                     step = self.seeing.ended(snooze.user_id, card.task, card.pending_id)
                     self._in_kandev(card, "show", step)
                 ended += 1
         if ended:
             self._changed()
         return ended
+
+    def follow_kandev(self) -> int:
+        """Collapse the DM cards of what their holders hid in their Kandev Needs-you inbox, and
+        restore them once Kandev shows it again (each change once across replicas). Returns
+        how many snoozes were made, renewed or ended."""
+        if self.seeing is None or not self.seeing.identities.any_linking:
+            return 0
+        holders: dict[str, list[Card]] = {}
+        for card in self.copies.pending():
+            if self.seeing.identities.mode_of(card.task) == "bot":
+                continue
+            for user in {c.target for c in self.copies.messages_of(card.pending_id) if c.ts}:
+                if user.startswith(("U", "W")):  # a person's DM card, not a channel's copy
+                    holders.setdefault(user, []).append(card)
+        changed = 0
+        for user, cards in holders.items():
+            acting = self.seeing.identities.seeing(user)
+            if acting.link is None:  # not linked, or their link is broken
+                continue
+            changed += self._follow(acting, user, cards)
+        if changed:
+            self._changed()
+        return changed
+
+    def _follow(self, acting: Acting[Any], user: str, cards: list[Card]) -> int:
+        assert self.seeing is not None
+        read: dict[str, frozenset[str] | None] = {}
+        changed = 0
+        for card in cards:
+            workspace = card.task.workspace_id
+            if workspace not in read:
+                read[workspace] = self.seeing.hidden_read(acting, workspace)
+                if read[workspace] is None:
+                    log.warning("could not read a linked person's Kandev inbox; skipped")
+            hidden = read[workspace]
+            if hidden is None:
+                continue
+            changed += self._mirror(card, user, card.pending_id in hidden)
+        return changed
+
+    def _mirror(self, card: Card, user: str, hidden: bool) -> int:
+        """One person's DM cards of ``card`` in step with their Kandev inbox (``hidden``)."""
+        now = self.snoozes.snooze_now()
+        read = self.snoozes.snooze_of(user, card.pending_id)
+        if hidden:
+            if read is not None and not read.from_kandev:
+                return 0  # snoozed in Slack: collapsed already, Slack's snooze (and end) decide
+            if read is not None and read.from_kandev and read.until - now > self._half_mirror():
+                return 0
+            token = KANDEV_TOKEN + uuid.uuid4().hex
+            snooze = new_snooze(user, card.pending_id, KANDEV_MIRROR_HOURS, now, token, self.hour_s)
+            edits = self._dm_edits(card, user, f"kandev-hide:{token}")
+            if not self.snoozes.put_snooze(snooze, read.token if read else None, edits):
+                return 0  # another replica made it
+            action = "snooze" if read is None or not read.from_kandev else "snooze_renewed"
+            self._audit(card, user, "kandev:inbox", action, "hidden in kandev", "ok")
+            return 1
+        if read is None or not read.from_kandev:
+            return 0
+        edits = self._dm_edits(card, user, f"kandev-show:{read.token}")
+        if not self.snoozes.end_snooze(user, card.pending_id, read.token, edits):
+            return 0
+        self._audit(card, user, "kandev:inbox", "unsnooze", read.token, "ok")
+        return 1
+
+    def _half_mirror(self) -> timedelta:
+        return timedelta(seconds=KANDEV_MIRROR_HOURS * self.hour_s / 2)
 
     # ---- internals -----------------------------------------------------------------------
 
@@ -250,7 +340,8 @@ class Snoozes:
 
 @dataclass(eq=False)
 class SnoozeWorker(PeriodicLoop):
-    """Ends the snoozes whose time is up, every second, on every replica (once each)."""
+    """Ends the snoozes whose time is up, every second, on every replica (once each), and
+    every ``follow_s`` has the DM cards follow people's Kandev inboxes."""
 
     snoozes: Snoozes
     health: Health
@@ -259,5 +350,14 @@ class SnoozeWorker(PeriodicLoop):
     component = "snoozes"
     failing = "store error while ending snoozes"
 
+    #: Seconds between rounds that follow people's Kandev inboxes (:meth:`Snoozes.follow_kandev`).
+    follow_s: float = FOLLOW_S
+    _followed_at: float | None = field(default=None, init=False, repr=False)
+
     def work_once(self) -> int:
-        return self.snoozes.end_due()
+        done = self.snoozes.end_due()
+        now = time.monotonic()
+        if self._followed_at is None or now - self._followed_at >= self.follow_s:
+            self._followed_at = now
+            done += self.snoozes.follow_kandev()
+        return done

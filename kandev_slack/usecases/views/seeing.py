@@ -168,8 +168,10 @@ class Seeing:
         self.hidden_ttl_s = hidden_ttl_s
         self._clock = clock
         self._lock = threading.Lock()
-        #: (token, workspace id) -> (read at, hidden pending ids)
-        self._hidden: OrderedDict[tuple[str, str], tuple[float, frozenset[str]]] = OrderedDict()
+        #: (token, workspace id) -> (read at, hidden pending ids; None: could not be read)
+        self._hidden: OrderedDict[tuple[str, str], tuple[float, frozenset[str] | None]] = (
+            OrderedDict()
+        )
         #: token -> when its workspaces last could not be read
         self._unsure: dict[str, float] = {}
 
@@ -214,6 +216,13 @@ class Seeing:
     def hidden(self, acting: Acting[Any], workspace_id: str) -> frozenset[str]:
         """What the person ``acting`` is snoozed or dismissed in the workspace's Kandev inbox
         (cached for :attr:`hidden_ttl_s`; nothing when it cannot be read)."""
+        found = self.hidden_read(acting, workspace_id)
+        return frozenset() if found is None else found
+
+    def hidden_read(self, acting: Acting[Any], workspace_id: str) -> frozenset[str] | None:
+        """:meth:`hidden`, but None when it could not be read (Kandev unreachable, the inbox
+        off, the token refused: their link is then marked broken), for as long as that is
+        kept: the DM cards' mirror of Kandev's inbox changes nothing on a failure."""
         if acting.link is None:
             return frozenset()
         key = (acting.link.token, workspace_id)
@@ -227,10 +236,10 @@ class Seeing:
         found = inbox.hidden_in_inbox(workspace_id)
         if found == "refused":
             self.identities.refused_token(acting)
-            return frozenset()
-        # A failure (the inbox off, Kandev unreachable) hides nothing, and is not asked again
-        # before the time is up.
-        hidden = frozenset() if isinstance(found, str) else frozenset(found)
+            return None
+        # A failure (the inbox off, Kandev unreachable) hides nothing in views, and is not
+        # asked again before the time is up.
+        hidden = None if isinstance(found, str) else frozenset(found)
         with self._lock:
             self._hidden[key] = (now, hidden)
             self._hidden.move_to_end(key)

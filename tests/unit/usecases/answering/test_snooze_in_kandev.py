@@ -18,6 +18,7 @@ from kandev_slack.kandev.errors import KandevAuthError, KandevProtocolError
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.vault import Vault
 from kandev_slack.store import Database
+from kandev_slack.store.cards.copies import Copy
 from kandev_slack.surfaces.snooze import snoozed_message, unsnoozed_message
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Request
@@ -26,7 +27,9 @@ from kandev_slack.usecases.identity import Identities
 from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.usecases.views.seeing import Seeing
 from tests.kit.factories import CHANNEL
-from tests.kit.fakes import FakeClock, FakeKandev
+from tests.kit.fakes import FakeClock, FakeKandev, FakeSlackGateway
+from tests.unit.usecases.answering.test_snooze import is_collapsed
+from tests.unit.usecases.test_card_messages import add_copy
 
 ANA, BOB = "U0ANA00001", "U0BOB00002"
 ANA_TOKEN = "kandev_pat_0a1b2c3d_" + "A" * 43
@@ -209,3 +212,135 @@ def test_a_failure_at_the_snooze_s_end_is_logged_and_the_end_holds(
     assert SnoozeWorker(snoozes, Health()).work_once() == 1
     assert store.snoozes.snooze_of(ANA, card.pending_id) is None
     assert "kandev inbox show of" in caplog.text and "failed" in caplog.text
+
+
+# ---- the DM cards follow Kandev's inbox (what they hid there, after the card was posted) ----
+
+
+@pytest.fixture
+def following(store: Database, publisher: Publisher, identities: Identities) -> Snoozes:
+    """Snoozes whose reads of people's Kandev inboxes are never kept (each round reads)."""
+    return Snoozes(
+        store.snoozes,
+        store.cards,
+        store.audit_log,
+        publisher.wake,
+        publisher.changed,
+        seeing=Seeing(identities, hidden_ttl_s=0),
+    )
+
+
+@pytest.fixture
+def anas_dm(store: Database, publisher: Publisher, card: Card, drain) -> Copy:
+    """Ana's DM card of ``card`` (a subscription), posted."""
+    add_copy(store, publisher, card, f"dm:{card.pending_id}:{ANA}", ANA)
+    drain()
+    copy = store.cards.message_get(f"dm:{card.pending_id}:{ANA}")
+    assert copy is not None and copy.ts
+    return copy
+
+
+def test_a_hide_in_kandev_collapses_the_posted_dm_card_and_showing_restores_it(
+    following: Snoozes,
+    card: Card,
+    anas_dm: Copy,
+    ana_kandev: FakeKandev,
+    gateway: FakeSlackGateway,
+    store: Database,
+    drain,
+) -> None:
+    assert following.follow_kandev() == 0  # nothing hidden: nothing changes
+    assert not is_collapsed(gateway, anas_dm)
+    ana_kandev.inbox[card.pending_id] = "1h"  # Ana snoozed it in Kandev's own inbox
+    assert following.follow_kandev() == 1
+    drain()
+    assert is_collapsed(gateway, anas_dm)
+    mirror = store.snoozes.snooze_of(ANA, card.pending_id)
+    assert mirror is not None and mirror.from_kandev
+    assert following.follow_kandev() == 0  # once: the next round changes nothing
+    assert ana_kandev.called("hide_in_inbox") == []  # never echoed back to Kandev
+
+    del ana_kandev.inbox[card.pending_id]  # un-snoozed there (or its snooze ran out)
+    assert following.follow_kandev() == 1
+    drain()
+    assert not is_collapsed(gateway, anas_dm)
+    assert store.snoozes.snooze_of(ANA, card.pending_id) is None
+    assert ana_kandev.called("show_in_inbox") == []
+    audited = [(e.action, e.source) for e in store.audit_log.audit_entries(card.pending_id)]
+    assert ("snooze", "kandev:inbox") in audited and ("unsnooze", "kandev:inbox") in audited
+
+
+def test_a_dismissal_in_kandev_holds_past_the_mirror_s_length(
+    following: Snoozes,
+    card: Card,
+    anas_dm: Copy,
+    ana_kandev: FakeKandev,
+    store: Database,
+    clock: FakeClock,
+) -> None:
+    ana_kandev.inbox[card.pending_id] = "dismissed"
+    assert following.follow_kandev() == 1
+    first = store.snoozes.snooze_of(ANA, card.pending_id)
+    assert first is not None
+    clock.advance(13 * 3600)  # past half its length: renewed, never ended while Kandev hides it
+    assert following.follow_kandev() == 1
+    renewed = store.snoozes.snooze_of(ANA, card.pending_id)
+    assert renewed is not None and renewed.from_kandev and renewed.until > first.until
+    assert following.end_due() == 0
+
+
+def test_a_slack_snooze_is_left_to_slack_and_its_end_not_mirrored_back(
+    admission: Admission,
+    following: Snoozes,
+    card: Card,
+    anas_dm: Copy,
+    ana_kandev: FakeKandev,
+    store: Database,
+) -> None:
+    snoozed = following.snooze(admitted(admission, on_home(card, ANA)), 4)
+    assert isinstance(snoozed, Snoozed) and ana_kandev.inbox == {card.pending_id: "4h"}
+    assert following.follow_kandev() == 0  # Kandev hides it because Slack does: unchanged
+    read = store.snoozes.snooze_of(ANA, card.pending_id)
+    assert read is not None and not read.from_kandev
+
+
+def test_a_kandev_failure_changes_nothing_and_a_refusal_breaks_the_link(
+    following: Snoozes,
+    card: Card,
+    anas_dm: Copy,
+    ana_kandev: FakeKandev,
+    store: Database,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ana_kandev.inbox[card.pending_id] = "4h"
+    assert following.follow_kandev() == 1
+    ana_kandev.inbox.clear()
+    ana_kandev.fail("hidden_in_inbox", KandevProtocolError("HTTP 502"), times=1)
+    assert following.follow_kandev() == 0  # could not be read: the mirror holds
+    assert store.snoozes.snooze_of(ANA, card.pending_id) is not None
+    assert "could not read a linked person's Kandev inbox" in caplog.text
+
+    ana_kandev.fail("hidden_in_inbox", KandevAuthError())
+    assert following.follow_kandev() == 0
+    link = store.links.get(ANA)
+    assert link is not None and link.broken
+    assert following.follow_kandev() == 0  # broken: not read again
+    assert len(ana_kandev.called("hidden_in_inbox")) == 3
+
+
+def test_only_holders_of_dm_cards_in_linked_routes_are_read(
+    following: Snoozes, card: Card, ana_kandev: FakeKandev, store: Database
+) -> None:
+    ana_kandev.inbox[card.pending_id] = "1h"
+    assert following.follow_kandev() == 0  # Ana holds no DM card of it
+    assert ana_kandev.called("hidden_in_inbox") == []
+    assert store.snoozes.snooze_of(ANA, card.pending_id) is None
+
+
+@pytest.mark.parametrize("routing", ["bot"], indirect=True)
+def test_a_bot_route_s_dm_cards_do_not_follow_kandev(
+    following: Snoozes, card: Card, anas_dm: Copy, ana_kandev: FakeKandev
+) -> None:
+    ana_kandev.inbox[card.pending_id] = "1h"
+    assert following.follow_kandev() == 0
+    assert ana_kandev.called("hidden_in_inbox") == []
