@@ -296,3 +296,44 @@ def test_in_step_over_socket_mode(
     assert driver.click(dm, collapsed.ts, text="Unsnooze", user=ANA).ok
     wait_ephemeral(fake_slack, ANA.id, "back in your Kandev Needs-you inbox too")
     assert eves.pending_id not in hidden_in_kandev(cast, cast.ana, cast.eve_ws)
+
+
+def test_a_hide_in_kandevs_inbox_collapses_a_posted_dm_card(
+    people_app_factory, kandev_people: Cast, people_seed: Seeder, fake_slack, slack_driver, tmp_path
+) -> None:
+    """Ana got a DM card; then she snoozes the item in Kandev's own inbox: the card collapses
+    ("💤 Snoozed until …") within a round of the worker and the hidden items' keep; un-snoozed
+    there, it is restored."""
+    cast = kandev_people
+    bot = start(people_app_factory, fake_slack, tmp_path)
+    driver = slack_driver(bot.events_url)
+    link(bot, ANA, cast.ana)
+    ack = driver.slash("/kandev-questions", "subscribe", user=ANA, channel=ANA.id)
+    assert ack.status == 200 and "Subscribed" in str(ack.body)
+    bundle = people_seed([distinct_question(11)], title="Hidden later in Kandev by Ana")
+    wait_card(fake_slack, bundle.pending_id)
+    fake_slack.wait_for(
+        lambda: "Hidden later in Kandev by Ana" in dms(fake_slack, ANA),
+        POLL_S + MARGIN_S + 5,
+        "Ana's DM card",
+    )
+    assert "💤 Snoozed until" not in dms(fake_slack, ANA)
+    # Seeing keeps a hidden list 15 s; the worker follows every 5 s.
+    follow_s = 15 + 5 + MARGIN_S
+    cast.people.snooze(cast.ana, bundle.pending_id, "1h")
+    try:
+        fake_slack.wait_for(
+            lambda: "💤 Snoozed until" in dms(fake_slack, ANA), follow_s, "the DM card collapsed"
+        )
+        assert bot.bot is not None
+        mirror = bot.bot.store.snoozes.snooze_of(ANA.id, bundle.pending_id)
+        assert mirror is not None and mirror.from_kandev
+    finally:
+        cast.people.unsnooze(cast.ana, bundle.pending_id)
+    fake_slack.wait_for(
+        lambda: "💤 Snoozed until" not in dms(fake_slack, ANA), follow_s, "the DM card restored"
+    )
+    assert "Hidden later in Kandev by Ana" in dms(fake_slack, ANA)
+    assert bot.bot.store.snoozes.snooze_of(ANA.id, bundle.pending_id) is None
+    # The mirror's end is not sent back: Kandev's inbox is as Ana left it.
+    assert bundle.pending_id not in hidden_in_kandev(cast, cast.ana, cast.default_ws)
