@@ -158,22 +158,35 @@ class PreviewPage:
     ) -> list[Path]:
         """``SCREENS/<name>-<desktop|phone>.png``: ``element()`` at each width, scrolled
         (inside it) to what matches the CSS selector ``focus``, if given."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
         SCREENS.mkdir(parents=True, exist_ok=True)
         saved = []
         for label, width in WIDTHS.items():
             self.chrome.set_window_size(width, 1000)
             time.sleep(0.3)  # the layout settles (media queries, fonts)
-            shown = element()
-            self.chrome.execute_script("arguments[0].scrollIntoView({block: 'start'})", shown)
-            if focus:
-                self.chrome.execute_script(
-                    "const f = arguments[0].querySelector(arguments[1]);"
-                    "if (f) f.scrollIntoView({block: 'center'});",
-                    shown,
-                    focus,
-                )
             path = SCREENS / f"{name}-{label}.png"
-            shown.screenshot(str(path))
+            for attempt in range(1, 4):
+                # The live page may redraw between finding the element and taking its picture
+                # (a poll's refresh): found again, as a person's eyes would.
+                try:
+                    self._shoot(element(), focus, path)
+                    break
+                except StaleElementReferenceException:
+                    if attempt == 3:
+                        raise
+                    time.sleep(0.2)
             saved.append(path)
         self.chrome.set_window_size(WIDTHS["desktop"], 1000)
         return saved
+
+    def _shoot(self, shown: Any, focus: str | None, path: Path) -> None:
+        self.chrome.execute_script("arguments[0].scrollIntoView({block: 'start'})", shown)
+        if focus:
+            self.chrome.execute_script(
+                "const f = arguments[0].querySelector(arguments[1]);"
+                "if (f) f.scrollIntoView({block: 'center'});",
+                shown,
+                focus,
+            )
+        shown.screenshot(str(path))

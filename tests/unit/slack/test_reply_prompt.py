@@ -53,7 +53,7 @@ class _Notifier:
         return True
 
 
-def _prompt(reopened: bool) -> tuple[ReplyPrompt, _Notifier, list[str]]:
+def make_prompt(reopened: bool) -> tuple[ReplyPrompt, _Notifier, list[str]]:
     notifier, calls = _Notifier(), []
 
     def reopen() -> bool:
@@ -72,7 +72,7 @@ def test_busy_gives_the_reply_back_and_keeps_the_prompt() -> None:
         (Busy(), words.busy_message()),
         (Unrecorded(), words.unrecorded_message()),
     ):
-        prompt, notifier, calls = _prompt(reopened=True)
+        prompt, notifier, calls = make_prompt(reopened=True)
         prompt.now(result)
         assert calls == ["ack", "reopen"]
         assert notifier.replaced == []  # the prompt and its Send button stay
@@ -82,7 +82,7 @@ def test_busy_gives_the_reply_back_and_keeps_the_prompt() -> None:
 
 
 def test_a_reply_that_cannot_be_given_back_has_its_prompt_replaced() -> None:
-    prompt, notifier, calls = _prompt(reopened=False)  # cancelled meanwhile
+    prompt, notifier, calls = make_prompt(reopened=False)  # cancelled meanwhile
     prompt.now(Busy())
     assert notifier.told == [] and notifier.replaced == [words.busy_message()]
 
@@ -90,7 +90,7 @@ def test_a_reply_that_cannot_be_given_back_has_its_prompt_replaced() -> None:
 def test_not_recorded_after_sending_gives_the_reply_back_with_its_send_button() -> None:
     """Kandev unreachable once the answer was recorded ("Sending…" shown): the prompt comes
     back with Send and Cancel under why, and the reply may be sent again."""
-    prompt, notifier, calls = _prompt(reopened=True)
+    prompt, notifier, calls = make_prompt(reopened=True)
     prompt.recorded()
     prompt.later(Verdict("not_recorded", cause="unreachable"))
     assert calls == ["ack", "reopen"]
@@ -107,7 +107,7 @@ def test_not_recorded_after_sending_gives_the_reply_back_with_its_send_button() 
 
 
 def test_not_recorded_on_a_reply_cancelled_meanwhile_just_says_so() -> None:
-    prompt, notifier, calls = _prompt(reopened=False)
+    prompt, notifier, calls = make_prompt(reopened=False)
     prompt.later(Verdict("not_recorded", cause="unreachable"))
     assert "not* recorded" in notifier.replaced[-1]
     assert all(b["type"] != "actions" for b in notifier.replaced_blocks[-1])
@@ -123,7 +123,7 @@ def test_a_reply_refused_until_connected_or_relinked_shows_the_connect_button() 
         lambda p: p.now(Refused(Refusal("connect"))),
         lambda p: p.later(Verdict("relink")),
     ):
-        prompt, notifier, _calls = _prompt(reopened=False)
+        prompt, notifier, _calls = make_prompt(reopened=False)
         told(prompt)
         buttons = [
             e for b in notifier.replaced_blocks[-1] if b["type"] == "actions" for e in b["elements"]

@@ -10,11 +10,11 @@ from kandev_slack.slack.presenters import said as saying
 from kandev_slack.surfaces import thread_reply
 from kandev_slack.usecases.answering.admission import Refusal
 from kandev_slack.usecases.answering.interactions import Refused
-from tests.unit.slack.test_reply_prompt import _prompt
+from tests.unit.slack.test_reply_prompt import make_prompt
 
 
 def test_kandev_not_answering_about_their_account_gives_the_reply_back() -> None:
-    prompt, notifier, calls = _prompt(reopened=True)
+    prompt, notifier, calls = make_prompt(reopened=True)
 
     prompt.now(Refused(Refusal("unreachable")))
 
@@ -28,7 +28,7 @@ def test_kandev_not_answering_about_their_account_gives_the_reply_back() -> None
 
 def test_a_refusal_that_will_not_pass_by_itself_ends_the_prompt() -> None:
     for kind in ("viewer", "not_visible", "forbidden"):
-        prompt, notifier, calls = _prompt(reopened=True)
+        prompt, notifier, calls = make_prompt(reopened=True)
         prompt.now(Refused(Refusal(kind)))  # type: ignore[arg-type]
         assert calls == ["ack"], kind
         assert notifier.replaced == [saying.refusal(Refusal(kind))]  # type: ignore[arg-type]
