@@ -96,13 +96,14 @@ def test_a_persons_own_workspace_is_prepared_for_seeding_and_members(
     people = cast.people
     gus = people.fresh("Gus")
     workspace = people.workspace(gus, "Gus's workspace")
-
-    people.add_member(workspace, cast.cat, "viewer")  # by its owner, Gus, by default
+    # A fresh member: the cast is shared by the session (cat stays a member of nothing).
+    hal = people.fresh("Hal")
+    people.add_member(workspace, hal, "viewer")  # by its owner, Gus, by default
 
     bundles = people_seed.by(gus).many(2, workspace_id=workspace)
     assert {b.workspace_id for b in bundles} == {workspace}
-    assert people.role(cast.cat, workspace) == "viewer"
-    listed = {b["pending_id"] for b in cast.server.list_pending(token=cast.cat.token)}
+    assert people.role(hal, workspace) == "viewer"
+    listed = {b["pending_id"] for b in cast.server.list_pending(token=hal.token)}
     assert {b.pending_id for b in bundles} <= listed
     assert workspace not in {w["id"] for w in cast.server.workspaces()}
 
