@@ -222,14 +222,29 @@ class Recovery:
     ) -> Verdict | None:
         """Stop re-sending: apply what Kandev's record shows, else drop the submission (the
         card can be answered again) and tell the person that the bot could not find out."""
-        key = sub.submission_key
         detail = f"gave up after {resends} re-sends ({why})"
         log.error("recovery gives up on the %s of %s: %s", attempt.action, sub.pending_id, detail)
+        return self._settle(sub, attempt, channel, detail, None)
+
+    def _settle(
+        self,
+        sub: Submission,
+        attempt: Attempt,
+        channel: str | None,
+        detail: str,
+        kind: VerdictKind | None,
+    ) -> Verdict | None:
+        """Stop here, sending nothing: apply what Kandev's record shows when it tells, else
+        drop the submission (the card can be answered again), audit it and tell the person
+        ``kind`` (None: gave up; not recorded or unconfirmed, as Kandev's record reads)."""
+        key = sub.submission_key
         outcome = self.answers.read_back(attempt, sub.created_at)
         if outcome is not None and not isinstance(outcome, NotRecorded | Unconfirmed):
             verdict = self.answers.apply_outcome(attempt, outcome, key)
             return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
-        kind: VerdictKind = "not_recorded" if isinstance(outcome, NotRecorded) else "unconfirmed"
+        gave_up = kind is None
+        if kind is None:
+            kind = "not_recorded" if isinstance(outcome, NotRecorded) else "unconfirmed"
         if not self.submissions.drop_submission(key):
             return None  # finished meanwhile by someone else; they told the person
         self.audit_log.audit(
@@ -243,7 +258,7 @@ class Recovery:
         )
         metrics.answer(SOURCE, "", kind, item=label_of_key(sub.pending_id))
         card = self.cards.get(sub.pending_id)
-        verdict = Verdict(kind, card, action=attempt.action, gave_up=True)
+        verdict = Verdict(kind, card, action=attempt.action, gave_up=gave_up)
         self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
         return verdict
 
@@ -295,25 +310,7 @@ class Recovery:
         kind = NOT_THEIRS_NOW[problem]
         detail = f"not re-sent: their account cannot send it ({problem})"
         log.warning("not re-sending %s: their own Kandev account %s", key[:12], problem)
-        outcome = self.answers.read_back(attempt, sub.created_at)
-        if outcome is not None and not isinstance(outcome, NotRecorded | Unconfirmed):
-            verdict = self.answers.apply_outcome(attempt, outcome, key)
-            return self._finish(sub, attempt, channel, verdict, f"{detail}; Kandev shows it")
-        if not self.submissions.drop_submission(key):
-            return None  # finished meanwhile by someone else; they told the person
-        self.audit_log.audit(
-            sub.pending_id,
-            sub.user,
-            attempt.action,
-            SOURCE,
-            kind,
-            detail,
-            kandev_user=self._kandev_user(sub),
-        )
-        metrics.answer(SOURCE, "", kind, item=label_of_key(sub.pending_id))
-        verdict = Verdict(kind, self.cards.get(sub.pending_id), action=attempt.action)
-        self.announce.recovered(sub.user, channel, attempt.view_id, verdict)
-        return verdict
+        return self._settle(sub, attempt, channel, detail, kind)
 
 
 def _describe(outcome: Outcome) -> str:
