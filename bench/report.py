@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bench.scenarios.answering import Answering
-from bench.scenarios.approvals import ApprovalBench
+from bench.scenarios.approvals import IDLE_CPU_MS, ApprovalBench
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
 from bench.scenarios.crowd import CPU_LABELS, Crowd
@@ -179,14 +179,16 @@ def render_approvals(r: ApprovalBench) -> str:
     sweep_rows = []
     for s in r.sweeps:
         parts = ", ".join(f"{k} {v:.1f}" for k, v in sorted(s.requests.items())) or "none"
+        kind = "idle interval, hints on" if s.mode == "idle" else "full sweep"
         sweep_rows.append(
             [
-                f"{s.waiting} waiting, {s.tasks} tasks",
+                f"{s.waiting} waiting, {s.tasks} tasks: {kind}",
                 f"{s.sweep:.1f}",
                 parts,
                 str(s.floor_requests),
                 f"{s.floor_ms:.0f}",
                 f"{s.cpu_ms:.0f}",
+                f"{s.sweep_cpu_ms:.1f}",
             ]
         )
     sweep = table(
@@ -197,6 +199,7 @@ def render_approvals(r: ApprovalBench) -> str:
             "floor requests",
             "floor wall ms",
             "bot CPU ms",
+            "the sweep's own CPU ms",
         ],
         sweep_rows,
     )
@@ -205,11 +208,16 @@ def render_approvals(r: ApprovalBench) -> str:
         "channels, each timed from the moment the mock agent sent it; half allowed by a click, "
         f"half by Kandev's own resolve. Duplicate cards: {r.duplicates}.\n\n"
         f"{table(head, rows)}\n\n{acks}\n\n"
-        "The sweep, per poll interval (idle bot). Its requests: the workspaces' task lists, "
-        "the request lists of flagged tasks and tasks with a waiting card, and one session "
-        "read per waiting approval (the cancelled-turn check, contract §5); the question "
-        "poll's are listed apart. The floor: one task list per workspace and one request list "
-        f"per flagged task, from a bare client, timed once:\n\n{sweep}"
+        "The sweep, per poll interval (idle bot), over whole intervals. With the push hints on, "
+        "an interval in which nothing changed reads the workspaces' task lists only (the floor: "
+        "one read per page of them); the full sweep — every interval without hints (here "
+        "`KANDEV_HINTS=off`), every 60 s with them — reads the task lists, the request lists "
+        "of flagged tasks and tasks with a waiting card, and one session read per waiting "
+        "approval (the cancelled-turn check, contract §5); its floor: one task list per "
+        "workspace and one request list per flagged task, from a bare client, timed once. The "
+        "question poll's requests are listed apart. Bot CPU: the whole process per interval; "
+        "the sweep's own: one sweep of that kind on its thread "
+        f"(`kandev_slack_approval_sweep_cpu_seconds_total`):\n\n{sweep}"
     )
 
 
@@ -500,6 +508,23 @@ def _approval_targets(
             add(label, f"{ms(bot.p95)} ≤ {ms(floor.p95 + margin)}", bot.p95 <= floor.p95 + margin)
     add("approval cards posted once", str(r.duplicates), r.duplicates == 0)
     for s in r.sweeps:
+        if s.mode == "idle":
+            lists = s.requests.get("task lists", 0.0)
+            others = s.sweep - lists
+            add(
+                f"idle interval with {s.waiting} waiting, hints on: Kandev requests ≤ one "
+                "task-list read per page",
+                f"{lists:.1f} task lists ≤ {s.pages}, {others:.1f} other",
+                lists <= s.pages and others == 0,
+            )
+            if s.waiting:
+                add(
+                    f"idle interval with {s.waiting} waiting, hints on: bot CPU ≤ "
+                    f"{IDLE_CPU_MS:.0f} ms",
+                    f"{s.cpu_ms:.0f} ms (the sweep's own: {s.sweep_cpu_ms:.0f} ms)",
+                    s.cpu_ms <= IDLE_CPU_MS,
+                )
+            continue
         limit = s.floor_requests + s.waiting  # and one session read per waiting approval
         add(
             f"sweep with {s.waiting} waiting: Kandev requests ≤ floor + 1 per waiting approval",

@@ -79,7 +79,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--conversations", type=int, default=10, help="Conversation views opened (10)")
     p.add_argument("--approvals", type=int, default=30, help="approvals timed and resolved (30)")
     p.add_argument(
-        "--approval-sweep", type=int, default=100, help="approvals waiting for the sweep (100)"
+        "--approval-sweep", type=int, default=200, help="approvals waiting for the sweep (200)"
     )
     p.add_argument("--crowd", type=int, default=50, help="people clicking at once (50)")
     p.add_argument(

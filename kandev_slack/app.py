@@ -133,7 +133,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
 def _hints(settings: Settings, parts: UseCases) -> KandevHints:
     """Kandev's push hints, each handed to the loops that act on it: new bundles to discovery,
     a session's pending action gone to the reconciler and the approvals, a reconnect to both
-    (they read what they missed), a permission waiting to the approvals."""
+    (they read what they missed), a permission waiting, a task's status changed and the link
+    lost to the approvals (whose light intervals rely on the hints)."""
     sync, approvals = parts.sync, parts.approvals
 
     def resolved(hint: Resolved) -> None:
@@ -151,6 +152,10 @@ def _hints(settings: Settings, parts: UseCases) -> KandevHints:
         on_resolved=resolved,
         on_connected=connected,
         on_permission=lambda hint: approvals.on_permission(hint.task_id, hint.session_id),
+        on_status=lambda hint: approvals.on_status(
+            hint.task_id, hint.session_id, hint.pending_action
+        ),
+        on_disconnected=approvals.on_disconnected,
     )
 
 

@@ -337,6 +337,7 @@ def _approvals(
         unroutable=Unroutables(health, UNROUTABLE, "approval"),
         sweep_watch=SweepWatch(health, SWEEP, "approval sweep", SWEEP_DEADLINE_S),
         poll_interval=settings.kandev_poll_interval,
+        full_sweep_interval=settings.kandev_full_sweep_interval,
         people=people,
     )
 

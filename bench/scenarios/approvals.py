@@ -12,15 +12,22 @@ Then every request is resolved: the even ones by a signed "Allow once" click on 
 the odd ones by Kandev's own resolve (``resolve_agent_permission_kandev``) from a bare warm MCP
 client — each timed until the agent has the option (``answered_at`` in its record).
 
-Last, the sweep (every poll interval the bot lists each workspace's tasks and then the requests
-of every task flagged ``permission`` or with a card still waiting): with ``sweep`` requests
-waiting, one task each, the bot's Kandev requests and CPU time per poll interval, beside what a
-bare client needs to learn the same (one task list per workspace and one request list per
-flagged task); then again once all are resolved (the tasks stay, nothing is flagged).
+Last, the sweep. With ``sweep`` requests waiting, one task each, and the push hints up, an
+interval in which nothing changed (the *idle* interval) reads the workspaces' task lists and
+nothing else (kandev_slack/usecases/intake/approvals.py): its Kandev requests by call and the
+bot's CPU time, per interval, over whole intervals, beside the floor (one read per page of the
+task lists) and the targets (≤ one task-list read per page; ≤ 50 ms of CPU at 200 waiting).
+Then the *full* sweep the bot still runs every ``KANDEV_FULL_SWEEP_INTERVAL`` (60 s) with hints,
+and every interval without (the bot restarted with ``KANDEV_HINTS=off``): each workspace's
+task lists, then the request list of every task flagged ``permission`` or with a card still
+waiting and a session read per waiting card (the cancelled-turn check), beside what a bare client
+needs to learn the same (one task list per workspace and one request list per flagged task).
+Last, with hints again, all are resolved in Kandev and the idle interval is measured once more.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.cardlog import CardLog
 from bench.floor import PendingActionFloor
@@ -63,9 +71,17 @@ def _request(n: int) -> dict[str, Any]:
     )
 
 
+#: The target of an idle interval's bot CPU time at 200 waiting (issue 35).
+IDLE_CPU_MS = 50.0
+SWEEPS_METRIC = "kandev_slack_approval_sweeps"
+SWEEP_CPU_METRIC = "kandev_slack_approval_sweep_cpu_seconds"
+
+
 @dataclass(frozen=True)
 class SweepCost:
-    """One window of the idle bot: per poll interval."""
+    """One window of the idle bot: per poll interval. ``mode``: ``idle`` (hints up, nothing
+    changed: the light interval) or ``full`` (every interval a full sweep: hints off);
+    ``pages``: how many task-list pages one read of every workspace takes."""
 
     waiting: int
     tasks: int
@@ -73,6 +89,10 @@ class SweepCost:
     cpu_ms: float
     floor_requests: int
     floor_ms: float  # a bare client's wall time for those requests, once
+    mode: str = "full"
+    pages: int = 0
+    #: The CPU time of one sweep of its kind, on its own thread (the bot's metric).
+    sweep_cpu_ms: float = 0.0
 
     @property
     def sweep(self) -> float:
@@ -176,8 +196,9 @@ def _sweep(
     cycles: int,
     result: ApprovalBench,
 ) -> list[str]:
-    """Seed ``count`` waiting requests, measure the idle bot; resolve them all, measure again.
-    Returns the task ids (the caller deletes them)."""
+    """Seed ``count`` waiting requests, measure the idle interval (hints on) and the full sweep
+    (hints off); resolve them all, measure the idle interval again. Returns the task ids (the
+    caller deletes them)."""
     kandev = world.kandev
     workspaces = world.workspace_ids
 
@@ -196,75 +217,136 @@ def _sweep(
     if not log.wait_posted(keys, timeout=LISTED_TIMEOUT_S + count):
         result.problems.append(f"sweep: not every one of {count} approvals got a card")
     interval = float(bot.env["KANDEV_POLL_INTERVAL"])
-    time.sleep(interval * 2)  # let the posting settle into the regular sweep
-    result.sweeps.append(
-        _window(bot, len(asked), len(task_ids), workspaces, task_ids, resolver, interval, cycles)
-    )
+    waiting = len(asked)
+
+    def window(mode: str, waiting: int, flagged: Sequence[str]) -> SweepCost:
+        time.sleep(interval * 2)  # let the posting (or the restart) settle
+        return _window(bot, mode, waiting, len(task_ids), workspaces, flagged, resolver, cycles)
+
+    result.sweeps.append(window("idle", waiting, []))
+    _restart(bot, KANDEV_HINTS="off")
+    result.sweeps.append(window("full", waiting, task_ids))
+    _restart(bot, KANDEV_HINTS="on")
     for listed in asked.values():  # one bare client, one at a time
         resolver.call_tool(RESOLVE_TOOL, _resolve_arguments(listed))
     _wait_all_edited(log, keys, timeout=LISTED_TIMEOUT_S, result=result)
-    time.sleep(interval * 2)
-    result.sweeps.append(_window(bot, 0, len(task_ids), workspaces, [], resolver, interval, cycles))
+    result.sweeps.append(window("idle", 0, []))
     return task_ids
+
+
+def _restart(bot: BotProcess, **env: str) -> None:
+    bot.env.update(env)
+    bot.restart()
+    wait_synced(bot)
 
 
 def _window(
     bot: BotProcess,
+    mode: str,
     waiting: int,
     tasks: int,
     workspaces: Sequence[str],
     flagged: Sequence[str],
     resolver: McpSession,
-    interval: float,
     cycles: int,
 ) -> SweepCost:
+    """The bot's requests and CPU time per poll interval over ``cycles`` whole intervals:
+    from just after one of its sweeps to just after the ``cycles``-th next one (an idle window
+    in which a full sweep ran is measured again: it runs once a minute)."""
+    interval = float(bot.env["KANDEV_POLL_INTERVAL"])
     url = bot.events_url.rsplit("/slack/", 1)[0] + "/metrics"
     pid = bot.proc.pid if bot.proc is not None else None
-    before, cpu0, t0 = request_counts(url), cpu_seconds(pid) if pid else 0.0, time.monotonic()
-    time.sleep(interval * cycles)
-    after, cpu1, t1 = request_counts(url), cpu_seconds(pid) if pid else 0.0, time.monotonic()
-    per = interval / (t1 - t0)
+    for _ in range(3):
+        before, sweeps0 = _after_a_sweep(url, interval)
+        cpu0, t0 = cpu_seconds(pid) if pid else 0.0, time.monotonic()
+        time.sleep(max(t0 + interval * cycles - 0.15 - time.monotonic(), 0.0))
+        after, sweeps1 = _after_a_sweep(url, interval)
+        cpu1, t1 = cpu_seconds(pid) if pid else 0.0, time.monotonic()
+        ran = {k: sweeps1.get(k, 0.0) - sweeps0.get(k, 0.0) for k in sweeps1}
+        if mode != "idle" or not ran.get("full"):
+            break
+    # The window runs from the end of one sweep to the end of the n-th next: n intervals.
+    intervals = ran.get("light", 0.0) + ran.get("full", 0.0)
+    per = 1.0 / intervals if intervals else interval / (t1 - t0)
     requests: dict[str, float] = {}
     for call, n in counts_delta(before, after).items():
         kind = _kind(call)
         requests[kind] = requests.get(kind, 0.0) + n * per
-    floor_requests, floor_ms = _bare_sweep(resolver, bot, workspaces, flagged)
+    kind = "light" if mode == "idle" else "full"
+    count = ran.get(kind, 0.0)
+    floor_requests, floor_ms, pages = _bare_sweep(resolver, bot, workspaces, flagged)
     return SweepCost(
         waiting=waiting,
         tasks=tasks,
         requests=requests,
-        cpu_ms=(cpu1 - cpu0) * 1000.0 * per,
-        floor_requests=floor_requests,
+        cpu_ms=(cpu1 - cpu0) * 1000.0 * per,  # the whole process
+        floor_requests=pages if mode == "idle" else floor_requests,
         floor_ms=floor_ms,
+        mode=mode,
+        pages=pages,
+        sweep_cpu_ms=ran.get(f"cpu {kind}", 0.0) * 1000.0 / count if count else 0.0,
     )
+
+
+def _after_a_sweep(url: str, interval: float) -> tuple[dict[str, float], dict[str, float]]:
+    """The bot's request and sweep counts just after its next sweep ends."""
+    first = _sweeps(url)
+    deadline = time.monotonic() + interval * 6  # a full sweep of hundreds may take longer
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = _sweeps(url)
+        if now.get("light", 0.0) + now.get("full", 0.0) > first.get("light", 0.0) + first.get(
+            "full", 0.0
+        ):
+            return request_counts(url), now
+    return request_counts(url), first
+
+
+def _sweeps(url: str) -> dict[str, float]:
+    """The bot's approval sweeps so far by kind, and their CPU seconds (``cpu <kind>``)."""
+    text = httpx.get(url, timeout=10.0).text
+    found: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if not sample.name.endswith("_total"):
+                continue
+            if family.name == SWEEPS_METRIC:
+                found[sample.labels["kind"]] = sample.value
+            elif family.name == SWEEP_CPU_METRIC:
+                found[f"cpu {sample.labels['kind']}"] = sample.value
+    return found
 
 
 def _bare_sweep(
     resolver: McpSession, bot: BotProcess, workspaces: Sequence[str], flagged: Sequence[str]
-) -> tuple[int, float]:
+) -> tuple[int, float, int]:
     """What a bare client needs to learn the same: each workspace's task list (every
     workspace Kandev has, as the bot sweeps them all), then each flagged task's requests.
-    Returns (requests, wall ms)."""
+    Returns (requests, wall ms, task-list pages at the bot's page size)."""
     base = bot.env["KANDEV_URL"].rstrip("/")
     token = bot.env.get("KANDEV_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    size = int(bot.env.get("KANDEV_TASKS_PAGE_SIZE", "100"))
+    pages = 0
     with httpx.Client(base_url=base, headers=headers, timeout=30.0, trust_env=False) as http:
         listed = http.get("/api/v1/workspaces").json().get("workspaces") or []
         every = [w["id"] for w in listed] or list(workspaces)
         started = time.perf_counter()
         for workspace_id in every:
-            http.get(f"/api/v1/workspaces/{workspace_id}/tasks", params={"limit": 100})
+            page = http.get(f"/api/v1/workspaces/{workspace_id}/tasks", params={"limit": 100})
+            pages += max(1, math.ceil(int(page.json().get("total") or 0) / size))
         requests = len(every)
     for task_id in flagged:
         resolver.call_tool(LIST_TOOL, {"task_id": task_id})
         requests += 1
-    return requests, (time.perf_counter() - started) * 1000.0
+    return requests, (time.perf_counter() - started) * 1000.0, pages
 
 
 #: What the bot's request counts are, by call (``kandev_slack_kandev_requests_total``'s
 #: ``call`` label); the sweep's are the first three, the question poll's the last two.
+TASK_LIST_CALL = "GET workspaces/:id/tasks"
 KINDS: tuple[tuple[str, Callable[[str], bool]], ...] = (
-    ("task lists", lambda call: call == "GET workspaces/:id/tasks"),
+    ("task lists", lambda call: call == TASK_LIST_CALL),
     ("request lists", lambda call: call.endswith("list_pending_agent_permissions_kandev")),
     ("session reads", lambda call: call == "GET task-sessions/:id"),
     ("question lists", lambda call: call.endswith("list_pending_questions_kandev")),

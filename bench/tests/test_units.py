@@ -397,6 +397,12 @@ def test_a_burst_is_sent_from_a_process_of_its_own_with_each_answer_in_order() -
     assert sorted(seen[1:]) == [("POST", "/a one 1"), ("POST", "/refuse two 2")]
 
 
+IDLE_LISTS = (
+    "idle interval with 200 waiting, hints on: Kandev requests ≤ one task-list read per page"
+)
+IDLE_CPU = "idle interval with 200 waiting, hints on: bot CPU ≤ 50 ms"
+
+
 def test_the_approval_rows_sit_beside_their_floors_and_the_sweep_beside_a_bare_client() -> None:
     from bench.scenarios.approvals import ApprovalBench, SweepCost, _kind
 
@@ -419,6 +425,10 @@ def test_the_approval_rows_sit_beside_their_floors_and_the_sweep_beside_a_bare_c
         floor_ms=400.0,
     )
     wasteful = SweepCost(0, 100, {"task lists": 10, "request lists": 20}, 30.0, 10, 50.0)
+    idle = SweepCost(
+        200, 200, {"task lists": 3, "question lists": 1}, 41.0, 3, 20.0, "idle", 3, 12.0
+    )
+    costly = SweepCost(200, 200, {"task lists": 3, "session reads": 1}, 60.0, 3, 20.0, "idle", 3)
     result = ApprovalBench(
         count=4,
         floor_card=Summary.of_seconds([0.040, 0.050]),
@@ -426,7 +436,7 @@ def test_the_approval_rows_sit_beside_their_floors_and_the_sweep_beside_a_bare_c
         click_agent=Summary.of_seconds([0.020, 0.025]),
         resolve_agent=Summary.of_seconds([0.010, 0.012]),
         ack=Summary.of_seconds([0.010]),
-        sweeps=[busy, wasteful],
+        sweeps=[busy, wasteful, idle, costly],
         problems=["one agent got no option"],
     )
     assert busy.sweep == 210  # the question poll's list is not the sweep's
@@ -440,6 +450,19 @@ def test_the_approval_rows_sit_beside_their_floors_and_the_sweep_beside_a_bare_c
     assert met["approval click → agent p95 ≤ floor p95 + 20 ms"] == "yes"
     assert met["sweep with 100 waiting: Kandev requests ≤ floor + 1 per waiting approval"] == "yes"
     assert met["sweep with 0 waiting: Kandev requests ≤ floor + 1 per waiting approval"] == "**no**"
+    # the idle interval (hints on): the task lists only, one read a page, and little CPU
+    idle_rows = [
+        (name, value, ok)
+        for name, value, ok in targets(Results(approvals=result))
+        if name.startswith("idle interval with 200 waiting")
+    ]
+    assert idle_rows == [
+        (IDLE_LISTS, "3.0 task lists ≤ 3, 0.0 other", "yes"),
+        (IDLE_CPU, "41 ms (the sweep's own: 12 ms)", "yes"),
+        (IDLE_LISTS, "3.0 task lists ≤ 3, 1.0 other", "**no**"),
+        (IDLE_CPU, "60 ms (the sweep's own: 0 ms)", "**no**"),
+    ]
+    assert "200 waiting, 200 tasks: idle interval, hints on" in text
 
 
 def test_approvals_not_measured_are_targets_not_met() -> None:

@@ -99,6 +99,9 @@ class Settings(BaseSettings):
     #: A port for a small server of /metrics and /healthz (Socket Mode has no other).
     metrics_port: int | None = None
     kandev_poll_interval: float = 5.0
+    #: Seconds between two full approval sweeps while Kandev's push hints are up (the other
+    #: poll intervals read only the task lists; without hints every interval is a full sweep).
+    kandev_full_sweep_interval: float = 60.0
     kandev_list_page_size: int = DEFAULT_PAGE_SIZE  # bundles per page of /kandev-questions
     #: Tasks per page when the approval sweep reads a workspace's tasks (every page is read).
     kandev_tasks_page_size: int = 100
@@ -226,6 +229,11 @@ class Settings(BaseSettings):
     @classmethod
     def _poll_interval(cls, value: Any) -> float:
         return positive_seconds(value, "KANDEV_POLL_INTERVAL", "5")
+
+    @field_validator("kandev_full_sweep_interval", mode="before")
+    @classmethod
+    def _full_sweep_interval(cls, value: Any) -> float:
+        return positive_seconds(value, "KANDEV_FULL_SWEEP_INTERVAL", "60")
 
     @field_validator(
         "database_lock_timeout",

@@ -10,8 +10,15 @@ Hints only make discovery faster; the paged list tool stays the source of truth.
 - ``session.pending_action_changed`` with ``pending_action: "permission"`` (sent to every client,
   no subscription needed) → ``on_permission(hint)`` when given, a :class:`PermissionWaiting`
   naming the task and session (list that task's permissions to learn which request);
+- ``task.status_summary.updated`` (sent to every reader of the task's workspace, also with auth
+  on, where ``session.pending_action_changed`` reaches only the workspace's owner:
+  kandev-identity.md §6) → ``on_status(hint)`` when given, a :class:`TaskStatus` naming the task,
+  its primary session and its pending action (``permission``, ``clarification`` or none). It is
+  sent on every change of the task's sessions: a new request, a resolution, a cancelled turn,
+  an agent giving up;
 - ``on_connected()`` after every (re)connect, once the subscription is in place: notifications
-  are not replayed, so the caller polls then.
+  are not replayed, so the caller polls then; ``on_disconnected()`` when that connection is
+  lost (hints may be missed until the next ``on_connected``).
 
 Callbacks run on the hints thread: keep them short (set an event, enqueue work).
 """
@@ -38,6 +45,7 @@ log = logging.getLogger(__name__)
 
 CLARIFICATION_REQUESTED = "session.clarification_requested"
 PENDING_ACTION_CHANGED = "session.pending_action_changed"
+STATUS_SUMMARY_UPDATED = "task.status_summary.updated"
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 
 
@@ -60,7 +68,18 @@ class PermissionWaiting:
     workspace_id: str = ""
 
 
-Hint = NewPending | Resolved | PermissionWaiting
+@dataclass(frozen=True)
+class TaskStatus:
+    """A task's status summary changed: its primary session's id and its pending action
+    (``permission``, ``clarification``; "" when none)."""
+
+    task_id: str
+    session_id: str = ""
+    workspace_id: str = ""
+    pending_action: str = ""
+
+
+Hint = NewPending | Resolved | PermissionWaiting | TaskStatus
 
 
 def parse_hint(message: Any) -> Hint | None:
@@ -80,6 +99,8 @@ def parse_hint(message: Any) -> Hint | None:
             task_id if isinstance(task_id, str) else "",
             session_id if isinstance(session_id, str) else "",
         )
+    if action == STATUS_SUMMARY_UPDATED:
+        return _task_status(payload)
     if action != PENDING_ACTION_CHANGED or "pending_action" not in payload:
         return None
     if payload["pending_action"] is None:
@@ -91,6 +112,22 @@ def parse_hint(message: Any) -> Hint | None:
             _text(payload.get("workspace_id")),
         )
     return None
+
+
+def _task_status(payload: dict[str, Any]) -> TaskStatus | None:
+    task_id = _text(payload.get("task_id"))
+    if not task_id:
+        return None
+    summary = payload.get("status_summary")
+    summary = summary if isinstance(summary, dict) else {}
+    primary = summary.get("primary_session")
+    primary = primary if isinstance(primary, dict) else {}
+    return TaskStatus(
+        task_id,
+        _text(primary.get("id")),
+        _text(payload.get("workspace_id")),
+        _text(summary.get("pending_action")),
+    )
 
 
 def _text(value: Any) -> str:
@@ -121,6 +158,8 @@ class KandevHints:
         open_timeout: float = 10.0,
         subscribe_timeout: float = 5.0,
         on_permission: Callable[[PermissionWaiting], None] | None = None,
+        on_status: Callable[[TaskStatus], None] | None = None,
+        on_disconnected: Callable[[], None] | None = None,
     ):
         self._url = ws_url(base_url)
         self._headers = {"User-Agent": USER_AGENT, **auth_headers(token)}
@@ -128,6 +167,9 @@ class KandevHints:
         self._on_resolved = on_resolved
         self._on_connected = on_connected
         self._on_permission = on_permission
+        self._on_status = on_status
+        self._on_disconnected = on_disconnected
+        self._announced = False
         self._backoff_initial = backoff_initial
         self._backoff_max = backoff_max
         self._stable_after = stable_after
@@ -201,6 +243,10 @@ class KandevHints:
             finally:
                 with self._lock:
                     self._ws = None
+                if self._announced:
+                    self._announced = False
+                    if self._on_disconnected is not None:
+                        self._call(self._on_disconnected)
             if self._stop.wait(delay * random.uniform(0.8, 1.2)):
                 break
             delay = min(delay * 2, self._backoff_max)
@@ -235,6 +281,7 @@ class KandevHints:
 
     def _announce(self) -> bool:
         self.connections += 1
+        self._announced = True
         self._call(self._on_connected)
         return True
 
@@ -246,6 +293,8 @@ class KandevHints:
             self._call(self._on_resolved, hint)
         elif isinstance(hint, PermissionWaiting) and self._on_permission is not None:
             self._call(self._on_permission, hint)
+        elif isinstance(hint, TaskStatus) and self._on_status is not None:
+            self._call(self._on_status, hint)
 
     @staticmethod
     def _call(callback: Callable[..., None], *args: Any) -> None:

@@ -126,6 +126,19 @@ KANDEV_REQUESTS = Counter(
     ["call"],
     registry=REGISTRY,
 )
+APPROVAL_SWEEPS = Counter(
+    f"{PREFIX}_approval_sweeps",
+    "Approval sweeps run, by kind: full (every flagged task and every waiting card looked at) "
+    "or light (the task lists read, then only what changed looked at).",
+    ["kind"],
+    registry=REGISTRY,
+)
+APPROVAL_SWEEP_CPU = Counter(
+    f"{PREFIX}_approval_sweep_cpu_seconds",
+    "CPU time of the approval sweeps (their thread's), by kind.",
+    ["kind"],
+    registry=REGISTRY,
+)
 
 
 # ---- recording (one call where it happens) ------------------------------------------------
@@ -211,6 +224,12 @@ def slack_api_error(method: str, error: str) -> None:
 
 def kandev_request(call: str) -> None:
     KANDEV_REQUESTS.labels(call).inc()
+
+
+def approval_sweep(kind: str, cpu_seconds: float) -> None:
+    """An approval sweep of ``kind`` (``full``, ``light``) ran, taking ``cpu_seconds``."""
+    APPROVAL_SWEEPS.labels(kind).inc()
+    APPROVAL_SWEEP_CPU.labels(kind).inc(cpu_seconds)
 
 
 def kandev_error(kind: str) -> None:

@@ -18,6 +18,7 @@ from kandev_slack.kandev.approvals.wire import (
     PermissionRequest,
     PermissionResolution,
     SessionCancellation,
+    TaskState,
 )
 from kandev_slack.kandev.errors import (
     KandevAgentStarting,
@@ -105,6 +106,10 @@ class FakePermissions:
         #: Sessions whose turn is over (cancelled, or given up on by the agent).
         self.turns_ended: set[str] = set()
         self.flagged: dict[str, list[str]] = {}
+        #: Tasks each workspace's task list shows besides the flagged ones.
+        self.rows: dict[str, list[str]] = {}
+        #: What each task's row says (its ``TaskState.mark``); ``touch`` changes it.
+        self.marks: dict[str, int] = {}
         self.starting: set[str] = set()
         #: Calls that raise, by their name in ``calls`` ("candidates ws-1", "list t-1"…).
         self.failures: dict[str, Exception] = {}
@@ -146,11 +151,27 @@ class FakePermissions:
             self.after_list.pop(0)()
         return listed
 
-    def candidates(self, workspace_id: str) -> list[PermissionCandidate]:
+    def task_states(self, workspace_id: str) -> list[TaskState]:
         if self.candidates_gate is not None:
             self.candidates_gate.wait(30)
-        self._call(f"candidates {workspace_id}")
-        return [PermissionCandidate(task_id=t) for t in self.flagged.get(workspace_id, [])]
+        self._call(f"tasks {workspace_id}")
+        flagged = self.flagged.get(workspace_id, [])
+        shown = dict.fromkeys([*flagged, *self.rows.get(workspace_id, [])])
+        return [
+            TaskState(t, f"s-{t}", t in flagged, f"{t in flagged}|{self.marks.get(t, 0)}")
+            for t in shown
+        ]
+
+    def candidates(self, workspace_id: str) -> list[PermissionCandidate]:
+        return [
+            PermissionCandidate(task_id=s.task_id, session_id=s.session_id)
+            for s in self.task_states(workspace_id)
+            if s.flagged
+        ]
+
+    def touch(self, task_id: str) -> None:
+        """The task's row changes (its ``updated_at`` moves: a cancel, an agent giving up…)."""
+        self.marks[task_id] = self.marks.get(task_id, 0) + 1
 
     def cancellation(self, session_id: str) -> SessionCancellation | None:
         if session_id not in self.revisions:

@@ -46,6 +46,7 @@ from kandev_slack.kandev.approvals.wire import (
     PermissionResolution,
     SessionCancellation,
     SessionTurns,
+    TaskState,
     WorkspaceTaskPage,
 )
 from kandev_slack.kandev.errors import (
@@ -278,25 +279,34 @@ class PermissionsClient:
         self, workspace_id: str, *, page_size: int | None = None
     ) -> list[PermissionCandidate]:
         """The workspace's tasks whose pending action says ``permission``, every page however
-        many there are (the sweep's candidates). Only a hint: the flag stays set after a
-        Kandev restart although nothing is live, so confirm each with :meth:`list_pending`.
-        A page that brings no task not seen before (Kandev ignoring ``page``) raises
-        :class:`KandevProtocolError` rather than reading forever."""
+        many there are. Only a hint: the flag stays set after a Kandev restart although
+        nothing is live, so confirm each with :meth:`list_pending`."""
+        return [
+            PermissionCandidate(task_id=s.task_id, session_id=s.session_id)
+            for s in self.task_states(workspace_id, page_size=page_size)
+            if s.flagged
+        ]
+
+    def task_states(self, workspace_id: str, *, page_size: int | None = None) -> list[TaskState]:
+        """Every task of the workspace as its task list shows it (whether it is flagged
+        ``permission``, and a mark of its row's state), every page however many there are
+        (the sweep's reads). A page that brings no task not seen before (Kandev ignoring
+        ``page``) raises :class:`KandevProtocolError` rather than reading forever."""
         path = f"/api/v1/workspaces/{quote(workspace_id, safe='')}/tasks"
         size = max(1, page_size or self.tasks_page_size)
-        found: list[PermissionCandidate] = []
+        found: list[TaskState] = []
         seen: set[str] = set()
         for page_number in itertools.count(1):
             params = {"page": page_number, "page_size": size}
             response = self._http.request("GET", path, params=params).response
             page = validate(WorkspaceTaskPage, json_200(response))
-            ids = {t.id for t in page.tasks}
+            states = page.states()
+            ids = {s.task_id for s in states}
             if not ids:
                 return found
             if ids <= seen:
                 raise KandevProtocolError(f"{path}: page {page_number} repeats earlier tasks")
-            new = ids - seen
-            found.extend(c for c in page.candidates() if c.task_id in new)
+            found.extend(s for s in states if s.task_id not in seen)
             seen |= ids
             if len(seen) >= page.total or len(page.tasks) < size:
                 return found

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -236,6 +237,28 @@ class _WorkspaceTask(_Wire):
     primary_session_id: str | None = None
     task_pending_action: str | None = None
     primary_session_pending_action: str | None = None
+    updated_at: str | None = None
+    state: str | None = None
+    primary_session_state: str | None = None
+    session_count: int | None = None
+
+    def as_state(self) -> TaskState:
+        flagged = "permission" in (self.task_pending_action, self.primary_session_pending_action)
+        # Every change seen on the wire moves ``updated_at`` (a new request, a resolution, a
+        # cancelled turn, an agent giving up); the rest is there in case one does not.
+        mark = "|".join(
+            str(v or "")
+            for v in (
+                self.updated_at,
+                self.state,
+                self.primary_session_id,
+                self.primary_session_state,
+                self.task_pending_action,
+                self.primary_session_pending_action,
+                self.session_count,
+            )
+        )
+        return TaskState(self.id, self.primary_session_id or "", flagged, mark)
 
 
 class PermissionCandidate(_Wire):
@@ -245,15 +268,24 @@ class PermissionCandidate(_Wire):
     session_id: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class TaskState:
+    """One task as its workspace's task list shows it: its primary session, whether its
+    pending action says ``permission`` (a hint, stale after a Kandev restart), and ``mark``,
+    what the row says of its state (never empty): a row whose mark did not move since the
+    last read says nothing changed there."""
+
+    task_id: str
+    session_id: str
+    flagged: bool
+    mark: str
+
+
 class WorkspaceTaskPage(_Wire):
     """One page of ``GET /api/v1/workspaces/{id}/tasks`` (``page``, ``page_size``)."""
 
     tasks: tuple[_WorkspaceTask, ...] = ()
     total: int = 0
 
-    def candidates(self) -> list[PermissionCandidate]:
-        return [
-            PermissionCandidate(task_id=t.id, session_id=t.primary_session_id or "")
-            for t in self.tasks
-            if "permission" in (t.task_pending_action, t.primary_session_pending_action)
-        ]
+    def states(self) -> list[TaskState]:
+        return [t.as_state() for t in self.tasks]

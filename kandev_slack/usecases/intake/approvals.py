@@ -9,11 +9,23 @@ There is no global list of permission requests and no push naming one
   session's requests are listed, on the hints' own loop, ``run_hints``, so a sweep in progress
   never delays a new card),
 - a push hint says a session's pending action went away and the bot has an approval card for
-  it (``on_resolved``, on the same loop), and
-- every poll interval and after every reconnect of the hints (the *sweep*, ``run``): every task
-  the workspaces' task lists flag ``permission`` (a hint, stale after a Kandev restart; every
-  page of them is read), and every task with an approval card still waiting. A sweep that fails
-  or overruns its deadline is shown in /healthz (``approval_sweep``).
+  it (``on_resolved``, on the same loop),
+- a push hint says the task's status changed (``on_status``, ``task.status_summary.updated``,
+  which reaches every reader of the workspace, also with auth on: kandev-identity.md §6) and
+  the task is flagged ``permission`` or watched (below): a new request, a resolution, a
+  cancelled turn or an agent giving up all send one, and
+- every poll interval (``run``): a *full sweep* looks at every task the workspaces' task lists
+  flag ``permission`` (a hint, stale after a Kandev restart; every page of them is read) and
+  every task with an approval card still waiting. While the hints are up, only every
+  ``full_sweep_interval`` (and on every (re)connect of the hints): the other intervals are
+  *light* — the task lists alone are read, and only the tasks whose row changed since the last
+  read (or that are newly flagged, or whose last look left something to do) are looked at;
+  an interval in which nothing changed costs one read per page of the task lists. What the
+  rows and the hints both miss is found by the next full sweep. A sweep that fails or
+  overruns its deadline is shown in /healthz (``approval_sweep``).
+
+The tasks the light intervals compare are *watched*: those flagged or with a waiting card at the
+last look, each with the mark of its row then (``TaskState.mark``).
 
 A listed request without a card is recorded (the store's record_card: one card per request across
 replicas and restarts) and posted in its route's channel; a request whose route cannot be
@@ -22,10 +34,9 @@ list is ended by what the transcript records (``permission_resolution``: the win
 or withdrawn), never guessed. A request whose turn is over (Kandev's bug, contract §5: it stays
 listed and resolvable, and resolving it wedges the session) is never answered from Slack: the
 session's turns are read when the card is posted (a turn cancelled before, e.g. while the bot
-was down: the card is posted ended), on every sweep, and again before a click is sent
-(kandev_slack/kandev/approvals/client.py); the cancellation revision recorded at post time tells
-a cancel
-since.
+was down: the card is posted ended), whenever its task is looked at, and again before a click
+is sent (kandev_slack/kandev/approvals/client.py); the cancellation revision recorded at post
+time tells a cancel since.
 """
 
 from __future__ import annotations
@@ -45,10 +56,10 @@ from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard
 from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.approvals.wire import (
-    PermissionCandidate,
     PermissionRecord,
     PermissionRequest,
     SessionCancellation,
+    TaskState,
 )
 from kandev_slack.kandev.errors import (
     KandevAgentStarting,
@@ -58,6 +69,7 @@ from kandev_slack.kandev.errors import (
     KandevUnavailable,
 )
 from kandev_slack.kandev.models import Workspace
+from kandev_slack.ops import metrics
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Submission
 from kandev_slack.usecases.audit import Audit
@@ -80,6 +92,15 @@ SWEEP_DEADLINE_S = 120.0
 #: A request missing from its task's list whose transcript does not say how it ended (Kandev
 #: restarted under it) is ended after this long (a list read racing its creation is not).
 MISSING_GRACE_S = 3.0
+#: How often a full sweep runs while the push hints are up (seconds; KANDEV_FULL_SWEEP_INTERVAL).
+FULL_SWEEP_S = 60.0
+#: The mark of a watched task found in no task list.
+ABSENT = ""
+#: The mark of a watched task whose last look left something to do: no row has it, so the next
+#: interval looks at it again.
+UNSETTLED = "\x00unsettled"
+#: How long a look is remembered for the hints it answers (seconds).
+LOOKS_KEPT_S = 60.0
 
 
 class ApprovalsKandev(Protocol):
@@ -89,7 +110,7 @@ class ApprovalsKandev(Protocol):
         self, task_id: str, session_id: str | None = None
     ) -> list[PermissionRequest]: ...
 
-    def candidates(self, workspace_id: str) -> list[PermissionCandidate]: ...
+    def task_states(self, workspace_id: str) -> list[TaskState]: ...
 
     def cancellation(self, session_id: str) -> SessionCancellation | None: ...
 
@@ -137,13 +158,18 @@ class ApprovalPosts(Protocol):
 
 @dataclass
 class SweepReport:
-    """One look: tasks looked at, cards recorded, cards ended (their keys), and the tasks that
-    could not be read (Kandev refused or garbled their list)."""
+    """One look: tasks looked at, cards recorded, cards ended (their keys), the tasks that
+    could not be read (Kandev refused or garbled their list), those whose look left something
+    to do (an agent starting, a request not posted yet, a card whose request left but whose end
+    is not known yet: looked at again next interval) and those with nothing live and no card
+    waiting (``quiet``: no longer watched unless flagged)."""
 
     tasks: int = 0
     posted: list[str] = field(default_factory=list)
     ended: list[str] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)
+    unsettled: list[str] = field(default_factory=list)
+    quiet: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -167,17 +193,26 @@ class Approvals:
     #: How the sweeps are said in /healthz (:data:`SWEEP`, deadline :data:`SWEEP_DEADLINE_S`).
     sweep_watch: SweepWatch
     poll_interval: float = 5.0
+    #: Seconds between two full sweeps while the hints are up (every interval otherwise).
+    full_sweep_interval: float = FULL_SWEEP_S
     #: Who the Kandev account a request was resolved with is (``permission_resolution``'s
     #: actor): named on the card (None: only Slack people who clicked are named).
     people: KandevPeople | None = None
     #: Wakes the hints' loop (``run_hints``): a hint named a session.
     hints_wakeup: Signal = field(default_factory=lambda: Signal("approval hints"))
-    #: (task, session) pairs push hints said wait on a permission (filled on the hints thread).
-    hinted: Inbox[tuple[str, str]] = field(init=False)
-    #: Sessions whose pending action went away (filled on the hints thread).
-    resolved: Inbox[str] = field(init=False)
+    #: (task, session, when) a hint said to look at (filled on the hints thread).
+    hinted: Inbox[tuple[str, str, float]] = field(init=False)
+    #: (session, when) a hint said its pending action went away (filled on the hints thread).
+    resolved: Inbox[tuple[str, float]] = field(init=False)
     _missing_since: dict[str, float] = field(default_factory=dict)
     _sweep_due: bool = True
+    #: Whether the push hints are connected (a light interval is enough only then).
+    _hints_live: bool = False
+    #: The watched tasks, each with the mark of its row when it was last looked at.
+    _marks: dict[str, str] = field(default_factory=dict)
+    _marks_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: When each (task, session) was last looked at to the end (session "": the whole task).
+    _looked: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.hinted = Inbox("approval hints", wakes=self.hints_wakeup)
@@ -189,29 +224,57 @@ class Approvals:
         """``session_id`` of ``task_id`` now waits on a permission (no session: any of the
         task's)."""
         if task_id:
-            self.hinted.put((task_id, session_id))
+            self.hinted.put((task_id, session_id, time.monotonic()))
 
     def on_resolved(self, session_id: str) -> None:
         """A session's pending action went away: its approvals' task is looked at again."""
         if session_id:
-            self.resolved.put(session_id)
+            self.resolved.put((session_id, time.monotonic()))
+
+    def on_status(self, task_id: str, session_id: str = "", pending_action: str = "") -> None:
+        """``task_id``'s status changed (``session_id``: its primary session): looked at when
+        it waits on a permission or is watched (a card of it may have ended, its turn with it);
+        the status of every other task is none of the approvals' business."""
+        if not task_id:
+            return
+        if pending_action == "permission" or self.watching(task_id):
+            self.hinted.put((task_id, session_id, time.monotonic()))
 
     def on_connected(self) -> None:
-        """The hints (re)connected: what they missed is found by a sweep."""
+        """The hints (re)connected: what they missed is found by a full sweep."""
+        self._hints_live = True
         self._sweep_due = True
         self.wakeup.raise_()
+
+    def on_disconnected(self) -> None:
+        """The hints are lost: every interval is a full sweep until they are back."""
+        self._hints_live = False
+
+    def watching(self, task_id: str) -> bool:
+        with self._marks_lock:
+            return task_id in self._marks
 
     # ---- the loop ------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
-        """The sweeps: every ``poll_interval``, and after a reconnect of the hints."""
-        next_sweep = 0.0
+        """An interval every ``poll_interval``: a full sweep after a reconnect of the hints,
+        every ``full_sweep_interval``, and every time while the hints are down (or off); a
+        light one otherwise."""
+        next_sweep = next_full = 0.0
         while not stop.is_set():
             self.wakeup.take()  # cleared first: a reconnect during the sweep asks for another
-            if self._sweep_due or time.monotonic() >= next_sweep:
+            now = time.monotonic()
+            if self._sweep_due or now >= next_sweep:
+                full = self._sweep_due or not self._hints_live or now >= next_full
                 self._sweep_due = False
-                next_sweep = time.monotonic() + self.poll_interval
-                self.sweep_and_report()
+                next_sweep = now + self.poll_interval
+                cpu = time.thread_time()
+                if full:
+                    next_full = now + self.full_sweep_interval
+                    self.sweep_and_report()
+                else:
+                    self.sweep_watch.run(self.light_sweep)
+                metrics.approval_sweep("full" if full else "light", time.thread_time() - cpu)
             self.wakeup.wait(max(0.05, min(self.poll_interval, next_sweep - time.monotonic())))
 
     def run_hints(self, stop: threading.Event) -> None:
@@ -223,54 +286,125 @@ class Approvals:
                 self.serve_hints()
 
     def serve_hints(self) -> SweepReport:
-        """List the sessions hints said wait on a permission (post what is new), and the tasks
-        of the waiting cards of the sessions they said were resolved (end what left). A look
-        that fails is left to the next sweep."""
+        """List the sessions hints said wait on a permission or changed (post what is new),
+        and the tasks of the waiting cards of the sessions they said were resolved (end what
+        left); a hint that came before a look of its task began is answered by that look. A
+        look that fails is left to the next interval."""
         report = SweepReport()
-        looks: list[tuple[str, str]] = list(dict.fromkeys(self.hinted.drain()))
-        sessions = set(self.resolved.drain())
+        looks: dict[tuple[str, str], float] = {}
+        for task_id, session_id, at in self.hinted.drain():
+            looks[task_id, session_id] = max(at, looks.get((task_id, session_id), 0.0))
+        sessions: dict[str, float] = {}
+        for session_id, at in self.resolved.drain():
+            sessions[session_id] = max(at, sessions.get(session_id, 0.0))
         if sessions:
-            waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
-            looks += dict.fromkeys((c.task_id, "") for c in waiting if c.session_id in sessions)
-        for task_id, session_id in looks:
+            for card in self.cards.pending_of_kind(APPROVAL_PREFIX):
+                if card.session_id in sessions:
+                    at = sessions[card.session_id]
+                    looks[card.task_id, ""] = max(at, looks.get((card.task_id, ""), 0.0))
+        for (task_id, session_id), at in looks.items():
+            if self._looked_since(task_id, session_id, at):
+                continue
             try:
-                self._merge(report, self.look_at(task_id, session_id=session_id))
+                one = self.look_at(task_id, session_id=session_id)
             except KandevError as exc:
                 report.unread.append(task_id)
                 log.warning("approvals: task %s not looked at, left to the sweep: %s", task_id, exc)
             except Exception:
                 report.unread.append(task_id)
                 log.exception("approvals: a hinted look failed")
+            else:
+                self._merge(report, one)
+                if not one.quiet:  # its status hints matter from now on
+                    with self._marks_lock:
+                        self._marks.setdefault(task_id, UNSETTLED)
+        self._forget_old_looks()
         return report
 
     def sweep_and_report(self) -> SweepReport | None:
-        """One sweep, said in /healthz: failed, tasks left unread, or longer than its deadline
-        (until a sweep completes in time). None: it failed."""
+        """One full sweep, said in /healthz: failed, tasks left unread, or longer than its
+        deadline (until a sweep completes in time). None: it failed."""
         return self.sweep_watch.run(self.sweep)
 
     def sweep(self) -> SweepReport:
         """Look at every task the workspaces flag ``permission`` (every page of their tasks)
-        and every task with an approval card still waiting; end what left, post what is new.
-        A task whose list Kandev refuses is skipped (``unread``); Kandev unreachable, or a
-        workspace's tasks unreadable, fails the sweep."""
-        tasks: dict[str, list[Card]] = {}
-        for workspace in self.workspaces():
-            for candidate in self.kandev.candidates(workspace.id):
-                tasks.setdefault(candidate.task_id, [])
-        waiting = self.cards.pending_of_kind(APPROVAL_PREFIX)
-        for card in waiting:
+        and every task with an approval card still waiting; end what left, post what is new;
+        watch them from then on. A task whose list Kandev refuses is skipped (``unread``);
+        Kandev unreachable, or a workspace's tasks unreadable, fails the sweep."""
+        states = self._task_states()
+        tasks: dict[str, list[Card]] = {t: [] for t, s in states.items() if s.flagged}
+        for card in self.cards.pending_of_kind(APPROVAL_PREFIX):
             tasks.setdefault(card.task_id, []).append(card)
+        report, marks = self._look_at_each(tasks, states)
+        with self._marks_lock:
+            # what the hints' loop began watching meanwhile stays watched
+            hinted = {t: m for t, m in self._marks.items() if m == UNSETTLED and t not in marks}
+            self._marks = {t: m for t, m in marks.items() if m is not None} | hinted
+        self.unroutable.report()
+        return report
+
+    def light_sweep(self) -> SweepReport:
+        """Read the workspaces' task lists and look only at the tasks whose row changed since
+        they were last looked at (or that are newly flagged ``permission``, gone from the
+        lists, or whose last look left something to do). Nothing changed: no other read."""
+        states = self._task_states()
+        with self._marks_lock:
+            known = dict(self._marks)
+        changed = [
+            task_id
+            for task_id, state in states.items()
+            if (known[task_id] != state.mark if task_id in known else state.flagged)
+        ]
+        changed += [t for t, mark in known.items() if t not in states and mark != ABSENT]
+        if not changed:
+            return SweepReport()
+        waiting: dict[str, list[Card]] = {t: [] for t in changed}
+        for card in self.cards.pending_of_kind(APPROVAL_PREFIX):
+            if card.task_id in waiting:
+                waiting[card.task_id].append(card)
+        report, marks = self._look_at_each(waiting, states)
+        with self._marks_lock:
+            for task_id, mark in marks.items():
+                if mark is None:
+                    self._marks.pop(task_id, None)
+                else:
+                    self._marks[task_id] = mark
+        self.unroutable.report()
+        return report
+
+    def _task_states(self) -> dict[str, TaskState]:
+        states: dict[str, TaskState] = {}
+        for workspace in self.workspaces():
+            for state in self.kandev.task_states(workspace.id):
+                states[state.task_id] = state
+        return states
+
+    def _look_at_each(
+        self, tasks: dict[str, list[Card]], states: dict[str, TaskState]
+    ) -> tuple[SweepReport, dict[str, str | None]]:
+        """Look at each task (with its waiting cards); the mark each is watched with from now
+        on (None: not watched — nothing live, no card waiting, not flagged)."""
         report = SweepReport()
+        marks: dict[str, str | None] = {}
         for task_id, cards in tasks.items():
             try:
-                self._merge(report, self.look_at(task_id, cards))
+                one = self.look_at(task_id, cards)
             except (KandevUnavailable, KandevAuthError):
                 raise
             except KandevError as exc:
                 report.unread.append(task_id)
+                marks[task_id] = UNSETTLED
                 log.warning("approvals: task %s could not be looked at: %s", task_id, exc)
-        self.unroutable.report()
-        return report
+                continue
+            self._merge(report, one)
+            state = states.get(task_id)
+            if one.unsettled:
+                marks[task_id] = UNSETTLED
+            elif one.quiet and (state is None or not state.flagged):
+                marks[task_id] = None
+            else:
+                marks[task_id] = state.mark if state is not None else ABSENT
+        return report, marks
 
     def look_at(
         self, task_id: str, waiting: list[Card] | None = None, *, session_id: str = ""
@@ -279,27 +413,53 @@ class Approvals:
         without a card, end the cards of those that left (``waiting``: the task's approval
         cards still waiting, when known)."""
         report = SweepReport(tasks=1)
+        started = time.monotonic()
         try:
             listed = self.kandev.list_pending(task_id, session_id or None)
         except KandevAgentStarting:
+            report.unsettled.append(task_id)
             return report  # the agent is starting: the next look lists it
         except KandevNotFoundError:
             listed = []
         live = {approval_key(r.request_id): r for r in listed}
+        settled = True
         # No lock held through Kandev's answers: the hints' loop and a sweep may look at the
         # same task at once (a hint never waits for a sweep's slow read), and need not — a
         # card is recorded once (the store), ended once (its transition), whoever looks.
         for key, request in live.items():
             self._missing_since.pop(key, None)
-            if self.cards.get(key) is None and self.unroutable.due(key) and self._post(request):
+            if self.cards.get(key) is not None:
+                continue
+            if self.unroutable.due(key) and self._post(request):
                 report.posted.append(key)
+            elif self.cards.get(key) is None:
+                settled = False  # not routable yet, or its session went: looked at again
         if waiting is None:
             waiting = self._waiting_of(task_id, session_id)
         for card in waiting:
             is_live = card.pending_id in live
             if self._end_if_turn_over(card) if is_live else self._end(card):
                 report.ended.append(card.pending_id)
+            elif not is_live:
+                settled = False  # how it ended is not known yet
+        if not settled:
+            report.unsettled.append(task_id)
+        else:
+            self._looked[task_id, session_id] = started
+            if not live:
+                report.quiet.append(task_id)
         return report
+
+    def _looked_since(self, task_id: str, session_id: str, at: float) -> bool:
+        """Whether a look of the task (or of that session) began after ``at``."""
+        whole = self._looked.get((task_id, ""), 0.0)
+        return max(whole, self._looked.get((task_id, session_id), 0.0)) > at
+
+    def _forget_old_looks(self) -> None:
+        if len(self._looked) > 1024:
+            old = time.monotonic() - LOOKS_KEPT_S
+            for key in [k for k, at in list(self._looked.items()) if at < old]:
+                self._looked.pop(key, None)
 
     def _waiting_of(self, task_id: str, session_id: str = "") -> list[Card]:
         return [
@@ -402,3 +562,5 @@ class Approvals:
         report.posted += one.posted
         report.ended += one.ended
         report.unread += one.unread
+        report.unsettled += one.unsettled
+        report.quiet += one.quiet

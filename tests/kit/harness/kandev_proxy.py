@@ -1,8 +1,14 @@
 """A reverse proxy in front of a real Kandev that counts (and can hold or drop) answer calls.
 
-The bot talks to ``proxy.base_url`` instead of Kandev. Every request is forwarded as is (a
-WebSocket upgrade, ``/ws``'s push hints, is tunnelled to Kandev untouched: ``tunnels`` counts
-them; most tests run the bot with ``KANDEV_HINTS=off`` all the same); answer calls — REST ``POST
+The bot talks to ``proxy.base_url`` instead of Kandev. Every request is forwarded as is and
+named in ``requests`` (``"GET /api/v1/workspaces/…/tasks"``, an MCP tool call as ``"mcp
+<tool>"``). A WebSocket upgrade, ``/ws``'s push hints, is tunnelled to Kandev (``tunnels`` counts
+them; most tests run the bot with ``KANDEV_HINTS=off`` all the same), offered no extension (no
+compression) so that ``drop_hints(matches)`` can drop the notifications Kandev sends whose
+decoded JSON ``matches`` (a lost hint; ``hints_dropped`` counts them) until ``heal()``; every
+other frame passes byte for byte. ``freeze_path(pattern)`` answers every GET whose path matches
+with the reply Kandev gave the last such GET (same path and query) before it, until ``heal()``
+(a task list that does not show a change; ``frozen`` counts them). Answer calls — REST ``POST
 /api/v1/clarification/{id}/respond``, MCP ``tools/call answer_question_kandev`` and an
 approval's ``resolve_agent_permission_kandev`` (keyed ``perm:<request_id>``, its card's key) —
 are recorded per pending_id, which is what "reached Kandev once" is measured on, with whose
@@ -202,6 +208,13 @@ class KandevProxy:
         self.slowed: list[str] = []  # paths a slow_path held
         self.slowed_answered = 0  # of them, answered (Kandev's reply passed on)
         self.tunnels = 0  # WebSocket connections tunnelled to Kandev
+        #: Every request forwarded (or answered in Kandev's place), by name, in order.
+        self.requests: list[str] = []
+        self._drop_hints: Callable[[dict[str, Any]], bool] | None = None
+        self.hints_dropped = 0
+        self._frozen: list[re.Pattern[str]] = []
+        self._last_get: dict[str, tuple[int, tuple[tuple[str, str], ...], bytes]] = {}
+        self.frozen = 0  # GETs answered from an earlier reply
         self.calls: list[AnswerCall] = []
         self._client = httpx.Client(base_url=self.upstream, timeout=120.0, trust_env=False)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -287,12 +300,26 @@ class KandevProxy:
         with self._lock:
             self._tool_faults.append(ToolFault(name, when, text, is_error, raw))
 
+    def drop_hints(self, matches: Callable[[dict[str, Any]], bool] = lambda message: True) -> None:
+        """Drop the WebSocket notifications Kandev sends (those whose decoded JSON ``matches``)
+        until ``heal()``: hints lost while the link stays up."""
+        with self._lock:
+            self._drop_hints = matches
+
+    def freeze_path(self, pattern: str) -> None:
+        """Answer every GET whose path matches ``pattern`` (a regex) with Kandev's reply to
+        the last such GET before it, until ``heal()`` (forwarded when there was none)."""
+        with self._lock:
+            self._frozen.append(re.compile(pattern))
+
     def heal(self) -> None:
         """Forward every path and every tool call again."""
         with self._lock:
             self._path_faults.clear()
             self._tool_faults.clear()
             self._slow_paths.clear()
+            self._drop_hints = None
+            self._frozen.clear()
             self._healed.set()
 
     def inject(self, pending_id: str, fault: Fault) -> None:
@@ -365,7 +392,8 @@ class KandevProxy:
         upstream.settimeout(None)
         with self._lock:
             self.tunnels += 1
-        head = req.requestline + "\r\n" + "".join(f"{k}: {v}\r\n" for k, v in req.headers.items())
+        kept = [(k, v) for k, v in req.headers.items() if k.lower() != "sec-websocket-extensions"]
+        head = req.requestline + "\r\n" + "".join(f"{k}: {v}\r\n" for k, v in kept)
         client = req.connection
         req.close_connection = True
 
@@ -376,12 +404,74 @@ class KandevProxy:
             with contextlib.suppress(OSError):
                 sink.shutdown(socket.SHUT_WR)
 
+        def pump_frames(source: socket.socket, sink: socket.socket) -> None:
+            """Kandev → the bot: its 101 reply, then whole frames, some hints dropped."""
+            buffer, head_done = b"", False
+            with contextlib.suppress(OSError):
+                while data := source.recv(65536):
+                    buffer += data
+                    out = b""
+                    if not head_done:
+                        end = buffer.find(b"\r\n\r\n")
+                        if end < 0:
+                            continue
+                        out, buffer, head_done = buffer[: end + 4], buffer[end + 4 :], True
+                    while (size := _frame_size(buffer)) is not None:
+                        frame, buffer = buffer[:size], buffer[size:]
+                        if not self._drops(frame):
+                            out += frame
+                    if out:
+                        sink.sendall(out)
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
         with upstream:
             upstream.sendall((head + "\r\n").encode("latin-1"))
-            back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+            back = threading.Thread(target=pump_frames, args=(upstream, client), daemon=True)
             back.start()
             pump(client, upstream)
             back.join()
+
+    def _drops(self, frame: bytes) -> bool:
+        """Whether a frame from Kandev is a notification to drop (``drop_hints``)."""
+        with self._lock:
+            matches = self._drop_hints
+        if matches is None or frame[0] != 0x81:  # only whole, unfragmented text frames
+            return False
+        try:
+            message = json.loads(_frame_payload(frame))
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("type") != "notification":
+            return False
+        if not matches(message):
+            return False
+        with self._lock:
+            self.hints_dropped += 1
+        return True
+
+    def _name(self, req: BaseHTTPRequestHandler, body: bytes) -> str:
+        path = req.path.split("?", 1)[0]
+        if path == "/mcp" and body:
+            with contextlib.suppress(ValueError, AttributeError):
+                message = json.loads(body)
+                if message.get("method") == "tools/call":
+                    return f"mcp {(message.get('params') or {}).get('name', '')}"
+        return f"{req.command} {path}"
+
+    def _frozen_reply(
+        self, req: BaseHTTPRequestHandler
+    ) -> tuple[int, tuple[tuple[str, str], ...], bytes] | None:
+        if req.command != "GET":
+            return None
+        with self._lock:
+            path = req.path.split("?", 1)[0]
+            if not any(p.search(path) for p in self._frozen):
+                return None
+            reply = self._last_get.get(req.path)
+            if reply is not None:
+                self.frozen += 1
+            return reply
 
     def _slow_delay(self, path: str) -> float | None:
         with self._lock:
@@ -426,6 +516,13 @@ class KandevProxy:
     def _forward(self, req: BaseHTTPRequestHandler) -> None:
         length = int(req.headers.get("Content-Length") or 0)
         body = req.rfile.read(length) if length else b""
+        name = self._name(req, body)
+        with self._lock:
+            self.requests.append(name)
+        frozen = self._frozen_reply(req)
+        if frozen is not None:
+            self._reply(req, *frozen)
+            return
         path_fault = self._path_fault(req.path.split("?", 1)[0])
         if path_fault is not None:
             headers = (("Content-Type", path_fault.content_type),)
@@ -475,6 +572,9 @@ class KandevProxy:
         if slowed is not None:
             with self._lock:
                 self.slowed_answered += 1
+        if req.command == "GET":
+            with self._lock:
+                self._last_get[req.path] = (upstream.status_code, kept, upstream.content)
         self._reply(req, upstream.status_code, kept, upstream.content)
 
     @staticmethod
@@ -514,3 +614,34 @@ class KandevProxy:
             parsed = {"raw": body.decode("latin-1")}
         with self._lock:
             self.calls.append(AnswerCall(target[0], target[1], parsed, delivered, bearer))
+
+
+def _frame_size(buffer: bytes) -> int | None:
+    """The size of the WebSocket frame at the start of ``buffer`` (None: not all there yet)."""
+    if len(buffer) < 2:
+        return None
+    length, offset = buffer[1] & 0x7F, 2
+    if length == 126:
+        if len(buffer) < 4:
+            return None
+        length, offset = int.from_bytes(buffer[2:4], "big"), 4
+    elif length == 127:
+        if len(buffer) < 10:
+            return None
+        length, offset = int.from_bytes(buffer[2:10], "big"), 10
+    if buffer[1] & 0x80:
+        offset += 4  # a masking key (never from a server)
+    size = offset + length
+    return size if len(buffer) >= size else None
+
+
+def _frame_payload(frame: bytes) -> bytes:
+    length, offset = frame[1] & 0x7F, 2
+    if length == 126:
+        offset = 4
+    elif length == 127:
+        offset = 10
+    if frame[1] & 0x80:
+        key, offset = frame[offset : offset + 4], offset + 4
+        return bytes(b ^ key[i % 4] for i, b in enumerate(frame[offset:]))
+    return frame[offset:]

@@ -10,6 +10,7 @@ from kandev_slack.kandev.hints import (
     NewPending,
     PermissionWaiting,
     Resolved,
+    TaskStatus,
     parse_hint,
     ws_url,
 )
@@ -88,6 +89,58 @@ def test_permission_hints_go_to_on_permission_only_when_it_is_given():
             server.close()
         seen.remove(NewPending("p1"))
     assert seen == [PermissionWaiting("t", "s")]
+
+
+def test_a_task_status_summary_is_a_hint_naming_the_task_and_its_pending_action():
+    # kandev-permissions.md §6, kandev-identity.md §6: sent to every reader of the workspace
+    summary = {
+        "revision": 12,
+        "primary_session": {"id": "s", "state": "WAITING_FOR_INPUT"},
+        "pending_action": "permission",
+    }
+    waiting = note(
+        "task.status_summary.updated",
+        {"task_id": "t", "workspace_id": "w", "status_summary": summary},
+    )
+    assert parse_hint(waiting) == TaskStatus("t", "s", "w", "permission")
+    del summary["pending_action"]
+    assert parse_hint(waiting) == TaskStatus("t", "s", "w", "")
+    bare = note("task.status_summary.updated", {"task_id": "t", "status_summary": "odd"})
+    assert parse_hint(bare) == TaskStatus("t")
+    assert parse_hint(note("task.status_summary.updated", {"status_summary": summary})) is None
+
+
+def test_status_hints_go_to_on_status_and_a_lost_link_to_on_disconnected():
+    status = note(
+        "task.status_summary.updated",
+        {"task_id": "t", "status_summary": {"primary_session": {"id": "s"}}},
+    )
+
+    def first(ws):
+        ws.send(json.dumps(status))
+        time.sleep(0.1)
+        ws.close()
+
+    server = FakeWs([first])
+    events: list[object] = []
+    hints = KandevHints(
+        f"http://127.0.0.1:{server.port}",
+        None,
+        lambda hint: None,
+        lambda hint: None,
+        lambda: events.append("connected"),
+        backoff_initial=0.05,
+        on_status=events.append,
+        on_disconnected=lambda: events.append("disconnected"),
+    )
+    try:
+        hints.start()
+        wait_for(lambda: events.count("connected") == 2)
+    finally:
+        hints.stop()
+        server.close()
+    assert events[:4] == ["connected", TaskStatus("t", "s"), "disconnected", "connected"]
+    assert events[-1] == "disconnected"  # stopped: the link is gone too
 
 
 def test_ws_url():

@@ -17,6 +17,7 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     metrics.kandev_request("mcp list_pending_questions_kandev")
     metrics.card_posted(datetime.now(UTC) - timedelta(seconds=2))
     metrics.answered_in(0.05)
+    metrics.approval_sweep("light", 0.002)
     metrics.watch_state(
         lambda: metrics.State(
             pending_cards=3,
@@ -31,7 +32,7 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     )
     now = served(metrics.exposition().decode())
     assert compare(now) == []
-    assert len(documented()) == 16
+    assert len(documented()) == 18
     assert value(now, "kandev_slack_linked_people") == 4
     assert value(now, "kandev_slack_broken_links") == 1
     assert value(now, "kandev_slack_pending_cards") == 3

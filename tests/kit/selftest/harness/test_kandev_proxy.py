@@ -1,6 +1,8 @@
 """The fault proxy's own behaviour in front of the real Kandev: a WebSocket upgrade is tunnelled
-(Kandev's /ws answers through it), and ``slow_path`` holds only the requests of its path, until
-``heal()``; an answer call records whose token made it."""
+(Kandev's /ws answers through it), ``drop_hints`` drops only the notifications it names and
+``freeze_path`` answers with Kandev's last reply, until ``heal()``, every request is named in
+``requests``; ``slow_path`` holds only the requests of its path, until ``heal()``; an answer call
+records whose token made it."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -41,6 +44,76 @@ def test_a_websocket_is_tunnelled_to_kandev(proxy: KandevProxy) -> None:
             reply = json.loads(socket.recv(timeout=10))
     assert reply["payload"]["success"] is True, reply
     assert proxy.tunnels == 1
+
+
+def _plain_task(kandev: KandevServer, title: str) -> str:
+    """A task without an agent, in the default workspace (deleted by the caller)."""
+    workflow = kandev.workflow(kandev.workspace_id)
+    body = {
+        "workspace_id": kandev.workspace_id,
+        "title": title,
+        "description": "no agent",
+        "start_agent": False,
+        "workflow_id": workflow.workflow_id,
+        "workflow_step_id": workflow.start_step_id,
+    }
+    response = kandev.http.post("/tasks", json=body)
+    response.raise_for_status()
+    return str(response.json()["id"])
+
+
+def _created(socket: Any, task_id: str, *, until: str) -> list[str]:
+    """The actions of the notifications about ``task_id`` received until one is ``until``."""
+    actions: list[str] = []
+    while until not in actions:
+        message = json.loads(socket.recv(timeout=10))
+        payload = message.get("payload") or {}
+        if task_id in (payload.get("id"), payload.get("task_id")):
+            actions.append(str(message.get("action")))
+    return actions
+
+
+def test_dropped_hints_never_reach_the_client_until_healed(
+    proxy: KandevProxy, kandev: KandevServer
+) -> None:
+    url = proxy.base_url.replace("http", "ws", 1) + "/ws"
+    tasks: list[str] = []
+    try:
+        with connect(url, open_timeout=10) as socket:
+            socket.send(json.dumps({"id": "s-1", "type": "request", "action": "user.subscribe"}))
+            proxy.drop_hints(lambda message: message.get("action") == "task.created")
+            tasks.append(_plain_task(kandev, "Proxy: a dropped hint"))
+            seen = _created(socket, tasks[0], until="office.task.created")
+            assert "task.created" not in seen and proxy.hints_dropped >= 1
+            proxy.heal()
+            tasks.append(_plain_task(kandev, "Proxy: a hint passed on"))
+            _created(socket, tasks[1], until="task.created")
+            socket.ping().wait(10)  # control frames pass both ways
+    finally:
+        for task_id in tasks:
+            kandev.delete_task(task_id)
+
+
+def test_a_frozen_path_answers_with_kandev_s_last_reply_until_healed(
+    proxy: KandevProxy, kandev: KandevServer
+) -> None:
+    path = f"/api/v1/workspaces/{kandev.workspace_id}/tasks"
+
+    def ids() -> set[str]:
+        reply = httpx.get(proxy.base_url + path, params={"page": 1, "page_size": 500}, timeout=30)
+        reply.raise_for_status()
+        return {t["id"] for t in reply.json()["tasks"]}
+
+    before = ids()
+    proxy.freeze_path(r"/tasks$")
+    task_id = _plain_task(kandev, "Proxy: not in a frozen list")
+    try:
+        assert ids() == before and proxy.frozen == 1
+        proxy.heal()
+        assert ids() == before | {task_id}
+    finally:
+        kandev.delete_task(task_id)
+    assert proxy.requests.count(f"GET {path}") == 3
 
 
 def test_slow_path_holds_its_path_only_until_healed(proxy: KandevProxy) -> None:

@@ -46,7 +46,7 @@ def _approvals(
     publisher: Publisher,
     health: Health,
 ) -> Approvals:
-    for task_id in ("t-1", "t-2"):
+    for task_id in ("t-1", "t-2", "t-3"):
         fake_kandev.tasks[task_id] = Task(id=task_id, title=f"Task {task_id}", workspace_id="ws-1")
     return Approvals(
         permissions,
@@ -252,7 +252,7 @@ def test_a_raised_wakeup_is_taken_not_spun_on(approvals, permissions) -> None:
     loop.join(timeout=5)
     # a cycle for the start (and the reconnect), none per wait: a raised wakeup is taken
     assert len(cycles) <= 3, len(cycles)
-    assert sum(c.startswith("candidates") for c in permissions.calls) >= 1
+    assert sum(c.startswith("tasks") for c in permissions.calls) >= 1
 
 
 def test_a_request_whose_turn_ended_before_its_card_is_posted_ended(
@@ -290,12 +290,12 @@ def _sweep_reasons(health: Health) -> list[str]:
 def test_a_sweep_that_fails_shows_in_health_until_one_completes(
     approvals, permissions, health
 ) -> None:
-    permissions.failures["candidates ws-1"] = KandevProtocolError("page 3 repeats earlier tasks")
+    permissions.failures["tasks ws-1"] = KandevProtocolError("page 3 repeats earlier tasks")
     assert approvals.sweep_and_report() is None
     assert _sweep_reasons(health) == ["approval_sweep: approval sweep failed (KandevProtocolError)"]
     assert not health.report().ok
 
-    del permissions.failures["candidates ws-1"]
+    del permissions.failures["tasks ws-1"]
     assert approvals.sweep_and_report() is not None
     assert _sweep_reasons(health) == [] and health.report().ok
 
@@ -351,7 +351,7 @@ def test_a_hint_is_served_while_a_sweep_is_stuck(approvals, permissions, store) 
         while store.cards.get(approval_key(request.request_id)) is None:
             assert time.monotonic() < deadline, "the hint waited for the sweep"
             time.sleep(0.02)
-        assert not gate.is_set() and "candidates ws-1" not in permissions.calls
+        assert not gate.is_set() and "tasks ws-1" not in permissions.calls
     finally:
         stop.set()
         gate.set()
@@ -426,3 +426,163 @@ def test_a_hint_is_served_while_a_sweep_waits_on_how_another_request_ended(
         gate.set()
         sweeping.join(timeout=5)
     assert store.cards.get(approval_key(gone.request_id)).state is CardState.REJECTED
+
+
+# ---- what an interval costs: light while the hints are up, full otherwise -------------------
+
+
+def _waiting_on(approvals: Approvals, permissions: FakePermissions, *tasks: str) -> list[str]:
+    """A request waiting on each task, flagged, carded, and a full sweep done (its keys)."""
+    requests = [permissions.request(t) for t in tasks]
+    permissions.flagged["ws-1"] = list(tasks)
+    assert len(approvals.sweep().posted) == len(tasks)
+    permissions.calls.clear()
+    return [approval_key(r.request_id) for r in requests]
+
+
+def test_an_interval_in_which_nothing_changed_reads_only_the_task_list(
+    approvals, permissions
+) -> None:
+    _waiting_on(approvals, permissions, "t-1", "t-2")
+    assert approvals.light_sweep().tasks == 0
+    assert permissions.calls == ["tasks ws-1"]
+    # a full sweep looks at every flagged task and every waiting card, whatever changed
+    approvals.sweep()
+    assert permissions.calls[1:] == ["tasks ws-1", "list t-1", "list t-2"]
+
+
+def test_a_light_interval_looks_only_at_what_changed(approvals, permissions, store) -> None:
+    one, _ = _waiting_on(approvals, permissions, "t-1", "t-2")
+    permissions.revisions["s-t-1"] = 1  # its turn was cancelled: its row moved
+    permissions.touch("t-1")
+    assert approvals.light_sweep().ended == [one]
+    assert permissions.calls == ["tasks ws-1", "list t-1"]
+    assert store.cards.get(one).outcome.reason == "turn_cancelled"
+    # a request on a task not flagged before: looked at, posted
+    permissions.calls.clear()
+    request = permissions.request("t-3")
+    permissions.flagged["ws-1"].append("t-3")
+    assert approvals.light_sweep().posted == [approval_key(request.request_id)]
+    assert permissions.calls == ["tasks ws-1", "list t-3"]
+
+
+def test_a_task_gone_from_the_lists_is_looked_at(approvals, permissions, store) -> None:
+    one, _ = _waiting_on(approvals, permissions, "t-1", "t-2")
+    permissions.flagged["ws-1"] = ["t-2"]  # the task was deleted: its request with it
+    permissions.live["t-1"].clear()
+    permissions.records["r-t-1-1"] = PermissionRecord(request_id="r-t-1-1", status="expired")
+    assert approvals.light_sweep().ended == [one]
+    permissions.calls.clear()
+    assert approvals.light_sweep().tasks == 0 and permissions.calls == ["tasks ws-1"]
+
+
+def test_a_look_that_left_something_to_do_is_done_again_next_interval(
+    approvals, permissions, store, monkeypatch
+) -> None:
+    (one,) = _waiting_on(approvals, permissions, "t-1")
+    permissions.live["t-1"].clear()  # gone, and the transcript does not say how (yet)
+    permissions.touch("t-1")
+    assert approvals.light_sweep().ended == []
+    assert approvals.light_sweep().tasks == 1  # the row did not move: looked at all the same
+    monkeypatch.setattr(approvals_module, "MISSING_GRACE_S", 0.0)
+    assert approvals.light_sweep().ended == [one]
+    permissions.calls.clear()
+    approvals.light_sweep()
+    assert permissions.calls == ["tasks ws-1"]  # settled: left alone
+
+
+def test_a_stale_flag_costs_nothing_after_the_full_sweep(approvals, permissions) -> None:
+    permissions.flagged["ws-1"] = ["t-1"]  # Kandev restarted: flagged, nothing listed
+    assert approvals.sweep().posted == []
+    permissions.calls.clear()
+    approvals.light_sweep()
+    assert permissions.calls == ["tasks ws-1"]
+
+
+def test_a_change_neither_the_rows_nor_the_hints_show_is_found_by_the_full_sweep(
+    approvals, permissions, store
+) -> None:
+    (one,) = _waiting_on(approvals, permissions, "t-1")
+    permissions.turns_ended.add("s-t-1")  # the agent gave up; the hint was lost
+    assert approvals.light_sweep().ended == []
+    assert approvals.sweep().ended == [one]
+    assert store.cards.get(one).outcome.reason == "turn_cancelled"
+
+
+def test_a_status_hint_looks_at_a_watched_task_and_ends_its_cancelled_turn(
+    approvals, permissions, store
+) -> None:
+    one, _ = _waiting_on(approvals, permissions, "t-1", "t-2")
+    permissions.revisions["s-t-1"] = 1
+    approvals.on_status("t-9", "s-t-9")  # not watched, nothing waits there: none of ours
+    approvals.on_status("t-1", "s-t-1", "permission")
+    assert approvals.hints_wakeup.is_raised() and not approvals.wakeup.is_raised()
+    assert approvals.serve_hints().ended == [one]
+    assert permissions.calls == ["list t-1 s-t-1"]
+    assert store.cards.get(one).outcome.reason == "turn_cancelled"
+
+
+def test_a_status_hint_saying_permission_posts_the_new_request(approvals, permissions) -> None:
+    # Kandev's auth on, the bot a reader but not the owner: no pending_action_changed
+    request = permissions.request("t-1")
+    approvals.on_status("t-1", "s-t-1", "permission")
+    assert approvals.serve_hints().posted == [approval_key(request.request_id)]
+
+
+def test_a_hint_that_came_before_a_look_began_is_answered_by_it(approvals, permissions) -> None:
+    request = permissions.request("t-1")
+    approvals.on_status("t-1", "s-t-1", "permission")  # a burst of hints for one change
+    approvals.on_permission("t-1", "s-t-1")
+    approvals.look_at("t-1")  # …and a sweep looked at the task since
+    assert approvals.serve_hints().tasks == 0
+    approvals.on_resolved(request.session_id)  # a later change is looked at
+    assert approvals.serve_hints().tasks == 1
+    assert permissions.calls == ["list t-1", "list t-1"]
+
+
+def _intervals(approvals: Approvals, seconds: float) -> list[str]:
+    """Run the loop for ``seconds``: the kind of each interval, in order."""
+    kinds: list[str] = []
+    full, light = approvals.sweep, approvals.light_sweep
+    approvals.sweep = lambda: kinds.append("full") or full()  # type: ignore[method-assign]
+    approvals.light_sweep = lambda: kinds.append("light") or light()  # type: ignore[method-assign]
+    stop = threading.Event()
+    loop = threading.Thread(target=approvals.run, args=(stop,))
+    loop.start()
+    time.sleep(seconds)
+    stop.set()
+    approvals.wakeup.raise_()
+    loop.join(timeout=5)
+    return kinds
+
+
+def test_intervals_are_light_while_the_hints_are_up_with_a_full_sweep_now_and_then(
+    approvals, permissions
+) -> None:
+    approvals.poll_interval, approvals.full_sweep_interval = 0.1, 0.45
+    approvals.on_connected()
+    kinds = _intervals(approvals, 1.2)
+    assert kinds[0] == "full" and "light" in kinds
+    assert kinds.count("full") >= 2 and kinds.count("light") > kinds.count("full")
+
+
+def test_every_interval_is_a_full_sweep_without_hints(approvals, permissions) -> None:
+    approvals.poll_interval = 0.1
+    assert set(_intervals(approvals, 0.5)) == {"full"}  # KANDEV_HINTS=off: never connected
+    approvals.on_connected()
+    approvals.on_disconnected()
+    assert set(_intervals(approvals, 0.5)) == {"full"}
+
+
+def test_a_card_posted_on_a_hint_is_watched_for_the_hint_that_ends_it(
+    approvals, permissions, store
+) -> None:
+    # Kandev's auth on, the bot not the owner: status hints only, and no interval in between
+    request = permissions.request("t-1")
+    approvals.on_status("t-1", "s-t-1", "permission")
+    [key] = approvals.serve_hints().posted
+    assert approvals.watching("t-1")
+    permissions.resolve_elsewhere(request, "reject_once", "reject_once")
+    approvals.on_status("t-1", "s-t-1")  # no pending action any more
+    assert approvals.serve_hints().ended == [key]
+    assert store.cards.get(key).state is CardState.REJECTED
