@@ -57,7 +57,13 @@ def _update_key(pending_id: str, state: CardState, reason: str) -> str:
 def is_group_edit(key: str, pending_id: str) -> bool:
     """Whether ``key`` is an edit of that card for a change of its group (made while it
     waited: once it has ended, its outcome's own edit shows it)."""
-    return key.startswith(_update_key(pending_id, CardState.PENDING, GROUP_REASON))
+    return key.startswith(group_edits_prefix(pending_id))
+
+
+def group_edits_prefix(pending_id: str) -> str:
+    """What the keys of every edit of that card for a change of its group start with: one
+    edit to its current state covers them all."""
+    return _update_key(pending_id, CardState.PENDING, GROUP_REASON)
 
 
 def copy_update_key(card: Card, message_key: str, reason: str = "") -> str:

@@ -123,7 +123,8 @@ class SubmissionsRepository(Repository):
         live, in the one statement. False: a process frozen past its lease (another replica
         may be re-sending it now) must not send it."""
         held = (submissions.c.resends == holder, submissions.c.leased_at > self._ago(lease_s))
-        return self._change_unfinished(submission_key, held, leased_at=self._now())
+        with urgent():  # the answer waits for it on its way to Kandev: before other writers
+            return self._change_unfinished(submission_key, held, leased_at=self._now())
 
     def _change_unfinished(self, submission_key: str, conditions: Any, **values: Any) -> bool:
         """One compare-and-set on the unfinished submission ``submission_key``."""

@@ -17,6 +17,8 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     metrics.kandev_request("mcp list_pending_questions_kandev")
     metrics.card_posted(datetime.now(UTC) - timedelta(seconds=2))
     metrics.answered_in(0.05)
+    metrics.yielded("group_line", 0.02)
+    metrics.followup_not_made("offer")
     metrics.watch_state(
         lambda: metrics.State(
             pending_cards=3,
@@ -31,7 +33,7 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     )
     now = served(metrics.exposition().decode())
     assert compare(now) == []
-    assert len(documented()) == 16
+    assert len(documented()) == 18
     assert value(now, "kandev_slack_linked_people") == 4
     assert value(now, "kandev_slack_broken_links") == 1
     assert value(now, "kandev_slack_pending_cards") == 3
