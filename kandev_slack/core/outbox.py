@@ -57,13 +57,18 @@ def _update_key(pending_id: str, state: CardState, reason: str) -> str:
 def is_group_edit(key: str, pending_id: str) -> bool:
     """Whether ``key`` is an edit of that card for a change of its group (made while it
     waited: once it has ended, its outcome's own edit shows it)."""
-    return key.startswith(group_edits_prefix(pending_id))
+    return key.startswith(_update_key(pending_id, CardState.PENDING, GROUP_REASON))
 
 
-def group_edits_prefix(pending_id: str) -> str:
-    """What the keys of every edit of that card for a change of its group start with: one
-    edit to its current state covers them all."""
-    return _update_key(pending_id, CardState.PENDING, GROUP_REASON)
+def group_line_prefix(key: str, pending_id: str) -> str | None:
+    """What the keys of the edits of that card's group line in the same state as ``key``'s
+    start with, when ``key`` is one (None: an edit of the card's own state, or no edit): one
+    edit of the card to its current state covers them all."""
+    head = f"update:{pending_id}:"
+    if not key.startswith(head):
+        return None
+    state, _, reason = key[len(head) :].partition(":")
+    return f"{head}{state}:{GROUP_REASON}" if reason.startswith(GROUP_REASON) else None
 
 
 def copy_update_key(card: Card, message_key: str, reason: str = "") -> str:

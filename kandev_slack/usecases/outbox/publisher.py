@@ -30,8 +30,7 @@ from kandev_slack.core.outbox import (
     UPDATE,
     UPDATE_COPY,
     copy_update_key,
-    group_edits_prefix,
-    is_group_edit,
+    group_line_prefix,
     update_key,
 )
 from kandev_slack.core.signals import Signal
@@ -78,9 +77,12 @@ FAILED_SHOWN_S = 24 * 3600.0
 #: How often the count of failed items is read again for /healthz.
 FAILED_CHECK_S = 60.0
 #: A card's group line (another card's change: one joined its thread, or left it) is due this
-#: long after the change: lower priority than every card's own edit, and the changes of one
-#: line within it are made by one edit.
-GROUP_LINE_DELAY_S = 0.5
+#: long after the change: the cards' own edits enqueued within it go first. Short: a person
+#: clicking card after card (each a few hundred ms apart) finds the last click's line sent
+#: before their next click, not during it. In a burst the publisher yields to the urgent work
+#: anyway (:data:`GROUP_LINE_YIELD_S`), so the lines pile up meanwhile and one edit of each
+#: makes them all (``Publisher._absorb``).
+GROUP_LINE_DELAY_S = 0.05
 #: Before each write, how long it waits at most for the urgent work in flight (an interaction
 #: not yet acknowledged, an answer not yet sent to Kandev): a group line, and any other write.
 GROUP_LINE_YIELD_S = 0.5
@@ -301,11 +303,9 @@ class Publisher:
         """A card's group line is about to be rendered from the card's current state (read
         after this): every other waiting change of that line is covered by this one edit —
         finished as done ("absorbed") instead of sent again, in this batch and after it."""
-        pending_id = str(item.payload["pending_id"])
-        absorbed = self.outbox.outbox_absorb(
-            group_edits_prefix(pending_id), item.id, self.worker_id
-        )
-        self._absorbed.update(absorbed)
+        prefix = group_line_prefix(item.key or "", str(item.payload["pending_id"]))
+        if prefix is not None:
+            self._absorbed.update(self.outbox.outbox_absorb(prefix, item.id, self.worker_id))
 
     def _release_unsettled(self) -> None:
         """Give back the items of a batch an error interrupted (e.g. the database went away
@@ -490,12 +490,12 @@ class Publisher:
 
 def is_group_line(item: OutboxEntry) -> bool:
     """Whether ``item`` is the edit of a card's group line (another card joined or left its
-    thread), not of the card's own state."""
+    thread, the card waiting or not), not of the card's own state."""
     pending_id = item.payload.get("pending_id")
     return (
         item.kind == UPDATE
         and isinstance(pending_id, str)
-        and is_group_edit(item.key or "", pending_id)
+        and group_line_prefix(item.key or "", pending_id) is not None
     )
 
 

@@ -134,6 +134,14 @@ def test_a_pile_of_one_cards_group_lines_is_one_edit_and_none_is_lost(
     assert {status for status, _ in rows} == {"done"}  # none pending, none failed
     assert [error for _, error in rows].count("absorbed") == len(reasons) - 1
 
+    # Answered itself, its line still counts those waiting in its thread: the same.
+    gateway.calls.clear()
+    answered = _answered(store, first)
+    publisher.enqueue_group([GroupEdit(answered, f"group:left:q-{n}") for n in range(10)])
+    time.sleep(0.25)
+    _drain(publisher)
+    assert _updated(gateway) == ["first"]
+
 
 def test_writes_wait_for_the_urgent_work_in_flight_but_are_never_starved(
     store: Database, gateway: FakeSlackGateway
