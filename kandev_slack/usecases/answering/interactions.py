@@ -42,7 +42,7 @@ T = TypeVar("T")
 
 #: How long a Send-to-all offer waits, at most, for the urgent work in flight (acks, answers
 #: not yet sent to Kandev) before it is made.
-OFFER_YIELD_S = 0.5
+OFFER_YIELD_S = 0.25
 
 # ---- the ports ---------------------------------------------------------------------------
 

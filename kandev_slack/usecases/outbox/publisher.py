@@ -84,9 +84,10 @@ FAILED_CHECK_S = 60.0
 #: makes them all (``Publisher._absorb``).
 GROUP_LINE_DELAY_S = 0.05
 #: Before each write, how long it waits at most for the urgent work in flight (an interaction
-#: not yet acknowledged, an answer not yet sent to Kandev): a group line, and any other write.
-GROUP_LINE_YIELD_S = 0.5
-WRITE_YIELD_S = 0.05
+#: not yet acknowledged, an answer not yet sent to Kandev: a few ms each): a group line, and
+#: any other write (a card's own edit, a post: they wait for an ack, not for a whole crowd).
+GROUP_LINE_YIELD_S = 0.25
+WRITE_YIELD_S = 0.02
 
 
 class Enqueue:
