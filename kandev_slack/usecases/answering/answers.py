@@ -207,11 +207,12 @@ class AnswerService:
                 return verdict
             link = acting.link if acting is not None else None
             verdict = self._apply(card, attempt, as_seen, key, link)
-            self._close(key, verdict)
+            with self.cards.atomic():  # how it ended and its audit entry: one write
+                self._close(key, verdict)
+                self._audit(attempt, verdict, _describe(outcome), kandev_user=kandev_user)
             metrics.answered_in(time.monotonic() - begun.begun_at)
         finally:
             begun.release()
-        self._audit(attempt, verdict, _describe(outcome), kandev_user=kandev_user)
         return verdict
 
     def as_the_bot_sees(
