@@ -29,6 +29,7 @@ from kandev_slack.ops import metrics
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import install_redaction, log_failure, set_replica
 from kandev_slack.ops.runtime import SWITCH_INTERVAL_S
+from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.app import build_bolt_app
 from kandev_slack.slack.services import Services
 from kandev_slack.slack_api.gateway import SlackGateway
@@ -88,7 +89,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
 
     web = make_web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
     parts = use_cases(settings, health, store, kandev, SlackGateway(web))
-    bolt = _bolt_app(web, parts.services, settings, mode)
+    bolt = _bolt_app(web, parts.services, settings, mode, parts.urgency)
     hints = _hints(settings, parts)
     worker_id = parts.publisher.worker_id
     set_replica(worker_id)
@@ -109,7 +110,15 @@ def build(settings: Settings, mode: Mode) -> Bot:
         bolt=bolt,
         hints=hints,
         workers=workers,
-        lanes=[parts.services.answering, parts.services.reading],
+        lanes=[
+            lane
+            for lane in (
+                parts.services.answering,
+                parts.services.reading,
+                parts.services.followups,
+            )
+            if lane is not None
+        ],
         wakeups=[
             parts.sync_wakeup,
             parts.hinted,
@@ -159,14 +168,18 @@ def _hints(settings: Settings, parts: UseCases) -> KandevHints:
     )
 
 
-def _bolt_app(web: WebClient, services: Services, settings: Settings, mode: Mode) -> App:
-    """The Bolt app (its construction checks the bot token with Slack)."""
+def _bolt_app(
+    web: WebClient, services: Services, settings: Settings, mode: Mode, urgency: Urgency
+) -> App:
+    """The Bolt app (its construction checks the bot token with Slack); follow-up work waits
+    for its requests' acks (``urgency``)."""
     try:
         return build_bolt_app(
             web,
             services,
             signing_secret=secret_text(settings.slack_signing_secret),
             socket_mode=mode == "socket",
+            urgency=urgency,
         )
     except SlackApiError as exc:
         error = exc.response.get("error")

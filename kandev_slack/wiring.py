@@ -15,6 +15,7 @@ from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.hints import NewPending, Resolved
 from kandev_slack.ops.health import Health
+from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.parsing.forms import read_form
 from kandev_slack.slack.presenters.accounts import Accounts
 from kandev_slack.slack.presenters.tell import RecoveryAnnouncer, Teller
@@ -22,6 +23,8 @@ from kandev_slack.slack.services import Services
 from kandev_slack.slack.transport.lanes import (
     ANSWERING_WAITING,
     ANSWERING_WORKERS,
+    FOLLOWUP_WAITING,
+    FOLLOWUP_WORKERS,
     READING_WAITING,
     READING_WORKERS,
     Lane,
@@ -61,7 +64,13 @@ from kandev_slack.usecases.leases import InFlight
 from kandev_slack.usecases.outbox.forgotten import ForgottenCards
 from kandev_slack.usecases.outbox.messages import SnoozeLookup
 from kandev_slack.usecases.outbox.pacing import POST_SPACING_S, Pacer
-from kandev_slack.usecases.outbox.publisher import GIVE_UP_AFTER, Enqueue, Publisher
+from kandev_slack.usecases.outbox.publisher import (
+    GIVE_UP_AFTER,
+    GROUP_LINE_DELAY_S,
+    Enqueue,
+    Publisher,
+    Yielding,
+)
 from kandev_slack.usecases.outbox.writes import Notices, PublisherCards, PublisherOutbox, Writes
 from kandev_slack.usecases.past_answers import PastAnswers
 from kandev_slack.usecases.people import KandevPeople
@@ -101,6 +110,8 @@ class UseCases:
     sync_wakeup: Signal
     hinted: Signal
     card_changes: Signal
+    #: The urgent work in flight (acks, answers not yet sent) follow-up work waits for.
+    urgency: Urgency
 
 
 def _person_client(bot: KandevClient) -> Callable[[str], KandevClient]:
@@ -120,7 +131,8 @@ def use_cases(
     public_url = settings.kandev_public_url
     signals = _Signals()
     card_changes = signals.card_changes
-    publisher = _publisher(store, slack, public_url, health, card_changes)
+    urgency = Urgency()
+    publisher = _publisher(store, slack, public_url, health, card_changes, urgency)
     tasks = TaskDirectory(kandev)
     answerers = Answerers(routing, slack)
     permalinks = Permalinks(slack)
@@ -198,12 +210,14 @@ def use_cases(
             slack,
             digests,
             linking,
+            urgency,
         ),
         in_flight=in_flight,
         new_bundles=signals.new_bundles,
         sync_wakeup=signals.sync_wakeup,
         hinted=signals.hinted,
         card_changes=card_changes,
+        urgency=urgency,
     )
 
 
@@ -220,9 +234,14 @@ def account_section(linking: Linking) -> AccountSection | None:
 
 
 def _publisher(
-    store: Database, slack: SlackGateway, kandev_url: str, health: Health, changes: Signal
+    store: Database,
+    slack: SlackGateway,
+    kandev_url: str,
+    health: Health,
+    changes: Signal,
+    urgency: Urgency,
 ) -> Publisher:
-    """The one writer of Slack messages (the outbox's worker)."""
+    """The one writer of Slack messages (the outbox's worker), after the urgent work."""
     return build_publisher(
         store.outbox,
         store.cards,
@@ -234,6 +253,7 @@ def _publisher(
         started_at=datetime.now(UTC),
         snoozes=store.snoozes,
         notices=quiet_views,
+        urgency=urgency,
     )
 
 
@@ -251,14 +271,20 @@ def build_publisher(
     started_at: datetime | None = None,
     snoozes: SnoozeLookup | None = None,
     notices: Notices | None = None,
+    urgency: Yielding | None = None,
+    group_line_delay_s: float = GROUP_LINE_DELAY_S,
 ) -> Publisher:
     """The outbox's worker and its parts: the queue use-cases enqueue on (and the writes
     enqueue their follow-up edits on), the writes, the pace. ``started_at``: this process's
     start (bundles older than it may have a card a lost database forgot; None: never looked
     for); ``snoozes``: who snoozed which DM card; ``notices``: how the writes of no one card
-    read (a quiet-hours summary, a gathering DM). (The tests build it here too.)"""
+    read (a quiet-hours summary, a gathering DM); ``urgency``: what each write waits for first
+    (kandev_slack/ops/urgency.py); ``group_line_delay_s``: how much later than the change a
+    card's group line is due. (The tests build it here too.)"""
     groups = GroupLines(cards)
-    queue = Enqueue(outbox, cards, groups, Signal("outbox"), changes)
+    queue = Enqueue(
+        outbox, cards, groups, Signal("outbox"), changes, group_line_delay_s=group_line_delay_s
+    )
     forgotten = ForgottenCards(slack.cards_in, audit_log, started_at)
     writes = Writes(
         cards, outbox, audit_log, slack, kandev_url, queue, forgotten, groups, snoozes, notices
@@ -273,6 +299,7 @@ def build_publisher(
         health=health,
         post_spacing_s=post_spacing_s,
         give_up_after=give_up_after,
+        urgency=urgency,
     )
 
 
@@ -482,6 +509,7 @@ def _listener_services(
     slack: SlackGateway,
     digests: Digests,
     linking: Linking,
+    urgency: Urgency,
 ) -> Services:
     """What the Slack listeners delegate to, with the lanes behind interactions."""
     public_url = settings.kandev_public_url
@@ -489,8 +517,18 @@ def _listener_services(
     answering = Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING)
     reading = Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING)
     groups = Groups(store.cards, store.audit_log)
+    followups = Lane("followups", workers=FOLLOWUP_WORKERS, waiting=FOLLOWUP_WAITING)
     interactions = Interactions(
-        admission, answers, answering, reading, read_form, claims, snoozes, groups
+        admission,
+        answers,
+        answering,
+        reading,
+        read_form,
+        claims,
+        snoozes,
+        groups,
+        urgency=urgency,
+        followups=followups,
     )
     teller = Teller(notifier, home)
     accounts = Accounts(linking, notifier, teller, home, interactions, reading, public_url)
@@ -510,6 +548,7 @@ def _listener_services(
         kandev_public_url=public_url,
         answering=answering,
         reading=reading,
+        followups=followups,
         conversation=ConversationService(kandev, past, settings.routing, queue.permalinks),
         subscriptions=SubscriptionService(store.followups, kandev),
         quiet=QuietService(store.followups, slack),

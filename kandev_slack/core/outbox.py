@@ -60,6 +60,17 @@ def is_group_edit(key: str, pending_id: str) -> bool:
     return key.startswith(_update_key(pending_id, CardState.PENDING, GROUP_REASON))
 
 
+def group_line_prefix(key: str, pending_id: str) -> str | None:
+    """What the keys of the edits of that card's group line in the same state as ``key``'s
+    start with, when ``key`` is one (None: an edit of the card's own state, or no edit): one
+    edit of the card to its current state covers them all."""
+    head = f"update:{pending_id}:"
+    if not key.startswith(head):
+        return None
+    state, _, reason = key[len(head) :].partition(":")
+    return f"{head}{state}:{GROUP_REASON}" if reason.startswith(GROUP_REASON) else None
+
+
 def copy_update_key(card: Card, message_key: str, reason: str = "") -> str:
     """The outbox key of the edit of one of ``card``'s other messages to its current state."""
     return f"{update_key(card, reason)}:copy:{message_key}"

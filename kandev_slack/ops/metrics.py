@@ -139,6 +139,23 @@ APPROVAL_SWEEP_CPU = Counter(
     ["kind"],
     registry=REGISTRY,
 )
+FOLLOWUP_YIELD_SECONDS = Histogram(
+    f"{PREFIX}_followup_yield_seconds",
+    "How long a step of follow-up work (group lines, card edits, offers) waited for the "
+    "urgent work in flight (acks, answers not yet sent to Kandev), by what waited.",
+    ["work"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1),
+    registry=REGISTRY,
+)
+FOLLOWUPS_NOT_MADE = Counter(
+    f"{PREFIX}_followups_not_made",
+    "Follow-up work left out because its bounded queue was full (a Send-to-all offer: "
+    "ephemeral, never a durable write), by what.",
+    ["work"],
+    registry=REGISTRY,
+)
+#: What follow-up work is (the ``work`` label).
+FOLLOWUP_WORK = ("group_line", "card_edit", "offer", "followup")
 
 
 # ---- recording (one call where it happens) ------------------------------------------------
@@ -220,6 +237,18 @@ def slack_api_error(method: str, error: str) -> None:
     """A Slack call failed with ``error`` (its code only: any detail after it is dropped)."""
     match = _ERROR_CODE.match(error.strip().lower())
     SLACK_API_ERRORS.labels(method, match.group(0) if match else "other").inc()
+
+
+def yielded(work: str, seconds: float) -> None:
+    """A step of follow-up ``work`` waited ``seconds`` for urgent work in flight."""
+    FOLLOWUP_YIELD_SECONDS.labels(work if work in FOLLOWUP_WORK else "followup").observe(
+        max(seconds, 0.0)
+    )
+
+
+def followup_not_made(work: str) -> None:
+    """Follow-up ``work`` left out: its bounded queue was full."""
+    FOLLOWUPS_NOT_MADE.labels(work if work in FOLLOWUP_WORK else "followup").inc()
 
 
 def kandev_request(call: str) -> None:

@@ -98,6 +98,9 @@ class Services:
     whole: WholeText | None = None
     #: ``/kandev-questions quiet`` (None: not wired, e.g. some tests).
     quiet: QuietService | None = None
+    #: Follow-up work after a verdict (the Send-to-all offer): stopped with the other lanes
+    #: (None: not wired, e.g. some tests).
+    followups: Lane | None = None
     #: ``/kandev-questions digest …`` (None: not wired, e.g. some tests).
     digests: Digests | None = None
     #: People's own Kandev accounts: connect, disconnect, whoami, the clicks they made before

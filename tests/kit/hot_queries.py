@@ -246,6 +246,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     ),
     HotQuery("outbox_done", "publisher", lambda s: s.outbox.outbox_done(-1)),
     HotQuery(
+        "outbox_absorb",
+        "group lines (a card's edits its current state covers)",
+        lambda s: s.outbox.outbox_absorb(f"update:{PROBE}:pending:group:", -1, PROBE_WORKER),
+    ),
+    HotQuery(
         "outbox_next_due_s",
         "publisher idle: when the next item falls due",
         lambda s: s.outbox.outbox_next_due_s(),

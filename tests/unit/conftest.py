@@ -103,6 +103,7 @@ def publisher(store: Database, gateway: FakeSlackGateway, health: Health) -> Pub
         health=health,
         post_spacing_s=0,
         snoozes=store.snoozes,
+        group_line_delay_s=0,  # drain() sends the group lines too (their order: test_priority)
     )
 
 

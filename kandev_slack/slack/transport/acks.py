@@ -16,6 +16,7 @@ from slack_bolt import Ack, App, BoltRequest, BoltResponse
 from kandev_slack.kinds.question.cards.modals import build_result_modal
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import new_log_context
+from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.parsing import raw_payload
 
 log = logging.getLogger(__name__)
@@ -167,19 +168,30 @@ class PromptAckApp(App):
     """Bolt's App whose responses leave the moment they are acked (see the module's doc).
 
     ``executor`` runs the dispatches (and so the listeners): it should copy the submitter's
-    context (ContextExecutor) and have a thread for every request handled at once."""
+    context (ContextExecutor) and have a thread for every request handled at once.
+    ``urgency``: every request counts as urgent work until it is acknowledged (or given up on),
+    so that follow-up work (kandev_slack/ops/urgency.py) waits for its ack."""
 
-    def __init__(self, *, executor: Executor, **kwargs: Any) -> None:
+    def __init__(
+        self, *, executor: Executor, urgency: Urgency | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(process_before_response=True, listener_executor=executor, **kwargs)
         self.__executor = executor
+        self.__urgency = urgency
         self.middleware(_ack_events_at_once)
 
     def dispatch(self, req: BoltRequest) -> BoltResponse:
         ack = TimedAck(interaction_kind(req.body), time.perf_counter())
         req.context["ack"] = ack
-        job = self.__executor.submit(self.__dispatch_here, req)
-        job.add_done_callback(lambda _job: ack.settle())
-        if not ack.wait(ACK_TIMEOUT_S):
+        urgent = self.__urgency.begin() if self.__urgency is not None else None
+        try:
+            job = self.__executor.submit(self.__dispatch_here, req)
+            job.add_done_callback(lambda _job: ack.settle())
+            answered = ack.wait(ACK_TIMEOUT_S)
+        finally:
+            if urgent is not None:  # acked (or given up on): follow-up work may go on
+                urgent.done()
+        if not answered:
             kind = interaction_kind(req.body)
             log.warning("a %s request was not acknowledged within %ss", kind, ACK_TIMEOUT_S)
             return BoltResponse(status=500, body="")

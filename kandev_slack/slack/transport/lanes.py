@@ -34,6 +34,11 @@ ANSWERING_WORKERS, ANSWERING_WAITING = 32, 224
 #: are all taken (with 4 + 8, 29 of them were told "busy"): 8 reads of Kandev at a time clear
 #: them in a few seconds, the slash command answering later through its response_url.
 READING_WORKERS, READING_WAITING = 8, 56
+#: Follow-up work after an answer's verdict (the Send-to-all offer), after the urgent work in
+#: flight (kandev_slack/ops/urgency.py), one at a time: a crowd's offers wait their turn (a
+#: few hundred of them), and beyond that are left out — counted and logged, never a durable
+#: write (the answer itself is sent and told; card edits and group lines are the outbox's).
+FOLLOWUP_WORKERS, FOLLOWUP_WAITING = 1, 255
 
 
 class Place:

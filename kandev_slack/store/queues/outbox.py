@@ -65,14 +65,20 @@ class OutboxRepository(PaceMixin):
         payload: dict[str, Any],
         channel: str | None = None,
         not_before: datetime | None = None,
+        *,
+        delay_s: float = 0.0,
     ) -> int | None:
         """Enqueue a write; returns its id, or None when ``key`` was enqueued before.
 
         A key stays taken after its row is done (so a redelivered event cannot repeat an
         edit) until :meth:`outbox_purge` removes the row. ``key=None`` never deduplicates.
+        ``delay_s``: due that many seconds after the database's now (a write of low priority:
+        those enqueued meanwhile go first), unless ``not_before`` says when.
         """
         with self._write() as conn:
-            new_id = self.outbox_insert(conn, kind, key, payload, channel, not_before)
+            new_id = self.outbox_insert(
+                conn, kind, key, payload, channel, not_before, delay_s=delay_s
+            )
         return None if new_id is None else int(new_id)
 
     def outbox_insert(
@@ -84,11 +90,16 @@ class OutboxRepository(PaceMixin):
         channel: str | None = None,
         not_before: datetime | None = None,
         item_kind: str | None = None,
+        *,
+        delay_s: float = 0.0,
     ) -> int | None:
         """:meth:`outbox_put` inside a transaction of the caller's (e.g. the one claiming the
         step that needs the write, so both happen or neither). ``item_kind``: for a write of
         no card (:data:`kandev_slack.store.kinds.NOTICE`), else the card's kind."""
         now = self._now()
+        due: Any = now if not_before is None else require_aware(not_before)
+        if not_before is None and delay_s > 0:
+            due = self._at(delay_s)
         pending_id = payload.get("pending_id")
         if item_kind is None:
             item_kind = item_kind_of_payload(pending_id).value
@@ -102,7 +113,7 @@ class OutboxRepository(PaceMixin):
                 payload_json=json.dumps(payload),
                 status=waiting_state(item_kind),
                 attempts=0,
-                not_before=now if not_before is None else require_aware(not_before),
+                not_before=due,
                 lease_owner=None,
                 lease_until=None,
                 last_error="",
@@ -212,6 +223,43 @@ class OutboxRepository(PaceMixin):
                 )
             )
             return conn.execute(stmt).rowcount == 1
+
+    def outbox_absorb(self, key_prefix: str, besides: int, worker_id: str) -> list[int]:
+        """Finish, as done, the waiting items whose key starts with ``key_prefix`` besides
+        ``besides`` (the item about to be written) — those nobody holds, and those
+        ``worker_id`` holds itself — for the write about to be made covers them (e.g. the
+        edits of one card to its current state, read after this). Their ids. A range on the
+        key's unique index, on both backends."""
+        now = self._now()
+        held_by_another = and_(
+            outbox.c.lease_until.is_not(None),
+            outbox.c.lease_until > now,
+            outbox.c.lease_owner != worker_id,
+        )
+        with self._write() as conn:
+            stmt = (
+                update(outbox)
+                .where(
+                    # The range is for the index; the prefix itself decides (a collation may
+                    # order keys otherwise than by their characters).
+                    outbox.c.dedupe_key >= key_prefix,
+                    outbox.c.dedupe_key < key_prefix + "\U0010ffff",
+                    func.substr(outbox.c.dedupe_key, 1, len(key_prefix)) == key_prefix,
+                    outbox.c.id != besides,
+                    _OPEN,
+                    ~held_by_another,
+                )
+                .values(
+                    status=OutboxStatus.DONE.value,
+                    lease_owner=None,
+                    lease_until=None,
+                    last_error="absorbed",
+                    finished_at=now,
+                    updated_at=now,
+                )
+                .returning(outbox.c.id)
+            )
+            return [int(row_id) for row_id in conn.scalars(stmt)]
 
     def outbox_note(self, entry_id: int, note: str, *, worker_id: str | None = None) -> bool:
         """Record progress on a leased item (e.g. "posting" just before a Slack write) so a

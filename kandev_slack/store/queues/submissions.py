@@ -10,7 +10,7 @@ from sqlalchemy import delete, select, true, update
 from kandev_slack.store.base import Repository, insert_unless_exists
 from kandev_slack.store.records import Submission, SubmissionContent, SubmissionVerdict
 from kandev_slack.store.schema import submissions
-from kandev_slack.store.sql.write_queue import urgent
+from kandev_slack.store.sql.write_queue import soon, urgent
 
 #: How old a released submission's lease is made: older than any lease or recovery backoff.
 RELEASED_LEASE_AGE_S = 24 * 3600.0
@@ -123,7 +123,8 @@ class SubmissionsRepository(Repository):
         live, in the one statement. False: a process frozen past its lease (another replica
         may be re-sending it now) must not send it."""
         held = (submissions.c.resends == holder, submissions.c.leased_at > self._ago(lease_s))
-        return self._change_unfinished(submission_key, held, leased_at=self._now())
+        with soon():  # the answer waits for it on its way to Kandev: after acks, before others
+            return self._change_unfinished(submission_key, held, leased_at=self._now())
 
     def _change_unfinished(self, submission_key: str, conditions: Any, **values: Any) -> bool:
         """One compare-and-set on the unfinished submission ``submission_key``."""

@@ -3,8 +3,10 @@
 SQLite lets one transaction write at a time. Under a crowd, the write that records a click (its
 ack waits for it) would otherwise queue behind the bookkeeping of earlier clicks whose answers
 came back from Kandev (card states, outbox rows, audit entries): dozens of writes nobody is
-waiting for. Writers entered with :func:`urgent` go first; the others keep their turn among
-themselves. Re-entrant, like the lock it replaces (a write inside a write is the same turn).
+waiting for. Writers entered with :func:`urgent` go first; then those entered with
+:func:`soon` (an answer acknowledged, on its way to Kandev: the fence right before it is
+sent); the others keep their turn among themselves. Re-entrant, like the lock it replaces (a
+write inside a write is the same turn).
 """
 
 from __future__ import annotations
@@ -32,16 +34,34 @@ def is_urgent() -> bool:
     return getattr(_marks, "urgent", False)
 
 
+@contextmanager
+def soon() -> Iterator[None]:
+    """Writes of this thread within the block go after the urgent ones but before the
+    others' (a person's answer waits for them on its way to Kandev)."""
+    before = getattr(_marks, "soon", False)
+    _marks.soon = True
+    try:
+        yield
+    finally:
+        _marks.soon = before
+
+
+def is_soon() -> bool:
+    return getattr(_marks, "soon", False)
+
+
 class WriteQueue:
     """A re-entrant lock whose urgent waiters are served before the others."""
 
     def __init__(self) -> None:
         lock = threading.Lock()
         self._urgent_turn = threading.Condition(lock)
+        self._soon_turn = threading.Condition(lock)
         self._other_turn = threading.Condition(lock)
         self._owner: int | None = None
         self._depth = 0
         self._urgent_waiting = 0
+        self._soon_waiting = 0
         self._others_waiting = 0
 
     def __enter__(self) -> WriteQueue:
@@ -57,10 +77,17 @@ class WriteQueue:
                         self._urgent_turn.wait()
                 finally:
                     self._urgent_waiting -= 1
+            elif is_soon():
+                self._soon_waiting += 1
+                try:
+                    while self._owner is not None or self._urgent_waiting:
+                        self._soon_turn.wait()
+                finally:
+                    self._soon_waiting -= 1
             else:
                 self._others_waiting += 1
                 try:
-                    while self._owner is not None or self._urgent_waiting:
+                    while self._owner is not None or self._urgent_waiting or self._soon_waiting:
                         self._other_turn.wait()
                 finally:
                     self._others_waiting -= 1
@@ -75,5 +102,7 @@ class WriteQueue:
             self._owner = None
             if self._urgent_waiting:
                 self._urgent_turn.notify()
+            elif self._soon_waiting:
+                self._soon_turn.notify()
             elif self._others_waiting:
                 self._other_turn.notify()

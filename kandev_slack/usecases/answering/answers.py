@@ -149,8 +149,9 @@ class AnswerService:
         begun.lease.enter_context(self.in_flight.hold(key))
         return begun
 
-    def complete(self, begun: Begun) -> Verdict:
+    def complete(self, begun: Begun, *, sending: Callable[[], None] | None = None) -> Verdict:
         """Send a begun submission to Kandev, apply the outcome, close it and audit it.
+        ``sending``: called right before the call to Kandev (or not at all when none is made).
 
         Every way the call can end has a definite verdict: Kandev's reply (:meth:`_apply`),
         Kandev unreachable or refusing the token (not recorded: the submission is dropped so
@@ -171,6 +172,8 @@ class AnswerService:
                 return Verdict("unconfirmed", card, action=attempt.action)
             acting = begun.acting
             kandev = acting.kandev if acting is not None else self.kandev
+            if sending is not None:
+                sending()
             try:
                 outcome = resolving.send(kandev, card, attempt, first_sent=begun.first_sent)
             except KandevAuthError as exc:
@@ -204,11 +207,12 @@ class AnswerService:
                 return verdict
             link = acting.link if acting is not None else None
             verdict = self._apply(card, attempt, as_seen, key, link)
-            self._close(key, verdict)
+            with self.cards.atomic():  # how it ended and its audit entry: one write
+                self._close(key, verdict)
+                self._audit(attempt, verdict, _describe(outcome), kandev_user=kandev_user)
             metrics.answered_in(time.monotonic() - begun.begun_at)
         finally:
             begun.release()
-        self._audit(attempt, verdict, _describe(outcome), kandev_user=kandev_user)
         return verdict
 
     def as_the_bot_sees(

@@ -25,6 +25,8 @@ from typing import Any, Protocol, TypeVar
 
 from kandev_slack.core.clarification import SKIPPED_REASON, Answer
 from kandev_slack.core.domain import Action, Card
+from kandev_slack.ops import metrics
+from kandev_slack.ops.urgency import Urgency, Urgent
 from kandev_slack.store.errors import is_unavailable
 from kandev_slack.usecases.answering.admission import Admitted, Refusal, Request, Unusable, Where
 from kandev_slack.usecases.answering.answers import Begun
@@ -37,6 +39,10 @@ from kandev_slack.usecases.answering.verdicts import Verdict
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: How long a Send-to-all offer waits, at most, for the urgent work in flight (acks, answers
+#: not yet sent to Kandev) before it is made.
+OFFER_YIELD_S = 0.25
 
 # ---- the ports ---------------------------------------------------------------------------
 
@@ -114,7 +120,7 @@ class Answering(Protocol):
         reason: str = "",
         view_id: str = "",
     ) -> Verdict | Begun: ...
-    def complete(self, begun: Begun) -> Verdict: ...
+    def complete(self, begun: Begun, *, sending: Callable[[], None] | None = None) -> Verdict: ...
 
 
 class Offering(Protocol):
@@ -214,6 +220,12 @@ class Interactions:
     #: Identical questions: after a win, the offer to answer them all
     #: (kandev_slack/usecases/answering/groups.py).
     groups: Offering
+    #: The urgent work in flight (kandev_slack/ops/urgency.py): an answer counts from its
+    #: record until it is sent to Kandev (None: nothing counted, e.g. some tests).
+    urgency: Urgency | None = None
+    #: Follow-up work after an answer's verdict (the Send-to-all offer): a bounded lane of
+    #: its own, after the urgent work in flight (None: made in the answering lane).
+    followups: Lane | None = None
 
     def click(self, parsed: Described | Unusable, reply: Reply) -> None:
         """A one-click answer (an option button): reserve, admit, record, ack, send, verdict."""
@@ -386,28 +398,59 @@ class Interactions:
             reply.now(begun)
             return
         # Recorded durably: from here a crash leaves it to crash recovery, never loses it.
+        # Urgent until it is sent to Kandev: follow-up work of earlier clicks waits for it.
+        urgent = self.urgency.begin() if self.urgency is not None else None
         reply.recorded()
-        place.run(self._complete, begun, reply)
-
-    def _complete(self, begun: Begun, reply: Reply) -> None:
         try:
-            verdict = self.answers.complete(begun)
+            job = place.run(self._complete, begun, reply, urgent)
+        except BaseException:
+            if urgent is not None:
+                urgent.done()
+            raise
+        if urgent is not None:  # a job never run (handed over at a stop) is urgent no more
+            job.add_done_callback(lambda _job: urgent.done())
+
+    def _complete(self, begun: Begun, reply: Reply, urgent: Urgent | None = None) -> None:
+        try:
+            verdict = self.answers.complete(begun, sending=urgent.done if urgent else None)
         except Exception:
             log.exception("answer submission failed")
             return
+        finally:
+            if urgent is not None:
+                urgent.done()
         reply.later(verdict)
         self._offer(begun, verdict, reply)
 
     def _offer(self, begun: Begun, verdict: Verdict, reply: Reply) -> None:
         """A won answer on a card others ask too: offer to send it to them (never for an
-        answer sent to all already)."""
+        answer sent to all already) — follow-up work, in the follow-up lane when there is one:
+        after the urgent work in flight; a full lane leaves the offer out (counted, logged:
+        the answer itself is sent and told, the offer is an ephemeral, never a durable
+        write)."""
         attempt = begun.attempt
         if verdict.kind != "won" or verdict.card is None:
             return
         if attempt.action != "answer" or attempt.source == ANSWER_ALL:
             return
+        card, user_id = verdict.card, attempt.user_id
+        if self.followups is None:
+            self._make_offer(card, user_id, reply)
+            return
+        place = self.followups.reserve()
+        if place is None:
+            metrics.followup_not_made("offer")
+            log.warning(
+                "the follow-up lane is full: no offer to answer %s everywhere", card.pending_id
+            )
+            return
+        place.run(self._make_offer, card, user_id, reply)
+
+    def _make_offer(self, card: Card, user_id: str, reply: Reply) -> None:
+        if self.urgency is not None:
+            self.urgency.wait_quiet(OFFER_YIELD_S, "offer")
         try:
-            offer = self.groups.offer(verdict.card, attempt.user_id)
+            offer = self.groups.offer(card, user_id)
             if offer is not None:
                 reply.offer(offer)
         except Exception:  # the answer is sent and shown; only the offer is lost

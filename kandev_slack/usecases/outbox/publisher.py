@@ -30,6 +30,7 @@ from kandev_slack.core.outbox import (
     UPDATE,
     UPDATE_COPY,
     copy_update_key,
+    group_line_prefix,
     update_key,
 )
 from kandev_slack.core.signals import Signal
@@ -75,6 +76,18 @@ _REFUSED_CONTENT = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_to
 FAILED_SHOWN_S = 24 * 3600.0
 #: How often the count of failed items is read again for /healthz.
 FAILED_CHECK_S = 60.0
+#: A card's group line (another card's change: one joined its thread, or left it) is due this
+#: long after the change: the cards' own edits enqueued within it go first. Short: a person
+#: clicking card after card (each a few hundred ms apart) finds the last click's line sent
+#: before their next click, not during it. In a burst the publisher yields to the urgent work
+#: anyway (:data:`GROUP_LINE_YIELD_S`), so the lines pile up meanwhile and one edit of each
+#: makes them all (``Publisher._absorb``).
+GROUP_LINE_DELAY_S = 0.05
+#: Before each write, how long it waits at most for the urgent work in flight (an interaction
+#: not yet acknowledged, an answer not yet sent to Kandev: a few ms each): a group line, and
+#: any other write (a card's own edit, a post: they wait for an ack, not for a whole crowd).
+GROUP_LINE_YIELD_S = 0.25
+WRITE_YIELD_S = 0.02
 
 
 class Enqueue:
@@ -88,10 +101,16 @@ class Enqueue:
         groups: GroupEdits,
         wakes: Signal,
         changes: Signal | None = None,
+        *,
+        group_line_delay_s: float = GROUP_LINE_DELAY_S,
     ) -> None:
         self.outbox, self.cards, self.groups = outbox, cards, groups
         self.wakes = wakes
         self.changes = changes  # raised after every post or edit (the Home refresher waits on it)
+        #: Other cards' group lines are due this much later than the edits enqueued with them:
+        #: the cards' own edits enqueued meanwhile go first, and several changes of one line
+        #: are made by one edit (see :meth:`Publisher._absorb`).
+        self.group_line_delay_s = group_line_delay_s
 
     def enqueue_post(self, card: Card) -> None:
         self.outbox.outbox_put(
@@ -112,12 +131,15 @@ class Enqueue:
         self.wakes.raise_()
 
     def enqueue_group(self, edits: Sequence[GroupEdit]) -> None:
-        """Schedule the edits of channel cards whose group changed (once per reason)."""
+        """Schedule the edits of channel cards whose group changed (once per reason), of low
+        priority: due :attr:`group_line_delay_s` later."""
         for edit in edits:
             card = edit.card
             payload = {"pending_id": card.pending_id}
             key = update_key(card, edit.reason)
-            self.outbox.outbox_put(UPDATE, key, payload, channel=card.channel)
+            self.outbox.outbox_put(
+                UPDATE, key, payload, channel=card.channel, delay_s=self.group_line_delay_s
+            )
         if edits:
             self.wakes.raise_()
 
@@ -158,8 +180,11 @@ class Publisher:
         health: Health,
         post_spacing_s: float = POST_SPACING_S,
         give_up_after: int = GIVE_UP_AFTER,
+        urgency: Yielding | None = None,
     ):
         self.outbox, self.cards, self.audit_log = outbox, cards, audit_log
+        #: The urgent work in flight each write waits for first (None: none, e.g. tests).
+        self.urgency = urgency
         self.queue, self.writes, self.pacer = queue, writes, pacer
         self.health = health
         self.post_spacing_s = post_spacing_s
@@ -176,6 +201,8 @@ class Publisher:
         self._soonest: float | None = None
         #: Items of the current batch not yet settled (done, failed or given back).
         self._unsettled: dict[int, OutboxEntry] = {}
+        #: Items of the current batch an edit of their card covered (done already).
+        self._absorbed: set[int] = set()
         self._failed_checked: float | None = None
         self._stop = threading.Event()
 
@@ -243,12 +270,18 @@ class Publisher:
         )
         if not items:
             return False
-        # Edits first: a backlog of new cards never starves the edits of existing ones.
-        items.sort(key=lambda it: (KINDS[it.kind].rank if it.kind in KINDS else 3, it.id))
+        # Edits first: a backlog of new cards never starves the edits of existing ones; a
+        # card's own edit before other cards' group lines.
+        items.sort(key=priority)
         self._unsettled = {item.id: item for item in items}
+        self._absorbed = set()
         for item in items:
             if self._stop.is_set():
                 break  # the rest is handed over (given back to nobody) as this replica stops
+            if item.id in self._absorbed:  # done: an edit of its card made it already
+                del self._unsettled[item.id]
+                continue
+            self._yield(item)
             try:
                 with log_context(pending_id=item.payload.get("pending_id"), channel=item.channel):
                     self._process(item)
@@ -257,6 +290,23 @@ class Publisher:
             del self._unsettled[item.id]
         self.health.clear("outbox")
         return True
+
+    def _yield(self, item: OutboxEntry) -> None:
+        """Before a write: the urgent work in flight goes first (a bounded wait)."""
+        if self.urgency is None:
+            return
+        if is_group_line(item):
+            self.urgency.wait_quiet(GROUP_LINE_YIELD_S, "group_line")
+        else:
+            self.urgency.wait_quiet(WRITE_YIELD_S, "card_edit")
+
+    def _absorb(self, item: OutboxEntry) -> None:
+        """A card's group line is about to be rendered from the card's current state (read
+        after this): every other waiting change of that line is covered by this one edit —
+        finished as done ("absorbed") instead of sent again, in this batch and after it."""
+        prefix = group_line_prefix(item.key or "", str(item.payload["pending_id"]))
+        if prefix is not None:
+            self._absorbed.update(self.outbox.outbox_absorb(prefix, item.id, self.worker_id))
 
     def _release_unsettled(self) -> None:
         """Give back the items of a batch an error interrupted (e.g. the database went away
@@ -289,6 +339,8 @@ class Publisher:
             if kind.after_card and not card.ts and not card.state.terminal:
                 self._defer(item, self.post_spacing_s, error=None)  # after the channel card
                 return
+            if is_group_line(item):
+                self._absorb(item)
         try:
             if kind.alone is not None:
                 write = kind.alone(self.writes, item)
@@ -437,6 +489,31 @@ class Publisher:
         self._soonest = due if self._soonest is None else min(self._soonest, due)
 
 
+def is_group_line(item: OutboxEntry) -> bool:
+    """Whether ``item`` is the edit of a card's group line (another card joined or left its
+    thread, the card waiting or not), not of the card's own state."""
+    pending_id = item.payload.get("pending_id")
+    return (
+        item.kind == UPDATE
+        and isinstance(pending_id, str)
+        and group_line_prefix(item.key or "", pending_id) is not None
+    )
+
+
+def priority(item: OutboxEntry) -> tuple[int, int, datetime, int]:
+    """The order of a batch: edits before posts (a backlog of new cards never starves the
+    edits of existing ones), a card's own edit before other cards' group lines, then the
+    oldest due first."""
+    rank = KINDS[item.kind].rank if item.kind in KINDS else 3
+    return (rank, 1 if is_group_line(item) else 0, item.not_before, item.id)
+
+
+class Yielding(Protocol):
+    """The urgent work in flight (kandev_slack.ops.urgency.Urgency)."""
+
+    def wait_quiet(self, max_s: float, what: str = "followup") -> float: ...
+
+
 class EnqueueOutbox(Protocol):
     """What enqueueing calls on the outbox (kandev_slack.store.OutboxRepository)."""
 
@@ -447,6 +524,8 @@ class EnqueueOutbox(Protocol):
         payload: dict[str, Any],
         channel: str | None = None,
         not_before: datetime | None = None,
+        *,
+        delay_s: float = 0.0,
     ) -> int | None: ...
 
 

@@ -639,7 +639,11 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
         payload: dict[str, Any],
         channel: str | None = None,
         not_before: datetime | None = None,
+        *,
+        delay_s: float = 0.0,
     ) -> int | None: ...
+
+    def outbox_absorb(self, key_prefix: str, besides: int, worker_id: str) -> list[int]: ...
 
     def outbox_take(
         self,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
-from kandev_slack.store.sql.write_queue import WriteQueue, is_urgent, urgent
+from kandev_slack.store.sql.write_queue import WriteQueue, is_urgent, soon, urgent
 
 
 def _wait_until(condition, timeout: float = 5.0) -> None:
@@ -40,6 +41,30 @@ def test_an_urgent_writer_goes_before_writers_that_waited_longer() -> None:
 
     assert order[0] == "ack"
     assert sorted(order[1:]) == ["other0", "other1", "other2"]
+
+
+def test_an_answer_on_its_way_goes_after_acks_and_before_the_others() -> None:
+    queue = WriteQueue()
+    order: list[str] = []
+
+    def write(name: str, mark) -> None:
+        with mark(), queue:
+            order.append(name)
+
+    with queue:  # an earlier click's bookkeeping holds the turn
+        other = threading.Thread(target=write, args=("other", contextlib.nullcontext))
+        other.start()
+        _wait_until(lambda: queue._others_waiting == 1)
+        sending = threading.Thread(target=write, args=("sending", soon))
+        sending.start()
+        _wait_until(lambda: queue._soon_waiting == 1)
+        ack = threading.Thread(target=write, args=("ack", urgent))
+        ack.start()
+        _wait_until(lambda: queue._urgent_waiting == 1)
+    for thread in (other, sending, ack):
+        thread.join(timeout=5)
+
+    assert order == ["ack", "sending", "other"]
 
 
 def test_one_writer_at_a_time_and_a_write_inside_a_write_is_the_same_turn() -> None:

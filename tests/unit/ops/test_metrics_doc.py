@@ -18,6 +18,8 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     metrics.card_posted(datetime.now(UTC) - timedelta(seconds=2))
     metrics.answered_in(0.05)
     metrics.approval_sweep("light", 0.002)
+    metrics.yielded("group_line", 0.02)
+    metrics.followup_not_made("offer")
     metrics.watch_state(
         lambda: metrics.State(
             pending_cards=3,

@@ -15,6 +15,7 @@ from slack_bolt.listener import thread_runner
 from kandev_slack.kits.fakeslack import FakeSlack
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import AddContext, ContextExecutor
+from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.transport.acks import PromptAckApp, interaction_kind
 from kandev_slack.slack.transport.guard import raised_in, raised_in_bot
 from kandev_slack.slack_api.web_client import make_web_client
@@ -63,9 +64,10 @@ def test_interaction_kinds() -> None:
 # ----------------------------------
 
 
-def _bare_app(fake_slack: FakeSlack) -> App:
+def _bare_app(fake_slack: FakeSlack, urgency: Urgency | None = None) -> App:
     return PromptAckApp(
         executor=ContextExecutor(4, thread_name_prefix="test-listener"),
+        urgency=urgency,
         client=make_web_client(fake_slack.workspace.bot_token, fake_slack.api_url),
         request_verification_enabled=False,
     )
@@ -96,6 +98,38 @@ def test_the_ack_leaves_when_it_is_called_while_the_listener_goes_on(
     assert listener_ended.wait(5)
     assert slept == []
     assert acks("command") == before + 1
+
+
+def test_a_request_is_urgent_until_it_is_acknowledged(fake_slack: FakeSlack) -> None:
+    """Follow-up work (kandev_slack/ops/urgency.py) waits for every request not acknowledged
+    yet; once acked, the listener's own work after the ack no longer holds it back."""
+    urgency = Urgency()
+    app = _bare_app(fake_slack, urgency)
+    seen: list[int] = []
+    listener_may_end, listener_ended = threading.Event(), threading.Event()
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        seen.append(urgency.in_flight)
+        ack(text="the list")
+        listener_may_end.wait(5)
+        listener_ended.set()
+
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+    assert response.status == 200
+    assert seen == [1]
+    assert urgency.in_flight == 0 and not listener_ended.is_set()
+    listener_may_end.set()
+    assert listener_ended.wait(5)
+
+    failing = _bare_app(fake_slack, urgency)
+
+    @failing.command("/kandev-questions")
+    def fail(ack) -> None:
+        raise RuntimeError("boom")
+
+    assert failing.dispatch(BoltRequest(body=command(""), mode="socket_mode")).status == 500
+    assert urgency.in_flight == 0  # a request that failed is urgent no more either
 
 
 def test_a_listener_failing_before_its_ack_answers_bolts_500(fake_slack: FakeSlack) -> None:

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from kandev_slack.core.clarification import Answer
 from kandev_slack.core.domain import Card, CardState
+from kandev_slack.ops import metrics
+from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.transport.lanes import Lane
 from kandev_slack.store import Database
 from kandev_slack.usecases.answering.admission import Admission, Admitted, Request, Unusable, Where
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.claims import Claims
-from kandev_slack.usecases.answering.groups import Groups
+from kandev_slack.usecases.answering.groups import Groups, Offer
 from kandev_slack.usecases.answering.interactions import (
     Busy,
     Content,
@@ -30,7 +33,7 @@ from kandev_slack.usecases.answering.interactions import (
 )
 from kandev_slack.usecases.answering.snooze import Snoozes
 from kandev_slack.usecases.answering.verdicts import Verdict
-from tests.kit.factories import ALICE_ID, make_bundle
+from tests.kit.factories import ALICE_ID, ASKED_AT, make_bundle, numbered_bundle
 from tests.kit.fakes import FakeKandev
 
 MONGO = Answer(question_id="q1", selected_options=["q1_opt2"])
@@ -85,9 +88,18 @@ def lanes():
 
 @pytest.fixture
 def pipeline(store: Database):
-    """The pipeline on the fixtures' parts: ``pipeline(admission, answers, lanes, read)``."""
+    """The pipeline on the fixtures' parts: ``pipeline(admission, answers, lanes, read)``
+    (``urgency``, ``followups``: the urgent work counted, the follow-up lane)."""
 
-    def make(admission: Admission, answers: AnswerService, lanes, read=None) -> Interactions:
+    def make(
+        admission: Admission,
+        answers: AnswerService,
+        lanes,
+        read=None,
+        *,
+        urgency: Urgency | None = None,
+        followups: Lane | None = None,
+    ) -> Interactions:
         claims = Claims(
             store.claims,
             store.cards,
@@ -106,6 +118,8 @@ def pipeline(store: Database):
             claims,
             snoozes,
             groups,
+            urgency=urgency,
+            followups=followups,
         )
 
     return make
@@ -144,6 +158,113 @@ def test_a_click_is_recorded_then_acknowledged_then_sent_and_its_verdict_follows
     assert isinstance(verdict, Verdict) and verdict.kind == "won"
     assert [c["answers"] for c in fake_kandev.called("answer")] == [[MONGO]]
     assert store.cards.get(card.pending_id).state is CardState.ANSWERED  # type: ignore[union-attr]
+
+
+@dataclass
+class Watched(Recorded):
+    """A Recorded reply that also notes the urgent work in flight at each step, and offers."""
+
+    urgency: Urgency = field(default_factory=Urgency)
+    urgent_at: dict[str, int] = field(default_factory=dict)
+    offers: list[Offer] = field(default_factory=list)
+    offered: threading.Event = field(default_factory=threading.Event)
+
+    def recorded(self) -> None:
+        self.urgent_at["recorded"] = self.urgency.in_flight
+        super().recorded()
+
+    def later(self, verdict: Verdict) -> None:
+        self.urgent_at["later"] = self.urgency.in_flight
+        super().later(verdict)
+
+    def offer(self, offer: Offer) -> None:
+        self.events.append(("offer", None))
+        self.offers.append(offer)
+        self.offered.set()
+
+
+def test_an_answer_is_urgent_from_its_record_until_it_is_sent(
+    pipeline, posted, admission, answers, lanes, fake_kandev: FakeKandev
+) -> None:
+    """Follow-up work waits for an answer recorded but not yet sent to Kandev (its ack went
+    first): urgent when it is acknowledged, no more once Kandev has it."""
+    card = posted(make_bundle())
+    reply = Watched()
+    pipeline(admission, answers, lanes, urgency=reply.urgency).click(Clicked(on_card(card)), reply)
+    [(_, _), (_, verdict)] = reply.finished()
+    assert isinstance(verdict, Verdict) and verdict.kind == "won"
+    assert reply.urgent_at == {"recorded": 1, "later": 0}
+    assert reply.urgency.in_flight == 0
+
+
+def test_an_answer_handed_over_unsent_is_urgent_no_more(
+    pipeline, posted, admission, answers, store: Database
+) -> None:
+    """A stop hands over the answers not started yet (crash recovery sends them): they no
+    longer hold follow-up work back."""
+    card = posted(make_bundle())
+    answering = Lane("answering", workers=1, waiting=1)
+    reading = Lane("reading", workers=1, waiting=0)
+    busy = threading.Event()
+    answering.reserve().run(busy.wait, 5)  # type: ignore[union-attr]  # the one worker, busy
+    reply = Watched()
+    try:
+        pipeline(admission, answers, [answering, reading], urgency=reply.urgency).click(
+            Clicked(on_card(card)), reply
+        )
+        assert reply.urgent_at == {"recorded": 1}
+        answering.shutdown(wait=False, cancel=True)
+        assert reply.urgency.in_flight == 0
+    finally:
+        busy.set()
+        reading.shutdown()
+    assert store.submissions.unfinished_submissions() != []  # left to crash recovery
+
+
+def _same_two(posted) -> tuple[Card, Card]:
+    first, second = (
+        posted(numbered_bundle(n, created_at=ASKED_AT + timedelta(seconds=n))) for n in (1, 2)
+    )
+    return first, second
+
+
+def test_the_send_to_all_offer_follows_the_verdict_in_the_follow_up_lane(
+    pipeline, posted, admission, answers, lanes
+) -> None:
+    first, second = _same_two(posted)
+    followups = Lane("followups", workers=1, waiting=4)
+    reply = Watched()
+    try:
+        pipeline(admission, answers, lanes, urgency=reply.urgency, followups=followups).click(
+            Clicked(on_card(first)), reply
+        )
+        assert reply.offered.wait(5), reply.events
+    finally:
+        followups.shutdown()
+    assert [event for event, _ in reply.events] == ["recorded", "later", "offer"]
+    assert [m.pending_id for m in reply.offers[0].members] == [second.pending_id]
+
+
+def test_a_full_follow_up_lane_leaves_the_offer_out_counted_the_answer_told(
+    pipeline, posted, admission, answers, lanes
+) -> None:
+    first, _second = _same_two(posted)
+    followups = Lane("followups", workers=1, waiting=0)
+    held = followups.reserve()  # the one place there is
+    assert held is not None
+    before = metrics.FOLLOWUPS_NOT_MADE.labels("offer")._value.get()
+    reply = Watched()
+    try:
+        pipeline(admission, answers, lanes, followups=followups).click(
+            Clicked(on_card(first)), reply
+        )
+        [(_, _), (_, verdict)] = reply.finished()
+    finally:
+        held.release()
+        followups.shutdown()
+    assert isinstance(verdict, Verdict) and verdict.kind == "won"
+    assert not reply.offered.wait(0.5) and reply.offers == []
+    assert metrics.FOLLOWUPS_NOT_MADE.labels("offer")._value.get() == before + 1
 
 
 def test_a_full_lane_is_busy_and_records_nothing(
