@@ -16,6 +16,7 @@ from bench.scenarios.footprint import Footprint
 from bench.scenarios.identical import Burst, IdenticalBench
 from bench.scenarios.identity import IdentityBench
 from bench.scenarios.kandev_requests import KandevRequests
+from bench.scenarios.notice import CPU_RATIO_TARGET, Notice
 from bench.scenarios.queues import Queues
 from bench.scenarios.quiet import QuietRun
 from bench.scenarios.reminders import REMINDERS_EACH, Reminders
@@ -52,6 +53,7 @@ class Results:
     digest: DigestBench | None = None
     identical: IdenticalBench | None = None
     identity: IdentityBench | None = None
+    notice: Notice | None = None
     poll_interval_s: float = 5.0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -778,6 +780,61 @@ def render_queues(r: Queues) -> str:
     )
 
 
+def render_notice(r: Notice) -> str:
+    """Scenario 15: the bot's CPU per new bundle noticed, at each number waiting; its target
+    and its problems in a table of their own."""
+    rows = []
+    for lv in r.levels:
+        lists, reads, other = lv.requests_per_item or (None, None, None)
+        requests = "–" if lists is None else f"{lists:.1f} / {reads:.1f} / {other:.1f}"
+        rows.append(
+            [
+                f"{lv.waiting:,}",
+                str(lv.new),
+                ms(lv.cpu_ms_per_item),
+                ms(lv.idle_ms_per_s),
+                requests,
+                ms(lv.push.median if lv.push else None),
+                ms(lv.push.p95 if lv.push else None),
+                ms(lv.floor.p95 if lv.floor else None),
+                str(lv.missing),
+                lv.load,
+            ]
+        )
+    head = [
+        "waiting",
+        "new items",
+        "bot CPU ms per new item",
+        "idle CPU ms/s",
+        "Kandev requests per new item (list pages / conversation reads / other)",
+        "time to card p50 ms",
+        "p95 ms",
+        "floor p95 ms",
+        "not posted",
+        "load average",
+    ]
+    ratio_ = r.cpu_ratio
+    low, high = (f"{r.levels[n].waiting:,}" if r.levels else "–" for n in (0, -1))
+    met = "–" if ratio_ is None else ("yes" if ratio_ <= CPU_RATIO_TARGET else "**no**")
+    target = table(
+        ["target", "measured", "met"],
+        [
+            [
+                f"bot CPU per new item with {high} waiting ≤ {CPU_RATIO_TARGET:g}× that with {low}",
+                "–" if ratio_ is None else f"{ratio_:.2f}×",
+                met,
+            ]
+        ],
+    )
+    problems = "".join(f"\n- {p}" for p in r.problems)
+    return (
+        f"### 15. Noticing one new item among many waiting ({r.levels[-1].new if r.levels else 0} "
+        f"new bundles per level, one every ~{r.spacing_s:g} s; CPU over {r.cycles}+ poll "
+        f"intervals less the idle rate; sessions made in {r.prepare_s:.0f} s)\n\n"
+        f"{table(head, rows)}\n\n{target}" + (f"\n\nProblems seen:{problems}" if problems else "")
+    )
+
+
 def render_digest(r: DigestBench) -> str:
     head = (
         f"### 13. Digest of {r.waiting:,} waiting items ({r.rounds} digests, one person each; "
@@ -883,6 +940,8 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_identity(res.identity))
     if res.queues:
         parts.append(render_queues(res.queues))
+    if res.notice:
+        parts.append(render_notice(res.notice))
     parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))
     problems = (
         (res.answers.problems if res.answers else [])

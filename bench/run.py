@@ -34,6 +34,7 @@ from bench.scenarios import (
     footprint,
     identical,
     identity,
+    notice,
     queues,
     quiet,
     reminders,
@@ -57,6 +58,7 @@ SCENARIOS = (
     "digest",
     "identical",
     "identity",
+    "notice",
     "queues",
 )
 RESULTS = Path(__file__).with_name("results.md")
@@ -128,6 +130,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--queue-window", type=float, default=15.0, help="CPU window s with them waiting (15)"
     )
+    p.add_argument(
+        "--notice-levels",
+        default="10,100,1000",
+        help="bundles waiting while new ones are noticed, grown in turn (10,100,1000)",
+    )
+    p.add_argument(
+        "--notice-new", type=int, default=10, help="new bundles asked at each level (10)"
+    )
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
     p.add_argument(
         "--cards", type=int, default=100_000, help="cards in the store (100000; and a tenth)"
@@ -178,10 +188,21 @@ def port_cells(args: argparse.Namespace) -> int:
         args.footprint_pending + 1,
         args.backlog + args.replica_backlog,  # the backlog's tasks live until Kandev stops
         args.waiting + args.queue_fresh,
+        notice_live(args),
         2 * args.identical,
     )
     live += PORT_MARGIN
     return max(1, math.ceil((live + INSTANCE_OFFSET) / BLOCK_SIZE))
+
+
+def notice_levels(args: argparse.Namespace) -> list[int]:
+    return sorted({int(level) for level in args.notice_levels.split(",") if level.strip()})
+
+
+def notice_live(args: argparse.Namespace) -> int:
+    """Tasks the notice scenario holds at once: its largest level and every level's new ones."""
+    levels = notice_levels(args)
+    return max(levels, default=0) + args.notice_new * len(levels)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,6 +292,10 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         results.identical = identical.run(world, count=args.identical)
     elif name == "identity":
         results.identity = identity.run(world, clicks=args.identity)
+    elif name == "notice":
+        results.notice = notice.run(
+            world, levels=notice_levels(args), new=args.notice_new, spacing=args.spacing
+        )
     elif name == "queues":
         results.queues = queues.run(
             world,

@@ -393,8 +393,9 @@ def _recovery(
 
 class _Signals:
     """The wake-ups and inboxes that connect the workers. Push hints: a reconnect reads the
-    whole list; a new bundle only the newest part of it, a resolved session only its
-    conversation, on a loop of their own (kandev_slack/usecases/intake/sync.py)."""
+    whole list; a new bundle only that bundle (from its session's conversation), a resolved
+    session only its conversation, on a loop of their own
+    (kandev_slack/usecases/intake/sync.py)."""
 
     def __init__(self) -> None:
         self.card_changes = Signal("card changed")

@@ -335,6 +335,16 @@ class KandevClient:
         found = self._bundle_meta(task_id, pending_id, session_id) or []
         return max((md.question_total for md in found), default=0)
 
+    def conversation_bundle(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> Bundle | None:
+        """The bundle as its task's conversation shows it, with each question's status (None:
+        not every question of it is written yet, or no such task): what a push hint names is
+        read this way, one session's newest messages, whatever else waits — a read of the
+        active list costs Kandev in proportion to every bundle waiting."""
+        found = self._bundle_meta(task_id, pending_id, session_id) or []
+        return conversation.as_bundle(found, task_id)
+
     def _bundle_meta(
         self, task_id: str, pending_id: str, session_id: str | None, *, whole: bool = False
     ) -> list[conversation.ClarificationMeta] | None:

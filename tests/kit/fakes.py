@@ -492,6 +492,23 @@ class FakeKandev:
         default = len(bundle.questions) if bundle is not None else 0
         return self.totals.get(pending_id, default)
 
+    def conversation_bundle(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> Bundle | None:
+        """The bundle as its conversation shows it: every question written (``totals`` may
+        say more are coming: None), each with its status (a decided bundle's, once decided)."""
+        self._enter("conversation_bundle", task_id=task_id, pending_id=pending_id)
+        bundle = self.bundles.get(pending_id)
+        if task_id not in self.tasks or bundle is None or bundle.task_id != task_id:
+            return None
+        if self.totals.get(pending_id, len(bundle.questions)) > len(bundle.questions):
+            return None
+        final = self.finals.get(pending_id)
+        if pending_id in self.active or final is None or final.status == "pending":
+            return bundle
+        questions = [q.model_copy(update={"status": final.status}) for q in bundle.questions]
+        return bundle.model_copy(update={"questions": questions})
+
     def task(self, task_id: str) -> Task:
         self._enter("task", task_id=task_id)
         if task_id not in self.tasks:

@@ -1,16 +1,27 @@
 """Kandev -> Slack: new bundles, from the full reads of the active list and from push hints.
 
 A full read (the coordinator's, kandev_slack/usecases/intake/sync.py) hands the bundles it decoded
-to
-:meth:`Discovery.take_listed`. A push hint announcing a new bundle reads only the newest part of
-that list (the bundles created since shortly before the newest one already seen) and posts
-what is new in it: with a long queue waiting that is a fraction of the whole list. A hinted
+to :meth:`Discovery.take_listed`. A push hint announcing a new bundle names its task and session:
+the bundle is read from that session's newest conversation messages (which show every question
+of it, its context, status and creation time), not from the active list, whose every read
+costs Kandev in proportion to all that waits (with 1,000 waiting, a read of its newest part
+alone took Kandev ~35 ms, against ~4 ms for a conversation): noticing one new bundle costs the
+same whatever else waits. Its task is read at the same time, on a few threads of their own (a
+read still waiting its turn when it is needed is made then instead); the task is then looked
+up as always, so a lookup that failed still fails closed. A hinted bundle whose questions are
+not all written yet is looked for again shortly.
+
+A burst of hints handed over together (more than :data:`ONE_BY_ONE`), a hint that names no
+task, or one whose conversation cannot be read, reads the newest part of the list instead
+(the bundles created since shortly before the newest one already seen: one read for the
+burst), with each hinted bundle's question total and task read ahead meanwhile. A hinted
 bundle that part does not show yet is looked for again shortly, and the next full read finds
 any bundle a hint missed; the store's claim keeps each bundle posted once whichever read sees
-it first. While that part is read, what posting the hinted bundle needs besides is read at the
-same time (its task, and how many questions it has), on a few threads of its own (a read still
-waiting its turn when the bundle is posted is made then instead); the task is then looked up as
-always, so a lookup that failed still fails closed.
+it first.
+
+A bundle read from its conversation may, in the moment between the hint and the read, have
+been superseded (a new turn started: its messages keep "pending"); its card is then ended by
+the next full read, as any bundle that leaves the list (kandev_slack/usecases/intake/reconciler.py).
 """
 
 from __future__ import annotations
@@ -48,9 +59,13 @@ NEWEST_MARGIN_S = 2.0
 #: looked for again before the next full read is left to find it.
 HINT_RETRIES = 10
 HINT_RETRY_S = 0.2
-#: Reads ahead for hinted bundles running at once (two a bundle: its question total and its
-#: task); a burst of hints queues the rest instead of starting a thread for each.
+#: Reads ahead for hinted bundles running at once (two a bundle: its conversation, or its
+#: question total, and its task); a burst of hints queues the rest instead of starting a thread
+#: for each.
 READ_AHEAD_WORKERS = 4
+#: Hints handed over together up to this many are read one by one (each its conversation);
+#: more read the newest part of the list once.
+ONE_BY_ONE = READ_AHEAD_WORKERS // 2
 #: The /healthz component for listed bundles that cannot be routed yet.
 UNROUTABLE = "unroutable"
 
@@ -68,6 +83,10 @@ class DiscoveryKandev(Protocol):
     def question_total(
         self, task_id: str, pending_id: str, *, session_id: str | None = None
     ) -> int: ...
+
+    def conversation_bundle(
+        self, task_id: str, pending_id: str, *, session_id: str | None = None
+    ) -> Bundle | None: ...
 
 
 class DiscoveryCards(Protocol):
@@ -120,8 +139,10 @@ class Discovery:
         self._newest: datetime | None = None
         #: Hinted bundles not shown yet by a read of the newest ones: looks left, by pending id.
         self._hint_retries: dict[str, int] = {}
-        #: Reads started for hinted bundles while the newest bundles are read, by pending id:
-        #: the question total, and the task lookup (which warms the Kandev client's cache).
+        #: Reads started for hinted bundles, by pending id: the bundle (from its conversation)
+        #: or, for one looked for in the list, its question total; and the task lookup (which
+        #: warms the Kandev client's cache).
+        self._reads: dict[str, Future[Bundle | None]] = {}
         self._totals: dict[str, Future[int]] = {}
         self._lookups: dict[str, Future[TaskInfo]] = {}
         self._read_ahead_pool = ThreadPoolExecutor(
@@ -153,27 +174,64 @@ class Discovery:
         return posted
 
     def discover_new(self, hinted: Collection[NewPending] = ()) -> tuple[int, set[str], list[str]]:
-        """Post the new bundles among the newest ones (push hints announced ``hinted``),
-        reading only the part of the list created since shortly before the newest bundle seen
-        so far: (how many were listed, their pending ids, those posted)."""
+        """Post the new bundles push hints announced (``hinted``): a few, each read from its
+        own session's conversation; a burst, those a hint names no task of, or whose
+        conversation could not be read, from the part of the list created since shortly before
+        the newest bundle seen so far: (how many were read, their pending ids, those posted)."""
+        hints = [h for h in dict.fromkeys(hinted) if h.pending_id not in self._known]
+        alone = [h for h in hints if h.task_id] if len(hints) <= ONE_BY_ONE else []
         try:
-            for hint in hinted:
-                self.read_ahead(hint)
-            newest = self._newest
-            since = newest - timedelta(seconds=NEWEST_MARGIN_S) if newest else None
-            bundles = self.kandev.list_pending(created_since=since)
-            self._saw_newest(max((b.created_at for b in bundles), default=None))
-            shown = {b.pending_id for b in bundles}
+            for hint in hints:
+                self.read_ahead(hint, whole=hint in alone)
+            read: list[Bundle] = []
+            unread = len(alone) < len(hints)
+            for hint in alone:
+                readable, bundle = self._read_hinted(hint)
+                if bundle is not None:
+                    read.append(bundle)
+                unread = unread or not readable
+            listed = self._read_newest() if unread else []
+            shown = {b.pending_id for b in read} | {b.pending_id for b in listed}
             with self._posting:
-                posted = self._post_unknown(bundles)
+                waiting = [b for b in read if any(q.status == "pending" for q in b.questions)]
+                posted = self._post_unknown(waiting, whole=True) + self._post_unknown(listed)
                 self._retry_hinted(hinted, shown)
-            return len(bundles), shown, posted
+            return len(read) + len(listed), shown, posted
         finally:
-            self._totals.clear()  # reads ahead not used by now are made again when needed
+            # reads ahead not used by now are made again when needed
+            self._reads.clear()
+            self._totals.clear()
             self._lookups.clear()
 
-    def _post_unknown(self, bundles: list[Bundle]) -> list[str]:
-        """Post the bundles not known to have a card yet (with ``_posting`` held)."""
+    def _read_newest(self) -> list[Bundle]:
+        """The part of the list created since shortly before the newest bundle seen so far."""
+        newest = self._newest
+        since = newest - timedelta(seconds=NEWEST_MARGIN_S) if newest else None
+        bundles = self.kandev.list_pending(created_since=since)
+        self._saw_newest(max((b.created_at for b in bundles), default=None))
+        return bundles
+
+    def _read_hinted(self, hint: NewPending) -> tuple[bool, Bundle | None]:
+        """Whether the hinted bundle's conversation could be read (else the list is read
+        instead), and the bundle as it shows it (None: not all written yet). A read ahead
+        still waiting its turn is made here instead; one running is waited for."""
+        ahead = self._reads.pop(hint.pending_id, None)
+        try:
+            if ahead is not None and not ahead.cancel():
+                return True, ahead.result()
+            return True, self._conversation_bundle(hint)
+        except Exception as exc:  # whatever it was, the list says what is waiting
+            log.warning("hinted bundle %s not read (%s): reading the list", hint.pending_id, exc)
+            return False, None
+
+    def _conversation_bundle(self, hint: NewPending) -> Bundle | None:
+        return self.kandev.conversation_bundle(
+            hint.task_id, hint.pending_id, session_id=hint.session_id or None
+        )
+
+    def _post_unknown(self, bundles: list[Bundle], *, whole: bool = False) -> list[str]:
+        """Post the bundles not known to have a card yet (with ``_posting`` held); ``whole``:
+        each is known to show every question of it (read from its conversation)."""
         posted = []
         for bundle in bundles:
             if bundle.session_id:
@@ -182,25 +240,31 @@ class Discovery:
                 continue
             if self.cards.get(bundle.pending_id) is not None:
                 self._known.add(bundle.pending_id)
-            elif self._post_new(bundle):
+            elif self._post_new(bundle, whole=whole):
                 self._known.add(bundle.pending_id)
                 posted.append(bundle.pending_id)
         return posted
 
-    def read_ahead(self, hint: NewPending) -> None:
-        """Start reading the hinted bundle's question total and task in the background."""
+    def read_ahead(self, hint: NewPending, *, whole: bool = False) -> None:
+        """Start reading the hinted bundle's task in the background, and with it the bundle
+        itself (``whole``: from its conversation) or its question total (it is looked for in
+        the list)."""
         pending_id, task_id = hint.pending_id, hint.task_id
-        if not task_id or pending_id in self._known or pending_id in self._totals:
+        reads: dict[str, Any] = self._reads if whole else self._totals
+        if not task_id or pending_id in self._known or pending_id in reads:
             return
         session_id = hint.session_id or None
         try:
-            total = self._read_ahead_pool.submit(
-                self.kandev.question_total, task_id, pending_id, session_id=session_id
-            )
+            if whole:
+                read: Future[Any] = self._read_ahead_pool.submit(self._conversation_bundle, hint)
+            else:
+                read = self._read_ahead_pool.submit(
+                    self.kandev.question_total, task_id, pending_id, session_id=session_id
+                )
             lookup = self._read_ahead_pool.submit(self.tasks.info, task_id)
         except RuntimeError:  # closed: shutting down
             return
-        self._totals[pending_id], self._lookups[pending_id] = total, lookup
+        reads[pending_id], self._lookups[pending_id] = read, lookup
 
     def _retry_hinted(self, hinted: Collection[NewPending], shown: Collection[str]) -> None:
         """Hinted bundles a read did not show are looked for again a few times (a bundle
@@ -224,8 +288,8 @@ class Discovery:
 
     # ---- one new bundle ----------------------------------------------------------------
 
-    def _post_new(self, bundle: Bundle) -> bool:
-        if not self._complete(bundle):
+    def _post_new(self, bundle: Bundle, *, whole: bool = False) -> bool:
+        if not whole and not self._complete(bundle):
             hint = NewPending(bundle.pending_id, bundle.task_id, bundle.session_id)
             self.look_again(hint, INCOMPLETE_RETRY_S)
             return False

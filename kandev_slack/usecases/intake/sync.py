@@ -8,9 +8,10 @@
   reconciler (kandev_slack/usecases/intake/reconciler.py); claims left without a message and the
   purge are
   housekeeping's (kandev_slack/usecases/followups/housekeeping.py), every so often.
-- The hints loop (``run_hints``): a hint announcing a new bundle reads only the newest part of
-  the list (discovery); a hint that a session's pending action went away reads only that
-  session's conversation, for the cards of that session (the reconciler), never the list.
+- The hints loop (``run_hints``): a hint announcing a new bundle reads only that bundle, from
+  its session's conversation (discovery: the newest part of the list when the hint names no
+  task); a hint that a session's pending action went away reads only that session's
+  conversation, for the cards of that session (the reconciler), never the list.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class SyncReport:
 
 
 class ReadAgain:
-    """Discovery's ``look_again``: read the newest bundles again for a hint in ``after_s``
+    """Discovery's ``look_again``: read a hinted bundle again in ``after_s``
     seconds (handed to the hints loop's inbox), or the whole list when hints are not handed
     over one by one (``new_bundles`` None: the full read's ``wakeup``)."""
 
@@ -107,7 +108,7 @@ class SyncEngine:
     wakeup: Signal
     _: KW_ONLY
     poll_interval: float = 5.0
-    #: New bundles announced by push hints: only the newest bundles are read, on a loop of
+    #: New bundles announced by push hints: only those bundles are read, on a loop of
     #: their own (``run_hints``), so a full read in progress never delays them. Without it,
     #: the full read is made again instead.
     new_bundles: Inbox[NewPending] | None = None
@@ -140,7 +141,7 @@ class SyncEngine:
             self.wakeup.wait(max(self.poll_interval - (time.monotonic() - started), 0.0))
 
     def run_hints(self, stop: threading.Event) -> None:
-        """The reads push hints ask for: the newest bundles, or one session's conversation."""
+        """The reads push hints ask for: the new bundles, or one session's conversation."""
         inbox = self.new_bundles or self.resolved_sessions
         if inbox is None:
             return
@@ -208,7 +209,7 @@ class SyncEngine:
         return report
 
     def discover_new(self, hinted: Collection[NewPending] = ()) -> SyncReport:
-        """Post the new bundles among the newest ones (push hints announced ``hinted``); the
+        """Post the new bundles push hints announced (``hinted``), each read on its own; the
         whole list is read at the next full cycle."""
         listed, shown, posted = self.discovery.discover_new(hinted)
         return SyncReport(listed=listed, shown=shown, posted=posted)

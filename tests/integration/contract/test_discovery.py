@@ -100,3 +100,28 @@ def test_probe_of_a_healthy_kandev(kandev, client):
     assert result.ok, result
     assert result.version == f"v{KANDEV_VERSION}"
     assert not result.token_sent
+
+
+def test_a_bundle_read_from_its_conversation_is_the_bundle_the_list_shows(kandev, client, seed):
+    spec = [
+        question(
+            "db",
+            "Database",
+            "Which **database**?",
+            ("PostgreSQL", "Relational"),
+            ("Mongo", "Documents"),
+        ),
+        question("lang", "Language", "Which language?", ("Go", "fast"), ("Python", "easy")),
+    ]
+    seeded = seed(spec, context="Choosing the stack")
+    listed = next(b for b in client.list_pending() if b.pending_id == seeded.pending_id)
+
+    read = client.conversation_bundle(
+        seeded.task_id, seeded.pending_id, session_id=seeded.session_id
+    )
+
+    assert read is not None
+    assert read.model_dump(exclude={"age_seconds"}) == listed.model_dump(exclude={"age_seconds"})
+    # Without its session (a hint that names none), from the task's conversation.
+    assert client.conversation_bundle(seeded.task_id, seeded.pending_id) == read
+    assert client.conversation_bundle(seeded.task_id, "no-such-bundle") is None

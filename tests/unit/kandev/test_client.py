@@ -324,6 +324,44 @@ def test_final_state_pages_backwards_until_the_bundle_is_complete():
 
 
 @respx.mock
+def test_a_hinted_bundle_is_read_from_its_session_s_conversation_until_it_is_whole():
+    def asked(question_id, index):
+        message = clarification("p1", question_id, index, 2, "pending")
+        message["metadata"]["question"] = {"id": question_id, "title": question_id, "options": []}
+        return {**message, "session_id": "s1", "created_at": "2026-12-05T21:50:43.79Z"}
+
+    written = [asked("lang", 1)]  # newest first: "db" is not written yet
+
+    def conversation(args):
+        if args.get("before") == "m1":
+            return {"messages": written[1:], "has_more": False}
+        return {"messages": written[:1], "has_more": len(written) > 1, "cursor": "m1"}
+
+    fake = FakeMcp({"get_task_conversation_kandev": conversation})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    c = client(conversation_page_size=1)
+    assert c.conversation_bundle("t1", "p1", session_id="s1") is None  # not whole yet
+    written.append(asked("db", 0))
+    bundle = c.conversation_bundle("t1", "p1", session_id="s1")
+    assert bundle is not None and [q.question_id for q in bundle.questions] == ["db", "lang"]
+    assert (bundle.task_id, bundle.session_id) == ("t1", "s1")
+    assert bundle.created_at == datetime(2026, 12, 5, 21, 50, 43, tzinfo=UTC)
+    assert len(fake.calls) == 3  # one page, then two until both questions were seen
+    first = fake.calls[0][1]
+    assert first["session_id"] == "s1" and first["message_types"] == ["clarification_request"]
+    assert first["sort"] == "desc"
+
+
+@respx.mock
+def test_a_hinted_bundle_of_an_unknown_task_is_none():
+    fake = FakeMcp(
+        {"get_task_conversation_kandev": lambda a: ToolError("backend error [NOT_FOUND]: task")}
+    )
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+    assert client().conversation_bundle("nope", "p") is None
+
+
+@respx.mock
 def test_final_state_of_an_unknown_task_is_unknown():
     fake = FakeMcp(
         {"get_task_conversation_kandev": lambda a: ToolError("backend error [NOT_FOUND]: task")}

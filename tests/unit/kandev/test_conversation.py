@@ -4,9 +4,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from kandev_slack.core.clarification import Answer
+from kandev_slack.core.clarification import Answer, Bundle, Option, Question
 from kandev_slack.kandev.conversation import (
     ConversationPage,
+    as_bundle,
     bundle_messages,
     final_state,
     is_complete,
@@ -113,3 +114,79 @@ def test_the_resolution_time_is_the_earliest_decided_messages_update():
     assert found.status == "rejected"
     assert found.responded_at == datetime(2026, 12, 2, 6, 3, 26, 200000, tzinfo=UTC)
     assert state([message("p1", "db", 0, 1, "rejected")]).responded_at is None
+
+
+def asked(pending_id, question_id, index, total, *, created_at, status="pending"):
+    """A message as Kandev writes it for one question of a new bundle (its question whole)."""
+    return {
+        "id": f"m-{pending_id}-{index}",
+        "type": "clarification_request",
+        "session_id": "s1",
+        "created_at": created_at,
+        "updated_at": created_at,
+        "metadata": {
+            "pending_id": pending_id,
+            "question_id": question_id,
+            "question_index": index,
+            "question_total": total,
+            "status": status,
+            "context": "Choosing the stack",
+            "question": {
+                "id": question_id,
+                "title": question_id.title(),
+                "prompt": f"Which **{question_id}**?",
+                "options": [
+                    {"option_id": f"q{index + 1}_opt1", "label": "One", "description": "first"},
+                    {"option_id": f"q{index + 1}_opt2", "label": "Two", "description": ""},
+                ],
+            },
+        },
+    }
+
+
+def test_a_bundle_is_read_whole_from_the_messages_of_its_questions_as_the_list_shows_it():
+    page = ConversationPage.model_validate(
+        {
+            "messages": [  # newest first, as the bot reads them
+                asked("p1", "lang", 1, 2, created_at="2026-12-05T21:50:44.120000001Z"),
+                asked("p1", "db", 0, 2, created_at="2026-12-05T21:50:43.790533015Z"),
+                asked("p0", "db", 0, 1, created_at="2026-12-05T21:40:00Z", status="answered"),
+            ]
+        }
+    )
+    bundle = as_bundle(bundle_messages(page.messages, "p1"), "t1")
+    assert bundle == Bundle(
+        pending_id="p1",
+        task_id="t1",
+        session_id="s1",
+        created_at=datetime(2026, 12, 5, 21, 50, 43, tzinfo=UTC),  # whole seconds, as listed
+        context="Choosing the stack",
+        questions=[
+            Question(
+                question_id=q,
+                title=q.title(),
+                prompt=f"Which **{q}**?",
+                options=[
+                    Option(option_id=f"q{n}_opt1", label="One", description="first"),
+                    Option(option_id=f"q{n}_opt2", label="Two"),
+                ],
+            )
+            for n, q in ((1, "db"), (2, "lang"))
+        ],
+    )
+    answered = as_bundle(bundle_messages(page.messages, "p0"), "t0")
+    assert answered is not None and [q.status for q in answered.questions] == ["answered"]
+
+
+def test_a_bundle_not_all_written_yet_or_missing_what_the_list_shows_is_none():
+    first = asked("p1", "db", 0, 2, created_at="2026-12-05T21:50:43Z")
+    assert (
+        as_bundle(bundle_messages(ConversationPage(messages=[first]).messages, "p1"), "t") is None
+    )
+    assert as_bundle([], "t") is None
+    for broken in ({"question": None}, {"created_at": None}, {"session_id": ""}):
+        whole = bundle_messages(
+            ConversationPage.model_validate({"messages": [first]}).messages, "p1"
+        )
+        one = whole[0].model_copy(update={"question_total": 1, **broken})
+        assert as_bundle([one], "t") is None, broken

@@ -30,6 +30,7 @@ from kandev_slack.usecases.followups import housekeeping
 from kandev_slack.usecases.intake import discovery as discovery_module
 from kandev_slack.usecases.intake import reconciler as reconciler_module
 from kandev_slack.usecases.intake import unroutable as unroutable_module
+from kandev_slack.usecases.intake.discovery import ONE_BY_ONE
 from kandev_slack.usecases.intake.sync import SyncEngine
 from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.wiring import build_sync
@@ -609,7 +610,7 @@ def test_a_hinted_bundle_not_listed_yet_is_looked_for_again_a_few_times(
     assert inbox.drain() == []
 
 
-def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole_list(
+def test_a_new_bundle_hint_reads_that_bundle_and_other_wake_ups_the_whole_list(
     make_engine, fake_kandev: FakeKandev, store: Database
 ) -> None:
     engine = make_engine(hinted=True)
@@ -639,7 +640,8 @@ def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole
         assert engine.new_bundles is not None
         engine.new_bundles.put(_hint(new))
         _until(lambda: store.cards.get(new.pending_id) is not None, fake_kandev.calls)
-        assert (full_reads(), newest_reads()) == (1, 1)
+        assert (full_reads(), newest_reads()) == (1, 0)
+        assert len(fake_kandev.called("conversation_bundle")) == 1
 
         fake_kandev.end(waiting.pending_id)  # resolved elsewhere: a hint asks for a full read
         engine.wakeup.raise_()
@@ -657,22 +659,51 @@ def test_a_new_bundle_hint_reads_the_newest_bundles_and_other_wake_ups_the_whole
     assert not any(loop.is_alive() for loop in loops)
 
 
-def test_a_hinted_bundle_s_question_total_is_read_while_the_list_is(
-    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway
+def test_a_hinted_bundle_is_read_from_its_conversation_with_its_task_never_the_list(
+    sync: SyncEngine, fake_kandev: FakeKandev, publisher: Publisher, gateway, store: Database
 ) -> None:
+    sync.reconcile_once()  # what the full read knows: nothing waits yet
     young = fake_kandev.add(make_bundle(DB_QUESTION, CACHE_QUESTION, created_at=datetime.now(UTC)))
+    fake_kandev.calls.clear()
 
-    assert sync.discover_new([_hint(young)]).posted == [young.pending_id]
+    report = sync.discover_new([_hint(young)])
 
-    assert len(fake_kandev.called("question_total")) == 1  # read ahead, not read again
+    assert report.posted == [young.pending_id] and report.shown == {young.pending_id}
+    called = [name for name, _ in fake_kandev.calls]
+    assert called.count("conversation_bundle") == 1
+    assert "list_pending" not in called  # nor its question total: the conversation shows all
+    assert "question_total" not in called and "task" in called
     assert publisher.work_once() and gateway.card_of(young.pending_id) is not None
+    card = store.cards.get(young.pending_id)
+    assert card is not None and card.bundle == young
 
 
-def test_a_question_total_read_ahead_before_any_question_was_written_is_read_again(
+def test_a_hinted_bundle_whose_questions_are_not_all_written_is_looked_for_again(
+    make_engine, fake_kandev: FakeKandev, store: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(discovery_module, "HINT_RETRY_S", 0.0)
+    engine = make_engine(hinted=True)
+    inbox = engine.new_bundles
+    assert inbox is not None
+    partial = fake_kandev.add(numbered_bundle(1, DB_QUESTION, created_at=datetime.now(UTC)))
+    fake_kandev.totals[partial.pending_id] = 2  # its second question is still being written
+
+    assert engine.discover_new([_hint(partial)]).posted == []
+    assert store.cards.get(partial.pending_id) is None  # never posted with some of its questions
+    assert inbox.wakes.wait(timeout=10.0) and inbox.drain() == [_hint(partial)]  # looked again
+
+    fake_kandev.totals.pop(partial.pending_id)  # written
+    assert engine.discover_new([_hint(partial)]).posted == [partial.pending_id]
+
+
+@pytest.mark.usefixtures("no_hint_retries")
+def test_in_a_burst_a_question_total_read_ahead_before_any_question_was_written_is_read_again(
     sync: SyncEngine, fake_kandev: FakeKandev, store: Database
 ) -> None:
-    # Read ahead, the bundle shows no question yet; when the list shows it, one of two.
+    # A burst is looked for in the list. Read ahead, the bundle shows no question yet; when
+    # the list shows it, one of two.
     hint = NewPending("pending-001", "task-001", "session-001")
+    burst = [hint, *(NewPending(f"p-{n}", f"t-{n}", f"s-{n}") for n in range(ONE_BY_ONE))]
     fake_kandev.totals["pending-001"] = 0
     partial = numbered_bundle(1, DB_QUESTION, created_at=datetime.now(UTC))
     original = fake_kandev.list_pending
@@ -685,9 +716,37 @@ def test_a_question_total_read_ahead_before_any_question_was_written_is_read_aga
 
     fake_kandev.list_pending = listed_meanwhile  # type: ignore[method-assign]
     sync.discovery.read_ahead(hint)  # the total is read before the bundle is listed
-    assert sync.discover_new([hint]).posted == []
+    assert sync.discover_new(burst).posted == []
     assert store.cards.get("pending-001") is None  # never posted with only some of its questions
     assert len(fake_kandev.called("question_total")) >= 2
+    assert fake_kandev.called("conversation_bundle") == []
+
+
+def test_a_hinted_bundle_already_decided_is_not_posted_nor_looked_for_again(
+    make_engine, fake_kandev: FakeKandev, store: Database
+) -> None:
+    engine = make_engine(hinted=True)
+    inbox = engine.new_bundles
+    assert inbox is not None
+    bundle = fake_kandev.add(make_bundle(created_at=datetime.now(UTC)))
+    fake_kandev.resolve_in_kandev(bundle.pending_id, [MONGO])  # answered before it was read
+
+    report = engine.discover_new([_hint(bundle)])
+
+    assert report.posted == [] and report.shown == {bundle.pending_id}
+    assert store.cards.get(bundle.pending_id) is None
+    assert inbox.wakes.wait(timeout=0.5) is False
+
+
+@pytest.mark.parametrize("failure", [KandevProtocolError("a page of nonsense"), RuntimeError()])
+def test_a_hinted_bundle_whose_conversation_cannot_be_read_is_looked_for_in_the_list(
+    sync: SyncEngine, fake_kandev: FakeKandev, failure: Exception
+) -> None:
+    bundle = fake_kandev.add(make_bundle(created_at=datetime.now(UTC)))
+    fake_kandev.fail("conversation_bundle", failure)
+
+    assert sync.discover_new([_hint(bundle)]).posted == [bundle.pending_id]
+    assert len(fake_kandev.called("list_pending")) == 1
 
 
 def test_a_task_lookup_that_fails_while_read_ahead_still_fails_closed(
@@ -720,11 +779,11 @@ def _read_ahead_threads(besides: Collection[threading.Thread] = ()) -> list[thre
 
 
 def _hold_reads(fake_kandev: FakeKandev) -> tuple[list[str], threading.Event]:
-    """Kandev's question totals and tasks of the tasks named ``held-…`` wait until the event is
-    set: the held reads started so far (by method), and the event."""
+    """Kandev's conversations, question totals and tasks of the tasks named ``held-…`` wait
+    until the event is set: the held reads started so far (by method), and the event."""
     started: list[str] = []
     release = threading.Event()
-    for method in ("question_total", "task"):
+    for method in ("conversation_bundle", "question_total", "task"):
         real = getattr(fake_kandev, method)
 
         def held(task_id, *args, _real=real, _method=method, **kwargs):
@@ -783,7 +842,7 @@ def test_a_read_ahead_still_waiting_its_turn_is_made_when_the_bundle_is_posted(
         assert len(started) == discovery_module.READ_AHEAD_WORKERS  # nothing else ran meanwhile
         totals, tasks = (
             [c for c in fake_kandev.called(method) if c["task_id"] == young.task_id]
-            for method in ("question_total", "task")
+            for method in ("conversation_bundle", "task")
         )
         assert (len(totals), len(tasks)) == (1, 1)  # read once each: the reads ahead dropped
     finally:
