@@ -20,6 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
 from bench import burst
 from bench.cardlog import CardLog
 from bench.kandev import delete_tasks, seed_spread, start_kandev
@@ -76,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             SlackDriver(fake, transport).click(channel, ts, text=OPTION, user=person)
             prepared.append(transport.request)
         spy = _py_spy(pid, args.profile) if args.profile else None
+        acked_before = _acks_within(metrics)
         before, cpu0, t0 = request_counts(metrics), cpu_seconds(pid), time.monotonic()
         sent = burst.send(prepared, args.window)
         acks = sorted(s.elapsed * 1000 for s in sent if s.elapsed is not None)
@@ -103,12 +107,33 @@ def main(argv: list[str] | None = None) -> int:
         cpu = (busy_cpu - idle_cpu * busy_s / idle_s) / n
         print(f"bot CPU per click: {cpu * 1000:.1f} ms (busy {busy_cpu:.2f}s over {busy_s:.1f}s)")
         print(f"acks ms: p50 {acks[len(acks) // 2]:.1f} max {acks[-1]:.1f}")
+        within = {le: n - acked_before.get(le, 0.0) for le, n in _acks_within(metrics).items()}
+        print(
+            "the bot's own acks (kandev_slack_ack_seconds): "
+            + ", ".join(
+                f"{n:.0f} within {float(le) * 1000:.0f} ms"
+                for le, n in within.items()
+                if le in ("0.025", "0.05", "0.1", "0.25")
+            )
+        )
     finally:
         delete_tasks(kandev, [b.task_id for b in bundles])
         world.close()
         kandev.close()
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _acks_within(metrics_url: str) -> dict[str, float]:
+    """The bot's clicks acknowledged so far, by the bound they were acked within (seconds)."""
+    text = httpx.get(metrics_url, timeout=10.0).text
+    return {
+        sample.labels["le"]: sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "kandev_slack_ack_seconds"
+        for sample in family.samples
+        if sample.name.endswith("_bucket") and sample.labels.get("kind") == "block_actions"
+    }
 
 
 def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
