@@ -780,13 +780,18 @@ def render_queues(r: Queues) -> str:
     )
 
 
+def _count(value: float | None) -> str:
+    """A count per item beyond an idle rate, to a tenth (no "-0.0")."""
+    return "–" if value is None else f"{value + 0.0 if abs(value) >= 0.05 else 0.0:.1f}"
+
+
 def render_notice(r: Notice) -> str:
     """Scenario 15: the bot's CPU per new bundle noticed, at each number waiting; its target
     and its problems in a table of their own."""
     rows = []
     for lv in r.levels:
         lists, reads, other = lv.requests_per_item or (None, None, None)
-        requests = "–" if lists is None else f"{lists:.1f} / {reads:.1f} / {other:.1f}"
+        requests = "–" if lists is None else " / ".join(_count(v) for v in (lists, reads, other))
         rows.append(
             [
                 f"{lv.waiting:,}",
