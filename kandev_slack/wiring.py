@@ -144,7 +144,7 @@ def use_cases(
     )
     # What each linked person's own Kandev account lets their views show, and their Kandev
     # inbox kept in step with their Slack snoozes (issue 32).
-    seeing = Seeing(identities)
+    seeing = Seeing(identities, hidden_ttl_s=settings.inbox_hidden_ttl_s)
     # Every use-case gets only the repositories it uses, never the whole database.
     queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, answerers, seeing=seeing)
     past = PastAnswers(store.cards, routing)
@@ -191,7 +191,7 @@ def use_cases(
         dm_cards=SubscriptionNotifier(
             store.followups, answerers, publisher, health, seeing=seeing, people=people
         ),
-        snooze_ends=SnoozeWorker(snoozes, health),
+        snooze_ends=SnoozeWorker(snoozes, health, follow_s=settings.inbox_follow_s),
         quiet_ends=QuietReleaser(
             store.followups, answerers, publisher, health, interval_s=settings.quiet_check_s
         ),

@@ -127,6 +127,12 @@ class Settings(BaseSettings):
     digest_check_s: float = 30.0
     #: Seconds added to the digests' clock: tests only (a digest time comes sooner).
     digest_clock_shift_s: float = 0.0
+    #: Seconds a linked person's Kandev Needs-you inbox (what they hid there) is kept before it
+    #: is read again (kandev_slack/usecases/views/seeing.py): 15; shorter only in tests.
+    inbox_hidden_ttl_s: float = 15.0
+    #: Seconds between two rounds that have the DM cards follow people's Kandev inboxes
+    #: (kandev_slack/usecases/answering/snooze.py, ``SnoozeWorker``): 5; shorter only in tests.
+    inbox_follow_s: float = 5.0
 
     _routing: Routing | None = PrivateAttr(default=None)
 
@@ -259,6 +265,16 @@ class Settings(BaseSettings):
     @classmethod
     def _digest_check(cls, value: Any) -> float:
         return positive_seconds(value, "DIGEST_CHECK_S", "30")
+
+    @field_validator("inbox_hidden_ttl_s", mode="before")
+    @classmethod
+    def _inbox_hidden_ttl(cls, value: Any) -> float:
+        return positive_seconds(value, "INBOX_HIDDEN_TTL_S", "15")
+
+    @field_validator("inbox_follow_s", mode="before")
+    @classmethod
+    def _inbox_follow(cls, value: Any) -> float:
+        return positive_seconds(value, "INBOX_FOLLOW_S", "5")
 
     @field_validator("digest_clock_shift_s", mode="before")
     @classmethod

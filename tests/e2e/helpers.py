@@ -211,6 +211,32 @@ def wait_ephemeral(fake: FakeSlack, user: str, contains: str, timeout: float = 1
     return fake.wait_for_ephemeral(user, lambda e: contains in e.all_text, timeout=timeout)
 
 
+def slash_reply(
+    driver: SlackDriver,
+    text: str,
+    contains: str,
+    *,
+    user: SlackUser,
+    channel: str | None = None,
+    timeout: float = 10.0,
+) -> Ephemeral:
+    """Run ``/kandev-questions text`` (in the person's DM unless ``channel``); the reply they
+    see once it reads ``contains``. The reply is the ack's body when it was ready within the
+    command's budget (25 ms), else it follows the empty ack as an ephemeral message: both are
+    what the product does (a loaded machine takes the second way), and both show the same."""
+    fake = driver.fake
+    seen = len(fake.ephemerals(user=user.id))
+    ack = driver.slash("/kandev-questions", text, user=user, channel=channel or user.id)
+    assert ack.status == 200, ack
+    return fake.wait_for(
+        lambda: next(
+            (e for e in fake.ephemerals(user=user.id)[seen:] if contains in e.all_text), None
+        ),
+        timeout,
+        f"the reply to /kandev-questions {text} for {user.id} saying {contains!r}",
+    )
+
+
 def open_modal(fake: FakeSlack, callback_id: str, after: int, timeout: float = 10.0) -> ViewRecord:
     """The first modal with ``callback_id`` opened after the call index ``after``."""
     call = fake.wait_for_call(

@@ -15,6 +15,7 @@ from tests.e2e.helpers import (
     buttons,
     click_stale,
     outcome_line,
+    slash_reply,
     start_bot,
     wait_card,
     wait_ephemeral,
@@ -250,10 +251,7 @@ def test_reminders_escalation_and_a_subscriber_s_dm_card(
     )
     bot = start_bot(app_factory, KANDEV_SLACK_CONFIG=str(config))
     driver = slack_driver(bot.events_url)
-    ack = driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id)
-    assert ack.status == 200
-    if "Subscribed" not in str(ack.body):  # the answer follows the ack when not ready at once
-        wait_ephemeral(fake_slack, BOB.id, "Subscribed")
+    slash_reply(driver, "subscribe", "Subscribed", user=BOB)
     dm_channel = fake_slack.ctx.resolve_channel(BOB.id)
     seeded = seed.permission([RM], title="Waits for a person")
     card = wait_card(fake_slack, approval_key(seeded.request_id))

@@ -5,7 +5,15 @@ four in its thread, each of them answerable."""
 from __future__ import annotations
 
 from kandev_slack.kits.fakeslack import BOB, FakeSlack, PostedMessage
-from tests.e2e.helpers import MARGIN_S, POLL_S, db_question, outcome_line, wait_card, wait_outcome
+from tests.e2e.helpers import (
+    MARGIN_S,
+    POLL_S,
+    db_question,
+    outcome_line,
+    slash_reply,
+    wait_card,
+    wait_outcome,
+)
 
 GATHERING = "🧵 "
 
@@ -19,7 +27,7 @@ def test_seven_dm_cards_within_a_minute_are_three_and_a_gathering(
 ):
     driver = slack_driver(app.events_url)
     dm = fake_slack.ctx.resolve_channel(BOB.id)
-    assert driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id).status == 200
+    slash_reply(driver, "subscribe", "Subscribed", user=BOB)
     bundles = [
         seed([db_question()], title=f"Agent {n}", priority="critical" if n in (4, 6) else "")
         for n in range(7)

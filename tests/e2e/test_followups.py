@@ -17,6 +17,7 @@ from tests.e2e.helpers import (
     db_question,
     open_modal,
     outcome_line,
+    slash_reply,
     start_bot,
     wait_card,
     wait_ephemeral,
@@ -144,9 +145,7 @@ def test_a_subscriber_answers_from_the_dm_card_and_every_copy_shows_it(
     driver = slack_driver(app.events_url)
     dm = fake_slack.ctx.resolve_channel(BOB.id)
     # The command works from the bot's DM like from a channel (the reply is ephemeral there).
-    ack = driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id)
-    assert ack.status == 200
-    assert "Subscribed" in str(ack.body)
+    slash_reply(driver, "subscribe", "Subscribed", user=BOB)
     bundle = seed([db_question()], title="Followed by Bob")
     card = wait_card(fake_slack, bundle.pending_id)
     copy = wait_message(fake_slack, dm, POLL_S + MARGIN_S + 5)

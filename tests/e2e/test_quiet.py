@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kandev_slack.kits.fakeslack import BOB, CallRecord, FakeSlack
-from tests.e2e.helpers import MARGIN_S, POLL_S, db_question, start_bot, wait_card
+from tests.e2e.helpers import MARGIN_S, POLL_S, db_question, slash_reply, start_bot, wait_card
 from tests.kit.harness import CHANNEL, question
 
 REMINDER = "⏰ Still waiting for an answer after"
@@ -103,18 +103,15 @@ def test_a_person_s_own_quiet_hours_hold_their_dm_cards(
     bot = start_bot(app_factory, QUIET_CHECK_S="0.2")
     driver = slack_driver(bot.events_url)
     dm = fake_slack.ctx.resolve_channel(BOB.id)
-    assert driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id).status == 200
+    slash_reply(driver, "subscribe", "Subscribed", user=BOB)
 
-    bad = driver.slash("/kandev-questions", "quiet 25:00-08:00", user=BOB, channel=BOB.id)
-    assert "Quiet hours not changed" in str(bad.body) and "25:00-08:00" in str(bad.body)
-    shown = driver.slash("/kandev-questions", "quiet", user=BOB, channel=BOB.id)
-    assert "You have no quiet hours" in str(shown.body)
+    bad = slash_reply(driver, "quiet 25:00-08:00", "Quiet hours not changed", user=BOB)
+    assert "25:00-08:00" in bad.all_text
+    slash_reply(driver, "quiet", "You have no quiet hours", user=BOB)
 
     hours = quiet_for(QUIET_S)
-    ack = driver.slash("/kandev-questions", f"quiet {hours}", user=BOB, channel=BOB.id)
-    assert f"Quiet hours set: *{hours}* (UTC" in str(ack.body)
-    shown = driver.slash("/kandev-questions", "quiet", user=BOB, channel=BOB.id)
-    assert hours in str(shown.body)
+    slash_reply(driver, f"quiet {hours}", f"Quiet hours set: *{hours}* (UTC", user=BOB)
+    slash_reply(driver, "quiet", hours, user=BOB)
 
     bundle = seed([db_question()], title="While Bob sleeps")
     wait_card(fake_slack, bundle.pending_id)
@@ -129,8 +126,7 @@ def test_a_person_s_own_quiet_hours_hold_their_dm_cards(
     time.sleep(1)
     assert len(fake_slack.messages(dm)) == 1  # the summary only, once
 
-    off = driver.slash("/kandev-questions", "quiet off", user=BOB, channel=BOB.id)
-    assert "Quiet hours removed" in str(off.body)
+    slash_reply(driver, "quiet off", "Quiet hours removed", user=BOB)
 
 
 def test_quiet_off_releases_what_waited_at_once(app_factory, seed, fake_slack, slack_driver):
@@ -138,11 +134,9 @@ def test_quiet_off_releases_what_waited_at_once(app_factory, seed, fake_slack, s
     bot = start_bot(app_factory, QUIET_CHECK_S="0.2")
     driver = slack_driver(bot.events_url)
     dm = fake_slack.ctx.resolve_channel(BOB.id)
-    assert driver.slash("/kandev-questions", "subscribe", user=BOB, channel=BOB.id).status == 200
+    slash_reply(driver, "subscribe", "Subscribed", user=BOB)
     hours = quiet_for(3 * 3600)  # would end in three hours
-    assert (
-        driver.slash("/kandev-questions", f"quiet {hours}", user=BOB, channel=BOB.id).status == 200
-    )
+    slash_reply(driver, f"quiet {hours}", "Quiet hours set", user=BOB)
     fire = seed([FIRE], title="Critical at night", priority="critical")
     calm = seed([db_question()], title="Can wait")
     wait_card(fake_slack, fire.pending_id)
@@ -152,8 +146,7 @@ def test_quiet_off_releases_what_waited_at_once(app_factory, seed, fake_slack, s
     time.sleep(2)
     assert len(fake_slack.messages(dm)) == 1
 
-    off = driver.slash("/kandev-questions", "quiet off", user=BOB, channel=BOB.id)
-    assert "Quiet hours removed" in str(off.body)
+    slash_reply(driver, "quiet off", "Quiet hours removed", user=BOB)
     summary = fake_slack.wait_for(
         lambda: next(iter(posts(fake_slack, dm, SUMMARY)), None), 10, "the summary at once"
     )

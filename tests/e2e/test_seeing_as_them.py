@@ -24,6 +24,7 @@ from tests.e2e.helpers import (
     MARGIN_S,
     POLL_S,
     distinct_question,
+    slash_reply,
     start_bot,
     wait_card,
     wait_ephemeral,
@@ -36,6 +37,8 @@ ANA, BEN = ALICE, BOB
 CAT = SlackUser(id="U0CAT00003", name="cat", real_name="Cat Kandev")
 SNOOZE = "kq_snooze"
 AS_BOT = "as-bot"
+#: How long the bot keeps a person's Kandev inbox, and how often its DM cards follow it, here.
+HIDDEN_TTL_S, FOLLOW_S = 1.0, 1.0
 
 
 def routes(tmp_path: Path) -> Path:
@@ -102,8 +105,7 @@ def test_a_linked_person_sees_only_what_their_kandev_account_sees(
     link(bot, CAT, cast.cat)
     link(bot, BEN, cast.ben)
     for user in (ANA, CAT):
-        ack = driver.slash("/kandev-questions", "subscribe", user=user, channel=user.id)
-        assert ack.status == 200 and "Subscribed" in str(ack.body)
+        slash_reply(driver, "subscribe", "Subscribed", user=user)
 
     private = people_seed.by(cast.eve)(
         [distinct_question(1)], title="Eve's private question", workspace_id=cast.eve_ws
@@ -305,11 +307,18 @@ def test_a_hide_in_kandevs_inbox_collapses_a_posted_dm_card(
     ("💤 Snoozed until …") within a round of the worker and the hidden items' keep; un-snoozed
     there, it is restored."""
     cast = kandev_people
-    bot = start(people_app_factory, fake_slack, tmp_path)
+    # Seeing keeps a hidden list INBOX_HIDDEN_TTL_S (15 s), the worker follows every
+    # INBOX_FOLLOW_S (5 s): both shorter here.
+    bot = start(
+        people_app_factory,
+        fake_slack,
+        tmp_path,
+        INBOX_HIDDEN_TTL_S=str(HIDDEN_TTL_S),
+        INBOX_FOLLOW_S=str(FOLLOW_S),
+    )
     driver = slack_driver(bot.events_url)
     link(bot, ANA, cast.ana)
-    ack = driver.slash("/kandev-questions", "subscribe", user=ANA, channel=ANA.id)
-    assert ack.status == 200 and "Subscribed" in str(ack.body)
+    slash_reply(driver, "subscribe", "Subscribed", user=ANA)
     bundle = people_seed([distinct_question(11)], title="Hidden later in Kandev by Ana")
     wait_card(fake_slack, bundle.pending_id)
     fake_slack.wait_for(
@@ -318,8 +327,7 @@ def test_a_hide_in_kandevs_inbox_collapses_a_posted_dm_card(
         "Ana's DM card",
     )
     assert "💤 Snoozed until" not in dms(fake_slack, ANA)
-    # Seeing keeps a hidden list 15 s; the worker follows every 5 s.
-    follow_s = 15 + 5 + MARGIN_S
+    follow_s = HIDDEN_TTL_S + FOLLOW_S + 1 + MARGIN_S + 5  # the keep, a round, slack for load
     cast.people.snooze(cast.ana, bundle.pending_id, "1h")
     try:
         fake_slack.wait_for(

@@ -16,6 +16,7 @@ from tests.e2e.helpers import (
     POLL_S,
     buttons,
     db_question,
+    slash_reply,
     start_bot,
     wait_card,
     wait_ephemeral,
@@ -34,8 +35,7 @@ def option(pending_id: str, hours: int) -> str:
 
 
 def subscribe(driver, user=BOB) -> None:
-    ack = driver.slash("/kandev-questions", "subscribe", user=user, channel=user.id)
-    assert ack.status == 200 and "Subscribed" in str(ack.body)
+    slash_reply(driver, "subscribe", "Subscribed", user=user)
 
 
 def wait_dm(fake: FakeSlack, dm: str) -> PostedMessage:

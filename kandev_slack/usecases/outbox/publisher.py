@@ -269,6 +269,7 @@ class Publisher:
             None, limit=limit, worker_id=self.worker_id, lease_s=LEASE_S
         )
         if not items:
+            self.health.clear("outbox")  # the store answered: an earlier store error is over
             return False
         # Edits first: a backlog of new cards never starves the edits of existing ones; a
         # card's own edit before other cards' group lines.

@@ -20,10 +20,11 @@ from tests.e2e.helpers import (
 )
 from tests.e2e.reliability.support import still_pending
 from tests.kit.harness import CHANNEL, Fault
+from tests.kit.polling import eventually
 
 PROMPT = "as your answer to *Database*?"
-#: Every read of Kandev waits this long while the reading lane is filled.
-SLOW_S = 8.0
+#: Every read of Kandev is held at most this long (until healed) while the reading lane fills.
+HELD_S = 60.0
 
 
 def _current(fake: FakeSlack, prompt: Ephemeral) -> Ephemeral:
@@ -77,14 +78,19 @@ def test_a_reply_is_prompted_while_the_reading_lane_is_full(
         fake_slack.add_user(SlackUser(id=f"U0HOME{n:03d}", name=f"h{n}"))
         for n in range(READING_WORKERS + READING_WAITING + 6)
     ]
-    kandev_proxy.slow(lambda body: True, SLOW_S)
-    for person in people:
-        assert driver.app_home_opened(person).status == 200
-    fake_slack.wait_for(
-        lambda: "the reading lane is full" in bot.logs() or None, 10, "the reading lane full"
-    )
+    # Kandev holds every read until healed (not a fixed delay: however long the opens take to
+    # arrive on a loaded machine, no place in the lane frees up before the reply is sent).
+    kandev_proxy.slow_path(r"", HELD_S)
+    try:
+        for person in people:
+            assert driver.app_home_opened(person).status == 200
+        eventually(lambda: "the reading lane is full" in bot.logs(), timeout=30)
 
-    driver.reply_in_thread(CHANNEL, card.ts, "2", user=ALICE)
-    prompt = wait_ephemeral(fake_slack, ALICE.id, PROMPT, 3)
+        driver.reply_in_thread(CHANNEL, card.ts, "2", user=ALICE)
+        # Told at once, though no place frees up while Kandev holds the reads (however long
+        # a loaded machine takes to say it).
+        prompt = wait_ephemeral(fake_slack, ALICE.id, PROMPT, 15)
+    finally:
+        kandev_proxy.heal()
     assert "Send “MongoDB” as your answer to *Database*?" in prompt.all_text
     reliability.record("a thread reply while the reading lane is full", survived=True)

@@ -238,6 +238,7 @@ class KandevProxy:
 
     def close(self) -> None:
         self.release()
+        self._healed.set()  # nothing still held waits out its delay
         self._server.shutdown()
         self._server.server_close()
         if self._thread is not None:

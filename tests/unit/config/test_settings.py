@@ -68,6 +68,11 @@ def test_values_are_normalised() -> None:
     assert settings.kandev_token is None  # empty means unset
     assert load_settings(good_env()).snooze_hour_s == 3600.0
     assert load_settings(good_env(SNOOZE_HOUR_S="3")).snooze_hour_s == 3.0
+    # How long a person's Kandev inbox is kept, how often DM cards follow it: shorter in tests.
+    assert load_settings(good_env()).inbox_hidden_ttl_s == 15.0
+    assert load_settings(good_env()).inbox_follow_s == 5.0
+    shorter = load_settings(good_env(INBOX_HIDDEN_TTL_S="0.5", INBOX_FOLLOW_S="1"))
+    assert (shorter.inbox_hidden_ttl_s, shorter.inbox_follow_s) == (0.5, 1.0)
 
 
 def test_public_url_can_differ() -> None:
@@ -143,6 +148,8 @@ def test_swapped_tokens_are_both_reported() -> None:
             "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT must be a number of seconds above 0",
         ),
         ("SNOOZE_HOUR_S", "0", "SNOOZE_HOUR_S must be a number of seconds above 0"),
+        ("INBOX_HIDDEN_TTL_S", "0", "INBOX_HIDDEN_TTL_S must be a number of seconds above 0"),
+        ("INBOX_FOLLOW_S", "-1", "INBOX_FOLLOW_S must be a number of seconds above 0"),
         ("LOG_LEVEL", "loud", "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
         ("KANDEV_SLACK_CONFIG", "/nonexistent/routes.toml", "KANDEV_SLACK_CONFIG: /nonexistent"),
     ],
