@@ -34,7 +34,7 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     )
     now = served(metrics.exposition().decode())
     assert compare(now) == []
-    assert len(documented()) == 18
+    assert len(documented()) == 20
     assert value(now, "kandev_slack_linked_people") == 4
     assert value(now, "kandev_slack_broken_links") == 1
     assert value(now, "kandev_slack_pending_cards") == 3
