@@ -10,11 +10,18 @@ Two kinds of bundles are used:
   answers these; their tasks are deleted (or Kandev is stopped) afterwards.
 
 Both kinds hold one agent instance port per live task, so tasks are deleted after each scenario.
+
+A direct bundle is agentless only on our side: its session is a session like any other, for which
+Kandev starts the harness' mock agent (0.1–0.4 s, and ~10–15 MB with agentctl's share, each);
+killing that agent ends the bundle, and a second bundle asked on the session supersedes the first
+(Kandev lists one per session). So many waiting bundles cost one session each: the scenarios that
+need 1,000 at once share one :class:`WaitingPool`, made once per run and kept until Kandev stops.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +57,7 @@ class Slot:
     task_id: str
     session_id: str
     workspace_id: str
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,19 +73,21 @@ class DirectBundles:
         self.server = server
         self.workers = workers
 
-    def prepare(self, workspace_ids: Sequence[str], count: int) -> list[Slot]:
-        """``count`` tasks with a started session, spread round-robin over the workspaces."""
+    def prepare(self, workspace_ids: Sequence[str], count: int, *, first: int = 0) -> list[Slot]:
+        """``count`` tasks with a started session, spread round-robin over the workspaces; the
+        n-th titled "Bench bundle {first + n + 1}"."""
         profile = self.server.mock_profile_id()
         workflows = {ws: self.server.workflow(ws) for ws in workspace_ids}
 
         def make(n: int) -> Slot:
-            workspace_id = workspace_ids[n % len(workspace_ids)]
+            workspace_id = workspace_ids[(first + n) % len(workspace_ids)]
             workflow = workflows[workspace_id]
+            title = f"Bench bundle {first + n + 1}"
             created = self.server.http.post(
                 "/tasks",
                 json={
                     "workspace_id": workspace_id,
-                    "title": f"Bench bundle {n + 1}",
+                    "title": title,
                     "description": "kandev-slack benchmark",
                     "start_agent": False,
                     "agent_profile_id": profile,
@@ -89,7 +99,7 @@ class DirectBundles:
             task_id = created.json()["id"]
             session = self.server.http.post(f"/tasks/{task_id}/sessions/ensure", json={})
             _check(session, "ensure session")
-            return Slot(task_id, session.json()["session_id"], workspace_id)
+            return Slot(task_id, session.json()["session_id"], workspace_id, title)
 
         with ThreadPoolExecutor(self.workers) as pool:
             return list(pool.map(make, range(count)))
@@ -111,6 +121,106 @@ class DirectBundles:
     def ask_all(self, slots: Sequence[Slot]) -> list[Asked]:
         with ThreadPoolExecutor(self.workers) as pool:
             return list(pool.map(self.ask, slots))
+
+
+#: Sessions are not made while the machine has less memory available than this (each costs
+#: ~10–15 MB: a mock agent process and agentctl's share); the pool fails instead.
+MEMORY_FLOOR_MB = 2048.0
+POOL_CHUNK = 20
+#: A chunk of sessions is tried this often: a loaded Kandev drops or times out a request now
+#: and then (the tasks made before the failure stay until Kandev stops).
+POOL_ATTEMPTS = 4
+
+
+class WaitingPool:
+    """Direct bundles left waiting in Kandev, shared by the scenarios that need many at once
+    (the footprint, then the big queues: they run last, in that order). :meth:`ask` grows the
+    pool to at least the number asked for; the bundles stay until Kandev stops, and whoever
+    resolves some tells :meth:`forget`."""
+
+    def __init__(self, direct: DirectBundles, workspace_ids: Sequence[str]) -> None:
+        self.direct = direct
+        self.workspace_ids = list(workspace_ids)
+        self.slots: list[Slot] = []  # made, in order; the first len(asked) are asked
+        self.asked: list[Asked] = []
+        self.prepare_s = 0.0  # spent making sessions, in total
+
+    def prepare(self, count: int) -> list[Slot]:
+        """At least ``count`` slots (sessions started), made in chunks, each tried again when a
+        loaded Kandev drops a request. Refuses to go on below :data:`MEMORY_FLOOR_MB`
+        available."""
+        started = time.monotonic()
+        try:
+            while len(self.slots) < count:
+                _enough_memory(count - len(self.slots))
+                chunk = min(POOL_CHUNK, count - len(self.slots))
+                self.slots += self._chunk(chunk)
+                if len(self.slots) % 200 < POOL_CHUNK:
+                    _say(f"{len(self.slots)}/{count} sessions for waiting bundles")
+        finally:
+            self.prepare_s += time.monotonic() - started
+        return self.slots[:count]
+
+    def _chunk(self, size: int) -> list[Slot]:
+        first = len(self.slots)
+        for attempt in range(1, POOL_ATTEMPTS + 1):
+            try:
+                return self.direct.prepare(self.workspace_ids, size, first=first)
+            except (httpx.HTTPError, KandevHarnessError) as exc:
+                if attempt == POOL_ATTEMPTS:
+                    raise
+                _say(f"making waiting bundles failed ({exc}); again in {2**attempt} s")
+                time.sleep(2**attempt)
+        raise AssertionError("unreachable")
+
+    def ask(self, count: int) -> list[Asked]:
+        """At least ``count`` bundles waiting (more sessions made first when needed): every one
+        the pool has, oldest first."""
+        self.prepare(count)
+        fresh = self.slots[len(self.asked) : max(count, len(self.asked))]
+        self.asked += self.direct.ask_all(fresh)
+        return list(self.asked)
+
+    def slot_of(self, pending_id: str) -> Slot:
+        for slot, asked in zip(self.slots, self.asked, strict=False):
+            if asked.pending_id == pending_id:
+                return slot
+        raise KeyError(pending_id)
+
+    def forget(self, pending_ids: Sequence[str]) -> None:
+        """These bundles were resolved: no longer waiting (their sessions are not reused)."""
+        gone = set(pending_ids)
+        kept = [
+            (s, a) for s, a in zip(self.slots, self.asked, strict=False) if a.pending_id not in gone
+        ]
+        unasked = self.slots[len(self.asked) :]
+        self.slots = [s for s, _ in kept] + unasked
+        self.asked = [a for _, a in kept]
+
+
+def _enough_memory(sessions: int) -> None:
+    available = _available_mb()
+    if available is not None and available < MEMORY_FLOOR_MB:
+        raise KandevHarnessError(
+            f"only {available:.0f} MB of memory available, {sessions} more sessions to make "
+            f"(~10–15 MB each): stopped above {MEMORY_FLOOR_MB:.0f} MB rather than exhaust the "
+            "machine; ask for fewer waiting bundles"
+        )
+
+
+def _available_mb() -> float | None:
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
+def _say(text: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
 def seed_spread(

@@ -10,9 +10,9 @@ from bench.scenarios.answering import Answering
 from bench.scenarios.approvals import IDLE_CPU_MS, ApprovalBench
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
-from bench.scenarios.crowd import CPU_LABELS, Crowd
+from bench.scenarios.crowd import CPU_LABELS, CPUS, MODES, Crowd, CrowdRun
 from bench.scenarios.digest import DigestBench
-from bench.scenarios.footprint import Footprint
+from bench.scenarios.footprint import BACKENDS, Footprint
 from bench.scenarios.identical import Burst, IdenticalBench
 from bench.scenarios.identity import IdentityBench
 from bench.scenarios.kandev_requests import KandevRequests
@@ -23,6 +23,7 @@ from bench.scenarios.reminders import REMINDERS_EACH, Reminders
 from bench.scenarios.replicas import TARGET_RATIO, ReplicaRun
 from bench.scenarios.time_to_card import TimeToCard
 from bench.stats import Summary, ratio
+from bench.summary import FAILED, HEADERS, NOT_RUN, Add, Row, Source, collect, missed
 from tests.kit.hot_queries import HOT_QUERIES, Plan
 
 TTC_PUSH_MARGIN_MS = 50.0
@@ -32,7 +33,6 @@ APPROVAL_CARD_MARGIN_MS = 50.0
 APPROVAL_CLICK_MARGIN_MS = 20.0
 ACK_P99_MS = 50.0
 CROWD_ACK_P99_MS = 100.0
-CROWD_AGENT_MARGIN_MS = 150.0
 RSS_LIMIT_MB = 100.0
 IDENTITY_P50_MS = 5.0
 
@@ -535,160 +535,372 @@ def _approval_targets(
         )
 
 
-def targets(res: Results) -> list[list[str]]:
-    rows: list[list[str]] = []
+# ---- the summary: every target, one row each ------------------------------------------------
+# The issue's sizes, named in the targets of a scenario that did not run.
+ISSUE_WAITING = 1000
+ISSUE_CARDS = 100_000
+ISSUE_CROWD = 50
+ISSUE_CROWD_WINDOW_S = 1.0
+#: The crowd's click → agent p95 at most this × Kandev's own p95 measured on the same CPUs in
+#: the same run: ×1.10 with the bot on a CPU of its own, ×1.25 when all share the 2 CPUs.
+CROWD_AGENT_RATIO = {"split": 1.10, "shared": 1.25}
+ACK_KINDS = (  # (label, the Answering field, its note field)
+    ("button click, identical questions (groups)", "ack_button", ""),
+    ("modal submission, identical questions (groups)", "ack_modal", ""),
+    ("slash command", "ack_slash", "slash_note"),
+    ("message shortcut", "ack_shortcut", ""),
+    ("App Home action", "ack_home", "home_note"),
+)
+CLICK_TARGET = "click → agent p95 ≤ Kandev respond → agent p95 + 150 ms"
 
-    def add(name: str, value: str, met: bool | None) -> None:
-        rows.append([name, value, "–" if met is None else ("yes" if met else "**no**")])
 
-    if res.ttc:
-        _ttc_targets(add, "", res.ttc.floor, res.ttc.push, res.ttc.poll, res.ttc.missing, res)
-    a = res.answers
-    if a and a.click_agent and a.respond_agent:
+def _pct(value: float, floor: float) -> str:
+    return f"{(value / floor - 1) * 100:+.0f} %" if floor > 0 else ""
+
+
+def ack_target(kind: str) -> str:
+    return f"ack p99 ≤ {ACK_P99_MS:g} ms: {kind}"
+
+
+def ttc_push_target(where: str = "") -> str:
+    return f"time to card p95 ≤ floor p95 + {TTC_PUSH_MARGIN_MS:g} ms (push){where}"
+
+
+def ttc_poll_target(where: str = "") -> str:
+    return f"time to card p95 ≤ poll interval + {TTC_POLL_MARGIN_MS:g} ms (polling only){where}"
+
+
+def _waiting(n: int) -> str:
+    return f" with {n:,} waiting"
+
+
+def slash_waiting_target(n: int) -> str:
+    return f"ack p99 ≤ {ACK_P99_MS:g} ms: slash command{_waiting(n)}"
+
+
+def crowd_targets(crowd: int, window_s: float, label: str, cpus: str) -> tuple[str, str, str]:
+    prefix = f"crowd of {crowd} in {window_s:g} s, {label}:"
+    ratio = CROWD_AGENT_RATIO.get(cpus, CROWD_AGENT_RATIO["shared"])
+    return (
+        f"{prefix} ack p99 ≤ {CROWD_ACK_P99_MS:g} ms",
+        f"{prefix} click → agent p95 ≤ Kandev's own p95 × {ratio:.2f}",
+        f"{prefix} every answer delivered once, nobody told busy",
+    )
+
+
+def rss_target(cards: int, waiting: int, backend: str) -> str:
+    return (
+        f"RSS ≤ {RSS_LIMIT_MB:.0f} MB with {cards:,} cards and {waiting:,} waiting: "
+        f"{STORE_NAMES.get(backend, backend)}"
+    )
+
+
+def _ttc_rows(add: Add, where: str, floor, push, poll, missing, interval_s: float) -> None:
+    if push and floor:
+        limit = floor.p95 + TTC_PUSH_MARGIN_MS
+        add(
+            ttc_push_target(where),
+            f"{ms(push.p95)} ms",
+            push.p95 <= limit and not missing.get("push"),
+            f"{ms(limit)} ms (floor {ms(floor.p95)} + {TTC_PUSH_MARGIN_MS:g})",
+        )
+    else:
+        add(ttc_push_target(where), "not measured", False)
+    if poll:
+        limit = interval_s * 1000 + TTC_POLL_MARGIN_MS
+        add(
+            ttc_poll_target(where),
+            f"{ms(poll.p95)} ms",
+            poll.p95 <= limit and not missing.get("poll"),
+            f"{ms(limit)} ms",
+        )
+    else:
+        add(ttc_poll_target(where), "not measured", False)
+
+
+def _rows_ttc(t: TimeToCard, res: Results, add: Add) -> None:
+    _ttc_rows(add, "", t.floor, t.push, t.poll, t.missing, res.poll_interval_s)
+
+
+def _rows_answers(a: Answering, res: Results, add: Add) -> None:
+    if a.click_agent and a.respond_agent:
         limit = a.respond_agent.p95 + CLICK_MARGIN_MS
         add(
-            "click → agent p95 ≤ Kandev respond → agent p95 + 150 ms",
-            f"{ms(a.click_agent.p95)} ≤ {ms(limit)}",
+            CLICK_TARGET,
+            f"{ms(a.click_agent.p95)} ms",
             a.click_agent.p95 <= limit,
+            f"{ms(limit)} ms (Kandev's own {ms(a.respond_agent.p95)} + {CLICK_MARGIN_MS:g})",
         )
-    if a:
-        for name, s, note in (
-            ("button", a.ack_button, ""),
-            ("modal submission", a.ack_modal, ""),
-            ("slash command", a.ack_slash, a.slash_note),
-            ("message shortcut", a.ack_shortcut, ""),
-            ("App Home action", a.ack_home, a.home_note),
-        ):
-            if s is None:
-                add(f"ack p99 ≤ 50 ms: {name}", note or "not measured", None)
-            else:
-                add(f"ack p99 ≤ 50 ms: {name}", f"{ms(s.p99)}", s.p99 <= ACK_P99_MS)
-    _approval_targets(add, res.approvals)
-    c = res.crowd
-    for run in c.runs if c else []:
-        prefix = f"crowd of {c.crowd} in {c.window_s:g} s, {run.label}:"
+    else:
+        add(CLICK_TARGET, "not measured", False)
+    for kind, attr, note_attr in ACK_KINDS:
+        s: Summary | None = getattr(a, attr)
+        note = getattr(a, note_attr) if note_attr else ""
+        if s is None:  # e.g. no App Home with a question: not a failure of the bot
+            add(ack_target(kind), note or "not measured", None, f"{ACK_P99_MS:g} ms")
+        else:
+            add(ack_target(kind), f"{ms(s.p99)}", s.p99 <= ACK_P99_MS, f"{ACK_P99_MS:g} ms")
+
+
+def _rows_approvals(r: ApprovalBench, res: Results, add: Add) -> None:
+    _approval_targets(add, r)
+
+
+def _rows_crowd(c: Crowd, res: Results, add: Add) -> None:
+    for run in c.runs:
+        ack_t, agent_t, delivered_t = crowd_targets(c.crowd, c.window_s, run.label, run.cpus)
         if run.ack is None:
-            add(f"{prefix} ack p99 ≤ 100 ms", "not measured", False)
+            add(ack_t, "not measured", False, f"{CROWD_ACK_P99_MS:g} ms")
         else:
-            add(f"{prefix} ack p99 ≤ 100 ms", ms(run.ack.p99), run.ack.p99 <= CROWD_ACK_P99_MS)
-        floor = c.floors[run.cpus].agent if run.cpus in c.floors else None
-        if run.click_agent is None or floor is None:
-            add(f"{prefix} click → agent p95 ≤ floor p95 + 150 ms", "not measured", False)
-        else:
-            limit = floor.p95 + CROWD_AGENT_MARGIN_MS
             add(
-                f"{prefix} click → agent p95 ≤ floor p95 + 150 ms",
-                f"{ms(run.click_agent.p95)} ≤ {ms(limit)}",
+                ack_t,
+                ms(run.ack.p99),
+                run.ack.p99 <= CROWD_ACK_P99_MS,
+                f"{CROWD_ACK_P99_MS:g} ms",
+            )
+        floor = c.floors[run.cpus].agent if run.cpus in c.floors else None
+        ratio = CROWD_AGENT_RATIO.get(run.cpus, CROWD_AGENT_RATIO["shared"])
+        if run.click_agent is None or floor is None:
+            add(agent_t, "not measured", False)
+        else:
+            limit = floor.p95 * ratio
+            add(
+                agent_t,
+                f"{ms(run.click_agent.p95)} ms ({_pct(run.click_agent.p95, floor.p95)})",
                 run.click_agent.p95 <= limit,
+                f"{ms(limit)} ms (Kandev's own {ms(floor.p95)} × {ratio:.2f})",
             )
         add(
-            f"{prefix} every answer delivered once, nobody told busy",
+            delivered_t,
             f"{run.delivered}/{c.clicks}, {run.busy} busy",
             run.delivered == c.clicks and run.cards_won == c.clicks and run.busy == 0,
+            f"{c.clicks}/{c.clicks}, 0 busy",
         )
-    b = res.backlog
-    if b:
+
+
+def _rows_footprint(f: Footprint, res: Results, add: Add) -> None:
+    measured = {m.backend for m in f.runs}
+    for backend in BACKENDS:
+        runs = [m for m in f.runs if m.backend == backend]
+        largest = max(runs, key=lambda m: m.cards) if runs else None
+        if largest is None or backend not in measured:
+            add(rss_target(ISSUE_CARDS, ISSUE_WAITING, backend), NOT_RUN, None)
+            continue
+        peak = largest.peak_rss_mb
+        full = largest.cards >= ISSUE_CARDS and f.pending >= ISSUE_WAITING
         add(
-            f"backlog of {b.count}: each posted exactly once",
-            f"{b.duplicates} duplicates, {b.missing} missing",
-            b.duplicates == 0 and b.missing == 0,
+            rss_target(largest.cards, f.pending, backend),
+            f"peak {peak:.0f} MB (idle {largest.rss_mb:.0f})"
+            + ("" if full else f"; the target's size: {ISSUE_CARDS:,} + {ISSUE_WAITING:,}"),
+            False if peak > RSS_LIMIT_MB else (True if full else None),
+            f"{RSS_LIMIT_MB:.0f} MB",
         )
-    m = res.reminders
-    if m:
-        add(
-            f"{m.count} cards reminded: each card and reminder once, Slack's rate respected",
-            f"{m.card_duplicates + m.reminder_duplicates} duplicates, "
-            f"{m.cards_reminded}/{m.count} reminded (≤ {m.most_per_card} each), "
-            f"{m.rate_limited} 429s",
-            m.card_duplicates == 0
-            and m.reminder_duplicates == 0
-            and m.cards_reminded == m.count
-            and m.most_per_card <= REMINDERS_EACH
-            and m.rate_limited == 0,
-        )
-    qh = res.quiet
-    if qh:
-        add(
-            f"quiet hours over {qh.channels} channels: one summary each, nothing leaked",
-            f"{qh.summaries} summaries, {qh.summary_duplicates} duplicates, {qh.leaked} leaked",
-            qh.summaries == qh.channels and qh.summary_duplicates == 0 and qh.leaked == 0,
-        )
-    q = res.queues
-    if q:
-        _ttc_targets(add, f" with {q.waiting:,} waiting", q.floor, q.push, q.poll, q.missing, res)
-        add(
-            f"ack p99 ≤ 50 ms: slash command with {q.waiting:,} waiting",
-            q.slash_note or "not measured" if q.ack_slash is None else ms(q.ack_slash.p99),
-            None if q.ack_slash is None else q.ack_slash.p99 <= ACK_P99_MS,
-        )
-        add(
-            f"{q.waiting:,} waiting: nothing posted twice",
-            f"{q.duplicates} duplicates, {len(q.problems)} problems",
-            q.duplicates == 0 and not q.problems,
-        )
-    rr = res.replicas
-    if rr:
-        add(
-            f"{rr.replicas} replicas, {rr.count} waiting: each posted once, 0 429s, "
-            f"≤ {TARGET_RATIO:g}× Slack's limit alone",
-            f"{rr.duplicates} duplicates, {rr.missing} missing, {rr.rate_limited} 429s, "
-            f"{_ratio(rr.ratio)}",
-            rr.met,
-        )
-    f = res.footprint
-    largest = [m for m in f.runs if m.cards == max(x.cards for x in f.runs)] if f else []
-    if f and largest:
-        stores = ", ".join(STORE_NAMES.get(m.backend, m.backend) for m in largest)
-        add(
-            f"RSS ≤ {RSS_LIMIT_MB:.0f} MB with {largest[0].cards:,} cards ({stores})",
-            "; ".join(
-                f"{STORE_NAMES.get(m.backend, m.backend)} {m.rss_mb:.0f} MB "
-                f"(peak {m.peak_rss_mb:.0f})"
-                for m in largest
-            ),
-            all(m.peak_rss_mb <= RSS_LIMIT_MB for m in largest),
-        )
-    i = res.identity
-    if i:
-        gap = i.p50_gap_ms
-        add(
-            f"click with their own token → agent p50 within {IDENTITY_P50_MS:g} ms of the "
-            "bot's token's",
-            "not measured"
-            if gap is None or i.linked_agent is None or i.bot_agent is None
-            else f"{ms(i.linked_agent.median)} vs {ms(i.bot_agent.median)} ({gap:+.1f} ms)",
-            None if gap is None else gap <= IDENTITY_P50_MS,
-        )
-        add(
-            "their approval credited to their Kandev account",
-            {None: "not checked", True: "yes", False: "no"}[i.credited],
-            i.credited,
-        )
-    if f and f.plans:
+    if f.plans:
         scans = sum(1 for found in f.plans.values() for p in found if p.scans)
         add(
             f"every hot query uses an index ({f.plan_cards:,} cards)",
             f"{scans} full scans in {sum(len(p) for p in f.plans.values())} plans",
             scans == 0,
+            "0 full scans",
         )
-    return rows
 
 
-def _ttc_targets(add, where, floor, push, poll, missing, res: Results) -> None:
-    if push and floor:
-        limit = floor.p95 + TTC_PUSH_MARGIN_MS
+def _rows_backlog(b: Backlog, res: Results, add: Add) -> None:
+    add(
+        f"backlog of {b.count}: each posted exactly once",
+        f"{b.duplicates} duplicates, {b.missing} missing",
+        b.duplicates == 0 and b.missing == 0,
+        "0, 0",
+    )
+
+
+def _rows_reminders(m: Reminders, res: Results, add: Add) -> None:
+    add(
+        f"{m.count} cards reminded: each card and reminder once, Slack's rate respected",
+        f"{m.card_duplicates + m.reminder_duplicates} duplicates, "
+        f"{m.cards_reminded}/{m.count} reminded (≤ {m.most_per_card} each), "
+        f"{m.rate_limited} 429s",
+        m.card_duplicates == 0
+        and m.reminder_duplicates == 0
+        and m.cards_reminded == m.count
+        and m.most_per_card <= REMINDERS_EACH
+        and m.rate_limited == 0,
+        f"0 duplicates, all reminded (≤ {REMINDERS_EACH} each), 0 429s",
+    )
+
+
+def _rows_quiet(qh: QuietRun, res: Results, add: Add) -> None:
+    add(
+        f"quiet hours over {qh.channels} channels: one summary each, nothing leaked",
+        f"{qh.summaries} summaries, {qh.summary_duplicates} duplicates, {qh.leaked} leaked",
+        qh.summaries == qh.channels and qh.summary_duplicates == 0 and qh.leaked == 0,
+        f"{qh.channels}, 0, 0",
+    )
+
+
+def _rows_replicas(rr: ReplicaRun, res: Results, add: Add) -> None:
+    add(
+        f"{rr.replicas} replicas, {rr.count} waiting: each posted once, 0 429s, "
+        f"≤ {TARGET_RATIO:g}× Slack's limit alone",
+        f"{rr.duplicates} duplicates, {rr.missing} missing, {rr.rate_limited} 429s, "
+        f"{_ratio(rr.ratio)}",
+        rr.met,
+        f"0, 0, 0, {TARGET_RATIO:g}× ({rr.slack_floor_s:.0f} s)",
+    )
+
+
+def _rows_identity(i: IdentityBench, res: Results, add: Add) -> None:
+    gap = i.p50_gap_ms
+    add(
+        f"click with their own token → agent p50 within {IDENTITY_P50_MS:g} ms of the "
+        "bot's token's",
+        "not measured"
+        if gap is None or i.linked_agent is None or i.bot_agent is None
+        else f"{ms(i.linked_agent.median)} vs {ms(i.bot_agent.median)} ({gap:+.1f} ms)",
+        None if gap is None else gap <= IDENTITY_P50_MS,
+        f"+{IDENTITY_P50_MS:g} ms",
+    )
+    add(
+        "their approval credited to their Kandev account",
+        {None: "not checked", True: "yes", False: "no"}[i.credited],
+        i.credited,
+        "yes",
+    )
+
+
+def _rows_queues(q: Queues, res: Results, add: Add) -> None:
+    where = _waiting(q.waiting)
+    _ttc_rows(add, where, q.floor, q.push, q.poll, q.missing, q.poll_interval_s)
+    add(
+        slash_waiting_target(q.waiting),
+        q.slash_note or "not measured" if q.ack_slash is None else ms(q.ack_slash.p99),
+        None if q.ack_slash is None else q.ack_slash.p99 <= ACK_P99_MS,
+        f"{ACK_P99_MS:g} ms",
+    )
+    add(
+        f"{q.waiting:,} waiting: nothing posted twice",
+        f"{q.duplicates} duplicates, {len(q.problems)} problems",
+        q.duplicates == 0 and not q.problems,
+        "0, 0",
+    )
+
+
+def notice_target(low: int, high: int) -> str:
+    return f"bot CPU per new item with {high:,} waiting ≤ {CPU_RATIO_TARGET:g}× that with {low:,}"
+
+
+def _rows_notice(n: Notice, res: Results, add: Add) -> None:
+    """Issue 35, point 2: noticing one new item costs the same however many wait (the CPU per
+    new item at each level beside the smallest level's, and the target on the largest)."""
+    measured = [lv for lv in n.levels if lv.cpu_ms_per_item is not None]
+    if len(measured) < 2 or n.cpu_ratio is None:
+        most = max((lv.waiting for lv in n.levels), default=ISSUE_WAITING)
+        add(notice_target(10, most), "not measured", False)
+        return
+    low, high = measured[0], measured[-1]
+    assert low.cpu_ms_per_item is not None and high.cpu_ms_per_item is not None
+    for level in measured[1:-1]:
         add(
-            f"time to card p95 ≤ floor p95 + {TTC_PUSH_MARGIN_MS:g} ms (push){where}",
-            f"{ms(push.p95)} ≤ {ms(limit)}",
-            push.p95 <= limit and not missing.get("push"),
+            f"bot CPU per new item with {level.waiting:,} waiting (beside {low.waiting:,})",
+            f"{ms(level.cpu_ms_per_item)} ms",
+            None,
+            f"{ms(low.cpu_ms_per_item)} ms",
         )
-    if poll:
-        limit = res.poll_interval_s * 1000 + TTC_POLL_MARGIN_MS
-        add(
-            f"time to card p95 ≤ poll interval + {TTC_POLL_MARGIN_MS:g} ms (polling only){where}",
-            f"{ms(poll.p95)} ≤ {ms(limit)}",
-            poll.p95 <= limit and not missing.get("poll"),
-        )
+    add(
+        notice_target(low.waiting, high.waiting),
+        f"{ms(high.cpu_ms_per_item)} ms ({n.cpu_ratio:.2f}×)",
+        n.cpu_ratio <= CPU_RATIO_TARGET,
+        f"{ms(low.cpu_ms_per_item * CPU_RATIO_TARGET)} ms ({ms(low.cpu_ms_per_item)} × "
+        f"{CPU_RATIO_TARGET:g})",
+    )
+
+
+SOURCES: list[Source] = [
+    Source("ttc", (ttc_push_target(), ttc_poll_target()), _rows_ttc),
+    Source("answers", (CLICK_TARGET, *(ack_target(k) for k, _, _ in ACK_KINDS)), _rows_answers),
+    Source(
+        "approvals",
+        ("approvals: request → card and click → agent beside their floors, the sweep's cost",),
+        _rows_approvals,
+    ),
+    Source(
+        "crowd",
+        tuple(
+            target
+            for cpus in CPUS
+            for mode in MODES
+            for target in crowd_targets(
+                ISSUE_CROWD,
+                ISSUE_CROWD_WINDOW_S,
+                CrowdRun(mode, cpus).label,
+                cpus,
+            )
+        ),
+        _rows_crowd,
+    ),
+    Source("backlog", ("backlog: each posted exactly once",), _rows_backlog),
+    Source("reminders", ("cards reminded: each card and reminder once",), _rows_reminders),
+    Source("quiet", ("quiet hours: one summary per channel, nothing leaked",), _rows_quiet),
+    Source(
+        "replicas", ("replicas: each posted once, 0 429s, ≤ 1.1× Slack's limit",), _rows_replicas
+    ),
+    Source(
+        "identity",
+        ("click with their own token → agent p50 within 5 ms of the bot's token's",),
+        _rows_identity,
+    ),
+    Source(
+        "footprint",
+        (
+            *(rss_target(ISSUE_CARDS, ISSUE_WAITING, b) for b in BACKENDS),
+            f"every hot query uses an index ({ISSUE_CARDS:,} cards)",
+        ),
+        _rows_footprint,
+    ),
+    Source(
+        "queues",
+        (
+            ttc_push_target(_waiting(ISSUE_WAITING)),
+            ttc_poll_target(_waiting(ISSUE_WAITING)),
+            slash_waiting_target(ISSUE_WAITING),
+            f"{ISSUE_WAITING:,} waiting: nothing posted twice",
+        ),
+        _rows_queues,
+    ),
+    Source("notice", (notice_target(10, ISSUE_WAITING),), _rows_notice),
+]
+
+
+def summary_rows(res: Results) -> list[Row]:
+    """Every target of the run, in the order of :data:`SOURCES`."""
+    return collect(res, SOURCES, failures=res.failures)
+
+
+def targets(res: Results) -> list[list[str]]:
+    """The targets the run measured (no "not run" rows): target, what was measured (as the
+    scenario wrote it), met."""
+    return [
+        [r.target, r.value, r.met_cell]
+        for r in summary_rows(res)
+        if r.value not in (NOT_RUN, FAILED)
+    ]
+
+
+def render_summary_table(res: Results) -> str:
+    """Every target, measured, beside its floor or limit, and met; then how many were not."""
+    rows = summary_rows(res)
+    not_met = missed(rows)
+    ran = [r for r in rows if r.value != NOT_RUN]
+    verdict = (
+        f"**{len(not_met)} of {len(ran)} targets not met.**"
+        if not_met
+        else f"All {len(ran)} targets measured met ({len(rows) - len(ran)} not run)."
+    )
+    return table(list(HEADERS), [r.cells() for r in rows]) + f"\n\n{verdict}"
+
+
+def render_summary(res: Results) -> str:
+    return "### Summary: every target\n\n" + render_summary_table(res)
 
 
 def render_kandev_requests(r: KandevRequests) -> str:
@@ -947,7 +1159,6 @@ def render(res: Results, preamble: str) -> str:
         parts.append(render_queues(res.queues))
     if res.notice:
         parts.append(render_notice(res.notice))
-    parts.append("### Targets\n\n" + table(["target", "measured", "met"], targets(res)))
     problems = (
         (res.answers.problems if res.answers else [])
         + (res.conversation.problems if res.conversation else [])
@@ -962,4 +1173,5 @@ def render(res: Results, preamble: str) -> str:
         parts.append("Problems seen:\n" + "\n".join(f"- {p}" for p in problems))
     if res.footprint and res.footprint.plans:  # long: after the tables
         parts.append(render_plans(res.footprint))
+    parts.append(render_summary(res))  # last: what the run comes to
     return "\n\n".join(parts) + "\n"

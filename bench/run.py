@@ -1,9 +1,11 @@
 """``python -m bench``: run the benchmark, print its tables, write them to bench/results.md.
 
 Starts a real Kandev (the npm runtime, as the tests do), fake Slacks and the bot as a process
-in its production configuration, runs the measurements in this order — time to card, answering
-(click to answer, acks, resolved elsewhere), conversation, approvals, crowds (HTTP and Socket Mode),
-footprint, backlog, reminders — and tears everything down.
+in its production configuration, runs the measurements in the order of ``SCENARIOS`` — time to
+card, answering (click to answer, acks, resolved elsewhere), conversation, approvals, crowds (HTTP
+and Socket Mode), backlog, reminders, … and last the two that share 1,000 waiting bundles,
+footprint and big queues — and tears everything down. The tables end with the summary of every
+target (printed last, and written into docs/performance.md between its markers).
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.burst import SWITCH_INTERVAL_S
 from bench.kandev import start_kandev
 from bench.procstat import load_average
-from bench.report import Results, render
+from bench.report import Results, render, render_summary_table
 from bench.scenarios import (
     answering,
     approvals,
@@ -41,6 +44,7 @@ from bench.scenarios import (
     replicas,
     time_to_card,
 )
+from bench.summary import block, write_docs
 from bench.world import DEFAULT_POLL_INTERVAL, World
 from tests.kit.harness import BLOCK_SIZE, INSTANCE_OFFSET, KANDEV_VERSION
 
@@ -50,7 +54,6 @@ SCENARIOS = (
     "conversation",
     "approvals",
     "crowd",
-    "footprint",
     "backlog",
     "reminders",
     "quiet",
@@ -58,10 +61,14 @@ SCENARIOS = (
     "digest",
     "identical",
     "identity",
-    "notice",
+    "notice",  # its own 1,000 waiting, deleted at its end
+    # The last two share the run's 1,000 waiting bundles (World.waiting), which stay until
+    # Kandev stops: nothing may run after them.
+    "footprint",
     "queues",
 )
 RESULTS = Path(__file__).with_name("results.md")
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
 PORT_MARGIN = 20
 
 
@@ -117,7 +124,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--replicas", type=int, default=3, help="bot replicas on PostgreSQL (3)")
     p.add_argument(
-        "--waiting", type=int, default=1000, help="bundles waiting at once in queues (1000)"
+        "--waiting",
+        type=int,
+        default=1000,
+        help="bundles waiting at once in queues (1000; or the footprint's, if more)",
     )
     p.add_argument("--queue-fresh", type=int, default=20, help="new bundles asked among them (20)")
     p.add_argument("--queue-slash", type=int, default=20, help="slash commands among them (20)")
@@ -143,7 +153,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--cards", type=int, default=100_000, help="cards in the store (100000; and a tenth)"
     )
     p.add_argument(
-        "--footprint-pending", type=int, default=100, help="cards waiting in the store (100)"
+        "--footprint-pending",
+        type=int,
+        default=1000,
+        help="cards waiting, real Kandev bundles (1000; the queues scenario's, made once)",
     )
     p.add_argument(
         "--footprint-backend",
@@ -169,6 +182,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--only", choices=SCENARIOS, action="append", help="run only these")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the tables")
     p.add_argument(
+        "--docs",
+        type=Path,
+        default=DOCS,
+        help="the document whose summary block the run replaces (docs/performance.md)",
+    )
+    p.add_argument(
+        "--no-docs", action="store_true", help="leave the document's summary block as it is"
+    )
+    p.add_argument(
         "--keep", action="store_true", help="keep the work dir (kandev_slack/Kandev logs)"
     )
     return p.parse_args(argv)
@@ -185,9 +207,9 @@ def port_cells(args: argparse.Namespace) -> int:
         2 * args.crowd,
         args.backlog,
         args.reminded + args.fresh,
-        args.footprint_pending + 1,
         args.backlog + args.replica_backlog,  # the backlog's tasks live until Kandev stops
-        args.waiting + args.queue_fresh,
+        # the waiting bundles (footprint and queues share them), the queues' new ones, a click
+        max(args.footprint_pending, args.waiting) + args.queue_fresh + 1,
         notice_live(args),
         2 * args.identical,
     )
@@ -207,6 +229,7 @@ def notice_live(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
     # The harness (fake Slack, load threads, timers) switches threads as often as the bot does,
     # so that what it times is not its own interpreter's wait.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
@@ -235,11 +258,20 @@ def main(argv: list[str] | None = None) -> int:
             say(f"kept {work_dir}")
         else:
             shutil.rmtree(work_dir, ignore_errors=True)
-    elapsed = time.monotonic() - began
-    text = render(results, preamble(sys.argv[1:] if argv is None else argv, elapsed, load_before))
-    print(text)
+    run = RunInfo(
+        command="python -m bench" + ("" if not given else " " + shlex.join(given)),
+        when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        elapsed_s=time.monotonic() - began,
+        load_before=load_before,
+        load_after=load_average(),
+    )
+    text = render(results, run.preamble())
+    print(text)  # the summary last
     args.out.write_text(text)
     say(f"written to {args.out}")
+    if not args.no_docs:
+        write_docs(args.docs, block(render_summary_table(results), run.about()))
+        say(f"summary written to {args.docs}")
     return 1 if results.failures else 0
 
 
@@ -308,17 +340,30 @@ def run_scenario(name: str, world: World, args: argparse.Namespace, results: Res
         )
 
 
-def preamble(argv: list[str] | None, elapsed: float, load_before: str) -> str:
-    command = "python -m bench" + ("" if not argv else " " + shlex.join(argv))
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        f"## kandev-slack benchmark, {when}\n\n"
-        f"`{command}` — {elapsed:.0f} s on {os.cpu_count()} CPUs (load average before: "
-        f"{load_before}, after: {load_average()}). Kandev {KANDEV_VERSION} (npm runtime, "
-        "SQLite); the bot as a process: `kandev-slack run --http` (waitress), SQLite file, "
-        f"poll interval {DEFAULT_POLL_INTERVAL} s, push hints on unless stated; fake Slack on "
-        "loopback."
-    )
+@dataclass(frozen=True)
+class RunInfo:
+    command: str
+    when: str
+    elapsed_s: float
+    load_before: str
+    load_after: str
+
+    def about(self) -> str:
+        """One line: what ran, when, how long, the machine's load."""
+        return (
+            f"`{self.command}` — {self.when}, {self.elapsed_s:.0f} s on {os.cpu_count()} CPUs "
+            f"(load average before: {self.load_before}, after: {self.load_after})."
+        )
+
+    def preamble(self) -> str:
+        return (
+            f"## kandev-slack benchmark, {self.when}\n\n"
+            f"`{self.command}` — {self.elapsed_s:.0f} s on {os.cpu_count()} CPUs (load average "
+            f"before: {self.load_before}, after: {self.load_after}). Kandev {KANDEV_VERSION} "
+            "(npm runtime, SQLite); the bot as a process: `kandev-slack run --http` (waitress), "
+            f"SQLite file, poll interval {DEFAULT_POLL_INTERVAL} s, push hints on unless stated; "
+            "fake Slack on loopback."
+        )
 
 
 def say(text: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.kandev import DirectBundles, WaitingPool
 from kandev_slack.kits.fakeslack import FakeSlack
 from tests.kit.harness import BotProcess, KandevServer, bot_env
 
@@ -38,6 +39,7 @@ class World:
         )
         self._fakes: list[FakeSlack] = []
         self._bots: list[BotProcess] = []
+        self._waiting: WaitingPool | None = None
 
     def _route(self, n: int) -> Route:
         name = f"bench-{n:02d}"
@@ -46,6 +48,15 @@ class World:
     @property
     def workspace_ids(self) -> list[str]:
         return [r.workspace_id for r in self.routes]
+
+    @property
+    def waiting(self) -> WaitingPool:
+        """The run's waiting bundles, spread over the channels' workspaces (made on demand,
+        kept until Kandev stops: only the last scenarios use it)."""
+        if self._waiting is None:
+            # two sessions made at once: Kandev serialises them, more only adds contention
+            self._waiting = WaitingPool(DirectBundles(self.kandev, workers=2), self.workspace_ids)
+        return self._waiting
 
     def fake_slack(self) -> FakeSlack:
         """A started fake Slack that knows every bench channel."""

@@ -35,9 +35,9 @@ from kandev_slack.slack.services import Services
 from kandev_slack.slack_api.gateway import SlackGateway
 from kandev_slack.slack_api.startup import verify_bot_token
 from kandev_slack.slack_api.web_client import make_web_client
-from kandev_slack.store import Database
-from kandev_slack.store.migrations import SCHEMA_VERSION
-from kandev_slack.store.sql.engine import SessionTimeouts
+from kandev_slack.store import Database, normalize_url
+from kandev_slack.store.migrations import SCHEMA_VERSION, upgrade_apart
+from kandev_slack.store.sql.engine import SessionTimeouts, make_engine
 from kandev_slack.usecases.intake.workspace_check import WorkspaceCheck, check_at_start
 from kandev_slack.usecases.leases import LeaseKeeper
 from kandev_slack.wiring import UseCases, use_cases
@@ -45,16 +45,35 @@ from kandev_slack.wiring import UseCases, use_cases
 log = logging.getLogger("kandev_slack.app")
 
 
-def _open_store(settings: Settings) -> Database:
-    timeouts = SessionTimeouts(
+def _timeouts(settings: Settings) -> SessionTimeouts:
+    return SessionTimeouts(
         lock_s=settings.database_lock_timeout,
         statement_s=settings.database_statement_timeout,
         idle_in_transaction_s=settings.database_idle_in_transaction_timeout,
     )
+
+
+def _upgrade_apart(settings: Settings) -> None:
+    """A schema upgrade, when one is due, in a child process: this one, about to serve, never
+    loads Alembic (~10 MB for as long as it runs). Anything that goes wrong here is met again,
+    and reported, when build() opens the store."""
+    try:
+        engine = make_engine(normalize_url(settings.database_url), _timeouts(settings))
+    except Exception:
+        return
+    try:
+        upgrade_apart(engine)
+    except Exception:
+        log.debug("no schema upgrade apart; the store's own does it", exc_info=True)
+    finally:
+        engine.dispose()
+
+
+def _open_store(settings: Settings) -> Database:
     store = Database(
         settings.database_url,
         retention_days=settings.retention_days,
-        timeouts=timeouts,
+        timeouts=_timeouts(settings),
         vault=settings.vault(),
     )
     try:  # a key rotation completes: every token sealed anew under the newest key
@@ -213,6 +232,7 @@ def _worker(name: str, target, *args: object) -> threading.Thread:
 def main_run(settings: Settings, mode: Mode) -> int:
     install_redaction(settings.secret_values())
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+    _upgrade_apart(settings)  # before any thread starts: it forks
     try:
         bot = build(settings, mode)
     except StartupError as exc:

@@ -7,7 +7,9 @@ Core ``executemany``, in batches) as a long-running deployment accumulates it wi
 days of retention: resolved cards (answered in Slack or in Kandev, rejected, ended) with their
 outcome, two audit entries each, the Slack answer's submission, a follow-up row, a DM card for
 one in ten, and the done outbox rows of the last 7 days; plus ``pending`` cards waiting, which
-are real bundles in Kandev (listed at every poll) whose cards are posted.
+are real bundles in Kandev (listed at every poll) whose cards are posted: 1,000 by default, as
+many as the big queues scenario, which runs next and keeps them (``World.waiting``: a session
+each, for which Kandev starts a mock agent, so they are made once per run).
 
 Each size: the bot starts as a process on that database, syncs, idles (CPU time over a window
 divided by the poll cycles in it, poll every second by default; RSS at the end), then runs each
@@ -41,7 +43,7 @@ import psycopg
 from sqlalchemy import Engine
 
 from bench.cardlog import CardLog
-from bench.kandev import Asked, DirectBundles, Slot, delete_tasks
+from bench.kandev import Asked, WaitingPool, delete_tasks
 from bench.procstat import cpu_seconds, peak_rss_mb, rss_mb
 from bench.transport import KeepAliveTransport
 from bench.world import Route, World, wait_synced
@@ -73,7 +75,6 @@ GOLDEN = 0.6180339887498949  # spreads card n's age over the span, whatever the 
 SLASH_COMMAND = "/kandev-questions"
 POSTED_TIMEOUT_S = 30.0
 EDIT_TIMEOUT_S = 15.0
-PREPARE_CHUNK = 20
 
 
 @dataclass(frozen=True)
@@ -118,27 +119,25 @@ def run(
     fake = world.fake_slack()
     with contextlib.ExitStack() as stack:
         urls = {b: stack.enter_context(_database(b, world.work_dir)) for b in backends}
-        # The waiting bundles' tasks and sessions are made while the empty stores are measured
-        # (only the bot's own CPU time and memory are measured); they ask after, so that no
-        # bundle waits while the store is empty.
-        direct = DirectBundles(world.kandev)
-        slots: list[Slot] = []
+        # The waiting bundles' sessions are made while the empty stores are measured (only the
+        # bot's own CPU time and memory are measured); they ask after, so that no bundle waits
+        # while the store is empty. They stay waiting after this scenario (the big queues
+        # use them: see WaitingPool), until Kandev stops.
+        pool = world.waiting
+        failed: list[BaseException] = []
         preparing = threading.Thread(
-            target=_prepare,
-            args=(direct, world.workspace_ids, pending, slots),
-            name="footprint-prepare",
-            daemon=True,
+            target=_prepare, args=(pool, pending, failed), name="footprint-prepare", daemon=True
         )
         preparing.start()
         for backend, url in urls.items():  # the empty stores first: no bundle waits yet
             Database(url).close()
             result.runs.append(_measure(world, fake, backend, url, 0, env, window, result))
         preparing.join()
-        if len(slots) != pending:
-            raise RuntimeError("preparing the waiting bundles failed (see the traceback above)")
-        stack.callback(delete_tasks, world.kandev, [s.task_id for s in slots])
-        asked = direct.ask_all(slots)
-        _say(f"footprint: {len(asked)} bundles waiting")
+        if failed:
+            raise RuntimeError(f"making the waiting bundles failed: {failed[0]}") from failed[0]
+        asked = pool.ask(pending)
+        result.pending = len(asked)
+        _say(f"footprint: {len(asked)} bundles waiting (sessions made in {pool.prepare_s:.0f} s)")
         posted = _post_waiting(fake, world.routes, asked)
         for backend, url in urls.items():
             have = 0
@@ -157,6 +156,7 @@ def run(
                 have = size
                 _say(f"footprint: {backend} history of {size:,} cards written")
                 result.runs.append(_measure(world, fake, backend, url, size, env, window, result))
+                _still_waiting(url, len(posted), f"{backend}, {size:,} cards", result.problems)
             if have:
                 result.plans[backend] = query_plans(url, world.work_dir)
                 _say(f"footprint: {backend} query plans read")
@@ -164,16 +164,20 @@ def run(
     return result
 
 
-def _prepare(direct: DirectBundles, workspace_ids: list[str], count: int, out: list[Slot]) -> None:
-    """``count`` tasks with a session, in chunks, a chunk tried again once when a loaded
-    Kandev drops a request (its tasks made before the failure are deleted with Kandev)."""
-    while len(out) < count:
-        chunk = min(PREPARE_CHUNK, count - len(out))
-        try:
-            out.extend(direct.prepare(workspace_ids, chunk))
-        except (httpx.HTTPError, KandevHarnessError) as exc:
-            _say(f"footprint: preparing waiting bundles failed once ({exc}); trying again")
-            out.extend(direct.prepare(workspace_ids, chunk))
+def _still_waiting(url: str, waiting: int, where: str, problems: list[str]) -> None:
+    """The waiting cards are still waiting after the bot ran: Kandev still lists their bundles
+    (a card whose bundle left the list is ended by the bot)."""
+    with Database(url) as store:
+        left = store.cards.count(CardState.PENDING)
+    if left != waiting:
+        problems.append(f"{where}: {left} of the {waiting} waiting cards still waiting")
+
+
+def _prepare(pool: WaitingPool, count: int, failed: list[BaseException]) -> None:
+    try:
+        pool.prepare(count)
+    except BaseException as exc:  # told to the scenario's thread
+        failed.append(exc)
 
 
 def _post_waiting(fake, routes: list[Route], asked: Sequence[Asked]) -> list[Waiting]:

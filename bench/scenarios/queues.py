@@ -17,8 +17,9 @@ Measured with that queue in place, on two bots in their production configuration
 The waiting bundles are agentless (``bench/kandev.py``), but every one needs a session of its
 own, for which Kandev starts the harness' mock agent process: 0.1–0.4 s each on 2 CPUs (more
 at once only queue up) and ~10 MB each, so the set-up dominates this scenario's time, and
-1,000 need ~10 GB of memory. They stay until Kandev is stopped (deleting 1,000 tasks takes
-minutes): this scenario runs last. Their cards are already in Slack
+1,000 need ~10 GB of memory. They are the run's ``World.waiting`` pool, which the footprint
+scenario (just before) made already when it ran, and stay until Kandev is stopped (deleting
+1,000 tasks takes minutes): this scenario runs last. Their cards are already in Slack
 when the bots start, as if the bots had been running while the queue built up: each card is
 posted to the fake Slack (rendered by the bot's own code, with its metadata) and recorded in
 each bot's store beforehand. Posting 1,000 cards through the bot would otherwise measure
@@ -112,11 +113,12 @@ def run(
 ) -> Queues:
     direct = DirectBundles(world.kandev, workers=WORKERS)
     result = Queues(waiting, fresh, spacing, window, poll_interval_s=5.0, answered=answered)
-    started = time.monotonic()
-    slots = direct.prepare(world.workspace_ids, waiting + fresh)
-    queued, newcomers = slots[:waiting], slots[waiting:]
-    asked = direct.ask_all(queued)
-    result.prepare_s = time.monotonic() - started
+    pool = world.waiting  # the footprint's, when it ran: at least ``waiting`` of them
+    asked = pool.ask(waiting)
+    queued = [pool.slot_of(a.pending_id) for a in asked]
+    result.waiting = len(asked)
+    newcomers = direct.prepare(world.workspace_ids, fresh, first=len(pool.slots))
+    result.prepare_s = pool.prepare_s
     bundles = _listed(world, queued, {a.pending_id for a in asked}, result)
     fake_push, fake_poll = world.fake_slack(), world.fake_slack()
     push = world.bot(fake_push, "queues-push", db=_filled(world, fake_push, "push", bundles))
@@ -128,6 +130,7 @@ def run(
     )
     result.poll_interval_s = float(poll.env["KANDEV_POLL_INTERVAL"])
     answer = [b.pending_id for b, _ in bundles[-answered:]] if answered > 0 else []
+    pool.forget(answer)  # answered in Kandev below
     _measure(world, direct, newcomers, push, poll, fake_push, fake_poll, slash, result, answer)
     return result
 
@@ -146,15 +149,14 @@ def _listed(
     result.list_floor = Summary.of_seconds(took)
     result.newest_floor = _newest_read(world, listed)
     routes = {r.workspace_id: r for r in world.routes}
-    # DirectBundles.prepare titles the n-th task "Bench bundle n+1".
     tasks = {
         slot.task_id: TaskInfo(
             task_id=slot.task_id,
-            title=f"Bench bundle {n + 1}",
+            title=slot.title,
             workspace_id=slot.workspace_id,
             workspace_name=routes[slot.workspace_id].workspace_name,
         )
-        for n, slot in enumerate(queued)
+        for slot in queued
     }
     bundles = [Bundle.model_validate(b) for b in listed if b["pending_id"] in ids]
     result.listed = len(bundles)

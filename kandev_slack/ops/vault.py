@@ -8,11 +8,17 @@ older key sealed (``LinksRepository.reseal_all``), after which the old key may g
 
 Nothing here ever shows key material or a token: an error names the setting and which of its
 keys is bad (1st, 2nd…), never its text.
+
+``cryptography`` (~7 MB of memory with its Rust and OpenSSL bindings) is imported when a vault
+is made, so a bot without ``KANDEV_SLACK_SECRET_KEY`` never loads it.
 """
 
 from __future__ import annotations
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
 
 #: The setting the keys come from, named by every error.
 SECRET_KEY_SETTING = "KANDEV_SLACK_SECRET_KEY"
@@ -29,8 +35,11 @@ class Vault:
     """Seals and opens tokens with the keys of ``KANDEV_SLACK_SECRET_KEY`` (newest first)."""
 
     def __init__(self, keys: list[Fernet]) -> None:
+        from cryptography.fernet import InvalidToken, MultiFernet
+
         if not keys:
             raise VaultError(f"{SECRET_KEY_SETTING} holds no key; {NEW_KEY_HELP}")
+        self._invalid = InvalidToken
         self._newest = keys[0]
         self._keys = MultiFernet(keys)
         self._count = len(keys)
@@ -39,6 +48,8 @@ class Vault:
     def from_keys(cls, text: str) -> Vault:
         """The vault of a comma-separated list of Fernet keys, newest first (whitespace around
         each is ignored). Raises :class:`VaultError` naming every bad key by its place."""
+        from cryptography.fernet import Fernet
+
         if not text.strip():
             raise VaultError(f"{SECRET_KEY_SETTING} is empty; {NEW_KEY_HELP}")
         parts = [part.strip() for part in text.split(",")]
@@ -62,6 +73,8 @@ class Vault:
     @staticmethod
     def new_key() -> str:
         """A new random key (what ``kandev-slack secret-key`` prints)."""
+        from cryptography.fernet import Fernet
+
         return Fernet.generate_key().decode("ascii")
 
     def seal(self, token: str) -> str:
@@ -73,7 +86,7 @@ class Vault:
         under a key no longer listed, or altered)."""
         try:
             return self._keys.decrypt(_ascii(sealed)).decode("utf-8")
-        except (InvalidToken, UnicodeDecodeError):
+        except (self._invalid, UnicodeDecodeError):
             raise VaultError(_UNOPENED) from None
 
     def reseal(self, sealed: str) -> str:
@@ -81,14 +94,14 @@ class Vault:
         :class:`VaultError` when no key opens it."""
         try:
             return self._keys.rotate(_ascii(sealed)).decode("ascii")
-        except InvalidToken:
+        except self._invalid:
             raise VaultError(_UNOPENED) from None
 
     def sealed_with_newest(self, sealed: str) -> bool:
         """Whether the newest key opens ``sealed`` (then :meth:`reseal` has nothing to do)."""
         try:
             self._newest.decrypt(_ascii(sealed))
-        except InvalidToken:
+        except self._invalid:
             return False
         return True
 

@@ -12,7 +12,7 @@ from kandev_slack.store.cards.followups import FollowupsRepository
 from kandev_slack.store.cards.snoozes import SnoozesRepository
 from kandev_slack.store.database import Database, StoreStats
 from kandev_slack.store.errors import StoreError
-from kandev_slack.store.migrations import REVISIONS, SCHEMA_VERSION, Revision, migrate
+from kandev_slack.store.migrations import SCHEMA_VERSION, Revision, migrate, revisions
 from kandev_slack.store.people.digests import DigestsRepository
 from kandev_slack.store.people.home import HomeViewersRepository
 from kandev_slack.store.people.links import LinksRepository, NoSecretKey
@@ -28,6 +28,15 @@ from kandev_slack.store.records import (
 from kandev_slack.store.retention import Purged, Retention
 from kandev_slack.store.sql.types import utc_now
 from kandev_slack.store.sql.url import DEFAULT_DATABASE_URL, normalize_url
+
+
+def __getattr__(name: str) -> tuple[Revision, ...]:
+    """``REVISIONS`` (every schema revision, oldest first) is read on first use: it loads
+    Alembic, which a serving process does not need (see migrations.py)."""
+    if name == "REVISIONS":
+        return revisions()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
@@ -57,5 +66,6 @@ __all__ = [
     "SubmissionsRepository",
     "migrate",
     "normalize_url",
+    "revisions",
     "utc_now",
 ]
