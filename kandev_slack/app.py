@@ -151,6 +151,7 @@ def build(settings: Settings, mode: Mode) -> Bot:
         sync=parts.sync,
         # Stopped only after the answers in flight (their card edits are sent first).
         edit_workers=[_worker("publisher", parts.publisher.run, edits_stop)],
+        wake_edits=parts.publisher.wake,
         stop=stop,
         edits_stop=edits_stop,
         leases_stop=leases_stop,

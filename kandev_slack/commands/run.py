@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 
@@ -75,6 +76,8 @@ class Bot:
     sync: SyncEngine | None = None
     #: The publisher: it runs until the answers in flight ended and their edits were sent.
     edit_workers: list[threading.Thread] = field(default_factory=list)
+    #: Wakes the publisher (its idle wait), so that it sees ``edits_stop`` at once.
+    wake_edits: Callable[[], None] = lambda: None
     #: Set on SIGTERM / SIGINT: take no new work.
     stop: threading.Event = field(default_factory=threading.Event)
     #: Set once the answers in flight ended and their card edits were sent: the publisher stops.
@@ -157,6 +160,7 @@ class Bot:
         database read here: a locked outbox table must not hold the hand-over up."""
         self.edits_stop.wait(max(until - time.monotonic(), 0.0))
         self.edits_stop.set()
+        self.wake_edits()  # an idle publisher stops now, not at the end of its idle wait
         for worker in self.edit_workers:
             worker.join(timeout=max(finish_by - time.monotonic(), 0.0))
 
