@@ -50,8 +50,26 @@ def main_preview(
     preview = Preview(env, options)
     install_redaction(preview.secret_values())  # as ``run`` does: no log line shows a secret
     redact = Redactor(preview.secret_values())  # nor any line printed here
+    # Ctrl-C and SIGTERM both stop it, as they stop ``run``. Handled here, so that a SIGINT an
+    # inherited disposition would ignore (a background job's) still stops it; while it starts,
+    # either interrupts the start (which stops what it started).
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        if not started.is_set():
+            raise KeyboardInterrupt
+
+    started = threading.Event()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     try:
         preview.start()
+        started.set()
+    except KeyboardInterrupt:
+        preview.stop()  # what it started (safe when the start stopped it already)
+        print("Stopped while starting.")
+        return EXIT_OK
     except PortInUse as busy:
         print(f"kandev-slack preview: {busy.strerror}; choose another with --port", file=sys.stderr)
         return EXIT_FAILED
@@ -61,12 +79,6 @@ def main_preview(
     except (OSError, RoutingError, KandevHarnessError, RuntimeInstallError) as problem:
         print(f"kandev-slack preview: could not start: {redact(str(problem))}", file=sys.stderr)
         return EXIT_FAILED
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
     where = preview.kandev.base_url if preview.kandev else env.get("KANDEV_URL", "the default")
     where = redact(where)
     print(f"Preview of kandev-slack: open {preview.url}  (Kandev: {where}; Ctrl-C stops)")

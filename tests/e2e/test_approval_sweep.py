@@ -28,6 +28,7 @@ from tests.e2e.helpers import (
 from tests.kit.harness import (
     CHANNEL,
     InProcessBot,
+    KandevProxy,
     KandevServer,
     Permissions,
     bot_env,
@@ -136,12 +137,21 @@ def test_a_turn_cancelled_before_its_card_is_posted_is_never_answered(
 
 
 def test_a_click_after_the_agent_gave_up_sends_nothing(
-    app_factory, seed, fake_slack, slack_driver
+    app_factory, seed, fake_slack, slack_driver, request
 ) -> None:
     # The agent stops waiting and ends its turn without any cancel: the revision never moves,
-    # Kandev still lists the request. No sweep runs in between (a long poll interval): the
-    # click itself reads the turn before sending.
-    bot = start_bot(app_factory, KANDEV_POLL_INTERVAL="600")
+    # Kandev still lists the request. No sweep runs in between (a long poll interval, and every
+    # hint but the one announcing the request is lost: a status hint would start a sweep that
+    # ends the card first): the click itself reads the turn before sending.
+    proxy = KandevProxy(seed.server.base_url).start()
+    request.addfinalizer(proxy.close)
+    proxy.drop_hints(lambda hint: (hint.get("payload") or {}).get("pending_action") != "permission")
+    bot = start_bot(
+        app_factory,
+        KANDEV_URL=proxy.base_url,
+        KANDEV_POLL_INTERVAL="600",
+        KANDEV_FULL_SWEEP_INTERVAL="600",
+    )
     kandev = Permissions(seed.server)
     gives_up = permission_spec("Run make deploy", "execute", {"command": "make deploy"}, timeout=3)
     seeded = seed.permission([gives_up], title="The agent gave up")
@@ -159,3 +169,4 @@ def test_a_click_after_the_agent_gave_up_sends_nothing(
     assert [p["request_id"] for p in kandev.list(seeded.task_id)] == [seeded.request_id]
     statuses = [m["metadata"].get("status") for m in kandev.messages(seeded.session_id)]
     assert "approved" not in statuses, statuses
+    assert proxy.hints_dropped > 0  # the status hints came, and were lost

@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from kandev_slack.core.timing.quiet import quiet_hours
 from kandev_slack.kits.fakeslack import BOB, CallRecord, FakeSlack
 from tests.e2e.helpers import MARGIN_S, POLL_S, db_question, slash_reply, start_bot, wait_card
 from tests.kit.harness import CHANNEL, question
@@ -110,8 +111,9 @@ def test_a_person_s_own_quiet_hours_hold_their_dm_cards(
     slash_reply(driver, "quiet", "You have no quiet hours", user=BOB)
 
     hours = quiet_for(QUIET_S)
-    slash_reply(driver, f"quiet {hours}", f"Quiet hours set: *{hours}* (UTC", user=BOB)
-    slash_reply(driver, "quiet", hours, user=BOB)
+    shown = quiet_hours(hours).text()  # as the bot writes it back (00:43:00 is 00:43)
+    slash_reply(driver, f"quiet {hours}", f"Quiet hours set: *{shown}* (UTC", user=BOB)
+    slash_reply(driver, "quiet", shown, user=BOB)
 
     bundle = seed([db_question()], title="While Bob sleeps")
     wait_card(fake_slack, bundle.pending_id)

@@ -1,6 +1,6 @@
 """``kandev-slack preview`` as a person runs it: what it prints and logs never shows the
 password of ``KANDEV_URL`` (its start line, nor the warning each poll logs while that Kandev
-is unreachable), redacted as ``run`` redacts it."""
+is unreachable), redacted as ``run`` redacts it; Ctrl-C stops it even when SIGINT came ignored."""
 
 from __future__ import annotations
 
@@ -114,3 +114,32 @@ def test_the_kandev_port_goes_with_with_kandev() -> None:
     )
     assert done.returncode != 0
     assert "--kandev-port goes with --with-kandev" in _one_clear_line(done.stderr)
+
+
+def _sigint_ignored() -> None:
+    """As a background job of a non-interactive shell starts: SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_ctrl_c_stops_it_even_when_it_started_with_sigint_ignored(tmp_path: Path) -> None:
+    # Like ``run``, the preview handles SIGINT itself: it used to rely on Python's
+    # KeyboardInterrupt, which an inherited SIG_IGN disables, and then it never stopped.
+    out = tmp_path / "stdout"
+    with out.open("w") as stdout:
+        process = subprocess.Popen(
+            [str(CONSOLE_SCRIPT), "preview", "--port", "0"],
+            env=_preview_env(),
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_sigint_ignored,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and "Ctrl-C stops" not in out.read_text():
+                assert process.poll() is None, out.read_text()
+                time.sleep(0.1)
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=30) == 0
+        finally:
+            process.kill()
+    assert "Stopping the preview" in out.read_text()
