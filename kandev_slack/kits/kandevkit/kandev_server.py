@@ -255,10 +255,11 @@ class KandevServer:
         self.start()
 
     def close(self) -> None:
-        """Delete every seeded task, stop the server, release its ports and remove its files."""
+        """Delete every seeded task (unless its files go with it: then stopping is enough),
+        stop the server, release its ports and remove its files."""
         if self._closed:
             return
-        if self.running:
+        if self.running and not self._owns_work_dir:
             for task_id in list(self._seeded):
                 with contextlib.suppress(httpx.HTTPError, KandevHarnessError):
                     self.delete_task(task_id)
@@ -432,10 +433,15 @@ class KandevServer:
         """Tasks this server seeded and has not deleted yet (``close()`` deletes them)."""
         return list(self._seeded)
 
-    def delete_task(self, task_id: str, *, token: str | None = None) -> None:
+    def delete_task(
+        self, task_id: str, *, token: str | None = None, timeout: float | None = None
+    ) -> None:
         """Delete a task (frees its agent port); an already deleted task is fine. ``token``:
-        default, the token it was seeded with."""
-        response = self._http_for_task(task_id, token).delete(f"/tasks/{task_id}")
+        default, the token it was seeded with; ``timeout``: default, the client's (60 s)."""
+        client = self._http_for_task(task_id, token)
+        response = client.delete(
+            f"/tasks/{task_id}", timeout=client.timeout if timeout is None else timeout
+        )
         if response.status_code != 404:
             _check(response, f"delete task {task_id}")
         self._seeded.pop(task_id, None)
