@@ -110,7 +110,7 @@ class DirectBundles:
         body = {
             "session_id": slot.session_id,
             "task_id": slot.task_id,
-            "questions": list(questions or sample_questions(1, options=3)),
+            "questions": list(questions or own_question(slot.task_id)),
             "context": context or "The benchmark asks: which option?",
         }
         sent_at = time.time()
@@ -121,6 +121,16 @@ class DirectBundles:
     def ask_all(self, slots: Sequence[Slot]) -> list[Asked]:
         with ThreadPoolExecutor(self.workers) as pool:
             return list(pool.map(self.ask, slots))
+
+
+def own_question(task_id: str) -> list[QuestionSpec]:
+    """The sample question, made its bundle's own by naming its task: bundles asking the same
+    question in a channel are grouped (one channel card, the others in its thread), which
+    only the identical-questions scenario and the answers' groups want."""
+    return [
+        {**q, "prompt": f"{q['prompt']} (task {task_id[:8]})"}
+        for q in sample_questions(1, options=3)
+    ]
 
 
 #: Sessions are not made while the machine has less memory available than this (each costs

@@ -21,7 +21,7 @@ from bench.transport import KeepAliveTransport
 from bench.world import World, wait_synced
 from kandev_slack.cards import ids
 from kandev_slack.kits.fakeslack import SlackDriver
-from tests.kit.harness import SeededBundle, question
+from tests.kit.harness import QuestionSpec, SeededBundle, question
 
 FILL_TIMEOUT_S = 15.0
 PAUSE_S = 0.1
@@ -58,15 +58,20 @@ def run(world: World, *, count: int) -> ConversationBench:
     bundles: list[SeededBundle] = []
     transport = KeepAliveTransport(bot.events_url, fake.workspace.signing_secret)
     rest = httpx.Client(base_url=f"{kandev.base_url}/api/v1", timeout=30.0, trust_env=False)
-    asked = [question("q1", "Choice", "Which option?", ("A", "first"), ("B", "second"))]
+
+    # A question of its own each (identical ones would be grouped: the thread's cards are
+    # compact, without the Conversation button).
+    def asked(n: int) -> list[QuestionSpec]:
+        return [question("q1", "Choice", f"Which option, {n}?", ("A", "first"), ("B", "second"))]
+
     try:
         bot.start()
         wait_synced(bot)
         log = CardLog(fake)
         workspace = world.workspace_ids[0]
-        for _ in range(count):
+        for n in range(count):
             bundles.append(
-                kandev.seed_bundle(asked, workspace_id=workspace, transcript=transcript())
+                kandev.seed_bundle(asked(n), workspace_id=workspace, transcript=transcript())
             )
         if not log.wait_posted([b.pending_id for b in bundles], timeout=60.0):
             result.problems.append("not every seeded bundle got a card within 60 s")
