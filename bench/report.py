@@ -507,7 +507,8 @@ def _approval_targets(
         if bot is None or floor is None:
             add(label, "not measured", False)
         else:
-            add(label, f"{ms(bot.p95)} ≤ {ms(floor.p95 + margin)}", bot.p95 <= floor.p95 + margin)
+            limit = floor.p95 + margin  # to a tenth: a whole ms can round a miss to the limit
+            add(label, f"{bot.p95:.1f} ≤ {limit:.1f}", bot.p95 <= limit)
     add("approval cards posted once", str(r.duplicates), r.duplicates == 0)
     for s in r.sweeps:
         if s.mode == "idle":

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from bench.cardlog import CardLog
-from bench.kandev import DirectBundles
+from bench.kandev import DirectBundles, delete_tasks
 from bench.procstat import peak_rss_mb, rss_mb
 from bench.world import World
 
@@ -74,6 +74,8 @@ def run(world: World, *, count: int) -> Backlog:
         rss, peak = rss_mb(bot.proc.pid), peak_rss_mb(bot.proc.pid)
     finally:
         bot.stop()
+        # Their sessions hold a mock agent each (~10 MB): the scenarios after need the room.
+        delete_tasks(kandev, [a.task_id for a in asked])
     posts = [call.at for pid, call in log.posts.items() if pid in ids]
     return Backlog(
         count=count,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bench.kandev import DirectBundles
+from bench.kandev import DirectBundles, delete_tasks
 from bench.stats import Summary
 from bench.world import World
 from kandev_slack.kits.fakeslack import CallRecord, FakeSlack
@@ -84,6 +84,7 @@ def run(world: World, *, count: int) -> QuietRun:
         fake.settle(quiet=3.0, timeout=timeout)
     finally:
         bot.stop()
+        delete_tasks(world.kandev, [a.task_id for a in asked])
     cards, summaries, reminders = _calls(fake)
     end_s = end.timestamp()
     per_channel: dict[str, list[float]] = {}

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from bench.kandev import DirectBundles
+from bench.kandev import DirectBundles, delete_tasks
 from bench.stats import Summary
 from bench.world import World
 from kandev_slack.kits.fakeslack import CallRecord, FakeSlack
@@ -112,6 +112,7 @@ def run(world: World, *, count: int, fresh: int = 20) -> Reminders:
         fake.settle(quiet=AFTER_S, timeout=timeout)  # the last steps, then nothing more
     finally:
         bot.stop()
+        delete_tasks(world.kandev, [a.task_id for a in asked] + [s.task_id for s in later])
     cards, replies, limited = _posts(fake)
     first_post: dict[str, float] = {}
     per_card: Counter[str] = Counter()

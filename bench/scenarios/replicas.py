@@ -80,7 +80,12 @@ def fresh_schema() -> Iterator[str]:
 def run(world: World, *, count: int, replicas: int = 3) -> ReplicaRun:
     direct = DirectBundles(world.kandev)
     started = time.monotonic()
-    asked = direct.ask_all(direct.prepare(world.workspace_ids, count))
+    slots = direct.prepare(world.workspace_ids, count)
+    try:
+        asked = direct.ask_all(slots)
+    except BaseException:  # their sessions hold a mock agent each: free them for what follows
+        delete_tasks(world.kandev, [s.task_id for s in slots])
+        raise
     ids = {a.pending_id for a in asked}
     prepare_s = time.monotonic() - started
     fake = world.fake_slack()
@@ -112,7 +117,7 @@ def run(world: World, *, count: int, replicas: int = 3) -> ReplicaRun:
                 for bot in bots:
                     bot.stop()
     finally:
-        delete_tasks(world.kandev, [a.task_id for a in asked])
+        delete_tasks(world.kandev, [s.task_id for s in slots])
     posts = [call.at for pid, call in log.posts.items() if pid in ids]
     return ReplicaRun(
         count=count,
