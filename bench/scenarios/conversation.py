@@ -105,7 +105,10 @@ def _kandev_messages(rest: httpx.Client, bundle: SeededBundle, samples, result) 
 def _click(fake, driver, transport, log, bundle, filled, acks, result) -> None:
     channel, ts = log.card(bundle.pending_id)
     mark = fake.mark()
-    ack = driver.click(channel, ts, text="Conversation")
+    try:  # a button on older cards; now an option of the card's "More" overflow
+        ack = driver.click(channel, ts, text="Conversation")
+    except LookupError:
+        ack = driver.choose(channel, ts, text="Conversation")
     sent = transport.last_sent_at
     acks.append(ack.elapsed)
     if ack.status != 200:
