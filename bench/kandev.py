@@ -20,7 +20,6 @@ need 1,000 at once share one :class:`WaitingPool`, made once per run and kept un
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from collections.abc import Sequence
@@ -248,15 +247,9 @@ def seed_spread(
     return bundles
 
 
-def delete_tasks(server: KandevServer, task_ids: Sequence[str], *, workers: int = 4) -> None:
+def delete_tasks(server: KandevServer, task_ids: Sequence[str]) -> None:
     """Delete tasks in parallel (frees their agent ports); failures are left to Kandev's end."""
-
-    def delete(task_id: str) -> None:
-        with contextlib.suppress(httpx.HTTPError, KandevHarnessError):
-            server.delete_task(task_id)
-
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(delete, task_ids))
+    server.delete_tasks(task_ids)
 
 
 def _check(response: httpx.Response, what: str) -> None:

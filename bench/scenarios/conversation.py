@@ -60,7 +60,7 @@ def run(world: World, *, count: int) -> ConversationBench:
     rest = httpx.Client(base_url=f"{kandev.base_url}/api/v1", timeout=30.0, trust_env=False)
 
     # A question of its own each (identical ones would be grouped: the thread's cards are
-    # compact, without the Conversation button).
+    # compact, without Conversation).
     def asked(n: int) -> list[QuestionSpec]:
         return [question("q1", "Choice", f"Which option, {n}?", ("A", "first"), ("B", "second"))]
 
@@ -105,10 +105,7 @@ def _kandev_messages(rest: httpx.Client, bundle: SeededBundle, samples, result) 
 def _click(fake, driver, transport, log, bundle, filled, acks, result) -> None:
     channel, ts = log.card(bundle.pending_id)
     mark = fake.mark()
-    try:  # a button on older cards; now an option of the card's "More" overflow
-        ack = driver.click(channel, ts, text="Conversation")
-    except LookupError:
-        ack = driver.choose(channel, ts, text="Conversation")
+    ack = driver.choose(channel, ts, text="Conversation")  # in the card's "More" overflow
     sent = transport.last_sent_at
     acks.append(ack.elapsed)
     if ack.status != 200:

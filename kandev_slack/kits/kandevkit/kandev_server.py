@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -445,6 +446,20 @@ class KandevServer:
         if response.status_code != 404:
             _check(response, f"delete task {task_id}")
         self._seeded.pop(task_id, None)
+
+    def delete_tasks(
+        self, task_ids: Sequence[str], *, timeout: float | None = None, workers: int = 4
+    ) -> None:
+        """Delete tasks, ``workers`` at a time; one that fails (or takes over ``timeout``: Kandev
+        answers a delete only after a cancel still in flight on that task, whose own answer can
+        take a minute) is left to the server's end."""
+
+        def delete(task_id: str) -> None:
+            with contextlib.suppress(httpx.HTTPError, KandevHarnessError):
+                self.delete_task(task_id, timeout=timeout)
+
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(delete, task_ids))
 
     def mock_profile_id(self) -> str:
         """The id of the scripted mock agent's enabled profile (what seeded tasks run)."""

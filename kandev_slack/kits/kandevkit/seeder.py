@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
-import httpx
-
-from .kandev_server import KandevHarnessError, KandevServer, SeededBundle
+from .kandev_server import KandevServer, SeededBundle
 from .permissions import Permissions, SeededPermission
 from .specs import QuestionSpec
 
 T = TypeVar("T")
 #: How long a test's clean-up waits for one task's delete (see ``Seeder.cleanup``).
 DELETE_TIMEOUT_S = 10.0
-DELETING_AT_ONCE = 4
 
 
 class Actor(Protocol):
@@ -92,19 +87,7 @@ class Seeder:
         """Delete every task this seeder created (a stopped server cleans up on ``close``)."""
         if not self.server.running:
             return
-
-        def delete(task_id: str) -> None:
-            # Briefly: Kandev answers a delete only after a cancel still in flight on that task
-            # (whose own answer can take a minute); such a task is left to the server's end.
-            with contextlib.suppress(httpx.HTTPError, KandevHarnessError):
-                self.server.delete_task(task_id, timeout=DELETE_TIMEOUT_S)
-
-        if len(self.task_ids) > 1:  # a crowd's fifty tasks: a few at a time
-            with ThreadPoolExecutor(DELETING_AT_ONCE) as pool:
-                list(pool.map(delete, self.task_ids))
-        else:
-            for task_id in self.task_ids:
-                delete(task_id)
+        self.server.delete_tasks(self.task_ids, timeout=DELETE_TIMEOUT_S)
         self.task_ids.clear()
 
     def _tracked(self, seed: Callable[[], T]) -> T:
