@@ -6,10 +6,12 @@ dropped after it) grows from empty to each size. The history is written in bulk 
 Core ``executemany``, in batches) as a long-running deployment accumulates it within the 90
 days of retention: resolved cards (answered in Slack or in Kandev, rejected, ended) with their
 outcome, two audit entries each, the Slack answer's submission, a follow-up row, a DM card for
-one in ten, and the done outbox rows of the last 7 days; plus ``pending`` cards waiting, which
-are real bundles in Kandev (listed at every poll) whose cards are posted: 1,000 by default, as
-many as the big queues scenario, which runs next and keeps them (``World.waiting``: a session
-each, for which Kandev starts a mock agent, so they are made once per run).
+one in ten (a gathering DM for one in ten of those), the done outbox rows and a thread reply
+for one in four of the last 7 days, a released quiet-hours hold for each of the last day; plus
+``pending`` cards waiting, which are real bundles in Kandev (listed at every poll) whose cards
+are posted: 1,000 by default, as many as the big queues scenario, which runs next and keeps
+them (``World.waiting``: a session each, for which Kandev starts a mock agent, so they are made
+once per run).
 
 Each size: the bot starts as a process on that database, syncs, idles (CPU time over a window
 divided by the poll cycles in it, poll every second by default; RSS at the end), then runs each
@@ -57,10 +59,13 @@ from kandev_slack.store.schema import (
     card_followups,
     card_messages,
     cards,
+    dm_gathers,
+    held_items,
     home_viewers,
     outbox,
     submissions,
     subscriptions,
+    thread_replies,
 )
 from kandev_slack.store.sql.engine import make_engine
 from tests.kit.harness import PG_ADMIN, BotProcess, KandevHarnessError
@@ -437,6 +442,9 @@ class _Rows:
         self.messages: list[dict[str, Any]] = []
         self.viewers: list[dict[str, Any]] = []
         self.subscriptions: list[dict[str, Any]] = []
+        self.replies: list[dict[str, Any]] = []
+        self.held: list[dict[str, Any]] = []
+        self.gathers: list[dict[str, Any]] = []
         self.won = SubmissionVerdict(kind="won").encode()
         self.outcomes = [
             CardOutcome(
@@ -539,6 +547,48 @@ class _Rows:
                     "posted_at": at + timedelta(seconds=1),
                 }
             )
+        if n % 100 == 0:
+            self.gathers.append(
+                {
+                    "key": f"gather:U0BOB00001:dm:{pending_id}:U0BOB00001",
+                    "user_id": "U0BOB00001",
+                    "since": at - timedelta(minutes=10),
+                    "last_at": at + timedelta(minutes=2),
+                    "channel": "D0BOB00001",
+                    "ts": f"{1_600_000_000 + n}.{n % 1_000_000 + 1:06d}",
+                    "created_at": at,
+                }
+            )
+        if self.now - at <= timedelta(days=1):  # released holds are kept a day
+            self.held.append(
+                {
+                    "key": f"held:reminder:{pending_id}",
+                    "target": "U0ALICE001",
+                    "pending_id": pending_id,
+                    "what": "reminder",
+                    "release_at": at + timedelta(minutes=1),
+                    "released_at": at + timedelta(minutes=1),
+                    "created_at": at,
+                }
+            )
+        if self.now - done <= OUTBOX_SPAN and n % 4 == 0:
+            ts = card["ts"]
+            self.replies.append(
+                {
+                    "id": str(uuid.UUID(int=n + (1 << 80))),
+                    "message_key": f"{route.channel}:{ts}1",
+                    "pending_id": pending_id,
+                    "channel": route.channel,
+                    "thread_ts": ts,
+                    "user_id": "U0ALICE001",
+                    "question_id": "db",
+                    "option_id": None,
+                    "text": "use the cluster",
+                    "state": "sent",
+                    "created_at": at + timedelta(minutes=1),
+                    "updated_at": done,
+                }
+            )
         if self.now - done <= OUTBOX_SPAN:
             for kind, key, finished in (
                 ("post", f"post:{pending_id}", at),
@@ -631,6 +681,9 @@ class _Rows:
             (card_messages, self.messages),
             (home_viewers, self.viewers),
             (subscriptions, self.subscriptions),
+            (thread_replies, self.replies),
+            (held_items, self.held),
+            (dm_gathers, self.gathers),
         )
         raw = engine.raw_connection()
         try:

@@ -16,6 +16,7 @@ from kandev_slack.store.schema import (
     card_messages,
     cards,
     digests_sent,
+    dm_gathers,
     home_viewers,
     outbox,
     parked_clicks,
@@ -42,6 +43,7 @@ class Purged:
     audit: int = 0
     home_viewers: int = 0
     thread_replies: int = 0
+    gatherings: int = 0
 
 
 class Retention:
@@ -55,7 +57,8 @@ class Retention:
         """Delete what is older than the retention period ``older_than`` (default:
         :attr:`keep`), by the database's clock, in one transaction: cards resolved before it
         with their submissions, finished submissions and audit entries from before it, Home
-        viewers not seen since, and finished outbox rows and thread replies offered as an
+        viewers not seen since, gathering DMs no card joined since (a card of a forgotten
+        gathering comes on its own), and finished outbox rows and thread replies offered as an
         answer (at most :data:`OUTBOX_KEEP` old: a prompt's buttons die with its response_url
         after 30 min, a redelivery comes within minutes), and clicks parked by people who
         never connected (at most :data:`PARKED_KEEP` old).
@@ -94,6 +97,9 @@ class Retention:
             replies = conn.execute(
                 delete(thread_replies).where(thread_replies.c.created_at <= outbox_cutoff)
             ).rowcount
+            gatherings = conn.execute(
+                delete(dm_gathers).where(dm_gathers.c.last_at <= cutoff)
+            ).rowcount
             # a digest's (target, local date) row matters on its day only
             conn.execute(delete(digests_sent).where(digests_sent.c.sent_at <= cutoff))
             # a click parked by someone who never connected
@@ -106,4 +112,5 @@ class Retention:
             audit=entries,
             home_viewers=viewers,
             thread_replies=replies,
+            gatherings=gatherings,
         )

@@ -320,6 +320,7 @@ dm_gathers = Table(
     Column("ts", String),
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_dm_gathers_user", "user_id", "last_at"),
+    Index("ix_dm_gathers_last", "last_at"),  # the retention purge (schema version 21)
 )
 
 # Digests (issue 33): ``/kandev-questions digest 09:00`` — when a person wants theirs (in their

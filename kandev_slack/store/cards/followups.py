@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, or_, select, update
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement, Label
 
 from kandev_slack.core.domain import Card, CardState
 from kandev_slack.core.timing.calm import WINDOW_S, calm_choice
@@ -82,9 +83,10 @@ class FollowupsRepository(SubscriptionsMixin, QuietMixin):
     def waiting_posted(self) -> list[Waiting]:
         """Every waiting card whose channel card is posted, with its follow-up state."""
         stmt = (
-            select(cards, card_followups.c.reminders_sent, card_followups.c.escalated)
-            .select_from(
-                cards.outerjoin(card_followups, card_followups.c.pending_id == cards.c.pending_id)
+            select(
+                cards,
+                _followup(card_followups.c.reminders_sent),
+                _followup(card_followups.c.escalated),
             )
             .where(_WAITING, cards.c.ts.is_not(None))
             .order_by(cards.c.created_at, cards.c.pending_id)
@@ -99,13 +101,10 @@ class FollowupsRepository(SubscriptionsMixin, QuietMixin):
         """Waiting, posted cards whose subscribers' DM cards were not decided yet."""
         stmt = (
             select(cards)
-            .select_from(
-                cards.outerjoin(card_followups, card_followups.c.pending_id == cards.c.pending_id)
-            )
             .where(
                 _WAITING,
                 cards.c.ts.is_not(None),
-                or_(card_followups.c.notified.is_(None), card_followups.c.notified == 0),
+                func.coalesce(_followup(card_followups.c.notified), 0) == 0,
             )
             .order_by(cards.c.created_at, cards.c.pending_id)
         )
@@ -270,3 +269,15 @@ class FollowupsRepository(SubscriptionsMixin, QuietMixin):
             )
         )
         return key
+
+
+def _followup(column: ColumnElement[Any]) -> Label[Any]:
+    """A waiting card's follow-up ``column``, read per card through the primary key: a
+    subquery rather than a join, which PostgreSQL would run as a hash join reading every
+    card's follow-up row (one per card of the whole history) to match the few waiting."""
+    return (
+        select(column)
+        .where(card_followups.c.pending_id == cards.c.pending_id)
+        .scalar_subquery()
+        .label(column.name)
+    )

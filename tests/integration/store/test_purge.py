@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kandev_slack.core.domain import CardState
+from kandev_slack.core.timing.calm import ALONE
 from kandev_slack.store import Database
+from kandev_slack.store.cards.followups import NewCopy
 from kandev_slack.store.cards.thread_replies import SENT, ThreadReply
 from kandev_slack.store.records import SubmissionContent
 from tests.kit.factories import answered, record_card
@@ -120,3 +122,22 @@ def test_thread_replies_are_kept_a_week_at_most(store: Database, clock: FakeCloc
     clock.advance(2 * 24 * 3600)
     assert store.retention.purge(DAYS_90).thread_replies == 1
     assert store.thread_replies.thread_reply(kept.id) is None
+
+
+def test_a_gathering_dm_is_forgotten_once_no_card_joined_it_within_the_retention(
+    store: Database, clock: FakeClock
+) -> None:
+    keys: list[str] = []
+    for n in range(ALONE + 2):  # ALONE cards on their own, then one opens a gathering, one joins
+        record_card(store, f"p{n}")
+        dm = NewCopy(key=f"dm:p{n}:U1", kind="dm", target="U1", note="")
+        assert store.followups.mark_notified(
+            f"p{n}", [dm], [], gathered=lambda key, joined: keys.append(key) or []
+        )
+    assert len(set(keys)) == 1
+    assert store.cards.gather_get(keys[0]) is not None
+    clock.advance(DAYS_90.total_seconds() - 60)
+    assert store.retention.purge(DAYS_90).gatherings == 0
+    clock.advance(120)
+    assert store.retention.purge(DAYS_90).gatherings == 1
+    assert store.cards.gather_get(keys[0]) is None

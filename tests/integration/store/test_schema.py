@@ -103,16 +103,17 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 
 def test_the_revisions_are_the_versions_in_one_line() -> None:
-    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 21)]
+    assert [r.revision for r in REVISIONS] == [f"{n:04d}" for n in range(1, 22)]
     assert [r.version for r in REVISIONS] == list(range(1, SCHEMA_VERSION + 1))
     # the same descriptions the hand-written migrations recorded (a stamped database has those)
     old = old_schemas.MIGRATIONS
     assert [r.description for r in REVISIONS[: len(old)]] == [m.description for m in old]
     assert (
-        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 20
+        old_schemas.LAST_VERSION == 10 and SCHEMA_VERSION == 21
     )  # 11: thread replies, 12: claims, 13: snoozes, 14: the pace's seen_at, 15: card kinds,
     # 16: quiet hours and calm DMs, 17: digests, 18: identical items (a card's thread),
-    # 19: people's own Kandev accounts (links, parked clicks), 20: the audit's Kandev account
+    # 19: people's own Kandev accounts (links, parked clicks), 20: the audit's Kandev account,
+    # 21: gathering DMs purged (an index on their last card's time)
 
 
 def test_fresh_database_gets_every_version(
