@@ -190,6 +190,7 @@ def render_approvals(r: ApprovalBench) -> str:
                 str(s.floor_requests),
                 f"{s.floor_ms:.0f}",
                 f"{s.cpu_ms:.0f}",
+                f"{s.probe_ms:.1f}",
                 f"{s.sweep_cpu_ms:.1f}",
             ]
         )
@@ -201,6 +202,7 @@ def render_approvals(r: ApprovalBench) -> str:
             "floor requests",
             "floor wall ms",
             "bot CPU ms",
+            "harness' /metrics reads, left out, ms",
             "the sweep's own CPU ms",
         ],
         sweep_rows,
@@ -217,7 +219,9 @@ def render_approvals(r: ApprovalBench) -> str:
         "of flagged tasks and tasks with a waiting card, and one session read per waiting "
         "approval (the cancelled-turn check, contract §5); its floor: one task list per "
         "workspace and one request list per flagged task, from a bare client, timed once. The "
-        "question poll's requests are listed apart. Bot CPU: the whole process per interval; "
+        "question poll's requests are listed apart. Bot CPU: the whole process per interval, "
+        "less what serving the harness' own reads of /metrics at the window's end cost it "
+        "(their count times one read's CPU, measured just before); "
         "the sweep's own: one sweep of that kind on its thread "
         f"(`kandev_slack_approval_sweep_cpu_seconds_total`):\n\n{sweep}"
     )

@@ -189,7 +189,13 @@ def use_cases(
             store.followups, answerers, publisher, health, lapse=claims.lapse_due, people=people
         ),
         dm_cards=SubscriptionNotifier(
-            store.followups, answerers, publisher, health, seeing=seeing, people=people
+            store.followups,
+            answerers,
+            publisher,
+            health,
+            seeing=seeing,
+            people=people,
+            changes=store.sql.writes,  # a card posted: only a change makes DM cards due
         ),
         snooze_ends=SnoozeWorker(snoozes, health, follow_s=settings.inbox_follow_s),
         quiet_ends=QuietReleaser(
@@ -388,6 +394,7 @@ def _recovery(
         RecoveryAnnouncer(notifier),
         in_flight,
         interval_s=RECOVERY_INTERVAL_S,
+        changes=store.sql.writes,
     )
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, Insert, Table, func, literal, type_coerce
+from sqlalchemy import ColumnElement, Engine, Insert, Table, event, func, literal, type_coerce
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -17,6 +18,27 @@ from kandev_slack.store.sql.engine import WRITE_OPTION
 from kandev_slack.store.sql.types import UTCDateTime
 
 Clock = Callable[[], datetime]
+
+#: ``Connection.info`` key: a statement of the open write transaction changed rows.
+CHANGED = "kandev_store_changed"
+_WRITING_VERBS = ("INSERT", "UPDATE", "DELETE")
+
+
+def _note_change(
+    conn: Connection,
+    cursor: Any,
+    statement: str,
+    _parameters: Any,
+    _context: Any,
+    _executemany: bool,
+) -> None:
+    """After each statement: mark the transaction as changing rows if this one may have (a
+    ``RETURNING`` statement's count is not known before its rows are read: it counts)."""
+    if not statement.lstrip()[:6].upper().startswith(_WRITING_VERBS):
+        return
+    if cursor.rowcount != 0 or "RETURNING" in statement:
+        conn.info[CHANGED] = True
+
 
 #: SQLite's own clock, formatted like the stored timestamps (so text order is time order).
 _SQLITE_NOW_FORMAT = "%Y-%m-%d %H:%M:%f"
@@ -41,6 +63,8 @@ class Sql:
     ) -> None:
         self.engine = engine
         self.clock = clock
+        if not event.contains(engine, "after_cursor_execute", _note_change):
+            event.listen(engine, "after_cursor_execute", _note_change)
         self._lock = lock  # a real lock only for in-memory SQLite (one shared connection)
         #: Held around every write transaction (a real lock only for an SQLite file, whose
         #: writers are one at a time anyway; see Database).
@@ -50,6 +74,9 @@ class Sql:
         #: The transaction of this thread's open :meth:`unit`, if any (per thread, never
         #: carried to another: a connection is used by one thread at a time).
         self._unit = threading.local()
+        #: Write transactions of this process that changed rows, so far (see :meth:`writes`).
+        self._writes = 0
+        self._count_writes = itertools.count(1)
 
     def _open_unit(self) -> Connection | None:
         conn: Connection | None = getattr(self._unit, "conn", None)
@@ -109,7 +136,17 @@ class Sql:
                     ms = max(int(within_s * 1000), 1)
                     conn.exec_driver_sql(f"SET LOCAL lock_timeout = {ms}")
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
+                conn.info.pop(CHANGED, None)
                 yield conn
+                changed = conn.info.pop(CHANGED, False)
+            if changed:  # committed
+                self._writes = next(self._count_writes)
+
+    def writes(self) -> int:
+        """How many write transactions of this process have changed rows so far: a worker
+        that found nothing to do need not look again until this moves (or time makes something
+        due; another replica's writes do not count)."""
+        return self._writes
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

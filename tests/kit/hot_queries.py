@@ -256,6 +256,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.outbox.outbox_next_due_s(),
     ),
     HotQuery(
+        "outbox_next_due_s",
+        "publisher idle: whether a take would find anything",
+        lambda s: s.outbox.outbox_next_due_s(leased=True),
+    ),
+    HotQuery(
         "pace_turn",
         "publisher: every message posted (the channel's shared pace)",
         lambda s: s.outbox.pace_turn(PROBE_CHANNEL, follow=False, held=None, pace=Pace(1.0, 0.125)),

@@ -335,13 +335,22 @@ class OutboxRepository(PaceMixin):
             )
             return conn.execute(stmt).rowcount == 1
 
-    def outbox_next_due_s(self) -> float | None:
+    def outbox_next_due_s(self, *, leased: bool = False) -> float | None:
         """Seconds until the soonest waiting (unleased) item falls due, by the database's clock
         (0 when one is due already); None when nothing waits. Whichever worker deferred it, any
-        worker can wake for it (one that died deferred many a paced post)."""
-        waiting = and_(_OPEN, outbox.c.lease_until.is_(None))
+        worker can wake for it (one that died deferred many a paced post). ``leased``: a
+        leased item counts too, due when its lease runs out (a dead worker's item is
+        :meth:`outbox_take`'s then): 0 exactly when a take would find something."""
         now_sql = self._now()
         due_at = case((_deferred_before_a_step_back(now_sql), now_sql), else_=outbox.c.not_before)
+        if leased:
+            lease_end = outbox.c.lease_until
+            due_at = case(
+                (and_(lease_end.is_not(None), lease_end > due_at), lease_end), else_=due_at
+            )
+            waiting = _OPEN
+        else:
+            waiting = and_(_OPEN, outbox.c.lease_until.is_(None))
         with self._read() as conn:
             soonest, now = conn.execute(select(func.min(due_at), now_sql).where(waiting)).one()
         if soonest is None:

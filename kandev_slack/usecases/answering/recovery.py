@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
@@ -42,6 +44,7 @@ from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering import resolving
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.verdicts import Attempt, Verdict, VerdictKind, repeat_of
+from kandev_slack.usecases.followups.periodic import SETTLED_LOOK_S
 from kandev_slack.usecases.identity import Acting, IdentityProblem
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 
@@ -69,6 +72,7 @@ class _Refused(Exception):
 class RecoveryReport:
     recovered: list[tuple[str, str]] = field(default_factory=list)  # (pending_id, verdict kind)
     deferred: list[str] = field(default_factory=list)  # not settled yet: a later cycle
+    unfinished: int = 0  # stale unfinished submissions seen (ours in flight, backing off…)
 
 
 class Announcer(Protocol):
@@ -91,24 +95,42 @@ class Recovery:
     _: KW_ONLY
     interval_s: float = 5.0
     stale_after_s: float = SUBMISSION_LEASE_S
+    #: The store's count of this process's changing writes (see PeriodicLoop.changes).
+    changes: Callable[[], int] | None = None
+    settled_s: float = SETTLED_LOOK_S
 
     def run(self, stop: threading.Event) -> None:
         """The recovery worker: look for stale submissions now (right after a restart), then
-        every ``interval_s`` seconds."""
+        every ``interval_s`` seconds — while no submission was seen unfinished and nothing
+        changed in the store here, every ``settled_s`` (another replica's submission goes
+        stale without a change here: its process died)."""
+        settled: tuple[int, float] | None = None
         while not stop.is_set():
             try:
-                self.run_once()
+                if settled is None or self._moved(settled):
+                    seen = self.changes() if self.changes is not None else None
+                    report = self.run_once()
+                    quiet = not (report.recovered or report.deferred or report.unfinished)
+                    settled = (seen, time.monotonic()) if seen is not None and quiet else None
             except (KandevUnavailable, KandevAuthError) as exc:
+                settled = None
                 log.warning("recovery waits for Kandev: %s", exc)
             except Exception:
+                settled = None
                 log.exception("recovery cycle failed; will retry")
             stop.wait(self.interval_s)
+
+    def _moved(self, settled: tuple[int, float]) -> bool:
+        seen, when = settled
+        assert self.changes is not None
+        return self.changes() != seen or time.monotonic() - when >= self.settled_s
 
     def run_once(self) -> RecoveryReport:
         """Reconcile every stale unfinished submission; raises KandevUnavailable / auth errors
         (after giving the submission back to the next cycle) like the sync cycle does."""
         report = RecoveryReport()
         for sub in self.submissions.unfinished_submissions(older_than_s=self.stale_after_s):
+            report.unfinished += 1
             if sub.submission_key in self.in_flight:
                 continue  # ours and alive (the heartbeat may just not have run yet)
             if not self.submissions.take_over_submission(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 
 from kandev_slack.ops.health import Health
@@ -18,6 +20,9 @@ log = logging.getLogger(__name__)
 
 #: How often a periodic worker looks for what is due.
 INTERVAL_S = 1.0
+#: How often a worker whose work only a change makes looks all the same while nothing changed
+#: here: what another replica changed, and then could not do (it died).
+SETTLED_LOOK_S = 5.0
 
 
 class PeriodicLoop(ABC):
@@ -32,15 +37,33 @@ class PeriodicLoop(ABC):
     component = "periodic"
     failing = "store error"
 
+    #: The store's count of this process's changing writes (``Sql.writes``), for a worker
+    #: whose work only a change makes (not the clock): after a round that found nothing it
+    #: looks again once that count moves, or every ``settled_s`` all the same. None: a round
+    #: every ``interval_s``.
+    changes: Callable[[], int] | None = None
+    settled_s: float = SETTLED_LOOK_S
+
     def run(self, stop: threading.Event) -> None:
+        settled: tuple[int, float] | None = None  # (changes, when) of a round that found nothing
         while not stop.is_set():
             try:
-                self.work_once()
+                if settled is None or self._moved(settled):
+                    seen = self.changes() if self.changes is not None else None
+                    done = self.work_once()
+                    settled = (seen, time.monotonic()) if seen is not None and not done else None
                 self.health.clear(self.component)
             except Exception:  # a store outage must not kill the worker
+                settled = None
                 log_failure(log, "%s: a round failed; retrying", self.component)
                 self.health.problem(self.component, self.failing)
             stop.wait(self.interval_s)
+
+    def _moved(self, settled: tuple[int, float]) -> bool:
+        """Whether a round is due although the last one found nothing."""
+        seen, when = settled
+        assert self.changes is not None
+        return self.changes() != seen or time.monotonic() - when >= self.settled_s
 
     @abstractmethod
     def work_once(self) -> int:
@@ -57,3 +80,4 @@ class PeriodicWorker(PeriodicLoop):
     health: Health
     _: KW_ONLY
     interval_s: float = INTERVAL_S
+    changes: Callable[[], int] | None = None

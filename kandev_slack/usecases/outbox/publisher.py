@@ -230,31 +230,46 @@ class Publisher:
 
     def run(self, stop: threading.Event, idle_wait_s: float = 1.0) -> None:
         self._stop = stop  # a batch stops between two items once it is set (hand-over)
+        look_first = False
         while not stop.is_set():
             # Cleared before looking, so a wake() while this pass looks (or after it found
             # nothing) ends the wait below at once instead of being lost.
             self._wake.take()
+            due_s: float | None = None
             try:
                 self._check_failed()
-                worked = self.work_once()
+                # Idle, woken by the clock rather than by a change: a read says whether a take
+                # (a write transaction) would find anything, which it mostly would not.
+                due_s = self.outbox.outbox_next_due_s(leased=True) if look_first else 0.0
+                worked = due_s == 0.0 and self.work_once()
+                if look_first:
+                    self.health.clear("outbox")  # the store answered
             except Exception:  # a store outage must not kill the worker
                 log_failure(log, "outbox worker failed; retrying")
                 self.health.problem("outbox", "store error while processing the outbox")
                 worked = False
             if not worked:
-                self._wake.wait(self._idle_wait(idle_wait_s))
+                # the store's answer of this pass, unless a take ran after it (ask again)
+                known = look_first and due_s != 0.0
+                woken = self._wake.wait(self._idle_wait(idle_wait_s, due_s, ask=not known))
+                look_first = not woken
+            else:
+                look_first = False
 
-    def _idle_wait(self, idle_wait_s: float) -> float:
+    def _idle_wait(
+        self, idle_wait_s: float, due_s: float | None = None, *, ask: bool = True
+    ) -> float:
         """Sleep until the soonest deferred item is due (pacing ~1/s), at most ``idle_wait_s``:
         this worker's own, or one another replica deferred (its posting slot comes whether or
-        not that replica still runs)."""
+        not that replica still runs). ``ask`` False: ``due_s`` is what the store just said."""
         now = time.monotonic()
         soonest, self._soonest = self._soonest, None
-        try:
-            due_s = self.outbox.outbox_next_due_s()
-        except Exception:  # the store is away: wake at this worker's own times
-            log.debug("could not read when the next outbox item is due", exc_info=True)
-            due_s = None
+        if ask:
+            try:
+                due_s = self.outbox.outbox_next_due_s()
+            except Exception:  # the store is away: wake at this worker's own times
+                log.debug("could not read when the next outbox item is due", exc_info=True)
+                due_s = None
         if due_s is not None:
             soonest = now + due_s if soonest is None else min(soonest, now + due_s)
         if soonest is None:

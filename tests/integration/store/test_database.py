@@ -35,3 +35,21 @@ def test_the_repositories_share_one_database(db: Database) -> None:
 def test_the_retention_period_is_the_databases(db_url: str) -> None:
     with Database(db_url, retention_days=3) as db:
         assert db.retention.keep == timedelta(days=3)
+
+
+def test_only_a_write_that_changed_rows_counts_as_a_change(db: Database) -> None:
+    start = db.sql.writes()
+    assert db.outbox.outbox_take(None, 10, "w1") == []  # a write transaction, nothing changed
+    assert db.outbox.outbox_renew("w1", 10.0) == 0
+    assert db.cards.get("p1") is None  # a read
+    assert db.sql.writes() == start
+    assert record_card(db, "p1")
+    assert db.sql.writes() == start + 1
+    with db.sql.unit():  # one transaction: one change, however many statements changed rows
+        db.cards.mark_posted("p1", "C1", "1.1")
+        db.audit_log.audit("p1", "U1", "post", "bot", "ok")
+    assert db.sql.writes() == start + 2
+    with pytest.raises(RuntimeError), db.sql.unit():  # rolled back: nothing changed
+        db.audit_log.audit("p1", "U1", "answer", "button", "won")
+        raise RuntimeError("boom")
+    assert db.sql.writes() == start + 2

@@ -145,6 +145,8 @@ def test_an_outbox_item_keeps_its_slot_only_when_deferred_to_it(
     [item] = store.outbox.outbox_take(None, 10, "w1")
     assert item.slot_at is None
     assert store.outbox.outbox_next_due_s() is None  # leased: nothing else waits
+    # ... but a take finds it once its lease runs out (its worker died)
+    assert store.outbox.outbox_next_due_s(leased=True) == 30.0
     slot = clock.now + s(3)
     assert store.outbox.outbox_retry(entry_id, slot, "paced", slot=True)
     assert store.outbox.outbox_next_due_s() == 3.0

@@ -13,23 +13,33 @@ from sqlalchemy.exc import OperationalError
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.wiring import build_publisher
-from tests.kit.factories import KANDEV_URL
+from tests.kit.factories import KANDEV_URL, record_card
 from tests.kit.fakes import FakeSlackGateway
 
 
 class _Outage:
-    """The store's outbox, which does not answer while ``down`` is set."""
+    """The store's outbox, which does not answer while ``down`` is set; ``looks`` counts the
+    publisher's looks at it (a take, or an idle pass's read of whether a take would find
+    anything)."""
 
     def __init__(self, outbox: Any) -> None:
         self._outbox = outbox
         self.down = threading.Event()
-        self.takes = 0
+        self.looks = 0
 
-    def outbox_take(self, *args: Any, **kwargs: Any) -> Any:
-        self.takes += 1
+    def _look(self) -> None:
+        self.looks += 1
         if self.down.is_set():
             raise OperationalError("SELECT", {}, Exception("connection refused"))
+
+    def outbox_take(self, *args: Any, **kwargs: Any) -> Any:
+        self._look()
         return self._outbox.outbox_take(*args, **kwargs)
+
+    def outbox_next_due_s(self, *, leased: bool = False) -> Any:
+        if leased:
+            self._look()
+        return self._outbox.outbox_next_due_s(leased=leased)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._outbox, name)
@@ -64,9 +74,65 @@ def test_a_store_error_is_cleared_by_the_next_pass_even_with_nothing_to_send(
         _until(lambda: not health.report().ok)
         assert health.report().reasons == ("outbox: store error while processing the outbox",)
         outbox.down.clear()  # the database answers again; the outbox is empty
-        taken = outbox.takes
-        _until(lambda: outbox.takes > taken + 1)  # a pass the store answered, and another
+        looked = outbox.looks
+        _until(lambda: outbox.looks > looked + 1)  # a pass the store answered, and another
         assert health.report().ok, health.report().reasons
+    finally:
+        stop.set()
+        publisher.wake()
+        worker.join(timeout=5)
+
+
+def _posted(gateway: FakeSlackGateway) -> list[str]:
+    return [c.params["pending_id"] for c in gateway.calls if c.method == "chat.postMessage"]
+
+
+def test_an_idle_publisher_only_reads_and_still_takes_over_a_dead_workers_item(
+    store: Database, gateway: FakeSlackGateway
+) -> None:
+    outbox = _Outage(store.outbox)
+    taken: list[int] = []
+    real_take = outbox.outbox_take
+
+    def counting_take(*args: Any, **kwargs: Any) -> Any:
+        items = real_take(*args, **kwargs)
+        taken.append(len(items))
+        return items
+
+    outbox.outbox_take = counting_take  # type: ignore[method-assign]
+    publisher = build_publisher(
+        outbox,
+        store.cards,
+        store.audit_log,
+        gateway,
+        kandev_url=KANDEV_URL,
+        health=Health(),
+        post_spacing_s=0,
+    )
+    stop = threading.Event()
+    worker = threading.Thread(target=publisher.run, args=(stop, 0.02), daemon=True)
+    worker.start()
+    try:
+        _until(lambda: outbox.looks > 20)  # ~20 idle passes: each a read, no take
+        assert taken == [0]  # the first pass only (a start is a change: it takes)
+        # Another replica (its own publisher: ours is not woken) posts a card and dies with
+        # its item leased: ours takes it once the lease runs out, without being woken.
+        assert record_card(store, "p-dead")
+        card = store.cards.get("p-dead")
+        assert card is not None
+        build_publisher(
+            store.outbox,
+            store.cards,
+            store.audit_log,
+            gateway,
+            kandev_url=KANDEV_URL,
+            health=Health(),
+        ).enqueue_post(card)
+        [item] = store.outbox.outbox_take(None, 10, "w-dead", lease_s=0.5)
+        assert item.payload["pending_id"] == "p-dead"
+        assert _posted(gateway) == []
+        _until(lambda: _posted(gateway) == ["p-dead"])
+        assert taken.count(0) == len(taken) - 1  # one take found it; every other look read
     finally:
         stop.set()
         publisher.wake()
