@@ -119,7 +119,13 @@ def build(settings: Settings, mode: Mode) -> Bot:
     if not workspace_check.done:
         poll = settings.kandev_poll_interval
         workers.append(_worker("routing-check", workspace_check.run, stop, poll))
-    leases = LeaseKeeper(store.outbox, store.submissions, worker_id, parts.in_flight)
+    leases = LeaseKeeper(
+        store.outbox,
+        store.submissions,
+        worker_id,
+        parts.in_flight,
+        holding=parts.publisher.holds_leases,
+    )
     bot = Bot(
         settings=settings,
         mode=mode,

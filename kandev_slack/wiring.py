@@ -186,7 +186,14 @@ def use_cases(
         recovery=recovery,
         home=home,
         followups=FollowUpWorker(
-            store.followups, answerers, publisher, health, lapse=claims.lapse_due, people=people
+            store.followups,
+            answerers,
+            publisher,
+            health,
+            lapse=claims.lapse_due,
+            next_lapse=claims.next_lapse_s,
+            people=people,
+            changes=store.sql.writes,
         ),
         dm_cards=SubscriptionNotifier(
             store.followups,
@@ -197,7 +204,9 @@ def use_cases(
             people=people,
             changes=store.sql.writes,  # a card posted: only a change makes DM cards due
         ),
-        snooze_ends=SnoozeWorker(snoozes, health, follow_s=settings.inbox_follow_s),
+        snooze_ends=SnoozeWorker(
+            snoozes, health, follow_s=settings.inbox_follow_s, changes=store.sql.writes
+        ),
         quiet_ends=QuietReleaser(
             store.followups, answerers, publisher, health, interval_s=settings.quiet_check_s
         ),

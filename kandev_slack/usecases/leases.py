@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass
 
@@ -70,11 +70,17 @@ class LeaseKeeper:
     _: KW_ONLY
     heartbeat_s: float = HEARTBEAT_S
     outbox_lease_s: float = OUTBOX_LEASE_S
+    #: Whether this process's publisher holds outbox items now (None: renew every heartbeat):
+    #: between its batches it holds none, and an idle heartbeat writes nothing.
+    holding: Callable[[], bool] | None = None
 
     def renew_once(self) -> tuple[int, int]:
         """Renew now; returns (outbox items, submissions) renewed."""
-        items = self.outbox.outbox_renew(self.worker_id, self.outbox_lease_s)
-        subs = self.submissions.renew_submissions(self.in_flight.keys(), SUBMISSION_LEASE_S)
+        items = 0
+        if self.holding is None or self.holding():
+            items = self.outbox.outbox_renew(self.worker_id, self.outbox_lease_s)
+        keys = self.in_flight.keys()
+        subs = self.submissions.renew_submissions(keys, SUBMISSION_LEASE_S) if keys else 0
         return items, subs
 
     def run(self, stop: threading.Event) -> None:

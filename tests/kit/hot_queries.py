@@ -439,6 +439,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery("claim_now", "I'm on it / Release / claims tick", lambda s: s.claims.claim_now()),
     HotQuery("claimed_card", "I'm on it / Release", lambda s: s.claims.claimed_card(PROBE)),
     HotQuery("lapsed_claims", "claims tick", lambda s: s.claims.lapsed_claims()),
+    HotQuery("next_lapse_s", "claims tick, settled", lambda s: s.claims.next_lapse_s()),
     HotQuery(
         "set_claim",
         "I'm on it / Release / a claim lapsing",
@@ -459,6 +460,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         lambda s: s.snoozes.snoozes_of("U0PROBE"),
     ),
     HotQuery("due_snoozes", "snoozes tick", lambda s: s.snoozes.due_snoozes()),
+    HotQuery("next_end_s", "snoozes tick, settled", lambda s: s.snoozes.next_end_s()),
     HotQuery(
         "put_snooze",
         "Snooze…",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, select, update
+from sqlalchemy import and_, func, select, update
 
 from kandev_slack.core.claims import Claim
 from kandev_slack.core.domain import Card, CardState
@@ -56,6 +56,17 @@ class ClaimsRepository(Repository):
         )
         with self._read() as conn:
             return [_card(row) for row in conn.execute(stmt).all()]
+
+    def next_lapse_s(self) -> float | None:
+        """Seconds until the soonest claim of a waiting card runs out, by the database's clock
+        (0: one ran out already); None: no waiting card is claimed."""
+        now_sql = self._now()
+        stmt = select(func.min(cards.c.claim_until), now_sql).where(
+            _WAITING, cards.c.claim_until.is_not(None)
+        )
+        with self._read() as conn:
+            soonest, now = conn.execute(stmt).one()
+        return None if soonest is None else max((soonest - now).total_seconds(), 0.0)
 
     def set_claim(
         self,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy import and_, delete, exists, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -88,6 +88,14 @@ class SnoozesRepository(Repository):
         )
         with self._read() as conn:
             return [_snooze(row) for row in conn.execute(stmt).all()]
+
+    def next_end_s(self) -> float | None:
+        """Seconds until the soonest snooze ends, by the database's clock (0: one ended
+        already); None: nobody snoozes anything."""
+        now_sql = self._now()
+        with self._read() as conn:
+            soonest, now = conn.execute(select(func.min(snoozes.c.until), now_sql)).one()
+        return None if soonest is None else max((soonest - now).total_seconds(), 0.0)
 
     def put_snooze(
         self, snooze: Snooze, read_token: str | None, writes: Sequence[OutboxRow]

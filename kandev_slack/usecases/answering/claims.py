@@ -142,6 +142,10 @@ class Claims:
                 break
         return Contended(card)
 
+    def next_lapse_s(self) -> float | None:
+        """Seconds until the soonest claim runs out (None: nobody is on anything)."""
+        return self.claims.next_lapse_s()
+
     def lapse_due(self) -> int:
         """Let every claim that ran out lapse (once across replicas): the card shows nobody on
         it, its follow-ups resume, and the holder is told in its thread. How many lapsed."""

@@ -44,7 +44,7 @@ from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering import resolving
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.verdicts import Attempt, Verdict, VerdictKind, repeat_of
-from kandev_slack.usecases.followups.periodic import SETTLED_LOOK_S
+from kandev_slack.usecases.followups.periodic import SETTLED_LOOK_S, Settled
 from kandev_slack.usecases.identity import Acting, IdentityProblem
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 
@@ -104,14 +104,16 @@ class Recovery:
         every ``interval_s`` seconds — while no submission was seen unfinished and nothing
         changed in the store here, every ``settled_s`` (another replica's submission goes
         stale without a change here: its process died)."""
-        settled: tuple[int, float] | None = None
+        settled: Settled | None = None
         while not stop.is_set():
             try:
-                if settled is None or self._moved(settled):
+                if settled is None or settled.moved(self.changes, self.settled_s):
                     seen = self.changes() if self.changes is not None else None
                     report = self.run_once()
                     quiet = not (report.recovered or report.deferred or report.unfinished)
-                    settled = (seen, time.monotonic()) if seen is not None and quiet else None
+                    settled = None
+                    if seen is not None and quiet:
+                        settled = Settled(seen, time.monotonic(), None)
             except (KandevUnavailable, KandevAuthError) as exc:
                 settled = None
                 log.warning("recovery waits for Kandev: %s", exc)
@@ -119,11 +121,6 @@ class Recovery:
                 settled = None
                 log.exception("recovery cycle failed; will retry")
             stop.wait(self.interval_s)
-
-    def _moved(self, settled: tuple[int, float]) -> bool:
-        seen, when = settled
-        assert self.changes is not None
-        return self.changes() != seen or time.monotonic() - when >= self.settled_s
 
     def run_once(self) -> RecoveryReport:
         """Reconcile every stale unfinished submission; raises KandevUnavailable / auth errors

@@ -192,11 +192,19 @@ class Snoozes:
             self._changed()
         return ended
 
+    def next_end_s(self) -> float | None:
+        """Seconds until the soonest snooze ends (None: nobody snoozes anything)."""
+        return self.snoozes.next_end_s()
+
+    def follows_kandev(self) -> bool:
+        """Whether :meth:`follow_kandev` has anyone to follow (someone links their account)."""
+        return self.seeing is not None and self.seeing.identities.any_linking
+
     def follow_kandev(self) -> int:
         """Collapse the DM cards of what their holders hid in their Kandev Needs-you inbox, and
         restore them once Kandev shows it again (each change once across replicas). Returns
         how many snoozes were made, renewed or ended."""
-        if self.seeing is None or not self.seeing.identities.any_linking:
+        if not self.follows_kandev() or self.seeing is None:
             return 0
         holders: dict[str, list[Card]] = {}
         for card in self.copies.pending():
@@ -347,6 +355,7 @@ class SnoozeWorker(PeriodicLoop):
     health: Health
     _: KW_ONLY
     interval_s: float = INTERVAL_S
+    changes: Callable[[], int] | None = None
     component = "snoozes"
     failing = "store error while ending snoozes"
 
@@ -361,3 +370,11 @@ class SnoozeWorker(PeriodicLoop):
             self._followed_at = now
             done += self.snoozes.follow_kandev()
         return done
+
+    def next_due_s(self) -> float | None:
+        due = self.snoozes.next_end_s()
+        if self.snoozes.follows_kandev():
+            followed = self._followed_at if self._followed_at is not None else -self.follow_s
+            follow = max(followed + self.follow_s - time.monotonic(), 0.0)
+            due = follow if due is None else min(due, follow)
+        return due

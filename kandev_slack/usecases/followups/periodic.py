@@ -25,6 +25,23 @@ INTERVAL_S = 1.0
 SETTLED_LOOK_S = 5.0
 
 
+@dataclass(frozen=True)
+class Settled:
+    """A worker's round found nothing: the store's count of changes then (``seen``), when
+    (monotonic), and in how many seconds the clock makes something due (None: never)."""
+
+    seen: int
+    at: float
+    due_s: float | None
+
+    def moved(self, changes: Callable[[], int] | None, settled_s: float) -> bool:
+        """Whether a round is due again: a change here, the clock, or ``settled_s`` gone."""
+        waited = time.monotonic() - self.at
+        if waited >= settled_s or (self.due_s is not None and waited >= self.due_s):
+            return True
+        return changes is not None and changes() != self.seen
+
+
 class PeriodicLoop(ABC):
     """The loop every periodic worker shares: a round every ``interval_s``, its failures
     reported in /healthz as ``component`` (``failing``) until a round succeeds again. A
@@ -45,13 +62,17 @@ class PeriodicLoop(ABC):
     settled_s: float = SETTLED_LOOK_S
 
     def run(self, stop: threading.Event) -> None:
-        settled: tuple[int, float] | None = None  # (changes, when) of a round that found nothing
+        settled: Settled | None = None  # a round found nothing: when to look again
         while not stop.is_set():
             try:
-                if settled is None or self._moved(settled):
+                if settled is None or settled.moved(self.changes, self.settled_s):
                     seen = self.changes() if self.changes is not None else None
                     done = self.work_once()
-                    settled = (seen, time.monotonic()) if seen is not None and not done else None
+                    settled = None
+                    if seen is not None and not done:
+                        due_s = self.next_due_s()
+                        if due_s is None or due_s > 0.0:
+                            settled = Settled(seen, time.monotonic(), due_s)
                 self.health.clear(self.component)
             except Exception:  # a store outage must not kill the worker
                 settled = None
@@ -59,11 +80,11 @@ class PeriodicLoop(ABC):
                 self.health.problem(self.component, self.failing)
             stop.wait(self.interval_s)
 
-    def _moved(self, settled: tuple[int, float]) -> bool:
-        """Whether a round is due although the last one found nothing."""
-        seen, when = settled
-        assert self.changes is not None
-        return self.changes() != seen or time.monotonic() - when >= self.settled_s
+    def next_due_s(self) -> float | None:
+        """Seconds until the clock alone makes something due (0: look every interval;
+        None: only a change does). Asked after a round that found nothing, when
+        :attr:`changes` is set."""
+        return None
 
     @abstractmethod
     def work_once(self) -> int:

@@ -51,6 +51,8 @@ class FollowUpWorker(PeriodicWorker):
     #: Lets the claims ("I'm on it") that ran out lapse
     #: (kandev_slack/usecases/answering/claims.py); how many.
     lapse: Callable[[], int] | None = None
+    #: Seconds until the soonest claim runs out (None: nobody is on anything).
+    next_lapse: Callable[[], float | None] | None = field(default=None, kw_only=True)
     #: Who a task's assignee is in Slack (None: reminders mention only the route's ``mention``).
     people: KandevPeople | None = field(default=None, kw_only=True)
     component = "followups"
@@ -61,6 +63,13 @@ class FollowUpWorker(PeriodicWorker):
         follow-ups resume); returns how many were claimed."""
         lapsed = self.lapse() if self.lapse is not None else 0
         return lapsed + self._follow_ups()
+
+    def next_due_s(self) -> float | None:
+        if self.answerers.routing.any_followups:
+            return 0.0  # reminders age with the clock: a look every interval
+        if self.lapse is None:
+            return None
+        return self.next_lapse() if self.next_lapse is not None else 0.0
 
     def _follow_ups(self) -> int:
         if not self.answerers.routing.any_followups:

@@ -276,6 +276,12 @@ class Publisher:
             return idle_wait_s
         return min(idle_wait_s, max(soonest - now, 0.01))
 
+    def holds_leases(self) -> bool:
+        """Whether this worker holds outbox items now (a batch not settled yet): their leases
+        are renewed by the heartbeat. Between batches it holds none (each item of a batch is
+        done, failed or given back before the next take)."""
+        return bool(self._unsettled)
+
     def work_once(self, limit: int = 20) -> bool:
         """Process the due outbox items; True when something was done."""
         self._release_unsettled()

@@ -68,10 +68,14 @@ def test_nothing_changes_on_a_resolved_card(store: Database) -> None:
 
 def test_a_claim_is_found_once_it_ran_out(store: Database, clock: FakeClock) -> None:
     read = waiting_card(store)
+    assert store.claims.next_lapse_s() is None  # nobody is on anything
     taken = new_claim("U0ANA", store.claims.claim_now(), 1800)
     assert store.claims.set_claim(read, taken, 0.0, [])
+    assert store.claims.next_lapse_s() == 1800.0
     clock.advance(1799)
     assert store.claims.lapsed_claims() == []
+    assert store.claims.next_lapse_s() == 1.0
     clock.advance(1)
+    assert store.claims.next_lapse_s() == 0.0
     (lapsed,) = store.claims.lapsed_claims()
     assert lapsed.claim == taken and lapsed.claim.until == taken.since + timedelta(minutes=30)

@@ -25,9 +25,11 @@ def test_a_snooze_reads_back_as_written_and_holds_until_its_end(
     store: Database, clock: FakeClock
 ) -> None:
     record_card(store, "p1")
+    assert store.snoozes.next_end_s() is None  # nobody snoozes anything
     now = store.snoozes.snooze_now()
     snooze = new_snooze(BOB, "p1", 4, now, "t1")
     assert store.snoozes.put_snooze(snooze, None, [edit("s1")])
+    assert store.snoozes.next_end_s() == 4 * 3600.0
     assert store.snoozes.snooze_of(BOB, "p1") == snooze
     assert store.snoozes.active_snooze(BOB, "p1") == snooze
     assert store.snoozes.snoozes_of(BOB) == [snooze]
@@ -41,6 +43,7 @@ def test_a_snooze_reads_back_as_written_and_holds_until_its_end(
     assert store.snoozes.active_snooze(BOB, "p1") is None
     assert store.snoozes.snoozes_of(BOB) == []
     assert store.snoozes.due_snoozes() == [snooze]
+    assert store.snoozes.next_end_s() == 0.0
     assert store.snoozes.snooze_of(BOB, "p1") == snooze  # ended, not yet woken
 
 

@@ -77,3 +77,34 @@ def test_without_a_count_of_changes_every_interval_has_a_round() -> None:
     finally:
         stop.set()
         thread.join(5)
+
+
+@dataclass(eq=False)
+class _Timed(_Worker):
+    due_s: float | None = None
+
+    def next_due_s(self) -> float | None:
+        return self.due_s
+
+
+def test_a_settled_worker_looks_when_the_clock_makes_something_due() -> None:
+    worker = _Timed(Health(), 0.01, changes=lambda: 0, due_s=0.25)
+    stop, thread = _running(worker)
+    try:
+        _until(lambda: worker.rounds == 1)
+        started = time.monotonic()
+        _until(lambda: worker.rounds == 2)
+        assert 0.2 <= time.monotonic() - started < 2.0
+    finally:
+        stop.set()
+        thread.join(5)
+
+
+def test_due_now_means_a_round_every_interval() -> None:
+    worker = _Timed(Health(), 0.01, changes=lambda: 0, due_s=0.0)
+    stop, thread = _running(worker)
+    try:
+        _until(lambda: worker.rounds >= 10)
+    finally:
+        stop.set()
+        thread.join(5)
