@@ -269,6 +269,7 @@ def _publisher(
         snoozes=store.snoozes,
         notices=quiet_views,
         urgency=urgency,
+        store_writes=store.sql.writes,
     )
 
 
@@ -288,6 +289,7 @@ def build_publisher(
     notices: Notices | None = None,
     urgency: Yielding | None = None,
     group_line_delay_s: float = GROUP_LINE_DELAY_S,
+    store_writes: Callable[[], int] | None = None,
 ) -> Publisher:
     """The outbox's worker and its parts: the queue use-cases enqueue on (and the writes
     enqueue their follow-up edits on), the writes, the pace. ``started_at``: this process's
@@ -295,7 +297,8 @@ def build_publisher(
     for); ``snoozes``: who snoozed which DM card; ``notices``: how the writes of no one card
     read (a quiet-hours summary, a gathering DM); ``urgency``: what each write waits for first
     (kandev_slack/ops/urgency.py); ``group_line_delay_s``: how much later than the change a
-    card's group line is due. (The tests build it here too.)"""
+    card's group line is due; ``store_writes``: the store's count of this process's changing
+    writes (idle, the worker looks again when it moves). (The tests build it here too.)"""
     groups = GroupLines(cards)
     queue = Enqueue(
         outbox, cards, groups, Signal("outbox"), changes, group_line_delay_s=group_line_delay_s
@@ -315,6 +318,7 @@ def build_publisher(
         post_spacing_s=post_spacing_s,
         give_up_after=give_up_after,
         urgency=urgency,
+        store_writes=store_writes,
     )
 
 

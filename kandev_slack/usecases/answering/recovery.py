@@ -33,6 +33,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from kandev_slack.core.domain import Card
+from kandev_slack.core.timing.settled import SETTLED_LOOK_S, Settled
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevAuthError, KandevUnavailable
 from kandev_slack.kandev.models import NotRecorded, Outcome, Unconfirmed
@@ -44,7 +45,6 @@ from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering import resolving
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.verdicts import Attempt, Verdict, VerdictKind, repeat_of
-from kandev_slack.usecases.followups.periodic import SETTLED_LOOK_S, Settled
 from kandev_slack.usecases.identity import Acting, IdentityProblem
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 

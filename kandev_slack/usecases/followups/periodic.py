@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 
+from kandev_slack.core.timing.settled import SETTLED_LOOK_S, Settled
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import log_failure
 from kandev_slack.store import FollowupsRepository
@@ -20,26 +21,6 @@ log = logging.getLogger(__name__)
 
 #: How often a periodic worker looks for what is due.
 INTERVAL_S = 1.0
-#: How often a worker whose work only a change makes looks all the same while nothing changed
-#: here: what another replica changed, and then could not do (it died).
-SETTLED_LOOK_S = 5.0
-
-
-@dataclass(frozen=True)
-class Settled:
-    """A worker's round found nothing: the store's count of changes then (``seen``), when
-    (monotonic), and in how many seconds the clock makes something due (None: never)."""
-
-    seen: int
-    at: float
-    due_s: float | None
-
-    def moved(self, changes: Callable[[], int] | None, settled_s: float) -> bool:
-        """Whether a round is due again: a change here, the clock, or ``settled_s`` gone."""
-        waited = time.monotonic() - self.at
-        if waited >= settled_s or (self.due_s is not None and waited >= self.due_s):
-            return True
-        return changes is not None and changes() != self.seen
 
 
 class PeriodicLoop(ABC):

@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -34,6 +34,7 @@ from kandev_slack.core.outbox import (
     update_key,
 )
 from kandev_slack.core.signals import Signal
+from kandev_slack.core.timing.settled import SETTLED_LOOK_S, Settled
 from kandev_slack.ops.backoff import doubling, wait_for
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import log_context, log_failure
@@ -181,8 +182,13 @@ class Publisher:
         post_spacing_s: float = POST_SPACING_S,
         give_up_after: int = GIVE_UP_AFTER,
         urgency: Yielding | None = None,
+        store_writes: Callable[[], int] | None = None,
     ):
         self.outbox, self.cards, self.audit_log = outbox, cards, audit_log
+        #: The store's count of this process's changing writes (None: an idle worker looks
+        #: every ``idle_wait_s``): idle and settled, it looks again when this moves, when an
+        #: item falls due, or every SETTLED_LOOK_S (another replica's items).
+        self.store_writes = store_writes
         #: The urgent work in flight each write waits for first (None: none, e.g. tests).
         self.urgency = urgency
         self.queue, self.writes, self.pacer = queue, writes, pacer
@@ -231,26 +237,36 @@ class Publisher:
     def run(self, stop: threading.Event, idle_wait_s: float = 1.0) -> None:
         self._stop = stop  # a batch stops between two items once it is set (hand-over)
         look_first = False
+        settled: Settled | None = None  # idle: what the last look found, and when
         while not stop.is_set():
             # Cleared before looking, so a wake() while this pass looks (or after it found
             # nothing) ends the wait below at once instead of being lost.
             self._wake.take()
             due_s: float | None = None
+            known = False  # due_s is the store's answer of this pass
             try:
                 self._check_failed()
-                # Idle, woken by the clock rather than by a change: a read says whether a take
-                # (a write transaction) would find anything, which it mostly would not.
-                due_s = self.outbox.outbox_next_due_s(leased=True) if look_first else 0.0
-                worked = due_s == 0.0 and self.work_once()
-                if look_first:
+                if not look_first:  # a start or a wake: something changed
+                    settled = None
+                    worked = self.work_once()
+                elif settled is not None and not settled.moved(self.store_writes, SETTLED_LOOK_S):
+                    worked, known, due_s = False, True, settled.left_s()
+                else:
+                    # Idle, woken by the clock: a read says whether a take (a write
+                    # transaction) would find anything, which it mostly would not.
+                    seen = self.store_writes() if self.store_writes is not None else None
+                    due_s = self.outbox.outbox_next_due_s(leased=True)
                     self.health.clear("outbox")  # the store answered
+                    worked = due_s == 0.0 and self.work_once()
+                    known = due_s != 0.0
+                    settled = None
+                    if known and seen is not None:
+                        settled = Settled(seen, time.monotonic(), due_s)
             except Exception:  # a store outage must not kill the worker
                 log_failure(log, "outbox worker failed; retrying")
                 self.health.problem("outbox", "store error while processing the outbox")
-                worked = False
+                worked, settled = False, None
             if not worked:
-                # the store's answer of this pass, unless a take ran after it (ask again)
-                known = look_first and due_s != 0.0
                 woken = self._wake.wait(self._idle_wait(idle_wait_s, due_s, ask=not known))
                 look_first = not woken
             else:

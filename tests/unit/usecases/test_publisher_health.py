@@ -137,3 +137,49 @@ def test_an_idle_publisher_only_reads_and_still_takes_over_a_dead_workers_item(
         stop.set()
         publisher.wake()
         worker.join(timeout=5)
+
+
+def test_a_settled_publisher_looks_again_on_a_change_when_due_or_after_a_while(
+    store: Database, gateway: FakeSlackGateway
+) -> None:
+    outbox = _Outage(store.outbox)
+    publisher = build_publisher(
+        outbox,
+        store.cards,
+        store.audit_log,
+        gateway,
+        kandev_url=KANDEV_URL,
+        health=Health(),
+        post_spacing_s=0,
+        store_writes=store.sql.writes,
+    )
+    stop = threading.Event()
+    worker = threading.Thread(target=publisher.run, args=(stop, 0.02), daemon=True)
+    worker.start()
+    try:
+        _until(lambda: outbox.looks >= 2)  # the first take, then one read: settled
+        time.sleep(0.3)  # ~15 idle passes
+        assert outbox.looks == 2
+        # A card enqueued by another replica that died with it leased: a change here (the
+        # record and the take are this process's writes) makes the next pass look; the read
+        # says when the lease runs out, and the take then finds it.
+        assert record_card(store, "p-dead")
+        card = store.cards.get("p-dead")
+        assert card is not None
+        build_publisher(
+            store.outbox,
+            store.cards,
+            store.audit_log,
+            gateway,
+            kandev_url=KANDEV_URL,
+            health=Health(),
+        ).enqueue_post(card)
+        [item] = store.outbox.outbox_take(None, 10, "w-dead", lease_s=0.5)
+        _until(lambda: _posted(gateway) == ["p-dead"])
+        settled = outbox.looks
+        time.sleep(0.3)
+        assert outbox.looks <= settled + 2  # its own writes: one more look, then settled
+    finally:
+        stop.set()
+        publisher.wake()
+        worker.join(timeout=5)
