@@ -16,6 +16,7 @@ The use-case returns kinds (:data:`Received`); the words are the edge's
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
@@ -33,6 +34,11 @@ log = logging.getLogger(__name__)
 
 #: The audit's and the metrics' source of an answer sent from a thread reply.
 SOURCE = "slack:thread_reply"
+#: A reply can come within milliseconds of its card's post, before the card's message is
+#: recorded (a script; a person replying to a card another replica is recording): under one of
+#: the app's messages posted less than FRESH_PARENT_S ago, the card is waited for this long.
+RECORD_WAIT_S = 2.0
+FRESH_PARENT_S = 30.0
 
 
 # ---- matching a reply to a question: kandev_slack/usecases/answering/thread_replies.py
@@ -238,8 +244,19 @@ class ThreadReplies:
             )
             return NotNow() if message.on_app_message else Ignored("database unavailable")
 
-    def _received(self, message: ThreadMessage) -> Received:
+    def _card_at(self, message: ThreadMessage) -> Card | None:
+        """The card whose message the thread is, waiting a moment for one just posted."""
         card = self.cards.card_at(message.channel, message.thread_ts)
+        if card is not None or not message.on_app_message or not _fresh(message.thread_ts):
+            return card
+        deadline = time.monotonic() + RECORD_WAIT_S
+        while card is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            card = self.cards.card_at(message.channel, message.thread_ts)
+        return card
+
+    def _received(self, message: ThreadMessage) -> Received:
+        card = self._card_at(message)
         if card is None:
             return Ignored("not a card's thread")
         if not spec_of(card).thread_answerable:
@@ -435,3 +452,11 @@ def match_reply(question: Question, raw: str) -> Match | None:
 def looks_like_an_answer(question: Question, raw: str) -> bool:
     """Whether a reply is an option's number or label (someone seems to be answering)."""
     return isinstance(match_reply(question, raw), AsOption)
+
+
+def _fresh(ts: str) -> bool:
+    """Whether a Slack message ts (seconds since the epoch) is less than FRESH_PARENT_S old."""
+    try:
+        return abs(time.time() - float(ts)) < FRESH_PARENT_S
+    except ValueError:
+        return False

@@ -4,6 +4,7 @@ kind of reply; the message event parsed at the edge."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -455,3 +456,36 @@ def test_a_reply_whose_author_cannot_be_checked_is_refused_with_try_again() -> N
     assert received == NotAllowed(card, unverifiable=True)
     told = thread_reply_words.reply_not_allowed_message(unverifiable=True)
     assert "could not check" in told and "try again" in told
+
+
+class _Recording(_Cards):
+    """A card whose message the bot records ``after`` lookups (it was posted a moment ago)."""
+
+    def __init__(self, card: Card, after: int) -> None:
+        super().__init__(card)
+        self.after, self.looks = after, 0
+
+    def card_at(self, channel: str | None, ts: str | None) -> Card | None:
+        self.looks += 1
+        return super().card_at(channel, ts) if self.looks > self.after else None
+
+
+def test_a_reply_under_a_card_posted_a_moment_ago_waits_for_its_record() -> None:
+    posted = f"{time.time():.6f}"  # the app's message, just posted
+    card = _card(_question(["Postgres", "MongoDB"])).model_copy(update={"ts": posted})
+    cards = _Recording(card, after=3)
+    replies = ThreadReplies(cards, _Store(), _Permissions({"U1"}))
+    reply = ThreadMessage("C1", posted, f"{time.time():.6f}", "U1", "mongodb", True)
+    assert isinstance(replies.received(reply), Offered)
+    assert cards.looks == 4
+
+
+def test_a_reply_under_an_old_or_someone_else_s_message_is_not_waited_for() -> None:
+    card = _card(_question(["Postgres", "MongoDB"]))  # its message: ts 100.1, long ago
+    for on_app_message in (True, False):
+        cards = _Recording(card, after=1_000)
+        replies = ThreadReplies(cards, _Store(), _Permissions({"U1"}))
+        started = time.monotonic()
+        reply = ThreadMessage("C1", "100.1", "100.2", "U1", "mongodb", on_app_message)
+        assert isinstance(replies.received(reply), Ignored)
+        assert cards.looks == 1 and time.monotonic() - started < 0.5
