@@ -190,7 +190,7 @@ def render_approvals(r: ApprovalBench) -> str:
                 str(s.floor_requests),
                 f"{s.floor_ms:.0f}",
                 f"{s.cpu_ms:.0f}",
-                f"{s.probe_ms:.1f}",
+                f"{s.probe_ms:.1f} ({s.probe_reads:.1f} × {s.read_ms:.1f})",
                 f"{s.sweep_cpu_ms:.1f}",
             ]
         )
@@ -202,7 +202,7 @@ def render_approvals(r: ApprovalBench) -> str:
             "floor requests",
             "floor wall ms",
             "bot CPU ms",
-            "harness' /metrics reads, left out, ms",
+            "harness' /metrics reads, left out, ms (reads × ms)",
             "the sweep's own CPU ms",
         ],
         sweep_rows,

@@ -93,8 +93,11 @@ class SweepCost:
     pages: int = 0
     #: The CPU time of one sweep of its kind, on its own thread (the bot's metric).
     sweep_cpu_ms: float = 0.0
-    #: The harness' own /metrics reads inside the window, left out of ``cpu_ms``.
+    #: The harness' own /metrics reads inside the window, left out of ``cpu_ms``: their CPU
+    #: and count per interval, and one read's CPU.
     probe_ms: float = 0.0
+    probe_reads: float = 0.0
+    read_ms: float = 0.0
 
     @property
     def sweep(self) -> float:
@@ -285,6 +288,8 @@ def _window(
         # the whole process, less the harness' own reads of /metrics at the window's end
         cpu_ms=max((cpu1 - cpu0) * 1000.0 - reads * read_ms, 0.0) * per,
         probe_ms=reads * read_ms * per,
+        probe_reads=reads * per,
+        read_ms=read_ms,
         floor_requests=pages if mode == "idle" else floor_requests,
         floor_ms=floor_ms,
         mode=mode,
