@@ -133,8 +133,10 @@ def own_question(task_id: str) -> list[QuestionSpec]:
 
 
 #: Sessions are not made while the machine has less memory available than this (each costs
-#: ~10–15 MB: a mock agent process and agentctl's share); the pool fails instead.
+#: ~10–15 MB: a mock agent process and agentctl's share); the pool waits, then fails instead.
 MEMORY_FLOOR_MB = 2048.0
+#: How long a shortage of memory waits for an earlier scenario's agents to go.
+MEMORY_WAIT_S = 180.0
 POOL_CHUNK = 20
 #: A chunk of sessions is tried this often: a loaded Kandev drops or times out a request now
 #: and then (the tasks made before the failure stay until Kandev stops).
@@ -207,14 +209,24 @@ class WaitingPool:
         self.asked = [a for _, a in kept]
 
 
-def _enough_memory(sessions: int) -> None:
+def _enough_memory(sessions: int, wait_s: float = MEMORY_WAIT_S) -> None:
+    """Room for more sessions, or raise. An earlier scenario's deleted tasks free their mock
+    agents' memory some time after the delete: a shortage waits up to ``wait_s`` for that."""
     available = _available_mb()
-    if available is not None and available < MEMORY_FLOOR_MB:
-        raise KandevHarnessError(
-            f"only {available:.0f} MB of memory available, {sessions} more sessions to make "
-            f"(~10–15 MB each): stopped above {MEMORY_FLOOR_MB:.0f} MB rather than exhaust the "
-            "machine; ask for fewer waiting bundles"
-        )
+    if available is None or available >= MEMORY_FLOOR_MB:
+        return
+    _say(f"only {available:.0f} MB of memory available: waiting up to {wait_s:.0f} s for more")
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        time.sleep(5.0)
+        available = _available_mb()
+        if available is None or available >= MEMORY_FLOOR_MB:
+            return
+    raise KandevHarnessError(
+        f"only {available:.0f} MB of memory available, {sessions} more sessions to make "
+        f"(~10–15 MB each): stopped above {MEMORY_FLOOR_MB:.0f} MB rather than exhaust the "
+        "machine; ask for fewer waiting bundles"
+    )
 
 
 def _available_mb() -> float | None:
