@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy.exc import OperationalError
 
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
+from kandev_slack.usecases.outbox.publisher import Publisher
 from kandev_slack.wiring import build_publisher
 from tests.kit.factories import KANDEV_URL, record_card
 from tests.kit.fakes import FakeSlackGateway
@@ -52,31 +55,20 @@ def _until(condition, timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def test_a_store_error_is_cleared_by_the_next_pass_even_with_nothing_to_send(
-    store: Database, gateway: FakeSlackGateway
-) -> None:
-    health = Health()
-    outbox = _Outage(store.outbox)
-    publisher = build_publisher(
-        outbox,
-        store.cards,
-        store.audit_log,
-        gateway,
-        kandev_url=KANDEV_URL,
-        health=health,
-        post_spacing_s=0,
+def _publisher(store: Database, outbox: Any, gateway: FakeSlackGateway, **kw: Any) -> Publisher:
+    kw.setdefault("health", Health())
+    return build_publisher(
+        outbox, store.cards, store.audit_log, gateway, kandev_url=KANDEV_URL, **kw
     )
-    outbox.down.set()
+
+
+@contextmanager
+def _running(publisher: Publisher, idle_wait_s: float = 0.02) -> Iterator[None]:
     stop = threading.Event()
-    worker = threading.Thread(target=publisher.run, args=(stop, 0.02), daemon=True)
+    worker = threading.Thread(target=publisher.run, args=(stop, idle_wait_s), daemon=True)
     worker.start()
     try:
-        _until(lambda: not health.report().ok)
-        assert health.report().reasons == ("outbox: store error while processing the outbox",)
-        outbox.down.clear()  # the database answers again; the outbox is empty
-        looked = outbox.looks
-        _until(lambda: outbox.looks > looked + 1)  # a pass the store answered, and another
-        assert health.report().ok, health.report().reasons
+        yield
     finally:
         stop.set()
         publisher.wake()
@@ -85,6 +77,33 @@ def test_a_store_error_is_cleared_by_the_next_pass_even_with_nothing_to_send(
 
 def _posted(gateway: FakeSlackGateway) -> list[str]:
     return [c.params["pending_id"] for c in gateway.calls if c.method == "chat.postMessage"]
+
+
+def _left_by_a_dead_replica(store: Database, gateway: FakeSlackGateway, pending_id: str) -> None:
+    """A card another replica (its own publisher: ours is not woken) enqueued, then died with
+    its post leased for 0.5 s."""
+    assert record_card(store, pending_id)
+    card = store.cards.get(pending_id)
+    assert card is not None
+    _publisher(store, store.outbox, gateway).enqueue_post(card)
+    [item] = store.outbox.outbox_take(None, 10, "w-dead", lease_s=0.5)
+    assert item.payload["pending_id"] == pending_id
+    assert _posted(gateway) == []
+
+
+def test_a_store_error_is_cleared_by_the_next_pass_even_with_nothing_to_send(
+    store: Database, gateway: FakeSlackGateway
+) -> None:
+    health = Health()
+    outbox = _Outage(store.outbox)
+    outbox.down.set()
+    with _running(_publisher(store, outbox, gateway, health=health, post_spacing_s=0)):
+        _until(lambda: not health.report().ok)
+        assert health.report().reasons == ("outbox: store error while processing the outbox",)
+        outbox.down.clear()  # the database answers again; the outbox is empty
+        looked = outbox.looks
+        _until(lambda: outbox.looks > looked + 1)  # a pass the store answered, and another
+        assert health.report().ok, health.report().reasons
 
 
 def test_an_idle_publisher_only_reads_and_still_takes_over_a_dead_workers_item(
@@ -100,86 +119,27 @@ def test_an_idle_publisher_only_reads_and_still_takes_over_a_dead_workers_item(
         return items
 
     outbox.outbox_take = counting_take  # type: ignore[method-assign]
-    publisher = build_publisher(
-        outbox,
-        store.cards,
-        store.audit_log,
-        gateway,
-        kandev_url=KANDEV_URL,
-        health=Health(),
-        post_spacing_s=0,
-    )
-    stop = threading.Event()
-    worker = threading.Thread(target=publisher.run, args=(stop, 0.02), daemon=True)
-    worker.start()
-    try:
+    with _running(_publisher(store, outbox, gateway, post_spacing_s=0)):
         _until(lambda: outbox.looks > 20)  # ~20 idle passes: each a read, no take
         assert taken == [0]  # the first pass only (a start is a change: it takes)
-        # Another replica (its own publisher: ours is not woken) posts a card and dies with
-        # its item leased: ours takes it once the lease runs out, without being woken.
-        assert record_card(store, "p-dead")
-        card = store.cards.get("p-dead")
-        assert card is not None
-        build_publisher(
-            store.outbox,
-            store.cards,
-            store.audit_log,
-            gateway,
-            kandev_url=KANDEV_URL,
-            health=Health(),
-        ).enqueue_post(card)
-        [item] = store.outbox.outbox_take(None, 10, "w-dead", lease_s=0.5)
-        assert item.payload["pending_id"] == "p-dead"
-        assert _posted(gateway) == []
-        _until(lambda: _posted(gateway) == ["p-dead"])
+        _left_by_a_dead_replica(store, gateway, "p-dead")
+        _until(lambda: _posted(gateway) == ["p-dead"])  # once its lease ran out, unwoken
         assert taken.count(0) == len(taken) - 1  # one take found it; every other look read
-    finally:
-        stop.set()
-        publisher.wake()
-        worker.join(timeout=5)
 
 
 def test_a_settled_publisher_looks_again_on_a_change_when_due_or_after_a_while(
     store: Database, gateway: FakeSlackGateway
 ) -> None:
     outbox = _Outage(store.outbox)
-    publisher = build_publisher(
-        outbox,
-        store.cards,
-        store.audit_log,
-        gateway,
-        kandev_url=KANDEV_URL,
-        health=Health(),
-        post_spacing_s=0,
-        store_writes=store.sql.writes,
-    )
-    stop = threading.Event()
-    worker = threading.Thread(target=publisher.run, args=(stop, 0.02), daemon=True)
-    worker.start()
-    try:
+    publisher = _publisher(store, outbox, gateway, post_spacing_s=0, store_writes=store.sql.writes)
+    with _running(publisher):
         _until(lambda: outbox.looks >= 2)  # the first take, then one read: settled
         time.sleep(0.3)  # ~15 idle passes
         assert outbox.looks == 2
-        # A card enqueued by another replica that died with it leased: a change here (the
-        # record and the take are this process's writes) makes the next pass look; the read
-        # says when the lease runs out, and the take then finds it.
-        assert record_card(store, "p-dead")
-        card = store.cards.get("p-dead")
-        assert card is not None
-        build_publisher(
-            store.outbox,
-            store.cards,
-            store.audit_log,
-            gateway,
-            kandev_url=KANDEV_URL,
-            health=Health(),
-        ).enqueue_post(card)
-        [item] = store.outbox.outbox_take(None, 10, "w-dead", lease_s=0.5)
+        # A change here (the record and the take are this process's writes) makes the next
+        # pass look; the read says when the lease runs out, and the take then finds it.
+        _left_by_a_dead_replica(store, gateway, "p-dead")
         _until(lambda: _posted(gateway) == ["p-dead"])
         settled = outbox.looks
         time.sleep(0.3)
         assert outbox.looks <= settled + 2  # its own writes: one more look, then settled
-    finally:
-        stop.set()
-        publisher.wake()
-        worker.join(timeout=5)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kandev_slack.ops.health import Health
@@ -25,11 +27,16 @@ class _Worker(PeriodicLoop):
         return self.found.pop(0) if self.found else 0
 
 
-def _running(worker: _Worker):
+@contextmanager
+def _running(worker: _Worker) -> Iterator[None]:
     stop = threading.Event()
     thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
     thread.start()
-    return stop, thread
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5)
 
 
 def _until(condition, timeout: float = 5.0) -> None:
@@ -42,8 +49,7 @@ def _until(condition, timeout: float = 5.0) -> None:
 def test_after_a_round_that_found_nothing_only_a_change_makes_another() -> None:
     count = [0]
     worker = _Worker(Health(), 0.01, changes=lambda: count[0], found=[2])
-    stop, thread = _running(worker)
-    try:
+    with _running(worker):
         _until(lambda: worker.rounds == 2)  # found 2, then nothing: settled
         time.sleep(0.3)  # ~30 intervals
         assert worker.rounds == 2
@@ -51,32 +57,21 @@ def test_after_a_round_that_found_nothing_only_a_change_makes_another() -> None:
         _until(lambda: worker.rounds == 3)
         time.sleep(0.2)
         assert worker.rounds == 3
-    finally:
-        stop.set()
-        thread.join(5)
 
 
 def test_a_settled_worker_still_looks_every_settled_s() -> None:
     worker = _Worker(Health(), 0.01, changes=lambda: 0, settled_s=0.2)
-    stop, thread = _running(worker)
-    try:
+    with _running(worker):
         _until(lambda: worker.rounds == 1)
         started = time.monotonic()
         _until(lambda: worker.rounds == 3)
         assert time.monotonic() - started >= 0.35  # two more, 0.2 s apart
-    finally:
-        stop.set()
-        thread.join(5)
 
 
 def test_without_a_count_of_changes_every_interval_has_a_round() -> None:
     worker = _Worker(Health(), 0.01)
-    stop, thread = _running(worker)
-    try:
+    with _running(worker):
         _until(lambda: worker.rounds >= 10)
-    finally:
-        stop.set()
-        thread.join(5)
 
 
 @dataclass(eq=False)
@@ -89,22 +84,14 @@ class _Timed(_Worker):
 
 def test_a_settled_worker_looks_when_the_clock_makes_something_due() -> None:
     worker = _Timed(Health(), 0.01, changes=lambda: 0, due_s=0.25)
-    stop, thread = _running(worker)
-    try:
+    with _running(worker):
         _until(lambda: worker.rounds == 1)
         started = time.monotonic()
         _until(lambda: worker.rounds == 2)
         assert 0.2 <= time.monotonic() - started < 2.0
-    finally:
-        stop.set()
-        thread.join(5)
 
 
 def test_due_now_means_a_round_every_interval() -> None:
     worker = _Timed(Health(), 0.01, changes=lambda: 0, due_s=0.0)
-    stop, thread = _running(worker)
-    try:
+    with _running(worker):
         _until(lambda: worker.rounds >= 10)
-    finally:
-        stop.set()
-        thread.join(5)
