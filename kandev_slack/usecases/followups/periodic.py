@@ -1,5 +1,7 @@
 """A worker that looks at the store every second and enqueues what is due (reminders,
-escalations, subscribers' DM cards): one loop, one way to report a failing round."""
+escalations, subscribers' DM cards): one loop, one way to report a failing round. Given the
+store's count of changes, a worker settles after a round that found nothing (see
+kandev_slack/core/timing/settled.py)."""
 
 from __future__ import annotations
 
@@ -35,9 +37,9 @@ class PeriodicLoop(ABC):
     component = "periodic"
     failing = "store error"
 
-    #: The store's count of this process's changing writes (``Sql.writes``), for a worker
-    #: whose work only a change makes (not the clock): after a round that found nothing it
-    #: looks again once that count moves, or every ``settled_s`` all the same. None: a round
+    #: The store's count of this process's changing writes (``Sql.writes``): after a round
+    #: that found nothing the worker looks again once that count moves, when the clock makes
+    #: something due (:meth:`next_due_s`), or every ``settled_s`` all the same. None: a round
     #: every ``interval_s``.
     changes: Callable[[], int] | None = None
     settled_s: float = SETTLED_LOOK_S
