@@ -145,9 +145,9 @@ POOL_ATTEMPTS = 4
 
 class WaitingPool:
     """Direct bundles left waiting in Kandev, shared by the scenarios that need many at once
-    (the footprint, then the big queues: they run last, in that order). :meth:`ask` grows the
-    pool to at least the number asked for; the bundles stay until Kandev stops, and whoever
-    resolves some tells :meth:`forget`."""
+    (noticing, the footprint, then the big queues: they run last, in that order). :meth:`ask`
+    grows the pool to at least the number asked for; the bundles stay until Kandev stops, and
+    whoever resolves some tells :meth:`forget`."""
 
     def __init__(self, direct: DirectBundles, workspace_ids: Sequence[str]) -> None:
         self.direct = direct
@@ -191,6 +191,21 @@ class WaitingPool:
         fresh = self.slots[len(self.asked) : max(count, len(self.asked))]
         self.asked += self.direct.ask_all(fresh)
         return list(self.asked)
+
+    def adopt(self, asked: Sequence[Asked]) -> None:
+        """These bundles were asked by their scenario itself (timed, one at a time), on the
+        slots right after the asked ones, in order: they are waiting from now on."""
+        fresh = self.slots[len(self.asked) : len(self.asked) + len(asked)]
+        if [s.task_id for s in fresh] != [a.task_id for a in asked]:
+            raise ValueError("adopted bundles must be asked on the next slots, in order")
+        self.asked += asked
+
+    def drop(self, slots: Sequence[Slot]) -> None:
+        """These slots are not to be asked again (their scenario failed while asking them)."""
+        gone = {s.task_id for s in slots}
+        self.slots = self.slots[: len(self.asked)] + [
+            s for s in self.slots[len(self.asked) :] if s.task_id not in gone
+        ]
 
     def slot_of(self, pending_id: str) -> Slot:
         for slot, asked in zip(self.slots, self.asked, strict=False):

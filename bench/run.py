@@ -61,9 +61,9 @@ SCENARIOS = (
     "digest",
     "identical",
     "identity",
-    "notice",  # its own 1,000 waiting, deleted at its end
-    # The last two share the run's 1,000 waiting bundles (World.waiting), which stay until
+    # The last three share the run's 1,000 waiting bundles (World.waiting), which stay until
     # Kandev stops: nothing may run after them.
+    "notice",
     "footprint",
     "queues",
 )
@@ -208,9 +208,9 @@ def port_cells(args: argparse.Namespace) -> int:
         args.backlog,
         args.reminded + args.fresh,
         args.backlog + args.replica_backlog,  # the backlog's tasks live until Kandev stops
-        # the waiting bundles (footprint and queues share them), the queues' new ones, a click
-        max(args.footprint_pending, args.waiting) + args.queue_fresh + 1,
-        notice_live(args),
+        # the waiting bundles (notice, footprint and queues share them), the queues' new
+        # ones, a click
+        max(args.footprint_pending, args.waiting, notice_live(args)) + args.queue_fresh + 1,
         2 * args.identical,
     )
     live += PORT_MARGIN
@@ -222,7 +222,8 @@ def notice_levels(args: argparse.Namespace) -> list[int]:
 
 
 def notice_live(args: argparse.Namespace) -> int:
-    """Tasks the notice scenario holds at once: its largest level and every level's new ones."""
+    """Waiting bundles the notice scenario leaves: its largest level and every level's new
+    ones."""
     levels = notice_levels(args)
     return max(levels, default=0) + args.notice_new * len(levels)
 

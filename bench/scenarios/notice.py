@@ -3,12 +3,15 @@
 
 One world grows: ``levels`` waiting bundles (10 → 100 → 1,000 by default, agentless, as in the
 big-queues scenario; the bundles of one level and its new ones wait at the next, so the
-largest level's bundles are made once, and deleted at the end). At each level a fresh bot
-(push hints on, poll every 5 s, as in production) starts on a store in which every waiting
-bundle's card is posted already (in its fake Slack, rendered by the bot's own code); then,
-once the bot has run a minute (a bundle created within a minute of its start may be one a lost
-database forgot: its channel's recent history is read first, a restart's cost that is not
-noticing's, kandev_slack/usecases/outbox/forgotten.py):
+largest level's bundles are made once). They are the run's waiting pool (``World.waiting``):
+they stay waiting for the footprint and the big queues, which run after, so that the run makes
+~1,000 sessions once (Kandev's agentctl keeps ~9 MB per session it ran, even once its task is
+deleted: two sets of 1,000 do not fit in the machine's memory beside the other scenarios').
+At each level a fresh bot (push hints on, poll every 5 s, as in production) starts on a store
+in which every waiting bundle's card is posted already (in its fake Slack, rendered by the
+bot's own code); then, once the bot has run a minute (a bundle created within a minute of its
+start may be one a lost database forgot: its channel's recent history is read first, a
+restart's cost that is not noticing's, kandev_slack/usecases/outbox/forgotten.py):
 
 - its CPU time (``/proc``, every thread) over ``cycles`` poll intervals while idle, before and
   after the new bundles (their mean is the idle rate: the regular poll, whose cost does grow
@@ -26,19 +29,19 @@ one at the smallest.
 
 from __future__ import annotations
 
-import functools
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+
+import httpx
 
 from bench.cardlog import CardLog
 from bench.floor import FloorClient
-from bench.kandev import Asked, DirectBundles, Slot, delete_tasks
+from bench.kandev import Asked, DirectBundles, Slot
 from bench.procstat import cpu_seconds, load_average
 from bench.scenarios.kandev_requests import counts_delta, request_counts
 from bench.stats import Summary
@@ -59,9 +62,6 @@ LEVELS = (10, 100, 1000)
 SETTLE_S = 3.0  # after the bot's first cycle, before anything is measured
 #: New bundles are asked this long after the bot's start at the earliest (see _measure_level).
 RESTART_MARGIN_S = MARGIN.total_seconds() + 2.0
-WORKERS = 2  # sessions created at once (Kandev serialises them; more only adds contention)
-PREPARE_BATCH = 50  # sessions asked for together (a refusal makes only these again)
-T = TypeVar("T")
 LIST_CALL = "mcp list_pending_questions_kandev"
 CONVERSATION_CALL = "mcp get_task_conversation_kandev"
 
@@ -113,58 +113,40 @@ def run(
     cycles: int = 2,
 ) -> Notice:
     result = Notice(spacing_s=spacing, cycles=cycles)
-    direct = DirectBundles(world.kandev, workers=WORKERS)
+    pool = world.waiting
     routes = {r.workspace_id: r for r in world.routes}
     tasks: dict[str, TaskInfo] = {}
-    waiting: list[str] = []  # pending ids, oldest first
 
-    def make(count: int) -> list[Slot]:
-        slots: list[Slot] = []
-        while len(slots) < count:
-            batch = min(PREPARE_BATCH, count - len(slots))
-            slots += _retried(functools.partial(direct.prepare, world.workspace_ids, batch))
-        for n, slot in enumerate(slots):  # DirectBundles.prepare titles them by index
+    def known(slots: Sequence[Slot]) -> list[Slot]:
+        for slot in slots:
             tasks[slot.task_id] = TaskInfo(
                 task_id=slot.task_id,
-                title=f"Bench bundle {n % PREPARE_BATCH + 1}",
+                title=slot.title,
                 workspace_id=slot.workspace_id,
                 workspace_name=routes[slot.workspace_id].workspace_name,
             )
-        return slots
+        return list(slots)
 
-    try:
-        for size in sorted(levels):
-            started = time.monotonic()
-            try:
-                if size > len(waiting):
-                    made = make(size - len(waiting))
-                    waiting += [a.pending_id for a in direct.ask_all(made)]
-                newcomers = make(new)
-            except KandevHarnessError as exc:  # what was measured so far is kept
-                result.problems.append(f"{size:,} waiting not made: {exc}"[:300])
-                break
-            result.prepare_s += time.monotonic() - started
-            bundles = _listed(world, set(waiting), tasks)
-            level = Level(waiting=len(bundles), new=new)
-            result.levels.append(level)
-            asked = _measure_level(world, direct, bundles, newcomers, level, result)
-            waiting += [a.pending_id for a in asked]
-    finally:  # their sessions hold ~10 MB each: the big-queues scenario makes its own
-        delete_tasks(world.kandev, list(tasks))
-    return result
-
-
-def _retried(make: Callable[[], list[T]], attempts: int = 3) -> list[T]:
-    """``make()``, again after a pause when Kandev refused (it answers 500 to a session asked
-    for while the machine is loaded)."""
-    for attempt in range(attempts):
+    for size in sorted(levels):
+        started = time.monotonic()
         try:
-            return make()
-        except KandevHarnessError:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(2.0 * (attempt + 1))
-    raise AssertionError("unreachable")
+            waiting = pool.ask(size)
+            known(pool.slots[: len(waiting)])
+            newcomers = known(pool.prepare(len(waiting) + new)[len(waiting) :])
+        except (KandevHarnessError, httpx.HTTPError) as exc:  # what was measured is kept
+            result.problems.append(f"{size:,} waiting not made: {exc}"[:300])
+            break
+        result.prepare_s += time.monotonic() - started
+        bundles = _listed(world, {a.pending_id for a in waiting}, tasks)
+        level = Level(waiting=len(bundles), new=new)
+        result.levels.append(level)
+        try:
+            asked = _measure_level(world, pool.direct, bundles, newcomers, level, result)
+        except BaseException:
+            pool.drop(newcomers)  # some may have asked: never asked again
+            raise
+        pool.adopt(asked)  # they wait at the next level, and for the footprint and queues
+    return result
 
 
 def _listed(
