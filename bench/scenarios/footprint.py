@@ -51,7 +51,7 @@ from bench.transport import KeepAliveTransport
 from bench.world import Route, World, wait_synced
 from kandev_slack.core.clarification import Answer, Bundle, Option, Question
 from kandev_slack.core.domain import CardOutcome, CardState
-from kandev_slack.kits.fakeslack import SlackDriver
+from kandev_slack.kits.fakeslack import FakeSlack, SlackDriver
 from kandev_slack.store import Database, normalize_url
 from kandev_slack.store.records import SubmissionContent, SubmissionVerdict
 from kandev_slack.store.schema import (
@@ -129,21 +129,27 @@ def run(
         # while the store is empty. They stay waiting after this scenario (the big queues
         # use them: see WaitingPool), until Kandev stops.
         pool = world.waiting
+        # Noticing (before) leaves the pool's bundles waiting: the empty stores are measured
+        # with their cards already posted, as a bot that ran while they came has them.
+        early = bool(pool.asked)
         failed: list[BaseException] = []
         preparing = threading.Thread(
             target=_prepare, args=(pool, pending, failed), name="footprint-prepare", daemon=True
         )
         preparing.start()
-        for backend, url in urls.items():  # the empty stores first: no bundle waits yet
-            Database(url).close()
+        if early:
+            preparing.join()
+            posted = _waiting(world, fake, pool, pending, failed, result)
+        for backend, url in urls.items():  # the empty stores first
+            Database(url).close()  # its schema
+            if early:
+                fill(url, world.routes, start=0, count=0, waiting=posted)
             result.runs.append(_measure(world, fake, backend, url, 0, env, window, result))
-        preparing.join()
-        if failed:
-            raise RuntimeError(f"making the waiting bundles failed: {failed[0]}") from failed[0]
-        asked = pool.ask(pending)
-        result.pending = len(asked)
-        _say(f"footprint: {len(asked)} bundles waiting (sessions made in {pool.prepare_s:.0f} s)")
-        posted = _post_waiting(fake, world.routes, asked)
+            if early:
+                _still_waiting(url, len(posted), f"{backend}, 0 cards", result.problems)
+        if not early:
+            preparing.join()
+            posted = _waiting(world, fake, pool, pending, failed, result)
         for backend, url in urls.items():
             have = 0
             for size in sizes(cards)[1:]:
@@ -153,7 +159,8 @@ def run(
                     world.routes,
                     start=have,
                     count=size - have,
-                    waiting=posted if not have else (),
+                    waiting=posted if not have and not early else (),
+                    people=not have and not early,
                 )
                 result.fill_s[backend] = (
                     result.fill_s.get(backend, 0.0) + time.monotonic() - started
@@ -167,6 +174,23 @@ def run(
                 _say(f"footprint: {backend} query plans read")
                 result.plan_cards = have
     return result
+
+
+def _waiting(
+    world: World,
+    fake: FakeSlack,
+    pool: WaitingPool,
+    pending: int,
+    failed: list[BaseException],
+    result: Footprint,
+) -> list[Waiting]:
+    """At least ``pending`` of the pool's bundles waiting, their cards posted in ``fake``."""
+    if failed:
+        raise RuntimeError(f"making the waiting bundles failed: {failed[0]}") from failed[0]
+    asked = pool.ask(pending)
+    result.pending = len(asked)
+    _say(f"footprint: {len(asked)} bundles waiting (sessions made in {pool.prepare_s:.0f} s)")
+    return _post_waiting(fake, world.routes, asked)
 
 
 def _still_waiting(url: str, waiting: int, where: str, problems: list[str]) -> None:
@@ -367,10 +391,17 @@ def _probe_url(url: str, postgres: bool, work_dir: Path) -> Iterator[str]:
 
 
 def fill(
-    url: str, routes: list[Route], *, start: int, count: int, waiting: Sequence[Waiting] = ()
+    url: str,
+    routes: list[Route],
+    *,
+    start: int,
+    count: int,
+    waiting: Sequence[Waiting] = (),
+    people: bool | None = None,
 ) -> None:
     """Cards ``start`` .. ``start + count - 1`` of a history (see the module's docstring) and
-    the ``waiting`` bundles' posted cards, written in batches."""
+    the ``waiting`` bundles' posted cards, written in batches; the people's rows too when
+    ``people`` (by default: when the history starts)."""
     now = datetime.now(UTC)
     engine = make_engine(normalize_url(url))
     try:
@@ -381,7 +412,7 @@ def fill(
                 rows.flush(engine)
         for n, card in enumerate(waiting):
             rows.waiting(n, card)
-        if start == 0:
+        if start == 0 if people is None else people:
             rows.people()
         rows.flush(engine)
     finally:
