@@ -49,6 +49,7 @@ from kandev_slack.kandev.replies import (
     json_200,
     rfc3339,
     validate,
+    validated_200,
 )
 
 log = logging.getLogger(__name__)
@@ -314,7 +315,7 @@ class KandevClient:
         ).response
         if response.status_code == 404:
             return None
-        history = validate(InboxHistory, json_200(response))
+        history = validated_200(InboxHistory, response)
         return next(
             (
                 row.reason
@@ -393,7 +394,7 @@ class KandevClient:
             response = self._http.request("GET", path, params=params).response
             if response.status_code == 404:
                 return SessionMessages()
-            page = validate(MessagePage, json_200(response))
+            page = validated_200(MessagePage, response)
             newest_first.extend(page.messages)
             if not page.has_more or not page.cursor:
                 complete = True
@@ -423,7 +424,7 @@ class KandevClient:
         response = self._http.request("GET", f"/api/v1/tasks/{quote(task_id, safe='')}").response
         if response.status_code == 404:
             raise KandevNotFoundError("NOT_FOUND", f"task {task_id} not found")
-        return validate(Task, json_200(response))
+        return validated_200(Task, response)
 
     # ---- the token's owner (people's own tokens) -------------------------------------
 
@@ -493,7 +494,7 @@ class KandevClient:
         response = self._http.request("GET", USERS_PATH, call="users").response
         if response.status_code == 403:
             response = self._http.request("GET", f"{USERS_PATH}/directory", call="users").response
-        users = validate(UserNames, json_200(response)).users
+        users = validated_200(UserNames, response).users
         return {user.id: user.display_name for user in users}
 
     def names(self) -> dict[str, str] | Literal["refused", "unreachable"]:
@@ -537,7 +538,7 @@ class KandevClient:
         response = self._http.request(
             "GET", f"{INBOX_PATH}/hidden", params={"workspace_id": workspace_id}, call="inbox"
         ).response
-        return frozenset(validate(HiddenList, json_200(response)).ids())
+        return frozenset(validated_200(HiddenList, response).ids())
 
     def hide_in_inbox(self, pending_id: str, *, snooze: str | None) -> InboxChange:
         """:meth:`inbox_hide`, its failures as kinds: ``refused`` (Kandev does not take the
@@ -571,7 +572,7 @@ class KandevClient:
 
     def _load_workspaces(self) -> list[Workspace]:
         response = self._http.request("GET", "/api/v1/workspaces").response
-        return validate(WorkspaceList, json_200(response)).workspaces
+        return validated_200(WorkspaceList, response).workspaces
 
     # ---- health ----------------------------------------------------------------------
 

@@ -61,7 +61,7 @@ from kandev_slack.kandev.errors import (
 )
 from kandev_slack.kandev.http import KandevHttp
 from kandev_slack.kandev.mcp.session import McpSession
-from kandev_slack.kandev.replies import json_200, validate
+from kandev_slack.kandev.replies import json_200, validate, validated_200
 
 LIST_TOOL = "list_pending_agent_permissions_kandev"
 #: How long, and how often, the winner of a claim Kandev has not written down yet is read.
@@ -273,7 +273,7 @@ class PermissionsClient:
         response = self._http.request("GET", path).response
         if response.status_code == 404:
             return None
-        return validate(SessionTurns, json_200(response)).ended(asked_at)
+        return validated_200(SessionTurns, response).ended(asked_at)
 
     def candidates(
         self, workspace_id: str, *, page_size: int | None = None
@@ -299,7 +299,7 @@ class PermissionsClient:
         for page_number in itertools.count(1):
             params = {"page": page_number, "page_size": size}
             response = self._http.request("GET", path, params=params).response
-            page = validate(WorkspaceTaskPage, json_200(response))
+            page = validated_200(WorkspaceTaskPage, response)
             states = page.states()
             ids = {s.task_id for s in states}
             if not ids:
