@@ -169,6 +169,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         "pending_ids", "poll cycle: the ids of waiting cards", lambda s: s.cards.pending_ids()
     ),
     HotQuery(
+        "pending_sessions",
+        "first poll cycle: the waiting cards' sessions",
+        lambda s: s.cards.pending_sessions(),
+    ),
+    HotQuery(
         "pending_of_kind",
         "approvals' sweep and hints: the waiting approval cards",
         lambda s: s.cards.pending_of_kind("perm:"),

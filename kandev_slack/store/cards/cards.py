@@ -193,6 +193,18 @@ class CardsRepository(CopiesMixin):
             ).all()
         return [(row.pending_id, row.created_at) for row in rows]
 
+    def pending_sessions(self) -> dict[str, str | None]:
+        """The Kandev session of each question card in state pending, by pending id: what a
+        process knows of the listed bundles before its first read of the list (so that read
+        need not decode the bundles that have a card already), without decoding any card."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards.c.pending_id, cards.c.session_id).where(
+                    _WAITING, cards.c.kind.in_(QUESTION_LISTED)
+                )
+            ).all()
+        return {row.pending_id: row.session_id for row in rows}
+
     def recent_resolved(self, limit: int = 20) -> list[Card]:
         """Cards in a terminal state, most recently resolved first."""
         with self._read() as conn:

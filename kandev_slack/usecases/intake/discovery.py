@@ -96,6 +96,8 @@ class DiscoveryCards(Protocol):
 
     def record_card(self, new: NewCard) -> bool: ...
 
+    def pending_sessions(self) -> dict[str, str | None]: ...
+
 
 class Posts(Protocol):
     """Where a recorded card's post is queued (kandev_slack.usecases.outbox.publisher.Publisher)."""
@@ -133,8 +135,10 @@ class Discovery:
         #: :data:`UNROUTABLE`), by pending id.
         self.unroutables = unroutables
         self.unroutable: dict[str, Unroutable] = self.unroutables.items
-        #: Listed bundles whose card is in the store.
+        #: Listed bundles whose card is in the store (at first, every waiting card's: see
+        #: :meth:`known`).
         self._known: set[str] = set()
+        self._recalled = False
         #: Kandev's creation time of the newest bundle any read showed (Kandev's clock).
         self._newest: datetime | None = None
         #: Hinted bundles not shown yet by a read of the newest ones: looks left, by pending id.
@@ -158,8 +162,18 @@ class Discovery:
         self._read_ahead_pool.shutdown(wait=False, cancel_futures=True)
 
     def known(self) -> frozenset[str]:
-        """The listed bundles known to have a card (a full read need not decode them)."""
+        """The listed bundles known to have a card (a full read need not decode them). The
+        first time, every waiting card's bundle, with its session, from the store: a process
+        that starts with 1,000 waiting would otherwise decode them all at once in its first
+        read (megabytes it keeps as long as it lives) only to find each has a card; a bundle
+        the read does not list is forgotten by it (:meth:`take_listed`)."""
         with self._posting:
+            if not self._recalled:
+                for pending_id, session_id in self.cards.pending_sessions().items():
+                    self._known.add(pending_id)
+                    if session_id:
+                        self.sessions.note(session_id, pending_id)
+                self._recalled = False
             return frozenset(self._known)
 
     def take_listed(self, listed: ActiveList) -> list[str]:

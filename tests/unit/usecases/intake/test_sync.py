@@ -139,6 +139,25 @@ def test_a_bundle_answered_in_kandev_gets_its_card_edited(
     assert edit["ts"] == card.ts and "PostgreSQL" in edit["message"].text
 
 
+def test_a_new_process_knows_the_waiting_cards_bundles_before_its_first_read(
+    card: Card,
+    make_engine: Callable[..., SyncEngine],
+    fake_kandev: FakeKandev,
+) -> None:
+    """A restart with 1,000 waiting would decode every bundle in its first read only to find
+    each has a card: the store says which have one, and their sessions, beforehand."""
+    restarted = make_engine()
+    fake_kandev.calls.clear()
+
+    assert restarted.reconcile_once().posted == []
+
+    [first_read] = fake_kandev.called("list_active")
+    assert card.pending_id in first_read["known"]
+    assert card.session_id is not None
+    fake_kandev.resolve_in_kandev(card.pending_id, [Answer(question_id="q1", selected_options=[])])
+    assert restarted.reconciler.resolve_session(card.session_id)[0] == [card.pending_id]
+
+
 def test_kandev_unreachable_fails_the_cycle_and_claims_nothing(
     sync: SyncEngine, fake_kandev: FakeKandev, store: Database
 ) -> None:
