@@ -13,6 +13,7 @@ import pytest
 
 from kandev_slack.config.database_url import DatabaseUrlError
 from kandev_slack.store import DEFAULT_DATABASE_URL, Database, StoreError, normalize_url
+from kandev_slack.store.sql.engine import SQLITE_CACHE_KIB
 from tests.kit.factories import record_card
 
 
@@ -96,6 +97,13 @@ def test_sqlite_uses_wal(tmp_path: Path) -> None:
     with Database(f"sqlite:///{path}") as store, store.sql.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 10_000
+
+
+def test_each_sqlite_connection_keeps_a_small_page_cache(tmp_path: Path) -> None:
+    """Five pooled connections at SQLite's default 2 MB each held 10 MB of the bot's memory."""
+    with Database(f"sqlite:///{tmp_path / 'k.db'}") as store, store.sql.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA cache_size").scalar() == -SQLITE_CACHE_KIB
+    assert SQLITE_CACHE_KIB <= 1024
 
 
 def test_in_memory_sqlite_is_shared_by_threads() -> None:
