@@ -28,7 +28,7 @@ from kandev_slack.kandev.hints import KandevHints, Resolved
 from kandev_slack.ops import metrics
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import install_redaction, log_failure, set_replica
-from kandev_slack.ops.runtime import SWITCH_INTERVAL_S
+from kandev_slack.ops.runtime import SWITCH_INTERVAL_S, fewer_malloc_arenas
 from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.app import build_bolt_app
 from kandev_slack.slack.services import Services
@@ -239,6 +239,7 @@ def _worker(name: str, target, *args: object) -> threading.Thread:
 def main_run(settings: Settings, mode: Mode) -> int:
     install_redaction(settings.secret_values())
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+    fewer_malloc_arenas()  # before any thread starts
     _upgrade_apart(settings)  # before any thread starts: it forks
     try:
         bot = build(settings, mode)
