@@ -22,6 +22,7 @@ from kandev_slack.core.domain import CardState
 from kandev_slack.kits.fakeslack import BOB, FakeSlack, blocks_text
 from kandev_slack.ops.vault import Vault
 from kandev_slack.slack.app import build_bolt_app
+from kandev_slack.slack.listeners import commands
 from kandev_slack.slack.presenters import accounts as accounts_presenter
 from kandev_slack.slack.presenters.accounts import Accounts
 from kandev_slack.slack.services import Services
@@ -256,9 +257,13 @@ def test_in_bot_routes_the_words_are_listing_filters(
     gateway: FakeSlackGateway,
     queue,
     tokens: FakeTokens,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from kandev_slack.usecases.answerers import Answerers
 
+    # The listing comes in the ack however loaded the machine is (else it follows after the
+    # ack): the budget is read when the listeners are registered, so before bolt_of.
+    monkeypatch.setattr(commands, "LIST_BUDGET_S", 30.0)
     bot_routes = Routing(default_channel=CHANNEL)
     identities = Identities(
         bot=fake_kandev,
