@@ -83,29 +83,36 @@ def rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def json_200(response: httpx.Response) -> Any:
+def _expect_200(response: httpx.Response) -> None:
     if response.status_code != 200:
         raise KandevProtocolError(
             f"{response.request.method} {response.request.url.path} answered HTTP "
             f"{response.status_code}: {response.text[:200]}"
         )
+
+
+def _not_json(response: httpx.Response) -> KandevProtocolError:
+    return KandevProtocolError(f"non-JSON reply: {response.text[:200]!r}")
+
+
+def json_200(response: httpx.Response) -> Any:
+    _expect_200(response)
     try:
         return response.json()
     except ValueError as exc:
-        raise KandevProtocolError(f"non-JSON reply: {response.text[:200]!r}") from exc
+        raise _not_json(response) from exc
 
 
 def validated_200(model: type[M], response: httpx.Response) -> M:
     """A 200 reply's body as ``model``, parsed straight from its bytes: what the model leaves
     out (most of a task, say) never becomes Python objects, which a reply of 1,000 tasks
     otherwise costs in memory and time. Errors as :func:`json_200` and :func:`validate`."""
-    if response.status_code != 200:
-        json_200(response)  # raises what a non-200 reply raises
+    _expect_200(response)
     try:
         return model.model_validate_json(response.content)
     except ValidationError as exc:
         if any(error["type"] == "json_invalid" for error in exc.errors()):
-            raise KandevProtocolError(f"non-JSON reply: {response.text[:200]!r}") from exc
+            raise _not_json(response) from exc
         raise KandevProtocolError(f"unexpected {model.__name__} shape: {exc}") from exc
 
 
