@@ -153,9 +153,12 @@ def test_posts_are_paced_per_channel_and_edits_jump_the_queue(rig, fake_slack):
     # The edit went out ahead of the waiting posts (ordering, not timing: this machine is noisy).
     assert update.at < posts[-1].at
     assert sum(1 for p in posts if p.at > update.at) >= 3
-    gaps = [b.at - a.at for a, b in zip(posts, posts[1:], strict=False)]
-    # Paced: no two posts much closer than the spacing (arrival jitter allowed for).
-    assert min(gaps) >= 0.45 - 0.15, gaps
+    # Paced. The fake's limiter (3/s, burst 1) judges each post as it arrives and refused none
+    # (above). A record's `at` is when the fake finished answering, so one slow answer can put
+    # two records 0.12 s apart (CI, 2026-12-06): the pacing shows in the whole run's span, at
+    # 7/8 of the spacing per post (pacing.POST_TOLERANCE), less the jitter of the two ends.
+    span = posts[-1].at - posts[0].at
+    assert span >= 7 * 0.45 * (1 - 0.125) - 0.15, [round(p.at - posts[0].at, 3) for p in posts]
 
 
 def test_a_post_rate_limit_does_not_hold_up_edits(rig, fake_slack):
