@@ -173,7 +173,7 @@ class Discovery:
                     self._known.add(pending_id)
                     if session_id:
                         self.sessions.note(session_id, pending_id)
-                self._recalled = False
+                self._recalled = True
             return frozenset(self._known)
 
     def take_listed(self, listed: ActiveList) -> list[str]:

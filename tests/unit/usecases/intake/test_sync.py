@@ -23,6 +23,7 @@ from kandev_slack.kandev.errors import (
     KandevUnavailable,
 )
 from kandev_slack.kandev.hints import NewPending
+from kandev_slack.kandev.models import ActiveList
 from kandev_slack.ops.health import Health
 from kandev_slack.store import Database
 from kandev_slack.store.records import SubmissionContent
@@ -156,6 +157,21 @@ def test_a_new_process_knows_the_waiting_cards_bundles_before_its_first_read(
     assert card.session_id is not None
     fake_kandev.resolve_in_kandev(card.pending_id, [Answer(question_id="q1", selected_options=[])])
     assert restarted.reconciler.resolve_session(card.session_id)[0] == [card.pending_id]
+
+
+def test_the_store_is_recalled_once_and_a_bundle_kandev_no_longer_lists_is_forgotten(
+    card: Card, make_engine: Callable[..., SyncEngine], store: Database
+) -> None:
+    """The waiting cards are read from the store before the first read only: a bundle a read
+    does not list is forgotten, even while its card still waits to be ended (a store read of
+    every waiting card at each poll would also cost more than the poll)."""
+    restarted = make_engine()
+    assert card.pending_id in restarted.discovery.known()
+
+    restarted.discovery.take_listed(ActiveList(ids=[], newest=None, new=[]))
+
+    assert store.cards.get(card.pending_id).state is CardState.PENDING
+    assert card.pending_id not in restarted.discovery.known()
 
 
 def test_kandev_unreachable_fails_the_cycle_and_claims_nothing(
