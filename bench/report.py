@@ -434,13 +434,25 @@ def render_replicas(r: ReplicaRun) -> str:
 
 
 def render_footprint(r: Footprint) -> str:
-    head = ["store", "cards", "RSS MB", "peak RSS MB", "CPU ms per poll cycle", "CPU % idle"]
+    head = [
+        "store",
+        "cards",
+        "RSS MB",
+        "peak RSS MB",
+        "peak after start-up / click / list / Home",
+        "CPU ms per poll cycle",
+        "CPU % idle",
+    ]
     rows = [
         [
             STORE_NAMES.get(m.backend, m.backend),
             f"{m.cards:,}",
             f"{m.rss_mb:.0f}",
             f"{m.peak_rss_mb:.0f}",
+            " / ".join(
+                f"{m.peaks[k]:.0f}" if k in m.peaks else "–"
+                for k in ("start", "click", "slash", "home")
+            ),
             f"{m.cpu_ms_per_cycle:.1f}",
             f"{m.cpu_percent:.1f}",
         ]

@@ -92,6 +92,9 @@ class Measured:
     cpu_ms_per_cycle: float
     cpu_percent: float
     cycles: float
+    #: VmHWM after each step: "start" (start-up and the idle window), "click", "slash",
+    #: "home": which step makes the peak.
+    peaks: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -288,7 +291,8 @@ def _measure(
         time.sleep(window)
         cpu1, t1 = cpu_seconds(pid), time.monotonic()
         idle = rss_mb(pid)
-        _hot_paths(world, fake, bot, f"{backend}, {size:,} cards", result.problems)
+        peaks = {"start": peak_rss_mb(pid)}
+        _hot_paths(world, fake, bot, f"{backend}, {size:,} cards", result.problems, peaks)
         cycles = (t1 - t0) / float(env["KANDEV_POLL_INTERVAL"])
         return Measured(
             backend=backend,
@@ -296,6 +300,7 @@ def _measure(
             rss_mb=idle,
             peak_rss_mb=peak_rss_mb(pid),
             after_mb=rss_mb(pid),
+            peaks=peaks,
             cpu_ms_per_cycle=(cpu1 - cpu0) * 1000.0 / cycles,
             cpu_percent=(cpu1 - cpu0) * 100.0 / (t1 - t0),
             cycles=cycles,
@@ -304,20 +309,30 @@ def _measure(
         bot.stop()
 
 
-def _hot_paths(world: World, fake, bot: BotProcess, where: str, problems: list[str]) -> None:
-    """A click answering a new card, ``/kandev-questions``, the Home tab opened."""
+def _hot_paths(
+    world: World, fake, bot: BotProcess, where: str, problems: list[str], peaks: dict[str, float]
+) -> None:
+    """A click answering a new card, ``/kandev-questions``, the Home tab opened (``peaks``:
+    the process's VmHWM after each)."""
     route = world.routes[0]
     transport = KeepAliveTransport(bot.events_url, fake.workspace.signing_secret)
     driver = SlackDriver(fake, transport)
+    assert bot.proc is not None
+    pid = bot.proc.pid
     try:
         _click(world, fake, driver, transport, route, where, problems)
-        for what, ack in (
-            ("slash", driver.slash(SLASH_COMMAND, "", channel=route.channel)),
-            ("home", driver.app_home_opened()),
-        ):
+        peaks["click"] = peak_rss_mb(pid)
+        steps = (
+            ("slash", lambda: driver.slash(SLASH_COMMAND, "", channel=route.channel)),
+            ("home", driver.app_home_opened),
+        )
+        for what, step in steps:
+            ack = step()
             if ack.status != 200:
                 problems.append(f"{where}: {what} answered HTTP {ack.status}")
-        time.sleep(1.0)  # the Home view is published after the ack
+            # The list is sent and the Home view published after their acks.
+            fake.settle(quiet=1.0, timeout=30.0)
+            peaks[what] = peak_rss_mb(pid)
     finally:
         transport.close()
 
