@@ -7,6 +7,7 @@ ignored, everything is immutable), which kandev_slack/kandev/ reads and writes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -70,6 +71,32 @@ class Bundle(_Wire):
         first = self.questions[0] if self.questions else None
         text = (first.prompt or first.title) if first else ""
         return " ".join(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class ListedBundle:
+    """A bundle from Kandev's whole active list, kept for a view: what every item of the list
+    needs (its ids and creation time) and the rest as JSON, decoded by :meth:`decode` for the
+    items the view shows. With 1,000 waiting, a Home or listing holds ~1 MB of these instead
+    of ~4 MB of decoded bundles (each nested model keeps a dict and a set of its own)."""
+
+    pending_id: str
+    task_id: str
+    created_at: datetime
+    #: The bundle as :meth:`Bundle.model_dump_json` wrote it (validated when it was listed).
+    json: str
+
+    @classmethod
+    def of(cls, bundle: Bundle) -> ListedBundle:
+        return cls(
+            bundle.pending_id,
+            bundle.task_id,
+            bundle.created_at,
+            bundle.model_dump_json(),
+        )
+
+    def decode(self) -> Bundle:
+        return Bundle.model_validate_json(self.json)
 
 
 class Answer(_Wire):

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import httpx
 
-from kandev_slack.core.clarification import Answer, Bundle
+from kandev_slack.core.clarification import Answer, Bundle, ListedBundle
 from kandev_slack.kandev import conversation, respond
 from kandev_slack.kandev.approvals.client import PermissionsClient
 from kandev_slack.kandev.cache import TtlCache
@@ -133,6 +133,18 @@ class KandevClient:
         # the interpreter for ~12 ms, and a command's ack waiting on another thread would wait.
         return [
             validate(Bundle, raw)
+            for data in self._pages(arguments)
+            for raw in validate(RawPendingPage, data).bundles
+        ]
+
+    def list_listed(self, workspace_id: str | None = None) -> list[ListedBundle]:
+        """Every active bundle, like :meth:`list_pending`, each validated but kept undecoded
+        for a view of the whole list (:class:`ListedBundle`)."""
+        arguments: dict[str, Any] = {"limit": MAX_PAGE_SIZE}
+        if workspace_id:
+            arguments["workspace_id"] = workspace_id
+        return [
+            ListedBundle.of(validate(Bundle, raw))
             for data in self._pages(arguments)
             for raw in validate(RawPendingPage, data).bundles
         ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from kandev_slack.cards import ids
@@ -82,11 +82,7 @@ def _mark(item: Waiting) -> str:
 
 def _oldest(item: Waiting) -> datetime:
     """When the row's oldest item was asked (its age is the row's)."""
-    return min((m.bundle.created_at for m in item.members), key=_utc)
-
-
-def _utc(at: datetime) -> datetime:
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+    return min(m.created_at for m in item.members)
 
 
 def _item_text(item: Waiting, view: DigestView, title_limit: int) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Literal
 
 from kandev_slack.core.claims import Claim
-from kandev_slack.core.clarification import Bundle
+from kandev_slack.core.clarification import Bundle, ListedBundle
 from kandev_slack.core.domain import Card, TaskInfo
 from kandev_slack.kandev.models import Workspace
 
@@ -69,9 +70,11 @@ class ListingFailure:
 
 @dataclass(frozen=True)
 class Waiting:
-    """One bundle waiting for an answer, with its task and (when posted) its card."""
+    """One bundle waiting for an answer, with its task and (when posted) its card. ``listed``:
+    the bundle, or (from Kandev's whole list) what stands for it until :attr:`bundle` is read:
+    a view of 1,000 decodes only the items it shows."""
 
-    bundle: Bundle
+    listed: Bundle | ListedBundle
     task: TaskInfo
     card: Card | None = None
     permalink: str | None = None
@@ -95,15 +98,30 @@ class Waiting:
         claim = self.card.claim if self.card is not None else None
         return claim if claim is not None and claim.holds(now) else None
 
+    @cached_property
+    def bundle(self) -> Bundle:
+        """The bundle, decoded (once) when it was listed undecoded."""
+        listed = self.listed
+        return listed.decode() if isinstance(listed, ListedBundle) else listed
+
     @property
     def pending_id(self) -> str:
-        return self.bundle.pending_id
+        return self.listed.pending_id
+
+    @property
+    def task_id(self) -> str:
+        return self.listed.task_id
+
+    @property
+    def created_at(self) -> datetime:
+        """When Kandev created the bundle (UTC)."""
+        created = self.listed.created_at
+        created = created.replace(tzinfo=UTC) if created.tzinfo is None else created
+        return created.astimezone(UTC)
 
     @property
     def key(self) -> PageKey:
-        created = self.bundle.created_at
-        created = created.replace(tzinfo=UTC) if created.tzinfo is None else created
-        return (created.astimezone(UTC), self.bundle.pending_id)
+        return (self.created_at, self.pending_id)
 
 
 @dataclass(frozen=True)

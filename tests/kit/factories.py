@@ -237,7 +237,7 @@ def waiting(
     task = make_task(
         bundle.task_id, title=task_title, workspace_id=f"ws-{workspace}", workspace_name=workspace
     )
-    return Waiting(bundle=bundle, task=task, permalink=permalink)
+    return Waiting(listed=bundle, task=task, permalink=permalink)
 
 
 def record_card(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from kandev_slack.core.clarification import Answer, Bundle
+from kandev_slack.core.clarification import Answer, Bundle, ListedBundle
 from kandev_slack.kandev.approvals.wire import (
     PermissionCandidate,
     PermissionRecord,
@@ -422,6 +422,14 @@ class FakeKandev:
             for b in self.active.values()
             if (workspace_id is None or self._workspace_of(b.task_id) == workspace_id)
             and (created_since is None or b.created_at >= created_since)
+        ]
+
+    def list_listed(self, workspace_id: str | None = None) -> list[ListedBundle]:
+        self._enter("list_listed", workspace_id=workspace_id)
+        return [
+            ListedBundle.of(b)
+            for b in self.active.values()
+            if workspace_id is None or self._workspace_of(b.task_id) == workspace_id
         ]
 
     def list_active(self, known: Collection[str] = (), page_size: int = 100) -> ActiveList:

@@ -308,16 +308,11 @@ def digest_rows(items: Sequence[Any], places: Mapping[str, GroupPlace]) -> list[
     as its most urgent item — each rank oldest first (a row as old as its oldest item; ties
     keep Kandev's order)."""
     rows = group_rows(items, places) if items else []
-    return sorted(rows, key=lambda row: (_rank(row), min(_asked(m) for m in row.members)))
+    return sorted(rows, key=lambda row: (_rank(row), min(m.created_at for m in row.members)))
 
 
 def _rank(row: Any) -> int:
     return min(urgency_rank(member.task) for member in row.members)
-
-
-def _asked(item: Any) -> datetime:
-    at: datetime = item.bundle.created_at
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
 
 
 def _channel_day(digest: ChannelDigest, now: datetime) -> date | None:

@@ -190,7 +190,7 @@ def _count(items: Sequence[Waiting], rank: int) -> int:
 def _position(items: Sequence[Waiting], key: PageKey, rank: int) -> tuple[int, bool]:
     """Where the bundle ``key`` names is in ``items`` (True), or where it would be: the first
     bundle after it in the listing's order (False)."""
-    ids = [it.bundle.pending_id for it in items]
+    ids = [it.pending_id for it in items]
     if key[1] in ids:
         return ids.index(key[1]), True
     later = (i for i, it in enumerate(items) if (urgency_rank(it.task), it.key) > (rank, key))

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.approval import APPROVAL_PREFIX
-from kandev_slack.core.clarification import Bundle
+from kandev_slack.core.clarification import ListedBundle
 from kandev_slack.core.domain import Card, CardState, TaskInfo
 from kandev_slack.core.groups import GroupPlace
 from kandev_slack.kandev.client import KandevClient
@@ -85,7 +85,7 @@ class WaitingQueue:
         """Every bundle Kandev lists as active, in Kandev's order (oldest first), with its task
         (cards are attached to the shown items only, by :meth:`shown`). Raises
         KandevUnavailable / KandevAuthError / KandevError when Kandev cannot say."""
-        bundles = self.kandev.list_pending(workspace_id=workspace_id)
+        bundles = self.kandev.list_listed(workspace_id=workspace_id)
         # One read of the waiting cards' tasks (not of whole cards: with 1,000 waiting, the
         # command's ack would wait for the decoding), instead of one read per bundle.
         tasks = self.cards.pending_tasks()
@@ -113,7 +113,7 @@ class WaitingQueue:
         """What the bot last knew was waiting (its pending, posted cards): for when Kandev
         cannot be reached."""
         return [
-            Waiting(bundle=c.bundle, task=c.task, card=c)
+            Waiting(c.bundle, task=c.task, card=c)
             for c in self.cards.pending()
             if c.ts and spec_of(c).listed_as_question
         ]
@@ -137,7 +137,7 @@ class WaitingQueue:
         limited) raises instead of being left out (a message sent once waits for it)."""
         out = []
         for item in items:
-            card = item.card or self.cards.get(item.bundle.pending_id)
+            card = item.card or self.cards.get(item.pending_id)
             card = card if card is not None and card.state is CardState.PENDING else None
             link = self.permalinks.of(card, strict=strict) if card is not None else None
             others = tuple(self.shown(item.others, strict=strict)) if members else item.others
@@ -180,13 +180,13 @@ class WaitingQueue:
             updated_at=self.clock(),
         )
 
-    def _join(self, bundle: Bundle, task: TaskInfo | None) -> Waiting | None:
+    def _join(self, bundle: ListedBundle, task: TaskInfo | None) -> Waiting | None:
         """The bundle with its task (its card's, when posted); None (left out) when its task,
         and so its route, cannot be determined."""
         if task is not None:
-            return Waiting(bundle=bundle, task=task)
+            return Waiting(bundle, task=task)
         try:
-            return Waiting(bundle=bundle, task=self.tasks.info(bundle.task_id))
+            return Waiting(bundle, task=self.tasks.info(bundle.task_id))
         except TaskUnknown as exc:
             log.warning("not listing bundle %s: %s", bundle.pending_id, exc.reason)
             return None

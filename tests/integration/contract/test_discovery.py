@@ -125,3 +125,16 @@ def test_a_bundle_read_from_its_conversation_is_the_bundle_the_list_shows(kandev
     # Without its session (a hint that names none), from the task's conversation.
     assert client.conversation_bundle(seeded.task_id, seeded.pending_id) == read
     assert client.conversation_bundle(seeded.task_id, "no-such-bundle") is None
+
+
+def test_the_list_for_views_is_the_same_bundles_decoded_on_demand(kandev, client, seed):
+    """A view of the whole list (Home, the listing, digests) keeps each bundle undecoded until
+    it shows it: the same bundles, in the same order, with the same ids and creation times."""
+    bundle = seed(sample_questions(2))
+    listed = client.list_listed()
+    assert [b.decode() for b in listed] == client.list_pending()
+    mine = next(b for b in listed if b.pending_id == bundle.pending_id)
+    assert (mine.task_id, mine.created_at) == (mine.decode().task_id, mine.decode().created_at)
+    assert [b.pending_id for b in client.list_listed(workspace_id=bundle.workspace_id)] == [
+        b.pending_id for b in client.list_pending(workspace_id=bundle.workspace_id)
+    ]

@@ -20,7 +20,7 @@ def item(labels=(), priority="medium", agent="claude", title="Migrate orders") -
         labels=tuple(labels),
         priority=priority,
     )
-    return Waiting(bundle=make_bundle(), task=task)
+    return Waiting(listed=make_bundle(), task=task)
 
 
 def test_label_terms_need_every_label() -> None:

@@ -157,7 +157,7 @@ def test_the_listing_s_group_row_offers_snooze_for_the_whole_group() -> None:
 def test_a_group_row_whose_id_does_not_fit_a_snooze_value_keeps_its_conversation() -> None:
     row = group_row(2)
     long_id = "p" * 200  # longer than an option's value may be: Snooze… is not offered
-    row = replace(row, bundle=row.bundle.model_copy(update={"pending_id": long_id}))
+    row = replace(row, listed=row.bundle.model_copy(update={"pending_id": long_id}))
     blocks = item_blocks(row, kandev_url=KANDEV_URL, now=NOW)
     assert [e["action_id"] for e in blocks[1]["elements"]] == [ACTION_CONVERSATION]
 
@@ -200,7 +200,7 @@ def group_rows_drawn(draw) -> Waiting:
     for _ in range(size):
         bundle = draw(bundles(mention_texts))
         task = draw(tasks_for(bundle, mention_texts))
-        members.append(Waiting(bundle=bundle, task=task, permalink=LONG_LINK))
+        members.append(Waiting(listed=bundle, task=task, permalink=LONG_LINK))
     return replace(members[0], others=tuple(members[1:]))
 
 

@@ -87,7 +87,7 @@ def test_many_items_are_counted_not_shown() -> None:
 @st.composite
 def waiting_items(draw) -> Waiting:
     b = draw(bundles())
-    return Waiting(bundle=b, task=draw(tasks_for(b)))
+    return Waiting(listed=b, task=draw(tasks_for(b)))
 
 
 @settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])

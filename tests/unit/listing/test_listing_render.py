@@ -213,7 +213,7 @@ def test_untrusted_text_cannot_ping_or_forge_links() -> None:
 def waiting_items(draw) -> Waiting:
     b = draw(bundles())
     link = draw(st.sampled_from([None, "https://team.slack.com/archives/C1/p1"]))
-    return Waiting(bundle=b, task=draw(tasks_for(b)), permalink=link)
+    return Waiting(listed=b, task=draw(tasks_for(b)), permalink=link)
 
 
 @settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])

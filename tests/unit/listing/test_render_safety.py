@@ -35,7 +35,7 @@ TERMINAL = [s for s in CardState if s.terminal]
 def waiting_items(draw) -> Waiting:
     bundle = draw(bundles(mention_texts))
     link = draw(st.sampled_from([None, "https://team.slack.com/archives/C1/p1"]))
-    return Waiting(bundle=bundle, task=draw(tasks_for(bundle, mention_texts)), permalink=link)
+    return Waiting(listed=bundle, task=draw(tasks_for(bundle, mention_texts)), permalink=link)
 
 
 @st.composite

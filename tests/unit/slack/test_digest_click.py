@@ -21,7 +21,7 @@ def test_a_digest_answer_click_names_its_item_like_a_listing() -> None:
     bundle = make_bundle(
         make_question(1), pending_id="p-digest", created_at=NOW - timedelta(hours=2)
     )
-    item = Waiting(bundle=bundle, task=TaskInfo(task_id=bundle.task_id, title="Digest me"))
+    item = Waiting(listed=bundle, task=TaskInfo(task_id=bundle.task_id, title="Digest me"))
     rendered = render_digest(DigestView("person", (item,), 1, NOW, KANDEV_URL))
     message = Message(text=rendered["text"], blocks=rendered["blocks"])
     body = card_click(message, "C0QUESTION", "1700000000.000900", action_id=ids.ACTION_ANSWER_MODAL)

@@ -57,13 +57,13 @@ def test_the_command_acks_with_the_listing_ready_in_time(
 def _slow_listing(fake_kandev: FakeKandev, monkeypatch) -> threading.Event:
     """Kandev's list waits until the returned event is set."""
     kandev_answers = threading.Event()
-    list_pending = fake_kandev.list_pending
+    list_listed = fake_kandev.list_listed
 
-    def slow_list_pending(**kwargs):
+    def slow_list_listed(**kwargs):
         kandev_answers.wait(10)
-        return list_pending(**kwargs)
+        return list_listed(**kwargs)
 
-    monkeypatch.setattr(fake_kandev, "list_pending", slow_list_pending)
+    monkeypatch.setattr(fake_kandev, "list_listed", slow_list_listed)
     return kandev_answers
 
 

@@ -44,7 +44,7 @@ def item(n: int, *, title: str = "", workspace: str = "Platform", priority: str 
         workspace_name=workspace,
         priority=priority,
     )
-    return Waiting(bundle=bundle, task=task, permalink=PERMALINK)
+    return Waiting(listed=bundle, task=task, permalink=PERMALINK)
 
 
 def view(items: list[Waiting], total: int | None = None) -> DigestView:
@@ -129,7 +129,7 @@ def group(
             task_id=base.bundle.task_id,
             created_at=base.bundle.created_at,
         )
-        members.append(replace(base, bundle=bundle, permalink=link(n) if n == first else None))
+        members.append(replace(base, listed=bundle, permalink=link(n) if n == first else None))
     return replace(members[0], others=tuple(members[1:]))
 
 

@@ -91,7 +91,7 @@ def test_without_kandev_the_home_shows_the_bots_own_cards_as_stale(
 ) -> None:
     posted(numbered_bundle(5))
     add_waiting(fake_kandev)
-    fake_kandev.fail("list_pending")
+    fake_kandev.fail("list_listed")
 
     alice = shown(home.build(ALICE_ID))
 

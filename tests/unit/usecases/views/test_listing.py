@@ -157,7 +157,7 @@ def test_kandev_unreachable_is_said_with_its_address(
 def test_other_kandev_failures_are_said(
     listing: ListingService, fake_kandev: FakeKandev, error: Exception, says: str
 ) -> None:
-    fake_kandev.fail("list_pending", error)
+    fake_kandev.fail("list_listed", error)
 
     reply = listing.reply("", ALICE_ID)
 

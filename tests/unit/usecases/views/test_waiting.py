@@ -71,7 +71,7 @@ def test_a_bundle_whose_task_cannot_be_read_is_left_out(
 def test_kandev_unreachable_is_raised_not_hidden(
     queue: WaitingQueue, fake_kandev: FakeKandev, listed
 ) -> None:
-    fake_kandev.fail("list_pending")
+    fake_kandev.fail("list_listed")
 
     with pytest.raises(KandevUnavailable):
         queue.waiting()
