@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from kandev_slack.config.routing import RouteRule, Routing
@@ -131,3 +135,82 @@ def test_permalinks_are_asked_once_per_message(
     assert first[0].permalink == again[0].permalink
     assert first[0].permalink is not None and card.ts.replace(".", "") in first[0].permalink  # type: ignore[union-attr]
     assert len(gateway.called("chat.getPermalink")) == 1
+
+
+def _held(fake_kandev: FakeKandev, monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Kandev's list answers only once the second event is set; the first is set when a read
+    began."""
+    began, answer = threading.Event(), threading.Event()
+    list_listed = fake_kandev.list_listed
+
+    def held(**kwargs):
+        began.set()
+        assert answer.wait(10)
+        return list_listed(**kwargs)
+
+    monkeypatch.setattr(fake_kandev, "list_listed", held)
+    return began, answer
+
+
+def test_views_asking_while_a_read_of_the_list_runs_share_it(
+    queue: WaitingQueue, fake_kandev: FakeKandev, listed, monkeypatch
+) -> None:
+    began, answer = _held(fake_kandev, monkeypatch)
+    with ThreadPoolExecutor(3) as pool:
+        first = pool.submit(queue.waiting)
+        assert began.wait(5)
+        others = [pool.submit(queue.waiting) for _ in range(2)]
+        _until(lambda: queue.reads.joined == 2)
+        answer.set()
+        results = [first.result(5), *(f.result(5) for f in others)]
+
+    assert len(fake_kandev.called("list_listed")) == 1
+    assert [[i.pending_id for i in r] for r in results] == [["pending-001", "pending-002"]] * 3
+    # Once it is over, a view reads again: what is shared is a read in progress, never kept.
+    queue.waiting()
+    assert len(fake_kandev.called("list_listed")) == 2
+
+
+def test_a_shared_read_that_fails_fails_for_everyone_who_waited_on_it(
+    queue: WaitingQueue, fake_kandev: FakeKandev, listed, monkeypatch
+) -> None:
+    began, answer = _held(fake_kandev, monkeypatch)
+    fake_kandev.fail("list_listed", times=1)
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(queue.waiting)
+        assert began.wait(5)
+        second = pool.submit(queue.waiting)
+        _until(lambda: queue.reads.joined == 1)
+        answer.set()
+        for future in (first, second):
+            with pytest.raises(KandevUnavailable):
+                future.result(5)
+
+    assert len(fake_kandev.called("list_listed")) == 1
+    assert [i.pending_id for i in queue.waiting()] == ["pending-001", "pending-002"]
+
+
+def test_reads_of_different_workspaces_are_not_shared(
+    queue: WaitingQueue, fake_kandev: FakeKandev, listed, monkeypatch
+) -> None:
+    began, answer = _held(fake_kandev, monkeypatch)
+    with ThreadPoolExecutor(2) as pool:
+        everything = pool.submit(queue.waiting)
+        assert began.wait(5)
+        data = pool.submit(queue.waiting, "ws-2")
+        answer.set()
+        assert [i.pending_id for i in data.result(5)] == ["pending-002"]
+        assert len(everything.result(5)) == 2
+
+    assert sorted(str(c["workspace_id"]) for c in fake_kandev.called("list_listed")) == [
+        "None",
+        "ws-2",
+    ]
+    assert queue.reads.joined == 0
+
+
+def _until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
