@@ -79,7 +79,7 @@ from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import AccountSection, HomeService
 from kandev_slack.usecases.views.listing import ListingService
 from kandev_slack.usecases.views.seeing import Seeing
-from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
+from kandev_slack.usecases.views.waiting import Permalinks, SharedReads, WaitingQueue
 from kandev_slack.usecases.views.whole_text import WholeText
 
 #: How often crash recovery looks for answers a dead (or stopping) replica left unfinished: a
@@ -146,7 +146,9 @@ def use_cases(
     # inbox kept in step with their Slack snoozes (issue 32).
     seeing = Seeing(identities, hidden_ttl_s=settings.inbox_hidden_ttl_s)
     # Every use-case gets only the repositories it uses, never the whole database.
-    queue = WaitingQueue(kandev, store.cards, routing, tasks, permalinks, answerers, seeing=seeing)
+    queue = WaitingQueue(
+        kandev, store.cards, routing, tasks, permalinks, answerers, SharedReads(), seeing=seeing
+    )
     past = PastAnswers(store.cards, routing)
     notifier = Notifier(slack)
     in_flight = InFlight()

@@ -27,7 +27,7 @@ from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.followups.digests import DigestCommand, Digests
 from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.listing import ListingService
-from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
+from kandev_slack.usecases.views.waiting import Permalinks, SharedReads, WaitingQueue
 from kandev_slack.wiring import build_publisher
 from tests.kit.factories import make_bundle
 from tests.kit.fakes import FakeKandev, FakeSlackGateway
@@ -80,7 +80,9 @@ def _measure(store: Database, waiting: int, rounds: int) -> DigestBench:
     routing = Routing(default_channel=CHANNEL)
     permissions = Answerers(routing, slack)
     tasks = TaskDirectory(kandev)
-    queue = WaitingQueue(kandev, store.cards, routing, tasks, Permalinks(slack), permissions)
+    queue = WaitingQueue(
+        kandev, store.cards, routing, tasks, Permalinks(slack), permissions, SharedReads()
+    )
     publisher = build_publisher(
         store.outbox,
         store.cards,

@@ -158,6 +158,12 @@ def test_snooze_from_the_dm_card_and_home_hides_it_from_that_person_only(
     fake_slack.wait_for(
         lambda: store.snoozes.snooze_of(BOB.id, pid) is None, 5, "the resolved item's snooze gone"
     )
+    # Its audit line is written just after the snooze is ended (a write of its own).
+    fake_slack.wait_for(
+        lambda: any(e.action == "snooze_ended" for e in store.audit_log.audit_entries(pid)),
+        5,
+        "the end of the snooze audited",
+    )
 
     entries = sorted(store.audit_log.audit_entries(pid), key=lambda e: e.id)
     snoozing = [

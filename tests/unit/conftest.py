@@ -42,7 +42,7 @@ from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
-from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
+from kandev_slack.usecases.views.waiting import Permalinks, SharedReads, WaitingQueue
 from kandev_slack.usecases.views.whole_text import WholeText
 from kandev_slack.wiring import build_publisher, build_sync
 from tests.kit.factories import (
@@ -151,7 +151,9 @@ def queue(
     gateway: FakeSlackGateway,
     answerers: Answerers,
 ) -> WaitingQueue:
-    return WaitingQueue(fake_kandev, store.cards, routing, tasks, Permalinks(gateway), answerers)
+    return WaitingQueue(
+        fake_kandev, store.cards, routing, tasks, Permalinks(gateway), answerers, SharedReads()
+    )
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -107,13 +107,13 @@ class WaitingQueue:
     tasks: TaskDirectory
     permalinks: Permalinks
     answerers: Answerers
+    #: Overlapping reads of the list share one.
+    reads: SharedReads
     _: KW_ONLY
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     #: What each person's own Kandev account lets their views show (issue 32); None: every
     #: view shows what the route lets the person answer.
     seeing: Seeing | None = None
-    #: Overlapping reads of the list share one (:class:`SharedReads`).
-    reads: SharedReads = field(default_factory=SharedReads)
 
     def sight_of(self, user_id: str) -> Sight:
         """What ``user_id``'s views show (build it once per view: see

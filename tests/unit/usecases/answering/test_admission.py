@@ -26,7 +26,7 @@ from kandev_slack.usecases.answering.admission import (
 )
 from kandev_slack.usecases.identity import Identities
 from kandev_slack.usecases.intake.sync import SyncEngine
-from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
+from kandev_slack.usecases.views.waiting import Permalinks, SharedReads, WaitingQueue
 from tests.kit.factories import (
     ALICE_ID,
     CHANNEL,
@@ -103,7 +103,7 @@ def admit_with(
     def make(routing: Routing) -> Admit:
         answerers = Answerers(routing, gateway)
         queue = WaitingQueue(
-            fake_kandev, store.cards, routing, tasks, Permalinks(gateway), answerers
+            fake_kandev, store.cards, routing, tasks, Permalinks(gateway), answerers, SharedReads()
         )
         identities = Identities(
             bot=fake_kandev,

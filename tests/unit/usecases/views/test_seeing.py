@@ -29,7 +29,7 @@ from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.home import HomeService
 from kandev_slack.usecases.views.listing import ListingService
 from kandev_slack.usecases.views.seeing import Seeing, Sight
-from kandev_slack.usecases.views.waiting import Permalinks, WaitingQueue
+from kandev_slack.usecases.views.waiting import Permalinks, SharedReads, WaitingQueue
 from tests.kit.factories import CHANNEL, KANDEV_URL, make_task, numbered_bundle
 from tests.kit.fakes import FakeKandev, FakeMonotonic, FakeSlackGateway
 
@@ -111,7 +111,14 @@ def queue(
 ) -> WaitingQueue:
     permalinks = Permalinks(gateway)
     return WaitingQueue(
-        fake_kandev, store.cards, routing, tasks, permalinks, answerers, seeing=seeing
+        fake_kandev,
+        store.cards,
+        routing,
+        tasks,
+        permalinks,
+        answerers,
+        SharedReads(),
+        seeing=seeing,
     )
 
 
@@ -322,6 +329,7 @@ def test_without_linked_routes_nobody_is_looked_up(
         tasks,
         Permalinks(gateway),
         answerers,
+        SharedReads(),
         seeing=Seeing(identities),
     )
     assert not queue.sight_of(ANA).limited
