@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -152,17 +152,25 @@ def _held(fake_kandev: FakeKandev, monkeypatch) -> tuple[threading.Event, thread
     return began, answer
 
 
+def _overlapping(
+    queue: WaitingQueue, fake_kandev: FakeKandev, monkeypatch, *, joining: int
+) -> list[Future]:
+    """One view's read of the list, held until ``joining`` more views asked while it ran;
+    every view's call (done)."""
+    began, answer = _held(fake_kandev, monkeypatch)
+    with ThreadPoolExecutor(1 + joining) as pool:
+        first = pool.submit(queue.waiting)
+        assert began.wait(5)
+        others = [pool.submit(queue.waiting) for _ in range(joining)]
+        _until(lambda: queue.reads.joined == joining)
+        answer.set()
+    return [first, *others]
+
+
 def test_views_asking_while_a_read_of_the_list_runs_share_it(
     queue: WaitingQueue, fake_kandev: FakeKandev, listed, monkeypatch
 ) -> None:
-    began, answer = _held(fake_kandev, monkeypatch)
-    with ThreadPoolExecutor(3) as pool:
-        first = pool.submit(queue.waiting)
-        assert began.wait(5)
-        others = [pool.submit(queue.waiting) for _ in range(2)]
-        _until(lambda: queue.reads.joined == 2)
-        answer.set()
-        results = [first.result(5), *(f.result(5) for f in others)]
+    results = [f.result(5) for f in _overlapping(queue, fake_kandev, monkeypatch, joining=2)]
 
     assert len(fake_kandev.called("list_listed")) == 1
     assert [[i.pending_id for i in r] for r in results] == [["pending-001", "pending-002"]] * 3
@@ -174,17 +182,10 @@ def test_views_asking_while_a_read_of_the_list_runs_share_it(
 def test_a_shared_read_that_fails_fails_for_everyone_who_waited_on_it(
     queue: WaitingQueue, fake_kandev: FakeKandev, listed, monkeypatch
 ) -> None:
-    began, answer = _held(fake_kandev, monkeypatch)
     fake_kandev.fail("list_listed", times=1)
-    with ThreadPoolExecutor(2) as pool:
-        first = pool.submit(queue.waiting)
-        assert began.wait(5)
-        second = pool.submit(queue.waiting)
-        _until(lambda: queue.reads.joined == 1)
-        answer.set()
-        for future in (first, second):
-            with pytest.raises(KandevUnavailable):
-                future.result(5)
+    for future in _overlapping(queue, fake_kandev, monkeypatch, joining=1):
+        with pytest.raises(KandevUnavailable):
+            future.result(5)
 
     assert len(fake_kandev.called("list_listed")) == 1
     assert [i.pending_id for i in queue.waiting()] == ["pending-001", "pending-002"]
