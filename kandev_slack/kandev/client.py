@@ -129,13 +129,7 @@ class KandevClient:
             arguments["workspace_id"] = workspace_id
         if created_since is not None:
             arguments["created_since"] = rfc3339(created_since)
-        # Bundle by bundle, not a page at once: validating a page of 200 is one call that holds
-        # the interpreter for ~12 ms, and a command's ack waiting on another thread would wait.
-        return [
-            validate(Bundle, raw)
-            for data in self._pages(arguments)
-            for raw in validate(RawPendingPage, data).bundles
-        ]
+        return list(self._bundles(arguments))
 
     def list_listed(self, workspace_id: str | None = None) -> list[ListedBundle]:
         """Every active bundle, like :meth:`list_pending`, each validated but kept undecoded
@@ -143,11 +137,15 @@ class KandevClient:
         arguments: dict[str, Any] = {"limit": MAX_PAGE_SIZE}
         if workspace_id:
             arguments["workspace_id"] = workspace_id
-        return [
-            ListedBundle.of(validate(Bundle, raw))
-            for data in self._pages(arguments)
-            for raw in validate(RawPendingPage, data).bundles
-        ]
+        return [ListedBundle.of(bundle) for bundle in self._bundles(arguments)]
+
+    def _bundles(self, arguments: dict[str, Any]) -> Iterator[Bundle]:
+        """The list tool's bundles, page after page, each validated (``arguments`` is used up).
+        Bundle by bundle, not a page at once: validating a page of 200 is one call that holds
+        the interpreter for ~12 ms, and a command's ack waiting on another thread would wait."""
+        for data in self._pages(arguments):
+            for raw in validate(RawPendingPage, data).bundles:
+                yield validate(Bundle, raw)
 
     def list_active(
         self, known: Collection[str] = (), page_size: int = MAX_PAGE_SIZE
