@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         spy = _py_spy(pid, args.profile) if args.profile else None
         acked_before = _acks_within(metrics)
         before, cpu0, t0 = request_counts(metrics), cpu_seconds(pid), time.monotonic()
+        slack_before = len(fake.calls())
         sent = burst.send(prepared, args.window)
         acks = sorted(s.elapsed * 1000 for s in sent if s.elapsed is not None)
         for bundle, s in zip(bundles, sent, strict=True):
@@ -89,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         fake.settle(quiet=1.0, timeout=60.0)
         time.sleep(args.settle)
         busy = counts_delta(before, request_counts(metrics))
+        slack_calls = Counter(c.method for c in fake.calls()[slack_before:])
         busy_cpu, busy_s = cpu_seconds(pid) - cpu0, time.monotonic() - t0
         if spy is not None:
             spy.send_signal(signal.SIGINT)
@@ -104,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in extra.items():
             print(f"  {v:6.2f}  {k}")
         print(f"Kandev requests per click: {sum(extra.values()):.2f}")
+        for method, count in sorted(slack_calls.items()):
+            print(f"  {count / n:6.2f}  {method}")
+        print(f"Slack calls per click: {sum(slack_calls.values()) / n:.2f}")
         cpu = (busy_cpu - idle_cpu * busy_s / idle_s) / n
         print(f"bot CPU per click: {cpu * 1000:.1f} ms (busy {busy_cpu:.2f}s over {busy_s:.1f}s)")
         print(f"acks ms: p50 {acks[len(acks) // 2]:.1f} max {acks[-1]:.1f}")

@@ -10,7 +10,9 @@ a person who may no longer answer is not re-sent).
   guest, or anyone of the workspace, who is not in the channel is not granted) who belong to
   the app's own organisation (a Slack Connect member of a shared channel is not). A click on
   the card's message itself proves nothing: whoever can read a message can click it, and
-  anyone of the workspace can read a public channel without joining it.
+  anyone of the workspace can read a public channel without joining it. A person's
+  organisation is what Slack's signed payload names (``user.team_id``) when that is the app's
+  own team or grid, else what Slack says of them (users.info).
 
 Anything that cannot be looked up (a group's members, a channel's members, a person's
 organisation) counts as "no" (fail closed), unless ``strict``: then the error propagates (the
@@ -36,6 +38,7 @@ class Directory(Protocol):
     def group_members(self, group_id: str) -> frozenset[str]: ...
     def is_channel_member(self, channel: str, user_id: str) -> bool: ...
     def of_own_organisation(self, user_id: str) -> bool: ...
+    def own_organisation(self) -> tuple[str, str | None]: ...
 
 
 class Answerers:
@@ -51,12 +54,18 @@ class Answerers:
         route = self.route_of(card.task)
         return route.followups.claim_for if route is not None else DEFAULT_CLAIM_FOR_S
 
-    def may_answer_card(self, card: Card, user_id: str, *, strict: bool = False) -> bool:
-        """Whether this user may answer or reject ``card``."""
-        return self.may_answer(card.task, user_id, strict=strict)
+    def may_answer_card(
+        self, card: Card, user_id: str, *, strict: bool = False, team: str = ""
+    ) -> bool:
+        """Whether this user may answer or reject ``card``; ``team``: theirs, as a payload
+        Slack signed names it ("": unknown)."""
+        return self.may_answer(card.task, user_id, strict=strict, team=team)
 
-    def may_answer(self, task: TaskInfo, user_id: str, *, strict: bool = False) -> bool:
-        """Whether this user may answer (and so see) a question of ``task``."""
+    def may_answer(
+        self, task: TaskInfo, user_id: str, *, strict: bool = False, team: str = ""
+    ) -> bool:
+        """Whether this user may answer (and so see) a question of ``task``; ``team``: theirs,
+        as a payload Slack signed names it ("": unknown)."""
         route = self.route_of(task)
         if route is None:
             return False
@@ -65,7 +74,7 @@ class Answerers:
                 return True
             groups = {g for g in route.user_group_ids if self._member(g, user_id, strict=strict)}
             return route.may_answer(user_id, groups)
-        if not self._of_own_organisation(user_id, strict=strict):
+        if not self._of_own_organisation(user_id, team, strict=strict):
             return False
         return self._in_channel(route.channel, user_id, strict=strict)
 
@@ -76,9 +85,17 @@ class Answerers:
             strict=strict,
         )
 
-    def _of_own_organisation(self, user_id: str, *, strict: bool) -> bool:
+    def _of_own_organisation(self, user_id: str, team: str, *, strict: bool) -> bool:
+        def check() -> bool:
+            # Slack names the app's own team or grid: no look-up (a crowd's first clicks
+            # would each wait for one). Anything else is asked of Slack: another workspace
+            # of the same grid is the app's organisation too.
+            if team and team in self.slack.own_organisation():
+                return True
+            return self.slack.of_own_organisation(user_id)
+
         return self._lookup(
-            lambda: self.slack.of_own_organisation(user_id),
+            check,
             f"the organisation of {user_id}",
             strict=strict,
         )

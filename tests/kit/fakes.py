@@ -669,6 +669,10 @@ class FakeKandev:
 # ---- Slack ----------------------------------------------------------------------------------
 
 
+#: The app's own team, as the fake gateway's auth.test would name it.
+OWN_TEAM = "T0FAKETEAM"
+
+
 @dataclass(frozen=True)
 class GatewayCall:
     """One call through the gateway, named like the Slack method it stands for."""
@@ -913,6 +917,9 @@ class FakeSlackGateway:
     def of_own_organisation(self, user_id: str) -> bool:
         self._enter("users.info", user=user_id)
         return user_id not in self.other_organisations
+
+    def own_organisation(self) -> tuple[str, str | None]:
+        return OWN_TEAM, None
 
     # ---- internals ---------------------------------------------------------------------
 

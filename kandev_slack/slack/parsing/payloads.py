@@ -22,6 +22,23 @@ class _P(BaseModel):
 
 class _User(_P):
     id: str = Field(min_length=1)
+    #: The person's own workspace (T…), or their organisation (E…) on Enterprise Grid: a
+    #: Slack Connect member of a shared channel carries theirs, not the app's.
+    team_id: str = ""
+
+
+class _ByPerson(_P):
+    """A payload of something a person did: who they are, as Slack's signed payload says."""
+
+    user: _User
+
+    @property
+    def user_id(self) -> str:
+        return self.user.id
+
+    @property
+    def user_team(self) -> str:
+        return self.user.team_id
 
 
 class _Container(_P):
@@ -57,10 +74,9 @@ class _ViewRef(_P):
     private_metadata: str = ""
 
 
-class BlockAction(_P):
+class BlockAction(_ByPerson):
     """A ``block_actions`` payload reduced to the one action that was clicked."""
 
-    user: _User
     trigger_id: str = ""
     response_url: str = ""
     container: _Container = _Container()
@@ -74,10 +90,6 @@ class BlockAction(_P):
         return (
             self.container.type == "view" and self.view is not None and (self.view.type == "modal")
         )
-
-    @property
-    def user_id(self) -> str:
-        return self.user.id
 
     @property
     def action(self) -> _Action:
@@ -125,30 +137,20 @@ class _View(_P):
         }
 
 
-class ViewSubmission(_P):
-    user: _User
+class ViewSubmission(_ByPerson):
     view: _View
-
-    @property
-    def user_id(self) -> str:
-        return self.user.id
 
 
 class _Message(_P):
     ts: str = Field(min_length=1)
 
 
-class MessageShortcut(_P):
-    user: _User
+class MessageShortcut(_ByPerson):
     callback_id: str = ""
     trigger_id: str = ""
     response_url: str = ""
     channel: _Channel
     message: _Message
-
-    @property
-    def user_id(self) -> str:
-        return self.user.id
 
 
 M = TypeVar("M", bound=BaseModel)

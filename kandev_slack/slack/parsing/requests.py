@@ -183,6 +183,7 @@ def skip_confirmed(body: Any, *, retries: int = 0) -> Interaction | Unusable:
     on_card = bool(value.channel and value.ts)
     request = Request(
         user_id=payload.user_id,
+        user_team=payload.user_team,
         via="card" if on_card else "list",
         channel=value.channel or None,
         ts=value.ts or None,
@@ -215,6 +216,7 @@ def _clicked(
         via = "list"  # a digest's item: not a card, named by its button's value as a listing's
     return Request(
         user_id=payload.user_id,
+        user_team=payload.user_team,
         via=via,
         channel=(payload.channel_id or None) if via == "card" else None,
         ts=(container.message_ts or None) if via == "card" else None,
@@ -316,6 +318,7 @@ def _in_modal(
         return Unusable("tampered", detail, action, source, where, meta.pending_id)
     request = Request(
         user_id=payload.user_id,
+        user_team=payload.user_team,
         action=action,
         source=source,
         via=meta.origin,
@@ -345,6 +348,7 @@ def form(body: Any, action: Action) -> Form | Unusable:
     where = Where(payload.user_id, meta.channel if on_card else None, meta.response_url or None)
     request = Request(
         user_id=payload.user_id,
+        user_team=payload.user_team,
         action=action,
         source=f"slack:modal:{meta.origin}",
         via=meta.origin,
@@ -368,6 +372,7 @@ def shortcut(body: Any) -> Interaction | Unusable:
     where = Where(payload.user_id, channel, payload.response_url or None)
     request = Request(
         user_id=payload.user_id,
+        user_team=payload.user_team,
         action="reject",
         source="slack:shortcut",
         via="shortcut",

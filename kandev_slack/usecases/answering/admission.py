@@ -91,6 +91,9 @@ class Request:
     #: A group row's "Snooze…": every item of the row (re-derived at click time), not one.
     group: bool = False
     opens: Opens = ""  # the form the click opens (a button that opens one)
+    #: The person's team as Slack's payload names it (``user.team_id``; "" where it names
+    #: none): the app's own spares the look-up of their organisation.
+    user_team: str = ""
 
 
 @dataclass(frozen=True)
@@ -259,7 +262,9 @@ class Admission:
     def _permission_problem(self, request: Request, card: Card) -> Refusal | None:
         """The person may not act on ``card``, or that cannot be checked now (fail closed)."""
         try:
-            allowed = self.answerers.may_answer_card(card, request.user_id, strict=True)
+            allowed = self.answerers.may_answer_card(
+                card, request.user_id, strict=True, team=request.user_team
+            )
         except Exception:  # Slack could not say who is in the channel, or of which organisation
             log.warning("could not check who may act on %s; refused", card.pending_id)
             return Refusal("unverifiable", card)

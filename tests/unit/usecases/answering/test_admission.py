@@ -35,7 +35,7 @@ from tests.kit.factories import (
     make_outcome,
     numbered_bundle,
 )
-from tests.kit.fakes import FakeKandev, FakeSlackGateway
+from tests.kit.fakes import OWN_TEAM, FakeKandev, FakeSlackGateway
 
 BOB_ID = "U0BOB00002"
 GROUP_ID = "S0ANSWERERS"
@@ -484,6 +484,34 @@ def test_a_person_of_another_organisation_is_refused_even_on_the_card_itself(
 
     assert_refused(result, "forbidden", store, pending_id=card.pending_id, source="slack:button")
     assert isinstance(admission.admit(click(card)), Admitted)  # Alice, of the app's organisation
+
+
+def test_a_person_slack_names_of_the_apps_own_team_is_not_looked_up(
+    posted, admission: Admission, gateway: FakeSlackGateway
+) -> None:
+    card = posted(make_bundle())
+
+    result = admission.admit(click(card, user_team=OWN_TEAM))
+
+    assert isinstance(result, Admitted)
+    assert [c for c in gateway.calls if c.method == "users.info"] == []
+
+
+@pytest.mark.parametrize("team", ["T0PARTNER1", ""])
+def test_a_payload_naming_another_team_or_none_is_asked_of_slack(
+    posted, admission: Admission, store: Database, gateway: FakeSlackGateway, team: str
+) -> None:
+    card = posted(make_bundle())
+    gateway.other_organisations[BOB_ID] = "T0PARTNER1"
+
+    refused = admission.admit(click(card, user=BOB_ID, user_team=team))
+    # Another workspace of the app's grid: Slack says they are of the organisation.
+    admitted = admission.admit(click(card, user_team="T0SISTERWS"))
+
+    assert_refused(refused, "forbidden", store, pending_id=card.pending_id, source="slack:button")
+    assert isinstance(admitted, Admitted)
+    looked_up = [c.params["user"] for c in gateway.calls if c.method == "users.info"]
+    assert looked_up == [BOB_ID, ALICE_ID]
 
 
 @pytest.mark.parametrize("action", ["snooze", "unsnooze"])
