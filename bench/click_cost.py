@@ -143,7 +143,8 @@ def _acks_within(metrics_url: str) -> dict[str, float]:
 
 
 def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
-    """py-spy sampling ``pid`` (every thread, idle ones left out) until SIGINT."""
+    """py-spy sampling ``pid`` (the thread holding the GIL: where its Python CPU goes) until
+    SIGINT."""
     spy = Path(sys.executable).with_name("py-spy")
     command = [
         str(spy),
@@ -157,6 +158,7 @@ def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
         "-r",
         "200",
         "--nonblocking",
+        "--gil",
     ]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.0)  # attached

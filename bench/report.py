@@ -10,7 +10,7 @@ from bench.scenarios.answering import Answering
 from bench.scenarios.approvals import IDLE_CPU_MS, ApprovalBench
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.conversation import ConversationBench
-from bench.scenarios.crowd import CPU_LABELS, CPUS, MODES, Crowd, CrowdRun
+from bench.scenarios.crowd import CPUS, MODES, Crowd, CrowdRun
 from bench.scenarios.digest import DigestBench
 from bench.scenarios.footprint import BACKENDS, Footprint
 from bench.scenarios.identical import Burst, IdenticalBench
@@ -240,15 +240,14 @@ def _rounds(n: int) -> str:
 def render_crowd(r: Crowd) -> str:
     head = ["transport", "path", "n", "median ms", "p95 ms", "p99 ms", "max ms"]
     rows: list[list[str]] = []
-    for cpus, floor in r.floors.items():
-        who = f"Kandev alone, {CPU_LABELS.get(cpus, cpus)}"
-        rows.append(
-            _crowd_row(who, "floor: Kandev respond, bare clients: HTTP round trip", floor.http)
-        )
-        rows.append(
-            _crowd_row(who, "floor: Kandev respond, bare clients → agent has it", floor.agent)
-        )
     for run in r.runs:
+        who = f"Kandev alone, beside {run.label}"
+        rows.append(
+            _crowd_row(who, "floor: Kandev respond, bare clients: HTTP round trip", run.floor.http)
+        )
+        rows.append(
+            _crowd_row(who, "floor: Kandev respond, bare clients → agent has it", run.floor.agent)
+        )
         for label, s in (
             ("ack: click sent → acknowledged", run.ack),
             ("click → agent has the answer (bot)", run.click_agent),
@@ -277,7 +276,8 @@ def render_crowd(r: Crowd) -> str:
     return (
         f"### 9. Crowds: {r.crowd} people click {r.crowd} different cards, started evenly over "
         f"{r.window_s:g} s, each on their own connection; the floor is {r.crowd} calls of "
-        f"Kandev's respond from bare clients over the same window; {_rounds(r.rounds)} per "
+        f"Kandev's respond from bare clients over the same window, in each round just before "
+        f"its crowd (the same bot running); {_rounds(r.rounds)} per "
         f"transport and CPU arrangement, pooled. *A CPU of its own*: the bot on CPU 0 only, "
         f"Kandev, its agents on CPU 1 only (as when they run elsewhere), the benchmark's own "
         f"processes on either\n\n{table(head, rows)}\n\n"
@@ -675,7 +675,7 @@ def _rows_crowd(c: Crowd, res: Results, add: Add) -> None:
                 run.ack.p99 <= CROWD_ACK_P99_MS,
                 f"{CROWD_ACK_P99_MS:g} ms",
             )
-        floor = c.floors[run.cpus].agent if run.cpus in c.floors else None
+        floor = run.floor.agent
         ratio = CROWD_AGENT_RATIO.get(run.cpus, CROWD_AGENT_RATIO["shared"])
         if run.click_agent is None or floor is None:
             add(agent_t, "not measured", False)

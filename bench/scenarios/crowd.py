@@ -1,12 +1,15 @@
 """8. Crowds: N people click N different cards within a window (50 in one second by default).
 
 For each Slack transport (HTTP under waitress, then Socket Mode), in each of ``rounds`` rounds
-(their samples pooled), a fresh bot process posts a card for N freshly seeded bundles (their
-mock agents wait), 2 N for the first transport. Then:
+(their samples pooled), a fresh bot process posts a card for 2 N freshly seeded bundles (their
+mock agents wait). Then:
 
-- the floor, with the first bot: N calls of Kandev's own ``POST /clarification/{id}/respond`` on
-  N of the bundles, from bare httpx clients (one warmed-up connection each), started evenly over
-  the window, each in its own thread: HTTP round trip, and → the agent has the answer;
+- the floor, with that bot running: N calls of Kandev's own
+  ``POST /clarification/{id}/respond`` on N of the bundles, from bare httpx clients (one
+  warmed-up connection each), started evenly over the window, each in its own thread: HTTP
+  round trip, and → the agent has the answer (each transport's crowd is compared with the floor
+  of its own rounds: Kandev's speed drifts from minute to minute by more than the targets'
+  margins);
 - the crowd, once the bot is quiet again: N distinct people each click one option on one of the
   other N cards, started evenly over the window, each in its own thread on its own connection
   (HTTP: a new connection per person, as Slack's; Socket Mode: envelopes on the bot's one
@@ -60,6 +63,25 @@ BUSY = busy_message()[:40]
 
 
 @dataclass
+class Floor:
+    """Kandev's own respond from bare clients, the same crowd over the same window, in each
+    round of a transport on a CPU arrangement just before its crowd (the same bot running,
+    Kandev as loaded as the crowd finds it): HTTP round trips, and until the agent had the
+    answer."""
+
+    round_trips_s: list[float] = field(default_factory=list)
+    to_agent_s: list[float] = field(default_factory=list)
+
+    @property
+    def http(self) -> Summary | None:
+        return Summary.of_seconds(self.round_trips_s)
+
+    @property
+    def agent(self) -> Summary | None:
+        return Summary.of_seconds(self.to_agent_s)
+
+
+@dataclass
 class CrowdRun:
     """One transport's figures on one CPU arrangement, every round's samples together."""
 
@@ -73,6 +95,8 @@ class CrowdRun:
     busy: int = 0  # people told "busy"
     edit_429s: int = 0  # chat.update refused by the fake's rate limit
     problems: list[str] = field(default_factory=list)
+    #: Kandev's own, measured in this run's rounds: what its click → agent is compared with.
+    floor: Floor = field(default_factory=Floor)
 
     @property
     def label(self) -> str:
@@ -92,38 +116,16 @@ class CrowdRun:
 
 
 @dataclass
-class Floor:
-    """Kandev's own respond from bare clients, the same crowd over the same window (each round
-    of the first transport on a CPU arrangement): HTTP round trips, and until the agent had
-    the answer."""
-
-    round_trips_s: list[float] = field(default_factory=list)
-    to_agent_s: list[float] = field(default_factory=list)
-
-    @property
-    def http(self) -> Summary | None:
-        return Summary.of_seconds(self.round_trips_s)
-
-    @property
-    def agent(self) -> Summary | None:
-        return Summary.of_seconds(self.to_agent_s)
-
-
-@dataclass
 class Crowd:
     crowd: int
     window_s: float
     rounds: int = 1
-    floors: dict[str, Floor] = field(default_factory=dict)  # by CPU arrangement
     runs: list[CrowdRun] = field(default_factory=list)
 
     @property
     def clicks(self) -> int:
         """Clicks per transport and CPU arrangement, every round together."""
         return self.crowd * self.rounds
-
-    def floor(self, cpus: str) -> Floor:
-        return self.floors.setdefault(cpus, Floor())
 
     @property
     def problems(self) -> list[str]:
@@ -148,20 +150,21 @@ def run(
     result = Crowd(crowd, window, rounds=max(1, rounds))
     kandev = world.kandev
     for arrangement in cpus:
-        for n, mode in enumerate(modes):
+        for mode in modes:
             out = CrowdRun(mode, arrangement)
             result.runs.append(out)
             if arrangement == "split" and (os.cpu_count() or 1) < 2:
                 out.problems.append("a CPU of its own needs 2 CPUs or more: not run")
                 continue
             for _ in range(result.rounds):
-                # The floor's bundles with the first transport's crowds; each round's agents
-                # go before the next round's are seeded.
-                bundles = seed_spread(kandev, world.workspace_ids, crowd * (2 if n == 0 else 1))
+                # The floor's bundles and the crowd's, each round (Kandev's own beside each
+                # transport's crowd: Kandev's speed drifts between rounds by more than the
+                # targets' margins); each round's agents go before the next round's are seeded.
+                bundles = seed_spread(kandev, world.workspace_ids, crowd * 2)
                 try:
                     floor = bundles[: len(bundles) - crowd]
                     clicked = bundles[len(bundles) - crowd :]
-                    _run_mode(world, mode, floor, clicked, window, result, out)
+                    _run_mode(world, mode, floor, clicked, window, out)
                 finally:
                     delete_tasks(kandev, [b.task_id for b in bundles])
     return result
@@ -189,7 +192,6 @@ def _run_mode(
     floor: list[SeededBundle],
     clicked: list[SeededBundle],
     window: float,
-    result: Crowd,
     out: CrowdRun,
 ) -> None:
     """One round: one bot over one transport, its processes arranged on the CPUs."""
@@ -199,7 +201,7 @@ def _run_mode(
     try:
         bot.start()
         with _arranged(world, bot, out.cpus):
-            _round(world, fake, bot, log, floor, clicked, window, result, out)
+            _round(world, fake, bot, log, floor, clicked, window, out)
     finally:
         bot.stop()
 
@@ -212,7 +214,6 @@ def _round(
     floor: list[SeededBundle],
     clicked: list[SeededBundle],
     window: float,
-    result: Crowd,
     out: CrowdRun,
 ) -> None:
     """The floor first (with this bot running and editing its cards, as during the crowd),
@@ -225,8 +226,8 @@ def _round(
     fake.settle(quiet=1.0, timeout=60.0)
     if floor:
         round_trips, to_agent, problems = _floor(world, floor, window)
-        result.floor(out.cpus).round_trips_s.extend(round_trips)
-        result.floor(out.cpus).to_agent_s.extend(to_agent)
+        out.floor.round_trips_s.extend(round_trips)
+        out.floor.to_agent_s.extend(to_agent)
         out.problems += problems
         fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
     people = [

@@ -201,9 +201,9 @@ def _crowd(ack_ms: float, agent_ms: float, delivered: int, busy: int = 0) -> Cro
         delivered=delivered,
         cards_won=delivered,
         busy=busy,
+        floor=Floor([0.04, 0.1], [0.04, 0.1]),  # p95 ≈ 97 ms
     )
-    floor = [0.04, 0.1]  # p95 ≈ 97 ms
-    return Crowd(crowd=2, window_s=1.0, floors={"shared": Floor(floor, floor)}, runs=[run])
+    return Crowd(crowd=2, window_s=1.0, runs=[run])
 
 
 def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
@@ -223,10 +223,11 @@ def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
 
 def test_the_crowd_may_add_10_percent_on_a_cpu_of_its_own_and_25_percent_shared() -> None:
     floor = [1.0] * 20  # Kandev's own p95: 1,000 ms on either arrangement
-    crowd = Crowd(crowd=20, window_s=1.0, floors={"split": Floor(floor, floor)})
-    crowd.floors["shared"] = Floor(floor, floor)
+    crowd = Crowd(crowd=20, window_s=1.0)
     for cpus, agent_s in (("split", 1.09), ("split", 1.11), ("shared", 1.24), ("shared", 1.26)):
-        crowd.runs.append(CrowdRun("socket", cpus, [0.01] * 20, [agent_s] * 20, [1.5] * 20, 20, 20))
+        run = CrowdRun("socket", cpus, [0.01] * 20, [agent_s] * 20, [1.5] * 20, 20, 20)
+        run.floor = Floor(floor, floor)
+        crowd.runs.append(run)
     rows = [r for r in summary_rows(Results(crowd=crowd)) if "crowd of 20" in r.target]
     rows = [r for r in rows if "click → agent" in r.target]
     assert [(r.measured, r.floor, r.met_cell) for r in rows] == [
@@ -253,16 +254,17 @@ def test_crowd_rounds_are_pooled_and_counted_against_every_click() -> None:
     assert "2 rounds (a fresh bot each) per transport and CPU arrangement, pooled" in text
 
 
-def test_each_cpu_arrangement_is_compared_with_its_own_floor() -> None:
-    crowd = _crowd(ack_ms=90, agent_ms=1000, delivered=2)  # 1 s: over the shared floor
-    crowd.floors["split"] = Floor([0.5, 1.0], [0.5, 1.0])  # Kandev on one CPU: slower
+def test_each_transport_and_arrangement_is_compared_with_the_floor_of_its_own_rounds() -> None:
+    crowd = _crowd(ack_ms=90, agent_ms=1000, delivered=2)  # 1 s: over its own floor
     split = CrowdRun("http", "split", [0.005, 0.09], [0.05, 1.0], [0.1, 0.3], 2, 2)
+    split.floor = Floor([0.5, 1.0], [0.5, 1.0])  # Kandev on one CPU: slower
     crowd.runs.append(split)
     rows = targets(Results(crowd=crowd))
     assert [row[-1] for row in rows] == ["yes", "**no**", "yes", "yes", "yes", "yes"]
     assert "bot on a CPU of its own" in rows[3][0] and "all on 2 shared CPUs" in rows[0][0]
     text = render(Results(crowd=crowd), "pre")
-    assert "Kandev alone, bot on a CPU of its own" in text
+    assert "Kandev alone, beside HTTP (waitress), bot on a CPU of its own" in text
+    assert "Kandev alone, beside HTTP (waitress), all on 2 shared CPUs" in text
 
 
 def _replica_run(duplicates: int = 0, rate_limited: int = 0, all_s: float | None = 105.0):
