@@ -1,8 +1,10 @@
-"""Memory and CPU time of one process, read from /proc (Linux, like the Kandev runtime)."""
+"""Memory and CPU time of one process, and how busy the machine is, read from /proc (Linux,
+like the Kandev runtime)."""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from tests.kit.harness import descendants
@@ -56,3 +58,29 @@ def pin(root: int, cpus: set[int] | None) -> int:
             except OSError:
                 continue
     return pinned
+
+
+def machine_busy() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine so far (/proc/stat's first line)."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    total = sum(fields[:8])  # guest time is counted in user already
+    return total - idle, total
+
+
+def busy_fraction(over_s: float) -> float:
+    """The share of every CPU's time spent busy over the next ``over_s`` seconds."""
+    busy0, total0 = machine_busy()
+    time.sleep(over_s)
+    busy1, total1 = machine_busy()
+    return (busy1 - busy0) / max(total1 - total0, 1)
+
+
+def wait_quiet_machine(below: float = 0.15, over_s: float = 1.0, timeout: float = 60.0) -> float:
+    """Wait until the machine's CPUs are busy less than ``below`` of a window of ``over_s``
+    (``timeout`` at most: then go on). Returns the last window's busy share."""
+    deadline = time.monotonic() + timeout
+    while True:
+        busy = busy_fraction(over_s)
+        if busy < below or time.monotonic() >= deadline:
+            return busy

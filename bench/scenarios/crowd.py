@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from bench import burst
 from bench.cardlog import CardLog
 from bench.kandev import delete_tasks
-from bench.procstat import pin
+from bench.procstat import pin, wait_quiet_machine
 from bench.scenarios.answering import seed_spread
 from bench.stats import Summary
 from bench.transport import PreparedTransport
@@ -60,6 +60,9 @@ AGENT_TIMEOUT_S = 30.0
 EDIT_TIMEOUT_S = 30.0
 CARDS_TIMEOUT_S = 120.0
 BUSY = busy_message()[:40]
+#: The machine counts as quiet when its CPUs are busy less than this share of a second.
+QUIET_BELOW = 0.15
+QUIET_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -224,12 +227,14 @@ def _round(
         out.problems.append(f"not every bundle got a card within {CARDS_TIMEOUT_S:.0f} s")
         return
     fake.settle(quiet=1.0, timeout=60.0)
+    _quiet(out, "the floor")
     if floor:
         round_trips, to_agent, problems = _floor(world, floor, window)
         out.floor.round_trips_s.extend(round_trips)
         out.floor.to_agent_s.extend(to_agent)
         out.problems += problems
         fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
+        _quiet(out, "the crowd")
     people = [
         fake.add_user(SlackUser(id=f"U0CROWD{n:03d}", name=f"person{n}"))
         for n in range(len(clicked))
@@ -237,6 +242,17 @@ def _round(
     mark = fake.mark()
     clicks = _clicks(fake, bot.events_url, out.mode, log, clicked, people, window, out)
     _check(world, fake, log, clicked, people, clicks, mark, out)
+
+
+def _quiet(out: CrowdRun, before: str) -> None:
+    """Wait for the machine to be quiet (the agents just started, Kandev's own work after the
+    seeding, the previous crowd's edits): the floor and the crowd each start from the same
+    idle machine, not from whatever the previous step left running."""
+    busy = wait_quiet_machine(QUIET_BELOW, timeout=QUIET_TIMEOUT_S)
+    if busy >= QUIET_BELOW:
+        out.problems.append(
+            f"the CPUs were still {busy:.0%} busy before {before} after {QUIET_TIMEOUT_S:.0f} s"
+        )
 
 
 @dataclass

@@ -4,11 +4,13 @@ targets, reading the fake Slack's calls, a wide port reservation. ``pytest bench
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 from slack_sdk import WebClient
 
 from bench.cardlog import CardLog
+from bench.procstat import wait_quiet_machine
 from bench.report import Results, render, summary_rows, table, targets
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.crowd import Crowd, CrowdRun, Floor
@@ -568,3 +570,13 @@ def test_a_click_with_their_own_token_sits_beside_the_bots_and_its_target_is_5_m
         "not measured",
         "–",
     ]
+
+
+def test_the_quiet_machine_wait_gives_up_at_its_timeout_and_says_how_busy() -> None:
+    started = time.monotonic()
+    never = wait_quiet_machine(below=0.0, over_s=0.05, timeout=0.2)  # never quiet enough
+    waited = time.monotonic() - started
+    assert 0.0 <= never <= 1.0 and waited >= 0.2
+    started = time.monotonic()
+    always = wait_quiet_machine(below=1.01, over_s=0.05, timeout=10.0)  # quiet at once
+    assert 0.0 <= always <= 1.0 and time.monotonic() - started < 5.0
