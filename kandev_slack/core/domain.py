@@ -147,6 +147,15 @@ class PastAnswer(BaseModel):
     at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class ResolvedTask:
+    """A resolved card as the App Home filters it (who may see it follows from its task):
+    only the shown ones are then read whole."""
+
+    pending_id: str
+    task: TaskInfo
+
+
 @dataclass(frozen=True)
 class NewCard:
     """A card about to be recorded: the item it shows (a bundle or an approval), its task, the

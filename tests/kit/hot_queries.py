@@ -411,6 +411,7 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
     HotQuery("home_opened", "Home opened", lambda s: s.viewers.home_opened("U0PROBE")),
     HotQuery("home_viewers", "Home refresh tick", lambda s: s.viewers.home_viewers(_A_DAY_BEFORE)),
     HotQuery("recent_resolved", "Home opened / refreshed", lambda s: s.cards.recent_resolved(20)),
+    HotQuery("many", "Home: the resolved cards shown", lambda s: s.cards.many([PROBE, "other"])),
     # a reply in a card's thread (kandev_slack/usecases/answering/thread_replies.py)
     HotQuery(
         "offer_reply",

@@ -6,7 +6,14 @@ from datetime import datetime
 
 from sqlalchemy import and_, exists, func, or_, select, update
 
-from kandev_slack.core.domain import Card, CardOutcome, CardState, NewCard, TaskInfo
+from kandev_slack.core.domain import (
+    Card,
+    CardOutcome,
+    CardState,
+    NewCard,
+    ResolvedTask,
+    TaskInfo,
+)
 from kandev_slack.core.groups import FirstCard, GroupPlace
 from kandev_slack.core.outbox import POST
 from kandev_slack.core.pending import known_kind
@@ -205,16 +212,32 @@ class CardsRepository(CopiesMixin):
             ).all()
         return {row.pending_id: row.session_id for row in rows}
 
-    def recent_resolved(self, limit: int = 20) -> list[Card]:
-        """Cards in a terminal state, most recently resolved first."""
+    def recent_resolved(self, limit: int = 20) -> list[ResolvedTask]:
+        """Cards in a terminal state, most recently resolved first, each as its task only
+        (the App Home filters them by who may see them, then reads the shown ones whole,
+        :meth:`many`)."""
         with self._read() as conn:
             rows = conn.execute(
-                select(cards)
+                select(cards.c.pending_id, cards.c.task_json)
                 .where(resolved())
                 .order_by(cards.c.resolved_at.desc(), cards.c.pending_id)
                 .limit(limit)
             ).all()
-        return [_card(row) for row in rows]
+        return [
+            ResolvedTask(row.pending_id, TaskInfo.model_validate_json(row.task_json))
+            for row in rows
+        ]
+
+    def many(self, pending_ids: list[str]) -> list[Card]:
+        """The cards of ``pending_ids``, in that order (those it does not know left out)."""
+        if not pending_ids:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(
+                select(cards).where(cards.c.pending_id.in_(pending_ids), KNOWN)
+            ).all()
+        found = {row.pending_id: row for row in rows}
+        return [_card(found[p]) for p in pending_ids if p in found]
 
     def answered_like(
         self, question_key: str, channel: str, *, exclude: str = "", limit: int = 20

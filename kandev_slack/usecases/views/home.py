@@ -16,7 +16,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from kandev_slack.core.domain import Card, TaskInfo
+from kandev_slack.core.domain import ResolvedTask, TaskInfo
 from kandev_slack.core.signals import Signal
 from kandev_slack.core.snooze import Snooze
 from kandev_slack.kandev.errors import KandevError
@@ -47,7 +47,7 @@ RESOLVED_READ = 200
 @dataclass(frozen=True)
 class Snapshot:
     waiting: list[Waiting]
-    resolved: list[Card]
+    resolved: list[ResolvedTask]
     stale: bool = False  # Kandev could not be asked: ``waiting`` is what the bot last knew
 
 
@@ -111,7 +111,8 @@ class HomeService:
         shown = self.queue.shown(waiting[:MAX_WAITING])
         waiting = shown + waiting[len(shown) :]
         recent = self.queue.resolved_visible_to(user_id, snap.resolved, sight)[:MAX_RESOLVED]
-        resolved = [(card, self.queue.permalinks.of(card)) for card in recent]
+        cards = self.cards.many([r.pending_id for r in recent])
+        resolved = [(card, self.queue.permalinks.of(card)) for card in cards]
         approvals, approval_others = group_approvals(self.queue.approvals_for(user_id, sight))
         view = render_home(
             waiting,

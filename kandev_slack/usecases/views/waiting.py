@@ -29,7 +29,7 @@ from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.groups import group_key
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
-from kandev_slack.usecases.views.seeing import Seeing, Sight, unlimited
+from kandev_slack.usecases.views.seeing import S, Seeing, Sight, unlimited
 
 log = logging.getLogger(__name__)
 
@@ -143,11 +143,11 @@ class WaitingQueue:
         return sight.visible(mine) if sight is not None else mine
 
     def resolved_visible_to(
-        self, user_id: str, cards: Iterable[Card], sight: Sight | None = None
-    ) -> list[Card]:
-        """Resolved cards whose route lets this person answer: who answered what stays
+        self, user_id: str, items: Iterable[S], sight: Sight | None = None
+    ) -> list[S]:
+        """Resolved items whose route lets this person answer: who answered what stays
         within the route (and, with ``sight``, within the workspaces their account sees)."""
-        mine = [c for c in cards if self.answerers.may_answer(c.task, user_id)]
+        mine = [i for i in items if self.answerers.may_answer(i.task, user_id)]
         return sight.visible(mine) if sight is not None else mine
 
     def posted_pending(self) -> list[Waiting]:

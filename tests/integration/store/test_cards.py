@@ -137,6 +137,13 @@ def test_pending_resolved_and_counts(store: Database, clock: FakeClock) -> None:
     ]
     assert [c.pending_id for c in store.cards.recent_resolved(10)] == ["a", "c"]
     assert [c.pending_id for c in store.cards.recent_resolved(1)] == ["a"]
+    [recent] = store.cards.recent_resolved(1)
+    assert recent.task == store.cards.get("a").task  # the task, without the card
+    # The shown ones read whole, in the order asked, those it does not know left out.
+    many = store.cards.many(["c", "nope", "a"])
+    assert [c.pending_id for c in many] == ["c", "a"]
+    assert many == [store.cards.get("c"), store.cards.get("a")]
+    assert store.cards.many([]) == []
     assert store.cards.count() == 4
     assert store.cards.count(CardState.PENDING) == 2
     assert store.cards.count(CardState.REJECTED) == 1

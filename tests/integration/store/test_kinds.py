@@ -149,6 +149,7 @@ def test_a_card_of_an_unknown_kind_is_left_alone_and_reported(
     assert store.cards.pending() == [] and store.cards.pending_ids() == []
     assert store.cards.unposted(older_than_s=0) == []
     assert store.cards.recent_resolved() == []
+    assert store.cards.many(["poll:1"]) == []
     at = datetime(2030, 1, 1, tzinfo=UTC)
     assert not store.cards.transition("poll:1", CardOutcome(state=CardState.ENDED, at=at))
     assert store.outbox.outbox_take(None, limit=5, worker_id="w1") == []
