@@ -36,7 +36,7 @@ def test_the_history_reads_back_through_the_store(tmp_path: Path) -> None:
             "p-wait-1",
         }
         assert store.followups.unnotified_posted() == []  # their DM cards were decided
-        resolved = store.cards.recent_resolved(100)
+        resolved = store.cards.many([r.pending_id for r in store.cards.recent_resolved(100)])
         assert len(resolved) == 100
         assert all(c.outcome is not None and c.outcome.at.tzinfo for c in resolved)
         assert all(c.ts for c in resolved)
