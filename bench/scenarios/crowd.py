@@ -165,9 +165,7 @@ def run(
                 # targets' margins); each round's agents go before the next round's are seeded.
                 bundles = seed_spread(kandev, world.workspace_ids, crowd * 2)
                 try:
-                    floor = bundles[: len(bundles) - crowd]
-                    clicked = bundles[len(bundles) - crowd :]
-                    _run_mode(world, mode, floor, clicked, window, out)
+                    _run_mode(world, mode, bundles[:crowd], bundles[crowd:], window, out)
                 finally:
                     delete_tasks(kandev, [b.task_id for b in bundles])
     return result
@@ -228,13 +226,12 @@ def _round(
         return
     fake.settle(quiet=1.0, timeout=60.0)
     _quiet(out, "the floor")
-    if floor:
-        round_trips, to_agent, problems = _floor(world, floor, window)
-        out.floor.round_trips_s.extend(round_trips)
-        out.floor.to_agent_s.extend(to_agent)
-        out.problems += problems
-        fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
-        _quiet(out, "the crowd")
+    round_trips, to_agent, problems = _floor(world, floor, window)
+    out.floor.round_trips_s.extend(round_trips)
+    out.floor.to_agent_s.extend(to_agent)
+    out.problems += problems
+    fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
+    _quiet(out, "the crowd")
     people = [
         fake.add_user(SlackUser(id=f"U0CROWD{n:03d}", name=f"person{n}"))
         for n in range(len(clicked))
