@@ -34,6 +34,7 @@ from kandev_slack.slack.parsing.forms import FormKind
 from kandev_slack.slack.parsing.requests import Interaction
 from kandev_slack.slack.presenters import said
 from kandev_slack.slack.presenters.tell import FormOpener, Teller
+from kandev_slack.slack.transport.acks import AckBudget
 from kandev_slack.slack.transport.lanes import Lane
 from kandev_slack.slack_api.notify import Notifier
 from kandev_slack.surfaces.connect import (
@@ -80,15 +81,14 @@ class ConnectAnswer:
         self._notifier = notifier
         self._lock = threading.Lock()
         self._acked = False
-        self._timer = threading.Timer(budget_s, self._budget_spent)
-        self._timer.daemon = True
+        self._budget = AckBudget(ack, budget_s, self._budget_spent)
 
     def __enter__(self) -> ConnectAnswer:
-        self._timer.start()
+        self._budget.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._timer.cancel()
+        self._budget.cancel()
         if self._first():  # left without an answer (a failure): the modal closes
             self._ack()
 
@@ -111,7 +111,7 @@ class ConnectAnswer:
             if self._acked:
                 return False
             self._acked = True
-        self._timer.cancel()
+        self._budget.cancel()
         return True
 
     def _budget_spent(self) -> None:

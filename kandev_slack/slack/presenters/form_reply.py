@@ -25,7 +25,7 @@ from kandev_slack.kinds.question.cards.modals import (
     refill_form,
 )
 from kandev_slack.slack.parsing import raw_payload
-from kandev_slack.slack.transport.acks import refusal_errors
+from kandev_slack.slack.transport.acks import AckBudget, refusal_errors
 from kandev_slack.slack_api.notify import Notifier
 
 log = logging.getLogger(__name__)
@@ -45,15 +45,14 @@ class FormReply:
         self._lock = threading.Lock()
         self._acked = False
         self._late = False
-        self._timer = threading.Timer(budget_s, self._budget_spent)
-        self._timer.daemon = True
+        self._budget = AckBudget(ack, budget_s, self._budget_spent)
 
     def __enter__(self) -> FormReply:
-        self._timer.start()
+        self._budget.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._timer.cancel()
+        self._budget.cancel()
 
     @property
     def late(self) -> bool:
@@ -103,7 +102,7 @@ class FormReply:
             if self._acked:
                 return False
             self._acked = True
-        self._timer.cancel()
+        self._budget.cancel()
         return True
 
     def _budget_spent(self) -> None:

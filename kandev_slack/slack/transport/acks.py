@@ -41,6 +41,36 @@ class AckOnce:
                 log.exception("could not acknowledge an interaction")
 
 
+class AckBudget:
+    """Calls ``spent`` once ``budget_s`` has passed since :meth:`start`, unless :meth:`cancel`
+    came first: the ack of a slow listener, sent before Slack's 3 s are over.
+
+    Under :class:`PromptAckApp` the request's own dispatching thread is waiting for the ack
+    anyway, and it makes the call: no thread starts per interaction (under a crowd, starting
+    one waits for the interpreter, and the ack with it). Given any other ack, a timer thread
+    makes it."""
+
+    def __init__(self, ack: Callable[..., Any], budget_s: float, spent: Callable[[], None]) -> None:
+        self._ack = ack
+        self._budget_s = budget_s
+        self._spent = spent
+        self._timer: threading.Timer | None = None
+
+    def start(self) -> None:
+        if isinstance(self._ack, TimedAck):
+            self._ack.spend_after(self._budget_s, self._spent)
+            return
+        self._timer = threading.Timer(self._budget_s, self._spent)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def cancel(self) -> None:
+        if isinstance(self._ack, TimedAck):
+            self._ack.cancel_spending(self._spent)
+        elif self._timer is not None:
+            self._timer.cancel()
+
+
 @contextmanager
 def acked_within(ack: Ack, budget_s: float) -> Iterator[AckOnce]:
     """Ack when the block ends (even by an exception), or after ``budget_s`` if it is still
@@ -56,13 +86,12 @@ def acked_within(ack: Ack, budget_s: float) -> Iterator[AckOnce]:
     Yields the ack (idempotent), for the block to ack as soon as the click is recorded.
     """
     once = AckOnce(ack)
-    timer = threading.Timer(budget_s, once)
-    timer.daemon = True
-    timer.start()
+    budget = AckBudget(ack, budget_s, once)
+    budget.start()
     try:
         yield once
     finally:
-        timer.cancel()
+        budget.cancel()
         once()
 
 
@@ -110,25 +139,29 @@ class TimedAck(Ack):
     that first response, and signals it the moment it exists (:meth:`wait`).
 
     :meth:`settle` ends the wait without an ack (Bolt finished the request: it refused it,
-    no listener claimed it, or the listener failed before acking)."""
+    no listener claimed it, or the listener failed before acking). :meth:`spend_after` has the
+    waiting thread call a listener's fallback ack when its budget is spent (see
+    :class:`AckBudget`)."""
 
     def __init__(self, kind: str, started: float) -> None:
         super().__init__()
         self._kind = kind
         self._started = started
-        self._lock = threading.Lock()
+        self._changed = threading.Condition(threading.Lock())
         self._first: BoltResponse | None = None
-        self._settled = threading.Event()
+        self._settled = False
+        self._budget: tuple[float, Callable[[], None]] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> BoltResponse:
         response = super().__call__(*args, **kwargs)
-        with self._lock:
+        with self._changed:
             first = self._first is None
             if first:
                 self._first = response
+                self._settled = True
+                self._changed.notify_all()
         if first:
             metrics.acked(self._kind, time.perf_counter() - self._started)
-            self._settled.set()
         return response
 
     @property
@@ -139,17 +172,53 @@ class TimedAck(Ack):
 
     def settle(self) -> None:
         """The request is finished, acked or not: end any :meth:`wait`."""
-        self._settled.set()
+        with self._changed:
+            self._settled = True
+            self._changed.notify_all()
+
+    def spend_after(self, budget_s: float, spent: Callable[[], None]) -> None:
+        """Unless settled by then, :meth:`wait` calls ``spent`` once ``budget_s`` has passed
+        (it should ack)."""
+        with self._changed:
+            self._budget = (time.perf_counter() + budget_s, spent)
+            self._changed.notify_all()
+
+    def cancel_spending(self, spent: Callable[[], None]) -> None:
+        with self._changed:
+            if self._budget is not None and self._budget[1] is spent:
+                self._budget = None
 
     def wait(self, timeout: float) -> bool:
-        """Block until the first ack or :meth:`settle` (True), or ``timeout`` seconds (False)."""
-        return self._settled.wait(max(timeout, 0.0))
+        """Block until the first ack or :meth:`settle` (True), or ``timeout`` seconds (False);
+        meanwhile, call a budget's ``spent`` when it is due (:meth:`spend_after`)."""
+        end = time.perf_counter() + max(timeout, 0.0)
+        while True:
+            with self._changed:
+                spent = self._due_or_wait(end)
+                if spent is None:
+                    return self._settled
+            try:
+                spent()
+            except Exception:
+                log.exception("an interaction's fallback ack failed")
+
+    def _due_or_wait(self, end: float) -> Callable[[], None] | None:
+        """Under the lock: the budget's ``spent`` once due, else None when settled or at
+        ``end``."""
+        while not self._settled:
+            now = time.perf_counter()
+            if self._budget is not None and now >= self._budget[0]:
+                spent, self._budget = self._budget[1], None
+                return spent
+            if now >= end:
+                return None
+            until = end if self._budget is None else min(end, self._budget[0])
+            self._changed.wait(until - now)
+        return None
 
 
 # ------------------------------------------------------------------------------------------
 # A Bolt App that answers Slack the moment a listener acks, with Bolt's public API only.
-
-log = logging.getLogger(__name__)
 
 #: How long a request waits for its ack before Slack is told it failed (Bolt's default
 #: ``ack_timeout``, and Slack's own limit).

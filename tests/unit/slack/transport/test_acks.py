@@ -9,14 +9,19 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from slack_bolt import App, BoltRequest
+from slack_bolt import Ack, App, BoltRequest
 from slack_bolt.listener import thread_runner
 
 from kandev_slack.kits.fakeslack import FakeSlack
 from kandev_slack.ops import metrics
 from kandev_slack.ops.logs import AddContext, ContextExecutor
 from kandev_slack.ops.urgency import Urgency
-from kandev_slack.slack.transport.acks import PromptAckApp, interaction_kind
+from kandev_slack.slack.transport.acks import (
+    AckBudget,
+    PromptAckApp,
+    acked_within,
+    interaction_kind,
+)
 from kandev_slack.slack.transport.guard import raised_in, raised_in_bot
 from kandev_slack.slack_api.web_client import make_web_client
 from kandev_slack.store import Database
@@ -217,3 +222,67 @@ def test_bolt_failing_below_the_dispatch_hop_is_not_the_bots_failure(fake_slack:
         app.dispatch(BoltRequest(body=body, mode="socket_mode"))
     assert not raised_in_bot(raised.value)
     assert raised_in(raised.value) == "slack_bolt"
+
+
+# ---- a slow listener's fallback ack, from the thread waiting for it -----------------------
+
+
+class _NoTimers:
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise AssertionError("a thread was started for an ack budget")
+
+
+def test_a_slow_listener_is_acked_at_its_budget_by_the_waiting_thread(
+    fake_slack: FakeSlack, monkeypatch
+) -> None:
+    """``acked_within`` under PromptAckApp starts no thread per interaction (under a crowd a
+    thread start waits for the interpreter): the request's dispatching thread, which waits for
+    the ack anyway, sends the fallback ack once the budget is spent, and the listener goes on."""
+    monkeypatch.setattr(threading, "Timer", _NoTimers)
+    app = _bare_app(fake_slack)
+    listener_may_end, listener_ended = threading.Event(), threading.Event()
+    acked_by: list[str] = []
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        with acked_within(ack, 0.1) as acked:
+            listener_may_end.wait(5)
+            acked_by.append("listener")
+            acked()
+        listener_ended.set()
+
+    started = time.monotonic()
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+    took = time.monotonic() - started
+
+    assert response.status == 200 and response.body == ""
+    assert 0.1 <= took < 2  # at the budget, well before the 3 s timeout
+    assert not listener_ended.is_set() and acked_by == []
+    listener_may_end.set()
+    assert listener_ended.wait(5)
+
+
+def test_a_listener_acking_within_its_budget_cancels_the_fallback(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+    fallbacks: list[int] = []
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        budget = AckBudget(ack, 0.05, lambda: fallbacks.append(1))
+        budget.start()
+        ack(text="in time")
+        budget.cancel()
+
+    response = app.dispatch(BoltRequest(body=command(""), mode="socket_mode"))
+    time.sleep(0.2)
+
+    assert (response.status, response.body) == (200, "in time")
+    assert fallbacks == []
+
+
+def test_an_ack_budget_outside_the_app_uses_a_timer() -> None:
+    """A bare Bolt Ack (no dispatching thread waits for it): the budget still acks in time."""
+    ack = Ack()
+    with acked_within(ack, 0.05):
+        time.sleep(0.3)
+        assert ack.response is not None  # acked by the budget while the block still ran
