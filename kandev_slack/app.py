@@ -28,7 +28,7 @@ from kandev_slack.kandev.hints import KandevHints, Resolved
 from kandev_slack.ops import metrics
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import install_redaction, log_failure, set_replica
-from kandev_slack.ops.runtime import SWITCH_INTERVAL_S, background_thread, fewer_malloc_arenas
+from kandev_slack.ops.runtime import SWITCH_INTERVAL_S, fewer_malloc_arenas
 from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.app import build_bolt_app
 from kandev_slack.slack.services import Services
@@ -232,20 +232,7 @@ def _workers(parts: UseCases, stop: threading.Event) -> list[threading.Thread]:
     ]
 
 
-#: Workers whose work nobody waits on at the instant: they run at a lower CPU priority.
-_BACKGROUND = frozenset(
-    {"publisher", "recovery", "home", "followups", "subscriptions", "snoozes", "quiet", "digests"}
-)
-
-
 def _worker(name: str, target, *args: object) -> threading.Thread:
-    if name in _BACKGROUND:
-        inner = target
-
-        def target(*args: object) -> None:
-            background_thread()
-            inner(*args)
-
     return threading.Thread(target=target, args=args, name=name, daemon=True)
 
 

@@ -15,7 +15,6 @@ from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.hints import NewPending, Resolved
 from kandev_slack.ops.health import Health
-from kandev_slack.ops.runtime import background_thread
 from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.parsing.forms import read_form
 from kandev_slack.slack.presenters.accounts import Accounts
@@ -541,12 +540,7 @@ def _listener_services(
     answering = Lane("answering", workers=ANSWERING_WORKERS, waiting=ANSWERING_WAITING)
     reading = Lane("reading", workers=READING_WORKERS, waiting=READING_WAITING)
     groups = Groups(store.cards, store.audit_log)
-    followups = Lane(
-        "followups",
-        workers=FOLLOWUP_WORKERS,
-        waiting=FOLLOWUP_WAITING,
-        initializer=background_thread,
-    )
+    followups = Lane("followups", workers=FOLLOWUP_WORKERS, waiting=FOLLOWUP_WAITING)
     interactions = Interactions(
         admission,
         answers,

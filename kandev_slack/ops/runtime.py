@@ -1,6 +1,6 @@
 """The interpreter tuned for acks: how often threads hand the interpreter over, and a heap
 the garbage collector no longer walks once everything long-lived is built; the C heap kept
-in a few arenas; follow-up work at a lower CPU priority than the threads serving Slack."""
+in a few arenas."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import ctypes
 import ctypes.util
 import gc
 import logging
-import os
-import threading
 
 log = logging.getLogger(__name__)
 
@@ -49,22 +47,5 @@ def fewer_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
     if mallopt(_M_ARENA_MAX, arenas) != 1:
         log.warning("the C library refused to keep its heap in %d arenas", arenas)
-        return False
-    return True
-
-
-#: How much less CPU a background thread is given than a thread serving Slack, when both are
-#: ready to run (Linux's nice scale: +5 is about a third of the weight).
-BACKGROUND_NICENESS = 5
-
-
-def background_thread(niceness: int = BACKGROUND_NICENESS) -> bool:
-    """Lower the calling thread's CPU priority by ``niceness`` (Linux: a thread's nice value
-    is its own). On a busy machine the operating system then runs an ack's thread before card
-    edits, digests and other follow-up work of this process. False where it cannot."""
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
-    except (AttributeError, OSError):
         return False
     return True

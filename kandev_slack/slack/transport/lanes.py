@@ -67,20 +67,9 @@ class Place:
 
 
 class Lane:
-    def __init__(
-        self,
-        name: str,
-        *,
-        workers: int,
-        waiting: int,
-        initializer: Callable[[], object] | None = None,
-    ) -> None:
-        """``initializer``: run by each of the lane's threads as it starts (e.g.
-        :func:`~kandev_slack.ops.runtime.background_thread` for follow-up work)."""
+    def __init__(self, name: str, *, workers: int, waiting: int) -> None:
         self.name = name
-        self._executor = ContextExecutor(
-            max_workers=workers, thread_name_prefix=name, initializer=initializer
-        )
+        self._executor = ContextExecutor(max_workers=workers, thread_name_prefix=name)
         self._places = threading.BoundedSemaphore(workers + waiting)
 
     def reserve(self) -> Place | None:
