@@ -116,6 +116,8 @@ def build(settings: Settings, mode: Mode) -> Bot:
     # The stops the workers watch, made first so every worker is made before the Bot.
     stop, edits_stop, leases_stop = threading.Event(), threading.Event(), threading.Event()
     workers = _workers(parts, stop)
+    if store.checkpoints is not None:
+        workers.append(_worker("checkpoints", store.checkpoints.run, stop))
     if not workspace_check.done:
         poll = settings.kandev_poll_interval
         workers.append(_worker("routing-check", workspace_check.run, stop, poll))

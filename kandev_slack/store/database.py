@@ -36,6 +36,7 @@ from kandev_slack.store.queues.submissions import SubmissionsRepository
 from kandev_slack.store.records import OutboxStatus
 from kandev_slack.store.retention import DEFAULT_RETENTION_DAYS, Retention
 from kandev_slack.store.schema import cards, outbox, submissions
+from kandev_slack.store.sql.checkpoints import Checkpoints
 from kandev_slack.store.sql.engine import SessionTimeouts, make_engine
 from kandev_slack.store.sql.sqlite_file import SqliteFileGuard
 from kandev_slack.store.sql.url import DEFAULT_DATABASE_URL, is_sqlite_memory, normalize_url
@@ -116,6 +117,8 @@ class Database:
             raise
         before_write = self.file.check if self.file is not None else None
         self.sql = Sql(engine, clock, lock, write_lock, before_write)
+        #: The SQLite file's background checkpoints (None: PostgreSQL, or in memory).
+        self.checkpoints = Checkpoints(engine, self.sql.writes) if sqlite_file else None
         self.cards = CardsRepository(self.sql)
         self.submissions = SubmissionsRepository(self.sql)
         self.outbox = OutboxRepository(self.sql)

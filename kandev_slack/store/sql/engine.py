@@ -19,6 +19,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.pool import StaticPool
 
+from kandev_slack.store.sql.checkpoints import AUTOCHECKPOINT_PAGES
 from kandev_slack.store.sql.url import is_sqlite_memory, prepare_sqlite_file
 
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -89,6 +90,9 @@ def _sqlite_engine(url: URL) -> Engine:
             if not memory:
                 _enable_wal(cursor)
                 cursor.execute("PRAGMA synchronous = NORMAL")
+                # Checkpointed in the background (checkpoints.py): a commit does it only
+                # as a fallback, far later than SQLite's default.
+                cursor.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
         finally:
             cursor.close()
 
