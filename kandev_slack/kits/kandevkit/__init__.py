@@ -22,6 +22,7 @@ from kandev_slack.kits.kandevkit.kandev_server import (
     KandevServer,
     SeededBundle,
     Workflow,
+    retried_while_persistence_unavailable,
 )
 from kandev_slack.kits.kandevkit.mcp import McpSession, McpToolError
 from kandev_slack.kits.kandevkit.mock_agent import STANDARD_OPTIONS, permission_spec
@@ -47,6 +48,7 @@ from kandev_slack.kits.kandevkit.seeder import Actor, Seeder
 from kandev_slack.kits.kandevkit.specs import QuestionSpec, option_id, question, sample_questions
 
 __all__ = [
+    "retried_while_persistence_unavailable",
     "Actor",
     "Cast",
     "KandevRefused",

@@ -598,7 +598,7 @@ class KandevServer:
             body["labels"] = list(labels)
         if priority is not None:
             body["priority"] = priority
-        response = _refused_by_persistence_retried(
+        response = retried_while_persistence_unavailable(
             lambda: self.http_as(token).post("/tasks", json=body)
         )
         _check(response, "create task")
@@ -878,7 +878,7 @@ class KandevServer:
 
 
 #: How long a request Kandev refused because its own database did not answer in time is
-#: tried again (see :func:`_refused_by_persistence_retried`).
+#: tried again (see :func:`retried_while_persistence_unavailable`).
 PERSISTENCE_RETRY_S = 60.0
 
 
@@ -895,8 +895,10 @@ def _refused_by_persistence(response: httpx.Response) -> bool:
     return isinstance(body, dict) and body.get("code") == "persistence_unavailable"
 
 
-def _refused_by_persistence_retried(
-    send: Callable[[], httpx.Response], within_s: float = PERSISTENCE_RETRY_S
+def retried_while_persistence_unavailable(
+    send: Callable[[], httpx.Response],
+    within_s: float = PERSISTENCE_RETRY_S,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> httpx.Response:
     """``send()``, sent again while Kandev refuses it for its own database (a benchmark's
     crowd loaded the machine: seeding the next round must not fail the run), for up to
@@ -907,7 +909,7 @@ def _refused_by_persistence_retried(
         response = send()
         if not _refused_by_persistence(response) or time.monotonic() + wait > deadline:
             return response
-        time.sleep(wait)
+        sleep(wait)
         wait = min(wait * 2, 4.0)
 
 

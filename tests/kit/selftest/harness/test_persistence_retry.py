@@ -9,8 +9,7 @@ import json
 
 import httpx
 
-from kandev_slack.kits.kandevkit import kandev_server
-from kandev_slack.kits.kandevkit.kandev_server import _refused_by_persistence_retried
+from kandev_slack.kits.kandevkit import retried_while_persistence_unavailable
 
 REFUSED = {
     "action": "Check the database connection and the persistence diagnostics, then retry.",
@@ -30,14 +29,15 @@ def _sends(*responses: httpx.Response):
     return send, sent
 
 
-def test_a_request_refused_for_kandevs_database_is_sent_again(monkeypatch) -> None:
-    monkeypatch.setattr(kandev_server.time, "sleep", lambda _s: None)
+def test_a_request_refused_for_kandevs_database_is_sent_again() -> None:
     created = httpx.Response(200, json={"id": "t1"})
     send, sent = _sends(
         httpx.Response(503, json=REFUSED), httpx.Response(503, json=REFUSED), created
     )
 
-    assert _refused_by_persistence_retried(send) is created
+    slept: list[float] = []
+    assert retried_while_persistence_unavailable(send, sleep=slept.append) is created
+    assert slept == [0.25, 0.5]
     assert len(sent) == 3
 
 
@@ -48,11 +48,11 @@ def test_other_refusals_are_returned_at_once() -> None:
         httpx.Response(400, json=REFUSED),
     ):
         send, sent = _sends(other)
-        assert _refused_by_persistence_retried(send) is other
+        assert retried_while_persistence_unavailable(send) is other
         assert len(sent) == 1
 
 
 def test_a_database_that_stays_away_is_given_up_on() -> None:
     send, sent = _sends(httpx.Response(503, content=json.dumps(REFUSED).encode()))
-    response = _refused_by_persistence_retried(send, within_s=0.3)
+    response = retried_while_persistence_unavailable(send, within_s=0.3)
     assert response.status_code == 503 and len(sent) >= 2
