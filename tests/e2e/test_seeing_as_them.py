@@ -175,8 +175,12 @@ def test_kandevs_inbox_and_slacks_snooze_in_step(
     assert view is not None
     ack = driver.select_in_view(view, action_id=SNOOZE, option=option(shown.pending_id, 4))
     assert ack.status == 200
-    told = wait_home(fake_slack, ANA.id, lambda v: "💤 Snoozed (1)" in v.all_text)
-    assert "Your Kandev Needs-you inbox hides it too (snoozed there for 4 h)" in told.all_text
+    # The Home's refresh and its notice are two publishes: wait for the one with both.
+    hides = "Your Kandev Needs-you inbox hides it too (snoozed there for 4 h)"
+    told = wait_home(
+        fake_slack, ANA.id, lambda v: "💤 Snoozed (1)" in v.all_text and hides in v.all_text
+    )
+    assert hides in told.all_text
     there = hidden_in_kandev(cast, cast.ana, cast.default_ws)
     assert there[shown.pending_id]["state"] == "snoozed"
     assert shown.pending_id not in hidden_in_kandev(cast, cast.ben, cast.default_ws)
@@ -189,8 +193,11 @@ def test_kandevs_inbox_and_slacks_snooze_in_step(
     home = fake_slack.home(ANA.id)
     assert home is not None
     assert driver.click_in_view(home, text="Unsnooze", user=ANA).status == 200
-    back = wait_home(fake_slack, ANA.id, lambda v: "💤 Snoozed" not in v.all_text)
-    assert "back in your Kandev Needs-you inbox too" in back.all_text
+    too = "back in your Kandev Needs-you inbox too"
+    back = wait_home(
+        fake_slack, ANA.id, lambda v: "💤 Snoozed" not in v.all_text and too in v.all_text
+    )
+    assert too in back.all_text
     assert "Snoozed in Slack by Ana" in home_sections(back)[0]
     assert shown.pending_id not in hidden_in_kandev(cast, cast.ana, cast.default_ws)
 

@@ -125,7 +125,9 @@ def test_snooze_from_the_dm_card_and_home_hides_it_from_that_person_only(
 
     # Unsnooze on Home: back on his Home and his DM card.
     assert driver.click_in_view(home, text="Unsnooze", user=BOB).status == 200
-    back = wait_home(fake_slack, BOB.id, lambda v: "💤 Snoozed" not in v.all_text)
+    back = wait_home(
+        fake_slack, BOB.id, lambda v: "💤 Snoozed" not in v.all_text and "Unsnoozed" in v.all_text
+    )
     assert "Unsnoozed" in back.all_text  # the notice at the top of his Home
     restored = wait_dm_state(fake_slack, dm, copy.ts, snoozed=False)
     assert selects(restored) == [SNOOZE] and "PostgreSQL" in buttons(restored)
