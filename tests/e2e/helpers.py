@@ -222,7 +222,7 @@ def slash_reply(
 ) -> Ephemeral:
     """Run ``/kandev-questions text`` (in the person's DM unless ``channel``); the reply they
     see once it reads ``contains``. The reply is the ack's body when it was ready within the
-    command's budget (25 ms), else it follows the empty ack as an ephemeral message: both are
+    command's budget (10 ms), else it follows the empty ack as an ephemeral message: both are
     what the product does (a loaded machine takes the second way), and both show the same."""
     fake = driver.fake
     seen = len(fake.ephemerals(user=user.id))

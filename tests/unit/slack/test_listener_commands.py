@@ -105,8 +105,8 @@ def test_a_listing_the_bot_cannot_post_where_it_was_asked_follows_by_the_respons
 
 def test_the_ack_stops_waiting_for_listings_while_they_are_slow_and_waits_again_after() -> None:
     now = [0.0]
-    times = commands.ListingTimes(0.025, remembered=3, clock=lambda: now[0])
-    assert times.budget() == 0.025  # nothing known yet: wait for the list
+    times = commands.ListingTimes(commands.LIST_BUDGET_S, remembered=3, clock=lambda: now[0])
+    assert times.budget() == commands.LIST_BUDGET_S  # nothing known yet: wait for the list
 
     def listing(took: float) -> None:
         future: Future = Future()
@@ -119,7 +119,8 @@ def test_the_ack_stops_waiting_for_listings_while_they_are_slow_and_waits_again_
     assert times.budget() == 0.0  # the ack no longer waits: the list follows by response_url
     for _ in range(2):
         listing(0.004)
-    assert times.budget() == 0.025  # lists are quick again (the median of the last three)
+    # Lists are quick again (the median of the last three).
+    assert times.budget() == commands.LIST_BUDGET_S
 
 
 def test_a_command_without_its_user_is_acked_and_nothing_else(
