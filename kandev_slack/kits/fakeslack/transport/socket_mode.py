@@ -53,6 +53,11 @@ class FakeSocketModeServer:
         self._tickets: set[str] = set()
         self._open: list[ServerConnection] = []
         self._acks: dict[str, tuple[float, JsonDict]] = {}
+        #: When each envelope's frame was handed to the link (what its ack is timed from).
+        self._sent_at: dict[str, float] = {}
+        #: One event per envelope whose ack is awaited: an ack wakes its own waiter only (a
+        #: crowd of waiters on one condition would all wake at every ack and delay the next).
+        self._ack_events: dict[str, threading.Event] = {}
         self.received: list[JsonDict] = []
         self.sent: list[JsonDict] = []
         self.connections_opened = 0
@@ -162,19 +167,28 @@ class FakeSocketModeServer:
         }
 
     def _on_client_message(self, raw: str | bytes) -> None:
+        at = time.monotonic()  # as Slack times an ack: when it arrives, before any of our waits
         try:
             message = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             message = {"unparsable": raw if isinstance(raw, str) else raw.decode("latin-1")}
+        event = None
         with self._cond:
             self.received.append(message)
             eid = message.get("envelope_id") if isinstance(message, dict) else None
             if isinstance(eid, str):
-                self._acks[eid] = (time.monotonic(), message)
-            self._cond.notify_all()
+                self._acks[eid] = (at, message)
+                event = self._ack_events.pop(eid, None)
+        if event is not None:
+            event.set()
 
     def _send(self, conn: ServerConnection, message: JsonDict) -> None:
-        conn.send(json.dumps(message))
+        text = json.dumps(message)
+        eid = message.get("envelope_id")
+        if isinstance(eid, str):
+            with self._cond:
+                self._sent_at[eid] = time.monotonic()
+        conn.send(text)
         with self._cond:
             self.sent.append(message)
 
@@ -223,7 +237,9 @@ class FakeSocketModeServer:
         ack; ``options`` as :meth:`deliver`'s."""
         started = time.monotonic()
         eid = self.deliver(type, payload, timeout=timeout, **options)
-        return self.wait_for_ack(eid, started, timeout)
+        with self._cond:
+            sent_at = self._sent_at.pop(eid, started)
+        return self.wait_for_ack(eid, started, timeout, sent_at=sent_at)
 
     def deliver(
         self,
@@ -255,19 +271,26 @@ class FakeSocketModeServer:
         """Send ``data`` as one text frame, valid UTF-8 or not."""
         self._link(timeout, link).send(data, text=True)
 
-    def wait_for_ack(self, eid: str, started: float, timeout: float) -> SocketAck:
+    def wait_for_ack(
+        self, eid: str, started: float, timeout: float, *, sent_at: float | None = None
+    ) -> SocketAck:
+        """The ack of ``eid``, timed from ``sent_at`` (when its frame went; else ``started``)
+        to when the ack arrived; :class:`NoAck` when none came ``timeout`` after ``started``."""
         deadline = started + timeout
         with self._cond:
-            while eid not in self._acks:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+            event = None
+            if eid not in self._acks:
+                event = self._ack_events.setdefault(eid, threading.Event())
+        if event is not None and not event.wait(max(deadline - time.monotonic(), 0.0)):
+            with self._cond:
+                self._ack_events.pop(eid, None)
+                if eid not in self._acks:
                     raise NoAck(f"envelope {eid} was not acknowledged within {timeout}s")
-                self._cond.wait(remaining)
+        with self._cond:
             acked_at, message = self._acks[eid]
         payload = message.get("payload")
-        return SocketAck(
-            eid, payload if isinstance(payload, dict) else None, acked_at - started, message
-        )
+        elapsed = acked_at - (started if sent_at is None else sent_at)
+        return SocketAck(eid, payload if isinstance(payload, dict) else None, elapsed, message)
 
     def send_disconnect(self, reason: str = "refresh_requested") -> None:
         """Slack's "please reconnect" (reasons: warning, refresh_requested, link_disabled)."""

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from websockets.sync.client import connect
 
 from kandev_slack.kits.fakeslack import FakeSlack, NoAck
 from tests.kit.selftest.fakeslack.demo_app import build_app, socket_mode
@@ -75,3 +80,38 @@ def test_issued_urls_can_name_another_host_of_the_same_server(fake_slack: FakeSl
     fake_slack.socket.url_host = "localhost"
     url = client.apps_connections_open(app_token=fake_slack.workspace.app_token)["url"]
     assert url.startswith(f"ws://localhost:{fake_slack.socket.port}/link/?ticket=")
+
+
+def test_concurrent_envelopes_each_get_their_own_ack_timed_from_its_send(
+    fake_slack: FakeSlack,
+) -> None:
+    """A crowd's envelopes on one link: each waiter gets the ack of its own envelope (acked
+    here in reverse order, one left unacked), timed from when its frame went out."""
+    client = WebClient(token=fake_slack.workspace.app_token, base_url=fake_slack.api_url)
+    url = client.apps_connections_open(app_token=fake_slack.workspace.app_token)["url"]
+    hold_s, count = 0.3, 12
+    with connect(url) as link:
+        assert json.loads(link.recv(timeout=5))["type"] == "hello"
+        with ThreadPoolExecutor(count) as pool:
+            acks = [
+                pool.submit(
+                    fake_slack.socket.send_envelope,
+                    "interactive",
+                    {"n": n},
+                    accepts_response_payload=True,
+                    timeout=5.0 if n else 1.0,
+                )
+                for n in range(count)
+            ]
+            envelopes = [json.loads(link.recv(timeout=5)) for _ in range(count)]
+            time.sleep(hold_s)
+            for envelope in sorted(envelopes, key=lambda e: -e["payload"]["n"]):
+                if envelope["payload"]["n"]:  # the first is never acked
+                    reply = {"envelope_id": envelope["envelope_id"], "payload": envelope["payload"]}
+                    link.send(json.dumps(reply))
+            with pytest.raises(NoAck):
+                acks[0].result(timeout=10)
+            for n, ack in enumerate(acks[1:], start=1):
+                got = ack.result(timeout=10)
+                assert got.payload == {"n": n}
+                assert hold_s <= got.elapsed < 5.0
