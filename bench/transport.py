@@ -8,11 +8,22 @@ and encodes exactly like it but reuses one client, and notes when each request l
 from __future__ import annotations
 
 import time
+import uuid
+from typing import Any
 
 import httpx
 
 from bench import burst
-from kandev_slack.kits.fakeslack import Ack, Delivery, HttpTransport, parse_body, signed_headers
+from kandev_slack.kits.fakeslack import (
+    Ack,
+    Delivery,
+    HttpTransport,
+    Kind,
+    parse_body,
+    signed_headers,
+)
+
+JsonDict = dict[str, Any]
 
 
 class KeepAliveTransport(HttpTransport):
@@ -55,4 +66,24 @@ class PreparedTransport(HttpTransport):
             **signed_headers(self.signing_secret, body),
         }
         self.request = burst.Request(url=self.url, body=body.decode(), headers=headers)
+        return Ack(200, None, 0.0, {})
+
+
+class PreparedEnvelope:
+    """Builds a Socket Mode envelope exactly as the fake Slack's server would, without sending
+    it: it is sent and timed from a process of its own (bench/socket_burst.py). Its ack is a
+    stand-in (200, no body)."""
+
+    def __init__(self) -> None:
+        self.envelope: dict[str, Any] | None = None
+
+    def deliver(
+        self, kind: Kind, payload: JsonDict, *, accepts_response_payload: bool, delivery: Delivery
+    ) -> Ack:
+        self.envelope = {
+            "envelope_id": f"bench-{uuid.uuid4()}",
+            "payload": payload,
+            "type": kind,
+            "accepts_response_payload": accepts_response_payload,
+        }
         return Ack(200, None, 0.0, {})

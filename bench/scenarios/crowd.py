@@ -19,8 +19,9 @@ mock agents wait). Then:
 HTTP requests (the floor's and the people's) are prepared here, then sent and timed from a
 process that does nothing else (bench/burst.py): from this one, which runs the fake Slack
 answering the bot's edits meanwhile, a request's timing would include waiting for this
-process's interpreter. Socket Mode envelopes go through the fake Slack's WebSocket, so their
-acks are timed here (both processes switch threads every 0.5 ms, as the bot does).
+process's interpreter. For the same reason the Socket Mode rounds' bot links to a process of
+its own (bench/socket_burst.py: the fake's ``apps.connections.open`` hands out its URL), which
+sends the people's envelopes, prepared here, and stamps each ack as it arrives.
 
 Then every answer is checked: it reached its agent exactly once (the agent's tool result is the
 option clicked, and nothing more came), every card shows its winner, and nobody was told the
@@ -41,11 +42,12 @@ from bench.cardlog import CardLog
 from bench.kandev import delete_tasks
 from bench.procstat import pin, wait_quiet_machine
 from bench.scenarios.answering import seed_spread
+from bench.socket_burst import SocketBurst
 from bench.stats import Summary
-from bench.transport import PreparedTransport
+from bench.transport import PreparedEnvelope, PreparedTransport
 from bench.world import World, wait_synced
 from kandev_slack.cards.words import busy_message
-from kandev_slack.kits.fakeslack import Ack, Delivery, FakeSlack, SlackDriver, SlackUser, Transport
+from kandev_slack.kits.fakeslack import Ack, FakeSlack, SlackDriver, SlackUser
 from tests.kit.harness import BotProcess, SeededBundle
 
 MODES = ("http", "socket")
@@ -195,16 +197,23 @@ def _run_mode(
     window: float,
     out: CrowdRun,
 ) -> None:
-    """One round: one bot over one transport, its processes arranged on the CPUs."""
+    """One round: one bot over one transport, its processes arranged on the CPUs. Socket
+    Mode: the bot links to a process of its own that sends and times the envelopes
+    (bench/socket_burst.py), as HTTP's requests are sent from one (bench/burst.py)."""
     fake = world.fake_slack()
+    links = SocketBurst() if mode == "socket" else None
+    if links is not None:
+        fake.socket.redirect_url = links.url
     bot = world.bot(fake, f"crowd-{mode}", mode=mode)
     log = CardLog(fake)  # before the bot starts: its first sync posts every card
     try:
         bot.start()
         with _arranged(world, bot, out.cpus):
-            _round(world, fake, bot, log, floor, clicked, window, out)
+            _round(world, fake, bot, log, floor, clicked, window, out, links)
     finally:
         bot.stop()
+        if links is not None:
+            links.close()
 
 
 def _round(
@@ -216,6 +225,7 @@ def _round(
     clicked: list[SeededBundle],
     window: float,
     out: CrowdRun,
+    links: SocketBurst | None,
 ) -> None:
     """The floor first (with this bot running and editing its cards, as during the crowd),
     then the crowd once the bot is quiet."""
@@ -237,7 +247,13 @@ def _round(
         for n in range(len(clicked))
     ]
     mark = fake.mark()
-    clicks = _clicks(fake, bot.events_url, out.mode, log, clicked, people, window, out)
+    cards = [log.card(b.pending_id) for b in clicked]
+    clicks = (
+        _socket_clicks(fake, links, cards, people, window)
+        if links is not None
+        else _http_clicks(fake, bot.events_url, cards, people, window)
+    )
+    out.acks_s += [s.ack.elapsed for s in clicks if s.ack is not None]
     _check(world, fake, log, clicked, people, clicks, mark, out)
 
 
@@ -298,43 +314,6 @@ def _floor(
     return round_trips, agent, problems
 
 
-class _TimedTransport:
-    """Notes when a request left, around another transport (one per person: thread-safe)."""
-
-    def __init__(self, inner: Transport) -> None:
-        self.inner = inner
-        self.sent_at = 0.0
-
-    def deliver(self, kind, payload, *, accepts_response_payload: bool, delivery: Delivery) -> Ack:
-        self.sent_at = time.time()
-        return self.inner.deliver(
-            kind, payload, accepts_response_payload=accepts_response_payload, delivery=delivery
-        )
-
-
-def _clicks(
-    fake: FakeSlack,
-    events_url: str,
-    mode: str,
-    log: CardLog,
-    bundles: list[SeededBundle],
-    people: list[SlackUser],
-    window: float,
-    out: CrowdRun,
-) -> list[_Sent]:
-    """Each person clicks one option of their own card. HTTP: a new connection per person, as
-    Slack's, sent from a process of its own (bench/burst.py); Socket Mode: envelopes on the
-    bot's one WebSocket, through the fake Slack."""
-    cards = [log.card(b.pending_id) for b in bundles]
-    sent = (
-        _http_clicks(fake, events_url, cards, people, window)
-        if mode == "http"
-        else _socket_clicks(fake, cards, people, window)
-    )
-    out.acks_s += [s.ack.elapsed for s in sent if s.ack is not None]
-    return sent
-
-
 def _http_clicks(
     fake: FakeSlack,
     events_url: str,
@@ -357,24 +336,24 @@ def _http_clicks(
 
 
 def _socket_clicks(
-    fake: FakeSlack, cards: list[tuple[str, str]], people: list[SlackUser], window: float
+    fake: FakeSlack,
+    links: SocketBurst,
+    cards: list[tuple[str, str]],
+    people: list[SlackUser],
+    window: float,
 ) -> list[_Sent]:
-    timed = [_TimedTransport(SlackDriver.over_socket_mode(fake).transport) for _ in people]
-    drivers = [SlackDriver(fake, transport) for transport in timed]
-    sent = [_Sent() for _ in cards]
-
-    def click(n: int) -> None:
-        channel, ts = cards[n]
-        try:
-            ack = drivers[n].click(channel, ts, text=OPTION, user=people[n])
-        except Exception as exc:  # a click that got no ack at all (NoAck)
-            sent[n].error = f"{type(exc).__name__}: {exc}"
-            return
-        sent[n].at = timed[n].sent_at
-        sent[n].ack = ack
-
-    burst.spread(len(cards), window, click, timeout=window + 120.0)
-    return sent
+    envelopes = []
+    for (channel, ts), person in zip(cards, people, strict=True):
+        prepared = PreparedEnvelope()
+        SlackDriver(fake, prepared).click(channel, ts, text=OPTION, user=person)
+        assert prepared.envelope is not None
+        envelopes.append(prepared.envelope)
+    return [
+        _Sent(at=a.sent_at, error=a.error)
+        if a.error or a.elapsed is None
+        else _Sent(at=a.sent_at, ack=Ack(200, a.payload, a.elapsed, {}))
+        for a in links.send(envelopes, window)
+    ]
 
 
 def _check(

@@ -70,6 +70,10 @@ class FakeSocketModeServer:
         #: The host issued URLs name (None: the host it listens on); a test sets another name
         #: of the same server (``localhost``) to play a URL pointing elsewhere.
         self.url_host: str | None = None
+        #: Issue this URL instead (None: this server's): the app links to another Socket Mode
+        #: server, e.g. one in a process of its own that sends and times a benchmark's
+        #: envelopes (bench/socket_burst.py) while this process answers the Web API.
+        self.redirect_url: str | None = None
         self._relay: Relay | None = None
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -106,6 +110,8 @@ class FakeSocketModeServer:
 
     def issue_url(self) -> str:
         """What apps.connections.open returns: a one-connection ticket URL."""
+        if self.redirect_url is not None:
+            return self.redirect_url
         ticket = uuid.uuid4().hex
         with self._cond:
             self._tickets.add(ticket)

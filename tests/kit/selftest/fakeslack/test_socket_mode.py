@@ -115,3 +115,14 @@ def test_concurrent_envelopes_each_get_their_own_ack_timed_from_its_send(
                 got = ack.result(timeout=10)
                 assert got.payload == {"n": n}
                 assert hold_s <= got.elapsed < 5.0
+
+
+def test_issued_urls_can_send_the_app_to_another_server(fake_slack: FakeSlack) -> None:
+    client = WebClient(token=fake_slack.workspace.app_token, base_url=fake_slack.api_url)
+    fake_slack.socket.redirect_url = "ws://127.0.0.1:1/link/"
+    assert client.apps_connections_open(app_token=fake_slack.workspace.app_token)["url"] == (
+        "ws://127.0.0.1:1/link/"
+    )
+    fake_slack.socket.redirect_url = None
+    url = client.apps_connections_open(app_token=fake_slack.workspace.app_token)["url"]
+    assert url.startswith(f"ws://127.0.0.1:{fake_slack.socket.port}/link/?ticket=")
