@@ -8,7 +8,6 @@ and encodes exactly like it but reuses one client, and notes when each request l
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any
 
 import httpx
@@ -19,6 +18,7 @@ from kandev_slack.kits.fakeslack import (
     Delivery,
     HttpTransport,
     Kind,
+    envelope,
     parse_body,
     signed_headers,
 )
@@ -80,10 +80,5 @@ class PreparedEnvelope:
     def deliver(
         self, kind: Kind, payload: JsonDict, *, accepts_response_payload: bool, delivery: Delivery
     ) -> Ack:
-        self.envelope = {
-            "envelope_id": f"bench-{uuid.uuid4()}",
-            "payload": payload,
-            "type": kind,
-            "accepts_response_payload": accepts_response_payload,
-        }
+        self.envelope = envelope(kind, payload, accepts_response_payload=accepts_response_payload)
         return Ack(200, None, 0.0, {})

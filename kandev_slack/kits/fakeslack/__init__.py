@@ -28,7 +28,7 @@ from kandev_slack.kits.fakeslack.records import (
 )
 from kandev_slack.kits.fakeslack.transport.server import FakeSlack
 from kandev_slack.kits.fakeslack.transport.signing import signed_headers
-from kandev_slack.kits.fakeslack.transport.socket_mode import NoAck, SocketAck
+from kandev_slack.kits.fakeslack.transport.socket_mode import NoAck, SocketAck, envelope
 from kandev_slack.kits.fakeslack.transport.transports import (
     FORM,
     Ack,
@@ -55,6 +55,7 @@ __all__ = [
     "FakeSlack",
     "HttpTransport",
     "NoAck",
+    "envelope",
     "PostedMessage",
     "ResponseUrlPost",
     "SlackDriver",

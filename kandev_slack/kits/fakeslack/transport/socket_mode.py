@@ -44,6 +44,28 @@ class SocketAck:
     raw: JsonDict
 
 
+def envelope(
+    type: str,
+    payload: JsonDict,
+    *,
+    accepts_response_payload: bool = False,
+    retry_attempt: int | None = None,
+    retry_reason: str | None = None,
+    envelope_id: str | None = None,
+) -> JsonDict:
+    """A Socket Mode envelope as Slack sends it (a new envelope id unless ``envelope_id``)."""
+    made: JsonDict = {
+        "envelope_id": envelope_id or new_envelope_id(),
+        "payload": payload,
+        "type": type,
+        "accepts_response_payload": accepts_response_payload,
+    }
+    if type == "events_api" or retry_attempt is not None:  # a redelivery of any kind
+        made["retry_attempt"] = retry_attempt or 0
+        made["retry_reason"] = retry_reason or ""
+    return made
+
+
 class FakeSocketModeServer:
     def __init__(self, app_id: str, host: str = "127.0.0.1") -> None:
         self.app_id = app_id
@@ -243,9 +265,7 @@ class FakeSocketModeServer:
         ack; ``options`` as :meth:`deliver`'s."""
         started = time.monotonic()
         eid = self.deliver(type, payload, timeout=timeout, **options)
-        with self._cond:
-            sent_at = self._sent_at.pop(eid, started)
-        return self.wait_for_ack(eid, started, timeout, sent_at=sent_at)
+        return self.wait_for_ack(eid, started, timeout)
 
     def deliver(
         self,
@@ -260,30 +280,27 @@ class FakeSocketModeServer:
         link: int = -1,
     ) -> str:
         """Deliver an envelope without waiting for its ack; its envelope id."""
-        eid = envelope_id or new_envelope_id()
-        envelope: JsonDict = {
-            "envelope_id": eid,
-            "payload": payload,
-            "type": type,
-            "accepts_response_payload": accepts_response_payload,
-        }
-        if type == "events_api" or retry_attempt is not None:  # a redelivery of any kind
-            envelope["retry_attempt"] = retry_attempt or 0
-            envelope["retry_reason"] = retry_reason or ""
-        self._send(self._link(timeout, link), envelope)
-        return eid
+        made = envelope(
+            type,
+            payload,
+            accepts_response_payload=accepts_response_payload,
+            retry_attempt=retry_attempt,
+            retry_reason=retry_reason,
+            envelope_id=envelope_id,
+        )
+        self._send(self._link(timeout, link), made)
+        return str(made["envelope_id"])
 
     def send_raw(self, data: bytes, *, link: int = -1, timeout: float = 5.0) -> None:
         """Send ``data`` as one text frame, valid UTF-8 or not."""
         self._link(timeout, link).send(data, text=True)
 
-    def wait_for_ack(
-        self, eid: str, started: float, timeout: float, *, sent_at: float | None = None
-    ) -> SocketAck:
-        """The ack of ``eid``, timed from ``sent_at`` (when its frame went; else ``started``)
-        to when the ack arrived; :class:`NoAck` when none came ``timeout`` after ``started``."""
+    def wait_for_ack(self, eid: str, started: float, timeout: float) -> SocketAck:
+        """The ack of ``eid``, timed from when its frame went (else ``started``) to when the
+        ack arrived; :class:`NoAck` when none came ``timeout`` after ``started``."""
         deadline = started + timeout
         with self._cond:
+            sent_at = self._sent_at.pop(eid, started)
             event = None
             if eid not in self._acks:
                 event = self._ack_events.setdefault(eid, threading.Event())
@@ -295,7 +312,7 @@ class FakeSocketModeServer:
         with self._cond:
             acked_at, message = self._acks[eid]
         payload = message.get("payload")
-        elapsed = acked_at - (started if sent_at is None else sent_at)
+        elapsed = acked_at - sent_at
         return SocketAck(eid, payload if isinstance(payload, dict) else None, elapsed, message)
 
     def send_disconnect(self, reason: str = "refresh_requested") -> None:
