@@ -9,11 +9,12 @@ to it. So for the crowd's Socket Mode rounds the bot links to this process inste
 then sends each burst it is given, envelope *n* of *N* at t0 + n·window/N from a thread of its
 own, and stamps each ack the moment its frame is read.
 
-Protocol: the first line on stdout is ``{"url": ws-url}``. Each line on stdin is a burst,
-``{"window": s, "envelopes": [envelope, …]}`` (Slack's envelope JSON); for each, one line on
-stdout: a list of ``{"sent_at", "elapsed", "payload", "error"}`` in order (``sent_at``:
-time.time() just before the frame went; ``elapsed``: seconds from then to the ack's arrival;
-``payload``: the ack's). End of stdin: the links are closed and the process ends.
+Protocol: the app's id is the one argument (its links are greeted with it). The first line on
+stdout is ``{"url": ws-url}``. Each line on stdin is a burst, ``{"window": s, "envelopes":
+[envelope, …]}`` (Slack's envelope JSON); for each, one line on stdout: a list of ``{"sent_at",
+"elapsed", "payload", "error"}`` in order (``sent_at``: time.time() just before the frame went;
+``elapsed``: seconds from then to the ack's arrival; ``payload``: the ack's). End of stdin: the
+links are closed and the process ends.
 """
 
 from __future__ import annotations
@@ -34,12 +35,16 @@ from bench.burst import SWITCH_INTERVAL_S, TIMEOUT_S, spread
 #: How long an envelope waits for its ack (Slack's own limit is 3 s; the crowd waits longer
 #: so that a slow ack is measured, not lost).
 ACK_TIMEOUT_S = 30.0
-HELLO = {
-    "type": "hello",
-    "num_connections": 1,
-    "debug_info": {"host": "applink-bench-1", "build_number": 1},
-    "connection_info": {"app_id": "A0FAKEAPP1"},
-}
+
+
+def hello(app_id: str) -> dict[str, Any]:
+    """Slack's greeting on a new link, naming the app it is for."""
+    return {
+        "type": "hello",
+        "num_connections": 1,
+        "debug_info": {"host": "applink-bench-1", "build_number": 1},
+        "connection_info": {"app_id": app_id},
+    }
 
 
 @dataclass
@@ -53,14 +58,15 @@ class Acked:
 class Links:
     """The links the app made to this process, and the acks read on them."""
 
-    def __init__(self) -> None:
+    def __init__(self, app_id: str) -> None:
+        self._hello = json.dumps(hello(app_id))
         self._cond = threading.Condition()
         self._open: list[ServerConnection] = []
         self._acks: dict[str, tuple[float, dict[str, Any]]] = {}
         self._waiting: dict[str, threading.Event] = {}
 
     def handle(self, conn: ServerConnection) -> None:
-        conn.send(json.dumps(HELLO))
+        conn.send(self._hello)
         with self._cond:
             self._open.append(conn)
             self._cond.notify_all()
@@ -137,9 +143,9 @@ def _burst(links: Links, window: float, envelopes: list[dict[str, Any]]) -> list
     return results
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    links = Links()
+    links = Links(app_id=argv[0])
     with serve(links.handle, "127.0.0.1", 0, compression=None, close_timeout=2) as server:
         threading.Thread(target=server.serve_forever, name="links", daemon=True).start()
         port = server.socket.getsockname()[1]
@@ -157,9 +163,9 @@ class SocketBurst:
     """The process above, from the benchmark's side: :attr:`url` for the fake Slack to hand
     out, :meth:`send` a burst, :meth:`close` at the end of the round."""
 
-    def __init__(self) -> None:
+    def __init__(self, app_id: str) -> None:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.socket_burst"],
+            [sys.executable, "-m", "bench.socket_burst", app_id],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -192,4 +198,4 @@ class SocketBurst:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -201,7 +201,7 @@ def _run_mode(
     Mode: the bot links to a process of its own that sends and times the envelopes
     (bench/socket_burst.py), as HTTP's requests are sent from one (bench/burst.py)."""
     fake = world.fake_slack()
-    links = SocketBurst() if mode == "socket" else None
+    links = SocketBurst(fake.workspace.app_id) if mode == "socket" else None
     if links is not None:
         fake.socket.redirect_url = links.url
     bot = world.bot(fake, f"crowd-{mode}", mode=mode)

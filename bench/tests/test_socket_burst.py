@@ -1,5 +1,6 @@
 """bench/socket_burst.py: a Socket Mode server in a process of its own that greets an app's
-link, sends a burst of envelopes over a window and times each ack from its send."""
+link (with the app's own id), sends a burst of envelopes over a window and times each ack from
+its send."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from websockets.sync.client import connect
 from bench.socket_burst import SocketBurst
 
 HOLD_S = 0.2
+APP_ID = "A0BENCHAPP7"
 
 
 def _app(url: str, seen: list[dict], ready: threading.Event) -> None:
@@ -20,6 +22,7 @@ def _app(url: str, seen: list[dict], ready: threading.Event) -> None:
     with connect(url) as link:
         hello = json.loads(link.recv(timeout=10))
         assert hello["type"] == "hello"
+        assert hello["connection_info"] == {"app_id": APP_ID}  # the app it was started for
         ready.set()
         while True:
             try:
@@ -36,7 +39,7 @@ def _app(url: str, seen: list[dict], ready: threading.Event) -> None:
 
 
 def test_a_burst_is_sent_over_its_window_and_each_ack_timed_from_its_send() -> None:
-    links = SocketBurst()
+    links = SocketBurst(APP_ID)
     seen: list[dict] = []
     ready = threading.Event()
     app = threading.Thread(target=_app, args=(links.url, seen, ready), daemon=True)
