@@ -26,14 +26,12 @@ why at once (not after every re-send was spent on it).
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from kandev_slack.core.domain import Card
-from kandev_slack.core.timing.settled import SETTLED_LOOK_S, Settled
+from kandev_slack.core.timing.settled import SETTLED_LOOK_S
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.errors import KandevAuthError, KandevUnavailable
 from kandev_slack.kandev.models import NotRecorded, Outcome, Unconfirmed
@@ -45,6 +43,7 @@ from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.answering import resolving
 from kandev_slack.usecases.answering.answers import AnswerService
 from kandev_slack.usecases.answering.verdicts import Attempt, Verdict, VerdictKind, repeat_of
+from kandev_slack.usecases.followups.periodic import PeriodicLoop
 from kandev_slack.usecases.identity import Acting, IdentityProblem
 from kandev_slack.usecases.leases import SUBMISSION_LEASE_S, InFlight
 
@@ -83,7 +82,7 @@ class Announcer(Protocol):
 
 
 @dataclass(eq=False)
-class Recovery:
+class Recovery(PeriodicLoop):
     kandev: KandevClient
     cards: CardsRepository
     submissions: SubmissionsRepository
@@ -99,28 +98,22 @@ class Recovery:
     changes: Callable[[], int] | None = None
     settled_s: float = SETTLED_LOOK_S
 
-    def run(self, stop: threading.Event) -> None:
-        """The recovery worker: look for stale submissions now (right after a restart), then
-        every ``interval_s`` seconds — while no submission was seen unfinished and nothing
-        changed in the store here, every ``settled_s`` (another replica's submission goes
-        stale without a change here: its process died)."""
-        settled: Settled | None = None
-        while not stop.is_set():
-            try:
-                if settled is None or settled.moved(self.changes, self.settled_s):
-                    seen = self.changes() if self.changes is not None else None
-                    report = self.run_once()
-                    quiet = not (report.recovered or report.deferred or report.unfinished)
-                    settled = None
-                    if seen is not None and quiet:
-                        settled = Settled(seen, time.monotonic(), None)
-            except (KandevUnavailable, KandevAuthError) as exc:
-                settled = None
-                log.warning("recovery waits for Kandev: %s", exc)
-            except Exception:
-                settled = None
-                log.exception("recovery cycle failed; will retry")
-            stop.wait(self.interval_s)
+    def work_once(self) -> int:
+        """One round of the worker (:class:`PeriodicLoop`, started right after a restart,
+        then every ``interval_s``): how much it found. While it finds nothing and nothing
+        changes in the store here, it looks again every ``settled_s`` only (another replica's
+        submission goes stale without a change here: its process died)."""
+        report = self.run_once()
+        return len(report.recovered) + len(report.deferred) + report.unfinished
+
+    def round_done(self) -> None:
+        """Recovery has no /healthz component of its own: Kandev's and the store's tell."""
+
+    def round_failed(self, exc: Exception) -> None:
+        if isinstance(exc, (KandevUnavailable, KandevAuthError)):
+            log.warning("recovery waits for Kandev: %s", exc)
+        else:
+            log.error("recovery cycle failed; will retry", exc_info=exc)
 
     def run_once(self) -> RecoveryReport:
         """Reconcile every stale unfinished submission; raises KandevUnavailable / auth errors

@@ -29,7 +29,8 @@ class PeriodicLoop(ABC):
     """The loop every periodic worker shares: a round every ``interval_s``, its failures
     reported in /healthz as ``component`` (``failing``) until a round succeeds again. A
     subclass (a dataclass) has ``health`` and ``interval_s`` and does one round in
-    :meth:`work_once`."""
+    :meth:`work_once`; one that reports its failures elsewhere overrides
+    :meth:`round_done` and :meth:`round_failed` (and needs no ``health``)."""
 
     health: Health
     interval_s: float
@@ -56,12 +57,21 @@ class PeriodicLoop(ABC):
                         due_s = self.next_due_s()
                         if due_s is None or due_s > 0.0:
                             settled = Settled(seen, time.monotonic(), due_s)
-                self.health.clear(self.component)
-            except Exception:  # a store outage must not kill the worker
+                self.round_done()
+            except Exception as exc:  # a store outage must not kill the worker
                 settled = None
-                log_failure(log, "%s: a round failed; retrying", self.component)
-                self.health.problem(self.component, self.failing)
+                self.round_failed(exc)
             stop.wait(self.interval_s)
+
+    def round_done(self) -> None:
+        """A round went through: its component is well again."""
+        self.health.clear(self.component)
+
+    def round_failed(self, exc: Exception) -> None:
+        """A round raised ``exc``: logged, and shown in /healthz until a round goes through
+        (the next one is tried after ``interval_s`` all the same)."""
+        log_failure(log, "%s: a round failed; retrying", self.component)
+        self.health.problem(self.component, self.failing)
 
     def next_due_s(self) -> float | None:
         """Seconds until the clock alone makes something due (0: look every interval;

@@ -7,6 +7,9 @@ longer send."""
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -240,6 +243,32 @@ def test_recovery_resends_with_their_own_client(
 
     assert recovery.run_once().recovered == [(card.pending_id, "won")]
     assert len(theirs.called("answer")) == 1 and fake_kandev.called("answer") == []
+
+
+def test_the_recovery_worker_waits_kandev_out_and_then_recovers(
+    posted, recovery: Recovery, theirs, store, announced: Announced, caplog
+) -> None:
+    card = posted(make_bundle())
+    orphan(store, card)
+    theirs.fail("answer", times=2)  # Kandev is away for the first two rounds
+    recovery.interval_s = 0.01
+    stop = threading.Event()
+    worker = threading.Thread(target=recovery.run, args=(stop,), daemon=True)
+    with caplog.at_level(logging.WARNING, logger="kandev_slack.usecases.answering.recovery"):
+        worker.start()
+        try:
+            deadline = time.monotonic() + 5
+            while not announced.told:
+                assert time.monotonic() < deadline, "never recovered"
+                time.sleep(0.01)
+        finally:
+            stop.set()
+            worker.join(5)
+
+    assert [verdict.kind for _, verdict in announced.told] == ["won"]
+    assert state_of(store, card) is CardState.ANSWERED
+    waits = [r for r in caplog.records if r.getMessage().startswith("recovery waits for Kandev")]
+    assert len(waits) == 2 and all(r.levelno == logging.WARNING for r in waits)
 
 
 def test_recovery_never_resends_their_answer_as_the_bot_once_they_disconnected(
