@@ -1,11 +1,19 @@
-"""The HTTP side of the fake: /api/<method> (Web API) and /response/<id> (response_urls)."""
+"""The HTTP side of the fake: /api/<method> (Web API) and /response/<id> (response_urls).
+
+It speaks HTTP/1.1 as Slack does: a client's connection stays open for its next request (unless
+the client asks to close it, as urllib does) and is closed by the fake after ``idle_s`` without
+one, as Slack hangs up on idle clients.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from kandev_slack.kits.fakeslack.api.response_urls import ResponseUrls
 from kandev_slack.kits.fakeslack.api.webapi import HttpAnswer, WebApi
@@ -13,24 +21,63 @@ from kandev_slack.kits.fakeslack.api.webapi import HttpAnswer, WebApi
 log = logging.getLogger(__name__)
 API_PREFIX = "/api/"
 RESPONSE_PREFIX = "/response/"
+#: Seconds a kept connection may go without a request before the fake closes it.
+IDLE_S = 30.0
 
 
 class FakeSlackHttpServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, web_api: WebApi, response_urls: ResponseUrls, host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        web_api: WebApi,
+        response_urls: ResponseUrls,
+        host: str = "127.0.0.1",
+        *,
+        idle_s: float = IDLE_S,
+    ):
         super().__init__((host, 0), _Handler)
         self.web_api = web_api
         self.response_urls = response_urls
+        self.idle_s = idle_s
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        #: Connections accepted so far.
+        self.accepted = 0
 
     @property
     def port(self) -> int:
         return int(self.server_address[1])
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+            self.accepted += 1
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Hang up on every open connection (its thread then ends)."""
+        with self._open_lock:
+            conns = list(self._open)
+        for conn in conns:
+            with contextlib.suppress(OSError):  # it closed meanwhile
+                conn.shutdown(socket.SHUT_RDWR)
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: FakeSlackHttpServer
     server_version = "FakeSlack/1.0"
+    protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # A read waiting longer for the next request times out: the connection is closed.
+        self.connection.settimeout(self.server.idle_s)
 
     def do_POST(self) -> None:
         self._dispatch()

@@ -26,7 +26,11 @@ from kandev_slack.kits.fakeslack.records import (
     Violation,
 )
 from kandev_slack.kits.fakeslack.store import SlackState
-from kandev_slack.kits.fakeslack.transport.http_server import RESPONSE_PREFIX, FakeSlackHttpServer
+from kandev_slack.kits.fakeslack.transport.http_server import (
+    IDLE_S,
+    RESPONSE_PREFIX,
+    FakeSlackHttpServer,
+)
 from kandev_slack.kits.fakeslack.transport.socket_mode import FakeSocketModeServer
 
 JsonDict = dict[str, Any]
@@ -34,8 +38,10 @@ T = TypeVar("T")
 
 
 class FakeSlack:
-    def __init__(self, workspace: Workspace | None = None) -> None:
+    def __init__(self, workspace: Workspace | None = None, *, http_idle_s: float = IDLE_S) -> None:
         self.workspace = workspace or Workspace()
+        #: How long a client's kept connection may stay idle before the fake closes it.
+        self.http_idle_s = http_idle_s
         self.state = SlackState()
         self.faults = Faults()
         self.ctx = SlackContext(self.workspace, self.state, self.faults)
@@ -49,7 +55,7 @@ class FakeSlack:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeSlack:
-        self._http = FakeSlackHttpServer(self.web_api, self.response_urls)
+        self._http = FakeSlackHttpServer(self.web_api, self.response_urls, idle_s=self.http_idle_s)
         self.response_urls.base_url = f"{self.base_url}{RESPONSE_PREFIX}"
         self._http_thread = threading.Thread(
             target=self._http.serve_forever,
@@ -66,6 +72,7 @@ class FakeSlack:
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
+            self._http.close_connections()
             self._http = None
         if self._http_thread is not None:
             self._http_thread.join(timeout=5)
@@ -82,6 +89,13 @@ class FakeSlack:
         if self._http is None:
             raise RuntimeError("FakeSlack is not started")
         return f"http://127.0.0.1:{self._http.port}"
+
+    @property
+    def http_connections(self) -> int:
+        """Connections clients opened to the fake's HTTP side so far."""
+        if self._http is None:
+            raise RuntimeError("FakeSlack is not started")
+        return self._http.accepted
 
     @property
     def api_url(self) -> str:
