@@ -109,10 +109,6 @@ class Waiting:
         return self.listed.pending_id
 
     @property
-    def task_id(self) -> str:
-        return self.listed.task_id
-
-    @property
     def created_at(self) -> datetime:
         """When Kandev created the bundle (UTC)."""
         created = self.listed.created_at

@@ -31,7 +31,7 @@ def test_an_item_listed_undecoded_is_the_item_of_its_bundle(bundle: Bundle) -> N
     task = make_task(bundle.task_id)
     undecoded, decoded = Waiting(ListedBundle.of(bundle), task), Waiting(bundle, task)
     assert undecoded.pending_id == decoded.pending_id == bundle.pending_id
-    assert undecoded.task_id == decoded.task_id == bundle.task_id
+    assert undecoded.task.task_id == decoded.task.task_id == bundle.task_id
     assert undecoded.key == decoded.key
     assert undecoded.created_at.tzinfo is UTC
     assert undecoded.bundle == decoded.bundle == bundle
