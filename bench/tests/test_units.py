@@ -580,3 +580,14 @@ def test_the_quiet_machine_wait_gives_up_at_its_timeout_and_says_how_busy() -> N
     started = time.monotonic()
     always = wait_quiet_machine(below=1.01, over_s=0.05, timeout=10.0)  # quiet at once
     assert 0.0 <= always <= 1.0 and time.monotonic() - started < 5.0
+
+
+def test_kandev_is_restarted_once_before_the_thousand_waiting_after_other_scenarios() -> None:
+    from bench.run import SCENARIOS, fresh_kandev_before
+
+    whole = list(SCENARIOS)
+    assert [whole[n] for n in range(len(whole)) if fresh_kandev_before(whole, n)] == ["notice"]
+    alone = ["notice", "footprint", "queues"]  # a run of only those starts with a fresh Kandev
+    assert not any(fresh_kandev_before(alone, n) for n in range(len(alone)))
+    some = ["crowd", "footprint", "queues"]
+    assert [some[n] for n in range(len(some)) if fresh_kandev_before(some, n)] == ["footprint"]
