@@ -955,6 +955,22 @@ def render_kandev_requests(r: KandevRequests) -> str:
     return f"{heading}\n\n{table(columns, rows)}"
 
 
+def render_gc_pauses(buckets: dict[str, int]) -> str:
+    """The garbage collector's whole-heap pauses while the slash commands were sent."""
+    total = buckets.get("+Inf", 0)
+    if not total:
+        return "No collection of the whole heap ran while the slash commands were sent."
+    within = ", ".join(
+        f"{buckets[le]} within {float(le) * 1000:g} ms"
+        for le in ("0.01", "0.025", "0.05", "0.1")
+        if le in buckets
+    )
+    return (
+        f"Collections of the whole heap (garbage collector generation 2, which stops every "
+        f"thread) while the slash commands were sent: {total}; {within}."
+    )
+
+
 def render_queues(r: Queues) -> str:
     floor = r.floor
     rows = [_summary_row("floor: bare WebSocket client", floor, "1×")]
@@ -999,6 +1015,8 @@ def render_queues(r: Queues) -> str:
             f"The same slash commands in the bot's own timing (its `kandev_slack_ack_seconds`: "
             f"from the request reaching Bolt to the ack): {within}."
         )
+    if r.slash_gc:
+        notes.append(render_gc_pauses(r.slash_gc))
     notes += r.problems
     note = "".join(f"\n\n{n}" for n in notes)
     return (

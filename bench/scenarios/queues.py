@@ -95,6 +95,9 @@ class Queues:
     #: The same acks in the bot's own timing (its ``kandev_slack_ack_seconds``, from the request
     #: reaching Bolt to the ack): how many within each bucket bound (seconds, as text).
     slash_in_bot: dict[str, int] = field(default_factory=dict)
+    #: The bot's garbage collections of the whole heap (generation 2) while the commands were
+    #: sent (its ``kandev_slack_gc_pause_seconds``): how many took at most each bucket bound.
+    slash_gc: dict[str, int] = field(default_factory=dict)
     slash_note: str = ""
     #: Waiting bundles answered in Kandev while the push bot runs, and its requests for them.
     answered: int = 0
@@ -351,23 +354,34 @@ def _slash(driver: SlackDriver, url: str, channel: str, runs: int, result: Queue
         assert prepared.request is not None
         requests.append(prepared.request)
     metrics_url = url.rsplit("/slack/", 1)[0] + "/metrics"
-    before = _command_acks(metrics_url)
+    acks, pauses = ("kandev_slack_ack_seconds", "command"), ("kandev_slack_gc_pause_seconds", "2")
+    before = _buckets(metrics_url, acks, pauses)
     sent = burst.send(requests, window=runs * PAUSE_S)
-    after = _command_acks(metrics_url)
-    result.slash_in_bot = {le: int(after[le] - before.get(le, 0.0)) for le in after}
+    after = _buckets(metrics_url, acks, pauses)
+    result.slash_in_bot = _delta(before[acks], after[acks])
+    result.slash_gc = _delta(before[pauses], after[pauses]) or {"+Inf": 0}  # none ran
     failed = [s.error or f"HTTP {s.status}" for s in sent if s.error or s.status != 200]
     if failed:
         result.problems.append(f"slash commands not acked: {failed[:3]}")
     result.ack_slash = Summary.of_seconds([s.elapsed for s in sent if s.elapsed is not None])
 
 
-def _command_acks(metrics_url: str) -> dict[str, float]:
-    """The bot's ack histogram of slash commands: cumulative count per bucket bound."""
+def _buckets(
+    metrics_url: str, *histograms: tuple[str, str]
+) -> dict[tuple[str, str], dict[str, float]]:
+    """The bot's histograms named by (family, the value of its one label: ``kind`` or
+    ``generation``): each a cumulative count per bucket bound."""
     text = httpx.get(metrics_url, timeout=10.0).text
-    return {
-        sample.labels["le"]: sample.value
-        for family in text_string_to_metric_families(text)
-        if family.name == "kandev_slack_ack_seconds"
-        for sample in family.samples
-        if sample.name.endswith("_bucket") and sample.labels.get("kind") == "command"
-    }
+    found: dict[tuple[str, str], dict[str, float]] = {h: {} for h in histograms}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if not sample.name.endswith("_bucket"):
+                continue
+            label = sample.labels.get("kind", sample.labels.get("generation", ""))
+            if (family.name, label) in found:
+                found[(family.name, label)][sample.labels["le"]] = sample.value
+    return found
+
+
+def _delta(before: dict[str, float], after: dict[str, float]) -> dict[str, int]:
+    return {le: int(after[le] - before.get(le, 0.0)) for le in after}

@@ -591,3 +591,11 @@ def test_kandev_is_restarted_once_before_the_thousand_waiting_after_other_scenar
     assert not any(fresh_kandev_before(alone, n) for n in range(len(alone)))
     some = ["crowd", "footprint", "queues"]
     assert [some[n] for n in range(len(some)) if fresh_kandev_before(some, n)] == ["footprint"]
+
+
+def test_the_whole_heap_s_collections_during_the_slash_commands_are_told() -> None:
+    from bench.report import render_gc_pauses
+
+    assert render_gc_pauses({"+Inf": 0}).startswith("No collection of the whole heap")
+    told = render_gc_pauses({"0.01": 1, "0.025": 2, "0.05": 3, "0.1": 3, "+Inf": 3})
+    assert told.endswith(": 3; 1 within 10 ms, 2 within 25 ms, 3 within 50 ms, 3 within 100 ms.")

@@ -32,7 +32,7 @@ from kandev_slack.kandev.hints import KandevHints
 from kandev_slack.ops import metrics
 from kandev_slack.ops.health import Health
 from kandev_slack.ops.logs import log_failure
-from kandev_slack.ops.runtime import settle_heap
+from kandev_slack.ops.runtime import GcPauses, settle_heap
 from kandev_slack.slack.transport.lanes import Lane
 from kandev_slack.slack.transport.serving import serve_http, serve_ops, serve_socket_mode, stop_ops
 from kandev_slack.slack.transport.socket_link import SocketModeRefused
@@ -214,6 +214,7 @@ def run_until_stopped(bot: Bot) -> int:
     """Start ``bot`` and serve until it is stopped (SIGTERM, SIGINT), then hand over; the
     exit code. Calls that outlived the hand-over end with the process."""
     settle_heap()
+    GcPauses(metrics.gc_paused).install()  # /metrics: kandev_slack_gc_pause_seconds
     bot.start()
     try:
         bot.serve()

@@ -107,6 +107,14 @@ ACK_SECONDS = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3),
     registry=REGISTRY,
 )
+GC_PAUSE_SECONDS = Histogram(
+    f"{PREFIX}_gc_pause_seconds",
+    "How long a garbage collection of generation 1 or 2 (2: the whole heap) stopped every "
+    "thread, an ack's too.",
+    ["generation"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25),
+    registry=REGISTRY,
+)
 SLACK_API_ERRORS = Counter(
     f"{PREFIX}_slack_api_errors",
     "Slack Web API calls that failed, by method and Slack's error code.",
@@ -224,6 +232,10 @@ def card_posted(created_at: datetime | None, *, kind: str = "question") -> None:
             created = created.replace(tzinfo=UTC)
         seconds = max((datetime.now(UTC) - created).total_seconds(), 0.0)
         TIME_TO_CARD.labels(_item(kind)).observe(seconds)
+
+
+def gc_paused(generation: int, seconds: float) -> None:
+    GC_PAUSE_SECONDS.labels(str(generation)).observe(max(seconds, 0.0))
 
 
 def acked(kind: str, seconds: float) -> None:

@@ -12,6 +12,7 @@ from tests.unit.ops.metrics_doc import compare, documented, served, value
 def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> None:
     metrics.answer("slack:button", "card", "won")
     metrics.acked("block_actions", 0.01)
+    metrics.gc_paused(2, 0.004)
     metrics.slack_api_error("chat.postMessage", "channel_not_found")
     metrics.kandev_error("unreachable")
     metrics.kandev_request("mcp list_pending_questions_kandev")
@@ -34,7 +35,7 @@ def test_the_readme_documents_every_served_metric_with_its_type_and_labels() -> 
     )
     now = served(metrics.exposition().decode())
     assert compare(now) == []
-    assert len(documented()) == 20
+    assert len(documented()) == 21
     assert value(now, "kandev_slack_linked_people") == 4
     assert value(now, "kandev_slack_broken_links") == 1
     assert value(now, "kandev_slack_pending_cards") == 3
