@@ -197,13 +197,15 @@ class OutboxRepository(PaceMixin):
         *,
         worker_id: str | None = None,
         slot: bool = False,
+        holding: datetime | None = None,
     ) -> bool:
         """Give the lease back and try again at ``not_before``: a time, or a number of seconds
         from the database's now (e.g. Retry-After). With ``worker_id``, only while that worker
         still holds the lease (an item another worker took over, or whose lease ran out while
         its worker was frozen, is left alone). ``slot``:
         ``not_before`` is the posting slot the item was given (see pace.py) and it keeps it;
-        otherwise any slot it held is given up."""
+        ``holding``: the slot it keeps while it waits until ``not_before`` (its channel's pace
+        row was locked when its slot came); otherwise any slot it held is given up."""
         due = (
             require_aware(not_before)
             if isinstance(not_before, datetime)
@@ -215,7 +217,7 @@ class OutboxRepository(PaceMixin):
                 .where(outbox.c.id == entry_id, _OPEN, self._held(worker_id))
                 .values(
                     not_before=due,
-                    slot_at=due if slot else None,
+                    slot_at=due if slot else holding,
                     last_error=error,
                     lease_owner=None,
                     lease_until=None,

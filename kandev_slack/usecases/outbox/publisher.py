@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from kandev_slack.core.domain import Card
@@ -46,7 +46,7 @@ from kandev_slack.store.records import OutboxEntry
 from kandev_slack.usecases.audit import Audit
 from kandev_slack.usecases.groups import GroupEdit
 from kandev_slack.usecases.leases import OUTBOX_LEASE_S
-from kandev_slack.usecases.outbox.pacing import LOCKED_WAIT_S, POST_SPACING_S, NotYourTurn, Pacer
+from kandev_slack.usecases.outbox.pacing import POST_SPACING_S, NotYourTurn, Pacer
 from kandev_slack.usecases.outbox.writes import (
     KINDS,
     Later,
@@ -398,7 +398,8 @@ class Publisher:
             return
         except PaceBusy as busy:  # never waited for: other channels and edits go on
             self.pacer.locked(busy.channel)
-            self._defer(item, LOCKED_WAIT_S, error=None)
+            wait_s, keep = self.pacer.locked_wait(item.slot_at, datetime.now(UTC))
+            self._defer(item, wait_s, error=None, holding=keep)
             return
         except _LostLease:
             log.warning("outbox item %s (%s): lease lost, left to its new holder", item.id, kind)
@@ -515,12 +516,16 @@ class Publisher:
         *,
         error: str | None,
         slot: datetime | None = None,
+        holding: datetime | None = None,
     ) -> None:
         """Give ``item`` back for ``delay_s``; ``slot``: its posting slot (the database's time,
-        ``delay_s`` from the database's now), which it keeps."""
+        ``delay_s`` from the database's now), which it keeps; ``holding``: the slot it keeps
+        while it waits ``delay_s`` (its channel's pace row was locked)."""
         note = retry_note(item, error or "paced")
         if slot is None:
-            self.outbox.outbox_retry(item.id, delay_s, note, worker_id=self.worker_id)
+            self.outbox.outbox_retry(
+                item.id, delay_s, note, worker_id=self.worker_id, holding=holding
+            )
         else:
             self.outbox.outbox_retry(item.id, slot, note, worker_id=self.worker_id, slot=True)
         due = time.monotonic() + delay_s

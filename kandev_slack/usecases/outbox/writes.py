@@ -668,6 +668,7 @@ class PublisherOutbox(WriteOutbox, PaceOutbox, Protocol):
         *,
         worker_id: str | None = None,
         slot: bool = False,
+        holding: datetime | None = None,
     ) -> bool: ...
 
     def outbox_note(self, entry_id: int, note: str, *, worker_id: str | None = None) -> bool: ...

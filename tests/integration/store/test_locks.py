@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,10 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 
 from kandev_slack.ops.health import Health
-from kandev_slack.store import Database
+from kandev_slack.store import Database, OutboxEntry
 from kandev_slack.store.queues.pace import Pace, PaceBusy
 from kandev_slack.store.sql.engine import SessionTimeouts
+from kandev_slack.usecases.outbox.pacing import LOCKED_RETRY_S
 from kandev_slack.wiring import build_publisher
 from tests.kit.factories import KANDEV_URL, answered, record_card
 from tests.kit.fakes import FakeSlackGateway
@@ -39,8 +41,9 @@ ROOT = Path(__file__).resolve().parents[3]
 FREEZE = """
 import os, signal, sys
 from sqlalchemy import select
-from kandev_slack.store import Database
+from kandev_slack.store import Database, OutboxEntry
 from kandev_slack.store.sql.engine import SessionTimeouts
+from kandev_slack.usecases.outbox.pacing import LOCKED_RETRY_S
 from kandev_slack.store.schema import channel_pace
 store = Database(sys.argv[1], timeouts=SessionTimeouts(idle_in_transaction_s=2.0))
 with store.sql.write() as conn:
@@ -123,6 +126,47 @@ def test_a_locked_pace_row_holds_up_neither_other_channels_nor_edits(
         publisher.work_once()
         time.sleep(0.2)
     assert not any(r.startswith("locks") for r in health.report().reasons)
+
+
+def test_a_post_whose_slot_came_while_the_row_was_locked_keeps_its_slot(
+    pg: Database, outside: Connection
+) -> None:
+    """Replicas take turns in one row: a post that finds it locked when its slot comes keeps
+    the slot and tries again within a moment, instead of giving it up (a second lost in its
+    channel) and waiting LOCKED_WAIT_S."""
+    gateway, health = FakeSlackGateway(), Health()
+    publisher = build_publisher(
+        pg.outbox, pg.cards, pg.audit_log, gateway, kandev_url=KANDEV_URL, health=health
+    )
+    for pending_id in ("first", "second"):
+        record_card(pg, pending_id, channel="C1")
+        card = pg.cards.get(pending_id)
+        assert card is not None
+        publisher.enqueue_post(card)
+    publisher.work_once()  # the first goes; the second is given the next slot
+    [waiting] = [e for e in _entries(pg) if e.payload.get("pending_id") == "second"]
+    assert waiting.slot_at is not None
+    time.sleep(max((waiting.slot_at - datetime.now(UTC)).total_seconds(), 0.0) + 0.05)
+    outside.begin()
+    outside.execute(text("SELECT * FROM channel_pace WHERE channel = 'C1' FOR UPDATE"))
+    try:
+        publisher.work_once()  # its slot came: the row is locked
+        kept = pg.outbox.outbox_get(waiting.id)
+        assert kept is not None and kept.slot_at == waiting.slot_at
+        assert (kept.not_before - datetime.now(UTC)).total_seconds() <= LOCKED_RETRY_S
+    finally:
+        outside.rollback()
+    deadline = time.monotonic() + 2 * LOCKED_RETRY_S + 1.0
+    while not any(c.params.get("pending_id") == "second" for c in gateway.calls):
+        assert time.monotonic() < deadline, "the post lost its slot"
+        publisher.work_once()
+        time.sleep(0.02)
+
+
+def _entries(store: Database) -> list[OutboxEntry]:
+    with store.sql.read() as conn:
+        ids = conn.execute(text("SELECT id FROM outbox ORDER BY id")).scalars().all()
+    return [e for e in (store.outbox.outbox_get(i) for i in ids) if e is not None]
 
 
 def test_a_replica_frozen_inside_its_pace_transaction_is_ended_by_postgresql(

@@ -191,3 +191,23 @@ def test_failed_items_are_counted_and_a_give_back_respects_the_lease(
         clock.now + timedelta(seconds=5),
         "interrupted",
     )
+
+
+def test_a_retry_keeps_the_slot_it_holds_or_gives_it_up(store: Database, clock: FakeClock) -> None:
+    slot = clock.now + timedelta(seconds=1)
+    entry_id = store.outbox.outbox_put("post", "card", {}, channel="C1")
+    assert entry_id is not None
+    store.outbox.outbox_take(None, 10, "w1")
+    assert store.outbox.outbox_retry(entry_id, slot, "paced", worker_id="w1", slot=True)
+    clock.advance(1)
+    store.outbox.outbox_take(None, 10, "w1")
+    # its slot came, its channel's pace row was locked: it keeps the slot a moment longer
+    assert store.outbox.outbox_retry(entry_id, 0.1, "paced", worker_id="w1", holding=slot)
+    kept = store.outbox.outbox_get(entry_id)
+    assert kept is not None
+    assert (kept.slot_at, kept.not_before) == (slot, clock.now + timedelta(seconds=0.1))
+    clock.advance(1)
+    store.outbox.outbox_take(None, 10, "w1")
+    assert store.outbox.outbox_retry(entry_id, 1.0, "paced", worker_id="w1")  # given up
+    given_up = store.outbox.outbox_get(entry_id)
+    assert given_up is not None and given_up.slot_at is None

@@ -146,3 +146,22 @@ def test_after_the_clock_steps_back_the_waiting_posts_keep_one_a_second(
     assert posts(gateway)[0] == "p1"
     assert sorted(posts(gateway)) == ["p1", "p2", "p3", "p4"], per_second  # none waits an hour
     assert all(len(second) <= 1 for second in per_second), per_second  # still one a second
+
+
+def test_a_post_whose_slot_came_keeps_it_a_moment_while_the_pace_row_is_locked() -> None:
+    from datetime import timedelta
+
+    from kandev_slack.usecases.outbox.pacing import (
+        LOCKED_RETRY_S,
+        LOCKED_WAIT_S,
+        POST_SPACING_S,
+        Pacer,
+    )
+
+    pacer = Pacer(outbox=None, health=Health(), spacing_s=POST_SPACING_S)  # type: ignore[arg-type]
+    now = datetime(2026, 12, 7, 1, 0, tzinfo=UTC)
+    slot = now - timedelta(seconds=0.05)  # it came a moment ago
+    assert pacer.locked_wait(slot, now) == (LOCKED_RETRY_S, slot)
+    # held so long that the slot is stale (a frozen holder): it waits and queues again
+    assert pacer.locked_wait(now - timedelta(seconds=5), now) == (LOCKED_WAIT_S, None)
+    assert pacer.locked_wait(None, now) == (LOCKED_WAIT_S, None)  # no slot held
