@@ -118,3 +118,19 @@ def test_threads_calling_at_once_each_get_a_connection_and_some_are_kept(
     assert len(fake_slack.calls("auth.test")) == 120
     assert client.connections.opened <= 120 // 2  # most calls reused one
     assert client.connections.idle() <= MAX_IDLE
+
+
+def test_a_card_sized_call_on_a_kept_connection_is_not_held_back(fake_slack: FakeSlack) -> None:
+    """A body of 2,920 bytes or more goes apart from its headers: with Nagle's algorithm on a
+    kept connection it waited for the fake's delayed ACK (~40 ms a call; an e2e test's message
+    shortcut outran the card's recorded ts). Both ends send at once (TCP_NODELAY)."""
+    import socket
+
+    client = _client(fake_slack)
+    text = "x" * 3_500  # a body of a card's size (over 2,920 bytes), under Slack's 4,000
+    for _ in range(3):
+        client.chat_postMessage(channel=CHANNEL, text=text)
+    [conn] = [c for conns in client.connections._idle.values() for c in conns]
+    assert conn.sock is not None
+    assert conn.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    assert client.connections.opened == 1

@@ -73,6 +73,9 @@ class _Handler(BaseHTTPRequestHandler):
     server: FakeSlackHttpServer
     server_version = "FakeSlack/1.0"
     protocol_version = "HTTP/1.1"
+    # Its headers and body are two writes: each goes at once, as a web server's do (with
+    # Nagle's algorithm the body would wait for the client's delayed ACK on a kept connection).
+    disable_nagle_algorithm = True
 
     def setup(self) -> None:
         super().setup()
