@@ -15,7 +15,7 @@ from kandev_slack.core.signals import Inbox, Signal
 from kandev_slack.kandev.client import KandevClient
 from kandev_slack.kandev.hints import NewPending, Resolved
 from kandev_slack.ops.health import Health
-from kandev_slack.ops.urgency import Urgency
+from kandev_slack.ops.urgency import Turns, Urgency
 from kandev_slack.slack.parsing.forms import read_form
 from kandev_slack.slack.presenters.accounts import Accounts
 from kandev_slack.slack.presenters.tell import RecoveryAnnouncer, Teller
@@ -77,7 +77,7 @@ from kandev_slack.usecases.people import KandevPeople
 from kandev_slack.usecases.tasks import TaskDirectory
 from kandev_slack.usecases.views.conversation import ConversationService
 from kandev_slack.usecases.views.home import AccountSection, HomeService
-from kandev_slack.usecases.views.listing import ListingService
+from kandev_slack.usecases.views.listing import LISTING_TURN_WAIT_S, ListingService
 from kandev_slack.usecases.views.seeing import Seeing
 from kandev_slack.usecases.views.waiting import Permalinks, SharedReads, WaitingQueue
 from kandev_slack.usecases.views.whole_text import WholeText
@@ -565,6 +565,7 @@ def _listener_services(
             page_size=settings.kandev_list_page_size,
             snoozed=snoozes.snoozed_ids,
             accounts=linking.in_use,
+            computing=Turns(LISTING_TURN_WAIT_S, "listing").turn,
         ),
         home=home,
         notifier=notifier,

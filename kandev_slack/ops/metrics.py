@@ -163,7 +163,7 @@ FOLLOWUPS_NOT_MADE = Counter(
     registry=REGISTRY,
 )
 #: What follow-up work is (the ``work`` label).
-FOLLOWUP_WORK = ("group_line", "card_edit", "offer", "followup")
+FOLLOWUP_WORK = ("group_line", "card_edit", "offer", "listing", "followup")
 
 
 # ---- recording (one call where it happens) ------------------------------------------------

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from kandev_slack.ops import metrics
 
@@ -76,3 +78,31 @@ class Urgency:
         waited = time.monotonic() - started
         metrics.yielded(what, waited)
         return waited
+
+
+class Turns:
+    """Heavy computations of one kind (a listing of 1,000 waiting items) take turns: one at a
+    time, each waiting ``max_wait_s`` at most for its turn (a computation held up by a slow
+    look-up must not hold the others up for long: past the bound, the next one goes anyway).
+
+    Python runs one thread at a time: computations run side by side take no less time in
+    all, and every ack waiting for the interpreter meanwhile has that many more threads to
+    wait behind."""
+
+    def __init__(self, max_wait_s: float, what: str) -> None:
+        self._turn = threading.Lock()
+        self._max_wait_s = max_wait_s
+        self._what = what
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """Held while one computation runs (how long it waited for it: the yield histogram,
+        labelled ``what``)."""
+        started = time.monotonic()
+        mine = self._turn.acquire(timeout=self._max_wait_s)
+        metrics.yielded(self._what, time.monotonic() - started)
+        try:
+            yield
+        finally:
+            if mine:
+                self._turn.release()

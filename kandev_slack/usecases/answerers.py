@@ -22,14 +22,21 @@ caller retries later, or tells the person it could not be checked).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from typing import Protocol, TypeVar
 
 from kandev_slack.config.routing import Route, Routing
 from kandev_slack.core.claims import DEFAULT_CLAIM_FOR_S
 from kandev_slack.core.domain import Card, TaskInfo
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+
+def _route_inputs(task: TaskInfo) -> tuple[str, str, tuple[str, ...], str]:
+    """What a task's route depends on (:meth:`Routing.route_for` reads nothing else)."""
+    return task.workspace_id, task.workspace_name, tuple(task.labels), task.priority
 
 
 class Directory(Protocol):
@@ -77,6 +84,26 @@ class Answerers:
         if not self._of_own_organisation(user_id, team, strict=strict):
             return False
         return self._in_channel(route.channel, user_id, strict=strict)
+
+    def answerable(
+        self, items: Iterable[_T], user_id: str, task: Callable[[_T], TaskInfo]
+    ) -> list[_T]:
+        """The ``items`` (each of ``task(item)``) this user may answer, in their order, as
+        :meth:`may_answer` judges each: judged once per distinct route input (workspace,
+        labels, priority), not once per item. A listing of 1,000 waiting questions spread
+        over a few routes asks a few times, not 1,000 (each judgement builds a route and may
+        look the person up)."""
+        verdicts: dict[tuple[str, str, tuple[str, ...], str], bool] = {}
+        mine = []
+        for item in items:
+            of = task(item)
+            key = _route_inputs(of)
+            verdict = verdicts.get(key)
+            if verdict is None:
+                verdict = verdicts[key] = self.may_answer(of, user_id)
+            if verdict:
+                mine.append(item)
+        return mine
 
     def _member(self, group_id: str, user_id: str, *, strict: bool) -> bool:
         return self._lookup(

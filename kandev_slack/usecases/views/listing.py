@@ -19,11 +19,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from kandev_slack.cards.text import one_line
+from kandev_slack.core.clarification import ListedBundle
 from kandev_slack.core.domain import Card, TaskInfo
 from kandev_slack.core.limits import DEFAULT_PAGE_SIZE
 from kandev_slack.kandev.client import KandevClient
@@ -49,6 +51,12 @@ from kandev_slack.usecases.views.waiting import (
 )
 
 log = logging.getLogger(__name__)
+
+#: The longest a listing waits for its turn to be computed (one at a time: see
+#: ListingService.computing): longer than computing one of 1,000 waiting takes (~40 ms), short
+#: enough that one held up by a slow look-up (a permalink, a person's Kandev inbox) holds the
+#: others up for little.
+LISTING_TURN_WAIT_S = 0.2
 
 #: The longest filter accepted (code points): a workspace name or a few words.
 MAX_FILTER = 200
@@ -246,8 +254,15 @@ class ListingService:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         snoozed: Callable[[str], set[str]] | None = None,
         accounts: bool = False,
+        computing: Callable[[], AbstractContextManager[object]] = nullcontext,
     ):
         self.queue = queue
+        #: Entered while a page is computed from Kandev's list (not while the list is read):
+        #: kandev_slack.ops.urgency.Turns, one listing at a time. Listings computed side by
+        #: side take no less time in all (Python runs one thread at a time), and every ack
+        #: waiting for the interpreter meanwhile has more threads to wait behind: 20 commands
+        #: among 1,000 waiting shared one read of Kandev's list, then all computed at once.
+        self.computing = computing
         #: Whether people connect their own Kandev accounts here (the help names the commands).
         self.accounts = accounts
         #: The ids a person snoozed (kandev_slack/usecases/answering/snooze.py): not listed, only
@@ -261,19 +276,32 @@ class ListingService:
     def page(self, query: Query, user_id: str, *, wanted: NextPage | None = None) -> ListingPage:
         """One page of what ``user_id`` may answer that matches ``query``: the first, or the
         one a "Next page" / "Previous page" button asks for (``wanted``)."""
-        after = wanted.after if wanted is not None else None
-        rank = wanted.rank if wanted is not None else OTHER_RANK
-        backwards = wanted is not None and wanted.backwards
         # What their own Kandev account sees, in routes that use it (issue 32): a workspace
         # it cannot see is neither listed nor named.
         sight = self.queue.sight_of(user_id)
         workspaces = [w for w in self.kandev.workspaces() if sight.sees_workspace(w.id)]
         workspace = matching_workspace(query, workspaces)
+        listed = self.queue.listed(workspace.id if workspace is not None else None)
+        with self.computing():
+            return self._page(query, user_id, wanted, sight, workspaces, workspace, listed)
+
+    def _page(
+        self,
+        query: Query,
+        user_id: str,
+        wanted: NextPage | None,
+        sight: Sight,
+        workspaces: Sequence[Workspace],
+        workspace: Workspace | None,
+        listed: Sequence[ListedBundle],
+    ) -> ListingPage:
+        after = wanted.after if wanted is not None else None
+        rank = wanted.rank if wanted is not None else OTHER_RANK
+        backwards = wanted is not None and wanted.backwards
         if workspace is not None:
-            found = self.queue.waiting(workspace_id=workspace.id)
-            found = [it for it in found if matches_terms(it, query)]
+            found = [it for it in self.queue.joined(listed) if matches_terms(it, query)]
         else:
-            found = [it for it in self.queue.waiting() if matches(it, query)]
+            found = [it for it in self.queue.joined(listed) if matches(it, query)]
         found = [] if query.approvals_only else self.queue.visible_to(user_id, found, sight)
         hidden = self.snoozed(user_id) if self.snoozed is not None and found else set()
         snoozed = sum(1 for it in found if it.pending_id in hidden)

@@ -29,7 +29,7 @@ from kandev_slack.surfaces.waiting import Waiting
 from kandev_slack.usecases.answerers import Answerers
 from kandev_slack.usecases.groups import group_key
 from kandev_slack.usecases.tasks import TaskDirectory, TaskUnknown
-from kandev_slack.usecases.views.seeing import S, Seeing, Sight, unlimited
+from kandev_slack.usecases.views.seeing import S, Seeing, Seen, Sight, unlimited
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +124,19 @@ class WaitingQueue:
         """Every bundle Kandev lists as active, in Kandev's order (oldest first), with its task
         (cards are attached to the shown items only, by :meth:`shown`). Raises
         KandevUnavailable / KandevAuthError / KandevError when Kandev cannot say."""
-        bundles = self.reads.read(
+        return self.joined(self.listed(workspace_id))
+
+    def listed(self, workspace_id: str | None = None) -> list[ListedBundle]:
+        """Kandev's list of the active bundles (of one workspace), in Kandev's order: the
+        part of :meth:`waiting` that waits for Kandev (overlapping reads share one). Raises
+        as :meth:`waiting` does."""
+        return self.reads.read(
             workspace_id, lambda: self.kandev.list_listed(workspace_id=workspace_id)
         )
+
+    def joined(self, bundles: Sequence[ListedBundle]) -> list[Waiting]:
+        """``bundles`` (:meth:`listed`) with their tasks: the part of :meth:`waiting` that
+        computes."""
         # One read of the waiting cards' tasks (not of whole cards: with 1,000 waiting, the
         # command's ack would wait for the decoding), instead of one read per bundle.
         tasks = self.cards.pending_tasks()
@@ -139,7 +149,7 @@ class WaitingQueue:
         """The items this person may answer (and so see): nobody sees another route's
         questions, their titles or prompts; with ``sight``, only those of workspaces their
         own Kandev account sees (in routes that use it)."""
-        mine = [i for i in items if self.answerers.may_answer(i.task, user_id)]
+        mine = self.answerers.answerable(items, user_id, _task_of)
         return sight.visible(mine) if sight is not None else mine
 
     def resolved_visible_to(
@@ -147,7 +157,7 @@ class WaitingQueue:
     ) -> list[S]:
         """Resolved items whose route lets this person answer: who answered what stays
         within the route (and, with ``sight``, within the workspaces their account sees)."""
-        mine = [i for i in items if self.answerers.may_answer(i.task, user_id)]
+        mine = self.answerers.answerable(items, user_id, _task_of)
         return sight.visible(mine) if sight is not None else mine
 
     def posted_pending(self) -> list[Waiting]:
@@ -165,7 +175,7 @@ class WaitingQueue:
         """The approvals waiting that this person may answer (posted cards, oldest first),
         each with its card's permalink (with ``sight``: see :meth:`visible_to`)."""
         cards = self.cards.pending_of_kind(APPROVAL_PREFIX)
-        mine = [c for c in cards if c.ts and self.answerers.may_answer(c.task, user_id)]
+        mine = self.answerers.answerable([c for c in cards if c.ts], user_id, _task_of)
         mine = sight.visible(mine) if sight is not None else mine
         return [(c, self.permalinks.of(c)) for c in mine]
 
@@ -231,6 +241,10 @@ class WaitingQueue:
         except TaskUnknown as exc:
             log.warning("not listing bundle %s: %s", bundle.pending_id, exc.reason)
             return None
+
+
+def _task_of(item: Seen) -> TaskInfo:
+    return item.task
 
 
 # ---- identical items as one row (issue 33) ---------------------------------------------------

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from kandev_slack.cards import ids
@@ -162,3 +165,29 @@ def test_other_kandev_failures_are_said(
     reply = listing.reply("", ALICE_ID)
 
     assert says in shown(reply) + reply.text
+
+
+@pytest.mark.usefixtures("waiting")
+def test_a_listing_computes_in_its_turn_after_reading_kandevs_list(
+    queue: WaitingQueue, fake_kandev: FakeKandev
+) -> None:
+    """Kandev's list is read before the turn is taken (overlapping reads can then share one),
+    and the page is computed within it."""
+    seen: list[str] = []
+
+    @contextmanager
+    def turn() -> Iterator[None]:
+        seen.append(f"turn after {len(fake_kandev.calls)} Kandev calls")
+        yield
+        seen.append("turn over")
+
+    listing = ListingService(queue, fake_kandev, kandev_url=KANDEV_URL, page_size=2, computing=turn)
+    calls_before = len(fake_kandev.calls)
+
+    reply = listing.reply("", ALICE_ID)
+
+    reads = [m for m, _ in fake_kandev.calls[calls_before:] if m == "list_listed"]
+    assert reads == ["list_listed"]
+    read_at = [m for m, _ in fake_kandev.calls].index("list_listed", calls_before) + 1
+    assert seen == [f"turn after {read_at} Kandev calls", "turn over"]
+    assert "Platform 1" in shown(reply)
