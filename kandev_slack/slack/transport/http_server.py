@@ -14,12 +14,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from slack_bolt import App
+from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 
 from kandev_slack.ops import metrics
 from kandev_slack.ops.health import Health
-from kandev_slack.slack.transport.guard import MAX_BODY_BYTES, SlackRequestGuard
+from kandev_slack.slack.transport.guard import MAX_BODY_BYTES, PARSED_REQUEST, SlackRequestGuard
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def make_wsgi_app(bolt_app: App, health: Health, signing_secret: str | None = No
     With ``signing_secret``, every request to EVENTS_PATH is authenticated (and refused when
     malformed) before Bolt sees it (see guard.py).
     """
-    slack: Callable = SlackRequestHandler(bolt_app, path=EVENTS_PATH)
+    slack: Callable = _ParsedOnce(bolt_app, path=EVENTS_PATH)
     if signing_secret:
         slack = SlackRequestGuard(slack, signing_secret, path=EVENTS_PATH)
 
@@ -41,6 +42,18 @@ def make_wsgi_app(bolt_app: App, health: Health, signing_secret: str | None = No
         return slack(environ, start_response) if answered is None else answered
 
     return wsgi
+
+
+class _ParsedOnce(SlackRequestHandler):
+    """Bolt's WSGI handler, dispatching the request the guard already made of the body
+    (guard.PARSED_REQUEST) rather than making it again; without one (no guard), as Bolt
+    does."""
+
+    def dispatch(self, request: WsgiHttpRequest) -> BoltResponse:
+        parsed = request.environ.get(PARSED_REQUEST)
+        if isinstance(parsed, BoltRequest):
+            return self.app.dispatch(parsed)
+        return super().dispatch(request)
 
 
 def make_ops_app(health: Health) -> Callable:

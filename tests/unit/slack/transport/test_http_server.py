@@ -1,0 +1,98 @@
+"""The HTTP front: a signed request's body is parsed once on its way to Bolt's listener."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+import slack_bolt.request.request as bolt_request_module
+from slack_bolt import App
+from slack_bolt.authorization import AuthorizeResult
+
+from kandev_slack.kits.fakeslack import signed_headers
+from kandev_slack.ops.health import Health
+from kandev_slack.slack.transport.http_server import EVENTS_PATH, make_wsgi_app
+
+SECRET = "fake-signing-secret-0123456789abcdef"
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every body Bolt parses into a request (its ``parse_body``), counted."""
+    seen: list[str] = []
+    real = bolt_request_module.parse_body
+
+    def counting(body: str, content_type: str | None) -> dict[str, Any]:
+        seen.append(body)
+        return real(body, content_type)
+
+    monkeypatch.setattr(bolt_request_module, "parse_body", counting)
+    return seen
+
+
+def _bolt(clicks: list[dict[str, Any]]) -> App:
+    def authorize(**_: Any) -> AuthorizeResult:  # no auth.test: Slack is not reachable here
+        return AuthorizeResult(
+            enterprise_id=None, team_id="T0TEAM0001", bot_token="xoxb-0000-test", bot_id="B0"
+        )
+
+    app = App(signing_secret=SECRET, authorize=authorize, process_before_response=True)
+
+    @app.action("choose")
+    def choose(ack, body) -> None:
+        ack()
+        clicks.append(body)
+
+    return app
+
+
+def _post(wsgi, body: bytes, headers: dict[str, str]) -> tuple[str, bytes]:
+    status: list[str] = []
+    environ = {
+        "PATH_INFO": EVENTS_PATH,
+        "REQUEST_METHOD": "POST",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "QUERY_STRING": "",
+        "CONTENT_LENGTH": str(len(body)),
+        "CONTENT_TYPE": "application/x-www-form-urlencoded",
+        "wsgi.input": io.BytesIO(body),
+        **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()},
+    }
+    out = b"".join(wsgi(environ, lambda s, _h: status.append(s)))
+    return status[0], out
+
+
+CLICK = {
+    "type": "block_actions",
+    "user": {"id": "U0ALICE001", "team_id": "T0TEAM0001"},
+    "team": {"id": "T0TEAM0001"},
+    "actions": [{"action_id": "choose", "value": "option 1", "type": "button"}],
+    "message": {"blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Which?"}}]},
+}
+
+
+@pytest.mark.parametrize("guarded", [True, False], ids=["signed, guarded", "unguarded"])
+def test_a_click_is_parsed_once_and_reaches_its_listener(parses: list[str], guarded: bool) -> None:
+    clicks: list[dict[str, Any]] = []
+    wsgi = make_wsgi_app(_bolt(clicks), Health(), signing_secret=SECRET if guarded else None)
+    body = urlencode({"payload": json.dumps(CLICK)}).encode()
+
+    status, _ = _post(wsgi, body, signed_headers(SECRET, body))
+
+    assert status.startswith("200")
+    assert [c["actions"][0]["value"] for c in clicks] == ["option 1"]
+    assert parses == [body.decode()]
+
+
+def test_a_forged_click_is_refused_before_any_parse(parses: list[str]) -> None:
+    clicks: list[dict[str, Any]] = []
+    wsgi = make_wsgi_app(_bolt(clicks), Health(), signing_secret=SECRET)
+    body = urlencode({"payload": json.dumps(CLICK)}).encode()
+
+    status, _ = _post(wsgi, body, signed_headers("another-secret-0123456789abcdef", body))
+
+    assert status.startswith("401")
+    assert clicks == [] and parses == []
