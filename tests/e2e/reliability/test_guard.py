@@ -15,6 +15,7 @@ import pytest
 
 from kandev_slack.kits.fakeslack import signed_headers
 from kandev_slack.slack.transport.guard import MAX_BODY_BYTES, SlackRequestGuard
+from tests.kit.wsgi import post
 
 SECRET = "fake-signing-secret-0123456789abcdef"
 PATH = "/slack/events"
@@ -39,18 +40,7 @@ class Unreadable(io.RawIOBase):
 
 
 def _call(guard: SlackRequestGuard, body: bytes, headers: dict[str, str], **environ: Any):
-    status: list[str] = []
-    env = {
-        "PATH_INFO": PATH,
-        "REQUEST_METHOD": "POST",
-        "CONTENT_LENGTH": str(len(body)),
-        "CONTENT_TYPE": "application/x-www-form-urlencoded",
-        "wsgi.input": io.BytesIO(body),
-        **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()},
-        **environ,
-    }
-    out = b"".join(guard(env, lambda s, _h: status.append(s)))
-    return status[0], out
+    return post(guard, PATH, body, headers, **environ)
 
 
 @pytest.fixture

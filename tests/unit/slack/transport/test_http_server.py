@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Any
 from urllib.parse import urlencode
@@ -15,6 +14,7 @@ from slack_bolt.authorization import AuthorizeResult
 from kandev_slack.kits.fakeslack import signed_headers
 from kandev_slack.ops.health import Health
 from kandev_slack.slack.transport.http_server import EVENTS_PATH, make_wsgi_app
+from tests.kit.wsgi import post
 
 SECRET = "fake-signing-secret-0123456789abcdef"
 
@@ -50,19 +50,7 @@ def _bolt(clicks: list[dict[str, Any]]) -> App:
 
 
 def _post(wsgi, body: bytes, headers: dict[str, str]) -> tuple[str, bytes]:
-    status: list[str] = []
-    environ = {
-        "PATH_INFO": EVENTS_PATH,
-        "REQUEST_METHOD": "POST",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "QUERY_STRING": "",
-        "CONTENT_LENGTH": str(len(body)),
-        "CONTENT_TYPE": "application/x-www-form-urlencoded",
-        "wsgi.input": io.BytesIO(body),
-        **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()},
-    }
-    out = b"".join(wsgi(environ, lambda s, _h: status.append(s)))
-    return status[0], out
+    return post(wsgi, EVENTS_PATH, body, headers)
 
 
 CLICK = {
