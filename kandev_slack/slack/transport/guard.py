@@ -204,13 +204,17 @@ def _frames_below_catcher(error: BaseException) -> list[Any]:
 #: The bot's frames a request passes through on its way into Bolt (PromptAckApp.dispatch runs
 #: Bolt's dispatch on a listener thread, kandev_slack/slack/transport/acks.py): an error raised
 #: below them is not the bot's; one raised in them is.
-_HANDING_ON = str(Path(__file__).resolve().with_name("acks.py"))
-_HANDING_ON_CODE = ("PromptAckApp.", "_ack_events_at_once")
+#: The bot's frames that only hand a request on to Bolt (by file: the functions' names).
+_HANDING_ON = {
+    str(Path(__file__).resolve().with_name("acks.py")): ("PromptAckApp.", "_ack_events_at_once"),
+    str(Path(__file__).resolve().with_name("http_server.py")): ("_ParsedOnce.",),
+}
 
 
 def _hands_on(frame: FrameType) -> bool:
     code = frame.f_code
-    return code.co_filename == _HANDING_ON and code.co_qualname.startswith(_HANDING_ON_CODE)
+    names = _HANDING_ON.get(code.co_filename)
+    return names is not None and code.co_qualname.startswith(names)
 
 
 def raised_in_bot(error: BaseException) -> bool:
