@@ -201,10 +201,10 @@ def _frames_below_catcher(error: BaseException) -> list[Any]:
     return frames
 
 
-#: The bot's frames a request passes through on its way into Bolt (PromptAckApp.dispatch runs
-#: Bolt's dispatch on a listener thread, kandev_slack/slack/transport/acks.py): an error raised
-#: below them is not the bot's; one raised in them is.
-#: The bot's frames that only hand a request on to Bolt (by file: the functions' names).
+#: The bot's frames a request passes through on its way into Bolt, by file: their functions'
+#: names (PromptAckApp.dispatch runs Bolt's dispatch on a listener thread, acks.py;
+#: _ParsedOnce.dispatch hands Bolt the guard's request, http_server.py). An error raised below
+#: them is not the bot's; one raised in them is.
 _HANDING_ON = {
     str(Path(__file__).resolve().with_name("acks.py")): ("PromptAckApp.", "_ack_events_at_once"),
     str(Path(__file__).resolve().with_name("http_server.py")): ("_ParsedOnce.",),
