@@ -189,6 +189,10 @@ class RouteRule(BaseModel):
         return f"route at line {self.line} ({'; '.join(criteria)})"
 
 
+#: What a task's route depends on: its workspace (id, name), labels and priority.
+RouteInputs = tuple[str, str, tuple[str, ...], str]
+
+
 class Routing(BaseModel):
     """The whole routing table: defaults plus per-workspace rules (first match wins)."""
 
@@ -258,6 +262,12 @@ class Routing(BaseModel):
             identity=self.default_identity,
             notify_assignee=self.default_notify_assignee,
         )
+
+    @staticmethod
+    def inputs_of(task: TaskInfo) -> RouteInputs:
+        """Everything of ``task`` that :meth:`route_for` reads: tasks equal in these have one
+        route."""
+        return task.workspace_id, task.workspace_name, tuple(task.labels), task.priority
 
     def rule_for(self, task: TaskInfo) -> RouteRule | None:
         """The first rule that matches (None: the defaults apply)."""

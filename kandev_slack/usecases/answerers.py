@@ -25,18 +25,13 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Protocol, TypeVar
 
-from kandev_slack.config.routing import Route, Routing
+from kandev_slack.config.routing import Route, RouteInputs, Routing
 from kandev_slack.core.claims import DEFAULT_CLAIM_FOR_S
 from kandev_slack.core.domain import Card, TaskInfo
 
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-
-
-def _route_inputs(task: TaskInfo) -> tuple[str, str, tuple[str, ...], str]:
-    """What a task's route depends on (:meth:`Routing.route_for` reads nothing else)."""
-    return task.workspace_id, task.workspace_name, tuple(task.labels), task.priority
 
 
 class Directory(Protocol):
@@ -93,11 +88,11 @@ class Answerers:
         labels, priority), not once per item. A listing of 1,000 waiting questions spread
         over a few routes asks a few times, not 1,000 (each judgement builds a route and may
         look the person up)."""
-        verdicts: dict[tuple[str, str, tuple[str, ...], str], bool] = {}
+        verdicts: dict[RouteInputs, bool] = {}
         mine = []
         for item in items:
             of = task(item)
-            key = _route_inputs(of)
+            key = self.routing.inputs_of(of)
             verdict = verdicts.get(key)
             if verdict is None:
                 verdict = verdicts[key] = self.may_answer(of, user_id)
