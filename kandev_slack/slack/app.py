@@ -16,9 +16,10 @@ from kandev_slack.slack.transport.acks import PromptAckApp
 
 log = logging.getLogger(__name__)
 
-#: Threads that run listeners (Bolt's default is 5). Listeners only parse, admit, record and
-#: hand slow work to the lanes (kandev_slack/slack/transport/lanes.py), so these stay free for the
-#: next ack.
+#: Threads that run listeners of requests handed to Bolt's ``App.dispatch`` (the transports
+#: run theirs in their own threads, acks.answer; started only when used). Listeners only
+#: parse, admit, record and hand slow work to the lanes
+#: (kandev_slack/slack/transport/lanes.py), so these stay free for the next ack.
 LISTENER_THREADS = 16
 
 

@@ -15,8 +15,18 @@ def post(
     **environ: Any,
 ) -> tuple[str, bytes]:
     """POST ``body`` (form-encoded unless CONTENT_TYPE says otherwise) with ``headers`` to
-    ``app``: its status line and body."""
+    ``app``: its status line and body (what it wrote through ``start_response``'s ``write``
+    callable, then what it returned). A second ``start_response`` without ``exc_info`` fails,
+    as waitress's does."""
     status: list[str] = []
+    written: list[bytes] = []
+
+    def start_response(line: str, _headers: list[tuple[str, str]], exc_info: Any = None):
+        if status and exc_info is None:
+            raise AssertionError("start_response called a second time without exc_info")
+        status.append(line)
+        return written.append
+
     env = {
         "PATH_INFO": path,
         "REQUEST_METHOD": "POST",
@@ -28,5 +38,5 @@ def post(
         **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()},
         **environ,
     }
-    out = b"".join(app(env, lambda s, _h: status.append(s)))
-    return status[0], out
+    returned = b"".join(app(env, start_response))
+    return status[-1], b"".join(written) + returned

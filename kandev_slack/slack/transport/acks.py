@@ -1,8 +1,13 @@
 """Acknowledging interactions: in time while a click is recorded durably first, and a refused
-form in the form itself."""
+form in the form itself; sent from inside the listener's ack, in the thread that received the
+request (no hop to another thread and back: under a crowd on a busy machine each hop waited
+for the interpreter, up to 90 ms at the tail of an ack)."""
 
 from __future__ import annotations
 
+import contextvars
+import heapq
+import itertools
 import logging
 import threading
 import time
@@ -45,10 +50,9 @@ class AckBudget:
     """Calls ``spent`` once ``budget_s`` has passed since :meth:`start`, unless :meth:`cancel`
     came first: the ack of a slow listener, sent before Slack's 3 s are over.
 
-    Under :class:`PromptAckApp` the request's own dispatching thread is waiting for the ack
-    anyway, and it makes the call: no thread starts per interaction (under a crowd, starting
-    one waits for the interpreter, and the ack with it). Given any other ack, a timer thread
-    makes it."""
+    Under :class:`PromptAckApp` its :class:`AckWatch` makes the call: no thread starts per
+    interaction (under a crowd, starting one waits for the interpreter, and the ack with it).
+    Given any other ack, a timer thread makes it."""
 
     def __init__(self, ack: Callable[..., Any], budget_s: float, spent: Callable[[], None]) -> None:
         self._ack = ack
@@ -134,87 +138,122 @@ def interaction_kind(body: Any) -> str:
     return _KINDS.get(str(body.get("type", "")), "event")
 
 
+class Answer:
+    """The one response a request gets: the first response given wins and ``respond`` sends it
+    (under the lock, so a later caller returns once it is sent: a WSGI request must not end
+    while another thread is still writing its response)."""
+
+    def __init__(self, respond: Callable[[BoltResponse], None]) -> None:
+        self._respond = respond
+        self._lock = threading.Lock()
+        self._given = False
+
+    def __call__(self, response: BoltResponse) -> bool:
+        """Send ``response`` unless one was sent already: True if this one was."""
+        with self._lock:
+            if self._given:
+                return False
+            self._given = True
+            self._respond(response)
+            return True
+
+    @property
+    def given(self) -> bool:
+        return self._given
+
+
+class AckWatch:
+    """One thread calling what falls due: a slow listener's fallback ack once its budget is
+    spent (:class:`AckBudget`), a request's 500 when nothing answered it within Slack's 3 s.
+
+    No thread starts per interaction (under a crowd a thread start waits for the interpreter,
+    and the ack with it), and an interaction answered in time wakes nothing: the thread looks
+    every ``tick_s`` while something is watched and sleeps when nothing is. A call may come
+    once its entry is cancelled (the two race): what it calls must be a no-op by then (an
+    ack given once, an answer sent once)."""
+
+    def __init__(self, tick_s: float = 0.025) -> None:
+        self._tick_s = tick_s
+        self._changed = threading.Condition(threading.Lock())
+        self._due: list[list[Any]] = []  # heap of [deadline, seq, call or None]
+        self._live = 0
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def after(self, delay_s: float, call: Callable[[], None]) -> list[Any]:
+        """Call ``call`` (on the watch's thread) ``delay_s`` from now unless :meth:`cancel`
+        came first; returns the entry to cancel."""
+        entry = [time.monotonic() + delay_s, next(self._seq), call]
+        with self._changed:
+            heapq.heappush(self._due, entry)
+            self._live += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="ack-watch", daemon=True)
+                self._thread.start()
+            elif self._live == 1:
+                self._changed.notify()
+        return entry
+
+    def cancel(self, entry: list[Any]) -> None:
+        with self._changed:
+            if entry[2] is not None:
+                entry[2] = None
+                self._live -= 1
+                if not self._live:
+                    self._due.clear()
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._live:
+                    self._changed.wait()
+                calls = []
+                now = time.monotonic()
+                while self._due and (self._due[0][2] is None or self._due[0][0] <= now):
+                    entry = heapq.heappop(self._due)
+                    if entry[2] is not None:
+                        calls.append(entry[2])
+                        entry[2] = None
+                        self._live -= 1
+            for call in calls:
+                try:
+                    call()
+                except Exception:
+                    log.exception("an interaction's fallback answer failed")
+            time.sleep(self._tick_s)
+
+
 class TimedAck(Ack):
-    """Bolt's ack that records, once, how long after ``started`` it was first called, keeps
-    that first response, and signals it the moment it exists (:meth:`wait`).
+    """Bolt's ack that hands its first response to the request's :class:`Answer` (sent the
+    moment the listener acks, from the listener's own thread) and records, once, how long
+    after ``started`` that was.
 
-    :meth:`settle` ends the wait without an ack (Bolt finished the request: it refused it,
-    no listener claimed it, or the listener failed before acking). :meth:`spend_after` has the
-    waiting thread call a listener's fallback ack when its budget is spent (see
-    :class:`AckBudget`)."""
+    :meth:`spend_after` has the :class:`AckWatch` call a listener's fallback ack when its
+    budget is spent (see :class:`AckBudget`)."""
 
-    def __init__(self, kind: str, started: float) -> None:
+    def __init__(self, kind: str, started: float, answer: Answer, watch: AckWatch) -> None:
         super().__init__()
         self._kind = kind
         self._started = started
-        self._changed = threading.Condition(threading.Lock())
-        self._first: BoltResponse | None = None
-        self._settled = False
-        self._budget: tuple[float, Callable[[], None]] | None = None
+        self._answer = answer
+        self._watch = watch
+        self._budget: tuple[list[Any], Callable[[], None]] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> BoltResponse:
         response = super().__call__(*args, **kwargs)
-        with self._changed:
-            first = self._first is None
-            if first:
-                self._first = response
-                self._settled = True
-                self._changed.notify_all()
-        if first:
+        if self._answer(response):
             metrics.acked(self._kind, time.perf_counter() - self._started)
         return response
 
-    @property
-    def first_response(self) -> BoltResponse | None:
-        """What the first ack answered (None: not acked yet). Later acks, and the 500 Bolt
-        records when a listener fails after its ack, do not change it: it has been sent."""
-        return self._first
-
-    def settle(self) -> None:
-        """The request is finished, acked or not: end any :meth:`wait`."""
-        with self._changed:
-            self._settled = True
-            self._changed.notify_all()
-
     def spend_after(self, budget_s: float, spent: Callable[[], None]) -> None:
-        """Unless settled by then, :meth:`wait` calls ``spent`` once ``budget_s`` has passed
-        (it should ack)."""
-        with self._changed:
-            self._budget = (time.perf_counter() + budget_s, spent)
-            self._changed.notify_all()
+        """Unless answered by then, the watch calls ``spent`` once ``budget_s`` has passed (it
+        should ack)."""
+        self._budget = (self._watch.after(budget_s, spent), spent)
 
     def cancel_spending(self, spent: Callable[[], None]) -> None:
-        with self._changed:
-            if self._budget is not None and self._budget[1] is spent:
-                self._budget = None
-
-    def wait(self, timeout: float) -> bool:
-        """Block until the first ack or :meth:`settle` (True), or ``timeout`` seconds (False);
-        meanwhile, call a budget's ``spent`` when it is due (:meth:`spend_after`)."""
-        end = time.perf_counter() + max(timeout, 0.0)
-        while True:
-            with self._changed:
-                spent = self._due_or_wait(end)
-                if spent is None:
-                    return self._settled
-            try:
-                spent()
-            except Exception:
-                log.exception("an interaction's fallback ack failed")
-
-    def _due_or_wait(self, end: float) -> Callable[[], None] | None:
-        """Under the lock: the budget's ``spent`` once due, else None when settled or at
-        ``end``."""
-        while not self._settled:
-            now = time.perf_counter()
-            if self._budget is not None and now >= self._budget[0]:
-                spent, self._budget = self._budget[1], None
-                return spent
-            if now >= end:
-                return None
-            until = end if self._budget is None else min(end, self._budget[0])
-            self._changed.wait(until - now)
-        return None
+        budget, self._budget = self._budget, None
+        if budget is not None and budget[1] is spent:
+            self._watch.cancel(budget[0])
 
 
 # ------------------------------------------------------------------------------------------
@@ -236,10 +275,13 @@ def _ack_events_at_once(req: BoltRequest, next: Callable[[], None]) -> None:  # 
 class PromptAckApp(App):
     """Bolt's App whose responses leave the moment they are acked (see the module's doc).
 
-    ``executor`` runs the dispatches (and so the listeners): it should copy the submitter's
-    context (ContextExecutor) and have a thread for every request handled at once.
-    ``urgency``: every request counts as urgent work until it is acknowledged (or given up on),
-    so that follow-up work (kandev_slack/ops/urgency.py) waits for its ack."""
+    :meth:`answer` runs the request's listener in the calling thread (the transport's own)
+    and sends its response, through the transport's ``respond``, from inside the ack: an
+    ack waits for no other thread. Bolt's :meth:`dispatch` runs it on ``executor`` (which
+    should copy the submitter's context, ContextExecutor) and returns the response once
+    acked, the listener going on there. ``urgency``: every request counts as urgent work
+    until it is answered, so that follow-up work (kandev_slack/ops/urgency.py) waits for its
+    ack."""
 
     def __init__(
         self, *, executor: Executor, urgency: Urgency | None = None, **kwargs: Any
@@ -247,27 +289,67 @@ class PromptAckApp(App):
         super().__init__(process_before_response=True, listener_executor=executor, **kwargs)
         self.__executor = executor
         self.__urgency = urgency
+        self.__watch = AckWatch()
         self.middleware(_ack_events_at_once)
 
-    def dispatch(self, req: BoltRequest) -> BoltResponse:
-        ack = TimedAck(interaction_kind(req.body), time.perf_counter())
-        req.context["ack"] = ack
+    def answer(self, req: BoltRequest, respond: Callable[[BoltResponse], None]) -> None:
+        """Dispatch ``req`` in this thread; ``respond`` is called once, with the listener's
+        first ack (from whichever thread acks), else Bolt's own response when the dispatch
+        ends (no listener claimed it, or it failed before acking), else a 500 once
+        ACK_TIMEOUT_S passed without either. Returns when the listener has ended; raises what
+        Bolt's dispatch raised (with the response sent or not: see ``Answer.given``)."""
         urgent = self.__urgency.begin() if self.__urgency is not None else None
+
+        def send(response: BoltResponse) -> None:
+            try:
+                respond(response)
+            finally:
+                if urgent is not None:  # answered: follow-up work may go on
+                    urgent.done()
+
+        answer = Answer(send)
+        kind = interaction_kind(req.body)
+        req.context["ack"] = TimedAck(kind, time.perf_counter(), answer, self.__watch)
+        timeout = self.__watch.after(ACK_TIMEOUT_S, lambda: self.__timed_out(answer, kind))
         try:
-            job = self.__executor.submit(self.__dispatch_here, req)
-            job.add_done_callback(lambda _job: ack.settle())
-            answered = ack.wait(ACK_TIMEOUT_S)
+            # The lines this request's listener writes name its person and channel, in a
+            # context of its own (the transport's thread serves other requests after it).
+            answer(contextvars.copy_context().run(self.__dispatch_here, req))
         finally:
-            if urgent is not None:  # acked (or given up on): follow-up work may go on
+            self.__watch.cancel(timeout)
+            if urgent is not None:
                 urgent.done()
-        if not answered:
-            kind = interaction_kind(req.body)
+
+    def dispatch(self, req: BoltRequest) -> BoltResponse:
+        answered: list[BoltResponse] = []
+        ready = threading.Event()
+
+        def respond(response: BoltResponse) -> None:
+            answered.append(response)
+            ready.set()
+
+        job = self.__executor.submit(self.answer, req, respond)
+        job.add_done_callback(lambda _job: ready.set())
+        ready.wait()
+        if answered:
+            return answered[0]
+        job.result()  # raises what the dispatch raised
+        raise RuntimeError("a request ended without a response")  # pragma: no cover
+
+    def __timed_out(self, answer: Answer, kind: str) -> None:
+        if answer(BoltResponse(status=500, body="")):
             log.warning("a %s request was not acknowledged within %ss", kind, ACK_TIMEOUT_S)
-            return BoltResponse(status=500, body="")
-        acked = ack.first_response
-        return acked if acked is not None else job.result()
 
     def __dispatch_here(self, req: BoltRequest) -> BoltResponse:
-        # The lines this request's listener writes name its person and channel.
         new_log_context(user=req.context.user_id, channel=req.context.channel_id)
         return super().dispatch(req)
+
+
+def answer(app: App, req: BoltRequest, respond: Callable[[BoltResponse], None]) -> None:
+    """``req`` dispatched to ``app`` and its response given to ``respond`` once: under
+    :class:`PromptAckApp`, at the ack, in this thread; under any other App, when Bolt's
+    dispatch returns."""
+    if isinstance(app, PromptAckApp):
+        app.answer(req, respond)
+    else:
+        respond(app.dispatch(req))

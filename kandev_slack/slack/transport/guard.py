@@ -202,11 +202,15 @@ def _frames_below_catcher(error: BaseException) -> list[Any]:
 
 
 #: The bot's frames a request passes through on its way into Bolt, by file: their functions'
-#: names (PromptAckApp.dispatch runs Bolt's dispatch on a listener thread, acks.py;
+#: names (PromptAckApp.answer runs Bolt's dispatch, reached through acks.answer, acks.py;
 #: _ParsedOnce.dispatch hands Bolt the guard's request, http_server.py). An error raised below
 #: them is not the bot's; one raised in them is.
 _HANDING_ON = {
-    str(Path(__file__).resolve().with_name("acks.py")): ("PromptAckApp.", "_ack_events_at_once"),
+    str(Path(__file__).resolve().with_name("acks.py")): (
+        "PromptAckApp.",
+        "_ack_events_at_once",
+        "answer",
+    ),
     str(Path(__file__).resolve().with_name("http_server.py")): ("_ParsedOnce.",),
 }
 

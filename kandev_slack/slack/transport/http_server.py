@@ -16,11 +16,17 @@ from collections.abc import Callable, Iterable
 
 from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.wsgi import SlackRequestHandler
-from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
+from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 
 from kandev_slack.ops import metrics
 from kandev_slack.ops.health import Health
-from kandev_slack.slack.transport.guard import MAX_BODY_BYTES, PARSED_REQUEST, SlackRequestGuard
+from kandev_slack.slack.transport.acks import answer
+from kandev_slack.slack.transport.guard import (
+    MAX_BODY_BYTES,
+    PARSED_REQUEST,
+    SlackRequestGuard,
+    log_undispatched,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +52,31 @@ def make_wsgi_app(bolt_app: App, health: Health, signing_secret: str | None = No
 
 class _ParsedOnce(SlackRequestHandler):
     """Bolt's WSGI handler, dispatching the request the guard already made of the body
-    (guard.PARSED_REQUEST) rather than making it again; without one (no guard), as Bolt
-    does."""
+    (guard.PARSED_REQUEST) rather than making it again, and sending its response the moment
+    it is acked (acks.answer: the listener runs in this request's own thread, and goes on
+    after its response is written, its Content-Length complete); without a guard's request,
+    as Bolt does."""
 
-    def dispatch(self, request: WsgiHttpRequest) -> BoltResponse:
-        parsed = request.environ.get(PARSED_REQUEST)
-        if isinstance(parsed, BoltRequest):
-            return self.app.dispatch(parsed)
-        return super().dispatch(request)
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        parsed = environ.get(PARSED_REQUEST)
+        if not isinstance(parsed, BoltRequest):
+            return super().__call__(environ, start_response)
+        sent = threading.Event()
+
+        def respond(response: BoltResponse) -> None:
+            out = WsgiHttpResponse(response.status, response.headers, response.body)
+            write = start_response(out.status, out.get_headers())
+            for chunk in out.get_body():
+                write(chunk)
+            sent.set()
+
+        try:
+            answer(self.app, parsed, respond)
+        except Exception as exc:
+            if not sent.is_set():
+                raise  # nothing sent yet: the guard answers it
+            log_undispatched(exc, log, "request handler")
+        return []
 
 
 def make_ops_app(health: Health) -> Callable:
@@ -98,13 +121,11 @@ REQUEST_DEADLINE_S = 30
 #: Open connections served at once: far more than stalled clients can cheaply take, well
 #: within the descriptor limit (polling has no FD_SETSIZE ceiling, unlike select).
 CONNECTION_LIMIT = 1000
-#: Requests handled at once. Each holds its thread until it is acknowledged, and an ack may
-#: wait up to its budget (a click's permission check calling Slack,
-#: kandev_slack/slack/transport/acks.py), so a
-#: thread per listener thread (kandev_slack/slack/app.py): a dozen held-up acks leave room for the
-#: next
+#: Requests handled at once. Each holds its thread until its listener ends (the listener runs
+#: in it, kandev_slack/slack/transport/acks.py), and an ack may wait up to its budget (a
+#: click's permission check calling Slack): a dozen held-up acks leave room for the next
 #: person. With 8, a crowd of 50 in one second queued up to 19 deep on a busy machine. Socket
-#: Mode handles as many envelopes at once (kandev_slack/app.py).
+#: Mode handles as many envelopes at once (kandev_slack/slack/transport/serving.py).
 THREADS = 16
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -33,6 +34,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
 from kandev_slack.ops.health import Health
+from kandev_slack.slack.transport.acks import answer
 from kandev_slack.slack.transport.guard import bolt_misread, raised_in, raised_in_bot
 from kandev_slack.slack.transport.socket_link import SocketLinks
 
@@ -126,17 +128,25 @@ class GuardedSocketModeHandler:
         self.client.close()
 
     def handle(self, client: Acker, req: SocketModeRequest) -> None:
+        acked = threading.Event()
+
+        def respond(response: BoltResponse) -> None:
+            if response.status != 200:
+                log.warning(
+                    "acknowledged a %s envelope Bolt refused (%s)", req.type, response.status
+                )
+                client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
+            else:
+                client.send_socket_mode_response(envelope_ack(req.envelope_id, response))
+            acked.set()
+
         try:
             # Made here, not in a helper of ours: a payload Bolt cannot read must fail in
             # Bolt's frames alone (log_failure tells the origin from the traceback).
             request = BoltRequest(mode="socket_mode", body=req.payload, headers=retry_headers(req))
-            response = self.app.dispatch(request)
+            # Acknowledged the moment the listener acks, from its own (this) thread.
+            answer(self.app, request, respond)
         except Exception as exc:
             log_failure(req, exc)  # its one line says why: acknowledged with nothing more
-            client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
-            return
-        if response.status != 200:
-            log.warning("acknowledged a %s envelope Bolt refused (%s)", req.type, response.status)
-            client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
-            return
-        client.send_socket_mode_response(envelope_ack(req.envelope_id, response))
+            if not acked.is_set():
+                client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))

@@ -18,8 +18,10 @@ from kandev_slack.ops.logs import AddContext, ContextExecutor
 from kandev_slack.ops.urgency import Urgency
 from kandev_slack.slack.transport.acks import (
     AckBudget,
+    AckWatch,
     PromptAckApp,
     acked_within,
+    answer,
     interaction_kind,
 )
 from kandev_slack.slack.transport.guard import raised_in, raised_in_bot
@@ -286,3 +288,137 @@ def test_an_ack_budget_outside_the_app_uses_a_timer() -> None:
     with acked_within(ack, 0.05):
         time.sleep(0.3)
         assert ack.response is not None  # acked by the budget while the block still ran
+
+
+# ---- answered in the transport's own thread (acks.answer) ---------------------------------
+
+
+def test_the_ack_is_sent_from_the_transports_thread_before_the_listener_ends(
+    fake_slack: FakeSlack,
+) -> None:
+    """No thread hop between a request and its ack: the listener runs in the thread that
+    called ``answer`` (the transport's), which sends the response from inside the ack, then
+    the listener goes on."""
+    app = _bare_app(fake_slack)
+    seen: list[tuple[str, int]] = []
+    before = acks("command")
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        seen.append(("listener", threading.get_ident()))
+        ack(text="the list")
+        seen.append(("after its ack", threading.get_ident()))
+
+    def respond(response) -> None:
+        seen.append((f"sent {response.status} {response.body}", threading.get_ident()))
+
+    answer(app, BoltRequest(body=command(""), mode="socket_mode"), respond)
+
+    me = threading.get_ident()
+    assert seen == [("listener", me), ("sent 200 the list", me), ("after its ack", me)]
+    assert acks("command") == before + 1
+
+
+def test_only_the_first_response_is_sent(fake_slack: FakeSlack) -> None:
+    """A second ack, and the 500 Bolt makes of a listener failing after its ack, are not
+    sent: the transport answers a request once."""
+    app = _bare_app(fake_slack)
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        ack(text="first")
+        ack(text="second")
+        raise RuntimeError("boom")
+
+    sent: list = []
+    answer(app, BoltRequest(body=command(""), mode="socket_mode"), sent.append)
+    assert [(r.status, r.body) for r in sent] == [(200, "first")]
+
+
+def test_a_request_nothing_acks_gets_bolts_own_response_when_it_ends(fake_slack: FakeSlack) -> None:
+    app = _bare_app(fake_slack)
+
+    @app.command("/kandev-questions")
+    def fail(ack) -> None:
+        raise RuntimeError("boom")
+
+    failed: list = []
+    answer(app, BoltRequest(body=command(""), mode="socket_mode"), failed.append)
+    unclaimed: list = []
+    body = {"type": "block_actions", "user": {"id": ALICE_ID}, "actions": [{"action_id": "x"}]}
+    answer(app, BoltRequest(body=body, mode="socket_mode"), unclaimed.append)
+
+    assert [r.status for r in failed] == [500]
+    assert [r.status for r in unclaimed] == [404]
+
+
+def test_a_listener_that_never_acks_is_answered_500_at_the_timeout_while_it_runs(
+    fake_slack: FakeSlack, monkeypatch
+) -> None:
+    monkeypatch.setattr("kandev_slack.slack.transport.acks.ACK_TIMEOUT_S", 0.2)
+    urgency = Urgency()
+    app = _bare_app(fake_slack, urgency)
+    release = threading.Event()
+    sent: list = []
+    in_flight: list[int] = []
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        release.wait(5)
+        in_flight.append(urgency.in_flight)
+        ack(text="too late")
+
+    def respond(response) -> None:
+        sent.append(response)
+        release.set()  # the 500 is sent while the listener still waits
+
+    started = time.monotonic()
+    answer(app, BoltRequest(body=command(""), mode="socket_mode"), respond)
+
+    assert [r.status for r in sent] == [500]
+    assert 0.2 <= time.monotonic() - started < 2
+    assert in_flight == [0]  # answered: urgent no more, though its listener went on
+
+
+def test_a_slow_listeners_fallback_ack_is_sent_by_the_watch_while_it_runs(
+    fake_slack: FakeSlack, monkeypatch
+) -> None:
+    """``acked_within`` under ``answer``: the budget's ack comes from the app's one watch
+    thread (no thread started for the interaction) while the listener is still held up."""
+    monkeypatch.setattr(threading, "Timer", _NoTimers)
+    app = _bare_app(fake_slack)
+    held = threading.Event()
+    sent: list[tuple[int, str, bool]] = []
+
+    @app.command("/kandev-questions")
+    def handle(ack) -> None:
+        with acked_within(ack, 0.1) as acked:
+            held.wait(5)
+            acked()
+
+    def respond(response) -> None:
+        sent.append((response.status, response.body, threading.current_thread().name))
+        held.set()
+
+    started = time.monotonic()
+    answer(app, BoltRequest(body=command(""), mode="socket_mode"), respond)
+
+    assert sent == [(200, "", "ack-watch")]
+    assert 0.1 <= time.monotonic() - started < 2
+
+
+def test_the_watch_calls_what_is_due_and_nothing_cancelled() -> None:
+    watch = AckWatch(tick_s=0.01)
+    called: list[str] = []
+    done = threading.Event()
+    cancelled = watch.after(0.05, lambda: called.append("cancelled"))
+    watch.after(0.05, lambda: (called.append("due"), done.set()))
+    watch.cancel(cancelled)
+    watch.cancel(cancelled)  # twice: no harm
+
+    assert done.wait(2)
+    time.sleep(0.1)
+    assert called == ["due"]
+    finished = watch.after(10, lambda: called.append("never"))
+    watch.cancel(finished)
+    assert watch._due == [] and watch._live == 0  # nothing watched: it sleeps
