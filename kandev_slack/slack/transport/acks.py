@@ -157,23 +157,18 @@ class Answer:
             self._respond(response)
             return True
 
-    @property
-    def given(self) -> bool:
-        return self._given
-
 
 class AckWatch:
     """One thread calling what falls due: a slow listener's fallback ack once its budget is
     spent (:class:`AckBudget`), a request's 500 when nothing answered it within Slack's 3 s.
 
     No thread starts per interaction (under a crowd a thread start waits for the interpreter,
-    and the ack with it), and an interaction answered in time wakes nothing: the thread looks
-    every ``tick_s`` while something is watched and sleeps when nothing is. A call may come
-    once its entry is cancelled (the two race): what it calls must be a no-op by then (an
-    ack given once, an answer sent once)."""
+    and the ack with it). The thread sleeps until the soonest entry is due (woken only when a
+    new entry comes sooner) and while nothing is watched; an entry cancelled in time is
+    dropped when it comes up. A call may come once its entry is cancelled (the two race):
+    what it calls must be a no-op by then (an ack given once, an answer sent once)."""
 
-    def __init__(self, tick_s: float = 0.025) -> None:
-        self._tick_s = tick_s
+    def __init__(self) -> None:
         self._changed = threading.Condition(threading.Lock())
         self._due: list[list[Any]] = []  # heap of [deadline, seq, call or None]
         self._live = 0
@@ -190,7 +185,7 @@ class AckWatch:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="ack-watch", daemon=True)
                 self._thread.start()
-            elif self._live == 1:
+            elif self._due[0] is entry:  # sooner than what the thread sleeps for
                 self._changed.notify()
         return entry
 
@@ -205,22 +200,28 @@ class AckWatch:
     def _run(self) -> None:
         while True:
             with self._changed:
-                while not self._live:
-                    self._changed.wait()
-                calls = []
-                now = time.monotonic()
-                while self._due and (self._due[0][2] is None or self._due[0][0] <= now):
-                    entry = heapq.heappop(self._due)
-                    if entry[2] is not None:
-                        calls.append(entry[2])
-                        entry[2] = None
-                        self._live -= 1
-            for call in calls:
-                try:
-                    call()
-                except Exception:
-                    log.exception("an interaction's fallback answer failed")
-            time.sleep(self._tick_s)
+                call = self._next_due()
+            try:
+                call()
+            except Exception:
+                log.exception("an interaction's fallback answer failed")
+
+    def _next_due(self) -> Callable[[], None]:
+        """Under the lock: the soonest live entry's call once it is due."""
+        while True:
+            while self._due and self._due[0][2] is None:
+                heapq.heappop(self._due)
+            if not self._due:
+                self._changed.wait()
+                continue
+            left = self._due[0][0] - time.monotonic()
+            if left > 0:
+                self._changed.wait(left)
+                continue
+            entry = heapq.heappop(self._due)
+            call, entry[2] = entry[2], None
+            self._live -= 1
+            return call
 
 
 class TimedAck(Ack):
@@ -297,7 +298,7 @@ class PromptAckApp(App):
         first ack (from whichever thread acks), else Bolt's own response when the dispatch
         ends (no listener claimed it, or it failed before acking), else a 500 once
         ACK_TIMEOUT_S passed without either. Returns when the listener has ended; raises what
-        Bolt's dispatch raised (with the response sent or not: see ``Answer.given``)."""
+        Bolt's dispatch raised, whether or not a response was sent (``respond`` knows)."""
         urgent = self.__urgency.begin() if self.__urgency is not None else None
 
         def send(response: BoltResponse) -> None:
@@ -331,10 +332,9 @@ class PromptAckApp(App):
         job = self.__executor.submit(self.answer, req, respond)
         job.add_done_callback(lambda _job: ready.set())
         ready.wait()
-        if answered:
-            return answered[0]
-        job.result()  # raises what the dispatch raised
-        raise RuntimeError("a request ended without a response")  # pragma: no cover
+        if not answered:
+            job.result()  # raises what the dispatch raised (it answers otherwise)
+        return answered[0]
 
     def __timed_out(self, answer: Answer, kind: str) -> None:
         if answer(BoltResponse(status=500, body="")):

@@ -203,7 +203,7 @@ def _frames_below_catcher(error: BaseException) -> list[Any]:
 
 #: The bot's frames a request passes through on its way into Bolt, by file: their functions'
 #: names (PromptAckApp.answer runs Bolt's dispatch, reached through acks.answer, acks.py;
-#: _ParsedOnce.dispatch hands Bolt the guard's request, http_server.py). An error raised below
+#: _ParsedOnce.__call__ hands Bolt the guard's request, http_server.py). An error raised below
 #: them is not the bot's; one raised in them is.
 _HANDING_ON = {
     str(Path(__file__).resolve().with_name("acks.py")): (

@@ -408,7 +408,7 @@ def test_a_slow_listeners_fallback_ack_is_sent_by_the_watch_while_it_runs(
 
 
 def test_the_watch_calls_what_is_due_and_nothing_cancelled() -> None:
-    watch = AckWatch(tick_s=0.01)
+    watch = AckWatch()
     called: list[str] = []
     done = threading.Event()
     cancelled = watch.after(0.05, lambda: called.append("cancelled"))
