@@ -1,6 +1,6 @@
 """Digests end to end (real Kandev, fake Slack, the bot in-process): ``/kandev-questions digest
 09:00`` set, and the DM received at that time in the person's Slack time zone (the digests'
-clock shifted by ``DIGEST_CLOCK_SHIFT_S`` so that the next weekday's 09:00 there comes a few
+clock shifted by ``DIGEST_CLOCK_SHIFT_S`` so that the next Monday's 09:00 there comes a few
 seconds after the bot starts), its "Answer…" opening the answer form; ``digest now`` with and
 without items; ``digest off``; bad input changing nothing; a route's channel digest; identical
 questions listed as one row ("3 agents", critical first) whose "Answer for all…" answers the
@@ -36,12 +36,17 @@ LEAD_S = 8.0
 
 
 def shift_to(at: time, tz_name: str, lead_s: float = LEAD_S) -> str:
-    """DIGEST_CLOCK_SHIFT_S putting the next weekday's ``at`` in ``tz_name`` ``lead_s`` seconds
-    from now."""
+    """DIGEST_CLOCK_SHIFT_S putting the next Monday's ``at`` in ``tz_name`` ``lead_s`` seconds
+    from now. A Monday, whatever day the test runs: a route's channel digest is due from its
+    time until the next digest day's, so a bot starting just before Tuesday's sends Monday's
+    at once, as it should after being down (core/timing/digest.py, ``due_date``); the day
+    before a Monday has no digest."""
     tz = zone(tz_name)
     assert tz is not None
     now = datetime.now(UTC)
     target = next_send(now + timedelta(minutes=2), at, tz)
+    while target.astimezone(tz).weekday() != 0:
+        target = next_send(target + timedelta(minutes=1), at, tz)
     return f"{(target - now).total_seconds() - lead_s:.3f}"
 
 
