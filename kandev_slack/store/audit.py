@@ -35,22 +35,21 @@ class AuditRepository(Repository):
         attempt could not be tied to a bundle (a malformed payload). ``kandev_user``: the
         Kandev account it was made with, when a person's own (None: the bot's, or unknown).
         """
+        stmt = self._prepared(
+            "audit.audit",
+            lambda: insert(audit_log).values(at=self._now()).returning(audit_log.c.id),
+        )
+        values = {
+            "pending_id": pending_id,
+            "user_id": user or SYSTEM_USER,
+            "action": action,
+            "source": source,
+            "result": result,
+            "detail": detail,
+            "kandev_user_id": kandev_user or None,
+        }
         with self._write() as conn:
-            stmt = (
-                insert(audit_log)
-                .values(
-                    at=self._now(),
-                    pending_id=pending_id,
-                    user_id=user or SYSTEM_USER,
-                    action=action,
-                    source=source,
-                    result=result,
-                    detail=detail,
-                    kandev_user_id=kandev_user or None,
-                )
-                .returning(audit_log.c.id)
-            )
-            return int(conn.execute(stmt).scalar_one())
+            return int(conn.execute(stmt, values).scalar_one())
 
     def audit_entries(self, pending_id: str | None = None, limit: int = 100) -> list[AuditEntry]:
         """The newest ``limit`` entries (of one bundle when ``pending_id`` is given), newest

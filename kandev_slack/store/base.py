@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Engine, Insert, Table, event, func, literal, type_coerce
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -18,6 +18,7 @@ from kandev_slack.store.sql.engine import WRITE_OPTION
 from kandev_slack.store.sql.types import UTCDateTime
 
 Clock = Callable[[], datetime]
+_Statement = TypeVar("_Statement")
 
 #: ``Connection.info`` key: a statement of the open write transaction changed rows.
 CHANGED = "kandev_store_changed"
@@ -77,6 +78,8 @@ class Sql:
         #: Write transactions of this process that changed rows, so far (see :meth:`writes`).
         self._writes = 0
         self._count_writes = itertools.count(1)
+        #: Statements built once (see :meth:`prepared`), by their key.
+        self._prepared: dict[Hashable, Any] = {}
 
     def _open_unit(self) -> Connection | None:
         conn: Connection | None = getattr(self._unit, "conn", None)
@@ -97,6 +100,22 @@ class Sql:
                 yield
             finally:
                 self._unit.conn = None
+
+    def prepared(self, key: Hashable, build: Callable[[], _Statement]) -> _Statement:
+        """The statement ``build`` makes, built once per ``key`` and reused. Its values are
+        bind parameters, given when it is executed; ``key`` names everything else it depends on
+        (an ``ago``'s seconds, a state it compares with).
+
+        A hot query's statement built anew for each call costs more than the database's work
+        on it: SQLAlchemy walks a new statement to find its compiled form in its cache, a walk
+        it does once for a statement object it has seen. With a ``clock`` (tests), the
+        database's now is that moment, a literal: built each time."""
+        if self.clock is not None:
+            return build()
+        statement = self._prepared.get(key)
+        if statement is None:
+            statement = self._prepared.setdefault(key, build())
+        return statement
 
     def now(self) -> ColumnElement[Any]:
         """Now, as a SQL expression evaluated by the database."""
@@ -182,6 +201,10 @@ class Repository:
 
     def _at(self, seconds: float) -> ColumnElement[Any]:
         return self._sql.at(seconds)
+
+    def _prepared(self, key: Hashable, build: Callable[[], _Statement]) -> _Statement:
+        """See :meth:`Sql.prepared`."""
+        return self._sql.prepared(key, build)
 
     def atomic(self) -> AbstractContextManager[None]:
         """The unit of work: every call on this database's repositories inside the block, by

@@ -102,6 +102,10 @@ class GroupCards(Protocol):
         limit: int = 50,
     ) -> list[Card]: ...
 
+    def same_item_ids(
+        self, identity_key: str, channel: str, *, exclude: str = "", limit: int = 50
+    ) -> list[str]: ...
+
     def first_waiting(self, identity_key: str, channel: str, before: Card) -> FirstCard | None: ...
 
     def in_thread(self, first: str, limit: int = 50) -> list[Card]: ...
@@ -121,6 +125,13 @@ class GroupLines:
             return []
         found = self.cards.same_item(key, card.channel, exclude=card.pending_id, limit=MAX_GROUP)
         return [m for m in found if groupable(m)]
+
+    def member_ids(self, card: Card) -> list[str]:
+        """The ids of :meth:`members` (the cards of one identity key are all grouped)."""
+        key = group_key(card)
+        if key is None:
+            return []
+        return self.cards.same_item_ids(key, card.channel, exclude=card.pending_id, limit=MAX_GROUP)
 
     def first_of(self, card: Card) -> FirstCard | None:
         """The card ``card`` is posted in the thread of (None: its own channel card)."""

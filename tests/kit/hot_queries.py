@@ -133,6 +133,11 @@ HOT_QUERIES: tuple[HotQuery, ...] = (
         ),
     ),
     HotQuery(
+        "same_item_ids",
+        "Send to all: whom a won answer's offer names",
+        lambda s: s.cards.same_item_ids(PROBE_QUESTION_KEY, PROBE_CHANNEL, exclude=PROBE),
+    ),
+    HotQuery(
         "first_waiting",
         "a card's post: the first identical item waiting (it goes in its thread)",
         lambda s: s.cards.first_waiting(PROBE_QUESTION_KEY, PROBE_CHANNEL, _PROBE_CARD),

@@ -110,7 +110,7 @@ def offer_to(
 ) -> None:
     """The offer to send a won answer to the other agents asking the same (ephemeral, where
     the person answered; nothing on the App Home: it has no ephemeral messages)."""
-    members = [m.pending_id for m in offer.members]
+    members = list(offer.members)
     text, blocks = groups.answer_all_offer(offer.card.pending_id, offer.choice, members)
     told = notifier.tell(
         where.user_id,

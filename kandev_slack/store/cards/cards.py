@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import Select, Update, and_, bindparam, exists, func, or_, select, update
 
 from kandev_slack.core.domain import (
     Card,
@@ -26,6 +27,28 @@ from kandev_slack.store.records import OutboxStatus
 from kandev_slack.store.schema import cards, outbox
 
 _WAITING = in_state(CardState.PENDING)
+#: The hot reads, built once (their values bound when executed: kandev_slack/store/base.py
+#: ``Sql.prepared`` says why).
+_GET = select(cards).where(cards.c.pending_id == bindparam("pending_id"), KNOWN)
+_SAME_ITEM_IDS = (
+    select(cards.c.pending_id)
+    .where(
+        cards.c.identity_key == bindparam("identity_key"),
+        cards.c.channel == bindparam("channel"),
+        cards.c.ts.is_not(None),
+        cards.c.pending_id != bindparam("exclude"),
+        _WAITING,
+        KNOWN,
+    )
+    .order_by(cards.c.created_at, cards.c.pending_id)
+    .limit(bindparam("limit"))
+)
+_IN_THREAD = (
+    select(cards)
+    .where(cards.c.thread_of == bindparam("first"), cards.c.ts.is_not(None), _WAITING, KNOWN)
+    .order_by(cards.c.created_at, cards.c.pending_id)
+    .limit(bindparam("limit"))
+)
 
 
 class CardsRepository(CopiesMixin):
@@ -91,25 +114,34 @@ class CardsRepository(CopiesMixin):
         """
         if to.state is CardState.PENDING:
             raise ValueError("a card cannot transition back to pending")
-        now = self._now()
-        with self._write() as conn:
-            stmt = (
+
+        def build() -> Update:
+            now = self._now()
+            return (
                 update(cards)
-                .where(cards.c.pending_id == pending_id, in_state(expected))
+                .where(cards.c.pending_id == bindparam("card"), in_state(expected))
                 .values(
-                    state=to.state.value,
-                    outcome_json=to.model_dump_json(),
+                    state=bindparam("to_state"),
+                    outcome_json=bindparam("to_outcome"),
                     resolved_at=now,
                     updated_at=now,
                 )
             )
-            return conn.execute(stmt).rowcount == 1
+
+        stmt = self._prepared(("cards.transition", expected), build)
+        values = {
+            "card": pending_id,
+            "to_state": to.state.value,
+            "to_outcome": to.model_dump_json(),
+        }
+        with self._write() as conn:
+            return conn.execute(stmt, values).rowcount == 1
 
     def get(self, pending_id: str) -> Card | None:
         """The card of ``pending_id`` (None too for a card of a kind this release does not
         know: it is left alone)."""
         with self._read() as conn:
-            row = conn.execute(select(cards).where(cards.c.pending_id == pending_id, KNOWN)).first()
+            row = conn.execute(_GET, {"pending_id": pending_id}).first()
         return _card(row) if row else None
 
     def by_message(self, channel: str, ts: str) -> Card | None:
@@ -174,15 +206,16 @@ class CardsRepository(CopiesMixin):
     def pending_of_kind(self, prefix: str) -> list[Card]:
         """Pending cards whose key starts with ``prefix`` (``perm:``: the approvals), oldest
         first."""
-        with self._read() as conn:
-            rows = conn.execute(
+        stmt = self._prepared(
+            ("cards.pending_of_kind", prefix),
+            lambda: (
                 select(cards)
-                .where(
-                    _WAITING,
-                    cards.c.pending_id.startswith(prefix, autoescape=True),
-                )
+                .where(_WAITING, cards.c.pending_id.startswith(prefix, autoescape=True))
                 .order_by(cards.c.created_at, cards.c.pending_id)
-            ).all()
+            ),
+        )
+        with self._read() as conn:
+            rows = conn.execute(stmt).all()
         return [_card(row) for row in rows]
 
     def pending_ids(self) -> list[tuple[str, datetime]]:
@@ -270,30 +303,54 @@ class CardsRepository(CopiesMixin):
         """Posted cards of identical items in ``channel`` that wait — and, with
         ``resolved_since_of``, those resolved since that card was (by the database's clock) —
         oldest first (index ``ix_cards_identity``): a group of identical items."""
-        current = _WAITING
-        if resolved_since_of is not None:
-            source = cards.alias("source")
-            since = (
-                select(source.c.resolved_at)
-                .where(source.c.pending_id == resolved_since_of)
-                .scalar_subquery()
-            )
-            current = or_(current, cards.c.resolved_at >= since)
-        with self._read() as conn:
-            rows = conn.execute(
+        since = resolved_since_of is not None
+
+        def build() -> Select[Any]:
+            current = _WAITING
+            if since:
+                source = cards.alias("source")
+                resolved_at = (
+                    select(source.c.resolved_at)
+                    .where(source.c.pending_id == bindparam("since_of"))
+                    .scalar_subquery()
+                )
+                current = or_(current, cards.c.resolved_at >= resolved_at)
+            return (
                 select(cards)
                 .where(
-                    cards.c.identity_key == identity_key,
-                    cards.c.channel == channel,
+                    cards.c.identity_key == bindparam("identity_key"),
+                    cards.c.channel == bindparam("channel"),
                     cards.c.ts.is_not(None),
-                    cards.c.pending_id != exclude,
+                    cards.c.pending_id != bindparam("exclude"),
                     current,
                     KNOWN,
                 )
                 .order_by(cards.c.created_at, cards.c.pending_id)
-                .limit(limit)
-            ).all()
+                .limit(bindparam("limit"))
+            )
+
+        stmt = self._prepared(("cards.same_item", since), build)
+        values: dict[str, Any] = {
+            "identity_key": identity_key,
+            "channel": channel,
+            "exclude": exclude,
+            "limit": limit,
+        }
+        if since:
+            values["since_of"] = resolved_since_of
+        with self._read() as conn:
+            rows = conn.execute(stmt, values).all()
         return [_card(row) for row in rows]
+
+    def same_item_ids(
+        self, identity_key: str, channel: str, *, exclude: str = "", limit: int = 50
+    ) -> list[str]:
+        """The ids of :meth:`same_item`'s waiting cards, oldest first, none read whole: whom a
+        won answer's offer names (a crowd answering one group offers each person the rest)."""
+        with self._read() as conn:
+            values = {"identity_key": identity_key, "channel": channel, "exclude": exclude}
+            rows = conn.execute(_SAME_ITEM_IDS, {**values, "limit": limit}).all()
+        return [row.pending_id for row in rows]
 
     def first_waiting(self, identity_key: str, channel: str, before: Card) -> FirstCard | None:
         """The oldest waiting card of an item identical to ``before``'s in ``channel``, recorded
@@ -348,12 +405,7 @@ class CardsRepository(CopiesMixin):
         """The posted cards waiting in the thread of ``first``'s card, oldest first (index
         ``ix_cards_thread_of``)."""
         with self._read() as conn:
-            rows = conn.execute(
-                select(cards)
-                .where(cards.c.thread_of == first, cards.c.ts.is_not(None), _WAITING, KNOWN)
-                .order_by(cards.c.created_at, cards.c.pending_id)
-                .limit(limit)
-            ).all()
+            rows = conn.execute(_IN_THREAD, {"first": first, "limit": limit}).all()
         return [_card(row) for row in rows]
 
     def count(self, state: CardState | None = None) -> int:

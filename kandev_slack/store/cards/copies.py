@@ -12,13 +12,32 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, bindparam, or_, select, update
 
 from kandev_slack.core.domain import Card
 from kandev_slack.store.base import Repository, insert_unless_exists
 from kandev_slack.store.cards.card_row import card_from_row as _card
 from kandev_slack.store.kinds import KNOWN
 from kandev_slack.store.schema import card_messages, cards, dm_gathers
+
+#: How a click finds its card, built once (kandev_slack/store/base.py ``Sql.prepared``).
+_BY_MESSAGE = select(cards).where(
+    cards.c.channel == bindparam("channel"), cards.c.ts == bindparam("ts"), KNOWN
+)
+_BY_OTHER_MESSAGE = (
+    select(cards)
+    .join(card_messages, card_messages.c.pending_id == cards.c.pending_id)
+    .where(
+        card_messages.c.channel == bindparam("channel"),
+        card_messages.c.ts == bindparam("ts"),
+        KNOWN,
+    )
+)
+_MESSAGES_OF = (
+    select(card_messages)
+    .where(card_messages.c.pending_id == bindparam("pending_id"))
+    .order_by(card_messages.c.created_at, card_messages.c.key)
+)
 
 CopyKind = Literal["escalation", "dm"]
 
@@ -159,23 +178,14 @@ class CopiesMixin(Repository):
     def messages_of(self, pending_id: str) -> list[Copy]:
         """Every other message of ``pending_id`` (posted or not), oldest first."""
         with self._read() as conn:
-            rows = conn.execute(
-                select(card_messages)
-                .where(card_messages.c.pending_id == pending_id)
-                .order_by(card_messages.c.created_at, card_messages.c.key)
-            ).all()
+            rows = conn.execute(_MESSAGES_OF, {"pending_id": pending_id}).all()
         return [_message(row) for row in rows]
 
     def by_any_message(self, channel: str, ts: str) -> Card | None:
         """The card whose channel card OR other message is ``ts`` in ``channel``."""
+        at = {"channel": channel, "ts": ts}
         with self._read() as conn:
-            row = conn.execute(
-                select(cards).where(cards.c.channel == channel, cards.c.ts == ts, KNOWN)
-            ).first()
+            row = conn.execute(_BY_MESSAGE, at).first()
             if row is None:
-                row = conn.execute(
-                    select(cards)
-                    .join(card_messages, card_messages.c.pending_id == cards.c.pending_id)
-                    .where(card_messages.c.channel == channel, card_messages.c.ts == ts, KNOWN)
-                ).first()
+                row = conn.execute(_BY_OTHER_MESSAGE, at).first()
         return _card(row) if row else None

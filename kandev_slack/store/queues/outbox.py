@@ -9,7 +9,9 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Update,
     and_,
+    bindparam,
     case,
     delete,
     func,
@@ -96,34 +98,46 @@ class OutboxRepository(PaceMixin):
         """:meth:`outbox_put` inside a transaction of the caller's (e.g. the one claiming the
         step that needs the write, so both happen or neither). ``item_kind``: for a write of
         no card (:data:`kandev_slack.store.kinds.NOTICE`), else the card's kind."""
-        now = self._now()
-        due: Any = now if not_before is None else require_aware(not_before)
-        if not_before is None and delay_s > 0:
-            due = self._at(delay_s)
         pending_id = payload.get("pending_id")
         if item_kind is None:
             item_kind = item_kind_of_payload(pending_id).value
-        stmt = (
-            insert_unless_exists(conn, outbox, "dedupe_key")
-            .values(
-                kind=kind,
-                item_kind=item_kind,
-                dedupe_key=key,
-                channel=channel,
-                payload_json=json.dumps(payload),
-                status=waiting_state(item_kind),
-                attempts=0,
-                not_before=due,
-                lease_owner=None,
-                lease_until=None,
-                last_error="",
-                created_at=now,
-                updated_at=now,
-                finished_at=None,
+        # When it is due: now, a given time (bound) or a delay (part of the statement).
+        delay = delay_s if not_before is None and delay_s > 0 else None
+        given = not_before is not None
+
+        def build() -> Any:
+            now = self._now()
+            due: Any = bindparam("due") if given else now
+            if delay is not None:
+                due = self._at(delay)
+            return (
+                insert_unless_exists(conn, outbox, "dedupe_key")
+                .values(
+                    status=waiting_state(kind_of_item),
+                    not_before=due,
+                    created_at=now,
+                    updated_at=now,
+                )
+                .returning(outbox.c.id)
             )
-            .returning(outbox.c.id)
-        )
-        new_id = conn.execute(stmt).scalar_one_or_none()
+
+        kind_of_item = item_kind  # its waiting state may be SQL (kandev_slack/store/kinds.py)
+        stmt = self._prepared(("outbox.insert", item_kind, given, delay), build)
+        values: dict[str, Any] = {
+            "kind": kind,
+            "item_kind": item_kind,
+            "dedupe_key": key,
+            "channel": channel,
+            "payload_json": json.dumps(payload),
+            "attempts": 0,
+            "lease_owner": None,
+            "lease_until": None,
+            "last_error": "",
+            "finished_at": None,
+        }
+        if not_before is not None:
+            values["due"] = require_aware(not_before)
+        new_id = conn.execute(stmt, values).scalar_one_or_none()
         return None if new_id is None else int(new_id)
 
     def outbox_take(
@@ -270,13 +284,24 @@ class OutboxRepository(PaceMixin):
         With ``worker_id`` it is the fence before the Slack call: False when that worker no
         longer holds a live lease on the item (it was frozen past its lease and another worker
         may have taken the item over), and then the worker must not make the call."""
-        with self._write() as conn:
-            stmt = (
+        stmt = self._prepared(
+            ("outbox.note", worker_id is None),
+            lambda: (
                 update(outbox)
-                .where(outbox.c.id == entry_id, _OPEN, self._held(worker_id))
-                .values(last_error=note, updated_at=self._now())
-            )
-            return conn.execute(stmt).rowcount == 1
+                .where(outbox.c.id == bindparam("entry"), _OPEN, self._held_by(worker_id))
+                .values(last_error=bindparam("note"), updated_at=self._now())
+            ),
+        )
+        with self._write() as conn:
+            values = {"entry": entry_id, "note": note, "worker": worker_id}
+            return conn.execute(stmt, values).rowcount == 1
+
+    def _held_by(self, worker_id: str | None) -> ColumnElement[bool]:
+        """:meth:`_held` with the worker's id a bind parameter, ``worker`` (a statement built
+        once: kandev_slack/store/base.py ``Sql.prepared``)."""
+        if worker_id is None:
+            return true()
+        return and_(outbox.c.lease_owner == bindparam("worker"), outbox.c.lease_until > self._now())
 
     def _held(self, worker_id: str | None) -> ColumnElement[bool]:
         """``worker_id`` holds a live lease (owner AND expiry, by the database's clock, in the
@@ -390,20 +415,29 @@ class OutboxRepository(PaceMixin):
     def _finish(
         self, entry_id: int, status: OutboxStatus, error: str | None, worker_id: str | None
     ) -> bool:
+        stmt = self._prepared(
+            ("outbox.finish", worker_id is None, error is None),
+            lambda: self._finishing(worker_id, with_error=error is not None),
+        )
+        values = {"entry": entry_id, "to_status": status.value, "worker": worker_id}
+        if error is not None:
+            values["error"] = error
+        with self._write() as conn:
+            return conn.execute(stmt, values).rowcount == 1
+
+    def _finishing(self, worker_id: str | None, *, with_error: bool) -> Update:
         now = self._now()
         values: dict[str, Any] = {
-            "status": status.value,
+            "status": bindparam("to_status"),
             "lease_owner": None,
             "lease_until": None,
             "finished_at": now,
             "updated_at": now,
         }
-        if error is not None:
-            values["last_error"] = error
-        with self._write() as conn:
-            stmt = (
-                update(outbox)
-                .where(outbox.c.id == entry_id, _OPEN, self._held(worker_id))
-                .values(**values)
-            )
-            return conn.execute(stmt).rowcount == 1
+        if with_error:
+            values["last_error"] = bindparam("error")
+        return (
+            update(outbox)
+            .where(outbox.c.id == bindparam("entry"), _OPEN, self._held_by(worker_id))
+            .values(**values)
+        )

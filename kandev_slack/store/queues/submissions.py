@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import delete, select, true, update
+from sqlalchemy import and_, bindparam, delete, select, true, update
 
 from kandev_slack.store.base import Repository, insert_unless_exists
 from kandev_slack.store.records import Submission, SubmissionContent, SubmissionVerdict
 from kandev_slack.store.schema import submissions
 from kandev_slack.store.sql.write_queue import soon, urgent
 
+#: The unfinished submission of a key (the statements built once: kandev_slack/store/base.py
+#: ``Sql.prepared``).
+_UNFINISHED = and_(
+    submissions.c.submission_key == bindparam("key"), submissions.c.finished_at.is_(None)
+)
 #: How old a released submission's lease is made: older than any lease or recovery backoff.
 RELEASED_LEASE_AGE_S = 24 * 3600.0
 
@@ -44,30 +49,44 @@ class SubmissionsRepository(Repository):
         plus the answers); a redelivery or a second replica gets False and must not call Kandev.
         A person's ack waits for this write: it goes before this process's other writers.
         """
-        now = self._now()
+        values = {
+            "submission_key": submission_key,
+            "pending_id": pending_id,
+            "user_id": user,
+            "payload_json": content.encode(),
+            "result_json": None,
+            "resends": 0,
+            "finished_at": None,
+        }
         with urgent(), self._write() as conn:
-            stmt = insert_unless_exists(conn, submissions, "submission_key").values(
-                submission_key=submission_key,
-                pending_id=pending_id,
-                user_id=user,
-                payload_json=content.encode(),
-                result_json=None,
-                resends=0,
-                created_at=now,
-                leased_at=now,
-                finished_at=None,
-            )
-            return conn.execute(stmt.returning(submissions.c.submission_key)).first() is not None
+
+            def build() -> Any:
+                now = self._now()
+                return (
+                    insert_unless_exists(conn, submissions, "submission_key")
+                    .values(created_at=now, leased_at=now)
+                    .returning(submissions.c.submission_key)
+                )
+
+            stmt = self._prepared("submissions.begin", build)
+            return conn.execute(stmt, values).first() is not None
 
     def finish_submission(self, submission_key: str, verdict: str, message: str = "") -> bool:
         """Record what Kandev answered (``message``: what the person was told, to repeat it
         to a resubmission); False when unknown or already finished."""
-        return self._change_unfinished(
-            submission_key,
-            (),
-            result_json=SubmissionVerdict(kind=verdict, message=message).encode(),
-            finished_at=self._now(),
+        stmt = self._prepared(
+            "submissions.finish",
+            lambda: (
+                update(submissions)
+                .where(_UNFINISHED)
+                .values(finished_at=self._now(), result_json=bindparam("verdict"))
+            ),
         )
+        verdict_json = SubmissionVerdict(kind=verdict, message=message).encode()
+        with self._write() as conn:
+            return (
+                conn.execute(stmt, {"key": submission_key, "verdict": verdict_json}).rowcount == 1
+            )
 
     def get_submission(self, submission_key: str) -> Submission | None:
         with self._read() as conn:
@@ -92,18 +111,24 @@ class SubmissionsRepository(Repository):
     def submission_in_flight(self, pending_id: str, within_s: float, *, besides: str = "") -> bool:
         """An unfinished submission for ``pending_id`` (other than the key ``besides``) whose
         lease was renewed within ``within_s`` by the database's clock: it is on its way."""
-        with self._read() as conn:
-            stmt = (
+        stmt = self._prepared(
+            ("submissions.in_flight", within_s),
+            lambda: (
                 select(submissions.c.submission_key)
                 .where(
-                    submissions.c.pending_id == pending_id,
-                    submissions.c.submission_key != besides,
+                    submissions.c.pending_id == bindparam("pending_id"),
+                    submissions.c.submission_key != bindparam("besides"),
                     submissions.c.finished_at.is_(None),
                     submissions.c.leased_at >= self._ago(within_s),
                 )
                 .limit(1)
+            ),
+        )
+        with self._read() as conn:
+            return (
+                conn.execute(stmt, {"pending_id": pending_id, "besides": besides}).first()
+                is not None
             )
-            return conn.execute(stmt).first() is not None
 
     def take_over_submission(self, submission_key: str, older_than_s: float) -> bool:
         """Take over an unfinished submission whose lease is ``older_than_s`` old (crash
@@ -122,9 +147,21 @@ class SubmissionsRepository(Repository):
         ``resends`` for the recovery that reclaimed it) and the lease, ``lease_s`` long, is
         live, in the one statement. False: a process frozen past its lease (another replica
         may be re-sending it now) must not send it."""
-        held = (submissions.c.resends == holder, submissions.c.leased_at > self._ago(lease_s))
-        with soon():  # the answer waits for it on its way to Kandev: after acks, before others
-            return self._change_unfinished(submission_key, held, leased_at=self._now())
+        stmt = self._prepared(
+            ("submissions.hold", lease_s),
+            lambda: (
+                update(submissions)
+                .where(
+                    _UNFINISHED,
+                    submissions.c.resends == bindparam("holder"),
+                    submissions.c.leased_at > self._ago(lease_s),
+                )
+                .values(leased_at=self._now())
+            ),
+        )
+        # The answer waits for it on its way to Kandev: after acks, before others.
+        with soon(), self._write() as conn:
+            return conn.execute(stmt, {"key": submission_key, "holder": holder}).rowcount == 1
 
     def _change_unfinished(self, submission_key: str, conditions: Any, **values: Any) -> bool:
         """One compare-and-set on the unfinished submission ``submission_key``."""

@@ -80,12 +80,13 @@ def map_answer(source: Question, answer: Answer, member: Question) -> Answer | N
 
 @dataclass(frozen=True)
 class Offer:
-    """Offer ``user`` to send the answer that won ``card`` to its group's ``members``."""
+    """Offer ``user`` to send the answer that won ``card`` to its group's ``members`` (their
+    pending ids)."""
 
     card: Card
     user_id: str
     choice: PastChoice
-    members: tuple[Card, ...]
+    members: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ class Groups(GroupLines):
         outcome = card.outcome
         if not _won_by(card, user_id) or outcome is None or not one_question(card):
             return None
-        members = self.members(card)
+        members = self.member_ids(card)
         if not members:
             return None
         choice = past_choices(card.bundle, outcome.answers)

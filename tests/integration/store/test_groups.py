@@ -50,6 +50,11 @@ def test_the_waiting_posted_cards_of_one_question_in_one_channel(
     assert _ids(store.cards.same_item(KEY, "C1")) == ["p1", "p2", "p3"]
     assert _ids(store.cards.same_item(KEY, "C1", exclude="p2")) == ["p1", "p3"]
     assert _ids(store.cards.same_item(KEY, "C1", limit=2)) == ["p1", "p2"]
+    # Whom an offer names: the same ids, no card read whole.
+    assert store.cards.same_item_ids(KEY, "C1") == ["p1", "p2", "p3"]
+    assert store.cards.same_item_ids(KEY, "C1", exclude="p2") == ["p1", "p3"]
+    assert store.cards.same_item_ids(KEY, "C1", limit=2) == ["p1", "p2"]
+    assert store.cards.same_item_ids(KEY, "C3") == []
 
 
 def test_resolved_cards_count_only_when_resolved_since_the_given_card(
@@ -64,6 +69,7 @@ def test_resolved_cards_count_only_when_resolved_since_the_given_card(
     clock.advance(5)
     assert store.cards.transition("p3", make_outcome(CardState.ENDED))  # meanwhile
     assert _ids(store.cards.same_item(KEY, "C1", exclude="p2")) == ["p4"]
+    assert store.cards.same_item_ids(KEY, "C1", exclude="p2") == ["p4"]  # waiting only
     found = store.cards.same_item(KEY, "C1", exclude="p2", resolved_since_of="p2")
     assert _ids(found) == ["p3", "p4"]
     assert _ids(store.cards.same_item(KEY, "C1", resolved_since_of="nobody")) == ["p4"]

@@ -286,7 +286,7 @@ def test_the_winner_is_offered_the_others_and_nobody_else(
     assert won is not None
     offer = groups.offer(won, ALICE_ID)
     assert offer is not None
-    assert [m.pending_id for m in offer.members] == [second.pending_id, third.pending_id]
+    assert list(offer.members) == [second.pending_id, third.pending_id]
     assert offer.choice.labels == ("MongoDB",)
     assert groups.offer(won, BOB_ID) is None
     assert groups.offer(second, ALICE_ID) is None  # not answered
@@ -386,7 +386,7 @@ def test_send_all_answers_exactly_the_members_the_offer_named(
     assert won is not None
     offer = groups.offer(won, ALICE_ID)
     assert offer is not None
-    named = [m.pending_id for m in offer.members]
+    named = list(offer.members)
     later = posted(numbered_bundle(4, created_at=ASKED_AT + timedelta(seconds=4)))
     fake_kandev.resolve_in_kandev(third.pending_id, [MONGO])
     sync.reconcile_once()

@@ -242,7 +242,7 @@ def test_the_send_to_all_offer_follows_the_verdict_in_the_follow_up_lane(
     finally:
         followups.shutdown()
     assert [event for event, _ in reply.events] == ["recorded", "later", "offer"]
-    assert [m.pending_id for m in reply.offers[0].members] == [second.pending_id]
+    assert list(reply.offers[0].members) == [second.pending_id]
 
 
 def test_a_full_follow_up_lane_leaves_the_offer_out_counted_the_answer_told(
