@@ -4,7 +4,10 @@ import json
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from kandev_slack.kandev import hints as hints_module
 from kandev_slack.kandev.hints import (
     KandevHints,
     NewPending,
@@ -247,3 +250,78 @@ def test_nothing_listening_keeps_retrying_and_stops_promptly(unused_port):
     started = time.monotonic()
     hints.stop()
     assert time.monotonic() - started < 2
+
+
+_ACTIONS = st.sampled_from(
+    [
+        "session.clarification_requested",
+        "session.pending_action_changed",
+        "task.status_summary.updated",
+        "session.message.added",
+        "session.message.updated",
+        "task.updated",
+        "session.state_changed",
+    ]
+)
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner),
+    max_leaves=8,
+)
+_PAYLOADS = st.fixed_dictionaries(
+    {},
+    optional={
+        "pending_action": st.none() | st.sampled_from(["permission", "clarification"]),
+        "occurrence_id": st.text(max_size=8),
+        "task_id": st.text(max_size=8),
+        "session_id": st.text(max_size=8),
+        "status_summary": _VALUES,
+        "text": _VALUES,
+    },
+)
+
+
+@given(action=_ACTIONS, payload=_PAYLOADS, as_bytes=st.booleans())
+def test_a_message_left_undecoded_never_carries_a_hint(action, payload, as_bytes):
+    message = note(action, payload, id="p1")
+    raw = json.dumps(message)
+    if not hints_module._may_hint(raw.encode() if as_bytes else raw):
+        assert parse_hint(message) is None
+
+
+def test_messages_naming_no_hint_action_are_not_decoded(monkeypatch):
+    decoded: list[str] = []
+    decode = hints_module._decode
+
+    def recording(raw):
+        decoded.append(raw)
+        return decode(raw)
+
+    monkeypatch.setattr(hints_module, "_decode", recording)
+    chatter = json.dumps(note("session.message.added", {"content": "x" * 100_000}))
+    resolved = json.dumps(note("session.pending_action_changed", {"pending_action": None}))
+
+    def serve(ws):
+        time.sleep(0.3)  # no answer to the subscription: the listener goes on without it
+        ws.send(chatter)
+        ws.send(resolved)
+        time.sleep(0.2)
+
+    server = FakeWs([serve])
+    events: list[tuple] = []
+    hints = KandevHints(
+        f"http://127.0.0.1:{server.port}",
+        "kandev_pat_secret",
+        on_new_pending=lambda hint: events.append(("new", hint.pending_id)),
+        on_resolved=lambda hint: events.append(("resolved", hint.session_id)),
+        on_connected=lambda: None,
+        subscribe_timeout=0.05,
+    )
+    try:
+        hints.start()
+        wait_for(lambda: ("resolved", "") in events)
+    finally:
+        hints.stop()
+        server.close()
+    assert chatter not in decoded
+    assert resolved in decoded
