@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Select,
     Update,
     and_,
     bindparam,
@@ -48,6 +49,39 @@ def _deferred_before_a_step_back(now: ColumnElement[Any]) -> ColumnElement[bool]
     """The item was last given back at a time later than ``now``: the clock stepped back
     since, and what is left of its wait is longer than the wait it was given."""
     return outbox.c.updated_at > now
+
+
+def _taking(
+    at: ColumnElement[Any], until: ColumnElement[Any], kinds: tuple[str, ...] | None
+) -> tuple[Select[Any], Update]:
+    """``outbox_take``'s two statements: the ids of the items due at ``at`` (``limit`` of
+    them, of ``kinds``), and the lease of those ``ids`` to ``worker`` until ``until``."""
+    due = and_(
+        _OPEN,
+        or_(outbox.c.not_before <= at, _deferred_before_a_step_back(at)),
+        or_(outbox.c.lease_until.is_(None), outbox.c.lease_until <= at),
+    )
+    if kinds is not None:
+        due = and_(due, outbox.c.kind.in_(list(kinds)))
+    chosen = (
+        select(outbox.c.id)
+        .where(due)
+        .order_by(outbox.c.not_before, outbox.c.id)
+        .limit(bindparam("limit"))
+        .with_for_update(skip_locked=True)
+    )
+    lease = (
+        update(outbox)
+        .where(outbox.c.id.in_(bindparam("ids", expanding=True)))
+        .values(
+            lease_owner=bindparam("worker"),
+            lease_until=until,
+            attempts=outbox.c.attempts + 1,
+            updated_at=at,
+        )
+        .returning(*outbox.c)
+    )
+    return chosen, lease
 
 
 def _entry(row: Any) -> OutboxEntry:
@@ -157,41 +191,22 @@ class OutboxRepository(PaceMixin):
         them), then one ``UPDATE ... RETURNING`` leases exactly those. An item whose lease ran
         out (its worker died) is due again.
         """
+        kinds_key = None if kinds is None else tuple(sorted(kinds))
         if now is None:
-            at, until = self._now(), self._at(lease_s)
+            chosen, lease = self._prepared(
+                ("outbox.take", lease_s, kinds_key),
+                lambda: _taking(self._now(), self._at(lease_s), kinds_key),
+            )
         else:  # an explicit time (tests)
             now = require_aware(now)
             at = literal(now, UTCDateTime())
             until = literal(now + timedelta(seconds=lease_s), UTCDateTime())
-        due = and_(
-            _OPEN,
-            or_(outbox.c.not_before <= at, _deferred_before_a_step_back(at)),
-            or_(outbox.c.lease_until.is_(None), outbox.c.lease_until <= at),
-        )
-        if kinds is not None:
-            due = and_(due, outbox.c.kind.in_(list(kinds)))
-        chosen = (
-            select(outbox.c.id)
-            .where(due)
-            .order_by(outbox.c.not_before, outbox.c.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
+            chosen, lease = _taking(at, until, kinds_key)
         with self._write() as conn:
-            ids = list(conn.scalars(chosen))
+            ids = list(conn.scalars(chosen, {"limit": limit}))
             if not ids:
                 return []
-            rows = conn.execute(
-                update(outbox)
-                .where(outbox.c.id.in_(ids))
-                .values(
-                    lease_owner=worker_id,
-                    lease_until=until,
-                    attempts=outbox.c.attempts + 1,
-                    updated_at=at,
-                )
-                .returning(*outbox.c)
-            ).all()
+            rows = conn.execute(lease, {"ids": ids, "worker": worker_id}).all()
         return sorted((_entry(row) for row in rows), key=lambda item: (item.not_before, item.id))
 
     def outbox_done(self, entry_id: int, *, worker_id: str | None = None) -> bool:

@@ -142,3 +142,17 @@ def test_audit_entries_keep_each_calls_values(open_store: Callable[..., Database
     assert (oldest.pending_id, oldest.user, oldest.result) == ("p1", "U1", "won")
     assert (newest.pending_id, newest.detail, newest.kandev_user) == (None, "boom", "ku-1")
     assert newest.user != oldest.user
+
+
+def test_outbox_takes_lease_each_calls_own_items_and_worker(
+    open_store: Callable[..., Database],
+) -> None:
+    outbox = open_store().outbox
+    ids = [outbox.outbox_put("update", f"u:p{n}", {"pending_id": f"p{n}"}, "C1") for n in (1, 2, 3)]
+    post = outbox.outbox_put("post", "p:p4", {"pending_id": "p4"}, "C1")
+    (first,) = outbox.outbox_take(None, 1, "w1", kinds=["update"])
+    (second,) = outbox.outbox_take(None, 1, "w2", kinds=["update"])
+    rest = outbox.outbox_take(None, 10, "w3", kinds=["update"])
+    assert [first.id, second.id, *[e.id for e in rest]] == ids
+    assert (first.lease_owner, second.lease_owner, rest[0].lease_owner) == ("w1", "w2", "w3")
+    assert [e.id for e in outbox.outbox_take(None, 10, "w4")] == [post]  # any kind
