@@ -5,7 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, Update, and_, bindparam, exists, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    Update,
+    and_,
+    bindparam,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 
 from kandev_slack.core.domain import (
     Card,
@@ -30,19 +41,42 @@ _WAITING = in_state(CardState.PENDING)
 #: The hot reads, built once (their values bound when executed: kandev_slack/store/base.py
 #: ``Sql.prepared`` says why).
 _GET = select(cards).where(cards.c.pending_id == bindparam("pending_id"), KNOWN)
-_SAME_ITEM_IDS = (
-    select(cards.c.pending_id)
-    .where(
-        cards.c.identity_key == bindparam("identity_key"),
-        cards.c.channel == bindparam("channel"),
-        cards.c.ts.is_not(None),
-        cards.c.pending_id != bindparam("exclude"),
-        _WAITING,
-        KNOWN,
+_SOURCE = cards.alias("source")
+
+
+def _same_item(read: Any, current: ColumnElement[bool]) -> Select[Any]:
+    """``read`` of the posted cards of one identity key in one channel that are ``current``,
+    oldest first (index ``ix_cards_identity``)."""
+    return (
+        select(read)
+        .where(
+            cards.c.identity_key == bindparam("identity_key"),
+            cards.c.channel == bindparam("channel"),
+            cards.c.ts.is_not(None),
+            cards.c.pending_id != bindparam("exclude"),
+            current,
+            KNOWN,
+        )
+        .order_by(cards.c.created_at, cards.c.pending_id)
+        .limit(bindparam("limit"))
     )
-    .order_by(cards.c.created_at, cards.c.pending_id)
-    .limit(bindparam("limit"))
+
+
+_SAME_ITEM = _same_item(cards, _WAITING)
+#: The same, and those resolved since the card ``since_of`` was.
+_SAME_ITEM_SINCE = _same_item(
+    cards,
+    or_(
+        _WAITING,
+        cards.c.resolved_at
+        >= (
+            select(_SOURCE.c.resolved_at)
+            .where(_SOURCE.c.pending_id == bindparam("since_of"))
+            .scalar_subquery()
+        ),
+    ),
 )
+_SAME_ITEM_IDS = _same_item(cards.c.pending_id, _WAITING)
 _IN_THREAD = (
     select(cards)
     .where(cards.c.thread_of == bindparam("first"), cards.c.ts.is_not(None), _WAITING, KNOWN)
@@ -304,32 +338,7 @@ class CardsRepository(CopiesMixin):
         ``resolved_since_of``, those resolved since that card was (by the database's clock) —
         oldest first (index ``ix_cards_identity``): a group of identical items."""
         since = resolved_since_of is not None
-
-        def build() -> Select[Any]:
-            current = _WAITING
-            if since:
-                source = cards.alias("source")
-                resolved_at = (
-                    select(source.c.resolved_at)
-                    .where(source.c.pending_id == bindparam("since_of"))
-                    .scalar_subquery()
-                )
-                current = or_(current, cards.c.resolved_at >= resolved_at)
-            return (
-                select(cards)
-                .where(
-                    cards.c.identity_key == bindparam("identity_key"),
-                    cards.c.channel == bindparam("channel"),
-                    cards.c.ts.is_not(None),
-                    cards.c.pending_id != bindparam("exclude"),
-                    current,
-                    KNOWN,
-                )
-                .order_by(cards.c.created_at, cards.c.pending_id)
-                .limit(bindparam("limit"))
-            )
-
-        stmt = self._prepared(("cards.same_item", since), build)
+        stmt = _SAME_ITEM_SINCE if since else _SAME_ITEM
         values: dict[str, Any] = {
             "identity_key": identity_key,
             "channel": channel,

@@ -312,10 +312,10 @@ def test_messages_naming_no_hint_action_are_not_decoded(monkeypatch):
     hints = KandevHints(
         f"http://127.0.0.1:{server.port}",
         "kandev_pat_secret",
-        on_new_pending=lambda hint: events.append(("new", hint.pending_id)),
+        on_new_pending=lambda hint: events.append(hint),
         on_resolved=lambda hint: events.append(("resolved", hint.session_id)),
         on_connected=lambda: None,
-        subscribe_timeout=0.05,
+        subscribe_timeout=0.05,  # no answer to the subscription: it goes on without
     )
     try:
         hints.start()
