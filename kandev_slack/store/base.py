@@ -104,7 +104,8 @@ class Sql:
     def prepared(self, key: Hashable, build: Callable[[], _Statement]) -> _Statement:
         """The statement ``build`` makes, built once per ``key`` and reused. Its values are
         bind parameters, given when it is executed; ``key`` names everything else it depends on
-        (an ``ago``'s seconds, a state it compares with).
+        (an ``ago``'s seconds, a state it compares with): it comes from a small set, the
+        constants of the callers, since each statement is kept for the process's life.
 
         A hot query's statement built anew for each call costs more than the database's work
         on it: SQLAlchemy walks a new statement to find its compiled form in its cache, a walk
