@@ -132,9 +132,12 @@ class OutboxRepository(PaceMixin):
         """:meth:`outbox_put` inside a transaction of the caller's (e.g. the one claiming the
         step that needs the write, so both happen or neither). ``item_kind``: for a write of
         no card (:data:`kandev_slack.store.kinds.NOTICE`), else the card's kind."""
-        pending_id = payload.get("pending_id")
-        if item_kind is None:
-            item_kind = item_kind_of_payload(pending_id).value
+        # Its waiting state may be SQL (kandev_slack/store/kinds.py): part of the statement.
+        kind_of_item = (
+            item_kind
+            if item_kind is not None
+            else item_kind_of_payload(payload.get("pending_id")).value
+        )
         # When it is due: now, a given time (bound) or a delay (part of the statement).
         delay = delay_s if not_before is None and delay_s > 0 else None
         given = not_before is not None
@@ -155,11 +158,10 @@ class OutboxRepository(PaceMixin):
                 .returning(outbox.c.id)
             )
 
-        kind_of_item = item_kind  # its waiting state may be SQL (kandev_slack/store/kinds.py)
-        stmt = self._prepared(("outbox.insert", item_kind, given, delay), build)
+        stmt = self._prepared(("outbox.insert", kind_of_item, given, delay), build)
         values: dict[str, Any] = {
             "kind": kind,
-            "item_kind": item_kind,
+            "item_kind": kind_of_item,
             "dedupe_key": key,
             "channel": channel,
             "payload_json": json.dumps(payload),
