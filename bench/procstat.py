@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.kit.harness import descendants
@@ -34,6 +36,57 @@ def cpu_seconds(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rfind(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def own_cpu_seconds() -> float:
+    """User + system CPU time of this process and of its children that ended and were waited
+    for (a burst's sender, run to its end within a phase)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+@dataclass
+class CpuSpent:
+    """CPU seconds spent over one phase of a scenario, by whom: the bot's process, the
+    benchmark's own (its process, which runs the fake Slack, its senders), and the rest of
+    the machine (Kandev, its agents, and whatever else runs: the idle services add a few
+    tens of ms a second)."""
+
+    bot: float = 0.0
+    bench: float = 0.0
+    rest: float = 0.0
+
+    def __add__(self, other: CpuSpent) -> CpuSpent:
+        return CpuSpent(self.bot + other.bot, self.bench + other.bench, self.rest + other.rest)
+
+    @property
+    def total(self) -> float:
+        return self.bot + self.bench + self.rest
+
+
+class CpuMeter:
+    """Counts the CPU the machine spends from :meth:`start` to :meth:`stop`, split as
+    :class:`CpuSpent` says: ``bot`` is the bot's pid, ``bench`` the benchmark's own
+    processes besides this one that stay alive through the phase (a Socket Mode sender)."""
+
+    def __init__(self, bot: int, bench: Iterable[int] = ()) -> None:
+        self._bot, self._bench = bot, tuple(bench)
+        self._start: tuple[float, float, float] | None = None
+
+    def _now(self) -> tuple[float, float, float]:
+        busy, _ = machine_busy()
+        own = own_cpu_seconds() + sum(cpu_seconds(pid) for pid in self._bench)
+        return busy / _TICKS, cpu_seconds(self._bot), own
+
+    def start(self) -> None:
+        self._start = self._now()
+
+    def stop(self) -> CpuSpent:
+        if self._start is None:
+            raise RuntimeError("CpuMeter.stop before start")
+        (busy0, bot0, own0), (busy1, bot1, own1) = self._start, self._now()
+        bot, own = max(bot1 - bot0, 0.0), max(own1 - own0, 0.0)
+        return CpuSpent(bot=bot, bench=own, rest=max(busy1 - busy0 - bot - own, 0.0))
 
 
 def load_average() -> str:

@@ -273,6 +273,25 @@ def render_crowd(r: Crowd) -> str:
             for run in r.runs
         ],
     )
+    per = max(r.clicks, 1)
+    cpu = table(
+        [
+            "transport",
+            "answers by",
+            "CPU per answer ms: Kandev, its agents, the rest",
+            "the bot",
+            "the benchmark's own",
+        ],
+        [
+            [
+                run.label,
+                who,
+                *(ms(1000.0 * part / per) for part in (spent.rest, spent.bot, spent.bench)),
+            ]
+            for run in r.runs
+            for who, spent in (("floor: bare clients", run.floor.cpu), ("the bot", run.cpu))
+        ],
+    )
     return (
         f"### 9. Crowds: {r.crowd} people click {r.crowd} different cards, started evenly over "
         f"{r.window_s:g} s, each on their own connection; the floor is {r.crowd} calls of "
@@ -281,7 +300,11 @@ def render_crowd(r: Crowd) -> str:
         f"transport and CPU arrangement, pooled. *A CPU of its own*: the bot on CPU 0 only, "
         f"Kandev, its agents on CPU 1 only (as when they run elsewhere), the benchmark's own "
         f"processes on either\n\n{table(head, rows)}\n\n"
-        f"{outcome}"
+        f"{outcome}\n\n"
+        f"Where the CPU went, from the first request until the machine was quiet again (the "
+        f"floor's answers and the crowd's, each round, every round together; the benchmark's "
+        f"own: its process, which runs the fake Slack, and its senders; the rest of the "
+        f"machine counts Kandev, its agents and the idle services):\n\n{cpu}"
     )
 
 

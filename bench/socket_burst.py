@@ -180,6 +180,10 @@ class SocketBurst:
             raise RuntimeError("bench.socket_burst ended before saying its URL")
         self.url = str(json.loads(first)["url"])
 
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
     def send(self, envelopes: list[dict[str, Any]], window: float) -> list[Acked]:
         self._stdin.write(json.dumps({"window": window, "envelopes": envelopes}) + "\n")
         self._stdin.flush()

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from bench import burst
 from bench.cardlog import CardLog
 from bench.kandev import delete_tasks
-from bench.procstat import pin, wait_quiet_machine
+from bench.procstat import CpuMeter, CpuSpent, pin, wait_quiet_machine
 from bench.scenarios.answering import seed_spread
 from bench.socket_burst import SocketBurst
 from bench.stats import Summary
@@ -76,6 +76,8 @@ class Floor:
 
     round_trips_s: list[float] = field(default_factory=list)
     to_agent_s: list[float] = field(default_factory=list)
+    #: The CPU the machine spent from the first call until it was quiet again, every round.
+    cpu: CpuSpent = field(default_factory=CpuSpent)
 
     @property
     def http(self) -> Summary | None:
@@ -102,6 +104,9 @@ class CrowdRun:
     problems: list[str] = field(default_factory=list)
     #: Kandev's own, measured in this run's rounds: what its click → agent is compared with.
     floor: Floor = field(default_factory=Floor)
+    #: The CPU the machine spent from the first click until it was quiet again, every round:
+    #: beside the floor's, what the bot's share takes from Kandev's on shared CPUs.
+    cpu: CpuSpent = field(default_factory=CpuSpent)
 
     @property
     def label(self) -> str:
@@ -235,19 +240,24 @@ def _round(
         out.problems.append(f"not every bundle got a card within {CARDS_TIMEOUT_S:.0f} s")
         return
     fake.settle(quiet=1.0, timeout=60.0)
+    assert bot.proc is not None
+    meter = CpuMeter(bot.proc.pid, [links.pid] if links is not None else [])
     _quiet(out, "the floor")
+    meter.start()
     round_trips, to_agent, problems = _floor(world, floor, window)
     out.floor.round_trips_s.extend(round_trips)
     out.floor.to_agent_s.extend(to_agent)
     out.problems += problems
     fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
-    _quiet(out, "the crowd")
+    _quiet(out, "the crowd")  # Kandev's work after the floor's answers is done too
+    out.floor.cpu += meter.stop()
     people = [
         fake.add_user(SlackUser(id=f"U0CROWD{n:03d}", name=f"person{n}"))
         for n in range(len(clicked))
     ]
     mark = fake.mark()
     cards = [log.card(b.pending_id) for b in clicked]
+    meter.start()
     clicks = (
         _socket_clicks(fake, links, cards, people, window)
         if links is not None
@@ -255,6 +265,9 @@ def _round(
     )
     out.acks_s += [s.ack.elapsed for s in clicks if s.ack is not None]
     _check(world, fake, log, clicked, people, clicks, mark, out)
+    # Until Kandev's work after the answers is done, as the floor's is measured.
+    wait_quiet_machine(QUIET_BELOW, timeout=QUIET_TIMEOUT_S)
+    out.cpu += meter.stop()
 
 
 def _quiet(out: CrowdRun, before: str) -> None:

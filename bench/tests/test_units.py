@@ -4,13 +4,15 @@ targets, reading the fake Slack's calls, a wide port reservation. ``pytest bench
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
 from slack_sdk import WebClient
 
 from bench.cardlog import CardLog
-from bench.procstat import wait_quiet_machine
+from bench.procstat import CpuMeter, CpuSpent, wait_quiet_machine
 from bench.report import Results, render, summary_rows, table, targets
 from bench.scenarios.backlog import Backlog
 from bench.scenarios.crowd import Crowd, CrowdRun, Floor
@@ -203,7 +205,8 @@ def _crowd(ack_ms: float, agent_ms: float, delivered: int, busy: int = 0) -> Cro
         delivered=delivered,
         cards_won=delivered,
         busy=busy,
-        floor=Floor([0.04, 0.1], [0.04, 0.1]),  # p95 ≈ 97 ms
+        floor=Floor([0.04, 0.1], [0.04, 0.1], cpu=CpuSpent(bot=0.02, bench=0.01, rest=0.3)),
+        cpu=CpuSpent(bot=0.05, bench=0.02, rest=0.4),
     )
     return Crowd(crowd=2, window_s=1.0, runs=[run])
 
@@ -221,6 +224,13 @@ def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
     assert busy[-1][-1] == "**no**"
     text = render(Results(crowd=_crowd(ack_ms=90, agent_ms=120, delivered=2)), "pre")
     assert "### 9. Crowds" in text and "HTTP (waitress)" in text and "| 2/2 " in text
+    # CPU per answer (2 clicks): Kandev's and the rest's, the bot's, the benchmark's own.
+    floor_cpu = next(line for line in text.splitlines() if "| floor: bare clients" in line)
+    assert [c.strip() for c in floor_cpu.split("|")[3:6]] == ["150", "10", "5.0"]
+    bot_cpu = next(
+        line for line in text.splitlines() if "| the bot " in line and "CPU per" not in line
+    )
+    assert [c.strip() for c in bot_cpu.split("|")[3:6]] == ["200", "25", "10"]
 
 
 def test_the_crowd_may_add_10_percent_on_a_cpu_of_its_own_and_25_percent_shared() -> None:
@@ -580,6 +590,57 @@ def test_the_quiet_machine_wait_gives_up_at_its_timeout_and_says_how_busy() -> N
     started = time.monotonic()
     always = wait_quiet_machine(below=1.01, over_s=0.05, timeout=10.0)  # quiet at once
     assert 0.0 <= always <= 1.0 and time.monotonic() - started < 5.0
+
+
+_BURN = (
+    "import sys, time\n"
+    "for line in sys.stdin:\n"
+    "    until = time.process_time() + float(line)\n"
+    "    while time.process_time() < until: pass\n"
+    "    print('burnt', flush=True)\n"
+)
+
+
+def _burner() -> subprocess.Popen[str]:
+    """A process that spends as much CPU as each line it reads says, then says so."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _BURN], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+
+
+def _burn(proc: subprocess.Popen[str], seconds: float) -> None:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(f"{seconds}\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == "burnt"
+
+
+def test_the_cpu_meter_splits_the_machine_between_the_bot_the_benchmark_and_the_rest() -> None:
+    bot, sender, kandev, once = _burner(), _burner(), _burner(), _burner()
+    procs = [bot, sender, kandev, once]
+    try:
+        for proc in procs:
+            _burn(proc, 0.0)  # started and warm before the phase
+        meter = CpuMeter(bot.pid, [sender.pid])
+        meter.start()
+        _burn(bot, 0.3)
+        _burn(sender, 0.2)  # a sender alive through the phase
+        _burn(once, 0.2)  # a sender that ends within it: this process's child, waited for
+        assert once.stdin is not None
+        once.stdin.close()
+        once.wait(timeout=30)
+        _burn(kandev, 0.3)  # neither's: the rest of the machine
+        spent = meter.stop()
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(timeout=30)
+    # Each burner's CPU is its own (process_time), whatever the machine's speed or load; the
+    # kernel counts it in ticks of 10 ms.
+    assert 0.25 <= spent.bot <= 0.45
+    assert 0.35 <= spent.bench <= 0.7
+    assert spent.rest >= 0.25
+    assert (CpuSpent(1.0, 2.0, 3.0) + CpuSpent(0.5, 0.5, 0.5)).total == 7.5
 
 
 def test_kandev_is_restarted_once_before_the_thousand_waiting_after_other_scenarios() -> None:
