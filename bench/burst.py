@@ -27,9 +27,8 @@ from typing import Any
 
 import httpx
 
-#: The sender's own interpreter switches threads this often (as the bot does, see
-#: kandev_slack/app.py):
-#: a thread whose response has arrived is not kept waiting for another thread's work.
+#: The sender's own interpreter switches threads this often (10 times CPython's own rate): a
+#: thread whose response has arrived is not kept waiting for another thread's work.
 SWITCH_INTERVAL_S = 0.0005
 TIMEOUT_S = 60.0
 

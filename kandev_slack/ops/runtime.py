@@ -13,11 +13,16 @@ from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
-#: How long a thread running Python may keep the interpreter while another waits for it
-#: (CPython's default: 5 ms). An ack is a few short steps, each of which may have to wait that
-#: long for a thread decoding a listing of 1,000 bundles or finishing earlier clicks; at 0.5 ms
-#: those waits stay within the ack's budget, for a few percent more switching.
-SWITCH_INTERVAL_S = 0.0005
+#: How long a thread running Python may keep the interpreter while another waits for it:
+#: CPython's own 5 ms. Each thread waiting for the interpreter wakes every interval to ask
+#: for it, and a crowd keeps dozens waiting. At 0.5 ms (this setting until 2026-12-07) a crowd
+#: of 150 clicks cost the bot more CPU per click (21.4 / 19.5 / 22.2 ms against 18.8 / 18.6 /
+#: 21.4, alternated) and its acks were no faster (p50 20.5 / 15.2 / 22.9 ms against 15.7 /
+#: 10.6 / 14.7); with 1,010 waiting, the slash command's ack p99 was 29 ms and time to card
+#: p95 64 ms (floor 26) at 5 ms (`python -m bench.click_cost`, `--only notice --only queues`;
+#: docs/performance.md). The 0.5 ms was chosen when decoding Kandev's list of 1,000 held the
+#: interpreter for 12 ms at a time; it is decoded bundle by bundle now.
+SWITCH_INTERVAL_S = 0.005
 
 
 def settle_heap() -> None:
