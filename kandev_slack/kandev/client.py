@@ -148,16 +148,26 @@ class KandevClient:
                 yield validate(Bundle, raw)
 
     def list_active(
-        self, known: Collection[str] = (), page_size: int = MAX_PAGE_SIZE
+        self,
+        known: Collection[str] = (),
+        page_size: int = MAX_PAGE_SIZE,
+        *,
+        on_new: Callable[[list[Bundle]], None] | None = None,
     ) -> ActiveList:
         """The whole active list, like :meth:`list_pending`, decoding in full only the
         bundles whose pending id is not in ``known`` (a poll with many bundles waiting decodes
-        just the new ones). Any bundle without a pending id or a creation time is refused."""
+        just the new ones). Any bundle without a pending id or a creation time is refused.
+
+        ``on_new``: handed each page's new bundles as soon as that page is read (they are then
+        left out of ``new``): a process that starts with 1,000 waiting posts the first page's
+        while Kandev serves the rest, instead of after the whole list, and never holds every
+        decoded bundle at once."""
         arguments: dict[str, Any] = {"limit": max(1, min(page_size, MAX_PAGE_SIZE))}
         ids: list[str] = []
         new: list[Bundle] = []
         newest: datetime | None = None
         for data in self._pages(arguments):
+            page: list[Bundle] = []
             for raw in validate(RawPendingPage, data).bundles:
                 pending_id, created_at = raw.get("pending_id"), raw.get("created_at")
                 if not isinstance(pending_id, str) or not pending_id:
@@ -166,10 +176,14 @@ class KandevClient:
                     created = created_at_of(created_at, LIST_PENDING_TOOL)
                 else:
                     bundle = validate(Bundle, raw)
-                    new.append(bundle)
+                    page.append(bundle)
                     created = bundle.created_at
                 ids.append(pending_id)
                 newest = created if newest is None or created > newest else newest
+            if on_new is None:
+                new.extend(page)
+            elif page:
+                on_new(page)
         return ActiveList(ids=ids, newest=newest, new=new)
 
     def _pages(self, arguments: dict[str, Any]) -> Iterator[Any]:

@@ -176,8 +176,16 @@ class Discovery:
                 self._recalled = True
             return frozenset(self._known)
 
+    def take_page(self, bundles: list[Bundle]) -> list[str]:
+        """The new bundles of one page of a full read, posted as soon as their page is read
+        (what left the list is known only once the whole list is, :meth:`take_listed`); the
+        posted pending ids."""
+        with self._posting:
+            return self._post_unknown(bundles)
+
     def take_listed(self, listed: ActiveList) -> list[str]:
-        """A full read of the active list: post what is new in it; the posted pending ids."""
+        """A full read of the active list: post what is new in it (what :meth:`take_page` was
+        not handed), forget what left it; the posted pending ids."""
         self._saw_newest(listed.newest)
         active = set(listed.ids)
         self.sessions.keep(active)

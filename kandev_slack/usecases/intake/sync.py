@@ -201,9 +201,15 @@ class SyncEngine:
         started = self.clock()
         # Bundles already known to have a card are neither decoded nor looked up again: with
         # many bundles waiting, that was most of an idle cycle's CPU.
-        listed = self.kandev.list_active(known=self.discovery.known())
+        # Each page's new bundles are posted as it is read: with 1,000 waiting at a start,
+        # the first cards go while Kandev serves the rest of the list.
+        posted: list[str] = []
+        listed = self.kandev.list_active(
+            known=self.discovery.known(),
+            on_new=lambda page: posted.extend(self.discovery.take_page(page)),
+        )
         report = SyncReport(listed=len(listed.ids), shown=set(listed.ids))
-        report.posted = self.discovery.take_listed(listed)
+        report.posted = posted + self.discovery.take_listed(listed)
         self.housekeeping.tick()
         report.resolved = self.reconciler.reconcile(report.shown, started)
         return report

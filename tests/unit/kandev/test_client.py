@@ -96,6 +96,27 @@ def test_list_active_decodes_only_the_bundles_not_known_yet():
         client().list_active(known={"p2"}, page_size=2)
 
 
+@respx.mock
+def test_list_active_hands_each_pages_new_bundles_over_as_it_is_read():
+    pages = {"": ([1, 2], "c1"), "c1": ([3, 4], "c2"), "c2": ([5], "")}
+    handed: list[tuple[list[str], int]] = []
+
+    def list_tool(args):
+        numbers, next_cursor = pages[args.get("cursor", "")]
+        return {"bundles": [bundle(n) for n in numbers], "next_cursor": next_cursor}
+
+    fake = FakeMcp({"list_pending_questions_kandev": list_tool})
+    respx.post(f"{BASE}/mcp").mock(side_effect=fake)
+
+    def on_new(page):  # with how many pages had been asked for when it was handed over
+        handed.append(([b.pending_id for b in page], len(fake.calls)))
+
+    active = client().list_active(known={"p3", "p4"}, page_size=2, on_new=on_new)
+
+    assert handed == [(["p1", "p2"], 1), (["p5"], 3)]  # a page with nothing new: not handed
+    assert active.new == [] and active.ids == ["p1", "p2", "p3", "p4", "p5"]
+
+
 @pytest.mark.parametrize(
     "broken",
     [{"pending_id": ""}, {"pending_id": 7}, {"created_at": "yesterday"}, {"created_at": None}],

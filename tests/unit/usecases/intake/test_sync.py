@@ -118,6 +118,31 @@ def test_a_new_bundle_is_claimed_and_posted_once(
     assert len(gateway.called("chat.postMessage")) == 1
 
 
+def test_a_long_list_is_taken_page_by_page_and_only_a_whole_read_ends_cards(
+    card: Card, sync: SyncEngine, fake_kandev: FakeKandev, store: Database
+) -> None:
+    """With a long list waiting (a start with 1,000), each page's new bundles are taken as
+    soon as their page is read, while Kandev serves the rest: a read that fails on its second
+    page has taken the first page's. What left the list is decided from a whole read only."""
+    fake_kandev.resolve_in_kandev(card.pending_id, [Answer(question_id="q1", selected_options=[])])
+    bundles = [fake_kandev.add(numbered_bundle(n)) for n in range(150)]  # pages of 100
+    fake_kandev.fail("list_active page", times=1)
+
+    with pytest.raises(KandevUnavailable):
+        sync.reconcile_once()
+
+    assert [store.cards.get(b.pending_id) is not None for b in bundles] == [True] * 100 + [
+        False
+    ] * 50
+    assert store.cards.get(card.pending_id).state is CardState.PENDING  # not listed, not ended
+
+    report = sync.reconcile_once()
+
+    assert report.posted == [b.pending_id for b in bundles[100:]]
+    assert report.resolved == [card.pending_id]
+    assert report.listed == 150
+
+
 def test_a_bundle_answered_in_kandev_gets_its_card_edited(
     card: Card,
     sync: SyncEngine,
