@@ -255,7 +255,7 @@ class OutboxRepository(PaceMixin):
                     updated_at=self._now(),
                 )
             )
-            return conn.execute(stmt).rowcount == 1
+            return conn.execute(stmt, {"worker": worker_id}).rowcount == 1
 
     def outbox_absorb(self, key_prefix: str, besides: int, worker_id: str) -> list[int]:
         """Finish, as done, the waiting items whose key starts with ``key_prefix`` besides
@@ -305,7 +305,7 @@ class OutboxRepository(PaceMixin):
             ("outbox.note", worker_id is None),
             lambda: (
                 update(outbox)
-                .where(outbox.c.id == bindparam("entry"), _OPEN, self._held_by(worker_id))
+                .where(outbox.c.id == bindparam("entry"), _OPEN, self._held(worker_id))
                 .values(last_error=bindparam("note"), updated_at=self._now())
             ),
         )
@@ -313,20 +313,15 @@ class OutboxRepository(PaceMixin):
             values = {"entry": entry_id, "note": note, "worker": worker_id}
             return conn.execute(stmt, values).rowcount == 1
 
-    def _held_by(self, worker_id: str | None) -> ColumnElement[bool]:
-        """:meth:`_held` with the worker's id a bind parameter, ``worker`` (a statement built
-        once: kandev_slack/store/base.py ``Sql.prepared``)."""
-        if worker_id is None:
-            return true()
-        return and_(outbox.c.lease_owner == bindparam("worker"), outbox.c.lease_until > self._now())
-
     def _held(self, worker_id: str | None) -> ColumnElement[bool]:
         """``worker_id`` holds a live lease (owner AND expiry, by the database's clock, in the
         statement that writes: a worker frozen past its lease is fenced off even if nobody has
-        taken the item over yet); no condition without ``worker_id``."""
+        taken the item over yet); no condition without ``worker_id``. The worker's id is the
+        bind parameter ``worker``, so a statement built once serves every worker
+        (kandev_slack/store/base.py ``Sql.prepared``)."""
         if worker_id is None:
             return true()
-        return and_(outbox.c.lease_owner == worker_id, outbox.c.lease_until > self._now())
+        return and_(outbox.c.lease_owner == bindparam("worker"), outbox.c.lease_until > self._now())
 
     def outbox_renew(self, worker_id: str, lease_s: float) -> int:
         """Extend every lease ``worker_id`` holds to now + ``lease_s`` (its heartbeat).
@@ -342,7 +337,7 @@ class OutboxRepository(PaceMixin):
                 .where(_OPEN, self._held(worker_id))
                 .values(lease_until=self._at(lease_s))
             )
-            return int(conn.execute(stmt).rowcount)
+            return int(conn.execute(stmt, {"worker": worker_id}).rowcount)
 
     def outbox_release(self, worker_id: str, *, within_s: float | None = None) -> int:
         """Give back every item ``worker_id`` still holds, due now and owned by nobody (a
@@ -455,6 +450,6 @@ class OutboxRepository(PaceMixin):
             values["last_error"] = bindparam("error")
         return (
             update(outbox)
-            .where(outbox.c.id == bindparam("entry"), _OPEN, self._held_by(worker_id))
+            .where(outbox.c.id == bindparam("entry"), _OPEN, self._held(worker_id))
             .values(**values)
         )
