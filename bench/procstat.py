@@ -59,10 +59,6 @@ class CpuSpent:
     def __add__(self, other: CpuSpent) -> CpuSpent:
         return CpuSpent(self.bot + other.bot, self.bench + other.bench, self.rest + other.rest)
 
-    @property
-    def total(self) -> float:
-        return self.bot + self.bench + self.rest
-
 
 class CpuMeter:
     """Counts the CPU the machine spends from :meth:`start` to :meth:`stop`, split as

@@ -273,7 +273,6 @@ def render_crowd(r: Crowd) -> str:
             for run in r.runs
         ],
     )
-    per = max(r.clicks, 1)
     cpu = table(
         [
             "transport",
@@ -286,10 +285,16 @@ def render_crowd(r: Crowd) -> str:
             [
                 run.label,
                 who,
-                *(ms(1000.0 * part / per) for part in (spent.rest, spent.bot, spent.bench)),
+                *(
+                    ms(1000.0 * part / max(answers, 1))
+                    for part in (spent.rest, spent.bot, spent.bench)
+                ),
             ]
             for run in r.runs
-            for who, spent in (("floor: bare clients", run.floor.cpu), ("the bot", run.cpu))
+            for who, spent, answers in (
+                ("floor: bare clients", run.floor.cpu, run.floor.metered),
+                ("the bot", run.cpu, run.metered),
+            )
         ],
     )
     return (

@@ -78,6 +78,8 @@ class Floor:
     to_agent_s: list[float] = field(default_factory=list)
     #: The CPU the machine spent from the first call until it was quiet again, every round.
     cpu: CpuSpent = field(default_factory=CpuSpent)
+    #: The answers ``cpu`` was metered over (a round that stopped before its meter ran has none).
+    metered: int = 0
 
     @property
     def http(self) -> Summary | None:
@@ -107,6 +109,8 @@ class CrowdRun:
     #: The CPU the machine spent from the first click until it was quiet again, every round:
     #: beside the floor's, what the bot's share takes from Kandev's on shared CPUs.
     cpu: CpuSpent = field(default_factory=CpuSpent)
+    #: The clicks ``cpu`` was metered over.
+    metered: int = 0
 
     @property
     def label(self) -> str:
@@ -251,6 +255,7 @@ def _round(
     fake.settle(quiet=1.0, timeout=60.0)  # the floor's cards edited: the bot is quiet
     _quiet(out, "the crowd")  # Kandev's work after the floor's answers is done too
     out.floor.cpu += meter.stop()
+    out.floor.metered += len(floor)
     people = [
         fake.add_user(SlackUser(id=f"U0CROWD{n:03d}", name=f"person{n}"))
         for n in range(len(clicked))
@@ -268,6 +273,7 @@ def _round(
     # Until Kandev's work after the answers is done, as the floor's is measured.
     wait_quiet_machine(QUIET_BELOW, timeout=QUIET_TIMEOUT_S)
     out.cpu += meter.stop()
+    out.metered += len(clicked)
 
 
 def _quiet(out: CrowdRun, before: str) -> None:

@@ -205,8 +205,11 @@ def _crowd(ack_ms: float, agent_ms: float, delivered: int, busy: int = 0) -> Cro
         delivered=delivered,
         cards_won=delivered,
         busy=busy,
-        floor=Floor([0.04, 0.1], [0.04, 0.1], cpu=CpuSpent(bot=0.02, bench=0.01, rest=0.3)),
+        floor=Floor(
+            [0.04, 0.1], [0.04, 0.1], cpu=CpuSpent(bot=0.02, bench=0.01, rest=0.3), metered=2
+        ),
         cpu=CpuSpent(bot=0.05, bench=0.02, rest=0.4),
+        metered=1,  # the second click's round stopped before its meter ran
     )
     return Crowd(crowd=2, window_s=1.0, runs=[run])
 
@@ -224,13 +227,14 @@ def test_crowd_targets_compare_with_the_floor_and_count_every_answer() -> None:
     assert busy[-1][-1] == "**no**"
     text = render(Results(crowd=_crowd(ack_ms=90, agent_ms=120, delivered=2)), "pre")
     assert "### 9. Crowds" in text and "HTTP (waitress)" in text and "| 2/2 " in text
-    # CPU per answer (2 clicks): Kandev's and the rest's, the bot's, the benchmark's own.
+    # CPU per metered answer (the floor's 2, the crowd's 1): Kandev's and the rest's, the
+    # bot's, the benchmark's own.
     floor_cpu = next(line for line in text.splitlines() if "| floor: bare clients" in line)
     assert [c.strip() for c in floor_cpu.split("|")[3:6]] == ["150", "10", "5.0"]
     bot_cpu = next(
         line for line in text.splitlines() if "| the bot " in line and "CPU per" not in line
     )
-    assert [c.strip() for c in bot_cpu.split("|")[3:6]] == ["200", "25", "10"]
+    assert [c.strip() for c in bot_cpu.split("|")[3:6]] == ["400", "50", "20"]
 
 
 def test_the_crowd_may_add_10_percent_on_a_cpu_of_its_own_and_25_percent_shared() -> None:
@@ -640,7 +644,7 @@ def test_the_cpu_meter_splits_the_machine_between_the_bot_the_benchmark_and_the_
     assert 0.25 <= spent.bot <= 0.45
     assert 0.35 <= spent.bench <= 0.7
     assert spent.rest >= 0.25
-    assert (CpuSpent(1.0, 2.0, 3.0) + CpuSpent(0.5, 0.5, 0.5)).total == 7.5
+    assert CpuSpent(1.0, 2.0, 3.0) + CpuSpent(0.5, 0.5, 0.5) == CpuSpent(1.5, 2.5, 3.5)
 
 
 def test_kandev_is_restarted_once_before_the_thousand_waiting_after_other_scenarios() -> None:
