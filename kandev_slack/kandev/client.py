@@ -149,22 +149,20 @@ class KandevClient:
 
     def list_active(
         self,
+        on_new: Callable[[list[Bundle]], None],
         known: Collection[str] = (),
         page_size: int = MAX_PAGE_SIZE,
-        *,
-        on_new: Callable[[list[Bundle]], None] | None = None,
     ) -> ActiveList:
         """The whole active list, like :meth:`list_pending`, decoding in full only the
         bundles whose pending id is not in ``known`` (a poll with many bundles waiting decodes
         just the new ones). Any bundle without a pending id or a creation time is refused.
 
-        ``on_new``: handed each page's new bundles as soon as that page is read (they are then
-        left out of ``new``): a process that starts with 1,000 waiting posts the first page's
-        while Kandev serves the rest, instead of after the whole list, and never holds every
-        decoded bundle at once."""
+        ``on_new`` is handed each page's new bundles as soon as that page is read (a page with
+        none is not handed over): a process that starts with 1,000 waiting posts the first
+        page's while Kandev serves the rest, instead of after the whole list, and never holds
+        every decoded bundle at once."""
         arguments: dict[str, Any] = {"limit": max(1, min(page_size, MAX_PAGE_SIZE))}
         ids: list[str] = []
-        new: list[Bundle] = []
         newest: datetime | None = None
         for data in self._pages(arguments):
             page: list[Bundle] = []
@@ -180,11 +178,9 @@ class KandevClient:
                     created = bundle.created_at
                 ids.append(pending_id)
                 newest = created if newest is None or created > newest else newest
-            if on_new is None:
-                new.extend(page)
-            elif page:
+            if page:
                 on_new(page)
-        return ActiveList(ids=ids, newest=newest, new=new)
+        return ActiveList(ids=ids, newest=newest)
 
     def _pages(self, arguments: dict[str, Any]) -> Iterator[Any]:
         """The list tool's pages (JSON), following ``next_cursor`` (``arguments`` is used up)."""

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kandev_slack.core.clarification import Answer, Bundle
+from kandev_slack.core.clarification import Answer
 
 
 class _Wire(BaseModel):
@@ -254,11 +254,10 @@ class ProbeResult(BaseModel):
 
 @dataclass(frozen=True)
 class ActiveList:
-    """Kandev's whole active list, oldest first, decoded only where it is needed."""
+    """Kandev's whole active list, oldest first, as its ids (its new bundles are handed over
+    page by page as they are read: ``KandevClient.list_active``)."""
 
     #: Every listed bundle's pending id.
     ids: list[str]
     #: Kandev's creation time of the newest listed bundle (None: nothing listed).
     newest: datetime | None
-    #: The listed bundles not among the ``known`` ones, decoded.
-    new: list[Bundle]

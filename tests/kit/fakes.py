@@ -434,29 +434,24 @@ class FakeKandev:
 
     def list_active(
         self,
+        on_new: Callable[[list[Bundle]], None],
         known: Collection[str] = (),
         page_size: int = 100,
-        *,
-        on_new: Callable[[list[Bundle]], None] | None = None,
     ) -> ActiveList:
         """Pages of ``page_size``, as Kandev's: each page after the first is a call of its own
         (``list_active page``, which ``fail`` can make fail), and ``on_new`` is handed each
         page's new bundles as it is read."""
         self._enter("list_active", known=set(known))
         bundles = list(self.active.values())
-        new: list[Bundle] = []
         for start in range(0, len(bundles), max(1, page_size)):
             if start:
                 self._enter("list_active page", start=start)
             page = [b for b in bundles[start : start + page_size] if b.pending_id not in known]
-            if on_new is None:
-                new.extend(page)
-            elif page:
+            if page:
                 on_new(page)
         return ActiveList(
             ids=[b.pending_id for b in bundles],
             newest=max((b.created_at for b in bundles), default=None),
-            new=new,
         )
 
     def answer(

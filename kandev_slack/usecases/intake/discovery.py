@@ -183,17 +183,15 @@ class Discovery:
         with self._posting:
             return self._post_unknown(bundles)
 
-    def take_listed(self, listed: ActiveList) -> list[str]:
-        """A full read of the active list: post what is new in it (what :meth:`take_page` was
-        not handed), forget what left it; the posted pending ids."""
+    def take_listed(self, listed: ActiveList) -> None:
+        """A whole full read of the active list (its new bundles went to :meth:`take_page`
+        page by page): forget what left it."""
         self._saw_newest(listed.newest)
         active = set(listed.ids)
         self.sessions.keep(active)
         with self._posting:
             self._known &= active
-            posted = self._post_unknown(listed.new)
             self.unroutables.report(active)
-        return posted
 
     def discover_new(self, hinted: Collection[NewPending] = ()) -> tuple[int, set[str], list[str]]:
         """Post the new bundles push hints announced (``hinted``): a few, each read from its

@@ -205,11 +205,11 @@ class SyncEngine:
         # the first cards go while Kandev serves the rest of the list.
         posted: list[str] = []
         listed = self.kandev.list_active(
+            lambda page: posted.extend(self.discovery.take_page(page)),
             known=self.discovery.known(),
-            on_new=lambda page: posted.extend(self.discovery.take_page(page)),
         )
-        report = SyncReport(listed=len(listed.ids), shown=set(listed.ids))
-        report.posted = posted + self.discovery.take_listed(listed)
+        self.discovery.take_listed(listed)
+        report = SyncReport(listed=len(listed.ids), shown=set(listed.ids), posted=posted)
         self.housekeeping.tick()
         report.resolved = self.reconciler.reconcile(report.shown, started)
         return report

@@ -86,14 +86,15 @@ def test_list_active_decodes_only_the_bundles_not_known_yet():
 
     fake = FakeMcp({"list_pending_questions_kandev": list_tool})
     respx.post(f"{BASE}/mcp").mock(side_effect=fake)
-    active = client().list_active(known={"p1", "p2"}, page_size=2)
+    new: list = []
+    active = client().list_active(new.extend, known={"p1", "p2"}, page_size=2)
     assert active.ids == ["p1", "p2", "p3"]
     assert active.newest == datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
-    assert [b.pending_id for b in active.new] == ["p3"]
-    assert active.new[0].questions[0].question_id == "db"
+    assert [b.pending_id for b in new] == ["p3"]
+    assert new[0].questions[0].question_id == "db"
 
     with pytest.raises(KandevProtocolError):  # the same bundle, not known: decoded and refused
-        client().list_active(known={"p2"}, page_size=2)
+        client().list_active(new.extend, known={"p2"}, page_size=2)
 
 
 @respx.mock
@@ -111,10 +112,10 @@ def test_list_active_hands_each_pages_new_bundles_over_as_it_is_read():
     def on_new(page):  # with how many pages had been asked for when it was handed over
         handed.append(([b.pending_id for b in page], len(fake.calls)))
 
-    active = client().list_active(known={"p3", "p4"}, page_size=2, on_new=on_new)
+    active = client().list_active(on_new, known={"p3", "p4"}, page_size=2)
 
     assert handed == [(["p1", "p2"], 1), (["p5"], 3)]  # a page with nothing new: not handed
-    assert active.new == [] and active.ids == ["p1", "p2", "p3", "p4", "p5"]
+    assert active.ids == ["p1", "p2", "p3", "p4", "p5"]
 
 
 @pytest.mark.parametrize(
@@ -129,7 +130,7 @@ def test_list_active_refuses_a_known_bundle_without_an_id_or_a_creation_time(bro
     fake = FakeMcp({"list_pending_questions_kandev": list_tool})
     respx.post(f"{BASE}/mcp").mock(side_effect=fake)
     with pytest.raises(KandevProtocolError):
-        client().list_active(known={"p1"})
+        client().list_active(lambda page: None, known={"p1"})
 
 
 RESPONSE = {

@@ -193,7 +193,7 @@ def test_the_store_is_recalled_once_and_a_bundle_kandev_no_longer_lists_is_forgo
     restarted = make_engine()
     assert card.pending_id in restarted.discovery.known()
 
-    restarted.discovery.take_listed(ActiveList(ids=[], newest=None, new=[]))
+    restarted.discovery.take_listed(ActiveList(ids=[], newest=None))
 
     assert store.cards.get(card.pending_id).state is CardState.PENDING
     assert card.pending_id not in restarted.discovery.known()
