@@ -148,7 +148,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="bundles waiting while new ones are noticed, grown in turn (10,100,1000)",
     )
     p.add_argument(
-        "--notice-new", type=int, default=10, help="new bundles asked at each level (10)"
+        "--notice-new",
+        type=int,
+        default=notice.NEW,
+        help=f"new bundles asked at each level ({notice.NEW})",
     )
     p.add_argument("--channels", type=int, default=10, help="routed channels (10)")
     p.add_argument(
