@@ -189,6 +189,13 @@ class AckWatch:
                 self._changed.notify()
         return entry
 
+    @property
+    def held(self) -> int:
+        """Entries held: those to call, and the cancelled ones until they come up or until
+        nothing is left to call (then none is held)."""
+        with self._changed:
+            return len(self._due)
+
     def cancel(self, entry: list[Any]) -> None:
         with self._changed:
             if entry[2] is not None:

@@ -88,12 +88,6 @@ def is_ssl_check(body: bytes, content_type: str) -> bool:
     return form.get("ssl_check") == ["1"]
 
 
-def body_problem(body: bytes, content_type: str) -> str | None:
-    """Why Bolt could not make a request of this (signed) body (None: it can)."""
-    request = bolt_request(body, headers={"content-type": content_type})
-    return request if isinstance(request, str) else None
-
-
 def bolt_request(body: bytes, *, headers: dict[str, Any], query: str = "") -> BoltRequest | str:
     """The request Bolt makes of this (signed) body, or why it cannot make one."""
     try:

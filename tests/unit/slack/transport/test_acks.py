@@ -421,4 +421,4 @@ def test_the_watch_calls_what_is_due_and_nothing_cancelled() -> None:
     assert called == ["due"]
     finished = watch.after(10, lambda: called.append("never"))
     watch.cancel(finished)
-    assert watch._due == [] and watch._live == 0  # nothing watched: it sleeps
+    assert watch.held == 0  # nothing to call: it sleeps, holding no cancelled entry
