@@ -277,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         elapsed_s=time.monotonic() - began,
         load_before=load_before,
         load_after=load_average(),
+        compiled=world.compiled,
     )
     text = render(results, run.preamble())
     print(text)  # the summary last
@@ -366,6 +367,8 @@ class RunInfo:
     elapsed_s: float
     load_before: str
     load_after: str
+    #: The bot's bytecode written before its processes started (bench/world.py compile_bot).
+    compiled: bool = True
 
     def about(self) -> str:
         """One line: what ran, when, how long, the machine's load."""
@@ -381,7 +384,12 @@ class RunInfo:
             f"before: {self.load_before}, after: {self.load_after}). Kandev {KANDEV_VERSION} "
             "(npm runtime, SQLite); the bot as a process: `kandev-slack run --http` (waitress), "
             f"SQLite file, poll interval {DEFAULT_POLL_INTERVAL} s, push hints on unless stated; "
-            "fake Slack on loopback."
+            "fake Slack on loopback; "
+            + (
+                "its bytecode compiled beforehand, as an installed package has it."
+                if self.compiled
+                else "its bytecode NOT written (each start compiled its modules)."
+            )
         )
 
 
