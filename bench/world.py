@@ -23,7 +23,7 @@ DEFAULT_POLL_INTERVAL = "5"
 def compile_bot() -> bool:
     """The bot's modules compiled to bytecode beforehand, as an installed package has them
     (pip compiles what it installs; an editable install writes them at its first start):
-    with none, every bot process compiles the ~300 modules it imports (0.23 s of CPU per
+    with none, every bot process compiles the ~230 modules it imports (0.2 s of CPU per
     start here), so that replicas started at once, or a restarted bot, measure a compiler
     that production does not run. Where ``PYTHONDONTWRITEBYTECODE`` is set, nothing else
     writes them. False when they could not all be written (the bot then compiles them)."""
