@@ -11,7 +11,7 @@ from bench.cardlog import CardLog
 from bench.scenarios import crowd
 from bench.scenarios.crowd import CrowdRun, _check, _Sent
 from kandev_slack.kits.fakeslack import Ack, FakeSlack, SlackUser
-from kandev_slack.kits.kandevkit.kandev_server import SeededBundle
+from tests.kit.harness import SeededBundle
 
 
 class _Unanswered:
