@@ -10,7 +10,10 @@ from kandev_slack.cards import ids
 from kandev_slack.cards.ids import ButtonValue
 from kandev_slack.core.approval import approval_key
 from kandev_slack.kits.fakeslack import ALICE, BOB
+from kandev_slack.usecases.intake.approvals import MISSING_GRACE_S
 from tests.e2e.helpers import (
+    MARGIN_S,
+    POLL_S,
     assert_terminal_controls,
     buttons,
     click_stale,
@@ -123,7 +126,9 @@ def test_a_request_withdrawn_by_stopping_the_agent_ends_its_card(
     seeded = seed.permission([RM], title="Stopped agent")
     card = wait_card(fake_slack, approval_key(seeded.request_id))
     Permissions(seed.server).stop_agent(seeded.session_id)
-    done = wait_outcome(fake_slack, card.ts, "⏹")
+    # Kandev marks the request expired a moment after its list empties, or never (its agent
+    # stopped first): then the card ends once MISSING_GRACE_S is over.
+    done = wait_outcome(fake_slack, card.ts, "⏹", timeout=MISSING_GRACE_S + POLL_S + MARGIN_S)
     assert outcome_line(done).startswith("⏹ Withdrawn")
     assert_terminal_controls(done)
 

@@ -31,7 +31,8 @@ A listed request without a card is recorded (the store's record_card: one card p
 replicas and restarts) and posted in its route's channel; a request whose route cannot be
 decided is posted nowhere (fail closed) and shown in /healthz. A card whose request left the
 list is ended by what the transcript records (``permission_resolution``: the winner's option,
-or withdrawn), never guessed. A request whose turn is over (Kandev's bug, contract §5: it stays
+or withdrawn; until it says, the hints' loop looks again every ``RELOOK_S``), never
+guessed. A request whose turn is over (Kandev's bug, contract §5: it stays
 listed and resolvable, and resolving it wedges the session) is never answered from Slack: the
 session's turns are read when the card is posted (a turn cancelled before, e.g. while the bot
 was down: the card is posted ended), whenever its task is looked at, and again before a click
@@ -92,6 +93,11 @@ SWEEP_DEADLINE_S = 120.0
 #: A request missing from its task's list whose transcript does not say how it ended (Kandev
 #: restarted under it) is ended after this long (a list read racing its creation is not).
 MISSING_GRACE_S = 3.0
+#: How often the hints' loop looks again at a card whose request left its list but whose end
+#: the transcript does not say yet (seconds): Kandev marks a withdrawn request ``expired`` a
+#: moment after the list empties, or never (an agent stopped before it says so), so its card
+#: ends within this of the mark or of :data:`MISSING_GRACE_S`, not a poll interval later.
+RELOOK_S = 0.5
 #: How often a full sweep runs while the push hints are up (seconds; KANDEV_FULL_SWEEP_INTERVAL).
 FULL_SWEEP_S = 60.0
 #: The mark of a watched task found in no task list.
@@ -204,7 +210,10 @@ class Approvals:
     hinted: Inbox[tuple[str, str, float]] = field(init=False)
     #: (session, when) a hint said its pending action went away (filled on the hints thread).
     resolved: Inbox[tuple[str, float]] = field(init=False)
-    _missing_since: dict[str, float] = field(default_factory=dict)
+    #: Cards whose request left its list and whose end is not known yet: since when, and their
+    #: task (looked at again every :data:`RELOOK_S` by the hints' loop until they end).
+    _missing_since: dict[str, tuple[float, str]] = field(default_factory=dict)
+    _next_relook: float = 0.0
     _sweep_due: bool = True
     #: Whether the push hints are connected (a light interval is enough only then).
     _hints_live: bool = False
@@ -278,9 +287,10 @@ class Approvals:
             self.wakeup.wait(max(0.05, min(self.poll_interval, next_sweep - time.monotonic())))
 
     def run_hints(self, stop: threading.Event) -> None:
-        """The looks push hints ask for, each on its own, whatever a sweep is doing."""
+        """The looks push hints ask for, each on its own, whatever a sweep is doing, and
+        every :data:`RELOOK_S` those of the cards whose end is not known yet."""
         while not stop.is_set():
-            self.hints_wakeup.wait()
+            self.hints_wakeup.wait(RELOOK_S if self._missing_since else None)
             self.hints_wakeup.take()
             if not stop.is_set():
                 self.serve_hints()
@@ -288,10 +298,14 @@ class Approvals:
     def serve_hints(self) -> SweepReport:
         """List the sessions hints said wait on a permission or changed (post what is new),
         and the tasks of the waiting cards of the sessions they said were resolved (end what
-        left); a hint that came before a look of its task began is answered by that look. A
-        look that fails is left to the next interval."""
+        left); a hint that came before a look of its task began is answered by that look. The
+        tasks of the cards whose end is not known yet are looked at again when due. A look that
+        fails is left to the next interval."""
         report = SweepReport()
         looks: dict[tuple[str, str], float] = {}
+        now = time.monotonic()
+        for task_id in self._relooks_due(now):
+            looks[task_id, ""] = now
         for task_id, session_id, at in self.hinted.drain():
             looks[task_id, session_id] = max(at, looks.get((task_id, session_id), 0.0))
         sessions: dict[str, float] = {}
@@ -450,6 +464,21 @@ class Approvals:
                 report.quiet.append(task_id)
         return report
 
+    def _relooks_due(self, now: float) -> list[str]:
+        """The tasks of the cards whose request left and whose end is not known yet, every
+        :data:`RELOOK_S` (a card ended meanwhile, by any path, is forgotten)."""
+        if now < self._next_relook or not self._missing_since:
+            return []
+        self._next_relook = now + RELOOK_S
+        tasks: set[str] = set()
+        for pending_id, (_, task_id) in list(self._missing_since.items()):
+            card = self.cards.get(pending_id)
+            if card is None or card.state is not CardState.PENDING:
+                self._missing_since.pop(pending_id, None)
+            else:
+                tasks.add(task_id)
+        return sorted(tasks)
+
     def _looked_since(self, task_id: str, session_id: str, at: float) -> bool:
         """Whether a look of the task (or of that session) began after ``at``."""
         whole = self._looked.get((task_id, ""), 0.0)
@@ -538,8 +567,14 @@ class Approvals:
             return CardOutcome(state=CardState.ENDED, at=now)
         # Not in the list, and the transcript does not say (Kandev restarted under it, or the
         # list raced its creation): withdrawn once it stays that way for a moment.
-        first = self._missing_since.setdefault(card.pending_id, time.monotonic())
-        if time.monotonic() - first < MISSING_GRACE_S:
+        now_s = time.monotonic()
+        if card.pending_id not in self._missing_since:
+            if not self._missing_since:
+                self._next_relook = now_s + RELOOK_S
+            self._missing_since[card.pending_id] = (now_s, card.task_id)
+            self.hints_wakeup.raise_()  # the hints' loop looks again every RELOOK_S from now
+        first, _ = self._missing_since[card.pending_id]
+        if now_s - first < MISSING_GRACE_S:
             return None
         return CardOutcome(state=CardState.ENDED, at=now)
 

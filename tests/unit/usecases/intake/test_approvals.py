@@ -13,7 +13,7 @@ import pytest
 
 from kandev_slack.config.routing import Routing
 from kandev_slack.core.approval import approval_key
-from kandev_slack.core.domain import CardState
+from kandev_slack.core.domain import CardOutcome, CardState
 from kandev_slack.core.signals import Signal
 from kandev_slack.kandev.approvals.wire import PermissionRecord
 from kandev_slack.kandev.errors import KandevProtocolError, KandevToolError
@@ -586,3 +586,83 @@ def test_a_card_posted_on_a_hint_is_watched_for_the_hint_that_ends_it(
     approvals.on_status("t-1", "s-t-1")  # no pending action any more
     assert approvals.serve_hints().ended == [key]
     assert store.cards.get(key).state is CardState.REJECTED
+
+
+def _hints_loop(approvals: Approvals) -> tuple[threading.Thread, threading.Event]:
+    stop = threading.Event()
+    loop = threading.Thread(target=approvals.run_hints, args=(stop,), daemon=True)
+    loop.start()
+    return loop, stop
+
+
+def _until_ended(store: Database, key: str, within: float) -> float:
+    started = time.monotonic()
+    while store.cards.get(key).state is CardState.PENDING:
+        assert time.monotonic() - started < within, f"{key} still waiting after {within} s"
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def test_a_withdrawal_the_transcript_says_a_moment_late_ends_its_card_without_a_sweep(
+    approvals, permissions, store
+) -> None:
+    # agent.stop empties the list at once; Kandev marks the message expired a moment later
+    # (its agent's own event): the hints' loop looks again, no poll interval needed.
+    request = permissions.request("t-1")
+    key = approval_key(request.request_id)
+    approvals.look_at("t-1")
+    permissions.live["t-1"].remove(request)
+    loop, stop = _hints_loop(approvals)
+    try:
+        approvals.on_resolved(request.session_id)
+        deadline = time.monotonic() + 5
+        while key not in approvals._missing_since:
+            assert time.monotonic() < deadline, "the hint was never served"
+            time.sleep(0.01)
+        permissions.records[request.request_id] = PermissionRecord(
+            request_id=request.request_id, status="expired"
+        )
+        _until_ended(store, key, within=approvals_module.RELOOK_S + 2.0)
+    finally:
+        stop.set()
+        approvals.hints_wakeup.raise_()
+        loop.join(timeout=5)
+    assert store.cards.get(key).outcome.reason == ""
+    assert approvals._missing_since == {}
+
+
+def test_a_withdrawal_the_transcript_never_says_ends_its_card_after_the_grace(
+    approvals, permissions, store, monkeypatch
+) -> None:
+    # agent.stop can kill the agent before it says the request was withdrawn: the record stays
+    # silent, and the card ends once the grace is over — found by the hints' loop on its own.
+    monkeypatch.setattr(approvals_module, "MISSING_GRACE_S", 1.0)
+    request = permissions.request("t-1")
+    key = approval_key(request.request_id)
+    approvals.look_at("t-1")
+    permissions.live["t-1"].remove(request)
+    assert approvals.look_at("t-1").ended == []  # from a sweep: the hints' loop takes it on
+    loop, stop = _hints_loop(approvals)
+    try:
+        took = _until_ended(store, key, within=1.0 + approvals_module.RELOOK_S + 2.0)
+    finally:
+        stop.set()
+        approvals.hints_wakeup.raise_()
+        loop.join(timeout=5)
+    assert took >= 0.5  # not before the grace
+    assert store.cards.get(key).state is CardState.ENDED
+
+
+def test_a_card_ended_elsewhere_is_not_looked_at_again(approvals, permissions, store) -> None:
+    request = permissions.request("t-1")
+    key = approval_key(request.request_id)
+    approvals.look_at("t-1")
+    permissions.live["t-1"].remove(request)
+    approvals.look_at("t-1")  # its end not known yet
+    assert key in approvals._missing_since
+    # ended by another path (the answer pipeline of a Slack click, another replica)
+    assert store.cards.transition(key, CardOutcome(state=CardState.ANSWERED, at=NOW))
+    approvals._next_relook = 0.0
+    permissions.calls.clear()
+    approvals.serve_hints()
+    assert permissions.calls == [] and approvals._missing_since == {}
