@@ -29,6 +29,7 @@ from bench.cardlog import CardLog
 from bench.kandev import delete_tasks, seed_spread, start_kandev
 from bench.procstat import cpu_seconds, load_average
 from bench.scenarios.kandev_requests import counts_delta, request_counts
+from bench.stats import percentile
 from bench.transport import PreparedTransport
 from bench.world import World, wait_synced
 from kandev_slack.kits.fakeslack import SlackDriver, SlackUser
@@ -112,14 +113,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Slack calls per click: {sum(slack_calls.values()) / n:.2f}")
         cpu = (busy_cpu - idle_cpu * busy_s / idle_s) / n
         print(f"bot CPU per click: {cpu * 1000:.1f} ms (busy {busy_cpu:.2f}s over {busy_s:.1f}s)")
-        print(f"acks ms: p50 {acks[len(acks) // 2]:.1f} max {acks[-1]:.1f}")
+        print(
+            "acks ms: "
+            + " ".join(f"p{q} {percentile(acks, q):.1f}" for q in (50, 95, 99))
+            + f" max {acks[-1]:.1f}"
+        )
         within = {le: n - acked_before.get(le, 0.0) for le, n in _acks_within(metrics).items()}
         print(
             "the bot's own acks (kandev_slack_ack_seconds): "
             + ", ".join(
                 f"{n:.0f} within {float(le) * 1000:.0f} ms"
                 for le, n in within.items()
-                if le in ("0.025", "0.05", "0.1", "0.25")
+                if le in ("0.01", "0.025", "0.05", "0.1", "0.25")
             )
         )
     finally:
