@@ -15,7 +15,7 @@ from kandev_slack.config.routing import Routing
 from kandev_slack.core.approval import approval_key
 from kandev_slack.core.domain import CardOutcome, CardState
 from kandev_slack.core.signals import Signal
-from kandev_slack.kandev.approvals.wire import PermissionRecord
+from kandev_slack.kandev.approvals.wire import PermissionRecord, PermissionRequest
 from kandev_slack.kandev.errors import KandevProtocolError, KandevToolError
 from kandev_slack.kandev.models import Task, Workspace
 from kandev_slack.ops.health import Health
@@ -595,6 +595,14 @@ def _hints_loop(approvals: Approvals) -> tuple[threading.Thread, threading.Event
     return loop, stop
 
 
+def _withdrawn(approvals: Approvals, permissions: FakePermissions) -> tuple[PermissionRequest, str]:
+    """A request posted, then gone from its task's list (agent.stop): it, and its card's key."""
+    request = permissions.request("t-1")
+    approvals.look_at("t-1")
+    permissions.live["t-1"].remove(request)
+    return request, approval_key(request.request_id)
+
+
 def _until_ended(store: Database, key: str, within: float) -> float:
     started = time.monotonic()
     while store.cards.get(key).state is CardState.PENDING:
@@ -608,10 +616,7 @@ def test_a_withdrawal_the_transcript_says_a_moment_late_ends_its_card_without_a_
 ) -> None:
     # agent.stop empties the list at once; Kandev marks the message expired a moment later
     # (its agent's own event): the hints' loop looks again, no poll interval needed.
-    request = permissions.request("t-1")
-    key = approval_key(request.request_id)
-    approvals.look_at("t-1")
-    permissions.live["t-1"].remove(request)
+    request, key = _withdrawn(approvals, permissions)
     loop, stop = _hints_loop(approvals)
     try:
         approvals.on_resolved(request.session_id)
@@ -637,10 +642,7 @@ def test_a_withdrawal_the_transcript_never_says_ends_its_card_after_the_grace(
     # agent.stop can kill the agent before it says the request was withdrawn: the record stays
     # silent, and the card ends once the grace is over — found by the hints' loop on its own.
     monkeypatch.setattr(approvals_module, "MISSING_GRACE_S", 1.0)
-    request = permissions.request("t-1")
-    key = approval_key(request.request_id)
-    approvals.look_at("t-1")
-    permissions.live["t-1"].remove(request)
+    _, key = _withdrawn(approvals, permissions)
     assert approvals.look_at("t-1").ended == []  # from a sweep: the hints' loop takes it on
     loop, stop = _hints_loop(approvals)
     try:
@@ -654,10 +656,7 @@ def test_a_withdrawal_the_transcript_never_says_ends_its_card_after_the_grace(
 
 
 def test_a_card_ended_elsewhere_is_not_looked_at_again(approvals, permissions, store) -> None:
-    request = permissions.request("t-1")
-    key = approval_key(request.request_id)
-    approvals.look_at("t-1")
-    permissions.live["t-1"].remove(request)
+    _, key = _withdrawn(approvals, permissions)
     approvals.look_at("t-1")  # its end not known yet
     assert key in approvals._missing_since
     # ended by another path (the answer pipeline of a Slack click, another replica)
